@@ -1,0 +1,237 @@
+/*
+ * cTP wire contract: the byte layout of the shared region that a traced
+ * program (the probe) writes and an engine (corotop, or the upstream Go
+ * engine) reads.
+ *
+ *   [ ctp_header 1 KiB ][ ctp_station #0 1 KiB ][ ctp_station #1 ] ...
+ *
+ * Every size and offset below is fixed by a static assertion, so a compiler
+ * that pads differently fails to build instead of silently disagreeing with
+ * another cTP implementation.
+ *
+ * corotop extensions live only in bytes the spec reserves, and zero always
+ * means "absent":
+ *   - ctp_header._reserved starts with a ctp_header_ext. Its magic and
+ *     version are written by an engine that supports station recycling and
+ *     futex wakeups. A region created by another engine has zeros there, and
+ *     a corotop probe then behaves exactly like the upstream SDKs.
+ *   - ctp_station.flexible starts with a ctp_station_ext, written by a
+ *     corotop probe when it opens the station. A station written by an
+ *     upstream SDK has zeros there, which tells the engine to decode the
+ *     upstream per-slot sequence style.
+ *
+ * Sequence numbers.  Both writers use the seqlock pattern: odd = write in
+ * progress, even = complete.  Two numbering styles exist:
+ *   - station style (corotop probe, station_ext.flags & CTP_STX_SEQ_STATION):
+ *     event n (0-based, counted per station and kept across reuse) goes to
+ *     slot n % 8; its seq is 2n+1 while written and 2n+2 when complete.
+ *   - slot style (upstream SDKs): every slot counts its own writes, +1 then
+ *     +2; the k-th write (1-based) to slot s carries event n = 8(k-1) + s.
+ * Both map onto the same event number n, which is what makes gaps (lost
+ * events) countable.  See ctp_seq_event() below.
+ *
+ * Ordering contract (who pairs with whom).  Letters name the barriers.
+ *
+ *   probe (writer)                         engine (reader)
+ *   --------------                         ---------------
+ *   (A) slot.seq = odd, relaxed, then      (D) seq acquire-load; skip odd/old
+ *       release fence                      (E) copy payload
+ *   (B) payload stores (plain)             (F) acquire fence, re-load seq:
+ *   (C) slot.seq = even, release               changed => discard copy
+ *   A pairs with F (a copy that raced a new write sees the odd/new seq);
+ *   C pairs with D (an even seq implies the payload is visible).
+ *
+ *   (G) station_ext.gen++, release after   (H) gen acquire-load before
+ *       writing probe_id/birth_ts/first_n      reading the station header
+ *   G pairs with H: a new occupant's header is complete once gen moves.
+ *
+ *   (I) is_dead = 1, release, after the    (J) is_dead acquire-load, then a
+ *       last slot write and next_n store       final slot harvest; only then
+ *                                              (K) free-list push, release CAS
+ *   (L) free-list pop, acquire CAS         K pairs with L, I pairs with J:
+ *       (reads next_n of the old owner)        the next owner starts after the
+ *                                              engine saw all of the old one.
+ *
+ *   (M) after (C): read tracer_sleeping.   (N) tracer_sleeping = 1, then
+ *       With CTP_HX_ASYM_FENCE and a            membarrier(GLOBAL_EXPEDITED)
+ *       successful membarrier registration     (or a seq_cst fence), then
+ *       a compiler barrier is enough;           re-scan.
+ *       otherwise a seq_cst fence.          M pairs with N (Dekker): either
+ *   (O) CAS sleeping 1->0, then wake            the probe sees sleeping == 1
+ *       (futex and/or one UDS byte)             or the re-scan sees the write.
+ */
+#ifndef COROTOP_CTP_H
+#define COROTOP_CTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#include <atomic>
+#define CTP_ATOMIC(t) std::atomic<t>
+#define CTP_STATIC_ASSERT(e, m) static_assert(e, m)
+#define CTP_ALIGNAS(n) alignas(n)
+#define CTP_ALIGNOF(t) alignof(t)
+#else
+#include <stdatomic.h>
+#define CTP_ATOMIC(t) _Atomic t
+#define CTP_STATIC_ASSERT(e, m) _Static_assert(e, m)
+#define CTP_ALIGNAS(n) _Alignas(n)
+#define CTP_ALIGNOF(t) _Alignof(t)
+#endif
+
+#define CTP_MAGIC 0x434F524F54524352ull /* "COROTRCR" */
+#define CTP_VERSION 1u
+#define CTP_HEADER_SIZE 1024u
+#define CTP_STATION_SIZE 1024u
+#define CTP_SLOTS 8u
+/* Largest station count a corotop engine creates or accepts (1 GiB region). */
+#define CTP_MAX_STATIONS_LIMIT (1u << 20)
+
+#define CTP_ENV_SHM "CTP_SHM_PATH"
+#define CTP_ENV_SOCK "CTP_SOCK_PATH"
+#define CTP_ENV_MAX "CTP_MAX_STATIONS"
+
+/* One coroutine state transition. */
+struct ctp_epoch {
+	CTP_ALIGNAS(64) uint64_t timestamp; /* CLOCK_MONOTONIC ns */
+	uint64_t tid;       /* OS thread id */
+	uint64_t addr;      /* switch address or frame pointer */
+	CTP_ATOMIC(uint64_t) seq;
+	uint8_t reserved[31]; /* payload; corotop stores ctp_epoch_check here */
+	uint8_t is_active;    /* 1 running, 0 suspended */
+};
+
+/*
+ * Optional integrity word in ctp_epoch.reserved, written by stress tests and
+ * by writers that want end-to-end validation: a checksum of
+ * (timestamp, tid, addr, is_active, seq).  Engines ignore it unless asked.
+ */
+#define CTP_EPOCH_CHECK_OFFSET 0u
+
+/* Extension descriptor at the start of ctp_header._reserved. */
+#define CTP_HX_MAGIC 0x31585443u /* "CTX1" little-endian */
+#define CTP_HX_VERSION 1u
+#define CTP_HX_FREELIST (1u << 0)   /* engine recycles dead stations */
+#define CTP_HX_FUTEX (1u << 1)      /* engine sleeps on tracer_sleeping */
+#define CTP_HX_ASYM_FENCE (1u << 2) /* engine issues membarrier(GLOBAL_EXP.) */
+
+struct ctp_header_ext {
+	uint32_t magic;   /* CTP_HX_MAGIC, or 0: no extension */
+	uint32_t version; /* CTP_HX_VERSION */
+	uint32_t size;    /* sizeof(struct ctp_header_ext) as the engine knew it */
+	uint32_t flags;   /* CTP_HX_* */
+	/* Treiber stack of free stations: low 32 bits = index + 1 (0 = empty),
+	 * high 32 bits = tag bumped on every push and pop (ABA guard). */
+	CTP_ATOMIC(uint64_t) free_head;
+	/* Transitions that found no station (fetch_add relaxed; a statistic). */
+	CTP_ATOMIC(uint64_t) untraced;
+	/* Pid of the engine that owns the region, for diagnostics. */
+	uint32_t engine_pid;
+	uint32_t _pad;
+};
+
+struct ctp_header {
+	CTP_ALIGNAS(1024) uint64_t magic;
+	uint32_t version;
+	uint32_t max_stations;
+	CTP_ATOMIC(uint32_t) allocated_count;
+	CTP_ATOMIC(uint32_t) tracer_sleeping; /* also the futex word */
+	union {
+		uint8_t _reserved[1000];
+		struct ctp_header_ext ext;
+	};
+};
+
+/* Extension at the start of ctp_station.flexible. */
+#define CTP_STX_MAGIC 0x31585453u /* "STX1" */
+#define CTP_STX_SEQ_STATION (1u << 0)
+
+struct ctp_station_ext {
+	uint32_t magic; /* CTP_STX_MAGIC once a corotop probe opened it */
+	uint32_t flags; /* CTP_STX_* */
+	/* Occupancy count: +1 each time a coroutine opens this station (G). */
+	CTP_ATOMIC(uint64_t) gen;
+	/* First event number of the current occupant. */
+	uint64_t first_n;
+	/* Next event number; written by the closer, read by the next opener. */
+	uint64_t next_n;
+	/* Free-list link: index + 1 of the next free station, 0 = none. */
+	CTP_ATOMIC(uint64_t) next_free;
+};
+
+struct ctp_station {
+	CTP_ALIGNAS(1024) uint64_t probe_id;
+	uint64_t birth_ts;
+	CTP_ATOMIC(uint8_t) is_dead;
+	uint8_t _pad[47];
+	struct ctp_epoch slots[CTP_SLOTS];
+	union {
+		uint8_t flexible[448];
+		struct ctp_station_ext ext;
+	};
+};
+
+CTP_STATIC_ASSERT(sizeof(struct ctp_epoch) == 64, "epoch is 64 bytes");
+CTP_STATIC_ASSERT(CTP_ALIGNOF(struct ctp_epoch) == 64, "epoch aligned 64");
+CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, timestamp) == 0x00, "timestamp");
+CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, tid) == 0x08, "tid");
+CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, addr) == 0x10, "addr");
+CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, seq) == 0x18, "seq");
+CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, reserved) == 0x20, "reserved");
+CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, is_active) == 0x3F, "is_active");
+
+CTP_STATIC_ASSERT(sizeof(struct ctp_header) == 1024, "header is 1 KiB");
+CTP_STATIC_ASSERT(CTP_ALIGNOF(struct ctp_header) == 1024, "header aligned 1 KiB");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header, magic) == 0x00, "magic");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header, version) == 0x08, "version");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header, max_stations) == 0x0C, "max");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header, allocated_count) == 0x10,
+		  "allocated_count");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header, tracer_sleeping) == 0x14,
+		  "tracer_sleeping");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header, _reserved) == 0x18, "reserved");
+CTP_STATIC_ASSERT(sizeof(struct ctp_header_ext) <= 1000, "ext fits");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, free_head) % 8 == 0,
+		  "free_head aligned");
+
+CTP_STATIC_ASSERT(sizeof(struct ctp_station) == 1024, "station is 1 KiB");
+CTP_STATIC_ASSERT(CTP_ALIGNOF(struct ctp_station) == 1024, "station aligned");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station, probe_id) == 0x000, "probe_id");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station, birth_ts) == 0x008, "birth_ts");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station, is_dead) == 0x010, "is_dead");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station, slots) == 0x040, "slots");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station, flexible) == 0x240, "flexible");
+CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) <= 448, "station ext fits");
+
+/* Size in bytes of a region with n stations. */
+static inline uint64_t ctp_region_size(uint32_t n)
+{
+	return (uint64_t)CTP_HEADER_SIZE + (uint64_t)n * CTP_STATION_SIZE;
+}
+
+/*
+ * Event number carried by a slot's seq, in either style, or UINT64_MAX for a
+ * slot that was never written.  An odd seq yields the number of the event
+ * being written.
+ */
+static inline uint64_t ctp_seq_event(uint64_t seq, unsigned slot,
+				     int station_style)
+{
+	uint64_t k;
+
+	if (seq == 0)
+		return UINT64_MAX;
+	k = (seq + 1) / 2; /* 1-based count: even 2k, odd 2k-1 */
+	if (station_style)
+		return k - 1;
+	return (k - 1) * CTP_SLOTS + slot;
+}
+
+/* Seq value that marks event n complete (station style). */
+static inline uint64_t ctp_event_seq(uint64_t n)
+{
+	return 2 * n + 2;
+}
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * corotop probe: the library a coroutine scheduler links so that corotop can
+ * see its coroutines.
+ *
+ * A scheduler embeds one struct corotop_coro in each coroutine, opens it when
+ * the coroutine is born, records every resume and suspend, and closes it when
+ * the coroutine dies:
+ *
+ *     struct corotop_coro c;
+ *     corotop_coro_open(&c, (uint64_t)(uintptr_t)frame);
+ *     corotop_coro_resume(&c, 0);                  // about to run
+ *     corotop_coro_suspend(&c, (uint64_t)where);   // parked at `where`
+ *     corotop_coro_close(&c);                      // dead
+ *
+ * The probe finds the shared region through the environment, exactly as the
+ * upstream cTP SDKs do (CTP_SHM_PATH, CTP_SOCK_PATH, CTP_MAX_STATIONS).  When
+ * any of them is missing or the region fails validation, the probe stays
+ * untraced and every call above costs one predictable branch.
+ *
+ * Guarantees to the program that links it:
+ *   - no call ever blocks, takes a lock or allocates;
+ *   - no call ever raises a signal (the socket is written with MSG_NOSIGNAL);
+ *   - if the engine dies, the program keeps running untouched.
+ *
+ * Not thread-safe per coroutine: one coroutine is recorded by one thread at a
+ * time, which is what any scheduler guarantees anyway.  Different coroutines
+ * may be recorded from any threads concurrently.
+ */
+#ifndef COROTOP_PROBE_H
+#define COROTOP_PROBE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define COROTOP_API __attribute__((visibility("default")))
+#define COROTOP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define COROTOP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define COROTOP_API
+#define COROTOP_LIKELY(x) (x)
+#define COROTOP_UNLIKELY(x) (x)
+#endif
+
+struct ctp_station;
+
+/* Per-coroutine probe state, embedded by the scheduler.  Treat as opaque. */
+struct corotop_coro {
+	struct ctp_station *station; /* NULL: no station (untraced) */
+	uint64_t n;                  /* next event number on the station */
+	uint64_t probe_id;
+	uint64_t birth_ts;
+	uint32_t index; /* station index, valid when station != NULL */
+	uint32_t flags;
+};
+
+/* Counters of this process's probe; all run freely from 0. */
+struct corotop_probe_stats {
+	uint64_t untraced; /* transitions that had no station */
+	uint64_t opened;   /* coroutines that got a station */
+	uint64_t recycled; /* ... of which reused a recycled station */
+	uint64_t wakes;    /* engine wakeups sent */
+};
+
+/* Non-zero while the probe is attached to a valid region. */
+extern COROTOP_API int corotop_probe_live_;
+
+/*
+ * Attach to the region named by the environment.  Runs automatically when the
+ * library loads; calling it again is a no-op.  Returns true when tracing.
+ */
+COROTOP_API bool corotop_probe_init(void);
+/* Detach: later records are untraced.  Not safe while other threads record. */
+COROTOP_API void corotop_probe_shutdown(void);
+/* Why the probe is untraced, for people ("" when tracing). */
+COROTOP_API const char *corotop_probe_status(void);
+COROTOP_API void corotop_probe_stats(struct corotop_probe_stats *out);
+
+COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id);
+COROTOP_API void corotop_coro_close(struct corotop_coro *c);
+/* Out-of-line record; use the inline wrappers below. */
+COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
+				      uint64_t addr);
+
+/* Record a transition: is_active 1 = now running, 0 = now suspended. */
+static inline void corotop_coro_record(struct corotop_coro *c, int is_active,
+				       uint64_t addr)
+{
+	if (COROTOP_UNLIKELY(!corotop_probe_live_))
+		return;
+	corotop_coro_record_(c, is_active, addr);
+}
+
+static inline void corotop_coro_resume(struct corotop_coro *c, uint64_t addr)
+{
+	corotop_coro_record(c, 1, addr);
+}
+
+static inline void corotop_coro_suspend(struct corotop_coro *c, uint64_t addr)
+{
+	corotop_coro_record(c, 0, addr);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,640 @@
+/*
+ * engine: the harvest loop, the sleep contract and the target's lifecycle.
+ *
+ * Threads.
+ *   harvest  scans the stations, feeds the model (under `lock`), ticks rates,
+ *            and sleeps when the target is idle.
+ *   waker    (launch mode) accepts the probes' socket connections and turns
+ *            every wake byte into a futex wake of the harvest thread, so
+ *            upstream SDKs, which only know the socket, wake us too.
+ * The caller's thread takes snapshots and reaps the target.
+ *
+ * Sleep contract (pairs M/N in ctp.h).  After `idle_scans` empty scans the
+ * harvest thread stores tracer_sleeping = 1, issues the barrier the probes
+ * rely on (membarrier GLOBAL_EXPEDITED, or a seq_cst fence), scans once
+ * more, and only then waits on the futex word with a bound.  A probe that
+ * wrote before seeing the flag is caught by that re-scan; one that wrote
+ * after sees the flag and wakes us.  The bound only matters for a probe that
+ * died between its write and its wake.
+ *
+ * Busy pacing.  A scan that found events is followed by another at once when
+ * it also counted a loss (rings are overflowing), else after
+ * scan_interval_us, so a busy target does not cost a whole core.
+ *
+ * Untrusted region.  In observer mode another process owns the file and may
+ * truncate it; a SIGBUS inside a scan is caught, the engine stops harvesting
+ * and reports the error in its snapshots instead of dying.
+ */
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jsonl.h"
+#include "launch.h"
+#include "model.h"
+#include "region.h"
+
+#define ENGINE_MAX_CLIENTS 64
+
+struct engine {
+	struct engine_config cfg;
+	struct region region;
+	struct harvest harvest;
+	struct model model;
+	struct jsonl jsonl;
+	pthread_mutex_t lock; /* guards model, harvest counters, target */
+	pthread_t harvest_thread;
+	pthread_t waker_thread;
+	bool harvest_running;
+	bool waker_running;
+	bool asym; /* we issue membarrier(GLOBAL_EXPEDITED) */
+	atomic_bool stop;
+	int stop_pipe[2];
+	struct snapshot_target target;
+	const char *error;
+	/* Statistics, written by their owning thread, read relaxed. */
+	_Atomic uint64_t sleeps;
+	_Atomic uint64_t futex_wakes;
+	_Atomic uint64_t uds_bytes;
+	_Atomic uint64_t timeouts;
+};
+
+static __thread sigjmp_buf *engine_guard;
+
+static uint64_t engine_now(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void engine_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	if (engine_guard)
+		siglongjmp(*engine_guard, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void engine_config_defaults(struct engine_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->stations = 4096;
+	cfg->linger_ns = 3000000000ull;
+	cfg->idle_scans = 3;
+	cfg->sleep_timeout_ms = 100;
+	cfg->scan_interval_us = 500;
+	cfg->observer_poll_ms = 10;
+	cfg->tick_ms = 1000;
+}
+
+/* ---- sink: harvest -> model (called with lock held) ---- */
+
+static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
+			   uint64_t birth_ts)
+{
+	struct engine *e = ctx;
+
+	model_open(&e->model, station, probe_id, birth_ts);
+}
+
+static void engine_on_event(void *ctx, const struct harvest_event *ev)
+{
+	struct engine *e = ctx;
+
+	model_event(&e->model, ev->station, ev->ts, ev->tid, ev->addr,
+		    ev->seq, ev->n, ev->is_active);
+	if (e->jsonl.f)
+		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr,
+			    ev->seq, ev->is_active, ev->ts);
+	if (e->cfg.event_hook)
+		e->cfg.event_hook(e->cfg.hook_ctx, ev);
+}
+
+static void engine_on_lost(void *ctx, uint32_t station, uint64_t count)
+{
+	struct engine *e = ctx;
+
+	model_lost(&e->model, station, count);
+}
+
+static void engine_on_close(void *ctx, uint32_t station)
+{
+	struct engine *e = ctx;
+
+	model_close(&e->model, station, engine_now(CLOCK_MONOTONIC));
+}
+
+static size_t engine_scan(struct engine *e)
+{
+	const struct harvest_sink sink = {
+		.open = engine_on_open,
+		.event = engine_on_event,
+		.lost = engine_on_lost,
+		.close = engine_on_close,
+		.ctx = e,
+	};
+	size_t n;
+
+	pthread_mutex_lock(&e->lock);
+	n = harvest_scan(&e->harvest, &sink);
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+/* ---- sleep contract ---- */
+
+static void engine_barrier(struct engine *e)
+{
+	/* (N) pairs with the probes' (M). */
+	if (e->asym &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0)
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void engine_futex_wait(struct engine *e)
+{
+	_Atomic uint32_t *word = &e->region.hdr->tracer_sleeping;
+	uint64_t deadline = engine_now(CLOCK_MONOTONIC) +
+			    (uint64_t)e->cfg.sleep_timeout_ms * 1000000u;
+
+	/* acquire: pairs with the probe's CAS (O); after it, their writes
+	 * are visible to the next scan. */
+	while (atomic_load_explicit(word, memory_order_acquire) == 1 &&
+	       !atomic_load_explicit(&e->stop, memory_order_acquire)) {
+		uint64_t now = engine_now(CLOCK_MONOTONIC);
+		struct timespec rel;
+
+		if (now >= deadline) {
+			atomic_fetch_add_explicit(&e->timeouts, 1,
+						  memory_order_relaxed);
+			return;
+		}
+		rel.tv_sec = (time_t)((deadline - now) / 1000000000u);
+		rel.tv_nsec = (long)((deadline - now) % 1000000000u);
+		/* Shared futex: the waker is another process. */
+		if (syscall(SYS_futex, word, FUTEX_WAIT, 1, &rel, NULL, 0) ==
+		    0)
+			continue; /* woken, maybe spuriously: re-check */
+		if (errno == EAGAIN)
+			break; /* the word already changed: woken */
+		if (errno == EINTR)
+			continue; /* a signal, not a wake: re-check */
+		if (errno == ETIMEDOUT) {
+			atomic_fetch_add_explicit(&e->timeouts, 1,
+						  memory_order_relaxed);
+			return;
+		}
+		/* ENOSYS and friends: degrade to a plain bounded sleep. */
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	atomic_fetch_add_explicit(&e->futex_wakes, 1, memory_order_relaxed);
+}
+
+static void engine_idle(struct engine *e)
+{
+	_Atomic uint32_t *word;
+
+	if (!e->region.owner) {
+		/* Read-only observer: no flag to set; poll, stoppably. */
+		struct pollfd p = {.fd = e->stop_pipe[0], .events = POLLIN};
+
+		poll(&p, 1, (int)e->cfg.observer_poll_ms);
+		return;
+	}
+	word = &e->region.hdr->tracer_sleeping;
+	/* relaxed: ordered by the barrier that follows (N). */
+	atomic_store_explicit(word, 1, memory_order_relaxed);
+	engine_barrier(e);
+	if (engine_scan(e) > 0) {
+		atomic_store_explicit(word, 0, memory_order_relaxed);
+		return;
+	}
+	atomic_fetch_add_explicit(&e->sleeps, 1, memory_order_relaxed);
+	engine_futex_wait(e);
+	atomic_store_explicit(word, 0, memory_order_relaxed);
+}
+
+static void engine_tick(struct engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	model_tick(&e->model, engine_now(CLOCK_MONOTONIC));
+	if (e->jsonl.f && !jsonl_flush(&e->jsonl) && !e->error)
+		e->error = "writing the --jsonl file failed";
+	pthread_mutex_unlock(&e->lock);
+	if (e->cfg.publish_hook)
+		e->cfg.publish_hook(e->cfg.hook_ctx);
+}
+
+static void engine_harvest_loop(struct engine *e)
+{
+	uint64_t tick_ns = (uint64_t)e->cfg.tick_ms * 1000000u;
+	uint64_t next_tick = engine_now(CLOCK_MONOTONIC) + tick_ns;
+	unsigned empty = 0;
+
+	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
+		uint64_t lost0 = e->harvest.count.lost;
+		size_t n = engine_scan(e);
+		uint64_t now = engine_now(CLOCK_MONOTONIC);
+
+		if (now >= next_tick) {
+			engine_tick(e);
+			next_tick = now + tick_ns;
+		}
+		if (n) {
+			empty = 0;
+			if (e->harvest.count.lost == lost0 &&
+			    e->cfg.scan_interval_us) {
+				struct timespec ts = {
+					0, (long)e->cfg.scan_interval_us * 1000};
+				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		if (++empty < e->cfg.idle_scans) {
+			sched_yield();
+			continue;
+		}
+		empty = 0;
+		engine_idle(e);
+	}
+}
+
+static void *engine_harvest_main(void *arg)
+{
+	struct engine *e = arg;
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 1)) {
+		/* SIGBUS inside a scan: the region shrank under us.  The
+		 * scan held the lock; release it and stop harvesting. */
+		engine_guard = NULL;
+		e->error = "the cTP region was truncated (SIGBUS); "
+			   "harvesting stopped";
+		pthread_mutex_unlock(&e->lock);
+		return NULL;
+	}
+	engine_guard = &jb;
+	engine_harvest_loop(e);
+	engine_guard = NULL;
+	return NULL;
+}
+
+/* ---- waker: socket bytes -> futex wake ---- */
+
+static void engine_kick(struct engine *e)
+{
+	_Atomic uint32_t *word = &e->region.hdr->tracer_sleeping;
+	uint32_t one = 1;
+
+	/* acq_rel: same role as the probe's (O). */
+	if (atomic_compare_exchange_strong_explicit(word, &one, 0,
+						    memory_order_acq_rel,
+						    memory_order_relaxed))
+		syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static void *engine_waker_main(void *arg)
+{
+	struct engine *e = arg;
+	struct pollfd p[2 + ENGINE_MAX_CLIENTS];
+	nfds_t n = 2;
+	char buf[256];
+
+	p[0] = (struct pollfd){.fd = e->stop_pipe[0], .events = POLLIN};
+	p[1] = (struct pollfd){.fd = e->region.listen_fd, .events = POLLIN};
+	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
+		if (poll(p, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents)
+			break;
+		if ((p[1].revents & POLLIN)) {
+			int fd = accept4(e->region.listen_fd, NULL, NULL,
+					 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+			if (fd >= 0 && n < 2 + ENGINE_MAX_CLIENTS)
+				p[n++] = (struct pollfd){.fd = fd,
+							 .events = POLLIN};
+			else if (fd >= 0)
+				close(fd); /* probe falls back to futex only */
+		}
+		for (nfds_t i = 2; i < n; i++) {
+			ssize_t got;
+
+			if (!p[i].revents)
+				continue;
+			got = read(p[i].fd, buf, sizeof(buf));
+			if (got > 0) {
+				atomic_fetch_add_explicit(&e->uds_bytes,
+							  (uint64_t)got,
+							  memory_order_relaxed);
+				engine_kick(e);
+			} else if (got == 0 ||
+				   (errno != EAGAIN && errno != EINTR)) {
+				/* EOF: that probe's process is gone. */
+				close(p[i].fd);
+				p[i--] = p[--n];
+			}
+		}
+	}
+	for (nfds_t i = 2; i < n; i++)
+		close(p[i].fd);
+	return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+struct engine *engine_create(const struct engine_config *cfg, char *err,
+			     size_t errlen)
+{
+	struct sigaction sa = {.sa_sigaction = engine_sigbus,
+			       .sa_flags = SA_SIGINFO | SA_NODEFER};
+	struct engine *e = calloc(1, sizeof(*e));
+	uint32_t flags = CTP_HX_FREELIST;
+	bool ok;
+
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	e->cfg = *cfg;
+	e->stop_pipe[0] = e->stop_pipe[1] = -1;
+	pthread_mutex_init(&e->lock, NULL);
+	if (!cfg->no_futex)
+		flags |= CTP_HX_FUTEX;
+	if (!cfg->no_membarrier &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) > 0 &&
+	    (syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) &
+	     MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
+		flags |= CTP_HX_ASYM_FENCE;
+		e->asym = true;
+	}
+	if (cfg->shm_path)
+		ok = region_open(&e->region, cfg->shm_path, err, errlen);
+	else
+		ok = region_create(&e->region, cfg->stations, flags, err,
+				   errlen);
+	if (!ok)
+		goto err_free;
+	if (!harvest_init(&e->harvest, e->region.hdr, e->region.stations,
+			  e->region.owner) ||
+	    !model_init(&e->model, e->region.stations, cfg->linger_ns)) {
+		snprintf(err, errlen, "out of memory for %u stations",
+			 e->region.stations);
+		goto err_region;
+	}
+	if (cfg->jsonl_path && !jsonl_open(&e->jsonl, cfg->jsonl_path, err,
+					   errlen))
+		goto err_region;
+	if (pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		goto err_region;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	return e;
+
+err_region:
+	jsonl_close(&e->jsonl);
+	harvest_finish(&e->harvest);
+	model_finish(&e->model);
+	region_finish(&e->region);
+err_free:
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+	return NULL;
+}
+
+bool engine_start(struct engine *e, char *err, size_t errlen)
+{
+	int rc;
+
+	if (e->cfg.argv) {
+		pid_t pid = launch_spawn(e->cfg.argv, e->region.shm_path,
+					 e->region.sock_path,
+					 e->region.stations, err, errlen);
+		if (pid < 0)
+			return false;
+		e->target.pid = pid;
+		e->target.running = true;
+	}
+	if (e->region.owner) {
+		rc = pthread_create(&e->waker_thread, NULL, engine_waker_main,
+				    e);
+		if (rc) {
+			snprintf(err, errlen, "cannot start a thread: %s",
+				 strerror(rc));
+			return false;
+		}
+		e->waker_running = true;
+	}
+	rc = pthread_create(&e->harvest_thread, NULL, engine_harvest_main, e);
+	if (rc) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(rc));
+		return false;
+	}
+	e->harvest_running = true;
+	return true;
+}
+
+void engine_snapshot(struct engine *e, struct snapshot *out)
+{
+	struct model *m = &e->model;
+	size_t k = 0;
+
+	pthread_mutex_lock(&e->lock);
+	out->ts = engine_now(CLOCK_MONOTONIC);
+	out->wall_ns = engine_now(CLOCK_REALTIME);
+	out->t = m->t;
+	out->t.torn = e->harvest.count.torn;
+	out->t.recycled = e->harvest.count.recycled;
+	out->t.stations_allocated = harvest_allocated(&e->harvest);
+	out->t.stations_max = e->region.stations;
+	out->t.untraced = 0;
+	if (e->region.hdr->ext.magic == CTP_HX_MAGIC)
+		out->t.untraced = atomic_load_explicit(
+			&e->region.hdr->ext.untraced, memory_order_relaxed);
+	/* relaxed: a display value only. */
+	out->sleeping = atomic_load_explicit(&e->region.hdr->tracer_sleeping,
+					     memory_order_relaxed) == 1;
+	out->observer = !e->region.owner;
+	out->target = e->target;
+	out->error = e->error;
+	out->t.running = out->t.suspended = out->t.dead = 0;
+	if (out->cap < m->cap) {
+		struct model_coro *c = realloc(out->coro,
+					       m->cap * sizeof(*c));
+		if (c) {
+			out->coro = c;
+			out->cap = m->cap;
+		}
+	}
+	for (uint32_t r = 0; r < m->cap && k < out->cap; r++) {
+		const struct model_coro *c = &m->coro[r];
+
+		if (!c->in_use)
+			continue;
+		out->coro[k++] = *c;
+		if (c->state == MODEL_RUNNING)
+			out->t.running++;
+		else if (c->state == MODEL_DEAD)
+			out->t.dead++;
+		else
+			out->t.suspended++;
+	}
+	out->count = k;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_stats(struct engine *e, struct engine_stats *out)
+{
+	out->sleeps = atomic_load_explicit(&e->sleeps, memory_order_relaxed);
+	out->futex_wakes = atomic_load_explicit(&e->futex_wakes,
+						memory_order_relaxed);
+	out->uds_bytes = atomic_load_explicit(&e->uds_bytes,
+					      memory_order_relaxed);
+	out->timeouts = atomic_load_explicit(&e->timeouts,
+					     memory_order_relaxed);
+	pthread_mutex_lock(&e->lock);
+	out->scans = e->harvest.count.scans;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void engine_set_status(struct engine *e, int status)
+{
+	pthread_mutex_lock(&e->lock);
+	e->target.running = false;
+	e->target.exited = true;
+	if (WIFEXITED(status)) {
+		e->target.exit_code = WEXITSTATUS(status);
+		e->target.term_signal = 0;
+	} else {
+		e->target.exit_code = -1;
+		e->target.term_signal = WTERMSIG(status);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+bool engine_reap(struct engine *e)
+{
+	int status;
+	pid_t r;
+
+	if (!e->target.pid || e->target.exited)
+		return e->target.exited;
+	do
+		r = waitpid(e->target.pid, &status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == e->target.pid)
+		engine_set_status(e, status);
+	return e->target.exited;
+}
+
+pid_t engine_target_pid(const struct engine *e)
+{
+	return e->target.pid;
+}
+
+void engine_terminate_target(struct engine *e, unsigned grace_ms)
+{
+	if (engine_reap(e) || !e->target.pid)
+		return;
+	kill(e->target.pid, SIGTERM);
+	for (unsigned waited = 0; waited < grace_ms; waited += 10) {
+		struct timespec ts = {0, 10000000};
+
+		if (engine_reap(e))
+			return;
+		nanosleep(&ts, NULL);
+	}
+	kill(e->target.pid, SIGKILL);
+	while (!engine_reap(e)) {
+		struct timespec ts = {0, 1000000};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+const char *engine_shm_path(const struct engine *e)
+{
+	return e->region.shm_path;
+}
+
+const char *engine_sock_path(const struct engine *e)
+{
+	return e->region.sock_path;
+}
+
+void engine_unlink(const struct engine *e)
+{
+	region_unlink(&e->region);
+}
+
+void engine_stop(struct engine *e)
+{
+	if (atomic_exchange_explicit(&e->stop, true, memory_order_acq_rel))
+		return;
+	if (e->stop_pipe[1] >= 0 && write(e->stop_pipe[1], "x", 1) < 0)
+		e->error = e->error ? e->error : "cannot stop the engine";
+	if (e->region.owner)
+		engine_kick(e);
+	if (e->harvest_running)
+		pthread_join(e->harvest_thread, NULL);
+	if (e->waker_running)
+		pthread_join(e->waker_thread, NULL);
+	e->harvest_running = e->waker_running = false;
+	/* Drain what the target wrote last.  Only in regions we own: a
+	 * borrowed one may be truncated, and only the harvest thread is
+	 * guarded against SIGBUS. */
+	if (!e->error && e->region.owner)
+		engine_scan(e);
+	engine_tick(e);
+}
+
+bool engine_destroy(struct engine *e)
+{
+	bool ok = true;
+
+	if (!e)
+		return true;
+	engine_stop(e);
+	if (e->jsonl.f && !jsonl_close(&e->jsonl))
+		ok = false;
+	harvest_finish(&e->harvest);
+	model_finish(&e->model);
+	region_finish(&e->region);
+	if (e->stop_pipe[0] >= 0)
+		close(e->stop_pipe[0]);
+	if (e->stop_pipe[1] >= 0)
+		close(e->stop_pipe[1]);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+	return ok;
+}

@@ -1,0 +1,72 @@
+/*
+ * engine: owns a region, the target process, the harvest thread and the
+ * model, and hands out snapshots.  No curses here.  See engine.c.
+ */
+#ifndef COROTOP_ENGINE_H
+#define COROTOP_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "harvest.h"
+#include "snapshot.h"
+
+struct engine_config {
+	char *const *argv;      /* launch mode: the target command */
+	const char *shm_path;   /* observer mode: an existing region */
+	uint32_t stations;      /* launch mode: stations to create */
+	const char *jsonl_path; /* append every event here, or NULL */
+	uint64_t linger_ns;     /* dead coroutines stay visible this long */
+	unsigned idle_scans;    /* empty scans before sleeping (N) */
+	unsigned sleep_timeout_ms; /* bound on one sleep */
+	unsigned scan_interval_us; /* pause after a busy scan without loss */
+	unsigned observer_poll_ms; /* observer mode: poll period */
+	unsigned tick_ms;          /* rate window */
+	bool no_futex;          /* advertise socket wakeups only (benchmarks) */
+	bool no_membarrier;     /* use a full fence in the probe (benchmarks) */
+	/* Called on the harvest thread for every event, after the model. */
+	void (*event_hook)(void *ctx, const struct harvest_event *ev);
+	/* Called on the harvest thread after each rate tick (UI wakeup). */
+	void (*publish_hook)(void *ctx);
+	void *hook_ctx;
+};
+
+/* Fills the defaults documented in docs/ARCHITECTURE.md. */
+void engine_config_defaults(struct engine_config *cfg);
+
+struct engine_stats {
+	uint64_t sleeps;        /* times the engine went to sleep */
+	uint64_t futex_wakes;   /* sleeps ended by a wake */
+	uint64_t uds_bytes;     /* wake bytes received on the socket */
+	uint64_t timeouts;      /* sleeps ended by the bound */
+	uint64_t scans;
+};
+
+struct engine;
+
+struct engine *engine_create(const struct engine_config *cfg, char *err,
+			     size_t errlen);
+/* Start the target (launch mode) and the threads. */
+bool engine_start(struct engine *e, char *err, size_t errlen);
+void engine_snapshot(struct engine *e, struct snapshot *out);
+void engine_stats(struct engine *e, struct engine_stats *out);
+
+/* Collect the target's exit status if it exited (call on SIGCHLD). */
+bool engine_reap(struct engine *e);
+pid_t engine_target_pid(const struct engine *e);
+/* SIGTERM the target, then SIGKILL after grace_ms; reaps it. */
+void engine_terminate_target(struct engine *e, unsigned grace_ms);
+/* Paths of the region and socket (for messages and tests). */
+const char *engine_shm_path(const struct engine *e);
+const char *engine_sock_path(const struct engine *e);
+/* Remove region files; async-signal-safe. */
+void engine_unlink(const struct engine *e);
+/* Stop the threads and drain a last scan; snapshots stay available. */
+void engine_stop(struct engine *e);
+/* Stop threads, drain a last scan, flush the JSONL log, remove files.
+ * Returns false if the JSONL log could not be written completely. */
+bool engine_destroy(struct engine *e);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * harvest: turns the cTP stations of a mapped region into an ordered stream
+ * of events, with exact loss accounting.  See harvest.c.
+ */
+#ifndef COROTOP_HARVEST_H
+#define COROTOP_HARVEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "corotop/ctp.h"
+
+struct harvest_event {
+	uint64_t n; /* event number on the station */
+	uint64_t ts;
+	uint64_t tid;
+	uint64_t addr;
+	uint64_t seq;   /* raw seq value as written */
+	uint64_t check; /* first 8 reserved bytes (writer's checksum, if any) */
+	uint64_t probe_id;
+	uint32_t station;
+	uint8_t is_active;
+};
+
+/* Where harvested data goes.  Callbacks run on the harvesting thread. */
+struct harvest_sink {
+	/* A coroutine took the station (first sighting or a new generation). */
+	void (*open)(void *ctx, uint32_t station, uint64_t probe_id,
+		     uint64_t birth_ts);
+	void (*event)(void *ctx, const struct harvest_event *ev);
+	/* `count` events of the station's current coroutine were overwritten
+	 * before they could be read. */
+	void (*lost)(void *ctx, uint32_t station, uint64_t count);
+	/* The station's coroutine died; all its events were delivered. */
+	void (*close)(void *ctx, uint32_t station);
+	void *ctx;
+};
+
+enum harvest_station_state {
+	HARVEST_EMPTY = 0, /* never seen occupied */
+	HARVEST_LIVE,      /* occupied; events flow */
+	HARVEST_CLOSED,    /* occupant dead; waiting for a new generation */
+};
+
+struct harvest_station {
+	uint64_t last_seen[CTP_SLOTS]; /* last complete seq read per slot */
+	uint64_t expected;             /* next event number to deliver */
+	uint64_t gen;                  /* occupant generation last opened */
+	uint64_t probe_id;
+	uint8_t state;         /* enum harvest_station_state */
+	uint8_t station_style; /* 1: station seqs, 0: upstream slot seqs */
+};
+
+struct harvest_counters {
+	uint64_t harvested; /* events delivered */
+	uint64_t lost;      /* events overwritten before they were read */
+	uint64_t torn;      /* copies discarded because seq moved mid-copy */
+	uint64_t opened;    /* coroutines seen */
+	uint64_t closed;    /* coroutines seen dead */
+	uint64_t recycled;  /* stations pushed to the free list */
+	uint64_t scans;
+};
+
+struct harvest {
+	struct ctp_header *hdr;
+	struct ctp_station *stations;
+	uint32_t max;   /* stations mapped (bounded by the region size) */
+	bool recycle;   /* push dead stations to the free list (we own it) */
+	struct harvest_station *state; /* max entries */
+	struct harvest_counters count;
+};
+
+bool harvest_init(struct harvest *h, struct ctp_header *hdr, uint32_t max,
+		  bool recycle);
+void harvest_finish(struct harvest *h);
+
+/* Stations currently allocated, bounded by the mapped count. */
+uint32_t harvest_allocated(const struct harvest *h);
+
+/* One pass over every allocated station.  Returns events delivered. */
+size_t harvest_scan(struct harvest *h, const struct harvest_sink *sink);
+
+/* One station; exposed for unit tests. */
+size_t harvest_station_scan(struct harvest *h, uint32_t i,
+			    const struct harvest_sink *sink);
+
+#ifdef HARVEST_TEST_HOOKS
+/* Called between the payload copy and the seq re-check (tests only). */
+extern void (*harvest_test_after_copy)(struct ctp_epoch *e);
+#endif
+
+#endif

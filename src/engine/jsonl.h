@@ -1,0 +1,28 @@
+/*
+ * jsonl: the per-event JSON-lines log, in the upstream Go engine's exact
+ * record shape so that its exporters (SQLite, CSV, ...) read our files.
+ * See jsonl.c.
+ */
+#ifndef COROTOP_JSONL_H
+#define COROTOP_JSONL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct jsonl {
+	FILE *f;
+	char *buf;
+	uint64_t written;
+	bool failed; /* a write error happened; reported once by the owner */
+};
+
+bool jsonl_open(struct jsonl *j, const char *path, char *err, size_t errlen);
+void jsonl_write(struct jsonl *j, uint64_t probe_id, uint64_t tid,
+		 uint64_t addr, uint64_t seq, bool is_active, uint64_t ts);
+/* Flush to the kernel; false (with errno set) if any write failed. */
+bool jsonl_flush(struct jsonl *j);
+bool jsonl_close(struct jsonl *j);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * launch: fork + exec of the traced program.
+ *
+ * The exec status travels back through a close-on-exec pipe: a successful
+ * exec closes it with nothing written (EOF), a failed one writes errno.  So
+ * "corotop -- no-such-program" says "cannot run no-such-program: No such
+ * file or directory" instead of pretending a target ran and exited 127.
+ */
+#define _GNU_SOURCE
+#include "launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "corotop/ctp.h"
+
+static void launch_child(int fd, char *const *argv, const char *shm,
+			 const char *sock, uint32_t stations)
+{
+	char max[16];
+	sigset_t none;
+	int e;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	snprintf(max, sizeof(max), "%u", stations);
+	if (setenv(CTP_ENV_SHM, shm, 1) < 0 ||
+	    setenv(CTP_ENV_SOCK, sock, 1) < 0 ||
+	    setenv(CTP_ENV_MAX, max, 1) < 0)
+		e = errno;
+	else {
+		execvp(argv[0], argv);
+		e = errno;
+	}
+	if (write(fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+pid_t launch_spawn(char *const *argv, const char *shm, const char *sock,
+		   uint32_t stations, char *err, size_t errlen)
+{
+	int fds[2], e = 0;
+	ssize_t got;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		launch_child(fds[1], argv, shm, sock, stations);
+	}
+	close(fds[1]);
+	do
+		got = read(fds[0], &e, sizeof(e));
+	while (got < 0 && errno == EINTR);
+	close(fds[0]);
+	if (got == (ssize_t)sizeof(e)) {
+		snprintf(err, errlen, "cannot run %s: %s", argv[0],
+			 strerror(e));
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}

@@ -1,0 +1,21 @@
+/*
+ * launch: start the target program with the CTP_* environment.  See launch.c.
+ */
+#ifndef COROTOP_LAUNCH_H
+#define COROTOP_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Fork and exec argv[0] (searched in PATH) with CTP_SHM_PATH, CTP_SOCK_PATH
+ * and CTP_MAX_STATIONS added to our environment.  The child gets the default
+ * signal mask and dispositions.  An exec failure is reported here, with the
+ * errno of the child, not as a silent exit 127.  Returns the pid or -1.
+ */
+pid_t launch_spawn(char *const *argv, const char *shm, const char *sock,
+		   uint32_t stations, char *err, size_t errlen);
+
+#endif

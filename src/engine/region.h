@@ -1,0 +1,43 @@
+/*
+ * region: the cTP shared-memory file and the wake socket, as the engine owns
+ * them (launch mode) or borrows them (observer mode).  See region.c.
+ */
+#ifndef COROTOP_REGION_H
+#define COROTOP_REGION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "corotop/ctp.h"
+
+struct region {
+	struct ctp_header *hdr;
+	size_t size;
+	uint32_t stations;  /* mapped stations, bounded by the file size */
+	bool owner;         /* we created it: writable, removed on destroy */
+	int listen_fd;      /* wake socket (owner only), or -1 */
+	char dir[256];      /* private directory (owner only) */
+	char shm_path[320];
+	char sock_path[320];
+};
+
+/*
+ * Create a fresh region with `stations` stations in a new private directory
+ * (0700, under $XDG_RUNTIME_DIR or /tmp), the file 0600 O_EXCL|O_NOFOLLOW,
+ * plus a listening Unix socket.  On failure returns false with a message.
+ */
+bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
+		   char *err, size_t errlen);
+
+/* Map an existing region read-only after validating it as untrusted. */
+bool region_open(struct region *r, const char *shm_path, char *err,
+		 size_t errlen);
+
+/* Unmap; the owner also removes the file, socket and directory. */
+void region_finish(struct region *r);
+
+/* Remove the files without unmapping (async-signal-safe, owner only). */
+void region_unlink(const struct region *r);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * snapshot: an immutable copy of the model handed to the UI or batch
+ * printer.  The harvest thread keeps running while a snapshot is read.
+ */
+#ifndef COROTOP_SNAPSHOT_H
+#define COROTOP_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "model.h"
+
+struct snapshot_target {
+	pid_t pid;       /* 0 in observer mode */
+	bool running;
+	bool exited;     /* waited for; exit_code/term_signal are valid */
+	int exit_code;   /* exit status, or -1 when killed by a signal */
+	int term_signal; /* signal that killed it, or 0 */
+};
+
+struct snapshot {
+	uint64_t ts;      /* CLOCK_MONOTONIC ns, the clock events carry */
+	uint64_t wall_ns; /* CLOCK_REALTIME ns at the same moment */
+	bool sleeping;    /* engine asleep on the futex/socket */
+	bool observer;    /* read-only observer of someone else's region */
+	const char *error; /* engine failure (e.g. region truncated), or NULL */
+	struct model_totals t;
+	struct snapshot_target target;
+	struct model_coro *coro; /* count records, sorted by model id */
+	size_t count;
+	size_t cap;
+};
+
+void snapshot_init(struct snapshot *s);
+void snapshot_finish(struct snapshot *s);
+
+/* Derived values, all at the snapshot's ts. */
+uint64_t snapshot_age_ns(const struct snapshot *s, const struct model_coro *c);
+uint64_t snapshot_in_state_ns(const struct snapshot *s,
+			      const struct model_coro *c);
+/* Share of the coroutine's observed life spent running, 0..100. */
+double snapshot_run_pct(const struct snapshot *s, const struct model_coro *c);
+const char *snapshot_state_name(uint8_t state);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * coro: one coroutine's life on a cTP station, as the probe writes it.
+ *
+ * open    takes a station (a recycled one from the free list first, then a
+ *         fresh one by fetch_add on allocated_count) and publishes the new
+ *         occupant by bumping the station's generation (G).
+ * record  writes one transition into slot n % 8 as a seqlock: odd seq, then
+ *         the payload, then even seq (A, B, C in ctp.h), then checks whether
+ *         the engine sleeps (M) and wakes it if so (O).
+ * close   stores the next event number for the station's next occupant and
+ *         raises is_dead (I).  The engine recycles the station once it has
+ *         harvested everything before that flag.
+ *
+ * A coroutine that finds no station stays untraced and retries at its next
+ * transition, so a burst that exhausts the stations heals by itself; every
+ * untraced transition is counted, in the process and in the region.
+ */
+#define _GNU_SOURCE
+#include "../common/freelist.h"
+#include "probe_internal.h"
+
+#include <time.h>
+
+static inline uint64_t coro_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool coro_acquire(struct corotop_coro *c)
+{
+	struct probe *p = &probe_global;
+	struct ctp_header *hdr = p->hdr;
+	struct ctp_station *s;
+	bool recycled = false;
+	uint32_t idx = FREELIST_EMPTY;
+
+	if (p->hx_flags & CTP_HX_FREELIST) {
+		idx = freelist_pop(hdr, p->stations, p->max);
+		recycled = idx != FREELIST_EMPTY;
+	}
+	if (!recycled) {
+		/* Load first so a full region does not keep bumping the
+		 * cursor towards wrap-around. relaxed: no data is published
+		 * through the cursor itself. */
+		if (atomic_load_explicit(&hdr->allocated_count,
+					 memory_order_relaxed) >= p->max)
+			return false;
+		idx = atomic_fetch_add_explicit(&hdr->allocated_count, 1,
+						memory_order_relaxed);
+		if (idx >= p->max)
+			return false;
+	}
+	s = &p->stations[idx];
+	if (!c->birth_ts)
+		c->birth_ts = coro_now();
+	/* The previous occupant's next_n was published to us by the free-list
+	 * acquire (L); a fresh station reads 0. */
+	c->n = __atomic_load_n(&s->ext.next_n, __ATOMIC_RELAXED);
+	c->station = s;
+	c->index = idx;
+	/* relaxed: all of these are published by the release in (G). */
+	__atomic_store_n(&s->probe_id, c->probe_id, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->birth_ts, c->birth_ts, __ATOMIC_RELAXED);
+	atomic_store_explicit(&s->is_dead, 0, memory_order_relaxed);
+	__atomic_store_n(&s->ext.magic, CTP_STX_MAGIC, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ext.flags, CTP_STX_SEQ_STATION, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ext.first_n, c->n, __ATOMIC_RELAXED);
+	/* release (G) pairs with the engine's acquire (H): the header above is
+	 * complete once the generation moves. */
+	atomic_fetch_add_explicit(&s->ext.gen, 1, memory_order_release);
+	atomic_fetch_add_explicit(&p->opened, 1, memory_order_relaxed);
+	if (recycled)
+		atomic_fetch_add_explicit(&p->recycled, 1,
+					  memory_order_relaxed);
+	return true;
+}
+
+static inline void coro_check_sleeping(void)
+{
+	struct ctp_header *hdr = probe_global.hdr;
+
+	/* (M) pairs with the engine's (N).  With the asymmetric fence the
+	 * engine's membarrier(GLOBAL_EXPEDITED) orders us; else a full
+	 * fence here. */
+	if (probe_global.asym)
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	/* relaxed: the fence above provides the ordering. */
+	if (COROTOP_UNLIKELY(atomic_load_explicit(&hdr->tracer_sleeping,
+						  memory_order_relaxed) == 1))
+		probe_wake();
+}
+
+static void coro_untraced(void)
+{
+	atomic_fetch_add_explicit(&probe_global.untraced, 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&probe_global.hdr->ext.untraced, 1,
+				  memory_order_relaxed);
+}
+
+COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
+{
+	c->station = NULL;
+	c->n = 0;
+	c->probe_id = probe_id ? probe_id : (uint64_t)(uintptr_t)c;
+	c->birth_ts = 0;
+	c->index = 0;
+	c->flags = 0;
+	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE))
+		return;
+	c->birth_ts = coro_now();
+	if (!coro_acquire(c))
+		coro_untraced();
+}
+
+COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
+				      uint64_t addr)
+{
+	struct ctp_station *s = c->station;
+	struct ctp_epoch *e;
+	uint64_t n;
+
+	if (COROTOP_UNLIKELY(!s)) {
+		if (!coro_acquire(c)) {
+			coro_untraced();
+			return;
+		}
+		s = c->station;
+	}
+	n = c->n++;
+	e = &s->slots[n % CTP_SLOTS];
+	/* (A) odd seq first; the release fence keeps the payload stores
+	 * below from becoming visible before it. */
+	atomic_store_explicit(&e->seq, 2 * n + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	/* (B) payload: relaxed atomics, so a racing reader is not UB. */
+	__atomic_store_n(&e->timestamp, coro_now(), __ATOMIC_RELAXED);
+	__atomic_store_n(&e->tid, probe_tid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&e->addr, addr, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->is_active, (uint8_t)(is_active != 0),
+			 __ATOMIC_RELAXED);
+	/* (C) release pairs with the engine's acquire load (D). */
+	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
+	coro_check_sleeping();
+}
+
+COROTOP_API void corotop_coro_close(struct corotop_coro *c)
+{
+	struct ctp_station *s = c->station;
+
+	if (!s)
+		return;
+	/* relaxed: published by the release store of is_dead below. */
+	__atomic_store_n(&s->ext.next_n, c->n, __ATOMIC_RELAXED);
+	/* release (I) pairs with the engine's acquire (J): every slot write
+	 * and next_n are visible before the engine recycles the station. */
+	atomic_store_explicit(&s->is_dead, 1, memory_order_release);
+	c->station = NULL;
+	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED))
+		coro_check_sleeping();
+}

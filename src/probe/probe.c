@@ -1,0 +1,213 @@
+/*
+ * probe: the process-wide attachment of a traced program to its cTP region.
+ *
+ * At load time (or on the first corotop_probe_init call) the probe reads the
+ * three CTP_* environment variables the upstream SDKs read, maps the region
+ * read-write and validates magic, version and size before it trusts a byte
+ * of it.  It also connects to the engine's Unix socket, non-blocking.  When
+ * anything is missing or wrong it stays untraced and remembers why, so that
+ * corotop_probe_status() can tell a person.
+ *
+ * This file also owns the wake side of the sleep contract (probe_wake), the
+ * process-wide counters and the cached thread id.
+ */
+#define _GNU_SOURCE
+#include "probe_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+COROTOP_API int corotop_probe_live_;
+struct probe probe_global;
+__thread uint64_t probe_tid_cache __attribute__((tls_model("initial-exec")));
+
+static char probe_why[160] = "not initialized";
+
+static void probe_fail(const char *fmt, const char *arg)
+{
+	snprintf(probe_why, sizeof(probe_why), fmt, arg);
+}
+
+uint64_t probe_tid_slow(void)
+{
+	probe_tid_cache = (uint64_t)syscall(SYS_gettid);
+	return probe_tid_cache;
+}
+
+static bool probe_parse_max(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v == 0 || v > CTP_MAX_STATIONS_LIMIT)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static int probe_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool probe_map(const char *path, uint32_t max)
+{
+	uint64_t size = ctp_region_size(max);
+	struct ctp_header *hdr;
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		probe_fail("cannot open %s", path);
+		return false;
+	}
+	/* A short file would SIGBUS the target on first touch: refuse it. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < size) {
+		close(fd);
+		probe_fail("%s is not a regular file of the size "
+			   "CTP_MAX_STATIONS implies",
+			   path);
+		return false;
+	}
+	hdr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (hdr == MAP_FAILED) {
+		probe_fail("cannot map %s", path);
+		return false;
+	}
+	if (hdr->magic != CTP_MAGIC || hdr->version != CTP_VERSION ||
+	    hdr->max_stations < max) {
+		munmap(hdr, size);
+		probe_fail("%s is not a cTP v1 region of that size", path);
+		return false;
+	}
+	probe_global.hdr = hdr;
+	probe_global.stations = (struct ctp_station *)((char *)hdr +
+						       CTP_HEADER_SIZE);
+	probe_global.max = max;
+	probe_global.map_size = size;
+	if (hdr->ext.magic == CTP_HX_MAGIC && hdr->ext.version >= 1)
+		probe_global.hx_flags = hdr->ext.flags;
+	/* The asymmetric fence only covers processes that registered. */
+	probe_global.asym =
+		(probe_global.hx_flags & CTP_HX_ASYM_FENCE) &&
+		syscall(SYS_membarrier,
+			MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+	return true;
+}
+
+COROTOP_API bool corotop_probe_init(void)
+{
+	const char *shm, *sock, *maxs;
+	uint32_t max;
+
+	if (corotop_probe_live_)
+		return true;
+	shm = getenv(CTP_ENV_SHM);
+	sock = getenv(CTP_ENV_SOCK);
+	maxs = getenv(CTP_ENV_MAX);
+	if (!shm || !sock || !maxs) {
+		probe_fail("%s", "CTP_SHM_PATH, CTP_SOCK_PATH or "
+				 "CTP_MAX_STATIONS not set");
+		return false;
+	}
+	if (!probe_parse_max(maxs, &max)) {
+		probe_fail("CTP_MAX_STATIONS=%s is not a station count", maxs);
+		return false;
+	}
+	if (!probe_map(shm, max))
+		return false;
+	probe_global.sock = probe_connect(sock);
+	probe_why[0] = '\0';
+	/* release: a thread that sees live also sees the mapping. */
+	__atomic_store_n(&corotop_probe_live_, 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+COROTOP_API void corotop_probe_shutdown(void)
+{
+	if (!corotop_probe_live_)
+		return;
+	__atomic_store_n(&corotop_probe_live_, 0, __ATOMIC_RELEASE);
+	if (probe_global.sock >= 0)
+		close(probe_global.sock);
+	munmap(probe_global.hdr, probe_global.map_size);
+	memset(&probe_global, 0, sizeof(probe_global));
+	probe_global.sock = -1;
+	probe_fail("%s", "shut down");
+}
+
+COROTOP_API const char *corotop_probe_status(void)
+{
+	return probe_why;
+}
+
+COROTOP_API void corotop_probe_stats(struct corotop_probe_stats *out)
+{
+	out->untraced = atomic_load_explicit(&probe_global.untraced,
+					     memory_order_relaxed);
+	out->opened = atomic_load_explicit(&probe_global.opened,
+					   memory_order_relaxed);
+	out->recycled = atomic_load_explicit(&probe_global.recycled,
+					     memory_order_relaxed);
+	out->wakes = atomic_load_explicit(&probe_global.wakes,
+					  memory_order_relaxed);
+}
+
+void probe_wake(void)
+{
+	struct ctp_header *hdr = probe_global.hdr;
+	uint32_t one = 1;
+
+	/* acq_rel (O): only one writer wins the right to wake. */
+	if (!atomic_compare_exchange_strong_explicit(&hdr->tracer_sleeping,
+						     &one, 0,
+						     memory_order_acq_rel,
+						     memory_order_relaxed))
+		return;
+	atomic_fetch_add_explicit(&probe_global.wakes, 1, memory_order_relaxed);
+	/* Shared (not private) futex: the waiter is another process. */
+	if (probe_global.hx_flags & CTP_HX_FUTEX)
+		syscall(SYS_futex, &hdr->tracer_sleeping, FUTEX_WAKE, 1, NULL,
+			NULL, 0);
+	/* Engines without the extension (the upstream Go engine) block on
+	 * the socket.  MSG_NOSIGNAL: a dead engine must not SIGPIPE us. */
+	else if (probe_global.sock >= 0)
+		(void)send(probe_global.sock, "1", 1,
+			   MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+__attribute__((constructor)) static void probe_autoinit(void)
+{
+	probe_global.sock = -1;
+	corotop_probe_init();
+}

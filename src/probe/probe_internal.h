@@ -1,0 +1,45 @@
+/*
+ * probe_internal: state shared by the probe's translation units.  Never
+ * installed; the public API is include/corotop/probe.h.
+ */
+#ifndef COROTOP_PROBE_INTERNAL_H
+#define COROTOP_PROBE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "corotop/ctp.h"
+#include "corotop/probe.h"
+
+struct probe {
+	struct ctp_header *hdr;
+	struct ctp_station *stations;
+	uint32_t max;
+	uint32_t hx_flags; /* copy of hdr->ext.flags, read once at attach */
+	/* The engine's membarrier orders our stores: no fence needed (M). */
+	bool asym;
+	size_t map_size;
+	int sock;
+	/* Process-wide statistics (relaxed; nobody orders against them). */
+	_Atomic uint64_t untraced;
+	_Atomic uint64_t opened;
+	_Atomic uint64_t recycled;
+	_Atomic uint64_t wakes;
+};
+
+extern struct probe probe_global;
+extern __thread uint64_t probe_tid_cache
+	__attribute__((tls_model("initial-exec")));
+
+uint64_t probe_tid_slow(void);
+void probe_wake(void);
+
+static inline uint64_t probe_tid(void)
+{
+	uint64_t t = probe_tid_cache;
+
+	return COROTOP_LIKELY(t) ? t : probe_tid_slow();
+}
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * batch: the model printed without curses.
+ *
+ * Text mirrors top -b: a summary header, then one row per coroutine.  JSON
+ * writes one self-contained object per snapshot on one line (documented in
+ * docs/JSON.md), so `corotop -b -f json ... | jq` works line by line.
+ * Coroutines are listed by model id, oldest first.  The column set is a
+ * const table, shared by the header and the rows.
+ */
+#include "batch.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "../common/duration.h"
+
+struct batch_column {
+	const char *title;
+	int width; /* negative: left aligned */
+	void (*cell)(char *buf, size_t n, const struct snapshot *s,
+		     const struct model_coro *c);
+};
+
+static void cell_id(char *b, size_t n, const struct snapshot *s,
+		    const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "%" PRIx64, c->probe_id);
+}
+
+static void cell_state(char *b, size_t n, const struct snapshot *s,
+		       const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "%c", c->state);
+}
+
+static void cell_tid(char *b, size_t n, const struct snapshot *s,
+		     const struct model_coro *c)
+{
+	(void)s;
+	if (c->switches)
+		snprintf(b, n, "%" PRIu64, c->last_tid);
+	else
+		snprintf(b, n, "-");
+}
+
+static void cell_age(char *b, size_t n, const struct snapshot *s,
+		     const struct model_coro *c)
+{
+	duration_format(b, n, snapshot_age_ns(s, c));
+}
+
+static void cell_in_state(char *b, size_t n, const struct snapshot *s,
+			  const struct model_coro *c)
+{
+	duration_format(b, n, snapshot_in_state_ns(s, c));
+}
+
+static void cell_switches(char *b, size_t n, const struct snapshot *s,
+			  const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "%" PRIu64, c->switches);
+}
+
+static void cell_swps(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "%.0f", c->sw_per_sec);
+}
+
+static void cell_run(char *b, size_t n, const struct snapshot *s,
+		     const struct model_coro *c)
+{
+	snprintf(b, n, "%.1f", snapshot_run_pct(s, c));
+}
+
+static void cell_seq(char *b, size_t n, const struct snapshot *s,
+		     const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "%" PRIu64, c->last_seq);
+}
+
+static void cell_lost(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "%" PRIu64, c->lost);
+}
+
+static void cell_addr(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "0x%016" PRIx64, c->last_addr);
+}
+
+static const struct batch_column batch_columns[] = {
+	{"ID", 14, cell_id},	       {"S", 1, cell_state},
+	{"TID", 7, cell_tid},	       {"AGE", 8, cell_age},
+	{"IN-STATE", 8, cell_in_state}, {"SWITCHES", 9, cell_switches},
+	{"SW/s", 7, cell_swps},	       {"RUN%", 5, cell_run},
+	{"SEQ", 9, cell_seq},	       {"LOST", 6, cell_lost},
+	{"ADDR", -18, cell_addr},
+};
+
+#define BATCH_NCOLUMNS (sizeof(batch_columns) / sizeof(batch_columns[0]))
+
+static void batch_target_text(char *b, size_t n, const struct snapshot *s)
+{
+	if (s->observer)
+		snprintf(b, n, "observer");
+	else if (s->target.running)
+		snprintf(b, n, "pid %d running", (int)s->target.pid);
+	else if (s->target.term_signal)
+		snprintf(b, n, "pid %d killed by signal %d",
+			 (int)s->target.pid, s->target.term_signal);
+	else
+		snprintf(b, n, "pid %d exited %d", (int)s->target.pid,
+			 s->target.exit_code);
+}
+
+void batch_print_text(FILE *f, const struct snapshot *s, unsigned max_rows)
+{
+	char target[64], cell[64];
+	unsigned rows = 0;
+
+	batch_target_text(target, sizeof(target), s);
+	fprintf(f, "corotop - %s - engine %s%s%s\n", target,
+		s->sleeping ? "asleep" : "harvesting",
+		s->error ? " - error: " : "", s->error ? s->error : "");
+	fprintf(f,
+		"Events: %" PRIu64 " total, %.0f/s, %" PRIu64 " lost, %" PRIu64
+		" untraced, %" PRIu64 " torn\n",
+		s->t.events, s->t.events_per_sec, s->t.lost, s->t.untraced,
+		s->t.torn);
+	fprintf(f,
+		"Coroutines: %zu shown, %u running, %u suspended, %u dead; "
+		"stations %u/%u, %" PRIu64 " recycled\n\n",
+		s->count, s->t.running, s->t.suspended, s->t.dead,
+		s->t.stations_allocated, s->t.stations_max, s->t.recycled);
+	for (size_t k = 0; k < BATCH_NCOLUMNS; k++)
+		fprintf(f, "%*s ", batch_columns[k].width,
+			batch_columns[k].title);
+	fputc('\n', f);
+	for (size_t i = 0; i < s->count; i++) {
+		if (max_rows && rows++ >= max_rows)
+			break;
+		for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
+			batch_columns[k].cell(cell, sizeof(cell), s,
+					      &s->coro[i]);
+			fprintf(f, "%*s ", batch_columns[k].width, cell);
+		}
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+}
+
+static void batch_json_target(FILE *f, const struct snapshot *s)
+{
+	fprintf(f, "\"target\":{\"pid\":%d,\"running\":%s,", (int)s->target.pid,
+		s->target.running ? "true" : "false");
+	if (s->target.exited && !s->target.term_signal)
+		fprintf(f, "\"exit_status\":%d,\"term_signal\":null}",
+			s->target.exit_code);
+	else if (s->target.exited)
+		fprintf(f, "\"exit_status\":null,\"term_signal\":%d}",
+			s->target.term_signal);
+	else
+		fprintf(f, "\"exit_status\":null,\"term_signal\":null}");
+}
+
+/* The only free text we print is our own error constant; escape anyway. */
+static void batch_json_string(FILE *f, const char *str)
+{
+	fputc('"', f);
+	for (const char *p = str; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if ((unsigned char)*p < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+void batch_print_json(FILE *f, const struct snapshot *s)
+{
+	fprintf(f,
+		"{\"ts\":%" PRIu64 ",\"wall_ns\":%" PRIu64
+		",\"stations\":{\"allocated\":%u,\"max\":%u,\"recycled\":%" PRIu64
+		"},",
+		s->ts, s->wall_ns, s->t.stations_allocated, s->t.stations_max,
+		s->t.recycled);
+	fprintf(f,
+		"\"events\":{\"harvested\":%" PRIu64 ",\"lost\":%" PRIu64
+		",\"untraced\":%" PRIu64 ",\"torn\":%" PRIu64
+		",\"per_sec\":%.1f},",
+		s->t.events, s->t.lost, s->t.untraced, s->t.torn,
+		s->t.events_per_sec);
+	fprintf(f, "\"engine\":{\"sleeping\":%s,\"observer\":%s,\"error\":",
+		s->sleeping ? "true" : "false", s->observer ? "true" : "false");
+	if (s->error)
+		batch_json_string(f, s->error);
+	else
+		fputs("null", f);
+	fputs("},", f);
+	batch_json_target(f, s);
+	fprintf(f,
+		",\"counts\":{\"running\":%u,\"suspended\":%u,\"dead\":%u,"
+		"\"seen\":%" PRIu64 "},\"coroutines\":[",
+		s->t.running, s->t.suspended, s->t.dead, s->t.coroutines_seen);
+	for (size_t i = 0; i < s->count; i++) {
+		const struct model_coro *c = &s->coro[i];
+
+		fprintf(f,
+			"%s{\"id\":%" PRIu64 ",\"probe_id\":%" PRIu64
+			",\"station\":%u,\"state\":\"%s\",\"tid\":%" PRIu64
+			",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
+			",\"switches\":%" PRIu64 ",\"lost\":%" PRIu64
+			",\"sw_per_sec\":%.1f,\"run_pct\":%.1f,\"age_ns\":%" PRIu64
+			",\"in_state_ns\":%" PRIu64 "}",
+			i ? "," : "", c->id, c->probe_id, c->station,
+			snapshot_state_name(c->state), c->last_tid,
+			c->last_addr, c->last_seq, c->switches, c->lost,
+			c->sw_per_sec, snapshot_run_pct(s, c),
+			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
+	}
+	fputs("]}\n", f);
+}

@@ -1,0 +1,198 @@
+/*
+ * cli: parse corotop's options.
+ *
+ * Options end at "--" or at the first word that is not an option, which
+ * starts the target command, so "corotop -b ./server --port 80" and
+ * "corotop -b -- ./server --port 80" mean the same.  Every mistake produces a
+ * single line that names what was wrong and what to do instead; main() turns
+ * CLI_ERROR into exit code 2.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corotop/ctp.h"
+
+const char cli_usage[] =
+	"usage: corotop [options] -- COMMAND [ARGS...]   run COMMAND under "
+	"the engine\n"
+	"       corotop [options] --shm PATH [--sock PATH]  observe an "
+	"existing cTP region\n"
+	"\n"
+	"  -b, --batch              no curses: print a snapshot every delay\n"
+	"  -n, --iterations N       with --batch: exit after N snapshots\n"
+	"  -d, --delay TENTHS       refresh interval in tenths of a second "
+	"(default 10)\n"
+	"  -f, --format text|json   batch output format (json: one object "
+	"per line)\n"
+	"  -s, --stations N         stations to preallocate (default 4096)\n"
+	"      --jsonl FILE         append every harvested event as one JSON "
+	"line\n"
+	"      --shm PATH           observe this region read-only\n"
+	"      --sock PATH          its wake socket (accepted; observers "
+	"poll)\n"
+	"  -h, --help               show this help\n"
+	"  -V, --version            show the version\n";
+
+enum {
+	OPT_JSONL = 256,
+	OPT_SHM,
+	OPT_SOCK,
+};
+
+static const struct option cli_options[] = {
+	{"batch", no_argument, NULL, 'b'},
+	{"iterations", required_argument, NULL, 'n'},
+	{"delay", required_argument, NULL, 'd'},
+	{"format", required_argument, NULL, 'f'},
+	{"stations", required_argument, NULL, 's'},
+	{"jsonl", required_argument, NULL, OPT_JSONL},
+	{"shm", required_argument, NULL, OPT_SHM},
+	{"sock", required_argument, NULL, OPT_SOCK},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+static bool cli_number(const char *s, unsigned long min, unsigned long max,
+		       unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static enum cli_result cli_fail(char *err, size_t errlen, const char *fmt,
+				const char *a)
+{
+	int n = snprintf(err, errlen, "corotop: ");
+
+	if (n > 0 && (size_t)n < errlen)
+		snprintf(err + n, errlen - (size_t)n, fmt, a);
+	return CLI_ERROR;
+}
+
+enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
+			  size_t errlen)
+{
+	unsigned long v;
+	int c;
+
+	memset(out, 0, sizeof(*out));
+	out->delay_tenths = 10;
+	out->stations = 4096;
+	opterr = 0;
+	optind = 0; /* GNU: full re-initialisation, so tests can call again */
+	while ((c = getopt_long(argc, argv, "+:bn:d:f:s:hV", cli_options,
+				NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			out->batch = true;
+			break;
+		case 'n':
+			if (!cli_number(optarg, 1, UINT_MAX, &v))
+				return cli_fail(err, errlen,
+						"--iterations expects a count "
+						"of snapshots (1 or more), got "
+						"'%s'",
+						optarg);
+			out->iterations = (unsigned)v;
+			break;
+		case 'd':
+			if (!cli_number(optarg, 1, 36000, &v))
+				return cli_fail(err, errlen,
+						"--delay expects tenths of a "
+						"second from 1 to 36000, got "
+						"'%s'",
+						optarg);
+			out->delay_tenths = (unsigned)v;
+			break;
+		case 'f':
+			if (strcmp(optarg, "text") == 0)
+				out->format = CLI_TEXT;
+			else if (strcmp(optarg, "json") == 0)
+				out->format = CLI_JSON;
+			else
+				return cli_fail(err, errlen,
+						"--format expects 'text' or "
+						"'json', got '%s'",
+						optarg);
+			break;
+		case 's':
+			if (!cli_number(optarg, 1, CTP_MAX_STATIONS_LIMIT, &v))
+				return cli_fail(err, errlen,
+						"--stations expects a count "
+						"from 1 to 1048576, got '%s'",
+						optarg);
+			out->stations = (uint32_t)v;
+			break;
+		case OPT_JSONL:
+			out->jsonl = optarg;
+			break;
+		case OPT_SHM:
+			out->shm = optarg;
+			break;
+		case OPT_SOCK:
+			out->sock = optarg;
+			break;
+		case 'h':
+			return CLI_HELP;
+		case 'V':
+			return CLI_VERSION;
+		case ':':
+			if (optopt) {
+				char opt[3] = {'-', (char)optopt, '\0'};
+
+				return cli_fail(err, errlen,
+						"option '%s' needs a value; "
+						"see 'corotop --help'",
+						opt);
+			}
+			return cli_fail(err, errlen,
+					"option '%s' needs a value; see "
+					"'corotop --help'",
+					argv[optind - 1]);
+		default:
+			if (optopt) {
+				char opt[3] = {'-', (char)optopt, '\0'};
+
+				return cli_fail(err, errlen,
+						"unknown option '%s'; see "
+						"'corotop --help'",
+						opt);
+			}
+			return cli_fail(err, errlen,
+					"unknown option '%s'; see 'corotop "
+					"--help'",
+					argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		out->command = &argv[optind];
+	if (out->command && out->shm)
+		return cli_fail(err, errlen,
+				"give either a command or --shm %s, not both",
+				out->shm);
+	if (!out->command && !out->shm)
+		return cli_fail(err, errlen, "%s",
+				"nothing to watch: give a command after --, "
+				"or --shm PATH; see 'corotop --help'");
+	if (out->sock && !out->shm)
+		return cli_fail(err, errlen, "%s",
+				"--sock only goes with --shm");
+	return CLI_OK;
+}

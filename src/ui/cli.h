@@ -1,0 +1,39 @@
+/*
+ * cli: the corotop command line, parsed into a struct cli.  See cli.c.
+ */
+#ifndef COROTOP_CLI_H
+#define COROTOP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum cli_result {
+	CLI_OK = 0,
+	CLI_HELP,
+	CLI_VERSION,
+	CLI_ERROR, /* message in err; exit 2 */
+};
+
+enum cli_format {
+	CLI_TEXT = 0,
+	CLI_JSON,
+};
+
+struct cli {
+	char **command;     /* launch mode: NULL-terminated argv */
+	const char *shm;    /* observer mode */
+	const char *sock;
+	const char *jsonl;
+	bool batch;
+	unsigned iterations; /* 0 = forever */
+	unsigned delay_tenths;
+	enum cli_format format;
+	uint32_t stations;
+};
+
+enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
+			  size_t errlen);
+extern const char cli_usage[];
+
+#endif

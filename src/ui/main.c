@@ -1,0 +1,189 @@
+/*
+ * main: the corotop binary.  Parses the command line, builds the engine,
+ * and runs the output loop.
+ *
+ * Signals.  SIGINT, SIGTERM, SIGHUP and SIGCHLD are blocked before any
+ * thread starts (threads inherit the mask; the target gets a clean one) and
+ * taken synchronously with sigtimedwait() in the output loop, so cleanup is
+ * ordinary code, never a signal handler: the region and socket are removed
+ * and the JSONL log is flushed on every way out but SIGKILL.
+ *
+ * Exit codes: 2 usage error (including a --shm path that is not a cTP
+ * region), 1 runtime failure, 128+N when stopped by signal N, and otherwise
+ * the target's own exit status when it ends first (0 after -n snapshots).
+ *
+ * Output.  --batch prints text or JSON snapshots.  Without --batch on a
+ * terminal, a plain full-screen text view is redrawn every delay (the
+ * ncurses interface replaces it); without a terminal, or with TERM=dumb,
+ * corotop falls back to batch output and says so on stderr.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../engine/engine.h"
+#include "batch.h"
+#include "cli.h"
+
+#ifndef COROTOP_VERSION
+#define COROTOP_VERSION "0.0.0"
+#endif
+
+struct main_loop {
+	struct engine *engine;
+	struct cli cli;
+	struct snapshot snap;
+	sigset_t sigs;
+	bool live; /* full-screen text view */
+	unsigned printed;
+};
+
+static uint64_t main_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void main_print(struct main_loop *m)
+{
+	unsigned rows = 0;
+
+	engine_snapshot(m->engine, &m->snap);
+	if (m->live) {
+		struct winsize ws;
+
+		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 6)
+			rows = ws.ws_row - 6u;
+		fputs("\033[H\033[2J", stdout);
+	}
+	if (m->cli.format == CLI_JSON)
+		batch_print_json(stdout, &m->snap);
+	else
+		batch_print_text(stdout, &m->snap, rows);
+	fflush(stdout);
+	m->printed++;
+}
+
+static int main_target_status(const struct snapshot *s)
+{
+	if (s->target.term_signal)
+		return 128 + s->target.term_signal;
+	return s->target.exit_code;
+}
+
+/* Runs until the iterations are done, the target ends or a signal. */
+static int main_run(struct main_loop *m)
+{
+	uint64_t period = (uint64_t)m->cli.delay_tenths * 100000000u;
+	uint64_t next = main_now() + period;
+
+	for (;;) {
+		uint64_t now = main_now();
+		struct timespec wait = {0, 0};
+		siginfo_t si;
+		int sig;
+
+		if (now < next) {
+			wait.tv_sec = (time_t)((next - now) / 1000000000u);
+			wait.tv_nsec = (long)((next - now) % 1000000000u);
+		}
+		sig = sigtimedwait(&m->sigs, &si, &wait);
+		if (sig == SIGCHLD) {
+			if (!engine_reap(m->engine))
+				continue;
+			/* Harvest the target's last words, then report. */
+			engine_stop(m->engine);
+			main_print(m);
+			return main_target_status(&m->snap);
+		}
+		if (sig > 0)
+			return 128 + sig;
+		if (sig < 0 && errno != EAGAIN && errno != EINTR)
+			return 1;
+		if (main_now() < next)
+			continue;
+		next += period;
+		main_print(m);
+		if (m->cli.iterations && m->printed >= m->cli.iterations)
+			return 0;
+	}
+}
+
+static bool main_want_live(const struct cli *cli)
+{
+	const char *term = getenv("TERM");
+
+	if (cli->batch)
+		return false;
+	if (!isatty(STDOUT_FILENO) || !term || !strcmp(term, "dumb")) {
+		fprintf(stderr, "corotop: no terminal (or TERM=dumb): printing "
+				"batch snapshots instead\n");
+		return false;
+	}
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	struct main_loop m = {0};
+	struct engine_config cfg;
+	char err[512];
+	int status;
+
+	switch (cli_parse(argc, argv, &m.cli, err, sizeof(err))) {
+	case CLI_HELP:
+		fputs(cli_usage, stdout);
+		return 0;
+	case CLI_VERSION:
+		printf("corotop %s\n", COROTOP_VERSION);
+		return 0;
+	case CLI_ERROR:
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	case CLI_OK:
+		break;
+	}
+	m.live = main_want_live(&m.cli);
+	sigemptyset(&m.sigs);
+	sigaddset(&m.sigs, SIGINT);
+	sigaddset(&m.sigs, SIGTERM);
+	sigaddset(&m.sigs, SIGHUP);
+	sigaddset(&m.sigs, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &m.sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	engine_config_defaults(&cfg);
+	cfg.argv = m.cli.command;
+	cfg.shm_path = m.cli.shm;
+	cfg.stations = m.cli.stations;
+	cfg.jsonl_path = m.cli.jsonl;
+	m.engine = engine_create(&cfg, err, sizeof(err));
+	if (!m.engine) {
+		fprintf(stderr, "corotop: %s\n", err);
+		return m.cli.shm ? 2 : 1;
+	}
+	if (!engine_start(m.engine, err, sizeof(err))) {
+		fprintf(stderr, "corotop: %s\n", err);
+		engine_destroy(m.engine);
+		return 1;
+	}
+	snapshot_init(&m.snap);
+	status = main_run(&m);
+	engine_terminate_target(m.engine, 2000);
+	if (!engine_destroy(m.engine)) {
+		fprintf(stderr, "corotop: writing %s failed: %s\n",
+			m.cli.jsonl ? m.cli.jsonl : "output", strerror(errno));
+		if (status == 0)
+			status = 1;
+	}
+	snapshot_finish(&m.snap);
+	return status;
+}
