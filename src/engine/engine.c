@@ -409,6 +409,8 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 			 e->region.stations);
 		goto err_region;
 	}
+	/* Rates count from now, not from the first tick. */
+	model_tick(&e->model, engine_now(CLOCK_MONOTONIC));
 	if (cfg->jsonl_path && !jsonl_open(&e->jsonl, cfg->jsonl_path, err,
 					   errlen))
 		goto err_region;

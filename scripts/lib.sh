@@ -1,0 +1,56 @@
+# scripts/lib.sh: shared set-up for scripts/demo, scripts/test, scripts/bench.
+# Sourced, not run.  ensure_deps installs the Debian packages corotop needs
+# when they are missing (as root directly, else through sudo -n), and when it
+# can not, prints the exact command to run and exits 1.
+
+COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Packages every build needs; callers may append more.
+COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
+	libncurses-dev libev-dev libcmocka-dev)
+
+ensure_deps() {
+	local missing=() p
+	if ! command -v dpkg-query >/dev/null 2>&1; then
+		for p in meson ninja pkg-config cc; do
+			command -v "$p" >/dev/null 2>&1 || {
+				echo "corotop: '$p' is missing; install meson, ninja, pkg-config, a C compiler, ncurses, libev and cmocka" >&2
+				exit 1
+			}
+		done
+		return 0
+	fi
+	for p in "${COROTOP_PKGS[@]}" "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "corotop: installing missing packages: ${missing[*]}" >&2
+	local sudo=()
+	if [ "$(id -u)" -ne 0 ]; then
+		if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+			sudo=(sudo -n)
+		else
+			echo "corotop: cannot install packages without root. Run:" >&2
+			echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+			exit 1
+		fi
+	fi
+	if ! { "${sudo[@]}" apt-get update -qq &&
+		DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}"; } >&2; then
+		echo "corotop: apt-get failed. Run:" >&2
+		echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+		exit 1
+	fi
+}
+
+# configure DIR [meson options...]: set up DIR once, reconfigure if it exists.
+configure() {
+	local dir=$1
+	shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson configure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$COROTOP_ROOT" "$@" >/dev/null
+	fi
+}

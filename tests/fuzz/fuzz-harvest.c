@@ -1,0 +1,129 @@
+/*
+ * fuzz-harvest: the harvester against regions made of arbitrary bytes.
+ *
+ * The input is split into an initial image of a small region (header plus
+ * FUZZ_STATIONS stations) and a tail of edit commands that overwrite bytes
+ * between scans, which is how a hostile or buggy writer looks to us.  The
+ * harvester must never crash, hang or read outside the mapping, and its
+ * accounting must stay consistent: delivered events per station strictly
+ * increase, and the sink's counts agree with the harvester's.
+ *
+ * Built as a libFuzzer target with clang (-Dfuzz=true) and, always, with
+ * tests/fuzz/driver.c, which replays a seeded pseudo-random corpus in the
+ * normal test suite.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/harvest.h"
+
+#define FUZZ_STATIONS 4
+#define FUZZ_SCANS 16
+
+struct fuzz_sink_state {
+	uint64_t events;
+	uint64_t lost;
+	uint64_t last_n[FUZZ_STATIONS];
+	int seen[FUZZ_STATIONS];
+};
+
+static void fuzz_on_open(void *ctx, uint32_t st, uint64_t id, uint64_t birth)
+{
+	struct fuzz_sink_state *s = ctx;
+
+	(void)id;
+	(void)birth;
+	if (st >= FUZZ_STATIONS)
+		abort();
+	s->seen[st] = 0;
+}
+
+static void fuzz_on_event(void *ctx, const struct harvest_event *ev)
+{
+	struct fuzz_sink_state *s = ctx;
+
+	if (ev->station >= FUZZ_STATIONS)
+		abort();
+	/* Within one occupancy, event numbers strictly increase. */
+	if (s->seen[ev->station] && ev->n <= s->last_n[ev->station])
+		abort();
+	s->seen[ev->station] = 1;
+	s->last_n[ev->station] = ev->n;
+	s->events++;
+}
+
+static void fuzz_on_lost(void *ctx, uint32_t st, uint64_t count)
+{
+	struct fuzz_sink_state *s = ctx;
+
+	if (st >= FUZZ_STATIONS || count == 0)
+		abort();
+	s->lost += count;
+}
+
+static void fuzz_on_close(void *ctx, uint32_t st)
+{
+	(void)ctx;
+	if (st >= FUZZ_STATIONS)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t region = CTP_HEADER_SIZE + FUZZ_STATIONS * CTP_STATION_SIZE;
+	struct fuzz_sink_state st = {0};
+	const struct harvest_sink sink = {
+		.open = fuzz_on_open,
+		.event = fuzz_on_event,
+		.lost = fuzz_on_lost,
+		.close = fuzz_on_close,
+		.ctx = &st,
+	};
+	struct harvest h;
+	uint8_t *mem;
+	size_t image, pos;
+
+	mem = aligned_alloc(CTP_HEADER_SIZE, region);
+	if (!mem)
+		return 0;
+	memset(mem, 0, region);
+	/* The first byte picks how much of the input is the initial image. */
+	image = size ? (size_t)data[0] * 64 : 0;
+	if (image > size - (size ? 1 : 0))
+		image = size ? size - 1 : 0;
+	if (image > region)
+		image = region;
+	if (image)
+		memcpy(mem, data + 1, image);
+	if (!harvest_init(&h, (struct ctp_header *)(void *)mem, FUZZ_STATIONS,
+			  true)) {
+		free(mem);
+		return 0;
+	}
+	pos = 1 + image;
+	for (int scan = 0; scan < FUZZ_SCANS; scan++) {
+		harvest_scan(&h, &sink);
+		/* Edit: 2-byte offset, 1-byte length, bytes. */
+		if (pos + 3 <= size) {
+			size_t off = ((size_t)data[pos] << 8 | data[pos + 1]) %
+				     region;
+			size_t len = data[pos + 2] % 16;
+
+			pos += 3;
+			if (len > size - pos)
+				len = size - pos;
+			if (len > region - off)
+				len = region - off;
+			memcpy(mem + off, data + pos, len);
+			pos += len;
+		}
+	}
+	if (st.events != h.count.harvested || st.lost != h.count.lost)
+		abort();
+	harvest_finish(&h);
+	free(mem);
+	return 0;
+}
