@@ -59,6 +59,14 @@
  *       otherwise a seq_cst fence.          M pairs with N (Dekker): either
  *   (O) CAS sleeping 1->0, then wake            the probe sees sleeping == 1
  *       (futex and/or one UDS byte)             or the re-scan sees the write.
+ *
+ *   (P) after (M): if the station's dirty  (Q) exchange each dirty word with
+ *       bit is clear, fetch_or it              0, then membarrier (or rely on
+ *       (relaxed; a hint).                     the probe's fence M), then scan
+ *                                              the marked stations.
+ *   Same Dekker shape as M/N: a probe that saw its bit still set (and so
+ *   skipped P) had its seq store ordered before the engine's scan.  Full
+ *   scans at least every 100 ms and at sleep entry bound any other case.
  */
 #ifndef COROTOP_CTP_H
 #define COROTOP_CTP_H
@@ -95,8 +103,8 @@
 /* One coroutine state transition. */
 struct ctp_epoch {
 	CTP_ALIGNAS(64) uint64_t timestamp; /* CLOCK_MONOTONIC ns */
-	uint64_t tid;       /* OS thread id */
-	uint64_t addr;      /* switch address or frame pointer */
+	uint64_t tid;			    /* OS thread id */
+	uint64_t addr; /* switch address or frame pointer */
 	CTP_ATOMIC(uint64_t) seq;
 	uint8_t reserved[31]; /* payload; corotop stores ctp_epoch_check here */
 	uint8_t is_active;    /* 1 running, 0 suspended */
@@ -113,22 +121,32 @@ struct ctp_epoch {
 #define CTP_HX_MAGIC 0x31585443u /* "CTX1" little-endian */
 #define CTP_HX_VERSION 1u
 #define CTP_HX_FREELIST (1u << 0)   /* engine recycles dead stations */
-#define CTP_HX_FUTEX (1u << 1)      /* engine sleeps on tracer_sleeping */
-#define CTP_HX_ASYM_FENCE (1u << 2) /* engine issues membarrier(GLOBAL_EXP.) */
+#define CTP_HX_FUTEX (1u << 1)	    /* engine sleeps on tracer_sleeping */
+#define CTP_HX_ASYM_FENCE (1u << 2) /* engine issues membarrier(GLOBAL_EXP.)   \
+				     */
+#define CTP_HX_DIRTY (1u << 3)	/* probes mark written stations in dirty[] */
+#define CTP_HX_DIRTY_WORDS 112u /* 7168 bits */
 
 struct ctp_header_ext {
-	uint32_t magic;   /* CTP_HX_MAGIC, or 0: no extension */
+	uint32_t magic;	  /* CTP_HX_MAGIC, or 0: no extension */
 	uint32_t version; /* CTP_HX_VERSION */
-	uint32_t size;    /* sizeof(struct ctp_header_ext) as the engine knew it */
-	uint32_t flags;   /* CTP_HX_* */
+	uint32_t size; /* sizeof(struct ctp_header_ext) as the engine knew it */
+	uint32_t flags; /* CTP_HX_* */
 	/* Treiber stack of free stations: low 32 bits = index + 1 (0 = empty),
 	 * high 32 bits = tag bumped on every push and pop (ABA guard). */
 	CTP_ATOMIC(uint64_t) free_head;
-	/* Transitions that found no station (fetch_add relaxed; a statistic). */
+	/* Transitions that found no station (fetch_add relaxed; a statistic).
+	 */
 	CTP_ATOMIC(uint64_t) untraced;
 	/* Pid of the engine that owns the region, for diagnostics. */
 	uint32_t engine_pid;
-	uint32_t _pad;
+	/* Dirty hint (CTP_HX_DIRTY): bit b of dirty[] covers stations
+	 * [b << dirty_shift, (b + 1) << dirty_shift).  A probe sets the bit
+	 * after a slot write or a close, when it is not already set (P); the
+	 * engine exchanges words with 0 and scans only the marked groups (Q).
+	 * A hint only: data is still ordered by seq, gen and is_dead. */
+	uint32_t dirty_shift;
+	CTP_ATOMIC(uint64_t) dirty[CTP_HX_DIRTY_WORDS];
 };
 
 struct ctp_header {
@@ -182,7 +200,8 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, reserved) == 0x20, "reserved");
 CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, is_active) == 0x3F, "is_active");
 
 CTP_STATIC_ASSERT(sizeof(struct ctp_header) == 1024, "header is 1 KiB");
-CTP_STATIC_ASSERT(CTP_ALIGNOF(struct ctp_header) == 1024, "header aligned 1 KiB");
+CTP_STATIC_ASSERT(CTP_ALIGNOF(struct ctp_header) == 1024,
+		  "header aligned 1 KiB");
 CTP_STATIC_ASSERT(offsetof(struct ctp_header, magic) == 0x00, "magic");
 CTP_STATIC_ASSERT(offsetof(struct ctp_header, version) == 0x08, "version");
 CTP_STATIC_ASSERT(offsetof(struct ctp_header, max_stations) == 0x0C, "max");
@@ -192,6 +211,10 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_header, tracer_sleeping) == 0x14,
 		  "tracer_sleeping");
 CTP_STATIC_ASSERT(offsetof(struct ctp_header, _reserved) == 0x18, "reserved");
 CTP_STATIC_ASSERT(sizeof(struct ctp_header_ext) <= 1000, "ext fits");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, free_head) == 16, "free");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, untraced) == 24, "untr");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, engine_pid) == 32, "pid");
+CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, dirty) == 40, "dirty");
 CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, free_head) % 8 == 0,
 		  "free_head aligned");
 
@@ -203,6 +226,10 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_station, is_dead) == 0x010, "is_dead");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station, slots) == 0x040, "slots");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station, flexible) == 0x240, "flexible");
 CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) <= 448, "station ext fits");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, gen) == 8, "gen");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, first_n) == 16, "first_n");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, next_n) == 24, "next_n");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, next_free) == 32, "link");
 
 /* Size in bytes of a region with n stations. */
 static inline uint64_t ctp_region_size(uint32_t n)

@@ -51,7 +51,7 @@ struct ctp_station;
 /* Per-coroutine probe state, embedded by the scheduler.  Treat as opaque. */
 struct corotop_coro {
 	struct ctp_station *station; /* NULL: no station (untraced) */
-	uint64_t n;                  /* next event number on the station */
+	uint64_t n;		     /* next event number on the station */
 	uint64_t probe_id;
 	uint64_t birth_ts;
 	uint32_t index; /* station index, valid when station != NULL */
@@ -63,7 +63,7 @@ struct corotop_probe_stats {
 	uint64_t untraced; /* transitions that had no station */
 	uint64_t opened;   /* coroutines that got a station */
 	uint64_t recycled; /* ... of which reused a recycled station */
-	uint64_t wakes;    /* engine wakeups sent */
+	uint64_t wakes;	   /* engine wakeups sent */
 };
 
 /* Non-zero while the probe is attached to a valid region. */

@@ -35,8 +35,8 @@ static inline uint64_t freelist_pack(uint32_t tag, uint32_t index_plus_one)
 static inline void freelist_push(struct ctp_header *hdr,
 				 struct ctp_station *stations, uint32_t index)
 {
-	uint64_t head = atomic_load_explicit(&hdr->ext.free_head,
-					     memory_order_relaxed);
+	uint64_t head =
+		atomic_load_explicit(&hdr->ext.free_head, memory_order_relaxed);
 	uint64_t next;
 
 	do {
@@ -56,8 +56,8 @@ static inline uint32_t freelist_pop(struct ctp_header *hdr,
 				    struct ctp_station *stations, uint32_t max)
 {
 	/* acquire (L) pairs with the pusher's release (K). */
-	uint64_t head = atomic_load_explicit(&hdr->ext.free_head,
-					     memory_order_acquire);
+	uint64_t head =
+		atomic_load_explicit(&hdr->ext.free_head, memory_order_acquire);
 
 	for (;;) {
 		uint32_t top = (uint32_t)head;

@@ -107,6 +107,8 @@ void engine_config_defaults(struct engine_config *cfg)
 	cfg->scan_interval_us = 500;
 	cfg->observer_poll_ms = 10;
 	cfg->tick_ms = 1000;
+	cfg->full_scan_ms = 100;
+	cfg->hx_dirty = true;
 }
 
 /* ---- sink: harvest -> model (called with lock held) ---- */
@@ -123,11 +125,11 @@ static void engine_on_event(void *ctx, const struct harvest_event *ev)
 {
 	struct engine *e = ctx;
 
-	model_event(&e->model, ev->station, ev->ts, ev->tid, ev->addr,
-		    ev->seq, ev->n, ev->is_active);
+	model_event(&e->model, ev->station, ev->ts, ev->tid, ev->addr, ev->seq,
+		    ev->n, ev->is_active);
 	if (e->jsonl.f)
-		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr,
-			    ev->seq, ev->is_active, ev->ts);
+		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr, ev->seq,
+			    ev->is_active, ev->ts);
 	if (e->cfg.event_hook)
 		e->cfg.event_hook(e->cfg.hook_ctx, ev);
 }
@@ -146,15 +148,21 @@ static void engine_on_close(void *ctx, uint32_t station)
 	model_close(&e->model, station, engine_now(CLOCK_MONOTONIC));
 }
 
-static size_t engine_scan(struct engine *e)
+static struct harvest_sink engine_sink(struct engine *e)
 {
-	const struct harvest_sink sink = {
+	return (struct harvest_sink){
 		.open = engine_on_open,
 		.event = engine_on_event,
 		.lost = engine_on_lost,
 		.close = engine_on_close,
 		.ctx = e,
 	};
+}
+
+/* A full scan of every allocated station. */
+static size_t engine_scan(struct engine *e)
+{
+	struct harvest_sink sink = engine_sink(e);
 	size_t n;
 
 	pthread_mutex_lock(&e->lock);
@@ -163,16 +171,34 @@ static size_t engine_scan(struct engine *e)
 	return n;
 }
 
-/* ---- sleep contract ---- */
-
+/* (N) and (Q) pair with the probes' (M): order our store (the sleeping
+ * flag, or the cleared dirty words) before the loads of the next scan. */
 static void engine_barrier(struct engine *e)
 {
-	/* (N) pairs with the probes' (M). */
 	if (e->asym &&
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0)
 		return;
 	atomic_thread_fence(memory_order_seq_cst);
 }
+
+/* Scan only the stations the probes marked dirty since the last call. */
+static size_t engine_scan_dirty(struct engine *e)
+{
+	uint64_t marks[CTP_HX_DIRTY_WORDS];
+	size_t n;
+
+	if (!harvest_dirty_collect(&e->harvest, marks))
+		return 0;
+	engine_barrier(e);
+	pthread_mutex_lock(&e->lock);
+	struct harvest_sink sink = engine_sink(e);
+
+	n = harvest_scan_marked(&e->harvest, marks, &sink);
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+/* ---- sleep contract ---- */
 
 static void engine_futex_wait(struct engine *e)
 {
@@ -195,8 +221,7 @@ static void engine_futex_wait(struct engine *e)
 		rel.tv_sec = (time_t)((deadline - now) / 1000000000u);
 		rel.tv_nsec = (long)((deadline - now) % 1000000000u);
 		/* Shared futex: the waker is another process. */
-		if (syscall(SYS_futex, word, FUTEX_WAIT, 1, &rel, NULL, 0) ==
-		    0)
+		if (syscall(SYS_futex, word, FUTEX_WAIT, 1, &rel, NULL, 0) == 0)
 			continue; /* woken, maybe spuriously: re-check */
 		if (errno == EAGAIN)
 			break; /* the word already changed: woken */
@@ -253,12 +278,26 @@ static void engine_harvest_loop(struct engine *e)
 {
 	uint64_t tick_ns = (uint64_t)e->cfg.tick_ms * 1000000u;
 	uint64_t next_tick = engine_now(CLOCK_MONOTONIC) + tick_ns;
+	uint64_t full_ns = (uint64_t)e->cfg.full_scan_ms * 1000000u;
+	uint64_t next_full = 0;
+	bool dirty = harvest_has_dirty(&e->harvest) && e->region.owner;
 	unsigned empty = 0;
 
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		uint64_t lost0 = e->harvest.count.lost;
-		size_t n = engine_scan(e);
 		uint64_t now = engine_now(CLOCK_MONOTONIC);
+		size_t n;
+
+		/* Dirty scans while every writer marks; a full scan at least
+		 * every full_scan_ms, and always while an upstream SDK (which
+		 * never marks) writes to the region. */
+		if (dirty && !e->harvest.saw_upstream && now < next_full) {
+			n = engine_scan_dirty(e);
+		} else {
+			n = engine_scan(e);
+			next_full = now + full_ns;
+		}
+		now = engine_now(CLOCK_MONOTONIC);
 
 		if (now >= next_tick) {
 			engine_tick(e);
@@ -269,7 +308,8 @@ static void engine_harvest_loop(struct engine *e)
 			if (e->harvest.count.lost == lost0 &&
 			    e->cfg.scan_interval_us) {
 				struct timespec ts = {
-					0, (long)e->cfg.scan_interval_us * 1000};
+					0,
+					(long)e->cfg.scan_interval_us * 1000};
 				nanosleep(&ts, NULL);
 			}
 			continue;
@@ -280,6 +320,7 @@ static void engine_harvest_loop(struct engine *e)
 		}
 		empty = 0;
 		engine_idle(e);
+		next_full = 0; /* a wake is marked after it is sent: scan all */
 	}
 }
 
@@ -311,9 +352,8 @@ static void engine_kick(struct engine *e)
 	uint32_t one = 1;
 
 	/* acq_rel: same role as the probe's (O). */
-	if (atomic_compare_exchange_strong_explicit(word, &one, 0,
-						    memory_order_acq_rel,
-						    memory_order_relaxed))
+	if (atomic_compare_exchange_strong_explicit(
+		    word, &one, 0, memory_order_acq_rel, memory_order_relaxed))
 		syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
@@ -388,6 +428,8 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	pthread_mutex_init(&e->lock, NULL);
 	if (!cfg->no_futex)
 		flags |= CTP_HX_FUTEX;
+	if (cfg->hx_dirty)
+		flags |= CTP_HX_DIRTY;
 	if (!cfg->no_membarrier &&
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) > 0 &&
 	    (syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) &
@@ -411,8 +453,8 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	}
 	/* Rates count from now, not from the first tick. */
 	model_tick(&e->model, engine_now(CLOCK_MONOTONIC));
-	if (cfg->jsonl_path && !jsonl_open(&e->jsonl, cfg->jsonl_path, err,
-					   errlen))
+	if (cfg->jsonl_path &&
+	    !jsonl_open(&e->jsonl, cfg->jsonl_path, err, errlen))
 		goto err_region;
 	if (pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
@@ -491,8 +533,7 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	out->error = e->error;
 	out->t.running = out->t.suspended = out->t.dead = 0;
 	if (out->cap < m->cap) {
-		struct model_coro *c = realloc(out->coro,
-					       m->cap * sizeof(*c));
+		struct model_coro *c = realloc(out->coro, m->cap * sizeof(*c));
 		if (c) {
 			out->coro = c;
 			out->cap = m->cap;
@@ -518,12 +559,12 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 void engine_stats(struct engine *e, struct engine_stats *out)
 {
 	out->sleeps = atomic_load_explicit(&e->sleeps, memory_order_relaxed);
-	out->futex_wakes = atomic_load_explicit(&e->futex_wakes,
-						memory_order_relaxed);
-	out->uds_bytes = atomic_load_explicit(&e->uds_bytes,
-					      memory_order_relaxed);
-	out->timeouts = atomic_load_explicit(&e->timeouts,
-					     memory_order_relaxed);
+	out->futex_wakes =
+		atomic_load_explicit(&e->futex_wakes, memory_order_relaxed);
+	out->uds_bytes =
+		atomic_load_explicit(&e->uds_bytes, memory_order_relaxed);
+	out->timeouts =
+		atomic_load_explicit(&e->timeouts, memory_order_relaxed);
 	pthread_mutex_lock(&e->lock);
 	out->scans = e->harvest.count.scans;
 	pthread_mutex_unlock(&e->lock);

@@ -14,18 +14,20 @@
 #include "snapshot.h"
 
 struct engine_config {
-	char *const *argv;      /* launch mode: the target command */
-	const char *shm_path;   /* observer mode: an existing region */
-	uint32_t stations;      /* launch mode: stations to create */
-	const char *jsonl_path; /* append every event here, or NULL */
-	uint64_t linger_ns;     /* dead coroutines stay visible this long */
-	unsigned idle_scans;    /* empty scans before sleeping (N) */
+	char *const *argv;	   /* launch mode: the target command */
+	const char *shm_path;	   /* observer mode: an existing region */
+	uint32_t stations;	   /* launch mode: stations to create */
+	const char *jsonl_path;	   /* append every event here, or NULL */
+	uint64_t linger_ns;	   /* dead coroutines stay visible this long */
+	unsigned idle_scans;	   /* empty scans before sleeping (N) */
 	unsigned sleep_timeout_ms; /* bound on one sleep */
 	unsigned scan_interval_us; /* pause after a busy scan without loss */
 	unsigned observer_poll_ms; /* observer mode: poll period */
-	unsigned tick_ms;          /* rate window */
-	bool no_futex;          /* advertise socket wakeups only (benchmarks) */
-	bool no_membarrier;     /* use a full fence in the probe (benchmarks) */
+	unsigned tick_ms;	   /* rate window */
+	unsigned full_scan_ms;	   /* bound between full scans (dirty mode) */
+	bool hx_dirty;		   /* advertise the dirty hint (default true) */
+	bool no_futex;	    /* advertise socket wakeups only (benchmarks) */
+	bool no_membarrier; /* use a full fence in the probe (benchmarks) */
 	/* Called on the harvest thread for every event, after the model. */
 	void (*event_hook)(void *ctx, const struct harvest_event *ev);
 	/* Called on the harvest thread after each rate tick (UI wakeup). */
@@ -37,10 +39,10 @@ struct engine_config {
 void engine_config_defaults(struct engine_config *cfg);
 
 struct engine_stats {
-	uint64_t sleeps;        /* times the engine went to sleep */
-	uint64_t futex_wakes;   /* sleeps ended by a wake */
-	uint64_t uds_bytes;     /* wake bytes received on the socket */
-	uint64_t timeouts;      /* sleeps ended by the bound */
+	uint64_t sleeps;      /* times the engine went to sleep */
+	uint64_t futex_wakes; /* sleeps ended by a wake */
+	uint64_t uds_bytes;   /* wake bytes received on the socket */
+	uint64_t timeouts;    /* sleeps ended by the bound */
 	uint64_t scans;
 };
 

@@ -70,7 +70,7 @@ uint32_t harvest_allocated(const struct harvest *h)
 
 struct harvest_ring {
 	uint64_t obs[CTP_SLOTS]; /* event number seen in the slot, or MAX */
-	bool valid[CTP_SLOTS];   /* ev[] holds a good copy of obs[] */
+	bool valid[CTP_SLOTS];	 /* ev[] holds a good copy of obs[] */
 	struct harvest_event ev[CTP_SLOTS];
 };
 
@@ -96,10 +96,11 @@ static void harvest_read_ring(struct harvest *h, uint32_t i,
 		ev->ts = __atomic_load_n(&e->timestamp, __ATOMIC_RELAXED);
 		ev->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
 		ev->addr = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
-		ev->is_active = __atomic_load_n(&e->is_active,
-						__ATOMIC_RELAXED);
+		ev->is_active =
+			__atomic_load_n(&e->is_active, __ATOMIC_RELAXED);
 		ev->check = __atomic_load_n(
-			(uint64_t *)(void *)&e->reserved[CTP_EPOCH_CHECK_OFFSET],
+			(uint64_t *)(void *)&e
+				->reserved[CTP_EPOCH_CHECK_OFFSET],
 			__ATOMIC_RELAXED);
 #ifdef HARVEST_TEST_HOOKS
 		if (harvest_test_after_copy)
@@ -217,8 +218,8 @@ static size_t harvest_ours(struct harvest *h, uint32_t i,
 		}
 		st->gen = gen;
 		st->station_style = 1;
-		st->expected = __atomic_load_n(&s->ext.first_n,
-					       __ATOMIC_RELAXED);
+		st->expected =
+			__atomic_load_n(&s->ext.first_n, __ATOMIC_RELAXED);
 		harvest_open(h, i, st, sink,
 			     __atomic_load_n(&s->probe_id, __ATOMIC_RELAXED),
 			     __atomic_load_n(&s->birth_ts, __ATOMIC_RELAXED));
@@ -252,6 +253,7 @@ static size_t harvest_upstream(struct harvest *h, uint32_t i,
 		return 0;
 	if (st->state == HARVEST_EMPTY) {
 		st->station_style = 0;
+		h->saw_upstream = true;
 		harvest_open(h, i, st, sink,
 			     __atomic_load_n(&s->probe_id, __ATOMIC_RELAXED),
 			     __atomic_load_n(&s->birth_ts, __ATOMIC_RELAXED));
@@ -270,8 +272,8 @@ size_t harvest_station_scan(struct harvest *h, uint32_t i,
 			    const struct harvest_sink *sink)
 {
 	struct harvest_station *st = &h->state[i];
-	uint32_t magic = __atomic_load_n(&h->stations[i].ext.magic,
-					 __ATOMIC_RELAXED);
+	uint32_t magic =
+		__atomic_load_n(&h->stations[i].ext.magic, __ATOMIC_RELAXED);
 
 	if (magic == CTP_STX_MAGIC || st->station_style)
 		return harvest_ours(h, i, st, sink);
@@ -302,6 +304,60 @@ size_t harvest_scan(struct harvest *h, const struct harvest_sink *sink)
 
 	for (uint32_t i = 0; i < alloc; i++)
 		n += harvest_station_scan(h, i, sink);
+	h->count.scans++;
+	return n;
+}
+
+bool harvest_has_dirty(const struct harvest *h)
+{
+	const struct ctp_header_ext *x = &h->hdr->ext;
+
+	return x->magic == CTP_HX_MAGIC && (x->flags & CTP_HX_DIRTY) &&
+	       x->dirty_shift < 32;
+}
+
+bool harvest_dirty_collect(struct harvest *h, uint64_t *marks)
+{
+	uint64_t any = 0;
+
+	for (unsigned w = 0; w < CTP_HX_DIRTY_WORDS; w++) {
+		/* (Q) relaxed: a hint; the seq/gen/is_dead loads in the scan
+		 * carry the acquire ordering for the data itself. */
+		marks[w] = atomic_load_explicit(&h->hdr->ext.dirty[w],
+						memory_order_relaxed)
+				   ? atomic_exchange_explicit(
+					     &h->hdr->ext.dirty[w], 0,
+					     memory_order_relaxed)
+				   : 0;
+		any |= marks[w];
+	}
+	return any != 0;
+}
+
+size_t harvest_scan_marked(struct harvest *h, const uint64_t *marks,
+			   const struct harvest_sink *sink)
+{
+	uint32_t alloc = harvest_allocated(h);
+	uint32_t shift = h->hdr->ext.dirty_shift;
+	size_t n = 0;
+
+	for (unsigned w = 0; w < CTP_HX_DIRTY_WORDS; w++) {
+		uint64_t bits = marks[w];
+
+		while (bits) {
+			uint64_t b = (uint64_t)w * 64 +
+				     (uint64_t)__builtin_ctzll(bits);
+			uint64_t first = b << shift, end = (b + 1) << shift;
+
+			bits &= bits - 1;
+			if (first >= alloc)
+				continue;
+			if (end > alloc)
+				end = alloc;
+			for (uint64_t i = first; i < end; i++)
+				n += harvest_station_scan(h, (uint32_t)i, sink);
+		}
+	}
 	h->count.scans++;
 	return n;
 }

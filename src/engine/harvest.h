@@ -16,7 +16,7 @@ struct harvest_event {
 	uint64_t ts;
 	uint64_t tid;
 	uint64_t addr;
-	uint64_t seq;   /* raw seq value as written */
+	uint64_t seq;	/* raw seq value as written */
 	uint64_t check; /* first 8 reserved bytes (writer's checksum, if any) */
 	uint64_t probe_id;
 	uint32_t station;
@@ -39,23 +39,23 @@ struct harvest_sink {
 
 enum harvest_station_state {
 	HARVEST_EMPTY = 0, /* never seen occupied */
-	HARVEST_LIVE,      /* occupied; events flow */
-	HARVEST_CLOSED,    /* occupant dead; waiting for a new generation */
+	HARVEST_LIVE,	   /* occupied; events flow */
+	HARVEST_CLOSED,	   /* occupant dead; waiting for a new generation */
 };
 
 struct harvest_station {
 	uint64_t last_seen[CTP_SLOTS]; /* last complete seq read per slot */
-	uint64_t expected;             /* next event number to deliver */
-	uint64_t gen;                  /* occupant generation last opened */
+	uint64_t expected;	       /* next event number to deliver */
+	uint64_t gen;		       /* occupant generation last opened */
 	uint64_t probe_id;
-	uint8_t state;         /* enum harvest_station_state */
+	uint8_t state;	       /* enum harvest_station_state */
 	uint8_t station_style; /* 1: station seqs, 0: upstream slot seqs */
 };
 
 struct harvest_counters {
 	uint64_t harvested; /* events delivered */
-	uint64_t lost;      /* events overwritten before they were read */
-	uint64_t torn;      /* copies discarded because seq moved mid-copy */
+	uint64_t lost;	    /* events overwritten before they were read */
+	uint64_t torn;	    /* copies discarded because seq moved mid-copy */
 	uint64_t opened;    /* coroutines seen */
 	uint64_t closed;    /* coroutines seen dead */
 	uint64_t recycled;  /* stations pushed to the free list */
@@ -65,8 +65,9 @@ struct harvest_counters {
 struct harvest {
 	struct ctp_header *hdr;
 	struct ctp_station *stations;
-	uint32_t max;   /* stations mapped (bounded by the region size) */
-	bool recycle;   /* push dead stations to the free list (we own it) */
+	uint32_t max;	   /* stations mapped (bounded by the region size) */
+	bool recycle;	   /* push dead stations to the free list (we own it) */
+	bool saw_upstream; /* an upstream SDK writes here: it never marks */
 	struct harvest_station *state; /* max entries */
 	struct harvest_counters count;
 };
@@ -80,6 +81,19 @@ uint32_t harvest_allocated(const struct harvest *h);
 
 /* One pass over every allocated station.  Returns events delivered. */
 size_t harvest_scan(struct harvest *h, const struct harvest_sink *sink);
+
+/*
+ * Dirty-hint scanning (CTP_HX_DIRTY).  collect exchanges every dirty word
+ * with 0 into marks[CTP_HX_DIRTY_WORDS] and returns false when none was set;
+ * the caller then issues its barrier (Q) and calls scan_marked, which visits
+ * only the stations of marked groups.  Returns 0 / nothing when the region
+ * has no dirty hint.
+ */
+bool harvest_dirty_collect(struct harvest *h, uint64_t *marks);
+size_t harvest_scan_marked(struct harvest *h, const uint64_t *marks,
+			   const struct harvest_sink *sink);
+/* The region carries a usable dirty hint. */
+bool harvest_has_dirty(const struct harvest *h);
 
 /* One station; exposed for unit tests. */
 size_t harvest_station_scan(struct harvest *h, uint32_t i,

@@ -102,9 +102,8 @@ void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 	m->t.coroutines_seen++;
 }
 
-void model_event(struct model *m, uint32_t station, uint64_t ts,
-		 uint64_t tid, uint64_t addr, uint64_t seq, uint64_t n,
-		 bool is_active)
+void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
+		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active)
 {
 	struct model_coro *c = model_at(m, station);
 	struct model_transition *tr;
@@ -131,8 +130,7 @@ void model_event(struct model *m, uint32_t station, uint64_t ts,
 		c->recent_count++;
 	} else {
 		slot = c->recent_head;
-		c->recent_head = (uint8_t)((c->recent_head + 1) %
-					   MODEL_RECENT);
+		c->recent_head = (uint8_t)((c->recent_head + 1) % MODEL_RECENT);
 	}
 	tr = &c->recent[slot];
 	tr->ts = ts;
@@ -192,8 +190,8 @@ void model_tick(struct model *m, uint64_t now)
 			continue;
 		}
 		if (m->tick_ts && secs > 0)
-			c->sw_per_sec = (double)(c->switches - c->sw_mark) /
-					secs;
+			c->sw_per_sec =
+				(double)(c->switches - c->sw_mark) / secs;
 		c->sw_mark = c->switches;
 		if (c->state == MODEL_RUNNING)
 			m->t.running++;
@@ -203,8 +201,8 @@ void model_tick(struct model *m, uint64_t now)
 			m->t.suspended++;
 	}
 	if (m->tick_ts && secs > 0)
-		m->t.events_per_sec = (double)(m->t.events - m->tick_events) /
-				      secs;
+		m->t.events_per_sec =
+			(double)(m->t.events - m->tick_events) / secs;
 	m->tick_events = m->t.events;
 	m->tick_ts = now;
 }

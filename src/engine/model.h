@@ -23,7 +23,7 @@ struct model_transition {
 	uint64_t tid;
 	uint64_t addr;
 	uint64_t seq;
-	uint64_t n;       /* event number on the station */
+	uint64_t n;	      /* event number on the station */
 	uint64_t lost_before; /* events lost right before this one */
 	uint8_t is_active;
 };
@@ -38,7 +38,7 @@ struct model_coro {
 	uint64_t last_addr;
 	uint64_t last_seq;
 	uint64_t switches; /* transitions harvested */
-	uint64_t lost;     /* transitions lost */
+	uint64_t lost;	   /* transitions lost */
 	uint64_t run_ns;   /* closed running intervals */
 	uint64_t susp_ns;  /* closed suspended intervals */
 	uint64_t sw_mark;  /* switches at the last rate tick */
@@ -68,7 +68,7 @@ struct model_totals {
 struct model {
 	struct model_coro *coro; /* cap records; in_use marks the live ones */
 	uint32_t cap;
-	uint32_t *free;  /* stack of unused record indexes */
+	uint32_t *free; /* stack of unused record indexes */
 	uint32_t nfree;
 	uint32_t *by_station; /* station -> record, or MODEL_NONE */
 	uint32_t stations;
@@ -84,9 +84,8 @@ void model_finish(struct model *m);
 
 void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 		uint64_t birth_ts);
-void model_event(struct model *m, uint32_t station, uint64_t ts,
-		 uint64_t tid, uint64_t addr, uint64_t seq, uint64_t n,
-		 bool is_active);
+void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
+		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active);
 void model_lost(struct model *m, uint32_t station, uint64_t count);
 void model_close(struct model *m, uint32_t station, uint64_t now);
 

@@ -83,8 +83,9 @@ bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 	snprintf(r->dir, sizeof(r->dir), "%s/corotop.XXXXXX",
 		 region_base_dir());
 	if (!mkdtemp(r->dir)) {
-		snprintf(err, errlen, "cannot create a private directory %s: %s",
-			 r->dir, strerror(errno));
+		snprintf(err, errlen,
+			 "cannot create a private directory %s: %s", r->dir,
+			 strerror(errno));
 		r->dir[0] = '\0';
 		return false;
 	}
@@ -117,6 +118,11 @@ bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 	hdr->ext.size = sizeof(hdr->ext);
 	hdr->ext.flags = hx_flags;
 	hdr->ext.engine_pid = (uint32_t)getpid();
+	/* Smallest group size that lets the dirty bitmap cover every station.
+	 */
+	while (((uint64_t)stations + (1ull << hdr->ext.dirty_shift) - 1) >>
+	       hdr->ext.dirty_shift > CTP_HX_DIRTY_WORDS * 64ull)
+		hdr->ext.dirty_shift++;
 	r->listen_fd = region_listen(r, err, errlen);
 	if (r->listen_fd < 0)
 		goto err_file;

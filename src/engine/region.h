@@ -14,10 +14,10 @@
 struct region {
 	struct ctp_header *hdr;
 	size_t size;
-	uint32_t stations;  /* mapped stations, bounded by the file size */
-	bool owner;         /* we created it: writable, removed on destroy */
-	int listen_fd;      /* wake socket (owner only), or -1 */
-	char dir[256];      /* private directory (owner only) */
+	uint32_t stations; /* mapped stations, bounded by the file size */
+	bool owner;	   /* we created it: writable, removed on destroy */
+	int listen_fd;	   /* wake socket (owner only), or -1 */
+	char dir[256];	   /* private directory (owner only) */
 	char shm_path[320];
 	char sock_path[320];
 };

@@ -13,18 +13,18 @@
 #include "model.h"
 
 struct snapshot_target {
-	pid_t pid;       /* 0 in observer mode */
+	pid_t pid; /* 0 in observer mode */
 	bool running;
-	bool exited;     /* waited for; exit_code/term_signal are valid */
-	int exit_code;   /* exit status, or -1 when killed by a signal */
+	bool exited;	 /* waited for; exit_code/term_signal are valid */
+	int exit_code;	 /* exit status, or -1 when killed by a signal */
 	int term_signal; /* signal that killed it, or 0 */
 };
 
 struct snapshot {
-	uint64_t ts;      /* CLOCK_MONOTONIC ns, the clock events carry */
-	uint64_t wall_ns; /* CLOCK_REALTIME ns at the same moment */
-	bool sleeping;    /* engine asleep on the futex/socket */
-	bool observer;    /* read-only observer of someone else's region */
+	uint64_t ts;	   /* CLOCK_MONOTONIC ns, the clock events carry */
+	uint64_t wall_ns;  /* CLOCK_REALTIME ns at the same moment */
+	bool sleeping;	   /* engine asleep on the futex/socket */
+	bool observer;	   /* read-only observer of someone else's region */
 	const char *error; /* engine failure (e.g. region truncated), or NULL */
 	struct model_totals t;
 	struct snapshot_target target;

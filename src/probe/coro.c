@@ -29,6 +29,26 @@ static inline uint64_t coro_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* (P): tell the engine which station group changed.  Load first so the
+ * common case (bit already set) costs no atomic read-modify-write. */
+static inline void coro_mark(uint32_t idx)
+{
+	_Atomic uint64_t *w;
+	uint32_t bit;
+	uint64_t m;
+
+	if (!probe_global.dirty)
+		return;
+	bit = idx >> probe_global.dirty_shift;
+	if (COROTOP_UNLIKELY(bit >= probe_global.dirty_bits))
+		return;
+	w = &probe_global.dirty[bit / 64];
+	m = 1ull << (bit % 64);
+	/* relaxed: a hint; ordering comes from (M) and the engine's (Q). */
+	if (!(atomic_load_explicit(w, memory_order_relaxed) & m))
+		atomic_fetch_or_explicit(w, m, memory_order_relaxed);
+}
+
 static bool coro_acquire(struct corotop_coro *c)
 {
 	struct probe *p = &probe_global;
@@ -71,6 +91,7 @@ static bool coro_acquire(struct corotop_coro *c)
 	/* release (G) pairs with the engine's acquire (H): the header above is
 	 * complete once the generation moves. */
 	atomic_fetch_add_explicit(&s->ext.gen, 1, memory_order_release);
+	coro_mark(idx);
 	atomic_fetch_add_explicit(&p->opened, 1, memory_order_relaxed);
 	if (recycled)
 		atomic_fetch_add_explicit(&p->recycled, 1,
@@ -147,6 +168,7 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	/* (C) release pairs with the engine's acquire load (D). */
 	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
 	coro_check_sleeping();
+	coro_mark(c->index);
 }
 
 COROTOP_API void corotop_coro_close(struct corotop_coro *c)
@@ -161,6 +183,8 @@ COROTOP_API void corotop_coro_close(struct corotop_coro *c)
 	 * and next_n are visible before the engine recycles the station. */
 	atomic_store_explicit(&s->is_dead, 1, memory_order_release);
 	c->station = NULL;
-	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED)) {
 		coro_check_sleeping();
+		coro_mark(c->index);
+	}
 }

@@ -111,12 +111,18 @@ static bool probe_map(const char *path, uint32_t max)
 		return false;
 	}
 	probe_global.hdr = hdr;
-	probe_global.stations = (struct ctp_station *)((char *)hdr +
-						       CTP_HEADER_SIZE);
+	probe_global.stations =
+		(struct ctp_station *)((char *)hdr + CTP_HEADER_SIZE);
 	probe_global.max = max;
 	probe_global.map_size = size;
 	if (hdr->ext.magic == CTP_HX_MAGIC && hdr->ext.version >= 1)
 		probe_global.hx_flags = hdr->ext.flags;
+	if ((probe_global.hx_flags & CTP_HX_DIRTY) &&
+	    hdr->ext.dirty_shift < 32) {
+		probe_global.dirty = hdr->ext.dirty;
+		probe_global.dirty_shift = hdr->ext.dirty_shift;
+		probe_global.dirty_bits = CTP_HX_DIRTY_WORDS * 64;
+	}
 	/* The asymmetric fence only covers processes that registered. */
 	probe_global.asym =
 		(probe_global.hx_flags & CTP_HX_ASYM_FENCE) &&
@@ -179,8 +185,8 @@ COROTOP_API void corotop_probe_stats(struct corotop_probe_stats *out)
 					   memory_order_relaxed);
 	out->recycled = atomic_load_explicit(&probe_global.recycled,
 					     memory_order_relaxed);
-	out->wakes = atomic_load_explicit(&probe_global.wakes,
-					  memory_order_relaxed);
+	out->wakes =
+		atomic_load_explicit(&probe_global.wakes, memory_order_relaxed);
 }
 
 void probe_wake(void)
@@ -189,10 +195,9 @@ void probe_wake(void)
 	uint32_t one = 1;
 
 	/* acq_rel (O): only one writer wins the right to wake. */
-	if (!atomic_compare_exchange_strong_explicit(&hdr->tracer_sleeping,
-						     &one, 0,
-						     memory_order_acq_rel,
-						     memory_order_relaxed))
+	if (!atomic_compare_exchange_strong_explicit(
+		    &hdr->tracer_sleeping, &one, 0, memory_order_acq_rel,
+		    memory_order_relaxed))
 		return;
 	atomic_fetch_add_explicit(&probe_global.wakes, 1, memory_order_relaxed);
 	/* Shared (not private) futex: the waiter is another process. */

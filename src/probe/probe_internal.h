@@ -19,6 +19,10 @@ struct probe {
 	uint32_t hx_flags; /* copy of hdr->ext.flags, read once at attach */
 	/* The engine's membarrier orders our stores: no fence needed (M). */
 	bool asym;
+	/* Dirty hint words (CTP_HX_DIRTY), or NULL. */
+	_Atomic uint64_t *dirty;
+	uint32_t dirty_shift;
+	uint32_t dirty_bits;
 	size_t map_size;
 	int sock;
 	/* Process-wide statistics (relaxed; nobody orders against them). */

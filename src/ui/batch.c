@@ -99,11 +99,16 @@ static void cell_addr(char *b, size_t n, const struct snapshot *s,
 }
 
 static const struct batch_column batch_columns[] = {
-	{"ID", 14, cell_id},	       {"S", 1, cell_state},
-	{"TID", 7, cell_tid},	       {"AGE", 8, cell_age},
-	{"IN-STATE", 8, cell_in_state}, {"SWITCHES", 9, cell_switches},
-	{"SW/s", 7, cell_swps},	       {"RUN%", 5, cell_run},
-	{"SEQ", 9, cell_seq},	       {"LOST", 6, cell_lost},
+	{"ID", 14, cell_id},
+	{"S", 1, cell_state},
+	{"TID", 7, cell_tid},
+	{"AGE", 8, cell_age},
+	{"IN-STATE", 8, cell_in_state},
+	{"SWITCHES", 9, cell_switches},
+	{"SW/s", 7, cell_swps},
+	{"RUN%", 5, cell_run},
+	{"SEQ", 9, cell_seq},
+	{"LOST", 6, cell_lost},
 	{"ADDR", -18, cell_addr},
 };
 
@@ -116,8 +121,8 @@ static void batch_target_text(char *b, size_t n, const struct snapshot *s)
 	else if (s->target.running)
 		snprintf(b, n, "pid %d running", (int)s->target.pid);
 	else if (s->target.term_signal)
-		snprintf(b, n, "pid %d killed by signal %d",
-			 (int)s->target.pid, s->target.term_signal);
+		snprintf(b, n, "pid %d killed by signal %d", (int)s->target.pid,
+			 s->target.term_signal);
 	else
 		snprintf(b, n, "pid %d exited %d", (int)s->target.pid,
 			 s->target.exit_code);
@@ -192,8 +197,8 @@ void batch_print_json(FILE *f, const struct snapshot *s)
 {
 	fprintf(f,
 		"{\"ts\":%" PRIu64 ",\"wall_ns\":%" PRIu64
-		",\"stations\":{\"allocated\":%u,\"max\":%u,\"recycled\":%" PRIu64
-		"},",
+		",\"stations\":{\"allocated\":%u,\"max\":%u,\"recycled\":"
+		"%" PRIu64 "},",
 		s->ts, s->wall_ns, s->t.stations_allocated, s->t.stations_max,
 		s->t.recycled);
 	fprintf(f,
@@ -222,8 +227,8 @@ void batch_print_json(FILE *f, const struct snapshot *s)
 			",\"station\":%u,\"state\":\"%s\",\"tid\":%" PRIu64
 			",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
 			",\"switches\":%" PRIu64 ",\"lost\":%" PRIu64
-			",\"sw_per_sec\":%.1f,\"run_pct\":%.1f,\"age_ns\":%" PRIu64
-			",\"in_state_ns\":%" PRIu64 "}",
+			",\"sw_per_sec\":%.1f,\"run_pct\":%.1f,\"age_ns\":"
+			"%" PRIu64 ",\"in_state_ns\":%" PRIu64 "}",
 			i ? "," : "", c->id, c->probe_id, c->station,
 			snapshot_state_name(c->state), c->last_tid,
 			c->last_addr, c->last_seq, c->switches, c->lost,

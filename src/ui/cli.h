@@ -21,8 +21,8 @@ enum cli_format {
 };
 
 struct cli {
-	char **command;     /* launch mode: NULL-terminated argv */
-	const char *shm;    /* observer mode */
+	char **command;	 /* launch mode: NULL-terminated argv */
+	const char *shm; /* observer mode */
 	const char *sock;
 	const char *jsonl;
 	bool batch;

@@ -59,9 +59,10 @@ static size_t driver_make(uint8_t *buf, size_t cap)
 			memcpy(st + 0x250, &base, 8);
 		}
 		for (unsigned k = 0; k < CTP_SLOTS; k++) {
-			uint64_t seq = driver_next() % 4 ? base * 2 + k * 2 +
-								   driver_next() % 3
-							 : driver_next();
+			uint64_t seq =
+				driver_next() % 4
+					? base * 2 + k * 2 + driver_next() % 3
+					: driver_next();
 
 			memcpy(st + 0x40 + k * 64 + 0x18, &seq, 8);
 		}
@@ -70,8 +71,8 @@ static size_t driver_make(uint8_t *buf, size_t cap)
 	n += region;
 	/* Edits: mostly to seqs, gens and is_dead. */
 	while (n + 19 < cap && driver_next() % 8) {
-		size_t off = CTP_HEADER_SIZE + (driver_next() % 4) *
-						       CTP_STATION_SIZE;
+		size_t off = CTP_HEADER_SIZE +
+			     (driver_next() % 4) * CTP_STATION_SIZE;
 		uint64_t v = driver_next() % 200;
 
 		switch (driver_next() % 3) {
