@@ -24,7 +24,8 @@
  *                   a resume first thing in await_resume; addr = the call
  *                   site of the co_await (await_transform is noinline, so its
  *                   return address lies in the coroutine body)
- *   final_suspend   a suspend, addr = the resume function
+ *   final_suspend   a suspend, addr = the resume function (as saved at the
+ *                   start: compilers clear it in the frame when done)
  *   destructor      corotop_coro_close
  *
  * A co_await that does not suspend (await_ready() true, or await_suspend
@@ -39,11 +40,18 @@
  * trace_final() or trace(awaitable) themselves; co_yield goes through
  * yield_value, not await_transform, so wrap its awaiter with trace() too.
  *
+ * Threads: a coroutine may be resumed on any thread; its records then come
+ * from that thread, one at a time, which is all the probe asks.
+ *
  * The probe is inert unless corotop started the program (CTP_* environment);
  * then every record above costs one predictable branch.
  */
 #ifndef COROTOP_CORO_HPP
 #define COROTOP_CORO_HPP
+
+#if !defined(__cpp_impl_coroutine) || __cpp_impl_coroutine < 201902L
+#error "corotop/coro.hpp needs C++20 coroutines (-std=c++20)"
+#endif
 
 #include <coroutine>
 #include <cstdint>
@@ -55,25 +63,29 @@
 
 #if defined(__GNUC__)
 #define COROTOP_CORO_NOINLINE __attribute__((noinline))
-#define COROTOP_CORO_CALLER() \
-	(static_cast<std::uint64_t>( \
-		reinterpret_cast<std::uintptr_t>(__builtin_return_address(0))))
+#define COROTOP_CORO_CALLER()                                                  \
+	(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(          \
+		__builtin_return_address(0))))
 #else
 #define COROTOP_CORO_NOINLINE
 #define COROTOP_CORO_CALLER() (std::uint64_t{0})
 #endif
 
-namespace corotop {
+namespace corotop
+{
 
-namespace detail {
+namespace detail
+{
 
 template <class T>
-concept has_member_co_await = requires(T &&t) {
+concept has_member_co_await = requires(T &&t)
+{
 	static_cast<T &&>(t).operator co_await();
 };
 
 template <class T>
-concept has_free_co_await = requires(T &&t) {
+concept has_free_co_await = requires(T &&t)
+{
 	operator co_await(static_cast<T &&>(t));
 };
 
@@ -94,9 +106,8 @@ template <class T> decltype(auto) get_awaiter(T &&t)
  * which spans the suspension), by value when operator co_await made it.
  */
 template <class T>
-using awaiter_storage_t =
-	std::conditional_t<std::is_reference_v<T>,
-			   std::remove_reference_t<T> &, T>;
+using awaiter_storage_t = std::conditional_t<std::is_reference_v<T>,
+					     std::remove_reference_t<T> &, T>;
 
 /* Address of the resume function, the first word of a GCC/Clang frame. */
 inline std::uint64_t frame_entry(void *frame) noexcept
@@ -116,15 +127,23 @@ inline std::uint64_t frame_entry(void *frame) noexcept
 } // namespace detail
 
 /* Wraps one awaiter: records the suspend and the resume around it. */
-template <class Awaiter> class traced_awaiter {
-public:
+template <class Awaiter> class traced_awaiter
+{
+      public:
+	/* A held reference binds to aw as an lvalue; a held value is
+	 * initialized from aw forwarded (moved from operator co_await). */
 	template <class A>
 	traced_awaiter(A &&aw, corotop_coro *probe, std::uint64_t addr)
-		: aw_(std::forward<A>(aw)), probe_(probe), addr_(addr)
+	    : aw_(static_cast<std::conditional_t<std::is_reference_v<Awaiter>,
+						 Awaiter, A &&>>(aw)),
+	      probe_(probe), addr_(addr)
 	{
 	}
 
-	bool await_ready() { return static_cast<bool>(aw_.await_ready()); }
+	bool await_ready()
+	{
+		return static_cast<bool>(aw_.await_ready());
+	}
 
 	template <class Promise>
 	decltype(auto) await_suspend(std::coroutine_handle<Promise> h)
@@ -154,7 +173,7 @@ public:
 		return aw_.await_resume();
 	}
 
-private:
+      private:
 	Awaiter aw_;
 	corotop_coro *probe_;
 	std::uint64_t addr_;
@@ -165,8 +184,9 @@ private:
  * The promise mixin.  Derived is the promise type itself (CRTP), so that
  * the mixin can find its coroutine frame with from_promise.
  */
-template <class Derived> class traced_promise {
-public:
+template <class Derived> class traced_promise
+{
+      public:
 	traced_promise() noexcept
 	{
 		/* from_promise only computes an address inside the frame, which
@@ -174,7 +194,10 @@ public:
 		corotop_coro_open(&probe_, frame_id());
 	}
 
-	~traced_promise() { corotop_coro_close(&probe_); }
+	~traced_promise()
+	{
+		corotop_coro_close(&probe_);
+	}
 
 	traced_promise(const traced_promise &) = delete;
 	traced_promise &operator=(const traced_promise &) = delete;
@@ -185,11 +208,18 @@ public:
 		struct awaiter {
 			traced_promise *p;
 
-			bool await_ready() const noexcept { return false; }
-			void await_suspend(std::coroutine_handle<>) const noexcept
+			bool await_ready() const noexcept
+			{
+				return false;
+			}
+			void
+			await_suspend(std::coroutine_handle<>) const noexcept
 			{
 			}
-			void await_resume() const noexcept { p->trace_start(); }
+			void await_resume() const noexcept
+			{
+				p->trace_start();
+			}
 		};
 		return awaiter{this};
 	}
@@ -200,26 +230,30 @@ public:
 		struct awaiter {
 			traced_promise *p;
 
-			bool await_ready() const noexcept { return false; }
-			void await_suspend(std::coroutine_handle<>) const noexcept
+			bool await_ready() const noexcept
+			{
+				return false;
+			}
+			void
+			await_suspend(std::coroutine_handle<>) const noexcept
 			{
 				p->trace_final();
 			}
-			void await_resume() const noexcept {}
+			void await_resume() const noexcept
+			{
+			}
 		};
 		return awaiter{this};
 	}
 
 	/* Every co_await in the body comes through here. */
-	template <class A>
-	COROTOP_CORO_NOINLINE auto await_transform(A &&a)
+	template <class A> COROTOP_CORO_NOINLINE auto await_transform(A &&a)
 	{
 		return trace_at(std::forward<A>(a), COROTOP_CORO_CALLER());
 	}
 
 	/* Wrap an awaitable by hand (co_yield, custom await_transform). */
-	template <class A>
-	COROTOP_CORO_NOINLINE auto trace(A &&a)
+	template <class A> COROTOP_CORO_NOINLINE auto trace(A &&a)
 	{
 		return trace_at(std::forward<A>(a), COROTOP_CORO_CALLER());
 	}
@@ -227,11 +261,13 @@ public:
 	/* The records, for promises that override the hooks above. */
 	void trace_start() noexcept
 	{
-		corotop_coro_resume(&probe_, entry_addr());
+		entry_ = detail::frame_entry(frame());
+		corotop_coro_resume(&probe_, entry_);
 	}
 	void trace_final() noexcept
 	{
-		corotop_coro_suspend(&probe_, entry_addr());
+		/* The frame's resume pointer is cleared by now. */
+		corotop_coro_suspend(&probe_, entry_);
 	}
 	void trace_resume(std::uint64_t addr) noexcept
 	{
@@ -249,19 +285,17 @@ public:
 			reinterpret_cast<std::uintptr_t>(frame()));
 	}
 
-	corotop_coro *probe() noexcept { return &probe_; }
+	corotop_coro *probe() noexcept
+	{
+		return &probe_;
+	}
 
-private:
+      private:
 	void *frame() noexcept
 	{
 		return std::coroutine_handle<Derived>::from_promise(
 			       static_cast<Derived &>(*this))
 			.address();
-	}
-
-	std::uint64_t entry_addr() noexcept
-	{
-		return detail::frame_entry(frame());
 	}
 
 	template <class A> auto trace_at(A &&a, std::uint64_t addr)
@@ -274,6 +308,7 @@ private:
 	}
 
 	corotop_coro probe_;
+	std::uint64_t entry_ = 0; /* resume function, saved by trace_start */
 };
 
 } // namespace corotop
