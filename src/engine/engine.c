@@ -70,6 +70,11 @@ struct engine {
 	int stop_pipe[2];
 	struct snapshot_target target;
 	const char *error;
+	/* Copies of region words, taken on the (SIGBUS-guarded) harvest
+	 * thread under `lock`, so snapshots never touch the mapping. */
+	uint64_t untraced;
+	uint32_t allocated;
+	atomic_bool asleep;
 	/* Statistics, written by their owning thread, read relaxed. */
 	_Atomic uint64_t sleeps;
 	_Atomic uint64_t futex_wakes;
@@ -159,6 +164,18 @@ static struct harvest_sink engine_sink(struct engine *e)
 	};
 }
 
+/* Called with lock held, on the harvest thread (or after it stopped). */
+static void engine_copy_header(struct engine *e)
+{
+	struct ctp_header *hdr = e->region.hdr;
+
+	e->allocated = harvest_allocated(&e->harvest);
+	if (hdr->ext.magic == CTP_HX_MAGIC)
+		/* relaxed: a statistic. */
+		e->untraced = atomic_load_explicit(&hdr->ext.untraced,
+						   memory_order_relaxed);
+}
+
 /* A full scan of every allocated station. */
 static size_t engine_scan(struct engine *e)
 {
@@ -167,6 +184,7 @@ static size_t engine_scan(struct engine *e)
 
 	pthread_mutex_lock(&e->lock);
 	n = harvest_scan(&e->harvest, &sink);
+	engine_copy_header(e);
 	pthread_mutex_unlock(&e->lock);
 	return n;
 }
@@ -194,6 +212,7 @@ static size_t engine_scan_dirty(struct engine *e)
 	struct harvest_sink sink = engine_sink(e);
 
 	n = harvest_scan_marked(&e->harvest, marks, &sink);
+	engine_copy_header(e);
 	pthread_mutex_unlock(&e->lock);
 	return n;
 }
@@ -259,7 +278,10 @@ static void engine_idle(struct engine *e)
 		return;
 	}
 	atomic_fetch_add_explicit(&e->sleeps, 1, memory_order_relaxed);
+	/* relaxed: display only. */
+	atomic_store_explicit(&e->asleep, true, memory_order_relaxed);
 	engine_futex_wait(e);
+	atomic_store_explicit(&e->asleep, false, memory_order_relaxed);
 	atomic_store_explicit(word, 0, memory_order_relaxed);
 }
 
@@ -519,15 +541,11 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	out->t = m->t;
 	out->t.torn = e->harvest.count.torn;
 	out->t.recycled = e->harvest.count.recycled;
-	out->t.stations_allocated = harvest_allocated(&e->harvest);
+	out->t.stations_allocated = e->allocated;
 	out->t.stations_max = e->region.stations;
-	out->t.untraced = 0;
-	if (e->region.hdr->ext.magic == CTP_HX_MAGIC)
-		out->t.untraced = atomic_load_explicit(
-			&e->region.hdr->ext.untraced, memory_order_relaxed);
+	out->t.untraced = e->untraced;
 	/* relaxed: a display value only. */
-	out->sleeping = atomic_load_explicit(&e->region.hdr->tracer_sleeping,
-					     memory_order_relaxed) == 1;
+	out->sleeping = atomic_load_explicit(&e->asleep, memory_order_relaxed);
 	out->observer = !e->region.owner;
 	out->target = e->target;
 	out->error = e->error;
