@@ -54,8 +54,8 @@ struct corotop_coro {
 	uint64_t n;		     /* next event number on the station */
 	uint64_t probe_id;
 	uint64_t birth_ts;
-	uint32_t index; /* station index, valid when station != NULL */
-	uint32_t flags;
+	uint32_t index;	 /* station index, valid when station != NULL */
+	uint32_t attach; /* probe attachment the station belongs to */
 };
 
 /* Counters of this process's probe; all run freely from 0. */

@@ -49,6 +49,10 @@ bool harvest_init(struct harvest *h, struct ctp_header *hdr, uint32_t max,
 	h->max = max;
 	h->recycle = recycle;
 	h->state = calloc(max ? max : 1, sizeof(*h->state));
+	/* Read once: a writer may scribble on the header later. */
+	h->dirty_shift = hdr->ext.dirty_shift;
+	h->dirty_ok = hdr->ext.magic == CTP_HX_MAGIC &&
+		      (hdr->ext.flags & CTP_HX_DIRTY) && h->dirty_shift < 32;
 	return h->state != NULL;
 }
 
@@ -310,10 +314,7 @@ size_t harvest_scan(struct harvest *h, const struct harvest_sink *sink)
 
 bool harvest_has_dirty(const struct harvest *h)
 {
-	const struct ctp_header_ext *x = &h->hdr->ext;
-
-	return x->magic == CTP_HX_MAGIC && (x->flags & CTP_HX_DIRTY) &&
-	       x->dirty_shift < 32;
+	return h->dirty_ok;
 }
 
 bool harvest_dirty_collect(struct harvest *h, uint64_t *marks)
@@ -338,7 +339,7 @@ size_t harvest_scan_marked(struct harvest *h, const uint64_t *marks,
 			   const struct harvest_sink *sink)
 {
 	uint32_t alloc = harvest_allocated(h);
-	uint32_t shift = h->hdr->ext.dirty_shift;
+	uint32_t shift = h->dirty_shift;
 	size_t n = 0;
 
 	for (unsigned w = 0; w < CTP_HX_DIRTY_WORDS; w++) {

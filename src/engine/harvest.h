@@ -68,6 +68,8 @@ struct harvest {
 	uint32_t max;	   /* stations mapped (bounded by the region size) */
 	bool recycle;	   /* push dead stations to the free list (we own it) */
 	bool saw_upstream; /* an upstream SDK writes here: it never marks */
+	bool dirty_ok;	   /* the region had a valid dirty hint at init */
+	uint32_t dirty_shift; /* captured at init: the region is untrusted */
 	struct harvest_station *state; /* max entries */
 	struct harvest_counters count;
 };

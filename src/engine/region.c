@@ -39,9 +39,12 @@ static const char *region_base_dir(void)
 	const char *x = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
 
-	if (x && *x && strlen(x) < 200 && lstat(x, &st) == 0 &&
-	    S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	    (st.st_mode & 077) == 0)
+	/* The socket path (x + "/corotop.XXXXXX/ctp.sock") must fit in
+	 * sun_path; a longer runtime dir falls back to /tmp. */
+	if (x && *x &&
+	    strlen(x) + 24 < sizeof(((struct sockaddr_un *)0)->sun_path) &&
+	    lstat(x, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid() && (st.st_mode & 077) == 0)
 		return x;
 	return "/tmp";
 }

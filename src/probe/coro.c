@@ -81,6 +81,7 @@ static bool coro_acquire(struct corotop_coro *c)
 	c->n = __atomic_load_n(&s->ext.next_n, __ATOMIC_RELAXED);
 	c->station = s;
 	c->index = idx;
+	c->attach = probe_attach;
 	/* relaxed: all of these are published by the release in (G). */
 	__atomic_store_n(&s->probe_id, c->probe_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->birth_ts, c->birth_ts, __ATOMIC_RELAXED);
@@ -120,8 +121,18 @@ static void coro_untraced(void)
 {
 	atomic_fetch_add_explicit(&probe_global.untraced, 1,
 				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&probe_global.hdr->ext.untraced, 1,
-				  memory_order_relaxed);
+	/* Only in our own regions: elsewhere these bytes are reserved. */
+	if (probe_global.has_ext)
+		atomic_fetch_add_explicit(&probe_global.hdr->ext.untraced, 1,
+					  memory_order_relaxed);
+}
+
+/* The coroutine's station, or NULL when it has none in this attachment. */
+static inline struct ctp_station *coro_station(struct corotop_coro *c)
+{
+	if (COROTOP_UNLIKELY(c->attach != probe_attach))
+		c->station = NULL;
+	return c->station;
 }
 
 COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
@@ -131,7 +142,7 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 	c->probe_id = probe_id ? probe_id : (uint64_t)(uintptr_t)c;
 	c->birth_ts = 0;
 	c->index = 0;
-	c->flags = 0;
+	c->attach = 0;
 	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE))
 		return;
 	c->birth_ts = coro_now();
@@ -142,7 +153,7 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 				      uint64_t addr)
 {
-	struct ctp_station *s = c->station;
+	struct ctp_station *s = coro_station(c);
 	struct ctp_epoch *e;
 	uint64_t n;
 
@@ -156,8 +167,10 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	n = c->n++;
 	e = &s->slots[n % CTP_SLOTS];
 	/* (A) odd seq first; the release fence keeps the payload stores
-	 * below from becoming visible before it. */
-	atomic_store_explicit(&e->seq, 2 * n + 1, memory_order_relaxed);
+	 * below from becoming visible before it.  The store itself is a
+	 * release too: an engine that sees any seq of ours also sees the
+	 * station's magic (free on x86). */
+	atomic_store_explicit(&e->seq, 2 * n + 1, memory_order_release);
 	atomic_thread_fence(memory_order_release);
 	/* (B) payload: relaxed atomics, so a racing reader is not UB. */
 	__atomic_store_n(&e->timestamp, coro_now(), __ATOMIC_RELAXED);
@@ -173,18 +186,22 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 
 COROTOP_API void corotop_coro_close(struct corotop_coro *c)
 {
-	struct ctp_station *s = c->station;
+	struct ctp_station *s;
 
-	if (!s)
+	/* Detached, or the station belongs to an earlier attachment whose
+	 * mapping is gone: nothing to tell anyone. */
+	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE) ||
+	    !coro_station(c)) {
+		c->station = NULL;
 		return;
+	}
+	s = c->station;
 	/* relaxed: published by the release store of is_dead below. */
 	__atomic_store_n(&s->ext.next_n, c->n, __ATOMIC_RELAXED);
 	/* release (I) pairs with the engine's acquire (J): every slot write
 	 * and next_n are visible before the engine recycles the station. */
 	atomic_store_explicit(&s->is_dead, 1, memory_order_release);
 	c->station = NULL;
-	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED)) {
-		coro_check_sleeping();
-		coro_mark(c->index);
-	}
+	coro_check_sleeping();
+	coro_mark(c->index);
 }

@@ -30,6 +30,7 @@
 
 COROTOP_API int corotop_probe_live_;
 struct probe probe_global;
+uint32_t probe_attach;
 __thread uint64_t probe_tid_cache __attribute__((tls_model("initial-exec")));
 
 static char probe_why[160] = "not initialized";
@@ -115,8 +116,10 @@ static bool probe_map(const char *path, uint32_t max)
 		(struct ctp_station *)((char *)hdr + CTP_HEADER_SIZE);
 	probe_global.max = max;
 	probe_global.map_size = size;
-	if (hdr->ext.magic == CTP_HX_MAGIC && hdr->ext.version >= 1)
+	if (hdr->ext.magic == CTP_HX_MAGIC && hdr->ext.version >= 1) {
+		probe_global.has_ext = true;
 		probe_global.hx_flags = hdr->ext.flags;
+	}
 	if ((probe_global.hx_flags & CTP_HX_DIRTY) &&
 	    hdr->ext.dirty_shift < 32) {
 		probe_global.dirty = hdr->ext.dirty;
@@ -154,6 +157,9 @@ COROTOP_API bool corotop_probe_init(void)
 		return false;
 	probe_global.sock = probe_connect(sock);
 	probe_why[0] = '\0';
+	/* Never 0, so a zeroed corotop_coro never matches. */
+	if (++probe_attach == 0)
+		probe_attach = 1;
 	/* release: a thread that sees live also sees the mapping. */
 	__atomic_store_n(&corotop_probe_live_, 1, __ATOMIC_RELEASE);
 	return true;

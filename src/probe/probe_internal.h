@@ -17,6 +17,7 @@ struct probe {
 	struct ctp_station *stations;
 	uint32_t max;
 	uint32_t hx_flags; /* copy of hdr->ext.flags, read once at attach */
+	bool has_ext;	   /* the region carries corotop's header extension */
 	/* The engine's membarrier orders our stores: no fence needed (M). */
 	bool asym;
 	/* Dirty hint words (CTP_HX_DIRTY), or NULL. */
@@ -33,6 +34,9 @@ struct probe {
 };
 
 extern struct probe probe_global;
+/* Bumped by every attach: stations taken under an older attachment point
+ * into a mapping that no longer exists and must never be written. */
+extern uint32_t probe_attach;
 extern __thread uint64_t probe_tid_cache
 	__attribute__((tls_model("initial-exec")));
 

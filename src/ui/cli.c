@@ -66,7 +66,8 @@ static bool cli_number(const char *s, unsigned long min, unsigned long max,
 	char *end;
 	unsigned long v;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* Digits only: strtoul would skip blanks and accept a sign. */
+	if (!s || *s < '0' || *s > '9')
 		return false;
 	errno = 0;
 	v = strtoul(s, &end, 10);
@@ -74,6 +75,27 @@ static bool cli_number(const char *s, unsigned long min, unsigned long max,
 		return false;
 	*out = v;
 	return true;
+}
+
+/*
+ * How to name the option getopt complained about: the long option as typed
+ * (without any "=value"), or "-x" for a short one.  getopt leaves optopt at
+ * the option's value for long options, which is not a character for the
+ * long-only ones, so the word itself is the better source.
+ */
+static const char *cli_option_name(const char *word, int optopt_value,
+				   char *buf, size_t n)
+{
+	if (strncmp(word, "--", 2) == 0) {
+		size_t len = strcspn(word, "=");
+
+		snprintf(buf, n, "%.*s", (int)len, word);
+	} else if (optopt_value > 0 && optopt_value < 128) {
+		snprintf(buf, n, "-%c", optopt_value);
+	} else {
+		snprintf(buf, n, "%s", word);
+	}
+	return buf;
 }
 
 static enum cli_result cli_fail(char *err, size_t errlen, const char *fmt,
@@ -90,6 +112,7 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 			  size_t errlen)
 {
 	unsigned long v;
+	char opt[64];
 	int c;
 
 	memset(out, 0, sizeof(*out));
@@ -154,31 +177,28 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		case 'V':
 			return CLI_VERSION;
 		case ':':
-			if (optopt) {
-				char opt[3] = {'-', (char)optopt, '\0'};
-
-				return cli_fail(err, errlen,
-						"option '%s' needs a value; "
-						"see 'corotop --help'",
-						opt);
-			}
 			return cli_fail(err, errlen,
 					"option '%s' needs a value; see "
 					"'corotop --help'",
-					argv[optind - 1]);
+					cli_option_name(argv[optind - 1],
+							optopt, opt,
+							sizeof(opt)));
 		default:
-			if (optopt) {
-				char opt[3] = {'-', (char)optopt, '\0'};
-
-				return cli_fail(err, errlen,
-						"unknown option '%s'; see "
-						"'corotop --help'",
-						opt);
-			}
+			if (strncmp(argv[optind - 1], "--", 2) == 0 &&
+			    strchr(argv[optind - 1], '=') && optopt)
+				return cli_fail(
+					err, errlen,
+					"option '%s' takes no value; "
+					"see 'corotop --help'",
+					cli_option_name(argv[optind - 1],
+							optopt, opt,
+							sizeof(opt)));
 			return cli_fail(err, errlen,
 					"unknown option '%s'; see 'corotop "
 					"--help'",
-					argv[optind - 1]);
+					cli_option_name(argv[optind - 1],
+							optopt, opt,
+							sizeof(opt)));
 		}
 	}
 	if (optind < argc)

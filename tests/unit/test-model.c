@@ -1,0 +1,310 @@
+/*
+ * model: the per-coroutine records built from harvested events
+ * (src/engine/model.c).  Driven directly with open/event/lost/close calls at
+ * chosen timestamps: time is charged to the state being left, the recent
+ * ring keeps the last 8 transitions oldest first, losses attach to the next
+ * transition, dead records linger and are then reused, rates come from
+ * model_tick, and a recycled station always starts a fresh record.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/model.h"
+
+#define LINGER 500
+
+static int setup(void **state)
+{
+	struct model *m = calloc(1, sizeof(*m));
+
+	assert_true(model_init(m, 8, LINGER));
+	*state = m;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	model_finish(*state);
+	free(*state);
+	return 0;
+}
+
+static struct model_coro *rec(struct model *m, uint32_t station)
+{
+	uint32_t r = m->by_station[station];
+
+	return r == MODEL_NONE ? NULL : &m->coro[r];
+}
+
+static void ev(struct model *m, uint32_t st, uint64_t ts, uint64_t n,
+	       bool active)
+{
+	model_event(m, st, ts, 100 + n, 0x1000 + n, 2 * n + 2, n, active);
+}
+
+static void test_open_event_close(void **state)
+{
+	struct model *m = *state;
+	struct model_coro *c;
+	uint32_t r;
+
+	assert_null(rec(m, 0));
+	model_open(m, 0, 0xABC, 100);
+	c = rec(m, 0);
+	assert_non_null(c);
+	r = m->by_station[0];
+	assert_true(c->id == 1);
+	assert_true(c->probe_id == 0xABC);
+	assert_true(c->birth_ts == 100);
+	assert_int_equal(c->state, MODEL_SUSPENDED);
+	assert_int_equal(c->station, 0);
+	assert_int_equal(c->in_use, 1);
+	ev(m, 0, 200, 0, true);
+	assert_int_equal(c->state, MODEL_RUNNING);
+	assert_true(c->last_tid == 100 && c->last_addr == 0x1000);
+	assert_true(c->last_seq == 2);
+	assert_true(c->switches == 1);
+	model_close(m, 0, 700);
+	assert_null(rec(m, 0));
+	assert_int_equal(m->coro[r].state, MODEL_DEAD);
+	assert_true(m->coro[r].dead_ts == 700);
+	/* Events for a station without a record are counted, not kept. */
+	ev(m, 0, 800, 1, false);
+	assert_true(m->coro[r].switches == 1);
+	assert_true(m->t.events == 2);
+	assert_true(m->t.coroutines_seen == 1);
+	/* Out-of-range stations are ignored safely. */
+	model_open(m, 8, 1, 1);
+	model_event(m, 99, 1, 1, 1, 1, 1, true);
+	model_lost(m, 99, 5);
+	model_close(m, 99, 1);
+	assert_true(m->t.coroutines_seen == 1);
+	assert_true(m->t.lost == 5);
+}
+
+static void test_time_accounting(void **state)
+{
+	struct model *m = *state;
+	struct model_coro *c;
+	uint32_t r;
+
+	model_open(m, 1, 7, 1000);
+	c = rec(m, 1);
+	r = m->by_station[1];
+	ev(m, 1, 1100, 0, true);  /* suspended 1000..1100 */
+	ev(m, 1, 1400, 1, false); /* running 1100..1400 */
+	ev(m, 1, 1450, 2, true);  /* suspended 1400..1450 */
+	assert_true(c->susp_ns == 150);
+	assert_true(c->run_ns == 300);
+	assert_true(c->state_ts == 1450);
+	/* A late (older) timestamp charges nothing and does not rewind. */
+	ev(m, 1, 1420, 3, true);
+	assert_true(c->run_ns == 300 && c->susp_ns == 150);
+	assert_true(c->state_ts == 1450);
+	model_close(m, 1, 1600); /* running 1450..1600 */
+	assert_true(m->coro[r].run_ns == 450);
+	assert_true(m->coro[r].susp_ns == 150);
+	assert_int_equal(m->coro[r].state, MODEL_DEAD);
+}
+
+static void test_recent_ring_order(void **state)
+{
+	struct model *m = *state;
+	struct model_coro *c;
+
+	model_open(m, 2, 1, 0);
+	c = rec(m, 2);
+	for (uint64_t n = 0; n < 5; n++)
+		ev(m, 2, 10 + n, n, n & 1);
+	assert_int_equal(c->recent_count, 5);
+	for (unsigned i = 0; i < 5; i++)
+		assert_true(model_coro_recent(c, i)->n == i);
+	for (uint64_t n = 5; n < 19; n++)
+		ev(m, 2, 10 + n, n, n & 1);
+	/* 19 transitions: the last 8 are n = 11..18, oldest first. */
+	assert_int_equal(c->recent_count, MODEL_RECENT);
+	for (unsigned i = 0; i < MODEL_RECENT; i++) {
+		const struct model_transition *t = model_coro_recent(c, i);
+
+		assert_true(t->n == 11 + i);
+		assert_true(t->ts == 21 + i);
+		assert_true(t->addr == 0x1000 + 11 + i);
+		assert_int_equal(t->is_active, (11 + i) & 1);
+	}
+	assert_true(c->switches == 19);
+}
+
+static void test_lost_before_next_transition(void **state)
+{
+	struct model *m = *state;
+	struct model_coro *c;
+
+	model_open(m, 3, 1, 0);
+	c = rec(m, 3);
+	ev(m, 3, 10, 0, true);
+	model_lost(m, 3, 3);
+	model_lost(m, 3, 2);
+	assert_true(c->lost == 5 && c->pending_lost == 5);
+	ev(m, 3, 20, 6, false);
+	ev(m, 3, 30, 7, true);
+	assert_true(model_coro_recent(c, 0)->lost_before == 0);
+	assert_true(model_coro_recent(c, 1)->lost_before == 5);
+	assert_true(model_coro_recent(c, 2)->lost_before == 0);
+	assert_true(c->pending_lost == 0);
+	assert_true(c->lost == 5);
+	assert_true(m->t.lost == 5);
+}
+
+static void test_linger_expiry_and_reuse(void **state)
+{
+	struct model *m = *state;
+	uint32_t r, nfree;
+	uint64_t old_id;
+
+	model_open(m, 0, 1, 100);
+	r = m->by_station[0];
+	old_id = m->coro[r].id;
+	model_close(m, 0, 1000);
+	nfree = m->nfree;
+	model_tick(m, 1400);
+	assert_int_equal(m->coro[r].in_use, 1); /* lingering */
+	assert_int_equal(m->t.dead, 1);
+	model_tick(m, 1000 + LINGER); /* exactly linger: still visible */
+	assert_int_equal(m->coro[r].in_use, 1);
+	model_tick(m, 1000 + LINGER + 1);
+	assert_int_equal(m->coro[r].in_use, 0);
+	assert_int_equal(m->nfree, nfree + 1);
+	assert_int_equal(m->t.dead, 0);
+	/* The freed record is the next one used, with a new id. */
+	model_open(m, 5, 2, 2000);
+	assert_int_equal(m->by_station[5], r);
+	assert_true(m->coro[r].id > old_id);
+	assert_true(m->coro[r].switches == 0);
+	assert_int_equal(m->coro[r].state, MODEL_SUSPENDED);
+	assert_int_equal(m->coro[r].station, 5);
+	/* Live records never expire. */
+	model_tick(m, 1000000);
+	assert_int_equal(m->coro[r].in_use, 1);
+}
+
+static void test_tick_rates_and_counts(void **state)
+{
+	struct model *m = *state;
+
+	model_open(m, 0, 1, 0);
+	model_open(m, 1, 2, 0);
+	model_open(m, 2, 3, 0);
+	model_tick(m, 1000000000ull); /* first tick: sets the base only */
+	assert_true(m->t.events_per_sec == 0.0);
+	for (uint64_t n = 0; n < 10; n++)
+		ev(m, 0, 1000000000ull + n, n, true);
+	for (uint64_t n = 0; n < 4; n++)
+		ev(m, 1, 1000000000ull + n, n, false);
+	model_close(m, 2, 1500000000ull - 100); /* within linger at the tick */
+	model_tick(m, 1500000000ull);		/* 0.5 s later */
+	assert_true(m->t.events_per_sec == 28.0);
+	assert_true(m->coro[m->by_station[0]].sw_per_sec == 20.0);
+	assert_true(m->coro[m->by_station[1]].sw_per_sec == 8.0);
+	assert_int_equal(m->t.running, 1);
+	assert_int_equal(m->t.suspended, 1);
+	assert_int_equal(m->t.dead, 1);
+	/* A tick that does not move forward keeps the previous rates. */
+	ev(m, 0, 1500000000ull, 10, true);
+	model_tick(m, 1500000000ull);
+	assert_true(m->t.events_per_sec == 28.0);
+	assert_true(m->coro[m->by_station[0]].sw_per_sec == 20.0);
+	/* No events in the next interval: rates fall to zero. */
+	model_tick(m, 2500000000ull);
+	assert_true(m->t.events_per_sec == 0.0);
+	assert_true(m->coro[m->by_station[0]].sw_per_sec == 0.0);
+}
+
+static void test_recycled_station_fresh_record(void **state)
+{
+	struct model *m = *state;
+	uint32_t r1, r2;
+
+	model_open(m, 4, 0xAAA, 10);
+	r1 = m->by_station[4];
+	ev(m, 4, 20, 0, true);
+	model_lost(m, 4, 2);
+	model_close(m, 4, 30);
+	/* The same station, next occupant (same probe_id even). */
+	model_open(m, 4, 0xAAA, 40);
+	r2 = m->by_station[4];
+	assert_int_not_equal(r1, r2);
+	assert_true(m->coro[r2].id > m->coro[r1].id);
+	assert_true(m->coro[r2].switches == 0);
+	assert_true(m->coro[r2].lost == 0);
+	assert_true(m->coro[r2].pending_lost == 0);
+	assert_int_equal(m->coro[r2].recent_count, 0);
+	assert_true(m->coro[r2].birth_ts == 40);
+	ev(m, 4, 50, 1, false);
+	/* The old record keeps its own history. */
+	assert_true(m->coro[r1].switches == 1);
+	assert_true(m->coro[r1].lost == 2);
+	assert_int_equal(m->coro[r1].state, MODEL_DEAD);
+	assert_true(m->coro[r2].switches == 1);
+	assert_true(m->coro[r2].recent[0].lost_before == 0);
+	assert_true(m->t.coroutines_seen == 2);
+}
+
+static void test_open_over_live_record_closes_it(void **state)
+{
+	struct model *m = *state;
+	uint32_t r1;
+
+	model_open(m, 6, 1, 100);
+	r1 = m->by_station[6];
+	ev(m, 6, 150, 0, true);
+	model_open(m, 6, 2, 400); /* missed close: a new generation */
+	assert_int_equal(m->coro[r1].state, MODEL_DEAD);
+	assert_true(m->coro[r1].dead_ts == 400);
+	assert_true(m->coro[r1].run_ns == 250);
+	assert_int_not_equal(m->by_station[6], r1);
+	assert_true(rec(m, 6)->probe_id == 2);
+}
+
+static void test_grows_past_initial_capacity(void **state)
+{
+	struct model m;
+	uint64_t ids = 0;
+
+	(void)state;
+	assert_true(model_init(&m, 3000, 0));
+	for (uint32_t i = 0; i < 3000; i++) {
+		model_open(&m, i, i, i);
+		assert_non_null(rec(&m, i));
+		ids += rec(&m, i)->id;
+	}
+	assert_true(m.cap >= 3000);
+	assert_true(ids == 3000ull * 3001 / 2); /* ids 1..3000, distinct */
+	for (uint32_t i = 0; i < 3000; i++)
+		assert_true(rec(&m, i)->probe_id == i);
+	model_finish(&m);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_open_event_close),
+		T(test_time_accounting),
+		T(test_recent_ring_order),
+		T(test_lost_before_next_transition),
+		T(test_linger_expiry_and_reuse),
+		T(test_tick_rates_and_counts),
+		T(test_recycled_station_fresh_record),
+		T(test_open_over_live_record_closes_it),
+		T(test_grows_past_initial_capacity),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
