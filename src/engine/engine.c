@@ -75,6 +75,7 @@ struct engine {
 	uint64_t untraced;
 	uint32_t allocated;
 	atomic_bool asleep;
+	unsigned sleep_ms; /* current sleep bound (harvest thread only) */
 	/* Statistics, written by their owning thread, read relaxed. */
 	_Atomic uint64_t sleeps;
 	_Atomic uint64_t futex_wakes;
@@ -109,6 +110,7 @@ void engine_config_defaults(struct engine_config *cfg)
 	cfg->linger_ns = 3000000000ull;
 	cfg->idle_scans = 3;
 	cfg->sleep_timeout_ms = 100;
+	cfg->sleep_max_ms = 1000;
 	cfg->scan_interval_us = 500;
 	cfg->observer_poll_ms = 10;
 	cfg->tick_ms = 1000;
@@ -207,7 +209,11 @@ static size_t engine_scan_dirty(struct engine *e)
 
 	if (!harvest_dirty_collect(&e->harvest, marks))
 		return 0;
-	engine_barrier(e);
+	/* (Q) A plain fence, not membarrier: one IPI per scan cost the
+	 * target ~2 us per scan (docs/PERFORMANCE.md).  A probe that skipped
+	 * its mark because it saw a stale bit is found by the periodic full
+	 * scan (full_scan_ms) at worst; it is a delay, never a loss. */
+	atomic_thread_fence(memory_order_seq_cst);
 	pthread_mutex_lock(&e->lock);
 	struct harvest_sink sink = engine_sink(e);
 
@@ -219,11 +225,12 @@ static size_t engine_scan_dirty(struct engine *e)
 
 /* ---- sleep contract ---- */
 
-static void engine_futex_wait(struct engine *e)
+/* Wait while tracer_sleeping == 1, at most timeout_ms.  True when woken. */
+static bool engine_futex_wait(struct engine *e, unsigned timeout_ms)
 {
 	_Atomic uint32_t *word = &e->region.hdr->tracer_sleeping;
-	uint64_t deadline = engine_now(CLOCK_MONOTONIC) +
-			    (uint64_t)e->cfg.sleep_timeout_ms * 1000000u;
+	uint64_t deadline =
+		engine_now(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
 
 	/* acquire: pairs with the probe's CAS (O); after it, their writes
 	 * are visible to the next scan. */
@@ -235,7 +242,7 @@ static void engine_futex_wait(struct engine *e)
 		if (now >= deadline) {
 			atomic_fetch_add_explicit(&e->timeouts, 1,
 						  memory_order_relaxed);
-			return;
+			return false;
 		}
 		rel.tv_sec = (time_t)((deadline - now) / 1000000000u);
 		rel.tv_nsec = (long)((deadline - now) % 1000000000u);
@@ -249,18 +256,27 @@ static void engine_futex_wait(struct engine *e)
 		if (errno == ETIMEDOUT) {
 			atomic_fetch_add_explicit(&e->timeouts, 1,
 						  memory_order_relaxed);
-			return;
+			return false;
 		}
 		/* ENOSYS and friends: degrade to a plain bounded sleep. */
 		struct timespec ms = {0, 1000000};
 		nanosleep(&ms, NULL);
 	}
 	atomic_fetch_add_explicit(&e->futex_wakes, 1, memory_order_relaxed);
+	return true;
 }
 
+/*
+ * The sleep contract.  The bound starts at sleep_timeout_ms and doubles after
+ * every sleep that ended by timeout, up to sleep_max_ms: a long-idle target
+ * then costs one full scan per sleep_max_ms, not per 100 ms.  A real wake
+ * resets it.  The bound only matters for a writer that died between its write
+ * and its wake.
+ */
 static void engine_idle(struct engine *e)
 {
 	_Atomic uint32_t *word;
+	bool woken;
 
 	if (!e->region.owner) {
 		/* Read-only observer: no flag to set; poll, stoppably. */
@@ -280,9 +296,15 @@ static void engine_idle(struct engine *e)
 	atomic_fetch_add_explicit(&e->sleeps, 1, memory_order_relaxed);
 	/* relaxed: display only. */
 	atomic_store_explicit(&e->asleep, true, memory_order_relaxed);
-	engine_futex_wait(e);
+	woken = engine_futex_wait(e, e->sleep_ms);
 	atomic_store_explicit(&e->asleep, false, memory_order_relaxed);
 	atomic_store_explicit(word, 0, memory_order_relaxed);
+	if (woken)
+		e->sleep_ms = e->cfg.sleep_timeout_ms;
+	else if (e->sleep_ms < e->cfg.sleep_max_ms)
+		e->sleep_ms = e->sleep_ms * 2 < e->cfg.sleep_max_ms
+				      ? e->sleep_ms * 2
+				      : e->cfg.sleep_max_ms;
 }
 
 static void engine_tick(struct engine *e)
@@ -325,7 +347,9 @@ static void engine_harvest_loop(struct engine *e)
 			engine_tick(e);
 			next_tick = now + tick_ns;
 		}
-		if (n) {
+		/* A scan that only counted losses is activity too: the
+		 * writer is lapping us, sleeping now would make it worse. */
+		if (n || e->harvest.count.lost != lost0) {
 			empty = 0;
 			if (e->harvest.count.lost == lost0 &&
 			    e->cfg.scan_interval_us) {
@@ -342,7 +366,10 @@ static void engine_harvest_loop(struct engine *e)
 		}
 		empty = 0;
 		engine_idle(e);
-		next_full = 0; /* a wake is marked after it is sent: scan all */
+		/* The sleep-entry re-scan was a full one; count from now.  A
+		 * wake's mark follows the wake within nanoseconds and is
+		 * picked up by the next dirty scans. */
+		next_full = engine_now(CLOCK_MONOTONIC) + full_ns;
 	}
 }
 
@@ -371,12 +398,14 @@ static void *engine_harvest_main(void *arg)
 static void engine_kick(struct engine *e)
 {
 	_Atomic uint32_t *word = &e->region.hdr->tracer_sleeping;
-	uint32_t one = 1;
 
-	/* acq_rel: same role as the probe's (O). */
-	if (atomic_compare_exchange_strong_explicit(
-		    word, &one, 0, memory_order_acq_rel, memory_order_relaxed))
-		syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+	/* Wake unconditionally.  A socket writer (upstream SDKs, or our probe
+	 * without the futex flag) has already CASed the flag 1 -> 0 itself
+	 * before sending its byte, so a CAS here would fail and the engine
+	 * would sleep out its bound.  A spurious wake is harmless: the wait
+	 * loop re-checks the word.  release: pairs with the wait's acquire. */
+	atomic_store_explicit(word, 0, memory_order_release);
+	syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 static void *engine_waker_main(void *arg)
@@ -446,6 +475,7 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 		return NULL;
 	}
 	e->cfg = *cfg;
+	e->sleep_ms = cfg->sleep_timeout_ms;
 	e->stop_pipe[0] = e->stop_pipe[1] = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	if (!cfg->no_futex)

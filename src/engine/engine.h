@@ -20,7 +20,8 @@ struct engine_config {
 	const char *jsonl_path;	   /* append every event here, or NULL */
 	uint64_t linger_ns;	   /* dead coroutines stay visible this long */
 	unsigned idle_scans;	   /* empty scans before sleeping (N) */
-	unsigned sleep_timeout_ms; /* bound on one sleep */
+	unsigned sleep_timeout_ms; /* bound on one sleep (first) */
+	unsigned sleep_max_ms;	   /* bound after repeated idle timeouts */
 	unsigned scan_interval_us; /* pause after a busy scan without loss */
 	unsigned observer_poll_ms; /* observer mode: poll period */
 	unsigned tick_ms;	   /* rate window */

@@ -74,6 +74,7 @@ uint32_t harvest_allocated(const struct harvest *h)
 
 struct harvest_ring {
 	uint64_t obs[CTP_SLOTS]; /* event number seen in the slot, or MAX */
+	uint64_t raw[CTP_SLOTS]; /* the last seq value read from the slot */
 	bool valid[CTP_SLOTS];	 /* ev[] holds a good copy of obs[] */
 	struct harvest_event ev[CTP_SLOTS];
 };
@@ -93,6 +94,7 @@ static void harvest_read_ring(struct harvest *h, uint32_t i,
 		r->valid[k] = false;
 		/* (D) acquire pairs with the writer's release (C). */
 		seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+		r->raw[k] = seq;
 		r->obs[k] = ctp_seq_event(seq, k, style);
 		if ((seq & 1) || seq == st->last_seen[k])
 			continue;
@@ -116,6 +118,7 @@ static void harvest_read_ring(struct harvest *h, uint32_t i,
 		again = atomic_load_explicit(&e->seq, memory_order_relaxed);
 		if (again != seq) {
 			h->count.torn++;
+			r->raw[k] = again;
 			r->obs[k] = ctp_seq_event(again, k, style);
 			continue;
 		}
@@ -136,7 +139,15 @@ static size_t harvest_walk(struct harvest *h, uint32_t i,
 	uint64_t lost = 0, lowest = UINT64_MAX;
 	bool all_written = true;
 	size_t delivered = 0;
+	unsigned k0 = (unsigned)(e % CTP_SLOTS);
 
+	/* Fast path: the slot `expected` would land in still holds what we
+	 * last saw there, so it was not written, and since a writer fills
+	 * slots in order nothing else was either.  One cache line instead of
+	 * eight for an idle station.  acquire: as (D). */
+	if (atomic_load_explicit(&h->stations[i].slots[k0].seq,
+				 memory_order_acquire) == st->last_seen[k0])
+		return 0;
 	harvest_read_ring(h, i, st, &r);
 	for (unsigned k = 0; k < CTP_SLOTS; k++) {
 		if (r.obs[k] == UINT64_MAX)
@@ -173,6 +184,11 @@ static size_t harvest_walk(struct harvest *h, uint32_t i,
 			sink->lost(sink->ctx, i, lost);
 		h->count.lost += lost;
 	}
+	/* Slots the walk has passed (delivered or counted lost) are "seen",
+	 * which keeps the fast path above exact. */
+	for (unsigned k = 0; k < CTP_SLOTS; k++)
+		if (!(r.raw[k] & 1) && r.obs[k] != UINT64_MAX && r.obs[k] < e)
+			st->last_seen[k] = r.raw[k];
 	st->expected = e;
 	h->count.harvested += delivered;
 	return delivered;

@@ -1,0 +1,569 @@
+/*
+ * test-e2e: the corotop binary, run the way people run it.
+ *
+ * Concept.  Everything here goes through fork/exec of the real program and
+ * looks only at what a user or a script can see: stdout, stderr, the exit
+ * status and the file system.  Every run gets its own private
+ * XDG_RUNTIME_DIR (0700, ours), which is where corotop puts its private
+ * region directory; after every run that directory must be empty again, so
+ * any leaked region file or socket fails the test that leaked it.
+ *
+ *   - `corotop -b -n 3 -f json -- writer` prints exactly 3 lines, each a
+ *     strict JSON object (json_check.h) with the documented keys and types,
+ *     a non-empty coroutine list, and exits 0 (also with the bundled demo
+ *     when it was built);
+ *   - the target's exit status passes through (exit 3 -> 3, killed by
+ *     SIGTERM -> 128+15), with a final snapshot that says so;
+ *   - `corotop -- /nonexistent` exits 1 and says why;
+ *   - usage errors exit 2 with a one-line message and no output: unknown
+ *     flag, missing command, non-number, missing value, --shm on a file that
+ *     is not a cTP region;
+ *   - the region file and its directory are gone after a normal exit, after
+ *     SIGTERM (exit 143) and after SIGINT (exit 130), and the target with
+ *     them.  The target reports its CTP_SHM_PATH through a file.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+
+#include "itest.h"
+#include "json_check.h"
+
+#ifndef ITEST_WRITER
+#error "ITEST_WRITER must name the writer program"
+#endif
+
+struct proc {
+	pid_t pid;
+	int out, err;
+	char *obuf, *ebuf;
+	size_t olen, elen, ocap, ecap;
+};
+
+static char xdg[256];
+
+static int setup_xdg(void **state)
+{
+	(void)state;
+	snprintf(xdg, sizeof(xdg), "/tmp/itest-e2e.XXXXXX");
+	return mkdtemp(xdg) ? 0 : -1;
+}
+
+/* The private runtime dir must be empty: nothing leaked. */
+static void assert_xdg_empty(void)
+{
+	DIR *d = opendir(xdg);
+	struct dirent *de;
+	int leaked = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		print_error("leaked in the runtime dir: %s/%s\n", xdg,
+			    de->d_name);
+		leaked++;
+	}
+	closedir(d);
+	assert_int_equal(leaked, 0);
+}
+
+static int teardown_xdg(void **state)
+{
+	DIR *d = opendir(xdg);
+	struct dirent *de;
+	char path[600];
+
+	(void)state;
+	/* Best effort: remove what a failed test left behind. */
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/ctp.shm", xdg, de->d_name);
+		it_remove_region_dir(path);
+		snprintf(path, sizeof(path), "%s/%s", xdg, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(xdg);
+	snprintf(path, sizeof(path), "%s.not-a-region", xdg);
+	unlink(path);
+	for (int sig = 0; sig < 32; sig++) {
+		snprintf(path, sizeof(path), "%s.shmpath-%d", xdg, sig);
+		unlink(path);
+	}
+	return 0;
+}
+
+static void proc_start(struct proc *p, char *const argv[])
+{
+	int o[2], e[2];
+
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(pipe2(o, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(e, O_CLOEXEC), 0);
+	p->pid = fork();
+	assert_true(p->pid >= 0);
+	if (p->pid == 0) {
+		if (dup2(o[1], 1) < 0 || dup2(e[1], 2) < 0)
+			_exit(126);
+		setenv("XDG_RUNTIME_DIR", xdg, 1);
+		/* A run that is not a terminal must not need one. */
+		unsetenv("TERM");
+		signal(SIGPIPE, SIG_DFL);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	p->out = o[0];
+	p->err = e[0];
+}
+
+static void proc_buf_read(int *fd, char **buf, size_t *len, size_t *cap)
+{
+	char tmp[4096];
+	ssize_t r = read(*fd, tmp, sizeof(tmp));
+
+	if (r < 0 && errno == EINTR)
+		return;
+	if (r <= 0) {
+		close(*fd);
+		*fd = -1;
+		return;
+	}
+	if (*len + (size_t)r + 1 > *cap) {
+		*cap = (*len + (size_t)r + 1) * 2;
+		*buf = realloc(*buf, *cap);
+		assert_non_null(*buf);
+	}
+	memcpy(*buf + *len, tmp, (size_t)r);
+	*len += (size_t)r;
+	(*buf)[*len] = '\0';
+}
+
+/* Collect output for up to `ms` (or until both pipes close). */
+static void proc_pump(struct proc *p, unsigned ms)
+{
+	uint64_t end = it_now() + (uint64_t)ms * 1000000u;
+
+	while ((p->out >= 0 || p->err >= 0) && it_now() < end) {
+		struct pollfd f[2] = {{.fd = p->out, .events = POLLIN},
+				      {.fd = p->err, .events = POLLIN}};
+		int left = (int)((end - it_now()) / 1000000u) + 1;
+
+		if (poll(f, 2, left) <= 0)
+			continue;
+		if (f[0].revents)
+			proc_buf_read(&p->out, &p->obuf, &p->olen, &p->ocap);
+		if (f[1].revents)
+			proc_buf_read(&p->err, &p->ebuf, &p->elen, &p->ecap);
+	}
+}
+
+/* Read everything and wait; returns the wait status (fails on timeout). */
+static int proc_finish(struct proc *p, unsigned timeout_ms)
+{
+	int status;
+
+	proc_pump(p, timeout_ms);
+	if (it_wait_pid(p->pid, 5000, &status) < 0)
+		fail_msg("%s did not exit in time", "corotop");
+	if (p->out >= 0)
+		close(p->out);
+	if (p->err >= 0)
+		close(p->err);
+	if (!p->obuf)
+		p->obuf = calloc(1, 1);
+	if (!p->ebuf)
+		p->ebuf = calloc(1, 1);
+	return status;
+}
+
+static void proc_free(struct proc *p)
+{
+	free(p->obuf);
+	free(p->ebuf);
+}
+
+static int exit_code(int status)
+{
+	if (WIFSIGNALED(status))
+		fail_msg("corotop died of signal %d", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
+
+/* Run to completion; returns the exit code. */
+static int run(struct proc *p, char *const argv[], unsigned timeout_ms)
+{
+	proc_start(p, argv);
+	return exit_code(proc_finish(p, timeout_ms));
+}
+
+/* ---- JSON shape ---- */
+
+static const struct jv *need(const struct jv *v, const char *path,
+			     enum json_type t)
+{
+	const struct jv *m = json_get(v, path);
+
+	if (!m)
+		fail_msg("JSON key '%s' missing", path);
+	if (m->t != t)
+		fail_msg("JSON key '%s' has type %d, expected %d", path,
+			 (int)m->t, (int)t);
+	return m;
+}
+
+static bool is_uint(const struct jv *v)
+{
+	return v->t == J_NUM && v->s[0] != '-' && !strpbrk(v->s, ".eE");
+}
+
+static void need_uint(const struct jv *v, const char *path)
+{
+	if (!is_uint(need(v, path, J_NUM)))
+		fail_msg("JSON key '%s' is not an unsigned integer", path);
+}
+
+/*
+ * Check one snapshot line; returns its coroutine count.  `exited` expects
+ * the target's final state.
+ */
+static size_t check_snapshot(const char *line, bool exited, struct jv *out)
+{
+	const char *why = NULL;
+	size_t where = 0;
+	const struct jv *co, *st, *es;
+
+	if (!json_parse(line, out, &why, &where))
+		fail_msg("not JSON (%s at byte %zu): %s", why, where, line);
+	assert_int_equal(out->t, J_OBJ);
+	need_uint(out, "ts");
+	need_uint(out, "stations.allocated");
+	need_uint(out, "stations.max");
+	need_uint(out, "events.harvested");
+	need_uint(out, "events.lost");
+	need_uint(out, "events.untraced");
+	need(out, "events.per_sec", J_NUM);
+	assert_true(need(out, "events.per_sec", J_NUM)->num >= 0);
+	need(out, "engine.sleeping", J_BOOL);
+	need_uint(out, "target.pid");
+	assert_true(need(out, "target.pid", J_NUM)->num > 0);
+	assert_int_equal(need(out, "target.running", J_BOOL)->b, !exited);
+	es = json_get(out, "target.exit_status");
+	assert_non_null(es);
+	if (!exited)
+		assert_int_equal(es->t, J_NULL);
+	assert_true(need(out, "stations.allocated", J_NUM)->num <=
+		    need(out, "stations.max", J_NUM)->num);
+	co = need(out, "coroutines", J_ARR);
+	for (size_t i = 0; i < co->n; i++) {
+		const struct jv *c = &co->items[i];
+
+		assert_int_equal(c->t, J_OBJ);
+		need_uint(c, "probe_id");
+		st = need(c, "state", J_STR);
+		assert_true(!strcmp(st->s, "running") ||
+			    !strcmp(st->s, "suspended") ||
+			    !strcmp(st->s, "dead"));
+		need_uint(c, "tid");
+		assert_true(!strncmp(need(c, "addr", J_STR)->s, "0x", 2));
+		need_uint(c, "seq");
+		need_uint(c, "switches");
+		need_uint(c, "age_ns");
+		need_uint(c, "in_state_ns");
+	}
+	return co->n;
+}
+
+/* Split stdout into lines; every line must end with '\n'. */
+static size_t split_lines(char *buf, char **lines, size_t max)
+{
+	size_t n = 0;
+	char *p = buf;
+
+	while (*p) {
+		char *nl = strchr(p, '\n');
+
+		if (!nl)
+			fail_msg("last line has no newline: %s", p);
+		*nl = '\0';
+		if (n < max)
+			lines[n] = p;
+		n++;
+		p = nl + 1;
+	}
+	return n;
+}
+
+static void three_json_snapshots(char *const argv[], bool our_writer)
+{
+	struct proc p;
+	char *lines[8];
+	double last_harvested = -1, pid = -1;
+	int rc;
+
+	rc = run(&p, argv, 60000);
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	assert_int_equal(split_lines(p.obuf, lines, 8), 3);
+	for (int i = 0; i < 3; i++) {
+		struct jv v;
+		size_t n = check_snapshot(lines[i], false, &v);
+		double h = need(&v, "events.harvested", J_NUM)->num;
+
+		print_message("snapshot %d: %zu coroutines, %.0f events\n", i,
+			      n, h);
+		assert_true(n > 0);
+		assert_true(h >= last_harvested);
+		last_harvested = h;
+		if (pid < 0)
+			pid = need(&v, "target.pid", J_NUM)->num;
+		assert_true(need(&v, "target.pid", J_NUM)->num == pid);
+		if (our_writer) {
+			const struct jv *co = json_get(&v, "coroutines");
+
+			assert_int_equal(co->n, 8);
+			for (size_t c = 0; c < co->n; c++) {
+				double id = json_get(&co->items[c], "probe_id")
+						    ->num;
+
+				assert_true(id >= (double)IT_PROBE_ID(0) &&
+					    id <= (double)IT_PROBE_ID(7));
+			}
+		}
+		json_free(&v);
+	}
+	assert_true(last_harvested > 0);
+	/* The target was stopped with corotop. */
+	assert_true(kill((pid_t)pid, 0) < 0 && errno == ESRCH);
+	assert_xdg_empty();
+	proc_free(&p);
+}
+
+static void test_json_three_snapshots(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b",	     "-n",  "3",  "-f", "json",
+			"--",	       ITEST_WRITER, "run", "60", "8",	NULL};
+
+	(void)state;
+	three_json_snapshots(argv, true);
+}
+
+static void test_json_three_snapshots_demo(void **state)
+{
+#ifdef ITEST_DEMO
+	char *argv[] = {ITEST_COROTOP, "-b",   "-n", "3",	 "-d", "5",
+			"-f",	       "json", "--", ITEST_DEMO, NULL};
+
+	(void)state;
+	three_json_snapshots(argv, false);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
+static void test_exit_status_passes_through(void **state)
+{
+	char *argv3[] = {ITEST_COROTOP, "-b",	"-f", "json", "--",
+			 ITEST_WRITER,	"exit", "3",  NULL};
+	char *argv0[] = {ITEST_COROTOP, "-b",	"-f", "json", "--",
+			 ITEST_WRITER,	"exit", "0",  NULL};
+	char *argvs[] = {ITEST_COROTOP, "-b",	  "-f", "json", "--",
+			 ITEST_WRITER,	"signal", "15", NULL};
+	char *lines[4];
+	struct proc p;
+	struct jv v;
+
+	(void)state;
+	assert_int_equal(run(&p, argv3, 30000), 3);
+	/* One final snapshot that reports the exit. */
+	assert_int_equal(split_lines(p.obuf, lines, 4), 1);
+	check_snapshot(lines[0], true, &v);
+	assert_int_equal(need(&v, "target.exit_status", J_NUM)->num, 3);
+	json_free(&v);
+	assert_xdg_empty();
+	proc_free(&p);
+
+	assert_int_equal(run(&p, argv0, 30000), 0);
+	assert_xdg_empty();
+	proc_free(&p);
+
+	assert_int_equal(run(&p, argvs, 30000), 128 + SIGTERM);
+	assert_int_equal(split_lines(p.obuf, lines, 4), 1);
+	check_snapshot(lines[0], true, &v);
+	assert_int_equal(json_get(&v, "target.exit_status")->t, J_NULL);
+	assert_int_equal(need(&v, "target.term_signal", J_NUM)->num, SIGTERM);
+	json_free(&v);
+	assert_xdg_empty();
+	proc_free(&p);
+}
+
+static void test_nonexistent_command(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b", "--", "/nonexistent/itest-prog",
+			NULL};
+	struct proc p;
+
+	(void)state;
+	assert_int_equal(run(&p, argv, 30000), 1);
+	print_message("stderr: %s", p.ebuf);
+	assert_non_null(strstr(p.ebuf, "/nonexistent/itest-prog"));
+	assert_non_null(strstr(p.ebuf, "No such file"));
+	assert_int_equal(p.olen, 0);
+	assert_xdg_empty();
+	proc_free(&p);
+}
+
+static void usage_error(char *const argv[], const char *what)
+{
+	struct proc p;
+	char *nl;
+	int rc;
+
+	rc = run(&p, argv, 30000);
+	print_message("%s: exit %d: %s", what, rc, p.ebuf);
+	assert_int_equal(rc, 2);
+	/* One line that names the problem; nothing on stdout. */
+	assert_true(p.elen > 0);
+	nl = strchr(p.ebuf, '\n');
+	assert_non_null(nl);
+	assert_int_equal(nl[1], '\0');
+	assert_non_null(strstr(p.ebuf, "corotop"));
+	assert_int_equal(p.olen, 0);
+	assert_xdg_empty();
+	proc_free(&p);
+}
+
+static void test_usage_errors(void **state)
+{
+	char junk[300];
+	char *unknown[] = {ITEST_COROTOP, "--bogus", "--", ITEST_WRITER,
+			   "exit",	  "0",	     NULL};
+	char *nocmd[] = {ITEST_COROTOP, "-b", NULL};
+	char *nonum[] = {ITEST_COROTOP, "-b",	"-n", "abc", "--",
+			 ITEST_WRITER,	"exit", "0",  NULL};
+	char *novalue[] = {ITEST_COROTOP, "-b", "-n", NULL};
+	char *badshm[] = {ITEST_COROTOP, "-b", "--shm", junk, NULL};
+	FILE *f;
+
+	(void)state;
+	usage_error(unknown, "unknown flag");
+	usage_error(nocmd, "missing command");
+	usage_error(nonum, "non-number");
+	usage_error(novalue, "missing value");
+	/* A regular file of ours, big enough, but not a cTP region. */
+	snprintf(junk, sizeof(junk), "%s.not-a-region", xdg);
+	f = fopen(junk, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 4096; i++)
+		fputc('x', f);
+	fclose(f);
+	usage_error(badshm, "--shm on a non-cTP file");
+	unlink(junk);
+}
+
+/* ---- cleanup on every way out ---- */
+
+static bool wait_file(const char *path, unsigned ms)
+{
+	uint64_t end = it_now() + (uint64_t)ms * 1000000u;
+
+	while (it_now() < end) {
+		if (it_path_exists(path))
+			return true;
+		it_sleep_ms(10);
+	}
+	return false;
+}
+
+/*
+ * Start `corotop ... -- writer shmpath FILE 60`, learn the region path from
+ * the target, then end corotop with `sig` (0: let -n end it) and check that
+ * the exit code is `want` and that the region, its directory and the target
+ * are gone.
+ */
+static void cleanup_case(int sig, int want)
+{
+	char file[300], shm[512], dir[512];
+	char *argv[] = {ITEST_COROTOP,	    "-b", "-d",	  "2",	"-n",
+			sig ? "1000" : "3", "-f", "json", "--", ITEST_WRITER,
+			"shmpath",	    file, "60",	  NULL};
+	struct proc p;
+	int target = 0, rc;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s.shmpath-%d", xdg, sig);
+	unlink(file);
+	proc_start(&p, argv);
+	if (!wait_file(file, 10000)) {
+		kill(p.pid, SIGKILL);
+		fail_msg("the target never reported its region");
+	}
+	f = fopen(file, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%511s %d", shm, &target), 2);
+	fclose(f);
+	unlink(file);
+	print_message("region %s, target %d\n", shm, target);
+	/* The region lives in our private runtime dir while corotop runs. */
+	assert_int_equal(strncmp(shm, xdg, strlen(xdg)), 0);
+	assert_true(it_path_exists(shm));
+	snprintf(dir, sizeof(dir), "%s", shm);
+	*strrchr(dir, '/') = '\0';
+	if (sig) {
+		proc_pump(&p, 300); /* past its setup: a snapshot or two */
+		assert_int_equal(kill(p.pid, sig), 0);
+	}
+	rc = exit_code(proc_finish(&p, 30000));
+	print_message("%s: exit %d\n", sig ? strsignal(sig) : "-n", rc);
+	assert_int_equal(rc, want);
+	assert_false(it_path_exists(shm));
+	assert_false(it_path_exists(dir));
+	assert_xdg_empty();
+	assert_true(kill(target, 0) < 0 && errno == ESRCH);
+	proc_free(&p);
+}
+
+static void test_cleanup_after_normal_exit(void **state)
+{
+	(void)state;
+	cleanup_case(0, 0);
+}
+
+static void test_cleanup_after_sigterm(void **state)
+{
+	(void)state;
+	cleanup_case(SIGTERM, 128 + SIGTERM);
+}
+
+static void test_cleanup_after_sigint(void **state)
+{
+	(void)state;
+	cleanup_case(SIGINT, 128 + SIGINT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_three_snapshots),
+		cmocka_unit_test(test_json_three_snapshots_demo),
+		cmocka_unit_test(test_exit_status_passes_through),
+		cmocka_unit_test(test_nonexistent_command),
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_cleanup_after_normal_exit),
+		cmocka_unit_test(test_cleanup_after_sigterm),
+		cmocka_unit_test(test_cleanup_after_sigint),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup_xdg, teardown_xdg);
+}
