@@ -1,0 +1,323 @@
+/*
+ * probe_record: what one corotop_coro_record() costs the traced program.
+ *
+ * Every case runs the same measurement twice:
+ *   batch  time BATCH records in a row with clock_gettime around the batch,
+ *          BATCHES times; the median and p99 of the per-batch averages are
+ *          the headline numbers (the two clock reads add < 0.05 ns/record);
+ *   call   time single records with serialized rdtsc/rdtscp, CALLS times,
+ *          minus the median cost of an empty rdtsc pair.
+ *
+ * Cases, all in this one process so they share the machine state:
+ *   untraced      no CTP_* environment: the inline wrapper's one branch;
+ *   clock         the floor: one clock_gettime(CLOCK_MONOTONIC), which every
+ *                 record has to make for its timestamp;
+ *   gettid        one gettid syscall and
+ *   fence         one seq_cst fence: the two costs the upstream SDKs pay per
+ *                 event and the corotop probe avoids;
+ *   upstream      a reproduction of the upstream SDK write (odd seq, payload
+ *                 with a gettid syscall, even seq, seq_cst fence, sleeping
+ *                 check) into a private station;
+ *   traced        the real probe, attached to an in-process engine that owns
+ *                 the region and harvests it concurrently, its threads
+ *                 pinned to the last CPU and the writer to CPU 0 (two
+ *                 processes on two cores); the engine as it ships: default
+ *                 pacing, dirty hint, and the asymmetric fence when the
+ *                 kernel has membarrier GLOBAL_EXPEDITED;
+ *   traced-flat   the same with scan_interval_us = 0;
+ *   traced-nomb   engine config no_membarrier: the probe issues a seq_cst
+ *                 fence after every record and is never sent an IPI;
+ *   traced-nodirty  engine config hx_dirty = false: full scans only, so
+ *                 membarrier runs only when the engine goes to sleep.
+ * The writer records flat out into one station, the worst case for
+ * contention with the harvester.  Traced lines also report the function-
+ * call IPIs the writer's CPU received per second (membarrier is delivered
+ * that way) and the CPU other processes used meanwhile (others_cores).
+ *
+ * Per-call numbers are limited by the TSC's granularity, printed as
+ * resolution_ns (about 10 ns on the KVM guest of docs/PERFORMANCE.md);
+ * the batch numbers are the precise ones.
+ *
+ * Target (from the issue): traced median <= clock median + 5 ns.
+ * Build against the shared probe (what programs normally link) and, as
+ * probe_record_static, against the static archive.
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <linux/membarrier.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define BATCH 1000u
+#define BATCHES 3000u
+#define CALLS 200000u
+#define WARMUP 200000u
+
+static double tsc_per_ns;
+static double tsc_overhead; /* ticks of an empty rdtsc pair, median */
+static double batch_ns[BATCHES];
+static double call_ticks[CALLS];
+static volatile uint64_t sink;
+static struct corotop_coro coro;
+static uint64_t counter;
+
+struct result {
+	struct bench_dist batch; /* ns per record, per-batch averages */
+	struct bench_dist call;	 /* ns per record, single calls */
+	double others;		 /* cores other processes used meanwhile */
+};
+
+/* Time `stmt` both ways; `counter` advances once per statement. */
+#define MEASURE(res, stmt)                                                     \
+	do {                                                                   \
+		struct bench_load l_;                                          \
+		bench_load_start(&l_);                                         \
+		for (unsigned w_ = 0; w_ < WARMUP; w_++) {                     \
+			stmt;                                                  \
+			BENCH_CLOBBER();                                       \
+		}                                                              \
+		for (unsigned b_ = 0; b_ < BATCHES; b_++) {                    \
+			uint64_t t0_ = bench_now(CLOCK_MONOTONIC);             \
+			for (unsigned i_ = 0; i_ < BATCH; i_++) {              \
+				stmt;                                          \
+				BENCH_CLOBBER();                               \
+			}                                                      \
+			batch_ns[b_] =                                         \
+				(double)(bench_now(CLOCK_MONOTONIC) - t0_) /   \
+				BATCH;                                         \
+		}                                                              \
+		for (unsigned c_ = 0; c_ < CALLS; c_++) {                      \
+			uint64_t t0_ = bench_tsc_begin();                      \
+			stmt;                                                  \
+			uint64_t t1_ = bench_tsc_end();                        \
+			call_ticks[c_] = (double)(t1_ - t0_);                  \
+		}                                                              \
+		result_fill(&(res));                                           \
+		(res).others = bench_load_others(&l_);                         \
+	} while (0)
+
+/* One record through the public inline wrapper, alternating the state. */
+__attribute__((always_inline)) static inline void record_one(void)
+{
+	uint64_t k = counter++;
+
+	corotop_coro_record(&coro, (int)(k & 1), k);
+}
+
+static void result_fill(struct result *r)
+{
+	struct bench_dist d;
+
+	r->batch = bench_dist(batch_ns, BATCHES);
+	d = bench_dist(call_ticks, CALLS);
+	/* Ticks of the call minus ticks of an empty pair, in ns. */
+	r->call.min = (d.min - tsc_overhead) / tsc_per_ns;
+	r->call.p50 = (d.p50 - tsc_overhead) / tsc_per_ns;
+	r->call.p90 = (d.p90 - tsc_overhead) / tsc_per_ns;
+	r->call.p99 = (d.p99 - tsc_overhead) / tsc_per_ns;
+	r->call.max = (d.max - tsc_overhead) / tsc_per_ns;
+	r->call.mean = (d.mean - tsc_overhead) / tsc_per_ns;
+}
+
+static void result_print(const char *name, const struct result *r,
+			 const char *extra)
+{
+	printf("probe_record %-14s batch_median_ns=%.2f batch_p99_ns=%.2f "
+	       "batch_min_ns=%.2f call_median_ns=%.1f call_p99_ns=%.1f "
+	       "others_cores=%.2f%s%s\n",
+	       name, r->batch.p50, r->batch.p99, r->batch.min, r->call.p50,
+	       r->call.p99, r->others, extra ? " " : "", extra ? extra : "");
+	fflush(stdout);
+}
+
+static void tsc_calibrate(void)
+{
+	uint64_t step = UINT64_MAX, prev = bench_tsc_raw();
+
+	tsc_per_ns = bench_tsc_per_ns();
+	/* Smallest non-zero step between two reads: the counter's
+	 * granularity (some hypervisors advance it in coarse steps). */
+	for (unsigned c = 0; c < 100000; c++) {
+		uint64_t t = bench_tsc_raw();
+
+		if (t != prev && t - prev < step)
+			step = t - prev;
+		prev = t;
+	}
+	for (unsigned c = 0; c < CALLS; c++) {
+		uint64_t t0 = bench_tsc_begin();
+		uint64_t t1 = bench_tsc_end();
+
+		call_ticks[c] = (double)(t1 - t0);
+	}
+	tsc_overhead = bench_quantile(call_ticks, CALLS, 0.5);
+	printf("probe_record tsc ticks_per_ns=%.3f empty_pair_ticks=%.0f "
+	       "resolution_ns=%.1f\n",
+	       tsc_per_ns, tsc_overhead, (double)step / tsc_per_ns);
+}
+
+/* ---- the upstream SDK's write, reproduced from UPSTREAM-FACTS.md ---- */
+
+struct upstream {
+	struct ctp_header *hdr;
+	struct ctp_station *st;
+	uint64_t count; /* events written; slot = count % 8 */
+};
+
+static struct upstream up;
+
+__attribute__((noinline)) static void upstream_record(int is_active,
+						      uint64_t addr)
+{
+	struct ctp_epoch *e = &up.st->slots[up.count++ % CTP_SLOTS];
+	uint64_t old = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	uint32_t one = 1;
+
+	atomic_store_explicit(&e->seq, old + 1, memory_order_release);
+	e->addr = addr;
+	e->tid = (uint64_t)syscall(SYS_gettid); /* every event */
+	e->timestamp = bench_now(CLOCK_MONOTONIC);
+	e->is_active = (uint8_t)is_active;
+	atomic_store_explicit(&e->seq, old + 2, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&up.hdr->tracer_sleeping,
+				 memory_order_relaxed) == 1 &&
+	    atomic_compare_exchange_strong(&up.hdr->tracer_sleeping, &one, 0))
+		sink++; /* would write '1' to the socket */
+}
+
+__attribute__((always_inline)) static inline void upstream_one(void)
+{
+	uint64_t k = counter++;
+
+	upstream_record((int)(k & 1), k);
+}
+
+static void upstream_setup(void)
+{
+	/* A header and one station, as the SDK would see them mapped. */
+	void *m = aligned_alloc(1024, ctp_region_size(1));
+
+	if (!m)
+		bench_die("out of memory");
+	memset(m, 0, ctp_region_size(1));
+	up.hdr = m;
+	up.st = (struct ctp_station *)((char *)m + CTP_HEADER_SIZE);
+}
+
+/* ---- traced cases ---- */
+
+static bool membarrier_available(void)
+{
+	long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	return q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED);
+}
+
+static void traced(const char *name, bool no_membarrier, bool hx_dirty,
+		   unsigned scan_interval_us, double *median_out)
+{
+	struct engine_config cfg;
+	struct engine_stats st;
+	struct snapshot snap;
+	struct result r;
+	struct engine *e;
+	char extra[384];
+	uint64_t t_start, t_end, ipi0, ipi1;
+
+	engine_config_defaults(&cfg);
+	cfg.stations = 16;
+	cfg.no_membarrier = no_membarrier;
+	cfg.scan_interval_us = scan_interval_us;
+	cfg.hx_dirty = hx_dirty;
+	e = bench_engine_create(&cfg);
+	bench_probe_attach();
+	/* The engine's threads inherit our CPU: start them on the last CPU
+	 * and record from the first, like two processes on two cores. */
+	bench_pin(bench_ncpu() - 1);
+	bench_engine_start(e);
+	bench_pin(0);
+	corotop_coro_open(&coro, 1);
+	if (!coro.station)
+		bench_die("the probe gave the coroutine no station");
+	t_start = bench_now(CLOCK_MONOTONIC);
+	ipi0 = bench_ipis(0);
+	MEASURE(r, record_one());
+	ipi1 = bench_ipis(0);
+	t_end = bench_now(CLOCK_MONOTONIC);
+	corotop_coro_close(&coro);
+	engine_stop(e);
+	engine_stats(e, &st);
+	snapshot_init(&snap);
+	engine_snapshot(e, &snap);
+	snprintf(extra, sizeof(extra),
+		 "fence=%s dirty_hint=%d scan_interval_us=%u "
+		 "writer_cpu_ipis_per_s=%.0f engine_harvested=%llu "
+		 "engine_lost=%llu engine_scans=%llu engine_sleeps=%llu",
+		 (!no_membarrier && membarrier_available()) ? "membarrier"
+							    : "seq_cst",
+		 hx_dirty, scan_interval_us,
+		 (double)(ipi1 - ipi0) * 1e9 / (double)(t_end - t_start),
+		 (unsigned long long)snap.t.events,
+		 (unsigned long long)snap.t.lost, (unsigned long long)st.scans,
+		 (unsigned long long)st.sleeps);
+	result_print(name, &r, extra);
+	snapshot_finish(&snap);
+	corotop_probe_shutdown();
+	engine_destroy(e);
+	*median_out = r.batch.p50;
+}
+
+int main(void)
+{
+	struct result r;
+	double clock_med, traced_med, flat_med, nomb_med, nodirty_med;
+
+	if (corotop_probe_live_)
+		bench_die("unset CTP_SHM_PATH/CTP_SOCK_PATH/CTP_MAX_STATIONS: "
+			  "the untraced case needs a detached probe");
+	printf("probe_record config batch=%u batches=%u calls=%u\n", BATCH,
+	       BATCHES, CALLS);
+	bench_pin(0);
+	tsc_calibrate();
+
+	corotop_coro_open(&coro, 1); /* untraced: no station */
+	MEASURE(r, record_one());
+	result_print("untraced", &r, NULL);
+
+	MEASURE(r, sink += bench_now(CLOCK_MONOTONIC));
+	result_print("clock", &r, NULL);
+	clock_med = r.batch.p50;
+
+	MEASURE(r, sink += (uint64_t)syscall(SYS_gettid));
+	result_print("gettid", &r, NULL);
+
+	MEASURE(r, atomic_thread_fence(memory_order_seq_cst));
+	result_print("fence", &r, NULL);
+
+	upstream_setup();
+	MEASURE(r, upstream_one());
+	result_print("upstream", &r, NULL);
+
+	/* The engine as it ships: dirty hint, asymmetric fence. */
+	traced("traced", false, true, 500, &traced_med);
+	traced("traced-flat", false, true, 0, &flat_med);
+	/* The probe fences itself; the engine never IPIs it. */
+	traced("traced-nomb", true, true, 500, &nomb_med);
+	/* Asymmetric fence, but no dirty scans (membarrier only at sleep). */
+	traced("traced-nodirty", false, false, 500, &nodirty_med);
+
+	printf("probe_record target traced_median=%.2f clock_median=%.2f "
+	       "overhead_ns=%.2f limit_ns=5.00 %s\n",
+	       traced_med, clock_med, traced_med - clock_med,
+	       traced_med <= clock_med + 5.0 ? "PASS" : "MISS");
+	printf("probe_record fence_delta traced_minus_nomb_ns=%.2f "
+	       "traced_minus_nodirty_ns=%.2f\n",
+	       traced_med - nomb_med, traced_med - nodirty_med);
+	(void)flat_med;
+	free(up.hdr);
+	return 0;
+}
