@@ -120,10 +120,11 @@ struct ctp_epoch {
 /* Extension descriptor at the start of ctp_header._reserved. */
 #define CTP_HX_MAGIC 0x31585443u /* "CTX1" little-endian */
 #define CTP_HX_VERSION 1u
-#define CTP_HX_FREELIST (1u << 0)   /* engine recycles dead stations */
-#define CTP_HX_FUTEX (1u << 1)	    /* engine sleeps on tracer_sleeping */
-#define CTP_HX_ASYM_FENCE (1u << 2) /* engine issues membarrier(GLOBAL_EXP.)   \
-				     */
+#define CTP_HX_FREELIST (1u << 0) /* engine recycles dead stations */
+#define CTP_HX_FUTEX (1u << 1)	  /* engine sleeps on tracer_sleeping */
+#define CTP_HX_ASYM_FENCE                                                      \
+	(1u << 2)		/* engine issues membarrier(GLOBAL_EXP.)       \
+				 */
 #define CTP_HX_DIRTY (1u << 3)	/* probes mark written stations in dirty[] */
 #define CTP_HX_DIRTY_WORDS 112u /* 7168 bits */
 

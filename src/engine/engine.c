@@ -223,6 +223,22 @@ static size_t engine_scan_dirty(struct engine *e)
 	return n;
 }
 
+/* Catch-up pass over the stations that lost events in the last scan.  It
+ * leaves the dirty words alone: clearing them at catch-up speed costs every
+ * busy writer a cache miss per pass (docs/PERFORMANCE.md). */
+static size_t engine_scan_hot(struct engine *e, const uint32_t *hot,
+			      unsigned nhot)
+{
+	struct harvest_sink sink = engine_sink(e);
+	size_t n;
+
+	pthread_mutex_lock(&e->lock);
+	n = harvest_scan_list(&e->harvest, hot, nhot, &sink);
+	engine_copy_header(e);
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
 /* ---- sleep contract ---- */
 
 /* Wait while tracer_sleeping == 1, at most timeout_ms.  True when woken. */
@@ -324,6 +340,10 @@ static void engine_harvest_loop(struct engine *e)
 	uint64_t next_tick = engine_now(CLOCK_MONOTONIC) + tick_ns;
 	uint64_t full_ns = (uint64_t)e->cfg.full_scan_ms * 1000000u;
 	uint64_t next_full = 0;
+	uint64_t next_paced = 0; /* next dirty/full pass while catching up */
+	uint64_t pace_ns = (uint64_t)e->cfg.scan_interval_us * 1000u;
+	uint32_t hot[HARVEST_HOT_MAX];
+	unsigned nhot = 0;
 	bool dirty = harvest_has_dirty(&e->harvest) && e->region.owner;
 	unsigned empty = 0;
 
@@ -335,12 +355,20 @@ static void engine_harvest_loop(struct engine *e)
 		/* Dirty scans while every writer marks; a full scan at least
 		 * every full_scan_ms, and always while an upstream SDK (which
 		 * never marks) writes to the region. */
-		if (dirty && !e->harvest.saw_upstream && now < next_full) {
+		if (nhot && now < next_paced) {
+			n = engine_scan_hot(e, hot, nhot);
+		} else if (dirty && !e->harvest.saw_upstream &&
+			   now < next_full) {
 			n = engine_scan_dirty(e);
+			next_paced = now + pace_ns;
 		} else {
 			n = engine_scan(e);
 			next_full = now + full_ns;
+			next_paced = now + pace_ns;
 		}
+		/* Harvest thread only: no lock needed to read hot[]. */
+		nhot = e->harvest.nhot;
+		memcpy(hot, e->harvest.hot, nhot * sizeof(hot[0]));
 		now = engine_now(CLOCK_MONOTONIC);
 
 		if (now >= next_tick) {

@@ -139,6 +139,7 @@ static size_t harvest_walk(struct harvest *h, uint32_t i,
 	uint64_t lost = 0, lowest = UINT64_MAX;
 	bool all_written = true;
 	size_t delivered = 0;
+	uint64_t lost0 = h->count.lost;
 	unsigned k0 = (unsigned)(e % CTP_SLOTS);
 
 	/* Fast path: the slot `expected` would land in still holds what we
@@ -184,6 +185,8 @@ static size_t harvest_walk(struct harvest *h, uint32_t i,
 			sink->lost(sink->ctx, i, lost);
 		h->count.lost += lost;
 	}
+	if (h->count.lost != lost0 && h->nhot < HARVEST_HOT_MAX)
+		h->hot[h->nhot++] = i;
 	/* Slots the walk has passed (delivered or counted lost) are "seen",
 	 * which keeps the fast path above exact. */
 	for (unsigned k = 0; k < CTP_SLOTS; k++)
@@ -322,6 +325,7 @@ size_t harvest_scan(struct harvest *h, const struct harvest_sink *sink)
 	uint32_t alloc = harvest_allocated(h);
 	size_t n = 0;
 
+	h->nhot = 0;
 	for (uint32_t i = 0; i < alloc; i++)
 		n += harvest_station_scan(h, i, sink);
 	h->count.scans++;
@@ -358,6 +362,7 @@ size_t harvest_scan_marked(struct harvest *h, const uint64_t *marks,
 	uint32_t shift = h->dirty_shift;
 	size_t n = 0;
 
+	h->nhot = 0;
 	for (unsigned w = 0; w < CTP_HX_DIRTY_WORDS; w++) {
 		uint64_t bits = marks[w];
 
@@ -377,4 +382,18 @@ size_t harvest_scan_marked(struct harvest *h, const uint64_t *marks,
 	}
 	h->count.scans++;
 	return n;
+}
+
+size_t harvest_scan_list(struct harvest *h, const uint32_t *list, unsigned n,
+			 const struct harvest_sink *sink)
+{
+	uint32_t alloc = harvest_allocated(h);
+	size_t got = 0;
+
+	h->nhot = 0;
+	for (unsigned k = 0; k < n; k++)
+		if (list[k] < alloc)
+			got += harvest_station_scan(h, list[k], sink);
+	h->count.scans++;
+	return got;
 }

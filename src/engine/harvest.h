@@ -62,6 +62,9 @@ struct harvest_counters {
 	uint64_t scans;
 };
 
+/* Stations that lost events in the last scan, for catch-up rescans. */
+#define HARVEST_HOT_MAX 64
+
 struct harvest {
 	struct ctp_header *hdr;
 	struct ctp_station *stations;
@@ -71,6 +74,8 @@ struct harvest {
 	bool dirty_ok;	   /* the region had a valid dirty hint at init */
 	uint32_t dirty_shift; /* captured at init: the region is untrusted */
 	struct harvest_station *state; /* max entries */
+	uint32_t hot[HARVEST_HOT_MAX]; /* lossy stations of the last scan */
+	unsigned nhot;
 	struct harvest_counters count;
 };
 
@@ -96,6 +101,10 @@ size_t harvest_scan_marked(struct harvest *h, const uint64_t *marks,
 			   const struct harvest_sink *sink);
 /* The region carries a usable dirty hint. */
 bool harvest_has_dirty(const struct harvest *h);
+
+/* A pass over the listed stations only (catch-up after a loss). */
+size_t harvest_scan_list(struct harvest *h, const uint32_t *list, unsigned n,
+			 const struct harvest_sink *sink);
 
 /* One station; exposed for unit tests. */
 size_t harvest_station_scan(struct harvest *h, uint32_t i,
