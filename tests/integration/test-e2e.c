@@ -9,9 +9,9 @@
  * any leaked region file or socket fails the test that leaked it.
  *
  *   - `corotop -b -n 3 -f json -- writer` prints exactly 3 lines, each a
- *     strict JSON object (json_check.h) with the documented keys and types,
- *     a non-empty coroutine list, and exits 0 (also with the bundled demo
- *     when it was built);
+ *     strict JSON object (tests/common/json-check.h) with the documented
+ *     keys and types, a non-empty coroutine list, and exits 0 (also with
+ *     the bundled demo when it was built);
  *   - the target's exit status passes through (exit 3 -> 3, killed by
  *     SIGTERM -> 128+15), with a final snapshot that says so;
  *   - `corotop -- /nonexistent` exits 1 and says why;
@@ -32,7 +32,7 @@
 #include <dirent.h>
 
 #include "itest.h"
-#include "json_check.h"
+#include "json-check.h"
 
 #ifndef ITEST_WRITER
 #error "ITEST_WRITER must name the writer program"
@@ -208,28 +208,10 @@ static int run(struct proc *p, char *const argv[], unsigned timeout_ms)
 
 /* ---- JSON shape ---- */
 
-static const struct jv *need(const struct jv *v, const char *path,
-			     enum json_type t)
-{
-	const struct jv *m = json_get(v, path);
-
-	if (!m)
-		fail_msg("JSON key '%s' missing", path);
-	if (m->t != t)
-		fail_msg("JSON key '%s' has type %d, expected %d", path,
-			 (int)m->t, (int)t);
-	return m;
-}
-
-static bool is_uint(const struct jv *v)
-{
-	return v->t == J_NUM && v->s[0] != '-' && !strpbrk(v->s, ".eE");
-}
-
+/* An unsigned integer member (json_u64 fails the test otherwise). */
 static void need_uint(const struct jv *v, const char *path)
 {
-	if (!is_uint(need(v, path, J_NUM)))
-		fail_msg("JSON key '%s' is not an unsigned integer", path);
+	(void)json_u64(v, path);
 }
 
 /*
@@ -238,12 +220,9 @@ static void need_uint(const struct jv *v, const char *path)
  */
 static size_t check_snapshot(const char *line, bool exited, struct jv *out)
 {
-	const char *why = NULL;
-	size_t where = 0;
 	const struct jv *co, *st, *es;
 
-	if (!json_parse(line, out, &why, &where))
-		fail_msg("not JSON (%s at byte %zu): %s", why, where, line);
+	json_must_parse(line, out);
 	assert_int_equal(out->t, J_OBJ);
 	need_uint(out, "ts");
 	need_uint(out, "stations.allocated");
@@ -251,30 +230,30 @@ static size_t check_snapshot(const char *line, bool exited, struct jv *out)
 	need_uint(out, "events.harvested");
 	need_uint(out, "events.lost");
 	need_uint(out, "events.untraced");
-	need(out, "events.per_sec", J_NUM);
-	assert_true(need(out, "events.per_sec", J_NUM)->num >= 0);
-	need(out, "engine.sleeping", J_BOOL);
+	json_need(out, "events.per_sec", J_NUM);
+	assert_true(json_need(out, "events.per_sec", J_NUM)->num >= 0);
+	json_need(out, "engine.sleeping", J_BOOL);
 	need_uint(out, "target.pid");
-	assert_true(need(out, "target.pid", J_NUM)->num > 0);
-	assert_int_equal(need(out, "target.running", J_BOOL)->b, !exited);
+	assert_true(json_need(out, "target.pid", J_NUM)->num > 0);
+	assert_int_equal(json_need(out, "target.running", J_BOOL)->b, !exited);
 	es = json_get(out, "target.exit_status");
 	assert_non_null(es);
 	if (!exited)
 		assert_int_equal(es->t, J_NULL);
-	assert_true(need(out, "stations.allocated", J_NUM)->num <=
-		    need(out, "stations.max", J_NUM)->num);
-	co = need(out, "coroutines", J_ARR);
+	assert_true(json_need(out, "stations.allocated", J_NUM)->num <=
+		    json_need(out, "stations.max", J_NUM)->num);
+	co = json_need(out, "coroutines", J_ARR);
 	for (size_t i = 0; i < co->n; i++) {
 		const struct jv *c = &co->items[i];
 
 		assert_int_equal(c->t, J_OBJ);
 		need_uint(c, "probe_id");
-		st = need(c, "state", J_STR);
+		st = json_need(c, "state", J_STR);
 		assert_true(!strcmp(st->s, "running") ||
 			    !strcmp(st->s, "suspended") ||
 			    !strcmp(st->s, "dead"));
 		need_uint(c, "tid");
-		assert_true(!strncmp(need(c, "addr", J_STR)->s, "0x", 2));
+		assert_true(!strncmp(json_need(c, "addr", J_STR)->s, "0x", 2));
 		need_uint(c, "seq");
 		need_uint(c, "switches");
 		need_uint(c, "age_ns");
@@ -317,7 +296,7 @@ static void three_json_snapshots(char *const argv[], bool our_writer)
 	for (int i = 0; i < 3; i++) {
 		struct jv v;
 		size_t n = check_snapshot(lines[i], false, &v);
-		double h = need(&v, "events.harvested", J_NUM)->num;
+		double h = json_need(&v, "events.harvested", J_NUM)->num;
 
 		print_message("snapshot %d: %zu coroutines, %.0f events\n", i,
 			      n, h);
@@ -325,8 +304,8 @@ static void three_json_snapshots(char *const argv[], bool our_writer)
 		assert_true(h >= last_harvested);
 		last_harvested = h;
 		if (pid < 0)
-			pid = need(&v, "target.pid", J_NUM)->num;
-		assert_true(need(&v, "target.pid", J_NUM)->num == pid);
+			pid = json_need(&v, "target.pid", J_NUM)->num;
+		assert_true(json_need(&v, "target.pid", J_NUM)->num == pid);
 		if (our_writer) {
 			const struct jv *co = json_get(&v, "coroutines");
 
@@ -388,7 +367,7 @@ static void test_exit_status_passes_through(void **state)
 	/* One final snapshot that reports the exit. */
 	assert_int_equal(split_lines(p.obuf, lines, 4), 1);
 	check_snapshot(lines[0], true, &v);
-	assert_int_equal(need(&v, "target.exit_status", J_NUM)->num, 3);
+	assert_int_equal(json_need(&v, "target.exit_status", J_NUM)->num, 3);
 	json_free(&v);
 	assert_xdg_empty();
 	proc_free(&p);
@@ -401,7 +380,8 @@ static void test_exit_status_passes_through(void **state)
 	assert_int_equal(split_lines(p.obuf, lines, 4), 1);
 	check_snapshot(lines[0], true, &v);
 	assert_int_equal(json_get(&v, "target.exit_status")->t, J_NULL);
-	assert_int_equal(need(&v, "target.term_signal", J_NUM)->num, SIGTERM);
+	assert_int_equal(json_need(&v, "target.term_signal", J_NUM)->num,
+			 SIGTERM);
 	json_free(&v);
 	assert_xdg_empty();
 	proc_free(&p);
