@@ -84,6 +84,8 @@ struct engine {
 };
 
 static __thread sigjmp_buf *engine_guard;
+static const char engine_sigbus_msg[] =
+	"the cTP region was truncated (SIGBUS); harvesting stopped";
 
 static uint64_t engine_now(clockid_t clk)
 {
@@ -410,8 +412,7 @@ static void *engine_harvest_main(void *arg)
 		/* SIGBUS inside a scan: the region shrank under us.  The
 		 * scan held the lock; release it and stop harvesting. */
 		engine_guard = NULL;
-		e->error = "the cTP region was truncated (SIGBUS); "
-			   "harvesting stopped";
+		e->error = engine_sigbus_msg;
 		pthread_mutex_unlock(&e->lock);
 		return NULL;
 	}
@@ -436,9 +437,8 @@ static void engine_kick(struct engine *e)
 	syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-static void *engine_waker_main(void *arg)
+static void engine_waker_loop(struct engine *e)
 {
-	struct engine *e = arg;
 	struct pollfd p[2 + ENGINE_MAX_CLIENTS];
 	nfds_t n = 2;
 	char buf[256];
@@ -473,6 +473,11 @@ static void *engine_waker_main(void *arg)
 				atomic_fetch_add_explicit(&e->uds_bytes,
 							  (uint64_t)got,
 							  memory_order_relaxed);
+				/* Harvest right here, then wake the harvest
+				 * thread: one thread wakeup on the socket path
+				 * instead of two.  A full scan: socket writers
+				 * (upstream SDKs) never mark dirty bits. */
+				engine_scan(e);
 				engine_kick(e);
 			} else if (got == 0 ||
 				   (errno != EAGAIN && errno != EINTR)) {
@@ -484,6 +489,25 @@ static void *engine_waker_main(void *arg)
 	}
 	for (nfds_t i = 2; i < n; i++)
 		close(p[i].fd);
+}
+
+static void *engine_waker_main(void *arg)
+{
+	struct engine *e = arg;
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 1)) {
+		/* SIGBUS in the scan above: the target truncated the file.
+		 * The scan held the lock.  Stop serving the socket; the
+		 * harvest thread reports the same fault on its next scan. */
+		engine_guard = NULL;
+		e->error = engine_sigbus_msg;
+		pthread_mutex_unlock(&e->lock);
+		return NULL;
+	}
+	engine_guard = &jb;
+	engine_waker_loop(e);
+	engine_guard = NULL;
 	return NULL;
 }
 
