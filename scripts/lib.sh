@@ -7,7 +7,7 @@ COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Packages every build needs; callers may append more.
 COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
-	libncurses-dev libev-dev libcmocka-dev)
+	libncurses-dev libev-dev libcmocka-dev tmux)
 
 ensure_deps() {
 	local missing=() p

@@ -60,7 +60,8 @@ struct engine {
 	struct harvest harvest;
 	struct model model;
 	struct jsonl jsonl;
-	pthread_mutex_t lock; /* guards model, harvest counters, target */
+	pthread_mutex_t lock; /* guards model, harvest counters, target,
+			       cfg.lints */
 	pthread_t harvest_thread;
 	pthread_t waker_thread;
 	bool harvest_running;
@@ -118,6 +119,7 @@ void engine_config_defaults(struct engine_config *cfg)
 	cfg->tick_ms = 1000;
 	cfg->full_scan_ms = 100;
 	cfg->hx_dirty = true;
+	lint_config_defaults(&cfg->lints);
 }
 
 /* ---- sink: harvest -> model (called with lock held) ---- */
@@ -150,11 +152,21 @@ static void engine_on_lost(void *ctx, uint32_t station, uint64_t count)
 	model_lost(&e->model, station, count);
 }
 
+/*
+ * The harvest calls close just before it pushes the station to the free list,
+ * which it does for corotop-style stations of a region we own and never for
+ * upstream ones (harvest_ours vs harvest_upstream); the dead-station lint
+ * reads the answer.  A corotop-style close forced by a new generation counts
+ * as recycled too: the station already has its next occupant.  In observer
+ * mode we recycle nothing, so every dead coroutine counts as not recycled.
+ */
 static void engine_on_close(void *ctx, uint32_t station)
 {
 	struct engine *e = ctx;
+	bool recycled = e->harvest.recycle && station < e->harvest.max &&
+			e->harvest.state[station].station_style;
 
-	model_close(&e->model, station, engine_now(CLOCK_MONOTONIC));
+	model_close(&e->model, station, engine_now(CLOCK_MONOTONIC), recycled);
 }
 
 static struct harvest_sink engine_sink(struct engine *e)
@@ -615,6 +627,7 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 void engine_snapshot(struct engine *e, struct snapshot *out)
 {
 	struct model *m = &e->model;
+	struct lint_config lints;
 	size_t k = 0;
 
 	pthread_mutex_lock(&e->lock);
@@ -631,6 +644,7 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	out->observer = !e->region.owner;
 	out->target = e->target;
 	out->error = e->error;
+	lints = e->cfg.lints;
 	out->t.running = out->t.suspended = out->t.dead = 0;
 	if (out->cap < m->cap) {
 		struct model_coro *c = realloc(out->coro, m->cap * sizeof(*c));
@@ -653,6 +667,15 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 			out->t.suspended++;
 	}
 	out->count = k;
+	pthread_mutex_unlock(&e->lock);
+	/* On the copy, outside the lock: the harvest thread goes on. */
+	snapshot_lint(out, &lints);
+}
+
+void engine_set_lints(struct engine *e, const struct lint_config *c)
+{
+	pthread_mutex_lock(&e->lock);
+	e->cfg.lints = *c;
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "harvest.h"
+#include "lint.h"
 #include "snapshot.h"
 
 struct engine_config {
@@ -29,6 +30,7 @@ struct engine_config {
 	bool hx_dirty;		   /* advertise the dirty hint (default true) */
 	bool no_futex;	    /* advertise socket wakeups only (benchmarks) */
 	bool no_membarrier; /* use a full fence in the probe (benchmarks) */
+	struct lint_config lints; /* warnings computed into every snapshot */
 	/* Called on the harvest thread for every event, after the model. */
 	void (*event_hook)(void *ctx, const struct harvest_event *ev);
 	/* Called on the harvest thread after each rate tick (UI wakeup). */
@@ -55,6 +57,8 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 bool engine_start(struct engine *e, char *err, size_t errlen);
 void engine_snapshot(struct engine *e, struct snapshot *out);
 void engine_stats(struct engine *e, struct engine_stats *out);
+/* Replace the lint thresholds and switches; the next snapshot uses them. */
+void engine_set_lints(struct engine *e, const struct lint_config *c);
 
 /* Collect the target's exit status if it exited (call on SIGCHLD). */
 bool engine_reap(struct engine *e);

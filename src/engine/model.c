@@ -84,8 +84,10 @@ void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 
 	if (station >= m->stations)
 		return;
+	/* A missed close: the station already has its next occupant, so
+	 * the old one's station was recycled. */
 	if (m->by_station[station] != MODEL_NONE)
-		model_close(m, station, birth_ts);
+		model_close(m, station, birth_ts, true);
 	if (!m->nfree && !model_grow(m))
 		return; /* out of memory: the coroutine stays invisible */
 	r = m->free[--m->nfree];
@@ -154,7 +156,7 @@ void model_lost(struct model *m, uint32_t station, uint64_t count)
 	c->pending_lost += count;
 }
 
-void model_close(struct model *m, uint32_t station, uint64_t now)
+void model_close(struct model *m, uint32_t station, uint64_t now, bool recycled)
 {
 	struct model_coro *c = model_at(m, station);
 
@@ -169,6 +171,7 @@ void model_close(struct model *m, uint32_t station, uint64_t now)
 	}
 	c->state = MODEL_DEAD;
 	c->dead_ts = now;
+	c->recycled = recycled;
 	m->by_station[station] = MODEL_NONE;
 }
 

@@ -48,6 +48,10 @@ struct model_coro {
 	uint8_t recent_count;
 	uint8_t recent_head; /* index of the oldest of recent[] */
 	uint8_t in_use;
+	uint8_t recycled; /* dead, and its station went back to the free list
+			     (or to a new occupant); set by model_close */
+	uint32_t warn;	  /* lint mask (1u << enum lint_kind); computed on
+			     snapshot copies only, always 0 in the model */
 	uint64_t pending_lost; /* lost since the last delivered transition */
 	struct model_transition recent[MODEL_RECENT];
 };
@@ -87,7 +91,11 @@ void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active);
 void model_lost(struct model *m, uint32_t station, uint64_t count);
-void model_close(struct model *m, uint32_t station, uint64_t now);
+/* The station's coroutine died at `now`.  `recycled`: the station is handed
+ * back for reuse (the engine knows; the model cannot), which the
+ * dead-station lint reads. */
+void model_close(struct model *m, uint32_t station, uint64_t now,
+		 bool recycled);
 
 /* Recompute rates and expire dead records older than linger. */
 void model_tick(struct model *m, uint64_t now);

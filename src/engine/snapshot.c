@@ -1,5 +1,9 @@
 /*
  * snapshot: storage and derived values of a model copy.
+ *
+ * Lints are evaluated here, on the copy, at the snapshot's own ts: the
+ * engine does it after releasing its lock, and the UI can redo it with new
+ * thresholds without a new snapshot.
  */
 #include "snapshot.h"
 
@@ -61,5 +65,18 @@ const char *snapshot_state_name(uint8_t state)
 		return "dead";
 	default:
 		return "suspended";
+	}
+}
+
+void snapshot_lint(struct snapshot *s, const struct lint_config *c)
+{
+	memset(s->warn_counts, 0, sizeof(s->warn_counts));
+	for (size_t i = 0; i < s->count; i++) {
+		uint32_t w = lint_check(c, &s->coro[i], s->ts);
+
+		s->coro[i].warn = w;
+		for (int k = 0; k < LINT_COUNT; k++)
+			if (w & (1u << k))
+				s->warn_counts[k]++;
 	}
 }

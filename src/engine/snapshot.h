@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lint.h"
 #include "model.h"
 
 struct snapshot_target {
@@ -31,6 +32,9 @@ struct snapshot {
 	struct model_coro *coro; /* count records, sorted by model id */
 	size_t count;
 	size_t cap;
+	/* Lints at ts: each record's `warn` mask, and how many records trip
+	 * each lint (filled by snapshot_lint; engine_snapshot calls it). */
+	uint32_t warn_counts[LINT_COUNT];
 };
 
 void snapshot_init(struct snapshot *s);
@@ -43,5 +47,9 @@ uint64_t snapshot_in_state_ns(const struct snapshot *s,
 /* Share of the coroutine's observed life spent running, 0..100. */
 double snapshot_run_pct(const struct snapshot *s, const struct model_coro *c);
 const char *snapshot_state_name(uint8_t state);
+
+/* (Re)compute every record's `warn` mask and warn_counts at the snapshot's
+ * ts, e.g. after a threshold changed while the display is paused. */
+void snapshot_lint(struct snapshot *s, const struct lint_config *c);
 
 #endif

@@ -5,7 +5,9 @@
  * writes one self-contained object per snapshot on one line (documented in
  * docs/JSON.md), so `corotop -b -f json ... | jq` works line by line.
  * Coroutines are listed by model id, oldest first.  The column set is a
- * const table, shared by the header and the rows.
+ * const table, shared by the header and the rows.  WARN, the last column,
+ * lists the lints a coroutine trips (lint_format tags), or "-" for none, so
+ * every row splits into as many words as the header.
  */
 #include "batch.h"
 
@@ -98,6 +100,16 @@ static void cell_addr(char *b, size_t n, const struct snapshot *s,
 	snprintf(b, n, "0x%016" PRIx64, c->last_addr);
 }
 
+static void cell_warn(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	(void)s;
+	if (c->warn)
+		lint_format(c->warn, b, n);
+	else
+		snprintf(b, n, "-");
+}
+
 static const struct batch_column batch_columns[] = {
 	{"ID", 14, cell_id},
 	{"S", 1, cell_state},
@@ -110,6 +122,7 @@ static const struct batch_column batch_columns[] = {
 	{"SEQ", 9, cell_seq},
 	{"LOST", 6, cell_lost},
 	{"ADDR", -18, cell_addr},
+	{"WARN", -5, cell_warn},
 };
 
 #define BATCH_NCOLUMNS (sizeof(batch_columns) / sizeof(batch_columns[0]))
@@ -193,6 +206,19 @@ static void batch_json_string(FILE *f, const char *str)
 	fputc('"', f);
 }
 
+/* The lint names of a mask, as JSON strings separated by commas. */
+static void batch_json_warn(FILE *f, uint32_t mask)
+{
+	bool first = true;
+
+	for (int k = 0; k < LINT_COUNT; k++) {
+		if (!(mask & (1u << k)))
+			continue;
+		fprintf(f, "%s\"%s\"", first ? "" : ",", lint_name(k));
+		first = false;
+	}
+}
+
 void batch_print_json(FILE *f, const struct snapshot *s)
 {
 	fprintf(f,
@@ -217,8 +243,13 @@ void batch_print_json(FILE *f, const struct snapshot *s)
 	batch_json_target(f, s);
 	fprintf(f,
 		",\"counts\":{\"running\":%u,\"suspended\":%u,\"dead\":%u,"
-		"\"seen\":%" PRIu64 "},\"coroutines\":[",
+		"\"seen\":%" PRIu64 "},",
 		s->t.running, s->t.suspended, s->t.dead, s->t.coroutines_seen);
+	fputs("\"warnings\":{", f);
+	for (int k = 0; k < LINT_COUNT; k++)
+		fprintf(f, "%s\"%s\":%u", k ? "," : "", lint_name(k),
+			s->warn_counts[k]);
+	fputs("},\"coroutines\":[", f);
 	for (size_t i = 0; i < s->count; i++) {
 		const struct model_coro *c = &s->coro[i];
 
@@ -228,12 +259,14 @@ void batch_print_json(FILE *f, const struct snapshot *s)
 			",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
 			",\"switches\":%" PRIu64 ",\"lost\":%" PRIu64
 			",\"sw_per_sec\":%.1f,\"run_pct\":%.1f,\"age_ns\":"
-			"%" PRIu64 ",\"in_state_ns\":%" PRIu64 "}",
+			"%" PRIu64 ",\"in_state_ns\":%" PRIu64 ",\"warn\":[",
 			i ? "," : "", c->id, c->probe_id, c->station,
 			snapshot_state_name(c->state), c->last_tid,
 			c->last_addr, c->last_seq, c->switches, c->lost,
 			c->sw_per_sec, snapshot_run_pct(s, c),
 			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
+		batch_json_warn(f, c->warn);
+		fputs("]}", f);
 	}
 	fputs("]}\n", f);
 }

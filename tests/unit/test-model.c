@@ -4,7 +4,9 @@
  * chosen timestamps: time is charged to the state being left, the recent
  * ring keeps the last 8 transitions oldest first, losses attach to the next
  * transition, dead records linger and are then reused, rates come from
- * model_tick, and a recycled station always starts a fresh record.
+ * model_tick, and a recycled station always starts a fresh record.  The
+ * `recycled` flag of model_close is kept on the dead record (the dead-station
+ * lint reads it) and never leaks into the station's next record.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,7 +72,7 @@ static void test_open_event_close(void **state)
 	assert_true(c->last_tid == 100 && c->last_addr == 0x1000);
 	assert_true(c->last_seq == 2);
 	assert_true(c->switches == 1);
-	model_close(m, 0, 700);
+	model_close(m, 0, 700, true);
 	assert_null(rec(m, 0));
 	assert_int_equal(m->coro[r].state, MODEL_DEAD);
 	assert_true(m->coro[r].dead_ts == 700);
@@ -83,7 +85,7 @@ static void test_open_event_close(void **state)
 	model_open(m, 8, 1, 1);
 	model_event(m, 99, 1, 1, 1, 1, 1, true);
 	model_lost(m, 99, 5);
-	model_close(m, 99, 1);
+	model_close(m, 99, 1, true);
 	assert_true(m->t.coroutines_seen == 1);
 	assert_true(m->t.lost == 5);
 }
@@ -107,7 +109,7 @@ static void test_time_accounting(void **state)
 	ev(m, 1, 1420, 3, true);
 	assert_true(c->run_ns == 300 && c->susp_ns == 150);
 	assert_true(c->state_ts == 1450);
-	model_close(m, 1, 1600); /* running 1450..1600 */
+	model_close(m, 1, 1600, true); /* running 1450..1600 */
 	assert_true(m->coro[r].run_ns == 450);
 	assert_true(m->coro[r].susp_ns == 150);
 	assert_int_equal(m->coro[r].state, MODEL_DEAD);
@@ -170,7 +172,7 @@ static void test_linger_expiry_and_reuse(void **state)
 	model_open(m, 0, 1, 100);
 	r = m->by_station[0];
 	old_id = m->coro[r].id;
-	model_close(m, 0, 1000);
+	model_close(m, 0, 1000, true);
 	nfree = m->nfree;
 	model_tick(m, 1400);
 	assert_int_equal(m->coro[r].in_use, 1); /* lingering */
@@ -206,8 +208,9 @@ static void test_tick_rates_and_counts(void **state)
 		ev(m, 0, 1000000000ull + n, n, true);
 	for (uint64_t n = 0; n < 4; n++)
 		ev(m, 1, 1000000000ull + n, n, false);
-	model_close(m, 2, 1500000000ull - 100); /* within linger at the tick */
-	model_tick(m, 1500000000ull);		/* 0.5 s later */
+	/* Within linger at the tick. */
+	model_close(m, 2, 1500000000ull - 100, true);
+	model_tick(m, 1500000000ull); /* 0.5 s later */
 	assert_true(m->t.events_per_sec == 28.0);
 	assert_true(m->coro[m->by_station[0]].sw_per_sec == 20.0);
 	assert_true(m->coro[m->by_station[1]].sw_per_sec == 8.0);
@@ -234,7 +237,7 @@ static void test_recycled_station_fresh_record(void **state)
 	r1 = m->by_station[4];
 	ev(m, 4, 20, 0, true);
 	model_lost(m, 4, 2);
-	model_close(m, 4, 30);
+	model_close(m, 4, 30, true);
 	/* The same station, next occupant (same probe_id even). */
 	model_open(m, 4, 0xAAA, 40);
 	r2 = m->by_station[4];
@@ -290,6 +293,36 @@ static void test_grows_past_initial_capacity(void **state)
 	model_finish(&m);
 }
 
+static void test_close_records_recycled(void **state)
+{
+	struct model *m = *state;
+	uint32_t r0, r1, r2;
+
+	model_open(m, 0, 1, 10);
+	r0 = m->by_station[0];
+	assert_int_equal(m->coro[r0].recycled, 0);
+	model_close(m, 0, 20, false); /* e.g. an upstream station */
+	assert_int_equal(m->coro[r0].state, MODEL_DEAD);
+	assert_int_equal(m->coro[r0].recycled, 0);
+
+	model_open(m, 1, 2, 10);
+	r1 = m->by_station[1];
+	model_close(m, 1, 20, true);
+	assert_int_equal(m->coro[r1].recycled, 1);
+
+	/* A missed close: the next occupant took the station, so the old
+	 * record's station was recycled by definition. */
+	model_open(m, 2, 3, 10);
+	r2 = m->by_station[2];
+	model_open(m, 2, 4, 30);
+	assert_int_equal(m->coro[r2].recycled, 1);
+	assert_int_equal(m->coro[r2].state, MODEL_DEAD);
+	/* The new record starts clean, and the model never sets warn. */
+	assert_int_equal(rec(m, 2)->recycled, 0);
+	assert_int_equal(rec(m, 2)->warn, 0);
+	assert_int_equal(m->coro[r0].warn, 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -304,6 +337,7 @@ int main(void)
 		T(test_recycled_station_fresh_record),
 		T(test_open_over_live_record_closes_it),
 		T(test_grows_past_initial_capacity),
+		T(test_close_records_recycled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
