@@ -34,6 +34,12 @@ const char cli_usage[] =
 	"  -s, --stations N         stations to preallocate (default 4096)\n"
 	"      --jsonl FILE         append every harvested event as one JSON "
 	"line\n"
+	"  -C, --no-color           monochrome (also when NO_COLOR is set)\n"
+	"  -M, --no-mouse           do not use the mouse\n"
+	"      --sort COLUMN        initial sort column (id, state, tid, age, "
+	"in-state, ...)\n"
+	"  -F, --filter TEXT        initial filter (text, !regex, state=S "
+	"tid=N)\n"
 	"      --shm PATH           observe this region read-only\n"
 	"      --sock PATH          its wake socket (accepted; observers "
 	"poll)\n"
@@ -44,6 +50,7 @@ enum {
 	OPT_JSONL = 256,
 	OPT_SHM,
 	OPT_SOCK,
+	OPT_SORT,
 };
 
 static const struct option cli_options[] = {
@@ -55,6 +62,11 @@ static const struct option cli_options[] = {
 	{"jsonl", required_argument, NULL, OPT_JSONL},
 	{"shm", required_argument, NULL, OPT_SHM},
 	{"sock", required_argument, NULL, OPT_SOCK},
+	{"no-color", no_argument, NULL, 'C'},
+	{"no-colour", no_argument, NULL, 'C'},
+	{"no-mouse", no_argument, NULL, 'M'},
+	{"sort", required_argument, NULL, OPT_SORT},
+	{"filter", required_argument, NULL, 'F'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -120,7 +132,7 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	out->stations = 4096;
 	opterr = 0;
 	optind = 0; /* GNU: full re-initialisation, so tests can call again */
-	while ((c = getopt_long(argc, argv, "+:bn:d:f:s:hV", cli_options,
+	while ((c = getopt_long(argc, argv, "+:bn:d:f:s:hVCMF:", cli_options,
 				NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -171,6 +183,18 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 			break;
 		case OPT_SOCK:
 			out->sock = optarg;
+			break;
+		case 'C':
+			out->no_color = true;
+			break;
+		case 'M':
+			out->no_mouse = true;
+			break;
+		case OPT_SORT:
+			out->sort = optarg;
+			break;
+		case 'F':
+			out->filter = optarg;
 			break;
 		case 'h':
 			return CLI_HELP;

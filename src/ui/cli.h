@@ -30,6 +30,10 @@ struct cli {
 	unsigned delay_tenths;
 	enum cli_format format;
 	uint32_t stations;
+	bool no_color;	    /* -C: monochrome */
+	bool no_mouse;	    /* -M */
+	const char *sort;   /* --sort COLUMN (validated by the caller) */
+	const char *filter; /* -F TEXT: initial filter */
 };
 
 enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,

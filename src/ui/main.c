@@ -13,9 +13,8 @@
  * the target's own exit status when it ends first (0 after -n snapshots).
  *
  * Output.  --batch prints text or JSON snapshots.  Without --batch on a
- * terminal, a plain full-screen text view is redrawn every delay (the
- * ncurses interface replaces it); without a terminal, or with TERM=dumb,
- * corotop falls back to batch output and says so on stderr.
+ * terminal, the ncurses interface runs (tui.c); without a terminal, or with
+ * TERM=dumb, corotop falls back to batch output and says so on stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,13 +22,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../engine/engine.h"
 #include "batch.h"
 #include "cli.h"
+#include "column.h"
+#include "tui.h"
+
+void tui_publish_hook(void *ctx);
 
 #ifndef COROTOP_VERSION
 #define COROTOP_VERSION "0.0.0"
@@ -40,7 +42,7 @@ struct main_loop {
 	struct cli cli;
 	struct snapshot snap;
 	sigset_t sigs;
-	bool live; /* full-screen text view */
+	bool live; /* interactive ncurses interface */
 	unsigned printed;
 };
 
@@ -54,20 +56,11 @@ static uint64_t main_now(void)
 
 static void main_print(struct main_loop *m)
 {
-	unsigned rows = 0;
-
 	engine_snapshot(m->engine, &m->snap);
-	if (m->live) {
-		struct winsize ws;
-
-		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 6)
-			rows = ws.ws_row - 6u;
-		fputs("\033[H\033[2J", stdout);
-	}
 	if (m->cli.format == CLI_JSON)
 		batch_print_json(stdout, &m->snap);
 	else
-		batch_print_text(stdout, &m->snap, rows);
+		batch_print_text(stdout, &m->snap, 0);
 	fflush(stdout);
 	m->printed++;
 }
@@ -152,6 +145,14 @@ int main(int argc, char **argv)
 		break;
 	}
 	m.live = main_want_live(&m.cli);
+	if (m.cli.sort && column_find(m.cli.sort) < 0) {
+		fprintf(stderr,
+			"corotop: --sort: no column '%s' (try id, state, tid, "
+			"age, in-state, switches, sw/s, run%%, seq, lost, "
+			"where)\n",
+			m.cli.sort);
+		return 2;
+	}
 	sigemptyset(&m.sigs);
 	sigaddset(&m.sigs, SIGINT);
 	sigaddset(&m.sigs, SIGTERM);
@@ -165,6 +166,8 @@ int main(int argc, char **argv)
 	cfg.shm_path = m.cli.shm;
 	cfg.stations = m.cli.stations;
 	cfg.jsonl_path = m.cli.jsonl;
+	if (m.live)
+		cfg.publish_hook = tui_publish_hook;
 	m.engine = engine_create(&cfg, err, sizeof(err));
 	if (!m.engine) {
 		fprintf(stderr, "corotop: %s\n", err);
@@ -176,7 +179,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snapshot_init(&m.snap);
-	status = main_run(&m);
+	if (m.live) {
+		struct tui_options to = {
+			.delay_tenths = m.cli.delay_tenths,
+			.color = !m.cli.no_color,
+			.mouse = !m.cli.no_mouse,
+			.sort_column =
+				m.cli.sort ? column_find(m.cli.sort) : -1,
+			.filter = m.cli.filter,
+		};
+
+		status = tui_run(m.engine, &to);
+	} else {
+		status = main_run(&m);
+	}
 	engine_terminate_target(m.engine, 2000);
 	if (!engine_destroy(m.engine)) {
 		fprintf(stderr, "corotop: writing %s failed: %s\n",

@@ -73,6 +73,9 @@ static int setup(void **state)
 	c[1].switches = 1;
 	c[1].birth_ts = 2000000000ull;
 	c[1].state_ts = c[1].dead_ts = 4500000000ull;
+	c[1].warn = (1u << LINT_LOST_WAKEUP) | (1u << LINT_DEAD_STATION);
+	snap.warn_counts[LINT_LOST_WAKEUP] = 1;
+	snap.warn_counts[LINT_DEAD_STATION] = 1;
 	return 0;
 }
 
@@ -340,6 +343,7 @@ static void test_json_snapshot(void **state)
 	assert_true(json_u64(c, "switches") == 20);
 	assert_true(json_u64(c, "age_ns") == 4000000000ull);
 	assert_true(json_u64(c, "in_state_ns") == 1000000000ull);
+	assert_int_equal(json_need(c, "warn", J_ARR)->n, 0);
 	c = &o->items[1];
 	/* Exact 64-bit integers, not rounded through a double. */
 	assert_string_equal(json_need(c, "probe_id", J_NUM)->s,
@@ -347,6 +351,17 @@ static void test_json_snapshot(void **state)
 	assert_string_equal(json_need(c, "state", J_STR)->s, "dead");
 	assert_true(json_u64(c, "age_ns") == 2500000000ull); /* ends at death */
 	assert_true(json_u64(c, "in_state_ns") == 500000000ull);
+	/* Lint names, in lint order. */
+	o = json_need(c, "warn", J_ARR);
+	assert_int_equal(o->n, 2);
+	assert_string_equal(o->items[0].s, "lost-wakeup");
+	assert_string_equal(o->items[1].s, "dead-station");
+	/* Totals: every lint, always. */
+	o = json_need(&v, "warnings", J_OBJ);
+	assert_true(json_u64(o, "lost-wakeup") == 1);
+	assert_true(json_u64(o, "stall") == 0);
+	assert_true(json_u64(o, "storm") == 0);
+	assert_true(json_u64(o, "dead-station") == 1);
 	json_free(&v);
 	free(out);
 }
@@ -427,11 +442,12 @@ static void test_text_output(void **state)
 	assert_memory_equal(line[2], "Coroutines: 2 shown", 19);
 	assert_string_equal(line[3], "");
 	nh = tokens(line[4], hdr, 32);
-	assert_int_equal(nh, 11);
+	assert_int_equal(nh, 12);
 	assert_string_equal(hdr[0], "ID");
 	assert_string_equal(hdr[1], "S");
 	assert_string_equal(hdr[2], "TID");
 	assert_string_equal(hdr[10], "ADDR");
+	assert_string_equal(hdr[11], "WARN");
 	/* Exactly one row per coroutine, then a blank line. */
 	assert_int_equal(nl, 5 + 2 + 1);
 	assert_string_equal(line[7], "");
@@ -444,9 +460,11 @@ static void test_text_output(void **state)
 	assert_string_equal(tok[5], "20");
 	assert_string_equal(tok[8], "42");
 	assert_string_equal(tok[10], "0x00000000deadbeef");
+	assert_string_equal(tok[11], "-"); /* no warnings */
 	assert_int_equal(tokens(line[6], tok, 32), nh);
 	assert_string_equal(tok[0], "ffffffffffffffff");
 	assert_string_equal(tok[1], "D");
+	assert_string_equal(tok[11], "WAKE?,DEAD");
 	free(out);
 
 	out = print_text(1); /* max_rows */

@@ -1,0 +1,66 @@
+/*
+ * keymap: corotop's keys, following htop and tokio-console: arrows and
+ * j/k move, Enter drills down, Esc goes back, F6 or < > pick the sort
+ * column, I inverts it, / or F3 searches, \ or F4 filters, t groups by
+ * thread, space or Z pauses, F1 or ? helps, q or F10 quits.
+ *
+ * Bindings of one action are consecutive; the first carries the help note,
+ * and the help screen joins their key names on one line.
+ */
+#include "keymap.h"
+
+#include <curses.h>
+
+#define CTRL(c) ((c)&0x1f)
+
+const struct key_binding keymap[] = {
+	{KEY_UP, "Up", ACT_UP, "move up"},
+	{'k', "k", ACT_UP, NULL},
+	{KEY_DOWN, "Down", ACT_DOWN, "move down"},
+	{'j', "j", ACT_DOWN, NULL},
+	{KEY_PPAGE, "PgUp", ACT_PAGE_UP, "page up"},
+	{KEY_NPAGE, "PgDn", ACT_PAGE_DOWN, "page down"},
+	{KEY_HOME, "Home", ACT_HOME, "first row"},
+	{'g', "g", ACT_HOME, NULL},
+	{KEY_END, "End", ACT_END, "last row"},
+	{'G', "G", ACT_END, NULL},
+	{'\n', "Enter", ACT_ENTER, "details of the selected coroutine"},
+	{'\r', NULL, ACT_ENTER, NULL},
+	{KEY_ENTER, NULL, ACT_ENTER, NULL},
+	{27, "Esc", ACT_BACK, "back to the table"},
+	{KEY_BACKSPACE, "Backspace", ACT_BACK, NULL},
+	{127, NULL, ACT_BACK, NULL},
+	{KEY_LEFT, "Left", ACT_BACK, NULL},
+	{KEY_F(6), "F6", ACT_SORT_NEXT, "sort by the next column"},
+	{'>', ">", ACT_SORT_NEXT, NULL},
+	{'.', NULL, ACT_SORT_NEXT, NULL},
+	{'<', "<", ACT_SORT_PREV, "sort by the previous column"},
+	{',', NULL, ACT_SORT_PREV, NULL},
+	{'I', "I", ACT_INVERT, "invert the sort order"},
+	{'/', "/", ACT_SEARCH, "search (incremental)"},
+	{KEY_F(3), "F3", ACT_SEARCH, NULL},
+	{'n', "n", ACT_SEARCH_NEXT, "next match"},
+	{'N', "N", ACT_SEARCH_PREV, "previous match"},
+	{'\\', "\\", ACT_FILTER,
+	 "filter: text, !regex, or fields like state=S tid=1234"},
+	{KEY_F(4), "F4", ACT_FILTER, NULL},
+	{'t', "t", ACT_GROUP, "group rows by thread"},
+	{' ', "Space", ACT_PAUSE, "pause or resume the display"},
+	{'Z', "Z", ACT_PAUSE, NULL},
+	{KEY_F(1), "F1", ACT_HELP, "this help"},
+	{'?', "?", ACT_HELP, NULL},
+	{'h', "h", ACT_HELP, NULL},
+	{CTRL('l'), "Ctrl-L", ACT_REDRAW, "redraw the screen"},
+	{'q', "q", ACT_QUIT, "quit"},
+	{KEY_F(10), "F10", ACT_QUIT, NULL},
+};
+
+const size_t keymap_count = sizeof(keymap) / sizeof(keymap[0]);
+
+const struct key_binding *keymap_find(int key)
+{
+	for (size_t i = 0; i < keymap_count; i++)
+		if (keymap[i].key == key)
+			return &keymap[i];
+	return NULL;
+}

@@ -1,0 +1,47 @@
+/*
+ * keymap: the one table that maps keys to actions.  Dispatch and the help
+ * screen both read it, so they can never disagree.  See keymap.c.
+ */
+#ifndef COROTOP_KEYMAP_H
+#define COROTOP_KEYMAP_H
+
+#include <stddef.h>
+
+enum tui_action {
+	ACT_NONE = 0,
+	ACT_UP,
+	ACT_DOWN,
+	ACT_PAGE_UP,
+	ACT_PAGE_DOWN,
+	ACT_HOME,
+	ACT_END,
+	ACT_ENTER,
+	ACT_BACK,
+	ACT_SORT_NEXT,
+	ACT_SORT_PREV,
+	ACT_INVERT,
+	ACT_SEARCH,
+	ACT_SEARCH_NEXT,
+	ACT_SEARCH_PREV,
+	ACT_FILTER,
+	ACT_GROUP,
+	ACT_PAUSE,
+	ACT_HELP,
+	ACT_REDRAW,
+	ACT_QUIT,
+};
+
+struct key_binding {
+	int key;	     /* curses key code or character */
+	const char *keyname; /* as the help screen shows it */
+	enum tui_action action;
+	const char *help; /* first binding of an action carries the note */
+};
+
+extern const struct key_binding keymap[];
+extern const size_t keymap_count;
+
+/* The binding for `key`, or NULL. */
+const struct key_binding *keymap_find(int key);
+
+#endif

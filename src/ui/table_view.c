@@ -1,0 +1,416 @@
+/*
+ * table_view: the main coroutine table and the header meters above it.
+ *
+ * rebuild (after a snapshot, a sort or a filter change) selects the rows:
+ * filter, sort by the chosen column (ties broken by id so the order is
+ * stable), and with grouping on, sort by thread first and insert a header
+ * row per thread.  The selection follows the same coroutine (by model id)
+ * across rebuilds, like htop's.
+ *
+ * Layout, top to bottom: title bar, two meter lines, a status line (filter,
+ * search, messages, PAUSED), the column titles, the rows, and the key bar at
+ * the bottom (or the input line while searching or filtering).  When the
+ * terminal is narrow, columns with the highest priority number are dropped
+ * first; WHERE takes whatever width is left.
+ */
+#define _GNU_SOURCE
+#include <curses.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/lint.h"
+#include "tui.h"
+
+#define TABLE_HEADER_LINES 4 /* title, 2 meters, status */
+
+int table_view_first_row(const struct tui *t)
+{
+	(void)t;
+	return TABLE_HEADER_LINES + 1;
+}
+
+int table_view_visible_rows(const struct tui *t)
+{
+	int n = t->lines - table_view_first_row(t) - 1;
+
+	return n > 0 ? n : 0;
+}
+
+const struct model_coro *table_view_selected(const struct tui *t)
+{
+	if (t->selected >= t->nrows || t->rows[t->selected].coro == UINT32_MAX)
+		return NULL;
+	return &t->snap.coro[t->rows[t->selected].coro];
+}
+
+static int table_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct tui *t = ctx;
+	const struct tui_row *ra = pa, *rb = pb;
+	const struct model_coro *a = &t->snap.coro[ra->coro];
+	const struct model_coro *b = &t->snap.coro[rb->coro];
+	int c;
+
+	if (t->group_by_thread && a->last_tid != b->last_tid)
+		return a->last_tid < b->last_tid ? -1 : 1;
+	c = column_table[t->sort_column].cmp(&t->snap, a, b);
+	if (t->sort_invert)
+		c = -c;
+	if (!c)
+		c = a->id < b->id ? -1 : a->id > b->id ? 1 : 0;
+	return c;
+}
+
+static bool table_grow(struct tui *t, size_t need)
+{
+	struct tui_row *r;
+	size_t cap = t->cap_rows ? t->cap_rows : 256;
+
+	if (need <= t->cap_rows)
+		return true;
+	while (cap < need)
+		cap *= 2;
+	r = realloc(t->rows, cap * sizeof(*r));
+	if (!r)
+		return false;
+	t->rows = r;
+	t->cap_rows = cap;
+	return true;
+}
+
+void table_view_rebuild(struct tui *t)
+{
+	size_t n = 0, out;
+
+	/* Worst case: every coroutine on its own thread, plus headers. */
+	if (!table_grow(t, 2 * t->snap.count + 1)) {
+		t->nrows = 0;
+		return;
+	}
+	for (size_t i = 0; i < t->snap.count; i++)
+		if (filter_match(&t->filter, &t->snap, &t->snap.coro[i]))
+			t->rows[n++] = (struct tui_row){.coro = (uint32_t)i};
+	qsort_r(t->rows, n, sizeof(*t->rows), table_cmp, t);
+	if (t->group_by_thread) {
+		/* Expand in place from the back: each row moves right by the
+		 * number of group headers before it.  Walking backwards, a
+		 * group's rows are seen before its first row, so its size is
+		 * known when its header is written. */
+		size_t groups = 0;
+		uint32_t count = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (!i ||
+			    t->snap.coro[t->rows[i].coro].last_tid !=
+				    t->snap.coro[t->rows[i - 1].coro].last_tid)
+				groups++;
+		out = n + groups;
+		for (size_t i = n; i-- > 0;) {
+			uint64_t tid = t->snap.coro[t->rows[i].coro].last_tid;
+			bool first =
+				!i ||
+				t->snap.coro[t->rows[i - 1].coro].last_tid !=
+					tid;
+
+			t->rows[--out] = t->rows[i];
+			count++;
+			if (first) {
+				t->rows[--out] =
+					(struct tui_row){.coro = UINT32_MAX,
+							 .tid = tid,
+							 .count = count};
+				count = 0;
+			}
+		}
+		n += groups;
+	}
+	t->nrows = n;
+	/* Keep the selection on the same coroutine. */
+	for (size_t i = 0; i < n; i++)
+		if (t->rows[i].coro != UINT32_MAX &&
+		    t->snap.coro[t->rows[i].coro].id == t->selected_id) {
+			t->selected = i;
+			return;
+		}
+	if (t->selected >= n)
+		t->selected = n ? n - 1 : 0;
+	if (n && t->rows[t->selected].coro != UINT32_MAX)
+		t->selected_id = t->snap.coro[t->rows[t->selected].coro].id;
+}
+
+bool table_view_search(struct tui *t, int dir, bool include_current)
+{
+	size_t n = t->nrows;
+
+	for (size_t k = include_current ? 0 : 1; k <= n && n; k++) {
+		size_t i = (t->selected + (dir > 0 ? k : n - k % n)) % n;
+
+		if (t->rows[i].coro == UINT32_MAX)
+			continue;
+		if (filter_row_contains(&t->snap,
+					&t->snap.coro[t->rows[i].coro],
+					t->search)) {
+			t->selected = i;
+			t->selected_id = t->snap.coro[t->rows[i].coro].id;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- layout ---- */
+
+struct table_layout {
+	bool shown[COL_COUNT];
+	int x[COL_COUNT];
+	int width[COL_COUNT];
+};
+
+static void table_layout(const struct tui *t, struct table_layout *lay)
+{
+	int total = 0, x = 0;
+
+	for (int c = 0; c < COL_COUNT; c++) {
+		int w = column_table[c].width;
+
+		lay->shown[c] = true;
+		/* The flexible column needs 12 and takes what is left. */
+		lay->width[c] = w < 0 ? 12 : w;
+		total += lay->width[c] + 1;
+	}
+	/* Drop the least important columns until the rest fit. */
+	for (int prio = 6; prio > 0 && total > t->cols; prio--)
+		for (int c = COL_COUNT - 1; c >= 0 && total > t->cols; c--)
+			if (column_table[c].priority == prio && lay->shown[c]) {
+				lay->shown[c] = false;
+				total -= lay->width[c] + 1;
+			}
+	for (int c = 0; c < COL_COUNT; c++) {
+		if (!lay->shown[c])
+			continue;
+		lay->x[c] = x;
+		/* `total` counts the flexible column at its minimum; it gets
+		 * whatever the others leave (one column spare at the edge). */
+		if (column_table[c].width < 0 && t->cols - 1 > total)
+			lay->width[c] += t->cols - 1 - total;
+		x += lay->width[c] + 1;
+	}
+}
+
+int table_view_column_at(const struct tui *t, int x)
+{
+	struct table_layout lay;
+
+	table_layout(t, &lay);
+	for (int c = 0; c < COL_COUNT; c++)
+		if (lay.shown[c] && x >= lay.x[c] &&
+		    x <= lay.x[c] + lay.width[c])
+			return c;
+	return -1;
+}
+
+/* ---- drawing ---- */
+
+static void table_fill_line(struct tui *t, int y, int attr)
+{
+	attron(attr);
+	mvhline(y, 0, ' ', t->cols);
+	attroff(attr);
+}
+
+static const char *table_target_text(const struct snapshot *s, char *b,
+				     size_t n)
+{
+	if (s->observer)
+		snprintf(b, n, "observing a region");
+	else if (s->target.running)
+		snprintf(b, n, "pid %d running", (int)s->target.pid);
+	else if (s->target.term_signal)
+		snprintf(b, n, "pid %d killed by signal %d", (int)s->target.pid,
+			 s->target.term_signal);
+	else
+		snprintf(b, n, "pid %d exited %d", (int)s->target.pid,
+			 s->target.exit_code);
+	return b;
+}
+
+void table_view_header(struct tui *t)
+{
+	const struct snapshot *s = &t->snap;
+	char target[80];
+	int meter = tui_attr(t, PAIR_METER), warn = tui_attr(t, PAIR_WARN);
+	int x;
+
+	table_fill_line(t, 0, tui_attr(t, PAIR_HEADER));
+	tui_text(t, 0, 0, tui_attr(t, PAIR_HEADER), " corotop  %s  engine %s%s",
+		 table_target_text(s, target, sizeof(target)),
+		 s->error      ? "STOPPED"
+		 : s->sleeping ? "asleep"
+			       : "harvesting",
+		 t->paused ? "  [PAUSED]" : "");
+	x = tui_text(t, 1, 0, A_NORMAL, " Events ");
+	x = tui_text(t, 1, x, meter, "%.0f/s", s->t.events_per_sec);
+	x = tui_text(t, 1, x, A_NORMAL, "  lost ");
+	x = tui_text(t, 1, x, s->t.lost ? warn : meter, "%" PRIu64, s->t.lost);
+	x = tui_text(t, 1, x, A_NORMAL, "  untraced ");
+	x = tui_text(t, 1, x, s->t.untraced ? warn : meter, "%" PRIu64,
+		     s->t.untraced);
+	x = tui_text(t, 1, x, A_NORMAL, "  stations ");
+	x = tui_text(t, 1, x, meter, "%u/%u", s->t.stations_allocated,
+		     s->t.stations_max);
+	tui_text(t, 1, x, A_NORMAL, "  total %" PRIu64, s->t.events);
+	x = tui_text(t, 2, 0, A_NORMAL, " Coroutines %zu: ", s->count);
+	x = tui_text(t, 2, x, tui_attr(t, PAIR_RUNNING), "R %u", s->t.running);
+	x = tui_text(t, 2, x, A_NORMAL, "  S %u  ", s->t.suspended);
+	x = tui_text(t, 2, x, tui_attr(t, PAIR_DEAD), "D %u", s->t.dead);
+	x = tui_text(t, 2, x, A_NORMAL, "  recycled %" PRIu64 "   Warnings",
+		     s->t.recycled);
+	for (int k = 0; k < LINT_COUNT; k++)
+		x = tui_text(t, 2, x, s->warn_counts[k] ? warn : (int)A_NORMAL,
+			     " %s %u", lint_tag((enum lint_kind)k),
+			     s->warn_counts[k]);
+	if (s->error)
+		tui_text(t, 3, 0, warn, " %s", s->error);
+	else if (t->message[0])
+		tui_text(t, 3, 0, A_NORMAL, " %s", t->message);
+	else if (t->filter.active || t->search[0])
+		tui_text(t, 3, 0, A_NORMAL, " %s%s%s%s",
+			 t->filter.active ? "filter: " : "", t->filter.text,
+			 t->search[0] ? "  search: " : "", t->search);
+}
+
+static void table_draw_bar(struct tui *t)
+{
+	static const char *const bar[][2] = {
+		{"F1", "Help"},	  {"F3", "Search"}, {"F4", "Filter"},
+		{"t", "Group"},	  {"F6", "Sort"},   {"Enter", "Detail"},
+		{"Spc", "Pause"}, {"F10", "Quit"},
+	};
+	int y = t->lines - 1;
+
+	move(y, 0);
+	if (t->input != INPUT_NONE) {
+		tui_text(t, y, 0, A_NORMAL, "%s: %s",
+			 t->input == INPUT_SEARCH ? "Search" : "Filter",
+			 t->line);
+		curs_set(1);
+		return;
+	}
+	curs_set(0);
+	for (size_t i = 0; i < sizeof(bar) / sizeof(bar[0]); i++) {
+		int x = getcurx(stdscr);
+
+		if (x + (int)strlen(bar[i][0]) + (int)strlen(bar[i][1]) + 1 >
+		    t->cols)
+			break;
+		printw("%s", bar[i][0]);
+		attron(tui_attr(t, PAIR_HEADER));
+		printw("%s", bar[i][1]);
+		attroff(tui_attr(t, PAIR_HEADER));
+		printw(" ");
+	}
+}
+
+static int table_row_attr(const struct tui *t, const struct model_coro *c,
+			  bool selected)
+{
+	if (selected)
+		return tui_attr(t, PAIR_SELECTED);
+	if (c->state == MODEL_RUNNING)
+		return tui_attr(t, PAIR_RUNNING);
+	if (c->state == MODEL_DEAD)
+		return tui_attr(t, PAIR_DEAD);
+	return A_NORMAL;
+}
+
+static void table_draw_row(struct tui *t, int y, const struct tui_row *r,
+			   const struct table_layout *lay, bool selected)
+{
+	const struct model_coro *c;
+	int attr;
+
+	if (r->coro == UINT32_MAX) {
+		attr = selected ? tui_attr(t, PAIR_SELECTED)
+				: tui_attr(t, PAIR_GROUP);
+		attron(attr);
+		tui_text(t, y, 0, A_NORMAL,
+			 "%s thread %" PRIu64 ": %u coroutine%s",
+			 t->ascii ? "--" : "\u2500\u2500", r->tid, r->count,
+			 r->count == 1 ? "" : "s");
+		attroff(attr);
+		return;
+	}
+	c = &t->snap.coro[r->coro];
+	attr = table_row_attr(t, c, selected);
+	if (selected)
+		table_fill_line(t, y, attr);
+	attron(attr);
+	for (int k = 0; k < COL_COUNT; k++) {
+		char cell[96];
+		int w = lay->width[k];
+
+		if (!lay->shown[k])
+			continue;
+		column_table[k].cell(cell, sizeof(cell), &t->snap, c);
+		if (k == COL_WARN && c->warn && !selected) {
+			tui_text(t, y, lay->x[k], tui_attr(t, PAIR_WARN),
+				 "%-*.*s", w, w, cell);
+			continue;
+		}
+		if (column_table[k].width < 0 || column_table[k].left)
+			tui_text(t, y, lay->x[k], A_NORMAL, "%-*.*s", w, w,
+				 cell);
+		else
+			tui_text(t, y, lay->x[k], A_NORMAL, "%*.*s", w, w,
+				 cell);
+	}
+	attroff(attr);
+}
+
+void table_view_draw(struct tui *t)
+{
+	struct table_layout lay;
+	int first = table_view_first_row(t), rows = table_view_visible_rows(t);
+	int title = tui_attr(t, PAIR_TITLE);
+
+	table_layout(t, &lay);
+	table_fill_line(t, first - 1, title);
+	attron(title);
+	for (int k = 0; k < COL_COUNT; k++) {
+		int w = lay.width[k];
+		char name[32];
+
+		if (!lay.shown[k])
+			continue;
+		snprintf(name, sizeof(name), "%s%s", column_table[k].title,
+			 k == t->sort_column
+				 ? (t->sort_invert
+					    ? (t->ascii ? "v" : "\u25bc")
+					    : (t->ascii ? "^" : "\u25b2"))
+				 : "");
+		if (column_table[k].width < 0 || column_table[k].left)
+			tui_text(t, first - 1, lay.x[k], A_NORMAL, "%-*.*s", w,
+				 w + 2, name);
+		else
+			tui_text(t, first - 1, lay.x[k], A_NORMAL, "%*s", w,
+				 name);
+	}
+	attroff(title);
+	/* Scroll so the selection stays visible. */
+	if (t->selected < t->top)
+		t->top = t->selected;
+	if (rows > 0 && t->selected >= t->top + (size_t)rows)
+		t->top = t->selected - (size_t)rows + 1;
+	if (t->top + (size_t)rows > t->nrows)
+		t->top = t->nrows > (size_t)rows ? t->nrows - (size_t)rows : 0;
+	for (int i = 0; i < rows && t->top + (size_t)i < t->nrows; i++)
+		table_draw_row(t, first + i, &t->rows[t->top + (size_t)i], &lay,
+			       t->top + (size_t)i == t->selected);
+	if (!t->nrows)
+		tui_text(t, first, 1, A_NORMAL, "%s",
+			 t->filter.active ? "no coroutine matches the filter"
+					  : "no coroutines yet");
+	table_draw_bar(t);
+}

@@ -1,0 +1,132 @@
+/*
+ * tui: the interactive ncurses interface.  One libev loop on the UI thread;
+ * callbacks only set dirty flags, and one render plus one doupdate() happen
+ * per loop pass (an ev_prepare watcher).  The UI reads engine snapshots only.
+ *
+ * Layers, one per file:
+ *   keymap.c       the binding table: key -> action, plus help notes
+ *   tui.c          loop, terminal setup/restore, actions, input line
+ *   table_view.c   row selection (filter, sort, group) and the main table
+ *   detail_view.c  one coroutine: its ring slots, timeline, percentiles
+ *   help_view.c    keys and columns, drawn from the same tables
+ */
+#ifndef COROTOP_TUI_H
+#define COROTOP_TUI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../engine/engine.h"
+#include "column.h"
+#include "filter.h"
+
+enum tui_view {
+	VIEW_TABLE = 0,
+	VIEW_DETAIL,
+	VIEW_HELP,
+};
+
+/* What an action asks the loop to do; actions never draw. */
+enum tui_reaction {
+	REACT_NONE = 0,
+	REACT_REDRAW = 1 << 0,	/* re-render the screen */
+	REACT_REBUILD = 1 << 1, /* re-select and re-sort rows */
+	REACT_REFRESH = 1 << 2, /* take a new snapshot now */
+	REACT_QUIT = 1 << 3,
+};
+
+enum tui_input {
+	INPUT_NONE = 0,
+	INPUT_SEARCH,
+	INPUT_FILTER,
+};
+
+struct tui_options {
+	unsigned delay_tenths;
+	bool color;
+	bool mouse;
+	int sort_column; /* enum column_id, or -1 for the default */
+	bool sort_invert;
+	const char *filter;
+};
+
+/* One displayed line of the table: a coroutine or a thread group header. */
+struct tui_row {
+	uint32_t coro;	/* index into snap.coro, or UINT32_MAX for a header */
+	uint64_t tid;	/* group headers: the thread */
+	uint32_t count; /* group headers: coroutines in the group */
+};
+
+struct tui {
+	struct engine *engine;
+	struct tui_options opt;
+	struct snapshot snap;
+	bool have_snap;
+
+	struct tui_row *rows;
+	size_t nrows, cap_rows;
+	size_t selected;      /* row index */
+	size_t top;	      /* first row shown */
+	uint64_t selected_id; /* model id kept across refreshes */
+
+	enum tui_view view;
+	enum tui_view back; /* where Esc goes from help */
+	int sort_column;
+	bool sort_invert;
+	bool group_by_thread;
+	bool paused;
+
+	struct filter filter;
+	char search[64]; /* lowercased */
+	enum tui_input input;
+	char line[128]; /* input line being edited */
+	size_t line_len;
+	char message[160]; /* one-shot status line */
+
+	bool color;
+	bool ascii; /* no UTF-8: ASCII-only drawing */
+	int lines, cols;
+	unsigned dirty; /* enum tui_reaction bits pending */
+	bool quit;
+	int exit_status;
+};
+
+/* Run the interactive interface until the user quits or a signal ends it.
+ * The terminal is restored on every way out. Returns corotop's exit code. */
+int tui_run(struct engine *e, const struct tui_options *opt);
+
+/* table_view.c */
+void table_view_rebuild(struct tui *t);
+void table_view_draw(struct tui *t);
+void table_view_header(struct tui *t);
+int table_view_first_row(const struct tui *t);
+int table_view_visible_rows(const struct tui *t);
+/* Column under screen column x in the table header, or -1. */
+int table_view_column_at(const struct tui *t, int x);
+const struct model_coro *table_view_selected(const struct tui *t);
+/* Move selection to the next (dir 1) or previous (-1) search match. */
+bool table_view_search(struct tui *t, int dir, bool include_current);
+
+/* detail_view.c / help_view.c */
+void detail_view_draw(struct tui *t);
+void help_view_draw(struct tui *t);
+
+/* Colour pairs; 0 when colours are off. */
+enum tui_pair {
+	PAIR_HEADER = 1,
+	PAIR_TITLE,
+	PAIR_RUNNING,
+	PAIR_DEAD,
+	PAIR_WARN,
+	PAIR_SELECTED,
+	PAIR_METER,
+	PAIR_GROUP,
+};
+int tui_attr(const struct tui *t, enum tui_pair p);
+/* printf at (y, x) with attributes, clipped to the screen width; returns the
+ * column after the text, so meters can be built piece by piece. */
+int tui_text(const struct tui *t, int y, int x, int attr, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+#endif

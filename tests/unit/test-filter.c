@@ -1,0 +1,151 @@
+/*
+ * filter: the table filter language (src/ui/filter.c) against hand-built
+ * coroutine records: substrings over every cell, !regex, field terms by
+ * column name, combinations, errors, and clearing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ui/column.h"
+#include "ui/filter.h"
+
+static struct snapshot snap;
+static struct model_coro coro[3];
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&snap, 0, sizeof(snap));
+	memset(coro, 0, sizeof(coro));
+	snap.ts = 10000000000ull;
+	coro[0] = (struct model_coro){.id = 1,
+				      .probe_id = 0xabc123,
+				      .state = MODEL_SUSPENDED,
+				      .last_tid = 4242,
+				      .last_addr = 0x401000,
+				      .switches = 7,
+				      .birth_ts = 1};
+	coro[1] = (struct model_coro){.id = 2,
+				      .probe_id = 0xdef456,
+				      .state = MODEL_RUNNING,
+				      .last_tid = 77,
+				      .last_addr = 0x402000,
+				      .switches = 3,
+				      .birth_ts = 1};
+	coro[2] = (struct model_coro){.id = 3,
+				      .probe_id = 0x99,
+				      .state = MODEL_DEAD,
+				      .last_tid = 4242,
+				      .last_addr = 0x403000,
+				      .switches = 1,
+				      .birth_ts = 1,
+				      .dead_ts = 2};
+	return 0;
+}
+
+/* Which of the three records the filter text keeps, as a bit mask. */
+static unsigned kept(const char *text)
+{
+	struct filter f;
+	char err[160] = "";
+	unsigned mask = 0;
+
+	filter_init(&f);
+	if (!filter_set(&f, text, err, sizeof(err)))
+		fail_msg("filter '%s' rejected: %s", text, err);
+	for (int i = 0; i < 3; i++)
+		if (filter_match(&f, &snap, &coro[i]))
+			mask |= 1u << i;
+	filter_finish(&f);
+	return mask;
+}
+
+static void test_substring(void **state)
+{
+	(void)state;
+	assert_int_equal(kept(""), 7);
+	assert_int_equal(kept("abc1"), 1);  /* id cell, hex */
+	assert_int_equal(kept("ABC1"), 1);  /* case-insensitive */
+	assert_int_equal(kept("4242"), 5);  /* tid cell */
+	assert_int_equal(kept("0x402"), 2); /* where cell */
+	assert_int_equal(kept("nothing-like-this"), 0);
+}
+
+static void test_regex(void **state)
+{
+	(void)state;
+	assert_int_equal(kept("!^abc"), 1);
+	assert_int_equal(kept("!(abc|def)"), 3);
+	assert_int_equal(kept("! D "), 4); /* the state cell is its own word */
+}
+
+static void test_fields(void **state)
+{
+	(void)state;
+	assert_int_equal(kept("state=S"), 1);
+	assert_int_equal(kept("state=running"), 2);
+	assert_int_equal(kept("state=d"), 4);
+	assert_int_equal(kept("tid=4242"), 5);
+	assert_int_equal(kept("tid=42"), 0); /* exact, not substring */
+	assert_int_equal(kept("id=0xabc123"), 1);
+	assert_int_equal(kept("id=ABC123"), 1);
+	assert_int_equal(kept("ID=99"), 4); /* keys by title too */
+	assert_int_equal(kept("tid=4242 state=D"), 4);
+	assert_int_equal(kept("tid=4242 abc"), 1); /* term and substring */
+}
+
+static void test_errors(void **state)
+{
+	struct filter f;
+	char err[160] = "";
+
+	(void)state;
+	filter_init(&f);
+	assert_true(filter_set(&f, "state=S", err, sizeof(err)));
+	assert_false(filter_set(&f, "colour=red", err, sizeof(err)));
+	assert_non_null(strstr(err, "colour"));
+	/* A rejected filter leaves the previous one in place. */
+	assert_true(f.active);
+	assert_string_equal(f.text, "state=S");
+	assert_false(filter_set(&f, "!(unclosed", err, sizeof(err)));
+	assert_non_null(strstr(err, "regex"));
+	assert_string_equal(f.text, "state=S");
+	assert_false(filter_set(&f, "a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1", err,
+				sizeof(err)));
+	assert_true(filter_set(&f, "", err, sizeof(err)));
+	assert_false(f.active);
+	assert_true(filter_match(&f, &snap, &coro[2]));
+	filter_finish(&f);
+}
+
+static void test_column_find(void **state)
+{
+	(void)state;
+	assert_int_equal(column_find("in-state"), COL_IN_STATE);
+	assert_int_equal(column_find("IN-STATE"), COL_IN_STATE);
+	assert_int_equal(column_find("sw/s"), COL_SWPS);
+	assert_int_equal(column_find("nope"), -1);
+	/* Every column has a unique name, a title and help. */
+	for (int i = 0; i < COL_COUNT; i++) {
+		assert_non_null(column_table[i].help);
+		assert_int_equal(column_find(column_table[i].name), i);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_substring, setup),
+		cmocka_unit_test_setup(test_regex, setup),
+		cmocka_unit_test_setup(test_fields, setup),
+		cmocka_unit_test_setup(test_errors, setup),
+		cmocka_unit_test_setup(test_column_find, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
