@@ -679,6 +679,13 @@ void engine_set_lints(struct engine *e, const struct lint_config *c)
 	pthread_mutex_unlock(&e->lock);
 }
 
+void engine_reset_rates(struct engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	model_reset_rates(&e->model, engine_now(CLOCK_MONOTONIC));
+	pthread_mutex_unlock(&e->lock);
+}
+
 void engine_stats(struct engine *e, struct engine_stats *out)
 {
 	out->sleeps = atomic_load_explicit(&e->sleeps, memory_order_relaxed);

@@ -215,3 +215,14 @@ const struct model_transition *model_coro_recent(const struct model_coro *c,
 {
 	return &c->recent[(c->recent_head + i) % MODEL_RECENT];
 }
+
+void model_reset_rates(struct model *m, uint64_t now)
+{
+	for (uint32_t r = 0; r < m->cap; r++) {
+		m->coro[r].sw_mark = m->coro[r].switches;
+		m->coro[r].sw_per_sec = 0;
+	}
+	m->t.events_per_sec = 0;
+	m->tick_events = m->t.events;
+	m->tick_ts = now;
+}

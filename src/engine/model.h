@@ -97,6 +97,9 @@ void model_lost(struct model *m, uint32_t station, uint64_t count);
 void model_close(struct model *m, uint32_t station, uint64_t now,
 		 bool recycled);
 
+/* Start the rate windows over at `now` (the UI's z key). */
+void model_reset_rates(struct model *m, uint64_t now);
+
 /* Recompute rates and expire dead records older than linger. */
 void model_tick(struct model *m, uint64_t now);
 

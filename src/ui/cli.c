@@ -155,6 +155,7 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						"'%s'",
 						optarg);
 			out->delay_tenths = (unsigned)v;
+			out->delay_set = true;
 			break;
 		case 'f':
 			if (strcmp(optarg, "text") == 0)

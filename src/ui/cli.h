@@ -28,6 +28,7 @@ struct cli {
 	bool batch;
 	unsigned iterations; /* 0 = forever */
 	unsigned delay_tenths;
+	bool delay_set; /* -d given: overrides the config file */
 	enum cli_format format;
 	uint32_t stations;
 	bool no_color;	    /* -C: monochrome */

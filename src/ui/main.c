@@ -29,6 +29,7 @@
 #include "batch.h"
 #include "cli.h"
 #include "column.h"
+#include "config.h"
 #include "tui.h"
 
 void tui_publish_hook(void *ctx);
@@ -124,11 +125,38 @@ static bool main_want_live(const struct cli *cli)
 	return true;
 }
 
+static void main_config_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "corotop: %s\n", msg);
+}
+
+/* Hide the columns not named in the config's comma-separated list. */
+static void main_columns(const char *list, bool *hidden)
+{
+	char buf[256], *save = NULL;
+
+	if (!*list)
+		return;
+	for (int c = 0; c < COL_COUNT; c++)
+		hidden[c] = c != COL_ID;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *w = strtok_r(buf, ",", &save); w;
+	     w = strtok_r(NULL, ",", &save)) {
+		int c = column_find(w);
+
+		if (c >= 0)
+			hidden[c] = false;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct main_loop m = {0};
 	struct engine_config cfg;
-	char err[512];
+	struct config conf;
+	char err[512], conf_path[512];
+	bool have_conf;
 	int status;
 
 	switch (cli_parse(argc, argv, &m.cli, err, sizeof(err))) {
@@ -144,6 +172,12 @@ int main(int argc, char **argv)
 	case CLI_OK:
 		break;
 	}
+	config_defaults(&conf);
+	have_conf = config_path(conf_path, sizeof(conf_path));
+	if (have_conf)
+		config_load(&conf, conf_path, main_config_warn, NULL);
+	if (!m.cli.delay_set)
+		m.cli.delay_tenths = conf.delay_tenths;
 	m.live = main_want_live(&m.cli);
 	if (m.cli.sort && column_find(m.cli.sort) < 0) {
 		fprintf(stderr,
@@ -166,6 +200,7 @@ int main(int argc, char **argv)
 	cfg.shm_path = m.cli.shm;
 	cfg.stations = m.cli.stations;
 	cfg.jsonl_path = m.cli.jsonl;
+	cfg.lints = conf.lints;
 	if (m.live)
 		cfg.publish_hook = tui_publish_hook;
 	m.engine = engine_create(&cfg, err, sizeof(err));
@@ -182,12 +217,17 @@ int main(int argc, char **argv)
 	if (m.live) {
 		struct tui_options to = {
 			.delay_tenths = m.cli.delay_tenths,
-			.color = !m.cli.no_color,
-			.mouse = !m.cli.no_mouse,
-			.sort_column =
-				m.cli.sort ? column_find(m.cli.sort) : -1,
+			.color = conf.color && !m.cli.no_color,
+			.mouse = conf.mouse && !m.cli.no_mouse,
+			.sort_column = column_find(m.cli.sort ? m.cli.sort
+							      : conf.sort_key),
+			.sort_invert = m.cli.sort ? false : conf.sort_invert,
 			.filter = m.cli.filter,
+			.lints = conf.lints,
+			.config_path = have_conf ? conf_path : NULL,
 		};
+
+		main_columns(conf.columns, to.hidden);
 
 		status = tui_run(m.engine, &to);
 	} else {

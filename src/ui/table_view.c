@@ -175,7 +175,9 @@ static void table_layout(const struct tui *t, struct table_layout *lay)
 	for (int c = 0; c < COL_COUNT; c++) {
 		int w = column_table[c].width;
 
-		lay->shown[c] = true;
+		lay->shown[c] = !t->hidden[c];
+		if (!lay->shown[c])
+			continue;
 		/* The flexible column needs 12 and takes what is left. */
 		lay->width[c] = w < 0 ? 12 : w;
 		total += lay->width[c] + 1;
@@ -268,7 +270,7 @@ void table_view_header(struct tui *t)
 	x = tui_text(t, 2, x, A_NORMAL, "  recycled %" PRIu64 "   Warnings",
 		     s->t.recycled);
 	for (int k = 0; k < LINT_COUNT; k++)
-		x = tui_text(t, 2, x, s->warn_counts[k] ? warn : (int)A_NORMAL,
+		x = tui_text(t, 2, x, s->warn_counts[k] ? warn : TUI_NORMAL,
 			     " %s %u", lint_tag((enum lint_kind)k),
 			     s->warn_counts[k]);
 	if (s->error)

@@ -277,6 +277,16 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 	case ACT_PAUSE:
 		t->paused = !t->paused;
 		return REACT_REDRAW | (t->paused ? 0 : REACT_REFRESH);
+	case ACT_WARNINGS:
+		t->view = t->view == VIEW_WARNINGS ? VIEW_TABLE : VIEW_WARNINGS;
+		return REACT_REDRAW;
+	case ACT_SETUP:
+		t->view = VIEW_SETUP;
+		return REACT_REDRAW;
+	case ACT_RESET_RATES:
+		engine_reset_rates(t->engine);
+		snprintf(t->message, sizeof(t->message), "rates reset");
+		return REACT_REFRESH | REACT_REDRAW;
 	case ACT_HELP:
 		if (t->view == VIEW_HELP) {
 			t->view = t->back;
@@ -375,6 +385,8 @@ static unsigned tui_key(struct tui *t, int key)
 	}
 	if (t->input != INPUT_NONE)
 		return tui_input_key(t, key);
+	if (t->view == VIEW_SETUP)
+		return setup_view_key(t, key);
 	if (key == KEY_MOUSE)
 		return tui_mouse(t);
 	t->message[0] = '\0';
@@ -449,6 +461,10 @@ static void tui_draw(struct tui *t)
 			help_view_draw(t);
 		else if (t->view == VIEW_DETAIL)
 			detail_view_draw(t);
+		else if (t->view == VIEW_WARNINGS)
+			warn_view_draw(t);
+		else if (t->view == VIEW_SETUP)
+			setup_view_draw(t);
 		else
 			table_view_draw(t);
 	}
@@ -497,6 +513,8 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	t.sort_column = opt->sort_column >= 0 ? opt->sort_column : COL_ID;
 	t.sort_invert = opt->sort_invert;
 	t.selected_id = UINT64_MAX;
+	t.lints = opt->lints;
+	memcpy(t.hidden, opt->hidden, sizeof(t.hidden));
 	filter_init(&t.filter);
 	if (opt->filter &&
 	    !filter_set(&t.filter, opt->filter, err, sizeof(err))) {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "../engine/engine.h"
+#include "../engine/lint.h"
 #include "column.h"
 #include "filter.h"
 
@@ -25,6 +26,8 @@ enum tui_view {
 	VIEW_TABLE = 0,
 	VIEW_DETAIL,
 	VIEW_HELP,
+	VIEW_WARNINGS,
+	VIEW_SETUP,
 };
 
 /* What an action asks the loop to do; actions never draw. */
@@ -49,6 +52,9 @@ struct tui_options {
 	int sort_column; /* enum column_id, or -1 for the default */
 	bool sort_invert;
 	const char *filter;
+	struct lint_config lints;
+	bool hidden[COL_COUNT];	 /* columns switched off */
+	const char *config_path; /* where setup saves, or NULL */
 };
 
 /* One displayed line of the table: a coroutine or a thread group header. */
@@ -84,6 +90,10 @@ struct tui {
 	size_t line_len;
 	char message[160]; /* one-shot status line */
 
+	struct lint_config lints; /* as sent to the engine */
+	bool hidden[COL_COUNT];
+	int setup_item;
+
 	bool color;
 	bool ascii; /* no UTF-8: ASCII-only drawing */
 	int lines, cols;
@@ -111,6 +121,10 @@ bool table_view_search(struct tui *t, int dir, bool include_current);
 /* detail_view.c / help_view.c */
 void detail_view_draw(struct tui *t);
 void help_view_draw(struct tui *t);
+void warn_view_draw(struct tui *t);
+void setup_view_draw(struct tui *t);
+/* Keys while the setup screen is shown; returns reactions. */
+unsigned setup_view_key(struct tui *t, int key);
 
 /* Colour pairs; 0 when colours are off. */
 enum tui_pair {
@@ -123,6 +137,8 @@ enum tui_pair {
 	PAIR_METER,
 	PAIR_GROUP,
 };
+/* A_NORMAL as a plain int, for attribute expressions. */
+#define TUI_NORMAL ((int)A_NORMAL)
 int tui_attr(const struct tui *t, enum tui_pair p);
 /* printf at (y, x) with attributes, clipped to the screen width; returns the
  * column after the text, so meters can be built piece by piece. */

@@ -393,7 +393,9 @@ static size_t go_scan(struct goreg *g, uint64_t (*last_seen)[CTP_SLOTS],
 static void test_probe_into_go_region_read_go_style(void **state)
 {
 	enum { M = 8, K = 300, MAX = 16 };
-	char *argv[] = {ITEST_WRITER, "seq", "8", "300", "8", "2000", NULL};
+	/* Paced so each 8-slot ring has 40 ms of slack: a polling reader with
+	 * no loss accounting must not be lapped even on a loaded CI machine. */
+	char *argv[] = {ITEST_WRITER, "seq", "8", "300", "8", "5000", NULL};
 	uint64_t last_seen[MAX][CTP_SLOTS] = {{0}};
 	unsigned *count = go_count = calloc(M * K, sizeof(*count));
 	uint64_t end = it_now() + 30000000000ull;
