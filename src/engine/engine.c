@@ -667,6 +667,16 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 			out->t.suspended++;
 	}
 	out->count = k;
+	out->history_id = 0;
+	out->nhistory = 0;
+	if (m->watch.id && !out->history)
+		out->history = malloc(MODEL_WATCH_MAX * sizeof(*out->history));
+	if (m->watch.id && out->history) {
+		out->history_id = m->watch.id;
+		for (uint32_t i = 0; i < m->watch.count; i++)
+			out->history[i] = *model_watch_at(m, i);
+		out->nhistory = m->watch.count;
+	}
 	pthread_mutex_unlock(&e->lock);
 	/* On the copy, outside the lock: the harvest thread goes on. */
 	snapshot_lint(out, &lints);
@@ -676,6 +686,13 @@ void engine_set_lints(struct engine *e, const struct lint_config *c)
 {
 	pthread_mutex_lock(&e->lock);
 	e->cfg.lints = *c;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_watch(struct engine *e, uint64_t id)
+{
+	pthread_mutex_lock(&e->lock);
+	model_watch(&e->model, id);
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -41,6 +41,7 @@ void model_finish(struct model *m)
 	free(m->coro);
 	free(m->free);
 	free(m->by_station);
+	free(m->watch.ring);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -143,6 +144,16 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 	tr->is_active = is_active;
 	tr->lost_before = c->pending_lost;
 	c->pending_lost = 0;
+	if (m->watch.id == c->id) {
+		struct model_watch *w = &m->watch;
+		uint32_t at = (w->head + w->count) % MODEL_WATCH_MAX;
+
+		w->ring[at] = *tr;
+		if (w->count < MODEL_WATCH_MAX)
+			w->count++;
+		else
+			w->head = (w->head + 1) % MODEL_WATCH_MAX;
+	}
 }
 
 void model_lost(struct model *m, uint32_t station, uint64_t count)
@@ -225,4 +236,35 @@ void model_reset_rates(struct model *m, uint64_t now)
 	m->t.events_per_sec = 0;
 	m->tick_events = m->t.events;
 	m->tick_ts = now;
+}
+
+bool model_watch(struct model *m, uint64_t id)
+{
+	struct model_watch *w = &m->watch;
+
+	w->id = 0;
+	w->head = w->count = 0;
+	if (!id)
+		return true;
+	if (!w->ring) {
+		w->ring = calloc(MODEL_WATCH_MAX, sizeof(*w->ring));
+		if (!w->ring)
+			return false;
+	}
+	w->id = id;
+	for (uint32_t r = 0; r < m->cap; r++) {
+		const struct model_coro *c = &m->coro[r];
+
+		if (!c->in_use || c->id != id)
+			continue;
+		for (unsigned i = 0; i < c->recent_count; i++)
+			w->ring[w->count++] = *model_coro_recent(c, i);
+		break;
+	}
+	return true;
+}
+
+const struct model_transition *model_watch_at(const struct model *m, uint32_t i)
+{
+	return &m->watch.ring[(m->watch.head + i) % MODEL_WATCH_MAX];
 }

@@ -69,6 +69,16 @@ struct model_totals {
 	uint32_t running, suspended, dead; /* live records by state */
 };
 
+/* Full transition history of the one coroutine the UI is looking at. */
+#define MODEL_WATCH_MAX 4096
+
+struct model_watch {
+	uint64_t id;		       /* model id watched, 0 = none */
+	struct model_transition *ring; /* MODEL_WATCH_MAX, allocated once */
+	uint32_t head;		       /* oldest */
+	uint32_t count;
+};
+
 struct model {
 	struct model_coro *coro; /* cap records; in_use marks the live ones */
 	uint32_t cap;
@@ -81,6 +91,7 @@ struct model {
 	uint64_t tick_ts;
 	uint64_t tick_events;
 	struct model_totals t;
+	struct model_watch watch;
 };
 
 bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns);
@@ -96,6 +107,14 @@ void model_lost(struct model *m, uint32_t station, uint64_t count);
  * dead-station lint reads. */
 void model_close(struct model *m, uint32_t station, uint64_t now,
 		 bool recycled);
+
+/* Record every transition of model record `id` from now on (0 stops).
+ * The record's last 8 transitions seed the history.  False if out of
+ * memory. */
+bool model_watch(struct model *m, uint64_t id);
+/* The watched history, oldest first: transition i of count. */
+const struct model_transition *model_watch_at(const struct model *m,
+					      uint32_t i);
 
 /* Start the rate windows over at `now` (the UI's z key). */
 void model_reset_rates(struct model *m, uint64_t now);

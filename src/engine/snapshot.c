@@ -18,6 +18,7 @@ void snapshot_init(struct snapshot *s)
 void snapshot_finish(struct snapshot *s)
 {
 	free(s->coro);
+	free(s->history);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -29,6 +29,10 @@ struct snapshot {
 	const char *error; /* engine failure (e.g. region truncated), or NULL */
 	struct model_totals t;
 	struct snapshot_target target;
+	/* History of the watched coroutine (engine_watch), oldest first. */
+	uint64_t history_id;		  /* 0: none */
+	struct model_transition *history; /* MODEL_WATCH_MAX entries */
+	size_t nhistory;
 	struct model_coro *coro; /* count records, sorted by model id */
 	size_t count;
 	size_t cap;

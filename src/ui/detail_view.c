@@ -34,7 +34,7 @@ static int detail_cmp_u64(const void *a, const void *b)
 /* "n intervals: p50 .. p90 .. max .." of one state's durations. */
 static void detail_dist(char *b, size_t n, uint64_t *v, size_t k)
 {
-	char p50[16], p90[16], max[16];
+	char p50[16], p90[16], p99[16], max[16];
 
 	if (!k) {
 		snprintf(b, n, "no complete interval");
@@ -44,8 +44,9 @@ static void detail_dist(char *b, size_t n, uint64_t *v, size_t k)
 	duration_format(p50, sizeof(p50), v[(k - 1) / 2]);
 	duration_format(p90, sizeof(p90), v[(k * 9 - 1) / 10]);
 	duration_format(max, sizeof(max), v[k - 1]);
-	snprintf(b, n, "%zu interval%s  p50 %s  p90 %s  max %s", k,
-		 k == 1 ? "" : "s", p50, p90, max);
+	duration_format(p99, sizeof(p99), v[(k * 99 - 1) / 100]);
+	snprintf(b, n, "%zu interval%s  p50 %s  p90 %s  p99 %s  max %s", k,
+		 k == 1 ? "" : "s", p50, p90, p99, max);
 }
 
 static int detail_ring(struct tui *t, const struct model_coro *c, int y)
@@ -93,38 +94,62 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 	return y;
 }
 
-/* Running/suspended over [first transition, now], one cell per slice. */
+#define DETAIL_WINDOW_NS 10000000000ull /* timeline span: 10 s */
+
+/* The transitions to show: the engine's full history of this coroutine
+ * when it has one (kept since the detail view opened), else its last 8. */
+static size_t detail_history(const struct tui *t, const struct model_coro *c,
+			     const struct model_transition **out,
+			     struct model_transition *buf)
+{
+	if (t->snap.history_id == c->id && t->snap.nhistory) {
+		*out = t->snap.history;
+		return t->snap.nhistory;
+	}
+	for (unsigned i = 0; i < c->recent_count; i++)
+		buf[i] = *model_coro_recent(c, i);
+	*out = buf;
+	return c->recent_count;
+}
+
+/* Running/suspended over the last 10 s (or since the first transition
+ * known), one cell per slice, plus the switch count in that window. */
 static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 {
-	uint64_t run[MODEL_RECENT], susp[MODEL_RECENT];
-	size_t nrun = 0, nsusp = 0;
+	struct model_transition recent[MODEL_RECENT];
+	const struct model_transition *h;
+	size_t n = detail_history(t, c, &h, recent), in_window = 0, nrun = 0,
+	       nsusp = 0;
 	int width = t->cols - 14;
-	uint64_t start, end = c->state == MODEL_DEAD ? c->dead_ts : t->snap.ts;
+	uint64_t end = c->state == MODEL_DEAD ? c->dead_ts : t->snap.ts;
+	uint64_t start = end > DETAIL_WINDOW_NS ? end - DETAIL_WINDOW_NS : 0;
+	uint64_t *run, *susp;
 	char span[16], line[160];
+	size_t k = 0;
 
-	if (!c->recent_count || width < 10)
+	if (!n || width < 10)
 		return y;
-	start = model_coro_recent(c, 0)->ts;
+	if (h[0].ts > start)
+		start = h[0].ts;
 	if (end <= start)
 		end = start + 1;
+	for (size_t i = 0; i < n; i++)
+		in_window += h[i].ts >= start;
 	duration_format(span, sizeof(span), end - start);
-	tui_text(t, y++, 1, A_NORMAL,
-		 "Timeline, last %s (%s running, %s suspended)", span,
-		 t->ascii ? "#" : "\u2588", t->ascii ? "." : "\u00b7");
-	move(y, 1);
-	printw("%10s ", "");
+	tui_text(t, y++, 1, TUI_NORMAL,
+		 "Timeline, last %s: %zu switches (%s running, %s suspended)",
+		 span, in_window, t->ascii ? "#" : "\u2588",
+		 t->ascii ? "." : "\u00b7");
+	move(y, 12);
 	for (int x = 0; x < width; x++) {
 		uint64_t at =
 			start + (end - start) * (uint64_t)x / (uint64_t)width;
 		bool running = false;
 
-		for (unsigned i = 0; i < c->recent_count; i++) {
-			const struct model_transition *tr =
-				model_coro_recent(c, i);
-
-			if (tr->ts <= at)
-				running = tr->is_active;
-		}
+		/* h is in time order: advance k to the last one <= at. */
+		while (k + 1 < n && h[k + 1].ts <= at)
+			k++;
+		running = h[k].ts <= at && h[k].is_active;
 		if (running) {
 			attron(tui_attr(t, PAIR_RUNNING));
 			addstr(t->ascii ? "#" : "\u2588");
@@ -134,21 +159,30 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 		}
 	}
 	y += 2;
-	for (unsigned i = 1; i < c->recent_count; i++) {
-		const struct model_transition *a = model_coro_recent(c, i - 1);
-		const struct model_transition *b = model_coro_recent(c, i);
-		uint64_t d = b->ts > a->ts ? b->ts - a->ts : 0;
+	run = malloc(n * sizeof(*run));
+	susp = malloc(n * sizeof(*susp));
+	if (!run || !susp) {
+		free(run);
+		free(susp);
+		return y;
+	}
+	for (size_t i = 1; i < n; i++) {
+		uint64_t d = h[i].ts > h[i - 1].ts ? h[i].ts - h[i - 1].ts : 0;
 
-		if (a->is_active)
+		if (h[i - 1].is_active)
 			run[nrun++] = d;
 		else
 			susp[nsusp++] = d;
 	}
-	tui_text(t, y++, 1, A_NORMAL, "Time in state over these transitions:");
+	tui_text(t, y++, 1, TUI_NORMAL, "Time in state, %zu transitions %s:", n,
+		 t->snap.history_id == c->id ? "since this view opened"
+					     : "(the last ones kept)");
 	detail_dist(line, sizeof(line), run, nrun);
-	tui_text(t, y++, 3, A_NORMAL, "running    %s", line);
+	tui_text(t, y++, 3, TUI_NORMAL, "running    %s", line);
 	detail_dist(line, sizeof(line), susp, nsusp);
-	tui_text(t, y++, 3, A_NORMAL, "suspended  %s", line);
+	tui_text(t, y++, 3, TUI_NORMAL, "suspended  %s", line);
+	free(run);
+	free(susp);
 	return y;
 }
 

@@ -486,6 +486,18 @@ static void tui_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 		ev_break(loop, EVBREAK_ALL);
 		return;
 	}
+	/* The detail view (or help over it) wants the full history. */
+	{
+		bool detail = t->view == VIEW_DETAIL ||
+			      (t->view == VIEW_HELP && t->back == VIEW_DETAIL);
+		uint64_t want = detail ? t->selected_id : 0;
+
+		if (want != t->watching) {
+			engine_watch(t->engine, want);
+			t->watching = want;
+			d |= REACT_REFRESH;
+		}
+	}
 	if ((d & REACT_REFRESH) && !t->paused) {
 		engine_snapshot(t->engine, &t->snap);
 		t->have_snap = true;

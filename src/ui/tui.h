@@ -75,6 +75,7 @@ struct tui {
 	size_t selected;      /* row index */
 	size_t top;	      /* first row shown */
 	uint64_t selected_id; /* model id kept across refreshes */
+	uint64_t watching;    /* model id whose history the engine keeps */
 
 	enum tui_view view;
 	enum tui_view back; /* where Esc goes from help */
