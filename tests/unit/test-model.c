@@ -323,6 +323,36 @@ static void test_close_records_recycled(void **state)
 	assert_int_equal(m->coro[r0].warn, 0);
 }
 
+/* The watched record keeps every transition, seeded with its last 8, the
+ * newest MODEL_WATCH_MAX on overflow; other records add nothing. */
+static void test_watch_history(void **state)
+{
+	struct model *m = *state;
+	uint64_t id;
+
+	model_open(m, 0, 0xA, 10);
+	model_open(m, 1, 0xB, 10);
+	for (uint64_t n = 0; n < 10; n++)
+		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n & 1);
+	id = rec(m, 0)->id;
+	assert_true(model_watch(m, id));
+	assert_int_equal(m->watch.count, 8); /* seeded from recent[] */
+	assert_int_equal(model_watch_at(m, 0)->n, 2);
+	model_event(m, 1, 500, 1, 0, 2, 0, 1); /* not watched */
+	assert_int_equal(m->watch.count, 8);
+	for (uint64_t n = 10; n < 10 + MODEL_WATCH_MAX; n++)
+		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n & 1);
+	assert_int_equal(m->watch.count, MODEL_WATCH_MAX);
+	/* Oldest kept is the one MODEL_WATCH_MAX before the newest. */
+	assert_int_equal(model_watch_at(m, 0)->n, 10);
+	assert_int_equal(model_watch_at(m, MODEL_WATCH_MAX - 1)->n,
+			 9 + MODEL_WATCH_MAX);
+	assert_true(model_watch(m, 0));
+	assert_int_equal(m->watch.count, 0);
+	model_event(m, 0, 99999, 1, 0, 2, 99999, 0);
+	assert_int_equal(m->watch.count, 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -338,6 +368,7 @@ int main(void)
 		T(test_open_over_live_record_closes_it),
 		T(test_grows_past_initial_capacity),
 		T(test_close_records_recycled),
+		T(test_watch_history),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
