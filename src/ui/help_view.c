@@ -12,8 +12,8 @@
 
 void help_view_draw(struct tui *t)
 {
-	int y = 5, col2 = t->cols / 2, width;
-	bool two = col2 >= 60;
+	int y = 5, col2 = 66, width;
+	bool two = t->cols >= 110;
 
 	/* Two columns (keys | columns) when wide, else one after the other. */
 	width = (two ? col2 : t->cols) - 25;

@@ -98,6 +98,8 @@ static int main_run(struct main_loop *m)
 			main_print(m);
 			return main_target_status(&m->snap);
 		}
+		if (sig == SIGWINCH)
+			continue; /* batch output does not care */
 		if (sig > 0)
 			return 128 + sig;
 		if (sig < 0 && errno != EAGAIN && errno != EINTR)
@@ -192,6 +194,10 @@ int main(int argc, char **argv)
 	sigaddset(&m.sigs, SIGTERM);
 	sigaddset(&m.sigs, SIGHUP);
 	sigaddset(&m.sigs, SIGCHLD);
+	sigaddset(&m.sigs, SIGWINCH);
+	/* Blocked before any thread starts, so every thread inherits the
+	 * mask and these signals reach only the loop that waits for them
+	 * (sigtimedwait here, signalfd in tui.c). */
 	sigprocmask(SIG_BLOCK, &m.sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 

@@ -337,10 +337,17 @@ static void table_draw_row(struct tui *t, int y, const struct tui_row *r,
 		attr = selected ? tui_attr(t, PAIR_SELECTED)
 				: tui_attr(t, PAIR_GROUP);
 		attron(attr);
-		tui_text(t, y, 0, A_NORMAL,
-			 "%s thread %" PRIu64 ": %u coroutine%s",
-			 t->ascii ? "--" : "\u2500\u2500", r->tid, r->count,
-			 r->count == 1 ? "" : "s");
+		/* tid 0: no transition yet (the TID column shows "-"). */
+		if (r->tid)
+			tui_text(t, y, 0, TUI_NORMAL,
+				 "%s thread %" PRIu64 ": %u coroutine%s",
+				 t->ascii ? "--" : "\u2500\u2500", r->tid,
+				 r->count, r->count == 1 ? "" : "s");
+		else
+			tui_text(t, y, 0, TUI_NORMAL,
+				 "%s not run yet: %u coroutine%s",
+				 t->ascii ? "--" : "\u2500\u2500", r->count,
+				 r->count == 1 ? "" : "s");
 		attroff(attr);
 		return;
 	}
@@ -386,23 +393,33 @@ void table_view_draw(struct tui *t)
 
 		if (!lay.shown[k])
 			continue;
-		snprintf(name, sizeof(name), "%s%s", column_table[k].title,
-			 k == t->sort_column
-				 ? (t->sort_invert
+		const char *arrow = t->sort_invert
 					    ? (t->ascii ? "v" : "\u25bc")
-					    : (t->ascii ? "^" : "\u25b2"))
-				 : "");
-		if (column_table[k].width < 0 || column_table[k].left)
-			tui_text(t, first - 1, lay.x[k], A_NORMAL, "%-*.*s", w,
-				 w + 2, name);
-		else
-			tui_text(t, first - 1, lay.x[k], A_NORMAL, "%*s", w,
-				 name);
+					    : (t->ascii ? "^" : "\u25b2");
+
+		snprintf(name, sizeof(name), "%s", column_table[k].title);
+		if (column_table[k].width < 0 || column_table[k].left) {
+			int x = tui_text(t, first - 1, lay.x[k], title, "%s",
+					 name);
+
+			if (k == t->sort_column)
+				tui_text(t, first - 1, x, title, "%s", arrow);
+		} else {
+			tui_text(t, first - 1, lay.x[k], title, "%*s", w, name);
+			/* The arrow sits in the gap after the column. */
+			if (k == t->sort_column)
+				tui_text(t, first - 1, lay.x[k] + w, title,
+					 "%s", arrow);
+		}
 	}
 	attroff(title);
 	/* Scroll so the selection stays visible. */
 	if (t->selected < t->top)
 		t->top = t->selected;
+	/* Show a group's header together with its first row. */
+	if (t->top && t->top == t->selected &&
+	    t->rows[t->top - 1].coro == UINT32_MAX)
+		t->top--;
 	if (rows > 0 && t->selected >= t->top + (size_t)rows)
 		t->top = t->selected - (size_t)rows + 1;
 	if (t->top + (size_t)rows > t->nrows)

@@ -149,8 +149,11 @@ static void tui_size(struct tui *t)
 	/* Signals arrive through signalfd, so curses' own SIGWINCH handler
 	 * never runs: ask the terminal and tell curses. */
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row &&
-	    ws.ws_col)
+	    ws.ws_col && (ws.ws_row != LINES || ws.ws_col != COLS)) {
 		resize_term(ws.ws_row, ws.ws_col);
+		/* The terminal's contents are unknown now: repaint all. */
+		clearok(curscr, TRUE);
+	}
 	getmaxyx(stdscr, t->lines, t->cols);
 }
 
@@ -199,6 +202,19 @@ static unsigned tui_move(struct tui *t, long delta)
 		sel = 0;
 	if (sel >= (long)t->nrows)
 		sel = (long)t->nrows - 1;
+	/* Group headers are not selectable: step on to a coroutine in the
+	 * direction of travel, or back if the header is the last row. */
+	while (t->rows[sel].coro == UINT32_MAX) {
+		long next = sel + (delta < 0 && sel > 0 ? -1 : 1);
+
+		if (delta < 0 && sel == 0)
+			next = 1;
+		if (next < 0 || next >= (long)t->nrows)
+			break;
+		sel = next;
+		if (delta < 0 && sel == 0)
+			break;
+	}
 	t->selected = (size_t)sel;
 	if (t->rows[sel].coro != UINT32_MAX)
 		t->selected_id = t->snap.coro[t->rows[sel].coro].id;
@@ -403,8 +419,16 @@ static void tui_on_input(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	while ((key = getch()) != ERR)
+	while ((key = getch()) != ERR) {
 		l->t->dirty |= tui_key(l->t, key);
+		/* The next key of the same burst (t then g, say) must act on
+		 * the rows this one asked for; drawing still waits. */
+		if (l->t->dirty & REACT_REBUILD) {
+			table_view_rebuild(l->t);
+			l->t->dirty =
+				(l->t->dirty & ~REACT_REBUILD) | REACT_REDRAW;
+		}
+	}
 }
 
 static void tui_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
