@@ -1,0 +1,279 @@
+/*
+ * render: the UI's work per refresh with 100k coroutines -- the snapshot
+ * (model copy), the row selection (filter + sort + grouping) and the full
+ * draw of the main table.
+ *
+ * One process: an in-process engine that owns a region of 131072 stations,
+ * with this process's probe attached to it.  T threads open N coroutines
+ * between them (so grouping by thread has T groups) and record one event on
+ * each: every tenth one resumes (R), the others suspend (S) at a distinct
+ * address.  The program waits until a snapshot holds all N, then sets up
+ * curses the way tui.c does, but on newterm("xterm-256color") writing to
+ * /dev/null with a 200x60 screen, 256 colours and UTF-8.
+ *
+ * Per iteration, exactly what tui_on_prepare does on a refresh:
+ *   snapshot  engine_snapshot (copy under the lock, then the lints)
+ *   rebuild   table_view_rebuild (filter, sort, group, keep the selection)
+ *   draw      erase, table_view_header, table_view_draw, wnoutrefresh,
+ *             doupdate (tui_draw is static in tui.c; this is its body)
+ * Cases: the default sort (ID), sort by IN-STATE, ID inverted, a substring
+ * filter, the field filter state=S, and grouping by thread.  "full" is the
+ * default case with clearok(curscr) each time, so doupdate rewrites the
+ * whole screen instead of the cells that changed.
+ *
+ * Each case runs a few warm-up iterations, then M timed ones; the lines give
+ * median and p99 in ms of each part and of their sum.  Target: snapshot +
+ * rebuild + draw <= 10 ms median.
+ *
+ * Usage: render [iterations-per-case] [coroutines]   (default 100 100000)
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <curses.h>
+#include <locale.h>
+#include <stdbool.h>
+
+#include "ui/tui.h"
+
+#define STATIONS 131072u
+#define THREADS 4
+#define WARMUP 3
+
+struct opener {
+	struct corotop_coro *c;
+	unsigned first, count;
+};
+
+/* One thread's share: open, then one record each (probe ids are unique). */
+static void *opener_main(void *arg)
+{
+	struct opener *o = arg;
+
+	for (unsigned i = 0; i < o->count; i++) {
+		unsigned k = o->first + i;
+		struct corotop_coro *c = &o->c[k];
+
+		corotop_coro_open(c, 0x7f0000000000u + (uint64_t)k * 64);
+		if (k % 10 == 0)
+			corotop_coro_resume(c, 0);
+		else
+			corotop_coro_suspend(c, 0x401000u + (uint64_t)k * 16);
+	}
+	return NULL;
+}
+
+/* The colours tui_colors sets up with 256 colours available. */
+static void setup_colors(struct tui *t)
+{
+	start_color();
+	use_default_colors();
+	init_pair(PAIR_HEADER, COLOR_BLACK, COLOR_CYAN);
+	init_pair(PAIR_TITLE, COLOR_BLACK, COLOR_GREEN);
+	init_pair(PAIR_RUNNING, COLOR_GREEN, -1);
+	init_pair(PAIR_DEAD, COLORS >= 256 ? 244 : COLOR_BLUE, -1);
+	init_pair(PAIR_WARN, COLOR_RED, -1);
+	init_pair(PAIR_SELECTED, COLOR_BLACK, COLOR_CYAN);
+	init_pair(PAIR_METER, COLOR_CYAN, -1);
+	init_pair(PAIR_GROUP, COLOR_YELLOW, -1);
+	t->color = has_colors();
+}
+
+static void start_curses(struct tui *t, int lines, int cols)
+{
+	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+	SCREEN *scr;
+
+	if (!out || !in)
+		bench_die("cannot open /dev/null");
+	if (!setlocale(LC_ALL, "C.UTF-8"))
+		setlocale(LC_ALL, "");
+	scr = newterm("xterm-256color", out, in);
+	if (!scr)
+		bench_die("newterm(xterm-256color) failed: no terminfo entry?");
+	set_term(scr);
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	resize_term(lines, cols);
+	setup_colors(t);
+	getmaxyx(stdscr, t->lines, t->cols);
+}
+
+/* tui_draw's body for the table view. */
+static void draw(struct tui *t)
+{
+	erase();
+	table_view_header(t);
+	table_view_draw(t);
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+enum part { P_SNAP, P_REBUILD, P_DRAW, P_TOTAL, P_COUNT };
+static const char *const part_name[P_COUNT] = {"snapshot", "rebuild", "draw",
+					       "total"};
+
+struct render_case {
+	const char *name;
+	int sort_column;
+	bool invert;
+	const char *filter;
+	bool group;
+	bool full_repaint;
+};
+
+static void run_case(struct engine *e, struct tui *t,
+		     const struct render_case *rc, unsigned iters,
+		     double *samples[P_COUNT])
+{
+	struct bench_dist d[P_COUNT];
+	struct bench_load load;
+	char err[160];
+
+	t->sort_column = rc->sort_column;
+	t->sort_invert = rc->invert;
+	t->group_by_thread = rc->group;
+	if (!filter_set(&t->filter, rc->filter, err, sizeof(err)))
+		bench_die("filter '%s': %s", rc->filter, err);
+	t->selected = 0;
+	t->top = 0;
+	t->selected_id = UINT64_MAX;
+	bench_load_start(&load);
+	for (unsigned i = 0; i < WARMUP + iters; i++) {
+		uint64_t t0, t1, t2, t3;
+
+		if (rc->full_repaint)
+			clearok(curscr, TRUE);
+		t0 = bench_now(CLOCK_MONOTONIC);
+		engine_snapshot(e, &t->snap);
+		t->have_snap = true;
+		t1 = bench_now(CLOCK_MONOTONIC);
+		table_view_rebuild(t);
+		t2 = bench_now(CLOCK_MONOTONIC);
+		draw(t);
+		t3 = bench_now(CLOCK_MONOTONIC);
+		if (i < WARMUP)
+			continue;
+		samples[P_SNAP][i - WARMUP] = (double)(t1 - t0) / 1e6;
+		samples[P_REBUILD][i - WARMUP] = (double)(t2 - t1) / 1e6;
+		samples[P_DRAW][i - WARMUP] = (double)(t3 - t2) / 1e6;
+		samples[P_TOTAL][i - WARMUP] = (double)(t3 - t0) / 1e6;
+	}
+	for (int p = 0; p < P_COUNT; p++)
+		d[p] = bench_dist(samples[p], iters);
+	printf("render case=%s coroutines=%zu rows=%zu iters=%u", rc->name,
+	       t->snap.count, t->nrows, iters);
+	for (int p = 0; p < P_COUNT; p++)
+		printf(" %s_p50_ms=%.2f %s_p99_ms=%.2f", part_name[p], d[p].p50,
+		       part_name[p], d[p].p99);
+	printf(" others_cores=%.2f target_ms=10 %s\n", bench_load_others(&load),
+	       d[P_TOTAL].p50 <= 10.0 ? "PASS" : "MISS");
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct render_case cases[] = {
+		{"default", COL_ID, false, "", false, false},
+		{"sort-in-state", COL_IN_STATE, false, "", false, false},
+		{"sort-inverted", COL_ID, true, "", false, false},
+		{"filter-substring", COL_ID, false, "0x4", false, false},
+		{"filter-state=S", COL_ID, false, "state=S", false, false},
+		{"group-by-thread", COL_ID, false, "", true, false},
+		{"default-full-repaint", COL_ID, false, "", false, true},
+	};
+	unsigned iters = argc > 1 ? (unsigned)atoi(argv[1]) : 100;
+	unsigned coros = argc > 2 ? (unsigned)atoi(argv[2]) : 100000;
+	struct opener op[THREADS];
+	pthread_t th[THREADS];
+	struct engine_config cfg;
+	struct corotop_coro *c;
+	double *samples[P_COUNT];
+	struct tui t = {0};
+	struct engine *e;
+	uint64_t t0;
+
+	if (iters < 1 || coros < 1 || coros > STATIONS)
+		bench_die("usage: render [iterations >= 1] [coroutines <= "
+			  "%u]",
+			  STATIONS);
+	if (corotop_probe_live_)
+		bench_die("unset the CTP_* environment first");
+	c = calloc(coros, sizeof(*c));
+	for (int p = 0; p < P_COUNT; p++)
+		if (!(samples[p] = calloc(iters, sizeof(double))))
+			bench_die("out of memory");
+	if (!c)
+		bench_die("out of memory");
+
+	engine_config_defaults(&cfg);
+	cfg.stations = STATIONS;
+	e = bench_engine_create(&cfg);
+	bench_probe_attach();
+	bench_engine_start(e);
+	for (int i = 0; i < THREADS; i++) {
+		op[i] = (struct opener){c, coros / THREADS * (unsigned)i,
+					i == THREADS - 1
+						? coros - coros / THREADS *
+								  (THREADS - 1)
+						: coros / THREADS};
+		if (pthread_create(&th[i], NULL, opener_main, &op[i]))
+			bench_die("pthread_create failed");
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+
+	/* The UI state tui_run sets up (selection, filter, snapshot). */
+	t.engine = e;
+	t.opt.delay_tenths = 10;
+	t.opt.color = true;
+	t.opt.mouse = false;
+	t.opt.sort_column = -1;
+	t.opt.lints = cfg.lints;
+	t.sort_column = COL_ID;
+	t.selected_id = UINT64_MAX;
+	t.lints = cfg.lints; /* every column shown: t.hidden stays false */
+	filter_init(&t.filter);
+	snapshot_init(&t.snap);
+
+	t0 = bench_now(CLOCK_MONOTONIC);
+	for (;;) {
+		engine_snapshot(e, &t.snap);
+		if (t.snap.count >= coros)
+			break;
+		if (bench_now(CLOCK_MONOTONIC) - t0 > 30000000000u)
+			bench_die("snapshot holds %zu of %u coroutines after "
+				  "30 s",
+				  t.snap.count, coros);
+		bench_sleep_ns(10000000u);
+	}
+	printf("render setup coroutines=%zu threads=%d stations=%u "
+	       "screen=200x60 record_bytes=%zu snapshot_mib=%.1f "
+	       "harvested_after_ms=%.0f\n",
+	       t.snap.count, THREADS, STATIONS, sizeof(struct model_coro),
+	       (double)(t.snap.count * sizeof(struct model_coro)) /
+		       (1024.0 * 1024.0),
+	       (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e6);
+	fflush(stdout);
+
+	start_curses(&t, 60, 200);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_case(e, &t, &cases[i], iters, samples);
+	endwin();
+
+	for (unsigned i = 0; i < coros; i++)
+		corotop_coro_close(&c[i]);
+	corotop_probe_shutdown();
+	engine_destroy(e);
+	filter_finish(&t.filter);
+	snapshot_finish(&t.snap);
+	free(t.rows);
+	free(c);
+	for (int p = 0; p < P_COUNT; p++)
+		free(samples[p]);
+	return 0;
+}
