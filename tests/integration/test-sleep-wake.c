@@ -253,7 +253,12 @@ static void sleep_then_wake(bool no_futex)
 	}
 	if (no_futex)
 		assert_true(st1.uds_bytes - st0.uds_bytes >= WAKE_ROUNDS);
-	assert_true(st1.futex_wakes - st0.futex_wakes >= WAKE_ROUNDS);
+	/* No round waited out the sleep bound.  (Counting wakes exactly is
+	 * racy: a write that lands while the engine is between setting the
+	 * flag and blocking is harvested by a scan, so that round has neither
+	 * a sleep nor a wake; seen once in CI under ASan.) */
+	assert_int_equal(st1.timeouts - st0.timeouts, 0);
+	assert_true(st1.futex_wakes - st0.futex_wakes >= 1);
 
 	munmap(hdr, CTP_HEADER_SIZE);
 	close(ctl[1]);

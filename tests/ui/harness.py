@@ -1,0 +1,1009 @@
+#!/usr/bin/env python3
+"""harness: drive corotop's interactive interface in tmux and compare screens
+with golden files.
+
+    harness.py --tmux TMUX --corotop COROTOP --workload SCRIPTED FLOW...
+    harness.py ... --regen FLOW...     rewrite the goldens of FLOW
+    harness.py --list                  the flows, one a line
+
+Each flow gets its own tmux server (-L corotop-ui-FLOW-PID, no config file),
+one window of 100x30 running an interactive bash (TERM=xterm-256color,
+LANG=C.UTF-8, HOME and XDG_CONFIG_HOME in a scratch directory holding a
+corotop config that makes the lints independent of time).  The flow types a
+command line into that shell:
+
+    stty -a > stty-before; corotop -d 2 -- scripted 3 CTL INFO;
+    echo corotop-rc=$? > rc; stty -a > stty-after
+
+so corotop's exit status and the terminal modes it leaves behind are both
+observable.  scripted (scripted.c) sets up a fixed table and idles; lines
+written to the CTL fifo make it close two coroutines or exit.
+
+Synchronisation is never a bare sleep: every step sends keys, then polls
+`capture-pane` (every 50 ms) until the step's marker is on the screen (at
+most 5 s) and then until the normalized screen (normalize.py) equals the
+golden (at most 3 s more).  On a
+mismatch the step fails with a diff of golden and screen; the flow goes on
+with its next step when the marker was seen (so one run reports every
+broken screen), and stops when it was not.  Checks that goldens cannot
+express (column alignment, no colour, no UTF-8, terminal restored, exit
+status) are separate assertions.
+
+Goldens are tests/ui/golden/FLOW-NN-STEP.txt.  --regen writes each one from
+the screen once the marker is seen and the normalized screen has been
+stable for 0.5 s; a regenerated golden records whatever corotop draws, bugs
+included, so every regenerated file must be reviewed by eye before it is
+committed (see regen-goldens.sh).  A golden that records a behaviour some
+check reports as a bug says so in its header (KNOWN_BUGS below).
+
+Exit status: 0 all passed, 1 a failure, 77 (meson's skip) without tmux.
+"""
+import argparse
+import difflib
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import normalize as nz  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN_DIR = os.path.join(HERE, 'golden')
+WAIT = 5.0          # bound of every wait for a marker, a file, a prompt
+POLL = 0.05
+STABLE = 0.5        # --regen: the screen must not change for this long
+CONVERGE = 3.0      # from the marker to the golden
+WIDTH, HEIGHT = 100, 30
+PROMPT = 'ui$'
+STATUS = 3          # the workload's exit status in every flow
+
+# Lints depend on time (suspended > 5 s, running > 1 s); pin them so the
+# WARN column and the warnings meter are the same at every capture: the
+# running coroutine always stalls, nothing else ever trips.
+CONFIG = """\
+# corotop UI tests: lints that do not depend on time.
+lint.lost-wakeup.threshold = 86400
+lint.stall.threshold = 0
+lint.dead-station.threshold = 86400
+"""
+
+# tmux itself runs in UTF-8 whatever the caller's locale (the flows set the
+# locale of the pane), and never nested in the caller's tmux.
+TMUX_ENV = {k: v for k, v in os.environ.items()
+            if k not in ('TMUX', 'TMUX_PANE', 'LC_ALL', 'LC_CTYPE')}
+TMUX_ENV['LANG'] = 'C.UTF-8'
+
+# Pane state a program must leave as it found it (tmux formats).
+PANE_FLAGS = ('alternate_on', 'cursor_flag', 'keypad_flag',
+              'keypad_cursor_flag', 'mouse_any_flag', 'mouse_standard_flag',
+              'mouse_button_flag', 'mouse_all_flag', 'mouse_sgr_flag',
+              'insert_flag', 'wrap_flag', 'origin_flag')
+
+
+class Abort(Exception):
+    """The flow can not go on (a marker never showed up)."""
+
+
+def log(msg=''):
+    print(msg, flush=True)
+
+
+# ---- screen predicates (markers) -------------------------------------------
+
+class Screen:
+    def __init__(self, raw, info, width):
+        self.raw = raw
+        self.parsed = nz.parse_capture(raw)
+        self.text = [t for _, t in self.parsed]
+        self.norm = nz.normalize_lines(self.parsed, info, width)
+
+    def has(self, regex):
+        return any(re.search(regex, t) for t in self.text)
+
+    def selected(self):
+        """Text of the highlighted table/list row, or None."""
+        for n, (tag, text) in enumerate(self.parsed):
+            if 5 <= n < len(self.parsed) - 1 and \
+                    tag.split('/')[0] in ('cyan', 'rev'):
+                return text
+        return None
+
+    def titles(self):
+        for t in self.text:
+            tt = nz.title_tokens(t)
+            if tt:
+                return tt
+        return None
+
+
+def has(regex):
+    def m(s):
+        return s.has(regex)
+    m.__doc__ = 'screen shows /%s/' % regex
+    return m
+
+
+def lacks(regex):
+    def m(s):
+        return not s.has(regex)
+    m.__doc__ = 'screen does not show /%s/' % regex
+    return m
+
+
+def selected(cid):
+    def m(s):
+        row = s.selected()
+        return row is not None and re.match(r'^\s*%s\s' % cid, row)
+    m.__doc__ = 'row %s is selected' % cid
+    return m
+
+
+def row(n, cid):
+    def m(s):
+        return len(s.text) > 5 + n and re.match(r'^\s*%s\s' % cid,
+                                                s.text[5 + n])
+    m.__doc__ = 'table row %d is %s' % (n, cid)
+    return m
+
+
+def size(w, h):
+    def m(s):
+        return len(s.text) == h and max(len(t) for t in s.text) <= w
+    m.__doc__ = 'the screen is %dx%d' % (w, h)
+    return m
+
+
+def both(*ms):
+    def m(s):
+        return all(x(s) for x in ms)
+    m.__doc__ = ' and '.join(x.__doc__ for x in ms)
+    return m
+
+
+TABLE = has(r'Coroutines 12: R 1 +S 11 ')   # the workload's final state
+TABLE_ROWS = both(TABLE, has(r'^\s+100c S '), has(r'^\s+1001 S '))
+
+
+# ---- the session -----------------------------------------------------------
+
+class Flow:
+    def __init__(self, args, name):
+        self.args = args
+        self.name = name
+        self.failures = []
+        self.step_no = 0
+        self.run_no = 0
+        self.sock = 'corotop-ui-%s-%d' % (name, os.getpid())
+        self.dir = tempfile.mkdtemp(prefix='corotop-ui-%s-' % name)
+        self.info = nz.Info()
+        self.files = {}
+        self.workload_pid = None
+        self.corotop_pid = None
+        self.server = False
+        os.makedirs(os.path.join(self.dir, 'config', 'corotop'))
+        with open(os.path.join(self.dir, 'config', 'corotop', 'config'),
+                  'w') as f:
+            f.write(CONFIG)
+
+    # tmux plumbing
+    def tmux(self, *a, check=True):
+        r = subprocess.run([self.args.tmux, '-u', '-L', self.sock] + list(a),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=TMUX_ENV, timeout=10, encoding='utf-8',
+                           errors='replace')
+        if check and r.returncode:
+            raise Abort('tmux %s: %s' % (' '.join(a), r.stderr.strip()))
+        return r.stdout
+
+    def open(self, lang='C.UTF-8'):
+        env = ['env', '-u', 'NO_COLOR', '-u', 'LC_ALL', '-u', 'LC_CTYPE',
+               '-u', 'LC_MESSAGES', '-u', 'LINES', '-u', 'COLUMNS',
+               '-u', 'ESCDELAY', '-u', 'PROMPT_COMMAND',
+               'TERM=xterm-256color', 'LANG=' + lang,
+               'HOME=' + self.dir,
+               'XDG_CONFIG_HOME=' + os.path.join(self.dir, 'config'),
+               'HISTFILE=/dev/null', 'PS1=%s ' % PROMPT,
+               'bash', '--noprofile', '--norc', '-i']
+        self.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'ui',
+                  '-x', str(WIDTH), '-y', str(HEIGHT),
+                  'exec ' + ' '.join(shlex.quote(w) for w in env))
+        self.server = True
+        self.tmux('set-option', '-g', 'status', 'off')
+        self.wait_prompt('the shell starts')
+        self.base_flags = self.pane_flags()
+
+    def close(self):
+        if self.server:
+            self.tmux('kill-server', check=False)
+            self.server = False
+        # kill-server hangs up on the shell and corotop, which ends the
+        # workload; make sure, in case one of them ignored it.
+        self.kill_ours()
+        if self.failures and os.environ.get('COROTOP_UI_KEEP'):
+            log('kept %s' % self.dir)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def capture(self):
+        out = self.tmux('capture-pane', '-p', '-e', '-t', 'ui', ';',
+                        'display-message', '-p', '-t', 'ui', '#{pane_width}')
+        raw, width = out.rstrip('\n').rsplit('\n', 1)
+        return Screen(raw + '\n', self.info, int(width))
+
+    def keys(self, *names):
+        self.tmux('send-keys', '-t', 'ui', *names)
+
+    def type(self, text):
+        self.tmux('send-keys', '-t', 'ui', '-l', text)
+
+    def resize(self, w, h):
+        self.tmux('resize-window', '-t', 'ui', '-x', str(w), '-y', str(h))
+
+    def pane_flags(self):
+        out = self.tmux('display-message', '-p', '-t', 'ui',
+                        ' '.join('#{%s}' % f for f in PANE_FLAGS))
+        return dict(zip(PANE_FLAGS, out.split()))
+
+    # reporting
+    def fail(self, what, detail=''):
+        self.failures.append(what)
+        log('FAIL %s/%s' % (self.name, what))
+        if detail:
+            log(detail.rstrip('\n'))
+
+    def ok(self, what):
+        log('ok   %s/%s' % (self.name, what))
+
+    def check(self, cond, what, detail=''):
+        if cond:
+            self.ok(what)
+        else:
+            self.fail(what, detail)
+        return cond
+
+    # waiting
+    def wait(self, pred, what, timeout=WAIT):
+        deadline = time.monotonic() + timeout
+        while True:
+            s = self.capture()
+            if pred(s):
+                return s
+            if time.monotonic() > deadline:
+                raise Abort('%s: timed out after %.0f s waiting until %s; '
+                            'screen:\n%s' % (what, timeout, pred.__doc__,
+                                             screen_dump(s)))
+            time.sleep(POLL)
+
+    def wait_file(self, path, what, timeout=WAIT):
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise Abort('%s: %s did not appear within %.0f s; screen:\n%s'
+                            % (what, os.path.basename(path), timeout,
+                               screen_dump(self.capture())))
+            time.sleep(POLL)
+        with open(path) as f:
+            return f.read()
+
+    def wait_prompt(self, what):
+        def at_prompt(s):
+            lines = [t for t in s.text if t.strip()]
+            return bool(lines) and lines[-1] == PROMPT
+        at_prompt.__doc__ = 'the shell prompt %r is the last line' % PROMPT
+        return self.wait(at_prompt, what)
+
+    # corotop
+    def start(self, opts='', env='', wait=TABLE_ROWS):
+        """Type the corotop command line into the shell; wait for `wait`."""
+        self.run_no += 1
+        n = self.run_no
+        f = {k: os.path.join(self.dir, '%s%d' % (k, n))
+             for k in ('ctl', 'info', 'rc', 'stty-before', 'stty-after')}
+        os.mkfifo(f['ctl'])
+        q = shlex.quote
+        cmd = ('stty -a > %s; %s%s -d 2 %s-- %s %d %s %s; '
+               'echo corotop-rc=$? > %s; stty -a > %s' %
+               (q(f['stty-before']), env, q(self.args.corotop),
+                opts + ' ' if opts else '', q(self.args.workload), STATUS,
+                q(f['ctl']), q(f['info']), q(f['rc']), q(f['stty-after'])))
+        self.files = f
+        self.workload_pid = None
+        self.type(cmd)
+        self.keys('Enter')
+        text = self.wait_file(f['info'], 'the workload starts')
+        if text.startswith('error'):
+            raise Abort('workload: ' + text.strip())
+        self.info = nz.Info(text)
+        self.workload_pid = int(self.info.pid)
+        self.corotop_pid = parent_of(self.workload_pid)
+        return self.wait(wait, 'corotop shows the table')
+
+    def kill_ours(self):
+        """SIGKILL this flow's corotop and workload if they still run (by
+        pid, checking the pid still names the same program)."""
+        for pid, exe in ((self.corotop_pid, self.args.corotop),
+                         (self.workload_pid, self.args.workload)):
+            if pid and os.path.basename(exe) in proc_cmdline(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+    def control(self, line):
+        """Write a line to the workload's control fifo (bounded: the fifo
+        has a reader as long as the workload lives)."""
+        fd = None
+        deadline = time.monotonic() + WAIT
+        while fd is None:
+            try:
+                fd = os.open(self.files['ctl'], os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise Abort('the workload does not read its fifo')
+                time.sleep(POLL)
+        os.write(fd, (line + '\n').encode())
+        os.close(fd)
+
+    # steps
+    def step(self, desc, keys=(), text=None, marker=None, golden=True,
+             same_as=None, timeout=WAIT):
+        """Send keys (tmux key names) and/or literal text, wait for the
+        marker, then compare with golden FLOW-NN-DESC.txt (or with the
+        golden named by same_as).  Returns the screen."""
+        self.step_no += 1
+        label = '%02d-%s' % (self.step_no, desc)
+        if keys:
+            self.keys(*keys)
+        if text:
+            self.type(text)
+        s = self.wait(marker or (lambda _: True), label, timeout)
+        if not golden and not same_as:
+            self.ok(label)
+            return s
+        name = same_as or '%s-%s' % (self.name, label)
+        path = os.path.join(GOLDEN_DIR, name + '.txt')
+        if self.args.regen and not same_as:
+            s = self.wait_stable(marker, label)
+            write_golden(path, self.name, label, s)
+            log('wrote %s' % os.path.relpath(path, HERE))
+            return s
+        if not os.path.exists(path):
+            self.fail(label, 'missing golden %s (run regen-goldens.sh)' %
+                      path)
+            return s
+        with open(path, encoding='utf-8') as f:
+            want = nz.normalize_golden(f.read(), self.info)
+        # The marker is there: the screen converges on the golden within a
+        # few refreshes (-d 2: every 0.2 s), or it is wrong.
+        deadline = time.monotonic() + min(timeout, CONVERGE)
+        while s.norm != want:
+            if time.monotonic() > deadline:
+                diff = difflib.unified_diff(
+                    want, s.norm, 'golden/' + name + '.txt', 'screen',
+                    lineterm='')
+                self.fail(label, '\n'.join(diff))
+                return s
+            time.sleep(POLL)
+            s = self.capture()
+        self.ok(label)
+        return s
+
+    def expect(self, keys, pred, what, timeout=2):
+        """Send keys; check that the screen comes to satisfy pred."""
+        self.keys(*keys)
+        try:
+            self.wait(pred, what, timeout=timeout)
+            self.ok(what)
+        except Abort as e:
+            self.fail(what, str(e))
+
+    def resize_step(self, w, h, desc, marker, same_as=None):
+        """Resize the window; corotop must re-lay out on the SIGWINCH
+        alone.  When it does not, that is a failure of its own, and Ctrl-L
+        (a key, so curses reports the resize) lets the flow go on to the
+        golden of the new size."""
+        self.resize(w, h)
+        try:
+            self.wait(marker, 'resize to %dx%d' % (w, h), timeout=2)
+            self.ok('%dx%d: re-laid out on SIGWINCH alone' % (w, h))
+        except Abort as e:
+            self.fail('%dx%d: re-laid out on SIGWINCH alone' % (w, h),
+                      str(e))
+            self.keys('C-l')
+        return self.step(desc, marker=marker, same_as=same_as)
+
+    def wait_stable(self, marker, label):
+        pred = marker or (lambda _: True)
+        last, since = None, time.monotonic()
+        deadline = since + WAIT
+        while True:
+            s = self.capture()
+            if not pred(s) or s.norm != last:
+                last, since = s.norm, time.monotonic()
+            elif time.monotonic() - since >= STABLE:
+                return s
+            if time.monotonic() > deadline:
+                raise Abort('%s: the screen did not settle' % label)
+            time.sleep(POLL)
+
+    def finish(self, rc_expected, what):
+        """corotop has been told to end: check it did, with rc_expected,
+        and that the shell and the terminal are back as they were."""
+        s = self.wait_prompt(what + ': the shell prompt is back')
+        self.check(not s.has(r'^ corotop  ') and not s.has('F10Quit'),
+                   what + ': no corotop text left on the screen',
+                   screen_dump(s))
+        rc = self.wait_file(self.files['rc'], what).strip()
+        self.check(rc == 'corotop-rc=%d' % rc_expected,
+                   '%s: exit status %d' % (what, rc_expected),
+                   'got %s' % rc)
+        before = stty_flags(self.wait_file(self.files['stty-before'], what))
+        after = stty_flags(self.wait_file(self.files['stty-after'], what))
+        self.check('icanon' in after and 'echo' in after,
+                   what + ': icanon and echo are on after corotop',
+                   'stty -a after: %s' % ' '.join(sorted(after)))
+        self.check(before == after,
+                   what + ': stty modes as before corotop',
+                   'lost: %s\ngained: %s' % (' '.join(sorted(before - after)),
+                                             ' '.join(sorted(after - before))))
+        flags = self.pane_flags()
+        self.check(flags == self.base_flags,
+                   what + ': pane modes (alternate screen, cursor, keypad, '
+                   'mouse) as before corotop',
+                   'before %s\nafter  %s' % (self.base_flags, flags))
+        deadline = time.monotonic() + WAIT
+        while workload_alive(self.workload_pid) and \
+                time.monotonic() < deadline:
+            time.sleep(POLL)
+        self.check(not workload_alive(self.workload_pid),
+                   what + ': the workload is gone')
+
+
+def parent_of(pid):
+    try:
+        with open('/proc/%d/status' % pid) as f:
+            for line in f:
+                if line.startswith('PPid:'):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        pass
+    raise Abort('the workload (pid %d) has no parent' % pid)
+
+
+def proc_cmdline(pid):
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return f.read().decode(errors='replace')
+    except (FileNotFoundError, ProcessLookupError):
+        return ''
+
+
+def workload_alive(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def stty_flags(text):
+    """The boolean modes of `stty -a` (e.g. icanon, -echo), sizes left out."""
+    out = set()
+    for tok in re.split(r'[;\s]+', text):
+        if re.fullmatch(r'-?[a-z0-9]+', tok) and \
+                not re.search(r'^(rows|columns|line|speed|baud|min|time)$',
+                              tok) and not tok.isdigit():
+            out.add(tok)
+    return out
+
+
+def screen_dump(s):
+    return '\n'.join('  |' + t for t in s.text)
+
+
+# Goldens that record behaviour a check in the same flow reports as a bug;
+# the note goes into the golden's header so that a reviewer knows.  Remove
+# the entry when the bug is fixed and the golden regenerated.
+KNOWN_BUGS = {
+    'help-01-f1': 'below 110 columns the Columns part of the help comes '
+    'after the keys, off the bottom of a 30-line screen, and the help does '
+    'not scroll (help_view.c)',
+    'search-02-typed': 'status line "   search: cafe" starts with 3 blanks',
+    'filter-regex-02-bad-regex': 'the rejected regex leaves "!" (all rows) '
+    'in effect instead of the previous filter',
+    'filter-field-04-unknown-field': 'the rejected filter leaves "foo" (no '
+    'rows) in effect instead of the previous filter',
+    'dead-07-table-expired': 'the selection moved from the expired 1004 to '
+    '1005, and the detail view had switched to 1005',
+}
+
+
+def write_golden(path, flow, label, s):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    name = os.path.basename(path)[:-len('.txt')]
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write('# corotop UI golden: flow %s, step %s, %d lines.  Written by '
+                'regen-goldens.sh;\n# review by eye before committing.  '
+                'Format: normalize.py.\n' % (flow, label, len(s.text)))
+        if name in KNOWN_BUGS:
+            f.write('# KNOWN BUG: %s\n' % KNOWN_BUGS[name])
+        for line in s.norm:
+            f.write(line + '\n')
+
+
+# ---- invariant checks ------------------------------------------------------
+
+def check_alignment(fl, s, what):
+    """Every column title sits over its cells: right-aligned titles end
+    where the cells end, left-aligned ones start where they start."""
+    titles = None
+    rows = []
+    for t in s.text:
+        if titles is None:
+            titles = nz.title_tokens(t)
+            continue
+        toks = [(m.group(), m.start(), m.end())
+                for m in re.finditer(r'\S+', t)]
+        if len(toks) >= 2 and re.fullmatch('[0-9a-f]+', toks[0][0]) and \
+                toks[1][0] in 'RSD':
+            rows.append(toks)
+    if not titles or not rows:
+        return fl.fail(what + ': column titles over their cells',
+                       'no table on the screen')
+    bad = []
+    for i, (title, ts, te) in enumerate(titles):
+        cells = [r[i] for r in rows if i < len(r)]
+        if not cells:
+            continue
+        right = all(c[2] == te for c in cells)
+        left = all(c[1] == ts for c in cells)
+        if not right and not left:
+            bad.append('%r at columns %d-%d, cells end at %s' % (
+                title, ts, te - 1, sorted({c[2] - 1 for c in cells})))
+    fl.check(not bad, what + ': column titles over their cells',
+             '\n'.join(bad) + '\n' + screen_dump(s))
+
+
+def table_ids(s):
+    return [m.group(1) for t in s.text
+            for m in [re.match(r'^\s+([0-9a-f]+) [RSD] ', t)] if m]
+
+
+def check_rows(fl, s, ids, what):
+    got = table_ids(s)
+    fl.check(got == ids, what, 'rows: %s, want %s' % (' '.join(got) or
+                                                      'none', ' '.join(ids)))
+
+
+def check_no_color(fl, s, what):
+    fl.check(not nz.has_color_escapes(s.raw), what + ': no colour escapes',
+             repr(s.raw[:400]))
+
+
+def check_ascii(fl, s, what):
+    bad = sorted({c for c in s.raw if ord(c) > 127})
+    fl.check(not bad, what + ': ASCII only',
+             'non-ASCII: %s\n%s' % (' '.join('U+%04X' % ord(c) for c in bad),
+                                     screen_dump(s)))
+
+
+# ---- flows -----------------------------------------------------------------
+
+def flow_start(fl):
+    """The table as corotop first shows it, and its layout."""
+    fl.open()
+    fl.start()
+    s = fl.step('table', marker=TABLE_ROWS)
+    check_alignment(fl, s, 'table')
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_sort(fl):
+    """< wraps to the last column, > comes back and goes on, I inverts."""
+    fl.open()
+    fl.start()
+    # (the last column, whichever it is: WARN today)
+    fl.step('prev-wraps-to-last', keys=['<'],
+            marker=has(r'^ sorted by (?!ID$)\S+$'))
+    fl.step('next-back-to-id', keys=['>'], marker=has(r'^ sorted by ID$'))
+    s = fl.step('next-state', keys=['>'], marker=has(r'^ sorted by S$'))
+    check_alignment(fl, s, 'sorted by S')
+    fl.step('invert', keys=['I'], marker=has(r'^ sorted by S \(inverted\)$'))
+    fl.step('next-switches-inverted', keys=['>', '>', '>', '>'],
+            marker=has(r'^ sorted by SWITCHES \(inverted\)$'))
+    fl.step('prev-id-inverted', keys=['<'] * 5,
+            marker=has(r'^ sorted by ID \(inverted\)$'))
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_search(fl):
+    """/ incremental search, Enter keeps it, n and N cycle, no match."""
+    fl.open()
+    fl.start()
+    fl.step('prompt', keys=['/'], marker=has(r'^Search:$'))
+    fl.step('typed', text='cafe',
+            marker=both(has(r'^Search: cafe$'), selected('1003')))
+    s = fl.step('kept', keys=['Enter'],
+                marker=both(has(r'search: cafe$'), has('F10Quit')))
+    fl.check(s.text[3] == ' search: cafe',
+             'the status line says " search: cafe" (one leading blank, as '
+             '" filter: ..." has)', 'status line: %r' % s.text[3])
+    fl.step('next', keys=['n'], marker=selected('1006'))
+    fl.step('next-2', keys=['n'], marker=selected('100b'), golden=False)
+    fl.step('next-wraps', keys=['n'], marker=selected('1003'))
+    fl.step('prev-wraps', keys=['N'], marker=selected('100b'))
+    fl.step('no-match', keys=['/'], text='qqq',
+            marker=has(r"no match for 'qqq'"), golden=False)
+    fl.step('no-match-kept', keys=['Enter'],
+            marker=both(has(r"^ no match for 'qqq'$"), has('F10Quit')))
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_filter_substring(fl):
+    """\\ filters on a substring of any cell; Esc clears the filter."""
+    fl.open()
+    fl.start()
+    fl.step('typed', keys=['\\'], text='bee', marker=has(r'^Filter: bee$'))
+    fl.step('kept', keys=['Enter'],
+            marker=both(has(r'^ filter: bee$'), has('F10Quit')))
+    fl.step('edited', keys=['\\'], text='x', marker=has(r'^Filter: beex$'),
+            golden=False)
+    # Esc cancels the edit: the filter is "bee" again.
+    fl.step('cancelled', keys=['Escape'],
+            marker=both(has(r'^ filter: '), has('F10Quit')),
+            same_as='filter-substring-02-kept')
+    fl.step('cleared', keys=['Escape'],
+            marker=both(lacks('filter:'), has(r'^\s+1001 S ')))
+    fl.step('nothing-matches', keys=['\\'], text='zzz\r',
+            marker=has('no coroutine matches the filter'))
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_filter_regex(fl):
+    """\\ with a leading ! filters on a regex over the row; a bad regex is
+    reported and does not apply."""
+    fl.open()
+    fl.start()
+    fl.step('regex', keys=['\\'], text='!^100[2-4] \r',
+            marker=has(r'^ filter: !\^100\[2-4\]$'))
+    s = fl.step('bad-regex', keys=['\\'] + ['BSpace'] * 11, text='!(\r',
+                marker=has(r"bad regex"))
+    check_rows(fl, s, ['1002', '1003', '1004'],
+               'a rejected regex leaves the previous filter in effect')
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_filter_field(fl):
+    """\\ with field terms: state=S, id=0x1003, combined terms, and an
+    unknown field."""
+    fl.open()
+    fl.start()
+    fl.step('state', keys=['\\'], text='state=S\r',
+            marker=has(r'^ filter: state=S$'))
+    # Which row ends up selected when the selected coroutine is filtered
+    # out depends on which intermediate filters got a rebuild, i.e. on how
+    # the typed keys were batched (see the typeahead flow).  So each step
+    # keeps the selected coroutine in the next filter's rows.
+    fl.step('id', keys=['\\'] + ['BSpace'] * 7, text='id=0x1003\r',
+            marker=has(r'^ filter: id=0x1003$'))
+    fl.step('state-and-substring', keys=['\\'] + ['BSpace'] * 9,
+            text='state=s cafe\r', marker=has(r'^ filter: state=s cafe$'))
+    s = fl.step('unknown-field', keys=['\\'] + ['BSpace'] * 12,
+                text='foo=1\r', marker=has(r"no column 'foo'"))
+    check_rows(fl, s, ['1003', '1006', '100b'],
+               'a rejected filter leaves the previous one in effect')
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_detail(fl):
+    """Enter drills into a coroutine; Esc, Backspace and Left go back."""
+    fl.open()
+    fl.start()
+    fl.step('1001', keys=['Enter'], marker=has(r'^ Coroutine 1001 '))
+    fl.step('back-esc', keys=['Escape'], marker=TABLE_ROWS,
+            same_as='start-01-table')
+    fl.step('1006-full-ring', keys=['j'] * 5 + ['Enter'],
+            marker=has(r'^ Coroutine 1006 '))
+    fl.step('back-backspace', keys=['BSpace'],
+            marker=both(TABLE_ROWS, selected('1006')))
+    fl.step('1007-running', keys=['j', 'Enter'],
+            marker=has(r'^ Coroutine 1007 '))
+    fl.step('back-left', keys=['Left'],
+            marker=both(TABLE_ROWS, selected('1007')), golden=False)
+    fl.step('100c-never-ran', keys=['G', 'Enter'],
+            marker=has(r'^ Coroutine 100c '))
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_help(fl):
+    """F1 and ? show the same help; Esc, F1 and ? go back."""
+    fl.open()
+    s0 = fl.start()
+    titles = [t for t, _, _ in s0.titles()]
+    s = fl.step('f1', keys=['F1'], marker=has(r'^ Keys$'))
+    missing = [t for t in titles if not s.has(r'^\s+%s\s' % re.escape(t))]
+    fl.check(not missing, 'help explains every column of the table',
+             'not on the help screen: %s\n%s' % (' '.join(missing),
+                                                  screen_dump(s)))
+    fl.step('esc-back', keys=['Escape'], marker=TABLE_ROWS,
+            same_as='start-01-table')
+    fl.step('question-mark', keys=['?'], marker=has(r'^ Keys$'),
+            same_as='help-01-f1')
+    fl.step('question-mark-back', keys=['?'], marker=TABLE_ROWS,
+            same_as='start-01-table')
+    fl.step('f1-again', keys=['F1'], marker=has(r'^ Keys$'),
+            same_as='help-01-f1')
+    fl.step('f1-back', keys=['F1'], marker=TABLE_ROWS,
+            same_as='start-01-table')
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_pause(fl):
+    """Space freezes the display (header says PAUSED), scrolling still
+    works, Space resumes; Z does the same."""
+    fl.open()
+    fl.start()
+    s1 = fl.step('paused', keys=['Space'], marker=has(r'\[PAUSED\]'))
+    # Refreshes come every 0.2 s (-d 2) and AGE has 0.1 s steps: unpaused,
+    # the raw screen changes within 0.6 s.
+    time.sleep(0.6)
+    s2 = fl.capture()
+    fl.check(s1.raw == s2.raw, 'paused: the screen stays frozen',
+             '\n'.join(difflib.unified_diff(s1.text, s2.text, lineterm='')))
+    fl.step('paused-scrolls', keys=['j'],
+            marker=both(has(r'\[PAUSED\]'), selected('1002')))
+    s1 = fl.step('resumed', keys=['Space'],
+                 marker=both(lacks(r'PAUSED'), selected('1002')))
+    try:
+        fl.wait(lambda s: s.raw != s1.raw, 'resumed', timeout=3)
+        fl.ok('resumed: the screen refreshes again')
+    except Abort as e:
+        fl.fail('resumed: the screen refreshes again', str(e))
+    fl.step('paused-z', keys=['Z'],
+            marker=both(has(r'\[PAUSED\]'), selected('1002')),
+            same_as='pause-02-paused-scrolls')
+    fl.step('resumed-z', keys=['Z'],
+            marker=both(lacks(r'PAUSED'), selected('1002')),
+            same_as='pause-03-resumed')
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_group(fl):
+    """t groups the rows by thread (a header per thread), t again
+    ungroups; sorting applies within the groups."""
+    fl.open()
+    fl.start()
+    fl.step('grouped', keys=['t'], marker=has(r'thread \d+: '))
+    fl.step('grouped-by-state', keys=['>'],
+            marker=both(has(r'thread \d+: '), has(r'^ sorted by S$')))
+    # (any key clears the one-shot "sorted by" message)
+    fl.step('ungrouped', keys=['t'], marker=both(lacks('thread'),
+                                                   has(r'^\s+1007 R ')))
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_resize(fl):
+    """40x10 still shows a table; smaller says so; back to 100x30 is the
+    start screen again, with nothing left over."""
+    fl.open()
+    fl.start()
+    # The key bar on the last line tells a new layout from the old screen
+    # cropped by tmux.
+    s = fl.resize_step(40, 10, '40x10',
+                       both(has(r'^\s+1001 S '), size(40, 10),
+                            has(r'^F1Help')))
+    check_alignment(fl, s, '40x10')
+    fl.resize_step(30, 8, '30x8', both(has(r'needs 40x10'), size(30, 8)))
+    fl.resize_step(WIDTH, HEIGHT, 'back-to-100x30',
+                   both(TABLE_ROWS, size(WIDTH, HEIGHT), has(r'^F1Help')),
+                   same_as='start-01-table')
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_typeahead(fl):
+    """Keys that arrive together act in order: a move after a re-sort or
+    a filter change moves in the new rows."""
+    fl.open()
+    fl.start()
+    # One send-keys each: the keys reach corotop in one burst.
+    fl.expect(['I', 'g'], selected('100c'),
+              'I then g: the first row of the inverted table (100c) is '
+              'selected')
+    # Back to ascending, first row (1001); "bee" keeps 1002 and 1008, and
+    # the selection lands on 1002; j then moves to 1008.
+    fl.expect(['I', 'g', '\\', 'b', 'e', 'e', 'Enter', 'j'],
+              both(has(r'filter: bee$'), selected('1008')),
+              'I, g, filter "bee", then j: the second row (1008) is '
+              'selected')
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_exit(fl):
+    """The target exits: the header and the status line say so, the table
+    stays; q then exits with the target's status."""
+    fl.open()
+    fl.start()
+    fl.control('exit')
+    fl.step('target-exited', marker=has(r'exited %d' % STATUS),
+            timeout=WAIT)
+    fl.keys('q')
+    fl.finish(STATUS, 'quit after the target exited')
+
+
+def flow_quit(fl):
+    """q quits, and so does F10; both restore the terminal."""
+    fl.open()
+    fl.start()
+    fl.keys('q')
+    fl.finish(0, 'q')
+    fl.start()
+    fl.keys('F10')
+    fl.finish(0, 'F10')
+
+
+def flow_sigterm(fl):
+    """SIGTERM to corotop: exit status 143, the shell is back with the
+    terminal as it was, the target is gone."""
+    fl.open()
+    fl.start()
+    os.kill(fl.corotop_pid, signal.SIGTERM)
+    fl.finish(128 + signal.SIGTERM, 'SIGTERM')
+
+
+def flow_dead(fl):
+    """Closed coroutines show as D for a while, then expire; the detail
+    view of an expired one says so."""
+    fl.open()
+    fl.start()
+    fl.control('close')
+    fl.step('closed', marker=has(r'Coroutines 12: R 1 +S 9 +D 2 '))
+    fl.step('filter-dead', keys=['\\'], text='state=D\r',
+            marker=has(r'^ filter: state=D$'))
+    fl.step('filter-cleared', keys=['Escape'],
+            marker=both(lacks('filter:'), has(r'^\s+1001 S ')),
+            golden=False)
+    fl.step('select-1004', keys=['g', 'j', 'j', 'j'], marker=selected('1004'),
+            golden=False)
+    fl.step('detail-dead', keys=['Enter'], marker=has(r'^ Coroutine 1004 '))
+    # Dead records linger 3 s (engine linger_ns), then expire.  The view
+    # must not slide to another coroutine meanwhile.
+    s = fl.step('detail-expired',
+                marker=has(r'Coroutines 10: R 1 +S 9 +D 0 '), timeout=8,
+                golden=False)
+    fl.check(s.has('That coroutine is gone') and not s.has(r'^ Coroutine '),
+             'the detail view of an expired coroutine says it is gone',
+             screen_dump(s))
+    fl.step('table-expired', keys=['Escape'],
+            marker=has(r'Coroutines 10: R 1 +S 9 +D 0 '))
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_mono(fl):
+    """-C and NO_COLOR: monochrome (reverse and bold only), no colour
+    escapes at all."""
+    fl.open()
+    s = fl.start(opts='-C')
+    s = fl.step('no-color-option', marker=TABLE_ROWS)
+    check_no_color(fl, s, '-C')
+    s = fl.step('no-color-detail', keys=['Enter'],
+                marker=has(r'^ Coroutine 1001 '))
+    check_no_color(fl, s, '-C detail')
+    fl.keys('q')
+    fl.finish(0, 'quit -C')
+    fl.start(env='NO_COLOR=1 ')
+    s = fl.step('NO_COLOR', marker=TABLE_ROWS,
+                same_as='mono-01-no-color-option')
+    check_no_color(fl, s, 'NO_COLOR')
+    fl.keys('q')
+    fl.finish(0, 'quit NO_COLOR')
+
+
+def flow_ascii(fl):
+    """LANG=C: ASCII only (sort marker, group headers, timeline)."""
+    fl.open(lang='C')
+    fl.start()
+    s = fl.step('table', marker=TABLE_ROWS)
+    check_ascii(fl, s, 'table')
+    check_alignment(fl, s, 'table')
+    s = fl.step('inverted', keys=['I'], marker=has(r'\(inverted\)$'))
+    check_ascii(fl, s, 'inverted')
+    s = fl.step('grouped', keys=['t'], marker=has(r'thread \d+: '))
+    check_ascii(fl, s, 'grouped')
+    s = fl.step('detail', keys=['Enter'],
+                marker=has(r'^ Coroutine 1001 '))
+    check_ascii(fl, s, 'detail')
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+FLOWS = {
+    'start': flow_start,
+    'sort': flow_sort,
+    'search': flow_search,
+    'filter-substring': flow_filter_substring,
+    'filter-regex': flow_filter_regex,
+    'filter-field': flow_filter_field,
+    'detail': flow_detail,
+    'help': flow_help,
+    'pause': flow_pause,
+    'group': flow_group,
+    'resize': flow_resize,
+    'dead': flow_dead,
+    'typeahead': flow_typeahead,
+    'exit': flow_exit,
+    'quit': flow_quit,
+    'sigterm': flow_sigterm,
+    'mono': flow_mono,
+    'ascii': flow_ascii,
+}
+
+
+def run_flow(args, name):
+    fl = Flow(args, name)
+    log('== %s: %s' % (name, ' '.join(FLOWS[name].__doc__.split())))
+    try:
+        FLOWS[name](fl)
+    except Abort as e:
+        fl.fail('aborted', str(e))
+    finally:
+        fl.close()
+    return not fl.failures
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--tmux', default=shutil.which('tmux') or '')
+    ap.add_argument('--corotop')
+    ap.add_argument('--workload')
+    ap.add_argument('--regen', action='store_true')
+    ap.add_argument('--list', action='store_true')
+    ap.add_argument('flows', nargs='*')
+    args = ap.parse_args()
+    if args.list:
+        print('\n'.join(FLOWS))
+        return 0
+    if not args.tmux or not os.access(args.tmux, os.X_OK):
+        log('SKIP: tmux not found')
+        return 77
+    for p in (args.corotop, args.workload):
+        if not p or not os.access(p, os.X_OK):
+            log('no executable %r' % p)
+            return 2
+    unknown = [f for f in args.flows if f not in FLOWS]
+    if unknown or not args.flows:
+        log('flows: %s' % ' '.join(FLOWS))
+        return 2
+
+    # meson's timeout sends SIGTERM: unwind so every tmux server dies.
+    def on_signal(sig, frame):
+        raise SystemExit(128 + sig)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    ok = True
+    for name in args.flows:
+        ok = run_flow(args, name) and ok
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""normalize: turn a tmux capture of corotop into golden-file text.
+
+Input is `tmux capture-pane -p -e` output (text with SGR escapes).  Output
+is one line per screen line:
+
+    TAG          |TEXT
+
+TEXT is the screen text with trailing blanks removed and the volatile parts
+masked.  TAG records the attributes that carry meaning (which row is
+selected, which lines are highlighted, running/dead colours):
+
+    BG/FG        BG: background of column 0 ("rev" when reverse video);
+                 FG: colour and +b (bold) +d (dim) +r (reverse) of the first
+                 non-blank character.  Empty when both are the defaults.
+
+Masked, and only in the places they occur (so an ID, a state, a switch
+count, an address or a title can never be masked by accident):
+
+    header      "pid 1234" -> "pid PID", engine harvesting|asleep -> ENGINE,
+                "Events 12/s" -> "Events N/s", "total 43" -> "total N"; on a
+                narrow screen the events line's tail, which the edge cuts at
+                a place that depends on those numbers, -> "[cut]"
+    table rows  (located under the column-title line, cells mapped to titles
+                left to right) TID -> T1/T2 (the workload's threads, from its
+                info file; any other tid -> ?N, which no golden has), AGE and
+                IN-STATE -> DUR, SW/s -> N, RUN% -> P; each right-aligned in
+                its cell so the layout stays exact
+    groups      "thread 1234:" -> "thread T1:"
+    detail      "<state> for DUR, age DUR, 4 switches (N/s), P% running",
+                the ring's "WHEN ago" and TID cells, "Timeline, last DUR",
+                the timeline bar (-> <bar utf8|ascii W>), and p50/p90/p99/max
+
+Everything else (IDs, S column, row order, titles, sort marker, group
+headers, the status line, PAUSED, help text, the detail structure) is kept
+byte for byte.  Normalizing golden text again is a no-op, so the same
+function is applied to captures and goldens at compare time.
+
+Usage: normalize.py [INFO_FILE] < capture > normalized
+"""
+import re
+import sys
+
+# ---- SGR parsing -----------------------------------------------------------
+
+COLOR_NAMES = ['black', 'red', 'green', 'yellow', 'blue', 'magenta', 'cyan',
+               'white']
+SGR_RE = re.compile(r'\x1b\[([0-9;:]*)m')
+OTHER_ESC_RE = re.compile(
+    r'\x1b(\[[0-9;?]*[A-Za-ln-z]|\][^\x07]*\x07|[()][0-9A-B])')
+
+
+def _color(n):
+    if n < 8:
+        return COLOR_NAMES[n]
+    if n < 16:
+        return 'bright' + COLOR_NAMES[n - 8]
+    return 'c%d' % n
+
+
+class Attr:
+    __slots__ = ('fg', 'bg', 'bold', 'dim', 'rev', 'other')
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.fg = self.bg = None
+        self.bold = self.dim = self.rev = False
+        self.other = False
+
+    def copy(self):
+        a = Attr()
+        a.fg, a.bg, a.bold, a.dim, a.rev = (self.fg, self.bg, self.bold,
+                                            self.dim, self.rev)
+        return a
+
+    def apply(self, params):
+        p = [int(x) if x else 0 for x in re.split('[;:]', params)] \
+            if params else [0]
+        i = 0
+        while i < len(p):
+            v = p[i]
+            if v == 0:
+                self.reset()
+            elif v == 1:
+                self.bold = True
+            elif v == 2:
+                self.dim = True
+            elif v == 22:
+                self.bold = self.dim = False
+            elif v == 7:
+                self.rev = True
+            elif v == 27:
+                self.rev = False
+            elif 30 <= v <= 37:
+                self.fg = _color(v - 30)
+            elif 90 <= v <= 97:
+                self.fg = _color(v - 90 + 8)
+            elif 40 <= v <= 47:
+                self.bg = _color(v - 40)
+            elif 100 <= v <= 107:
+                self.bg = _color(v - 100 + 8)
+            elif v in (38, 48) and i + 2 < len(p) and p[i + 1] == 5:
+                if v == 38:
+                    self.fg = _color(p[i + 2])
+                else:
+                    self.bg = _color(p[i + 2])
+                i += 2
+            elif v in (38, 48) and i + 4 < len(p) and p[i + 1] == 2:
+                rgb = 'rgb%02x%02x%02x' % tuple(p[i + 2:i + 5])
+                if v == 38:
+                    self.fg = rgb
+                else:
+                    self.bg = rgb
+                i += 4
+            elif v == 39:
+                self.fg = None
+            elif v == 49:
+                self.bg = None
+            i += 1
+
+
+def parse_capture(raw):
+    """[(tag, text)] per line of a `capture-pane -p -e` capture.  Attributes
+    carry over from one line to the next, as tmux emits them."""
+    attr = Attr()
+    out = []
+    lines = raw.split('\n')
+    if lines and lines[-1] == '':
+        lines.pop()
+    for line in lines:
+        line = OTHER_ESC_RE.sub('', line)
+        cells = []  # (char, attr)
+        pos = 0
+        for m in SGR_RE.finditer(line):
+            for ch in line[pos:m.start()]:
+                cells.append((ch, attr.copy()))
+            attr.apply(m.group(1))
+            pos = m.end()
+        for ch in line[pos:]:
+            cells.append((ch, attr.copy()))
+        text = ''.join(c for c, _ in cells).rstrip()
+        out.append((_tag(cells), text))
+    return out
+
+
+def _tag(cells):
+    bg = ''
+    if cells:
+        a = cells[0][1]
+        bg = 'rev' if a.rev else (a.bg or '')
+    fg = ''
+    for ch, a in cells:
+        if ch != ' ':
+            fg = (a.fg or '') + ('+b' if a.bold else '') + \
+                ('+d' if a.dim else '') + ('+r' if a.rev else '')
+            break
+    return '%s/%s' % (bg, fg) if bg or fg else ''
+
+
+def has_color_escapes(raw):
+    """True when the capture sets any foreground or background colour."""
+    for m in SGR_RE.finditer(raw):
+        p = [int(x) if x else 0 for x in re.split('[;:]', m.group(1))] \
+            if m.group(1) else [0]
+        for v in p:
+            if 30 <= v <= 38 or 40 <= v <= 48 or 90 <= v <= 97 \
+                    or 100 <= v <= 107:
+                return True
+    return False
+
+
+# ---- masking ---------------------------------------------------------------
+
+DUR = r'(?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|s)|\d+m\d\ds|\d+h\d\dm|\d+d\d\dh)'
+MARKERS = '\u25b2\u25bc^v'
+GROUP_RE = re.compile(r'^(\s*(?:\u2500\u2500|--) thread )(\d+)(: )')
+RING_RE = re.compile(r'^(\s*\d+)(\s+)(' + DUR + r'|DUR)( ago)(\s+)'
+                     r'(\d+|T\d|\?\d+|-)( 0x[0-9a-f]+ .*)$')
+BAR_RE = re.compile(r'^(\s*)([\u2588\u00b7]+|[#.]+)$')
+
+
+# A title, and the sort marker after it, which may sit in the gap right
+# before the next title ("ID\u25b2S").  No title has a lower-case v.
+TITLE_RE = re.compile('[^\\s%s]+[%s]?' % (MARKERS, MARKERS))
+
+
+def _title(tok):
+    return tok.rstrip(MARKERS)
+
+
+def title_spans(text):
+    """[(title as shown, start, end)] of a column-title line."""
+    return [(m.group(), m.start(), m.end()) for m in TITLE_RE.finditer(text)]
+
+
+def title_tokens(text):
+    """[(title, start, end)] when `text` is the table's column-title line;
+    start and end exclude the sort marker."""
+    toks = title_spans(text)
+    if len(toks) >= 2 and _title(toks[0][0]) == 'ID' and \
+            _title(toks[1][0]) == 'S':
+        return [(_title(t), s, s + len(_title(t))) for t, s, e in toks]
+    return None
+
+
+class Info:
+    """What the workload reported: its pid and its two threads' tids."""
+
+    def __init__(self, text=''):
+        self.pid = None
+        self.tids = {}
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == 'pid':
+                self.pid = parts[1]
+            elif len(parts) == 2 and parts[0] in ('tid1', 'tid2'):
+                self.tids[parts[1]] = 'T' + parts[0][-1]
+
+    def tid(self, s):
+        # "-": no switch yet; 0: what a group of such coroutines shows.
+        if s in ('-', '0', 'T1', 'T2') or s.startswith('?'):
+            return s
+        return self.tids.get(s, '?' + s)
+
+
+def _right(text, start, end, label):
+    """Replace text[start:end] (a right-aligned cell's blanks + value) by
+    label, right-aligned in the same width."""
+    width = end - start
+    if len(label) >= width:
+        label = ' ' + label
+    return text[:start] + label.rjust(width) + text[end:]
+
+
+CELL_MASKS = {
+    'AGE': lambda v, info: 'DUR',
+    'IN-STATE': lambda v, info: 'DUR',
+    'SW/s': lambda v, info: 'N',
+    'RUN%': lambda v, info: 'P',
+    'TID': lambda v, info: info.tid(v),
+}
+
+
+def mask_row(text, titles, info):
+    toks = [(m.group(), m.start(), m.end()) for m in re.finditer(r'\S+', text)]
+    if len(toks) > len(titles) or len(toks) < 2 or \
+            not re.fullmatch('[0-9a-f]+', toks[0][0]) or \
+            toks[1][0] not in ('R', 'S', 'D'):
+        return text  # not a coroutine row: left as is, so it shows
+    # Right to left, so earlier offsets stay valid.
+    for i in range(len(toks) - 1, -1, -1):
+        mask = CELL_MASKS.get(titles[i][0])
+        if not mask:
+            continue
+        tok, s, e = toks[i]
+        ws = toks[i - 1][2] if i else 0
+        text = _right(text, ws, e, mask(tok, info))
+    return text
+
+
+def mask_detail(text, info):
+    m = re.match(r'^( (?:running|suspended|dead) for )(\S+)(, age )(\S+)'
+                 r'(, \d+ switches \()(\S+)(/s\), )(\S+)(% running.*)$', text)
+    if m:
+        g = list(m.groups())
+        g[1], g[3], g[5], g[7] = 'DUR', 'DUR', 'N', 'P'
+        return ''.join(g)
+    m = RING_RE.match(text)
+    if m:
+        g = list(m.groups())
+        when = g[1] + g[2]
+        g[1], g[2] = '', 'DUR'.rjust(len(when))
+        tid = g[4] + g[5]
+        g[4], g[5] = '', info.tid(g[5]).rjust(len(tid))
+        return ''.join(g)
+    text = re.sub(r'^( Timeline, last )' + DUR, r'\1DUR', text)
+    text = re.sub(r'\b(p\d+|max) ' + DUR + r'(?=\s|$)', r'\1 DUR', text)
+    return text
+
+
+def _engine(m, cut):
+    """harvesting|asleep -> ENGINE; at the screen edge the word may be cut,
+    so any prefix of either there too."""
+    word, after = m.group(1), m.group(2)
+    cut_here = cut and not after and word and \
+        ('harvesting'.startswith(word) or 'asleep'.startswith(word))
+    if word in ('harvesting', 'asleep') or cut_here:
+        return 'engine ENGINE' + after
+    return m.group(0)
+
+
+def normalize_lines(lines, info, width=None):
+    """[(tag, text)] -> [str] golden lines.  `width`: the screen's, when
+    known; a header meter line that fills it was cut by the screen edge at
+    a place that depends on the masked values, so its tail is cut too."""
+    out = []
+    titles = None
+    in_timeline = False
+    for n, (tag, text) in enumerate(lines):
+        last = n == len(lines) - 1
+        if n == 0:
+            cut = width and len(text) >= width
+            text = re.sub(r'\bpid \d+', 'pid PID', text)
+            text = re.sub(r'\bengine (\w*)(.?)',
+                          lambda m: _engine(m, cut), text)
+        elif n == 1:
+            cut = width and len(text) >= width
+            text = re.sub(r'^( Events )\S+/s', r'\1N/s', text)
+            text = re.sub(r'\btotal \d+', 'total N', text)
+            if cut:
+                text = re.sub(r'^( Events N/s).*', r'\1 [cut]', text)
+        elif titles is None and title_tokens(text):
+            titles = title_tokens(text)
+        elif titles is not None and not last:
+            g = GROUP_RE.match(text)
+            if g:
+                text = g.group(1) + info.tid(g.group(2)) + g.group(3) + \
+                    text[g.end():]
+            elif text:
+                text = mask_row(text, titles, info)
+        elif n >= 4:
+            if in_timeline:
+                b = BAR_RE.match(text)
+                if b:
+                    kind = 'ascii' if b.group(2)[0] in '#.' else 'utf8'
+                    text = '%s<bar %s %d>' % (b.group(1), kind,
+                                              len(b.group(2)))
+                in_timeline = False
+            if text.startswith(' Timeline, last '):
+                in_timeline = True
+            text = mask_detail(text, info)
+        out.append(('%-13s|%s' % (tag, text)).rstrip())
+    return out
+
+
+def normalize_capture(raw, info, width=None):
+    return normalize_lines(parse_capture(raw), info, width)
+
+
+def normalize_golden(text, info):
+    """Golden text (comment lines dropped) normalized again."""
+    lines = []
+    for line in text.splitlines():
+        if line.startswith('#'):
+            continue
+        tag, _, body = line.partition('|')
+        lines.append((tag.strip(), body))
+    return normalize_lines(lines, info)
+
+
+def main(argv):
+    info = Info(open(argv[1]).read() if len(argv) > 1 else '')
+    raw = sys.stdin.buffer.read().decode('utf-8', errors='replace')
+    for line in normalize_capture(raw, info):
+        sys.stdout.buffer.write((line + '\n').encode('utf-8'))
+
+
+if __name__ == '__main__':
+    main(sys.argv)

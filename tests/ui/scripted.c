@@ -1,0 +1,202 @@
+/*
+ * scripted: the deterministic workload behind the UI tests (tests/ui).
+ *
+ *   scripted STATUS CTL_FIFO INFO_FILE
+ *
+ * It links the real probe and attaches through the CTP_* environment that
+ * corotop gives it.  Everything it does is fixed, so the table corotop shows
+ * is the same on every run except for times, rates, pids and tids (which
+ * tests/ui/normalize.py masks):
+ *
+ *   - the main thread opens 12 coroutines with probe ids 0x1001..0x100c, in
+ *     that order (so stations 0..11, and corotop ids in the same order);
+ *   - thread T1 records its transitions and is joined, then thread T2
+ *     records its own (T2 is created after T1 ended, so in practice its tid
+ *     is the larger one; the tests sort groups by tid);
+ *   - no coroutine records more than 8 transitions, the size of a station's
+ *     ring, so nothing can be lost however late the engine harvests.
+ *
+ * Final states (switches, last tid, WHERE = address of the last switch):
+ *
+ *   id    S  sw  tid  WHERE      id    S  sw  tid  WHERE
+ *   1001  S  4   T1   0x4010a0   1007  R  3   T2   0x401600
+ *   1002  S  2   T1   0x4bee10   1008  S  2   T2   0x4bee20
+ *   1003  S  6   T1   0x41cafe   1009  S  6   T1   0x409090
+ *   1004  S  2   T1   0x404040   100a  S  2   T2   0x40a0a0
+ *   1005  S  4   T2   0x405050   100b  S  4   T2   0x43cafe
+ *   1006  S  8   T2   0x42cafe   100c  S  0   -    (never resumed)
+ *
+ * 1005 ran on T1 first, then on T2.  A resume is recorded at the entry,
+ * 0x401000 + 0x100 * (id - 0x1001), so the running 1007 shows 0x401600.
+ * 43 transitions in all.
+ *
+ * Dead coroutines stay visible for only 3 s (the engine's linger_ns), so the
+ * two that die (1004 and 100a) are closed on request, not at start: a test
+ * that wants dead rows asks for them and looks within that window.
+ *
+ * Control: CTL_FIFO is a named pipe the test writes lines to:
+ *   close    close 1004 and 100a (they become D)
+ *   exit     exit with STATUS (so does any other line, EOF or SIGTERM)
+ * INFO_FILE is written once the script has run (atomically, by rename):
+ *   "pid P\ntid1 A\ntid2 B\n"; or "error ..." when the probe is not attached
+ *   (exit 77).  The program never writes to stdout or stderr: corotop's
+ *   interface owns the terminal.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "corotop/probe.h"
+
+#define NCORO 12
+
+struct step {
+	int coro; /* index: probe id 0x1001 + coro */
+	int active;
+	uint64_t addr;
+};
+
+/* Resume at the coroutine's entry, park at a fixed address. */
+/* clang-format off */
+#define R(c) {c, 1, 0x401000u + 0x100u * (c)}
+#define S(c, a) {c, 0, a}
+
+static const struct step steps_t1[] = {
+	R(0), S(0, 0x401010), R(1), S(1, 0x4bee10), R(2), S(2, 0x402020),
+	R(3), S(3, 0x404040), R(4), S(4, 0x405000), R(8), S(8, 0x409010),
+	R(0), S(0, 0x4010a0), R(2), S(2, 0x402030), R(8), S(8, 0x409020),
+	R(2), S(2, 0x41cafe), R(8), S(8, 0x409090),
+};
+
+static const struct step steps_t2[] = {
+	R(4), S(4, 0x405050), R(5), S(5, 0x406010), R(6), S(6, 0x407010),
+	R(7), S(7, 0x4bee20), R(9), S(9, 0x40a0a0), R(10), S(10, 0x40b010),
+	R(5), S(5, 0x406020), R(5), S(5, 0x406030), R(10), S(10, 0x43cafe),
+	R(5), S(5, 0x42cafe), R(6),
+};
+/* clang-format on */
+
+static struct corotop_coro coros[NCORO];
+static uint64_t tids[2];
+static volatile sig_atomic_t got_term;
+
+struct thread_arg {
+	const struct step *steps;
+	size_t n;
+	int which;
+};
+
+static void *run_steps(void *p)
+{
+	const struct thread_arg *a = p;
+
+	tids[a->which] = (uint64_t)syscall(SYS_gettid);
+	for (size_t i = 0; i < a->n; i++)
+		corotop_coro_record(&coros[a->steps[i].coro],
+				    a->steps[i].active, a->steps[i].addr);
+	return NULL;
+}
+
+static int run_thread(const struct step *steps, size_t n, int which)
+{
+	struct thread_arg a = {steps, n, which};
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, run_steps, &a))
+		return -1;
+	return pthread_join(th, NULL) ? -1 : 0;
+}
+
+static void write_info(const char *path, const char *text)
+{
+	char tmp[4096];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, text, strlen(text)) < 0) {
+		/* nothing to report to: the terminal is corotop's */
+	}
+	close(fd);
+	rename(tmp, path);
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	got_term = 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa;
+	char info[256], line[64];
+	size_t len = 0;
+	int status, ctl;
+
+	if (argc != 4)
+		return 2;
+	status = atoi(argv[1]);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term; /* no SA_RESTART: read() returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	/* O_RDWR: the pipe always has a writer (us), so read() blocks until a
+	 * line arrives instead of seeing EOF before the test opens it. */
+	ctl = open(argv[2], O_RDWR);
+	if (ctl < 0) {
+		snprintf(info, sizeof(info), "error opening %s: %s\n", argv[2],
+			 strerror(errno));
+		write_info(argv[3], info);
+		return 2;
+	}
+	if (!corotop_probe_live_) {
+		snprintf(info, sizeof(info), "error probe not attached: %s\n",
+			 corotop_probe_status());
+		write_info(argv[3], info);
+		return 77;
+	}
+	for (int i = 0; i < NCORO; i++)
+		corotop_coro_open(&coros[i], 0x1001u + (unsigned)i);
+	if (run_thread(steps_t1, sizeof(steps_t1) / sizeof(steps_t1[0]), 0) ||
+	    run_thread(steps_t2, sizeof(steps_t2) / sizeof(steps_t2[0]), 1)) {
+		write_info(argv[3], "error pthread\n");
+		return 2;
+	}
+	snprintf(info, sizeof(info), "pid %ld\ntid1 %llu\ntid2 %llu\n",
+		 (long)getpid(), (unsigned long long)tids[0],
+		 (unsigned long long)tids[1]);
+	write_info(argv[3], info);
+
+	while (!got_term) {
+		char c;
+		ssize_t r = read(ctl, &c, 1);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (c != '\n') {
+			if (len + 1 < sizeof(line))
+				line[len++] = c;
+			continue;
+		}
+		line[len] = '\0';
+		len = 0;
+		if (strcmp(line, "close") != 0)
+			break;
+		corotop_coro_close(&coros[3]);
+		corotop_coro_close(&coros[9]);
+	}
+	return status;
+}
