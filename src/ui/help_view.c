@@ -10,17 +10,30 @@
 #include "keymap.h"
 #include "tui.h"
 
-void help_view_draw(struct tui *t)
-{
-	int y = 5, col2 = 66, width;
-	bool two = t->cols >= 110;
+/* Lines of the single-column layout are numbered from 0; only those
+ * between help_top and the bottom of the screen are drawn. */
+struct help_cursor {
+	struct tui *t;
+	int line;	 /* virtual line number */
+	int first, last; /* screen rows available */
+};
 
-	/* Two columns (keys | columns) when wide, else one after the other. */
-	width = (two ? col2 : t->cols) - 25;
-	attron(A_BOLD);
-	tui_text(t, y++, 1, A_NORMAL, "Keys");
-	attroff(A_BOLD);
-	for (size_t i = 0; i < keymap_count && y < t->lines - 1; i++) {
+static int help_row(struct help_cursor *c)
+{
+	int y = c->first + c->line - c->t->help_top;
+
+	c->line++;
+	return y >= c->first && y <= c->last ? y : -1;
+}
+
+static void help_keys(struct help_cursor *c, int width)
+{
+	struct tui *t = c->t;
+	int y = help_row(c);
+
+	if (y >= 0)
+		tui_text(t, y, 1, A_BOLD, "Keys");
+	for (size_t i = 0; i < keymap_count; i++) {
 		char keys[48] = "";
 		size_t used = 0;
 
@@ -37,30 +50,61 @@ void help_view_draw(struct tui *t)
 			if (used >= sizeof(keys))
 				used = sizeof(keys) - 1;
 		}
-		attron(tui_attr(t, PAIR_METER));
-		tui_text(t, y, 2, A_NORMAL, "%-21.21s", keys);
-		attroff(tui_attr(t, PAIR_METER));
-		tui_text(t, y++, 24, A_NORMAL, "%.*s", width > 0 ? width : 0,
+		y = help_row(c);
+		if (y < 0)
+			continue;
+		tui_text(t, y, 2, tui_attr(t, PAIR_METER), "%-21.21s", keys);
+		tui_text(t, y, 24, TUI_NORMAL, "%.*s", width > 0 ? width : 0,
 			 keymap[i].help);
 	}
-	if (two) {
-		y = 5;
-	} else {
-		y++;
-		col2 = 0;
-	}
-	attron(A_BOLD);
-	tui_text(t, y++, col2 + 1, A_NORMAL, "Columns");
-	attroff(A_BOLD);
-	for (int c = 0; c < COL_COUNT && y < t->lines - 1; c++) {
-		int x = col2 + 2;
+}
 
-		attron(tui_attr(t, PAIR_METER));
-		tui_text(t, y, x, A_NORMAL, "%-9s", column_table[c].title);
-		attroff(tui_attr(t, PAIR_METER));
-		tui_text(t, y++, x + 10, A_NORMAL, "%.*s",
-			 t->cols - x - 11 > 0 ? t->cols - x - 11 : 0,
-			 column_table[c].help);
+static void help_columns(struct help_cursor *c, int x)
+{
+	struct tui *t = c->t;
+	int y = help_row(c);
+
+	if (y >= 0)
+		tui_text(t, y, x - 1, A_BOLD, "Columns");
+	for (int k = 0; k < COL_COUNT; k++) {
+		y = help_row(c);
+		if (y < 0)
+			continue;
+		tui_text(t, y, x, tui_attr(t, PAIR_METER), "%-9s",
+			 column_table[k].title);
+		tui_text(t, y, x + 10, TUI_NORMAL, "%s", column_table[k].help);
 	}
-	tui_text(t, t->lines - 1, 0, A_NORMAL, "Esc or F1 goes back");
+}
+
+void help_view_draw(struct tui *t)
+{
+	struct help_cursor c = {.t = t, .first = 5, .last = t->lines - 2};
+	int total = COL_COUNT + 3; /* titles, blank line, columns */
+
+	for (size_t i = 0; i < keymap_count; i++)
+		total += keymap[i].help != NULL;
+
+	if (t->cols >= 110) {
+		/* Keys on the left, columns on the right; no scrolling. */
+		t->help_top = 0;
+		help_keys(&c, 66 - 25);
+		c.line = 0;
+		help_columns(&c, 67);
+		tui_text(t, t->lines - 1, 0, TUI_NORMAL, "Esc or F1 goes back");
+		return;
+	}
+	/* One column: keys, then columns, scrolled with Up/Down/PgUp/PgDn. */
+	if (t->help_top > total - (c.last - c.first + 1))
+		t->help_top = total - (c.last - c.first + 1);
+	if (t->help_top < 0)
+		t->help_top = 0;
+	help_keys(&c, t->cols - 25);
+	help_row(&c);
+	help_columns(&c, 2);
+	tui_text(t, t->lines - 1, 0, TUI_NORMAL,
+		 "Esc or F1 goes back   Up/Down scroll (%d/%d)",
+		 t->help_top + (c.last - c.first + 1) < c.line
+			 ? t->help_top + (c.last - c.first + 1)
+			 : c.line,
+		 c.line);
 }

@@ -136,7 +136,10 @@ void table_view_rebuild(struct tui *t)
 		}
 	if (t->selected >= n)
 		t->selected = n ? n - 1 : 0;
-	if (n && t->rows[t->selected].coro != UINT32_MAX)
+	/* The table moves on to a neighbour; the detail view keeps asking
+	 * for its own coroutine, and says so when it is gone. */
+	if (n && t->rows[t->selected].coro != UINT32_MAX &&
+	    t->view != VIEW_DETAIL)
 		t->selected_id = t->snap.coro[t->rows[t->selected].coro].id;
 }
 
@@ -277,10 +280,16 @@ void table_view_header(struct tui *t)
 		tui_text(t, 3, 0, warn, " %s", s->error);
 	else if (t->message[0])
 		tui_text(t, 3, 0, A_NORMAL, " %s", t->message);
-	else if (t->filter.active || t->search[0])
-		tui_text(t, 3, 0, A_NORMAL, " %s%s%s%s",
-			 t->filter.active ? "filter: " : "", t->filter.text,
-			 t->search[0] ? "  search: " : "", t->search);
+	else if (t->filter.active || t->search[0]) {
+		int sx = 0;
+
+		if (t->filter.active)
+			sx = tui_text(t, 3, 0, TUI_NORMAL, " filter: %s",
+				      t->filter.text);
+		if (t->search[0])
+			tui_text(t, 3, sx, TUI_NORMAL, " %ssearch: %s",
+				 sx ? " " : "", t->search);
+	}
 }
 
 static void table_draw_bar(struct tui *t)

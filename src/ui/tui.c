@@ -234,6 +234,24 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 {
 	int page = table_view_visible_rows(t);
 
+	if (t->view == VIEW_HELP) {
+		/* Movement scrolls the help (when it is taller than the
+		 * screen); any other key but quit/redraw/help goes back. */
+		int step = a == ACT_UP		? -1
+			   : a == ACT_DOWN	? 1
+			   : a == ACT_PAGE_UP	? -page
+			   : a == ACT_PAGE_DOWN ? page
+			   : a == ACT_HOME	? -1000
+			   : a == ACT_END	? 1000
+						: 0;
+
+		if (step) {
+			t->help_top += step;
+			if (t->help_top < 0)
+				t->help_top = 0;
+			return REACT_REDRAW;
+		}
+	}
 	if (t->view == VIEW_HELP && a != ACT_QUIT && a != ACT_REDRAW &&
 	    a != ACT_HELP) {
 		t->view = t->back;
@@ -277,6 +295,7 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 		t->input = a == ACT_SEARCH ? INPUT_SEARCH : INPUT_FILTER;
 		snprintf(t->line, sizeof(t->line), "%s",
 			 a == ACT_FILTER ? t->filter.text : "");
+		snprintf(t->before, sizeof(t->before), "%s", t->filter.text);
 		t->line_len = strlen(t->line);
 		return REACT_REDRAW;
 	case ACT_SEARCH_NEXT:
@@ -309,6 +328,7 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 		} else {
 			t->back = t->view;
 			t->view = VIEW_HELP;
+			t->help_top = 0;
 		}
 		return REACT_REDRAW;
 	case ACT_REDRAW:
@@ -353,9 +373,15 @@ static unsigned tui_input_key(struct tui *t, int key)
 		if (t->search[0] && !table_view_search(t, 1, true))
 			snprintf(t->message, sizeof(t->message),
 				 "no match for '%s'", t->search);
-	} else if (!cancel) {
-		if (!filter_set(&t->filter, t->line, err, sizeof(err)) && done)
-			snprintf(t->message, sizeof(t->message), "%s", err);
+	} else if (cancel) {
+		/* Esc: back to the filter that was in effect before. */
+		filter_set(&t->filter, t->before, err, sizeof(err));
+	} else if (!filter_set(&t->filter, t->line, err, sizeof(err)) && done) {
+		/* A filter that does not parse is not kept, and neither is any
+		 * half-typed prefix of it: restore the previous one. */
+		filter_set(&t->filter, t->before, NULL, 0);
+		snprintf(t->message, sizeof(t->message), "%s (filter kept: %s)",
+			 err, t->before[0] ? t->before : "none");
 	}
 	if (done)
 		t->input = INPUT_NONE;

@@ -87,13 +87,15 @@ struct tui {
 	struct filter filter;
 	char search[64]; /* lowercased */
 	enum tui_input input;
-	char line[128]; /* input line being edited */
+	char line[128];	  /* input line being edited */
+	char before[128]; /* the filter in effect when editing began */
 	size_t line_len;
 	char message[160]; /* one-shot status line */
 
 	struct lint_config lints; /* as sent to the engine */
 	bool hidden[COL_COUNT];
 	int setup_item;
+	int help_top; /* first help line shown (narrow, scrolled) */
 
 	bool color;
 	bool ascii; /* no UTF-8: ASCII-only drawing */
