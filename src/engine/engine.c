@@ -415,22 +415,29 @@ static void engine_harvest_loop(struct engine *e)
 	}
 }
 
-static void *engine_harvest_main(void *arg)
+/*
+ * Run a thread's loop under the SIGBUS guard.  A fault in a scan (the region
+ * was truncated under us) jumps back here; the scan held the lock, so it is
+ * released, the error is recorded for snapshots, and the thread ends.
+ */
+static void engine_guarded(struct engine *e, void (*loop)(struct engine *))
 {
-	struct engine *e = arg;
 	sigjmp_buf jb;
 
 	if (sigsetjmp(jb, 1)) {
-		/* SIGBUS inside a scan: the region shrank under us.  The
-		 * scan held the lock; release it and stop harvesting. */
 		engine_guard = NULL;
 		e->error = engine_sigbus_msg;
 		pthread_mutex_unlock(&e->lock);
-		return NULL;
+		return;
 	}
 	engine_guard = &jb;
-	engine_harvest_loop(e);
+	loop(e);
 	engine_guard = NULL;
+}
+
+static void *engine_harvest_main(void *arg)
+{
+	engine_guarded(arg, engine_harvest_loop);
 	return NULL;
 }
 
@@ -505,21 +512,7 @@ static void engine_waker_loop(struct engine *e)
 
 static void *engine_waker_main(void *arg)
 {
-	struct engine *e = arg;
-	sigjmp_buf jb;
-
-	if (sigsetjmp(jb, 1)) {
-		/* SIGBUS in the scan above: the target truncated the file.
-		 * The scan held the lock.  Stop serving the socket; the
-		 * harvest thread reports the same fault on its next scan. */
-		engine_guard = NULL;
-		e->error = engine_sigbus_msg;
-		pthread_mutex_unlock(&e->lock);
-		return NULL;
-	}
-	engine_guard = &jb;
-	engine_waker_loop(e);
-	engine_guard = NULL;
+	engine_guarded(arg, engine_waker_loop);
 	return NULL;
 }
 
@@ -735,14 +728,10 @@ static void engine_set_status(struct engine *e, int status)
 bool engine_reap(struct engine *e)
 {
 	int status;
-	pid_t r;
 
 	if (!e->target.pid || e->target.exited)
 		return e->target.exited;
-	do
-		r = waitpid(e->target.pid, &status, WNOHANG);
-	while (r < 0 && errno == EINTR);
-	if (r == e->target.pid)
+	if (launch_reap(e->target.pid, &status))
 		engine_set_status(e, status);
 	return e->target.exited;
 }
@@ -756,20 +745,7 @@ void engine_terminate_target(struct engine *e, unsigned grace_ms)
 {
 	if (engine_reap(e) || !e->target.pid)
 		return;
-	kill(e->target.pid, SIGTERM);
-	for (unsigned waited = 0; waited < grace_ms; waited += 10) {
-		struct timespec ts = {0, 10000000};
-
-		if (engine_reap(e))
-			return;
-		nanosleep(&ts, NULL);
-	}
-	kill(e->target.pid, SIGKILL);
-	while (!engine_reap(e)) {
-		struct timespec ts = {0, 1000000};
-
-		nanosleep(&ts, NULL);
-	}
+	engine_set_status(e, launch_terminate(e->target.pid, grace_ms));
 }
 
 const char *engine_shm_path(const struct engine *e)

@@ -1,5 +1,5 @@
 /*
- * launch: fork + exec of the traced program.
+ * launch: fork + exec of the traced program, and reaping or stopping it.
  *
  * The exec status travels back through a close-on-exec pipe: a successful
  * exec closes it with nothing written (EOF), a failed one writes errno.  So
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "corotop/ctp.h"
@@ -78,4 +79,37 @@ pid_t launch_spawn(char *const *argv, const char *shm, const char *sock,
 		return -1;
 	}
 	return pid;
+}
+
+bool launch_reap(pid_t pid, int *status)
+{
+	pid_t r;
+
+	do
+		r = waitpid(pid, status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	return r == pid;
+}
+
+int launch_terminate(pid_t pid, unsigned grace_ms)
+{
+	int status = 0;
+
+	if (launch_reap(pid, &status))
+		return status;
+	kill(pid, SIGTERM);
+	for (unsigned waited = 0; waited < grace_ms; waited += 10) {
+		struct timespec ts = {0, 10000000};
+
+		if (launch_reap(pid, &status))
+			return status;
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	while (!launch_reap(pid, &status)) {
+		struct timespec ts = {0, 1000000};
+
+		nanosleep(&ts, NULL);
+	}
+	return status;
 }

@@ -18,4 +18,10 @@
 pid_t launch_spawn(char *const *argv, const char *shm, const char *sock,
 		   uint32_t stations, char *err, size_t errlen);
 
+/* Non-blocking: true (and the wait status) once `pid` has exited. */
+bool launch_reap(pid_t pid, int *status);
+
+/* SIGTERM `pid`, SIGKILL it after grace_ms, and return its wait status. */
+int launch_terminate(pid_t pid, unsigned grace_ms);
+
 #endif
