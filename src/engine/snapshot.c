@@ -7,6 +7,7 @@
  */
 #include "snapshot.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,4 +81,19 @@ void snapshot_lint(struct snapshot *s, const struct lint_config *c)
 			if (w & (1u << k))
 				s->warn_counts[k]++;
 	}
+}
+
+const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)
+{
+	if (s->observer)
+		snprintf(b, n, "observer");
+	else if (s->target.running)
+		snprintf(b, n, "pid %d running", (int)s->target.pid);
+	else if (s->target.term_signal)
+		snprintf(b, n, "pid %d killed by signal %d", (int)s->target.pid,
+			 s->target.term_signal);
+	else
+		snprintf(b, n, "pid %d exited %d", (int)s->target.pid,
+			 s->target.exit_code);
+	return b;
 }

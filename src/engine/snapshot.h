@@ -51,6 +51,9 @@ uint64_t snapshot_in_state_ns(const struct snapshot *s,
 /* Share of the coroutine's observed life spent running, 0..100. */
 double snapshot_run_pct(const struct snapshot *s, const struct model_coro *c);
 const char *snapshot_state_name(uint8_t state);
+/* The target for people: "pid 42 running", "pid 42 exited 3",
+ * "pid 42 killed by signal 9", or "observer".  Returns buf. */
+const char *snapshot_target_text(const struct snapshot *s, char *buf, size_t n);
 
 /* (Re)compute every record's `warn` mask and warn_counts at the snapshot's
  * ts, e.g. after a threshold changed while the display is paused. */

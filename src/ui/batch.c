@@ -10,88 +10,18 @@
  * every row splits into as many words as the header.
  */
 #include "batch.h"
+#include "column.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "../common/duration.h"
-
 struct batch_column {
 	const char *title;
-	int width; /* negative: left aligned */
+	int width;  /* negative: left aligned */
+	int column; /* a column.c cell (enum column_id), or -1: use `cell` */
 	void (*cell)(char *buf, size_t n, const struct snapshot *s,
 		     const struct model_coro *c);
 };
-
-static void cell_id(char *b, size_t n, const struct snapshot *s,
-		    const struct model_coro *c)
-{
-	(void)s;
-	snprintf(b, n, "%" PRIx64, c->probe_id);
-}
-
-static void cell_state(char *b, size_t n, const struct snapshot *s,
-		       const struct model_coro *c)
-{
-	(void)s;
-	snprintf(b, n, "%c", c->state);
-}
-
-static void cell_tid(char *b, size_t n, const struct snapshot *s,
-		     const struct model_coro *c)
-{
-	(void)s;
-	if (c->switches)
-		snprintf(b, n, "%" PRIu64, c->last_tid);
-	else
-		snprintf(b, n, "-");
-}
-
-static void cell_age(char *b, size_t n, const struct snapshot *s,
-		     const struct model_coro *c)
-{
-	duration_format(b, n, snapshot_age_ns(s, c));
-}
-
-static void cell_in_state(char *b, size_t n, const struct snapshot *s,
-			  const struct model_coro *c)
-{
-	duration_format(b, n, snapshot_in_state_ns(s, c));
-}
-
-static void cell_switches(char *b, size_t n, const struct snapshot *s,
-			  const struct model_coro *c)
-{
-	(void)s;
-	snprintf(b, n, "%" PRIu64, c->switches);
-}
-
-static void cell_swps(char *b, size_t n, const struct snapshot *s,
-		      const struct model_coro *c)
-{
-	(void)s;
-	snprintf(b, n, "%.0f", c->sw_per_sec);
-}
-
-static void cell_run(char *b, size_t n, const struct snapshot *s,
-		     const struct model_coro *c)
-{
-	snprintf(b, n, "%.1f", snapshot_run_pct(s, c));
-}
-
-static void cell_seq(char *b, size_t n, const struct snapshot *s,
-		     const struct model_coro *c)
-{
-	(void)s;
-	snprintf(b, n, "%" PRIu64, c->last_seq);
-}
-
-static void cell_lost(char *b, size_t n, const struct snapshot *s,
-		      const struct model_coro *c)
-{
-	(void)s;
-	snprintf(b, n, "%" PRIu64, c->lost);
-}
 
 static void cell_addr(char *b, size_t n, const struct snapshot *s,
 		      const struct model_coro *c)
@@ -111,42 +41,30 @@ static void cell_warn(char *b, size_t n, const struct snapshot *s,
 }
 
 static const struct batch_column batch_columns[] = {
-	{"ID", 14, cell_id},
-	{"S", 1, cell_state},
-	{"TID", 7, cell_tid},
-	{"AGE", 8, cell_age},
-	{"IN-STATE", 8, cell_in_state},
-	{"SWITCHES", 9, cell_switches},
-	{"SW/s", 7, cell_swps},
-	{"RUN%", 5, cell_run},
-	{"SEQ", 9, cell_seq},
-	{"LOST", 6, cell_lost},
-	{"ADDR", -18, cell_addr},
-	{"WARN", -5, cell_warn},
+	{"ID", 14, COL_ID, NULL},
+	{"S", 1, COL_STATE, NULL},
+	{"TID", 7, COL_TID, NULL},
+	{"AGE", 8, COL_AGE, NULL},
+	{"IN-STATE", 8, COL_IN_STATE, NULL},
+	{"SWITCHES", 9, COL_SWITCHES, NULL},
+	{"SW/s", 7, COL_SWPS, NULL},
+	{"RUN%", 5, COL_RUN, NULL},
+	{"SEQ", 9, COL_SEQ, NULL},
+	{"LOST", 6, COL_LOST, NULL},
+	/* Batch keeps fixed-width addresses and "-" for no warnings, so
+	 * every row has as many words as the header. */
+	{"ADDR", -18, -1, cell_addr},
+	{"WARN", -5, -1, cell_warn},
 };
 
 #define BATCH_NCOLUMNS (sizeof(batch_columns) / sizeof(batch_columns[0]))
-
-static void batch_target_text(char *b, size_t n, const struct snapshot *s)
-{
-	if (s->observer)
-		snprintf(b, n, "observer");
-	else if (s->target.running)
-		snprintf(b, n, "pid %d running", (int)s->target.pid);
-	else if (s->target.term_signal)
-		snprintf(b, n, "pid %d killed by signal %d", (int)s->target.pid,
-			 s->target.term_signal);
-	else
-		snprintf(b, n, "pid %d exited %d", (int)s->target.pid,
-			 s->target.exit_code);
-}
 
 void batch_print_text(FILE *f, const struct snapshot *s, unsigned max_rows)
 {
 	char target[64], cell[64];
 	unsigned rows = 0;
 
-	batch_target_text(target, sizeof(target), s);
+	snapshot_target_text(s, target, sizeof(target));
 	fprintf(f, "corotop - %s - engine %s%s%s\n", target,
 		s->sleeping ? "asleep" : "harvesting",
 		s->error ? " - error: " : "", s->error ? s->error : "");
@@ -168,8 +86,13 @@ void batch_print_text(FILE *f, const struct snapshot *s, unsigned max_rows)
 		if (max_rows && rows++ >= max_rows)
 			break;
 		for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
-			batch_columns[k].cell(cell, sizeof(cell), s,
-					      &s->coro[i]);
+			const struct batch_column *col = &batch_columns[k];
+
+			if (col->column >= 0)
+				column_table[col->column].cell(
+					cell, sizeof(cell), s, &s->coro[i]);
+			else
+				col->cell(cell, sizeof(cell), s, &s->coro[i]);
 			fprintf(f, "%*s ", batch_columns[k].width, cell);
 		}
 		fputc('\n', f);

@@ -225,22 +225,6 @@ static void table_fill_line(struct tui *t, int y, int attr)
 	attroff(attr);
 }
 
-static const char *table_target_text(const struct snapshot *s, char *b,
-				     size_t n)
-{
-	if (s->observer)
-		snprintf(b, n, "observing a region");
-	else if (s->target.running)
-		snprintf(b, n, "pid %d running", (int)s->target.pid);
-	else if (s->target.term_signal)
-		snprintf(b, n, "pid %d killed by signal %d", (int)s->target.pid,
-			 s->target.term_signal);
-	else
-		snprintf(b, n, "pid %d exited %d", (int)s->target.pid,
-			 s->target.exit_code);
-	return b;
-}
-
 void table_view_header(struct tui *t)
 {
 	const struct snapshot *s = &t->snap;
@@ -250,7 +234,7 @@ void table_view_header(struct tui *t)
 
 	table_fill_line(t, 0, tui_attr(t, PAIR_HEADER));
 	tui_text(t, 0, 0, tui_attr(t, PAIR_HEADER), " corotop  %s  engine %s%s",
-		 table_target_text(s, target, sizeof(target)),
+		 snapshot_target_text(s, target, sizeof(target)),
 		 s->error      ? "STOPPED"
 		 : s->sleeping ? "asleep"
 			       : "harvesting",
