@@ -19,6 +19,9 @@
  *     corotop probe when it opens the station. A station written by an
  *     upstream SDK has zeros there, which tells the engine to decode the
  *     upstream per-slot sequence style.
+ *   - the 64 bytes at CTP_CALLTRACE_DESC_OFFSET (0x3C0, right after
+ *     ctp_header_ext) hold a ctp_calltrace_desc (corotop/calltrace.h): the
+ *     engine's announcement of a CallTrace region next to this one.
  *
  * Sequence numbers.  Both writers use the seqlock pattern: odd = write in
  * progress, even = complete.  Two numbering styles exist:
@@ -150,6 +153,9 @@ struct ctp_header_ext {
 	CTP_ATOMIC(uint64_t) dirty[CTP_HX_DIRTY_WORDS];
 };
 
+/* Offset in ctp_header of struct ctp_calltrace_desc (corotop/calltrace.h). */
+#define CTP_CALLTRACE_DESC_OFFSET 0x3C0u
+
 struct ctp_header {
 	CTP_ALIGNAS(1024) uint64_t magic;
 	uint32_t version;
@@ -216,6 +222,9 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, free_head) == 16, "free");
 CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, untraced) == 24, "untr");
 CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, engine_pid) == 32, "pid");
 CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, dirty) == 40, "dirty");
+CTP_STATIC_ASSERT(0x18 + sizeof(struct ctp_header_ext) <=
+			  CTP_CALLTRACE_DESC_OFFSET,
+		  "calltrace descriptor after ext");
 CTP_STATIC_ASSERT(offsetof(struct ctp_header_ext, free_head) % 8 == 0,
 		  "free_head aligned");
 

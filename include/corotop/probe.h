@@ -86,6 +86,24 @@ COROTOP_API void corotop_coro_close(struct corotop_coro *c);
 COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 				      uint64_t addr);
 
+/*
+ * CallTrace: store one call stack (frames[0] = innermost, as the caller
+ * chooses; at most 128 are kept) and add `weight` to that stack's counter.
+ * Returns the stack's trace id: (instance epoch << 32) | slot, stable for as
+ * long as the engine keeps the stack alive; COROTOP_CALLTRACE_DROPPED when
+ * the stack could not be stored (table full, no protection slot, a rotation
+ * raced twice), in which case the put and its weight are counted as dropped;
+ * 0 when no CallTrace region is attached (the engine announces one in the
+ * cTP header; see docs/WIRE.md).
+ *
+ * Async-signal-safe: callable from a SIGPROF handler, including one that
+ * interrupted another put on the same thread.  No allocation, no lock,
+ * bounded work, never blocks, never raises a signal.
+ */
+#define COROTOP_CALLTRACE_DROPPED 1ull
+COROTOP_API uint64_t corotop_calltrace_put(const uint64_t *frames, unsigned n,
+					   uint64_t weight);
+
 /* Record a transition: is_active 1 = now running, 0 = now suspended. */
 static inline void corotop_coro_record(struct corotop_coro *c, int is_active,
 				       uint64_t addr)

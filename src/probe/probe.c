@@ -9,13 +9,16 @@
  * corotop_probe_status() can tell a person.
  *
  * This file also owns the wake side of the sleep contract (probe_wake), the
- * process-wide counters and the cached thread id.
+ * process-wide counters and the cached thread id and pid (both refreshed in
+ * a forked child).  When the cTP header announces a CallTrace region, the
+ * probe attaches to it too (calltrace.c).
  */
 #define _GNU_SOURCE
 #include "probe_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <stdio.h>
@@ -32,6 +35,7 @@ COROTOP_API int corotop_probe_live_;
 struct probe probe_global;
 uint32_t probe_attach;
 __thread uint64_t probe_tid_cache __attribute__((tls_model("initial-exec")));
+uint32_t probe_pid;
 
 static char probe_why[160] = "not initialized";
 
@@ -131,6 +135,8 @@ static bool probe_map(const char *path, uint32_t max)
 		(probe_global.hx_flags & CTP_HX_ASYM_FENCE) &&
 		syscall(SYS_membarrier,
 			MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+	if (probe_global.has_ext)
+		probe_calltrace_attach(path, hdr);
 	return true;
 }
 
@@ -170,6 +176,7 @@ COROTOP_API void corotop_probe_shutdown(void)
 	if (!corotop_probe_live_)
 		return;
 	__atomic_store_n(&corotop_probe_live_, 0, __ATOMIC_RELEASE);
+	probe_calltrace_detach();
 	if (probe_global.sock >= 0)
 		close(probe_global.sock);
 	munmap(probe_global.hdr, probe_global.map_size);
@@ -217,8 +224,17 @@ void probe_wake(void)
 			   MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+/* A forked child is a new process with one thread: new pid, new tid. */
+static void probe_atfork_child(void)
+{
+	probe_tid_cache = 0;
+	probe_pid = (uint32_t)getpid();
+}
+
 __attribute__((constructor)) static void probe_autoinit(void)
 {
 	probe_global.sock = -1;
+	probe_pid = (uint32_t)getpid();
+	pthread_atfork(NULL, NULL, probe_atfork_child);
 	corotop_probe_init();
 }

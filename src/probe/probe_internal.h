@@ -40,14 +40,28 @@ extern uint32_t probe_attach;
 extern __thread uint64_t probe_tid_cache
 	__attribute__((tls_model("initial-exec")));
 
+/* Our pid, cached at load and refreshed in a forked child. */
+extern uint32_t probe_pid;
+
 uint64_t probe_tid_slow(void);
 void probe_wake(void);
+
+/* calltrace.c: attach to the CallTrace region the cTP header announces
+ * (nothing when it announces none), and detach from it. */
+void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr);
+void probe_calltrace_detach(void);
 
 static inline uint64_t probe_tid(void)
 {
 	uint64_t t = probe_tid_cache;
 
 	return COROTOP_LIKELY(t) ? t : probe_tid_slow();
+}
+
+/* Owner id of this thread in CallTrace protection slots: pid << 32 | tid. */
+static inline uint64_t probe_owner(void)
+{
+	return ((uint64_t)probe_pid << 32) | (uint32_t)probe_tid();
 }
 
 #endif

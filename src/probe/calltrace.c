@@ -1,0 +1,122 @@
+/*
+ * calltrace: the probe's side of the CallTrace region -- attaching to it and
+ * corotop_calltrace_put, the store of one stack with a weight.
+ *
+ * The engine announces the region in the cTP header it shares with us (the
+ * ctp_calltrace_desc at CTP_CALLTRACE_DESC_OFFSET): a file name in the same
+ * private directory as the cTP region.  probe_map() calls
+ * probe_calltrace_attach() once the cTP region is validated; it opens the
+ * file O_RDWR|O_NOFOLLOW, requires a regular file of exactly the announced
+ * size, maps it and validates the geometry (ct_view_init) before trusting a
+ * byte.  Any failure leaves calltrace detached and the cTP side untouched:
+ * corotop_calltrace_put then returns 0.
+ *
+ * Only attach and detach run outside a put; a put itself is ctwriter.h's
+ * ct_writer_put: async-signal-safe, no allocation, no lock, no syscall
+ * after the first on a thread (gettid, cached).
+ */
+#define _GNU_SOURCE
+#include "../common/ctwriter.h"
+#include "probe_internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct ct_view probe_ct_view;
+static void *probe_ct_base;
+static size_t probe_ct_size;
+/* The view, once attached; NULL = detached. */
+static struct ct_view *_Atomic probe_ct;
+
+static bool probe_ct_name_ok(const char *name)
+{
+	size_t n = strnlen(name, CTP_CT_NAME_MAX);
+
+	if (n == 0 || n == CTP_CT_NAME_MAX || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr)
+{
+	struct ctp_calltrace_desc d;
+	char path[4096];
+	const char *slash = strrchr(shm_path, '/');
+	struct stat st;
+	void *base;
+	int fd;
+
+	/* Written before the target started; a copy so it can not change
+	 * between the checks and the use. */
+	memcpy(&d, ctp_calltrace_desc(hdr), sizeof(d));
+	if (d.magic != CTP_CT_MAGIC || d.version < CTP_CT_VERSION ||
+	    d.size < sizeof(d))
+		return;
+	d.name[CTP_CT_NAME_MAX - 1] = '\0';
+	if (!probe_ct_name_ok(d.name))
+		return;
+	if (slash)
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - shm_path),
+			 shm_path, d.name);
+	else
+		snprintf(path, sizeof(path), "%s", d.name);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	/* A short file would SIGBUS us on first touch: exact size only. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != d.region_size ||
+	    d.region_size < CT_HEADER_SIZE) {
+		close(fd);
+		return;
+	}
+	base = mmap(NULL, d.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    0);
+	close(fd);
+	if (base == MAP_FAILED)
+		return;
+	if (!ct_view_init(&probe_ct_view, base, d.region_size)) {
+		munmap(base, d.region_size);
+		return;
+	}
+	probe_ct_base = base;
+	probe_ct_size = d.region_size;
+	/* release: a put that sees the pointer sees the view. */
+	atomic_store_explicit(&probe_ct, &probe_ct_view, memory_order_release);
+}
+
+void probe_calltrace_detach(void)
+{
+	if (!probe_ct_base)
+		return;
+	/* release: later puts see NULL (not safe against concurrent puts,
+	 * like corotop_probe_shutdown itself). */
+	atomic_store_explicit(&probe_ct, NULL, memory_order_release);
+	munmap(probe_ct_base, probe_ct_size);
+	probe_ct_base = NULL;
+	probe_ct_size = 0;
+}
+
+COROTOP_API uint64_t corotop_calltrace_put(const uint64_t *frames, unsigned n,
+					   uint64_t weight)
+{
+	/* acquire: pairs with the release in probe_calltrace_attach. */
+	const struct ct_view *v =
+		atomic_load_explicit(&probe_ct, memory_order_acquire);
+
+	if (COROTOP_UNLIKELY(!v))
+		return 0;
+	return ct_writer_put(v, probe_owner(), frames, n, weight);
+}
