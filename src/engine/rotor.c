@@ -70,6 +70,7 @@ struct rotor_table {
 	uint32_t epoch;
 	bool pending;	/* writes of an ACTIVE period, not yet collected */
 	bool kept_only; /* holds only preserved traces, not yet collected */
+	bool clean;	/* all buckets zero (taken, or never used) */
 	struct traceset_kept *kept; /* preserved ids in it, by bucket */
 	size_t nkept;
 };
@@ -212,6 +213,7 @@ struct rotor *rotor_create(const char *dir, struct ctp_header *ctp,
 	r->scr = 2;
 	r->t[0].epoch = 1;
 	r->t[0].pending = true;
+	r->t[1].clean = r->t[2].clean = true; /* a new file is all zero */
 	r->next_epoch = 2;
 	rotor_publish_header(r);
 	if (ctp)
@@ -406,8 +408,14 @@ static void rotor_collect(struct rotor *r, struct traceset *into, unsigned i)
 	size_t first = into->n;
 
 	r->st.traces +=
-		traceset_collect(into, t->view.b, r->g.buckets, t->view.pool,
-				 r->g.pool_frames, t->epoch, t->kept, t->nkept);
+		traceset_take(into, t->view.b, r->g.buckets, t->view.pool,
+			      r->g.pool_frames, t->epoch, t->kept, t->nkept);
+	/* relaxed: published to writers by the ACTIVE store (k). */
+	atomic_store_explicit(&t->view.meta->traces, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->view.meta->pool_used, 0,
+			      memory_order_relaxed);
+	t->nkept = 0;
+	t->clean = true;
 	for (size_t k = first; k < into->n; k++) {
 		r->st.weight += into->e[k].weight;
 		r->st.hits += into->e[k].hits;
@@ -418,13 +426,22 @@ static void rotor_collect(struct rotor *r, struct traceset *into, unsigned i)
 	t->kept_only = false;
 }
 
-/* Empty table i (no writer inside it: checked by the caller). */
+/*
+ * Empty table i (no writer inside it: checked by the caller).  A table whose
+ * traces were taken is empty already; the memset is for a table reused
+ * without having been collected (never, in the six steps; kept for
+ * robustness).  A target that scribbles on a table it is not writing only
+ * spoils its own profile.
+ */
 static void rotor_clear(struct rotor *r, unsigned i)
 {
 	struct rotor_table *t = &r->t[i];
 
 	/* Plain stores: published to writers by the ACTIVE store (k). */
-	memset(t->view.b, 0, (size_t)r->g.buckets * sizeof(struct ct_bucket));
+	if (!t->clean)
+		memset(t->view.b, 0,
+		       (size_t)r->g.buckets * sizeof(struct ct_bucket));
+	t->clean = true;
 	atomic_store_explicit(&t->view.meta->traces, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->view.meta->pool_used, 0,
 			      memory_order_relaxed);
@@ -466,6 +483,7 @@ static void rotor_preserve(struct rotor *r, unsigned i, const uint64_t *ids,
 			continue;
 		}
 		t->view.b[idx].id = e->id;
+		t->clean = false;
 		t->kept[t->nkept].index = idx;
 		t->kept[t->nkept].id = e->id;
 		t->nkept++;
@@ -554,6 +572,7 @@ bool rotor_rotate(struct rotor *r, const uint64_t *preserve, size_t npreserve)
 	atomic_store_explicit(&r->hdr->scratch, CT_ROLE(r->gen, old),
 			      memory_order_relaxed);
 	r->t[next].pending = true;
+	r->t[next].clean = false;
 	r->st.rotations++;
 
 	/* 4. Wait for the old ACTIVE's writers, then collect it. */

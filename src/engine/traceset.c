@@ -11,7 +11,9 @@
  *
  * The tables are shared with the target and so untrusted.  Collection reads
  * each bucket once, checks its pool offset and frame count against the
- * engine's own geometry, copies what is valid and counts what is not.
+ * engine's own geometry, copies what is valid and counts what is not, and
+ * zeroes the bucket: taking a table's traces also empties it, in the same
+ * pass (the rotor then has no separate clearing pass over the buckets).
  * Growth is bounded by `max` and `frames_max`; memory is only taken as
  * traces arrive (a failed allocation counts as overflow, never a crash).
  */
@@ -94,43 +96,95 @@ bool traceset_add(struct traceset *s, uint64_t id, uint64_t weight,
 	return true;
 }
 
-size_t traceset_collect(struct traceset *s, const struct ct_bucket *b,
-			uint32_t nbuckets, const uint64_t *pool,
-			uint32_t pool_frames, uint32_t epoch,
-			const struct traceset_kept *kept, size_t nkept)
+/* Prefetch the first lines of frames that are about to be copied. */
+static void traceset_prefetch(const uint64_t *p, uint32_t n)
 {
-	size_t added = 0, k = 0;
+	for (uint32_t k = 0; k < n && k < 32; k += 8)
+		__builtin_prefetch(p + k, 0, 0);
+}
+
+/*
+ * Two passes, because a table's buckets are in hash order and its pool in
+ * arrival order: copying frames while scanning buckets reads the pool at
+ * random and waits for memory at every trace.  Pass 1 scans the buckets
+ * (sequential), validates, appends the entries with their pool offsets and
+ * empties the buckets; pass 2 copies the frames with prefetch running a few
+ * traces ahead.
+ */
+size_t traceset_take(struct traceset *s, struct ct_bucket *b, uint32_t nbuckets,
+		     const uint64_t *pool, uint32_t pool_frames, uint32_t epoch,
+		     const struct traceset_kept *kept, size_t nkept)
+{
+	size_t first = s->n, k = 0, need = 0, keep;
 
 	for (uint32_t i = 0; i < nbuckets; i++) {
-		/* acquire (g): after the drain nobody writes, but a lying
-		 * writer might; then at least the frames match the key. */
-		uint64_t key = atomic_load_explicit(
-			(_Atomic uint64_t *)&b[i].key, memory_order_acquire);
-		uint64_t off = ct_key_off(key), n = ct_key_n(key), id;
+		struct ct_bucket *bk = &b[i];
+		/* relaxed: the drain (m) ordered every writer before us. */
+		uint64_t key =
+			atomic_load_explicit(&bk->key, memory_order_relaxed);
+		uint64_t weight =
+			atomic_load_explicit(&bk->weight, memory_order_relaxed);
+		uint64_t hits =
+			atomic_load_explicit(&bk->hits, memory_order_relaxed);
+		uint64_t off = ct_key_off(key), n = ct_key_n(key);
+		struct traceset_entry *e;
 
+		if ((key | weight | hits | bk->id) == 0)
+			continue;
+		/* relaxed: published to writers by the next ACTIVE store. */
+		atomic_store_explicit(&bk->key, 0, memory_order_relaxed);
+		atomic_store_explicit(&bk->weight, 0, memory_order_relaxed);
+		atomic_store_explicit(&bk->hits, 0, memory_order_relaxed);
+		bk->id = 0;
+		if (key == 0)
+			continue; /* stray words in an empty bucket */
 		while (k < nkept && kept[k].index < i)
 			k++;
-		if (key == 0)
-			continue;
 		if (n > CT_MAX_FRAMES || off + n > pool_frames) {
 			s->corrupt++;
 			continue;
 		}
-		id = (k < nkept && kept[k].index == i)
-			     ? kept[k].id
-			     : ((uint64_t)epoch << 32) | i;
-		/* relaxed: the drain (m) already ordered the writers. */
-		if (traceset_add(
-			    s, id,
-			    atomic_load_explicit(
-				    (_Atomic uint64_t *)&b[i].weight,
-				    memory_order_relaxed),
-			    atomic_load_explicit((_Atomic uint64_t *)&b[i].hits,
-						 memory_order_relaxed),
-			    pool + off, (uint32_t)n))
-			added++;
+		if (!traceset_grow((void **)&s->e, &s->cap, s->n + 1, s->max,
+				   sizeof(*s->e))) {
+			s->overflow++;
+			continue;
+		}
+		e = &s->e[s->n++];
+		e->id = (k < nkept && kept[k].index == i)
+				? kept[k].id
+				: ((uint64_t)epoch << 32) | i;
+		e->weight = weight;
+		e->hits = hits;
+		e->nframes = (uint32_t)n;
+		e->frames_off = (uint32_t)off; /* in the pool, for pass 2 */
+		e->frames = NULL;
+		need += n;
 	}
-	return added;
+	/* Keep the traces whose frames fit; the rest overflow. */
+	keep = s->n;
+	while (keep > first &&
+	       !traceset_grow((void **)&s->frames, &s->frames_cap,
+			      s->nframes + need, s->frames_max,
+			      sizeof(*s->frames))) {
+		keep--;
+		need -= s->e[keep].nframes;
+		s->overflow++;
+	}
+	s->n = keep;
+	for (size_t j = first; j < keep; j++) {
+		struct traceset_entry *e = &s->e[j];
+
+		if (j + 8 < keep)
+			traceset_prefetch(pool + s->e[j + 8].frames_off,
+					  s->e[j + 8].nframes);
+		if (e->nframes)
+			memcpy(s->frames + s->nframes, pool + e->frames_off,
+			       e->nframes * sizeof(*pool));
+		e->frames_off = (uint32_t)s->nframes;
+		s->nframes += e->nframes;
+	}
+	s->sealed = false;
+	return keep - first;
 }
 
 static size_t traceset_slot(uint64_t id, size_t mask)
@@ -191,6 +245,12 @@ void traceset_seal(struct traceset *s)
 	for (size_t r = 0; r < s->n; r++) {
 		struct traceset_entry *e = &s->e[r];
 
+		/* The index is written at random: fetch a few ahead. */
+		if (s->index && r + 8 < s->n)
+			__builtin_prefetch(
+				&s->index[traceset_slot(s->e[r + 8].id,
+							s->index_mask)],
+				1, 0);
 		if (s->index) {
 			size_t p = traceset_lookup(s, e->id);
 			uint64_t v = s->index[p];
@@ -207,7 +267,8 @@ void traceset_seal(struct traceset *s)
 			s->index[p] = ((uint64_t)s->stamp << 32) | (w + 1);
 		}
 		s->e[w] = *e;
-		s->e[w].frames = s->frames + s->e[w].frames_off;
+		s->e[w].frames =
+			s->frames ? s->frames + s->e[w].frames_off : NULL;
 		w++;
 	}
 	s->n = w;

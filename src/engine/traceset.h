@@ -49,17 +49,17 @@ void traceset_finish(struct traceset *s);
 void traceset_clear(struct traceset *s);
 
 /*
- * Append every non-empty bucket of one table.  The table is untrusted: every
- * offset and count is bounded by the engine's own geometry (nbuckets,
- * pool_frames), and nothing read from it is used as an index unchecked.
- * Ids are epoch << 32 | bucket, except for the buckets listed in kept
- * (sorted by index), whose ids the engine assigned.  Returns the number of
- * traces appended.
+ * Append every non-empty bucket of one table and leave every bucket empty
+ * (all four words zero), so the table needs no further clearing.  The table
+ * is untrusted: every offset and count is bounded by the engine's own
+ * geometry (nbuckets, pool_frames), and nothing read from it is used as an
+ * index unchecked.  Ids are epoch << 32 | bucket, except for the buckets
+ * listed in kept (sorted by index), whose ids the engine assigned.  Call
+ * only when no writer is inside the table.  Returns the traces appended.
  */
-size_t traceset_collect(struct traceset *s, const struct ct_bucket *b,
-			uint32_t nbuckets, const uint64_t *pool,
-			uint32_t pool_frames, uint32_t epoch,
-			const struct traceset_kept *kept, size_t nkept);
+size_t traceset_take(struct traceset *s, struct ct_bucket *b, uint32_t nbuckets,
+		     const uint64_t *pool, uint32_t pool_frames, uint32_t epoch,
+		     const struct traceset_kept *kept, size_t nkept);
 
 /* Append one trace (frames copied). */
 bool traceset_add(struct traceset *s, uint64_t id, uint64_t weight,
