@@ -3,6 +3,7 @@
  * -std=c11 -pedantic -Werror (see meson.build), and the layout a strict C11
  * compiler produces matches the wire contract.
  */
+#include "corotop/calltrace.h"
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
 
@@ -19,6 +20,8 @@
 int main(void)
 {
 	CHECK(sizeof(struct ctp_header) == 1024);
+	CHECK(sizeof(struct ct_header) == CT_HEADER_SIZE);
+	CHECK(sizeof(struct ctp_calltrace_desc) == 64);
 	CHECK(sizeof(struct ctp_station) == 1024);
 	CHECK(sizeof(struct ctp_epoch) == 64);
 	CHECK(offsetof(struct ctp_station, flexible) == 0x240);

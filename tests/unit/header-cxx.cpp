@@ -3,6 +3,7 @@
  * under -pedantic -Werror (see meson.build), and a C++ compiler lays the
  * structs out exactly as the C wire contract says.
  */
+#include "corotop/calltrace.h"
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
 
@@ -21,10 +22,15 @@ static_assert(std::is_standard_layout<ctp_station>::value,
 	      "station is standard layout");
 static_assert(std::is_standard_layout<ctp_header>::value,
 	      "header is standard layout");
+static_assert(std::is_standard_layout<ct_header>::value,
+	      "calltrace header is standard layout");
 
 int main()
 {
 	CHECK(sizeof(ctp_header) == 1024);
+	CHECK(sizeof(ct_header) == CT_HEADER_SIZE);
+	CHECK(sizeof(ct_bucket) == 32 && sizeof(ct_slot) == 32);
+	CHECK(offsetof(ct_header, active) == 0x80);
 	CHECK(alignof(ctp_header) == 1024);
 	CHECK(sizeof(ctp_station) == 1024);
 	CHECK(alignof(ctp_epoch) == 64);
