@@ -517,11 +517,13 @@ bool rotor_rotate(struct rotor *r, const uint64_t *preserve, size_t npreserve)
 	unsigned next, old, third;
 
 	r->warning[0] = '\0';
-	if (!rotor_size_ok(r))
-		return false;
 	r->cur ^= 1; /* the previous union stays readable as sets[cur ^ 1] */
 	cur = &r->sets[r->cur];
 	traceset_clear(cur);
+	if (!rotor_size_ok(r)) {
+		traceset_seal(cur); /* empty: never report a union twice */
+		return false;
+	}
 
 	/* 0. Quarantined tables whose writers have left since. */
 	for (unsigned i = 0; i < CT_TABLES; i++)

@@ -57,7 +57,9 @@ void rotor_unlink(const struct rotor *r);
 const char *rotor_path(const struct rotor *r);
 
 /*
- * One rotation (the six steps in rotor.c).  `preserve` names trace ids
+ * One rotation (the six steps in rotor.c); one thread at a time.  Each
+ * rotation's union holds only what that rotation collected, so summing
+ * every union never counts a weight twice.  `preserve` names trace ids
  * (from earlier rotations) that must survive with their ids: live
  * coroutines are parked at them.  Returns false when no table could be
  * swapped in (a writer still holds both spare tables); the traces collected
@@ -65,7 +67,8 @@ const char *rotor_path(const struct rotor *r);
  */
 bool rotor_rotate(struct rotor *r, const uint64_t *preserve, size_t npreserve);
 
-/* What the last rotation collected: sealed, valid until the next one. */
+/* What the last rotation collected: sealed, valid until the next one
+ * (traceset_find looks an id up in it). */
 const struct traceset *rotor_traces(const struct rotor *r);
 void rotor_stats(const struct rotor *r, struct rotor_stats *out);
 /* A message about the last rotation ("" when it went normally). */

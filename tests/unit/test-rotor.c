@@ -449,6 +449,22 @@ static void test_hostile_region(void **state)
 	rig_close(&g);
 }
 
+static void test_truncated_file_is_left_alone(void **state)
+{
+	struct rig g;
+
+	(void)state;
+	rig_open(&g, 1024, 1 << 14, 100);
+	put(&g, 1, 1);
+	assert_true(rotor_rotate(g.r, NULL, 0));
+	assert_int_equal(rotor_traces(g.r)->n, 1);
+	assert_int_equal(truncate(rotor_path(g.r), 4096), 0);
+	assert_false(rotor_rotate(g.r, NULL, 0));
+	assert_non_null(strstr(rotor_warning(g.r), "truncated"));
+	assert_int_equal(rotor_traces(g.r)->n, 0); /* not the last union */
+	rig_close(&g);
+}
+
 static void test_traceset_merge_and_find(void **state)
 {
 	struct traceset s;
@@ -489,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_quarantine_and_late_collection),
 		cmocka_unit_test(test_dead_writer_reclaimed),
 		cmocka_unit_test(test_hostile_region),
+		cmocka_unit_test(test_truncated_file_is_left_alone),
 		cmocka_unit_test(test_traceset_merge_and_find),
 	};
 
