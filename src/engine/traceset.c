@@ -96,26 +96,11 @@ bool traceset_add(struct traceset *s, uint64_t id, uint64_t weight,
 	return true;
 }
 
-/* Prefetch the first lines of frames that are about to be copied. */
-static void traceset_prefetch(const uint64_t *p, uint32_t n)
-{
-	for (uint32_t k = 0; k < n && k < 32; k += 8)
-		__builtin_prefetch(p + k, 0, 0);
-}
-
-/*
- * Two passes, because a table's buckets are in hash order and its pool in
- * arrival order: copying frames while scanning buckets reads the pool at
- * random and waits for memory at every trace.  Pass 1 scans the buckets
- * (sequential), validates, appends the entries with their pool offsets and
- * empties the buckets; pass 2 copies the frames with prefetch running a few
- * traces ahead.
- */
 size_t traceset_take(struct traceset *s, struct ct_bucket *b, uint32_t nbuckets,
 		     const uint64_t *pool, uint32_t pool_frames, uint32_t epoch,
 		     const struct traceset_kept *kept, size_t nkept)
 {
-	size_t first = s->n, k = 0, need = 0, keep;
+	size_t first = s->n, k = 0, end = 0;
 
 	for (uint32_t i = 0; i < nbuckets; i++) {
 		struct ct_bucket *bk = &b[i];
@@ -158,33 +143,23 @@ size_t traceset_take(struct traceset *s, struct ct_bucket *b, uint32_t nbuckets,
 		e->nframes = (uint32_t)n;
 		e->frames_off = (uint32_t)off; /* in the pool, for pass 2 */
 		e->frames = NULL;
-		need += n;
+		if (off + n > end)
+			end = off + n;
 	}
-	/* Keep the traces whose frames fit; the rest overflow. */
-	keep = s->n;
-	while (keep > first &&
-	       !traceset_grow((void **)&s->frames, &s->frames_cap,
-			      s->nframes + need, s->frames_max,
-			      sizeof(*s->frames))) {
-		keep--;
-		need -= s->e[keep].nframes;
-		s->overflow++;
+	if (!traceset_grow((void **)&s->frames, &s->frames_cap,
+			   s->nframes + end, s->frames_max,
+			   sizeof(*s->frames))) {
+		s->overflow += s->n - first;
+		s->n = first;
+		return 0;
 	}
-	s->n = keep;
-	for (size_t j = first; j < keep; j++) {
-		struct traceset_entry *e = &s->e[j];
-
-		if (j + 8 < keep)
-			traceset_prefetch(pool + s->e[j + 8].frames_off,
-					  s->e[j + 8].nframes);
-		if (e->nframes)
-			memcpy(s->frames + s->nframes, pool + e->frames_off,
-			       e->nframes * sizeof(*pool));
-		e->frames_off = (uint32_t)s->nframes;
-		s->nframes += e->nframes;
-	}
+	if (end)
+		memcpy(s->frames + s->nframes, pool, end * sizeof(*pool));
+	for (size_t j = first; j < s->n; j++)
+		s->e[j].frames_off += (uint32_t)s->nframes;
+	s->nframes += end;
 	s->sealed = false;
-	return keep - first;
+	return s->n - first;
 }
 
 static size_t traceset_slot(uint64_t id, size_t mask)
