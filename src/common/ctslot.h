@@ -144,6 +144,10 @@ static inline enum ctslot_enter ctslot_enter(struct ct_header *hdr,
 	}
 	if (!t->nested)
 		ctslot_release(s);
+	else
+		/* relaxed: give the interrupted put its word back (see above);
+		 * refs is back to its value, so the engine ignores it. */
+		atomic_store_explicit(&s->word, t->saved, memory_order_relaxed);
 	return CTSLOT_RACED;
 }
 

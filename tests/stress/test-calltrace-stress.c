@@ -181,7 +181,8 @@ static void check_books(struct rig *g, struct books *b, uint64_t put,
 		"books: put %llu dropped %llu (%llu of %llu puts) "
 		"collected %llu in %llu traces; rotations %llu waits "
 		"%llu quarantined %llu late %llu skipped %llu "
-		"reclaimed %llu; preserved ids checked %llu lost %llu\n",
+		"reclaimed %llu; preserved ids checked %llu lost %llu; drops: "
+		"full %llu raced %llu no-slot %llu\n",
 		(unsigned long long)put, (unsigned long long)dropped,
 		(unsigned long long)drops, (unsigned long long)puts,
 		(unsigned long long)b->weight, (unsigned long long)b->traces,
@@ -190,7 +191,10 @@ static void check_books(struct rig *g, struct books *b, uint64_t put,
 		(unsigned long long)st.skipped,
 		(unsigned long long)st.reclaimed,
 		(unsigned long long)b->preserve_checked,
-		(unsigned long long)b->preserve_lost);
+		(unsigned long long)b->preserve_lost,
+		(unsigned long long)st.drop_full,
+		(unsigned long long)st.drop_raced,
+		(unsigned long long)st.drop_no_slot);
 	assert_int_equal(b->bad, 0);
 	assert_int_equal(st.corrupt, 0);
 	for (unsigned t = 0; t < CTL_MAX_THREADS; t++)

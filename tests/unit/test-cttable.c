@@ -325,6 +325,35 @@ static void test_slots_nest_and_recheck(void **state)
 	free(mem);
 }
 
+/* A signal lands between an outer put's claim/word store and its count. */
+static void test_nested_before_count(void **state)
+{
+	struct ct_view v;
+	void *mem = image_make(64, 1024, &v);
+	const uint64_t me = (4ull << 32) | 12;
+	const uint64_t outer_word = CT_ROLE(0, 0);
+	struct ctslot_ticket outer;
+	uint64_t s[6], id;
+	bool nested;
+
+	(void)state;
+	outer.slot = ctslot_claim(v.slots, me, &nested);
+	assert_non_null(outer.slot);
+	assert_false(nested);
+	atomic_store(&outer.slot->word, outer_word); /* (c) done, (d) not */
+	atomic_store(&v.hdr->active, CT_ROLE(3, 1)); /* moved meanwhile */
+	v.hdr->table[1].epoch = 9;
+	stack(s, 6, 4);
+	id = ct_writer_put(&v, me, s, 6, 2); /* the "handler" */
+	assert_int_equal(id >> 32, 9);
+	/* The handler left the slot to its owner as it found it. */
+	assert_true(atomic_load(&outer.slot->owner) == me);
+	assert_int_equal(atomic_load(&outer.slot->refs), 0);
+	assert_true(atomic_load(&outer.slot->word) == outer_word);
+	ctslot_release(outer.slot);
+	free(mem);
+}
+
 static void test_slot_exhaustion(void **state)
 {
 	struct ct_view v;
@@ -395,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_key_is_bounded),
 		cmocka_unit_test(test_view_validation),
 		cmocka_unit_test(test_slots_nest_and_recheck),
+		cmocka_unit_test(test_nested_before_count),
 		cmocka_unit_test(test_slot_exhaustion),
 		cmocka_unit_test(test_writer_exact_drop_accounting),
 	};
