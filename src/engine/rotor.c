@@ -442,6 +442,7 @@ static void rotor_clear(struct rotor *r, unsigned i)
 		memset(t->view.b, 0,
 		       (size_t)r->g.buckets * sizeof(struct ct_bucket));
 	t->clean = true;
+	/* relaxed: published to writers by the ACTIVE store (k). */
 	atomic_store_explicit(&t->view.meta->traces, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->view.meta->pool_used, 0,
 			      memory_order_relaxed);
