@@ -617,6 +617,23 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 	return true;
 }
 
+/* With the lock held: the watched coroutine's history into `out`. */
+static void engine_copy_history(struct engine *e, struct snapshot *out)
+{
+	struct model *m = &e->model;
+
+	out->history_id = 0;
+	out->nhistory = 0;
+	if (m->watch.id && !out->history)
+		out->history = malloc(MODEL_WATCH_MAX * sizeof(*out->history));
+	if (!m->watch.id || !out->history)
+		return;
+	out->history_id = m->watch.id;
+	for (uint32_t i = 0; i < m->watch.count; i++)
+		out->history[i] = *model_watch_at(m, i);
+	out->nhistory = m->watch.count;
+}
+
 void engine_snapshot(struct engine *e, struct snapshot *out)
 {
 	struct model *m = &e->model;
@@ -639,14 +656,16 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	out->error = e->error;
 	lints = e->cfg.lints;
 	out->t.running = out->t.suspended = out->t.dead = 0;
-	if (out->cap < m->cap) {
-		struct model_coro *c = realloc(out->coro, m->cap * sizeof(*c));
+	/* Room for every record ever handed out (not the model's capacity:
+	 * the copy is the bigger half of corotop's memory). */
+	if (out->cap < m->used) {
+		struct model_coro *c = realloc(out->coro, m->used * sizeof(*c));
 		if (c) {
 			out->coro = c;
-			out->cap = m->cap;
+			out->cap = m->used;
 		}
 	}
-	for (uint32_t r = 0; r < m->cap && k < out->cap; r++) {
+	for (uint32_t r = 0; r < m->used && k < out->cap; r++) {
 		const struct model_coro *c = &m->coro[r];
 
 		if (!c->in_use)
@@ -660,16 +679,7 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 			out->t.suspended++;
 	}
 	out->count = k;
-	out->history_id = 0;
-	out->nhistory = 0;
-	if (m->watch.id && !out->history)
-		out->history = malloc(MODEL_WATCH_MAX * sizeof(*out->history));
-	if (m->watch.id && out->history) {
-		out->history_id = m->watch.id;
-		for (uint32_t i = 0; i < m->watch.count; i++)
-			out->history[i] = *model_watch_at(m, i);
-		out->nhistory = m->watch.count;
-	}
+	engine_copy_history(e, out);
 	pthread_mutex_unlock(&e->lock);
 	/* On the copy, outside the lock: the harvest thread goes on. */
 	snapshot_lint(out, &lints);
@@ -682,10 +692,67 @@ void engine_set_lints(struct engine *e, const struct lint_config *c)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* With the lock held: seed the watch from the coroutine's station ring.
+ * The harvest state says which ring events were delivered already (those
+ * numbered below `expected`); later ones reach the watch through
+ * model_event, so nothing is shown twice. */
+static void engine_watch_locked(struct engine *e, uint64_t id)
+{
+	struct model *m = &e->model;
+	struct harvest_event ev[CTP_SLOTS];
+	struct model_transition seed[CTP_SLOTS];
+	uint32_t r = id ? model_find(m, id) : MODEL_NONE;
+	unsigned n = 0;
+
+	if (r != MODEL_NONE && e->harvest.state) {
+		const struct model_coro *c = &m->coro[r];
+		bool current = c->station < m->stations &&
+			       m->by_station[c->station] == r;
+
+		/* A dead record's ring is only its own until the station's
+		 * next occupant is opened; harvest_station_recent checks the
+		 * occupant's probe id for that. */
+		if (current || c->state == MODEL_DEAD)
+			n = harvest_station_recent(&e->harvest, c->station,
+						   c->probe_id, ev);
+	}
+	for (unsigned i = 0; i < n; i++)
+		seed[i] = (struct model_transition){
+			.ts = ev[i].ts,
+			.tid = ev[i].tid,
+			.addr = ev[i].addr,
+			.seq = ev[i].seq,
+			.n = ev[i].n,
+			.lost_before = i ? ev[i].n - ev[i - 1].n - 1 : 0,
+			.is_active = ev[i].is_active,
+			.from_ring = 1,
+		};
+	model_watch(m, id, seed, n);
+}
+
 void engine_watch(struct engine *e, uint64_t id)
 {
+	sigjmp_buf jb;
+
 	pthread_mutex_lock(&e->lock);
-	model_watch(&e->model, id);
+	/* Reading the ring touches the mapping: guard it like a scan. */
+	if (sigsetjmp(jb, 1)) {
+		engine_guard = NULL;
+		e->error = engine_sigbus_msg;
+		model_watch(&e->model, id, NULL, 0);
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	engine_guard = &jb;
+	engine_watch_locked(e, id);
+	engine_guard = NULL;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_history(struct engine *e, struct snapshot *out)
+{
+	pthread_mutex_lock(&e->lock);
+	engine_copy_history(e, out);
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -33,9 +33,9 @@ struct snapshot {
 	uint64_t history_id;		  /* 0: none */
 	struct model_transition *history; /* MODEL_WATCH_MAX entries */
 	size_t nhistory;
-	struct model_coro *coro; /* count records, sorted by model id */
+	struct model_coro *coro; /* count records, in slot order */
 	size_t count;
-	size_t cap;
+	size_t cap; /* allocated; also bounds every record's slot */
 	/* Lints at ts: each record's `warn` mask, and how many records trip
 	 * each lint (filled by snapshot_lint; engine_snapshot calls it). */
 	uint32_t warn_counts[LINT_COUNT];

@@ -423,6 +423,76 @@ static void usage_error(char *const argv[], const char *what)
 	proc_free(&p);
 }
 
+/* Batch mode honours --sort and -F: rows in the column's order (ties by
+ * id), and only the rows the filter keeps. */
+static void test_batch_sort_and_filter(void **state)
+{
+	char *sorted[] = {ITEST_COROTOP, "-b",	       "-n",	 "2",
+			  "-f",		 "json",       "--sort", "switches",
+			  "--",		 ITEST_WRITER, "run",	 "60",
+			  "8",		 NULL};
+	char *filtered[] = {
+		ITEST_COROTOP,	 "-b", "-n",	     "1",   "-f", "json", "-F",
+		"id=5000000003", "--", ITEST_WRITER, "run", "60", "8",	  NULL};
+	char *lines[4];
+	struct proc p;
+	int rc;
+
+	(void)state;
+	rc = run(&p, sorted, 60000);
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	assert_int_equal(split_lines(p.obuf, lines, 4), 2);
+	for (int i = 0; i < 2; i++) {
+		struct jv v;
+		const struct jv *co;
+
+		check_snapshot(lines[i], false, &v);
+		co = json_need(&v, "coroutines", J_ARR);
+		assert_int_equal(co->n, 8);
+		for (size_t c = 1; c < co->n; c++) {
+			double s0 =
+				json_need(&co->items[c - 1], "switches", J_NUM)
+					->num;
+			double s1 = json_need(&co->items[c], "switches", J_NUM)
+					    ->num;
+
+			assert_true(
+				s0 < s1 ||
+				(s0 == s1 &&
+				 json_need(&co->items[c - 1], "id", J_NUM)
+						 ->num <
+					 json_need(&co->items[c], "id", J_NUM)
+						 ->num));
+		}
+		json_free(&v);
+	}
+	proc_free(&p);
+
+	rc = run(&p, filtered, 60000);
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	assert_int_equal(split_lines(p.obuf, lines, 4), 1);
+	{
+		struct jv v;
+		const struct jv *co;
+
+		check_snapshot(lines[0], false, &v);
+		co = json_need(&v, "coroutines", J_ARR);
+		assert_int_equal(co->n, 1);
+		assert_true(json_need(&co->items[0], "probe_id", J_NUM)->num ==
+			    (double)IT_PROBE_ID(3));
+		/* The counts still describe every coroutine. */
+		assert_true(
+			json_need(&v, "counts.running", J_NUM)->num +
+				json_need(&v, "counts.suspended", J_NUM)->num ==
+			8);
+		json_free(&v);
+	}
+	assert_xdg_empty();
+	proc_free(&p);
+}
+
 static void test_usage_errors(void **state)
 {
 	char junk[300];
@@ -433,6 +503,8 @@ static void test_usage_errors(void **state)
 			 ITEST_WRITER,	"exit", "0",  NULL};
 	char *novalue[] = {ITEST_COROTOP, "-b", "-n", NULL};
 	char *badshm[] = {ITEST_COROTOP, "-b", "--shm", junk, NULL};
+	char *badfilter[] = {ITEST_COROTOP, "-b",   "-F", "colour=red", "--",
+			     ITEST_WRITER,  "exit", "0",  NULL};
 	FILE *f;
 
 	(void)state;
@@ -440,6 +512,7 @@ static void test_usage_errors(void **state)
 	usage_error(nocmd, "missing command");
 	usage_error(nonum, "non-number");
 	usage_error(novalue, "missing value");
+	usage_error(badfilter, "-F with an unknown column");
 	/* A regular file of ours, big enough, but not a cTP region. */
 	snprintf(junk, sizeof(junk), "%s.not-a-region", xdg);
 	f = fopen(junk, "w");
@@ -536,6 +609,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_three_snapshots),
 		cmocka_unit_test(test_json_three_snapshots_demo),
+		cmocka_unit_test(test_batch_sort_and_filter),
 		cmocka_unit_test(test_exit_status_passes_through),
 		cmocka_unit_test(test_nonexistent_command),
 		cmocka_unit_test(test_usage_errors),
