@@ -65,19 +65,25 @@ static bool order_reserve(struct order *o, size_t n)
 static void order_radix(struct order *o, uint32_t *idx, size_t n)
 {
 	size_t(*count)[256] = o->count;
-	uint64_t *k = o->key, *kt = o->key2;
+	uint64_t *k = o->key, *kt = o->key2, diff = 0;
 	uint32_t *v = idx, *vt = o->val2;
+	unsigned digit[8], nd = 0;
 
+	/* Which bytes differ between keys at all: only those get counted
+	 * and only those cost a pass. */
+	for (size_t i = 1; i < n; i++)
+		diff |= k[i] ^ k[0];
+	for (unsigned d = 0; d < 8; d++)
+		if (diff >> (8 * d) & 0xff)
+			digit[nd++] = d;
 	memset(o->count, 0, sizeof(o->count));
 	for (size_t i = 0; i < n; i++)
-		for (unsigned d = 0; d < 8; d++)
-			count[d][(k[i] >> (8 * d)) & 0xff]++;
-	for (unsigned d = 0; d < 8; d++) {
-		size_t sum = 0, *c = count[d];
-		unsigned shift = 8 * d;
+		for (unsigned j = 0; j < nd; j++)
+			count[j][k[i] >> (8 * digit[j]) & 0xff]++;
+	for (unsigned j = 0; j < nd; j++) {
+		size_t sum = 0, *c = count[j];
+		unsigned shift = 8 * digit[j];
 
-		if (c[k[0] >> shift & 0xff] == n)
-			continue; /* every key has this byte: nothing moves */
 		for (unsigned b = 0; b < 256; b++) {
 			size_t here = c[b];
 

@@ -110,11 +110,15 @@ void table_view_rebuild(struct tui *t)
 		snprintf(t->message, sizeof(t->message),
 			 "out of memory: rows are not sorted");
 	n = t->nrows = table_fill(t, n);
-	/* Keep the selection on the same coroutine. */
-	for (i = 0; i < n; i++)
-		if (t->rows[i].coro != UINT32_MAX &&
-		    t->snap.coro[t->rows[i].coro].id == t->selected_id) {
-			t->selected = i;
+	/* Keep the selection on the same coroutine: find its record (one
+	 * sequential pass), then its row (rows are small), rather than
+	 * chasing every row into the snapshot. */
+	for (i = 0; i < t->snap.count; i++)
+		if (t->snap.coro[i].id == t->selected_id)
+			break;
+	for (size_t r = 0; i < t->snap.count && r < n; r++)
+		if (t->rows[r].coro == i) {
+			t->selected = r;
 			return;
 		}
 	if (t->selected >= n)
