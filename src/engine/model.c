@@ -264,7 +264,8 @@ bool model_watch(struct model *m, uint64_t id,
 	w->id = id;
 	if (nseed > MODEL_WATCH_MAX)
 		nseed = MODEL_WATCH_MAX;
-	memcpy(w->ring, seed, nseed * sizeof(*seed));
+	if (nseed)
+		memcpy(w->ring, seed, nseed * sizeof(*seed));
 	w->count = nseed;
 	return true;
 }
