@@ -30,14 +30,17 @@ struct symbolizer;
  * a name the target's files supply is shown as '?'.
  */
 struct symbol {
-	const char
-		*module; /* basename of the ELF file, or NULL if no mapping */
-	const char *function; /* NULL if unknown */
-	uint64_t offset; /* from function start, or from module load base if no
-			    function; the address itself if no mapping */
-	const char
-		*file; /* basename of the source file; NULL if no line info */
-	int line;      /* > 0 when file is set, else 0 */
+	/* basename of the ELF file, or NULL if no mapping */
+	const char *module;
+	/* NULL if unknown */
+	const char *function;
+	/* from function start, or from module load base if no function; the
+	 * address itself if no mapping */
+	uint64_t offset;
+	/* basename of the source file; NULL if no line info */
+	const char *file;
+	/* > 0 when file is set, else 0 */
+	int line;
 };
 
 /* Counters for tests and benchmarks. */
