@@ -7,6 +7,7 @@
  */
 #include "snapshot.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,4 +97,14 @@ const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)
 		snprintf(b, n, "pid %d exited %d", (int)s->target.pid,
 			 s->target.exit_code);
 	return b;
+}
+
+const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
+			   char *buf, size_t n)
+{
+	if (s->symtab)
+		return symtab_where(s->symtab, addr, full, buf, n);
+	if (n)
+		snprintf(buf, n, "0x%" PRIx64, addr);
+	return buf;
 }

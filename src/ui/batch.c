@@ -120,7 +120,8 @@ static void batch_json_target(FILE *f, const struct snapshot *s)
 		fprintf(f, "\"exit_status\":null,\"term_signal\":null}");
 }
 
-/* The only free text we print is our own error constant; escape anyway. */
+/* Free text: our error constants, and symbol names from the target's
+ * files (the symbolizer keeps them printable ASCII); escaped anyway. */
 static void batch_json_string(FILE *f, const char *str)
 {
 	fputc('"', f);
@@ -151,6 +152,8 @@ static void batch_json_warn(FILE *f, uint32_t mask)
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n)
 {
+	char where[256];
+
 	fprintf(f,
 		"{\"ts\":%" PRIu64 ",\"wall_ns\":%" PRIu64
 		",\"stations\":{\"allocated\":%u,\"max\":%u,\"recycled\":"
@@ -198,7 +201,10 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			c->sw_per_sec, snapshot_run_pct(s, c),
 			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
 		batch_json_warn(f, c->warn);
-		fputs("]}", f);
+		fputs("],\"where\":", f);
+		batch_json_string(f, snapshot_where(s, c->last_addr, true,
+						    where, sizeof(where)));
+		fputs("}", f);
 	}
 	fputs("]}\n", f);
 }

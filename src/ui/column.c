@@ -85,17 +85,11 @@ static void cell_lost(char *b, size_t n, const struct snapshot *s,
 	numtext_dec(b, n, c->lost);
 }
 
+/* Symbolized when the engine has the target's symbols. */
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
-	(void)s;
-	if (n > 2) {
-		b[0] = '0';
-		b[1] = 'x';
-		numtext_hex(b + 2, n - 2, c->last_addr);
-	} else if (n) {
-		b[0] = '\0';
-	}
+	snapshot_where(s, c->last_addr, true, b, n);
 }
 
 static void cell_warn(char *b, size_t n, const struct snapshot *s,
@@ -218,9 +212,10 @@ const struct column column_table[COL_COUNT] = {
 	[COL_LOST] = {"lost", "LOST", 5, false, 5,
 		      "changes overwritten before being read", cell_lost,
 		      key_lost},
-	[COL_WHERE] = {"where", "WHERE", -18, false, 1,
-		       "last switch address (where it parked)", cell_where,
-		       key_where},
+	[COL_WHERE] =
+		{"where", "WHERE", -18, false, 1,
+		 "where it last switched (parked): function+offset (file:line)",
+		 cell_where, key_where},
 	[COL_WARN] = {"warn", "WARN", 11, true, 2,
 		      "WAKE? STALL STORM DEAD (w lists them)", cell_warn,
 		      key_warn},

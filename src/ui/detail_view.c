@@ -92,22 +92,25 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 		return y;
 	tui_text(t, y++, 1, A_NORMAL, "Last transitions (oldest first)");
 	attron(tui_attr(t, PAIR_TITLE));
-	tui_text(t, y++, 1, A_NORMAL, "%10s %12s %8s %-18s %-9s", "EVENT",
-		 "WHEN", "TID", "ADDR", "STATE");
+	tui_text(t, y++, 1, A_NORMAL, "%10s %12s %8s %-18s %-9s %s", "EVENT",
+		 "WHEN", "TID", "ADDR", "STATE", "WHERE");
 	attroff(tui_attr(t, PAIR_TITLE));
 	for (size_t i = first; i < n && y < t->lines - 6; i++) {
 		const struct model_transition *tr = &h[i];
-		char ago[16];
+		char ago[16], where[128];
 
 		if (tr->lost_before)
 			detail_gap(t, y++, tr);
 		duration_format(ago, sizeof(ago),
 				t->snap.ts > tr->ts ? t->snap.ts - tr->ts : 0);
+		/* A name only: without symbols ADDR says it all. */
+		snapshot_where(&t->snap, tr->addr, false, where, sizeof(where));
 		tui_text(t, y++, 1, A_NORMAL,
 			 "%10" PRIu64 " %8s ago %8" PRIu64 " 0x%016" PRIx64
-			 " %-9s",
+			 " %-9s %s",
 			 tr->n, ago, tr->tid, tr->addr,
-			 tr->is_active ? "running" : "suspended");
+			 tr->is_active ? "running" : "suspended",
+			 strncmp(where, "0x", 2) ? where : "");
 	}
 	if (!n)
 		tui_text(t, y++, 1, A_NORMAL, "%s",
@@ -199,7 +202,7 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 void detail_view_draw(struct tui *t)
 {
 	const struct model_coro *c = detail_find(t);
-	char age[16], in[16];
+	char age[16], in[16], where[256];
 	int y = 5;
 
 	if (!c) {
@@ -220,6 +223,13 @@ void detail_view_draw(struct tui *t)
 		 "%.1f%% running, %" PRIu64 " lost",
 		 snapshot_state_name(c->state), in, age, c->switches,
 		 c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost);
+	if (c->switches)
+		tui_text(t, y++, 1, A_NORMAL, "%s at %s",
+			 c->state == MODEL_RUNNING ? "Last switch" : "Parked",
+			 snapshot_where(&t->snap, c->last_addr, true, where,
+					sizeof(where)));
+	else
+		tui_text(t, y++, 1, A_NORMAL, "No switch yet");
 	y++;
 	y = detail_ring(t, c, y);
 	y++;

@@ -19,8 +19,8 @@
  * Speed.  filter_select runs over every coroutine on every refresh, 100k of
  * them, so the text match is memoised per record slot: the result stays
  * valid while the record (by id) shows the same name cells (tid, address,
- * warnings) and the filter is the same.  Only rows whose name cells changed
- * are formatted and matched again.
+ * warnings), the symbols are the same, and the filter is the same.  Only rows
+ * whose name cells changed are formatted and matched again.
  */
 #define _GNU_SOURCE /* memmem */
 #include "filter.h"
@@ -293,6 +293,12 @@ size_t filter_select(struct filter *f, const struct snapshot *s, uint32_t *idx)
 	bool text = f->regex_on || f->substr[0];
 	bool memo = text && filter_memo_grow(f, s->cap);
 	size_t n = 0;
+
+	/* New symbols may rename every WHERE cell: start the memo over. */
+	if (memo && s->symtab_gen != f->memo_symgen) {
+		f->memo_symgen = s->symtab_gen;
+		f->memo_gen = f->memo_gen + 1 ? f->memo_gen + 1 : 1;
+	}
 
 	for (size_t i = 0; i < s->count; i++) {
 		const struct model_coro *c = &s->coro[i];

@@ -38,7 +38,8 @@ struct filter {
 	unsigned nterms;
 	struct filter_memo *memo; /* by record slot (model_coro.slot) */
 	size_t memo_cap;
-	uint32_t memo_gen; /* bumped by every filter_set */
+	uint32_t memo_gen;    /* bumped by every filter_set */
+	uint32_t memo_symgen; /* snapshot.symtab_gen the memo is valid for */
 };
 
 void filter_init(struct filter *f);

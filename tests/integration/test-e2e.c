@@ -258,6 +258,7 @@ static size_t check_snapshot(const char *line, bool exited, struct jv *out)
 		need_uint(c, "switches");
 		need_uint(c, "age_ns");
 		need_uint(c, "in_state_ns");
+		assert_true(strlen(json_need(c, "where", J_STR)->s) > 0);
 	}
 	return co->n;
 }
@@ -282,11 +283,24 @@ static size_t split_lines(char *buf, char **lines, size_t max)
 	return n;
 }
 
+/* Some coroutine of the snapshot is parked at `where` (a prefix). */
+static bool parked_at(const struct jv *v, const char *where)
+{
+	const struct jv *co = json_get(v, "coroutines");
+
+	for (size_t c = 0; co && c < co->n; c++)
+		if (!strncmp(json_need(&co->items[c], "where", J_STR)->s, where,
+			     strlen(where)))
+			return true;
+	return false;
+}
+
 static void three_json_snapshots(char *const argv[], bool our_writer)
 {
 	struct proc p;
 	char *lines[8];
 	double last_harvested = -1, pid = -1;
+	bool symbolized = false;
 	int rc;
 
 	rc = run(&p, argv, 60000);
@@ -306,6 +320,12 @@ static void three_json_snapshots(char *const argv[], bool our_writer)
 		if (pid < 0)
 			pid = json_need(&v, "target.pid", J_NUM)->num;
 		assert_true(json_need(&v, "target.pid", J_NUM)->num == pid);
+		/* The demo's lost wakeups, named by the symbolizer from its
+		 * debug info: function, offset, file and line. */
+		if (!our_writer && parked_at(&v, "stuck_wait_for_reply+0x")) {
+			assert_non_null(strstr(lines[i], "(workload.c:"));
+			symbolized = true;
+		}
 		if (our_writer) {
 			const struct jv *co = json_get(&v, "coroutines");
 
@@ -321,6 +341,7 @@ static void three_json_snapshots(char *const argv[], bool our_writer)
 		json_free(&v);
 	}
 	assert_true(last_harvested > 0);
+	assert_true(our_writer || symbolized);
 	/* The target was stopped with corotop. */
 	assert_true(kill((pid_t)pid, 0) < 0 && errno == ESRCH);
 	assert_xdg_empty();
