@@ -266,6 +266,9 @@ int main(int argc, char **argv)
 	engine_config_defaults(&cfg);
 	cfg.stations = STATIONS;
 	e = bench_engine_create(&cfg);
+	/* Symbols as for a launched target: the WHERE cells (drawn, and
+	 * matched by the text filters) go through the symbolizer. */
+	engine_symbolize_pid(e, getpid());
 	bench_probe_attach();
 	bench_engine_start(e);
 	for (int i = 0; i < THREADS; i++) {

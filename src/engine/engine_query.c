@@ -173,3 +173,8 @@ void engine_stats(struct engine *e, struct engine_stats *out)
 	out->scans = e->harvest.count.scans;
 	pthread_mutex_unlock(&e->lock);
 }
+
+void engine_symbolize_pid(struct engine *e, pid_t pid)
+{
+	symtab_set_pid(&e->symtab, pid);
+}

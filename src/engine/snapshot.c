@@ -7,7 +7,6 @@
  */
 #include "snapshot.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +103,6 @@ const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
 {
 	if (s->symtab)
 		return symtab_where(s->symtab, addr, full, buf, n);
-	if (n)
-		snprintf(buf, n, "0x%" PRIx64, addr);
+	symtab_hex(addr, buf, n);
 	return buf;
 }

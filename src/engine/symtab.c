@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/numtext.h"
 #include "symbolizer.h"
 
 #define SYMTAB_REFRESH_NS 1000000000ull
@@ -88,6 +89,17 @@ static struct symbolizer *symtab_get(struct symtab *t)
 	return t->sym;
 }
 
+void symtab_hex(uint64_t addr, char *buf, size_t n)
+{
+	if (n > 2) {
+		buf[0] = '0';
+		buf[1] = 'x';
+		numtext_hex(buf + 2, n - 2, addr);
+	} else if (n) {
+		buf[0] = '\0';
+	}
+}
+
 const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
 			 size_t n)
 {
@@ -105,7 +117,7 @@ const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
 	} else if (s && sym.module) {
 		snprintf(buf, n, "%s+0x%" PRIx64, sym.module, sym.offset);
 	} else {
-		snprintf(buf, n, "0x%" PRIx64, addr);
+		symtab_hex(addr, buf, n);
 	}
 	pthread_mutex_unlock(&t->lock);
 	return buf;

@@ -35,6 +35,9 @@ void symtab_set_pid(struct symtab *t, pid_t pid);
 const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
 			 size_t n);
 
+/* "0x7f..." (no leading zeros): how an address without a name shows. */
+void symtab_hex(uint64_t addr, char *buf, size_t n);
+
 /* Changes when names given earlier may no longer hold (libraries loaded
  * or unloaded), so callers can drop what they derived from them. */
 uint32_t symtab_gen(struct symtab *t);
