@@ -1,9 +1,9 @@
 /*
  * numtext: unsigned integers as text without printf, for the cells that
  * are formatted 100k times per refresh (filtering, the table).  Each
- * writes at most n-1 characters plus the terminator, truncating from the
- * left never (a number that does not fit yields "" rather than a wrong
- * shorter number), and returns the length written.
+ * writes at most n-1 characters plus the terminator and returns the length
+ * written; a number that does not fit yields "" rather than a truncated,
+ * wrong number.
  */
 #ifndef COROTOP_NUMTEXT_H
 #define COROTOP_NUMTEXT_H
