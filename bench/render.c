@@ -17,20 +17,25 @@
  *   draw      erase, table_view_header, table_view_draw, wnoutrefresh,
  *             doupdate (tui_draw is static in tui.c; this is its body)
  * Cases: the default sort (ID), sort by IN-STATE, ID inverted, a substring
- * filter, the field filter state=S, and grouping by thread.  "full" is the
- * default case with clearok(curscr) each time, so doupdate rewrites the
- * whole screen instead of the cells that changed.
+ * filter, a regex filter, the field filter state=S, and grouping by thread.
+ * "full" is the default case with clearok(curscr) each time, so doupdate
+ * rewrites the whole screen instead of the cells that changed.  The churn
+ * cases repeat some of them with every coroutine switching (new address,
+ * some resume) before each iteration, untimed, so the snapshot, the filter's
+ * memo and the sort see every record changed: the worst case for a refresh.
  *
  * Each case runs a few warm-up iterations, then M timed ones; the lines give
  * median and p99 in ms of each part and of their sum.  Target: snapshot +
  * rebuild + draw <= 10 ms median.
  *
- * Usage: render [iterations-per-case] [coroutines]   (default 100 100000)
+ * Usage: render [iterations-per-case] [coroutines] [case-substring]
+ *        (default 100 100000, every case)
  */
 #define _GNU_SOURCE
 #include "bench.h"
 
 #include <curses.h>
+#include <inttypes.h>
 #include <locale.h>
 #include <stdbool.h>
 
@@ -124,7 +129,42 @@ struct render_case {
 	const char *filter;
 	bool group;
 	bool full_repaint;
+	bool churn; /* every coroutine switches before each iteration */
 };
+
+/* The coroutines, for the churn cases. */
+static struct corotop_coro *churn_coro;
+static unsigned churn_count, churn_round;
+
+/* Untimed: one new transition on every coroutine (a new address near the
+ * old one, and every tenth one resumes), then wait until the engine harvested
+ * them all, so the timed snapshot sees every record changed. */
+static void churn(struct engine *e, struct tui *t)
+{
+	uint64_t want, t0 = bench_now(CLOCK_MONOTONIC);
+
+	engine_snapshot(e, &t->snap);
+	want = t->snap.t.events + churn_count;
+	churn_round++;
+	for (unsigned k = 0; k < churn_count; k++) {
+		struct corotop_coro *c = &churn_coro[k];
+
+		if ((k + churn_round) % 10 == 0)
+			corotop_coro_resume(c, 0);
+		else
+			corotop_coro_suspend(c, 0x401000u + (uint64_t)k * 16 +
+							(churn_round & 1) * 8);
+	}
+	do {
+		if (bench_now(CLOCK_MONOTONIC) - t0 > 10000000000u)
+			bench_die("churn: the engine harvested %" PRIu64
+				  " of %u events in 10 s",
+				  t->snap.t.events + churn_count - want,
+				  churn_count);
+		bench_sleep_ns(1000000u);
+		engine_snapshot(e, &t->snap);
+	} while (t->snap.t.events < want);
+}
 
 static void run_case(struct engine *e, struct tui *t,
 		     const struct render_case *rc, unsigned iters,
@@ -146,6 +186,8 @@ static void run_case(struct engine *e, struct tui *t,
 	for (unsigned i = 0; i < WARMUP + iters; i++) {
 		uint64_t t0, t1, t2, t3;
 
+		if (rc->churn)
+			churn(e, t);
 		if (rc->full_repaint)
 			clearok(curscr, TRUE);
 		t0 = bench_now(CLOCK_MONOTONIC);
@@ -178,13 +220,24 @@ static void run_case(struct engine *e, struct tui *t,
 int main(int argc, char **argv)
 {
 	static const struct render_case cases[] = {
-		{"default", COL_ID, false, "", false, false},
-		{"sort-in-state", COL_IN_STATE, false, "", false, false},
-		{"sort-inverted", COL_ID, true, "", false, false},
-		{"filter-substring", COL_ID, false, "0x4", false, false},
-		{"filter-state=S", COL_ID, false, "state=S", false, false},
-		{"group-by-thread", COL_ID, false, "", true, false},
-		{"default-full-repaint", COL_ID, false, "", false, true},
+		{"default", COL_ID, false, "", false, false, false},
+		{"sort-in-state", COL_IN_STATE, false, "", false, false, false},
+		{"sort-inverted", COL_ID, true, "", false, false, false},
+		{"filter-substring", COL_ID, false, "0x4", false, false, false},
+		{"filter-regex", COL_ID, false, "!0x4[0-9a-f]*0 ", false, false,
+		 false},
+		{"filter-state=S", COL_ID, false, "state=S", false, false,
+		 false},
+		{"group-by-thread", COL_ID, false, "", true, false, false},
+		{"default-full-repaint", COL_ID, false, "", false, true, false},
+		{"churn-default", COL_ID, false, "", false, false, true},
+		{"churn-sort-in-state", COL_IN_STATE, false, "", false, false,
+		 true},
+		{"churn-filter-substring", COL_ID, false, "0x4", false, false,
+		 true},
+		{"churn-filter-regex", COL_ID, false, "!0x4[0-9a-f]*0 ", false,
+		 false, true},
+		{"churn-group-by-thread", COL_ID, false, "", true, false, true},
 	};
 	unsigned iters = argc > 1 ? (unsigned)atoi(argv[1]) : 100;
 	unsigned coros = argc > 2 ? (unsigned)atoi(argv[2]) : 100000;
@@ -199,7 +252,7 @@ int main(int argc, char **argv)
 
 	if (iters < 1 || coros < 1 || coros > STATIONS)
 		bench_die("usage: render [iterations >= 1] [coroutines <= "
-			  "%u]",
+			  "%u] [case]",
 			  STATIONS);
 	if (corotop_probe_live_)
 		bench_die("unset the CTP_* environment first");
@@ -213,6 +266,9 @@ int main(int argc, char **argv)
 	engine_config_defaults(&cfg);
 	cfg.stations = STATIONS;
 	e = bench_engine_create(&cfg);
+	/* Symbols as for a launched target: the WHERE cells (drawn, and
+	 * matched by the text filters) go through the symbolizer. */
+	engine_symbolize_pid(e, getpid());
 	bench_probe_attach();
 	bench_engine_start(e);
 	for (int i = 0; i < THREADS; i++) {
@@ -260,9 +316,12 @@ int main(int argc, char **argv)
 	       (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e6);
 	fflush(stdout);
 
+	churn_coro = c;
+	churn_count = coros;
 	start_curses(&t, 60, 200);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		run_case(e, &t, &cases[i], iters, samples);
+		if (argc < 4 || strstr(cases[i].name, argv[3]))
+			run_case(e, &t, &cases[i], iters, samples);
 	endwin();
 
 	for (unsigned i = 0; i < coros; i++)
@@ -272,6 +331,8 @@ int main(int argc, char **argv)
 	filter_finish(&t.filter);
 	snapshot_finish(&t.snap);
 	free(t.rows);
+	free(t.idx);
+	order_finish(&t.order);
 	free(c);
 	for (int p = 0; p < P_COUNT; p++)
 		free(samples[p]);

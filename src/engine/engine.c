@@ -47,54 +47,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jsonl.h"
+#include "engine_internal.h"
 #include "launch.h"
-#include "model.h"
-#include "region.h"
 
-#define ENGINE_MAX_CLIENTS 64
-
-struct engine {
-	struct engine_config cfg;
-	struct region region;
-	struct harvest harvest;
-	struct model model;
-	struct jsonl jsonl;
-	pthread_mutex_t lock; /* guards model, harvest counters, target,
-			       cfg.lints */
-	pthread_t harvest_thread;
-	pthread_t waker_thread;
-	bool harvest_running;
-	bool waker_running;
-	bool asym; /* we issue membarrier(GLOBAL_EXPEDITED) */
-	atomic_bool stop;
-	int stop_pipe[2];
-	struct snapshot_target target;
-	const char *error;
-	/* Copies of region words, taken on the (SIGBUS-guarded) harvest
-	 * thread under `lock`, so snapshots never touch the mapping. */
-	uint64_t untraced;
-	uint32_t allocated;
-	atomic_bool asleep;
-	unsigned sleep_ms; /* current sleep bound (harvest thread only) */
-	/* Statistics, written by their owning thread, read relaxed. */
-	_Atomic uint64_t sleeps;
-	_Atomic uint64_t futex_wakes;
-	_Atomic uint64_t uds_bytes;
-	_Atomic uint64_t timeouts;
-};
-
-static __thread sigjmp_buf *engine_guard;
-static const char engine_sigbus_msg[] =
+__thread sigjmp_buf *engine_guard;
+const char engine_sigbus_msg[] =
 	"the cTP region was truncated (SIGBUS); harvesting stopped";
-
-static uint64_t engine_now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void engine_sigbus(int sig, siginfo_t *si, void *uc)
 {
@@ -535,6 +493,7 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	e->sleep_ms = cfg->sleep_timeout_ms;
 	e->stop_pipe[0] = e->stop_pipe[1] = -1;
 	pthread_mutex_init(&e->lock, NULL);
+	symtab_init(&e->symtab);
 	if (!cfg->no_futex)
 		flags |= CTP_HX_FUTEX;
 	if (cfg->hx_dirty)
@@ -579,6 +538,7 @@ err_region:
 	model_finish(&e->model);
 	region_finish(&e->region);
 err_free:
+	symtab_finish(&e->symtab);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 	return NULL;
@@ -595,6 +555,7 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 		if (pid < 0)
 			return false;
 		e->target.pid = pid;
+		symtab_set_pid(&e->symtab, pid);
 		e->target.running = true;
 	}
 	if (e->region.owner) {
@@ -615,99 +576,6 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 	}
 	e->harvest_running = true;
 	return true;
-}
-
-void engine_snapshot(struct engine *e, struct snapshot *out)
-{
-	struct model *m = &e->model;
-	struct lint_config lints;
-	size_t k = 0;
-
-	pthread_mutex_lock(&e->lock);
-	out->ts = engine_now(CLOCK_MONOTONIC);
-	out->wall_ns = engine_now(CLOCK_REALTIME);
-	out->t = m->t;
-	out->t.torn = e->harvest.count.torn;
-	out->t.recycled = e->harvest.count.recycled;
-	out->t.stations_allocated = e->allocated;
-	out->t.stations_max = e->region.stations;
-	out->t.untraced = e->untraced;
-	/* relaxed: a display value only. */
-	out->sleeping = atomic_load_explicit(&e->asleep, memory_order_relaxed);
-	out->observer = !e->region.owner;
-	out->target = e->target;
-	out->error = e->error;
-	lints = e->cfg.lints;
-	out->t.running = out->t.suspended = out->t.dead = 0;
-	if (out->cap < m->cap) {
-		struct model_coro *c = realloc(out->coro, m->cap * sizeof(*c));
-		if (c) {
-			out->coro = c;
-			out->cap = m->cap;
-		}
-	}
-	for (uint32_t r = 0; r < m->cap && k < out->cap; r++) {
-		const struct model_coro *c = &m->coro[r];
-
-		if (!c->in_use)
-			continue;
-		out->coro[k++] = *c;
-		if (c->state == MODEL_RUNNING)
-			out->t.running++;
-		else if (c->state == MODEL_DEAD)
-			out->t.dead++;
-		else
-			out->t.suspended++;
-	}
-	out->count = k;
-	out->history_id = 0;
-	out->nhistory = 0;
-	if (m->watch.id && !out->history)
-		out->history = malloc(MODEL_WATCH_MAX * sizeof(*out->history));
-	if (m->watch.id && out->history) {
-		out->history_id = m->watch.id;
-		for (uint32_t i = 0; i < m->watch.count; i++)
-			out->history[i] = *model_watch_at(m, i);
-		out->nhistory = m->watch.count;
-	}
-	pthread_mutex_unlock(&e->lock);
-	/* On the copy, outside the lock: the harvest thread goes on. */
-	snapshot_lint(out, &lints);
-}
-
-void engine_set_lints(struct engine *e, const struct lint_config *c)
-{
-	pthread_mutex_lock(&e->lock);
-	e->cfg.lints = *c;
-	pthread_mutex_unlock(&e->lock);
-}
-
-void engine_watch(struct engine *e, uint64_t id)
-{
-	pthread_mutex_lock(&e->lock);
-	model_watch(&e->model, id);
-	pthread_mutex_unlock(&e->lock);
-}
-
-void engine_reset_rates(struct engine *e)
-{
-	pthread_mutex_lock(&e->lock);
-	model_reset_rates(&e->model, engine_now(CLOCK_MONOTONIC));
-	pthread_mutex_unlock(&e->lock);
-}
-
-void engine_stats(struct engine *e, struct engine_stats *out)
-{
-	out->sleeps = atomic_load_explicit(&e->sleeps, memory_order_relaxed);
-	out->futex_wakes =
-		atomic_load_explicit(&e->futex_wakes, memory_order_relaxed);
-	out->uds_bytes =
-		atomic_load_explicit(&e->uds_bytes, memory_order_relaxed);
-	out->timeouts =
-		atomic_load_explicit(&e->timeouts, memory_order_relaxed);
-	pthread_mutex_lock(&e->lock);
-	out->scans = e->harvest.count.scans;
-	pthread_mutex_unlock(&e->lock);
 }
 
 static void engine_set_status(struct engine *e, int status)
@@ -800,6 +668,7 @@ bool engine_destroy(struct engine *e)
 		close(e->stop_pipe[0]);
 	if (e->stop_pipe[1] >= 0)
 		close(e->stop_pipe[1]);
+	symtab_finish(&e->symtab);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 	return ok;

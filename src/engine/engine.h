@@ -57,8 +57,14 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 bool engine_start(struct engine *e, char *err, size_t errlen);
 void engine_snapshot(struct engine *e, struct snapshot *out);
 void engine_stats(struct engine *e, struct engine_stats *out);
-/* Keep the full history of model record `id` in snapshots (0 stops). */
+/* Keep the full history of model record `id` in snapshots (0 stops),
+ * starting with what is still in its station's ring. */
 void engine_watch(struct engine *e, uint64_t id);
+/* Name addresses from process `pid`'s files (the launched target's by
+ * default; 0: none, addresses stay hex). */
+void engine_symbolize_pid(struct engine *e, pid_t pid);
+/* Refresh only out's history part (e.g. while the display is paused). */
+void engine_history(struct engine *e, struct snapshot *out);
 /* Start every rate window over now. */
 void engine_reset_rates(struct engine *e);
 /* Replace the lint thresholds and switches; the next snapshot uses them. */

@@ -243,6 +243,7 @@ static size_t harvest_ours(struct harvest *h, uint32_t i,
 		st->station_style = 1;
 		st->expected =
 			__atomic_load_n(&s->ext.first_n, __ATOMIC_RELAXED);
+		st->first = st->expected;
 		harvest_open(h, i, st, sink,
 			     __atomic_load_n(&s->probe_id, __ATOMIC_RELAXED),
 			     __atomic_load_n(&s->birth_ts, __ATOMIC_RELAXED));
@@ -289,6 +290,53 @@ static size_t harvest_upstream(struct harvest *h, uint32_t i,
 	if (dead)
 		harvest_close(h, i, st, sink);
 	return n;
+}
+
+unsigned harvest_station_recent(const struct harvest *h, uint32_t i,
+				uint64_t probe_id, struct harvest_event *out)
+{
+	const struct harvest_station *st;
+	unsigned got = 0;
+
+	if (i >= h->max)
+		return 0;
+	st = &h->state[i];
+	if (st->state == HARVEST_EMPTY || st->probe_id != probe_id)
+		return 0;
+	for (unsigned k = 0; k < CTP_SLOTS; k++) {
+		struct ctp_epoch *e = &h->stations[i].slots[k];
+		struct harvest_event ev = {0};
+		uint64_t seq, again;
+		unsigned at;
+
+		/* (D) acquire pairs with the writer's release (C). */
+		seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+		if (seq & 1)
+			continue;
+		ev.n = ctp_seq_event(seq, k, st->station_style);
+		if (ev.n == UINT64_MAX || ev.n < st->first ||
+		    ev.n >= st->expected || ev.n % CTP_SLOTS != k)
+			continue;
+		/* (E) relaxed copies, validated by (F) as in the scan. */
+		ev.ts = __atomic_load_n(&e->timestamp, __ATOMIC_RELAXED);
+		ev.tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
+		ev.addr = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
+		ev.is_active = __atomic_load_n(&e->is_active, __ATOMIC_RELAXED);
+		/* (F) pairs with the writer's (A). */
+		atomic_thread_fence(memory_order_acquire);
+		again = atomic_load_explicit(&e->seq, memory_order_relaxed);
+		if (again != seq)
+			continue;
+		ev.seq = seq;
+		ev.station = i;
+		ev.probe_id = probe_id;
+		/* Insertion by event number: at most 8 entries. */
+		for (at = got; at > 0 && out[at - 1].n > ev.n; at--)
+			out[at] = out[at - 1];
+		out[at] = ev;
+		got++;
+	}
+	return got;
 }
 
 size_t harvest_station_scan(struct harvest *h, uint32_t i,

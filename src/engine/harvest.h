@@ -46,6 +46,7 @@ enum harvest_station_state {
 struct harvest_station {
 	uint64_t last_seen[CTP_SLOTS]; /* last complete seq read per slot */
 	uint64_t expected;	       /* next event number to deliver */
+	uint64_t first;		       /* the occupant's first event number */
 	uint64_t gen;		       /* occupant generation last opened */
 	uint64_t probe_id;
 	uint8_t state;	       /* enum harvest_station_state */
@@ -105,6 +106,16 @@ bool harvest_has_dirty(const struct harvest *h);
 /* A pass over the listed stations only (catch-up after a loss). */
 size_t harvest_scan_list(struct harvest *h, const uint32_t *list, unsigned n,
 			 const struct harvest_sink *sink);
+
+/*
+ * The current (or last, once closed) occupant `probe_id` of station i: the
+ * events still in its ring that were already delivered or counted lost,
+ * i.e. numbered in [first, expected), as validated seqlock copies, oldest
+ * first, at most CTP_SLOTS.  Read-only: the harvest state is not touched,
+ * so the caller only has to serialise with scans (the engine's lock).
+ */
+unsigned harvest_station_recent(const struct harvest *h, uint32_t i,
+				uint64_t probe_id, struct harvest_event *out);
 
 /* One station; exposed for unit tests. */
 size_t harvest_station_scan(struct harvest *h, uint32_t i,

@@ -39,27 +39,37 @@ bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)
 void model_finish(struct model *m)
 {
 	free(m->coro);
+	free(m->sw_mark);
 	free(m->free);
 	free(m->by_station);
 	free(m->watch.ring);
 	memset(m, 0, sizeof(*m));
 }
 
+/* Doubles the record arrays.  New records are not touched here: model_open
+ * zeroes one when it hands it out, the free stack hands out new indexes in
+ * increasing order, and every loop stops at `used` (one past the highest
+ * index ever handed out), so capacity that was never used costs no
+ * resident memory. */
 static bool model_grow(struct model *m)
 {
 	uint32_t cap = m->cap ? m->cap * 2 : 1024;
 	struct model_coro *c;
+	uint64_t *mark;
 	uint32_t *f;
 
 	c = realloc(m->coro, (size_t)cap * sizeof(*c));
 	if (!c)
 		return false;
 	m->coro = c;
+	mark = realloc(m->sw_mark, (size_t)cap * sizeof(*mark));
+	if (!mark)
+		return false;
+	m->sw_mark = mark;
 	f = realloc(m->free, (size_t)cap * sizeof(*f));
 	if (!f)
 		return false;
 	m->free = f;
-	memset(&m->coro[m->cap], 0, (size_t)(cap - m->cap) * sizeof(*c));
 	/* Push new indexes highest first so low indexes are used first. */
 	for (uint32_t i = cap; i > m->cap; i--)
 		m->free[m->nfree++] = i - 1;
@@ -92,10 +102,14 @@ void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 	if (!m->nfree && !model_grow(m))
 		return; /* out of memory: the coroutine stays invisible */
 	r = m->free[--m->nfree];
+	if (r >= m->used)
+		m->used = r + 1;
 	c = &m->coro[r];
 	memset(c, 0, sizeof(*c));
+	m->sw_mark[r] = 0;
 	c->in_use = 1;
 	c->id = m->next_id++;
+	c->slot = r;
 	c->probe_id = probe_id;
 	c->birth_ts = birth_ts;
 	c->state_ts = birth_ts;
@@ -109,8 +123,6 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active)
 {
 	struct model_coro *c = model_at(m, station);
-	struct model_transition *tr;
-	unsigned slot;
 
 	m->t.events++;
 	if (!c)
@@ -128,32 +140,25 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 	c->last_addr = addr;
 	c->last_seq = seq;
 	c->switches++;
-	if (c->recent_count < MODEL_RECENT) {
-		slot = (c->recent_head + c->recent_count) % MODEL_RECENT;
-		c->recent_count++;
-	} else {
-		slot = c->recent_head;
-		c->recent_head = (uint8_t)((c->recent_head + 1) % MODEL_RECENT);
-	}
-	tr = &c->recent[slot];
-	tr->ts = ts;
-	tr->tid = tid;
-	tr->addr = addr;
-	tr->seq = seq;
-	tr->n = n;
-	tr->is_active = is_active;
-	tr->lost_before = c->pending_lost;
-	c->pending_lost = 0;
 	if (m->watch.id == c->id) {
 		struct model_watch *w = &m->watch;
 		uint32_t at = (w->head + w->count) % MODEL_WATCH_MAX;
 
-		w->ring[at] = *tr;
+		w->ring[at] = (struct model_transition){
+			.ts = ts,
+			.tid = tid,
+			.addr = addr,
+			.seq = seq,
+			.n = n,
+			.lost_before = c->pending_lost,
+			.is_active = is_active,
+		};
 		if (w->count < MODEL_WATCH_MAX)
 			w->count++;
 		else
 			w->head = (w->head + 1) % MODEL_WATCH_MAX;
 	}
+	c->pending_lost = 0;
 }
 
 void model_lost(struct model *m, uint32_t station, uint64_t count)
@@ -192,7 +197,7 @@ void model_tick(struct model *m, uint64_t now)
 	double secs = (double)dt / 1e9;
 
 	m->t.running = m->t.suspended = m->t.dead = 0;
-	for (uint32_t r = 0; r < m->cap; r++) {
+	for (uint32_t r = 0; r < m->used; r++) {
 		struct model_coro *c = &m->coro[r];
 
 		if (!c->in_use)
@@ -205,8 +210,8 @@ void model_tick(struct model *m, uint64_t now)
 		}
 		if (m->tick_ts && secs > 0)
 			c->sw_per_sec =
-				(double)(c->switches - c->sw_mark) / secs;
-		c->sw_mark = c->switches;
+				(double)(c->switches - m->sw_mark[r]) / secs;
+		m->sw_mark[r] = c->switches;
 		if (c->state == MODEL_RUNNING)
 			m->t.running++;
 		else if (c->state == MODEL_DEAD)
@@ -221,16 +226,12 @@ void model_tick(struct model *m, uint64_t now)
 	m->tick_ts = now;
 }
 
-const struct model_transition *model_coro_recent(const struct model_coro *c,
-						 unsigned i)
-{
-	return &c->recent[(c->recent_head + i) % MODEL_RECENT];
-}
-
 void model_reset_rates(struct model *m, uint64_t now)
 {
-	for (uint32_t r = 0; r < m->cap; r++) {
-		m->coro[r].sw_mark = m->coro[r].switches;
+	for (uint32_t r = 0; r < m->used; r++) {
+		if (!m->coro[r].in_use)
+			continue;
+		m->sw_mark[r] = m->coro[r].switches;
 		m->coro[r].sw_per_sec = 0;
 	}
 	m->t.events_per_sec = 0;
@@ -238,7 +239,16 @@ void model_reset_rates(struct model *m, uint64_t now)
 	m->tick_ts = now;
 }
 
-bool model_watch(struct model *m, uint64_t id)
+uint32_t model_find(const struct model *m, uint64_t id)
+{
+	for (uint32_t r = 0; r < m->used; r++)
+		if (m->coro[r].in_use && m->coro[r].id == id)
+			return r;
+	return MODEL_NONE;
+}
+
+bool model_watch(struct model *m, uint64_t id,
+		 const struct model_transition *seed, uint32_t nseed)
 {
 	struct model_watch *w = &m->watch;
 
@@ -252,15 +262,11 @@ bool model_watch(struct model *m, uint64_t id)
 			return false;
 	}
 	w->id = id;
-	for (uint32_t r = 0; r < m->cap; r++) {
-		const struct model_coro *c = &m->coro[r];
-
-		if (!c->in_use || c->id != id)
-			continue;
-		for (unsigned i = 0; i < c->recent_count; i++)
-			w->ring[w->count++] = *model_coro_recent(c, i);
-		break;
-	}
+	if (nseed > MODEL_WATCH_MAX)
+		nseed = MODEL_WATCH_MAX;
+	if (nseed)
+		memcpy(w->ring, seed, nseed * sizeof(*seed));
+	w->count = nseed;
 	return true;
 }
 

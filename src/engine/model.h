@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MODEL_RECENT 8
 #define MODEL_NONE UINT32_MAX
 
 enum model_state {
@@ -26,8 +25,19 @@ struct model_transition {
 	uint64_t n;	      /* event number on the station */
 	uint64_t lost_before; /* events lost right before this one */
 	uint8_t is_active;
+	/* Read back from the station's ring when the watch began: a gap
+	 * before it (lost_before) is events no longer in the ring, lost or
+	 * overwritten since -- the ring cannot tell which. */
+	uint8_t from_ring;
 };
 
+/*
+ * One coroutine.  Snapshots copy these whole, 100k at a time, so the record
+ * holds only what the table shows (128 bytes); the engine's bookkeeping
+ * lives in side arrays of struct model, and a coroutine's recent
+ * transitions are read from its station's ring when someone asks
+ * (engine_watch), not kept per record.
+ */
 struct model_coro {
 	uint64_t id; /* model-unique, never reused (unlike probe_id) */
 	uint64_t probe_id;
@@ -37,23 +47,22 @@ struct model_coro {
 	uint64_t last_tid;
 	uint64_t last_addr;
 	uint64_t last_seq;
-	uint64_t switches; /* transitions harvested */
-	uint64_t lost;	   /* transitions lost */
-	uint64_t run_ns;   /* closed running intervals */
-	uint64_t susp_ns;  /* closed suspended intervals */
-	uint64_t sw_mark;  /* switches at the last rate tick */
+	uint64_t switches;     /* transitions harvested */
+	uint64_t lost;	       /* transitions lost */
+	uint64_t run_ns;       /* closed running intervals */
+	uint64_t susp_ns;      /* closed suspended intervals */
+	uint64_t pending_lost; /* lost since the last delivered transition */
 	double sw_per_sec;
 	uint32_t station;
+	uint32_t slot; /* index of the record in the model: stable for the
+			  record's life, below every snapshot's count of
+			  records ever handed out (struct model.used) */
+	uint32_t warn; /* lint mask (1u << enum lint_kind); computed on
+			  snapshot copies only, always 0 in the model */
 	uint8_t state; /* enum model_state */
-	uint8_t recent_count;
-	uint8_t recent_head; /* index of the oldest of recent[] */
 	uint8_t in_use;
 	uint8_t recycled; /* dead, and its station went back to the free list
 			     (or to a new occupant); set by model_close */
-	uint32_t warn;	  /* lint mask (1u << enum lint_kind); computed on
-			     snapshot copies only, always 0 in the model */
-	uint64_t pending_lost; /* lost since the last delivered transition */
-	struct model_transition recent[MODEL_RECENT];
 };
 
 struct model_totals {
@@ -81,7 +90,9 @@ struct model_watch {
 
 struct model {
 	struct model_coro *coro; /* cap records; in_use marks the live ones */
+	uint64_t *sw_mark; /* per record: switches at the last rate tick */
 	uint32_t cap;
+	uint32_t used;	/* one past the highest record ever handed out */
 	uint32_t *free; /* stack of unused record indexes */
 	uint32_t nfree;
 	uint32_t *by_station; /* station -> record, or MODEL_NONE */
@@ -108,22 +119,21 @@ void model_lost(struct model *m, uint32_t station, uint64_t count);
 void model_close(struct model *m, uint32_t station, uint64_t now,
 		 bool recycled);
 
-/* Record every transition of model record `id` from now on (0 stops).
- * The record's last 8 transitions seed the history.  False if out of
- * memory. */
-bool model_watch(struct model *m, uint64_t id);
+/* Record every transition of model record `id` from now on (0 stops),
+ * after the `nseed` transitions in `seed` (oldest first, e.g. read back
+ * from the station's ring).  False if out of memory. */
+bool model_watch(struct model *m, uint64_t id,
+		 const struct model_transition *seed, uint32_t nseed);
 /* The watched history, oldest first: transition i of count. */
 const struct model_transition *model_watch_at(const struct model *m,
 					      uint32_t i);
+/* Record index of model id `id`, or MODEL_NONE. */
+uint32_t model_find(const struct model *m, uint64_t id);
 
 /* Start the rate windows over at `now` (the UI's z key). */
 void model_reset_rates(struct model *m, uint64_t now);
 
 /* Recompute rates and expire dead records older than linger. */
 void model_tick(struct model *m, uint64_t now);
-
-/* Oldest-first transition i (0 <= i < recent_count) of a record. */
-const struct model_transition *model_coro_recent(const struct model_coro *c,
-						 unsigned i);
 
 #endif

@@ -97,3 +97,12 @@ const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)
 			 s->target.exit_code);
 	return b;
 }
+
+const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
+			   char *buf, size_t n)
+{
+	if (s->symtab)
+		return symtab_where(s->symtab, addr, full, buf, n);
+	symtab_hex(addr, buf, n);
+	return buf;
+}

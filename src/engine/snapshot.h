@@ -12,6 +12,7 @@
 
 #include "lint.h"
 #include "model.h"
+#include "symtab.h"
 
 struct snapshot_target {
 	pid_t pid; /* 0 in observer mode */
@@ -27,15 +28,19 @@ struct snapshot {
 	bool sleeping;	   /* engine asleep on the futex/socket */
 	bool observer;	   /* read-only observer of someone else's region */
 	const char *error; /* engine failure (e.g. region truncated), or NULL */
+	/* The target's symbols (engine-owned, thread-safe), or NULL: then
+	 * addresses show in hex.  symtab_gen as of this snapshot. */
+	struct symtab *symtab;
+	uint32_t symtab_gen;
 	struct model_totals t;
 	struct snapshot_target target;
 	/* History of the watched coroutine (engine_watch), oldest first. */
 	uint64_t history_id;		  /* 0: none */
 	struct model_transition *history; /* MODEL_WATCH_MAX entries */
 	size_t nhistory;
-	struct model_coro *coro; /* count records, sorted by model id */
+	struct model_coro *coro; /* count records, in slot order */
 	size_t count;
-	size_t cap;
+	size_t cap; /* allocated; also bounds every record's slot */
 	/* Lints at ts: each record's `warn` mask, and how many records trip
 	 * each lint (filled by snapshot_lint; engine_snapshot calls it). */
 	uint32_t warn_counts[LINT_COUNT];
@@ -54,6 +59,9 @@ const char *snapshot_state_name(uint8_t state);
 /* The target for people: "pid 42 running", "pid 42 exited 3",
  * "pid 42 killed by signal 9", or "observer".  Returns buf. */
 const char *snapshot_target_text(const struct snapshot *s, char *buf, size_t n);
+/* Where `addr` is, for people: symtab_where, or hex without symbols. */
+const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
+			   char *buf, size_t n);
 
 /* (Re)compute every record's `warn` mask and warn_counts at the snapshot's
  * ts, e.g. after a threshold changed while the display is paused. */

@@ -4,7 +4,8 @@
  * Text mirrors top -b: a summary header, then one row per coroutine.  JSON
  * writes one self-contained object per snapshot on one line (documented in
  * docs/JSON.md), so `corotop -b -f json ... | jq` works line by line.
- * Coroutines are listed by model id, oldest first.  The column set is a
+ * Rows come in the order the caller gives (main.c: by model id, oldest
+ * first, or by --sort).  The column set is a
  * const table, shared by the header and the rows.  WARN, the last column,
  * lists the lints a coroutine trips (lint_format tags), or "-" for none, so
  * every row splits into as many words as the header.
@@ -59,7 +60,8 @@ static const struct batch_column batch_columns[] = {
 
 #define BATCH_NCOLUMNS (sizeof(batch_columns) / sizeof(batch_columns[0]))
 
-void batch_print_text(FILE *f, const struct snapshot *s, unsigned max_rows)
+void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
+		      size_t n, unsigned max_rows)
 {
 	char target[64], cell[64];
 	unsigned rows = 0;
@@ -76,13 +78,17 @@ void batch_print_text(FILE *f, const struct snapshot *s, unsigned max_rows)
 	fprintf(f,
 		"Coroutines: %zu shown, %u running, %u suspended, %u dead; "
 		"stations %u/%u, %" PRIu64 " recycled\n\n",
-		s->count, s->t.running, s->t.suspended, s->t.dead,
+		idx ? n : s->count, s->t.running, s->t.suspended, s->t.dead,
 		s->t.stations_allocated, s->t.stations_max, s->t.recycled);
 	for (size_t k = 0; k < BATCH_NCOLUMNS; k++)
 		fprintf(f, "%*s ", batch_columns[k].width,
 			batch_columns[k].title);
 	fputc('\n', f);
-	for (size_t i = 0; i < s->count; i++) {
+	if (!idx)
+		n = s->count;
+	for (size_t i = 0; i < n; i++) {
+		const struct model_coro *c = &s->coro[idx ? idx[i] : i];
+
 		if (max_rows && rows++ >= max_rows)
 			break;
 		for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
@@ -90,9 +96,9 @@ void batch_print_text(FILE *f, const struct snapshot *s, unsigned max_rows)
 
 			if (col->column >= 0)
 				column_table[col->column].cell(
-					cell, sizeof(cell), s, &s->coro[i]);
+					cell, sizeof(cell), s, c);
 			else
-				col->cell(cell, sizeof(cell), s, &s->coro[i]);
+				col->cell(cell, sizeof(cell), s, c);
 			fprintf(f, "%*s ", batch_columns[k].width, cell);
 		}
 		fputc('\n', f);
@@ -114,7 +120,8 @@ static void batch_json_target(FILE *f, const struct snapshot *s)
 		fprintf(f, "\"exit_status\":null,\"term_signal\":null}");
 }
 
-/* The only free text we print is our own error constant; escape anyway. */
+/* Free text: our error constants, and symbol names from the target's
+ * files (the symbolizer keeps them printable ASCII); escaped anyway. */
 static void batch_json_string(FILE *f, const char *str)
 {
 	fputc('"', f);
@@ -142,8 +149,11 @@ static void batch_json_warn(FILE *f, uint32_t mask)
 	}
 }
 
-void batch_print_json(FILE *f, const struct snapshot *s)
+void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
+		      size_t n)
 {
+	char where[256];
+
 	fprintf(f,
 		"{\"ts\":%" PRIu64 ",\"wall_ns\":%" PRIu64
 		",\"stations\":{\"allocated\":%u,\"max\":%u,\"recycled\":"
@@ -173,8 +183,10 @@ void batch_print_json(FILE *f, const struct snapshot *s)
 		fprintf(f, "%s\"%s\":%u", k ? "," : "", lint_name(k),
 			s->warn_counts[k]);
 	fputs("},\"coroutines\":[", f);
-	for (size_t i = 0; i < s->count; i++) {
-		const struct model_coro *c = &s->coro[i];
+	if (!idx)
+		n = s->count;
+	for (size_t i = 0; i < n; i++) {
+		const struct model_coro *c = &s->coro[idx ? idx[i] : i];
 
 		fprintf(f,
 			"%s{\"id\":%" PRIu64 ",\"probe_id\":%" PRIu64
@@ -189,7 +201,10 @@ void batch_print_json(FILE *f, const struct snapshot *s)
 			c->sw_per_sec, snapshot_run_pct(s, c),
 			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
 		batch_json_warn(f, c->warn);
-		fputs("]}", f);
+		fputs("],\"where\":", f);
+		batch_json_string(f, snapshot_where(s, c->last_addr, true,
+						    where, sizeof(where)));
+		fputs("}", f);
 	}
 	fputs("]}\n", f);
 }

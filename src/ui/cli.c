@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <ctype.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -32,6 +34,7 @@ const char cli_usage[] =
 	"  -f, --format text|json   batch output format (json: one object "
 	"per line)\n"
 	"  -s, --stations N         stations to preallocate (default 4096)\n"
+	"  -s COLUMN                the same as --sort COLUMN (like htop)\n"
 	"      --jsonl FILE         append every harvested event as one JSON "
 	"line\n"
 	"  -C, --no-color           monochrome (also when NO_COLOR is set)\n"
@@ -48,6 +51,7 @@ const char cli_usage[] =
 
 enum {
 	OPT_JSONL = 256,
+	OPT_STATIONS,
 	OPT_SHM,
 	OPT_SOCK,
 	OPT_SORT,
@@ -58,7 +62,7 @@ static const struct option cli_options[] = {
 	{"iterations", required_argument, NULL, 'n'},
 	{"delay", required_argument, NULL, 'd'},
 	{"format", required_argument, NULL, 'f'},
-	{"stations", required_argument, NULL, 's'},
+	{"stations", required_argument, NULL, OPT_STATIONS},
 	{"jsonl", required_argument, NULL, OPT_JSONL},
 	{"shm", required_argument, NULL, OPT_SHM},
 	{"sock", required_argument, NULL, OPT_SOCK},
@@ -169,6 +173,18 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						optarg);
 			break;
 		case 's':
+			/* htop's -s COLUMN sorts; ours also sizes the region
+			 * (-s N).  A column name never starts with a digit,
+			 * so the argument says which is meant. */
+			if (!isdigit((unsigned char)optarg[0]) &&
+			    optarg[0] != '-' && optarg[0] != '+' &&
+			    optarg[0] != ' ' && optarg[0]) {
+				out->sort = optarg;
+				break;
+			}
+			/* Otherwise a count, as for --stations. */
+			/* fall through */
+		case OPT_STATIONS:
 			if (!cli_number(optarg, 1, CTP_MAX_STATIONS_LIMIT, &v))
 				return cli_fail(err, errlen,
 						"--stations expects a count "

@@ -8,26 +8,18 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "../common/duration.h"
+#include "../common/numtext.h"
 #include "../engine/lint.h"
-
-#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
 
 static void cell_id(char *b, size_t n, const struct snapshot *s,
 		    const struct model_coro *c)
 {
 	(void)s;
-	snprintf(b, n, "%" PRIx64, c->probe_id);
-}
-
-static int cmp_id(const struct snapshot *s, const struct model_coro *a,
-		  const struct model_coro *b)
-{
-	(void)s;
-	return CMP(a->probe_id, b->probe_id) ? CMP(a->probe_id, b->probe_id)
-					     : CMP(a->id, b->id);
+	numtext_hex(b, n, c->probe_id);
 }
 
 static void cell_state(char *b, size_t n, const struct snapshot *s,
@@ -37,33 +29,14 @@ static void cell_state(char *b, size_t n, const struct snapshot *s,
 	snprintf(b, n, "%c", c->state);
 }
 
-static int state_rank(uint8_t st)
-{
-	return st == MODEL_RUNNING ? 0 : st == MODEL_SUSPENDED ? 1 : 2;
-}
-
-static int cmp_state(const struct snapshot *s, const struct model_coro *a,
-		     const struct model_coro *b)
-{
-	(void)s;
-	return CMP(state_rank(a->state), state_rank(b->state));
-}
-
 static void cell_tid(char *b, size_t n, const struct snapshot *s,
 		     const struct model_coro *c)
 {
 	(void)s;
 	if (c->switches)
-		snprintf(b, n, "%" PRIu64, c->last_tid);
+		numtext_dec(b, n, c->last_tid);
 	else
 		snprintf(b, n, "-");
-}
-
-static int cmp_tid(const struct snapshot *s, const struct model_coro *a,
-		   const struct model_coro *b)
-{
-	(void)s;
-	return CMP(a->last_tid, b->last_tid);
 }
 
 static void cell_age(char *b, size_t n, const struct snapshot *s,
@@ -72,36 +45,17 @@ static void cell_age(char *b, size_t n, const struct snapshot *s,
 	duration_format(b, n, snapshot_age_ns(s, c));
 }
 
-static int cmp_age(const struct snapshot *s, const struct model_coro *a,
-		   const struct model_coro *b)
-{
-	return CMP(snapshot_age_ns(s, a), snapshot_age_ns(s, b));
-}
-
 static void cell_in_state(char *b, size_t n, const struct snapshot *s,
 			  const struct model_coro *c)
 {
 	duration_format(b, n, snapshot_in_state_ns(s, c));
 }
 
-static int cmp_in_state(const struct snapshot *s, const struct model_coro *a,
-			const struct model_coro *b)
-{
-	return CMP(snapshot_in_state_ns(s, a), snapshot_in_state_ns(s, b));
-}
-
 static void cell_switches(char *b, size_t n, const struct snapshot *s,
 			  const struct model_coro *c)
 {
 	(void)s;
-	snprintf(b, n, "%" PRIu64, c->switches);
-}
-
-static int cmp_switches(const struct snapshot *s, const struct model_coro *a,
-			const struct model_coro *b)
-{
-	(void)s;
-	return CMP(a->switches, b->switches);
+	numtext_dec(b, n, c->switches);
 }
 
 static void cell_swps(char *b, size_t n, const struct snapshot *s,
@@ -111,65 +65,31 @@ static void cell_swps(char *b, size_t n, const struct snapshot *s,
 	snprintf(b, n, "%.0f", c->sw_per_sec);
 }
 
-static int cmp_swps(const struct snapshot *s, const struct model_coro *a,
-		    const struct model_coro *b)
-{
-	(void)s;
-	return CMP(a->sw_per_sec, b->sw_per_sec);
-}
-
 static void cell_run(char *b, size_t n, const struct snapshot *s,
 		     const struct model_coro *c)
 {
 	snprintf(b, n, "%.1f", snapshot_run_pct(s, c));
 }
 
-static int cmp_run(const struct snapshot *s, const struct model_coro *a,
-		   const struct model_coro *b)
-{
-	return CMP(snapshot_run_pct(s, a), snapshot_run_pct(s, b));
-}
-
 static void cell_seq(char *b, size_t n, const struct snapshot *s,
 		     const struct model_coro *c)
 {
 	(void)s;
-	snprintf(b, n, "%" PRIu64, c->last_seq);
-}
-
-static int cmp_seq(const struct snapshot *s, const struct model_coro *a,
-		   const struct model_coro *b)
-{
-	(void)s;
-	return CMP(a->last_seq, b->last_seq);
+	numtext_dec(b, n, c->last_seq);
 }
 
 static void cell_lost(char *b, size_t n, const struct snapshot *s,
 		      const struct model_coro *c)
 {
 	(void)s;
-	snprintf(b, n, "%" PRIu64, c->lost);
+	numtext_dec(b, n, c->lost);
 }
 
-static int cmp_lost(const struct snapshot *s, const struct model_coro *a,
-		    const struct model_coro *b)
-{
-	(void)s;
-	return CMP(a->lost, b->lost);
-}
-
+/* Symbolized when the engine has the target's symbols. */
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
-	(void)s;
-	snprintf(b, n, "0x%" PRIx64, c->last_addr);
-}
-
-static int cmp_where(const struct snapshot *s, const struct model_coro *a,
-		     const struct model_coro *b)
-{
-	(void)s;
-	return CMP(a->last_addr, b->last_addr);
+	snapshot_where(s, c->last_addr, true, b, n);
 }
 
 static void cell_warn(char *b, size_t n, const struct snapshot *s,
@@ -179,48 +99,126 @@ static void cell_warn(char *b, size_t n, const struct snapshot *s,
 	lint_format(c->warn, b, n);
 }
 
-static int cmp_warn(const struct snapshot *s, const struct model_coro *a,
-		    const struct model_coro *b)
+/* ---- sort keys: ascending order of the column as one uint64_t ---- */
+
+/* Non-negative doubles order like their bit patterns; negative ones (a
+ * rate never is, but the table is untrusted arithmetic) sort first. */
+static uint64_t key_double(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return (u >> 63) ? ~u : u | (1ull << 63);
+}
+
+static uint64_t key_id(const struct snapshot *s, const struct model_coro *c)
 {
 	(void)s;
-	return CMP(__builtin_popcount(a->warn), __builtin_popcount(b->warn))
-		       ? CMP(__builtin_popcount(a->warn),
-			     __builtin_popcount(b->warn))
-		       : CMP(a->warn, b->warn);
+	return c->probe_id;
+}
+
+static uint64_t key_state(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->state == MODEL_RUNNING     ? 0
+	       : c->state == MODEL_SUSPENDED ? 1
+					     : 2;
+}
+
+static uint64_t key_tid(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->last_tid;
+}
+
+static uint64_t key_age(const struct snapshot *s, const struct model_coro *c)
+{
+	return snapshot_age_ns(s, c);
+}
+
+static uint64_t key_in_state(const struct snapshot *s,
+			     const struct model_coro *c)
+{
+	return snapshot_in_state_ns(s, c);
+}
+
+static uint64_t key_switches(const struct snapshot *s,
+			     const struct model_coro *c)
+{
+	(void)s;
+	return c->switches;
+}
+
+static uint64_t key_swps(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return key_double(c->sw_per_sec);
+}
+
+static uint64_t key_run(const struct snapshot *s, const struct model_coro *c)
+{
+	return key_double(snapshot_run_pct(s, c));
+}
+
+static uint64_t key_seq(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->last_seq;
+}
+
+static uint64_t key_lost(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->lost;
+}
+
+/* By address: the switch points of one function sort together. */
+static uint64_t key_where(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->last_addr;
+}
+
+/* More warnings first when inverted; the mask orders equal counts. */
+static uint64_t key_warn(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return (uint64_t)__builtin_popcount(c->warn) << 32 | c->warn;
 }
 
 const struct column column_table[COL_COUNT] = {
 	[COL_ID] = {"id", "ID", 14, false, 0,
-		    "probe id given by the program (hex)", cell_id, cmp_id},
+		    "probe id given by the program (hex)", cell_id, key_id},
 	[COL_STATE] = {"state", "S", 1, false, 0,
-		       "R running, S suspended, D dead", cell_state, cmp_state},
+		       "R running, S suspended, D dead", cell_state, key_state},
 	[COL_TID] = {"tid", "TID", 7, false, 2, "OS thread of the last switch",
-		     cell_tid, cmp_tid},
+		     cell_tid, key_tid},
 	[COL_AGE] = {"age", "AGE", 7, false, 4,
-		     "time since the coroutine was born", cell_age, cmp_age},
+		     "time since the coroutine was born", cell_age, key_age},
 	[COL_IN_STATE] = {"in-state", "IN-STATE", 8, false, 1,
 			  "time spent in the current state", cell_in_state,
-			  cmp_in_state},
+			  key_in_state},
 	[COL_SWITCHES] = {"switches", "SWITCHES", 8, false, 5,
 			  "state changes harvested since birth", cell_switches,
-			  cmp_switches},
+			  key_switches},
 	[COL_SWPS] = {"sw/s", "SW/s", 6, false, 3,
 		      "state changes per second (last 1 s)", cell_swps,
-		      cmp_swps},
+		      key_swps},
 	[COL_RUN] = {"run%", "RUN%", 5, false, 3,
 		     "share of its observed life spent running", cell_run,
-		     cmp_run},
+		     key_run},
 	[COL_SEQ] = {"seq", "SEQ", 8, false, 6, "seq of the last slot written",
-		     cell_seq, cmp_seq},
+		     cell_seq, key_seq},
 	[COL_LOST] = {"lost", "LOST", 5, false, 5,
 		      "changes overwritten before being read", cell_lost,
-		      cmp_lost},
-	[COL_WHERE] = {"where", "WHERE", -18, false, 1,
-		       "last switch address (where it parked)", cell_where,
-		       cmp_where},
+		      key_lost},
+	[COL_WHERE] =
+		{"where", "WHERE", -18, false, 1,
+		 "where it last switched (parked): function+offset (file:line)",
+		 cell_where, key_where},
 	[COL_WARN] = {"warn", "WARN", 11, true, 2,
 		      "WAKE? STALL STORM DEAD (w lists them)", cell_warn,
-		      cmp_warn},
+		      key_warn},
 };
 
 int column_find(const char *name)

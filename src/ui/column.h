@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../engine/snapshot.h"
 
@@ -36,9 +37,9 @@ struct column {
 	/* Text of the cell (also what search and filter match). */
 	void (*cell)(char *buf, size_t n, const struct snapshot *s,
 		     const struct model_coro *c);
-	/* Ascending order of two coroutines by this column. */
-	int (*cmp)(const struct snapshot *s, const struct model_coro *a,
-		   const struct model_coro *b);
+	/* Sort key: ascending order of the column as one number, so rows
+	 * sort by a radix pass over precomputed keys (order.c). */
+	uint64_t (*key)(const struct snapshot *s, const struct model_coro *c);
 };
 
 extern const struct column column_table[COL_COUNT];

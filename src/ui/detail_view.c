@@ -1,10 +1,10 @@
 /*
  * detail_view: one coroutine, drilled into from the table (Enter; Esc goes
  * back).  It shows the coroutine's fields, its most recent transitions
- * (the engine keeps the last 8, oldest first) with a gap marker where
- * events were lost, a running/suspended timeline over the span those
- * transitions cover, and the time-in-state distribution of the intervals
- * between them.
+ * (what its station's ring still held when the view opened, then every one
+ * harvested since; oldest first) with a gap marker where events were lost, a
+ * running/suspended timeline over the span those transitions cover, and the
+ * time-in-state distribution of the intervals between them.
  */
 #define _GNU_SOURCE
 #include <curses.h>
@@ -49,46 +49,78 @@ static void detail_dist(char *b, size_t n, uint64_t *v, size_t k)
 		 k == 1 ? "" : "s", p50, p90, p99, max);
 }
 
+/* The transitions to show, oldest first: the engine's history of this
+ * coroutine, which starts with what was still in its station's ring when
+ * the view opened and grows from there. */
+static size_t detail_history(const struct tui *t, const struct model_coro *c,
+			     const struct model_transition **out)
+{
+	*out = t->snap.history;
+	return t->snap.history_id == c->id ? t->snap.nhistory : 0;
+}
+
+#define DETAIL_RING_ROWS 8 /* transitions listed: one ring's worth */
+
+static const char *detail_bar(const struct tui *t)
+{
+	return t->ascii ? "~~" : "\u2504\u2504";
+}
+
+static void detail_gap(struct tui *t, int y, const struct model_transition *tr)
+{
+	const char *bar = detail_bar(t), *s = tr->lost_before == 1 ? "" : "s";
+
+	attron(tui_attr(t, PAIR_WARN));
+	if (tr->from_ring)
+		tui_text(t, y, 1, A_NORMAL,
+			 "%s %" PRIu64 " event%s no longer in the ring (lost "
+			 "or overwritten) %s",
+			 bar, tr->lost_before, s, bar);
+	else
+		tui_text(t, y, 1, A_NORMAL, "%s %" PRIu64 " event%s lost %s",
+			 bar, tr->lost_before, s, bar);
+	attroff(tui_attr(t, PAIR_WARN));
+}
+
 static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 {
+	const struct model_transition *h;
+	size_t n = detail_history(t, c, &h);
+	size_t first = n > DETAIL_RING_ROWS ? n - DETAIL_RING_ROWS : 0;
+
 	if (y >= t->lines - 3)
 		return y;
 	tui_text(t, y++, 1, A_NORMAL, "Last transitions (oldest first)");
 	attron(tui_attr(t, PAIR_TITLE));
-	tui_text(t, y++, 1, A_NORMAL, "%10s %12s %8s %-18s %-9s", "EVENT",
-		 "WHEN", "TID", "ADDR", "STATE");
+	tui_text(t, y++, 1, A_NORMAL, "%10s %12s %8s %-18s %-9s %s", "EVENT",
+		 "WHEN", "TID", "ADDR", "STATE", "WHERE");
 	attroff(tui_attr(t, PAIR_TITLE));
-	for (unsigned i = 0; i < c->recent_count && y < t->lines - 6; i++) {
-		const struct model_transition *tr = model_coro_recent(c, i);
-		char ago[16];
+	for (size_t i = first; i < n && y < t->lines - 6; i++) {
+		const struct model_transition *tr = &h[i];
+		char ago[16], where[128];
 
-		if (tr->lost_before) {
-			attron(tui_attr(t, PAIR_WARN));
-			tui_text(t, y++, 1, A_NORMAL,
-				 "%s %" PRIu64 " event%s lost %s",
-				 t->ascii ? "~~" : "\u2504\u2504",
-				 tr->lost_before,
-				 tr->lost_before == 1 ? "" : "s",
-				 t->ascii ? "~~" : "\u2504\u2504");
-			attroff(tui_attr(t, PAIR_WARN));
-		}
+		if (tr->lost_before)
+			detail_gap(t, y++, tr);
 		duration_format(ago, sizeof(ago),
 				t->snap.ts > tr->ts ? t->snap.ts - tr->ts : 0);
+		/* A name only: without symbols ADDR says it all. */
+		snapshot_where(&t->snap, tr->addr, false, where, sizeof(where));
 		tui_text(t, y++, 1, A_NORMAL,
 			 "%10" PRIu64 " %8s ago %8" PRIu64 " 0x%016" PRIx64
-			 " %-9s",
+			 " %-9s %s",
 			 tr->n, ago, tr->tid, tr->addr,
-			 tr->is_active ? "running" : "suspended");
+			 tr->is_active ? "running" : "suspended",
+			 strncmp(where, "0x", 2) ? where : "");
 	}
-	if (!c->recent_count)
-		tui_text(t, y++, 1, A_NORMAL,
-			 "  (no transition harvested yet)");
+	if (!n)
+		tui_text(t, y++, 1, A_NORMAL, "%s",
+			 c->switches ? "  (none left in its station's ring)"
+				     : "  (no transition harvested yet)");
 	if (c->pending_lost) {
 		attron(tui_attr(t, PAIR_WARN));
 		tui_text(t, y++, 1, A_NORMAL,
-			 "%s %" PRIu64 " more lost since %s",
-			 t->ascii ? "~~" : "\u2504\u2504", c->pending_lost,
-			 t->ascii ? "~~" : "\u2504\u2504");
+			 "%s %" PRIu64 " more lost since %s", detail_bar(t),
+			 c->pending_lost, detail_bar(t));
 		attroff(tui_attr(t, PAIR_WARN));
 	}
 	return y;
@@ -96,30 +128,12 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 
 #define DETAIL_WINDOW_NS 10000000000ull /* timeline span: 10 s */
 
-/* The transitions to show: the engine's full history of this coroutine
- * when it has one (kept since the detail view opened), else its last 8. */
-static size_t detail_history(const struct tui *t, const struct model_coro *c,
-			     const struct model_transition **out,
-			     struct model_transition *buf)
-{
-	if (t->snap.history_id == c->id && t->snap.nhistory) {
-		*out = t->snap.history;
-		return t->snap.nhistory;
-	}
-	for (unsigned i = 0; i < c->recent_count; i++)
-		buf[i] = *model_coro_recent(c, i);
-	*out = buf;
-	return c->recent_count;
-}
-
 /* Running/suspended over the last 10 s (or since the first transition
  * known), one cell per slice, plus the switch count in that window. */
 static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 {
-	struct model_transition recent[MODEL_RECENT];
 	const struct model_transition *h;
-	size_t n = detail_history(t, c, &h, recent), in_window = 0, nrun = 0,
-	       nsusp = 0;
+	size_t n = detail_history(t, c, &h), in_window = 0, nrun = 0, nsusp = 0;
 	int width = t->cols - 14;
 	uint64_t end = c->state == MODEL_DEAD ? c->dead_ts : t->snap.ts;
 	uint64_t start = end > DETAIL_WINDOW_NS ? end - DETAIL_WINDOW_NS : 0;
@@ -174,9 +188,8 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 		else
 			susp[nsusp++] = d;
 	}
-	tui_text(t, y++, 1, TUI_NORMAL, "Time in state, %zu transitions %s:", n,
-		 t->snap.history_id == c->id ? "since this view opened"
-					     : "(the last ones kept)");
+	tui_text(t, y++, 1, TUI_NORMAL,
+		 "Time in state, %zu transitions since this view opened:", n);
 	detail_dist(line, sizeof(line), run, nrun);
 	tui_text(t, y++, 3, TUI_NORMAL, "running    %s", line);
 	detail_dist(line, sizeof(line), susp, nsusp);
@@ -189,7 +202,7 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 void detail_view_draw(struct tui *t)
 {
 	const struct model_coro *c = detail_find(t);
-	char age[16], in[16];
+	char age[16], in[16], where[256];
 	int y = 5;
 
 	if (!c) {
@@ -210,6 +223,13 @@ void detail_view_draw(struct tui *t)
 		 "%.1f%% running, %" PRIu64 " lost",
 		 snapshot_state_name(c->state), in, age, c->switches,
 		 c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost);
+	if (c->switches)
+		tui_text(t, y++, 1, A_NORMAL, "%s at %s",
+			 c->state == MODEL_RUNNING ? "Last switch" : "Parked",
+			 snapshot_where(&t->snap, c->last_addr, true, where,
+					sizeof(where)));
+	else
+		tui_text(t, y++, 1, A_NORMAL, "No switch yet");
 	y++;
 	y = detail_ring(t, c, y);
 	y++;

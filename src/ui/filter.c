@@ -1,19 +1,34 @@
 /*
  * filter: the table filter language.
  *
- *   text           rows whose cells contain "text" (case-insensitive)
- *   !regex         rows whose joined cells match the POSIX extended regex
+ *   text           rows whose name cells contain "text" (case-insensitive)
+ *   !regex         rows whose name cells, joined by spaces, match the POSIX
+ *                  extended regex
  *   key=value ...  field terms: the cell of column `key` equals value
  *                  (case-insensitive); state accepts R/S/D or the word, id
  *                  and where accept an optional 0x.  Terms and a remaining
  *                  substring combine with AND: "state=S tid=42 conn".
  *
- * Keys are column names (column.c), so every column is filterable.
+ * The name cells are the ones that say which coroutine a row is and where
+ * it is: ID, TID, WHERE and WARN.  Numbers that move with time (AGE,
+ * SW/s, ...) are not text to search in; field terms reach every column.
+ *
+ * Keys are column names (column.c), so every column is filterable.  Terms on
+ * integer columns compare numbers, not text.
+ *
+ * Speed.  filter_select runs over every coroutine on every refresh, 100k of
+ * them, so the text match is memoised per record slot: the result stays
+ * valid while the record (by id) shows the same name cells (tid, address,
+ * warnings), the symbols are the same, and the filter is the same.  Only rows
+ * whose name cells changed are formatted and matched again.
  */
+#define _GNU_SOURCE /* memmem */
 #include "filter.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -28,13 +43,60 @@ void filter_finish(struct filter *f)
 {
 	if (f->regex_on)
 		regfree(&f->regex);
+	free(f->memo);
 	memset(f, 0, sizeof(*f));
 }
 
-static void filter_lower(char *s)
+/* Integer columns whose field terms compare numbers; `hex` for the ones
+ * shown in hex. */
+static bool filter_numeric(int column, bool *hex)
 {
-	for (; *s; s++)
-		*s = (char)tolower((unsigned char)*s);
+	*hex = column == COL_ID || column == COL_WHERE;
+	return column == COL_ID || column == COL_TID ||
+	       column == COL_SWITCHES || column == COL_SEQ ||
+	       column == COL_LOST || column == COL_WHERE;
+}
+
+/* The term's value as a number of its column, when it is one. */
+static void filter_parse_term(struct filter_term *t)
+{
+	const char *v = t->value;
+	char *end;
+	bool hex;
+
+	t->numeric = false;
+	if (!filter_numeric(t->column, &hex))
+		return;
+	if (hex && v[0] == '0' && (v[1] == 'x' || v[1] == 'X'))
+		v += 2;
+	if (!*v || *v == '-' || *v == '+' || *v == ' ')
+		return;
+	errno = 0;
+	t->num = strtoull(v, &end, hex ? 16 : 10);
+	t->numeric = !*end && !errno;
+}
+
+/* ASCII only, as the cells are; returns the length. */
+static size_t filter_lower(char *s)
+{
+	char *p = s;
+
+	for (; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	return (size_t)(p - s);
+}
+
+/* f becomes nf.  The memo's memory is kept, its results are not: the
+ * generation moves on (skipping 0, which marks never-computed entries). */
+static void filter_adopt(struct filter *f, struct filter *nf)
+{
+	nf->memo = f->memo;
+	nf->memo_cap = f->memo_cap;
+	nf->memo_gen = f->memo_gen + 1 ? f->memo_gen + 1 : 1;
+	f->memo = NULL;
+	filter_finish(f);
+	*f = *nf;
 }
 
 bool filter_set(struct filter *f, const char *text, char *err, size_t n)
@@ -47,10 +109,10 @@ bool filter_set(struct filter *f, const char *text, char *err, size_t n)
 	filter_init(&nf);
 	snprintf(nf.text, sizeof(nf.text), "%s", text);
 	if (!*text) {
-		filter_finish(f);
-		*f = nf;
+		filter_adopt(f, &nf);
 		return true;
 	}
+
 	nf.active = true;
 	if (text[0] == '!') {
 		rc = regcomp(&nf.regex, text + 1,
@@ -63,8 +125,7 @@ bool filter_set(struct filter *f, const char *text, char *err, size_t n)
 			return false;
 		}
 		nf.regex_on = true;
-		filter_finish(f);
-		*f = nf;
+		filter_adopt(f, &nf);
 		return true;
 	}
 	snprintf(buf, sizeof(buf), "%s", text);
@@ -92,6 +153,7 @@ bool filter_set(struct filter *f, const char *text, char *err, size_t n)
 			nf.terms[nf.nterms].column = col;
 			snprintf(nf.terms[nf.nterms].value,
 				 sizeof(nf.terms[0].value), "%s", eq + 1);
+			filter_parse_term(&nf.terms[nf.nterms]);
 			nf.nterms++;
 			continue;
 		}
@@ -102,8 +164,7 @@ bool filter_set(struct filter *f, const char *text, char *err, size_t n)
 			used = sizeof(nf.substr) - 1;
 	}
 	filter_lower(nf.substr);
-	filter_finish(f);
-	*f = nf;
+	filter_adopt(f, &nf);
 	return true;
 }
 
@@ -118,42 +179,76 @@ static bool filter_term_match(const struct filter_term *t,
 {
 	char cell[96];
 
-	column_table[t->column].cell(cell, sizeof(cell), s, c);
 	if (t->column == COL_STATE)
-		return toupper((unsigned char)t->value[0]) == cell[0];
+		return toupper((unsigned char)t->value[0]) == c->state;
+	if (t->numeric) {
+		switch (t->column) {
+		case COL_ID:
+			return c->probe_id == t->num;
+		case COL_TID:
+			return c->switches && c->last_tid == t->num;
+		case COL_SWITCHES:
+			return c->switches == t->num;
+		case COL_SEQ:
+			return c->last_seq == t->num;
+		case COL_LOST:
+			return c->lost == t->num;
+		case COL_WHERE:
+			return c->last_addr == t->num;
+		}
+	}
+	column_table[t->column].cell(cell, sizeof(cell), s, c);
 	if (t->column == COL_ID || t->column == COL_WHERE)
 		return !strcasecmp(filter_strip_0x(cell),
 				   filter_strip_0x(t->value));
 	return !strcasecmp(cell, t->value);
 }
 
-static void filter_row_text(char *buf, size_t n, const struct snapshot *s,
-			    const struct model_coro *c)
+/* The name cells, space-separated and lowercased. */
+static const int filter_name_cells[] = {COL_ID, COL_TID, COL_WHERE, COL_WARN};
+
+static size_t filter_row_text(char *buf, size_t n, const struct snapshot *s,
+			      const struct model_coro *c)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int k = 0; k < COL_COUNT && used + 1 < n; k++) {
-		char cell[96];
-
-		column_table[k].cell(cell, sizeof(cell), s, c);
-		used += (size_t)snprintf(buf + used, n - used, "%s%s",
-					 k ? " " : "", cell);
-		if (used >= n)
-			used = n - 1;
+	for (size_t k = 0;
+	     k < sizeof(filter_name_cells) / sizeof(filter_name_cells[0]) &&
+	     used + 2 < n;
+	     k++) {
+		if (k)
+			buf[used++] = ' ';
+		column_table[filter_name_cells[k]].cell(buf + used, n - used, s,
+							c);
+		used += filter_lower(buf + used);
 	}
+	return used;
 }
 
 bool filter_row_contains(const struct snapshot *s, const struct model_coro *c,
 			 const char *needle)
 {
-	char row[512];
+	char row[256];
+	size_t len;
 
 	if (!*needle)
 		return true;
-	filter_row_text(row, sizeof(row), s, c);
-	filter_lower(row);
-	return strstr(row, needle) != NULL;
+	len = filter_row_text(row, sizeof(row), s, c);
+	return memmem(row, len, needle, strlen(needle)) != NULL;
+}
+
+/* The text part of the filter (regex or substring), without the memo. */
+static bool filter_text_match(const struct filter *f, const struct snapshot *s,
+			      const struct model_coro *c)
+{
+	char row[256];
+
+	if (f->regex_on) {
+		filter_row_text(row, sizeof(row), s, c);
+		return regexec(&f->regex, row, 0, NULL, 0) == 0;
+	}
+	return filter_row_contains(s, c, f->substr);
 }
 
 bool filter_match(const struct filter *f, const struct snapshot *s,
@@ -161,14 +256,79 @@ bool filter_match(const struct filter *f, const struct snapshot *s,
 {
 	if (!f->active)
 		return true;
-	if (f->regex_on) {
-		char row[512];
-
-		filter_row_text(row, sizeof(row), s, c);
-		return regexec(&f->regex, row, 0, NULL, 0) == 0;
-	}
 	for (unsigned i = 0; i < f->nterms; i++)
 		if (!filter_term_match(&f->terms[i], s, c))
 			return false;
-	return filter_row_contains(s, c, f->substr);
+	return filter_text_match(f, s, c);
+}
+
+/* What the name cells depend on, besides the record's identity. */
+static bool filter_memo_valid(const struct filter *f,
+			      const struct filter_memo *m,
+			      const struct model_coro *c)
+{
+	return m->gen == f->memo_gen && m->id == c->id &&
+	       m->tid == (c->switches ? c->last_tid : UINT64_MAX) &&
+	       m->addr == c->last_addr && m->warn == c->warn;
+}
+
+static bool filter_memo_grow(struct filter *f, size_t need)
+{
+	struct filter_memo *m;
+
+	if (need <= f->memo_cap)
+		return true;
+	m = realloc(f->memo, need * sizeof(*m));
+	if (!m)
+		return false;
+	/* gen 0 is never current (filter_set starts at 1). */
+	memset(m + f->memo_cap, 0, (need - f->memo_cap) * sizeof(*m));
+	f->memo = m;
+	f->memo_cap = need;
+	return true;
+}
+
+size_t filter_select(struct filter *f, const struct snapshot *s, uint32_t *idx)
+{
+	bool text = f->regex_on || f->substr[0];
+	bool memo = text && filter_memo_grow(f, s->cap);
+	size_t n = 0;
+
+	/* New symbols may rename every WHERE cell: start the memo over. */
+	if (memo && s->symtab_gen != f->memo_symgen) {
+		f->memo_symgen = s->symtab_gen;
+		f->memo_gen = f->memo_gen + 1 ? f->memo_gen + 1 : 1;
+	}
+
+	for (size_t i = 0; i < s->count; i++) {
+		const struct model_coro *c = &s->coro[i];
+		bool ok = true;
+
+		if (f->active) {
+			for (unsigned k = 0; k < f->nterms && ok; k++)
+				ok = filter_term_match(&f->terms[k], s, c);
+			if (ok && text && memo && c->slot < f->memo_cap) {
+				struct filter_memo *m = &f->memo[c->slot];
+
+				if (!filter_memo_valid(f, m, c)) {
+					*m = (struct filter_memo){
+						.id = c->id,
+						.tid = c->switches ? c->last_tid
+								   : UINT64_MAX,
+						.addr = c->last_addr,
+						.warn = c->warn,
+						.gen = f->memo_gen,
+						.match = filter_text_match(f, s,
+									   c),
+					};
+				}
+				ok = m->match;
+			} else if (ok && text) {
+				ok = filter_text_match(f, s, c);
+			}
+		}
+		if (ok)
+			idx[n++] = (uint32_t)i;
+	}
+	return n;
 }

@@ -7,6 +7,7 @@
 #include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../engine/snapshot.h"
 
@@ -15,6 +16,16 @@
 struct filter_term {
 	int column; /* enum column_id */
 	char value[64];
+	bool numeric; /* value parsed as a number of the column: num */
+	uint64_t num;
+};
+
+/* One record slot's last text-match result, and what it depended on. */
+struct filter_memo {
+	uint64_t id, tid, addr;
+	uint32_t warn;
+	uint32_t gen; /* struct filter.memo_gen when computed */
+	bool match;
 };
 
 struct filter {
@@ -25,6 +36,10 @@ struct filter {
 	char substr[128]; /* what is left after field terms, lowercased */
 	struct filter_term terms[FILTER_MAX_TERMS];
 	unsigned nterms;
+	struct filter_memo *memo; /* by record slot (model_coro.slot) */
+	size_t memo_cap;
+	uint32_t memo_gen;    /* bumped by every filter_set */
+	uint32_t memo_symgen; /* snapshot.symtab_gen the memo is valid for */
 };
 
 void filter_init(struct filter *f);
@@ -34,8 +49,11 @@ void filter_finish(struct filter *f);
 bool filter_set(struct filter *f, const char *text, char *err, size_t n);
 bool filter_match(const struct filter *f, const struct snapshot *s,
 		  const struct model_coro *c);
-/* Case-insensitive substring match of `needle` in any visible cell (used by
- * search as well). */
+/* Indexes (into s->coro) of the records that match, in snapshot order;
+ * returns how many.  idx has room for s->count. */
+size_t filter_select(struct filter *f, const struct snapshot *s, uint32_t *idx);
+/* Case-insensitive substring match of `needle` (lowercase) in the name
+ * cells (ID, TID, WHERE, WARN); search uses it too. */
 bool filter_row_contains(const struct snapshot *s, const struct model_coro *c,
 			 const char *needle);
 

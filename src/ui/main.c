@@ -45,6 +45,11 @@ struct main_loop {
 	sigset_t sigs;
 	bool live; /* interactive ncurses interface */
 	unsigned printed;
+	int sort_column; /* -1: by model id */
+	struct filter filter;
+	struct order order;
+	uint32_t *idx;
+	size_t cap_idx;
 };
 
 static uint64_t main_now(void)
@@ -55,13 +60,36 @@ static uint64_t main_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The rows a batch snapshot prints (-F, --sort), in order, into *n; NULL
+ * (every row, snapshot order) without memory. */
+static const uint32_t *main_order(struct main_loop *m, size_t *n)
+{
+	if (m->snap.count > m->cap_idx) {
+		uint32_t *idx = realloc(m->idx, m->snap.count * sizeof(*idx));
+
+		if (!idx)
+			return NULL;
+		m->idx = idx;
+		m->cap_idx = m->snap.count;
+	}
+	*n = filter_select(&m->filter, &m->snap, m->idx);
+	if (!order_sort(&m->order, &m->snap, m->idx, *n, m->sort_column, false,
+			false))
+		return NULL;
+	return m->idx;
+}
+
 static void main_print(struct main_loop *m)
 {
+	const uint32_t *idx;
+	size_t n = 0;
+
 	engine_snapshot(m->engine, &m->snap);
+	idx = main_order(m, &n);
 	if (m->cli.format == CLI_JSON)
-		batch_print_json(stdout, &m->snap);
+		batch_print_json(stdout, &m->snap, idx, n);
 	else
-		batch_print_text(stdout, &m->snap, 0);
+		batch_print_text(stdout, &m->snap, idx, n, 0);
 	fflush(stdout);
 	m->printed++;
 }
@@ -189,6 +217,15 @@ int main(int argc, char **argv)
 			m.cli.sort);
 		return 2;
 	}
+	/* -F is parsed here, before a target starts, so a typo costs
+	 * nothing; batch mode filters with it, the TUI parses it again. */
+	filter_init(&m.filter);
+	if (m.cli.filter &&
+	    !filter_set(&m.filter, m.cli.filter, err, sizeof(err))) {
+		fprintf(stderr, "corotop: -F: %s\n", err);
+		filter_finish(&m.filter);
+		return 2;
+	}
 	sigemptyset(&m.sigs);
 	sigaddset(&m.sigs, SIGINT);
 	sigaddset(&m.sigs, SIGTERM);
@@ -237,8 +274,13 @@ int main(int argc, char **argv)
 
 		status = tui_run(m.engine, &to);
 	} else {
+		m.sort_column = m.cli.sort ? column_find(m.cli.sort) : -1;
+		order_init(&m.order);
 		status = main_run(&m);
+		order_finish(&m.order);
+		free(m.idx);
 	}
+	filter_finish(&m.filter);
 	engine_terminate_target(m.engine, 2000);
 	if (!engine_destroy(m.engine)) {
 		fprintf(stderr, "corotop: writing %s failed: %s\n",

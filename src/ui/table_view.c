@@ -45,27 +45,10 @@ const struct model_coro *table_view_selected(const struct tui *t)
 	return &t->snap.coro[t->rows[t->selected].coro];
 }
 
-static int table_cmp(const void *pa, const void *pb, void *ctx)
-{
-	const struct tui *t = ctx;
-	const struct tui_row *ra = pa, *rb = pb;
-	const struct model_coro *a = &t->snap.coro[ra->coro];
-	const struct model_coro *b = &t->snap.coro[rb->coro];
-	int c;
-
-	if (t->group_by_thread && a->last_tid != b->last_tid)
-		return a->last_tid < b->last_tid ? -1 : 1;
-	c = column_table[t->sort_column].cmp(&t->snap, a, b);
-	if (t->sort_invert)
-		c = -c;
-	if (!c)
-		c = a->id < b->id ? -1 : a->id > b->id ? 1 : 0;
-	return c;
-}
-
 static bool table_grow(struct tui *t, size_t need)
 {
 	struct tui_row *r;
+	uint32_t *idx;
 	size_t cap = t->cap_rows ? t->cap_rows : 256;
 
 	if (need <= t->cap_rows)
@@ -76,62 +59,66 @@ static bool table_grow(struct tui *t, size_t need)
 	if (!r)
 		return false;
 	t->rows = r;
+	idx = realloc(t->idx, cap * sizeof(*idx));
+	if (!idx)
+		return false;
+	t->idx = idx;
 	t->cap_rows = cap;
 	return true;
 }
 
+/* t->rows from the sorted indexes, with a header row before each thread's
+ * rows when grouping. */
+static size_t table_fill(struct tui *t, size_t n)
+{
+	const struct model_coro *c = t->snap.coro;
+	size_t out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = t->idx[i];
+
+		if (t->group_by_thread &&
+		    (!i || c[t->idx[i - 1]].last_tid != c[k].last_tid)) {
+			size_t end = i + 1;
+
+			while (end < n &&
+			       c[t->idx[end]].last_tid == c[k].last_tid)
+				end++;
+			t->rows[out++] = (struct tui_row){
+				.coro = UINT32_MAX,
+				.tid = c[k].last_tid,
+				.count = (uint32_t)(end - i),
+			};
+		}
+		t->rows[out++] = (struct tui_row){.coro = k};
+	}
+	return out;
+}
+
 void table_view_rebuild(struct tui *t)
 {
-	size_t n = 0, out;
+	size_t n, i;
 
 	/* Worst case: every coroutine on its own thread, plus headers. */
 	if (!table_grow(t, 2 * t->snap.count + 1)) {
 		t->nrows = 0;
 		return;
 	}
-	for (size_t i = 0; i < t->snap.count; i++)
-		if (filter_match(&t->filter, &t->snap, &t->snap.coro[i]))
-			t->rows[n++] = (struct tui_row){.coro = (uint32_t)i};
-	qsort_r(t->rows, n, sizeof(*t->rows), table_cmp, t);
-	if (t->group_by_thread) {
-		/* Expand in place from the back: each row moves right by the
-		 * number of group headers before it.  Walking backwards, a
-		 * group's rows are seen before its first row, so its size is
-		 * known when its header is written. */
-		size_t groups = 0;
-		uint32_t count = 0;
-
-		for (size_t i = 0; i < n; i++)
-			if (!i ||
-			    t->snap.coro[t->rows[i].coro].last_tid !=
-				    t->snap.coro[t->rows[i - 1].coro].last_tid)
-				groups++;
-		out = n + groups;
-		for (size_t i = n; i-- > 0;) {
-			uint64_t tid = t->snap.coro[t->rows[i].coro].last_tid;
-			bool first =
-				!i ||
-				t->snap.coro[t->rows[i - 1].coro].last_tid !=
-					tid;
-
-			t->rows[--out] = t->rows[i];
-			count++;
-			if (first) {
-				t->rows[--out] =
-					(struct tui_row){.coro = UINT32_MAX,
-							 .tid = tid,
-							 .count = count};
-				count = 0;
-			}
-		}
-		n += groups;
-	}
-	t->nrows = n;
-	/* Keep the selection on the same coroutine. */
-	for (size_t i = 0; i < n; i++)
-		if (t->rows[i].coro != UINT32_MAX &&
-		    t->snap.coro[t->rows[i].coro].id == t->selected_id) {
-			t->selected = i;
+	n = filter_select(&t->filter, &t->snap, t->idx);
+	if (!order_sort(&t->order, &t->snap, t->idx, n, t->sort_column,
+			t->sort_invert, t->group_by_thread))
+		snprintf(t->message, sizeof(t->message),
+			 "out of memory: rows are not sorted");
+	n = t->nrows = table_fill(t, n);
+	/* Keep the selection on the same coroutine: find its record (one
+	 * sequential pass), then its row (rows are small), rather than
+	 * chasing every row into the snapshot. */
+	for (i = 0; i < t->snap.count; i++)
+		if (t->snap.coro[i].id == t->selected_id)
+			break;
+	for (size_t r = 0; i < t->snap.count && r < n; r++)
+		if (t->rows[r].coro == i) {
+			t->selected = r;
 			return;
 		}
 	if (t->selected >= n)

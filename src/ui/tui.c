@@ -546,6 +546,12 @@ static void tui_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 			engine_watch(t->engine, want);
 			t->watching = want;
 			d |= REACT_REFRESH;
+			/* Paused: the rows stay frozen, but the drill-down
+			 * needs this coroutine's transitions. */
+			if (t->paused && t->have_snap) {
+				engine_history(t->engine, &t->snap);
+				d |= REACT_REDRAW;
+			}
 		}
 	}
 	if ((d & REACT_REFRESH) && !t->paused) {
@@ -578,6 +584,7 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	t.lints = opt->lints;
 	memcpy(t.hidden, opt->hidden, sizeof(t.hidden));
 	filter_init(&t.filter);
+	order_init(&t.order);
 	if (opt->filter &&
 	    !filter_set(&t.filter, opt->filter, err, sizeof(err))) {
 		fprintf(stderr, "corotop: -F: %s\n", err);
@@ -631,5 +638,7 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 					: t.snap.target.exit_code;
 	snapshot_finish(&t.snap);
 	free(t.rows);
+	free(t.idx);
+	order_finish(&t.order);
 	return t.exit_status;
 }

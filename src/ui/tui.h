@@ -21,6 +21,7 @@
 #include "../engine/lint.h"
 #include "column.h"
 #include "filter.h"
+#include "order.h"
 
 enum tui_view {
 	VIEW_TABLE = 0,
@@ -72,6 +73,8 @@ struct tui {
 
 	struct tui_row *rows;
 	size_t nrows, cap_rows;
+	uint32_t *idx;	      /* rebuild's scratch: filtered, then sorted */
+	struct order order;   /* the sort's buffers */
 	size_t selected;      /* row index */
 	size_t top;	      /* first row shown */
 	uint64_t selected_id; /* model id kept across refreshes */

@@ -258,6 +258,7 @@ static size_t check_snapshot(const char *line, bool exited, struct jv *out)
 		need_uint(c, "switches");
 		need_uint(c, "age_ns");
 		need_uint(c, "in_state_ns");
+		assert_true(strlen(json_need(c, "where", J_STR)->s) > 0);
 	}
 	return co->n;
 }
@@ -282,11 +283,24 @@ static size_t split_lines(char *buf, char **lines, size_t max)
 	return n;
 }
 
+/* Some coroutine of the snapshot is parked at `where` (a prefix). */
+static bool parked_at(const struct jv *v, const char *where)
+{
+	const struct jv *co = json_get(v, "coroutines");
+
+	for (size_t c = 0; co && c < co->n; c++)
+		if (!strncmp(json_need(&co->items[c], "where", J_STR)->s, where,
+			     strlen(where)))
+			return true;
+	return false;
+}
+
 static void three_json_snapshots(char *const argv[], bool our_writer)
 {
 	struct proc p;
 	char *lines[8];
 	double last_harvested = -1, pid = -1;
+	bool symbolized = false;
 	int rc;
 
 	rc = run(&p, argv, 60000);
@@ -306,6 +320,12 @@ static void three_json_snapshots(char *const argv[], bool our_writer)
 		if (pid < 0)
 			pid = json_need(&v, "target.pid", J_NUM)->num;
 		assert_true(json_need(&v, "target.pid", J_NUM)->num == pid);
+		/* The demo's lost wakeups, named by the symbolizer from its
+		 * debug info: function, offset, file and line. */
+		if (!our_writer && parked_at(&v, "stuck_wait_for_reply+0x")) {
+			assert_non_null(strstr(lines[i], "(workload.c:"));
+			symbolized = true;
+		}
 		if (our_writer) {
 			const struct jv *co = json_get(&v, "coroutines");
 
@@ -321,6 +341,7 @@ static void three_json_snapshots(char *const argv[], bool our_writer)
 		json_free(&v);
 	}
 	assert_true(last_harvested > 0);
+	assert_true(our_writer || symbolized);
 	/* The target was stopped with corotop. */
 	assert_true(kill((pid_t)pid, 0) < 0 && errno == ESRCH);
 	assert_xdg_empty();
@@ -423,6 +444,76 @@ static void usage_error(char *const argv[], const char *what)
 	proc_free(&p);
 }
 
+/* Batch mode honours --sort and -F: rows in the column's order (ties by
+ * id), and only the rows the filter keeps. */
+static void test_batch_sort_and_filter(void **state)
+{
+	char *sorted[] = {ITEST_COROTOP, "-b",	       "-n",	 "2",
+			  "-f",		 "json",       "--sort", "switches",
+			  "--",		 ITEST_WRITER, "run",	 "60",
+			  "8",		 NULL};
+	char *filtered[] = {
+		ITEST_COROTOP,	 "-b", "-n",	     "1",   "-f", "json", "-F",
+		"id=5000000003", "--", ITEST_WRITER, "run", "60", "8",	  NULL};
+	char *lines[4];
+	struct proc p;
+	int rc;
+
+	(void)state;
+	rc = run(&p, sorted, 60000);
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	assert_int_equal(split_lines(p.obuf, lines, 4), 2);
+	for (int i = 0; i < 2; i++) {
+		struct jv v;
+		const struct jv *co;
+
+		check_snapshot(lines[i], false, &v);
+		co = json_need(&v, "coroutines", J_ARR);
+		assert_int_equal(co->n, 8);
+		for (size_t c = 1; c < co->n; c++) {
+			double s0 =
+				json_need(&co->items[c - 1], "switches", J_NUM)
+					->num;
+			double s1 = json_need(&co->items[c], "switches", J_NUM)
+					    ->num;
+
+			assert_true(
+				s0 < s1 ||
+				(s0 == s1 &&
+				 json_need(&co->items[c - 1], "id", J_NUM)
+						 ->num <
+					 json_need(&co->items[c], "id", J_NUM)
+						 ->num));
+		}
+		json_free(&v);
+	}
+	proc_free(&p);
+
+	rc = run(&p, filtered, 60000);
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	assert_int_equal(split_lines(p.obuf, lines, 4), 1);
+	{
+		struct jv v;
+		const struct jv *co;
+
+		check_snapshot(lines[0], false, &v);
+		co = json_need(&v, "coroutines", J_ARR);
+		assert_int_equal(co->n, 1);
+		assert_true(json_need(&co->items[0], "probe_id", J_NUM)->num ==
+			    (double)IT_PROBE_ID(3));
+		/* The counts still describe every coroutine. */
+		assert_true(
+			json_need(&v, "counts.running", J_NUM)->num +
+				json_need(&v, "counts.suspended", J_NUM)->num ==
+			8);
+		json_free(&v);
+	}
+	assert_xdg_empty();
+	proc_free(&p);
+}
+
 static void test_usage_errors(void **state)
 {
 	char junk[300];
@@ -433,6 +524,8 @@ static void test_usage_errors(void **state)
 			 ITEST_WRITER,	"exit", "0",  NULL};
 	char *novalue[] = {ITEST_COROTOP, "-b", "-n", NULL};
 	char *badshm[] = {ITEST_COROTOP, "-b", "--shm", junk, NULL};
+	char *badfilter[] = {ITEST_COROTOP, "-b",   "-F", "colour=red", "--",
+			     ITEST_WRITER,  "exit", "0",  NULL};
 	FILE *f;
 
 	(void)state;
@@ -440,6 +533,7 @@ static void test_usage_errors(void **state)
 	usage_error(nocmd, "missing command");
 	usage_error(nonum, "non-number");
 	usage_error(novalue, "missing value");
+	usage_error(badfilter, "-F with an unknown column");
 	/* A regular file of ours, big enough, but not a cTP region. */
 	snprintf(junk, sizeof(junk), "%s.not-a-region", xdg);
 	f = fopen(junk, "w");
@@ -536,6 +630,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_three_snapshots),
 		cmocka_unit_test(test_json_three_snapshots_demo),
+		cmocka_unit_test(test_batch_sort_and_filter),
 		cmocka_unit_test(test_exit_status_passes_through),
 		cmocka_unit_test(test_nonexistent_command),
 		cmocka_unit_test(test_usage_errors),

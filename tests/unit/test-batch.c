@@ -92,7 +92,7 @@ static char *print_json(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	batch_print_json(f, &snap);
+	batch_print_json(f, &snap, NULL, 0);
 	fclose(f);
 	return buf;
 }
@@ -103,7 +103,7 @@ static char *print_text(unsigned max_rows)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	batch_print_text(f, &snap, max_rows);
+	batch_print_text(f, &snap, NULL, 0, max_rows);
 	fclose(f);
 	return buf;
 }

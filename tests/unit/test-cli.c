@@ -102,6 +102,16 @@ static void test_all_short_options(void **state)
 	assert_int_equal(cli.delay_tenths, 1);
 	assert_int_equal(cli.format, CLI_TEXT);
 	assert_int_equal(cli.stations, 1048576);
+	/* -s COLUMN sorts (htop's -s); -s N sizes the region. */
+	assert_int_equal(PARSE("-s", "in-state", "p"), CLI_OK);
+	assert_string_equal(cli.sort, "in-state");
+	assert_int_equal(cli.stations, 4096);
+	assert_int_equal(PARSE("-sswitches", "-s", "64", "p"), CLI_OK);
+	assert_string_equal(cli.sort, "switches");
+	assert_int_equal(cli.stations, 64);
+	/* --stations is a count only. */
+	assert_int_equal(PARSE("--stations", "in-state", "p"), CLI_ERROR);
+	assert_int_equal(PARSE("-s", "-5", "p"), CLI_ERROR);
 }
 
 static void test_all_long_options(void **state)

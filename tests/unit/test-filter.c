@@ -1,7 +1,9 @@
 /*
  * filter: the table filter language (src/ui/filter.c) against hand-built
- * coroutine records: substrings over every cell, !regex, field terms by
- * column name, combinations, errors, and clearing.
+ * coroutine records: substrings over the name cells, !regex, field terms by
+ * column name (numbers compared as numbers), combinations, errors, clearing,
+ * and filter_select's per-slot memo agreeing with filter_match while records
+ * and the filter change.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,6 +76,8 @@ static void test_substring(void **state)
 	assert_int_equal(kept("4242"), 5);  /* tid cell */
 	assert_int_equal(kept("0x402"), 2); /* where cell */
 	assert_int_equal(kept("nothing-like-this"), 0);
+	/* Cells that move with time are not searched: AGE is "10.0s". */
+	assert_int_equal(kept("10.0s"), 0);
 }
 
 static void test_regex(void **state)
@@ -81,7 +85,9 @@ static void test_regex(void **state)
 	(void)state;
 	assert_int_equal(kept("!^abc"), 1);
 	assert_int_equal(kept("!(abc|def)"), 3);
-	assert_int_equal(kept("! D "), 4); /* the state cell is its own word */
+	assert_int_equal(kept("!^99 "), 4);	   /* id, then the tid */
+	assert_int_equal(kept("!0x40[13]000"), 5); /* the where cell */
+	assert_int_equal(kept("! 77 "), 2);	   /* tid between spaces */
 }
 
 static void test_fields(void **state)
@@ -97,6 +103,60 @@ static void test_fields(void **state)
 	assert_int_equal(kept("ID=99"), 4); /* keys by title too */
 	assert_int_equal(kept("tid=4242 state=D"), 4);
 	assert_int_equal(kept("tid=4242 abc"), 1); /* term and substring */
+	/* Integer columns compare numbers: leading zeros, 0x optional. */
+	assert_int_equal(kept("where=0x402000"), 2);
+	assert_int_equal(kept("where=402000"), 2);
+	assert_int_equal(kept("switches=07"), 1);
+	assert_int_equal(kept("switches=7x"), 0); /* not a number: as text */
+	assert_int_equal(kept("id=0x0099"), 4);
+	assert_int_equal(kept("lost=0"), 7);
+}
+
+/* filter_select (memoised by record slot) keeps exactly the records
+ * filter_match keeps, as the records and the filter change. */
+static void test_select_memo(void **state)
+{
+	static const char *const texts[] = {"40", "!^abc", "0x403",
+					    "state=S 42", ""};
+	struct filter f;
+	char err[160];
+	uint32_t idx[3];
+
+	(void)state;
+	snap.coro = coro;
+	snap.count = snap.cap = 3;
+	for (int i = 0; i < 3; i++)
+		coro[i].slot = (uint32_t)i;
+	filter_init(&f);
+	for (int round = 0; round < 40; round++) {
+		size_t n, k = 0;
+
+		assert_true(filter_set(&f, texts[round % 5], err, sizeof(err)));
+		/* Mutate what the name cells show, or reuse a slot. */
+		if (round % 3 == 0)
+			coro[round % 3].last_addr ^= 0x1000;
+		if (round % 4 == 1)
+			coro[1].last_tid = coro[1].last_tid == 77 ? 4242 : 77;
+		if (round % 7 == 2)
+			coro[2].id += 10; /* another coroutine in slot 2 */
+		if (round % 5 == 3)
+			coro[0].warn ^= 1;
+		n = filter_select(&f, &snap, idx);
+		for (uint32_t i = 0; i < 3; i++)
+			if (filter_match(&f, &snap, &coro[i])) {
+				assert_true(k < n);
+				assert_int_equal(idx[k++], i);
+			}
+		assert_int_equal(k, n);
+		/* Again without a change: the memo answers the same. */
+		assert_int_equal(filter_select(&f, &snap, idx), n);
+	}
+	/* A slot beyond the snapshot's bound is matched without the memo. */
+	coro[2].slot = 1000;
+	assert_true(filter_set(&f, "99", err, sizeof(err)));
+	assert_int_equal(filter_select(&f, &snap, idx), 1);
+	assert_int_equal(idx[0], 2);
+	filter_finish(&f);
 }
 
 static void test_errors(void **state)
@@ -144,6 +204,7 @@ int main(void)
 		cmocka_unit_test_setup(test_regex, setup),
 		cmocka_unit_test_setup(test_fields, setup),
 		cmocka_unit_test_setup(test_errors, setup),
+		cmocka_unit_test_setup(test_select_memo, setup),
 		cmocka_unit_test_setup(test_column_find, setup),
 	};
 

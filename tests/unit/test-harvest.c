@@ -423,6 +423,82 @@ static void test_reopen_without_death(void **state)
 	assert_int_equal(f->r->bad, 0);
 }
 
+/* ---- reading a ring back (engine_watch's seed) ---- */
+
+static void test_recent_ring_readback(void **state)
+{
+	struct fx *f = *state;
+	struct harvest_event ev[CTP_SLOTS];
+	unsigned got;
+
+	ours_open(f, 0, 0xA, 0);
+	for (uint64_t n = 0; n < 11; n++)
+		ours_write(f, 0, n);
+	assert_int_equal(scan(f), 8); /* 0..2 lost, 3..10 delivered */
+	ours_write(f, 0, 11);	      /* written, not harvested yet */
+	ours_begin(f, 0, 12);	      /* in progress in slot 4 */
+	got = harvest_station_recent(&f->h, 0, 0xA, ev);
+	/* Slots hold 8..11 and 5..7 complete, 12 half written (4 gone): the
+	 * delivered ones, oldest first, never 11 (not delivered yet). */
+	assert_int_equal(got, 6);
+	for (unsigned i = 0; i < got; i++) {
+		uint64_t n = 5 + i;
+
+		assert_true(ev[i].n == n);
+		assert_true(ev[i].ts == pl(0, n, 0));
+		assert_true(ev[i].addr == pl(0, n, 2));
+		assert_true(ev[i].probe_id == 0xA && ev[i].station == 0);
+	}
+	/* Another occupant's probe id, or a station out of range: none. */
+	assert_int_equal(harvest_station_recent(&f->h, 0, 0xB, ev), 0);
+	assert_int_equal(harvest_station_recent(&f->h, NST, 0xA, ev), 0);
+	assert_int_equal(harvest_station_recent(&f->h, 1, 0, ev), 0);
+	/* Read-only: the scan still delivers 11 and 12 exactly once. */
+	ours_end(f, 0, 12);
+	assert_int_equal(scan(f), 2);
+	assert_int_equal(f->r->bad, 0);
+}
+
+static void test_recent_ring_new_occupant(void **state)
+{
+	struct fx *f = *state;
+	struct harvest_event ev[CTP_SLOTS];
+
+	ours_open(f, 0, 0xA, 0);
+	for (uint64_t n = 0; n < 6; n++)
+		ours_write(f, 0, n);
+	ours_close(f, 0, 6);
+	assert_int_equal(scan(f), 6);
+	/* Closed, not reopened: the dead occupant's ring is still its own. */
+	assert_int_equal(harvest_station_recent(&f->h, 0, 0xA, ev), 6);
+	/* Reopened, first_n 6: the new occupant sees only its own events,
+	 * even though slots 0..1 still hold 0xA's. */
+	freelist_pop(f->hdr, f->st, NST);
+	ours_open(f, 0, 0xB, 6);
+	ours_write(f, 0, 6);
+	ours_write(f, 0, 7);
+	assert_int_equal(scan(f), 2);
+	assert_int_equal(harvest_station_recent(&f->h, 0, 0xA, ev), 0);
+	assert_int_equal(harvest_station_recent(&f->h, 0, 0xB, ev), 2);
+	assert_true(ev[0].n == 6 && ev[1].n == 7);
+}
+
+static void test_recent_ring_upstream(void **state)
+{
+	struct fx *f = *state;
+	struct harvest_event ev[CTP_SLOTS];
+
+	for (int i = 0; i < 20; i++)
+		up_write(f, 3);
+	f->st[3].probe_id = 0;
+	assert_true(scan(f) > 0);
+	assert_int_equal(
+		harvest_station_recent(&f->h, 3, f->h.state[3].probe_id, ev),
+		8);
+	for (unsigned i = 0; i < 8; i++)
+		assert_true(ev[i].n == 12 + i);
+}
+
 /* ---- garbage and lying seqs ---- */
 
 /* harvested + lost accounted for a station equals the distance walked. */
@@ -547,6 +623,9 @@ int main(void)
 		T(test_no_recycle_when_not_owner),
 		T(test_recycled_station_new_generation),
 		T(test_reopen_without_death),
+		T(test_recent_ring_readback),
+		T(test_recent_ring_new_occupant),
+		T(test_recent_ring_upstream),
 		T(test_garbage_seqs_bounded),
 		T(test_garbage_fuzz),
 		T(test_null_sink_callbacks),

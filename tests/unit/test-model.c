@@ -1,10 +1,10 @@
 /*
  * model: the per-coroutine records built from harvested events
  * (src/engine/model.c).  Driven directly with open/event/lost/close calls at
- * chosen timestamps: time is charged to the state being left, the recent
- * ring keeps the last 8 transitions oldest first, losses attach to the next
- * transition, dead records linger and are then reused, rates come from
- * model_tick, and a recycled station always starts a fresh record.  The
+ * chosen timestamps: time is charged to the state being left, a watched
+ * record keeps its transitions oldest first after its seed, losses attach
+ * to the next transition, dead records linger and are then reused, rates come
+ * from model_tick, and a recycled station always starts a fresh record.  The
  * `recycled` flag of model_close is kept on the dead record (the dead-station
  * lint reads it) and never leaks into the station's next record.
  */
@@ -115,31 +115,40 @@ static void test_time_accounting(void **state)
 	assert_int_equal(m->coro[r].state, MODEL_DEAD);
 }
 
-static void test_recent_ring_order(void **state)
+/* A watched record's transitions keep their order and fields; the seed
+ * comes first. */
+static void test_watch_order_and_seed(void **state)
 {
 	struct model *m = *state;
+	struct model_transition seed[2] = {
+		{.n = 3, .ts = 7, .addr = 0x77, .from_ring = 1},
+		{.n = 4,
+		 .ts = 8,
+		 .addr = 0x78,
+		 .lost_before = 0,
+		 .from_ring = 1},
+	};
 	struct model_coro *c;
 
 	model_open(m, 2, 1, 0);
 	c = rec(m, 2);
-	for (uint64_t n = 0; n < 5; n++)
-		ev(m, 2, 10 + n, n, n & 1);
-	assert_int_equal(c->recent_count, 5);
-	for (unsigned i = 0; i < 5; i++)
-		assert_true(model_coro_recent(c, i)->n == i);
+	assert_true(model_watch(m, c->id, seed, 2));
 	for (uint64_t n = 5; n < 19; n++)
 		ev(m, 2, 10 + n, n, n & 1);
-	/* 19 transitions: the last 8 are n = 11..18, oldest first. */
-	assert_int_equal(c->recent_count, MODEL_RECENT);
-	for (unsigned i = 0; i < MODEL_RECENT; i++) {
-		const struct model_transition *t = model_coro_recent(c, i);
+	assert_int_equal(m->watch.count, 16);
+	assert_true(model_watch_at(m, 0)->n == 3 &&
+		    model_watch_at(m, 0)->from_ring);
+	assert_true(model_watch_at(m, 1)->addr == 0x78);
+	for (unsigned i = 2; i < 16; i++) {
+		const struct model_transition *t = model_watch_at(m, i);
 
-		assert_true(t->n == 11 + i);
-		assert_true(t->ts == 21 + i);
-		assert_true(t->addr == 0x1000 + 11 + i);
-		assert_int_equal(t->is_active, (11 + i) & 1);
+		assert_true(t->n == 3 + i);
+		assert_true(t->ts == 13 + i);
+		assert_true(t->addr == 0x1000 + 3 + i);
+		assert_int_equal(t->is_active, (3 + i) & 1);
+		assert_int_equal(t->from_ring, 0);
 	}
-	assert_true(c->switches == 19);
+	assert_true(c->switches == 14);
 }
 
 static void test_lost_before_next_transition(void **state)
@@ -149,18 +158,27 @@ static void test_lost_before_next_transition(void **state)
 
 	model_open(m, 3, 1, 0);
 	c = rec(m, 3);
+	assert_true(model_watch(m, c->id, NULL, 0));
 	ev(m, 3, 10, 0, true);
 	model_lost(m, 3, 3);
 	model_lost(m, 3, 2);
 	assert_true(c->lost == 5 && c->pending_lost == 5);
 	ev(m, 3, 20, 6, false);
 	ev(m, 3, 30, 7, true);
-	assert_true(model_coro_recent(c, 0)->lost_before == 0);
-	assert_true(model_coro_recent(c, 1)->lost_before == 5);
-	assert_true(model_coro_recent(c, 2)->lost_before == 0);
+	assert_int_equal(m->watch.count, 3);
+	assert_true(model_watch_at(m, 0)->lost_before == 0);
+	assert_true(model_watch_at(m, 1)->lost_before == 5);
+	assert_true(model_watch_at(m, 2)->lost_before == 0);
 	assert_true(c->pending_lost == 0);
 	assert_true(c->lost == 5);
 	assert_true(m->t.lost == 5);
+}
+
+/* The record is what snapshots copy 100k at a time: keep it small. */
+static void test_record_size(void **state)
+{
+	(void)state;
+	assert_true(sizeof(struct model_coro) <= 128);
 }
 
 static void test_linger_expiry_and_reuse(void **state)
@@ -246,7 +264,6 @@ static void test_recycled_station_fresh_record(void **state)
 	assert_true(m->coro[r2].switches == 0);
 	assert_true(m->coro[r2].lost == 0);
 	assert_true(m->coro[r2].pending_lost == 0);
-	assert_int_equal(m->coro[r2].recent_count, 0);
 	assert_true(m->coro[r2].birth_ts == 40);
 	ev(m, 4, 50, 1, false);
 	/* The old record keeps its own history. */
@@ -254,7 +271,6 @@ static void test_recycled_station_fresh_record(void **state)
 	assert_true(m->coro[r1].lost == 2);
 	assert_int_equal(m->coro[r1].state, MODEL_DEAD);
 	assert_true(m->coro[r2].switches == 1);
-	assert_true(m->coro[r2].recent[0].lost_before == 0);
 	assert_true(m->t.coroutines_seen == 2);
 }
 
@@ -323,8 +339,8 @@ static void test_close_records_recycled(void **state)
 	assert_int_equal(m->coro[r0].warn, 0);
 }
 
-/* The watched record keeps every transition, seeded with its last 8, the
- * newest MODEL_WATCH_MAX on overflow; other records add nothing. */
+/* The watched record keeps every transition after its seed, the newest
+ * MODEL_WATCH_MAX on overflow; other records add nothing. */
 static void test_watch_history(void **state)
 {
 	struct model *m = *state;
@@ -335,9 +351,14 @@ static void test_watch_history(void **state)
 	for (uint64_t n = 0; n < 10; n++)
 		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n & 1);
 	id = rec(m, 0)->id;
-	assert_true(model_watch(m, id));
-	assert_int_equal(m->watch.count, 8); /* seeded from recent[] */
-	assert_int_equal(model_watch_at(m, 0)->n, 2);
+	assert_true(model_find(m, id) == m->by_station[0]);
+	assert_true(model_find(m, 12345) == MODEL_NONE);
+	assert_true(model_watch(m, id, NULL, 0));
+	assert_int_equal(m->watch.count, 0);
+	for (uint64_t n = 0; n < 8; n++)
+		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n & 1);
+	assert_int_equal(m->watch.count, 8);
+	assert_int_equal(model_watch_at(m, 0)->n, 0);
 	model_event(m, 1, 500, 1, 0, 2, 0, 1); /* not watched */
 	assert_int_equal(m->watch.count, 8);
 	for (uint64_t n = 10; n < 10 + MODEL_WATCH_MAX; n++)
@@ -347,7 +368,7 @@ static void test_watch_history(void **state)
 	assert_int_equal(model_watch_at(m, 0)->n, 10);
 	assert_int_equal(model_watch_at(m, MODEL_WATCH_MAX - 1)->n,
 			 9 + MODEL_WATCH_MAX);
-	assert_true(model_watch(m, 0));
+	assert_true(model_watch(m, 0, NULL, 0));
 	assert_int_equal(m->watch.count, 0);
 	model_event(m, 0, 99999, 1, 0, 2, 99999, 0);
 	assert_int_equal(m->watch.count, 0);
@@ -360,7 +381,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_open_event_close),
 		T(test_time_accounting),
-		T(test_recent_ring_order),
+		T(test_watch_order_and_seed),
+		T(test_record_size),
 		T(test_lost_before_next_transition),
 		T(test_linger_expiry_and_reuse),
 		T(test_tick_rates_and_counts),

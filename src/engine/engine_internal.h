@@ -1,0 +1,68 @@
+/*
+ * engine_internal: the engine's state, shared by engine.c (threads,
+ * lifecycle) and engine_query.c (what callers read from it).  Not for use
+ * outside src/engine.
+ */
+#ifndef COROTOP_ENGINE_INTERNAL_H
+#define COROTOP_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "engine.h"
+#include "harvest.h"
+#include "jsonl.h"
+#include "model.h"
+#include "region.h"
+#include "symtab.h"
+
+#define ENGINE_MAX_CLIENTS 64
+
+struct engine {
+	struct engine_config cfg;
+	struct region region;
+	struct harvest harvest;
+	struct model model;
+	struct jsonl jsonl;
+	struct symtab symtab; /* the target's symbols (own lock) */
+	pthread_mutex_t lock; /* guards model, harvest counters, target,
+			       cfg.lints */
+	pthread_t harvest_thread;
+	pthread_t waker_thread;
+	bool harvest_running;
+	bool waker_running;
+	bool asym; /* we issue membarrier(GLOBAL_EXPEDITED) */
+	atomic_bool stop;
+	int stop_pipe[2];
+	struct snapshot_target target;
+	const char *error;
+	/* Copies of region words, taken on the (SIGBUS-guarded) harvest
+	 * thread under `lock`, so snapshots never touch the mapping. */
+	uint64_t untraced;
+	uint32_t allocated;
+	atomic_bool asleep;
+	unsigned sleep_ms; /* current sleep bound (harvest thread only) */
+	/* Statistics, written by their owning thread, read relaxed. */
+	_Atomic uint64_t sleeps;
+	_Atomic uint64_t futex_wakes;
+	_Atomic uint64_t uds_bytes;
+	_Atomic uint64_t timeouts;
+};
+
+/* The current thread's SIGBUS landing pad while it reads the mapping. */
+extern __thread sigjmp_buf *engine_guard;
+extern const char engine_sigbus_msg[];
+
+static inline uint64_t engine_now(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif

@@ -1,0 +1,180 @@
+/*
+ * engine_query: what callers read from a running engine -- snapshots (the
+ * model copied under the lock, linted outside it), the watched coroutine's
+ * history (seeded from its station's ring), lint settings, rate resets and
+ * statistics.  The harvest thread keeps running meanwhile; everything here
+ * takes the engine's lock for as short a time as it can.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+/* With the lock held: the watched coroutine's history into `out`. */
+static void engine_copy_history(struct engine *e, struct snapshot *out)
+{
+	struct model *m = &e->model;
+
+	out->history_id = 0;
+	out->nhistory = 0;
+	if (m->watch.id && !out->history)
+		out->history = malloc(MODEL_WATCH_MAX * sizeof(*out->history));
+	if (!m->watch.id || !out->history)
+		return;
+	out->history_id = m->watch.id;
+	for (uint32_t i = 0; i < m->watch.count; i++)
+		out->history[i] = *model_watch_at(m, i);
+	out->nhistory = m->watch.count;
+}
+
+void engine_snapshot(struct engine *e, struct snapshot *out)
+{
+	struct model *m = &e->model;
+	struct lint_config lints;
+	size_t k = 0;
+
+	pthread_mutex_lock(&e->lock);
+	out->ts = engine_now(CLOCK_MONOTONIC);
+	out->wall_ns = engine_now(CLOCK_REALTIME);
+	out->t = m->t;
+	out->t.torn = e->harvest.count.torn;
+	out->t.recycled = e->harvest.count.recycled;
+	out->t.stations_allocated = e->allocated;
+	out->t.stations_max = e->region.stations;
+	out->t.untraced = e->untraced;
+	/* relaxed: a display value only. */
+	out->sleeping = atomic_load_explicit(&e->asleep, memory_order_relaxed);
+	out->observer = !e->region.owner;
+	out->target = e->target;
+	out->error = e->error;
+	out->symtab = &e->symtab;
+	lints = e->cfg.lints;
+	out->t.running = out->t.suspended = out->t.dead = 0;
+	/* Room for every record ever handed out (not the model's capacity:
+	 * the copy is the bigger half of corotop's memory). */
+	if (out->cap < m->used) {
+		struct model_coro *c = realloc(out->coro, m->used * sizeof(*c));
+		if (c) {
+			out->coro = c;
+			out->cap = m->used;
+		}
+	}
+	for (uint32_t r = 0; r < m->used && k < out->cap; r++) {
+		const struct model_coro *c = &m->coro[r];
+
+		if (!c->in_use)
+			continue;
+		out->coro[k++] = *c;
+		if (c->state == MODEL_RUNNING)
+			out->t.running++;
+		else if (c->state == MODEL_DEAD)
+			out->t.dead++;
+		else
+			out->t.suspended++;
+	}
+	out->count = k;
+	engine_copy_history(e, out);
+	pthread_mutex_unlock(&e->lock);
+	/* On the copy, outside the lock: the harvest thread goes on. */
+	snapshot_lint(out, &lints);
+	out->symtab_gen = symtab_gen(&e->symtab);
+}
+
+void engine_set_lints(struct engine *e, const struct lint_config *c)
+{
+	pthread_mutex_lock(&e->lock);
+	e->cfg.lints = *c;
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* With the lock held: seed the watch from the coroutine's station ring.
+ * The harvest state says which ring events were delivered already (those
+ * numbered below `expected`); later ones reach the watch through
+ * model_event, so nothing is shown twice. */
+static void engine_watch_locked(struct engine *e, uint64_t id)
+{
+	struct model *m = &e->model;
+	struct harvest_event ev[CTP_SLOTS];
+	struct model_transition seed[CTP_SLOTS];
+	uint32_t r = id ? model_find(m, id) : MODEL_NONE;
+	unsigned n = 0;
+
+	if (r != MODEL_NONE && e->harvest.state) {
+		const struct model_coro *c = &m->coro[r];
+		bool current = c->station < m->stations &&
+			       m->by_station[c->station] == r;
+
+		/* A dead record's ring is only its own until the station's
+		 * next occupant is opened; harvest_station_recent checks the
+		 * occupant's probe id for that. */
+		if (current || c->state == MODEL_DEAD)
+			n = harvest_station_recent(&e->harvest, c->station,
+						   c->probe_id, ev);
+	}
+	for (unsigned i = 0; i < n; i++)
+		seed[i] = (struct model_transition){
+			.ts = ev[i].ts,
+			.tid = ev[i].tid,
+			.addr = ev[i].addr,
+			.seq = ev[i].seq,
+			.n = ev[i].n,
+			.lost_before = i ? ev[i].n - ev[i - 1].n - 1 : 0,
+			.is_active = ev[i].is_active,
+			.from_ring = 1,
+		};
+	model_watch(m, id, seed, n);
+}
+
+void engine_watch(struct engine *e, uint64_t id)
+{
+	sigjmp_buf jb;
+
+	pthread_mutex_lock(&e->lock);
+	/* Reading the ring touches the mapping: guard it like a scan. */
+	if (sigsetjmp(jb, 1)) {
+		engine_guard = NULL;
+		e->error = engine_sigbus_msg;
+		model_watch(&e->model, id, NULL, 0);
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	engine_guard = &jb;
+	engine_watch_locked(e, id);
+	engine_guard = NULL;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_history(struct engine *e, struct snapshot *out)
+{
+	pthread_mutex_lock(&e->lock);
+	engine_copy_history(e, out);
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_reset_rates(struct engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	model_reset_rates(&e->model, engine_now(CLOCK_MONOTONIC));
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_stats(struct engine *e, struct engine_stats *out)
+{
+	out->sleeps = atomic_load_explicit(&e->sleeps, memory_order_relaxed);
+	out->futex_wakes =
+		atomic_load_explicit(&e->futex_wakes, memory_order_relaxed);
+	out->uds_bytes =
+		atomic_load_explicit(&e->uds_bytes, memory_order_relaxed);
+	out->timeouts =
+		atomic_load_explicit(&e->timeouts, memory_order_relaxed);
+	pthread_mutex_lock(&e->lock);
+	out->scans = e->harvest.count.scans;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_symbolize_pid(struct engine *e, pid_t pid)
+{
+	symtab_set_pid(&e->symtab, pid);
+}

@@ -1,0 +1,96 @@
+/*
+ * symbolizer: addresses of a running target process as "function+0xoff" and,
+ * when debug info exists, "file:line", through elfutils libdwfl.  See
+ * symbolizer.c.
+ *
+ * Not thread-safe.  One symbolizer holds a libdwfl session, a lookup cache
+ * and a string pool with no locks; callers serialise every call on it (the
+ * UI thread owns it).  Different symbolizers may be used from different
+ * threads.
+ *
+ * Only the caller's own processes: symbolizer_create refuses a pid whose
+ * /proc entry belongs to another uid.  The target is never ptrace'd and its
+ * memory is never read; everything comes from /proc/PID/{maps,status,exe}
+ * and the ELF files it maps.
+ */
+#ifndef COROTOP_SYMBOLIZER_H
+#define COROTOP_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+/*
+ * Strings are owned by the symbolizer and stay valid until
+ * symbolizer_destroy, even across symbolizer_refresh.  They are at most 255
+ * bytes (longer ones end in "..."), printable ASCII only: any other byte of
+ * a name the target's files supply is shown as '?'.
+ */
+struct symbol {
+	/* basename of the ELF file, or NULL if no mapping */
+	const char *module;
+	/* NULL if unknown */
+	const char *function;
+	/* from function start, or from module load base if no function; the
+	 * address itself if no mapping */
+	uint64_t offset;
+	/* basename of the source file; NULL if no line info */
+	const char *file;
+	/* > 0 when file is set, else 0 */
+	int line;
+};
+
+/* Counters for tests and benchmarks. */
+struct symbolizer_stats {
+	uint64_t lookups;    /* symbolizer_lookup calls */
+	uint64_t hits;	     /* ... answered from the cache */
+	uint64_t clears;     /* times the full cache was emptied */
+	uint64_t maps_reads; /* times /proc/PID/maps was read */
+	uint32_t cached;     /* entries in the cache now */
+	uint32_t capacity;   /* entries the cache holds before it is cleared */
+	size_t string_bytes; /* bytes held by the string pool */
+	uint32_t modules;    /* ELF modules (and the vDSO) currently known */
+};
+
+/*
+ * A symbolizer for process `pid`: reads /proc/PID/maps once.  Returns NULL
+ * and a message in err (always terminated when errlen > 0) when the process
+ * does not exist, belongs to another uid, or its maps can not be read.
+ */
+struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen);
+
+/* Frees everything; NULL is a no-op. */
+void symbolizer_destroy(struct symbolizer *s);
+
+/*
+ * Symbolize `addr` into *out (out must not be NULL; s may be, which gives
+ * false).  True when it lies in a mapped ELF file (or the vDSO):
+ * module is set, and function/file when known.  False when it lies in no
+ * such mapping or the process has exited: module, function and file are
+ * NULL and offset is addr.  Results, negative ones included, are cached
+ * until the cache fills (then it is emptied) or symbolizer_refresh sees a
+ * different set of modules.
+ */
+bool symbolizer_lookup(struct symbolizer *s, uint64_t addr, struct symbol *out);
+
+/*
+ * "func+0x1a (file.c:42)", "func+0x1a", "libfoo.so+0x1234", or "0x7f..."
+ * when unmapped.  Truncated to fit buf; terminated when n > 0.  Returns buf.
+ */
+const char *symbolizer_format(struct symbolizer *s, uint64_t addr, char *buf,
+			      size_t n);
+
+/*
+ * Catch up with libraries mapped or unmapped since the last read.  Cheap to
+ * call once a second: it reads /proc/PID/status and re-reads the maps only
+ * when the executable mappings changed size (VmExe, VmLib), or every tenth
+ * call.  Once the process has exited every lookup returns false.
+ */
+void symbolizer_refresh(struct symbolizer *s);
+
+void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
+
+#endif

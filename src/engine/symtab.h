@@ -1,0 +1,45 @@
+/*
+ * symtab: the engine's symbols for its target, shared by threads.  See
+ * symtab.c.
+ */
+#ifndef COROTOP_SYMTAB_H
+#define COROTOP_SYMTAB_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+struct symtab {
+	pthread_mutex_t lock; /* guards everything below */
+	pid_t pid;	      /* 0: no target to symbolize */
+	struct symbolizer *sym;
+	bool failed;	       /* symbolizer_create refused; do not retry */
+	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last refresh */
+	uint32_t gen;	       /* bumped whenever names may have changed */
+	char error[160];       /* why there are no symbols, for people */
+};
+
+void symtab_init(struct symtab *t);
+void symtab_finish(struct symtab *t);
+
+/* The process whose addresses to name (0: none).  Symbols load lazily, on
+ * the first lookup. */
+void symtab_set_pid(struct symtab *t, pid_t pid);
+
+/* `addr` as "func+0x1a (file.c:42)", "lib.so+0x1234" or "0x7f..." (no
+ * symbols); thread-safe.  `full` false leaves out " (file:line)". */
+const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
+			 size_t n);
+
+/* "0x7f..." (no leading zeros): how an address without a name shows. */
+void symtab_hex(uint64_t addr, char *buf, size_t n);
+
+/* Changes when names given earlier may no longer hold (libraries loaded
+ * or unloaded), so callers can drop what they derived from them. */
+uint32_t symtab_gen(struct symtab *t);
+
+#endif

@@ -1,0 +1,546 @@
+/*
+ * symbolizer: addresses of a live process as names (src/engine/symbolizer.c).
+ *
+ * The fixture programs of symfix/ (one PIE, one non-PIE, both linking
+ * libsymfix.so and a function built without debug info) run as children:
+ * each prints the addresses of its functions and the source line of each
+ * function's name, then waits on stdin.  The test symbolizes those
+ * addresses in the child's pid and checks names, offsets, modules, files,
+ * lines and the exact text of symbolizer_format; then closes the child's
+ * stdin and checks that lookups in the exited process fail cleanly.
+ *
+ * The rest runs on this process itself: unmapped addresses, the vDSO,
+ * the cache (identical results, bounded size), a library dlopen'ed after
+ * the symbolizer was created, and the refusals (another uid's process, no
+ * such process).
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/symbolizer.h"
+
+#define FIX_PIE SYMFIX_DIR "/symfix-pie"
+#define FIX_NOPIE SYMFIX_DIR "/symfix-nopie"
+#define FIX_LIB SYMFIX_DIR "/libsymfix.so"
+
+/*
+ * The fixture gives the line of each function's name.  Optimized code puts
+ * even the entry on a body line (the line table has several rows at the
+ * entry address and, like addr2line, libdw answers with the last), so a
+ * plausible line is one of the first few of the function.
+ */
+#define BODY_SLACK 8
+
+enum fix_fn { FN_MAIN, FN_STATIC, FN_NODEBUG, FN_LIB, FN_COUNT };
+
+static const char *const fix_keys[FN_COUNT] = {
+	[FN_MAIN] = "main",
+	[FN_STATIC] = "static",
+	[FN_NODEBUG] = "nodebug",
+	[FN_LIB] = "lib",
+};
+
+static const char *const fix_names[FN_COUNT] = {
+	[FN_MAIN] = "symfix_main_func",
+	[FN_STATIC] = "symfix_static_func",
+	[FN_NODEBUG] = "symfix_nodebug_func",
+	[FN_LIB] = "symfix_lib_func",
+};
+
+struct fixture {
+	pid_t pid;
+	FILE *out; /* the child's stdout */
+	int in_fd; /* the child's stdin */
+	uint64_t addr[FN_COUNT];
+	int line[FN_COUNT];
+};
+
+static void fixture_start(struct fixture *f, const char *path)
+{
+	int to_child[2], from_child[2];
+	char buf[256];
+	unsigned seen = 0;
+
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(from_child), 0);
+	f->pid = fork();
+	assert_true(f->pid >= 0);
+	if (f->pid == 0) {
+		dup2(to_child[0], 0);
+		dup2(from_child[1], 1);
+		close(to_child[1]);
+		close(from_child[0]);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	f->in_fd = to_child[1];
+	f->out = fdopen(from_child[0], "r");
+	assert_non_null(f->out);
+	while (fgets(buf, sizeof(buf), f->out) && strcmp(buf, "ready\n")) {
+		char key[32];
+		uint64_t addr;
+		int line;
+
+		assert_int_equal(
+			sscanf(buf, "%31s %" SCNx64 " %d", key, &addr, &line),
+			3);
+		for (int i = 0; i < FN_COUNT; i++)
+			if (!strcmp(key, fix_keys[i])) {
+				f->addr[i] = addr;
+				f->line[i] = line;
+				seen |= 1u << i;
+			}
+	}
+	assert_int_equal(seen, (1u << FN_COUNT) - 1);
+}
+
+/* EOF on its stdin: the child exits.  Returns its exit status. */
+static int fixture_stop(struct fixture *f)
+{
+	int status = 0;
+
+	close(f->in_fd);
+	fclose(f->out);
+	assert_int_equal(waitpid(f->pid, &status, 0), f->pid);
+	return status;
+}
+
+/* Start of the first mapping of a file whose path ends in `/name`. */
+static uint64_t map_start(pid_t pid, const char *name)
+{
+	char path[64], line[512], tail[256];
+	uint64_t start = 0;
+	FILE *m;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(tail, sizeof(tail), "/%s\n", name);
+	m = fopen(path, "r");
+	assert_non_null(m);
+	while (fgets(line, sizeof(line), m)) {
+		size_t n = strlen(line), t = strlen(tail);
+
+		if (n > t && !strcmp(line + n - t, tail)) {
+			start = strtoull(line, NULL, 16);
+			break;
+		}
+	}
+	fclose(m);
+	assert_true(start != 0);
+	return start;
+}
+
+static uint16_t elf_type(const char *path)
+{
+	Elf64_Ehdr h;
+	FILE *f = fopen(path, "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fread(&h, sizeof(h), 1, f), 1);
+	fclose(f);
+	return h.e_type;
+}
+
+static void check_fn(struct symbolizer *s, const struct fixture *f,
+		     enum fix_fn fn, const char *module, const char *file)
+{
+	struct symbol y, y5;
+	char buf[256], want[256];
+
+	assert_true(symbolizer_lookup(s, f->addr[fn], &y));
+	assert_string_equal(y.module, module);
+	assert_non_null(y.function);
+	assert_string_equal(y.function, fix_names[fn]);
+	assert_true(y.offset == 0);
+
+	assert_true(symbolizer_lookup(s, f->addr[fn] + 5, &y5));
+	assert_string_equal(y5.module, module);
+	assert_string_equal(y5.function, fix_names[fn]);
+	assert_true(y5.offset == 5);
+	symbolizer_format(s, f->addr[fn] + 5, buf, sizeof(buf));
+	if (!file) {
+		assert_null(y.file);
+		assert_int_equal(y.line, 0);
+		assert_null(y5.file);
+		snprintf(want, sizeof(want), "%s+0x5", fix_names[fn]);
+		assert_string_equal(buf, want);
+		return;
+	}
+	assert_non_null(y.file);
+	assert_string_equal(y.file, file);
+	assert_in_range(y.line, f->line[fn], f->line[fn] + BODY_SLACK);
+	assert_non_null(y5.file);
+	assert_string_equal(y5.file, file);
+	assert_in_range(y5.line, f->line[fn], f->line[fn] + BODY_SLACK);
+	snprintf(want, sizeof(want), "%s+0x5 (%s:%d)", fix_names[fn], file,
+		 y5.line);
+	assert_string_equal(buf, want);
+	symbolizer_format(s, f->addr[fn], buf, sizeof(buf));
+	snprintf(want, sizeof(want), "%s+0x0 (%s:%d)", fix_names[fn], file,
+		 y.line);
+	assert_string_equal(buf, want);
+}
+
+static void run_fixture(const char *path, const char *exe_name,
+			uint16_t want_type)
+{
+	struct fixture f;
+	struct symbolizer *s;
+	struct symbol y;
+	char err[256], buf[256], want[64];
+	uint64_t lib_base, late;
+
+	assert_int_equal(elf_type(path), want_type);
+	fixture_start(&f, path);
+	s = symbolizer_create(f.pid, err, sizeof(err));
+	if (!s)
+		fail_msg("symbolizer_create(%d): %s", (int)f.pid, err);
+
+	check_fn(s, &f, FN_MAIN, exe_name, "symfix_main.c");
+	check_fn(s, &f, FN_STATIC, exe_name, "symfix_main.c");
+	check_fn(s, &f, FN_NODEBUG, exe_name, NULL);
+	check_fn(s, &f, FN_LIB, "libsymfix.so", "symfix_lib.c");
+
+	/* The ELF header of the library: mapped, but in no function. */
+	lib_base = map_start(f.pid, "libsymfix.so");
+	assert_true(symbolizer_lookup(s, lib_base + 0x10, &y));
+	assert_string_equal(y.module, "libsymfix.so");
+	assert_null(y.function);
+	assert_null(y.file);
+	assert_true(y.offset == 0x10);
+	assert_string_equal(
+		symbolizer_format(s, lib_base + 0x10, buf, sizeof(buf)),
+		"libsymfix.so+0x10");
+
+	/* Not mapped in the child (its page 0). */
+	assert_false(symbolizer_lookup(s, 0x10, &y));
+	assert_string_equal(symbolizer_format(s, 0x10, buf, sizeof(buf)),
+			    "0x10");
+
+	/* The child exits.  A lookup not cached yet may or may not resolve
+	 * (the module map is the old one); it must not crash.  After a
+	 * refresh everything is unmapped. */
+	assert_true(WIFEXITED(fixture_stop(&f)));
+	late = f.addr[FN_MAIN] + 9;
+	(void)symbolizer_lookup(s, late, &y);
+	(void)symbolizer_format(s, f.addr[FN_LIB] + 3, buf, sizeof(buf));
+	symbolizer_refresh(s);
+	assert_false(symbolizer_lookup(s, f.addr[FN_MAIN], &y));
+	assert_null(y.module);
+	assert_null(y.function);
+	assert_null(y.file);
+	assert_true(y.offset == f.addr[FN_MAIN]);
+	snprintf(want, sizeof(want), "0x%" PRIx64, f.addr[FN_MAIN]);
+	assert_string_equal(
+		symbolizer_format(s, f.addr[FN_MAIN], buf, sizeof(buf)), want);
+	symbolizer_refresh(s); /* again: nothing left to do, no crash */
+	assert_false(symbolizer_lookup(s, late, &y));
+	symbolizer_destroy(s);
+}
+
+static void test_pie(void **state)
+{
+	(void)state;
+	run_fixture(FIX_PIE, "symfix-pie", ET_DYN);
+}
+
+static void test_nopie(void **state)
+{
+	(void)state;
+	run_fixture(FIX_NOPIE, "symfix-nopie", ET_EXEC);
+}
+
+static struct symbolizer *self_symbolizer(void)
+{
+	char err[256];
+	struct symbolizer *s = symbolizer_create(getpid(), err, sizeof(err));
+
+	if (!s)
+		fail_msg("symbolizer_create(self): %s", err);
+	return s;
+}
+
+__attribute__((noinline)) int test_symbolizer_marker(int x);
+__attribute__((noinline)) int test_symbolizer_marker(int x)
+{
+	return x * 5 + (int)getpid();
+}
+
+static void test_self(void **state)
+{
+	struct symbolizer *s = self_symbolizer();
+	struct symbol y;
+
+	(void)state;
+	assert_true(symbolizer_lookup(
+		s, (uint64_t)(uintptr_t)&test_symbolizer_marker + 2, &y));
+	assert_string_equal(y.module, "test-symbolizer");
+	assert_string_equal(y.function, "test_symbolizer_marker");
+	assert_true(y.offset == 2);
+	assert_string_equal(y.file, "test-symbolizer.c");
+	assert_true(y.line > 0);
+
+	assert_true(symbolizer_lookup(s, (uint64_t)(uintptr_t)&getpid, &y));
+	assert_string_equal(y.module, "libc.so.6");
+	assert_non_null(y.function); /* getpid, or an alias of it */
+	assert_true(y.offset == 0);
+	symbolizer_destroy(s);
+}
+
+static void test_unmapped(void **state)
+{
+	struct symbolizer *s = self_symbolizer();
+	char buf[64], want[64];
+	struct symbol y;
+	int on_stack = 0;
+	uint64_t stack = (uint64_t)(uintptr_t)&on_stack;
+
+	(void)state;
+	assert_false(symbolizer_lookup(s, 0x10, &y));
+	assert_null(y.module);
+	assert_null(y.function);
+	assert_null(y.file);
+	assert_int_equal(y.line, 0);
+	assert_true(y.offset == 0x10);
+	assert_string_equal(symbolizer_format(s, 0x10, buf, sizeof(buf)),
+			    "0x10");
+	assert_string_equal(
+		symbolizer_format(s, 0xffffffffffffffffull, buf, sizeof(buf)),
+		"0xffffffffffffffff");
+	/* the stack is mapped, but not an ELF file */
+	assert_false(symbolizer_lookup(s, stack, &y));
+	snprintf(want, sizeof(want), "0x%" PRIx64, stack);
+	assert_string_equal(symbolizer_format(s, stack, buf, sizeof(buf)),
+			    want);
+	symbolizer_destroy(s);
+}
+
+static void test_format_truncates(void **state)
+{
+	struct symbolizer *s = self_symbolizer();
+	uint64_t a = (uint64_t)(uintptr_t)&test_symbolizer_marker;
+	char buf[8];
+
+	(void)state;
+	memset(buf, 'x', sizeof(buf));
+	assert_ptr_equal(symbolizer_format(s, a, buf, sizeof(buf)), buf);
+	assert_string_equal(buf, "test_sy");
+	memset(buf, 'x', sizeof(buf));
+	assert_ptr_equal(symbolizer_format(s, a, buf, 0), buf);
+	assert_int_equal(buf[0], 'x');
+	/* NULL symbolizer: plain address, like an unmapped one */
+	assert_string_equal(symbolizer_format(NULL, 0x1234, buf, sizeof(buf)),
+			    "0x1234");
+	symbolizer_destroy(s);
+	symbolizer_destroy(NULL);
+}
+
+static void test_vdso(void **state)
+{
+	struct symbolizer *s = self_symbolizer();
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct symbol y;
+	bool named = false;
+
+	(void)state;
+	if (!base) {
+		symbolizer_destroy(s);
+		skip();
+	}
+	assert_true(symbolizer_lookup(s, base, &y));
+	assert_string_equal(y.module, "[vdso]");
+	/* Somewhere in its first pages there is a named function. */
+	for (uint64_t a = base; a < base + 0x2000 && !named; a += 16)
+		named = symbolizer_lookup(s, a, &y) && y.function;
+	assert_true(named);
+	symbolizer_destroy(s);
+}
+
+static void test_cache_identical(void **state)
+{
+	struct symbolizer *s = self_symbolizer();
+	uint64_t a = (uint64_t)(uintptr_t)&test_symbolizer_marker + 1;
+	struct symbolizer_stats st0, st1;
+	struct symbol y1, y2;
+
+	(void)state;
+	assert_true(symbolizer_lookup(s, a, &y1));
+	symbolizer_stats(s, &st0);
+	assert_true(symbolizer_lookup(s, a, &y2));
+	symbolizer_stats(s, &st1);
+	assert_true(st1.hits == st0.hits + 1);
+	assert_true(st1.lookups == st0.lookups + 1);
+	assert_ptr_equal(y1.module, y2.module);
+	assert_ptr_equal(y1.function, y2.function);
+	assert_ptr_equal(y1.file, y2.file);
+	assert_int_equal(y1.line, y2.line);
+	assert_true(y1.offset == y2.offset);
+	/* negative results are cached too */
+	assert_false(symbolizer_lookup(s, 0x20, &y1));
+	symbolizer_stats(s, &st0);
+	assert_false(symbolizer_lookup(s, 0x20, &y2));
+	symbolizer_stats(s, &st1);
+	assert_true(st1.hits == st0.hits + 1);
+	symbolizer_destroy(s);
+}
+
+static void test_cache_bounded(void **state)
+{
+	struct symbolizer *s = self_symbolizer();
+	uint64_t fn = (uint64_t)(uintptr_t)&test_symbolizer_marker;
+	struct symbolizer_stats st, st2;
+	const char *first = NULL;
+	struct symbol y;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		/* unique addresses: half in no mapping, half in our text */
+		for (uint64_t i = 0; i < 40000; i++) {
+			bool ok = symbolizer_lookup(s, 0x1000 + i * 16, &y);
+
+			assert_false(ok);
+			(void)symbolizer_lookup(s, fn + (i % 4096), &y);
+			if (i == 0 && pass == 0)
+				first = y.function;
+		}
+		symbolizer_stats(s, pass ? &st2 : &st);
+		assert_true(st.cached <= st.capacity);
+	}
+	assert_true(st.capacity > 0);
+	assert_true(st.clears >= 2);
+	assert_true(st2.cached <= st2.capacity);
+	/* the same names again: the string pool did not grow */
+	assert_true(st2.string_bytes == st.string_bytes);
+	/* a string from before the cache was cleared is still valid */
+	assert_string_equal(first, "test_symbolizer_marker");
+	symbolizer_destroy(s);
+}
+
+static void test_refresh_sees_dlopen(void **state)
+{
+	struct symbolizer *s = self_symbolizer();
+	struct symbolizer_stats st0, st1;
+	struct symbol y;
+	void *h, *fn;
+
+	(void)state;
+	h = dlopen(FIX_LIB, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fail_msg("dlopen %s: %s", FIX_LIB, dlerror());
+	fn = dlsym(h, "symfix_lib_func");
+	assert_non_null(fn);
+	/* mapped after our maps were read: unknown, and cached as such */
+	assert_false(symbolizer_lookup(s, (uint64_t)(uintptr_t)fn, &y));
+	assert_false(symbolizer_lookup(s, (uint64_t)(uintptr_t)fn, &y));
+
+	symbolizer_stats(s, &st0);
+	symbolizer_refresh(s);
+	symbolizer_stats(s, &st1);
+	assert_true(st1.maps_reads == st0.maps_reads + 1);
+	assert_true(st1.modules == st0.modules + 1);
+	assert_true(symbolizer_lookup(s, (uint64_t)(uintptr_t)fn, &y));
+	assert_string_equal(y.module, "libsymfix.so");
+	assert_string_equal(y.function, "symfix_lib_func");
+	assert_string_equal(y.file, "symfix_lib.c");
+
+	/* Nothing changed: a refresh does not re-read the maps. */
+	symbolizer_refresh(s);
+	symbolizer_stats(s, &st0);
+	assert_true(st0.maps_reads == st1.maps_reads);
+	assert_int_equal(dlclose(h), 0);
+	symbolizer_destroy(s);
+}
+
+static void test_refuses_bad_pid(void **state)
+{
+	char err[256];
+
+	(void)state;
+	assert_null(symbolizer_create(0, err, sizeof(err)));
+	assert_string_equal(err, "0 is not a process id");
+	assert_null(symbolizer_create(-5, err, sizeof(err)));
+	assert_null(symbolizer_create(INT_MAX, err, sizeof(err)));
+	assert_non_null(strstr(err, "/proc/2147483647"));
+	assert_non_null(strstr(err, "running"));
+	assert_null(symbolizer_create(INT_MAX, NULL, 0)); /* no message */
+}
+
+/* symbolizer_create(1) as a user who is not root: refused, with uid 0 in
+ * the message.  Exit status 0 when that holds. */
+static int refuse_pid1_child(void)
+{
+	char err[256];
+	struct symbolizer *s = symbolizer_create(1, err, sizeof(err));
+
+	if (s) {
+		symbolizer_destroy(s);
+		return 1;
+	}
+	return strstr(err, "belongs to uid 0") ? 0 : 2;
+}
+
+static void test_refuses_other_uid(void **state)
+{
+	const uid_t nobody = 65534;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (getuid() != 0 || geteuid() != 0) {
+		assert_int_equal(refuse_pid1_child(), 0);
+		return;
+	}
+	/* As root: try it as nobody in a child, if we may drop to it. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setgid(nobody) || setuid(nobody))
+			_exit(77);
+		_exit(refuse_pid1_child());
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip(); /* root, and no other uid to be */
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pie),
+		cmocka_unit_test(test_nopie),
+		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_unmapped),
+		cmocka_unit_test(test_format_truncates),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_cache_identical),
+		cmocka_unit_test(test_cache_bounded),
+		cmocka_unit_test(test_refresh_sees_dlopen),
+		cmocka_unit_test(test_refuses_bad_pid),
+		cmocka_unit_test(test_refuses_other_uid),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
