@@ -166,6 +166,30 @@ struct ct_header {
 };
 
 /*
+ * Tag frames.  A stack the sampler stores ends (outermost position, after
+ * the root frame) with one tag frame that names what was running on the
+ * interrupted thread, so one table holds per-coroutine stacks and the
+ * engine can both merge them (drop the tag) and split them by coroutine.
+ * Tags sit above the canonical user-space range (bit 63 set), so no return
+ * address is ever mistaken for one.
+ *
+ *   CT_TAG_CORO | gen16 << 32 | station index   a coroutine was running
+ *   CT_TAG_THREAD | tid                          no coroutine: the thread
+ *
+ * gen16 is the low 16 bits of the station's occupancy count (ctp_station_ext
+ * gen) so a sample is not credited to a later occupant of the same station.
+ * Stacks captured at suspension (the parked stack) carry no tag: many
+ * coroutines parked at one place share one trace.
+ */
+#define CT_TAG_MASK 0xffff000000000000ull
+#define CT_TAG_CORO 0xc0c0000000000000ull
+#define CT_TAG_THREAD 0xc0c1000000000000ull
+#define CT_TAG_IS(f) (((f)&0x8000000000000000ull) != 0)
+#define CT_TAG_CORO_INDEX(f) ((uint32_t)((f)&0xffffffffu))
+#define CT_TAG_CORO_GEN16(f) ((uint16_t)(((f) >> 32) & 0xffffu))
+#define CT_TAG_THREAD_TID(f) ((uint64_t)((f)&0xffffffffffffull))
+
+/*
  * The announcement in the cTP header (at CTP_CALLTRACE_DESC_OFFSET).  The
  * engine writes it before it starts the target; all zero = absent.
  */

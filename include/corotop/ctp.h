@@ -120,6 +120,15 @@ struct ctp_epoch {
  */
 #define CTP_EPOCH_CHECK_OFFSET 0u
 
+/*
+ * Optional parked-stack word in ctp_epoch.reserved: on a suspend event
+ * (is_active 0) a corotop probe that captured the coroutine's stack stores
+ * the CallTrace id of that stack here (u64, little-endian, unaligned copy),
+ * written before the slot's seq is published, like every payload byte.
+ * 0 = not captured.  Other cTP writers leave it 0.
+ */
+#define CTP_EPOCH_TRACE_OFFSET 8u
+
 /* Extension descriptor at the start of ctp_header._reserved. */
 #define CTP_HX_MAGIC 0x31585443u /* "CTX1" little-endian */
 #define CTP_HX_VERSION 1u
