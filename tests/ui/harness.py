@@ -662,12 +662,13 @@ def flow_filter_substring(fl):
 
 
 def flow_filter_regex(fl):
-    """\\ with a leading ! filters on a regex over the row; a bad regex is
-    reported and does not apply."""
+    """\\ with a leading ! filters on a regex matched against each name
+    cell (so ^ and $ anchor at the ID cell's ends); a bad regex is reported
+    and does not apply."""
     fl.open()
     fl.start()
-    fl.step('regex', keys=['\\'], text='!^100[2-4] \r',
-            marker=has(r'^ filter: !\^100\[2-4\]$'))
+    fl.step('regex', keys=['\\'], text='!^100[2-4]$\r',
+            marker=has(r'^ filter: !\^100\[2-4\]\$$'))
     s = fl.step('bad-regex', keys=['\\'] + ['BSpace'] * 11, text='!(\r',
                 marker=has(r"bad regex"))
     check_rows(fl, s, ['1002', '1003', '1004'],
