@@ -657,6 +657,17 @@ def flow_filter_substring(fl):
             marker=both(lacks('filter:'), has(r'^\s+1001 S ')))
     fl.step('nothing-matches', keys=['\\'], text='zzz\r',
             marker=has('no coroutine matches the filter'))
+    # The line opens with the filter in it: Ctrl-W deletes a word, Ctrl-U
+    # the whole line, as in readline.
+    fl.step('ctrl-w', keys=['\\'], text=' zz bee',
+            marker=has(r'^Filter: zzz zz bee$'), golden=False)
+    fl.step('word-deleted', keys=['C-w'], marker=has(r'^Filter: zzz zz\s*$'),
+            golden=False)
+    fl.step('line-deleted', keys=['C-u'], marker=has(r'^Filter:\s*$'),
+            golden=False)
+    fl.step('retyped', keys=[], text='bee\r',
+            marker=both(has(r'^ filter: bee$'), has('F10Quit')),
+            same_as='filter-substring-02-kept')
     fl.keys('q')
     fl.finish(0, 'quit')
 
