@@ -596,6 +596,20 @@ bool rotor_rotate(struct rotor *r, const uint64_t *preserve, size_t npreserve)
 	return true;
 }
 
+void rotor_peek(const struct rotor *r, uint64_t *active_traces,
+		uint64_t *dropped)
+{
+	/* relaxed: statistics; the rotation itself orders what it reads. */
+	*active_traces = atomic_load_explicit(&r->t[r->act].view.meta->traces,
+					      memory_order_relaxed);
+	*dropped = atomic_load_explicit(&r->hdr->dropped, memory_order_relaxed);
+}
+
+uint32_t rotor_max_traces(const struct rotor *r)
+{
+	return r->g.max_traces;
+}
+
 void rotor_stats(const struct rotor *r, struct rotor_stats *out)
 {
 	struct ct_header *h = r->hdr;
