@@ -10,8 +10,9 @@
  * `total`, the last one in `self` too; recursion simply makes more nodes.
  *
  * The tree is bounded (max nodes); a path that would need more ends at the
- * deepest node it reached, which takes the weight as self, and is counted,
- * so self and total still add up.  stacktree_order lays the tree out for a
+ * deepest node it reached, which takes the weight as self, and is counted
+ * (truncated), so self and total still add up -- except for a path that
+ * found no node at all, whose weight is only in `sum`.  stacktree_order lays the tree out for a
  * collapsible view: pre-order, heaviest child first, with subtree sizes so
  * a collapsed node skips its descendants in one step.
  */
