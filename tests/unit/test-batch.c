@@ -92,7 +92,7 @@ static char *print_json(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	batch_print_json(f, &snap, NULL, 0);
+	batch_print_json(f, &snap, NULL, 0, NULL);
 	fclose(f);
 	return buf;
 }
