@@ -300,7 +300,8 @@ static void engine_ct_name(struct engine *e, uint64_t now)
 	bool ok[CT_NAME_CHUNK];
 	uint64_t deadline = now + CT_NAME_BUDGET_NS;
 
-	if (!e->target.pid || e->target.exited)
+	/* target.pid is written before the threads start. */
+	if (!e->target.pid)
 		return;
 	while (engine_now(CLOCK_MONOTONIC) < deadline) {
 		struct framename have;

@@ -26,6 +26,12 @@
  *       (prints "truncated"), then switches coroutine 0 every 10 ms for
  *       SECS (never putting again: its own mapping would fault) and exits.
  *
+ *   ct-target real GAP_MS
+ *       Puts its own stack, target_real -> real_mid -> real_leaf (the
+ *       leaf's entry as the exact pc, then two return addresses), weight
+ *       4, waits GAP_MS so the engine names the frames while it lives, and
+ *       exits 0.
+ *
  * Exit 77: the probe or the CallTrace region did not attach.
  */
 #define _GNU_SOURCE
@@ -204,6 +210,35 @@ static int target_truncate(unsigned secs, int out)
 	return 0;
 }
 
+/* Real frames: no inlining, no tail calls (the empty asm after each call
+ * keeps the caller's frame), so the return addresses are where they seem. */
+__attribute__((noinline)) static uint64_t real_leaf(uint64_t *f)
+{
+	f[0] = (uint64_t)(uintptr_t)&real_leaf;
+	f[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	return put(f, 3, 4);
+}
+
+__attribute__((noinline)) static uint64_t real_mid(uint64_t *f)
+{
+	uint64_t id;
+
+	f[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	id = real_leaf(f);
+	__asm__ volatile("" ::: "memory");
+	return id;
+}
+
+__attribute__((noinline)) static int target_real(unsigned gap_ms)
+{
+	uint64_t f[3];
+
+	real_mid(f);
+	__asm__ volatile("" ::: "memory");
+	it_sleep_ms(gap_ms);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -219,6 +254,8 @@ int main(int argc, char **argv)
 		return target_park(a, (int)b);
 	if (!strcmp(mode, "truncate"))
 		return target_truncate(a, (int)b);
+	if (!strcmp(mode, "real"))
+		return target_real(a);
 	fprintf(stderr, "ct-target: unknown mode '%s'\n", mode);
 	return 2;
 }
