@@ -188,7 +188,8 @@ static void hot_copy_one(void *ctx, const uint64_t *frames, uint32_t n,
 		c->oom = true;
 		return;
 	}
-	memcpy(c->frames + c->nframes, frames, n * sizeof(*frames));
+	if (n)
+		memcpy(c->frames + c->nframes, frames, n * sizeof(*frames));
 	c->s[c->ns++] =
 		(struct hot_copy_stack){(uint32_t)c->nframes, n, weight, total};
 	c->nframes += n;

@@ -384,7 +384,8 @@ static void hot_evict_stacks(struct hotstacks *h, uint64_t now)
 				.id = h->s[r].id,
 				.rec = r,
 			};
-	qsort(h->cand, n, sizeof(*h->cand), hot_cand_light);
+	if (n > 1)
+		qsort(h->cand, n, sizeof(*h->cand), hot_cand_light);
 	for (size_t i = 0; i < n && i < drop; i++)
 		hot_evict_stack(h, h->cand[i].rec);
 	hot_pairs_sweep(h);
@@ -408,7 +409,8 @@ static void hot_evict_pairs(struct hotstacks *h, uint64_t now)
 				.id = h->c[r].stack_id,
 				.rec = r,
 			};
-	qsort(h->cand, n, sizeof(*h->cand), hot_cand_light);
+	if (n > 1)
+		qsort(h->cand, n, sizeof(*h->cand), hot_cand_light);
 	for (size_t i = 0; i < n && i < drop; i++) {
 		hot_pair_drop(h, h->cand[i].rec);
 		h->st.coro_evicted++;
@@ -630,8 +632,10 @@ size_t hotstacks_top(struct hotstacks *h, uint64_t coro, enum hot_order order,
 		if (v > 0.0)
 			h->cand[keep++] = h->cand[i];
 	}
-	qsort(h->cand, keep, sizeof(*h->cand),
-	      order == HOT_BY_TOTAL ? hot_cand_by_total : hot_cand_by_window);
+	if (keep > 1)
+		qsort(h->cand, keep, sizeof(*h->cand),
+		      order == HOT_BY_TOTAL ? hot_cand_by_total
+					    : hot_cand_by_window);
 	got = keep < max ? keep : max;
 	for (size_t i = 0; i < got; i++) {
 		const struct hot_cand *c = &h->cand[i];

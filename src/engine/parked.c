@@ -162,7 +162,8 @@ size_t parked_frames(const struct parked *p, uint64_t id, uint64_t *frames,
 	if (rec == HASHIDX_NONE)
 		return 0;
 	n = p->r[rec].nframes < max ? p->r[rec].nframes : max;
-	memcpy(frames, p->r[rec].frames, n * sizeof(*frames));
+	if (n)
+		memcpy(frames, p->r[rec].frames, n * sizeof(*frames));
 	return n;
 }
 
