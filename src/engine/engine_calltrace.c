@@ -10,17 +10,22 @@
  *
  * Cadence (harvest thread).  Every CT_CHECK_NS the harvest loop peeks at
  * two words of the region -- distinct stacks in ACTIVE, dropped puts --
- * and at the harvest counter, and rotates when
- *   - ct_rotate_ms passed and anything moved since the last rotation
- *     (stacks put, puts dropped, coroutines switched: a suspend may carry
- *     a parked stack), or
+ * and rotates when
+ *   - ct_rotate_ms passed and either moved since the last rotation (a
+ *     new stack was put: every sample is one, its tag names the coroutine
+ *     and ACTIVE starts each period with only the preserved parked
+ *     stacks; or a put was dropped), or
  *   - ACTIVE received half its capacity in new stacks since the last
  *     rotation (so it never fills between two periods), or
- *   - ct_idle_rotate_ms passed anyway (puts that only added weight to a
- *     preserved stack move neither counter).
- * An idle target therefore costs one peek per harvest wakeup and one
- * rotation per ct_idle_rotate_ms.  The peek only runs when the harvest
- * loop does: a sleeping engine wakes at least every sleep_max_ms (1 s).
+ *   - ct_idle_rotate_ms passed anyway: puts that only add weight to a
+ *     stack already in ACTIVE (a parked stack put again) move neither
+ *     word and wait for it.
+ * Coroutine switches alone never cause a rotation: a suspend that parks at
+ * a new stack put it first, and one parked at a preserved stack needs
+ * nothing.  A target that puts nothing therefore costs one peek per
+ * harvest wakeup and one rotation per ct_idle_rotate_ms, whatever its
+ * switch rate.  The peek only runs when the harvest loop does: a sleeping
+ * engine wakes at least every sleep_max_ms (1 s).
  *
  * One rotation.
  *   1. Under the engine lock: the trace ids live coroutines are parked at
@@ -338,7 +343,6 @@ static void engine_ct_rotate(struct engine *e, uint64_t now)
 	uint64_t *owner;
 
 	pthread_mutex_lock(&e->lock);
-	ct->harvested_mark = e->harvest.count.harvested;
 	engine_ct_parked_ids(e);
 	pthread_mutex_unlock(&e->lock);
 	if (!engine_ct_guard(e, "rotation", engine_ct_do_rotate, &o))
@@ -364,7 +368,7 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 {
 	struct engine_ct *ct = &e->ct;
 	struct engine_ct_rot p;
-	uint64_t since, harvested, grown;
+	uint64_t since, grown;
 	bool moved;
 
 	if (!ct->rotor || ct->dead || now < ct->next_check)
@@ -373,13 +377,9 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	if (!engine_ct_guard(e, "a peek at the CallTrace region",
 			     engine_ct_do_peek, &p))
 		return;
-	pthread_mutex_lock(&e->lock);
-	harvested = e->harvest.count.harvested;
-	pthread_mutex_unlock(&e->lock);
 	since = now - ct->last_rotate;
 	grown = p.active > ct->active_mark ? p.active - ct->active_mark : 0;
-	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark ||
-		harvested != ct->harvested_mark;
+	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark;
 	if (grown >= rotor_max_traces(ct->rotor) / 2 ||
 	    since >= (uint64_t)e->cfg.ct_idle_rotate_ms * 1000000u ||
 	    (moved && since >= (uint64_t)e->cfg.ct_rotate_ms * 1000000u))

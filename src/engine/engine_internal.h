@@ -43,8 +43,8 @@ struct engine_ct {
 	/* Rotating thread only. */
 	bool dead; /* its copy of failed */
 	uint64_t next_check, last_rotate;
-	uint64_t harvested_mark, active_mark, dropped_mark;
-	uint64_t *preserve; /* sorted unique ids parked at */
+	uint64_t active_mark, dropped_mark; /* as the last rotation left */
+	uint64_t *preserve;		    /* sorted unique ids parked at */
 	size_t npreserve, cap_preserve;
 	uint64_t *seen; /* open-addressing set for the dedup */
 	size_t seen_slots;

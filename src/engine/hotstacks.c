@@ -23,8 +23,9 @@
  *
  * Bounds.  Stacks and pairs live in arrays of fixed
  * capacity with a hash index each (hashidx.h).  A full stack table evicts
- * its lightest eighth at once (by window weight, then total), so eviction
- * costs O(capacity) per capacity/8 inserts, not per insert; pairs of an
+ * its lightest eighth at once (by window weight, then total; selected, not
+ * sorted), so eviction costs O(capacity) per capacity/8 inserts, not per
+ * insert; pairs of an
  * evicted stack go with it.  A full pair table evicts its lightest eighth
  * likewise.  Evicted totals are counted (evicted_weight), never silently
  * lost.  Nothing here allocates per ingest but the frames of a new stack.
@@ -103,7 +104,7 @@ void hotstacks_config_defaults(struct hotstacks_config *c)
 	c->window_s = 30;
 	c->half_life_s = 10;
 	c->max_stacks = 16384;
-	c->max_coro = 32768;
+	c->max_coro = 65536;
 }
 
 /* ---- record pools ---- */
@@ -325,6 +326,47 @@ static int hot_cand_light(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+static void hot_cand_swap(struct hot_cand *a, struct hot_cand *b)
+{
+	struct hot_cand t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * Put the k lightest of c[0..n) first, in no particular order: Hoare's
+ * selection (partition around the middle element, keep the side that
+ * holds position k), O(n) on average where sorting would cost O(n log n)
+ * per eviction.
+ */
+static void hot_cand_select(struct hot_cand *c, size_t n, size_t k)
+{
+	long lo = 0, hi = (long)n - 1; /* inclusive */
+
+	while (lo < hi && (long)k > lo && (long)k <= hi) {
+		struct hot_cand pivot = c[lo + (hi - lo) / 2];
+		long i = lo - 1, j = hi + 1;
+
+		for (;;) {
+			do
+				i++;
+			while (hot_cand_light(&c[i], &pivot) < 0);
+			do
+				j--;
+			while (hot_cand_light(&pivot, &c[j]) < 0);
+			if (i >= j)
+				break;
+			hot_cand_swap(&c[i], &c[j]);
+		}
+		/* c[lo..j] <= pivot <= c[j+1..hi], lo <= j < hi */
+		if ((long)k <= j)
+			hi = j;
+		else
+			lo = j + 1;
+	}
+}
+
 static void hot_pair_drop(struct hotstacks *h, uint32_t r)
 {
 	hashidx_remove(&h->ci, h->c[r].hash, r);
@@ -384,8 +426,7 @@ static void hot_evict_stacks(struct hotstacks *h, uint64_t now)
 				.id = h->s[r].id,
 				.rec = r,
 			};
-	if (n > 1)
-		qsort(h->cand, n, sizeof(*h->cand), hot_cand_light);
+	hot_cand_select(h->cand, n, drop);
 	for (size_t i = 0; i < n && i < drop; i++)
 		hot_evict_stack(h, h->cand[i].rec);
 	hot_pairs_sweep(h);
@@ -409,8 +450,7 @@ static void hot_evict_pairs(struct hotstacks *h, uint64_t now)
 				.id = h->c[r].stack_id,
 				.rec = r,
 			};
-	if (n > 1)
-		qsort(h->cand, n, sizeof(*h->cand), hot_cand_light);
+	hot_cand_select(h->cand, n, drop);
 	for (size_t i = 0; i < n && i < drop; i++) {
 		hot_pair_drop(h, h->cand[i].rec);
 		h->st.coro_evicted++;

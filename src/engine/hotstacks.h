@@ -22,7 +22,7 @@ struct hotstacks_config {
 	unsigned half_life_s; /* ... halved every half-life of age (10; 0:
 				 no decay, a plain sliding sum) */
 	uint32_t max_stacks;  /* distinct stacks kept (16384) */
-	uint32_t max_coro;    /* (stack, coroutine) weights kept (32768) */
+	uint32_t max_coro;    /* (stack, coroutine) weights kept (65536) */
 };
 
 void hotstacks_config_defaults(struct hotstacks_config *c);
