@@ -274,7 +274,9 @@ size_t engine_hot_tree(struct engine *e, uint64_t model_id, bool by_function,
 	uint32_t *order = NULL;
 	size_t n = 0;
 
-	if (!max || !hot_copy_take(e, model_id, true, &c) || !c.ns)
+	if (!max)
+		return 0;
+	if (!hot_copy_take(e, model_id, true, &c) || !c.ns)
 		goto out_copy;
 	if (!stacktree_init(&t, HOT_TREE_NODES))
 		goto out_copy;

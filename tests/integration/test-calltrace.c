@@ -16,8 +16,11 @@
  *             look at it faults, is caught (SIGBUS guard), reports it, and
  *             harvesting goes on.
  *
- * Also in the 'concurrency' suite (TSan): the harvest thread rotates while
- * this thread reads hot stacks, statistics and parked stacks.
+ *   readers   every call the UI will make (top, tree, names, parked,
+ *             stats, export, zero), in a loop while the harvest thread
+ *             rotates every 20 ms and the target puts.
+ *
+ * Also in the 'concurrency' suite (TSan), for those concurrent reads.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -295,6 +298,62 @@ static void test_truncated_region_survives(void **state)
 	it_run_finish(&r);
 }
 
+/* The UI thread's calls, in a loop, while the harvest thread rotates and
+ * the target puts (for TSan: every answer is a copy under the hot lock). */
+static void test_readers_while_rotating(void **state)
+{
+	char *argv[] = {CT_TARGET, "hot", "8", "120", NULL};
+	static struct hot_stack hs[8];
+	static struct hot_node tree[32];
+	struct engine_calltrace_stats st;
+	struct engine_config cfg;
+	char path[] = "/tmp/test-calltrace-rd.XXXXXX", err[512], name[128];
+	uint64_t f[8], reads = 0, end;
+	struct it_run r;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	memset(&r, 0, sizeof(r));
+	snapshot_init(&r.snap);
+	cfg_for(&cfg, argv);
+	cfg.ct_rotate_ms = 20;
+	r.e = engine_create(&cfg, r.err, sizeof(r.err));
+	assert_non_null(r.e);
+	it_cur_run = &r;
+	assert_true(engine_start(r.e, r.err, sizeof(r.err)));
+	end = it_now() + 20000000000ull;
+	while (!engine_reap(r.e)) {
+		size_t n = engine_hot_stacks(r.e, 0, HOT_BY_WINDOW, hs, 8);
+
+		for (size_t i = 0; i < n && i < 2; i++)
+			engine_frame_name(r.e, hs[i].frames[0], true, true,
+					  name, sizeof(name));
+		engine_hot_tree(r.e, 0, reads & 1, tree, 32);
+		engine_calltrace_stats(r.e, &st);
+		engine_snapshot(r.e, &r.snap);
+		if (r.snap.count)
+			engine_parked_stack(r.e, r.snap.coro[0].id, f, 8, NULL);
+		if (reads % 16 == 0)
+			assert_true(engine_export(r.e, ENGINE_EXPORT_SPEEDSCOPE,
+						  path, 0, err, sizeof(err)));
+		if (reads % 64 == 63)
+			engine_hot_zero(r.e);
+		reads++;
+		assert_true(it_now() < end);
+		it_sleep_ms(2);
+	}
+	engine_stop(r.e);
+	engine_calltrace_stats(r.e, &st);
+	assert_true(st.rotor.rotations >= 2);
+	assert_int_equal(st.hot.weight, 8 * 26); /* zero keeps this one */
+	assert_true(reads > 10);
+	unlink(path);
+	it_run_finish(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +362,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_parked_keeps_its_id,
 					  it_teardown_run),
 		cmocka_unit_test_teardown(test_truncated_region_survives,
+					  it_teardown_run),
+		cmocka_unit_test_teardown(test_readers_while_rotating,
 					  it_teardown_run),
 	};
 
