@@ -17,15 +17,17 @@
  *     stacks; or a put was dropped), or
  *   - ACTIVE received half its capacity in new stacks since the last
  *     rotation (so it never fills between two periods), or
- *   - ct_idle_rotate_ms passed anyway: puts that only add weight to a
- *     stack already in ACTIVE (a parked stack put again) move neither
- *     word and wait for it.
+ *   - ct_idle_rotate_ms passed and coroutines are parked at stacks
+ *     (those are preserved: a put that only adds weight to one in ACTIVE
+ *     moves neither word, and a new one reaches ACTIVE a rotation after
+ *     it is first named), or a quarantined table waits to be collected.
  * Coroutine switches alone never cause a rotation: a suspend that parks at
  * a new stack put it first, and one parked at a preserved stack needs
  * nothing.  A target that puts nothing therefore costs one peek per
- * harvest wakeup and one rotation per ct_idle_rotate_ms, whatever its
- * switch rate.  The peek only runs when the harvest loop does: a sleeping
- * engine wakes at least every sleep_max_ms (1 s).
+ * harvest wakeup and no rotation at all, whatever its switch rate; one
+ * with parked stacks, a rotation per ct_idle_rotate_ms.  The peek only
+ * runs when the harvest loop does: a sleeping engine wakes at least every
+ * sleep_max_ms (1 s).
  *
  * One rotation.
  *   1. Under the engine lock: the trace ids live coroutines are parked at
@@ -369,7 +371,7 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	struct engine_ct *ct = &e->ct;
 	struct engine_ct_rot p;
 	uint64_t since, grown;
-	bool moved;
+	bool moved, idle;
 
 	if (!ct->rotor || ct->dead || now < ct->next_check)
 		return;
@@ -380,8 +382,14 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	since = now - ct->last_rotate;
 	grown = p.active > ct->active_mark ? p.active - ct->active_mark : 0;
 	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark;
+	/* Idle rotations only when something could be waiting: a weight-only
+	 * put needs a stack already in ACTIVE (the preserved ones), preserved
+	 * stacks reach ACTIVE a rotation after they are first named, and a
+	 * quarantined table is collected by a later rotation. */
+	idle = ct->active_mark || ct->npreserve ||
+	       ct->rs.quarantined != ct->rs.late;
 	if (grown >= rotor_max_traces(ct->rotor) / 2 ||
-	    since >= (uint64_t)e->cfg.ct_idle_rotate_ms * 1000000u ||
+	    (idle && since >= (uint64_t)e->cfg.ct_idle_rotate_ms * 1000000u) ||
 	    (moved && since >= (uint64_t)e->cfg.ct_rotate_ms * 1000000u))
 		engine_ct_rotate(e, now);
 }
