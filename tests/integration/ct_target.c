@@ -56,6 +56,8 @@
 
 static uint64_t coro_gen(const struct corotop_coro *c)
 {
+	/* relaxed: this thread's own probe bumped it (open); nothing else
+	 * is read through it. */
 	return atomic_load_explicit(&c->station->ext.gen, memory_order_relaxed);
 }
 

@@ -18,6 +18,10 @@
  *   - usage errors exit 2 with a one-line message and no output: unknown
  *     flag, missing command, non-number, missing value, --shm on a file that
  *     is not a cTP region;
+ *   - hot stacks: the final JSON snapshot holds the stacks ct-target put
+ *     (summed over rotations, tag frames merged away), --folded and
+ *     --speedscope files are written on exit, the text output has its
+ *     section, and real frames are still named after the target exited;
  *   - the region file and its directory are gone after a normal exit, after
  *     SIGTERM (exit 143) and after SIGINT (exit 130), and the target with
  *     them.  The target reports its CTP_SHM_PATH through a file.
