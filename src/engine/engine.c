@@ -3,6 +3,7 @@
  *
  * Threads.
  *   harvest  scans the stations, feeds the model (under `lock`), ticks rates,
+ *            rotates the CallTrace region when due (engine_calltrace.c),
  *            and sleeps when the target is idle.
  *   waker    (launch mode) accepts the probes' socket connections and turns
  *            every wake byte into a futex wake of the harvest thread, so

@@ -8,6 +8,12 @@
  * died) and are then reclaimed; records live in one growable array with a
  * free stack, so steady state does not allocate.
  *
+ * Parked stacks: a suspend event may carry the CallTrace id of the stack
+ * the coroutine parked at (CTP_EPOCH_TRACE_OFFSET); model_park keeps it in
+ * the `parked` side array (by record slot, so the 128-byte record the
+ * snapshots copy does not grow) until the next transition or death.  The
+ * engine preserves those traces across CallTrace rotations.
+ *
  * Time accounting: each transition closes the interval since the previous
  * one and charges it to the previous state (running or suspended).  Rates
  * (switches/s, events/s) are recomputed by model_tick over the time since the
