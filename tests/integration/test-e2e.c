@@ -520,7 +520,8 @@ static void test_batch_sort_and_filter(void **state)
 
 /* Hot stacks end to end: ct-target puts known stacks (tagged per
  * coroutine, one tag with a wrong generation) in 3 phases 1.2 s apart, so
- * the default 1 s rotation collects them separately.  The final snapshot's
+ * the default 1 s rotation collects them over two rotations at least (the
+ * in-process test checks one rotation per phase).  The final snapshot's
  * hot_stacks hold the sums, the profiles are written on exit, and the text
  * output has its section. */
 static void test_hot_stacks_and_profiles(void **state)
