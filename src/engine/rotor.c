@@ -40,7 +40,9 @@
  * (rotations are then skipped and say why); it can not crash or hang the
  * engine.  A writer that truncates the file would make the engine fault:
  * rotor_rotate checks the size first, which catches a truncation that
- * happened before the rotation, not one racing it.
+ * happened before the rotation, not one racing it; the engine runs every
+ * call that touches the mapping under a SIGBUS landing pad of its own
+ * (engine_calltrace.c) and abandons the rotor after a fault.
  */
 #define _GNU_SOURCE
 #include "rotor.h"
