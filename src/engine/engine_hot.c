@@ -22,6 +22,7 @@
 #include "stacktree.h"
 
 #include "../common/cttable.h"
+#include "../common/grow.h"
 
 #define HOT_TREE_NODES 65536u /* nodes a tree is built with at most */
 #define HOT_MEMO 4096u	      /* frame -> key memo of one tree build */
@@ -157,23 +158,6 @@ struct hot_copy {
 	bool oom;
 };
 
-static bool hot_copy_grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 256;
-	void *p;
-
-	if (need <= *cap)
-		return true;
-	while (c < need)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return false;
-	*v = p;
-	*cap = c;
-	return true;
-}
-
 static void hot_copy_one(void *ctx, const uint64_t *frames, uint32_t n,
 			 double weight, uint64_t total)
 {
@@ -181,10 +165,9 @@ static void hot_copy_one(void *ctx, const uint64_t *frames, uint32_t n,
 
 	if (c->oom || (c->window ? weight <= 0.0 : !total))
 		return;
-	if (!hot_copy_grow((void **)&c->frames, &c->cap_frames, c->nframes + n,
-			   sizeof(*c->frames)) ||
-	    !hot_copy_grow((void **)&c->s, &c->cap_s, c->ns + 1,
-			   sizeof(*c->s))) {
+	if (!grow_array((void **)&c->frames, &c->cap_frames, c->nframes + n,
+			sizeof(*c->frames)) ||
+	    !grow_array((void **)&c->s, &c->cap_s, c->ns + 1, sizeof(*c->s))) {
 		c->oom = true;
 		return;
 	}

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/grow.h"
 #include "strpool.h"
 
 #define PROFILE_POOL_BYTES (64u << 20)
@@ -42,23 +43,6 @@ void profile_finish(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static bool profile_grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 256;
-	void *q;
-
-	if (need <= *cap)
-		return true;
-	while (c < need)
-		c *= 2;
-	q = realloc(*v, c * size);
-	if (!q)
-		return false;
-	*v = q;
-	*cap = c;
-	return true;
-}
-
 static const char *profile_intern(struct profile *p, const char *s)
 {
 	const char *r = s ? strpool_intern(p->pool, s, strlen(s)) : NULL;
@@ -74,10 +58,9 @@ bool profile_add(struct profile *p, const char *const *names,
 
 	if (!weight)
 		return true;
-	if (!profile_grow((void **)&p->s, &p->cap_s, p->ns + 1,
-			  sizeof(*p->s)) ||
-	    !profile_grow((void **)&p->frames, &p->cap_frames, p->nframes + n,
-			  sizeof(*p->frames)))
+	if (!grow_array((void **)&p->s, &p->cap_s, p->ns + 1, sizeof(*p->s)) ||
+	    !grow_array((void **)&p->frames, &p->cap_frames, p->nframes + n,
+			sizeof(*p->frames)))
 		return false;
 	s = &p->s[p->ns++];
 	s->weight = weight;

@@ -178,30 +178,54 @@ static uint64_t wait_rotations(struct engine *e, uint64_t at_least)
 	return 0;
 }
 
-static void test_parked_keeps_its_id(void **state)
+/*
+ * Start an engine on `ct-target MODE SECS FD` where FD is the write end of
+ * a pipe; returns the read end.  The run is left for the caller (and the
+ * teardown) to finish.
+ */
+static int start_with_pipe(struct it_run *r, const char *mode, const char *secs,
+			   const struct engine_config *base)
 {
-	static const uint64_t P[3] = {0xc1, 0xc2, 0xc3};
-	char fdarg[16], *argv[] = {CT_TARGET, "park", "3", fdarg, NULL};
-	struct engine_calltrace_stats st;
-	const struct model_coro *c;
+	static char fdarg[16];
+	static char *argv[5];
 	struct engine_config cfg;
-	uint64_t id, again, seen, first, mid, f[8];
-	struct it_run r;
 	int p[2];
 
-	(void)state;
-	memset(&r, 0, sizeof(r));
-	snapshot_init(&r.snap);
+	memset(r, 0, sizeof(*r));
+	snapshot_init(&r->snap);
 	assert_int_equal(pipe(p), 0);
 	fcntl(p[0], F_SETFD, FD_CLOEXEC);
 	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
-	cfg_for(&cfg, argv);
-	r.e = engine_create(&cfg, r.err, sizeof(r.err));
-	assert_non_null(r.e);
-	it_cur_run = &r;
-	assert_true(engine_start(r.e, r.err, sizeof(r.err)));
+	argv[0] = CT_TARGET;
+	argv[1] = (char *)mode;
+	argv[2] = (char *)secs;
+	argv[3] = fdarg;
+	argv[4] = NULL;
+	if (base)
+		cfg = *base;
+	else
+		cfg_for(&cfg, NULL);
+	cfg.argv = argv;
+	r->e = engine_create(&cfg, r->err, sizeof(r->err));
+	assert_non_null(r->e);
+	it_cur_run = r;
+	assert_true(engine_start(r->e, r->err, sizeof(r->err)));
 	close(p[1]);
-	id = read_word(p[0], "parked ");
+	return p[0];
+}
+
+static void test_parked_keeps_its_id(void **state)
+{
+	static const uint64_t P[3] = {0xc1, 0xc2, 0xc3};
+	struct engine_calltrace_stats st;
+	const struct model_coro *c;
+	uint64_t id, again, seen, first, mid, f[8];
+	struct it_run r;
+	int fd;
+
+	(void)state;
+	fd = start_with_pipe(&r, "park", "3", NULL);
+	id = read_word(fd, "parked ");
 	assert_true(id >> 32 != 0);
 	/* Once harvested, the coroutine is parked at id. */
 	first = wait_rotations(r.e, 1);
@@ -228,9 +252,9 @@ static void test_parked_keeps_its_id(void **state)
 	assert_true(st.rotor.preserved >= 3);
 	assert_int_equal(st.parked.kept, 1);
 	/* The target puts P again: the id survived in ACTIVE. */
-	again = read_word(p[0], "again ");
+	again = read_word(fd, "again ");
 	assert_int_equal(again, id);
-	close(p[0]);
+	close(fd);
 	for (uint64_t end = it_now() + 10000000000ull; !engine_reap(r.e);
 	     it_sleep_ms(5))
 		assert_true(it_now() < end);
@@ -243,31 +267,19 @@ static void test_parked_keeps_its_id(void **state)
 
 static void test_truncated_region_survives(void **state)
 {
-	char fdarg[16], *argv[] = {CT_TARGET, "truncate", "2", fdarg, NULL};
 	struct engine_calltrace_stats st;
 	const struct model_coro *c;
-	struct engine_config cfg;
 	static struct hot_stack hs[4];
 	uint64_t before, end;
 	struct it_run r;
 	char line[64];
-	int p[2];
+	int fd;
 
 	(void)state;
-	memset(&r, 0, sizeof(r));
-	snapshot_init(&r.snap);
-	assert_int_equal(pipe(p), 0);
-	fcntl(p[0], F_SETFD, FD_CLOEXEC);
-	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
-	cfg_for(&cfg, argv);
-	r.e = engine_create(&cfg, r.err, sizeof(r.err));
-	assert_non_null(r.e);
-	it_cur_run = &r;
-	assert_true(engine_start(r.e, r.err, sizeof(r.err)));
-	close(p[1]);
-	assert_true(it_read_line(p[0], line, sizeof(line), 10000) > 0);
+	fd = start_with_pipe(&r, "truncate", "2", NULL);
+	assert_true(it_read_line(fd, line, sizeof(line), 10000) > 0);
 	assert_string_equal(line, "truncated");
-	close(p[0]);
+	close(fd);
 	/* The next peek or rotation faults, and says so. */
 	end = it_now() + 5000000000ull;
 	do {
