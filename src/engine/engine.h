@@ -112,7 +112,8 @@ struct hot_node {
 	bool leaf;	    /* addr is an innermost frame (an exact pc) */
 	double self, total; /* window weights (decayed) */
 	double self_pct, total_pct; /* of the window's total, 0..100 */
-	char name[112]; /* the function (by function), else func+0xOFF */
+	char name[112];		    /* by function: the function; by address: as
+				       engine_frame_name full ("func+0xOFF (f.c:N)") */
 };
 
 /* The tree of the window's stacks (every coroutine's, or model_id's):
