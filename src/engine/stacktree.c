@@ -12,9 +12,11 @@
  * The tree is bounded (max nodes); a path that would need more ends at the
  * deepest node it reached, which takes the weight as self, and is counted
  * (truncated), so self and total still add up -- except for a path that
- * found no node at all, whose weight is only in `sum`.  stacktree_order lays the tree out for a
- * collapsible view: pre-order, heaviest child first, with subtree sizes so
- * a collapsed node skips its descendants in one step.
+ * found no node at all, whose weight is only in `sum`.
+ *
+ * stacktree_order lays the tree out for a collapsible view: pre-order,
+ * heaviest child first, with subtree sizes so a collapsed node skips its
+ * descendants in one step.
  */
 #include "stacktree.h"
 
