@@ -13,13 +13,14 @@
 # Each mode waits until corotop shows all N coroutines, keeps it running
 # for `seconds` more (default 5), then reads corotop's /proc/PID/status
 # (VmRSS, VmHWM, RssAnon, RssFile, RssShmem) and the Rss of its ctp.shm
-# mapping in /proc/PID/smaps.  The figure the target is about is
-# VmRSS - Rss(ctp.shm): corotop's own memory.  Target: < 64 MiB (65536 kB).
+# and calltrace.shm mappings in /proc/PID/smaps (both shared with the
+# target).  The figure the target is about is VmRSS - Rss(ctp.shm) -
+# Rss(calltrace.shm): corotop's own memory.  Target: < 64 MiB (65536 kB).
 # Prints one line per mode in the bench format ("rss mode=... key=value").
 set -euo pipefail
 
 [ $# -ge 2 ] || {
-	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 corotop=$1 many=$2 n=${3:-100000} secs=${4:-5}
@@ -43,8 +44,9 @@ status_kb() { # PID FIELD
 		"/proc/$1/status"
 }
 
-shm_rss_kb() { # PID: Rss of the ctp.shm mapping(s)
-	awk '/^[0-9a-f]+-[0-9a-f]+ / { in_shm = ($NF ~ /\/ctp\.shm$/) }
+shm_rss_kb() { # PID [FILE]: Rss of the FILE (ctp.shm) mapping(s)
+	awk -v f="/${2:-ctp.shm}" '/^[0-9a-f]+-[0-9a-f]+ / {
+		in_shm = substr($NF, length($NF) - length(f) + 1) == f }
 	     in_shm && $1 == "Rss:" { sum += $2 }
 	     END { print sum + 0 }' "/proc/$1/smaps"
 }
@@ -56,7 +58,7 @@ shm_size_kb() { # PID: virtual size of the ctp.shm mapping(s)
 }
 
 report() { # MODE PID
-	local mode=$1 pid=$2 rss hwm anon file shmem map mapsz own
+	local mode=$1 pid=$2 rss hwm anon file shmem map mapsz ctmap own
 	rss=$(status_kb "$pid" VmRSS)
 	hwm=$(status_kb "$pid" VmHWM)
 	anon=$(status_kb "$pid" RssAnon)
@@ -64,11 +66,13 @@ report() { # MODE PID
 	shmem=$(status_kb "$pid" RssShmem)
 	map=$(shm_rss_kb "$pid")
 	mapsz=$(shm_size_kb "$pid")
-	own=$((rss - map))
+	ctmap=$(shm_rss_kb "$pid" calltrace.shm)
+	own=$((rss - map - ctmap))
 	echo "rss mode=$mode coroutines=$n stations=$stations secs=$secs" \
 		"vmrss_kb=$rss vmhwm_kb=$hwm rss_anon_kb=$anon" \
 		"rss_file_kb=$file rss_shmem_kb=$shmem" \
 		"shm_map_rss_kb=$map shm_map_size_kb=$mapsz" \
+		"calltrace_map_rss_kb=$ctmap" \
 		"rss_minus_map_kb=$own rss_minus_map_mib=$(awk -v k="$own" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"target_kb=$target_kb $([ "$own" -lt "$target_kb" ] && echo PASS || echo MISS)"
 }

@@ -3,6 +3,7 @@
  *
  * Threads.
  *   harvest  scans the stations, feeds the model (under `lock`), ticks rates,
+ *            rotates the CallTrace region when due (engine_calltrace.c),
  *            and sleeps when the target is idle.
  *   waker    (launch mode) accepts the probes' socket connections and turns
  *            every wake byte into a futex wake of the harvest thread, so
@@ -78,6 +79,10 @@ void engine_config_defaults(struct engine_config *cfg)
 	cfg->full_scan_ms = 100;
 	cfg->hx_dirty = true;
 	lint_config_defaults(&cfg->lints);
+	cfg->ct_traces = 65536;
+	cfg->ct_rotate_ms = 1000;
+	cfg->ct_idle_rotate_ms = 10000;
+	hotstacks_config_defaults(&cfg->hot);
 }
 
 /* ---- sink: harvest -> model (called with lock held) ---- */
@@ -96,6 +101,9 @@ static void engine_on_event(void *ctx, const struct harvest_event *ev)
 
 	model_event(&e->model, ev->station, ev->ts, ev->tid, ev->addr, ev->seq,
 		    ev->n, ev->is_active);
+	/* A suspend may say where it parked (CallTrace id); any transition
+	 * ends the previous parking. */
+	model_park(&e->model, ev->station, ev->is_active ? 0 : ev->trace);
 	if (e->jsonl.f)
 		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr, ev->seq,
 			    ev->is_active, ev->ts);
@@ -347,6 +355,7 @@ static void engine_harvest_loop(struct engine *e)
 			engine_tick(e);
 			next_tick = now + tick_ns;
 		}
+		engine_ct_poll(e, now);
 		/* A scan that only counted losses is activity too: the
 		 * writer is lapping us, sleeping now would make it worse. */
 		if (n || e->harvest.count.lost != lost0) {
@@ -493,6 +502,7 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	e->sleep_ms = cfg->sleep_timeout_ms;
 	e->stop_pipe[0] = e->stop_pipe[1] = -1;
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->ct.hot_lock, NULL);
 	symtab_init(&e->symtab);
 	if (!cfg->no_futex)
 		flags |= CTP_HX_FUTEX;
@@ -519,6 +529,9 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 			 e->region.stations);
 		goto err_region;
 	}
+	/* Before the target starts: the probe reads the announcement once. */
+	if (!engine_ct_create(e, err, errlen))
+		goto err_region;
 	/* Rates count from now, not from the first tick. */
 	model_tick(&e->model, engine_now(CLOCK_MONOTONIC));
 	if (cfg->jsonl_path &&
@@ -534,11 +547,13 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 
 err_region:
 	jsonl_close(&e->jsonl);
+	engine_ct_destroy(e);
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
 	region_finish(&e->region);
 err_free:
 	symtab_finish(&e->symtab);
+	pthread_mutex_destroy(&e->ct.hot_lock);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 	return NULL;
@@ -628,6 +643,7 @@ const char *engine_sock_path(const struct engine *e)
 
 void engine_unlink(const struct engine *e)
 {
+	engine_ct_unlink(e);
 	region_unlink(&e->region);
 }
 
@@ -649,6 +665,7 @@ void engine_stop(struct engine *e)
 	 * guarded against SIGBUS. */
 	if (!e->error && e->region.owner)
 		engine_scan(e);
+	engine_ct_final(e);
 	engine_tick(e);
 }
 
@@ -663,12 +680,14 @@ bool engine_destroy(struct engine *e)
 		ok = false;
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
+	engine_ct_destroy(e); /* its file first: the directory goes next */
 	region_finish(&e->region);
 	if (e->stop_pipe[0] >= 0)
 		close(e->stop_pipe[0]);
 	if (e->stop_pipe[1] >= 0)
 		close(e->stop_pipe[1]);
 	symtab_finish(&e->symtab);
+	pthread_mutex_destroy(&e->ct.hot_lock);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 	return ok;

@@ -11,7 +11,10 @@
 #include <sys/types.h>
 
 #include "harvest.h"
+#include "hotstacks.h"
 #include "lint.h"
+#include "parked.h"
+#include "rotor.h"
 #include "snapshot.h"
 
 struct engine_config {
@@ -31,6 +34,13 @@ struct engine_config {
 	bool no_futex;	    /* advertise socket wakeups only (benchmarks) */
 	bool no_membarrier; /* use a full fence in the probe (benchmarks) */
 	struct lint_config lints; /* warnings computed into every snapshot */
+	/* CallTrace (launch mode): the region's size, the rotation cadence and
+	 * the hot-stacks aggregate (engine_calltrace.c). */
+	uint32_t ct_traces;	    /* stacks per table (65536); 0: no region */
+	unsigned ct_rotate_ms;	    /* rotate this often while writers put
+				       or coroutines switch (1000) */
+	unsigned ct_idle_rotate_ms; /* ... and this often otherwise (10000) */
+	struct hotstacks_config hot;
 	/* Called on the harvest thread for every event, after the model. */
 	void (*event_hook)(void *ctx, const struct harvest_event *ev);
 	/* Called on the harvest thread after each rate tick (UI wakeup). */
@@ -69,6 +79,77 @@ void engine_history(struct engine *e, struct snapshot *out);
 void engine_reset_rates(struct engine *e);
 /* Replace the lint thresholds and switches; the next snapshot uses them. */
 void engine_set_lints(struct engine *e, const struct lint_config *c);
+
+/* ---- CallTrace hot stacks (engine_hot.c) ----
+ * All of these copy out under the engine's hot lock and may be called from
+ * any thread while the harvest thread rotates; without a CallTrace region
+ * (observer mode, ct_traces 0) they return nothing. */
+
+struct engine_calltrace_stats {
+	bool enabled;	   /* the engine owns a CallTrace region */
+	bool failed;	   /* abandoned after a fault in its mapping */
+	char warning[256]; /* the last rotation's or failure's message, or "" */
+	struct rotor_stats rotor; /* as of the last rotation */
+	struct hotstacks_stats hot;
+	struct parked_stats parked;
+	uint64_t names; /* frame names kept (readable after the target exits) */
+};
+
+void engine_calltrace_stats(struct engine *e,
+			    struct engine_calltrace_stats *out);
+
+/* The top `max` stacks of every coroutine (model_id 0) or of one, sorted
+ * and weighed by `order` (hotstacks.h).  Returns how many. */
+size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
+			 enum hot_order order, struct hot_stack *out,
+			 size_t max);
+
+/* One node of the caller -> callee tree, in pre-order. */
+struct hot_node {
+	uint64_t addr;	    /* a frame address the node stands for */
+	uint32_t depth;	    /* 0: outermost frames */
+	uint32_t subtree;   /* out[i + 1 .. i + subtree) are its descendants */
+	bool leaf;	    /* addr is an innermost frame (an exact pc) */
+	double self, total; /* window weights (decayed) */
+	double self_pct, total_pct; /* of the window's total, 0..100 */
+	char name[112];		    /* by function: the function; by address: as
+				       engine_frame_name full ("func+0xOFF (f.c:N)") */
+};
+
+/* The tree of the window's stacks (every coroutine's, or model_id's):
+ * frames merged by function name (by_function) or by address, children
+ * heaviest first.  At most max nodes; returns how many. */
+size_t engine_hot_tree(struct engine *e, uint64_t model_id, bool by_function,
+		       struct hot_node *out, size_t max);
+
+/* Where coroutine model_id is parked: the frames (innermost first) of the
+ * stack its last suspend captured, and that trace's id in *trace_id (when
+ * not NULL).  0 when it is running, dead, or nothing was captured. */
+size_t engine_parked_stack(struct engine *e, uint64_t model_id,
+			   uint64_t *frames, size_t max, uint64_t *trace_id);
+
+/* Forget every hot-stack weight (the UI's z); parked stacks stay. */
+void engine_hot_zero(struct engine *e);
+/* A new window and decay half-life (0: none); window weights start over. */
+void engine_hot_window(struct engine *e, unsigned window_s,
+		       unsigned half_life_s);
+
+/* Frame `addr` (leaf: innermost) for people: full "func+0xOFF (file:LINE)"
+ * or just the function; names kept from while the target lived, else
+ * looked up now, else hex.  Returns buf. */
+const char *engine_frame_name(struct engine *e, uint64_t addr, bool leaf,
+			      bool full, char *buf, size_t n);
+
+enum engine_export_format {
+	ENGINE_EXPORT_FOLDED = 0, /* flamegraph.pl folded stacks */
+	ENGINE_EXPORT_SPEEDSCOPE, /* speedscope JSON, one sampled profile */
+};
+
+/* Write every stack's total since start or zero (model_id 0), or one
+ * coroutine's, to path atomically.  False with a message in err. */
+bool engine_export(struct engine *e, enum engine_export_format fmt,
+		   const char *path, uint64_t model_id, char *err,
+		   size_t errlen);
 
 /* Collect the target's exit status if it exited (call on SIGCHLD). */
 bool engine_reap(struct engine *e);

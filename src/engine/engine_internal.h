@@ -22,6 +22,36 @@
 
 #define ENGINE_MAX_CLIENTS 64
 
+struct framenames;
+
+/*
+ * The engine's CallTrace side (engine_calltrace.c rotates, engine_hot.c
+ * answers).  The rotor is used by one thread at a time: the harvest
+ * thread, then the caller of engine_stop after it joined.  Everything
+ * under hot_lock is what other threads read.
+ */
+struct engine_ct {
+	struct rotor *rotor; /* NULL: no CallTrace region */
+	pthread_mutex_t hot_lock;
+	/* Under hot_lock. */
+	struct hotstacks *hot;
+	struct parked *parked;
+	struct framenames *names;
+	struct rotor_stats rs; /* copied after each rotation */
+	bool failed;	       /* SIGBUS in the mapping: rotor abandoned */
+	char warning[256];
+	/* Rotating thread only. */
+	bool dead; /* its copy of failed */
+	uint64_t next_check, last_rotate;
+	uint64_t active_mark, dropped_mark; /* as the last rotation left */
+	uint64_t *preserve;		    /* sorted unique ids parked at */
+	size_t npreserve, cap_preserve;
+	uint64_t *seen; /* open-addressing set for the dedup */
+	size_t seen_slots;
+	uint64_t *owner; /* per union entry: the model id its tag names */
+	size_t cap_owner;
+};
+
 struct engine {
 	struct engine_config cfg;
 	struct region region;
@@ -29,6 +59,7 @@ struct engine {
 	struct model model;
 	struct jsonl jsonl;
 	struct symtab symtab; /* the target's symbols (own lock) */
+	struct engine_ct ct;  /* CallTrace rotation and hot stacks */
 	pthread_mutex_t lock; /* guards model, harvest counters, target,
 			       cfg.lints */
 	pthread_t harvest_thread;
@@ -56,6 +87,15 @@ struct engine {
 /* The current thread's SIGBUS landing pad while it reads the mapping. */
 extern __thread sigjmp_buf *engine_guard;
 extern const char engine_sigbus_msg[];
+
+/* engine_calltrace.c: lifecycle (create before the target starts) and
+ * the rotation cadence, called from the harvest loop. */
+bool engine_ct_create(struct engine *e, char *err, size_t errlen);
+void engine_ct_destroy(struct engine *e);
+void engine_ct_unlink(const struct engine *e);
+void engine_ct_poll(struct engine *e, uint64_t now);
+/* One last rotation after the threads stopped. */
+void engine_ct_final(struct engine *e);
 
 static inline uint64_t engine_now(clockid_t clk)
 {

@@ -108,6 +108,10 @@ static void harvest_read_ring(struct harvest *h, uint32_t i,
 			(uint64_t *)(void *)&e
 				->reserved[CTP_EPOCH_CHECK_OFFSET],
 			__ATOMIC_RELAXED);
+		ev->trace = __atomic_load_n(
+			(uint64_t *)(void *)&e
+				->reserved[CTP_EPOCH_TRACE_OFFSET],
+			__ATOMIC_RELAXED);
 #ifdef HARVEST_TEST_HOOKS
 		if (harvest_test_after_copy)
 			harvest_test_after_copy(e);

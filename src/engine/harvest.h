@@ -18,6 +18,7 @@ struct harvest_event {
 	uint64_t addr;
 	uint64_t seq;	/* raw seq value as written */
 	uint64_t check; /* first 8 reserved bytes (writer's checksum, if any) */
+	uint64_t trace; /* CallTrace id of the parked stack (suspend), or 0 */
 	uint64_t probe_id;
 	uint32_t station;
 	uint8_t is_active;

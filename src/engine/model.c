@@ -8,6 +8,12 @@
  * died) and are then reclaimed; records live in one growable array with a
  * free stack, so steady state does not allocate.
  *
+ * Parked stacks: a suspend event may carry the CallTrace id of the stack
+ * the coroutine parked at (CTP_EPOCH_TRACE_OFFSET); model_park keeps it in
+ * the `parked` side array (by record slot, so the 128-byte record the
+ * snapshots copy does not grow) until the next transition or death.  The
+ * engine preserves those traces across CallTrace rotations.
+ *
  * Time accounting: each transition closes the interval since the previous
  * one and charges it to the previous state (running or suspended).  Rates
  * (switches/s, events/s) are recomputed by model_tick over the time since the
@@ -40,6 +46,7 @@ void model_finish(struct model *m)
 {
 	free(m->coro);
 	free(m->sw_mark);
+	free(m->parked);
 	free(m->free);
 	free(m->by_station);
 	free(m->watch.ring);
@@ -66,6 +73,10 @@ static bool model_grow(struct model *m)
 	if (!mark)
 		return false;
 	m->sw_mark = mark;
+	mark = realloc(m->parked, (size_t)cap * sizeof(*mark));
+	if (!mark)
+		return false;
+	m->parked = mark;
 	f = realloc(m->free, (size_t)cap * sizeof(*f));
 	if (!f)
 		return false;
@@ -107,6 +118,7 @@ void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 	c = &m->coro[r];
 	memset(c, 0, sizeof(*c));
 	m->sw_mark[r] = 0;
+	m->parked[r] = 0;
 	c->in_use = 1;
 	c->id = m->next_id++;
 	c->slot = r;
@@ -161,6 +173,14 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 	c->pending_lost = 0;
 }
 
+void model_park(struct model *m, uint32_t station, uint64_t trace)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (c)
+		m->parked[c->slot] = trace;
+}
+
 void model_lost(struct model *m, uint32_t station, uint64_t count)
 {
 	struct model_coro *c = model_at(m, station);
@@ -186,6 +206,7 @@ void model_close(struct model *m, uint32_t station, uint64_t now, bool recycled)
 		c->state_ts = now;
 	}
 	c->state = MODEL_DEAD;
+	m->parked[c->slot] = 0;
 	c->dead_ts = now;
 	c->recycled = recycled;
 	m->by_station[station] = MODEL_NONE;

@@ -93,6 +93,10 @@ struct model_watch {
 struct model {
 	struct model_coro *coro; /* cap records; in_use marks the live ones */
 	uint64_t *sw_mark; /* per record: switches at the last rate tick */
+	/* per record: CallTrace id of the stack it is parked at (set by the
+	 * suspend that carried one, cleared by the next transition and at
+	 * death), 0 = none.  The engine preserves these across rotations. */
+	uint64_t *parked;
 	uint32_t cap;
 	uint32_t used;	/* one past the highest record ever handed out */
 	uint32_t *free; /* stack of unused record indexes */
@@ -120,6 +124,10 @@ void model_lost(struct model *m, uint32_t station, uint64_t count);
  * dead-station lint reads. */
 void model_close(struct model *m, uint32_t station, uint64_t now,
 		 bool recycled);
+
+/* The station's coroutine is parked at CallTrace id `trace` (0: it is not,
+ * or nobody captured where).  Call after model_event. */
+void model_park(struct model *m, uint32_t station, uint64_t trace);
 
 /* Record every transition of model record `id` from now on (0 stops),
  * after the `nseed` transitions in `seed` (oldest first, e.g. read back

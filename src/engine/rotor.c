@@ -40,7 +40,9 @@
  * (rotations are then skipped and say why); it can not crash or hang the
  * engine.  A writer that truncates the file would make the engine fault:
  * rotor_rotate checks the size first, which catches a truncation that
- * happened before the rotation, not one racing it.
+ * happened before the rotation, not one racing it; the engine runs every
+ * call that touches the mapping under a SIGBUS landing pad of its own
+ * (engine_calltrace.c) and abandons the rotor after a fault.
  */
 #define _GNU_SOURCE
 #include "rotor.h"
@@ -594,6 +596,20 @@ bool rotor_rotate(struct rotor *r, const uint64_t *preserve, size_t npreserve)
 		r->t[third].kept_only = r->t[third].nkept > 0;
 	}
 	return true;
+}
+
+void rotor_peek(const struct rotor *r, uint64_t *active_traces,
+		uint64_t *dropped)
+{
+	/* relaxed: statistics; the rotation itself orders what it reads. */
+	*active_traces = atomic_load_explicit(&r->t[r->act].view.meta->traces,
+					      memory_order_relaxed);
+	*dropped = atomic_load_explicit(&r->hdr->dropped, memory_order_relaxed);
+}
+
+uint32_t rotor_max_traces(const struct rotor *r)
+{
+	return r->g.max_traces;
 }
 
 void rotor_stats(const struct rotor *r, struct rotor_stats *out)

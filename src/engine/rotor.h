@@ -71,6 +71,16 @@ bool rotor_rotate(struct rotor *r, const uint64_t *preserve, size_t npreserve);
  * (traceset_find looks an id up in it). */
 const struct traceset *rotor_traces(const struct rotor *r);
 void rotor_stats(const struct rotor *r, struct rotor_stats *out);
+/*
+ * A cheap look at the writers' side, for deciding whether a rotation is
+ * worth it: distinct stacks in the ACTIVE table (preserved ones included)
+ * and the count of dropped puts.  Two loads from the mapping: the caller
+ * guards against SIGBUS like for rotor_rotate.
+ */
+void rotor_peek(const struct rotor *r, uint64_t *active_traces,
+		uint64_t *dropped);
+uint32_t rotor_max_traces(const struct rotor *r);
+
 /* A message about the last rotation ("" when it went normally). */
 const char *rotor_warning(const struct rotor *r);
 

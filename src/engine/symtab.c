@@ -130,6 +130,32 @@ const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
 	return buf;
 }
 
+static void symtab_copy(char *dst, size_t n, const char *src)
+{
+	snprintf(dst, n, "%s", src ? src : "");
+}
+
+bool symtab_lookup(struct symtab *t, uint64_t addr, struct symtab_sym *out)
+{
+	struct symbolizer *s;
+	struct symbol sym;
+	bool found = false;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&t->lock);
+	s = symtab_get(t);
+	if (s && symbolizer_lookup(s, addr, &sym) && sym.module) {
+		symtab_copy(out->function, sizeof(out->function), sym.function);
+		symtab_copy(out->module, sizeof(out->module), sym.module);
+		symtab_copy(out->file, sizeof(out->file), sym.file);
+		out->line = sym.file ? sym.line : 0;
+		out->offset = sym.offset;
+		found = true;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return found;
+}
+
 uint32_t symtab_gen(struct symtab *t)
 {
 	uint32_t g;

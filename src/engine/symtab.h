@@ -36,6 +36,20 @@ void symtab_set_pid(struct symtab *t, pid_t pid);
 const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
 			 size_t n);
 
+/* One lookup's answer, copied out (the symbolizer's strings may go away
+ * with it once the lock is released).  Empty strings: unknown. */
+struct symtab_sym {
+	char function[128];
+	char module[64]; /* basename of the ELF file */
+	char file[96];	 /* basename of the source file */
+	int line;	 /* > 0 when file is set */
+	uint64_t offset; /* from the function's start, else the module's */
+};
+
+/* Look `addr` up; true when it lies in a file the live target maps (module
+ * is then set).  Thread-safe. */
+bool symtab_lookup(struct symtab *t, uint64_t addr, struct symtab_sym *out);
+
 /* "0x7f..." (no leading zeros): how an address without a name shows. */
 void symtab_hex(uint64_t addr, char *buf, size_t n);
 

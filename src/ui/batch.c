@@ -9,6 +9,11 @@
  * const table, shared by the header and the rows.  WARN, the last column,
  * lists the lints a coroutine trips (lint_format tags), or "-" for none, so
  * every row splits into as many words as the header.
+ *
+ * Hot stacks (when the engine has a CallTrace region) follow: in JSON a
+ * "calltrace" statistics object and a "hot_stacks" array, heaviest total
+ * first, each frame with its address and symbol, innermost first; in text
+ * a short section of one line per stack (function names, innermost first).
  */
 #include "batch.h"
 #include "column.h"
@@ -149,8 +154,101 @@ static void batch_json_warn(FILE *f, uint32_t mask)
 	}
 }
 
+static void batch_json_calltrace(FILE *f, const struct batch_hot *hot)
+{
+	const struct engine_calltrace_stats *ct = hot ? hot->ct : NULL;
+
+	fputs(",\"calltrace\":", f);
+	if (!ct || !ct->enabled) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f,
+		"{\"rotations\":%" PRIu64 ",\"collected\":%" PRIu64
+		",\"dropped\":%" PRIu64 ",\"dropped_weight\":%" PRIu64
+		",\"stacks\":%" PRIu64 ",\"weight\":%" PRIu64
+		",\"attributed\":%" PRIu64 ",\"unattributed\":%" PRIu64
+		",\"evicted_weight\":%" PRIu64 ",\"parked\":%" PRIu64
+		",\"error\":",
+		ct->rotor.rotations, ct->rotor.weight, ct->rotor.dropped,
+		ct->rotor.dropped_weight, ct->hot.stacks, ct->hot.weight,
+		ct->hot.attributed, ct->hot.unattributed,
+		ct->hot.evicted_weight, ct->parked.kept);
+	if (ct->failed || ct->warning[0])
+		batch_json_string(f, ct->warning);
+	else
+		fputs("null", f);
+	fputc('}', f);
+}
+
+static void batch_json_hot(FILE *f, const struct batch_hot *hot)
+{
+	char sym[256];
+
+	fputs(",\"hot_stacks\":[", f);
+	for (size_t i = 0; hot && i < hot->n; i++) {
+		const struct hot_stack *h = &hot->s[i];
+
+		fprintf(f,
+			"%s{\"id\":%" PRIu64 ",\"stack_id\":%" PRIu64
+			",\"weight\":%" PRIu64
+			",\"window_weight\":%.1f,\"self_pct\":%.1f,"
+			"\"total_pct\":%.1f,\"frames\":[",
+			i ? "," : "", h->trace_id, h->stack_id, h->total,
+			h->weight, h->self_pct, h->total_pct);
+		for (uint32_t k = 0; k < h->nframes; k++) {
+			fprintf(f,
+				"%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
+				k ? "," : "", h->frames[k]);
+			batch_json_string(f, hot->name(hot->ctx, h->frames[k],
+						       k == 0, true, sym,
+						       sizeof(sym)));
+			fputc('}', f);
+		}
+		fputs("]}", f);
+	}
+	fputc(']', f);
+}
+
+void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
+			  unsigned max_rows)
+{
+	const struct engine_calltrace_stats *ct = hot ? hot->ct : NULL;
+	char name[160];
+
+	if (!ct || !ct->enabled)
+		return;
+	fprintf(f,
+		"Hot stacks: %" PRIu64 " kept, weight %" PRIu64 " in %" PRIu64
+		" rotations, %" PRIu64 " puts dropped%s%s\n",
+		ct->hot.stacks, ct->hot.weight, ct->rotor.rotations,
+		ct->rotor.dropped, ct->warning[0] ? " - " : "", ct->warning);
+	if (!hot->n || !max_rows)
+		return;
+	fprintf(f, "%9s %6s %6s  %s\n", "WEIGHT", "SELF%", "TOTAL%",
+		"STACK (innermost first)");
+	for (size_t i = 0; i < hot->n && i < max_rows; i++) {
+		const struct hot_stack *h = &hot->s[i];
+		int col = 0;
+		uint32_t k;
+
+		fprintf(f, "%9" PRIu64 " %6.1f %6.1f  ", h->total, h->self_pct,
+			h->total_pct);
+		for (k = 0; k < h->nframes && col < 100; k++) {
+			hot->name(hot->ctx, h->frames[k], k == 0, false, name,
+				  sizeof(name));
+			col += fprintf(f, "%s%s", k ? " <- " : "", name);
+		}
+		if (k < h->nframes)
+			fputs(" <- ...", f);
+		if (!h->nframes)
+			fputs("[no frames]", f);
+		fputc('\n', f);
+	}
+}
+
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
-		      size_t n)
+		      size_t n, const struct batch_hot *hot)
 {
 	char where[256];
 
@@ -206,5 +304,8 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 						    where, sizeof(where)));
 		fputs("}", f);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	batch_json_calltrace(f, hot);
+	batch_json_hot(f, hot);
+	fputs("}\n", f);
 }

@@ -9,13 +9,30 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../engine/engine.h"
 #include "../engine/snapshot.h"
+
+/* The hot stacks a batch snapshot prints: a top list (engine_hot_stacks,
+ * HOT_BY_TOTAL), the CallTrace statistics, and how to name a frame. */
+struct batch_hot {
+	const struct hot_stack *s;
+	size_t n;
+	const struct engine_calltrace_stats *ct; /* NULL: no CallTrace */
+	const char *(*name)(void *ctx, uint64_t addr, bool leaf, bool full,
+			    char *buf, size_t len);
+	void *ctx;
+};
 
 /* The rows idx[0..n) (indexes into s->coro, e.g. filtered and sorted), or
  * every record in snapshot order when idx is NULL. */
 void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, unsigned max_rows);
+/* hot may be NULL: "calltrace" is then null and "hot_stacks" empty. */
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
-		      size_t n);
+		      size_t n, const struct batch_hot *hot);
+/* The "Hot stacks" section of the text output: at most max_rows stacks,
+ * one line each (functions, innermost first). */
+void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
+			  unsigned max_rows);
 
 #endif

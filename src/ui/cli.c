@@ -43,6 +43,12 @@ const char cli_usage[] =
 	"in-state, ...)\n"
 	"  -F, --filter TEXT        initial filter (text, !regex, state=S "
 	"tid=N)\n"
+	"      --folded FILE        on exit, write the hot stacks as "
+	"flamegraph.pl folded stacks\n"
+	"      --speedscope FILE    on exit, write them as a speedscope "
+	"profile (JSON)\n"
+	"      --hot-stacks N       hot stacks in batch output (default 50; "
+	"text shows 10 at most)\n"
 	"      --shm PATH           observe this region read-only\n"
 	"      --sock PATH          its wake socket (accepted; observers "
 	"poll)\n"
@@ -55,6 +61,9 @@ enum {
 	OPT_SHM,
 	OPT_SOCK,
 	OPT_SORT,
+	OPT_FOLDED,
+	OPT_SPEEDSCOPE,
+	OPT_HOT_STACKS,
 };
 
 static const struct option cli_options[] = {
@@ -71,6 +80,9 @@ static const struct option cli_options[] = {
 	{"no-mouse", no_argument, NULL, 'M'},
 	{"sort", required_argument, NULL, OPT_SORT},
 	{"filter", required_argument, NULL, 'F'},
+	{"folded", required_argument, NULL, OPT_FOLDED},
+	{"speedscope", required_argument, NULL, OPT_SPEEDSCOPE},
+	{"hot-stacks", required_argument, NULL, OPT_HOT_STACKS},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -134,6 +146,7 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	memset(out, 0, sizeof(*out));
 	out->delay_tenths = 10;
 	out->stations = 4096;
+	out->hot_stacks = 50;
 	opterr = 0;
 	optind = 0; /* GNU: full re-initialisation, so tests can call again */
 	while ((c = getopt_long(argc, argv, "+:bn:d:f:s:hVCMF:", cli_options,
@@ -213,6 +226,20 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		case 'F':
 			out->filter = optarg;
 			break;
+		case OPT_FOLDED:
+			out->folded = optarg;
+			break;
+		case OPT_SPEEDSCOPE:
+			out->speedscope = optarg;
+			break;
+		case OPT_HOT_STACKS:
+			if (!cli_number(optarg, 0, 10000, &v))
+				return cli_fail(err, errlen,
+						"--hot-stacks expects a count "
+						"from 0 to 10000, got '%s'",
+						optarg);
+			out->hot_stacks = (unsigned)v;
+			break;
 		case 'h':
 			return CLI_HELP;
 		case 'V':
@@ -255,5 +282,9 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	if (out->sock && !out->shm)
 		return cli_fail(err, errlen, "%s",
 				"--sock only goes with --shm");
+	if (out->shm && (out->folded || out->speedscope))
+		return cli_fail(err, errlen, "%s",
+				"--folded and --speedscope need a command to "
+				"run: an observer (--shm) has no hot stacks");
 	return CLI_OK;
 }

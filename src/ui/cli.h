@@ -35,6 +35,10 @@ struct cli {
 	bool no_mouse;	    /* -M */
 	const char *sort;   /* --sort COLUMN (validated by the caller) */
 	const char *filter; /* -F TEXT: initial filter */
+	/* Hot stacks: profiles written on exit, rows in batch output. */
+	const char *folded;	/* --folded FILE */
+	const char *speedscope; /* --speedscope FILE */
+	unsigned hot_stacks;	/* --hot-stacks N (default 50) */
 };
 
 enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,

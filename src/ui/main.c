@@ -12,6 +12,10 @@
  * region), 1 runtime failure, 128+N when stopped by signal N, and otherwise
  * the target's own exit status when it ends first (0 after -n snapshots).
  *
+ * Profiles.  --folded and --speedscope are written on every way out but
+ * SIGKILL (after the engine's last rotation), atomically; a failure is
+ * reported on stderr and turns an exit status of 0 into 1.
+ *
  * Output.  --batch prints text or JSON snapshots.  Without --batch on a
  * terminal, the ncurses interface runs (tui.c); without a terminal, or with
  * TERM=dumb, corotop falls back to batch output and says so on stderr.
@@ -50,7 +54,11 @@ struct main_loop {
 	struct order order;
 	uint32_t *idx;
 	size_t cap_idx;
+	struct hot_stack *hot; /* --hot-stacks rows for batch output */
 };
+
+/* Batch text shows a short section, whatever --hot-stacks says. */
+#define MAIN_HOT_TEXT_ROWS 10
 
 static uint64_t main_now(void)
 {
@@ -79,17 +87,34 @@ static const uint32_t *main_order(struct main_loop *m, size_t *n)
 	return m->idx;
 }
 
+static const char *main_frame_name(void *ctx, uint64_t addr, bool leaf,
+				   bool full, char *buf, size_t len)
+{
+	return engine_frame_name(ctx, addr, leaf, full, buf, len);
+}
+
 static void main_print(struct main_loop *m)
 {
+	struct engine_calltrace_stats ct;
+	struct batch_hot hot = {.ct = &ct,
+				.s = m->hot,
+				.name = main_frame_name,
+				.ctx = m->engine};
 	const uint32_t *idx;
 	size_t n = 0;
 
 	engine_snapshot(m->engine, &m->snap);
+	engine_calltrace_stats(m->engine, &ct);
+	if (ct.enabled && m->hot)
+		hot.n = engine_hot_stacks(m->engine, 0, HOT_BY_TOTAL, m->hot,
+					  m->cli.hot_stacks);
 	idx = main_order(m, &n);
-	if (m->cli.format == CLI_JSON)
-		batch_print_json(stdout, &m->snap, idx, n);
-	else
+	if (m->cli.format == CLI_JSON) {
+		batch_print_json(stdout, &m->snap, idx, n, &hot);
+	} else {
 		batch_print_text(stdout, &m->snap, idx, n, 0);
+		batch_print_hot_text(stdout, &hot, MAIN_HOT_TEXT_ROWS);
+	}
 	fflush(stdout);
 	m->printed++;
 }
@@ -153,6 +178,29 @@ static bool main_want_live(const struct cli *cli)
 		return false;
 	}
 	return true;
+}
+
+/* Write one profile; status 0 becomes 1 when it could not be written. */
+static int main_profile(struct main_loop *m, enum engine_export_format fmt,
+			const char *path, int status)
+{
+	char err[768];
+
+	if (!path || engine_export(m->engine, fmt, path, 0, err, sizeof(err)))
+		return status;
+	fprintf(stderr, "corotop: %s\n", err);
+	return status == 0 ? 1 : status;
+}
+
+/* --folded and --speedscope, after the engine's last rotation. */
+static int main_profiles(struct main_loop *m, int status)
+{
+	if (!m->cli.folded && !m->cli.speedscope)
+		return status;
+	engine_stop(m->engine);
+	status = main_profile(m, ENGINE_EXPORT_FOLDED, m->cli.folded, status);
+	return main_profile(m, ENGINE_EXPORT_SPEEDSCOPE, m->cli.speedscope,
+			    status);
 }
 
 static void main_config_warn(void *ctx, const char *msg)
@@ -257,6 +305,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snapshot_init(&m.snap);
+	if (m.cli.hot_stacks)
+		m.hot = calloc(m.cli.hot_stacks, sizeof(*m.hot));
 	if (m.live) {
 		struct tui_options to = {
 			.delay_tenths = m.cli.delay_tenths,
@@ -281,6 +331,8 @@ int main(int argc, char **argv)
 		free(m.idx);
 	}
 	filter_finish(&m.filter);
+	status = main_profiles(&m, status);
+	free(m.hot);
 	engine_terminate_target(m.engine, 2000);
 	if (!engine_destroy(m.engine)) {
 		fprintf(stderr, "corotop: writing %s failed: %s\n",

@@ -88,6 +88,7 @@ static void on_event(void *ctx, const struct harvest_event *ev)
 	if (!r->no_payload_check &&
 	    (ev->ts != pl(st, ev->n, 0) || ev->tid != pl(st, ev->n, 1) ||
 	     ev->addr != pl(st, ev->n, 2) || ev->check != pl(st, ev->n, 3) ||
+	     ev->trace != pl(st, ev->n, 5) ||
 	     ev->is_active != (pl(st, ev->n, 4) & 1)))
 		r->bad++;
 	r->delivered[st]++;
@@ -169,12 +170,14 @@ static size_t scan(struct fx *f)
 
 static inline void put_payload(struct ctp_epoch *e, uint32_t st, uint64_t n)
 {
-	uint64_t check = pl(st, n, 3);
+	uint64_t check = pl(st, n, 3), trace = pl(st, n, 5);
 
 	e->timestamp = pl(st, n, 0);
 	e->tid = pl(st, n, 1);
 	e->addr = pl(st, n, 2);
 	memcpy(&e->reserved[CTP_EPOCH_CHECK_OFFSET], &check, 8);
+	/* The parked-stack word is payload like the rest. */
+	memcpy(&e->reserved[CTP_EPOCH_TRACE_OFFSET], &trace, 8);
 	e->is_active = (uint8_t)(pl(st, n, 4) & 1);
 }
 

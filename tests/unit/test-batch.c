@@ -92,7 +92,7 @@ static char *print_json(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	batch_print_json(f, &snap, NULL, 0);
+	batch_print_json(f, &snap, NULL, 0, NULL);
 	fclose(f);
 	return buf;
 }
@@ -519,6 +519,113 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* ---- hot stacks ---- */
+
+static const char *fake_name(void *ctx, uint64_t addr, bool leaf, bool full,
+			     char *buf, size_t len)
+{
+	(void)ctx;
+	snprintf(buf, len, "%s%llx%s%s", full ? "fn_" : "f",
+		 (unsigned long long)addr, leaf ? "@leaf" : "",
+		 full ? " (x.c:1) \"q\"" : "");
+	return buf;
+}
+
+static void hot_fixture(struct engine_calltrace_stats *ct, struct hot_stack *hs)
+{
+	memset(ct, 0, sizeof(*ct));
+	ct->enabled = true;
+	ct->rotor.rotations = 4;
+	ct->rotor.weight = 30;
+	ct->hot.weight = 30;
+	ct->hot.stacks = 2;
+	memset(hs, 0, 2 * sizeof(*hs));
+	hs[0] = (struct hot_stack){.stack_id = 7,
+				   .trace_id = 1ull << 32 | 5,
+				   .total = 20,
+				   .weight = 12.5,
+				   .self_pct = 66.7,
+				   .total_pct = 70.0,
+				   .nframes = 2,
+				   .frames = {0xa1, 0xa2}};
+	hs[1] = (struct hot_stack){.stack_id = 8,
+				   .trace_id = 2ull << 32 | 9,
+				   .total = 10,
+				   .nframes = 0};
+}
+
+static void test_hot_json_and_text(void **state)
+{
+	struct engine_calltrace_stats ct;
+	static struct hot_stack hs[2];
+	struct batch_hot hot = {.s = hs, .n = 2, .ct = &ct, .name = fake_name};
+	const struct jv *h, *fr;
+	char *buf = NULL;
+	size_t len = 0;
+	struct jv v;
+	FILE *f;
+
+	(void)state;
+	hot_fixture(&ct, hs);
+	f = open_memstream(&buf, &len);
+	batch_print_json(f, &snap, NULL, 0, &hot);
+	fclose(f);
+	json_must_parse(buf, &v);
+	assert_int_equal(json_u64(&v, "calltrace.rotations"), 4);
+	assert_int_equal(json_u64(&v, "calltrace.collected"), 30);
+	json_need(&v, "calltrace.error", J_NULL);
+	h = json_need(&v, "hot_stacks", J_ARR);
+	assert_int_equal(h->n, 2);
+	assert_true(json_u64(&h->items[0], "id") == (1ull << 32 | 5));
+	assert_int_equal(json_u64(&h->items[0], "stack_id"), 7);
+	assert_int_equal(json_u64(&h->items[0], "weight"), 20);
+	assert_true(json_need(&h->items[0], "window_weight", J_NUM)->num ==
+		    12.5);
+	assert_true(json_need(&h->items[0], "total_pct", J_NUM)->num == 70.0);
+	fr = json_need(&h->items[0], "frames", J_ARR);
+	assert_int_equal(fr->n, 2);
+	assert_string_equal(json_need(&fr->items[0], "addr", J_STR)->s,
+			    "0x00000000000000a1");
+	assert_string_equal(json_need(&fr->items[0], "symbol", J_STR)->s,
+			    "fn_a1@leaf (x.c:1) \"q\"");
+	assert_string_equal(json_need(&fr->items[1], "symbol", J_STR)->s,
+			    "fn_a2 (x.c:1) \"q\"");
+	assert_int_equal(json_need(&h->items[1], "frames", J_ARR)->n, 0);
+	json_free(&v);
+	free(buf);
+
+	/* No CallTrace: null and an empty list. */
+	buf = print_json();
+	json_must_parse(buf, &v);
+	json_need(&v, "calltrace", J_NULL);
+	assert_int_equal(json_need(&v, "hot_stacks", J_ARR)->n, 0);
+	json_free(&v);
+	free(buf);
+
+	/* Text: a header line, then one line per stack, at most max_rows. */
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	batch_print_hot_text(f, &hot, 1);
+	fclose(f);
+	assert_string_equal(buf,
+			    "Hot stacks: 2 kept, weight 30 in 4 rotations, 0 "
+			    "puts dropped\n"
+			    "   WEIGHT  SELF% TOTAL%  STACK (innermost first)\n"
+			    "       20   66.7   70.0  fa1@leaf <- fa2\n");
+	free(buf);
+	/* A failure is said in the header. */
+	snprintf(ct.warning, sizeof(ct.warning), "calltrace: truncated");
+	ct.failed = true;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	batch_print_hot_text(f, &hot, 0);
+	batch_print_json(f, &snap, NULL, 0, &hot);
+	fclose(f);
+	assert_non_null(strstr(buf, "dropped - calltrace: truncated\n"));
+	assert_non_null(strstr(buf, "\"error\":\"calltrace: truncated\""));
+	free(buf);
+}
+
 static void test_jsonl_lines(void **state)
 {
 	char dir[] = "/tmp/ctp-jsonl-test.XXXXXX", path[128], link[128];
@@ -597,6 +704,7 @@ int main(void)
 		T(test_json_target_states_and_error),
 		T(test_text_output),
 		T(test_text_header_variants),
+		T(test_hot_json_and_text),
 		cmocka_unit_test(test_jsonl_lines),
 	};
 

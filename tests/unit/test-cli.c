@@ -271,6 +271,28 @@ static void test_mode_errors(void **state)
 	expect_error(PARSE("--sock", "/r/s"), "corotop: ");
 }
 
+static void test_hot_stack_options(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("--", "./srv"), CLI_OK);
+	assert_null(cli.folded);
+	assert_null(cli.speedscope);
+	assert_int_equal(cli.hot_stacks, 50);
+	assert_int_equal(PARSE("--folded", "a.folded", "--speedscope=b.json",
+			       "--hot-stacks", "0", "--", "./srv"),
+			 CLI_OK);
+	assert_string_equal(cli.folded, "a.folded");
+	assert_string_equal(cli.speedscope, "b.json");
+	assert_int_equal(cli.hot_stacks, 0);
+	expect_error(PARSE("--hot-stacks", "10001", "--", "./srv"),
+		     "--hot-stacks");
+	expect_error(PARSE("--hot-stacks", "-1", "--", "./srv"), "'-1'");
+	expect_error(PARSE("--folded"), "--folded");
+	/* An observer has no CallTrace region. */
+	expect_error(PARSE("--shm", "/x", "--folded", "f"), "--shm");
+	expect_error(PARSE("--shm", "/x", "--speedscope", "f"), "--speedscope");
+}
+
 static void test_tiny_error_buffer(void **state)
 {
 	char small[12];
@@ -300,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_negative_after_blank),
 		cmocka_unit_test(test_bad_format),
 		cmocka_unit_test(test_mode_errors),
+		cmocka_unit_test(test_hot_stack_options),
 		cmocka_unit_test(test_tiny_error_buffer),
 	};
 

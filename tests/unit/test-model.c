@@ -382,6 +382,35 @@ static void test_watch_history(void **state)
 	assert_int_equal(m->watch.count, 0);
 }
 
+/* The parked trace id lives in a side array by slot, set and cleared by
+ * model_park, cleared at death, never inherited by a record reusing the
+ * slot; the 128-byte record does not grow. */
+static void test_parked_side_array(void **state)
+{
+	struct model *m = *state;
+	struct model_coro *c;
+	uint32_t slot;
+
+	assert_true(sizeof(struct model_coro) <= 128);
+	model_open(m, 0, 7, 100);
+	c = rec(m, 0);
+	slot = c->slot;
+	ev(m, 0, 110, 0, false);
+	model_park(m, 0, 5ull << 32 | 9);
+	assert_true(m->parked[slot] == (5ull << 32 | 9));
+	model_park(m, 1, 1ull << 32); /* no record on station 1: ignored */
+	ev(m, 0, 120, 1, true);
+	model_park(m, 0, 0);
+	assert_int_equal(m->parked[slot], 0);
+	model_park(m, 0, 6ull << 32);
+	model_close(m, 0, 130, true);
+	assert_int_equal(m->parked[slot], 0);
+	model_tick(m, 130 + LINGER + 1); /* expire: the slot is free again */
+	model_open(m, 0, 8, 200);
+	assert_int_equal(rec(m, 0)->slot, slot);
+	assert_int_equal(m->parked[slot], 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -399,6 +428,7 @@ int main(void)
 		T(test_grows_past_initial_capacity),
 		T(test_close_records_recycled),
 		T(test_watch_history),
+		T(test_parked_side_array),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,401 @@
+/*
+ * engine_calltrace: the engine's CallTrace side over time.
+ *
+ * Lifecycle.  In launch mode the engine creates the CallTrace region
+ * (rotor.c) in the cTP region's private directory and announces it in the
+ * cTP header before the target starts, so the probe finds it when it
+ * attaches; it is unlinked with the cTP region (engine_unlink, async-
+ * signal-safe) and destroyed before the directory is removed.  An observer
+ * (--shm) owns no region and has no hot stacks.
+ *
+ * Cadence (harvest thread).  Every CT_CHECK_NS the harvest loop peeks at
+ * two words of the region -- distinct stacks in ACTIVE, dropped puts --
+ * and rotates when
+ *   - ct_rotate_ms passed and either moved since the last rotation (a
+ *     new stack was put: every sample is one, its tag names the coroutine
+ *     and ACTIVE starts each period with only the preserved parked
+ *     stacks; or a put was dropped), or
+ *   - ACTIVE received half its capacity in new stacks since the last
+ *     rotation (so it never fills between two periods), or
+ *   - ct_idle_rotate_ms passed and coroutines are parked at stacks
+ *     (those are preserved: a put that only adds weight to one in ACTIVE
+ *     moves neither word, and a new one reaches ACTIVE a rotation after
+ *     it is first named), or a quarantined table waits to be collected.
+ * Coroutine switches alone never cause a rotation: a suspend that parks at
+ * a new stack put it first, and one parked at a preserved stack needs
+ * nothing.  A target that puts nothing therefore costs one peek per
+ * harvest wakeup and no rotation at all, whatever its switch rate; one
+ * with parked stacks, a rotation per ct_idle_rotate_ms.  The peek only
+ * runs when the harvest loop does: a sleeping engine wakes at least every
+ * sleep_max_ms (1 s).
+ *
+ * One rotation.
+ *   1. Under the engine lock: the trace ids live coroutines are parked at
+ *      (model.parked, set from the suspend events' CTP_EPOCH_TRACE_OFFSET
+ *      word), deduplicated and sorted: the liveness list.
+ *   2. rotor_rotate with that list, so those traces keep their ids (the
+ *      drain is bounded by the rotor: a stuck writer quarantines a table,
+ *      it never blocks the harvest past drain_timeout_ms).
+ *   3. Under the engine lock: each sampled trace's tag resolved to a model
+ *      id -- CT_TAG_CORO's station must be live in the harvest with the
+ *      same low 16 bits of generation, else the sample belongs to an
+ *      earlier occupant and is credited to nobody.
+ *   4. Under the hot lock: the union into hotstacks, the parked frames
+ *      into parked.
+ *   5. Without either lock: the frames of new stacks named through symtab
+ *      into framenames, within CT_NAME_BUDGET_NS, while the target lives.
+ * The engine lock is held only for the two linear passes (1, 3), never
+ * across the rotation or the aggregation, so snapshots are not delayed.
+ *
+ * Faults.  The region is shared with the target, which can truncate it:
+ * every access to the mapping (peek, rotation) runs under a SIGBUS landing
+ * pad of its own, nested inside the harvest thread's.  A fault abandons the
+ * rotor for good (its state may be half-updated; it is only unmapped at
+ * destroy) and says so in engine_calltrace_stats; harvesting goes on.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+#include "framenames.h"
+#include "hotstacks.h"
+#include "parked.h"
+#include "rotor.h"
+
+#include "../common/cttable.h"
+
+#define CT_CHECK_NS 50000000ull	      /* peek at most every 50 ms */
+#define CT_NAME_BUDGET_NS 20000000ull /* naming per rotation */
+#define CT_NAME_CHUNK 64
+#define CT_NAMES_MAX 65536u	  /* frame names kept */
+#define CT_NAMES_BYTES (8u << 20) /* ... and their strings */
+
+bool engine_ct_create(struct engine *e, char *err, size_t errlen)
+{
+	struct engine_ct *ct = &e->ct;
+	struct rotor_config rc;
+	uint64_t frames = 16ull * e->cfg.ct_traces;
+
+	ct->last_rotate = engine_now(CLOCK_MONOTONIC);
+	if (!e->region.owner || !e->cfg.ct_traces)
+		return true;
+	rotor_config_defaults(&rc);
+	rc.max_traces = e->cfg.ct_traces;
+	rc.pool_frames = frames > CT_POOL_FRAMES_LIMIT ? CT_POOL_FRAMES_LIMIT
+						       : (uint32_t)frames;
+	ct->hot = hotstacks_create(&e->cfg.hot);
+	ct->parked = parked_create(e->cfg.hot.max_stacks);
+	ct->names = framenames_create(CT_NAMES_MAX, CT_NAMES_BYTES);
+	if (!ct->hot || !ct->parked || !ct->names) {
+		snprintf(err, errlen, "out of memory for the hot stacks");
+		return false;
+	}
+	ct->rotor =
+		rotor_create(e->region.dir, e->region.hdr, &rc, err, errlen);
+	return ct->rotor != NULL;
+}
+
+void engine_ct_destroy(struct engine *e)
+{
+	struct engine_ct *ct = &e->ct;
+
+	rotor_destroy(ct->rotor);
+	hotstacks_destroy(ct->hot);
+	parked_destroy(ct->parked);
+	framenames_destroy(ct->names);
+	free(ct->preserve);
+	free(ct->seen);
+	free(ct->owner);
+	ct->rotor = NULL;
+	ct->hot = NULL;
+	ct->parked = NULL;
+	ct->names = NULL;
+	ct->preserve = ct->seen = ct->owner = NULL;
+}
+
+void engine_ct_unlink(const struct engine *e)
+{
+	rotor_unlink(e->ct.rotor);
+}
+
+/* ---- faults ---- */
+
+static void engine_ct_fail(struct engine *e, const char *what)
+{
+	struct engine_ct *ct = &e->ct;
+
+	ct->dead = true;
+	pthread_mutex_lock(&ct->hot_lock);
+	ct->failed = true;
+	snprintf(ct->warning, sizeof(ct->warning),
+		 "calltrace: %s faulted (SIGBUS: %s was truncated?); hot "
+		 "stacks stopped, harvesting goes on",
+		 what, rotor_path(ct->rotor));
+	pthread_mutex_unlock(&ct->hot_lock);
+}
+
+/*
+ * fn(e, arg) under a SIGBUS landing pad of its own; false when it faulted
+ * (the rotor is then abandoned).  The thread's outer pad (the harvest
+ * loop's, or none) is put back either way.
+ */
+static bool engine_ct_guard(struct engine *e, const char *what,
+			    void (*fn)(struct engine *e, void *arg), void *arg)
+{
+	sigjmp_buf jb;
+	sigjmp_buf *volatile outer = engine_guard;
+
+	if (sigsetjmp(jb, 1)) {
+		engine_guard = outer;
+		engine_ct_fail(e, what);
+		return false;
+	}
+	engine_guard = &jb;
+	fn(e, arg);
+	engine_guard = outer;
+	return true;
+}
+
+struct engine_ct_rot {
+	bool rotated;
+	uint64_t active, dropped;
+	struct rotor_stats rs;
+	char warning[256];
+};
+
+static void engine_ct_do_peek(struct engine *e, void *arg)
+{
+	struct engine_ct_rot *o = arg;
+
+	rotor_peek(e->ct.rotor, &o->active, &o->dropped);
+}
+
+static void engine_ct_do_rotate(struct engine *e, void *arg)
+{
+	struct engine_ct *ct = &e->ct;
+	struct engine_ct_rot *o = arg;
+
+	o->rotated = rotor_rotate(ct->rotor, ct->preserve, ct->npreserve);
+	rotor_stats(ct->rotor, &o->rs);
+	snprintf(o->warning, sizeof(o->warning), "%s",
+		 rotor_warning(ct->rotor));
+	rotor_peek(ct->rotor, &o->active, &o->dropped);
+}
+
+/* ---- the liveness list (engine lock held) ---- */
+
+static bool engine_ct_fit(uint64_t **v, size_t *cap, size_t need)
+{
+	uint64_t *p;
+
+	if (need <= *cap)
+		return true;
+	p = realloc(*v, need * sizeof(*p));
+	if (!p)
+		return false;
+	*v = p;
+	*cap = need;
+	return true;
+}
+
+static int engine_ct_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Real trace ids have an epoch (>= 1) in the high half. */
+static bool engine_ct_is_id(uint64_t id)
+{
+	return id >> 32 != 0;
+}
+
+/* The distinct trace ids live coroutines are parked at, sorted. */
+static void engine_ct_parked_ids(struct engine *e)
+{
+	struct engine_ct *ct = &e->ct;
+	const struct model *m = &e->model;
+	size_t cand = 0, slots = 16;
+
+	ct->npreserve = 0;
+	for (uint32_t r = 0; r < m->used; r++)
+		cand += engine_ct_is_id(m->parked[r]);
+	if (!cand)
+		return;
+	while (slots < 2 * cand)
+		slots *= 2;
+	if (slots > ct->seen_slots) {
+		uint64_t *s = realloc(ct->seen, slots * sizeof(*s));
+
+		if (!s)
+			return; /* nothing preserved this time */
+		ct->seen = s;
+		ct->seen_slots = slots;
+	}
+	if (!engine_ct_fit(&ct->preserve, &ct->cap_preserve, cand))
+		return;
+	slots = ct->seen_slots;
+	memset(ct->seen, 0, slots * sizeof(*ct->seen));
+	for (uint32_t r = 0; r < m->used; r++) {
+		uint64_t id = m->parked[r];
+		size_t i;
+
+		if (!engine_ct_is_id(id))
+			continue;
+		for (i = ct_mix64(id) & (slots - 1);
+		     ct->seen[i] && ct->seen[i] != id;
+		     i = (i + 1) & (slots - 1))
+			;
+		if (ct->seen[i])
+			continue;
+		ct->seen[i] = id;
+		ct->preserve[ct->npreserve++] = id;
+	}
+	qsort(ct->preserve, ct->npreserve, sizeof(*ct->preserve),
+	      engine_ct_u64_cmp);
+}
+
+/* ---- tags -> coroutines (engine lock held) ---- */
+
+/* The model id of the coroutine a CT_TAG_CORO tag names, if it is still
+ * the station's occupant; else 0. */
+static uint64_t engine_ct_owner(struct engine *e, uint64_t tag)
+{
+	uint32_t st = CT_TAG_CORO_INDEX(tag), r;
+	const struct harvest_station *hs;
+
+	if (st >= e->harvest.max || st >= e->model.stations)
+		return 0;
+	hs = &e->harvest.state[st];
+	if (hs->state != HARVEST_LIVE || !hs->station_style ||
+	    (uint16_t)hs->gen != CT_TAG_CORO_GEN16(tag))
+		return 0;
+	r = e->model.by_station[st];
+	return r == MODEL_NONE ? 0 : e->model.coro[r].id;
+}
+
+static uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u)
+{
+	struct engine_ct *ct = &e->ct;
+
+	if (!engine_ct_fit(&ct->owner, &ct->cap_owner, u->n ? u->n : 1))
+		return NULL;
+	for (size_t i = 0; i < u->n; i++) {
+		const struct traceset_entry *t = &u->e[i];
+		uint64_t tag =
+			t->nframes && t->frames ? t->frames[t->nframes - 1] : 0;
+
+		ct->owner[i] = (tag & CT_TAG_MASK) == CT_TAG_CORO
+				       ? engine_ct_owner(e, tag)
+				       : 0;
+	}
+	return ct->owner;
+}
+
+/* ---- naming new frames while the target lives ---- */
+
+static void engine_ct_name(struct engine *e, uint64_t now)
+{
+	struct engine_ct *ct = &e->ct;
+	struct hot_frame todo[CT_NAME_CHUNK];
+	struct symtab_sym sym[CT_NAME_CHUNK];
+	uint64_t key[CT_NAME_CHUNK];
+	bool ok[CT_NAME_CHUNK];
+	uint64_t deadline = now + CT_NAME_BUDGET_NS;
+
+	/* target.pid is written before the threads start. */
+	if (!e->target.pid)
+		return;
+	while (engine_now(CLOCK_MONOTONIC) < deadline) {
+		struct framename have;
+		size_t n, k = 0;
+
+		pthread_mutex_lock(&ct->hot_lock);
+		n = hotstacks_new_frames(ct->hot, todo, CT_NAME_CHUNK);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t at = framename_key(todo[i].addr, todo[i].leaf);
+
+			if (!framenames_get(ct->names, at, &have))
+				key[k++] = at;
+		}
+		pthread_mutex_unlock(&ct->hot_lock);
+		if (!n)
+			return;
+		for (size_t i = 0; i < k; i++)
+			ok[i] = symtab_lookup(&e->symtab, key[i], &sym[i]);
+		pthread_mutex_lock(&ct->hot_lock);
+		for (size_t i = 0; i < k; i++)
+			if (ok[i])
+				framenames_put(ct->names, key[i], &sym[i]);
+		pthread_mutex_unlock(&ct->hot_lock);
+	}
+}
+
+/* ---- rotation ---- */
+
+static void engine_ct_rotate(struct engine *e, uint64_t now)
+{
+	struct engine_ct *ct = &e->ct;
+	struct engine_ct_rot o;
+	const struct traceset *u;
+	uint64_t *owner;
+
+	pthread_mutex_lock(&e->lock);
+	engine_ct_parked_ids(e);
+	pthread_mutex_unlock(&e->lock);
+	if (!engine_ct_guard(e, "rotation", engine_ct_do_rotate, &o))
+		return;
+	ct->last_rotate = now;
+	ct->active_mark = o.active;
+	ct->dropped_mark = o.dropped;
+	u = rotor_traces(ct->rotor);
+	pthread_mutex_lock(&e->lock);
+	owner = engine_ct_resolve(e, u);
+	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_lock(&ct->hot_lock);
+	hotstacks_ingest(ct->hot, u, owner, now);
+	parked_update(ct->parked, u, ct->preserve, ct->npreserve);
+	ct->rs = o.rs;
+	if (o.warning[0] || o.rotated)
+		snprintf(ct->warning, sizeof(ct->warning), "%s", o.warning);
+	pthread_mutex_unlock(&ct->hot_lock);
+	engine_ct_name(e, now);
+}
+
+void engine_ct_poll(struct engine *e, uint64_t now)
+{
+	struct engine_ct *ct = &e->ct;
+	struct engine_ct_rot p;
+	uint64_t since, grown;
+	bool moved, idle;
+
+	if (!ct->rotor || ct->dead || now < ct->next_check)
+		return;
+	ct->next_check = now + CT_CHECK_NS;
+	if (!engine_ct_guard(e, "a peek at the CallTrace region",
+			     engine_ct_do_peek, &p))
+		return;
+	since = now - ct->last_rotate;
+	grown = p.active > ct->active_mark ? p.active - ct->active_mark : 0;
+	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark;
+	/* Idle rotations only when something could be waiting: a weight-only
+	 * put needs a stack already in ACTIVE (the preserved ones), preserved
+	 * stacks reach ACTIVE a rotation after they are first named, and a
+	 * quarantined table is collected by a later rotation. */
+	idle = ct->active_mark || ct->npreserve ||
+	       ct->rs.quarantined != ct->rs.late;
+	if (grown >= rotor_max_traces(ct->rotor) / 2 ||
+	    (idle && since >= (uint64_t)e->cfg.ct_idle_rotate_ms * 1000000u) ||
+	    (moved && since >= (uint64_t)e->cfg.ct_rotate_ms * 1000000u))
+		engine_ct_rotate(e, now);
+}
+
+void engine_ct_final(struct engine *e)
+{
+	if (e->ct.rotor && !e->ct.dead)
+		engine_ct_rotate(e, engine_now(CLOCK_MONOTONIC));
+}

@@ -1,0 +1,377 @@
+/*
+ * engine_hot: what callers read of the hot stacks -- the top stacks, the
+ * caller -> callee tree, a coroutine's parked stack, frame names, zero,
+ * window, and the folded / speedscope exports.
+ *
+ * Every answer is a copy taken under the hot lock, which the harvest
+ * thread holds only while it feeds one rotation in (engine_calltrace.c);
+ * naming frames and writing files happen after the lock is released.  A
+ * frame is named from framenames (kept while the target lived) first, then
+ * by a live lookup (kept for next time), else in hex.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+#include "framenames.h"
+#include "hotstacks.h"
+#include "parked.h"
+#include "profile.h"
+#include "stacktree.h"
+
+#include "../common/cttable.h"
+#include "../common/grow.h"
+
+#define HOT_TREE_NODES 65536u /* nodes a tree is built with at most */
+#define HOT_MEMO 4096u	      /* frame -> key memo of one tree build */
+
+void engine_calltrace_stats(struct engine *e,
+			    struct engine_calltrace_stats *out)
+{
+	struct engine_ct *ct = &e->ct;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&ct->hot_lock);
+	out->enabled = ct->rotor != NULL;
+	out->failed = ct->failed;
+	snprintf(out->warning, sizeof(out->warning), "%s", ct->warning);
+	out->rotor = ct->rs;
+	if (ct->hot)
+		hotstacks_stats(ct->hot, &out->hot);
+	if (ct->parked)
+		parked_stats(ct->parked, &out->parked);
+	if (ct->names)
+		out->names = framenames_count(ct->names);
+	pthread_mutex_unlock(&ct->hot_lock);
+}
+
+size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
+			 enum hot_order order, struct hot_stack *out,
+			 size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->ct.hot_lock);
+	if (e->ct.hot)
+		n = hotstacks_top(e->ct.hot, model_id, order,
+				  engine_now(CLOCK_MONOTONIC), out, max);
+	pthread_mutex_unlock(&e->ct.hot_lock);
+	return n;
+}
+
+size_t engine_parked_stack(struct engine *e, uint64_t model_id,
+			   uint64_t *frames, size_t max, uint64_t *trace_id)
+{
+	uint64_t id = 0;
+	uint32_t r;
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->lock);
+	r = model_id ? model_find(&e->model, model_id) : MODEL_NONE;
+	if (r != MODEL_NONE)
+		id = e->model.parked[r];
+	pthread_mutex_unlock(&e->lock);
+	if (trace_id)
+		*trace_id = id;
+	pthread_mutex_lock(&e->ct.hot_lock);
+	if (e->ct.parked && id)
+		n = parked_frames(e->ct.parked, id, frames, max);
+	pthread_mutex_unlock(&e->ct.hot_lock);
+	return n;
+}
+
+void engine_hot_zero(struct engine *e)
+{
+	pthread_mutex_lock(&e->ct.hot_lock);
+	if (e->ct.hot)
+		hotstacks_zero(e->ct.hot, engine_now(CLOCK_MONOTONIC));
+	pthread_mutex_unlock(&e->ct.hot_lock);
+}
+
+void engine_hot_window(struct engine *e, unsigned window_s,
+		       unsigned half_life_s)
+{
+	pthread_mutex_lock(&e->ct.hot_lock);
+	if (e->ct.hot)
+		hotstacks_set_window(e->ct.hot, window_s, half_life_s);
+	pthread_mutex_unlock(&e->ct.hot_lock);
+}
+
+/* ---- names ---- */
+
+/* Name frame addr into *n (strings in the kept names, or in *scratch);
+ * false when nothing knows it. */
+static bool engine_frame_lookup(struct engine *e, uint64_t addr, bool leaf,
+				struct framename *n, struct symtab_sym *scratch)
+{
+	struct engine_ct *ct = &e->ct;
+	uint64_t key = framename_key(addr, leaf);
+	bool have = false;
+
+	pthread_mutex_lock(&ct->hot_lock);
+	if (ct->names)
+		have = framenames_get(ct->names, key, n);
+	pthread_mutex_unlock(&ct->hot_lock);
+	if (have || !symtab_lookup(&e->symtab, key, scratch))
+		return have;
+	pthread_mutex_lock(&ct->hot_lock);
+	if (ct->names)
+		framenames_put(ct->names, key, scratch);
+	pthread_mutex_unlock(&ct->hot_lock);
+	*n = (struct framename){
+		.function = scratch->function[0] ? scratch->function : NULL,
+		.module = scratch->module,
+		.file = scratch->file[0] ? scratch->file : NULL,
+		.line = scratch->line,
+		.offset = scratch->offset,
+	};
+	return true;
+}
+
+const char *engine_frame_name(struct engine *e, uint64_t addr, bool leaf,
+			      bool full, char *buf, size_t n)
+{
+	struct symtab_sym scratch;
+	struct framename nm;
+	bool have = engine_frame_lookup(e, addr, leaf, &nm, &scratch);
+
+	return full ? framename_full(have ? &nm : NULL, addr, leaf, buf, n)
+		    : framename_function(have ? &nm : NULL, addr, leaf, buf, n);
+}
+
+/* ---- copies of the stacks ---- */
+
+struct hot_copy_stack {
+	uint32_t first, n;
+	double weight;
+	uint64_t total;
+};
+
+struct hot_copy {
+	uint64_t *frames;
+	size_t nframes, cap_frames;
+	struct hot_copy_stack *s;
+	size_t ns, cap_s;
+	bool window; /* keep only stacks with window weight */
+	bool oom;
+};
+
+static void hot_copy_one(void *ctx, const uint64_t *frames, uint32_t n,
+			 double weight, uint64_t total)
+{
+	struct hot_copy *c = ctx;
+
+	if (c->oom || (c->window ? weight <= 0.0 : !total))
+		return;
+	if (!grow_array((void **)&c->frames, &c->cap_frames, c->nframes + n,
+			sizeof(*c->frames)) ||
+	    !grow_array((void **)&c->s, &c->cap_s, c->ns + 1, sizeof(*c->s))) {
+		c->oom = true;
+		return;
+	}
+	if (n)
+		memcpy(c->frames + c->nframes, frames, n * sizeof(*frames));
+	c->s[c->ns++] =
+		(struct hot_copy_stack){(uint32_t)c->nframes, n, weight, total};
+	c->nframes += n;
+}
+
+/* Copy model_id's (0: every) stacks out under the lock. */
+static bool hot_copy_take(struct engine *e, uint64_t model_id, bool window,
+			  struct hot_copy *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->window = window;
+	pthread_mutex_lock(&e->ct.hot_lock);
+	if (e->ct.hot)
+		hotstacks_each(e->ct.hot, model_id, engine_now(CLOCK_MONOTONIC),
+			       hot_copy_one, c);
+	pthread_mutex_unlock(&e->ct.hot_lock);
+	return !c->oom;
+}
+
+static void hot_copy_free(struct hot_copy *c)
+{
+	free(c->frames);
+	free(c->s);
+}
+
+/* ---- tree ---- */
+
+struct hot_memo {
+	uint64_t addr[HOT_MEMO];
+	uint64_t key[HOT_MEMO];
+};
+
+/* What merges frame addr in a tree by function: its name's hash. */
+static uint64_t hot_function_key(struct engine *e, struct hot_memo *m,
+				 uint64_t addr, bool leaf)
+{
+	uint64_t tagged = addr ^ (uint64_t)leaf;
+	size_t at = ct_mix64(tagged) % HOT_MEMO;
+	char name[160];
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (m->addr[at] == tagged && m->key[at])
+		return m->key[at];
+	engine_frame_name(e, addr, leaf, false, name, sizeof(name));
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	h = h ? h : 1;
+	m->addr[at] = tagged;
+	m->key[at] = h;
+	return h;
+}
+
+static void hot_tree_fill(struct engine *e, const struct stacktree *t,
+			  const uint32_t *order, size_t n, bool by_function,
+			  struct hot_node *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct stacktree_node *v = &t->n[order[i]];
+		struct hot_node *o = &out[i];
+
+		o->addr = v->addr;
+		o->depth = v->depth;
+		o->subtree =
+			v->subtree <= n - i ? v->subtree : (uint32_t)(n - i);
+		o->leaf = v->leaf;
+		o->self = v->self;
+		o->total = v->total;
+		o->self_pct = t->sum > 0.0 ? 100.0 * v->self / t->sum : 0.0;
+		o->total_pct = t->sum > 0.0 ? 100.0 * v->total / t->sum : 0.0;
+		engine_frame_name(e, v->addr, v->leaf, !by_function, o->name,
+				  sizeof(o->name));
+	}
+}
+
+size_t engine_hot_tree(struct engine *e, uint64_t model_id, bool by_function,
+		       struct hot_node *out, size_t max)
+{
+	uint64_t keys[CT_MAX_FRAMES], addrs[CT_MAX_FRAMES];
+	struct hot_memo *memo = NULL;
+	struct stacktree t;
+	struct hot_copy c;
+	uint32_t *order = NULL;
+	size_t n = 0;
+
+	if (!max)
+		return 0;
+	if (!hot_copy_take(e, model_id, true, &c) || !c.ns)
+		goto out_copy;
+	if (!stacktree_init(&t, HOT_TREE_NODES))
+		goto out_copy;
+	memo = by_function ? calloc(1, sizeof(*memo)) : NULL;
+	order = malloc(max * sizeof(*order));
+	if ((by_function && !memo) || !order)
+		goto out_tree;
+	for (size_t i = 0; i < c.ns; i++) {
+		const struct hot_copy_stack *s = &c.s[i];
+
+		/* Root first: the stored frames are innermost first. */
+		for (uint32_t k = 0; k < s->n; k++) {
+			uint32_t at = s->first + s->n - 1 - k;
+			bool leaf = k + 1 == s->n;
+
+			addrs[k] = c.frames[at];
+			keys[k] = by_function ? hot_function_key(e, memo,
+								 addrs[k], leaf)
+					      : addrs[k];
+		}
+		stacktree_add(&t, keys, addrs, s->n, s->weight);
+	}
+	n = stacktree_order(&t, order, max);
+	hot_tree_fill(e, &t, order, n, by_function, out);
+out_tree:
+	free(order);
+	free(memo);
+	stacktree_finish(&t);
+out_copy:
+	hot_copy_free(&c);
+	return n;
+}
+
+/* ---- exports ---- */
+
+/* Names of one stack's frames while it is added to a profile. */
+struct hot_names {
+	char name[CT_MAX_FRAMES][160];
+	char file[CT_MAX_FRAMES][96];
+	const char *namep[CT_MAX_FRAMES], *filep[CT_MAX_FRAMES];
+};
+
+static bool hot_profile_fill(struct engine *e, const struct hot_copy *c,
+			     struct profile *p)
+{
+	struct hot_names *b = malloc(sizeof(*b));
+	struct symtab_sym scratch;
+	bool ok = b != NULL;
+
+	for (size_t i = 0; ok && i < c->ns; i++) {
+		const struct hot_copy_stack *s = &c->s[i];
+
+		for (uint32_t k = 0; k < s->n; k++) {
+			uint64_t addr = c->frames[s->first + k];
+			struct framename nm;
+			bool have = engine_frame_lookup(e, addr, k == 0, &nm,
+							&scratch);
+
+			b->namep[k] = framename_function(
+				have ? &nm : NULL, addr, k == 0, b->name[k],
+				sizeof(b->name[k]));
+			b->filep[k] = NULL;
+			if (have && nm.file) {
+				snprintf(b->file[k], sizeof(b->file[k]), "%s",
+					 nm.file);
+				b->filep[k] = b->file[k];
+			}
+		}
+		ok = profile_add(p, b->namep, b->filep, s->n, s->total);
+	}
+	free(b);
+	return ok;
+}
+
+bool engine_export(struct engine *e, enum engine_export_format fmt,
+		   const char *path, uint64_t model_id, char *err,
+		   size_t errlen)
+{
+	const struct profile_format *f = fmt == ENGINE_EXPORT_SPEEDSCOPE
+						 ? &profile_speedscope
+						 : &profile_folded;
+	char title[256];
+	struct profile p;
+	struct hot_copy c;
+	bool ok = false;
+
+	if (!e->ct.hot) {
+		snprintf(err, errlen,
+			 "cannot write the %s profile %s: no CallTrace region "
+			 "(only a target corotop launches has one)",
+			 f->name, path);
+		return false;
+	}
+	snprintf(title, sizeof(title), "corotop: %s",
+		 e->cfg.argv && e->cfg.argv[0] ? e->cfg.argv[0] : "target");
+	if (!hot_copy_take(e, model_id, false, &c) ||
+	    !profile_init(&p, title)) {
+		snprintf(err, errlen,
+			 "cannot write the %s profile %s: out "
+			 "of memory",
+			 f->name, path);
+		hot_copy_free(&c);
+		return false;
+	}
+	if (!hot_profile_fill(e, &c, &p))
+		snprintf(err, errlen,
+			 "cannot write the %s profile %s: out "
+			 "of memory",
+			 f->name, path);
+	else
+		ok = profile_write(&p, f, path, err, errlen);
+	profile_finish(&p);
+	hot_copy_free(&c);
+	return ok;
+}

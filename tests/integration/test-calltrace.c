@@ -1,0 +1,383 @@
+/*
+ * test-calltrace: the engine's CallTrace side with a real launched target
+ * (ct-target, real shared probe) in another process.
+ *
+ *   hot       known stacks put over several rotations (rotation period
+ *             100 ms, phases 400 ms apart): totals summed across rotations
+ *             and exact; the tag frame merged away globally, split per
+ *             coroutine by station and generation, a wrong generation
+ *             credited to nobody; the tree of the window; the folded
+ *             export of all and of one coroutine;
+ *   liveness  a coroutine parked at a trace (the id in its suspend event)
+ *             keeps that id across at least three rotations: the engine
+ *             shows its parked stack by model id all along, and the target
+ *             putting the same stack again gets the same id back;
+ *   truncate  the target truncates the CallTrace file: the engine's next
+ *             look at it faults, is caught (SIGBUS guard), reports it, and
+ *             harvesting goes on.
+ *
+ *   readers   every call the UI will make (top, tree, names, parked,
+ *             stats, export, zero), in a loop while the harvest thread
+ *             rotates every 20 ms and the target puts.
+ *
+ * Also in the 'concurrency' suite (TSan), for those concurrent reads.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "engine/engine.h"
+#include "itest.h"
+
+#ifndef CT_TARGET
+#error "CT_TARGET must name the ct-target program"
+#endif
+
+static void cfg_for(struct engine_config *cfg, char **argv)
+{
+	engine_config_defaults(cfg);
+	cfg->argv = argv;
+	cfg->stations = 64;
+	cfg->ct_traces = 4096;
+	cfg->ct_rotate_ms = 100;
+	cfg->ct_idle_rotate_ms = 300;
+	cfg->sleep_max_ms = 200;
+}
+
+static bool frames_are(const uint64_t *f, size_t n, const uint64_t *want,
+		       size_t nwant)
+{
+	return n == nwant && !memcmp(f, want, n * sizeof(*f));
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_hot_stacks_summed(void **state)
+{
+	static const uint64_t A[3] = {0xa1, 0xa2, 0xa3}, B[2] = {0xb1, 0xb2};
+	static struct hot_stack hs[8];
+	static struct hot_node tree[16];
+	char *argv[] = {CT_TARGET, "hot", "3", "400", NULL};
+	struct engine_calltrace_stats st;
+	const struct model_coro *c0, *c1;
+	struct engine_config cfg;
+	struct it_run r;
+	char path[] = "/tmp/test-calltrace.XXXXXX", err[512];
+	int fd;
+
+	(void)state;
+	cfg_for(&cfg, argv);
+	assert_true(it_run_target(&cfg, 20000, &r));
+	if (r.exit_code == 77)
+		skip();
+	assert_true(r.exited);
+	assert_int_equal(r.exit_code, 0);
+	engine_calltrace_stats(r.e, &st);
+	assert_true(st.enabled);
+	assert_false(st.failed);
+	/* Each phase went into a rotation of its own: 4 traces each. */
+	assert_true(st.rotor.rotations >= 3);
+	assert_true(st.rotor.traces >= 12);
+	assert_int_equal(st.rotor.dropped, 0);
+	assert_int_equal(st.rotor.weight, 3 * 26);
+	assert_int_equal(st.hot.weight, 3 * 26);
+	assert_int_equal(st.hot.attributed, 3 * 12);
+	assert_int_equal(st.hot.unattributed, 3 * 11);
+
+	/* Global: the tags are gone, A's three variants are one stack. */
+	assert_int_equal(engine_hot_stacks(r.e, 0, HOT_BY_TOTAL, hs, 8), 2);
+	assert_true(frames_are(hs[0].frames, hs[0].nframes, A, 3));
+	assert_int_equal(hs[0].total, 3 * 23);
+	assert_true(frames_are(hs[1].frames, hs[1].nframes, B, 2));
+	assert_int_equal(hs[1].total, 3 * 3);
+	assert_true(hs[0].trace_id >> 32 != 0);
+	assert_true(hs[0].self_pct > 88.4 && hs[0].self_pct < 88.5);
+
+	/* Per coroutine, by model id. */
+	c0 = it_find_coro(&r.snap, IT_PROBE_ID(0));
+	c1 = it_find_coro(&r.snap, IT_PROBE_ID(1));
+	assert_non_null(c0);
+	assert_non_null(c1);
+	assert_int_equal(engine_hot_stacks(r.e, c0->id, HOT_BY_TOTAL, hs, 8),
+			 1);
+	assert_int_equal(hs[0].total, 3 * 5);
+	assert_true(frames_are(hs[0].frames, hs[0].nframes, A, 3));
+	assert_int_equal(engine_hot_stacks(r.e, c1->id, HOT_BY_WINDOW, hs, 8),
+			 1);
+	assert_int_equal(hs[0].total, 3 * 7);
+
+	/* The window's tree: a3 -> a2 -> a1, then b2 -> b1; every phase put
+	 * A and B together, so their shares are exact despite decay. */
+	assert_int_equal(engine_hot_tree(r.e, 0, false, tree, 16), 5);
+	assert_int_equal(tree[0].addr, 0xa3);
+	assert_int_equal(tree[0].subtree, 3);
+	assert_int_equal(tree[2].addr, 0xa1);
+	assert_int_equal(tree[2].depth, 2);
+	assert_true(tree[2].leaf);
+	assert_true(tree[2].self_pct > 88.4 && tree[2].self_pct < 88.5);
+	assert_int_equal(tree[3].addr, 0xb2);
+	assert_true(tree[3].total_pct > 11.5 && tree[3].total_pct < 11.6);
+	assert_string_equal(tree[2].name, "0xa1"); /* not a real address */
+
+	/* Exports: everything, and one coroutine. */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(engine_export(r.e, ENGINE_EXPORT_FOLDED, path, 0, err,
+				  sizeof(err)));
+	assert_string_equal(slurp(path), "0xa3;0xa2;0xa1 69\n0xb2;0xb1 9\n");
+	assert_true(engine_export(r.e, ENGINE_EXPORT_FOLDED, path, c1->id, err,
+				  sizeof(err)));
+	assert_string_equal(slurp(path), "0xa3;0xa2;0xa1 21\n");
+	unlink(path);
+
+	/* z: every weight forgotten. */
+	engine_hot_zero(r.e);
+	assert_int_equal(engine_hot_stacks(r.e, 0, HOT_BY_TOTAL, hs, 8), 0);
+	it_run_finish(&r);
+}
+
+/* The next "WORD N" line from the target, N returned. */
+static uint64_t read_word(int fd, const char *word)
+{
+	char line[128];
+	size_t len = strlen(word);
+
+	assert_true(it_read_line(fd, line, sizeof(line), 10000) > 0);
+	if (strncmp(line, word, len) != 0)
+		fail_msg("expected '%s ...', got '%s'", word, line);
+	return strtoull(line + len, NULL, 10);
+}
+
+static uint64_t wait_rotations(struct engine *e, uint64_t at_least)
+{
+	struct engine_calltrace_stats st;
+	uint64_t end = it_now() + 10000000000ull;
+
+	do {
+		engine_calltrace_stats(e, &st);
+		if (st.rotor.rotations >= at_least)
+			return st.rotor.rotations;
+		it_sleep_ms(20);
+	} while (it_now() < end);
+	fail_msg("only %llu rotations", (unsigned long long)st.rotor.rotations);
+	return 0;
+}
+
+/*
+ * Start an engine on `ct-target MODE SECS FD` where FD is the write end of
+ * a pipe; returns the read end.  The run is left for the caller (and the
+ * teardown) to finish.
+ */
+static int start_with_pipe(struct it_run *r, const char *mode, const char *secs,
+			   const struct engine_config *base)
+{
+	static char fdarg[16];
+	static char *argv[5];
+	struct engine_config cfg;
+	int p[2];
+
+	memset(r, 0, sizeof(*r));
+	snapshot_init(&r->snap);
+	assert_int_equal(pipe(p), 0);
+	fcntl(p[0], F_SETFD, FD_CLOEXEC);
+	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+	argv[0] = CT_TARGET;
+	argv[1] = (char *)mode;
+	argv[2] = (char *)secs;
+	argv[3] = fdarg;
+	argv[4] = NULL;
+	if (base)
+		cfg = *base;
+	else
+		cfg_for(&cfg, NULL);
+	cfg.argv = argv;
+	r->e = engine_create(&cfg, r->err, sizeof(r->err));
+	assert_non_null(r->e);
+	it_cur_run = r;
+	assert_true(engine_start(r->e, r->err, sizeof(r->err)));
+	close(p[1]);
+	return p[0];
+}
+
+static void test_parked_keeps_its_id(void **state)
+{
+	static const uint64_t P[3] = {0xc1, 0xc2, 0xc3};
+	struct engine_calltrace_stats st;
+	const struct model_coro *c;
+	uint64_t id, again, seen, first, mid, f[8];
+	struct it_run r;
+	int fd;
+
+	(void)state;
+	fd = start_with_pipe(&r, "park", "3", NULL);
+	id = read_word(fd, "parked ");
+	assert_true(id >> 32 != 0);
+	/* Once harvested, the coroutine is parked at id. */
+	first = wait_rotations(r.e, 1);
+	for (uint64_t end = it_now() + 5000000000ull;; it_sleep_ms(20)) {
+		engine_snapshot(r.e, &r.snap);
+		c = it_find_coro(&r.snap, IT_PROBE_ID(0));
+		if (c && engine_parked_stack(r.e, c->id, f, 8, &seen) == 3)
+			break;
+		if (it_now() > end)
+			fail_msg("the parked stack never showed up");
+	}
+	assert_int_equal(seen, id);
+	assert_true(frames_are(f, 3, P, 3));
+	assert_int_equal(c->state, MODEL_SUSPENDED);
+	mid = c->id;
+	/* Three more rotations: still there, same id. */
+	for (uint64_t k = 1; k <= 3; k++) {
+		wait_rotations(r.e, first + k + 1);
+		assert_int_equal(engine_parked_stack(r.e, mid, f, 8, &seen), 3);
+		assert_int_equal(seen, id);
+		assert_true(frames_are(f, 3, P, 3));
+	}
+	engine_calltrace_stats(r.e, &st);
+	assert_true(st.rotor.preserved >= 3);
+	assert_int_equal(st.parked.kept, 1);
+	/* The target puts P again: the id survived in ACTIVE. */
+	again = read_word(fd, "again ");
+	assert_int_equal(again, id);
+	close(fd);
+	for (uint64_t end = it_now() + 10000000000ull; !engine_reap(r.e);
+	     it_sleep_ms(5))
+		assert_true(it_now() < end);
+	engine_stop(r.e);
+	/* Resumed and dead: parked nowhere. */
+	assert_int_equal(engine_parked_stack(r.e, mid, f, 8, &seen), 0);
+	assert_int_equal(seen, 0);
+	it_run_finish(&r);
+}
+
+static void test_truncated_region_survives(void **state)
+{
+	struct engine_calltrace_stats st;
+	const struct model_coro *c;
+	static struct hot_stack hs[4];
+	uint64_t before, end;
+	struct it_run r;
+	char line[64];
+	int fd;
+
+	(void)state;
+	fd = start_with_pipe(&r, "truncate", "2", NULL);
+	assert_true(it_read_line(fd, line, sizeof(line), 10000) > 0);
+	assert_string_equal(line, "truncated");
+	close(fd);
+	/* The next peek or rotation faults, and says so. */
+	end = it_now() + 5000000000ull;
+	do {
+		engine_calltrace_stats(r.e, &st);
+		if (st.failed || strstr(st.warning, "truncated"))
+			break;
+		it_sleep_ms(20);
+	} while (it_now() < end);
+	assert_true(st.failed || strstr(st.warning, "truncated"));
+	assert_non_null(strstr(st.warning, "truncated"));
+	/* Harvesting goes on. */
+	engine_snapshot(r.e, &r.snap);
+	c = it_find_coro(&r.snap, IT_PROBE_ID(0));
+	assert_non_null(c);
+	before = c->switches;
+	it_sleep_ms(400);
+	engine_snapshot(r.e, &r.snap);
+	c = it_find_coro(&r.snap, IT_PROBE_ID(0));
+	assert_non_null(c);
+	assert_true(c->switches > before);
+	assert_null(r.snap.error);
+	/* What was collected before stays readable. */
+	engine_hot_stacks(r.e, 0, HOT_BY_TOTAL, hs, 4);
+	for (end = it_now() + 10000000000ull; !engine_reap(r.e); it_sleep_ms(5))
+		assert_true(it_now() < end);
+	assert_int_equal(r.snap.target.pid, engine_target_pid(r.e));
+	engine_stop(r.e); /* the final rotation is skipped, not faulted */
+	it_run_finish(&r);
+}
+
+/* The UI thread's calls, in a loop, while the harvest thread rotates and
+ * the target puts (for TSan: every answer is a copy under the hot lock). */
+static void test_readers_while_rotating(void **state)
+{
+	char *argv[] = {CT_TARGET, "hot", "8", "120", NULL};
+	static struct hot_stack hs[8];
+	static struct hot_node tree[32];
+	struct engine_calltrace_stats st;
+	struct engine_config cfg;
+	char path[] = "/tmp/test-calltrace-rd.XXXXXX", err[512], name[128];
+	uint64_t f[8], reads = 0, end;
+	struct it_run r;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	memset(&r, 0, sizeof(r));
+	snapshot_init(&r.snap);
+	cfg_for(&cfg, argv);
+	cfg.ct_rotate_ms = 20;
+	r.e = engine_create(&cfg, r.err, sizeof(r.err));
+	assert_non_null(r.e);
+	it_cur_run = &r;
+	assert_true(engine_start(r.e, r.err, sizeof(r.err)));
+	end = it_now() + 20000000000ull;
+	while (!engine_reap(r.e)) {
+		size_t n = engine_hot_stacks(r.e, 0, HOT_BY_WINDOW, hs, 8);
+
+		for (size_t i = 0; i < n && i < 2; i++)
+			engine_frame_name(r.e, hs[i].frames[0], true, true,
+					  name, sizeof(name));
+		engine_hot_tree(r.e, 0, reads & 1, tree, 32);
+		engine_calltrace_stats(r.e, &st);
+		engine_snapshot(r.e, &r.snap);
+		if (r.snap.count)
+			engine_parked_stack(r.e, r.snap.coro[0].id, f, 8, NULL);
+		if (reads % 16 == 0)
+			assert_true(engine_export(r.e, ENGINE_EXPORT_SPEEDSCOPE,
+						  path, 0, err, sizeof(err)));
+		if (reads % 64 == 63)
+			engine_hot_zero(r.e);
+		reads++;
+		assert_true(it_now() < end);
+		it_sleep_ms(2);
+	}
+	engine_stop(r.e);
+	engine_calltrace_stats(r.e, &st);
+	assert_true(st.rotor.rotations >= 2);
+	assert_int_equal(st.hot.weight, 8 * 26); /* zero keeps this one */
+	assert_true(reads > 10);
+	unlink(path);
+	it_run_finish(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_hot_stacks_summed,
+					  it_teardown_run),
+		cmocka_unit_test_teardown(test_parked_keeps_its_id,
+					  it_teardown_run),
+		cmocka_unit_test_teardown(test_truncated_region_survives,
+					  it_teardown_run),
+		cmocka_unit_test_teardown(test_readers_while_rotating,
+					  it_teardown_run),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

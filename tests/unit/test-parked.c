@@ -1,0 +1,111 @@
+/*
+ * parked: frames of the stacks live coroutines are parked at, by trace id
+ * (src/engine/parked.c).
+ *
+ *   keep     untagged traces whose ids are listed are kept with their
+ *            frames, and stay while listed even when later unions do not
+ *            carry them; tagged traces (samples) never are;
+ *   sweep    ids no longer listed are forgotten;
+ *   bound    past max, new ones are dropped and counted.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/parked.h"
+
+#define ID(e, b) (((uint64_t)(e) << 32) | (b))
+
+static void union_of(struct traceset *u, const uint64_t *ids, size_t n,
+		     bool tagged)
+{
+	traceset_clear(u);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t f[3] = {0x100 + ids[i], 0x200, CT_TAG_THREAD | 7};
+
+		assert_true(traceset_add(u, ids[i], 0, 1, f, tagged ? 3 : 2));
+	}
+	traceset_seal(u);
+}
+
+static void test_keep_and_sweep(void **state)
+{
+	struct parked *p = parked_create(8);
+	struct parked_stats st;
+	struct traceset u;
+	uint64_t f[8];
+	uint64_t all[3] = {ID(1, 1), ID(1, 2), ID(1, 3)};
+	uint64_t some[2] = {ID(1, 1), ID(1, 3)};
+
+	(void)state;
+	assert_non_null(p);
+	traceset_init(&u, 64, 1024);
+	union_of(&u, all, 3, false);
+	parked_update(p, &u, some, 2);
+	assert_int_equal(parked_frames(p, ID(1, 1), f, 8), 2);
+	assert_int_equal(f[0], 0x100 + ID(1, 1));
+	assert_int_equal(f[1], 0x200);
+	assert_int_equal(parked_frames(p, ID(1, 2), f, 8), 0); /* unlisted */
+	assert_int_equal(parked_frames(p, ID(1, 3), f, 1), 1); /* max */
+	/* Still listed, absent from the next union: kept. */
+	union_of(&u, NULL, 0, false);
+	parked_update(p, &u, some, 2);
+	assert_int_equal(parked_frames(p, ID(1, 3), f, 8), 2);
+	/* No longer listed: gone. */
+	parked_update(p, &u, some, 1);
+	assert_int_equal(parked_frames(p, ID(1, 3), f, 8), 0);
+	assert_int_equal(parked_frames(p, ID(1, 1), f, 8), 2);
+	parked_stats(p, &st);
+	assert_int_equal(st.kept, 1);
+	/* Tagged traces are samples, never parked stacks. */
+	union_of(&u, all + 1, 1, true);
+	parked_update(p, &u, all + 1, 1);
+	assert_int_equal(parked_frames(p, ID(1, 2), f, 8), 0);
+	assert_int_equal(parked_frames(p, 0, f, 8), 0);
+	traceset_finish(&u);
+	parked_destroy(p);
+}
+
+static void test_bound(void **state)
+{
+	struct parked *p = parked_create(4);
+	struct parked_stats st;
+	struct traceset u;
+	uint64_t ids[10], f[4];
+	size_t kept = 0;
+
+	(void)state;
+	traceset_init(&u, 64, 1024);
+	for (int i = 0; i < 10; i++)
+		ids[i] = ID(2, i);
+	union_of(&u, ids, 10, false);
+	parked_update(p, &u, ids, 10);
+	parked_stats(p, &st);
+	assert_int_equal(st.kept, 4);
+	assert_int_equal(st.dropped, 6);
+	for (int i = 0; i < 10; i++)
+		kept += parked_frames(p, ids[i], f, 4) != 0;
+	assert_int_equal(kept, 4);
+	/* Forgetting makes room again. */
+	parked_update(p, &u, ids + 9, 1);
+	union_of(&u, ids + 9, 1, false);
+	parked_update(p, &u, ids + 9, 1);
+	assert_int_equal(parked_frames(p, ids[9], f, 4), 2);
+	traceset_finish(&u);
+	parked_destroy(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_keep_and_sweep),
+		cmocka_unit_test(test_bound),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
