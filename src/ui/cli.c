@@ -43,6 +43,13 @@ const char cli_usage[] =
 	"in-state, ...)\n"
 	"  -F, --filter TEXT        initial filter (text, !regex, state=S "
 	"tid=N)\n"
+	"      --sample HZ          sample the target's CPU stacks HZ times "
+	"per CPU-second\n"
+	"                           per thread (1-10000; default off)\n"
+	"      --parked-stacks      record where each coroutine of the target "
+	"parks\n"
+	"                           (its stack at every suspend; default "
+	"off)\n"
 	"      --shm PATH           observe this region read-only\n"
 	"      --sock PATH          its wake socket (accepted; observers "
 	"poll)\n"
@@ -55,6 +62,8 @@ enum {
 	OPT_SHM,
 	OPT_SOCK,
 	OPT_SORT,
+	OPT_SAMPLE,
+	OPT_PARKED,
 };
 
 static const struct option cli_options[] = {
@@ -71,6 +80,8 @@ static const struct option cli_options[] = {
 	{"no-mouse", no_argument, NULL, 'M'},
 	{"sort", required_argument, NULL, OPT_SORT},
 	{"filter", required_argument, NULL, 'F'},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
+	{"parked-stacks", no_argument, NULL, OPT_PARKED},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -213,6 +224,18 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		case 'F':
 			out->filter = optarg;
 			break;
+		case OPT_SAMPLE:
+			if (!cli_number(optarg, 1, 10000, &v))
+				return cli_fail(err, errlen,
+						"--sample expects samples per "
+						"CPU-second from 1 to 10000, "
+						"got '%s'",
+						optarg);
+			out->sample_hz = (unsigned)v;
+			break;
+		case OPT_PARKED:
+			out->parked_stacks = true;
+			break;
 		case 'h':
 			return CLI_HELP;
 		case 'V':
@@ -255,5 +278,10 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	if (out->sock && !out->shm)
 		return cli_fail(err, errlen, "%s",
 				"--sock only goes with --shm");
+	if ((out->sample_hz || out->parked_stacks) && out->shm)
+		return cli_fail(err, errlen, "%s",
+				"--sample and --parked-stacks only go with a "
+				"command: an observed program is already "
+				"running");
 	return CLI_OK;
 }

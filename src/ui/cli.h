@@ -35,6 +35,8 @@ struct cli {
 	bool no_mouse;	    /* -M */
 	const char *sort;   /* --sort COLUMN (validated by the caller) */
 	const char *filter; /* -F TEXT: initial filter */
+	unsigned sample_hz; /* --sample HZ: the target's sampler, 0 = off */
+	bool parked_stacks; /* --parked-stacks */
 };
 
 enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
