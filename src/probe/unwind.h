@@ -41,8 +41,11 @@
  *
  * What the walk can not promise is a correct stack: code without frame
  * pointers (libc, the vDSO) skips or ends frames, and a sample that lands
- * in a prologue loses the caller.  A return address with bit 63 set (not a
- * user-space address; CallTrace tag frames live there) also ends the walk.
+ * in a prologue loses the caller.  Where such code used the frame-pointer
+ * register for data, the walk may take one last frame of garbage before a
+ * check stops it (seen under TSan, whose runtime starts every thread): a
+ * return address below UNWIND_MIN_CODE or with bit 63 set (not a user-space
+ * address; CallTrace tag frames live there) ends the walk unstored.
  */
 #ifndef COROTOP_PROBE_UNWIND_H
 #define COROTOP_PROBE_UNWIND_H
@@ -58,6 +61,10 @@
 
 /* Largest distance between two consecutive frame records. */
 #define UNWIND_MAX_STEP (1u << 20)
+/* No code lies below vm.mmap_min_addr (64 KiB by default): a smaller
+ * "return address" is data, read through a frame pointer that code without
+ * frame pointers left behind. */
+#define UNWIND_MIN_CODE 0x10000u
 /* Window around sp on a stack of unknown bounds: sp's own page. */
 #define UNWIND_PAGE 4096u
 #if defined(__x86_64__)
@@ -124,7 +131,7 @@ unwind_fp(uintptr_t fp, struct unwind_stack r, uint64_t *out, unsigned max)
 		rec = (const volatile uintptr_t *)fp;
 		next = rec[0];
 		ret = rec[1];
-		if (ret == 0 || ((uint64_t)ret >> 63) != 0)
+		if (ret < UNWIND_MIN_CODE || ((uint64_t)ret >> 63) != 0)
 			break;
 		out[n++] = ret;
 		if (next <= fp || next - fp >= UNWIND_MAX_STEP)

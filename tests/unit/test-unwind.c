@@ -14,7 +14,7 @@
  *                the walk where they should, and none is dereferenced (a
  *                read of the guard page would kill the test);
  *   tags         a return address with bit 63 set (a CallTrace tag frame's
- *                range) or 0 ends the walk and is not stored;
+ *                range), 0 or below UNWIND_MIN_CODE ends the walk, unstored;
  *   range        unwind_range picks the declared coroutine stack first,
  *                then the thread's, else the 4 KiB page of sp.
  */
@@ -290,9 +290,14 @@ static void test_forged_tags(void **state)
 	assert_int_equal(walk(a), 1);
 	assert_int_equal(got[0], RET(1));
 	assert_int_equal(got[1], 0);
-	/* A zero return address ends it too. */
+	/* A zero return address ends it too, and so does one below the
+	 * lowest address code can have (data, not a return address). */
 	b = rec(256, 0, 0);
 	assert_int_equal(walk(a), 1);
+	b = rec(256, 0, UNWIND_MIN_CODE - 1);
+	assert_int_equal(walk(a), 1);
+	b = rec(256, 0, UNWIND_MIN_CODE);
+	assert_int_equal(walk(a), 2);
 }
 
 static void test_range(void **state)
