@@ -247,7 +247,10 @@ fail:
 	atomic_store_explicit(&sampler_slots[i].word,
 			      SS_WORD(SS_SEQ(claimed), SS_FREE),
 			      memory_order_release);
-	atomic_fetch_add_explicit(&st_no_timer, 1, memory_order_relaxed);
+	/* A stop that overtook us is not a thread left unsampled. */
+	if (err != ECANCELED)
+		atomic_fetch_add_explicit(&st_no_timer, 1,
+					  memory_order_relaxed);
 	return -err;
 }
 
