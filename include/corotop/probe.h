@@ -18,8 +18,11 @@
  * untraced and every call above costs one predictable branch.
  *
  * Guarantees to the program that links it:
- *   - no call ever blocks, takes a lock or allocates;
- *   - no call ever raises a signal (the socket is written with MSG_NOSIGNAL);
+ *   - no call ever blocks, takes a lock or allocates -- except the one-time
+ *     slow path of a thread while stack captures are on (below), and
+ *     corotop_sampler_start/stop, which serialize on a mutex;
+ *   - no call ever raises a signal (the socket is written with MSG_NOSIGNAL)
+ *     other than the sampler's own SIGPROF timers, when asked for;
  *   - if the engine dies, the program keeps running untouched.
  *
  * Not thread-safe per coroutine: one coroutine is recorded by one thread at a

@@ -253,6 +253,7 @@ COROTOP_API void corotop_coro_close(struct corotop_coro *c)
 	s = c->station;
 	/* Closed while running here: the sampler must not name it. */
 	if (probe_self.sampling) {
+		/* relaxed: our own thread-local (struct probe_thread). */
 		uint64_t tag = atomic_load_explicit(&probe_self.run_tag,
 						    memory_order_relaxed);
 

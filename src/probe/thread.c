@@ -127,6 +127,7 @@ probe_thread_parked(struct probe_thread *t, const struct corotop_coro *c)
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
 	struct unwind_stack coro = {(uintptr_t)c->stack_lo,
 				    (uintptr_t)c->stack_hi};
+	/* relaxed: written by this thread only (probe_thread_bounds). */
 	struct unwind_stack thread = {
 		atomic_load_explicit(&t->stack_lo, memory_order_relaxed),
 		atomic_load_explicit(&t->stack_hi, memory_order_relaxed)};
