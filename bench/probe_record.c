@@ -28,7 +28,13 @@
  *   traced-nomb   engine config no_membarrier: the probe issues a seq_cst
  *                 fence after every record and is never sent an IPI;
  *   traced-nodirty  engine config hx_dirty = false: full scans only, so
- *                 membarrier runs only when the engine goes to sleep.
+ *                 membarrier runs only when the engine goes to sleep;
+ *   traced-ct     the defaults plus a CallTrace region next to the cTP
+ *                 region (created here as the engine would, unless the
+ *                 engine already announced one), so the probe attaches to
+ *                 it: what a record costs when stacks can be stored (the
+ *                 parked stack captured at each suspend, when enabled).
+ *                 Half of the records are suspends.
  * The writer records flat out into one station, the worst case for
  * contention with the harvester.  Traced lines also report the function-
  * call IPIs the writer's CPU received per second (membarrier is delivered
@@ -45,11 +51,17 @@
 #define _GNU_SOURCE
 #include "bench.h"
 
+#include <fcntl.h>
+#include <libgen.h>
 #include <linux/membarrier.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "corotop/calltrace.h"
+#include "engine/rotor.h"
 
 #define BATCH 1000u
 #define BATCHES 3000u
@@ -217,9 +229,43 @@ static bool membarrier_available(void)
 	return q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED);
 }
 
-static void traced(const char *name, bool no_membarrier, bool hx_dirty,
-		   unsigned scan_interval_us, double *median_out)
+/*
+ * Announce a CallTrace region in the engine's cTP header, as the engine
+ * does for a launched target, unless it already did.  Returns the rotor to
+ * destroy after the probe detached (NULL when the engine owns one).
+ */
+static struct rotor *calltrace_attach(struct engine *e)
 {
+	const char *shm = engine_shm_path(e);
+	struct rotor_config cfg;
+	struct ctp_header *hdr;
+	struct rotor *r = NULL;
+	char dir[512], err[512];
+	int fd = open(shm, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		bench_die("open %s failed", shm);
+	hdr = mmap(NULL, CTP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, 0);
+	close(fd);
+	if (hdr == MAP_FAILED)
+		bench_die("mmap %s failed", shm);
+	if (ctp_calltrace_desc(hdr)->magic != CTP_CT_MAGIC) {
+		snprintf(dir, sizeof(dir), "%s", shm);
+		rotor_config_defaults(&cfg);
+		r = rotor_create(dirname(dir), hdr, &cfg, err, sizeof(err));
+		if (!r)
+			bench_die("rotor_create: %s", err);
+	}
+	munmap(hdr, CTP_HEADER_SIZE);
+	return r;
+}
+
+static void traced(const char *name, bool no_membarrier, bool hx_dirty,
+		   unsigned scan_interval_us, bool calltrace,
+		   double *median_out)
+{
+	struct rotor *rot = NULL;
 	struct engine_config cfg;
 	struct engine_stats st;
 	struct snapshot snap;
@@ -234,7 +280,11 @@ static void traced(const char *name, bool no_membarrier, bool hx_dirty,
 	cfg.scan_interval_us = scan_interval_us;
 	cfg.hx_dirty = hx_dirty;
 	e = bench_engine_create(&cfg);
+	if (calltrace)
+		rot = calltrace_attach(e);
 	bench_probe_attach();
+	if (calltrace && !corotop_calltrace_put(NULL, 0, 0))
+		bench_die("the probe did not attach the CallTrace region");
 	/* The engine's threads inherit our CPU: start them on the last CPU
 	 * and record from the first, like two processes on two cores. */
 	bench_pin(bench_ncpu() - 1);
@@ -267,6 +317,7 @@ static void traced(const char *name, bool no_membarrier, bool hx_dirty,
 	result_print(name, &r, extra);
 	snapshot_finish(&snap);
 	corotop_probe_shutdown();
+	rotor_destroy(rot);
 	engine_destroy(e);
 	*median_out = r.batch.p50;
 }
@@ -274,7 +325,7 @@ static void traced(const char *name, bool no_membarrier, bool hx_dirty,
 int main(void)
 {
 	struct result r;
-	double clock_med, traced_med, flat_med, nomb_med, nodirty_med;
+	double clock_med, traced_med, flat_med, nomb_med, nodirty_med, ct_med;
 
 	if (corotop_probe_live_)
 		bench_die("unset CTP_SHM_PATH/CTP_SOCK_PATH/CTP_MAX_STATIONS: "
@@ -303,12 +354,14 @@ int main(void)
 	result_print("upstream", &r, NULL);
 
 	/* The engine as it ships: dirty hint, asymmetric fence. */
-	traced("traced", false, true, 500, &traced_med);
-	traced("traced-flat", false, true, 0, &flat_med);
+	traced("traced", false, true, 500, false, &traced_med);
+	traced("traced-flat", false, true, 0, false, &flat_med);
 	/* The probe fences itself; the engine never IPIs it. */
-	traced("traced-nomb", true, true, 500, &nomb_med);
+	traced("traced-nomb", true, true, 500, false, &nomb_med);
 	/* Asymmetric fence, but no dirty scans (membarrier only at sleep). */
-	traced("traced-nodirty", false, false, 500, &nodirty_med);
+	traced("traced-nodirty", false, false, 500, false, &nodirty_med);
+	/* With a CallTrace region the probe can store stacks. */
+	traced("traced-ct", false, true, 500, true, &ct_med);
 
 	printf("probe_record target traced_median=%.2f clock_median=%.2f "
 	       "overhead_ns=%.2f limit_ns=5.00 %s\n",
@@ -317,6 +370,9 @@ int main(void)
 	printf("probe_record fence_delta traced_minus_nomb_ns=%.2f "
 	       "traced_minus_nodirty_ns=%.2f\n",
 	       traced_med - nomb_med, traced_med - nodirty_med);
+	printf("probe_record calltrace_delta traced_ct_minus_traced_ns=%.2f "
+	       "ratio=%.3f\n",
+	       ct_med - traced_med, ct_med / traced_med);
 	(void)flat_med;
 	free(up.hdr);
 	return 0;

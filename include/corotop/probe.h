@@ -18,13 +18,32 @@
  * untraced and every call above costs one predictable branch.
  *
  * Guarantees to the program that links it:
- *   - no call ever blocks, takes a lock or allocates;
- *   - no call ever raises a signal (the socket is written with MSG_NOSIGNAL);
+ *   - no call ever blocks, takes a lock or allocates -- except the one-time
+ *     slow path of a thread while stack captures are on (below), and
+ *     corotop_sampler_start/stop, which serialize on a mutex;
+ *   - no call ever raises a signal (the socket is written with MSG_NOSIGNAL)
+ *     other than the sampler's own SIGPROF timers, when asked for;
  *   - if the engine dies, the program keeps running untouched.
  *
  * Not thread-safe per coroutine: one coroutine is recorded by one thread at a
  * time, which is what any scheduler guarantees anyway.  Different coroutines
  * may be recorded from any threads concurrently.
+ *
+ * Stacks (when the engine attached a CallTrace region; docs/WIRE.md):
+ *   - the parked stack: at each suspend the probe walks the frame pointers
+ *     of the calling thread and stores that stack with weight 0; its trace
+ *     id goes with the suspend event.  Record the suspend on the
+ *     coroutine's own stack (before switching away from it) so that the
+ *     stack is the coroutine's; corotop_coro_set_stack lets the walk cover
+ *     a coroutine stack in full.  COROTOP_PARKED_STACKS=1 turns it on
+ *     (default off, see docs/PERFORMANCE.md), =0 off;
+ *   - the sampler (corotop_sampler_start, or COROTOP_SAMPLE_HZ in the
+ *     environment): SIGPROF from per-thread CPU-time timers, one stack per
+ *     sample, tagged with the coroutine that was running.
+ * Both need code built with -fno-omit-frame-pointer to see past a frame.
+ * The first transition a thread records while either is on costs a slow
+ * path, once per thread: pthread_getattr_np (which allocates) for the
+ * thread's stack bounds, and with the sampler a timer_create.
  */
 #ifndef COROTOP_PROBE_H
 #define COROTOP_PROBE_H
@@ -56,6 +75,8 @@ struct corotop_coro {
 	uint64_t birth_ts;
 	uint32_t index;	 /* station index, valid when station != NULL */
 	uint32_t attach; /* probe attachment the station belongs to */
+	/* Stack declared by corotop_coro_set_stack; 0, 0 = unknown. */
+	uint64_t stack_lo, stack_hi;
 };
 
 /* Counters of this process's probe; all run freely from 0. */
@@ -103,6 +124,63 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 #define COROTOP_CALLTRACE_DROPPED 1ull
 COROTOP_API uint64_t corotop_calltrace_put(const uint64_t *frames, unsigned n,
 					   uint64_t weight);
+
+/*
+ * Declare the stack coroutine c runs on: [lo, hi), which must stay mapped
+ * and readable for as long as c can run.  The stack walks (parked stacks,
+ * sampler) then read frames anywhere in it; without it they stay inside
+ * the 4 KiB page of the stack pointer on a coroutine stack.  Call after
+ * corotop_coro_open, which forgets an earlier declaration.  lo >= hi
+ * forgets it too.  Stackless coroutines (C++20) run on their thread's
+ * stack, which the probe finds by itself: nothing to declare.
+ */
+COROTOP_API void corotop_coro_set_stack(struct corotop_coro *c, const void *lo,
+					const void *hi);
+
+/*
+ * Sampler: a CPU profile per coroutine.  Every thread that records a
+ * transition while the sampler runs gets a timer on its own CPU clock
+ * (timer_create(CLOCK_THREAD_CPUTIME_ID), SIGEV_THREAD_ID) that sends it
+ * SIGPROF `hz` times per second of CPU it uses (the calling thread gets one
+ * at once).  The handler walks the interrupted stack (frame pointers,
+ * bounded, every read checked) and stores it with weight 1, its outermost
+ * frame a tag naming the coroutine that ran (CT_TAG_CORO) or, when none
+ * did, the thread (CT_TAG_THREAD) -- corotop/calltrace.h.  The kernel
+ * delivers at most one signal per scheduler tick (CONFIG_HZ) per thread;
+ * expirations merged into one signal count as overruns, not weight.
+ *
+ * Returns 0, or a negative errno:
+ *   -EINVAL   hz outside 1..10000
+ *   -ENODEV   no CallTrace region attached: nowhere to store samples
+ *   -EALREADY the sampler runs already
+ *   -EBUSY    SIGPROF already has a handler (a profiler, setitimer user):
+ *             the probe never replaces it
+ *   -ENOTSUP  not x86_64 or aarch64
+ *   other     timer_create or sigaction failed for the calling thread
+ * The probe installs its SIGPROF handler (SA_RESTART | SA_SIGINFO) on start
+ * and puts the old disposition back on stop.  It never raises a signal
+ * other than these timers'.  Start and stop are not meant to race each
+ * other (they serialize on a mutex); both are cheap enough to toggle.
+ * COROTOP_SAMPLE_HZ=N in the environment starts it when the probe attaches
+ * (corotop --sample N sets it); an invalid value is ignored.
+ */
+COROTOP_API int corotop_sampler_start(unsigned hz);
+/* Delete every timer (also those of threads blocked right now) and restore
+ * SIGPROF.  A no-op when not running. */
+COROTOP_API void corotop_sampler_stop(void);
+
+/* Sampler counters, all running freely from 0 (threads, hz: current). */
+struct corotop_sampler_stats {
+	uint64_t signals;  /* SIGPROF handled while the sampler ran */
+	uint64_t stored;   /* samples stored (put returned an id) */
+	uint64_t dropped;  /* samples the CallTrace region dropped */
+	uint64_t overruns; /* expirations merged into earlier signals */
+	uint64_t timers;   /* timers created */
+	uint64_t no_timer; /* threads left unsampled (no slot, or failure) */
+	uint32_t threads;  /* timers alive now */
+	uint32_t hz;	   /* 0 when stopped */
+};
+COROTOP_API void corotop_sampler_stats(struct corotop_sampler_stats *out);
 
 /* Record a transition: is_active 1 = now running, 0 = now suspended. */
 static inline void corotop_coro_record(struct corotop_coro *c, int is_active,

@@ -83,6 +83,15 @@ static bool coro_make_context(ucontext_t *ctx, struct coro *co)
 	ctx->uc_link = NULL; /* the trampoline never returns */
 	makecontext(ctx, (void (*)(void))coro_trampoline, 2,
 		    (unsigned int)(self >> 32), (unsigned int)self);
+	/* getcontext saved this function's frame pointer, and makecontext
+	 * leaves it: the trampoline would chain to a stale frame of the
+	 * host's stack.  A null frame pointer ends the chain at the
+	 * coroutine's entry, where frame-pointer walks must stop. */
+#if defined(__x86_64__)
+	ctx->uc_mcontext.gregs[REG_RBP] = 0;
+#elif defined(__aarch64__)
+	ctx->uc_mcontext.regs[29] = 0;
+#endif
 	return true;
 }
 

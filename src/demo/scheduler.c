@@ -177,15 +177,15 @@ static void worker_reap(struct worker *w, struct coro *co)
 
 static void worker_run(struct worker *w, struct coro *co)
 {
-	uint64_t addr;
-
 	co->worker = w;
 	scheduler_current = co;
 	corotop_coro_resume(&co->probe, co->resume_addr);
 	coro_switch_in(co, &w->host);
 	scheduler_current = NULL;
-	addr = co->finished ? (uint64_t)(uintptr_t)co->fn : co->park_addr;
-	corotop_coro_suspend(&co->probe, addr);
+	/* A park recorded its suspend on the coroutine's stack
+	 * (scheduler_park); a finished coroutine's is recorded here. */
+	if (co->finished)
+		corotop_coro_suspend(&co->probe, (uint64_t)(uintptr_t)co->fn);
 	/* relaxed: a statistic, single writer. */
 	atomic_fetch_add_explicit(&w->switches, 1, memory_order_relaxed);
 	if (co->finished) {
@@ -349,6 +349,8 @@ int scheduler_spawn(struct scheduler *s, coro_fn *fn, void *arg)
 	if (!co)
 		return -errno;
 	corotop_coro_open(&co->probe, (uint64_t)(uintptr_t)co);
+	corotop_coro_set_stack(&co->probe, co->stack,
+			       (char *)co->stack + co->stack_size);
 	/* The first run "continues" at the entry function. */
 	co->resume_addr = (uint64_t)(uintptr_t)fn;
 	co->park_addr = co->resume_addr;
@@ -405,6 +407,9 @@ void scheduler_park(coro_commit_fn *commit, void *arg, uint64_t addr)
 	co->commit_arg = arg;
 	co->park_addr = addr;
 	co->resume_addr = addr;
+	/* Still on our own stack: the probe's parked stack is ours.  The
+	 * worker hands us over (commit) only after the switch. */
+	corotop_coro_suspend(&co->probe, addr);
 	coro_switch_out(co);
 }
 

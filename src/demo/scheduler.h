@@ -13,12 +13,17 @@
  * no wakeup can race a half-finished switch.
  *
  * Probe contract, all recorded by the worker thread:
- *   spawn          corotop_coro_open(probe_id = coroutine address)
+ *   spawn          corotop_coro_open(probe_id = coroutine address), then
+ *                  corotop_coro_set_stack(the coroutine's stack)
  *   before switch  corotop_coro_resume(addr = entry function, then the park
  *                  address it continues from)
- *   after switch   corotop_coro_suspend(addr = return address of the park
- *                  call: the caller of demo_yield/demo_sleep/chan_recv)
- *   death          corotop_coro_close
+ *   park           corotop_coro_suspend(addr = return address of the park
+ *                  call: the caller of demo_yield/demo_sleep/chan_recv),
+ *                  on the coroutine's own stack just before it switches
+ *                  out, so that the probe's parked stack (when on) is the
+ *                  coroutine's
+ *   finish         corotop_coro_suspend(addr = entry function) by the
+ *                  worker after the last switch, then corotop_coro_close
  */
 #ifndef COROTOP_DEMO_SCHEDULER_H
 #define COROTOP_DEMO_SCHEDULER_H

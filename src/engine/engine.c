@@ -564,9 +564,11 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 	int rc;
 
 	if (e->cfg.argv) {
+		struct launch_probe lp = {e->cfg.sample_hz,
+					  e->cfg.parked_stacks};
 		pid_t pid = launch_spawn(e->cfg.argv, e->region.shm_path,
 					 e->region.sock_path,
-					 e->region.stations, err, errlen);
+					 e->region.stations, &lp, err, errlen);
 		if (pid < 0)
 			return false;
 		e->target.pid = pid;

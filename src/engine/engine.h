@@ -33,6 +33,8 @@ struct engine_config {
 	bool hx_dirty;		   /* advertise the dirty hint (default true) */
 	bool no_futex;	    /* advertise socket wakeups only (benchmarks) */
 	bool no_membarrier; /* use a full fence in the probe (benchmarks) */
+	unsigned sample_hz; /* launch mode: COROTOP_SAMPLE_HZ, 0 = unset */
+	bool parked_stacks; /* launch mode: COROTOP_PARKED_STACKS=1 */
 	struct lint_config lints; /* warnings computed into every snapshot */
 	/* CallTrace (launch mode): the region's size, the rotation cadence and
 	 * the hot-stacks aggregate (engine_calltrace.c). */

@@ -22,9 +22,11 @@
 #include "corotop/ctp.h"
 
 static void launch_child(int fd, char *const *argv, const char *shm,
-			 const char *sock, uint32_t stations)
+			 const char *sock, uint32_t stations,
+			 const struct launch_probe *probe)
 {
-	char max[16];
+	unsigned sample_hz = probe ? probe->sample_hz : 0;
+	char max[16], hz[16];
 	sigset_t none;
 	int e;
 
@@ -32,9 +34,13 @@ static void launch_child(int fd, char *const *argv, const char *shm,
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	snprintf(max, sizeof(max), "%u", stations);
+	snprintf(hz, sizeof(hz), "%u", sample_hz);
 	if (setenv(CTP_ENV_SHM, shm, 1) < 0 ||
 	    setenv(CTP_ENV_SOCK, sock, 1) < 0 ||
-	    setenv(CTP_ENV_MAX, max, 1) < 0)
+	    setenv(CTP_ENV_MAX, max, 1) < 0 ||
+	    (sample_hz && setenv("COROTOP_SAMPLE_HZ", hz, 1) < 0) ||
+	    (probe && probe->parked_stacks &&
+	     setenv("COROTOP_PARKED_STACKS", "1", 1) < 0))
 		e = errno;
 	else {
 		execvp(argv[0], argv);
@@ -46,7 +52,8 @@ static void launch_child(int fd, char *const *argv, const char *shm,
 }
 
 pid_t launch_spawn(char *const *argv, const char *shm, const char *sock,
-		   uint32_t stations, char *err, size_t errlen)
+		   uint32_t stations, const struct launch_probe *probe,
+		   char *err, size_t errlen)
 {
 	int fds[2], e = 0;
 	ssize_t got;
@@ -65,7 +72,7 @@ pid_t launch_spawn(char *const *argv, const char *shm, const char *sock,
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		launch_child(fds[1], argv, shm, sock, stations);
+		launch_child(fds[1], argv, shm, sock, stations, probe);
 	}
 	close(fds[1]);
 	do

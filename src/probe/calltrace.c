@@ -109,8 +109,14 @@ void probe_calltrace_detach(void)
 	probe_ct_size = 0;
 }
 
-COROTOP_API uint64_t corotop_calltrace_put(const uint64_t *frames, unsigned n,
-					   uint64_t weight)
+bool probe_calltrace_attached(void)
+{
+	/* acquire: pairs with the release in probe_calltrace_attach. */
+	return atomic_load_explicit(&probe_ct, memory_order_acquire) != NULL;
+}
+
+uint64_t probe_calltrace_put(const uint64_t *frames, unsigned n,
+			     uint64_t weight)
 {
 	/* acquire: pairs with the release in probe_calltrace_attach. */
 	const struct ct_view *v =
@@ -119,4 +125,10 @@ COROTOP_API uint64_t corotop_calltrace_put(const uint64_t *frames, unsigned n,
 	if (COROTOP_UNLIKELY(!v))
 		return 0;
 	return ct_writer_put(v, probe_owner(), frames, n, weight);
+}
+
+COROTOP_API uint64_t corotop_calltrace_put(const uint64_t *frames, unsigned n,
+					   uint64_t weight)
+{
+	return probe_calltrace_put(frames, n, weight);
 }

@@ -14,9 +14,17 @@
  * A coroutine that finds no station stays untraced and retries at its next
  * transition, so a burst that exhausts the stations heals by itself; every
  * untraced transition is counted, in the process and in the region.
+ *
+ * Stack captures ride on record (thread.c): a resume tells the sampler which
+ * coroutine now runs on this thread (its tag frame), a suspend clears that
+ * and, with parked stacks on, stores the suspending stack and writes its
+ * trace id into the event's CTP_EPOCH_TRACE_OFFSET word (0 on resumes and
+ * when nothing was stored) -- before the seqlock write, so the slot's odd
+ * window does not grow by a put.
  */
 #define _GNU_SOURCE
 #include "../common/freelist.h"
+#include "corotop/calltrace.h"
 #include "probe_internal.h"
 
 #include <time.h>
@@ -135,6 +143,33 @@ static inline struct ctp_station *coro_station(struct corotop_coro *c)
 	return c->station;
 }
 
+/* The sampler's tag frame for c running on station s. */
+static inline uint64_t coro_tag(const struct corotop_coro *c,
+				struct ctp_station *s)
+{
+	/* relaxed: our own station; we bumped gen when we took it. */
+	uint64_t gen = atomic_load_explicit(&s->ext.gen, memory_order_relaxed);
+
+	return CT_TAG_CORO | (gen & 0xffffu) << 32 | c->index;
+}
+
+/* The parked-stack word of a slot (8-aligned: reserved is at 0x20). */
+static inline uint64_t *coro_trace_word(struct ctp_epoch *e)
+{
+	return (uint64_t *)(void *)(e->reserved + CTP_EPOCH_TRACE_OFFSET);
+}
+
+COROTOP_API void corotop_coro_set_stack(struct corotop_coro *c, const void *lo,
+					const void *hi)
+{
+	uintptr_t l = (uintptr_t)lo, h = (uintptr_t)hi;
+
+	if (!l || h <= l)
+		l = h = 0;
+	c->stack_lo = l;
+	c->stack_hi = h;
+}
+
 COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 {
 	c->station = NULL;
@@ -143,6 +178,8 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 	c->birth_ts = 0;
 	c->index = 0;
 	c->attach = 0;
+	c->stack_lo = 0;
+	c->stack_hi = 0;
 	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE))
 		return;
 	c->birth_ts = coro_now();
@@ -153,17 +190,34 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 				      uint64_t addr)
 {
+	struct probe_thread *t = &probe_self;
 	struct ctp_station *s = coro_station(c);
 	struct ctp_epoch *e;
-	uint64_t n;
+	uint64_t n, trace = 0;
 
 	if (COROTOP_UNLIKELY(!s)) {
-		if (!coro_acquire(c)) {
+		if (coro_acquire(c))
+			s = c->station;
+		else
 			coro_untraced();
-			return;
-		}
-		s = c->station;
 	}
+	/* relaxed: a stale value only delays the set-up by one transition;
+	 * probe_thread_sync acquires it. */
+	if (COROTOP_UNLIKELY(t->epoch !=
+			     atomic_load_explicit(&probe_capture_epoch,
+						  memory_order_relaxed)))
+		(void)probe_thread_sync(t);
+	if (is_active) {
+		if (t->sampling)
+			probe_thread_enter(t, s ? coro_tag(c, s) : 0, c);
+	} else {
+		if (t->sampling)
+			probe_thread_leave(t);
+		if (t->parked && s)
+			trace = probe_thread_parked(t, c);
+	}
+	if (COROTOP_UNLIKELY(!s))
+		return;
 	n = c->n++;
 	e = &s->slots[n % CTP_SLOTS];
 	/* (A) odd seq first; the release fence keeps the payload stores
@@ -178,6 +232,7 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	__atomic_store_n(&e->addr, addr, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->is_active, (uint8_t)(is_active != 0),
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(coro_trace_word(e), trace, __ATOMIC_RELAXED);
 	/* (C) release pairs with the engine's acquire load (D). */
 	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
 	coro_check_sleeping();
@@ -196,6 +251,15 @@ COROTOP_API void corotop_coro_close(struct corotop_coro *c)
 		return;
 	}
 	s = c->station;
+	/* Closed while running here: the sampler must not name it. */
+	if (probe_self.sampling) {
+		/* relaxed: our own thread-local (struct probe_thread). */
+		uint64_t tag = atomic_load_explicit(&probe_self.run_tag,
+						    memory_order_relaxed);
+
+		if (tag && CT_TAG_CORO_INDEX(tag) == c->index)
+			probe_thread_leave(&probe_self);
+	}
 	/* relaxed: published by the release store of is_dead below. */
 	__atomic_store_n(&s->ext.next_n, c->n, __ATOMIC_RELAXED);
 	/* release (I) pairs with the engine's acquire (J): every slot write

@@ -11,7 +11,9 @@
  * This file also owns the wake side of the sleep contract (probe_wake), the
  * process-wide counters and the cached thread id and pid (both refreshed in
  * a forked child).  When the cTP header announces a CallTrace region, the
- * probe attaches to it too (calltrace.c).
+ * probe attaches to it too (calltrace.c), and then switches on what the
+ * environment asks for: parked stacks (COROTOP_PARKED_STACKS, thread.c) and
+ * the sampler (COROTOP_SAMPLE_HZ, sampler.c).
  */
 #define _GNU_SOURCE
 #include "probe_internal.h"
@@ -168,6 +170,9 @@ COROTOP_API bool corotop_probe_init(void)
 		probe_attach = 1;
 	/* release: a thread that sees live also sees the mapping. */
 	__atomic_store_n(&corotop_probe_live_, 1, __ATOMIC_RELEASE);
+	/* Stack captures (thread.c, sampler.c), from the environment. */
+	probe_parked_configure(probe_calltrace_attached());
+	sampler_autostart();
 	return true;
 }
 
@@ -175,6 +180,9 @@ COROTOP_API void corotop_probe_shutdown(void)
 {
 	if (!corotop_probe_live_)
 		return;
+	/* No handler may put into the region once it is unmapped. */
+	corotop_sampler_stop();
+	probe_parked_configure(false);
 	__atomic_store_n(&corotop_probe_live_, 0, __ATOMIC_RELEASE);
 	probe_calltrace_detach();
 	if (probe_global.sock >= 0)
@@ -229,6 +237,7 @@ static void probe_atfork_child(void)
 {
 	probe_tid_cache = 0;
 	probe_pid = (uint32_t)getpid();
+	sampler_atfork_child();
 }
 
 __attribute__((constructor)) static void probe_autoinit(void)

@@ -51,6 +51,91 @@ void probe_wake(void);
 void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr);
 void probe_calltrace_detach(void);
 
+/* calltrace.c: the put behind corotop_calltrace_put (no PLT hop, so a
+ * signal handler never goes through an interposable symbol); true while a
+ * region is attached. */
+uint64_t probe_calltrace_put(const uint64_t *frames, unsigned n,
+			     uint64_t weight);
+bool probe_calltrace_attached(void);
+
+/*
+ * Per-thread state of the stack captures (thread.c, sampler.c).  Written
+ * only by its own thread, outside signal handlers; the fields marked
+ * "handler" are also read by the same thread's SIGPROF handler, which can
+ * interrupt any write: they are relaxed atomics whose stores are ordered
+ * against the handler with signal fences (same-thread ordering, no CPU
+ * fence needed).
+ */
+struct probe_thread {
+	/* handler: tag frame of the coroutine running here, 0 = none. */
+	_Atomic uint64_t run_tag;
+	/* handler: its declared stack; run_hi == 0 = unknown.  Invalidated
+	 * (hi = 0) before lo changes, so no mix of two stacks is seen. */
+	_Atomic uintptr_t run_lo, run_hi;
+	/* handler: this thread's stack (pthread_getattr_np), set once
+	 * before the thread's timer exists; hi == 0 = unknown. */
+	_Atomic uintptr_t stack_lo, stack_hi;
+	uint32_t epoch;	    /* probe_capture_epoch this thread is set up for */
+	bool sampling;	    /* the sampler runs: keep run_* current */
+	bool parked;	    /* capture the parked stack at each suspend */
+	bool bounds_tried;  /* pthread_getattr_np was called */
+	bool key_set;	    /* the exit destructor is registered */
+	uint32_t slot;	    /* sampler timer slot + 1, 0 = none */
+	uint64_t slot_word; /* that slot's word while our timer is armed */
+};
+
+extern __thread struct probe_thread probe_self
+	__attribute__((tls_model("initial-exec")));
+/* Bumped whenever what threads must set up changes (sampler started or
+ * stopped, parked stacks switched): threads re-sync lazily at their next
+ * transition.  relaxed on the hot path; see probe_thread_sync. */
+extern _Atomic uint32_t probe_capture_epoch;
+
+/* thread.c */
+/* The slow path of a transition whose epoch is stale; returns 0 or the
+ * negative errno of arming the sampler's timer. */
+int probe_thread_sync(struct probe_thread *t);
+/* Capture the thread's stack bounds (once; allocates: never in a handler). */
+void probe_thread_bounds(struct probe_thread *t);
+/* Switch parked stacks by COROTOP_PARKED_STACKS (after attach), or off. */
+void probe_parked_configure(bool attached);
+/* The parked stack of the calling thread, stored with weight 0: its trace
+ * id, or 0 when not stored. */
+uint64_t probe_thread_parked(struct probe_thread *t,
+			     const struct corotop_coro *c);
+
+/* sampler.c */
+/* Arm (sampler on) or disarm this thread's timer for session `epoch`.
+ * Returns 0 or a negative errno (arming failed). */
+int sampler_thread_sync(struct probe_thread *t, uint32_t epoch);
+/* Start from COROTOP_SAMPLE_HZ, if set and valid. */
+void sampler_autostart(void);
+/* In a forked child: no timers exist; re-arm lazily. */
+void sampler_atfork_child(void);
+
+/* The running coroutine, for the sampler (see struct probe_thread). */
+static inline void probe_thread_enter(struct probe_thread *t, uint64_t tag,
+				      const struct corotop_coro *c)
+{
+	/* Same-thread ordering against our own SIGPROF handler: the signal
+	 * fences keep the compiler from reordering these relaxed stores. */
+	atomic_store_explicit(&t->run_hi, 0, memory_order_relaxed);
+	atomic_signal_fence(memory_order_release);
+	atomic_store_explicit(&t->run_lo, (uintptr_t)c->stack_lo,
+			      memory_order_relaxed);
+	atomic_signal_fence(memory_order_release);
+	atomic_store_explicit(&t->run_hi, (uintptr_t)c->stack_hi,
+			      memory_order_relaxed);
+	atomic_store_explicit(&t->run_tag, tag, memory_order_relaxed);
+}
+
+static inline void probe_thread_leave(struct probe_thread *t)
+{
+	atomic_store_explicit(&t->run_tag, 0, memory_order_relaxed);
+	atomic_signal_fence(memory_order_release);
+	atomic_store_explicit(&t->run_hi, 0, memory_order_relaxed);
+}
+
 static inline uint64_t probe_tid(void)
 {
 	uint64_t t = probe_tid_cache;

@@ -49,6 +49,13 @@ const char cli_usage[] =
 	"profile (JSON)\n"
 	"      --hot-stacks N       hot stacks in batch output (default 50; "
 	"text shows 10 at most)\n"
+	"      --sample HZ          sample the target's CPU stacks HZ times "
+	"per CPU-second\n"
+	"                           per thread (1-10000; default off)\n"
+	"      --parked-stacks      record where each coroutine of the target "
+	"parks\n"
+	"                           (its stack at every suspend; default "
+	"off)\n"
 	"      --shm PATH           observe this region read-only\n"
 	"      --sock PATH          its wake socket (accepted; observers "
 	"poll)\n"
@@ -64,6 +71,8 @@ enum {
 	OPT_FOLDED,
 	OPT_SPEEDSCOPE,
 	OPT_HOT_STACKS,
+	OPT_SAMPLE,
+	OPT_PARKED,
 };
 
 static const struct option cli_options[] = {
@@ -83,6 +92,8 @@ static const struct option cli_options[] = {
 	{"folded", required_argument, NULL, OPT_FOLDED},
 	{"speedscope", required_argument, NULL, OPT_SPEEDSCOPE},
 	{"hot-stacks", required_argument, NULL, OPT_HOT_STACKS},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
+	{"parked-stacks", no_argument, NULL, OPT_PARKED},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -240,6 +251,18 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						optarg);
 			out->hot_stacks = (unsigned)v;
 			break;
+		case OPT_SAMPLE:
+			if (!cli_number(optarg, 1, 10000, &v))
+				return cli_fail(err, errlen,
+						"--sample expects samples per "
+						"CPU-second from 1 to 10000, "
+						"got '%s'",
+						optarg);
+			out->sample_hz = (unsigned)v;
+			break;
+		case OPT_PARKED:
+			out->parked_stacks = true;
+			break;
 		case 'h':
 			return CLI_HELP;
 		case 'V':
@@ -286,5 +309,10 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		return cli_fail(err, errlen, "%s",
 				"--folded and --speedscope need a command to "
 				"run: an observer (--shm) has no hot stacks");
+	if ((out->sample_hz || out->parked_stacks) && out->shm)
+		return cli_fail(err, errlen, "%s",
+				"--sample and --parked-stacks only go with a "
+				"command: an observed program is already "
+				"running");
 	return CLI_OK;
 }

@@ -39,6 +39,8 @@ struct cli {
 	const char *folded;	/* --folded FILE */
 	const char *speedscope; /* --speedscope FILE */
 	unsigned hot_stacks;	/* --hot-stacks N (default 50) */
+	unsigned sample_hz;	/* --sample HZ: the target's sampler, 0 = off */
+	bool parked_stacks;	/* --parked-stacks */
 };
 
 enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,

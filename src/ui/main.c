@@ -291,6 +291,8 @@ int main(int argc, char **argv)
 	cfg.shm_path = m.cli.shm;
 	cfg.stations = m.cli.stations;
 	cfg.jsonl_path = m.cli.jsonl;
+	cfg.sample_hz = m.cli.sample_hz;
+	cfg.parked_stacks = m.cli.parked_stacks;
 	cfg.lints = conf.lints;
 	if (m.live)
 		cfg.publish_hook = tui_publish_hook;

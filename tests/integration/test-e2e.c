@@ -680,6 +680,41 @@ static void test_usage_errors(void **state)
 	unlink(junk);
 }
 
+/*
+ * --sample HZ and --parked-stacks: the target finds COROTOP_SAMPLE_HZ=HZ and
+ * COROTOP_PARKED_STACKS=1 in its environment (its probe switches them on);
+ * without them, neither is set.  Out of range is a usage error.
+ */
+#define SAMPLE_ECHO                                                            \
+	"echo \"sample=[$COROTOP_SAMPLE_HZ] parked=[$COROTOP_PARKED_STACKS]\""
+
+static void test_sample_sets_env(void **state)
+{
+	char *with[] = {
+		ITEST_COROTOP,	   "-b", "-f",	    "json", "--sample",	 "250",
+		"--parked-stacks", "--", "/bin/sh", "-c",   SAMPLE_ECHO, NULL};
+	char *without[] = {ITEST_COROTOP, "-b", "-f",	     "json", "--",
+			   "/bin/sh",	  "-c", SAMPLE_ECHO, NULL};
+	char *bad[] = {ITEST_COROTOP, "-b",   "--sample", "10001", "--",
+		       ITEST_WRITER,  "exit", "0",	  NULL};
+	struct proc p;
+
+	(void)state;
+	unsetenv("COROTOP_SAMPLE_HZ");
+	unsetenv("COROTOP_PARKED_STACKS");
+	assert_int_equal(run(&p, with, 30000), 0);
+	if (!strstr(p.obuf, "sample=[250] parked=[1]"))
+		fail_msg("target did not see COROTOP_SAMPLE_HZ=250 and "
+			 "COROTOP_PARKED_STACKS=1: %s",
+			 p.obuf);
+	proc_free(&p);
+	assert_int_equal(run(&p, without, 30000), 0);
+	assert_non_null(strstr(p.obuf, "sample=[] parked=[]"));
+	proc_free(&p);
+	usage_error(bad, "--sample out of range");
+	assert_xdg_empty();
+}
+
 /* ---- cleanup on every way out ---- */
 
 static bool wait_file(const char *path, unsigned ms)
@@ -771,6 +806,7 @@ int main(void)
 		cmocka_unit_test(test_exit_status_passes_through),
 		cmocka_unit_test(test_nonexistent_command),
 		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_sample_sets_env),
 		cmocka_unit_test(test_cleanup_after_normal_exit),
 		cmocka_unit_test(test_cleanup_after_sigterm),
 		cmocka_unit_test(test_cleanup_after_sigint),

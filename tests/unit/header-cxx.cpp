@@ -39,7 +39,7 @@ int main()
 	CHECK(offsetof(ctp_header, ext) == 0x18);
 	CHECK(offsetof(ctp_epoch, seq) == 0x18);
 	CHECK(offsetof(ctp_epoch, is_active) == 0x3F);
-	CHECK(sizeof(corotop_coro) == 40);
+	CHECK(sizeof(corotop_coro) == 56);
 	CHECK(ctp_seq_event(2, 5, 0) == 5);
 	CHECK(ctp_seq_event(0, 5, 0) == UINT64_MAX);
 	return 0;

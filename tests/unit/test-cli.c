@@ -260,6 +260,42 @@ static void test_bad_format(void **state)
 	assert_non_null(strstr(err, "text"));
 }
 
+static void test_sample(void **state)
+{
+	static const char *bad[] = {"0",   "-1", "10001",
+				    "abc", "",	 "5x",
+				    "1.5", " 5", "99999999999999999999"};
+
+	(void)state;
+	assert_int_equal(PARSE("x"), CLI_OK);
+	assert_int_equal(cli.sample_hz, 0); /* off by default */
+	assert_int_equal(PARSE("--sample", "1000", "--", "x"), CLI_OK);
+	assert_int_equal(cli.sample_hz, 1000);
+	assert_int_equal(PARSE("--sample=1", "x"), CLI_OK);
+	assert_int_equal(cli.sample_hz, 1);
+	assert_int_equal(PARSE("--sample", "10000", "x"), CLI_OK);
+	assert_int_equal(cli.sample_hz, 10000);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char quoted[64];
+
+		snprintf(quoted, sizeof(quoted), "'%s'", bad[i]);
+		expect_error(PARSE("--sample", (char *)bad[i], "x"), quoted);
+		assert_non_null(strstr(err, "--sample"));
+	}
+	expect_error(PARSE("--sample"), "--sample");
+	/* Only a launched target can be told to sample. */
+	expect_error(PARSE("--sample", "100", "--shm", "/r/x.shm"),
+		     "only go with a command");
+	/* Parked stacks: off unless asked for. */
+	assert_int_equal(PARSE("x"), CLI_OK);
+	assert_false(cli.parked_stacks);
+	assert_int_equal(PARSE("--parked-stacks", "x"), CLI_OK);
+	assert_true(cli.parked_stacks);
+	expect_error(PARSE("--parked-stacks=1", "x"), "takes no value");
+	expect_error(PARSE("--parked-stacks", "--shm", "/r/x.shm"),
+		     "only go with a command");
+}
+
 static void test_mode_errors(void **state)
 {
 	(void)state;
@@ -321,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_bad_numbers),
 		cmocka_unit_test(test_negative_after_blank),
 		cmocka_unit_test(test_bad_format),
+		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_mode_errors),
 		cmocka_unit_test(test_hot_stack_options),
 		cmocka_unit_test(test_tiny_error_buffer),
