@@ -8,6 +8,8 @@
 #               to its "Coroutines:" lines only)
 # interactive:  the same without -b, in a detached tmux session of 200x60
 #               with TERM=xterm-256color (skipped when tmux is missing)
+# interactive-filter: the same with the filter "-F 0x", which every row's
+#               WHERE cell matches (the filter's caches at their largest)
 # Each mode waits until corotop shows all N coroutines, keeps it running
 # for `seconds` more (default 5), then reads corotop's /proc/PID/status
 # (VmRSS, VmHWM, RssAnon, RssFile, RssShmem) and the Rss of its ctp.shm
@@ -107,20 +109,26 @@ if ! command -v tmux >/dev/null 2>&1; then
 	echo "rss mode=interactive skipped: no tmux"
 	exit 0
 fi
-printf -v cmd 'exec env TERM=xterm-256color %q -d 5 -s %q -- %q %q 2>%q' \
-	"$corotop" "$stations" "$many" "$n" "$work/tui.err"
-tmux -L "$tsock" -f /dev/null new-session -d -x 200 -y 60 -s rss "$cmd"
-tpid=$(tmux -L "$tsock" display-message -p -t rss '#{pane_pid}')
+run_tui() { # mode [corotop args...]
+	local mode=$1 cmd
+	shift
+	printf -v cmd 'exec env TERM=xterm-256color %q -d 5 -s %q %s -- %q %q 2>%q' \
+		"$corotop" "$stations" "$*" "$many" "$n" "$work/tui.err"
+	tmux -L "$tsock" -f /dev/null new-session -d -x 200 -y 60 -s rss "$cmd"
+	tpid=$(tmux -L "$tsock" display-message -p -t rss '#{pane_pid}')
+	wait_for "$mode" tui_ready || {
+		tmux -L "$tsock" capture-pane -p -t rss >&2 || true
+		exit 1
+	}
+	sleep "$secs"
+	report "$mode" "$tpid"
+	tmux -L "$tsock" send-keys -t rss q
+	sleep 0.5
+	tmux -L "$tsock" kill-server 2>/dev/null || true
+}
 tui_ready() {
 	tmux -L "$tsock" capture-pane -p -t rss 2>/dev/null |
 		grep -q "Coroutines $n:"
 }
-wait_for interactive tui_ready || {
-	tmux -L "$tsock" capture-pane -p -t rss >&2 || true
-	exit 1
-}
-sleep "$secs"
-report interactive "$tpid"
-tmux -L "$tsock" send-keys -t rss q
-sleep 0.5
-tmux -L "$tsock" kill-server 2>/dev/null || true
+run_tui interactive
+run_tui interactive-filter -F 0x

@@ -61,12 +61,16 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 			out->cap = m->used;
 		}
 	}
+	/* Each record is linted as it is copied, while it is in the cache:
+	 * a second pass over 100k copies costs more than the checks. */
+	memset(out->warn_counts, 0, sizeof(out->warn_counts));
 	for (uint32_t r = 0; r < m->used && k < out->cap; r++) {
 		const struct model_coro *c = &m->coro[r];
 
 		if (!c->in_use)
 			continue;
-		out->coro[k++] = *c;
+		out->coro[k] = *c;
+		snapshot_lint_record(out, &lints, &out->coro[k++]);
 		if (c->state == MODEL_RUNNING)
 			out->t.running++;
 		else if (c->state == MODEL_DEAD)
@@ -77,8 +81,6 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	out->count = k;
 	engine_copy_history(e, out);
 	pthread_mutex_unlock(&e->lock);
-	/* On the copy, outside the lock: the harvest thread goes on. */
-	snapshot_lint(out, &lints);
 	out->symtab_gen = symtab_gen(&e->symtab);
 }
 

@@ -209,6 +209,11 @@ void model_close(struct model *m, uint32_t station, uint64_t now, bool recycled)
 void model_tick(struct model *m, uint64_t now)
 {
 	uint64_t dt = now > m->tick_ts ? now - m->tick_ts : 0;
+	/* A rate over a few microseconds (the engine's last tick when it
+	 * stops right after another) says nothing: one switch would read as
+	 * a storm.  Shorter intervals leave the rates and their marks alone,
+	 * and the next tick measures over the whole time. */
+	bool rates = m->tick_ts && dt >= MODEL_RATE_MIN_NS;
 	double secs = (double)dt / 1e9;
 
 	m->t.running = m->t.suspended = m->t.dead = 0;
@@ -223,10 +228,13 @@ void model_tick(struct model *m, uint64_t now)
 			m->free[m->nfree++] = r;
 			continue;
 		}
-		if (m->tick_ts && secs > 0)
+		if (rates) {
 			c->sw_per_sec =
 				(double)(c->switches - m->sw_mark[r]) / secs;
-		m->sw_mark[r] = c->switches;
+			m->sw_mark[r] = c->switches;
+		} else if (!m->tick_ts) {
+			m->sw_mark[r] = c->switches;
+		}
 		if (c->state == MODEL_RUNNING)
 			m->t.running++;
 		else if (c->state == MODEL_DEAD)
@@ -234,11 +242,13 @@ void model_tick(struct model *m, uint64_t now)
 		else
 			m->t.suspended++;
 	}
-	if (m->tick_ts && secs > 0)
+	if (rates)
 		m->t.events_per_sec =
 			(double)(m->t.events - m->tick_events) / secs;
-	m->tick_events = m->t.events;
-	m->tick_ts = now;
+	if (rates || !m->tick_ts) {
+		m->tick_events = m->t.events;
+		m->tick_ts = now;
+	}
 }
 
 void model_reset_rates(struct model *m, uint64_t now)

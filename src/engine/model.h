@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #define MODEL_NONE UINT32_MAX
+/* Shortest interval model_tick computes rates over. */
+#define MODEL_RATE_MIN_NS 50000000ull
 
 enum model_state {
 	MODEL_SUSPENDED = 'S',

@@ -70,17 +70,21 @@ const char *snapshot_state_name(uint8_t state)
 	}
 }
 
+void snapshot_lint_record(struct snapshot *s, const struct lint_config *c,
+			  struct model_coro *r)
+{
+	uint32_t w = lint_check(c, r, s->ts);
+
+	r->warn = w;
+	for (; w; w &= w - 1)
+		s->warn_counts[__builtin_ctz(w)]++;
+}
+
 void snapshot_lint(struct snapshot *s, const struct lint_config *c)
 {
 	memset(s->warn_counts, 0, sizeof(s->warn_counts));
-	for (size_t i = 0; i < s->count; i++) {
-		uint32_t w = lint_check(c, &s->coro[i], s->ts);
-
-		s->coro[i].warn = w;
-		for (int k = 0; k < LINT_COUNT; k++)
-			if (w & (1u << k))
-				s->warn_counts[k]++;
-	}
+	for (size_t i = 0; i < s->count; i++)
+		snapshot_lint_record(s, c, &s->coro[i]);
 }
 
 const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)

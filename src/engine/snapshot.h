@@ -42,7 +42,8 @@ struct snapshot {
 	size_t count;
 	size_t cap; /* allocated; also bounds every record's slot */
 	/* Lints at ts: each record's `warn` mask, and how many records trip
-	 * each lint (filled by snapshot_lint; engine_snapshot calls it). */
+	 * each lint (filled by snapshot_lint, or record by record as
+	 * engine_snapshot copies). */
 	uint32_t warn_counts[LINT_COUNT];
 };
 
@@ -66,5 +67,9 @@ const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
 /* (Re)compute every record's `warn` mask and warn_counts at the snapshot's
  * ts, e.g. after a threshold changed while the display is paused. */
 void snapshot_lint(struct snapshot *s, const struct lint_config *c);
+/* One record of s (warn, and its share of warn_counts, which the caller
+ * zeroed): engine_snapshot lints each record as it copies it. */
+void snapshot_lint_record(struct snapshot *s, const struct lint_config *c,
+			  struct model_coro *r);
 
 #endif

@@ -49,6 +49,7 @@
 #define _GNU_SOURCE
 #include "symbolizer.h"
 
+#include "../common/numtext.h"
 #include "procfs.h"
 #include "strpool.h"
 #include "symindex.h"
@@ -671,9 +672,12 @@ const char *symbolizer_format(struct symbolizer *s, uint64_t addr, char *buf,
 
 	if (!buf || !n)
 		return buf;
-	if (!symbolizer_lookup(s, addr, &y))
-		snprintf(buf, n, "0x%" PRIx64, addr);
-	else if (y.function && y.file)
+	if (!symbolizer_lookup(s, addr, &y)) {
+		/* "0x…" without printf: a filter formats 100k of these. */
+		snprintf(buf, n, "0x");
+		if (n > 2)
+			numtext_hex(buf + 2, n - 2, addr);
+	} else if (y.function && y.file)
 		snprintf(buf, n, "%s+0x%" PRIx64 " (%s:%d)", y.function,
 			 y.offset, y.file, y.line);
 	else

@@ -19,6 +19,7 @@ struct symtab {
 	struct symbolizer *sym;
 	bool failed;	       /* symbolizer_create refused; do not retry */
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last refresh */
+	uint32_t calls;	       /* lookups since the clock was last read */
 	uint32_t gen;	       /* bumped whenever names may have changed */
 	char error[160];       /* why there are no symbols, for people */
 };

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,6 +449,8 @@ struct config_buf {
 
 static bool config_buf_add(struct config_buf *b, const char *s, size_t n)
 {
+	if (n >= SIZE_MAX / 4 - b->len) /* the doubling below cannot wrap */
+		return false;
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
 		char *p;

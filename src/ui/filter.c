@@ -1,9 +1,11 @@
 /*
  * filter: the table filter language.
  *
- *   text           rows whose name cells contain "text" (case-insensitive)
- *   !regex         rows whose name cells, joined by spaces, match the POSIX
- *                  extended regex
+ *   text           rows with a name cell that contains "text"
+ *                  (case-insensitive); text with a space in it ("conn
+ *                  wait") is looked for in the name cells joined by spaces
+ *   !regex         rows with a name cell that matches the POSIX extended
+ *                  regex (case-insensitive), so "!^42$" is thread 42
  *   key=value ...  field terms: the cell of column `key` equals value
  *                  (case-insensitive); state accepts R/S/D or the word, id
  *                  and where accept an optional 0x.  Terms and a remaining
@@ -17,10 +19,14 @@
  * integer columns compare numbers, not text.
  *
  * Speed.  filter_select runs over every coroutine on every refresh, 100k of
- * them, so the text match is memoised per record slot: the result stays
- * valid while the record (by id) shows the same name cells (tid, address,
- * warnings), the symbols are the same, and the filter is the same.  Only rows
- * whose name cells changed are formatted and matched again.
+ * them, and on a busy program every record changes between two refreshes.
+ * A cell-by-cell match (regex, or text without a space) therefore remembers
+ * each cell's result by the value the cell shows (matchcache.c): TID by
+ * thread, WHERE by address, WARN by mask, and ID per record slot.  A record
+ * that changed thread and state formats nothing new; only values never seen
+ * under this filter (and these symbols) are formatted and matched.  A
+ * joined-text match (text with a space) is memoised per record slot: valid
+ * while the record shows the same name cells.
  */
 #define _GNU_SOURCE /* memmem */
 #include "filter.h"
@@ -32,11 +38,21 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../engine/lint.h"
 #include "column.h"
+#include "matchcache.h"
+
+/* Distinct thread ids the TID cache is sized for; more only cost misses. */
+#define FILTER_TID_CACHE 4096u
+/* How many rows ahead filter_select prefetches address-cache buckets. */
+#define FILTER_PREFETCH 16u
 
 void filter_init(struct filter *f)
 {
 	memset(f, 0, sizeof(*f));
+	matchcache_init(&f->tid_cache);
+	matchcache_init(&f->addr_cache);
+	matchcache_init(&f->warn_cache);
 }
 
 void filter_finish(struct filter *f)
@@ -44,6 +60,9 @@ void filter_finish(struct filter *f)
 	if (f->regex_on)
 		regfree(&f->regex);
 	free(f->memo);
+	matchcache_finish(&f->tid_cache);
+	matchcache_finish(&f->addr_cache);
+	matchcache_finish(&f->warn_cache);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -87,14 +106,29 @@ static size_t filter_lower(char *s)
 	return (size_t)(p - s);
 }
 
-/* f becomes nf.  The memo's memory is kept, its results are not: the
- * generation moves on (skipping 0, which marks never-computed entries). */
+/* f becomes nf.  The memo's and the caches' memory is kept, their results
+ * are not: the generations move on (the memo's skips 0, which marks
+ * never-computed entries). */
 static void filter_adopt(struct filter *f, struct filter *nf)
 {
+	struct matchcache *mine[] = {&f->tid_cache, &f->addr_cache,
+				     &f->warn_cache};
+	struct matchcache *theirs[] = {&nf->tid_cache, &nf->addr_cache,
+				       &nf->warn_cache};
+
 	nf->memo = f->memo;
 	nf->memo_cap = f->memo_cap;
 	nf->memo_gen = f->memo_gen + 1 ? f->memo_gen + 1 : 1;
+	nf->memo_symgen = f->memo_symgen;
 	f->memo = NULL;
+	for (size_t k = 0; k < sizeof(mine) / sizeof(mine[0]); k++) {
+		matchcache_finish(theirs[k]);
+		*theirs[k] = *mine[k];
+		matchcache_reset(theirs[k]);
+		matchcache_init(mine[k]);
+	}
+	nf->by_cell =
+		nf->regex_on || (nf->substr[0] && !strchr(nf->substr, ' '));
 	filter_finish(f);
 	*f = *nf;
 }
@@ -238,13 +272,45 @@ bool filter_row_contains(const struct snapshot *s, const struct model_coro *c,
 	return memmem(row, len, needle, strlen(needle)) != NULL;
 }
 
+/* One cell's text against the text part of the filter; lowercases it. */
+static bool filter_cell_text(const struct filter *f, char *cell)
+{
+	if (f->regex_on)
+		return regexec(&f->regex, cell, 0, NULL, 0) == 0;
+	filter_lower(cell);
+	return strstr(cell, f->substr) != NULL;
+}
+
+static bool filter_cell(const struct filter *f, const struct snapshot *s,
+			const struct model_coro *c, int column)
+{
+	char cell[256];
+
+	column_table[column].cell(cell, sizeof(cell), s, c);
+	return filter_cell_text(f, cell);
+}
+
+/* The value a name cell shows, which is what its cache is keyed by. */
+static uint64_t filter_tid_key(const struct model_coro *c)
+{
+	return c->switches ? c->last_tid : UINT64_MAX; /* "-" */
+}
+
 /* The text part of the filter (regex or substring), without the memo. */
 static bool filter_text_match(const struct filter *f, const struct snapshot *s,
 			      const struct model_coro *c)
 {
 	char row[256];
 
-	if (f->regex_on) {
+	if (f->by_cell) {
+		for (size_t k = 0; k < sizeof(filter_name_cells) /
+					       sizeof(filter_name_cells[0]);
+		     k++)
+			if (filter_cell(f, s, c, filter_name_cells[k]))
+				return true;
+		return false;
+	}
+	if (f->regex_on) { /* not reached: a regex matches cell by cell */
 		filter_row_text(row, sizeof(row), s, c);
 		return regexec(&f->regex, row, 0, NULL, 0) == 0;
 	}
@@ -262,14 +328,74 @@ bool filter_match(const struct filter *f, const struct snapshot *s,
 	return filter_text_match(f, s, c);
 }
 
-/* What the name cells depend on, besides the record's identity. */
+/* A cell's result from its cache, computed and stored on a miss. */
+static bool filter_cached(struct filter *f, struct matchcache *mc, uint64_t key,
+			  const struct snapshot *s, const struct model_coro *c,
+			  int column)
+{
+	int r = matchcache_get(mc, key);
+
+	if (r < 0) {
+		r = filter_cell(f, s, c, column);
+		matchcache_put(mc, key, r);
+	}
+	return r;
+}
+
+/* Cell by cell, cheapest first; the ID cell's result is kept per slot. */
+static bool filter_by_cell(struct filter *f, const struct snapshot *s,
+			   const struct model_coro *c, bool memo)
+{
+	struct filter_memo *m;
+
+	if (filter_cached(f, &f->warn_cache, c->warn, s, c, COL_WARN) ||
+	    filter_cached(f, &f->tid_cache, filter_tid_key(c), s, c, COL_TID))
+		return true;
+	if (memo && c->slot < f->memo_cap) {
+		m = &f->memo[c->slot];
+		if (m->gen != f->memo_gen || m->id != c->id)
+			*m = (struct filter_memo){
+				.id = c->id,
+				.gen = f->memo_gen,
+				.match = filter_cell(f, s, c, COL_ID),
+			};
+		if (m->match)
+			return true;
+	} else if (filter_cell(f, s, c, COL_ID)) {
+		return true;
+	}
+	return filter_cached(f, &f->addr_cache, c->last_addr, s, c, COL_WHERE);
+}
+
+/* What the joined name cells depend on, besides the record's identity. */
 static bool filter_memo_valid(const struct filter *f,
 			      const struct filter_memo *m,
 			      const struct model_coro *c)
 {
 	return m->gen == f->memo_gen && m->id == c->id &&
-	       m->tid == (c->switches ? c->last_tid : UINT64_MAX) &&
-	       m->addr == c->last_addr && m->warn == c->warn;
+	       m->tid == filter_tid_key(c) && m->addr == c->last_addr &&
+	       m->warn == c->warn;
+}
+
+/* The joined text, memoised per slot. */
+static bool filter_by_row(struct filter *f, const struct snapshot *s,
+			  const struct model_coro *c, bool memo)
+{
+	struct filter_memo *m;
+
+	if (!memo || c->slot >= f->memo_cap)
+		return filter_text_match(f, s, c);
+	m = &f->memo[c->slot];
+	if (!filter_memo_valid(f, m, c))
+		*m = (struct filter_memo){
+			.id = c->id,
+			.tid = filter_tid_key(c),
+			.addr = c->last_addr,
+			.warn = c->warn,
+			.gen = f->memo_gen,
+			.match = filter_text_match(f, s, c),
+		};
+	return m->match;
 }
 
 static bool filter_memo_grow(struct filter *f, size_t need)
@@ -288,44 +414,50 @@ static bool filter_memo_grow(struct filter *f, size_t need)
 	return true;
 }
 
+/* Memory for the memo and the caches; the caches' results go when the
+ * symbols change (every WHERE cell may read differently). */
+static bool filter_prepare(struct filter *f, const struct snapshot *s)
+{
+	bool memo = filter_memo_grow(f, s->cap);
+
+	if (s->symtab_gen != f->memo_symgen) {
+		f->memo_symgen = s->symtab_gen;
+		f->memo_gen = f->memo_gen + 1 ? f->memo_gen + 1 : 1;
+		matchcache_reset(&f->addr_cache);
+	}
+	if (f->by_cell) {
+		/* This refresh's addresses and the last one's: a coroutine
+		 * that parks at two places in turn keeps both. */
+		matchcache_reserve(&f->addr_cache, 2 * s->count);
+		matchcache_reserve(&f->tid_cache, FILTER_TID_CACHE);
+		matchcache_reserve(&f->warn_cache, 1u << LINT_COUNT);
+	}
+	return memo;
+}
+
 size_t filter_select(struct filter *f, const struct snapshot *s, uint32_t *idx)
 {
 	bool text = f->regex_on || f->substr[0];
-	bool memo = text && filter_memo_grow(f, s->cap);
+	bool memo = f->active && text && filter_prepare(f, s);
 	size_t n = 0;
-
-	/* New symbols may rename every WHERE cell: start the memo over. */
-	if (memo && s->symtab_gen != f->memo_symgen) {
-		f->memo_symgen = s->symtab_gen;
-		f->memo_gen = f->memo_gen + 1 ? f->memo_gen + 1 : 1;
-	}
 
 	for (size_t i = 0; i < s->count; i++) {
 		const struct model_coro *c = &s->coro[i];
 		bool ok = true;
 
+		/* The address cache is megabytes and its buckets are random:
+		 * ask for a later row's bucket now (hides most of the misses
+		 * when every record changed). */
+		if (memo && f->by_cell && i + FILTER_PREFETCH < s->count)
+			matchcache_prefetch(
+				&f->addr_cache,
+				s->coro[i + FILTER_PREFETCH].last_addr);
 		if (f->active) {
 			for (unsigned k = 0; k < f->nterms && ok; k++)
 				ok = filter_term_match(&f->terms[k], s, c);
-			if (ok && text && memo && c->slot < f->memo_cap) {
-				struct filter_memo *m = &f->memo[c->slot];
-
-				if (!filter_memo_valid(f, m, c)) {
-					*m = (struct filter_memo){
-						.id = c->id,
-						.tid = c->switches ? c->last_tid
-								   : UINT64_MAX,
-						.addr = c->last_addr,
-						.warn = c->warn,
-						.gen = f->memo_gen,
-						.match = filter_text_match(f, s,
-									   c),
-					};
-				}
-				ok = m->match;
-			} else if (ok && text) {
-				ok = filter_text_match(f, s, c);
-			}
+			if (ok && text)
+				ok = f->by_cell ? filter_by_cell(f, s, c, memo)
+						: filter_by_row(f, s, c, memo);
 		}
 		if (ok)
 			idx[n++] = (uint32_t)i;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../engine/snapshot.h"
+#include "matchcache.h"
 
 #define FILTER_MAX_TERMS 8
 
@@ -20,7 +21,8 @@ struct filter_term {
 	uint64_t num;
 };
 
-/* One record slot's last text-match result, and what it depended on. */
+/* One record slot's last text-match result, and what it depended on (the
+ * ID cell alone when matching cell by cell: tid, addr, warn unused). */
 struct filter_memo {
 	uint64_t id, tid, addr;
 	uint32_t warn;
@@ -36,10 +38,14 @@ struct filter {
 	char substr[128]; /* what is left after field terms, lowercased */
 	struct filter_term terms[FILTER_MAX_TERMS];
 	unsigned nterms;
+	bool by_cell; /* the text part matches each name cell on its own */
 	struct filter_memo *memo; /* by record slot (model_coro.slot) */
 	size_t memo_cap;
 	uint32_t memo_gen;    /* bumped by every filter_set */
 	uint32_t memo_symgen; /* snapshot.symtab_gen the memo is valid for */
+	/* Cell results by the value shown (by_cell only): TID by thread id,
+	 * WHERE by address, WARN by mask. */
+	struct matchcache tid_cache, addr_cache, warn_cache;
 };
 
 void filter_init(struct filter *f);

@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include "tui.h"
 
+#define TUI_CTRL(c) ((c)&0x1f)
+
 #include <ctype.h>
 #include <curses.h>
 #include <ev.h>
@@ -342,8 +344,10 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 	return REACT_NONE;
 }
 
-/* The search/filter line: printable keys edit it, Enter keeps it, Esc
- * cancels.  Search is incremental; a filter applies while it parses. */
+/* The search/filter line: printable keys edit it, Backspace deletes a
+ * character, Ctrl-W a word and Ctrl-U the line (as readline does), Enter
+ * keeps it, Esc cancels.  Search is incremental; a filter applies while it
+ * parses. */
 static unsigned tui_input_key(struct tui *t, int key)
 {
 	char err[160] = "";
@@ -356,6 +360,15 @@ static unsigned tui_input_key(struct tui *t, int key)
 	} else if (key == KEY_BACKSPACE || key == 127 || key == 8) {
 		if (t->line_len)
 			t->line[--t->line_len] = '\0';
+	} else if (key == TUI_CTRL('u')) {
+		t->line_len = 0;
+		t->line[0] = '\0';
+	} else if (key == TUI_CTRL('w')) {
+		while (t->line_len && t->line[t->line_len - 1] == ' ')
+			t->line_len--;
+		while (t->line_len && t->line[t->line_len - 1] != ' ')
+			t->line_len--;
+		t->line[t->line_len] = '\0';
 	} else if (key >= 32 && key < 127 &&
 		   t->line_len + 1 < sizeof(t->line)) {
 		t->line[t->line_len++] = (char)key;

@@ -657,17 +657,29 @@ def flow_filter_substring(fl):
             marker=both(lacks('filter:'), has(r'^\s+1001 S ')))
     fl.step('nothing-matches', keys=['\\'], text='zzz\r',
             marker=has('no coroutine matches the filter'))
+    # The line opens with the filter in it: Ctrl-W deletes a word, Ctrl-U
+    # the whole line, as in readline.
+    fl.step('ctrl-w', keys=['\\'], text=' zz bee',
+            marker=has(r'^Filter: zzz zz bee$'), golden=False)
+    fl.step('word-deleted', keys=['C-w'], marker=has(r'^Filter: zzz zz\s*$'),
+            golden=False)
+    fl.step('line-deleted', keys=['C-u'], marker=has(r'^Filter:\s*$'),
+            golden=False)
+    fl.step('retyped', keys=[], text='bee\r',
+            marker=both(has(r'^ filter: bee$'), has('F10Quit')),
+            same_as='filter-substring-02-kept')
     fl.keys('q')
     fl.finish(0, 'quit')
 
 
 def flow_filter_regex(fl):
-    """\\ with a leading ! filters on a regex over the row; a bad regex is
-    reported and does not apply."""
+    """\\ with a leading ! filters on a regex matched against each name
+    cell (so ^ and $ anchor at the ID cell's ends); a bad regex is reported
+    and does not apply."""
     fl.open()
     fl.start()
-    fl.step('regex', keys=['\\'], text='!^100[2-4] \r',
-            marker=has(r'^ filter: !\^100\[2-4\]$'))
+    fl.step('regex', keys=['\\'], text='!^100[2-4]$\r',
+            marker=has(r'^ filter: !\^100\[2-4\]\$$'))
     s = fl.step('bad-regex', keys=['\\'] + ['BSpace'] * 11, text='!(\r',
                 marker=has(r"bad regex"))
     check_rows(fl, s, ['1002', '1003', '1004'],

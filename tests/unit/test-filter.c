@@ -85,9 +85,23 @@ static void test_regex(void **state)
 	(void)state;
 	assert_int_equal(kept("!^abc"), 1);
 	assert_int_equal(kept("!(abc|def)"), 3);
-	assert_int_equal(kept("!^99 "), 4);	   /* id, then the tid */
+	assert_int_equal(kept("!^99$"), 4);	   /* the whole id cell */
 	assert_int_equal(kept("!0x40[13]000"), 5); /* the where cell */
-	assert_int_equal(kept("! 77 "), 2);	   /* tid between spaces */
+	assert_int_equal(kept("!^77$"), 2);	   /* the whole tid cell */
+	assert_int_equal(kept("!^42"), 5);	   /* anchors at each cell */
+	/* Cell by cell: nothing spans two cells. */
+	assert_int_equal(kept("!123 4242"), 0);
+	assert_int_equal(kept("!^ABC123$"), 1); /* case-insensitive */
+}
+
+/* Text with a space is looked for in the joined name cells. */
+static void test_joined(void **state)
+{
+	(void)state;
+	assert_int_equal(kept("123 4242"), 1); /* id, then tid */
+	assert_int_equal(kept("4242 0x40"), 5);
+	assert_int_equal(kept("4242   0x403"), 4); /* spaces collapse */
+	assert_int_equal(kept("77 0x401"), 0);
 }
 
 static void test_fields(void **state)
@@ -116,8 +130,10 @@ static void test_fields(void **state)
  * filter_match keeps, as the records and the filter change. */
 static void test_select_memo(void **state)
 {
-	static const char *const texts[] = {"40", "!^abc", "0x403",
-					    "state=S 42", ""};
+	static const char *const texts[] = {
+		"40",	   "!^abc",   "0x403",	   "state=S 42", "",
+		"!^4242$", "42 0x40", "!0x40[12]", "7"};
+	const size_t ntexts = sizeof(texts) / sizeof(texts[0]);
 	struct filter f;
 	char err[160];
 	uint32_t idx[3];
@@ -128,10 +144,15 @@ static void test_select_memo(void **state)
 	for (int i = 0; i < 3; i++)
 		coro[i].slot = (uint32_t)i;
 	filter_init(&f);
-	for (int round = 0; round < 40; round++) {
+	for (int round = 0; round < 9 * 12; round++) {
 		size_t n, k = 0;
 
-		assert_true(filter_set(&f, texts[round % 5], err, sizeof(err)));
+		/* Each filter stays for 12 rounds of changes, so the per-value
+		 * caches and the memo outlive the records' changes. */
+		if (round % 12 == 0)
+			assert_true(filter_set(
+				&f, texts[(size_t)round / 12 % ntexts], err,
+				sizeof(err)));
 		/* Mutate what the name cells show, or reuse a slot. */
 		if (round % 3 == 0)
 			coro[round % 3].last_addr ^= 0x1000;
@@ -141,6 +162,10 @@ static void test_select_memo(void **state)
 			coro[2].id += 10; /* another coroutine in slot 2 */
 		if (round % 5 == 3)
 			coro[0].warn ^= 1;
+		if (round % 6 == 4)
+			coro[1].switches = coro[1].switches ? 0 : 3; /* "-" */
+		if (round % 11 == 5)
+			snap.symtab_gen++;
 		n = filter_select(&f, &snap, idx);
 		for (uint32_t i = 0; i < 3; i++)
 			if (filter_match(&f, &snap, &coro[i])) {
@@ -202,6 +227,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_substring, setup),
 		cmocka_unit_test_setup(test_regex, setup),
+		cmocka_unit_test_setup(test_joined, setup),
 		cmocka_unit_test_setup(test_fields, setup),
 		cmocka_unit_test_setup(test_errors, setup),
 		cmocka_unit_test_setup(test_select_memo, setup),

@@ -235,13 +235,21 @@ static void test_tick_rates_and_counts(void **state)
 	assert_int_equal(m->t.running, 1);
 	assert_int_equal(m->t.suspended, 1);
 	assert_int_equal(m->t.dead, 1);
-	/* A tick that does not move forward keeps the previous rates. */
+	/* A tick that does not move forward, or moves less than
+	 * MODEL_RATE_MIN_NS, keeps the previous rates: one switch in 10 µs is
+	 * not 100k switches/s.  Its events count in the next interval. */
 	ev(m, 0, 1500000000ull, 10, true);
 	model_tick(m, 1500000000ull);
 	assert_true(m->t.events_per_sec == 28.0);
 	assert_true(m->coro[m->by_station[0]].sw_per_sec == 20.0);
-	/* No events in the next interval: rates fall to zero. */
+	model_tick(m, 1500010000ull);
+	assert_true(m->t.events_per_sec == 28.0);
+	assert_true(m->coro[m->by_station[0]].sw_per_sec == 20.0);
 	model_tick(m, 2500000000ull);
+	assert_true(m->t.events_per_sec == 1.0);
+	assert_true(m->coro[m->by_station[0]].sw_per_sec == 1.0);
+	/* No events in the next interval: rates fall to zero. */
+	model_tick(m, 3500000000ull);
 	assert_true(m->t.events_per_sec == 0.0);
 	assert_true(m->coro[m->by_station[0]].sw_per_sec == 0.0);
 }
