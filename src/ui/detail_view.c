@@ -5,6 +5,10 @@
  * harvested since; oldest first) with a gap marker where events were lost, a
  * running/suspended timeline over the span those transitions cover, and the
  * time-in-state distribution of the intervals between them.
+ *
+ * With CallTrace (engine_hot.c), above those: the stack the coroutine is
+ * parked on, fully symbolized, and its own hottest stacks (the samples
+ * taken while it ran).
  */
 #define _GNU_SOURCE
 #include <curses.h>
@@ -199,6 +203,47 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 	return y;
 }
 
+#define DETAIL_PARKED_FRAMES 6
+#define DETAIL_HOT_STACKS 3
+
+/* Where it is parked (the captured stack) and where its CPU went. */
+static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
+{
+	uint64_t frames[DETAIL_PARKED_FRAMES + 1], trace = 0;
+	struct hot_stack hs[DETAIL_HOT_STACKS];
+	char line[512];
+	size_t n;
+
+	n = c->state == MODEL_SUSPENDED
+		    ? engine_parked_stack(t->engine, c->id, frames,
+					  DETAIL_PARKED_FRAMES + 1, &trace)
+		    : 0;
+	if (n) {
+		tui_text(t, y++, 1, A_BOLD,
+			 "Parked stack (trace 0x%" PRIx64 "):", trace);
+		for (size_t k = 0; k < n && k < DETAIL_PARKED_FRAMES; k++)
+			tui_text(t, y++, 3, TUI_NORMAL, "#%-2zu %s", k,
+				 engine_frame_name(t->engine, frames[k], k == 0,
+						   true, line, sizeof(line)));
+		if (n > DETAIL_PARKED_FRAMES)
+			tui_text(t, y++, 3, A_DIM, "...");
+	}
+	n = engine_hot_stacks(t->engine, c->id, HOT_BY_TOTAL, hs,
+			      DETAIL_HOT_STACKS);
+	if (n) {
+		tui_text(t, y++, 1, A_BOLD,
+			 "Hot stacks while it ran (%% of its samples, "
+			 "samples):");
+		for (size_t k = 0; k < n; k++) {
+			hot_view_stack_line(t, &hs[k], line, sizeof(line));
+			tui_text(t, y++, 3, TUI_NORMAL,
+				 "%5.1f %7" PRIu64 "  %s", hs[k].self_pct,
+				 hs[k].total, line);
+		}
+	}
+	return n || trace ? y + 1 : y;
+}
+
 void detail_view_draw(struct tui *t)
 {
 	const struct model_coro *c = detail_find(t);
@@ -231,6 +276,7 @@ void detail_view_draw(struct tui *t)
 	else
 		tui_text(t, y++, 1, A_NORMAL, "No switch yet");
 	y++;
+	y = detail_stacks(t, c, y);
 	y = detail_ring(t, c, y);
 	y++;
 	if (y < t->lines - 5)

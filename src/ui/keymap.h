@@ -32,6 +32,13 @@ enum tui_action {
 	ACT_HELP,
 	ACT_REDRAW,
 	ACT_QUIT,
+	ACT_HOT,	  /* the hot-stacks view */
+	ACT_TREE,	  /* hot stacks: list <-> tree */
+	ACT_EXPAND,	  /* hot stacks: open the selected node */
+	ACT_COLLAPSE,	  /* hot stacks: close the selected node */
+	ACT_EXPAND_ALL,	  /* hot stacks: open every node */
+	ACT_COLLAPSE_ALL, /* hot stacks: close every node */
+	ACT_EXPORT,	  /* hot stacks: write the folded file now */
 };
 
 struct key_binding {

@@ -259,6 +259,12 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 		t->view = t->back;
 		return REACT_REDRAW;
 	}
+	if (t->view == VIEW_HOT) {
+		int r = hot_view_action(t, a, page);
+
+		if (r >= 0)
+			return (unsigned)r;
+	}
 	switch (a) {
 	case ACT_UP:
 		return tui_move(t, -1);
@@ -317,6 +323,19 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 	case ACT_WARNINGS:
 		t->view = t->view == VIEW_WARNINGS ? VIEW_TABLE : VIEW_WARNINGS;
 		return REACT_REDRAW;
+	case ACT_HOT:
+		t->view = t->view == VIEW_HOT ? VIEW_TABLE : VIEW_HOT;
+		if (t->view == VIEW_HOT)
+			hot_view_refresh(t);
+		return REACT_REDRAW;
+	case ACT_EXPORT:
+		return hot_view_export(t);
+	case ACT_TREE:
+	case ACT_EXPAND:
+	case ACT_COLLAPSE:
+	case ACT_EXPAND_ALL:
+	case ACT_COLLAPSE_ALL:
+		break; /* hot view only */
 	case ACT_SETUP:
 		t->view = VIEW_SETUP;
 		return REACT_REDRAW;
@@ -528,6 +547,8 @@ static void tui_draw(struct tui *t)
 			warn_view_draw(t);
 		else if (t->view == VIEW_SETUP)
 			setup_view_draw(t);
+		else if (t->view == VIEW_HOT)
+			hot_view_draw(t);
 		else
 			table_view_draw(t);
 	}
@@ -568,6 +589,9 @@ static void tui_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 		}
 	}
 	if ((d & REACT_REFRESH) && !t->paused) {
+		if (t->view == VIEW_HOT ||
+		    (t->view == VIEW_HELP && t->back == VIEW_HOT))
+			hot_view_refresh(t);
 		engine_snapshot(t->engine, &t->snap);
 		t->have_snap = true;
 		if (t->snap.target.exited && !t->message[0])
@@ -594,6 +618,7 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	t.sort_column = opt->sort_column >= 0 ? opt->sort_column : COL_ID;
 	t.sort_invert = opt->sort_invert;
 	t.selected_id = UINT64_MAX;
+	t.hot.expand_all = true; /* the hot-stack tree opens fully (E) */
 	t.lints = opt->lints;
 	memcpy(t.hidden, opt->hidden, sizeof(t.hidden));
 	filter_init(&t.filter);
@@ -653,5 +678,6 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	free(t.rows);
 	free(t.idx);
 	order_finish(&t.order);
+	hot_ui_finish(&t.hot);
 	return t.exit_status;
 }

@@ -9,6 +9,7 @@
  *   table_view.c   row selection (filter, sort, group) and the main table
  *   detail_view.c  one coroutine: its ring slots, timeline, percentiles
  *   help_view.c    keys and columns, drawn from the same tables
+ *   hot_view.c     hot stacks (CallTrace): top list and caller tree
  */
 #ifndef COROTOP_TUI_H
 #define COROTOP_TUI_H
@@ -21,6 +22,7 @@
 #include "../engine/lint.h"
 #include "column.h"
 #include "filter.h"
+#include "keymap.h"
 #include "order.h"
 
 enum tui_view {
@@ -29,6 +31,7 @@ enum tui_view {
 	VIEW_HELP,
 	VIEW_WARNINGS,
 	VIEW_SETUP,
+	VIEW_HOT,
 };
 
 /* What an action asks the loop to do; actions never draw. */
@@ -56,6 +59,25 @@ struct tui_options {
 	struct lint_config lints;
 	bool hidden[COL_COUNT];	 /* columns switched off */
 	const char *config_path; /* where setup saves, or NULL */
+	const char *folded_path; /* x writes here (--folded), or NULL */
+};
+
+/* The hot-stacks view's copies and cursor (hot_view.c). */
+struct hot_ui {
+	bool tree;	 /* the caller -> callee tree, not the top list */
+	bool expand_all; /* nodes' state unless toggled (E / C) */
+	struct engine_calltrace_stats stats;
+	struct hot_stack *stacks; /* the top list, copied on refresh */
+	size_t nstacks;
+	struct hot_node *nodes; /* the tree, pre-order */
+	size_t nnodes;
+	uint64_t *path;	   /* per node: hash of the names from the root */
+	uint32_t *visible; /* node index per tree row */
+	size_t nvisible;
+	uint64_t *toggled; /* paths whose open state is not expand_all */
+	size_t ntoggled;
+	size_t selected, top;
+	uint64_t selected_key; /* stack id (list) or path (tree) */
 };
 
 /* One displayed line of the table: a coroutine or a thread group header. */
@@ -100,6 +122,8 @@ struct tui {
 	int setup_item;
 	int help_top; /* first help line shown (narrow, scrolled) */
 
+	struct hot_ui hot;
+
 	bool color;
 	bool ascii; /* no UTF-8: ASCII-only drawing */
 	int lines, cols;
@@ -131,6 +155,18 @@ void warn_view_draw(struct tui *t);
 void setup_view_draw(struct tui *t);
 /* Keys while the setup screen is shown; returns reactions. */
 unsigned setup_view_key(struct tui *t, int key);
+
+/* hot_view.c */
+void hot_view_refresh(struct tui *t);
+void hot_view_draw(struct tui *t);
+/* An action in the hot view: its reactions, or -1 when the action keeps
+ * its table meaning.  page: rows per page. */
+int hot_view_action(struct tui *t, enum tui_action a, int page);
+unsigned hot_view_export(struct tui *t);
+/* "leaf <- caller <- ..." by function name, into b. */
+void hot_view_stack_line(struct tui *t, const struct hot_stack *s, char *b,
+			 size_t n);
+void hot_ui_finish(struct hot_ui *h);
 
 /* Colour pairs; 0 when colours are off. */
 enum tui_pair {

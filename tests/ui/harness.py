@@ -212,7 +212,7 @@ class Flow:
                'HISTFILE=/dev/null', 'PS1=%s ' % PROMPT,
                'bash', '--noprofile', '--norc', '-i']
         self.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'ui',
-                  '-x', str(WIDTH), '-y', str(HEIGHT),
+                  '-c', self.dir, '-x', str(WIDTH), '-y', str(HEIGHT),
                   'exec ' + ' '.join(shlex.quote(w) for w in env))
         self.server = True
         self.tmux('set-option', '-g', 'status', 'off')
@@ -732,6 +732,50 @@ def flow_detail(fl):
     fl.finish(0, 'quit')
 
 
+def flow_hot(fl):
+    """H shows the hot stacks the workload stored (60/30/10 samples); t
+    switches to the caller -> callee tree, C closes it, + opens a node, E
+    opens all; z zeroes the counts; x writes them, folded; the detail view
+    of 1001 lists its own hot stack; Esc goes back."""
+    fl.open()
+    fl.start()
+    fl.control('hot')
+    fl.step('list', keys=['H'],
+            marker=has(r'^\s+60\.0\s+60\.0\s+60\s+hot_leaf_a \u2190 hot_mid '
+                       r'\u2190 hot_root$'))
+    fl.step('down', keys=['j'], marker=has(r'^\s+#0\s+hot_leaf_b\+0x1 '),
+            golden=False)
+    fl.step('tree', keys=['t'],
+            marker=both(has(r'^\s+100\.0\s+0\.0\s+\u25be hot_root$'),
+                        has(r'^\s+60\.0\s+60\.0\s+hot_leaf_a$')))
+    fl.step('closed', keys=['C'],
+            marker=both(has(r'\u25b8 hot_root$'), lacks('hot_mid')))
+    fl.step('open-one', keys=['+'],
+            marker=both(has(r'\u25be hot_root$'), has(r'\u25b8 hot_mid$'),
+                        lacks('hot_leaf_a')), golden=False)
+    fl.step('open-all', keys=['E'], marker=has(r'hot_leaf_a$'),
+            golden=False)
+    s = fl.step('export', keys=['x'],
+                marker=has(r'hot stacks written to corotop-\d+\.folded'),
+                golden=False)
+    m = re.search(r'corotop-(\d+)\.folded', '\n'.join(s.text))
+    path = os.path.join(fl.dir, m.group(0)) if m else ''
+    folded = open(path).read() if os.path.exists(path) else ''
+    fl.check(sorted(folded.splitlines()) ==
+             ['hot_root;hot_leaf_b 10', 'hot_root;hot_mid;hot_leaf_a 60',
+              'hot_root;hot_mid;hot_leaf_b 30'],
+             'x writes the folded stacks, root first, with their weights',
+             'in %s: %r' % (path, folded))
+    fl.step('back', keys=['Escape'], marker=TABLE_ROWS, golden=False)
+    fl.step('detail-1001', keys=['Enter'],
+            marker=has(r'^\s+100\.0\s+60\s+hot_leaf_a \u2190 hot_mid'))
+    fl.step('zeroed', keys=['Escape', 'H', 'z'],
+            marker=both(has('hot-stack counts zeroed'),
+                        lacks(r'hot_leaf_a \u2190')), golden=False)
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
 def flow_help(fl):
     """F1 and ? show the same help; Esc, F1 and ? go back."""
     fl.open()
@@ -952,6 +996,7 @@ FLOWS = {
     'filter-regex': flow_filter_regex,
     'filter-field': flow_filter_field,
     'detail': flow_detail,
+    'hot': flow_hot,
     'help': flow_help,
     'pause': flow_pause,
     'group': flow_group,

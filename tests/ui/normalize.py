@@ -277,6 +277,11 @@ def mask_detail(text, info):
         return ''.join(g)
     text = re.sub(r'^( Timeline, last )' + DUR, r'\1DUR', text)
     text = re.sub(r'\b(p\d+|max) ' + DUR + r'(?=\s|$)', r'\1 DUR', text)
+    # Hot stacks: trace ids carry the table's bucket, which depends on the
+    # frames' addresses (ASLR); the view's stack numbers on the order the
+    # engine met them.
+    text = re.sub(r'\b(trace 0x)[0-9a-f]+', r'\1TRACE', text)
+    text = re.sub(r'^( Stack )\d+ ', r'\1N ', text)
     return text
 
 

@@ -36,6 +36,13 @@
  *
  * Control: CTL_FIFO is a named pipe the test writes lines to:
  *   close    close 1004 and 100a (they become D)
+ *   hot      store three call stacks through corotop_calltrace_put, made of
+ *            addresses inside this file's hot_* functions (so they
+ *            symbolize), as the sampler would (corotop/calltrace.h):
+ *              hot_leaf_a <- hot_mid <- hot_root, tagged 1001, weight 60
+ *              hot_leaf_b <- hot_mid <- hot_root, tagged 1002, weight 30
+ *              hot_leaf_b <- hot_root, untagged,              weight 10
+ *            (no transition: the engine collects on its own cadence)
  *   exit     exit with STATUS (so does any other line, EOF or SIGTERM)
  * INFO_FILE is written once the script has run (atomically, by rename):
  *   "pid P\ntid1 A\ntid2 B\n"; or "error ..." when the probe is not attached
@@ -47,6 +54,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +62,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "corotop/calltrace.h"
+#include "corotop/ctp.h"
 #include "corotop/probe.h"
 
 #define NCORO 12
@@ -85,6 +95,50 @@ static const struct step steps_t2[] = {
 /* clang-format on */
 
 static struct corotop_coro coros[NCORO];
+
+/* Never called: their addresses are the frames of the "hot" stacks.  Each
+ * has its own body so the linker cannot fold two into one. */
+static volatile int hot_sink;
+__attribute__((noinline, used)) static void hot_leaf_a(void)
+{
+	hot_sink = 0xa;
+}
+__attribute__((noinline, used)) static void hot_leaf_b(void)
+{
+	hot_sink = 0xb0b;
+}
+__attribute__((noinline, used)) static void hot_mid(void)
+{
+	hot_sink = 0x3d3d3;
+}
+__attribute__((noinline, used)) static void hot_root(void)
+{
+	hot_sink = 0x7007007;
+}
+
+/* A frame inside f, as a return address would be. */
+#define HOT_FRAME(f) ((uint64_t)(uintptr_t)(f) + 1)
+
+static uint64_t hot_tag(const struct corotop_coro *c)
+{
+	uint64_t gen = atomic_load_explicit(&c->station->ext.gen,
+					    memory_order_relaxed);
+
+	return CT_TAG_CORO | (uint64_t)(uint16_t)gen << 32 | c->index;
+}
+
+static void put_hot_stacks(void)
+{
+	uint64_t a[] = {HOT_FRAME(hot_leaf_a), HOT_FRAME(hot_mid),
+			HOT_FRAME(hot_root), hot_tag(&coros[0])};
+	uint64_t b[] = {HOT_FRAME(hot_leaf_b), HOT_FRAME(hot_mid),
+			HOT_FRAME(hot_root), hot_tag(&coros[1])};
+	uint64_t c[] = {HOT_FRAME(hot_leaf_b), HOT_FRAME(hot_root)};
+
+	corotop_calltrace_put(a, 4, 60);
+	corotop_calltrace_put(b, 4, 30);
+	corotop_calltrace_put(c, 2, 10);
+}
 static uint64_t tids[2];
 static volatile sig_atomic_t got_term;
 
@@ -193,6 +247,10 @@ int main(int argc, char **argv)
 		}
 		line[len] = '\0';
 		len = 0;
+		if (strcmp(line, "hot") == 0) {
+			put_hot_stacks();
+			continue;
+		}
 		if (strcmp(line, "close") != 0)
 			break;
 		corotop_coro_close(&coros[3]);
