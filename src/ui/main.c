@@ -320,6 +320,7 @@ int main(int argc, char **argv)
 			.filter = m.cli.filter,
 			.lints = conf.lints,
 			.config_path = have_conf ? conf_path : NULL,
+			.folded_path = m.cli.folded,
 		};
 
 		main_columns(conf.columns, to.hidden);
