@@ -153,7 +153,7 @@ void hot_view_refresh(struct tui *t)
 	hot_reselect(t);
 }
 
-/* "leaf <- caller <- caller" by function, as much as fits. */
+/* "leaf+0x12 (file.c:3) <- caller <- caller", as much as fits. */
 void hot_view_stack_line(struct tui *t, const struct hot_stack *s, char *b,
 			 size_t n)
 {
@@ -164,7 +164,9 @@ void hot_view_stack_line(struct tui *t, const struct hot_stack *s, char *b,
 	for (uint32_t k = 0; k < s->nframes && used + 8 < n; k++) {
 		char name[128];
 
-		engine_frame_name(t->engine, s->frames[k], k == 0, false, name,
+		/* The leaf in full (function+offset and line: stacks that
+		 * differ only there are told apart), callers by function. */
+		engine_frame_name(t->engine, s->frames[k], k == 0, k == 0, name,
 				  sizeof(name));
 		used += (size_t)snprintf(b + used, n - used, "%s%s",
 					 k ? arrow : "", name);
@@ -262,7 +264,7 @@ void hot_view_draw(struct tui *t)
 		const struct rotor_stats *r = &h->stats.rotor;
 
 		tui_text(t, 4, 1, TUI_NORMAL,
-			 "Hot stacks: %" PRIu64 ", %" PRIu64
+			 "Hot stacks: %" PRIu64 " stacks, %" PRIu64
 			 " samples since start or z; %% of the recent "
 			 "window%s; dropped %" PRIu64,
 			 h->stats.hot.stacks, h->stats.hot.weight,

@@ -741,8 +741,8 @@ def flow_hot(fl):
     fl.start()
     fl.control('hot')
     fl.step('list', keys=['H'],
-            marker=has(r'^\s+60\.0\s+60\.0\s+60\s+hot_leaf_a \u2190 hot_mid '
-                       r'\u2190 hot_root$'))
+            marker=has(r'^\s+60\.0\s+60\.0\s+60\s+hot_leaf_a\+0x1 '
+                       r'\(scripted\.c:\d+\) \u2190 hot_mid \u2190 hot_root$'))
     fl.step('down', keys=['j'], marker=has(r'^\s+#0\s+hot_leaf_b\+0x1 '),
             golden=False)
     fl.step('tree', keys=['t'],
@@ -768,10 +768,11 @@ def flow_hot(fl):
              'in %s: %r' % (path, folded))
     fl.step('back', keys=['Escape'], marker=TABLE_ROWS, golden=False)
     fl.step('detail-1001', keys=['Enter'],
-            marker=has(r'^\s+100\.0\s+60\s+hot_leaf_a \u2190 hot_mid'))
+            marker=has(r'^\s+100\.0\s+60\s+hot_leaf_a\+0x1 \(scripted\.c:\d+\) '
+                       r'\u2190 hot_mid'))
     fl.step('zeroed', keys=['Escape', 'H', 'z'],
             marker=both(has('hot-stack counts zeroed'),
-                        lacks(r'hot_leaf_a \u2190')), golden=False)
+                        lacks(r'hot_leaf_a.*\u2190')), golden=False)
     fl.keys('q')
     fl.finish(0, 'quit')
 

@@ -1,0 +1,210 @@
+/*
+ * test-e2e-hot: hot stacks through the corotop binary, as a user gets them.
+ *
+ *   - the final JSON snapshot holds the stacks ct-target put (summed over
+ *     rotations, tag frames merged away), --folded and --speedscope files
+ *     are written on exit, and the text output has its section;
+ *   - real frames are still named after the target exited;
+ *   - the bundled demo under --sample: its CPU burners (burn_*) are the
+ *     heaviest stacks of the hot_stacks array, and with --parked-stacks its
+ *     lost wakeups are parked in stuck_wait_for_reply.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+/* Hot stacks end to end: ct-target puts known stacks (tagged per
+ * coroutine, one tag with a wrong generation) in 3 phases 1.2 s apart, so
+ * the default 1 s rotation collects them over two rotations at least (the
+ * in-process test checks one rotation per phase).  The final snapshot's
+ * hot_stacks hold the sums, the profiles are written on exit, and the text
+ * output has its section. */
+static void test_hot_stacks_and_profiles(void **state)
+{
+	char folded[300], speed[300], *lines[64];
+	char *json[] = {ITEST_COROTOP,	"-b",  "-f",	   "json",
+			"-d",		"5",   "--folded", folded,
+			"--speedscope", speed, "--",	   CT_TARGET,
+			"hot",		"3",   "1200",	   NULL};
+	char *text[] = {ITEST_COROTOP,	"-b", "-d",  "5",
+			"--hot-stacks", "1",  "--",  CT_TARGET,
+			"hot",		"1",  "300", NULL};
+	const struct jv *hot, *fr;
+	struct proc p;
+	struct jv v, sv;
+	size_t n;
+	char *buf;
+	FILE *f;
+	long len;
+	int rc;
+
+	(void)state;
+	snprintf(folded, sizeof(folded), "%s.folded", xdg);
+	snprintf(speed, sizeof(speed), "%s.speedscope.json", xdg);
+	rc = run(&p, json, 60000);
+	if (rc == 77)
+		skip();
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	n = split_lines(p.obuf, lines, 64);
+	assert_true(n >= 2 && n <= 64);
+	check_snapshot(lines[n - 1], true, &v);
+	assert_true(json_u64(&v, "calltrace.rotations") >= 2);
+	assert_int_equal(json_u64(&v, "calltrace.collected"), 78);
+	assert_int_equal(json_u64(&v, "calltrace.attributed"), 36);
+	assert_int_equal(json_need(&v, "calltrace.error", J_NULL)->t, J_NULL);
+	hot = json_need(&v, "hot_stacks", J_ARR);
+	assert_int_equal(hot->n, 2);
+	assert_int_equal(json_u64(&hot->items[0], "weight"), 69);
+	assert_true(json_u64(&hot->items[0], "id") >> 32 != 0);
+	fr = json_need(&hot->items[0], "frames", J_ARR);
+	assert_int_equal(fr->n, 3); /* the tag frame is gone */
+	assert_string_equal(json_need(&fr->items[0], "addr", J_STR)->s,
+			    "0x00000000000000a1"); /* innermost first */
+	assert_string_equal(json_need(&fr->items[0], "symbol", J_STR)->s,
+			    "0xa1");
+	assert_int_equal(json_u64(&hot->items[1], "weight"), 9);
+	json_free(&v);
+	proc_free(&p);
+
+	f = fopen(folded, "r");
+	assert_non_null(f);
+	buf = calloc(1, 65536);
+	len = (long)fread(buf, 1, 65535, f);
+	fclose(f);
+	assert_string_equal(buf, "0xa3;0xa2;0xa1 69\n0xb2;0xb1 9\n");
+	f = fopen(speed, "r");
+	assert_non_null(f);
+	len = (long)fread(buf, 1, 65535, f);
+	buf[len] = '\0';
+	fclose(f);
+	json_must_parse(buf, &sv);
+	assert_int_equal(
+		json_u64(json_need(&sv, "profiles", J_ARR)->items, "endValue"),
+		78);
+	json_free(&sv);
+	free(buf);
+	unlink(folded);
+	unlink(speed);
+	assert_xdg_empty();
+
+	rc = run(&p, text, 60000);
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	assert_non_null(strstr(p.obuf, "Hot stacks: 2 kept, weight 26"));
+	assert_non_null(strstr(p.obuf, "0xa1 <- 0xa2 <- 0xa3\n"));
+	assert_null(strstr(p.obuf, "0xb1 <- 0xb2")); /* --hot-stacks 1 */
+	assert_xdg_empty();
+	proc_free(&p);
+}
+
+/* A stack of real frames is named while the target lives, and still named
+ * in the final snapshot and the profile written after it exited:
+ * functions for the folded file, func+off (file:line) in JSON. */
+static void test_hot_stacks_named_after_exit(void **state)
+{
+	char folded[300], *lines[64];
+	char *argv[] = {ITEST_COROTOP, "-b",	   "-f",   "json", "-d",
+			"5",	       "--folded", folded, "--",   CT_TARGET,
+			"real",	       "3000",	   NULL};
+	const struct jv *fr;
+	struct proc p;
+	char buf[512] = {0};
+	struct jv v;
+	size_t n;
+	FILE *f;
+	int rc;
+
+	(void)state;
+	snprintf(folded, sizeof(folded), "%s.real.folded", xdg);
+	rc = run(&p, argv, 60000);
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	n = split_lines(p.obuf, lines, 64);
+	assert_true(n >= 1 && n <= 64);
+	check_snapshot(lines[n - 1], true, &v);
+	assert_false(json_need(&v, "target.running", J_BOOL)->b);
+	fr = json_need(&json_need(&v, "hot_stacks", J_ARR)->items[0], "frames",
+		       J_ARR);
+	assert_int_equal(fr->n, 3);
+	assert_true(!strncmp(json_need(&fr->items[0], "symbol", J_STR)->s,
+			     "real_leaf+0x0 (ct_target.c:", 27));
+	assert_true(!strncmp(json_need(&fr->items[1], "symbol", J_STR)->s,
+			     "real_mid", 8));
+	json_free(&v);
+	f = fopen(folded, "r");
+	assert_non_null(f);
+	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+	fclose(f);
+	unlink(folded);
+	/* GCC may clone real_mid (real_mid.isra.0): match the ends. */
+	assert_true(!strncmp(buf, "target_real;real_mid", 20));
+	assert_non_null(strstr(buf, ";real_leaf 4\n"));
+	assert_xdg_empty();
+	proc_free(&p);
+}
+
+/* The demo sampled at 997 Hz for about 4 s: the stacks its burn_*
+ * functions head carry most of the weight, and the heaviest is one. */
+static void test_demo_burners_on_top(void **state)
+{
+#ifdef ITEST_DEMO
+	char *argv[] = {ITEST_COROTOP,	"-b", "-n",   "2",	  "-d",
+			"20",		"-f", "json", "--sample", "997",
+			"--hot-stacks", "20", "--",   ITEST_DEMO, NULL};
+	const struct jv *hot, *fr;
+	double burn = 0, all = 0;
+	char *lines[4];
+	struct proc p;
+	struct jv v;
+	int rc;
+
+	(void)state;
+	rc = run(&p, argv, 60000);
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	assert_int_equal(split_lines(p.obuf, lines, 4), 2);
+	check_snapshot(lines[1], false, &v);
+	hot = json_need(&v, "hot_stacks", J_ARR);
+	assert_true(hot->n > 0);
+	for (size_t i = 0; i < hot->n; i++) {
+		double w = json_need(&hot->items[i], "weight", J_NUM)->num;
+		const char *leaf;
+
+		fr = json_need(&hot->items[i], "frames", J_ARR);
+		assert_true(fr->n > 0);
+		leaf = json_need(&fr->items[0], "symbol", J_STR)->s;
+		print_message("%6.0f %s\n", w, leaf);
+		all += w;
+		if (!strncmp(leaf, "burn_", 5)) {
+			burn += w;
+		} else {
+			assert_true(i > 0); /* the heaviest is a burner */
+		}
+	}
+	assert_true(burn > 0.5 * all);
+	json_free(&v);
+	assert_xdg_empty();
+	proc_free(&p);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hot_stacks_and_profiles),
+		cmocka_unit_test(test_hot_stacks_named_after_exit),
+		cmocka_unit_test(test_demo_burners_on_top),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup_xdg, teardown_xdg);
+}
