@@ -49,6 +49,10 @@ const char cli_usage[] =
 	"profile (JSON)\n"
 	"      --hot-stacks N       hot stacks in batch output (default 50; "
 	"text shows 10 at most)\n"
+	"      --hot-window SECS    the hot-stacks window (1-3600, default "
+	"30)\n"
+	"      --hot-half-life SECS its decay half-life (0-3600, 0 none; "
+	"default 10)\n"
 	"      --sample HZ          sample the target's CPU stacks HZ times "
 	"per CPU-second\n"
 	"                           per thread (1-10000; default off)\n"
@@ -71,6 +75,8 @@ enum {
 	OPT_FOLDED,
 	OPT_SPEEDSCOPE,
 	OPT_HOT_STACKS,
+	OPT_HOT_WINDOW,
+	OPT_HOT_HALF_LIFE,
 	OPT_SAMPLE,
 	OPT_PARKED,
 };
@@ -92,6 +98,8 @@ static const struct option cli_options[] = {
 	{"folded", required_argument, NULL, OPT_FOLDED},
 	{"speedscope", required_argument, NULL, OPT_SPEEDSCOPE},
 	{"hot-stacks", required_argument, NULL, OPT_HOT_STACKS},
+	{"hot-window", required_argument, NULL, OPT_HOT_WINDOW},
+	{"hot-half-life", required_argument, NULL, OPT_HOT_HALF_LIFE},
 	{"sample", required_argument, NULL, OPT_SAMPLE},
 	{"parked-stacks", no_argument, NULL, OPT_PARKED},
 	{"help", no_argument, NULL, 'h'},
@@ -250,6 +258,24 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						"from 0 to 10000, got '%s'",
 						optarg);
 			out->hot_stacks = (unsigned)v;
+			break;
+		case OPT_HOT_WINDOW:
+			if (!cli_number(optarg, 1, 3600, &v))
+				return cli_fail(err, errlen,
+						"--hot-window expects seconds "
+						"from 1 to 3600, got '%s'",
+						optarg);
+			out->hot_window_s = (unsigned)v;
+			break;
+		case OPT_HOT_HALF_LIFE:
+			if (!cli_number(optarg, 0, 3600, &v))
+				return cli_fail(err, errlen,
+						"--hot-half-life expects "
+						"seconds from 0 to 3600, got "
+						"'%s'",
+						optarg);
+			out->hot_half_life_s = (unsigned)v;
+			out->hot_half_life_set = true;
 			break;
 		case OPT_SAMPLE:
 			if (!cli_number(optarg, 1, 10000, &v))

@@ -293,6 +293,10 @@ int main(int argc, char **argv)
 	cfg.jsonl_path = m.cli.jsonl;
 	cfg.sample_hz = m.cli.sample_hz;
 	cfg.parked_stacks = m.cli.parked_stacks;
+	if (m.cli.hot_window_s)
+		cfg.hot.window_s = m.cli.hot_window_s;
+	if (m.cli.hot_half_life_set)
+		cfg.hot.half_life_s = m.cli.hot_half_life_s;
 	cfg.lints = conf.lints;
 	if (m.live)
 		cfg.publish_hook = tui_publish_hook;

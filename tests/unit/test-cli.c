@@ -327,6 +327,20 @@ static void test_hot_stack_options(void **state)
 	/* An observer has no CallTrace region. */
 	expect_error(PARSE("--shm", "/x", "--folded", "f"), "--shm");
 	expect_error(PARSE("--shm", "/x", "--speedscope", "f"), "--speedscope");
+	/* Window and half-life: 0 half-life is "no decay", not "unset". */
+	assert_int_equal(PARSE("--", "./srv"), CLI_OK);
+	assert_int_equal(cli.hot_window_s, 0);
+	assert_false(cli.hot_half_life_set);
+	assert_int_equal(PARSE("--hot-window", "60", "--hot-half-life", "0",
+			       "--", "./srv"),
+			 CLI_OK);
+	assert_int_equal(cli.hot_window_s, 60);
+	assert_true(cli.hot_half_life_set);
+	assert_int_equal(cli.hot_half_life_s, 0);
+	expect_error(PARSE("--hot-window", "0", "--", "./srv"), "--hot-window");
+	expect_error(PARSE("--hot-window", "3601", "--", "./srv"), "'3601'");
+	expect_error(PARSE("--hot-half-life", "x", "--", "./srv"),
+		     "--hot-half-life");
 }
 
 static void test_tiny_error_buffer(void **state)
