@@ -273,19 +273,27 @@ static inline struct bench_dist bench_dist(double *v, size_t n)
  * attaches the probe (corotop_probe_init here, or in a forked child) and
  * starts the harvest with bench_engine_start.
  */
+/* Point the CTP_* environment at a region, as corotop does for a target. */
+static inline void bench_probe_env(const char *shm, const char *sock,
+				   unsigned stations)
+{
+	char max[16];
+
+	snprintf(max, sizeof(max), "%u", stations);
+	if (setenv(CTP_ENV_SHM, shm, 1) || setenv(CTP_ENV_SOCK, sock, 1) ||
+	    setenv(CTP_ENV_MAX, max, 1))
+		bench_die("setenv failed");
+}
+
 static inline struct engine *
 bench_engine_create(const struct engine_config *cfg)
 {
-	char err[256], max[16];
+	char err[256];
 	struct engine *e = engine_create(cfg, err, sizeof(err));
 
 	if (!e)
 		bench_die("engine_create: %s", err);
-	snprintf(max, sizeof(max), "%u", cfg->stations);
-	if (setenv(CTP_ENV_SHM, engine_shm_path(e), 1) ||
-	    setenv(CTP_ENV_SOCK, engine_sock_path(e), 1) ||
-	    setenv(CTP_ENV_MAX, max, 1))
-		bench_die("setenv failed");
+	bench_probe_env(engine_shm_path(e), engine_sock_path(e), cfg->stations);
 	return e;
 }
 

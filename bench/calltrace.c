@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 	struct region reg;
 	struct rotor *r;
 	struct bench_load l;
-	char err[512], max[16];
+	char err[512];
 	uint64_t f[FRAMES], sink = 0;
 	uint64_t *stacks;
 	double *v;
@@ -76,11 +76,7 @@ int main(int argc, char **argv)
 	r = rotor_create(reg.dir, reg.hdr, &cfg, err, sizeof(err));
 	if (!r)
 		bench_die("rotor_create: %s", err);
-	snprintf(max, sizeof(max), "%u", reg.stations);
-	if (setenv(CTP_ENV_SHM, reg.shm_path, 1) ||
-	    setenv(CTP_ENV_SOCK, reg.sock_path, 1) ||
-	    setenv(CTP_ENV_MAX, max, 1))
-		bench_die("setenv failed");
+	bench_probe_env(reg.shm_path, reg.sock_path, reg.stations);
 	bench_probe_attach();
 	v = malloc((batches + 1000) * sizeof(*v));
 	stacks = malloc((size_t)TRACES * FRAMES * sizeof(*stacks));

@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 	struct rotor_config cfg;
 	struct region reg;
 	struct rotor *rot;
-	char err[512], max[16];
+	char err[512];
 	double m_off_s, m_on_s, m_off_c, m_on_c, ovh_s, ovh_c;
 	int rc;
 
@@ -216,11 +216,7 @@ int main(int argc, char **argv)
 	rot = rotor_create(reg.dir, reg.hdr, &cfg, err, sizeof(err));
 	if (!rot)
 		bench_die("rotor_create: %s", err);
-	snprintf(max, sizeof(max), "%u", reg.stations);
-	if (setenv(CTP_ENV_SHM, reg.shm_path, 1) ||
-	    setenv(CTP_ENV_SOCK, reg.sock_path, 1) ||
-	    setenv(CTP_ENV_MAX, max, 1))
-		bench_die("setenv failed");
+	bench_probe_env(reg.shm_path, reg.sock_path, reg.stations);
 	bench_probe_attach();
 	printf("sampler_overhead config round_s=%.2f pairs=%u workers=%u "
 	       "coroutines_per_worker=%u burn_iters=%u hz=%u ncpu=%d\n",
