@@ -28,11 +28,33 @@
  *   sampler_overhead [ROUND_SECONDS [PAIRS [WORKERS]]]   (1.0 5 2)
  *
  * Target (issue 4): overhead <= 3% of throughput at 1 kHz per thread.
+ *
+ * The kernel checks CPU-time timers at its tick, so 1000 asked for is at
+ * most CONFIG_HZ delivered (250 on the reference machine): the rounds
+ * measure what asking for 1 kHz costs.  What a delivered 1 kHz would cost
+ * is then put together from two measured parts:
+ *
+ *   handler_ns   time inside the handler per sample (walk and put), from
+ *                the sampler's own counter over the "on" rounds;
+ *   delivery_ns  a signal sent to this thread and returned from (tgkill,
+ *                frame set-up, an empty SA_SIGINFO handler, sigreturn),
+ *                timed over DELIVERY_LOOPS on a worker-free machine: an
+ *                upper bound for the kernel side of a timer signal, which
+ *                needs no syscall to be sent;
+ *
+ *   cost_1khz_pct = 1000 * (handler_ns + delivery_ns) / 1e9 * 100, the
+ *   share of each thread's CPU second.  Cache and TLB disturbance of the
+ *   interrupted code is not in it; the rounds above include it.
  */
 #include "bench.h"
 
 #include <stdatomic.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <ucontext.h>
 
 #include "engine/region.h"
@@ -43,6 +65,7 @@
 #define STACK_SIZE (64u * 1024u)
 #define BURN_ITERS 20000u
 #define SAMPLE_HZ 1000u
+#define DELIVERY_LOOPS 200000u
 
 struct bcoro {
 	ucontext_t ctx;
@@ -182,6 +205,34 @@ static struct round measure(unsigned nw, double seconds)
 	return r;
 }
 
+static void on_usr2(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+}
+
+/* ns per signal sent to this thread and handled (empty handler). */
+static double delivery_ns(void)
+{
+	struct sigaction sa, old;
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	uint64_t t0, t1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_usr2;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR2, &sa, &old))
+		bench_die("sigaction: %s", strerror(errno));
+	t0 = bench_now(CLOCK_MONOTONIC);
+	for (unsigned i = 0; i < DELIVERY_LOOPS; i++)
+		syscall(SYS_tgkill, pid, tid, SIGUSR2);
+	t1 = bench_now(CLOCK_MONOTONIC);
+	sigaction(SIGUSR2, &old, NULL);
+	return (double)(t1 - t0) / DELIVERY_LOOPS;
+}
+
 static double median(double *v, size_t n)
 {
 	return bench_quantile(v, n, 0.5);
@@ -286,6 +337,20 @@ int main(int argc, char **argv)
 	       "overhead_cpu_pct=%.2f %s limit_pct=3.00\n",
 	       ovh_s, ovh_s <= 3.0 ? "PASS" : "MISS", ovh_c,
 	       ovh_c <= 3.0 ? "PASS" : "MISS");
+	{
+		struct corotop_sampler_stats st;
+		double h, d;
+
+		corotop_sampler_stats(&st);
+		h = st.signals ? (double)st.handler_ns / (double)st.signals
+			       : 0.0;
+		d = delivery_ns();
+		printf("sampler_overhead per_sample handler_ns=%.0f "
+		       "delivery_ns=%.0f cost_1khz_pct=%.2f %s "
+		       "limit_pct=3.00\n",
+		       h, d, 1000.0 * (h + d) / 1e9 * 100.0,
+		       1000.0 * (h + d) / 1e9 * 100.0 <= 3.0 ? "PASS" : "MISS");
+	}
 	corotop_probe_shutdown();
 	rotor_destroy(rot);
 	region_finish(&reg);

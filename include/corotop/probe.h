@@ -179,6 +179,9 @@ struct corotop_sampler_stats {
 	uint64_t no_timer; /* threads left unsampled (no slot, or failure) */
 	uint32_t threads;  /* timers alive now */
 	uint32_t hz;	   /* 0 when stopped */
+	/* CLOCK_MONOTONIC ns spent in the handler on samples (walk and put;
+	 * not the kernel's delivery of the signal): what one sample costs. */
+	uint64_t handler_ns;
 };
 COROTOP_API void corotop_sampler_stats(struct corotop_sampler_stats *out);
 

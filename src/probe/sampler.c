@@ -108,6 +108,7 @@ static bool sampler_key_ok;
 
 /* Statistics: relaxed fetch_adds, read relaxed. */
 static _Atomic uint64_t st_signals, st_stored, st_dropped, st_overruns;
+static _Atomic uint64_t st_handler_ns; /* relaxed: statistics */
 static _Atomic uint64_t st_timers, st_no_timer;
 static _Atomic uint32_t st_threads;
 
@@ -321,6 +322,7 @@ static void sampler_sample(const void *ucv)
 
 static void sampler_on_signal(int sig, siginfo_t *si, void *ucv)
 {
+	struct timespec t0, t1;
 	int saved = errno;
 
 	(void)sig;
@@ -332,7 +334,15 @@ static void sampler_on_signal(int sig, siginfo_t *si, void *ucv)
 			atomic_fetch_add_explicit(&st_overruns,
 						  (uint64_t)si->si_overrun,
 						  memory_order_relaxed);
+		/* clock_gettime is async-signal-safe (POSIX), vDSO here. */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		sampler_sample(ucv);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		atomic_fetch_add_explicit(
+			&st_handler_ns,
+			(uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll +
+				   (t1.tv_nsec - t0.tv_nsec)),
+			memory_order_relaxed);
 	}
 	errno = saved;
 }
@@ -486,6 +496,8 @@ COROTOP_API void corotop_sampler_stats(struct corotop_sampler_stats *out)
 		atomic_load_explicit(&st_no_timer, memory_order_relaxed);
 	out->threads = atomic_load_explicit(&st_threads, memory_order_relaxed);
 	out->hz = atomic_load_explicit(&sampler_hz, memory_order_relaxed);
+	out->handler_ns =
+		atomic_load_explicit(&st_handler_ns, memory_order_relaxed);
 }
 
 void sampler_autostart(void)
