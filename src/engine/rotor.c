@@ -460,35 +460,75 @@ static int rotor_kept_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Re-insert the preserved ids (frames looked up in the two sets). */
+/*
+ * Frames of an id put during the period that is ending, into out: its
+ * bucket in the ACTIVE table, which is collected only after the swap.  A
+ * coroutine that parked since the last rotation names such an id, and
+ * without this it would get a new id at every rotation (it parks again in
+ * the new ACTIVE, where nothing kept its stack).  Writers may be inserting
+ * next to the bucket meanwhile: a key seen non-zero (acquire, pairs with
+ * the inserter's release CAS (j), corotop/calltrace.h) has its frames in
+ * the pool, and they never change in this table's life.  Bounded like any
+ * key the collector reads.
+ */
+static bool rotor_active_frames(struct rotor *r, uint64_t id, uint64_t *out,
+				uint32_t *n)
+{
+	const struct rotor_table *t = &r->t[r->act];
+	uint32_t idx = (uint32_t)id;
+	const uint64_t *f;
+	uint64_t key;
+
+	if ((uint32_t)(id >> 32) != t->epoch || idx > t->view.mask)
+		return false;
+	key = atomic_load_explicit(&t->view.b[idx].key, memory_order_acquire);
+	f = key ? cttable_frames(&t->view, key) : NULL;
+	if (!f)
+		return false;
+	*n = ct_key_n(key);
+	memcpy(out, f, *n * sizeof(*out));
+	return true;
+}
+
+/* Re-insert the preserved ids (frames looked up in the two sets, or, at
+ * step 2, in the ACTIVE table being retired). */
 static void rotor_preserve(struct rotor *r, unsigned i, const uint64_t *ids,
 			   size_t n, bool count)
 {
 	struct rotor_table *t = &r->t[i];
 	const struct traceset *cur = &r->sets[r->cur];
 	const struct traceset *prev = &r->sets[r->cur ^ 1];
+	uint64_t live[CT_MAX_FRAMES];
 
 	for (size_t k = 0; k < n; k++) {
 		const struct traceset_entry *e = traceset_find(cur, ids[k]);
-		uint32_t idx;
+		const uint64_t *frames = NULL;
+		uint32_t idx, nframes = 0;
 
 		if (!e)
 			e = traceset_find(prev, ids[k]);
-		if (!e || e->nframes > CT_MAX_FRAMES) {
+		if (e && e->nframes <= CT_MAX_FRAMES) {
+			frames = e->frames;
+			nframes = e->nframes;
+		} else if (count &&
+			   rotor_active_frames(r, ids[k], live, &nframes)) {
+			frames = live;
+		}
+		if (!frames) {
 			r->st.preserve_missing += count;
 			continue;
 		}
 		if (t->nkept >= r->g.max_traces ||
-		    cttable_claim(&t->view, e->frames, e->nframes,
-				  ct_hash(e->frames, e->nframes), false,
+		    cttable_claim(&t->view, frames, nframes,
+				  ct_hash(frames, nframes), false,
 				  &idx) != CT_CLAIM_INSERTED) {
 			r->st.preserve_failed += count;
 			continue;
 		}
-		t->view.b[idx].id = e->id;
+		t->view.b[idx].id = ids[k];
 		t->clean = false;
 		t->kept[t->nkept].index = idx;
-		t->kept[t->nkept].id = e->id;
+		t->kept[t->nkept].id = ids[k];
 		t->nkept++;
 		r->st.preserved += count;
 	}
