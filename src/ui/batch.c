@@ -247,6 +247,33 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 	}
 }
 
+#define BATCH_PARKED_FRAMES 32
+
+/* ,"parked_stack":{"id":N,"frames":[...]} when the stack the coroutine is
+ * parked on was captured (--parked-stacks) and collected; else nothing. */
+static void batch_json_parked(FILE *f, const struct batch_hot *hot,
+			      const struct model_coro *c)
+{
+	uint64_t frames[BATCH_PARKED_FRAMES], trace = 0;
+	char sym[256];
+	size_t n;
+
+	if (!hot || !hot->parked || !hot->name || c->state != MODEL_SUSPENDED)
+		return;
+	n = hot->parked(hot->ctx, c->id, frames, BATCH_PARKED_FRAMES, &trace);
+	if (!n)
+		return;
+	fprintf(f, ",\"parked_stack\":{\"id\":%" PRIu64 ",\"frames\":[", trace);
+	for (size_t k = 0; k < n; k++) {
+		fprintf(f, "%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
+			k ? "," : "", frames[k]);
+		batch_json_string(f, hot->name(hot->ctx, frames[k], k == 0,
+					       true, sym, sizeof(sym)));
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, const struct batch_hot *hot)
 {
@@ -302,6 +329,7 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		fputs("],\"where\":", f);
 		batch_json_string(f, snapshot_where(s, c->last_addr, true,
 						    where, sizeof(where)));
+		batch_json_parked(f, hot, c);
 		fputs("}", f);
 	}
 	fputc(']', f);

@@ -20,6 +20,10 @@ struct batch_hot {
 	const struct engine_calltrace_stats *ct; /* NULL: no CallTrace */
 	const char *(*name)(void *ctx, uint64_t addr, bool leaf, bool full,
 			    char *buf, size_t len);
+	/* The stack coroutine model_id is parked on (engine_parked_stack), or
+	 * NULL: no "parked_stack" keys. */
+	size_t (*parked)(void *ctx, uint64_t model_id, uint64_t *frames,
+			 size_t max, uint64_t *trace_id);
 	void *ctx;
 };
 

@@ -93,12 +93,19 @@ static const char *main_frame_name(void *ctx, uint64_t addr, bool leaf,
 	return engine_frame_name(ctx, addr, leaf, full, buf, len);
 }
 
+static size_t main_parked(void *ctx, uint64_t model_id, uint64_t *frames,
+			  size_t max, uint64_t *trace_id)
+{
+	return engine_parked_stack(ctx, model_id, frames, max, trace_id);
+}
+
 static void main_print(struct main_loop *m)
 {
 	struct engine_calltrace_stats ct;
 	struct batch_hot hot = {.ct = &ct,
 				.s = m->hot,
 				.name = main_frame_name,
+				.parked = main_parked,
 				.ctx = m->engine};
 	const uint32_t *idx;
 	size_t n = 0;

@@ -6,8 +6,10 @@
  *     are written on exit, and the text output has its section;
  *   - real frames are still named after the target exited;
  *   - the bundled demo under --sample: its CPU burners (burn_*) are the
- *     heaviest stacks of the hot_stacks array, and with --parked-stacks its
- *     lost wakeups are parked in stuck_wait_for_reply.
+ *     heaviest stacks of the hot_stacks array;
+ *   - the demo with --parked-stacks: at least 90% of its suspended
+ *     coroutines have a parked_stack, and its lost wakeups are parked in
+ *     chan_recv under stuck_wait_for_reply.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -197,12 +199,82 @@ static void test_demo_burners_on_top(void **state)
 #endif
 }
 
+/* The demo with --parked-stacks: nearly every suspended coroutine has a
+ * parked_stack in JSON (those that parked a moment ago may not have been
+ * collected yet), including the ones that park again and again (the
+ * connections: an id must survive the rotations), and the lost wakeups'
+ * stacks run through chan_recv in stuck_wait_for_reply. */
+static void test_demo_parked_stacks(void **state)
+{
+#ifdef ITEST_DEMO
+	char *args[] = {ITEST_COROTOP, "-b",	   "-n",
+			"2",	       "-d",	   "30",
+			"-f",	       "json",	   "--parked-stacks",
+			"--",	       ITEST_DEMO, NULL};
+	const struct jv *co;
+	size_t suspended = 0, parked = 0, stuck = 0;
+	char *lines[4];
+	struct proc p;
+	struct jv v;
+	int rc;
+
+	(void)state;
+	rc = run(&p, args, 60000);
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	assert_int_equal(split_lines(p.obuf, lines, 4), 2);
+	check_snapshot(lines[1], false, &v);
+	co = json_need(&v, "coroutines", J_ARR);
+	for (size_t i = 0; i < co->n; i++) {
+		const struct jv *c = &co->items[i], *ps, *fr;
+		char joined[2048] = "";
+
+		if (strcmp(json_need(c, "state", J_STR)->s, "suspended"))
+			continue;
+		suspended++;
+		ps = json_get(c, "parked_stack");
+		if (!ps)
+			continue;
+		parked++;
+		assert_true(json_need(ps, "id", J_NUM)->num >= 4294967296.0);
+		fr = json_need(ps, "frames", J_ARR);
+		assert_true(fr->n > 0);
+		for (size_t k = 0; k < fr->n; k++) {
+			strncat(joined,
+				json_need(&fr->items[k], "symbol", J_STR)->s,
+				sizeof(joined) - strlen(joined) - 2);
+			strncat(joined, ";",
+				sizeof(joined) - strlen(joined) - 1);
+		}
+		if (!strncmp(json_need(c, "where", J_STR)->s,
+			     "stuck_wait_for_reply", 20)) {
+			assert_non_null(strstr(joined, "chan_recv"));
+			assert_non_null(strstr(joined, "stuck_wait_for_reply"));
+			stuck++;
+		}
+	}
+	print_message("%zu of %zu suspended coroutines have a parked stack, "
+		      "%zu lost wakeups\n",
+		      parked, suspended, stuck);
+	assert_true(suspended > 100);
+	assert_true(parked * 10 >= suspended * 9);
+	assert_true(stuck > 0);
+	json_free(&v);
+	assert_xdg_empty();
+	proc_free(&p);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hot_stacks_and_profiles),
 		cmocka_unit_test(test_hot_stacks_named_after_exit),
 		cmocka_unit_test(test_demo_burners_on_top),
+		cmocka_unit_test(test_demo_parked_stacks),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
