@@ -151,6 +151,7 @@ static void test_hot_stacks_named_after_exit(void **state)
 	proc_free(&p);
 }
 
+#ifdef ITEST_DEMO
 /* Weight per leaf function ("burn_compress_block+0x106 (...)" counts for
  * burn_compress_block): stacks are kept per exact pc, so one function's
  * samples are spread over many stacks. */
@@ -181,6 +182,7 @@ static void demo_func_add(struct demo_func *fn, size_t *n, const char *sym,
 	}
 	fn[i].weight += w;
 }
+#endif
 
 /* The demo sampled at 997 Hz for about 4 s: the stacks its burn_*
  * functions head carry most of the weight, and the heaviest leaf function
