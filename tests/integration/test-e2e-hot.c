@@ -184,6 +184,20 @@ static void demo_func_add(struct demo_func *fn, size_t *n, const char *sym,
 }
 #endif
 
+#ifdef ITEST_DEMO
+/* Run corotop -b ... two snapshots; the last one, parsed, into *v. */
+static void demo_last_snapshot(char *const argv[], struct proc *p, struct jv *v)
+{
+	char *lines[4];
+	int rc = run(p, argv, 60000);
+
+	if (rc != 0)
+		fail_msg("corotop exit %d; stderr: %s", rc, p->ebuf);
+	assert_int_equal(split_lines(p->obuf, lines, 4), 2);
+	check_snapshot(lines[1], false, v);
+}
+#endif
+
 /* The demo sampled at 997 Hz for about 4 s: the stacks its burn_*
  * functions head carry most of the weight, and the heaviest leaf function
  * is one of them. */
@@ -197,17 +211,11 @@ static void test_demo_burners_on_top(void **state)
 	const struct jv *hot, *fr;
 	double burn = 0, all = 0;
 	size_t nfn = 0, top = 0;
-	char *lines[4];
 	struct proc p;
 	struct jv v;
-	int rc;
 
 	(void)state;
-	rc = run(&p, argv, 60000);
-	if (rc != 0)
-		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
-	assert_int_equal(split_lines(p.obuf, lines, 4), 2);
-	check_snapshot(lines[1], false, &v);
+	demo_last_snapshot(argv, &p, &v);
 	hot = json_need(&v, "hot_stacks", J_ARR);
 	assert_true(hot->n > 0);
 	for (size_t i = 0; i < hot->n; i++) {
@@ -252,17 +260,11 @@ static void test_demo_parked_stacks(void **state)
 			"--",	       ITEST_DEMO, NULL};
 	const struct jv *co;
 	size_t suspended = 0, parked = 0, stuck = 0;
-	char *lines[4];
 	struct proc p;
 	struct jv v;
-	int rc;
 
 	(void)state;
-	rc = run(&p, args, 60000);
-	if (rc != 0)
-		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
-	assert_int_equal(split_lines(p.obuf, lines, 4), 2);
-	check_snapshot(lines[1], false, &v);
+	demo_last_snapshot(args, &p, &v);
 	co = json_need(&v, "coroutines", J_ARR);
 	for (size_t i = 0; i < co->n; i++) {
 		const struct jv *c = &co->items[i], *ps, *fr;
