@@ -300,19 +300,13 @@ static uint64_t filter_tid_key(const struct model_coro *c)
 static bool filter_text_match(const struct filter *f, const struct snapshot *s,
 			      const struct model_coro *c)
 {
-	char row[256];
-
-	if (f->by_cell) {
+	if (f->by_cell) { /* every regex, and text without a space */
 		for (size_t k = 0; k < sizeof(filter_name_cells) /
 					       sizeof(filter_name_cells[0]);
 		     k++)
 			if (filter_cell(f, s, c, filter_name_cells[k]))
 				return true;
 		return false;
-	}
-	if (f->regex_on) { /* not reached: a regex matches cell by cell */
-		filter_row_text(row, sizeof(row), s, c);
-		return regexec(&f->regex, row, 0, NULL, 0) == 0;
 	}
 	return filter_row_contains(s, c, f->substr);
 }

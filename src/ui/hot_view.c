@@ -145,11 +145,15 @@ void hot_view_refresh(struct tui *t)
 	if (!hot_alloc(h))
 		return;
 	engine_calltrace_stats(t->engine, &h->stats);
-	h->nstacks = engine_hot_stacks(t->engine, 0, HOT_BY_WINDOW, h->stacks,
-				       HOT_MAX_STACKS);
-	h->nnodes =
-		engine_hot_tree(t->engine, 0, true, h->nodes, HOT_MAX_NODES);
-	hot_layout_tree(h);
+	/* Only what the mode shows: the tree folds every stack kept. */
+	if (h->tree) {
+		h->nnodes = engine_hot_tree(t->engine, 0, true, h->nodes,
+					    HOT_MAX_NODES);
+		hot_layout_tree(h);
+	} else {
+		h->nstacks = engine_hot_stacks(t->engine, 0, HOT_BY_WINDOW,
+					       h->stacks, HOT_MAX_STACKS);
+	}
 	hot_reselect(t);
 }
 
@@ -255,7 +259,7 @@ void hot_view_draw(struct tui *t)
 	} else if (h->stats.failed) {
 		tui_text(t, 5, 1, tui_attr(t, PAIR_WARN),
 			 "CallTrace stopped: %s", h->stats.warning);
-	} else if (!h->nstacks) {
+	} else if (h->tree ? !h->nnodes : !h->nstacks) {
 		tui_text(t, 5, 1, TUI_NORMAL,
 			 "No samples yet. Start the target with --sample HZ "
 			 "(e.g. --sample 997), or have it call "
@@ -360,6 +364,8 @@ int hot_view_action(struct tui *t, enum tui_action a, int page)
 	case ACT_TREE:
 		h->tree = !h->tree;
 		h->selected = h->top = 0;
+		h->selected_key = 0;
+		hot_view_refresh(t);
 		h->selected_key = hot_row_key(t, 0);
 		return REACT_REDRAW;
 	case ACT_ENTER:
