@@ -515,6 +515,10 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 		flags |= CTP_HX_ASYM_FENCE;
 		e->asym = true;
 	}
+	/* Attach mode: refuse a process we may not touch, or one without
+	 * buffers, before anything is created. */
+	if (!engine_ppt_create(e, err, errlen))
+		goto err_ppt;
 	if (cfg->shm_path)
 		ok = region_open(&e->region, cfg->shm_path, err, errlen);
 	else
@@ -551,6 +555,8 @@ err_region:
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
 	region_finish(&e->region);
+err_ppt:
+	engine_ppt_destroy(e);
 err_free:
 	symtab_finish(&e->symtab);
 	pthread_mutex_destroy(&e->ct.hot_lock);
@@ -574,6 +580,11 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 		e->target.pid = pid;
 		symtab_set_pid(&e->symtab, pid);
 		e->target.running = true;
+	} else if (e->cfg.attach_pid) {
+		e->target.pid = e->cfg.attach_pid;
+		e->target.attached = true;
+		symtab_set_pid(&e->symtab, e->target.pid);
+		e->target.running = true;
 	}
 	if (e->region.owner) {
 		rc = pthread_create(&e->waker_thread, NULL, engine_waker_main,
@@ -592,7 +603,9 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 		return false;
 	}
 	e->harvest_running = true;
-	return true;
+	/* After the harvest runs: the probe may start writing the moment its
+	 * buffer is attached. */
+	return engine_ppt_start(e, err, errlen);
 }
 
 static void engine_set_status(struct engine *e, int status)
@@ -614,8 +627,15 @@ bool engine_reap(struct engine *e)
 {
 	int status;
 
-	if (!e->target.pid || e->target.exited)
-		return e->target.exited;
+	if (!e->target.pid || e->target.exited || e->target.attached) {
+		bool exited;
+
+		/* Attach mode: the ppt thread sets it under the lock. */
+		pthread_mutex_lock(&e->lock);
+		exited = e->target.exited;
+		pthread_mutex_unlock(&e->lock);
+		return exited;
+	}
 	if (launch_reap(e->target.pid, &status))
 		engine_set_status(e, status);
 	return e->target.exited;
@@ -628,7 +648,8 @@ pid_t engine_target_pid(const struct engine *e)
 
 void engine_terminate_target(struct engine *e, unsigned grace_ms)
 {
-	if (engine_reap(e) || !e->target.pid)
+	/* Never signal a process we attached to: it is not ours. */
+	if (e->target.attached || engine_reap(e) || !e->target.pid)
 		return;
 	engine_set_status(e, launch_terminate(e->target.pid, grace_ms));
 }
@@ -661,6 +682,7 @@ void engine_stop(struct engine *e)
 		pthread_join(e->harvest_thread, NULL);
 	if (e->waker_running)
 		pthread_join(e->waker_thread, NULL);
+	engine_ppt_stop(e);
 	e->harvest_running = e->waker_running = false;
 	/* Drain what the target wrote last.  Only in regions we own: a
 	 * borrowed one may be truncated, and only the harvest thread is
@@ -678,6 +700,9 @@ bool engine_destroy(struct engine *e)
 	if (!e)
 		return true;
 	engine_stop(e);
+	/* Detach first: the probe stops writing to the region before it
+	 * goes. */
+	engine_ppt_destroy(e);
 	if (e->jsonl.f && !jsonl_close(&e->jsonl))
 		ok = false;
 	harvest_finish(&e->harvest);

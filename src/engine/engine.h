@@ -14,12 +14,20 @@
 #include "hotstacks.h"
 #include "lint.h"
 #include "parked.h"
+#include "pptagent.h"
 #include "rotor.h"
 #include "snapshot.h"
 
 struct engine_config {
-	char *const *argv;	   /* launch mode: the target command */
-	const char *shm_path;	   /* observer mode: an existing region */
+	char *const *argv;    /* launch mode: the target command */
+	const char *shm_path; /* observer mode: an existing region */
+	/* Attach mode (corotop -p): a running process, through its ppt
+	 * buffers (engine_ppt.c). */
+	pid_t attach_pid;
+	bool force_attach;	   /* take over buffers another agent holds */
+	const char *counters;	   /* -c: perf counters per frame, or NULL */
+	uint64_t ppt_frames;	   /* data block size in frames (0: default) */
+	const char *ppt_buffer;	   /* attach only this buffer (NULL: all) */
 	uint32_t stations;	   /* launch mode: stations to create */
 	const char *jsonl_path;	   /* append every event here, or NULL */
 	uint64_t linger_ns;	   /* dead coroutines stay visible this long */
@@ -152,6 +160,54 @@ enum engine_export_format {
 bool engine_export(struct engine *e, enum engine_export_format fmt,
 		   const char *path, uint64_t model_id, char *err,
 		   size_t errlen);
+
+/* ---- ppt (engine_ppt.c): attach mode's buffers ----
+ * Copies under the engine's ppt lock; any thread. */
+
+struct engine_ppt_info {
+	bool enabled;	    /* attach mode */
+	pid_t pid;	    /* the process attached to */
+	pid_t agent_pid;    /* ours, as written to each _stat */
+	bool target_gone;   /* it exited; buffers are frozen */
+	size_t nbuffers;    /* buffers attached (or tried) */
+	bool traced;	    /* the probe's buffer took the rendezvous */
+	uint32_t ncounters; /* -c counters the kernel accepted */
+	char counters[PPT_MAX_COUNTERS][32];
+	char warning[512]; /* refused counters, buffers that failed */
+};
+
+struct engine_ppt_buffer {
+	char name[64];
+	char object[256];
+	enum pptagent_state state;
+	bool dynamic, rendezvous, counters_setup;
+	uint32_t frame_size, ntypes;
+	uint64_t nframes;
+	uint64_t delivered, lost, torn, resizes;
+	double fps;		    /* frames per second over the last tick */
+	uint64_t attach_latency_ns; /* _hmem written -> first frame, or 0 */
+	uint64_t next_pos;	    /* positions 0 .. next_pos - 1 delivered */
+	char warning[256];
+};
+
+void engine_ppt_info(struct engine *e, struct engine_ppt_info *out);
+/* The buffers, in pptfind's order.  Returns how many (at most max). */
+size_t engine_ppt_buffers(struct engine *e, struct engine_ppt_buffer *out,
+			  size_t max);
+/* Buffer i's description; immutable for the engine's life (NULL: none). */
+const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i);
+/*
+ * Buffer i's frames at delivery positions from `from` on, oldest first, at
+ * most max: their bytes (frame_size each) into bytes, their meta into meta.
+ * *next is the position after the last one copied (pass it as `from` next
+ * time); *skipped counts positions from `from` that are no longer kept.
+ */
+size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
+			 struct pptagent_frame *meta, size_t max,
+			 uint64_t *next, uint64_t *skipped);
+/* Resize buffer i's data block (dynamic layout only). */
+bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
+		       size_t errlen);
 
 /* Collect the target's exit status if it exited (call on SIGCHLD). */
 bool engine_reap(struct engine *e);

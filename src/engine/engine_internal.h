@@ -17,6 +17,9 @@
 #include "harvest.h"
 #include "jsonl.h"
 #include "model.h"
+#include "perfctr.h"
+#include "pptfind.h"
+#include "procmem.h"
 #include "region.h"
 #include "symtab.h"
 
@@ -52,16 +55,42 @@ struct engine_ct {
 	size_t cap_owner;
 };
 
+/*
+ * Attach mode's ppt side (engine_ppt.c).  The agents are polled by the ppt
+ * thread under `lock`; readers copy under it too.
+ */
+struct engine_ppt {
+	bool enabled;
+	pid_t pid;
+	int pidfd; /* -1: liveness by polling /proc */
+	struct procmem pm;
+	struct pptfind_result found;
+	struct pptagent *agents; /* found.n of them; state DETACHED = failed */
+	char (*errors)[256];	 /* per agent: why it is not attached */
+	size_t n;
+	struct perfctr_set ctr;
+	struct corotop_rendezvous rdv;
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool running;
+	bool gone;
+	uint64_t tick_at;
+	uint64_t *tick_delivered; /* per agent, at tick_at */
+	double *fps;
+	char warning[512];
+};
+
 struct engine {
 	struct engine_config cfg;
 	struct region region;
 	struct harvest harvest;
 	struct model model;
 	struct jsonl jsonl;
-	struct symtab symtab; /* the target's symbols (own lock) */
-	struct engine_ct ct;  /* CallTrace rotation and hot stacks */
-	pthread_mutex_t lock; /* guards model, harvest counters, target,
-			       cfg.lints */
+	struct symtab symtab;  /* the target's symbols (own lock) */
+	struct engine_ct ct;   /* CallTrace rotation and hot stacks */
+	struct engine_ppt ppt; /* attach mode */
+	pthread_mutex_t lock;  /* guards model, harvest counters, target,
+				cfg.lints */
 	pthread_t harvest_thread;
 	pthread_t waker_thread;
 	bool harvest_running;
@@ -96,6 +125,14 @@ void engine_ct_unlink(const struct engine *e);
 void engine_ct_poll(struct engine *e, uint64_t now);
 /* One last rotation after the threads stopped. */
 void engine_ct_final(struct engine *e);
+
+/* engine_ppt.c: attach mode.  create: find the buffers (before the region
+ * exists: a process without any is refused early); start: attach them and
+ * start the ppt thread; stop: join it; destroy: detach and free. */
+bool engine_ppt_create(struct engine *e, char *err, size_t errlen);
+bool engine_ppt_start(struct engine *e, char *err, size_t errlen);
+void engine_ppt_stop(struct engine *e);
+void engine_ppt_destroy(struct engine *e);
 
 static inline uint64_t engine_now(clockid_t clk)
 {

@@ -16,6 +16,9 @@
 
 struct snapshot_target {
 	pid_t pid; /* 0 in observer mode */
+	/* Attach mode: not our child, never signalled nor reaped; its exit
+	 * is seen through a pidfd and its status is unknown (0). */
+	bool attached;
 	bool running;
 	bool exited;	 /* waited for; exit_code/term_signal are valid */
 	int exit_code;	 /* exit status, or -1 when killed by a signal */

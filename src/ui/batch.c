@@ -113,7 +113,8 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 
 static void batch_json_target(FILE *f, const struct snapshot *s)
 {
-	fprintf(f, "\"target\":{\"pid\":%d,\"running\":%s,", (int)s->target.pid,
+	fprintf(f, "\"target\":{\"pid\":%d,\"attached\":%s,\"running\":%s,",
+		(int)s->target.pid, s->target.attached ? "true" : "false",
 		s->target.running ? "true" : "false");
 	if (s->target.exited && !s->target.term_signal)
 		fprintf(f, "\"exit_status\":%d,\"term_signal\":null}",
@@ -127,7 +128,7 @@ static void batch_json_target(FILE *f, const struct snapshot *s)
 
 /* Free text: our error constants, and symbol names from the target's
  * files (the symbolizer keeps them printable ASCII); escaped anyway. */
-static void batch_json_string(FILE *f, const char *str)
+void batch_json_string(FILE *f, const char *str)
 {
 	fputc('"', f);
 	for (const char *p = str; *p; p++) {
@@ -275,7 +276,8 @@ static void batch_json_parked(FILE *f, const struct batch_hot *hot,
 }
 
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
-		      size_t n, const struct batch_hot *hot)
+		      size_t n, const struct batch_hot *hot,
+		      const struct batch_ppt *ppt)
 {
 	char where[256];
 
@@ -335,5 +337,6 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	fputc(']', f);
 	batch_json_calltrace(f, hot);
 	batch_json_hot(f, hot);
+	batch_json_ppt(f, ppt);
 	fputs("}\n", f);
 }

@@ -27,16 +27,44 @@ struct batch_hot {
 	void *ctx;
 };
 
+/* One ppt buffer (attach mode) as a snapshot prints it: its state, and the
+ * frames delivered since the previous snapshot -- the newest of them when
+ * there were more than the caller copied (omitted says how many). */
+struct batch_ppt_buffer {
+	struct engine_ppt_buffer b;
+	const struct ppt_desc *desc; /* NULL: not described */
+	const unsigned char *bytes;  /* n frames of desc->frame_size bytes */
+	const struct pptagent_frame *meta;
+	size_t n;
+	uint64_t omitted;
+};
+
+struct batch_ppt {
+	struct engine_ppt_info info;
+	const struct batch_ppt_buffer *buf;
+	size_t n;
+};
+
 /* The rows idx[0..n) (indexes into s->coro, e.g. filtered and sorted), or
  * every record in snapshot order when idx is NULL. */
 void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, unsigned max_rows);
-/* hot may be NULL: "calltrace" is then null and "hot_stacks" empty. */
+/* hot may be NULL: "calltrace" is then null and "hot_stacks" empty; ppt
+ * NULL (or not enabled): "ppt" is null. */
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
-		      size_t n, const struct batch_hot *hot);
+		      size_t n, const struct batch_hot *hot,
+		      const struct batch_ppt *ppt);
 /* The "Hot stacks" section of the text output: at most max_rows stacks,
  * one line each (functions, innermost first). */
 void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 			  unsigned max_rows);
+
+/* batch_ppt.c: the "ppt" member of a JSON snapshot (after a comma), and
+ * the text section (max_rows frames per buffer, newest first). */
+void batch_json_ppt(FILE *f, const struct batch_ppt *ppt);
+void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
+			  unsigned max_rows);
+/* JSON string with escapes (batch.c). */
+void batch_json_string(FILE *f, const char *str);
 
 #endif

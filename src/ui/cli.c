@@ -26,6 +26,8 @@ const char cli_usage[] =
 	"the engine\n"
 	"       corotop [options] --shm PATH [--sock PATH]  observe an "
 	"existing cTP region\n"
+	"       corotop [options] -p PID               attach to a running "
+	"process (ppt)\n"
 	"\n"
 	"  -b, --batch              no curses: print a snapshot every delay\n"
 	"  -n, --iterations N       with --batch: exit after N snapshots\n"
@@ -60,6 +62,18 @@ const char cli_usage[] =
 	"parks\n"
 	"                           (its stack at every suspend; default "
 	"off)\n"
+	"  -p, --pid PID            attach to running process PID through "
+	"its ppt buffers\n"
+	"      --list-buffers       with -p: list its ppt buffers and exit\n"
+	"      --force-attach       take over buffers another agent holds "
+	"(its pid is shown)\n"
+	"  -c, --counters LIST      perf counters per ppt frame, up to 3 "
+	"(cycles,instructions)\n"
+	"      --buffer NAME        attach only this ppt buffer\n"
+	"      --ppt-block N        frames in each ppt data block (default "
+	"16384)\n"
+	"      --ppt-frames N       ppt frames per buffer in batch output "
+	"(default 100)\n"
 	"      --shm PATH           observe this region read-only\n"
 	"      --sock PATH          its wake socket (accepted; observers "
 	"poll)\n"
@@ -79,6 +93,11 @@ enum {
 	OPT_HOT_HALF_LIFE,
 	OPT_SAMPLE,
 	OPT_PARKED,
+	OPT_LIST_BUFFERS,
+	OPT_FORCE_ATTACH,
+	OPT_BUFFER,
+	OPT_PPT_BLOCK,
+	OPT_PPT_FRAMES,
 };
 
 static const struct option cli_options[] = {
@@ -102,6 +121,13 @@ static const struct option cli_options[] = {
 	{"hot-half-life", required_argument, NULL, OPT_HOT_HALF_LIFE},
 	{"sample", required_argument, NULL, OPT_SAMPLE},
 	{"parked-stacks", no_argument, NULL, OPT_PARKED},
+	{"pid", required_argument, NULL, 'p'},
+	{"list-buffers", no_argument, NULL, OPT_LIST_BUFFERS},
+	{"force-attach", no_argument, NULL, OPT_FORCE_ATTACH},
+	{"counters", required_argument, NULL, 'c'},
+	{"buffer", required_argument, NULL, OPT_BUFFER},
+	{"ppt-block", required_argument, NULL, OPT_PPT_BLOCK},
+	{"ppt-frames", required_argument, NULL, OPT_PPT_FRAMES},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -166,10 +192,11 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	out->delay_tenths = 10;
 	out->stations = 4096;
 	out->hot_stacks = 50;
+	out->ppt_frames = 100;
 	opterr = 0;
 	optind = 0; /* GNU: full re-initialisation, so tests can call again */
-	while ((c = getopt_long(argc, argv, "+:bn:d:f:s:hVCMF:", cli_options,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:bn:d:f:s:hVCMF:p:c:",
+				cli_options, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			out->batch = true;
@@ -289,6 +316,42 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		case OPT_PARKED:
 			out->parked_stacks = true;
 			break;
+		case 'p':
+			if (!cli_number(optarg, 1, INT_MAX, &v))
+				return cli_fail(err, errlen,
+						"--pid expects a process id, "
+						"got '%s'",
+						optarg);
+			out->pid = (int)v;
+			break;
+		case OPT_LIST_BUFFERS:
+			out->list_buffers = true;
+			break;
+		case OPT_FORCE_ATTACH:
+			out->force_attach = true;
+			break;
+		case 'c':
+			out->counters = optarg;
+			break;
+		case OPT_BUFFER:
+			out->buffer = optarg;
+			break;
+		case OPT_PPT_BLOCK:
+			if (!cli_number(optarg, 1, 1u << 22, &v))
+				return cli_fail(err, errlen,
+						"--ppt-block expects frames "
+						"from 1 to 4194304, got '%s'",
+						optarg);
+			out->ppt_block = (uint32_t)v;
+			break;
+		case OPT_PPT_FRAMES:
+			if (!cli_number(optarg, 0, 100000, &v))
+				return cli_fail(err, errlen,
+						"--ppt-frames expects a count "
+						"from 0 to 100000, got '%s'",
+						optarg);
+			out->ppt_frames = (unsigned)v;
+			break;
 		case 'h':
 			return CLI_HELP;
 		case 'V':
@@ -320,14 +383,19 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	}
 	if (optind < argc)
 		out->command = &argv[optind];
-	if (out->command && out->shm)
-		return cli_fail(err, errlen,
-				"give either a command or --shm %s, not both",
-				out->shm);
-	if (!out->command && !out->shm)
+	if ((out->command != NULL) + (out->shm != NULL) + (out->pid != 0) > 1)
+		return cli_fail(err, errlen, "%s",
+				"give one of a command, --shm PATH or -p PID, "
+				"not several");
+	if (!out->command && !out->shm && !out->pid)
 		return cli_fail(err, errlen, "%s",
 				"nothing to watch: give a command after --, "
-				"or --shm PATH; see 'corotop --help'");
+				"-p PID, or --shm PATH; see 'corotop --help'");
+	if (!out->pid && (out->list_buffers || out->force_attach ||
+			  out->counters || out->buffer || out->ppt_block))
+		return cli_fail(err, errlen, "%s",
+				"--list-buffers, --force-attach, -c, --buffer "
+				"and --ppt-block go with -p PID");
 	if (out->sock && !out->shm)
 		return cli_fail(err, errlen, "%s",
 				"--sock only goes with --shm");

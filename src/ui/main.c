@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../engine/engine.h"
+#include "../engine/pptlist.h"
 #include "batch.h"
 #include "cli.h"
 #include "column.h"
@@ -55,10 +56,18 @@ struct main_loop {
 	uint32_t *idx;
 	size_t cap_idx;
 	struct hot_stack *hot; /* --hot-stacks rows for batch output */
+	/* Attach mode: per ppt buffer, what the next snapshot prints from. */
+	struct batch_ppt_buffer *ppt;
+	uint64_t *ppt_from;
+	unsigned char **ppt_bytes;
+	struct pptagent_frame **ppt_meta;
+	size_t nppt;
 };
 
 /* Batch text shows a short section, whatever --hot-stacks says. */
 #define MAIN_HOT_TEXT_ROWS 10
+/* ... and the newest ppt frames of each buffer. */
+#define MAIN_PPT_TEXT_ROWS 10
 
 static uint64_t main_now(void)
 {
@@ -99,8 +108,64 @@ static size_t main_parked(void *ctx, uint64_t model_id, uint64_t *frames,
 	return engine_parked_stack(ctx, model_id, frames, max, trace_id);
 }
 
+/* The ppt side of a batch snapshot: each buffer's state and the frames
+ * delivered since the last snapshot (the newest --ppt-frames of them). */
+static void main_ppt(struct main_loop *m, struct batch_ppt *out)
+{
+	struct engine_ppt_buffer b[64];
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	engine_ppt_info(m->engine, &out->info);
+	if (!out->info.enabled)
+		return;
+	n = engine_ppt_buffers(m->engine, b, 64);
+	if (n > m->nppt) {
+		/* First snapshot: sized once, buffers never come later. */
+		m->ppt = calloc(n, sizeof(*m->ppt));
+		m->ppt_from = calloc(n, sizeof(*m->ppt_from));
+		m->ppt_bytes = calloc(n, sizeof(*m->ppt_bytes));
+		m->ppt_meta = calloc(n, sizeof(*m->ppt_meta));
+		if (!m->ppt || !m->ppt_from || !m->ppt_bytes || !m->ppt_meta)
+			return;
+		m->nppt = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct batch_ppt_buffer *p = &m->ppt[i];
+		const struct ppt_desc *d = engine_ppt_desc(m->engine, i);
+		uint64_t from = m->ppt_from[i], skipped = 0;
+		size_t max = m->cli.ppt_frames;
+
+		p->b = b[i];
+		p->desc = d;
+		p->n = 0;
+		p->omitted = 0;
+		if (!d || !max)
+			continue;
+		if (!m->ppt_bytes[i]) {
+			m->ppt_bytes[i] = malloc(max * d->frame_size);
+			m->ppt_meta[i] = malloc(max * sizeof(*m->ppt_meta[i]));
+			if (!m->ppt_bytes[i] || !m->ppt_meta[i])
+				continue;
+		}
+		if (b[i].next_pos - from > max) {
+			p->omitted = b[i].next_pos - max - from;
+			from = b[i].next_pos - max;
+		}
+		p->n = engine_ppt_frames(m->engine, i, from, m->ppt_bytes[i],
+					 m->ppt_meta[i], max, &m->ppt_from[i],
+					 &skipped);
+		p->omitted += skipped;
+		p->bytes = m->ppt_bytes[i];
+		p->meta = m->ppt_meta[i];
+	}
+	out->buf = m->ppt;
+	out->n = n;
+}
+
 static void main_print(struct main_loop *m)
 {
+	struct batch_ppt ppt;
 	struct engine_calltrace_stats ct;
 	struct batch_hot hot = {.ct = &ct,
 				.s = m->hot,
@@ -116,11 +181,13 @@ static void main_print(struct main_loop *m)
 		hot.n = engine_hot_stacks(m->engine, 0, HOT_BY_TOTAL, m->hot,
 					  m->cli.hot_stacks);
 	idx = main_order(m, &n);
+	main_ppt(m, &ppt);
 	if (m->cli.format == CLI_JSON) {
-		batch_print_json(stdout, &m->snap, idx, n, &hot);
+		batch_print_json(stdout, &m->snap, idx, n, &hot, &ppt);
 	} else {
 		batch_print_text(stdout, &m->snap, idx, n, 0);
 		batch_print_hot_text(stdout, &hot, MAIN_HOT_TEXT_ROWS);
+		batch_print_ppt_text(stdout, &ppt, MAIN_PPT_TEXT_ROWS);
 	}
 	fflush(stdout);
 	m->printed++;
@@ -210,6 +277,80 @@ static int main_profiles(struct main_loop *m, int status)
 			    status);
 }
 
+/* corotop -p PID --list-buffers: read-only, text or JSON. */
+static int main_list_buffers(const struct cli *cli)
+{
+	struct pptlist l;
+	char err[512];
+
+	if (!pptlist_collect(cli->pid, &l, err, sizeof(err))) {
+		fprintf(stderr, "corotop: %s\n", err);
+		return 1;
+	}
+	if (cli->format == CLI_JSON) {
+		printf("{\"pid\":%d,\"buffers\":[", cli->pid);
+		for (size_t i = 0; i < l.n; i++) {
+			const struct pptlist_entry *e = &l.e[i];
+
+			printf("%s{\"name\":", i ? "," : "");
+			batch_json_string(stdout, e->sym.name);
+			printf(",\"spelling\":\"%s\",\"object\":",
+			       e->sym.spelling == PPTFIND_SPEC ? "spec"
+							       : "generator");
+			batch_json_string(stdout, e->sym.object);
+			printf(",\"hmem_addr\":\"0x%llx\",\"stat_addr\":"
+			       "\"0x%llx\",\"json_addr\":\"0x%llx\","
+			       "\"agent_pid\":%d,\"agent_alive\":%s,"
+			       "\"hmem\":%d,\"abi\":",
+			       (unsigned long long)e->sym.hmem_addr,
+			       (unsigned long long)e->sym.stat_addr,
+			       (unsigned long long)e->sym.json_addr,
+			       (int)e->agent_pid,
+			       e->agent_alive ? "true" : "false", (int)e->hmem);
+			batch_json_string(stdout, e->abi);
+			printf(",\"frame_size\":%u,\"types\":", e->frame_size);
+			batch_json_string(stdout, e->types);
+			printf(",\"error\":");
+			batch_json_string(stdout, e->error);
+			printf("}");
+		}
+		printf("],\"warning\":");
+		batch_json_string(stdout, l.warning);
+		printf("}\n");
+	} else {
+		printf("process %d: %zu ppt buffer%s\n", cli->pid, l.n,
+		       l.n == 1 ? "" : "s");
+		for (size_t i = 0; i < l.n; i++) {
+			const struct pptlist_entry *e = &l.e[i];
+
+			printf("%-16s %s  %s\n", e->sym.name,
+			       e->sym.spelling == PPTFIND_SPEC ? "__ppt_NAME_*"
+							       : "_ppt_*_NAME",
+			       e->sym.object);
+			if (e->agent_pid)
+				printf("  in use by agent pid %d (%s)\n",
+				       (int)e->agent_pid,
+				       e->agent_alive ? "running"
+						      : "not running");
+			else
+				printf("  free\n");
+			if (e->described)
+				printf("  ABI %s, %u-byte frames, %s layout%s: "
+				       "%s\n",
+				       e->abi, e->frame_size,
+				       e->resize ? "dynamic" : "static",
+				       e->rendezvous ? ", corotop probe" : "",
+				       e->types);
+			else
+				printf("  not usable: %s\n", e->error);
+		}
+		if (l.warning[0])
+			printf("skipped: %s\n", l.warning);
+	}
+	pptlist_finish(&l);
+	return 0;
+}
+
 static void main_config_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -257,6 +398,8 @@ int main(int argc, char **argv)
 	case CLI_OK:
 		break;
 	}
+	if (m.cli.list_buffers)
+		return main_list_buffers(&m.cli);
 	config_defaults(&conf);
 	have_conf = config_path(conf_path, sizeof(conf_path));
 	if (have_conf)
@@ -300,6 +443,11 @@ int main(int argc, char **argv)
 	cfg.jsonl_path = m.cli.jsonl;
 	cfg.sample_hz = m.cli.sample_hz;
 	cfg.parked_stacks = m.cli.parked_stacks;
+	cfg.attach_pid = m.cli.pid;
+	cfg.force_attach = m.cli.force_attach;
+	cfg.counters = m.cli.counters;
+	cfg.ppt_frames = m.cli.ppt_block;
+	cfg.ppt_buffer = m.cli.buffer;
 	if (m.cli.hot_window_s)
 		cfg.hot.window_s = m.cli.hot_window_s;
 	if (m.cli.hot_half_life_set)
@@ -347,6 +495,14 @@ int main(int argc, char **argv)
 	filter_finish(&m.filter);
 	status = main_profiles(&m, status);
 	free(m.hot);
+	for (size_t i = 0; i < m.nppt; i++) {
+		free(m.ppt_bytes[i]);
+		free(m.ppt_meta[i]);
+	}
+	free(m.ppt);
+	free(m.ppt_from);
+	free(m.ppt_bytes);
+	free(m.ppt_meta);
 	engine_terminate_target(m.engine, 2000);
 	if (!engine_destroy(m.engine)) {
 		fprintf(stderr, "corotop: writing %s failed: %s\n",

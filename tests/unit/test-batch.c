@@ -92,7 +92,7 @@ static char *print_json(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	batch_print_json(f, &snap, NULL, 0, NULL);
+	batch_print_json(f, &snap, NULL, 0, NULL, NULL);
 	fclose(f);
 	return buf;
 }
@@ -568,7 +568,7 @@ static void test_hot_json_and_text(void **state)
 	(void)state;
 	hot_fixture(&ct, hs);
 	f = open_memstream(&buf, &len);
-	batch_print_json(f, &snap, NULL, 0, &hot);
+	batch_print_json(f, &snap, NULL, 0, &hot, NULL);
 	fclose(f);
 	json_must_parse(buf, &v);
 	assert_int_equal(json_u64(&v, "calltrace.rotations"), 4);
@@ -619,7 +619,7 @@ static void test_hot_json_and_text(void **state)
 	buf = NULL;
 	f = open_memstream(&buf, &len);
 	batch_print_hot_text(f, &hot, 0);
-	batch_print_json(f, &snap, NULL, 0, &hot);
+	batch_print_json(f, &snap, NULL, 0, &hot, NULL);
 	fclose(f);
 	assert_non_null(strstr(buf, "dropped - calltrace: truncated\n"));
 	assert_non_null(strstr(buf, "\"error\":\"calltrace: truncated\""));

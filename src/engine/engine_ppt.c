@@ -1,0 +1,423 @@
+/*
+ * engine_ppt: attach mode (corotop -p PID).  The engine finds the ppt
+ * buffers the process publishes, attaches an agent to each, polls them on
+ * a thread of its own, and watches the process through a pidfd.
+ *
+ * The probe's own buffer ("corotop", whose JSON asks for the rendezvous)
+ * gets the engine's cTP region in its control segment: the probe maps it
+ * at its next transition and the coroutines appear in the table, exactly
+ * as if the target had been launched by corotop.  Other buffers are shown
+ * in the ppt view.
+ *
+ * Lifecycle.  create: own-uid check, symbols, counters (refused ones are a
+ * warning); start: attach every buffer (one that fails is a warning, all
+ * failing is an error), then the ppt thread; stop: join it; destroy:
+ * detach every buffer that is still ours -- _hmem and _stat back to 0 --
+ * unless the process is gone.
+ *
+ * Pacing.  A poll that found frames is followed by the next after 1 ms,
+ * an empty one after 2, 4, .. up to 10 ms: at most 10 ms from a frame's
+ * save to corotop, and 1 M frames/s fit the default 16 Ki-frame block.
+ * The sleep is a poll() on the pidfd and the engine's stop pipe, so the
+ * target's exit is seen at once: the thread then raises SIGCHLD in our own
+ * process, which both output loops already wait for.
+ */
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine_internal.h"
+
+#define PPT_POLL_MIN_MS 1
+#define PPT_POLL_MAX_MS 10
+#define PPT_TICK_NS 1000000000ull
+
+static void engine_ppt_warn(struct engine_ppt *p, const char *msg)
+{
+	size_t len = strlen(p->warning);
+
+	if (len + 3 < sizeof(p->warning))
+		snprintf(p->warning + len, sizeof(p->warning) - len, "%s%s",
+			 len ? "; " : "", msg);
+}
+
+bool engine_ppt_create(struct engine *e, char *err, size_t errlen)
+{
+	struct engine_ppt *p = &e->ppt;
+	char why[512];
+
+	p->pidfd = -1;
+	if (!e->cfg.attach_pid)
+		return true;
+	p->enabled = true;
+	p->pid = e->cfg.attach_pid;
+	pthread_mutex_init(&p->lock, NULL);
+	if (!procmem_open(&p->pm, p->pid, err, errlen))
+		return false;
+	if (!pptfind_scan(p->pid, &p->found, why, sizeof(why))) {
+		snprintf(err, errlen, "process %d: %s", (int)p->pid, why);
+		return false;
+	}
+	if (e->cfg.ppt_buffer) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < p->found.n; i++)
+			if (!strcmp(p->found.buf[i].name, e->cfg.ppt_buffer))
+				p->found.buf[k++] = p->found.buf[i];
+		if (!k) {
+			snprintf(err, errlen,
+				 "process %d has no ppt buffer named '%s' "
+				 "(corotop -p %d --list-buffers lists them)",
+				 (int)p->pid, e->cfg.ppt_buffer, (int)p->pid);
+			return false;
+		}
+		p->found.n = k;
+	}
+	if (!p->found.n) {
+		snprintf(err, errlen,
+			 "process %d publishes no ppt buffer: none of its "
+			 "ELF files defines _ppt_hmem_NAME, _ppt_stat_NAME "
+			 "and _ppt_json_NAME (link libcorotop-probe, or "
+			 "generate a buffer with ppt)%s%s",
+			 (int)p->pid, p->found.warning[0] ? "; " : "",
+			 p->found.warning);
+		return false;
+	}
+	if (e->cfg.counters) {
+		if (!perfctr_parse(e->cfg.counters, &p->ctr, why,
+				   sizeof(why))) {
+			snprintf(err, errlen, "-c: %s", why);
+			return false;
+		}
+		perfctr_probe(&p->ctr, p->pid);
+		if (p->ctr.refused[0])
+			engine_ppt_warn(p, p->ctr.refused);
+	}
+	p->n = p->found.n;
+	p->agents = calloc(p->n, sizeof(*p->agents));
+	p->errors = calloc(p->n, sizeof(*p->errors));
+	p->tick_delivered = calloc(p->n, sizeof(*p->tick_delivered));
+	p->fps = calloc(p->n, sizeof(*p->fps));
+	if (!p->agents || !p->errors || !p->tick_delivered || !p->fps) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	if (p->found.warning[0])
+		engine_ppt_warn(p, p->found.warning);
+	return true;
+}
+
+/* What the probe's buffer hands the probe: our region, as the CTP_*
+ * environment would have named it in launch mode. */
+static void engine_ppt_rendezvous(struct engine *e)
+{
+	struct corotop_rendezvous *r = &e->ppt.rdv;
+
+	memset(r, 0, sizeof(*r));
+	r->magic = COROTOP_RDV_MAGIC;
+	r->version = COROTOP_RDV_VERSION;
+	r->size = sizeof(*r);
+	r->max_stations = e->region.stations;
+	r->sample_hz = e->cfg.sample_hz;
+	r->flags = e->cfg.parked_stacks ? COROTOP_RDV_PARKED_STACKS : 0;
+	r->engine_pid = (uint32_t)getpid();
+	snprintf(r->shm_path, sizeof(r->shm_path), "%s", e->region.shm_path);
+	snprintf(r->sock_path, sizeof(r->sock_path), "%s", e->region.sock_path);
+}
+
+static bool engine_ppt_alive(struct engine_ppt *p)
+{
+	struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
+
+	if (p->pidfd >= 0)
+		return poll(&pf, 1, 0) == 0;
+	return procmem_alive(p->pid);
+}
+
+/* The process exited: freeze the buffers, tell the output loop. */
+static void engine_ppt_gone(struct engine *e)
+{
+	struct engine_ppt *p = &e->ppt;
+
+	pthread_mutex_lock(&p->lock);
+	p->gone = true;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->agents[i].state == PPTAGENT_WAITING ||
+		    p->agents[i].state == PPTAGENT_ATTACHED)
+			pptagent_forget(&p->agents[i]);
+	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_lock(&e->lock);
+	e->target.running = false;
+	e->target.exited = true;
+	e->target.exit_code = 0;
+	pthread_mutex_unlock(&e->lock);
+	kill(getpid(), SIGCHLD);
+}
+
+static void engine_ppt_tick(struct engine_ppt *p, uint64_t now)
+{
+	double secs = (double)(now - p->tick_at) / 1e9;
+
+	for (size_t i = 0; i < p->n; i++) {
+		uint64_t d = p->agents[i].st.delivered;
+
+		p->fps[i] = secs > 0 ? (double)(d - p->tick_delivered[i]) / secs
+				     : 0;
+		p->tick_delivered[i] = d;
+	}
+	p->tick_at = now;
+}
+
+static void *engine_ppt_main(void *arg)
+{
+	struct engine *e = arg;
+	struct engine_ppt *p = &e->ppt;
+	int wait_ms = PPT_POLL_MIN_MS;
+
+	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
+		struct pollfd pf[2] = {
+			{.fd = e->stop_pipe[0], .events = POLLIN},
+			{.fd = p->pidfd, .events = POLLIN},
+		};
+		uint64_t now = engine_now(CLOCK_MONOTONIC);
+		size_t got = 0;
+
+		pthread_mutex_lock(&p->lock);
+		for (size_t i = 0; i < p->n; i++)
+			got += pptagent_poll(&p->agents[i], now);
+		if (now - p->tick_at >= PPT_TICK_NS)
+			engine_ppt_tick(p, now);
+		pthread_mutex_unlock(&p->lock);
+		if (got)
+			wait_ms = PPT_POLL_MIN_MS;
+		else if (wait_ms < PPT_POLL_MAX_MS)
+			wait_ms = wait_ms * 2 < PPT_POLL_MAX_MS
+					  ? wait_ms * 2
+					  : PPT_POLL_MAX_MS;
+		if (poll(pf, p->pidfd >= 0 ? 2 : 1, wait_ms) < 0 &&
+		    errno != EINTR)
+			break;
+		if (!engine_ppt_alive(p)) {
+			engine_ppt_gone(e);
+			break;
+		}
+	}
+	return NULL;
+}
+
+bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
+{
+	struct engine_ppt *p = &e->ppt;
+	struct pptagent_config cfg = {
+		.force = e->cfg.force_attach,
+		.nframes = e->cfg.ppt_frames,
+		.auto_grow = true,
+		.max_frames = PPTAGENT_MAX_FRAMES,
+	};
+	size_t ok = 0;
+	int rc;
+
+	if (!p->enabled)
+		return true;
+	engine_ppt_rendezvous(e);
+	cfg.rdv = &p->rdv;
+	cfg.ncounters = p->ctr.n;
+	memcpy(cfg.counters, p->ctr.attrs, sizeof(cfg.counters));
+	for (size_t i = 0; i < p->n; i++) {
+		if (pptagent_attach(&p->agents[i], &p->pm, &p->found.buf[i],
+				    &cfg, p->errors[i], sizeof(p->errors[0])))
+			ok++;
+		else
+			engine_ppt_warn(p, p->errors[i]);
+	}
+	if (!ok) {
+		/* The first failure is the one worth reading. */
+		snprintf(err, errlen, "%s", p->errors[0]);
+		return false;
+	}
+	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	p->tick_at = engine_now(CLOCK_MONOTONIC);
+	rc = pthread_create(&p->thread, NULL, engine_ppt_main, e);
+	if (rc) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(rc));
+		return false;
+	}
+	p->running = true;
+	return true;
+}
+
+void engine_ppt_stop(struct engine *e)
+{
+	struct engine_ppt *p = &e->ppt;
+
+	if (p->running)
+		pthread_join(p->thread, NULL);
+	p->running = false;
+}
+
+void engine_ppt_destroy(struct engine *e)
+{
+	struct engine_ppt *p = &e->ppt;
+
+	if (!p->enabled)
+		return;
+	engine_ppt_stop(e);
+	for (size_t i = 0; p->agents && i < p->n; i++) {
+		struct pptagent *a = &p->agents[i];
+
+		if (a->state == PPTAGENT_WAITING ||
+		    a->state == PPTAGENT_ATTACHED) {
+			if (engine_ppt_alive(p))
+				pptagent_detach(a);
+			else
+				pptagent_forget(a);
+		}
+		pptagent_finish(a);
+	}
+	free(p->agents);
+	free(p->errors);
+	free(p->tick_delivered);
+	free(p->fps);
+	pptfind_result_finish(&p->found);
+	procmem_finish(&p->pm);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	pthread_mutex_destroy(&p->lock);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- what callers read ---- */
+
+void engine_ppt_info(struct engine *e, struct engine_ppt_info *out)
+{
+	struct engine_ppt *p = &e->ppt;
+
+	memset(out, 0, sizeof(*out));
+	if (!p->enabled)
+		return;
+	pthread_mutex_lock(&p->lock);
+	out->enabled = true;
+	out->pid = p->pid;
+	out->agent_pid = getpid();
+	out->target_gone = p->gone;
+	out->nbuffers = p->n;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->agents[i].rendezvous &&
+		    p->agents[i].state == PPTAGENT_ATTACHED)
+			out->traced = true;
+	out->ncounters = p->ctr.n;
+	for (uint32_t i = 0; i < p->ctr.n; i++)
+		snprintf(out->counters[i], sizeof(out->counters[i]), "%s",
+			 p->ctr.names[i]);
+	snprintf(out->warning, sizeof(out->warning), "%s", p->warning);
+	pthread_mutex_unlock(&p->lock);
+}
+
+size_t engine_ppt_buffers(struct engine *e, struct engine_ppt_buffer *out,
+			  size_t max)
+{
+	struct engine_ppt *p = &e->ppt;
+	size_t n = 0;
+
+	if (!p->enabled)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	for (; n < p->n && n < max; n++) {
+		const struct pptagent *a = &p->agents[n];
+		struct engine_ppt_buffer *b = &out[n];
+
+		memset(b, 0, sizeof(*b));
+		snprintf(b->name, sizeof(b->name), "%s", p->found.buf[n].name);
+		snprintf(b->object, sizeof(b->object), "%s",
+			 p->found.buf[n].object);
+		b->state = a->state;
+		b->dynamic = a->dynamic;
+		b->rendezvous = a->rendezvous;
+		b->counters_setup = a->st.counters_setup;
+		b->frame_size = a->have_desc ? a->desc.frame_size : 0;
+		b->ntypes = a->have_desc ? a->desc.ntypes : 0;
+		b->nframes = a->nframes;
+		b->delivered = a->st.delivered;
+		b->lost = a->st.lost;
+		b->torn = a->st.torn;
+		b->resizes = a->st.resizes;
+		b->fps = p->fps[n];
+		if (a->st.first_frame_ns)
+			b->attach_latency_ns =
+				a->st.first_frame_ns - a->st.attach_ns;
+		b->next_pos = a->hist_pos;
+		snprintf(b->warning, sizeof(b->warning), "%s",
+			 a->state == PPTAGENT_DETACHED ? p->errors[n]
+						       : a->warning);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i)
+{
+	struct engine_ppt *p = &e->ppt;
+
+	/* The description is written once, by attach, before the ppt thread
+	 * starts, and freed only by engine_destroy. */
+	if (!p->enabled || i >= p->n || !p->agents[i].have_desc)
+		return NULL;
+	return &p->agents[i].desc;
+}
+
+size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
+			 struct pptagent_frame *meta, size_t max,
+			 uint64_t *next, uint64_t *skipped)
+{
+	struct engine_ppt *p = &e->ppt;
+	const struct pptagent *a;
+	uint64_t oldest, pos;
+	size_t n = 0, fs;
+
+	*next = from;
+	*skipped = 0;
+	if (!p->enabled || i >= p->n)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	a = &p->agents[i];
+	fs = a->have_desc ? a->desc.frame_size : 0;
+	oldest = pptagent_oldest(a);
+	pos = from;
+	if (pos < oldest) {
+		*skipped = oldest - pos;
+		pos = oldest;
+	}
+	for (; n < max && pos < a->hist_pos; pos++, n++) {
+		const void *f = pptagent_frame(a, pos, &meta[n]);
+
+		memcpy((unsigned char *)bytes + n * fs, f, fs);
+	}
+	*next = pos;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
+		       size_t errlen)
+{
+	struct engine_ppt *p = &e->ppt;
+	bool ok;
+
+	if (!p->enabled || i >= p->n) {
+		snprintf(err, errlen, "no ppt buffer %zu", i);
+		return false;
+	}
+	pthread_mutex_lock(&p->lock);
+	ok = pptagent_resize(&p->agents[i], nframes, err, errlen);
+	pthread_mutex_unlock(&p->lock);
+	return ok;
+}
