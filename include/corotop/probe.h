@@ -15,7 +15,12 @@
  * The probe finds the shared region through the environment, exactly as the
  * upstream cTP SDKs do (CTP_SHM_PATH, CTP_SOCK_PATH, CTP_MAX_STATIONS).  When
  * any of them is missing or the region fails validation, the probe stays
- * untraced and every call above costs one predictable branch.
+ * untraced and every call above costs one predictable branch -- until an
+ * agent attaches to the probe's own ppt buffer (corotop -p PID): the next
+ * transition then maps the region the agent names and tracing begins;
+ * coroutines opened before get a station at their next transition.  When
+ * the agent detaches, tracing stops again (the region is replaced by
+ * private zero pages, never unmapped under a recorder).
  *
  * Guarantees to the program that links it:
  *   - no call ever blocks, takes a lock or allocates -- except the one-time
@@ -89,6 +94,10 @@ struct corotop_probe_stats {
 
 /* Non-zero while the probe is attached to a valid region. */
 extern COROTOP_API int corotop_probe_live_;
+/* The SysV id an agent (corotop -p PID) published for the probe's own ppt
+ * buffer, "corotop", or 0: how a program started without corotop becomes
+ * traced at its next transition (corotop/ppt.h, "rendezvous"). */
+extern COROTOP_API int _ppt_hmem_corotop;
 
 /*
  * Attach to the region named by the environment.  Runs automatically when the
@@ -185,11 +194,12 @@ struct corotop_sampler_stats {
 };
 COROTOP_API void corotop_sampler_stats(struct corotop_sampler_stats *out);
 
-/* Record a transition: is_active 1 = now running, 0 = now suspended. */
+/* Record a transition: is_active 1 = now running, 0 = now suspended.
+ * Untraced, and no agent knocking: one predictable branch. */
 static inline void corotop_coro_record(struct corotop_coro *c, int is_active,
 				       uint64_t addr)
 {
-	if (COROTOP_UNLIKELY(!corotop_probe_live_))
+	if (COROTOP_UNLIKELY(!(corotop_probe_live_ | _ppt_hmem_corotop)))
 		return;
 	corotop_coro_record_(c, is_active, addr);
 }

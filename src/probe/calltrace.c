@@ -21,14 +21,23 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static struct ct_view probe_ct_view;
-static void *probe_ct_base;
-static size_t probe_ct_size;
+/* One attachment's view; retired ones stay allocated (a put in a signal
+ * handler may still hold one) and their mapping becomes zero pages. */
+struct probe_ct_attachment {
+	struct ct_view view;
+	void *base;
+	size_t size;
+	struct probe_ct_attachment *retired_next;
+};
+
+static struct probe_ct_attachment *probe_ct_cur;
+static struct probe_ct_attachment *probe_ct_retired;
 /* The view, once attached; NULL = detached. */
 static struct ct_view *_Atomic probe_ct;
 
@@ -54,6 +63,7 @@ void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr)
 	struct ctp_calltrace_desc d;
 	char path[4096];
 	const char *slash = strrchr(shm_path, '/');
+	struct probe_ct_attachment *a;
 	struct stat st;
 	void *base;
 	int fd;
@@ -82,31 +92,55 @@ void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr)
 		close(fd);
 		return;
 	}
-	base = mmap(NULL, d.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		    0);
+	a = calloc(1, sizeof(*a));
+	base = a ? mmap(NULL, d.region_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0)
+		 : MAP_FAILED;
 	close(fd);
-	if (base == MAP_FAILED)
-		return;
-	if (!ct_view_init(&probe_ct_view, base, d.region_size)) {
-		munmap(base, d.region_size);
+	if (base == MAP_FAILED) {
+		free(a);
 		return;
 	}
-	probe_ct_base = base;
-	probe_ct_size = d.region_size;
+	if (!ct_view_init(&a->view, base, d.region_size)) {
+		munmap(base, d.region_size);
+		free(a);
+		return;
+	}
+	a->base = base;
+	a->size = d.region_size;
+	probe_ct_cur = a;
 	/* release: a put that sees the pointer sees the view. */
-	atomic_store_explicit(&probe_ct, &probe_ct_view, memory_order_release);
+	atomic_store_explicit(&probe_ct, &a->view, memory_order_release);
 }
 
 void probe_calltrace_detach(void)
 {
-	if (!probe_ct_base)
+	struct probe_ct_attachment *a = probe_ct_cur;
+
+	if (!a)
 		return;
 	/* release: later puts see NULL (not safe against concurrent puts,
 	 * like corotop_probe_shutdown itself). */
 	atomic_store_explicit(&probe_ct, NULL, memory_order_release);
-	munmap(probe_ct_base, probe_ct_size);
-	probe_ct_base = NULL;
-	probe_ct_size = 0;
+	munmap(a->base, a->size);
+	free(a);
+	probe_ct_cur = NULL;
+}
+
+void probe_calltrace_retire(void)
+{
+	struct probe_ct_attachment *a = probe_ct_cur;
+
+	if (!a)
+		return;
+	/* release: pairs with the puts' acquire; a put that loaded the view
+	 * before this keeps writing into what becomes zero pages. */
+	atomic_store_explicit(&probe_ct, NULL, memory_order_release);
+	(void)mmap(a->base, a->size, PROT_READ | PROT_WRITE,
+		   MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	a->retired_next = probe_ct_retired;
+	probe_ct_retired = a;
+	probe_ct_cur = NULL;
 }
 
 bool probe_calltrace_attached(void)

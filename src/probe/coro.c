@@ -39,27 +39,26 @@ static inline uint64_t coro_now(void)
 
 /* (P): tell the engine which station group changed.  Load first so the
  * common case (bit already set) costs no atomic read-modify-write. */
-static inline void coro_mark(uint32_t idx)
+static inline void coro_mark(struct probe_region *r, uint32_t idx)
 {
 	_Atomic uint64_t *w;
 	uint32_t bit;
 	uint64_t m;
 
-	if (!probe_global.dirty)
+	if (!r->dirty)
 		return;
-	bit = idx >> probe_global.dirty_shift;
-	if (COROTOP_UNLIKELY(bit >= probe_global.dirty_bits))
+	bit = idx >> r->dirty_shift;
+	if (COROTOP_UNLIKELY(bit >= r->dirty_bits))
 		return;
-	w = &probe_global.dirty[bit / 64];
+	w = &r->dirty[bit / 64];
 	m = 1ull << (bit % 64);
 	/* relaxed: a hint; ordering comes from (M) and the engine's (Q). */
 	if (!(atomic_load_explicit(w, memory_order_relaxed) & m))
 		atomic_fetch_or_explicit(w, m, memory_order_relaxed);
 }
 
-static bool coro_acquire(struct corotop_coro *c)
+static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 {
-	struct probe *p = &probe_global;
 	struct ctp_header *hdr = p->hdr;
 	struct ctp_station *s;
 	bool recycled = false;
@@ -89,7 +88,7 @@ static bool coro_acquire(struct corotop_coro *c)
 	c->n = __atomic_load_n(&s->ext.next_n, __ATOMIC_RELAXED);
 	c->station = s;
 	c->index = idx;
-	c->attach = probe_attach;
+	c->attach = p->attach;
 	/* relaxed: all of these are published by the release in (G). */
 	__atomic_store_n(&s->probe_id, c->probe_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->birth_ts, c->birth_ts, __ATOMIC_RELAXED);
@@ -100,45 +99,47 @@ static bool coro_acquire(struct corotop_coro *c)
 	/* release (G) pairs with the engine's acquire (H): the header above is
 	 * complete once the generation moves. */
 	atomic_fetch_add_explicit(&s->ext.gen, 1, memory_order_release);
-	coro_mark(idx);
-	atomic_fetch_add_explicit(&p->opened, 1, memory_order_relaxed);
+	coro_mark(p, idx);
+	atomic_fetch_add_explicit(&probe_global.opened, 1,
+				  memory_order_relaxed);
 	if (recycled)
-		atomic_fetch_add_explicit(&p->recycled, 1,
+		atomic_fetch_add_explicit(&probe_global.recycled, 1,
 					  memory_order_relaxed);
 	return true;
 }
 
-static inline void coro_check_sleeping(void)
+static inline void coro_check_sleeping(struct probe_region *r)
 {
-	struct ctp_header *hdr = probe_global.hdr;
+	struct ctp_header *hdr = r->hdr;
 
 	/* (M) pairs with the engine's (N).  With the asymmetric fence the
 	 * engine's membarrier(GLOBAL_EXPEDITED) orders us; else a full
 	 * fence here. */
-	if (probe_global.asym)
+	if (r->asym)
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		atomic_thread_fence(memory_order_seq_cst);
 	/* relaxed: the fence above provides the ordering. */
 	if (COROTOP_UNLIKELY(atomic_load_explicit(&hdr->tracer_sleeping,
 						  memory_order_relaxed) == 1))
-		probe_wake();
+		probe_wake(r);
 }
 
-static void coro_untraced(void)
+static void coro_untraced(struct probe_region *r)
 {
 	atomic_fetch_add_explicit(&probe_global.untraced, 1,
 				  memory_order_relaxed);
 	/* Only in our own regions: elsewhere these bytes are reserved. */
-	if (probe_global.has_ext)
-		atomic_fetch_add_explicit(&probe_global.hdr->ext.untraced, 1,
+	if (r->has_ext)
+		atomic_fetch_add_explicit(&r->hdr->ext.untraced, 1,
 					  memory_order_relaxed);
 }
 
 /* The coroutine's station, or NULL when it has none in this attachment. */
-static inline struct ctp_station *coro_station(struct corotop_coro *c)
+static inline struct ctp_station *coro_station(struct corotop_coro *c,
+					      const struct probe_region *r)
 {
-	if (COROTOP_UNLIKELY(c->attach != probe_attach))
+	if (COROTOP_UNLIKELY(c->attach != r->attach))
 		c->station = NULL;
 	return c->station;
 }
@@ -172,6 +173,8 @@ COROTOP_API void corotop_coro_set_stack(struct corotop_coro *c, const void *lo,
 
 COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 {
+	struct probe_region *r;
+
 	c->station = NULL;
 	c->n = 0;
 	c->probe_id = probe_id ? probe_id : (uint64_t)(uintptr_t)c;
@@ -180,26 +183,37 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 	c->attach = 0;
 	c->stack_lo = 0;
 	c->stack_hi = 0;
-	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE))
+	r = probe_region();
+	if (!r)
 		return;
 	c->birth_ts = coro_now();
-	if (!coro_acquire(c))
-		coro_untraced();
+	if (!coro_acquire(c, r))
+		coro_untraced(r);
 }
 
 COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 				      uint64_t addr)
 {
 	struct probe_thread *t = &probe_self;
-	struct ctp_station *s = coro_station(c);
+	struct probe_region *r;
+	struct ctp_station *s;
 	struct ctp_epoch *e;
 	uint64_t n, trace = 0;
+	/* relaxed: a hint that an agent published or withdrew the probe's
+	 * ppt buffer; late.c reads it again under its own lock. */
+	int hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
 
+	if (COROTOP_UNLIKELY(hmem != probe_late_seen))
+		probe_late_poll(hmem);
+	r = probe_region();
+	if (COROTOP_UNLIKELY(!r))
+		return;
+	s = coro_station(c, r);
 	if (COROTOP_UNLIKELY(!s)) {
-		if (coro_acquire(c))
+		if (coro_acquire(c, r))
 			s = c->station;
 		else
-			coro_untraced();
+			coro_untraced(r);
 	}
 	/* relaxed: a stale value only delays the set-up by one transition;
 	 * probe_thread_sync acquires it. */
@@ -235,18 +249,18 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	__atomic_store_n(coro_trace_word(e), trace, __ATOMIC_RELAXED);
 	/* (C) release pairs with the engine's acquire load (D). */
 	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
-	coro_check_sleeping();
-	coro_mark(c->index);
+	coro_check_sleeping(r);
+	coro_mark(r, c->index);
 }
 
 COROTOP_API void corotop_coro_close(struct corotop_coro *c)
 {
+	struct probe_region *r = probe_region();
 	struct ctp_station *s;
 
 	/* Detached, or the station belongs to an earlier attachment whose
 	 * mapping is gone: nothing to tell anyone. */
-	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE) ||
-	    !coro_station(c)) {
+	if (!r || !coro_station(c, r)) {
 		c->station = NULL;
 		return;
 	}
@@ -266,6 +280,6 @@ COROTOP_API void corotop_coro_close(struct corotop_coro *c)
 	 * and next_n are visible before the engine recycles the station. */
 	atomic_store_explicit(&s->is_dead, 1, memory_order_release);
 	c->station = NULL;
-	coro_check_sleeping();
-	coro_mark(c->index);
+	coro_check_sleeping(r);
+	coro_mark(r, c->index);
 }

@@ -35,6 +35,8 @@
 
 COROTOP_API int corotop_probe_live_;
 struct probe probe_global;
+struct probe_region *_Atomic probe_cur;
+struct probe_region *probe_retired;
 uint32_t probe_attach;
 __thread uint64_t probe_tid_cache __attribute__((tls_model("initial-exec")));
 uint32_t probe_pid;
@@ -84,7 +86,8 @@ static int probe_connect(const char *path)
 	return fd;
 }
 
-static bool probe_map(const char *path, uint32_t max)
+/* Map and validate the region; fills r (not yet published). */
+static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 {
 	uint64_t size = ctp_region_size(max);
 	struct ctp_header *hdr;
@@ -117,28 +120,52 @@ static bool probe_map(const char *path, uint32_t max)
 		probe_fail("%s is not a cTP v1 region of that size", path);
 		return false;
 	}
-	probe_global.hdr = hdr;
-	probe_global.stations =
-		(struct ctp_station *)((char *)hdr + CTP_HEADER_SIZE);
-	probe_global.max = max;
-	probe_global.map_size = size;
+	r->hdr = hdr;
+	r->stations = (struct ctp_station *)((char *)hdr + CTP_HEADER_SIZE);
+	r->max = max;
+	r->map_size = size;
 	if (hdr->ext.magic == CTP_HX_MAGIC && hdr->ext.version >= 1) {
-		probe_global.has_ext = true;
-		probe_global.hx_flags = hdr->ext.flags;
+		r->has_ext = true;
+		r->hx_flags = hdr->ext.flags;
 	}
-	if ((probe_global.hx_flags & CTP_HX_DIRTY) &&
-	    hdr->ext.dirty_shift < 32) {
-		probe_global.dirty = hdr->ext.dirty;
-		probe_global.dirty_shift = hdr->ext.dirty_shift;
-		probe_global.dirty_bits = CTP_HX_DIRTY_WORDS * 64;
+	if ((r->hx_flags & CTP_HX_DIRTY) && hdr->ext.dirty_shift < 32) {
+		r->dirty = hdr->ext.dirty;
+		r->dirty_shift = hdr->ext.dirty_shift;
+		r->dirty_bits = CTP_HX_DIRTY_WORDS * 64;
 	}
 	/* The asymmetric fence only covers processes that registered. */
-	probe_global.asym =
-		(probe_global.hx_flags & CTP_HX_ASYM_FENCE) &&
-		syscall(SYS_membarrier,
-			MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
-	if (probe_global.has_ext)
+	r->asym = (r->hx_flags & CTP_HX_ASYM_FENCE) &&
+		  syscall(SYS_membarrier,
+			  MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+	if (r->has_ext)
 		probe_calltrace_attach(path, hdr);
+	return true;
+}
+
+bool probe_attach_region(const char *shm, const char *sock, uint32_t max)
+{
+	struct probe_region *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		probe_fail("%s", "out of memory");
+		return false;
+	}
+	if (!probe_map(r, shm, max)) {
+		free(r);
+		return false;
+	}
+	r->sock = sock ? probe_connect(sock) : -1;
+	probe_why[0] = '\0';
+	/* Never 0, so a zeroed corotop_coro never matches. */
+	if (++probe_attach == 0)
+		probe_attach = 1;
+	r->attach = probe_attach;
+	/* release: a recorder that loads r sees it complete. */
+	atomic_store_explicit(&probe_cur, r, memory_order_release);
+	/* release: a thread that sees live also sees the mapping. */
+	__atomic_store_n(&corotop_probe_live_, 1, __ATOMIC_RELEASE);
+	/* Stack captures (thread.c, sampler.c), from the environment. */
+	probe_parked_configure(probe_calltrace_attached());
 	return true;
 }
 
@@ -161,35 +188,29 @@ COROTOP_API bool corotop_probe_init(void)
 		probe_fail("CTP_MAX_STATIONS=%s is not a station count", maxs);
 		return false;
 	}
-	if (!probe_map(shm, max))
+	if (!probe_attach_region(shm, sock, max))
 		return false;
-	probe_global.sock = probe_connect(sock);
-	probe_why[0] = '\0';
-	/* Never 0, so a zeroed corotop_coro never matches. */
-	if (++probe_attach == 0)
-		probe_attach = 1;
-	/* release: a thread that sees live also sees the mapping. */
-	__atomic_store_n(&corotop_probe_live_, 1, __ATOMIC_RELEASE);
-	/* Stack captures (thread.c, sampler.c), from the environment. */
-	probe_parked_configure(probe_calltrace_attached());
 	sampler_autostart();
 	return true;
 }
 
 COROTOP_API void corotop_probe_shutdown(void)
 {
-	if (!corotop_probe_live_)
+	struct probe_region *r = probe_region();
+
+	if (!corotop_probe_live_ || !r)
 		return;
 	/* No handler may put into the region once it is unmapped. */
 	corotop_sampler_stop();
 	probe_parked_configure(false);
 	__atomic_store_n(&corotop_probe_live_, 0, __ATOMIC_RELEASE);
+	/* release: pairs with probe_region's acquire. */
+	atomic_store_explicit(&probe_cur, NULL, memory_order_release);
 	probe_calltrace_detach();
-	if (probe_global.sock >= 0)
-		close(probe_global.sock);
-	munmap(probe_global.hdr, probe_global.map_size);
-	memset(&probe_global, 0, sizeof(probe_global));
-	probe_global.sock = -1;
+	if (r->sock >= 0)
+		close(r->sock);
+	munmap(r->hdr, r->map_size);
+	free(r);
 	probe_fail("%s", "shut down");
 }
 
@@ -210,9 +231,9 @@ COROTOP_API void corotop_probe_stats(struct corotop_probe_stats *out)
 		atomic_load_explicit(&probe_global.wakes, memory_order_relaxed);
 }
 
-void probe_wake(void)
+void probe_wake(struct probe_region *r)
 {
-	struct ctp_header *hdr = probe_global.hdr;
+	struct ctp_header *hdr = r->hdr;
 	uint32_t one = 1;
 
 	/* acq_rel (O): only one writer wins the right to wake. */
@@ -222,14 +243,13 @@ void probe_wake(void)
 		return;
 	atomic_fetch_add_explicit(&probe_global.wakes, 1, memory_order_relaxed);
 	/* Shared (not private) futex: the waiter is another process. */
-	if (probe_global.hx_flags & CTP_HX_FUTEX)
+	if (r->hx_flags & CTP_HX_FUTEX)
 		syscall(SYS_futex, &hdr->tracer_sleeping, FUTEX_WAKE, 1, NULL,
 			NULL, 0);
 	/* Engines without the extension (the upstream Go engine) block on
 	 * the socket.  MSG_NOSIGNAL: a dead engine must not SIGPIPE us. */
-	else if (probe_global.sock >= 0)
-		(void)send(probe_global.sock, "1", 1,
-			   MSG_DONTWAIT | MSG_NOSIGNAL);
+	else if (r->sock >= 0)
+		(void)send(r->sock, "1", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /* A forked child is a new process with one thread: new pid, new tid. */
@@ -242,8 +262,9 @@ static void probe_atfork_child(void)
 
 __attribute__((constructor)) static void probe_autoinit(void)
 {
-	probe_global.sock = -1;
 	probe_pid = (uint32_t)getpid();
 	pthread_atfork(NULL, NULL, probe_atfork_child);
 	corotop_probe_init();
+	/* The probe's own ppt buffer: corotop -p finds us through it. */
+	probe_late_init();
 }

@@ -12,7 +12,16 @@
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
 
-struct probe {
+/*
+ * One attachment to a cTP region.  Filled in before it is published in
+ * probe_cur and never changed afterwards, so a recorder that loaded it sees
+ * one consistent region (never a new mapping with an old size).  A late
+ * detach (late.c) retires it: its mappings are replaced in place by private
+ * zero pages and the struct stays allocated, so a recorder still inside it
+ * writes harmlessly; corotop_probe_shutdown, documented as not safe against
+ * concurrent recorders, unmaps and frees.
+ */
+struct probe_region {
 	struct ctp_header *hdr;
 	struct ctp_station *stations;
 	uint32_t max;
@@ -26,7 +35,14 @@ struct probe {
 	uint32_t dirty_bits;
 	size_t map_size;
 	int sock;
-	/* Process-wide statistics (relaxed; nobody orders against them). */
+	/* probe_attach when this attachment began: stations taken under
+	 * another one must never be written. */
+	uint32_t attach;
+	struct probe_region *retired_next;
+};
+
+/* Process-wide statistics (relaxed; nobody orders against them). */
+struct probe {
 	_Atomic uint64_t untraced;
 	_Atomic uint64_t opened;
 	_Atomic uint64_t recycled;
@@ -34,6 +50,9 @@ struct probe {
 };
 
 extern struct probe probe_global;
+/* The current attachment, NULL while untraced.  Published with release
+ * after it is complete, before corotop_probe_live_ (probe.c). */
+extern struct probe_region *_Atomic probe_cur;
 /* Bumped by every attach: stations taken under an older attachment point
  * into a mapping that no longer exists and must never be written. */
 extern uint32_t probe_attach;
@@ -43,13 +62,38 @@ extern __thread uint64_t probe_tid_cache
 /* Our pid, cached at load and refreshed in a forked child. */
 extern uint32_t probe_pid;
 
+/* acquire: pairs with the release that published it (probe.c). */
+static inline struct probe_region *probe_region(void)
+{
+	return atomic_load_explicit(&probe_cur, memory_order_acquire);
+}
+
+/* probe.c: attach to the region at shm (sock: the engine's socket, may be
+ * NULL) of `max` stations and go live; false with a reason in *why (a
+ * static string or probe_status's buffer).  Used by corotop_probe_init
+ * (the environment) and by late.c (the rendezvous). */
+bool probe_attach_region(const char *shm, const char *sock, uint32_t max);
+/* late.c: stop tracing without unmapping anything a concurrent recorder
+ * may touch (the region is retired, see struct probe_region). */
+void probe_retire(void);
+/* Retired attachments (never freed: a recorder may still hold one). */
+extern struct probe_region *probe_retired;
+
+/* late.c: the probe's own ppt buffer, set up by the constructor; and the
+ * check the record path runs when _ppt_hmem_corotop moved. */
+void probe_late_init(void);
+void probe_late_poll(int hmem);
+extern int probe_late_seen; /* the _ppt_hmem_corotop value handled last */
+
 uint64_t probe_tid_slow(void);
-void probe_wake(void);
+void probe_wake(struct probe_region *r);
 
 /* calltrace.c: attach to the CallTrace region the cTP header announces
  * (nothing when it announces none), and detach from it. */
 void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr);
 void probe_calltrace_detach(void);
+/* Detach under concurrent puts: the mapping becomes private zero pages. */
+void probe_calltrace_retire(void);
 
 /* calltrace.c: the put behind corotop_calltrace_put (no PLT hop, so a
  * signal handler never goes through an interposable symbol); true while a
@@ -99,6 +143,8 @@ int probe_thread_sync(struct probe_thread *t);
 void probe_thread_bounds(struct probe_thread *t);
 /* Switch parked stacks by COROTOP_PARKED_STACKS (after attach), or off. */
 void probe_parked_configure(bool attached);
+/* Switch them on (when a CallTrace region is attached) or off. */
+void probe_parked_set(bool on);
 /* The parked stack of the calling thread, stored with weight 0: its trace
  * id, or 0 when not stored. */
 uint64_t probe_thread_parked(struct probe_thread *t,

@@ -57,8 +57,12 @@ static bool probe_parked_wanted(void)
 
 void probe_parked_configure(bool attached)
 {
-	bool on = attached && UNWIND_SUPPORTED && probe_parked_wanted();
+	probe_parked_set(attached && probe_parked_wanted());
+}
 
+void probe_parked_set(bool on)
+{
+	on = on && UNWIND_SUPPORTED && probe_calltrace_attached();
 	/* relaxed: threads read it in probe_thread_sync, after the epoch
 	 * acquire there pairs with the release below.  Nothing changes, no
 	 * epoch: threads that never need a capture never take the slow path

@@ -1,0 +1,167 @@
+/*
+ * ppt-gentarget: a buffer written the way the shipped ppt generator's code
+ * behaves (UPSTREAM-FACTS.md, "ppt"), without the probe: corotop's agent
+ * must work with programs that already run such code.  Written from those
+ * facts, not from the generator's output.
+ *
+ *   - symbols _ppt_hmem_legacy (int), _ppt_stat_legacy (struct {pid_t}),
+ *     _ppt_json_legacy (const char * to the Aeson-encoded description);
+ *   - every save takes the next index (from 1) first, attached or not;
+ *   - it attaches at a save that finds _hmem set and nothing attached:
+ *     shmctl(IPC_STAT) for the size, shmat, frames right after the control
+ *     block rounded up to a multiple of the frame size; when _hmem goes
+ *     back to 0 it shmdt's at its next save;
+ *   - the multithreaded write protocol: both seqnos 0, fence, front seqno,
+ *     release fence, body, fence, back seqno.
+ *
+ * One frame type, "sample" {a int, b double}: front seqno at 0, padding,
+ * b at 8, a at 16, back seqno at 20; 24 bytes.  Frame with index i carries
+ * a = i, b = 2.5 * i.
+ *
+ * Commands on stdin: "save N", "state" ("ok hmem=H stat=S attached=A"),
+ * "quit".  Prints "ready PID" first.
+ */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <unistd.h>
+
+#include "corotop/ppt.h"
+
+#define FRAME 24u
+
+struct sample {
+	int32_t seq;
+	int32_t pad;
+	double b;
+	int32_t a;
+	int32_t seq_back;
+};
+_Static_assert(sizeof(struct sample) == FRAME, "sample layout");
+
+#define T_INT "{\"tag\":\"PIntegral\",\"contents\":[\"PPInt\",null]}"
+#define T_BYTE "{\"tag\":\"PIntegral\",\"contents\":[\"PPByte\",null]}"
+#define T_DOUBLE "{\"tag\":\"PRational\",\"contents\":[\"PPDouble\",null]}"
+
+__attribute__((used)) int _ppt_hmem_legacy;
+__attribute__((used)) struct {
+	pid_t ppt_agent_pid;
+} _ppt_stat_legacy;
+__attribute__((used)) const char *_ppt_json_legacy =
+	"{\"abi\":\"1.0.0\",\"tags\":[],\"metadata\":[],"
+	"\"emit\":{\"_eBuffer\":{\"ebName\":\"legacy\",\"ebMinElements\":null},"
+	"\"_eLanguage\":\"ELangCpp\",\"_eTimeRep\":{\"tag\":\"ETimeSpec\","
+	"\"contents\":\"ETimeClockMonotonic\"},\"_eRuntime\":{\"erMultithread\":"
+	"true},\"_eTags\":[],\"_eOptions\":[]},"
+	"\"target\":{\"tDouble\":8,\"tFloat\":4,\"tInt\":4,\"tTime\":16,"
+	"\"tCounter\":8,\"tPadTo\":4,\"tCounterCount\":3},"
+	"\"frames\":[{\"_flName\":\"sample\",\"_flFrame\":[\"sample\",[]],"
+	"\"_flLayout\":["
+	"{\"_lType\":" T_INT ",\"_lOffset\":0,\"_lAlignment\":4,\"_lSize\":4,"
+	"\"_lKind\":{\"tag\":\"LKSeqno\",\"contents\":\"FrontSeq\"},"
+	"\"_lName\":\"__ppt_seqno\"},"
+	"{\"_lType\":" T_BYTE ",\"_lOffset\":4,\"_lAlignment\":1,\"_lSize\":4,"
+	"\"_lKind\":{\"tag\":\"LKPadding\",\"contents\":4},"
+	"\"_lName\":\"__pad_4\"},"
+	"{\"_lType\":" T_DOUBLE ",\"_lOffset\":8,\"_lAlignment\":8,\"_lSize\":8,"
+	"\"_lKind\":{\"tag\":\"LKMember\",\"contents\":[{\"fmType\":"
+	"\"PDouble\",\"fmName\":\"b\",\"fmDifferential\":false},null]},"
+	"\"_lName\":\"b\"},"
+	"{\"_lType\":" T_INT ",\"_lOffset\":16,\"_lAlignment\":4,\"_lSize\":4,"
+	"\"_lKind\":{\"tag\":\"LKMember\",\"contents\":[{\"fmType\":\"PInt\","
+	"\"fmName\":\"a\",\"fmDifferential\":false},null]},\"_lName\":\"a\"},"
+	"{\"_lType\":" T_INT ",\"_lOffset\":20,\"_lAlignment\":4,\"_lSize\":4,"
+	"\"_lKind\":{\"tag\":\"LKSeqno\",\"contents\":\"BackSeq\"},"
+	"\"_lName\":\"__ppt_seqno_back\"}]}]}";
+
+static struct ppt_control *ctl;
+static struct sample *buf;
+static int bufsz;
+static atomic_int next_index = 1;
+
+static int take_index(void)
+{
+	return atomic_fetch_add_explicit(&next_index, 1,
+					 memory_order_relaxed);
+}
+
+static int try_attach(void)
+{
+	int h = __atomic_load_n(&_ppt_hmem_legacy, __ATOMIC_RELAXED);
+	struct shmid_ds ds;
+	size_t off;
+
+	if (h && !buf) {
+		if (shmctl(h, IPC_STAT, &ds) != 0)
+			return 0;
+		ctl = shmat(h, NULL, 0);
+		if (ctl == (void *)-1) {
+			ctl = NULL;
+			return 0;
+		}
+		off = (sizeof(*ctl) + FRAME - 1) / FRAME * FRAME;
+		bufsz = (int)((ds.shm_segsz - off) / FRAME);
+		buf = (struct sample *)((char *)ctl + off);
+		return 1;
+	}
+	if (buf && !h) {
+		shmdt(ctl);
+		ctl = NULL;
+		buf = NULL;
+	}
+	return buf != NULL;
+}
+
+static void save(void)
+{
+	int index = take_index();
+	struct sample *s;
+
+	if (!buf && !__atomic_load_n(&_ppt_hmem_legacy, __ATOMIC_RELAXED))
+		return;
+	if (!try_attach())
+		return;
+	s = &buf[index % bufsz];
+	__atomic_store_n(&s->seq, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq_back, 0, __ATOMIC_RELAXED);
+	atomic_thread_fence(memory_order_release);
+	__atomic_store_n(&s->seq, index, __ATOMIC_RELAXED);
+	atomic_thread_fence(memory_order_release);
+	s->a = index;
+	s->b = 2.5 * index;
+	atomic_thread_fence(memory_order_release);
+	__atomic_store_n(&s->seq_back, index, __ATOMIC_RELAXED);
+}
+
+int main(void)
+{
+	char line[128];
+
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready %d\n", (int)getpid());
+	while (fgets(line, sizeof(line), stdin)) {
+		unsigned long n = 0;
+
+		if (sscanf(line, "save %lu", &n) == 1) {
+			for (unsigned long i = 0; i < n; i++)
+				save();
+			printf("ok %d\n", atomic_load(&next_index) - 1);
+		} else if (!strncmp(line, "state", 5)) {
+			printf("ok hmem=%d stat=%d attached=%d\n",
+			       _ppt_hmem_legacy,
+			       (int)_ppt_stat_legacy.ppt_agent_pid,
+			       buf != NULL);
+		} else if (!strncmp(line, "quit", 4)) {
+			return 0;
+		} else {
+			puts("err");
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,674 @@
+/*
+ * Integration: corotop -p PID against processes it did not start.
+ *
+ * The targets (ppt_target.c through the probe's client API, ppt_gentarget.c
+ * the way the shipped generator's code behaves) are started alone and
+ * driven line by line; corotop runs as people run it, and what it prints is
+ * parsed as strict JSON.  Checked:
+ *   - frames saved before the attach are not seen, every frame saved after
+ *     is, exactly once, with exact values (static layout, two types,
+ *     intervals as durations);
+ *   - after corotop exits, _hmem and _stat are 0 in the target and no SysV
+ *     segment corotop created is left once the client lets go;
+ *   - a busy _stat is an error naming the pid (running or not);
+ *     --force-attach takes over; an ABI mismatch names both versions;
+ *   - --list-buffers; counters (-c); the target exiting ends corotop;
+ *   - a SIGKILLed corotop: its segments are already marked for removal;
+ *   - resize of a dynamic block loses nothing (engine API);
+ *   - late attach: the bundled demo, started without corotop, shows its
+ *     coroutines through `corotop -b -n 3 -f json -p PID`.
+ */
+#include "../../src/engine/engine.h"
+#include "e2e.h"
+
+#include <sys/ipc.h>
+#include <sys/shm.h>
+
+struct target {
+	pid_t pid;
+	int in, out;
+};
+
+static void target_start(struct target *t, const char *path)
+{
+	int in[2], out[2];
+	char line[128];
+
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	t->pid = fork();
+	assert_true(t->pid >= 0);
+	if (t->pid == 0) {
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+			_exit(126);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	t->in = in[1];
+	t->out = out[0];
+	assert_true(it_read_line(t->out, line, sizeof(line), 5000) > 0);
+	assert_true(!strncmp(line, "ready ", 6));
+}
+
+/* One command, one answer line (which must start with "ok"). */
+static void target_cmd(struct target *t, const char *cmd, char *reply,
+		       size_t n)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s\n", cmd);
+	assert_int_equal(write(t->in, buf, strlen(buf)), (ssize_t)strlen(buf));
+	assert_true(it_read_line(t->out, reply, n, 10000) >= 0);
+	if (strncmp(reply, "ok", 2))
+		fail_msg("target answered '%s' to '%s'", reply, cmd);
+}
+
+static void target_stop(struct target *t)
+{
+	int status;
+
+	if (write(t->in, "quit\n", 5) < 0)
+		kill(t->pid, SIGKILL);
+	it_wait_pid(t->pid, 5000, &status);
+	close(t->in);
+	close(t->out);
+}
+
+/* Demo buffer's _hmem and _stat (or the legacy one's), via "state". */
+static void target_state(struct target *t, int *hmem, int *stat)
+{
+	char r[160];
+
+	target_cmd(t, "state", r, sizeof(r));
+	assert_int_equal(sscanf(r, "ok hmem=%d stat=%d", hmem, stat), 2);
+}
+
+/* Wait until corotop has published the buffer (its _hmem is set). */
+static void wait_published(struct target *t)
+{
+	uint64_t end = it_now() + 10000000000ull;
+	int hmem = 0, stat = 0;
+
+	while (it_now() < end) {
+		target_state(t, &hmem, &stat);
+		if (hmem)
+			return;
+		it_sleep_ms(10);
+	}
+	fail_msg("corotop never published the buffer");
+}
+
+/* SysV segments created by process cpid, and how many of them are not
+ * yet marked for removal. */
+static size_t segments_of(pid_t cpid, size_t *unmarked)
+{
+	FILE *f = fopen("/proc/sysvipc/shm", "r");
+	char line[512];
+	size_t n = 0;
+
+	*unmarked = 0;
+	assert_non_null(f);
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		long key, id, size;
+		unsigned perms;
+		int cp, lp;
+
+		if (sscanf(line, "%ld %ld %o %ld %d %d", &key, &id, &perms,
+			   &size, &cp, &lp) != 6 ||
+		    cp != cpid)
+			continue;
+		n++;
+		if (!(perms & SHM_DEST))
+			(*unmarked)++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* The frames of buffer `name` in every snapshot line of out. */
+struct seen {
+	struct jv doc[16];
+	size_t ndoc;
+	const struct jv *frames[4096];
+	size_t n;
+	const struct jv *last_buffer;
+};
+
+static void collect(char *out, const char *name, struct seen *s)
+{
+	char *lines[16];
+	size_t nl = split_lines(out, lines, 16);
+
+	memset(s, 0, sizeof(*s));
+	assert_true(nl >= 1 && nl <= 16);
+	for (size_t i = 0; i < nl; i++) {
+		struct jv *v = &s->doc[s->ndoc++];
+		const struct jv *bufs;
+
+		json_must_parse(lines[i], v);
+		bufs = json_need(v, "ppt.buffers", J_ARR);
+		for (size_t b = 0; b < bufs->n; b++) {
+			const struct jv *fr;
+
+			if (strcmp(json_need(&bufs->items[b], "name", J_STR)->s,
+				   name))
+				continue;
+			s->last_buffer = &bufs->items[b];
+			fr = json_need(&bufs->items[b], "frames", J_ARR);
+			assert_int_equal(json_u64(&bufs->items[b],
+						  "frames_omitted"),
+					 0);
+			for (size_t k = 0; k < fr->n && s->n < 4096; k++)
+				s->frames[s->n++] = &fr->items[k];
+		}
+	}
+	assert_non_null(s->last_buffer);
+}
+
+static void seen_free(struct seen *s)
+{
+	for (size_t i = 0; i < s->ndoc; i++)
+		json_free(&s->doc[i]);
+}
+
+static char pidbuf[16];
+
+static const char *pid_arg(pid_t pid)
+{
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	return pidbuf;
+}
+
+/* ---- the tests ---- */
+
+static void test_attach_exact(void **state)
+{
+	struct target t;
+	struct proc p;
+	struct seen s;
+	char r[160];
+	int hmem, stat, status;
+	size_t ticks = 0, ios = 0, unmarked;
+
+	(void)state;
+	target_start(&t, PPT_TARGET);
+	target_cmd(&t, "tick 5", r, sizeof(r)); /* before: never seen */
+	{
+		char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-n", "4",
+				"-d", "4", "-p", (char *)pid_arg(t.pid),
+				"--buffer", "demo", "--ppt-frames", "1000",
+				NULL};
+
+		proc_start(&p, argv);
+	}
+	wait_published(&t);
+	target_cmd(&t, "tick 100", r, sizeof(r));
+	target_cmd(&t, "io 3", r, sizeof(r));
+	status = proc_finish(&p, 20000);
+	if (exit_code(status) != 0)
+		fail_msg("corotop failed: %s", p.ebuf);
+	collect(p.obuf, "demo", &s);
+	assert_string_equal(json_need(s.last_buffer, "state", J_STR)->s,
+			    "attached");
+	assert_int_equal(json_u64(s.last_buffer, "lost"), 0);
+	assert_int_equal(json_u64(s.last_buffer, "torn"), 0);
+	assert_int_equal(json_need(s.last_buffer, "attach_latency_ns", J_NUM)
+				 ->t,
+			 J_NUM);
+	for (size_t i = 0; i < s.n; i++) {
+		const struct jv *f = s.frames[i];
+		const char *type = json_need(f, "type", J_STR)->s;
+
+		if (!strcmp(type, "tick")) {
+			uint64_t k = json_u64(f, "values.count");
+
+			/* Frames 1..5 came before the attach. */
+			assert_int_equal(k, 6 + ticks);
+			assert_true(json_need(f, "values.load", J_NUM)->num ==
+				    (double)k / 4.0);
+			assert_int_equal(json_u64(f, "values.work"), k * 1000);
+			ticks++;
+		} else {
+			assert_string_equal(type, "io");
+			assert_true(json_need(f, "values.fd", J_NUM)->num ==
+				    -(double)(++ios));
+		}
+	}
+	assert_int_equal(ticks, 100);
+	assert_int_equal(ios, 3);
+	seen_free(&s);
+	/* Detached: both words back to 0... */
+	target_state(&t, &hmem, &stat);
+	assert_int_equal(hmem, 0);
+	assert_int_equal(stat, 0);
+	/* ...and once the client lets go (at its next save), no segment. */
+	target_cmd(&t, "tick 1", r, sizeof(r));
+	assert_int_equal(segments_of(p.pid, &unmarked), 0);
+	proc_free(&p);
+	target_stop(&t);
+	assert_xdg_empty();
+}
+
+static void test_busy_and_force(void **state)
+{
+	struct target t;
+	struct proc p;
+	char r[160], cmd[64];
+	int hmem, stat;
+
+	(void)state;
+	target_start(&t, PPT_TARGET);
+	/* An agent that died: its pid is in _stat, nothing runs there. */
+	target_cmd(&t, "busy 4194000", r, sizeof(r));
+	{
+		char *argv[] = {ITEST_COROTOP, "-b", "-n", "1", "-p",
+				(char *)pid_arg(t.pid), "--buffer", "demo",
+				NULL};
+
+		assert_int_equal(run(&p, argv, 20000), 1);
+		assert_non_null(strstr(p.ebuf, "4194000"));
+		assert_non_null(strstr(p.ebuf, "not running"));
+		assert_non_null(strstr(p.ebuf, "--force-attach"));
+		proc_free(&p);
+	}
+	/* A live one: us. */
+	snprintf(cmd, sizeof(cmd), "busy %d", (int)getpid());
+	target_cmd(&t, cmd, r, sizeof(r));
+	{
+		char *argv[] = {ITEST_COROTOP, "-b", "-n", "1", "-p",
+				(char *)pid_arg(t.pid), "--buffer", "demo",
+				NULL};
+
+		assert_int_equal(run(&p, argv, 20000), 1);
+		snprintf(cmd, sizeof(cmd), "%d", (int)getpid());
+		assert_non_null(strstr(p.ebuf, cmd));
+		assert_non_null(strstr(p.ebuf, "still running"));
+		proc_free(&p);
+	}
+	/* Nothing was written: the busy pid is still there. */
+	target_state(&t, &hmem, &stat);
+	assert_int_equal(stat, (int)getpid());
+	assert_int_equal(hmem, 0);
+	{
+		char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-n", "2",
+				"-d", "2", "-p", (char *)pid_arg(t.pid),
+				"--buffer", "demo", "--force-attach", NULL};
+
+		assert_int_equal(run(&p, argv, 20000), 0);
+		assert_non_null(strstr(p.obuf, "\"name\":\"demo\""));
+		proc_free(&p);
+	}
+	target_state(&t, &hmem, &stat);
+	assert_int_equal(stat, 0);
+	assert_int_equal(hmem, 0);
+	target_stop(&t);
+	assert_xdg_empty();
+}
+
+static void test_abi_mismatch(void **state)
+{
+	struct target t;
+	struct proc p;
+	char *argv[] = {ITEST_COROTOP, "-b", "-n", "1", "-p", NULL,
+			"--buffer", "bad", NULL};
+
+	(void)state;
+	target_start(&t, PPT_TARGET);
+	argv[5] = (char *)pid_arg(t.pid);
+	assert_int_equal(run(&p, argv, 20000), 1);
+	assert_non_null(strstr(p.ebuf, "2.0.0"));
+	assert_non_null(strstr(p.ebuf, "1.0.0"));
+	proc_free(&p);
+	target_stop(&t);
+	assert_xdg_empty();
+}
+
+static void test_list_buffers(void **state)
+{
+	struct target t;
+	struct proc p;
+	struct jv v;
+	const struct jv *b;
+	char *argv[] = {ITEST_COROTOP, "-p", NULL, "--list-buffers", "-f",
+			"json", NULL};
+	bool demo = false, grow = false, bad = false, probe = false;
+
+	(void)state;
+	target_start(&t, PPT_TARGET);
+	argv[2] = (char *)pid_arg(t.pid);
+	assert_int_equal(run(&p, argv, 20000), 0);
+	json_must_parse(p.obuf, &v);
+	b = json_need(&v, "buffers", J_ARR);
+	for (size_t i = 0; i < b->n; i++) {
+		const char *name = json_need(&b->items[i], "name", J_STR)->s;
+
+		assert_int_equal(json_u64(&b->items[i], "agent_pid"), 0);
+		if (!strcmp(name, "demo")) {
+			demo = true;
+			assert_int_equal(json_u64(&b->items[i], "frame_size"),
+					 64);
+			assert_non_null(strstr(
+				json_need(&b->items[i], "types", J_STR)->s,
+				"tick(count load work)"));
+		}
+		grow |= !strcmp(name, "grow");
+		probe |= !strcmp(name, "corotop");
+		if (!strcmp(name, "bad")) {
+			bad = true;
+			assert_string_equal(
+				json_need(&b->items[i], "abi", J_STR)->s,
+				"2.0.0");
+		}
+	}
+	assert_true(demo && grow && bad && probe);
+	json_free(&v);
+	proc_free(&p);
+	/* Text, for people. */
+	argv[4] = NULL;
+	assert_int_equal(run(&p, argv, 20000), 0);
+	assert_non_null(strstr(p.obuf, "demo"));
+	assert_non_null(strstr(p.obuf, "free"));
+	proc_free(&p);
+	target_stop(&t);
+}
+
+static void test_generator_compat(void **state)
+{
+	struct target t;
+	struct proc p;
+	struct seen s;
+	char r[160];
+	int hmem, stat, attached;
+	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-n", "3", "-d",
+			"4", "-p", NULL, "--ppt-frames", "1000", NULL};
+
+	(void)state;
+	target_start(&t, PPT_GENTARGET);
+	/* Indexes 1..7 are taken while nobody is attached. */
+	target_cmd(&t, "save 7", r, sizeof(r));
+	argv[9] = (char *)pid_arg(t.pid);
+	proc_start(&p, argv);
+	wait_published(&t);
+	target_cmd(&t, "save 50", r, sizeof(r));
+	if (exit_code(proc_finish(&p, 20000)) != 0)
+		fail_msg("corotop failed: %s", p.ebuf);
+	collect(p.obuf, "legacy", &s);
+	assert_int_equal(s.n, 50);
+	for (size_t i = 0; i < s.n; i++) {
+		uint64_t seq = json_u64(s.frames[i], "seq");
+
+		assert_int_equal(seq, 8 + i);
+		assert_int_equal(json_u64(s.frames[i], "values.a"), seq);
+		assert_true(json_need(s.frames[i], "values.b", J_NUM)->num ==
+			    2.5 * (double)seq);
+	}
+	assert_int_equal(json_u64(s.last_buffer, "lost"), 0);
+	seen_free(&s);
+	proc_free(&p);
+	target_cmd(&t, "save 1", r, sizeof(r));
+	target_cmd(&t, "state", r, sizeof(r));
+	assert_int_equal(sscanf(r, "ok hmem=%d stat=%d attached=%d", &hmem,
+				&stat, &attached),
+			 3);
+	assert_int_equal(hmem, 0);
+	assert_int_equal(stat, 0);
+	assert_int_equal(attached, 0);
+	target_stop(&t);
+	assert_xdg_empty();
+}
+
+static void test_counters(void **state)
+{
+	struct target t;
+	struct proc p;
+	struct seen s;
+	char r[160];
+	bool task_clock = false;
+	const struct jv *c, *w;
+	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-n", "3", "-d",
+			"4", "-p", NULL, "--buffer", "demo", "-c",
+			"task-clock,cycles", NULL};
+
+	(void)state;
+	target_start(&t, PPT_TARGET);
+	argv[9] = (char *)pid_arg(t.pid);
+	proc_start(&p, argv);
+	wait_published(&t);
+	target_cmd(&t, "io 2", r, sizeof(r));
+	if (exit_code(proc_finish(&p, 20000)) != 0)
+		fail_msg("corotop failed: %s", p.ebuf);
+	collect(p.obuf, "demo", &s);
+	c = json_need(&s.doc[s.ndoc - 1], "ppt.counters", J_ARR);
+	w = json_need(&s.doc[s.ndoc - 1], "ppt.warning", J_STR);
+	for (size_t i = 0; i < c->n; i++)
+		task_clock |= !strcmp(c->items[i].s, "task-clock");
+	/* cycles: counted, or refused with its name and a reason. */
+	if (!(c->n == 2 || strstr(w->s, "counter cycles refused")))
+		fail_msg("cycles neither counted nor refused: %s", w->s);
+	if (task_clock) {
+		assert_true(json_need(s.last_buffer, "counters_setup", J_BOOL)
+				    ->b);
+		assert_int_equal(s.n, 2);
+		/* cost[0] (task-clock) ran forward between the reads. */
+		assert_true(json_need(s.frames[0], "values.cost[0]", J_NUM)
+				    ->num >= 0);
+	}
+	seen_free(&s);
+	proc_free(&p);
+	target_stop(&t);
+	assert_xdg_empty();
+}
+
+static void test_target_exits(void **state)
+{
+	struct target t;
+	struct proc p;
+	struct seen s;
+	int status;
+	uint64_t t0;
+	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-d", "5", "-p",
+			NULL, "--buffer", "demo", NULL};
+
+	(void)state;
+	target_start(&t, PPT_TARGET);
+	argv[7] = (char *)pid_arg(t.pid);
+	proc_start(&p, argv);
+	wait_published(&t);
+	t0 = it_now();
+	target_stop(&t);
+	status = proc_finish(&p, 10000);
+	assert_int_equal(exit_code(status), 0);
+	/* Seen at once through the pidfd, not at the next poll. */
+	assert_true(it_now() - t0 < 3000000000ull);
+	collect(p.obuf, "demo", &s);
+	assert_true(json_need(&s.doc[s.ndoc - 1], "ppt.target_gone", J_BOOL)
+			    ->b);
+	assert_false(json_need(&s.doc[s.ndoc - 1], "target.running", J_BOOL)
+			     ->b);
+	seen_free(&s);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+
+static void test_sigkill(void **state)
+{
+	struct target t;
+	struct proc p;
+	char r[160];
+	size_t unmarked;
+	char *argv[] = {ITEST_COROTOP, "-b", "-d", "5", "-p", NULL,
+			"--buffer", "demo", NULL};
+
+	(void)state;
+	target_start(&t, PPT_TARGET);
+	argv[5] = (char *)pid_arg(t.pid);
+	proc_start(&p, argv);
+	wait_published(&t);
+	target_cmd(&t, "tick 3", r, sizeof(r));
+	/* Both of corotop's segments exist, already marked for removal. */
+	assert_true(segments_of(p.pid, &unmarked) >= 1);
+	assert_int_equal(unmarked, 0);
+	kill(p.pid, SIGKILL);
+	proc_finish(&p, 5000);
+	/* The next corotop says the holder is gone, and can take over. */
+	{
+		struct proc q;
+		char *a2[] = {ITEST_COROTOP, "-b", "-n", "1", "-p",
+			      (char *)pid_arg(t.pid), "--buffer", "demo",
+			      NULL};
+
+		assert_int_equal(run(&q, a2, 20000), 1);
+		assert_non_null(strstr(q.ebuf, "not running any more"));
+		proc_free(&q);
+	}
+	target_stop(&t);
+	/* The target let go by exiting: nothing of corotop's is left. */
+	assert_int_equal(segments_of(p.pid, &unmarked), 0);
+	proc_free(&p);
+	/* The SIGKILLed corotop could not remove its region directory. */
+	teardown_xdg(NULL);
+	setup_xdg(NULL);
+}
+
+/* Resize through the engine API: a dynamic block grows while frames
+ * stream in; every frame that fit in either block arrives. */
+static void test_resize_lossless(void **state)
+{
+	struct engine_config cfg;
+	struct engine_ppt_buffer b;
+	struct engine *e;
+	struct target t;
+	char r[160], err[512];
+	unsigned long saved = 0;
+	uint64_t end;
+
+	(void)state;
+	setenv("XDG_RUNTIME_DIR", xdg, 1);
+	target_start(&t, PPT_TARGET);
+	engine_config_defaults(&cfg);
+	cfg.attach_pid = t.pid;
+	cfg.ppt_buffer = "grow";
+	cfg.ppt_frames = 64;
+	e = engine_create(&cfg, err, sizeof(err));
+	if (!e)
+		fail_msg("%s", err);
+	if (!engine_start(e, err, sizeof(err)))
+		fail_msg("%s", err);
+	target_cmd(&t, "stream 1000", r, sizeof(r));
+	it_sleep_ms(300);
+	assert_true(engine_ppt_resize(e, 0, 4096, err, sizeof(err)));
+	it_sleep_ms(300);
+	target_cmd(&t, "stop", r, sizeof(r));
+	assert_int_equal(sscanf(r, "ok %lu", &saved), 1);
+	assert_true(saved > 100);
+	end = it_now() + 5000000000ull;
+	do {
+		it_sleep_ms(10);
+		assert_int_equal(engine_ppt_buffers(e, &b, 1), 1);
+	} while (b.delivered + b.lost + b.torn < saved && it_now() < end);
+	assert_int_equal(b.resizes, 1);
+	assert_int_equal(b.nframes, 4096);
+	assert_int_equal(b.lost, 0);
+	assert_int_equal(b.torn, 0);
+	assert_int_equal(b.delivered, saved);
+	{
+		const struct ppt_desc *d = engine_ppt_desc(e, 0);
+		unsigned char *bytes = malloc(saved * d->frame_size);
+		struct pptagent_frame *meta = malloc(saved * sizeof(*meta));
+		uint64_t next, skipped;
+		size_t n = engine_ppt_frames(e, 0, 0, bytes, meta, saved,
+					     &next, &skipped);
+
+		assert_int_equal(n, saved);
+		for (size_t i = 0; i < n; i++) {
+			int32_t v;
+
+			/* "n" is the first member after the front seqno. */
+			memcpy(&v, bytes + i * d->frame_size +
+					   d->types[0].members[1].offset,
+			       sizeof(v));
+			assert_int_equal(v, (int32_t)(i + 1));
+		}
+		free(bytes);
+		free(meta);
+	}
+	engine_destroy(e);
+	target_stop(&t);
+	assert_xdg_empty();
+}
+
+static void test_late_attach_demo(void **state)
+{
+#ifdef ITEST_DEMO
+	struct target t;
+	struct proc p;
+	char *lines[8];
+	struct jv v;
+	size_t n;
+	char *argv[] = {ITEST_COROTOP, "-b", "-n", "3", "-f", "json", "-p",
+			NULL, NULL};
+	int pipe_out[2];
+	char line[128];
+
+	(void)state;
+	/* The demo, alone: no CTP_* in its environment. */
+	assert_int_equal(pipe2(pipe_out, O_CLOEXEC), 0);
+	t.pid = fork();
+	assert_true(t.pid >= 0);
+	if (t.pid == 0) {
+		unsetenv("CTP_SHM_PATH");
+		unsetenv("CTP_SOCK_PATH");
+		unsetenv("CTP_MAX_STATIONS");
+		if (dup2(pipe_out[1], 1) < 0)
+			_exit(126);
+		execl(ITEST_DEMO, ITEST_DEMO, "--seconds", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(pipe_out[1]);
+	it_sleep_ms(500);
+	argv[7] = (char *)pid_arg(t.pid);
+	proc_start(&p, argv);
+	if (exit_code(proc_finish(&p, 30000)) != 0)
+		fail_msg("corotop failed: %s", p.ebuf);
+	n = split_lines(p.obuf, lines, 8);
+	assert_int_equal(n, 3);
+	json_must_parse(lines[2], &v);
+	assert_true(json_need(&v, "ppt.traced", J_BOOL)->b);
+	assert_true(json_need(&v, "coroutines", J_ARR)->n > 100);
+	json_free(&v);
+	proc_free(&p);
+	kill(t.pid, SIGTERM);
+	it_wait_pid(t.pid, 5000, NULL);
+	(void)line;
+	close(pipe_out[0]);
+	assert_xdg_empty();
+#else
+	(void)state;
+	skip();
+#endif
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_attach_exact),
+		cmocka_unit_test(test_busy_and_force),
+		cmocka_unit_test(test_abi_mismatch),
+		cmocka_unit_test(test_list_buffers),
+		cmocka_unit_test(test_generator_compat),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_target_exits),
+		cmocka_unit_test(test_sigkill),
+		cmocka_unit_test(test_resize_lossless),
+		cmocka_unit_test(test_late_attach_demo),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup_xdg, teardown_xdg);
+}
