@@ -236,6 +236,44 @@ uint32_t pptreader_skip_existing(struct pptreader *r)
 	return r->cursor;
 }
 
+bool pptreader_sync(struct pptreader *r)
+{
+	uint64_t n = r->nframes;
+	uint32_t newest = 0, oldest = 0, front, back;
+	bool found = false;
+
+	if (!reader_ok(r))
+		return false;
+	if (n > (uint64_t)UINT32_MAX + 1)
+		n = (uint64_t)UINT32_MAX + 1;
+	for (uint64_t s = 0; s < n; s++) {
+		slot_read(r, r->base + (size_t)s * r->frame_size, NULL, 0,
+			  &front, &back);
+		if (front == back && front != 0 &&
+		    (!found || serial_newer(front, newest))) {
+			newest = front;
+			found = true;
+		}
+	}
+	if (!found)
+		return false;
+	/* The oldest whole frame the ring can still hold next to newest:
+	 * anything older in a slot is a leftover the client lapped. */
+	oldest = newest;
+	for (uint64_t s = 0; s < n; s++) {
+		slot_read(r, r->base + (size_t)s * r->frame_size, NULL, 0,
+			  &front, &back);
+		if (front == back && front != 0 &&
+		    (uint64_t)(uint32_t)(newest - front) < n &&
+		    serial_newer(oldest, front))
+			oldest = front;
+	}
+	r->cursor = oldest;
+	r->stall_at = 0;
+	r->stall_torn = false;
+	return true;
+}
+
 void pptreader_rebase(struct pptreader *r, const void *base, uint64_t nframes)
 {
 	r->base = base;

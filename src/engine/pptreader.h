@@ -59,6 +59,10 @@ void pptreader_init(struct pptreader *r, const void *base, uint64_t nframes,
 /* Move the cursor past every whole frame already in the block: only
  * frames written from now on are delivered.  Returns the new cursor. */
 uint32_t pptreader_skip_existing(struct pptreader *r);
+/* A client whose index did not start with our attach (the generator's
+ * counts every save): put the cursor on the oldest whole frame the block
+ * holds.  False (cursor unchanged) while the block holds none. */
+bool pptreader_sync(struct pptreader *r);
 /* Point at a new block (a resize); the cursor stays. */
 void pptreader_rebase(struct pptreader *r, const void *base, uint64_t nframes);
 

@@ -7,6 +7,8 @@
  */
 #include "snapshot.h"
 
+#include <unistd.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,11 @@ const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)
 {
 	if (s->observer)
 		snprintf(b, n, "observer");
+	else if (s->target.attached)
+		/* Not our child: attached through ppt as agent getpid(). */
+		snprintf(b, n, "pid %d %s, agent pid %d", (int)s->target.pid,
+			 s->target.running ? "attached" : "exited",
+			 (int)getpid());
 	else if (s->target.running)
 		snprintf(b, n, "pid %d running", (int)s->target.pid);
 	else if (s->target.term_signal)

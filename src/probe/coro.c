@@ -137,7 +137,7 @@ static void coro_untraced(struct probe_region *r)
 
 /* The coroutine's station, or NULL when it has none in this attachment. */
 static inline struct ctp_station *coro_station(struct corotop_coro *c,
-					      const struct probe_region *r)
+					       const struct probe_region *r)
 {
 	if (COROTOP_UNLIKELY(c->attach != r->attach))
 		c->station = NULL;

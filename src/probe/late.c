@@ -101,7 +101,8 @@ static void late_attached(struct corotop_ppt_buffer *b, const void *seg,
 		late_hello.traced = 2;
 		return;
 	}
-	if (!probe_attach_region(r.shm_path, r.sock_path[0] ? r.sock_path : NULL,
+	if (!probe_attach_region(r.shm_path,
+				 r.sock_path[0] ? r.sock_path : NULL,
 				 r.max_stations))
 		return;
 	late_owns = true;
@@ -128,8 +129,8 @@ static const struct ppt_client_hooks late_hooks = {
 
 void probe_late_init(void)
 {
-	(void)ppt_client_init(&corotop, late_types, 1, 0,
-			      COROTOP_RDV_TAG_VALUE, &late_hooks);
+	(void)ppt_client_init(&corotop, late_types, 1, 0, COROTOP_RDV_TAG_VALUE,
+			      &late_hooks);
 }
 
 void probe_late_poll(int hmem)

@@ -39,6 +39,9 @@ enum tui_action {
 	ACT_EXPAND_ALL,	  /* hot stacks: open every node */
 	ACT_COLLAPSE_ALL, /* hot stacks: close every node */
 	ACT_EXPORT,	  /* hot stacks: write the folded file now */
+	ACT_PPT,	  /* the ppt frames view */
+	ACT_TAB_NEXT,	  /* ppt view: next buffer */
+	ACT_TAB_PREV,	  /* ppt view: previous buffer */
 };
 
 struct key_binding {

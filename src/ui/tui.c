@@ -265,6 +265,12 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 		if (r >= 0)
 			return (unsigned)r;
 	}
+	if (t->view == VIEW_PPT) {
+		int r = ppt_view_action(t, a, page);
+
+		if (r >= 0)
+			return (unsigned)r;
+	}
 	switch (a) {
 	case ACT_UP:
 		return tui_move(t, -1);
@@ -298,18 +304,29 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 		t->sort_invert = !t->sort_invert;
 		return tui_sort(t, 0);
 	case ACT_SEARCH:
-	case ACT_FILTER:
-		t->view = VIEW_TABLE;
+	case ACT_FILTER: {
+		/* The ppt view has a filter of its own. */
+		const char *now = t->view == VIEW_PPT ? t->ppt.filter.text
+						      : t->filter.text;
+
+		if (t->view != VIEW_PPT)
+			t->view = VIEW_TABLE;
 		t->input = a == ACT_SEARCH ? INPUT_SEARCH : INPUT_FILTER;
 		snprintf(t->line, sizeof(t->line), "%s",
-			 a == ACT_FILTER ? t->filter.text : "");
-		snprintf(t->before, sizeof(t->before), "%s", t->filter.text);
+			 a == ACT_FILTER ? now : "");
+		snprintf(t->before, sizeof(t->before), "%s", now);
 		t->line_len = strlen(t->line);
 		return REACT_REDRAW;
+	}
 	case ACT_SEARCH_NEXT:
 	case ACT_SEARCH_PREV:
 		if (!t->search[0])
 			return REACT_NONE;
+		if (t->view == VIEW_PPT) {
+			ppt_view_search(t, a == ACT_SEARCH_NEXT ? 1 : -1,
+					false);
+			return REACT_REDRAW;
+		}
 		if (!table_view_search(t, a == ACT_SEARCH_NEXT ? 1 : -1, false))
 			snprintf(t->message, sizeof(t->message),
 				 "no more matches for '%s'", t->search);
@@ -330,6 +347,14 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 		return REACT_REDRAW;
 	case ACT_EXPORT:
 		return hot_view_export(t);
+	case ACT_PPT:
+		t->view = t->view == VIEW_PPT ? VIEW_TABLE : VIEW_PPT;
+		if (t->view == VIEW_PPT)
+			ppt_view_refresh(t);
+		return REACT_REDRAW;
+	case ACT_TAB_NEXT:
+	case ACT_TAB_PREV:
+		break; /* ppt view only */
 	case ACT_TREE:
 	case ACT_EXPAND:
 	case ACT_COLLAPSE:
@@ -402,9 +427,21 @@ static unsigned tui_input_key(struct tui *t, int key)
 			for (size_t i = 0; i <= t->line_len; i++)
 				t->search[i] = (char)tolower(
 					(unsigned char)t->line[i]);
-		if (t->search[0] && !table_view_search(t, 1, true))
+		if (t->view == VIEW_PPT)
+			ppt_view_search(t, 1, true);
+		else if (t->search[0] && !table_view_search(t, 1, true))
 			snprintf(t->message, sizeof(t->message),
 				 "no match for '%s'", t->search);
+	} else if (t->view == VIEW_PPT) {
+		if (cancel)
+			ppt_view_filter(t, t->before, err, sizeof(err));
+		else if (!ppt_view_filter(t, t->line, err, sizeof(err)) &&
+			 done) {
+			ppt_view_filter(t, t->before, NULL, 0);
+			snprintf(t->message, sizeof(t->message),
+				 "%s (filter kept: %s)", err,
+				 t->before[0] ? t->before : "none");
+		}
 	} else if (cancel) {
 		/* Esc: back to the filter that was in effect before. */
 		filter_set(&t->filter, t->before, err, sizeof(err));
@@ -549,6 +586,8 @@ static void tui_draw(struct tui *t)
 			setup_view_draw(t);
 		else if (t->view == VIEW_HOT)
 			hot_view_draw(t);
+		else if (t->view == VIEW_PPT)
+			ppt_view_draw(t);
 		else
 			table_view_draw(t);
 	}
@@ -592,6 +631,9 @@ static void tui_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 		if (t->view == VIEW_HOT ||
 		    (t->view == VIEW_HELP && t->back == VIEW_HOT))
 			hot_view_refresh(t);
+		if (t->view == VIEW_PPT ||
+		    (t->view == VIEW_HELP && t->back == VIEW_PPT))
+			ppt_view_refresh(t);
 		engine_snapshot(t->engine, &t->snap);
 		t->have_snap = true;
 		if (t->snap.target.exited && !t->message[0])
@@ -622,6 +664,7 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	t.lints = opt->lints;
 	memcpy(t.hidden, opt->hidden, sizeof(t.hidden));
 	filter_init(&t.filter);
+	pptfilter_init(&t.ppt.filter);
 	order_init(&t.order);
 	if (opt->filter &&
 	    !filter_set(&t.filter, opt->filter, err, sizeof(err))) {
@@ -679,5 +722,6 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	free(t.idx);
 	order_finish(&t.order);
 	hot_ui_finish(&t.hot);
+	ppt_ui_finish(&t.ppt);
 	return t.exit_status;
 }

@@ -24,6 +24,7 @@
 #include "filter.h"
 #include "keymap.h"
 #include "order.h"
+#include "pptfilter.h"
 
 enum tui_view {
 	VIEW_TABLE = 0,
@@ -32,6 +33,7 @@ enum tui_view {
 	VIEW_WARNINGS,
 	VIEW_SETUP,
 	VIEW_HOT,
+	VIEW_PPT,
 };
 
 /* What an action asks the loop to do; actions never draw. */
@@ -80,6 +82,30 @@ struct hot_ui {
 	uint64_t selected_key; /* stack id (list) or path (tree) */
 };
 
+/* The ppt view's state (ppt_view.c): the buffers as of the last refresh,
+ * a copy of the selected buffer's newest frames, the rows the filter keeps
+ * (newest first), and its own filter and search. */
+#define PPT_UI_BUFFERS 64
+struct ppt_ui {
+	struct engine_ppt_info info;
+	struct engine_ppt_buffer bufs[PPT_UI_BUFFERS];
+	size_t nbufs;
+	size_t tab; /* the buffer shown */
+	bool tab_set;
+	/* The copy: a ring of cap frames, positions next - n .. next - 1. */
+	unsigned char *bytes;
+	struct pptagent_frame *meta;
+	size_t cap, n;
+	uint64_t next;	  /* engine position after the newest copied */
+	uint64_t omitted; /* frames that went by faster than the copy */
+	uint32_t *rows;	  /* ring slots, newest first */
+	size_t nrows;
+	size_t selected, top;
+	uint64_t selected_pos;
+	struct pptfilter filter;
+	char search[64]; /* lowercased */
+};
+
 /* One displayed line of the table: a coroutine or a thread group header. */
 struct tui_row {
 	uint32_t coro;	/* index into snap.coro, or UINT32_MAX for a header */
@@ -123,6 +149,7 @@ struct tui {
 	int help_top; /* first help line shown (narrow, scrolled) */
 
 	struct hot_ui hot;
+	struct ppt_ui ppt;
 
 	bool color;
 	bool ascii; /* no UTF-8: ASCII-only drawing */
@@ -167,6 +194,16 @@ unsigned hot_view_export(struct tui *t);
 void hot_view_stack_line(struct tui *t, const struct hot_stack *s, char *b,
 			 size_t n);
 void hot_ui_finish(struct hot_ui *h);
+
+/* ppt_view.c */
+void ppt_view_refresh(struct tui *t);
+void ppt_view_draw(struct tui *t);
+/* An action in the ppt view: its reactions, or -1 for the default. */
+int ppt_view_action(struct tui *t, enum tui_action a, int page);
+/* The search/filter line while the ppt view is shown. */
+void ppt_view_search(struct tui *t, int dir, bool include_current);
+bool ppt_view_filter(struct tui *t, const char *text, char *err, size_t errlen);
+void ppt_ui_finish(struct ppt_ui *p);
 
 /* Colour pairs; 0 when colours are off. */
 enum tui_pair {

@@ -56,7 +56,8 @@ __attribute__((used)) const char *_ppt_json_legacy =
 	"{\"abi\":\"1.0.0\",\"tags\":[],\"metadata\":[],"
 	"\"emit\":{\"_eBuffer\":{\"ebName\":\"legacy\",\"ebMinElements\":null},"
 	"\"_eLanguage\":\"ELangCpp\",\"_eTimeRep\":{\"tag\":\"ETimeSpec\","
-	"\"contents\":\"ETimeClockMonotonic\"},\"_eRuntime\":{\"erMultithread\":"
+	"\"contents\":\"ETimeClockMonotonic\"},\"_eRuntime\":{"
+	"\"erMultithread\":"
 	"true},\"_eTags\":[],\"_eOptions\":[]},"
 	"\"target\":{\"tDouble\":8,\"tFloat\":4,\"tInt\":4,\"tTime\":16,"
 	"\"tCounter\":8,\"tPadTo\":4,\"tCounterCount\":3},"
@@ -68,7 +69,8 @@ __attribute__((used)) const char *_ppt_json_legacy =
 	"{\"_lType\":" T_BYTE ",\"_lOffset\":4,\"_lAlignment\":1,\"_lSize\":4,"
 	"\"_lKind\":{\"tag\":\"LKPadding\",\"contents\":4},"
 	"\"_lName\":\"__pad_4\"},"
-	"{\"_lType\":" T_DOUBLE ",\"_lOffset\":8,\"_lAlignment\":8,\"_lSize\":8,"
+	"{\"_lType\":" T_DOUBLE
+	",\"_lOffset\":8,\"_lAlignment\":8,\"_lSize\":8,"
 	"\"_lKind\":{\"tag\":\"LKMember\",\"contents\":[{\"fmType\":"
 	"\"PDouble\",\"fmName\":\"b\",\"fmDifferential\":false},null]},"
 	"\"_lName\":\"b\"},"
@@ -86,8 +88,7 @@ static atomic_int next_index = 1;
 
 static int take_index(void)
 {
-	return atomic_fetch_add_explicit(&next_index, 1,
-					 memory_order_relaxed);
+	return atomic_fetch_add_explicit(&next_index, 1, memory_order_relaxed);
 }
 
 static int try_attach(void)

@@ -202,8 +202,9 @@ static void command(char *line)
 		uint64_t v[3] = {0, 0, 0};
 		unsigned k = corotop_ppt_counters(&demo, v);
 
-		printf("ok n=%u v=%llu,%llu,%llu\n", k, (unsigned long long)v[0],
-		       (unsigned long long)v[1], (unsigned long long)v[2]);
+		printf("ok n=%u v=%llu,%llu,%llu\n", k,
+		       (unsigned long long)v[0], (unsigned long long)v[1],
+		       (unsigned long long)v[2]);
 	} else if (!strcmp(word, "stats")) {
 		struct corotop_ppt_stats st;
 

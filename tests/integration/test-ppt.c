@@ -53,8 +53,7 @@ static void target_start(struct target *t, const char *path)
 }
 
 /* One command, one answer line (which must start with "ok"). */
-static void target_cmd(struct target *t, const char *cmd, char *reply,
-		       size_t n)
+static void target_cmd(struct target *t, const char *cmd, char *reply, size_t n)
 {
 	char buf[256];
 
@@ -161,9 +160,8 @@ static void collect(char *out, const char *name, struct seen *s)
 				continue;
 			s->last_buffer = &bufs->items[b];
 			fr = json_need(&bufs->items[b], "frames", J_ARR);
-			assert_int_equal(json_u64(&bufs->items[b],
-						  "frames_omitted"),
-					 0);
+			assert_int_equal(
+				json_u64(&bufs->items[b], "frames_omitted"), 0);
 			for (size_t k = 0; k < fr->n && s->n < 4096; k++)
 				s->frames[s->n++] = &fr->items[k];
 		}
@@ -200,9 +198,20 @@ static void test_attach_exact(void **state)
 	target_start(&t, PPT_TARGET);
 	target_cmd(&t, "tick 5", r, sizeof(r)); /* before: never seen */
 	{
-		char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-n", "4",
-				"-d", "4", "-p", (char *)pid_arg(t.pid),
-				"--buffer", "demo", "--ppt-frames", "1000",
+		char *argv[] = {ITEST_COROTOP,
+				"-b",
+				"-f",
+				"json",
+				"-n",
+				"4",
+				"-d",
+				"4",
+				"-p",
+				(char *)pid_arg(t.pid),
+				"--buffer",
+				"demo",
+				"--ppt-frames",
+				"1000",
 				NULL};
 
 		proc_start(&p, argv);
@@ -218,9 +227,8 @@ static void test_attach_exact(void **state)
 			    "attached");
 	assert_int_equal(json_u64(s.last_buffer, "lost"), 0);
 	assert_int_equal(json_u64(s.last_buffer, "torn"), 0);
-	assert_int_equal(json_need(s.last_buffer, "attach_latency_ns", J_NUM)
-				 ->t,
-			 J_NUM);
+	assert_int_equal(
+		json_need(s.last_buffer, "attach_latency_ns", J_NUM)->t, J_NUM);
 	for (size_t i = 0; i < s.n; i++) {
 		const struct jv *f = s.frames[i];
 		const char *type = json_need(f, "type", J_STR)->s;
@@ -267,9 +275,9 @@ static void test_busy_and_force(void **state)
 	/* An agent that died: its pid is in _stat, nothing runs there. */
 	target_cmd(&t, "busy 4194000", r, sizeof(r));
 	{
-		char *argv[] = {ITEST_COROTOP, "-b", "-n", "1", "-p",
-				(char *)pid_arg(t.pid), "--buffer", "demo",
-				NULL};
+		char *argv[] = {ITEST_COROTOP, "-b",   "-n",
+				"1",	       "-p",   (char *)pid_arg(t.pid),
+				"--buffer",    "demo", NULL};
 
 		assert_int_equal(run(&p, argv, 20000), 1);
 		assert_non_null(strstr(p.ebuf, "4194000"));
@@ -281,9 +289,9 @@ static void test_busy_and_force(void **state)
 	snprintf(cmd, sizeof(cmd), "busy %d", (int)getpid());
 	target_cmd(&t, cmd, r, sizeof(r));
 	{
-		char *argv[] = {ITEST_COROTOP, "-b", "-n", "1", "-p",
-				(char *)pid_arg(t.pid), "--buffer", "demo",
-				NULL};
+		char *argv[] = {ITEST_COROTOP, "-b",   "-n",
+				"1",	       "-p",   (char *)pid_arg(t.pid),
+				"--buffer",    "demo", NULL};
 
 		assert_int_equal(run(&p, argv, 20000), 1);
 		snprintf(cmd, sizeof(cmd), "%d", (int)getpid());
@@ -296,9 +304,20 @@ static void test_busy_and_force(void **state)
 	assert_int_equal(stat, (int)getpid());
 	assert_int_equal(hmem, 0);
 	{
-		char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-n", "2",
-				"-d", "2", "-p", (char *)pid_arg(t.pid),
-				"--buffer", "demo", "--force-attach", NULL};
+		char *argv[] = {ITEST_COROTOP,
+				"-b",
+				"-f",
+				"json",
+				"-n",
+				"2",
+				"-d",
+				"2",
+				"-p",
+				(char *)pid_arg(t.pid),
+				"--buffer",
+				"demo",
+				"--force-attach",
+				NULL};
 
 		assert_int_equal(run(&p, argv, 20000), 0);
 		assert_non_null(strstr(p.obuf, "\"name\":\"demo\""));
@@ -315,8 +334,8 @@ static void test_abi_mismatch(void **state)
 {
 	struct target t;
 	struct proc p;
-	char *argv[] = {ITEST_COROTOP, "-b", "-n", "1", "-p", NULL,
-			"--buffer", "bad", NULL};
+	char *argv[] = {ITEST_COROTOP, "-b",	   "-n",  "1", "-p",
+			NULL,	       "--buffer", "bad", NULL};
 
 	(void)state;
 	target_start(&t, PPT_TARGET);
@@ -335,8 +354,8 @@ static void test_list_buffers(void **state)
 	struct proc p;
 	struct jv v;
 	const struct jv *b;
-	char *argv[] = {ITEST_COROTOP, "-p", NULL, "--list-buffers", "-f",
-			"json", NULL};
+	char *argv[] = {ITEST_COROTOP, "-p",   NULL, "--list-buffers",
+			"-f",	       "json", NULL};
 	bool demo = false, grow = false, bad = false, probe = false;
 
 	(void)state;
@@ -385,8 +404,9 @@ static void test_generator_compat(void **state)
 	struct seen s;
 	char r[160];
 	int hmem, stat, attached;
-	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-n", "3", "-d",
-			"4", "-p", NULL, "--ppt-frames", "1000", NULL};
+	char *argv[] = {
+		ITEST_COROTOP, "-b", "-f", "json",	   "-n",   "3", "-d",
+		"4",	       "-p", NULL, "--ppt-frames", "1000", NULL};
 
 	(void)state;
 	target_start(&t, PPT_GENTARGET);
@@ -431,9 +451,14 @@ static void test_counters(void **state)
 	char r[160];
 	bool task_clock = false;
 	const struct jv *c, *w;
-	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-n", "3", "-d",
-			"4", "-p", NULL, "--buffer", "demo", "-c",
-			"task-clock,cycles", NULL};
+	char *argv[] = {ITEST_COROTOP, "-b",
+			"-f",	       "json",
+			"-n",	       "3",
+			"-d",	       "4",
+			"-p",	       NULL,
+			"--buffer",    "demo",
+			"-c",	       "task-clock,cycles",
+			NULL};
 
 	(void)state;
 	target_start(&t, PPT_TARGET);
@@ -452,12 +477,13 @@ static void test_counters(void **state)
 	if (!(c->n == 2 || strstr(w->s, "counter cycles refused")))
 		fail_msg("cycles neither counted nor refused: %s", w->s);
 	if (task_clock) {
-		assert_true(json_need(s.last_buffer, "counters_setup", J_BOOL)
-				    ->b);
+		assert_true(
+			json_need(s.last_buffer, "counters_setup", J_BOOL)->b);
 		assert_int_equal(s.n, 2);
 		/* cost[0] (task-clock) ran forward between the reads. */
-		assert_true(json_need(s.frames[0], "values.cost[0]", J_NUM)
-				    ->num >= 0);
+		assert_true(
+			json_need(s.frames[0], "values.cost[0]", J_NUM)->num >=
+			0);
 	}
 	seen_free(&s);
 	proc_free(&p);
@@ -472,8 +498,8 @@ static void test_target_exits(void **state)
 	struct seen s;
 	int status;
 	uint64_t t0;
-	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-d", "5", "-p",
-			NULL, "--buffer", "demo", NULL};
+	char *argv[] = {ITEST_COROTOP, "-b", "-f",	 "json", "-d", "5",
+			"-p",	       NULL, "--buffer", "demo", NULL};
 
 	(void)state;
 	target_start(&t, PPT_TARGET);
@@ -487,10 +513,10 @@ static void test_target_exits(void **state)
 	/* Seen at once through the pidfd, not at the next poll. */
 	assert_true(it_now() - t0 < 3000000000ull);
 	collect(p.obuf, "demo", &s);
-	assert_true(json_need(&s.doc[s.ndoc - 1], "ppt.target_gone", J_BOOL)
-			    ->b);
-	assert_false(json_need(&s.doc[s.ndoc - 1], "target.running", J_BOOL)
-			     ->b);
+	assert_true(
+		json_need(&s.doc[s.ndoc - 1], "ppt.target_gone", J_BOOL)->b);
+	assert_false(
+		json_need(&s.doc[s.ndoc - 1], "target.running", J_BOOL)->b);
 	seen_free(&s);
 	proc_free(&p);
 	assert_xdg_empty();
@@ -502,8 +528,8 @@ static void test_sigkill(void **state)
 	struct proc p;
 	char r[160];
 	size_t unmarked;
-	char *argv[] = {ITEST_COROTOP, "-b", "-d", "5", "-p", NULL,
-			"--buffer", "demo", NULL};
+	char *argv[] = {ITEST_COROTOP, "-b",	   "-d",   "5", "-p",
+			NULL,	       "--buffer", "demo", NULL};
 
 	(void)state;
 	target_start(&t, PPT_TARGET);
@@ -519,9 +545,9 @@ static void test_sigkill(void **state)
 	/* The next corotop says the holder is gone, and can take over. */
 	{
 		struct proc q;
-		char *a2[] = {ITEST_COROTOP, "-b", "-n", "1", "-p",
-			      (char *)pid_arg(t.pid), "--buffer", "demo",
-			      NULL};
+		char *a2[] = {ITEST_COROTOP, "-b",   "-n",
+			      "1",	     "-p",   (char *)pid_arg(t.pid),
+			      "--buffer",    "demo", NULL};
 
 		assert_int_equal(run(&q, a2, 20000), 1);
 		assert_non_null(strstr(q.ebuf, "not running any more"));
@@ -582,16 +608,17 @@ static void test_resize_lossless(void **state)
 		unsigned char *bytes = malloc(saved * d->frame_size);
 		struct pptagent_frame *meta = malloc(saved * sizeof(*meta));
 		uint64_t next, skipped;
-		size_t n = engine_ppt_frames(e, 0, 0, bytes, meta, saved,
-					     &next, &skipped);
+		size_t n = engine_ppt_frames(e, 0, 0, bytes, meta, saved, &next,
+					     &skipped);
 
 		assert_int_equal(n, saved);
 		for (size_t i = 0; i < n; i++) {
 			int32_t v;
 
 			/* "n" is the first member after the front seqno. */
-			memcpy(&v, bytes + i * d->frame_size +
-					   d->types[0].members[1].offset,
+			memcpy(&v,
+			       bytes + i * d->frame_size +
+				       d->types[0].members[1].offset,
 			       sizeof(v));
 			assert_int_equal(v, (int32_t)(i + 1));
 		}
@@ -611,8 +638,8 @@ static void test_late_attach_demo(void **state)
 	char *lines[8];
 	struct jv v;
 	size_t n;
-	char *argv[] = {ITEST_COROTOP, "-b", "-n", "3", "-f", "json", "-p",
-			NULL, NULL};
+	char *argv[] = {ITEST_COROTOP, "-b", "-n", "3", "-f",
+			"json",	       "-p", NULL, NULL};
 	int pipe_out[2];
 	char line[128];
 

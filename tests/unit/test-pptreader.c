@@ -417,6 +417,39 @@ static void test_skip_existing(void **state)
 	free(k.b);
 }
 
+/* sync: the client's indexes did not start at our attach (the generator
+ * counts unattached saves): the cursor goes to the oldest whole frame the
+ * ring still holds, and nothing before it is counted. */
+static void test_sync(void **state)
+{
+	struct block k;
+	struct rd d;
+
+	(void)state;
+	block_init(&k, 8, 1000);
+	rd_init(&d, &k, 1);
+	/* Nothing whole yet: no sync, cursor unchanged. */
+	assert_false(pptreader_sync(&d.r));
+	assert_int_equal(d.r.cursor, 1);
+	write_begin(&k, take(&k)); /* 1000, torn */
+	assert_false(pptreader_sync(&d.r));
+	write_end(&k, 1000);
+	for (int i = 0; i < 3; i++)
+		write_frame(&k); /* 1001..1003 */
+	assert_true(pptreader_sync(&d.r));
+	assert_int_equal(d.r.cursor, 1000);
+	d.first = d.r.cursor;
+	assert_int_equal(rd_poll(&d, 0, 64), 4);
+	assert_int_equal(d.idx[0], 1000);
+	assert_int_equal(d.idx[3], 1003);
+	/* Lapped: the oldest frame still in the ring, not a leftover. */
+	for (int i = 0; i < 13; i++)
+		write_frame(&k); /* 1004..1016: slots hold 1009..1016 */
+	assert_true(pptreader_sync(&d.r));
+	assert_int_equal(d.r.cursor, 1009);
+	free(k.b);
+}
+
 /* A resize: a new, bigger block; the cursor stays. */
 static void test_rebase(void **state)
 {
@@ -501,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_never_written),
 		cmocka_unit_test(test_wrap),
 		cmocka_unit_test(test_skip_existing),
+		cmocka_unit_test(test_sync),
 		cmocka_unit_test(test_rebase),
 		cmocka_unit_test(test_bad_geometry),
 		cmocka_unit_test(test_bounded_poll),
