@@ -654,7 +654,7 @@ static void test_late_attach_demo(void **state)
 		unsetenv("CTP_MAX_STATIONS");
 		if (dup2(pipe_out[1], 1) < 0)
 			_exit(126);
-		execl(ITEST_DEMO, ITEST_DEMO, "--seconds", "30", (char *)NULL);
+		execl(ITEST_DEMO, ITEST_DEMO, "--duration", "30", (char *)NULL);
 		_exit(127);
 	}
 	close(pipe_out[1]);
