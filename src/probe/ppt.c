@@ -185,7 +185,8 @@ static const struct ppt_block *client_data(struct corotop_ppt_client *c,
 	void *p;
 
 	*map = NULL;
-	if (d > INT_MAX || (int)d == h)
+	/* 0 is "none" (a resize to 0 is a lie, not a switch to static). */
+	if (d == 0 || d > INT_MAX || (int)d == h)
 		return NULL;
 	size = shm_size((int)d);
 	if (size < c->frame_size)
