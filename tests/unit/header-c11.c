@@ -5,6 +5,7 @@
  */
 #include "corotop/calltrace.h"
 #include "corotop/ctp.h"
+#include "corotop/ppt.h"
 #include "corotop/probe.h"
 
 #include <stdio.h>
@@ -28,5 +29,7 @@ int main(void)
 	CHECK(offsetof(struct ctp_header, ext) == 0x18);
 	CHECK(ctp_seq_event(0, 0, 1) == UINT64_MAX);
 	CHECK(ctp_event_seq(3) == 8);
+	CHECK(sizeof(struct ppt_control) == 440);
+	CHECK(sizeof(struct corotop_rendezvous) == 512);
 	return 0;
 }

@@ -5,6 +5,7 @@
  */
 #include "corotop/calltrace.h"
 #include "corotop/ctp.h"
+#include "corotop/ppt.h"
 #include "corotop/probe.h"
 
 #include <cstdio>
@@ -42,5 +43,7 @@ int main()
 	CHECK(sizeof(corotop_coro) == 56);
 	CHECK(ctp_seq_event(2, 5, 0) == 5);
 	CHECK(ctp_seq_event(0, 5, 0) == UINT64_MAX);
+	CHECK(sizeof(ppt_control) == 440);
+	CHECK(offsetof(ppt_control, client_flags) == 432);
 	return 0;
 }
