@@ -30,7 +30,6 @@
 #define _GNU_SOURCE /* strtod_l, newlocale: numbers read in the C locale */
 #include "json.h"
 
-#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
@@ -281,6 +280,9 @@ static long json_unicode(struct json_parser *p, size_t i, size_t end,
 	return 0x10000 + ((long)(hi - 0xd800) << 10) + (lo - 0xdc00);
 }
 
+/* Each escape letter, followed by the byte it stands for. */
+static const char json_escapes[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
+
 /* The string whose opening quote is at p->pos, decoded into the arena. */
 static bool json_string(struct json_parser *p, const char **out,
 			size_t *out_len)
@@ -301,6 +303,7 @@ static bool json_string(struct json_parser *p, const char **out,
 		return json_oom(p);
 	while (i < end) {
 		unsigned char c = p->s[i];
+		const char *esc;
 		size_t k;
 		long cp;
 
@@ -329,42 +332,20 @@ static bool json_string(struct json_parser *p, const char **out,
 		/* A backslash before `end` is never the last byte before it:
 		 * the scan above stepped over the byte it escapes. */
 		c = p->s[++i];
-		switch (c) {
-		case '"':
-		case '\\':
-		case '/':
-			buf[n++] = c;
-			break;
-		case 'b':
-			buf[n++] = '\b';
-			break;
-		case 'f':
-			buf[n++] = '\f';
-			break;
-		case 'n':
-			buf[n++] = '\n';
-			break;
-		case 'r':
-			buf[n++] = '\r';
-			break;
-		case 't':
-			buf[n++] = '\t';
-			break;
-		case 'u':
+		if (c == 'u') {
 			cp = json_unicode(p, i, end, &k);
 			if (cp < 0)
 				return false;
 			n += json_put_utf8(buf + n, (unsigned)cp);
 			i += k;
 			continue;
-		default:
-			if (c < 0x20 || c >= 0x7f)
-				return json_fail(p, i - 1,
-						 "invalid escape \\ and byte "
-						 "0x%02x",
-						 c);
-			return json_fail(p, i - 1, "invalid escape \\%c", c);
 		}
+		/* letters sit at even offsets; control bytes are no letter */
+		esc = c >= 0x20 ? strchr(json_escapes, c) : NULL;
+		if (!esc || (esc - json_escapes) % 2)
+			return json_fail(p, i - 1, "invalid escape \\%c",
+					 c > 0x20 && c < 0x7f ? c : '?');
+		buf[n++] = (unsigned char)esc[1];
 		i++;
 	}
 	buf[n] = '\0';

@@ -158,13 +158,16 @@ static enum pptdesc_status desc_abi(struct desc_parse *p,
 		return desc_fail(p, "the description has no \"abi\" string"),
 		       PPTDESC_BAD_LAYOUT;
 	c = s;
+	/* Three numbers of 1..5 digits, no leading zeros (semver). */
 	for (int part = 0; part < 3; part++) {
+		const char *from = c;
 		unsigned long v = 0;
 		int digits = 0;
 
 		for (; *c >= '0' && *c <= '9' && digits < 6; c++, digits++)
 			v = v * 10 + (unsigned long)(*c - '0');
-		if (digits == 0 || digits == 6 || *c != (part < 2 ? '.' : 0))
+		if (digits == 0 || digits == 6 ||
+		    (digits > 1 && *from == '0') || *c != (part < 2 ? '.' : 0))
 			return desc_fail(p,
 					 "abi \"%s\" is not MAJOR.MINOR.PATCH",
 					 desc_quote(s, q)),

@@ -135,6 +135,9 @@ static void test_escapes(void **state)
 	want_string("\"\"", "", 0);
 
 	bad("\"\\x\"", 1, "invalid escape");
+	bad("\"\\\b\"", 1, "invalid escape \\?"); /* a raw BS escaped */
+	bad("\"\\\n\"", 1, "invalid escape");
+	bad("\"\\U0041\"", 1, "invalid escape \\U");
 	bad("\"\\u12\"", 1, "four hex digits");
 	bad("\"\\u12G4\"", 1, "four hex digits");
 	bad("\"\\uD800\"", 1, "surrogate");

@@ -210,9 +210,12 @@ static void test_abi(void **state)
 	free(s);
 
 	static const char *const bad[] = {
-		"\"zbi\":\"1.0.0\"",   "\"abi\":1",	    "\"abi\":\"1.0\"",
-		"\"abi\":\"1.0.0.0\"", "\"abi\":\"1.0.x\"", "\"abi\":\"\"",
-		"\"abi\":\"v1.0.0\"",  "\"abi\":\"1..0\"",  "\"abi\":null",
+		"\"zbi\":\"1.0.0\"",  "\"abi\":1",
+		"\"abi\":\"1.0\"",    "\"abi\":\"1.0.0.0\"",
+		"\"abi\":\"1.0.x\"",  "\"abi\":\"\"",
+		"\"abi\":\"v1.0.0\"", "\"abi\":\"1..0\"",
+		"\"abi\":null",	      "\"abi\":\"01.0.0\"",
+		"\"abi\":\"1.00.0\"", "\"abi\":\"123456.0.0\"",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		s = replace(pptdesc_demo_generator, "\"abi\":\"1.0.0\"",
@@ -549,6 +552,48 @@ static void test_order_and_unpaired(void **state)
 	pptdesc_finish(&d);
 }
 
+/* The generator's counters without an interval: tCounterCount members all
+ * named after the counter, told apart by their index. */
+static void test_generator_counters(void **state)
+{
+	/* clang-format off */
+	static const char desc[] =
+		"{\"abi\":\"1.0.0\",\"target\":{\"tCounterCount\":3},"
+		"\"frames\":[{\"_flName\":\"t\",\"_flLayout\":["
+		MEMBER(T_INT, 0, 4, 4, K_SEQ("FrontSeq"), "__ppt_seqno") ","
+		MEMBER(T_COUNTER(0), 8, 8, 8,
+		       K_FM("PCounter", "c", "false", "null"), "c") ","
+		MEMBER(T_COUNTER(1), 16, 8, 8,
+		       K_FM("PCounter", "c", "false", "null"), "c") ","
+		MEMBER(T_COUNTER(2), 24, 8, 8,
+		       K_FM("PCounter", "c", "false", "null"), "c") ","
+		MEMBER(T_INT, 32, 4, 4, K_SEQ("BackSeq"), "__ppt_seqno_back")
+		"]}]}";
+	/* clang-format on */
+	struct ppt_desc d;
+	char err[256] = "";
+	const struct ppt_layout *l;
+
+	(void)state;
+	if (parse(desc, &d, err, sizeof(err)) != PPTDESC_OK)
+		fail_msg("%s", err);
+	l = &d.types[0];
+	assert_int_equal(d.frame_size, 36);
+	assert_int_equal(d.counter_count, 3);
+	assert_int_equal(l->ncols, 3);
+	for (int i = 0; i < 3; i++) {
+		char want[8];
+
+		snprintf(want, sizeof(want), "c[%d]", i);
+		assert_string_equal(l->cols[i].name, want);
+		assert_int_equal(l->cols[i].type, PPT_T_COUNTER);
+		assert_false(l->cols[i].interval);
+		assert_int_equal(l->cols[i].begin, i + 1);
+		assert_int_equal(l->members[i + 1].counter, i);
+	}
+	pptdesc_finish(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -561,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_one_type_extra_keys),
 		cmocka_unit_test(test_order_and_unpaired),
+		cmocka_unit_test(test_generator_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
