@@ -54,7 +54,7 @@ COROTOP_PPT_BUFFER(thru);
 
 struct saver {
 	struct corotop_ppt_buffer *b;
-	uint64_t rate;	/* frames per second, 0: unpaced */
+	uint64_t rate; /* frames per second, 0: unpaced */
 	uint64_t pause_ns;
 	atomic_bool stop;
 	uint64_t saved;
@@ -138,7 +138,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static void bench_latency(unsigned rounds)
 {
-	uint64_t *lat = calloc(rounds, sizeof(*lat));
+	uint64_t *ms = calloc(rounds, sizeof(*ms));
 	uint64_t *seen = calloc(rounds, sizeof(*seen));
 
 	for (unsigned r = 0; r < rounds; r++) {
@@ -157,19 +157,19 @@ static void bench_latency(unsigned rounds)
 		} while (!b.delivered &&
 			 bench_now(CLOCK_MONOTONIC) - t0 < 5000000000ull);
 		seen[r] = bench_now(CLOCK_MONOTONIC) - t0;
-		lat[r] = b.attach_latency_ns;
+		ms[r] = b.attach_latency_ns;
 		engine_destroy(e);
 		saver_stop(&s);
 	}
-	qsort(lat, rounds, sizeof(*lat), cmp_u64);
+	qsort(ms, rounds, sizeof(*ms), cmp_u64);
 	qsort(seen, rounds, sizeof(*seen), cmp_u64);
 	printf("ppt_agent latency rounds=%u hmem_to_first_frame_p50_ms=%.3f "
 	       "p90_ms=%.3f max_ms=%.3f start_to_visible_p50_ms=%.3f "
 	       "max_ms=%.3f\n",
-	       rounds, lat[rounds / 2] / 1e6, lat[rounds * 9 / 10] / 1e6,
-	       lat[rounds - 1] / 1e6, seen[rounds / 2] / 1e6,
+	       rounds, ms[rounds / 2] / 1e6, ms[rounds * 9 / 10] / 1e6,
+	       ms[rounds - 1] / 1e6, seen[rounds / 2] / 1e6,
 	       seen[rounds - 1] / 1e6);
-	free(lat);
+	free(ms);
 	free(seen);
 }
 
@@ -192,7 +192,8 @@ static void bench_live(const char *name, double seconds, uint64_t rate)
 	bench_sleep_ns(50000000);
 	engine_ppt_buffers(e, &b, 1);
 	{
-		uint64_t base_saved = s.saved, base = b.delivered + b.lost + b.torn;
+		uint64_t base_saved = s.saved,
+			 base = b.delivered + b.lost + b.torn;
 		uint64_t base_lost = b.lost, base_torn = b.torn;
 		uint64_t base_del = b.delivered;
 
@@ -210,18 +211,19 @@ static void bench_live(const char *name, double seconds, uint64_t rate)
 		} while (b.delivered + b.lost + b.torn - base < s.saved &&
 			 bench_now(CLOCK_MONOTONIC) < deadline);
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-		printf("ppt_agent %s rate_asked=%llu saved=%llu saved_per_s=%.0f "
+		printf("ppt_agent %s rate_asked=%llu saved=%llu "
+		       "saved_per_s=%.0f "
 		       "delivered=%llu lost=%llu torn=%llu accounted=%s "
 		       "block=%llu process_cpu_s=%.2f wall_s=%.2f "
 		       "others_cores=%.2f\n",
 		       name, (unsigned long long)rate,
-		       (unsigned long long)s.saved,
-		       s.saved / ((t1 - t0) / 1e9),
+		       (unsigned long long)s.saved, s.saved / ((t1 - t0) / 1e9),
 		       (unsigned long long)(b.delivered - base_del),
 		       (unsigned long long)(b.lost - base_lost),
 		       (unsigned long long)(b.torn - base_torn),
-		       b.delivered + b.lost + b.torn - base == s.saved ? "exact"
-								       : "MISMATCH",
+		       b.delivered + b.lost + b.torn - base == s.saved
+			       ? "exact"
+			       : "MISMATCH",
 		       (unsigned long long)b.nframes,
 		       (c1.tv_sec - c0.tv_sec) +
 			       (c1.tv_nsec - c0.tv_nsec) / 1e9,

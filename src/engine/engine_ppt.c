@@ -44,9 +44,11 @@ static void engine_ppt_warn(struct engine_ppt *p, const char *msg)
 {
 	size_t len = strlen(p->warning);
 
-	if (len + 3 < sizeof(p->warning))
-		snprintf(p->warning + len, sizeof(p->warning) - len, "%s%s",
-			 len ? "; " : "", msg);
+	/* Truncated past the buffer's end: the first problems matter. */
+	if (len + 3 < sizeof(p->warning) &&
+	    snprintf(p->warning + len, sizeof(p->warning) - len, "%s%s",
+		     len ? "; " : "", msg) < 0)
+		p->warning[len] = '\0';
 }
 
 bool engine_ppt_create(struct engine *e, char *err, size_t errlen)
@@ -129,8 +131,13 @@ static void engine_ppt_rendezvous(struct engine *e)
 	r->sample_hz = e->cfg.sample_hz;
 	r->flags = e->cfg.parked_stacks ? COROTOP_RDV_PARKED_STACKS : 0;
 	r->engine_pid = (uint32_t)getpid();
-	snprintf(r->shm_path, sizeof(r->shm_path), "%s", e->region.shm_path);
-	snprintf(r->sock_path, sizeof(r->sock_path), "%s", e->region.sock_path);
+	/* A path that does not fit makes the rendezvous invalid (the probe
+	 * then checks the magic and stays untraced), never a wrong path. */
+	if (snprintf(r->shm_path, sizeof(r->shm_path), "%s",
+		     e->region.shm_path) >= (int)sizeof(r->shm_path) ||
+	    snprintf(r->sock_path, sizeof(r->sock_path), "%s",
+		     e->region.sock_path) >= (int)sizeof(r->sock_path))
+		r->magic = 0;
 }
 
 static bool engine_ppt_alive(struct engine_ppt *p)

@@ -413,7 +413,9 @@ static bool object_bias(struct pf_scan *s, const struct pf_object *o, Elf *elf,
 static int ppt_symbol(const char *sym, const char **name, size_t *nlen,
 		      enum pptfind_spelling *spelling)
 {
-	size_t len = strlen(sym);
+	/* A symbol version ("_ppt_hmem_x@@VERS" in .symtab) is not part of
+	 * the name. */
+	size_t len = strcspn(sym, "@");
 
 	for (int k = 0; k < PF_KINDS; k++) {
 		if (len >= 10 && !memcmp(sym, "_ppt_", 5) &&

@@ -211,6 +211,8 @@ COROTOP_API void corotop_probe_shutdown(void)
 		close(r->sock);
 	munmap(r->hdr, r->map_size);
 	free(r);
+	/* Counters run from 0 again for the next attachment. */
+	memset(&probe_global, 0, sizeof(probe_global));
 	probe_fail("%s", "shut down");
 }
 

@@ -383,10 +383,14 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	}
 	if (optind < argc)
 		out->command = &argv[optind];
-	if ((out->command != NULL) + (out->shm != NULL) + (out->pid != 0) > 1)
+	if (out->command && out->shm)
+		return cli_fail(err, errlen,
+				"give either a command or --shm %s, not both",
+				out->shm);
+	if (out->pid && (out->command || out->shm))
 		return cli_fail(err, errlen, "%s",
-				"give one of a command, --shm PATH or -p PID, "
-				"not several");
+				"-p PID attaches to a running process: give "
+				"no command and no --shm with it");
 	if (!out->command && !out->shm && !out->pid)
 		return cli_fail(err, errlen, "%s",
 				"nothing to watch: give a command after --, "
