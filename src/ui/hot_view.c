@@ -255,7 +255,7 @@ void hot_view_draw(struct tui *t)
 	if (!h->stats.enabled) {
 		tui_text(t, 5, 1, TUI_NORMAL,
 			 "No CallTrace region: hot stacks need corotop to "
-			 "start the target (not -p or --shm).");
+			 "start the target or attach to it (-p), not --shm.");
 	} else if (h->stats.failed) {
 		tui_text(t, 5, 1, tui_attr(t, PAIR_WARN),
 			 "CallTrace stopped: %s", h->stats.warning);
