@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <curses.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,12 +206,18 @@ void ppt_view_refresh(struct tui *t)
 	engine_ppt_info(t->engine, &p->info);
 	p->nbufs = engine_ppt_buffers(t->engine, p->bufs, PPT_UI_BUFFERS);
 	if (!p->tab_set && p->nbufs) {
-		/* Start on the first buffer that is not the probe's own. */
-		for (size_t i = 0; i < p->nbufs; i++)
-			if (!p->bufs[i].rendezvous) {
-				p->tab = i;
-				break;
-			}
+		/* Start on the first attached buffer that is not the probe's
+		 * own, else the first attached one, else the first. */
+		size_t pick = SIZE_MAX;
+
+		for (size_t i = 0; i < p->nbufs && pick == SIZE_MAX; i++)
+			if (!p->bufs[i].rendezvous &&
+			    p->bufs[i].state != PPTAGENT_DETACHED)
+				pick = i;
+		for (size_t i = 0; i < p->nbufs && pick == SIZE_MAX; i++)
+			if (p->bufs[i].state != PPTAGENT_DETACHED)
+				pick = i;
+		p->tab = pick == SIZE_MAX ? 0 : pick;
 		p->tab_set = true;
 		ppt_reset_copy(t);
 	}
@@ -278,10 +285,20 @@ static void ppt_draw_books(struct tui *t)
 			 b->counters_setup ? "on" : "not set up");
 }
 
+/* The cell of frame row r under column title `col`, or "". */
+static const char *ppt_cell(const struct ppt_row *r, const char *col)
+{
+	for (size_t j = 0; j < r->ncells; j++)
+		if (!strcmp(r->names[j], col))
+			return r->values[j];
+	return "";
+}
+
 static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 {
 	struct ppt_ui *p = &t->ppt;
 	const char *cols[PPT_UI_COLS];
+	int width[PPT_UI_COLS];
 	size_t ncols = ppt_columns(d, cols);
 	int rows = ppt_visible_rows(t), x;
 	struct ppt_row *r = malloc(sizeof(*r));
@@ -289,17 +306,31 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 
 	if (!r)
 		return;
-	x = tui_text(t, 6, 0, tui_attr(t, PAIR_TITLE), " %10s %8s %-10s", "SEQ",
-		     "AGE", "TYPE");
-	for (size_t c = 0; c < ncols; c++)
-		x = tui_text(t, 6, x, tui_attr(t, PAIR_TITLE), " %12.12s",
-			     cols[c]);
-	for (int cx = x; cx < t->cols; cx++)
-		mvaddch(6, cx, ' ' | tui_attr(t, PAIR_TITLE));
 	if (p->selected < p->top)
 		p->top = p->selected;
 	if (rows && p->selected >= p->top + (size_t)rows)
 		p->top = p->selected - (size_t)rows + 1;
+	/* Each column as wide as its title and the rows on screen need. */
+	for (size_t c = 0; c < ncols; c++)
+		width[c] = (int)strlen(cols[c]) < 4 ? 4 : (int)strlen(cols[c]);
+	for (int i = 0; i < rows && p->top + (size_t)i < p->nrows; i++) {
+		size_t s = p->rows[p->top + (size_t)i];
+
+		ppt_row_fill(d, p->bytes + s * d->frame_size, r);
+		for (size_t c = 0; c < ncols; c++) {
+			int w = (int)strlen(ppt_cell(r, cols[c]));
+
+			if (w > width[c])
+				width[c] = w < PPT_CELL ? w : PPT_CELL;
+		}
+	}
+	x = tui_text(t, 6, 0, tui_attr(t, PAIR_TITLE), " %10s %8s %-10s", "SEQ",
+		     "AGE", "TYPE");
+	for (size_t c = 0; c < ncols; c++)
+		x = tui_text(t, 6, x, tui_attr(t, PAIR_TITLE), " %*s", width[c],
+			     cols[c]);
+	for (int cx = x; cx < t->cols; cx++)
+		mvaddch(6, cx, ' ' | tui_attr(t, PAIR_TITLE));
 	for (int i = 0; i < rows && p->top + (size_t)i < p->nrows; i++) {
 		size_t k = p->top + (size_t)i, s = p->rows[k];
 		const struct pptagent_frame *m = &p->meta[s];
@@ -316,14 +347,9 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 				mvaddch(y, cx, ' ' | attr);
 		x = tui_text(t, y, 0, attr, " %10u %8s %-10.10s", m->index, age,
 			     r->type);
-		for (size_t c = 0; c < ncols; c++) {
-			const char *v = "";
-
-			for (size_t j = 0; j < r->ncells; j++)
-				if (!strcmp(r->names[j], cols[c]))
-					v = r->values[j];
-			x = tui_text(t, y, x, attr, " %12.12s", v);
-		}
+		for (size_t c = 0; c < ncols; c++)
+			x = tui_text(t, y, x, attr, " %*s", width[c],
+				     ppt_cell(r, cols[c]));
 	}
 	free(r);
 }
@@ -341,10 +367,11 @@ void ppt_view_draw(struct tui *t)
 		tui_text(t, 5, 1, TUI_NORMAL, "No buffers attached.");
 	} else {
 		ppt_draw_tabs(t);
-		ppt_draw_books(t);
-		if (!d)
-			tui_text(t, 7, 1, tui_attr(t, PAIR_WARN), "%s",
-				 p->bufs[p->tab].warning);
+		if (p->bufs[p->tab].state != PPTAGENT_DETACHED)
+			ppt_draw_books(t);
+		if (!d || p->bufs[p->tab].state == PPTAGENT_DETACHED)
+			tui_text(t, 6, 1, tui_attr(t, PAIR_WARN),
+				 "not attached: %s", p->bufs[p->tab].warning);
 		else if (!p->nrows)
 			tui_text(t, 7, 1, TUI_NORMAL, "%s",
 				 p->n ? "No frame matches the filter."

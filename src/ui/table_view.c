@@ -251,7 +251,17 @@ void table_view_header(struct tui *t)
 		tui_text(t, 3, 0, warn, " %s", s->error);
 	else if (t->message[0])
 		tui_text(t, 3, 0, A_NORMAL, " %s", t->message);
-	else if (t->filter.active || t->search[0]) {
+	else if (t->view == VIEW_PPT) {
+		/* The ppt view filters frames with a filter of its own. */
+		int sx = 0;
+
+		if (t->ppt.filter.active)
+			sx = tui_text(t, 3, 0, TUI_NORMAL, " filter: %s",
+				      t->ppt.filter.text);
+		if (t->search[0])
+			tui_text(t, 3, sx, TUI_NORMAL, " %ssearch: %s",
+				 sx ? " " : "", t->search);
+	} else if (t->filter.active || t->search[0]) {
 		int sx = 0;
 
 		if (t->filter.active)
