@@ -153,6 +153,31 @@ static void reader_advance(struct pptreader *r)
 	r->stall_torn = false;
 }
 
+/*
+ * The cursor's slot holds whole frame `front`, newer than the cursor: the
+ * cursor's frame was overwritten.  When `front` is a whole ring or more
+ * ahead, every index up to front - nframes had its slot reused too: they
+ * are counted lost at once, so a saver far ahead is not walked one index
+ * per step (the accounting is the same; index 0, never used, is not
+ * counted).
+ */
+static void reader_lapped(struct pptreader *r, uint32_t front)
+{
+	uint32_t c = r->cursor, to;
+
+	if (r->nframes > UINT32_MAX ||
+	    !serial_newer(front - (uint32_t)r->nframes, c)) {
+		r->st.lost++;
+		reader_advance(r);
+		return;
+	}
+	to = front - (uint32_t)r->nframes + 1;
+	/* [c, to) holds to - c indexes, less index 0 when it wraps past it. */
+	r->st.lost += (uint32_t)(to - c) - (to != 0 && to < c ? 1u : 0u);
+	r->cursor = to ? to : 1;
+	r->stall_torn = false;
+}
+
 /* A whole frame newer than c in the slots of the next indexes. */
 static bool newer_ahead(const struct pptreader *r, uint32_t c)
 {
@@ -304,8 +329,7 @@ size_t pptreader_poll(struct pptreader *r, uint64_t now_ns, void *buf,
 			reader_advance(r);
 		} else if (front == back && front != 0 &&
 			   serial_newer(front, c)) {
-			r->st.lost++;
-			reader_advance(r);
+			reader_lapped(r, front);
 		} else if (!reader_stall(r, c, front, back, now_ns)) {
 			r->st.stalls++;
 			break;

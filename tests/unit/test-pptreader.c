@@ -507,7 +507,9 @@ static void test_bad_geometry(void **state)
 	free(k.b);
 }
 
-/* A block claiming a loss of 2^30 frames costs bounded work per poll. */
+/* A block claiming a loss of 2^30 frames: the indexes a whole ring behind
+ * the frame in the cursor's slot are counted at once, not walked, and the
+ * frames still there are delivered in the same poll. */
 static void test_bounded_poll(void **state)
 {
 	struct block k;
@@ -518,10 +520,37 @@ static void test_bounded_poll(void **state)
 	for (int i = 0; i < 4; i++)
 		write_frame(&k);
 	rd_init(&d, &k, 1);
+	assert_int_equal(rd_poll(&d, 0, 4), 4);
+	assert_int_equal(d.idx[0], 1u << 30);
+	assert_true(d.r.st.lost == (1u << 30) - 1);
 	assert_int_equal(rd_poll(&d, 0, 4), 0);
-	assert_true(d.r.st.lost == 1u << 20);
-	assert_int_equal(rd_poll(&d, 0, 4), 0);
-	assert_true(d.r.st.lost == 2u << 20);
+	free(k.b);
+}
+
+/* The same jump across the 32-bit wrap: index 0 is never counted. */
+static void test_lapped_wrap(void **state)
+{
+	struct block k;
+	struct rd d;
+
+	(void)state;
+	block_init(&k, 4, 5); /* the writer at 5..12, the reader from 1 */
+	for (int i = 0; i < 8; i++)
+		write_frame(&k);
+	rd_init(&d, &k, 1);
+	assert_int_equal(rd_poll(&d, 0, 8), 4);
+	assert_int_equal(d.idx[0], 9);
+	assert_true(d.r.st.lost == 8);
+	free(k.b);
+	block_init(&k, 4, UINT32_MAX - 5);
+	for (int i = 0; i < 12; i++)
+		write_frame(&k); /* ... 0xffffffff, then 1, 2, ... 6 */
+	rd_init(&d, &k, UINT32_MAX - 5);
+	assert_int_equal(rd_poll(&d, 0, 8), 4);
+	assert_int_equal(d.idx[0], 3);
+	assert_int_equal(d.idx[3], 6);
+	/* UINT32_MAX-5 .. UINT32_MAX and 1, 2: 8 indexes, 0 not one. */
+	assert_true(d.r.st.lost == 8);
 	free(k.b);
 }
 
@@ -538,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_rebase),
 		cmocka_unit_test(test_bad_geometry),
 		cmocka_unit_test(test_bounded_poll),
+		cmocka_unit_test(test_lapped_wrap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
