@@ -39,7 +39,9 @@
  * that loads back (acquire), copies the body, then loads front (after an
  * acquire fence) and finds front == back == i holds frame i whole.  A slot
  * whose seqnos differ is torn (being written, or its writer died); a gap in
- * the indexes the reader sees is frames lost to overwriting.
+ * the indexes the reader sees is frames lost to overwriting.  Not caught:
+ * two savers on one slot at once (a saver lapped by the whole ring in the
+ * middle of its frame; docs/WIRE.md, "Reading frames").
  *
  * Ordering contract (who pairs with whom):
  *
