@@ -157,8 +157,7 @@ static void engine_ppt_gone(struct engine *e)
 	pthread_mutex_lock(&p->lock);
 	p->gone = true;
 	for (size_t i = 0; i < p->n; i++)
-		if (p->agents[i].state == PPTAGENT_WAITING ||
-		    p->agents[i].state == PPTAGENT_ATTACHED)
+		if (pptagent_live(p->agents[i].state))
 			pptagent_forget(&p->agents[i]);
 	pthread_mutex_unlock(&p->lock);
 	pthread_mutex_lock(&e->lock);
@@ -281,8 +280,7 @@ void engine_ppt_destroy(struct engine *e)
 	for (size_t i = 0; p->agents && i < p->n; i++) {
 		struct pptagent *a = &p->agents[i];
 
-		if (a->state == PPTAGENT_WAITING ||
-		    a->state == PPTAGENT_ATTACHED) {
+		if (pptagent_live(a->state)) {
 			if (engine_ppt_alive(p))
 				pptagent_detach(a);
 			else

@@ -20,8 +20,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-_Static_assert(sizeof(struct perf_event_attr) <= PPT_PERF_ATTR_SIZE,
-	       "perf_event_attr fits the control block's slots");
+/* The control block's slots are PERF_ATTR_SIZE_VER7 (128) bytes, whatever
+ * size the installed headers give perf_event_attr (136 from Linux 6.3):
+ * attributes are built and read through these two copies, and say size 128
+ * to the kernel, which accepts any size it knows. */
+#define PERFCTR_COPY                                                           \
+	(sizeof(struct perf_event_attr) < PPT_PERF_ATTR_SIZE                   \
+		 ? sizeof(struct perf_event_attr)                              \
+		 : PPT_PERF_ATTR_SIZE)
 
 struct perfctr_kind {
 	const char *name;
@@ -70,13 +76,13 @@ static void perfctr_attr(const struct perfctr_kind *k, uint8_t *out)
 	struct perf_event_attr a;
 
 	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
+	a.size = PERFCTR_COPY;
 	a.type = k->type;
 	a.config = k->config;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	memset(out, 0, PPT_PERF_ATTR_SIZE);
-	memcpy(out, &a, sizeof(a));
+	memcpy(out, &a, PERFCTR_COPY);
 }
 
 bool perfctr_parse(const char *list, struct perfctr_set *out, char *err,
@@ -151,7 +157,8 @@ void perfctr_probe(struct perfctr_set *s, pid_t pid)
 		struct perf_event_attr a;
 		int fd;
 
-		memcpy(&a, s->attrs[i], sizeof(a));
+		memset(&a, 0, sizeof(a));
+		memcpy(&a, s->attrs[i], PERFCTR_COPY);
 		fd = (int)syscall(SYS_perf_event_open, &a, pid, -1, -1,
 				  PERF_FLAG_FD_CLOEXEC);
 		if (fd >= 0) {

@@ -3,25 +3,40 @@
  * resize its data block, detach.
  *
  * Attach, in the protocol's order (ppt-ptrace-protocol.md):
- *   1. _json: read through the pointer the generator stores (or in place,
- *      when the symbol is the text itself), parse, check ABI 1.x;
+ *   1. _json (pptsym_json), parsed, ABI 1.x; then the symbols corotop will
+ *      write are checked (pptsym_check: sizes, writable memory);
  *   2. _stat: 0, or a pid we may take over (--force-attach); then our pid.
  *      The read and the write happen while the target's main thread is
  *      seized (best effort: a debugger that holds it only costs us that);
  *   3. shared memory: shmget(IPC_PRIVATE, 0600), control block filled in,
- *      data block (static: after the control block, at a multiple of the
- *      frame size; dynamic: its own segment, linked by data_block_hmem);
- *      each segment is marked IPC_RMID as soon as we have mapped it, which
- *      Linux allows the client to shmat still: the segments vanish with the
- *      last mapping, whoever dies first and however;
+ *      data block (static: after the control block; dynamic: its own
+ *      segment, linked by data_block_hmem); each segment is marked IPC_RMID
+ *      as soon as we have mapped it, which Linux allows the client to shmat
+ *      still: the segments vanish with the last mapping, whoever dies first
+ *      and however;
  *   4. _hmem last (process_vm_writev, a full barrier: A in corotop/ppt.h).
  * A failure at any step undoes the steps before it in the target.
  *
- * Polling.  The client's frame counter is its own (the generator's counts
- * every save, attached or not), so the first poll that sees whole frames
- * syncs the reader's cursor to the oldest of them; from then on pptreader
- * accounts for every index.  Frames are copied into a history ring of the
- * newest `history` frames for display.
+ * Layouts.  The dynamic layout only for corotop's own client (its JSON tag
+ * says so): the generator's code never reads data_block_hmem, and would
+ * take a control segment of 440 bytes for a ring of garbage size.  In the
+ * static layout the generator's revisions put the frames at different
+ * offsets (440 rounded up to the frame size, or 440 + 440 % size; 464 with
+ * kernel headers from 6.3 on, whose perf_event_attr is 136 bytes) and
+ * rotate the slots differently: the first poll that finds whole frames
+ * tries each offset (pptreader_sync learns the rotation) and keeps the one
+ * the frames agree with.
+ *
+ * --force-attach over a client that still holds an old segment: the
+ * generator's client attaches only when it holds none, and lets go only
+ * when it finds _hmem at 0 at a save.  So _hmem goes to 0 first
+ * (UNHOOKING), and our segment is published once the old one shows the
+ * client's detach (its shm_dtime moved, or it is gone).
+ *
+ * Polling.  pptreader accounts for every index once.  A poll reads at most
+ * one ring's worth, so the lock the engine holds around it is released
+ * between buffers.  Frames are copied into a history ring of the newest
+ * (16 MiB at most per buffer) for display.
  *
  * Resize (dynamic layout).  A new data segment goes into data_block_hmem
  * (E); once the client's ack appears in data_block_hmem_attached (G), the
@@ -44,15 +59,19 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Largest _json text read from a target. */
-#define AGENT_JSON_MAX (1u << 20)
-/* Frames copied per pptreader_poll call. */
-#define AGENT_SCRATCH 1024u
+#include "pptsym.h"
+
+/* Frames copied per pptreader_poll call, and the history's byte budget. */
+#define AGENT_SCRATCH_BYTES (1u << 20)
+#define AGENT_HISTORY_BYTES (16u << 20)
 /* Grace for writers still inside an old block after the client's ack. */
 #define AGENT_DRAIN_NS 20000000ull
-/* How long a forced attach waits for a client to let go of a stale
- * segment before it publishes the new one. */
-#define AGENT_STALE_WAIT_MS 200
+/* How often a waiting agent checks that _hmem still names its segment. */
+#define AGENT_CHECK_NS 100000000ull
+#define AGENT_REWRITES 3u
+/* The generated control block: 440 bytes, 464 with 136-byte
+ * perf_event_attr (Linux headers 6.3 and later). */
+#define AGENT_CTL_GEN_NEW 464u
 
 static uint64_t agent_now(void)
 {
@@ -113,45 +132,6 @@ static void agent_unmap(const void **map)
 	*map = NULL;
 }
 
-/*
- * The _json text: the generator's symbol is a const char * (read the
- * pointer, then the string); the protocol document's may be the text
- * itself.  The first byte tells: '{' starts the text in place.
- */
-static char *agent_read_json(struct pptagent *a, char *err, size_t errlen)
-{
-	uint64_t addr = a->sym.json_addr, ptr = 0;
-	unsigned char first;
-	char *text = malloc(AGENT_JSON_MAX);
-
-	if (!text) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (!procmem_read(a->pm, addr, &first, 1, err, errlen))
-		goto fail;
-	if (first != '{') {
-		if (!procmem_read(a->pm, addr, &ptr, sizeof(ptr), err, errlen))
-			goto fail;
-		if (!ptr) {
-			snprintf(err, errlen,
-				 "buffer %s is not initialized yet (its _json "
-				 "pointer is NULL): try again once the program "
-				 "has set it up",
-				 a->sym.name);
-			goto fail;
-		}
-		addr = ptr;
-	}
-	if (!procmem_read_string(a->pm, addr, text, AGENT_JSON_MAX, err,
-				 errlen))
-		goto fail;
-	return text;
-fail:
-	free(text);
-	return NULL;
-}
-
 static bool agent_read_i32(struct pptagent *a, uint64_t addr, int32_t *v,
 			   char *err, size_t errlen)
 {
@@ -177,6 +157,8 @@ static bool agent_claim(struct pptagent *a, char *err, size_t errlen)
 	if (!agent_read_i32(a, a->sym.stat_addr, &holder, err, errlen))
 		goto out;
 	if (holder != 0 && !a->cfg.force) {
+		/* Our own pid there is a leftover of an earlier process that
+		 * had it: pids are reused. */
 		bool alive = holder != me && holder > 0 &&
 			     procmem_alive((pid_t)holder);
 
@@ -196,26 +178,62 @@ out:
 	return ok;
 }
 
-/* A forced attach over a stale _hmem: ask the client to let go of the old
- * segment first (the generated client only attaches when it holds none),
- * and give it a moment to notice at its next save. */
+/* --force-attach: if _hmem names an old segment, set it to 0 and remember
+ * when that segment was last let go of, to see the client's detach. */
 static void agent_unhook_stale(struct pptagent *a)
 {
 	int32_t old = 0;
 	char err[64];
 	struct shmid_ds ds;
 
+	a->stale_id = -1;
 	if (!agent_read_i32(a, a->sym.hmem_addr, &old, err, sizeof(err)) ||
-	    old <= 0)
-		return;
+	    old <= 0 || shmctl(old, IPC_STAT, &ds) < 0 || ds.shm_nattch == 0)
+		return; /* nothing there, or nobody holds it */
 	if (!agent_write_i32(a, a->sym.hmem_addr, 0, err, sizeof(err)))
 		return;
-	for (int i = 0; i < AGENT_STALE_WAIT_MS; i++) {
-		struct timespec ms = {0, 1000000};
+	a->stale_id = old;
+	a->stale_dtime = (int64_t)ds.shm_dtime;
+}
 
-		if (shmctl(old, IPC_STAT, &ds) < 0 || ds.shm_nattch == 0)
-			return;
-		nanosleep(&ms, NULL);
+/* The client let go of the stale segment: it is gone, or the target
+ * detached from it after we unhooked it. */
+static bool agent_unhooked(const struct pptagent *a)
+{
+	struct shmid_ds ds;
+
+	if (shmctl(a->stale_id, IPC_STAT, &ds) < 0)
+		return true;
+	return ds.shm_lpid == a->pm->pid &&
+	       (int64_t)ds.shm_dtime > a->stale_dtime;
+}
+
+/*
+ * Where the client may put the frames of a static segment of `size` bytes:
+ * ours first (corotop's client), then the generator's revisions'.  Two
+ * offsets a whole frame apart read the same frames one slot apart, which
+ * no frame can tell from the other: of such a pair, the earlier in this
+ * order is kept.
+ */
+static void agent_offsets(struct pptagent *a, size_t size)
+{
+	uint32_t fs = a->desc.frame_size;
+	uint32_t cand[4] = {
+		(uint32_t)agent_round_up(sizeof(struct ppt_control), fs),
+		(uint32_t)(sizeof(struct ppt_control) +
+			   sizeof(struct ppt_control) % fs),
+		(uint32_t)agent_round_up(AGENT_CTL_GEN_NEW, fs),
+		AGENT_CTL_GEN_NEW + AGENT_CTL_GEN_NEW % fs,
+	};
+
+	a->noffsets = 0;
+	for (int i = 0; i < 4; i++) {
+		bool alias = false;
+
+		for (uint32_t k = 0; k < a->noffsets; k++)
+			alias |= a->offsets[k] % fs == cand[i] % fs;
+		if (!alias && cand[i] + (size_t)fs <= size)
+			a->offsets[a->noffsets++] = cand[i];
 	}
 }
 
@@ -227,23 +245,24 @@ static bool agent_segments(struct pptagent *a, char *err, size_t errlen)
 	struct ppt_control *ctl;
 	void *map;
 
-	a->dynamic = a->desc.resize || a->rendezvous;
 	if (a->rendezvous)
-		ctl_size =
-			COROTOP_RDV_OFFSET + sizeof(struct corotop_rendezvous);
+		ctl_size = COROTOP_RDV_OFFSET +
+			   sizeof(struct corotop_rendezvous);
 	if (!a->dynamic) {
 		uint64_t off = agent_round_up(sizeof(*ctl), fs);
 
-		ctl_size = (size_t)(off + a->nframes * fs);
-		a->ctl_id =
-			agent_shm_create(ctl_size, false, &map, err, errlen);
+		/* Room for nframes at the largest offset a client may use. */
+		ctl_size = (size_t)(off + (a->nframes + 1) * fs);
+		a->ctl_id = agent_shm_create(ctl_size, false, &map, err,
+					     errlen);
 		if (a->ctl_id < 0)
 			return false;
+		agent_offsets(a, ctl_size);
 		a->data = (const unsigned char *)map + off;
 		a->data_size = (size_t)(a->nframes * fs);
 	} else {
-		a->ctl_id =
-			agent_shm_create(ctl_size, false, &map, err, errlen);
+		a->ctl_id = agent_shm_create(ctl_size, false, &map, err,
+					     errlen);
 		if (a->ctl_id < 0)
 			return false;
 		a->data_size = (size_t)(a->nframes * fs);
@@ -274,11 +293,19 @@ static void agent_unmap_all(struct pptagent *a);
 static bool agent_alloc(struct pptagent *a, char *err, size_t errlen)
 {
 	size_t fs = a->desc.frame_size;
+	uint32_t want = a->cfg.history ? a->cfg.history : 4096;
 
-	a->hist_cap = a->cfg.history ? a->cfg.history : 4096;
+	/* Budgets in bytes: the frame size comes from the target. */
+	a->hist_cap = want < AGENT_HISTORY_BYTES / fs
+			      ? want
+			      : (uint32_t)(AGENT_HISTORY_BYTES / fs);
+	a->scratch_cap = AGENT_SCRATCH_BYTES / fs;
+	if (!a->hist_cap)
+		a->hist_cap = 1;
+	if (!a->scratch_cap)
+		a->scratch_cap = 1;
 	a->hist = calloc(a->hist_cap, fs);
 	a->hist_meta = calloc(a->hist_cap, sizeof(*a->hist_meta));
-	a->scratch_cap = AGENT_SCRATCH;
 	a->scratch = malloc(a->scratch_cap * fs);
 	a->scratch_idx = malloc(a->scratch_cap * sizeof(*a->scratch_idx));
 	if (a->hist && a->hist_meta && a->scratch && a->scratch_idx)
@@ -287,30 +314,21 @@ static bool agent_alloc(struct pptagent *a, char *err, size_t errlen)
 	return false;
 }
 
-bool pptagent_attach(struct pptagent *a, struct procmem *pm,
-		     const struct pptfind_buffer *sym,
-		     const struct pptagent_config *cfg, char *err,
-		     size_t errlen)
+/* Steps 1 and the checks before any write. */
+static bool agent_describe(struct pptagent *a, char *err, size_t errlen)
 {
 	char why[384];
-	char *json;
+	char *json = pptsym_json(a->pm, &a->sym, why, sizeof(why));
 	enum pptdesc_status ds;
 
-	memset(a, 0, sizeof(*a));
-	a->sym = *sym;
-	a->pm = pm;
-	a->cfg = *cfg;
-	a->ctl_id = a->data_id = a->next_id = -1;
-	/* 1. _json and the ABI. */
-	json = agent_read_json(a, why, sizeof(why));
 	if (!json) {
-		snprintf(err, errlen, "buffer %s: %s", sym->name, why);
+		snprintf(err, errlen, "buffer %s: %s", a->sym.name, why);
 		return false;
 	}
 	ds = pptdesc_parse(json, strlen(json), &a->desc, why, sizeof(why));
 	free(json);
 	if (ds != PPTDESC_OK) {
-		snprintf(err, errlen, "buffer %s: %s%s", sym->name,
+		snprintf(err, errlen, "buffer %s: %s%s", a->sym.name,
 			 ds == PPTDESC_BAD_JSON ? "its _json is not a ppt "
 						  "description: "
 						: "",
@@ -318,7 +336,30 @@ bool pptagent_attach(struct pptagent *a, struct procmem *pm,
 		return false;
 	}
 	a->have_desc = true;
+	return pptsym_check(a->pm, &a->sym, err, errlen);
+}
+
+bool pptagent_attach(struct pptagent *a, struct procmem *pm,
+		     const struct pptfind_buffer *sym,
+		     const struct pptagent_config *cfg, char *err,
+		     size_t errlen)
+{
+	char why[384];
+
+	memset(a, 0, sizeof(*a));
+	a->sym = *sym;
+	a->pm = pm;
+	a->cfg = *cfg;
+	a->ctl_id = a->data_id = a->next_id = a->stale_id = -1;
+	if (!agent_describe(a, err, errlen))
+		goto fail;
 	a->rendezvous = a->desc.rendezvous && cfg->rdv;
+	a->dynamic = a->rendezvous || (a->desc.resize && a->desc.corotop_client);
+	if (a->desc.resize && !a->desc.corotop_client)
+		snprintf(a->warning, sizeof(a->warning),
+			 "asks for a resizable block, but its client is not "
+			 "corotop's and reads only the static layout: "
+			 "attached static");
 	a->nframes = cfg->nframes ? cfg->nframes : PPTAGENT_DEFAULT_FRAMES;
 	if (a->nframes > PPTAGENT_MAX_FRAMES)
 		a->nframes = PPTAGENT_MAX_FRAMES;
@@ -339,8 +380,13 @@ bool pptagent_attach(struct pptagent *a, struct procmem *pm,
 		snprintf(err, errlen, "buffer %s: %s", sym->name, why);
 		goto fail_stat;
 	}
-	/* 4. _hmem last: the client may attach from now on. */
+	/* 4. _hmem last: the client may attach from now on -- or, over a
+	 * client that holds an old segment, once it let go (pptagent_poll). */
 	a->st.attach_ns = agent_now();
+	if (a->stale_id >= 0) {
+		a->state = PPTAGENT_UNHOOKING;
+		return true;
+	}
 	if (!agent_write_i32(a, sym->hmem_addr, a->ctl_id, why, sizeof(why))) {
 		snprintf(err, errlen, "buffer %s: %s", sym->name, why);
 		goto fail_segments;
@@ -392,47 +438,125 @@ static void agent_switch(struct pptagent *a)
 	a->st.resizes++;
 }
 
+/* The first whole frames: in the static layout, find the offset they are
+ * at (the one whose frames agree with a rotation the most). */
+static bool agent_sync(struct pptagent *a)
+{
+	const unsigned char *seg = a->ctl_map;
+	uint32_t fs = a->desc.frame_size;
+	struct pptreader best = {0}, r;
+	unsigned best_agree = 0, ties = 0;
+	uint32_t best_off = 0;
+
+	if (a->dynamic)
+		return pptreader_sync(&a->reader) > 0;
+	for (uint32_t k = 0; k < a->noffsets; k++) {
+		uint64_t n = (a->ctl_size - a->offsets[k]) / fs;
+		unsigned agree;
+
+		pptreader_init(&r, seg + a->offsets[k], n, fs,
+			       a->desc.front_off, a->desc.back_off, 1);
+		agree = pptreader_sync(&r);
+		if (agree > best_agree) {
+			best = r;
+			best_agree = agree;
+			best_off = a->offsets[k];
+			ties = 0;
+		} else if (agree && agree == best_agree) {
+			ties++;
+		}
+	}
+	/* One frame that two offsets both read as whole: wait for more. */
+	if (!best_agree || ties)
+		return false;
+	a->reader = best;
+	a->data = seg + best_off;
+	a->nframes = best.nframes;
+	a->data_size = (size_t)(a->nframes * fs);
+	return true;
+}
+
+/* Keep _hmem naming our segment while the client has not attached: a
+ * generated client zeroes it when its attach fails. */
+static void agent_check_hmem(struct pptagent *a, uint64_t now)
+{
+	int32_t h = 0;
+	char err[64];
+
+	if (now - a->hmem_checked < AGENT_CHECK_NS)
+		return;
+	a->hmem_checked = now;
+	if (!agent_read_i32(a, a->sym.hmem_addr, &h, err, sizeof(err)) ||
+	    h == a->ctl_id)
+		return;
+	if (h != 0 || a->rewrites >= AGENT_REWRITES) {
+		snprintf(a->warning, sizeof(a->warning),
+			 "_hmem is %d, not our segment %d: the client refused "
+			 "it, or another agent took the buffer over",
+			 (int)h, a->ctl_id);
+		return;
+	}
+	a->rewrites++;
+	agent_write_i32(a, a->sym.hmem_addr, a->ctl_id, err, sizeof(err));
+}
+
 size_t pptagent_poll(struct pptagent *a, uint64_t now)
 {
 	struct ppt_control *ctl = a->ctl_map;
 	uint64_t lost0 = a->reader.st.lost, flags;
 	size_t total = 0, n;
+	char err[160];
 
+	if (a->state == PPTAGENT_UNHOOKING) {
+		if (!agent_unhooked(a))
+			return 0;
+		if (!agent_write_i32(a, a->sym.hmem_addr, a->ctl_id, err,
+				     sizeof(err))) {
+			snprintf(a->warning, sizeof(a->warning), "%s", err);
+			return 0;
+		}
+		a->state = PPTAGENT_WAITING;
+	}
 	if (a->state != PPTAGENT_WAITING && a->state != PPTAGENT_ATTACHED)
 		return 0;
-	/* acquire: pairs with the client's release of its flags (B). */
+	/* acquire: pairs with the client's release of its flags (B).  The
+	 * generator's client sets no flags: its data_block_sz, or frames,
+	 * tell that it attached. */
 	flags = __atomic_load_n(&ctl->client_flags, __ATOMIC_ACQUIRE);
-	if (a->state == PPTAGENT_WAITING && (flags & PPT_CLIENT_FLAG_ATTACHED))
+	if (a->state == PPTAGENT_WAITING &&
+	    ((flags & PPT_CLIENT_FLAG_ATTACHED) ||
+	     __atomic_load_n(&ctl->data_block_sz, __ATOMIC_RELAXED) || a->synced))
 		a->state = PPTAGENT_ATTACHED;
+	if (a->state == PPTAGENT_WAITING)
+		agent_check_hmem(a, now);
 	a->st.counters_setup = flags & PPT_CLIENT_FLAG_COUNTERS_SETUP;
 	if (a->next_data && !a->ack_ns &&
 	    /* acquire (G): pairs with the client's release of its ack (F) */
-	    __atomic_load_n(&ctl->data_block_hmem_attached, __ATOMIC_ACQUIRE) ==
-		    (uint64_t)a->next_id)
+	    __atomic_load_n(&ctl->data_block_hmem_attached,
+			    __ATOMIC_ACQUIRE) == (uint64_t)a->next_id)
 		a->ack_ns = now;
 	if (!a->synced) {
-		if (!pptreader_sync(&a->reader))
+		if (!agent_sync(a))
 			return 0;
 		a->synced = true;
+		a->state = PPTAGENT_ATTACHED;
 	}
+	/* At most a ring's worth per call: the engine's lock is held. */
 	do {
-		n = pptreader_poll(&a->reader, now, a->scratch, a->scratch_idx,
-				   a->scratch_cap);
+		n = pptreader_poll(&a->reader, now, a->scratch,
+				   a->scratch_idx, a->scratch_cap);
 		agent_keep(a, n, now);
 		total += n;
-	} while (n == a->scratch_cap);
+	} while (n == a->scratch_cap && total < a->nframes);
 	if (a->ack_ns && now - a->ack_ns >= AGENT_DRAIN_NS)
 		agent_switch(a);
 	a->st.delivered = a->reader.st.delivered;
 	a->st.lost = a->reader.st.lost;
 	a->st.torn = a->reader.st.torn;
 	if (a->cfg.auto_grow && a->dynamic && a->reader.st.lost != lost0 &&
-	    !a->next_data && a->nframes * 4 <= a->cfg.max_frames) {
-		char err[160];
-
-		if (!pptagent_resize(a, a->nframes * 4, err, sizeof(err)))
-			snprintf(a->warning, sizeof(a->warning), "%s", err);
-	}
+	    !a->next_data && a->nframes * 4 <= a->cfg.max_frames &&
+	    !pptagent_resize(a, a->nframes * 4, err, sizeof(err)))
+		snprintf(a->warning, sizeof(a->warning), "%s", err);
 	return total;
 }
 
@@ -444,8 +568,12 @@ bool pptagent_resize(struct pptagent *a, uint64_t nframes, char *err,
 	void *map;
 	int id;
 
-	if (!a->dynamic || a->state == PPTAGENT_DETACHED ||
-	    a->state == PPTAGENT_GONE) {
+	if (!pptagent_live(a->state)) {
+		snprintf(err, errlen, "buffer %s is not attached",
+			 a->sym.name);
+		return false;
+	}
+	if (!a->dynamic) {
 		snprintf(err, errlen,
 			 "buffer %s has a static data block: it can not be "
 			 "resized while attached",
@@ -476,7 +604,8 @@ bool pptagent_resize(struct pptagent *a, uint64_t nframes, char *err,
 	a->next_nframes = nframes;
 	a->ack_ns = 0;
 	/* release (E): pairs with the client's acquire load (F). */
-	__atomic_store_n(&ctl->data_block_hmem, (uint64_t)id, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl->data_block_hmem, (uint64_t)id,
+			 __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -497,7 +626,7 @@ void pptagent_detach(struct pptagent *a)
 	int32_t stat = 0, hmem = 0;
 	char err[160];
 
-	if (a->state == PPTAGENT_WAITING || a->state == PPTAGENT_ATTACHED) {
+	if (pptagent_live(a->state)) {
 		/* Only what is still ours: a --force-attach by someone else
 		 * took it over, and its values must stay. */
 		if (agent_read_i32(a, a->sym.stat_addr, &stat, err,

@@ -44,10 +44,19 @@ struct pptagent_config {
 
 enum pptagent_state {
 	PPTAGENT_DETACHED = 0,
+	PPTAGENT_UNHOOKING, /* --force-attach: _hmem is 0 until the client
+			       lets go of the old segment (at a save) */
 	PPTAGENT_WAITING,  /* _hmem written; the client has not attached */
 	PPTAGENT_ATTACHED, /* the client set PPT_CLIENT_FLAG_ATTACHED */
 	PPTAGENT_GONE,	   /* the target exited */
 };
+
+/* The agent holds the buffer: its words in the target are ours. */
+static inline bool pptagent_live(enum pptagent_state s)
+{
+	return s == PPTAGENT_UNHOOKING || s == PPTAGENT_WAITING ||
+	       s == PPTAGENT_ATTACHED;
+}
 
 struct pptagent_stats {
 	uint64_t delivered, lost, torn; /* pptreader's books */
@@ -68,6 +77,16 @@ struct pptagent {
 	struct pptfind_buffer sym;
 	struct ppt_desc desc;
 	bool have_desc;
+	/* Static layout: where the client may put the frames (the generator's
+	 * revisions disagree; the first poll with frames tells), and our
+	 * control segment's size. */
+	uint32_t offsets[4];
+	uint32_t noffsets;
+	/* --force-attach over a client that holds an old segment. */
+	int stale_id;
+	int64_t stale_dtime;
+	uint64_t hmem_checked; /* last check that _hmem is still ours */
+	unsigned rewrites;     /* _hmem written again after a client zeroed it */
 	struct procmem *pm;
 	enum pptagent_state state;
 	bool dynamic;

@@ -254,6 +254,11 @@ static bool desc_buffer(struct desc_parse *p, const struct json_value *root,
 		       desc_true(emit, "resize");
 	p->d->rendezvous =
 		desc_has_tag(tags, COROTOP_RDV_TAG_KEY, COROTOP_RDV_TAG_VALUE);
+	/* corotop's client library, which follows data_block_hmem; the
+	 * generator's code does not. */
+	p->d->corotop_client =
+		p->d->rendezvous ||
+		desc_has_tag(tags, COROTOP_RDV_TAG_KEY, "client/1");
 	p->d->timeval =
 		desc_is(json_str(json_get(json_get(emit, "_eTimeRep"), "tag")),
 			"ETimeVal");

@@ -3,9 +3,8 @@
  *
  * For each buffer pptfind found: _stat (a pid, and whether it still runs),
  * _hmem, and _json parsed by pptdesc, summarised as the frame types and
- * their columns.  Reading _json goes through the same rule as the agent:
- * the generator's symbol is a pointer to the text, the protocol
- * document's may be the text itself ('{' first).  Nothing is written.
+ * their columns.  _json is read as the agent reads it (pptsym_json).
+ * Nothing is written.
  */
 #define _GNU_SOURCE
 #include "pptlist.h"
@@ -17,8 +16,7 @@
 
 #include "pptdesc.h"
 #include "procmem.h"
-
-#define PPTLIST_JSON_MAX (1u << 20)
+#include "pptsym.h"
 
 static void pptlist_types(struct pptlist_entry *e, const struct ppt_desc *d)
 {
@@ -43,37 +41,19 @@ static void pptlist_types(struct pptlist_entry *e, const struct ppt_desc *d)
 
 static void pptlist_describe(struct procmem *pm, struct pptlist_entry *e)
 {
-	char *text = malloc(PPTLIST_JSON_MAX);
-	uint64_t addr = e->sym.json_addr, ptr = 0;
-	unsigned char first;
+	char *text = pptsym_json(pm, &e->sym, e->error, sizeof(e->error));
 	struct ppt_desc d;
 	enum pptdesc_status st;
 
-	memset(&d, 0, sizeof(d));
-	if (!text) {
-		snprintf(e->error, sizeof(e->error), "out of memory");
+	if (!text)
 		return;
-	}
-	if (!procmem_read(pm, addr, &first, 1, e->error, sizeof(e->error)))
-		goto out;
-	if (first != '{') {
-		if (!procmem_read(pm, addr, &ptr, sizeof(ptr), e->error,
-				  sizeof(e->error)))
-			goto out;
-		if (!ptr) {
-			snprintf(e->error, sizeof(e->error),
-				 "not initialized (_json is NULL)");
-			goto out;
-		}
-		addr = ptr;
-	}
-	if (!procmem_read_string(pm, addr, text, PPTLIST_JSON_MAX, e->error,
-				 sizeof(e->error)))
-		goto out;
-	st = pptdesc_parse(text, strlen(text), &d, e->error, sizeof(e->error));
+	memset(&d, 0, sizeof(d));
+	st = pptdesc_parse(text, strlen(text), &d, e->error,
+			   sizeof(e->error));
+	free(text);
 	snprintf(e->abi, sizeof(e->abi), "%s", d.abi);
 	if (st != PPTDESC_OK)
-		goto out;
+		return;
 	e->described = true;
 	e->frame_size = d.frame_size;
 	e->ntypes = d.ntypes;
@@ -81,8 +61,6 @@ static void pptlist_describe(struct procmem *pm, struct pptlist_entry *e)
 	e->rendezvous = d.rendezvous;
 	pptlist_types(e, &d);
 	pptdesc_finish(&d);
-out:
-	free(text);
 }
 
 bool pptlist_collect(pid_t pid, struct pptlist *out, char *err, size_t errlen)

@@ -71,9 +71,14 @@ static bool reader_ok(const struct pptreader *r)
 	       r->back_off <= fs - 4 && r->nframes <= SIZE_MAX / fs;
 }
 
+/* Frame i's slot: (i + shift) % nframes, shift learned by pptreader_sync
+ * (0 for corotop's client; the generator's revisions put frame i at
+ * (i - 1) % n, or rotate so that the first frame after an attach is in
+ * slot 0). */
 static const unsigned char *slot_of(const struct pptreader *r, uint32_t i)
 {
-	return r->base + (size_t)(i % r->nframes) * r->frame_size;
+	return r->base +
+	       (size_t)(((uint64_t)i + r->shift) % r->nframes) * r->frame_size;
 }
 
 /* A seqno; relaxed unless acquire.  Seqnos are 4-aligned in any block that
@@ -197,6 +202,50 @@ static bool newer_ahead(const struct pptreader *r, uint32_t c)
 
 /* The cursor's frame is not there.  True when the stall rule gives up on
  * it (counted and skipped), false to stop the poll. */
+/*
+ * The writer can not be more than a ring behind the cursor: whole frames
+ * that old mean it ran 2^31 frames or more ahead while we did not read
+ * (corotop stopped, a suspended machine), so that serial order sees its
+ * frames as old ones.  Count the indexes it wrote past as lost and go on
+ * from the oldest frame the ring holds.  One full scan, at most once per
+ * stall period.
+ */
+static bool reader_resync_lapped(struct pptreader *r, uint32_t c)
+{
+	uint64_t n = r->nframes;
+	uint32_t d_min = UINT32_MAX, front, back, to;
+	bool any = false;
+
+	if (n > (uint64_t)UINT32_MAX / 2)
+		return false;
+	for (uint64_t s = 0; s < n; s++) {
+		uint32_t d;
+
+		slot_read(r, r->base + (size_t)s * r->frame_size, NULL, 0,
+			  &front, &back);
+		if (front != back || front == 0)
+			continue;
+		if (front == c || serial_newer(front, c))
+			return false; /* the writer is ahead: a plain stall */
+		d = c - front;
+		if (d <= n)
+			return false; /* a leftover of the ring: plain */
+		any = true;
+		if (d < d_min)
+			d_min = d; /* smallest distance back: the newest */
+	}
+	if (!any)
+		return false;
+	/* The newest is c - d_min; the oldest the ring may hold, n - 1 before
+	 * it.  Everything from c up to that was written and is gone. */
+	to = c - d_min - (uint32_t)n + 1;
+	r->st.lost += (uint32_t)(to - c) - (to != 0 && to < c ? 1u : 0u);
+	r->cursor = to ? to : 1;
+	r->stall_at = 0;
+	r->stall_torn = false;
+	return true;
+}
+
 static bool reader_stall(struct pptreader *r, uint32_t c, uint32_t front,
 			 uint32_t back, uint64_t now_ns)
 {
@@ -208,8 +257,12 @@ static bool reader_stall(struct pptreader *r, uint32_t c, uint32_t front,
 	r->stall_torn = front == c && back != c;
 	if (now_ns < r->stall_since || now_ns - r->stall_since < r->stall_ns)
 		return false;
-	if (!newer_ahead(r, c))
-		return false;
+	if (!newer_ahead(r, c)) {
+		if (now_ns - r->lag_checked < r->stall_ns)
+			return false;
+		r->lag_checked = now_ns;
+		return reader_resync_lapped(r, c);
+	}
 	if (r->stall_torn)
 		r->st.torn++;
 	else
@@ -261,14 +314,15 @@ uint32_t pptreader_skip_existing(struct pptreader *r)
 	return r->cursor;
 }
 
-bool pptreader_sync(struct pptreader *r)
+unsigned pptreader_sync(struct pptreader *r)
 {
-	uint64_t n = r->nframes;
-	uint32_t newest = 0, oldest = 0, front, back;
+	uint64_t n = r->nframes, s_new = 0;
+	uint32_t newest = 0, oldest, front, back;
+	unsigned agree = 0, disagree = 0;
 	bool found = false;
 
 	if (!reader_ok(r))
-		return false;
+		return 0;
 	if (n > (uint64_t)UINT32_MAX + 1)
 		n = (uint64_t)UINT32_MAX + 1;
 	for (uint64_t s = 0; s < n; s++) {
@@ -277,26 +331,39 @@ bool pptreader_sync(struct pptreader *r)
 		if (front == back && front != 0 &&
 		    (!found || serial_newer(front, newest))) {
 			newest = front;
+			s_new = s;
 			found = true;
 		}
 	}
 	if (!found)
-		return false;
-	/* The oldest whole frame the ring can still hold next to newest:
-	 * anything older in a slot is a leftover the client lapped. */
+		return 0;
+	/* The writer's rotation, from where the newest frame is. */
+	r->shift = (uint32_t)((s_new + n - newest % n) % n);
+	/* Every other whole frame must sit where that rotation puts it; the
+	 * oldest of them that the ring can still hold is the cursor. */
 	oldest = newest;
 	for (uint64_t s = 0; s < n; s++) {
 		slot_read(r, r->base + (size_t)s * r->frame_size, NULL, 0,
 			  &front, &back);
-		if (front == back && front != 0 &&
-		    (uint64_t)(uint32_t)(newest - front) < n &&
+		if (front != back || front == 0)
+			continue;
+		if (((uint64_t)front + r->shift) % n != s) {
+			disagree++;
+			continue;
+		}
+		agree++;
+		if ((uint64_t)(uint32_t)(newest - front) < n &&
 		    serial_newer(oldest, front))
 			oldest = front;
+	}
+	if (disagree > agree) {
+		r->shift = 0;
+		return 0;
 	}
 	r->cursor = oldest;
 	r->stall_at = 0;
 	r->stall_torn = false;
-	return true;
+	return agree;
 }
 
 void pptreader_rebase(struct pptreader *r, const void *base, uint64_t nframes)

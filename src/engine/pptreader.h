@@ -7,7 +7,8 @@
  *
  * Indexes are 32-bit and wrap; they start at 1 (0 marks a slot never
  * written, or one being written under the multithreaded protocol).  Frame i
- * lives in slot i % nframes.  One poll, from the cursor c:
+ * lives in slot (i + shift) % nframes, shift 0 unless pptreader_sync learnt
+ * another.  One poll, from the cursor c:
  *   - slot c % n holds frame c whole (back == front == c): deliver, c++;
  *   - it holds a newer whole frame (c + k*n): frame c was overwritten:
  *     lost, c++;
@@ -20,8 +21,8 @@
  * fence, front): a frame delivered is a frame the writer completed.
  *
  * The block is untrusted memory another process maps: the reader only
- * reads within [base, base + nframes * frame_size), and a SIGBUS there is
- * the caller's to guard (the agent polls under a landing pad).
+ * reads within [base, base + nframes * frame_size).  (SysV segments can not
+ * be truncated under a mapping: no SIGBUS to guard against.)
  */
 #ifndef COROTOP_PPTREADER_H
 #define COROTOP_PPTREADER_H
@@ -43,7 +44,9 @@ struct pptreader {
 	uint32_t frame_size;
 	uint32_t front_off, back_off; /* seqno offsets in a frame */
 	uint32_t cursor;	      /* next index expected */
+	uint32_t shift;		      /* frame i is in slot (i + shift) % n */
 	uint64_t stall_ns, stall_since;
+	uint64_t lag_checked; /* last check for a writer 2^31 ahead */
 	uint32_t stall_at;  /* index the stall is on */
 	bool stall_torn;    /* ... last seen torn */
 	unsigned lookahead; /* slots searched for a newer whole frame */
@@ -60,9 +63,12 @@ void pptreader_init(struct pptreader *r, const void *base, uint64_t nframes,
  * frames written from now on are delivered.  Returns the new cursor. */
 uint32_t pptreader_skip_existing(struct pptreader *r);
 /* A client whose index did not start with our attach (the generator's
- * counts every save): put the cursor on the oldest whole frame the block
- * holds.  False (cursor unchanged) while the block holds none. */
-bool pptreader_sync(struct pptreader *r);
+ * counts every save, and its revisions rotate the slots): learn the
+ * rotation from the newest whole frame, check the other whole frames sit
+ * where it puts them, and put the cursor on the oldest one the block
+ * holds.  Returns how many whole frames agree (0: none yet, or they
+ * disagree -- a block read at the wrong offset -- and nothing changed). */
+unsigned pptreader_sync(struct pptreader *r);
 /* Point at a new block (a resize); the cursor stays. */
 void pptreader_rebase(struct pptreader *r, const void *base, uint64_t nframes);
 

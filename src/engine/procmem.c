@@ -451,6 +451,34 @@ bool procmem_alive(pid_t pid)
 	return state && state != 'Z' && state != 'X';
 }
 
+bool procmem_writable(struct procmem *pm, uint64_t addr, size_t len)
+{
+	char path[64], *maps, *line, *save = NULL;
+	uint64_t end = addr + len;
+	size_t size;
+	bool ok = false;
+
+	if (end < addr)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pm->pid);
+	/* 64 MiB: a process with a million mappings still fits. */
+	maps = procfs_slurp(AT_FDCWD, path, 64u << 20, &size);
+	if (!maps)
+		return false;
+	for (line = strtok_r(maps, "\n", &save); line && !ok;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long lo, hi;
+		char perms[5] = "";
+
+		if (sscanf(line, "%llx-%llx %4s", &lo, &hi, perms) == 3 &&
+		    lo <= addr && end <= hi && perms[0] == 'r' &&
+		    perms[1] == 'w')
+			ok = true;
+	}
+	free(maps);
+	return ok;
+}
+
 int procmem_yama_scope(void)
 {
 	size_t len;

@@ -52,6 +52,9 @@ int procmem_seize(struct procmem *pm);
 /* PTRACE_DETACH; the thread runs on.  A no-op when not seized. */
 void procmem_release(struct procmem *pm);
 
+/* [addr, addr + len) lies in one mapping that the process can read and
+ * write (rw in /proc/PID/maps): what a symbol corotop writes must be. */
+bool procmem_writable(struct procmem *pm, uint64_t addr, size_t len);
 /* Is the process still there (and not a zombie)? */
 bool procmem_alive(pid_t pid);
 /* Yama's kernel.yama.ptrace_scope, or -1 when Yama is absent. */

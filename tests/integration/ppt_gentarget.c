@@ -18,11 +18,25 @@
  * b at 8, a at 16, back seqno at 20; 24 bytes.  Frame with index i carries
  * a = i, b = 2.5 * i.
  *
+ * The generator's revisions differ, and so does this stand-in, by option:
+ *   --offset round  frames at sizeof(ppt_control) rounded up to the frame
+ *                   size (UPSTREAM-FACTS.md; the default)
+ *   --offset mod    at sizeof + sizeof % frame size (a revision's code)
+ *   --slot plain    frame i in slot i % n (the default)
+ *   --slot minus1   in slot (i - 1) % n
+ *   --slot rotate   in slot (off + i - 1) % n, off chosen at attach so
+ *                   that the first frame after it is in slot 0
+ *   --count always  every save takes an index, attached or not (default)
+ *   --count attached  only attached saves do
+ * and, like the generator's code, it writes _hmem = 0 itself when its
+ * attach fails.
+ *
  * Commands on stdin: "save N", "state" ("ok hmem=H stat=S attached=A"),
  * "quit".  Prints "ready PID" first.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,12 +97,22 @@ __attribute__((used)) const char *_ppt_json_legacy =
 
 static struct ppt_control *ctl;
 static struct sample *buf;
-static int bufsz;
+static int bufsz, rot;
 static atomic_int next_index = 1;
+static bool opt_mod, opt_minus1, opt_rotate, opt_attached_only;
 
 static int take_index(void)
 {
 	return atomic_fetch_add_explicit(&next_index, 1, memory_order_relaxed);
+}
+
+static int slot_of(int index)
+{
+	if (opt_rotate)
+		return (rot + index - 1) % bufsz;
+	if (opt_minus1)
+		return (index - 1) % bufsz;
+	return index % bufsz;
 }
 
 static int try_attach(void)
@@ -98,15 +122,20 @@ static int try_attach(void)
 	size_t off;
 
 	if (h && !buf) {
-		if (shmctl(h, IPC_STAT, &ds) != 0)
+		if (shmctl(h, IPC_STAT, &ds) != 0) {
+			_ppt_hmem_legacy = 0;
 			return 0;
+		}
 		ctl = shmat(h, NULL, 0);
 		if (ctl == (void *)-1) {
 			ctl = NULL;
+			_ppt_hmem_legacy = 0;
 			return 0;
 		}
-		off = (sizeof(*ctl) + FRAME - 1) / FRAME * FRAME;
+		off = opt_mod ? sizeof(*ctl) + sizeof(*ctl) % FRAME
+			      : (sizeof(*ctl) + FRAME - 1) / FRAME * FRAME;
 		bufsz = (int)((ds.shm_segsz - off) / FRAME);
+		rot = bufsz - ((atomic_load(&next_index) - 1) % bufsz);
 		buf = (struct sample *)((char *)ctl + off);
 		return 1;
 	}
@@ -120,14 +149,16 @@ static int try_attach(void)
 
 static void save(void)
 {
-	int index = take_index();
+	int index = opt_attached_only ? 0 : take_index();
 	struct sample *s;
 
 	if (!buf && !__atomic_load_n(&_ppt_hmem_legacy, __ATOMIC_RELAXED))
 		return;
 	if (!try_attach())
 		return;
-	s = &buf[index % bufsz];
+	if (opt_attached_only)
+		index = take_index();
+	s = &buf[slot_of(index)];
 	__atomic_store_n(&s->seq, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq_back, 0, __ATOMIC_RELAXED);
 	atomic_thread_fence(memory_order_release);
@@ -139,9 +170,20 @@ static void save(void)
 	__atomic_store_n(&s->seq_back, index, __ATOMIC_RELAXED);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char line[128];
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		opt_mod |= !strcmp(argv[i], "--offset") &&
+			   !strcmp(argv[i + 1], "mod");
+		opt_minus1 |= !strcmp(argv[i], "--slot") &&
+			      !strcmp(argv[i + 1], "minus1");
+		opt_rotate |= !strcmp(argv[i], "--slot") &&
+			      !strcmp(argv[i + 1], "rotate");
+		opt_attached_only |= !strcmp(argv[i], "--count") &&
+				     !strcmp(argv[i + 1], "attached");
+	}
 
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
