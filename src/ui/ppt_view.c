@@ -354,6 +354,23 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 	free(r);
 }
 
+/* The key bar, or the search or filter line being typed (as the table's
+ * bar does: the keys typed must show, and the cursor at their end). */
+static void ppt_draw_bar(struct tui *t)
+{
+	if (t->input != INPUT_NONE) {
+		tui_text(t, t->lines - 1, 0, TUI_NORMAL, "%s: %s",
+			 t->input == INPUT_SEARCH ? "Search" : "Filter",
+			 t->line);
+		curs_set(1);
+		return;
+	}
+	curs_set(0);
+	tui_text(t, t->lines - 1, 0, TUI_NORMAL,
+		 "Esc back  Tab next buffer  / search  \\ filter  Space "
+		 "pause  F1 help  q quit");
+}
+
 void ppt_view_draw(struct tui *t)
 {
 	struct ppt_ui *p = &t->ppt;
@@ -379,9 +396,7 @@ void ppt_view_draw(struct tui *t)
 		else
 			ppt_draw_rows(t, d);
 	}
-	tui_text(t, t->lines - 1, 0, TUI_NORMAL,
-		 "Esc back  Tab next buffer  / search  \\ filter  Space "
-		 "pause  F1 help  q quit");
+	ppt_draw_bar(t);
 }
 
 static unsigned ppt_move(struct tui *t, long delta)
