@@ -30,6 +30,7 @@
 #define PPT_UI_COLS 64u
 #define PPT_FIRST_ROW 7 /* tabs on 4, books on 5, titles on 6 */
 #define PPT_CELL 64
+#define PPT_TYPE_MAX 16 /* longer type names are cut */
 
 void ppt_ui_finish(struct ppt_ui *p)
 {
@@ -234,16 +235,34 @@ static int ppt_visible_rows(const struct tui *t)
 	return n > 0 ? n : 0;
 }
 
+/* Columns tab i takes: a gap, then " NAME ". */
+static int ppt_tab_width(const struct ppt_ui *p, size_t i)
+{
+	return (int)strlen(p->bufs[i].name) + 3;
+}
+
+/* The tabs, scrolled so that the selected one shows: as many tabs before
+ * it as fit, then as many after it.  "<" in column 0 and ">" in the last
+ * column say that more tabs lie that way. */
 static void ppt_draw_tabs(struct tui *t)
 {
 	struct ppt_ui *p = &t->ppt;
-	int x = tui_text(t, 4, 0, TUI_NORMAL, " ");
+	int room = t->cols - 1, used = 1 + ppt_tab_width(p, p->tab), x;
+	size_t first = p->tab, i;
 
-	for (size_t i = 0; i < p->nbufs; i++)
+	while (first > 0 && used + ppt_tab_width(p, first - 1) <= room)
+		used += ppt_tab_width(p, --first);
+	x = tui_text(t, 4, 0, TUI_NORMAL, first ? "<" : " ");
+	for (i = first; i < p->nbufs; i++) {
+		if (i > p->tab && x + ppt_tab_width(p, i) > room)
+			break;
 		x = tui_text(t, 4, x + 1,
 			     i == p->tab ? tui_attr(t, PAIR_SELECTED)
 					 : TUI_NORMAL,
 			     " %s ", p->bufs[i].name);
+	}
+	if (i < p->nbufs)
+		tui_text(t, 4, t->cols - 1, TUI_NORMAL, ">");
 }
 
 static const char *ppt_state_name(enum pptagent_state s)
@@ -260,29 +279,47 @@ static const char *ppt_state_name(enum pptagent_state s)
 	}
 }
 
+/* One "  LABEL VALUE" of the books line, drawn whole or not at all: a
+ * value cut by the screen's edge ("first frame 1.6" for 1.6s) would lie.
+ * Returns the next x; t->cols once an item did not fit, so that none
+ * after it is drawn either. */
+static int ppt_books_item(struct tui *t, int x, const char *label, int attr,
+			  const char *value)
+{
+	int len = 2 + (int)strlen(value) +
+		  (label[0] ? (int)strlen(label) + 1 : 0);
+
+	if (x + len > t->cols)
+		return t->cols;
+	x = tui_text(t, 5, x, TUI_NORMAL, "  %s%s", label, label[0] ? " " : "");
+	return tui_text(t, 5, x, attr, "%s", value);
+}
+
 static void ppt_draw_books(struct tui *t)
 {
 	const struct engine_ppt_buffer *b = &t->ppt.bufs[t->ppt.tab];
 	int warn = tui_attr(t, PAIR_WARN), meter = tui_attr(t, PAIR_METER);
-	char lat[32] = "-";
+	char lat[32] = "-", v[32];
 	int x;
 
 	if (b->attach_latency_ns)
 		duration_format(lat, sizeof(lat), b->attach_latency_ns);
-	x = tui_text(t, 5, 0, TUI_NORMAL, " %s, %s %" PRIu64 "x%uB  ",
+	x = tui_text(t, 5, 0, TUI_NORMAL, " %s, %s %" PRIu64 "x%uB",
 		     ppt_state_name(b->state),
 		     b->dynamic ? "dynamic" : "static", b->nframes,
 		     b->frame_size);
-	x = tui_text(t, 5, x, meter, "%.0f/s", b->fps);
-	x = tui_text(t, 5, x, TUI_NORMAL, "  delivered %" PRIu64 "  lost ",
-		     b->delivered);
-	x = tui_text(t, 5, x, b->lost ? warn : meter, "%" PRIu64, b->lost);
-	x = tui_text(t, 5, x, TUI_NORMAL, "  torn ");
-	x = tui_text(t, 5, x, b->torn ? warn : meter, "%" PRIu64, b->torn);
-	x = tui_text(t, 5, x, TUI_NORMAL, "  first frame %s", lat);
+	snprintf(v, sizeof(v), "%.0f/s", b->fps);
+	x = ppt_books_item(t, x, "", meter, v);
+	snprintf(v, sizeof(v), "%" PRIu64, b->delivered);
+	x = ppt_books_item(t, x, "delivered", TUI_NORMAL, v);
+	snprintf(v, sizeof(v), "%" PRIu64, b->lost);
+	x = ppt_books_item(t, x, "lost", b->lost ? warn : meter, v);
+	snprintf(v, sizeof(v), "%" PRIu64, b->torn);
+	x = ppt_books_item(t, x, "torn", b->torn ? warn : meter, v);
+	x = ppt_books_item(t, x, "first frame", TUI_NORMAL, lat);
 	if (t->ppt.info.ncounters)
-		tui_text(t, 5, x, TUI_NORMAL, "  counters %s",
-			 b->counters_setup ? "on" : "not set up");
+		ppt_books_item(t, x, "counters", TUI_NORMAL,
+			       b->counters_setup ? "on" : "not set up");
 }
 
 /* The cell of frame row r under column title `col`, or "". */
@@ -300,7 +337,7 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 	const char *cols[PPT_UI_COLS];
 	int width[PPT_UI_COLS];
 	size_t ncols = ppt_columns(d, cols);
-	int rows = ppt_visible_rows(t), x;
+	int rows = ppt_visible_rows(t), x, seqw = 3, typew = 4;
 	struct ppt_row *r = malloc(sizeof(*r));
 	uint64_t now = t->snap.ts;
 
@@ -310,22 +347,30 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 		p->top = p->selected;
 	if (rows && p->selected >= p->top + (size_t)rows)
 		p->top = p->selected - (size_t)rows + 1;
-	/* Each column as wide as its title and the rows on screen need. */
+	/* Each column as wide as its title and the rows on screen need (SEQ
+	 * and TYPE too: on a narrow screen every column counts). */
 	for (size_t c = 0; c < ncols; c++)
 		width[c] = (int)strlen(cols[c]) < 4 ? 4 : (int)strlen(cols[c]);
 	for (int i = 0; i < rows && p->top + (size_t)i < p->nrows; i++) {
 		size_t s = p->rows[p->top + (size_t)i];
+		char seq[16];
+		int w;
 
 		ppt_row_fill(d, p->bytes + s * d->frame_size, r);
+		w = snprintf(seq, sizeof(seq), "%u", p->meta[s].index);
+		if (w > seqw)
+			seqw = w;
+		w = (int)strlen(r->type);
+		if (w > typew)
+			typew = w < PPT_TYPE_MAX ? w : PPT_TYPE_MAX;
 		for (size_t c = 0; c < ncols; c++) {
-			int w = (int)strlen(ppt_cell(r, cols[c]));
-
+			w = (int)strlen(ppt_cell(r, cols[c]));
 			if (w > width[c])
 				width[c] = w < PPT_CELL ? w : PPT_CELL;
 		}
 	}
-	x = tui_text(t, 6, 0, tui_attr(t, PAIR_TITLE), " %10s %8s %-10s", "SEQ",
-		     "AGE", "TYPE");
+	x = tui_text(t, 6, 0, tui_attr(t, PAIR_TITLE), " %*s %8s %-*s", seqw,
+		     "SEQ", "AGE", typew, "TYPE");
 	for (size_t c = 0; c < ncols; c++)
 		x = tui_text(t, 6, x, tui_attr(t, PAIR_TITLE), " %*s", width[c],
 			     cols[c]);
@@ -345,13 +390,71 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 		if (attr != TUI_NORMAL)
 			for (int cx = 0; cx < t->cols; cx++)
 				mvaddch(y, cx, ' ' | attr);
-		x = tui_text(t, y, 0, attr, " %10u %8s %-10.10s", m->index, age,
-			     r->type);
+		x = tui_text(t, y, 0, attr, " %*u %8s %-*.*s", seqw, m->index,
+			     age, typew, typew, r->type);
 		for (size_t c = 0; c < ncols; c++)
 			x = tui_text(t, y, x, attr, " %*s", width[c],
 				     ppt_cell(r, cols[c]));
 	}
 	free(r);
+}
+
+/* prefix and text from line y down, wrapped at blanks to the screen's
+ * width (a word longer than a line is cut), up to the line above the key
+ * bar: why a buffer did not attach is often longer than a narrow screen. */
+static void ppt_draw_wrapped(struct tui *t, int y, int attr, const char *prefix,
+			     const char *text)
+{
+	char buf[512];
+	const char *s = buf;
+	int room = t->cols - 2;
+
+	snprintf(buf, sizeof(buf), "%s%s", prefix, text);
+	for (; *s && y < t->lines - 1; y++) {
+		int len = (int)strlen(s), cut = len;
+
+		if (len > room) {
+			cut = room;
+			while (cut > 0 && s[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				cut = room;
+		}
+		tui_text(t, y, 1, attr, "%.*s", cut, s);
+		s += cut;
+		while (*s == ' ')
+			s++;
+	}
+}
+
+/* The key bar, or the search or filter line being typed (as the table's
+ * bar does: the keys typed must show, and the cursor at their end). */
+static void ppt_draw_bar(struct tui *t)
+{
+	static const char *const keys[] = {
+		"Esc back",    "Tab next buffer", "/ search", "\\ filter",
+		"Space pause", "F1 help",	  "q quit",
+	};
+	int x = 0;
+
+	if (t->input != INPUT_NONE) {
+		tui_text(t, t->lines - 1, 0, TUI_NORMAL, "%s: %s",
+			 t->input == INPUT_SEARCH ? "Search" : "Filter",
+			 t->line);
+		curs_set(1);
+		return;
+	}
+	curs_set(0);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		/* Whole keys only, as the table's bar. */
+		int len = (int)strlen(keys[i]);
+
+		if (x + len > t->cols)
+			break;
+		x = tui_text(t, t->lines - 1, x, TUI_NORMAL, "%s%s", keys[i],
+			     i + 1 < sizeof(keys) / sizeof(keys[0]) ? "  "
+								    : "");
+	}
 }
 
 void ppt_view_draw(struct tui *t)
@@ -370,8 +473,9 @@ void ppt_view_draw(struct tui *t)
 		if (p->bufs[p->tab].state != PPTAGENT_DETACHED)
 			ppt_draw_books(t);
 		if (!d || p->bufs[p->tab].state == PPTAGENT_DETACHED)
-			tui_text(t, 6, 1, tui_attr(t, PAIR_WARN),
-				 "not attached: %s", p->bufs[p->tab].warning);
+			ppt_draw_wrapped(
+				t, 6, tui_attr(t, PAIR_WARN),
+				"not attached: ", p->bufs[p->tab].warning);
 		else if (!p->nrows)
 			tui_text(t, 7, 1, TUI_NORMAL, "%s",
 				 p->n ? "No frame matches the filter."
@@ -379,9 +483,7 @@ void ppt_view_draw(struct tui *t)
 		else
 			ppt_draw_rows(t, d);
 	}
-	tui_text(t, t->lines - 1, 0, TUI_NORMAL,
-		 "Esc back  Tab next buffer  / search  \\ filter  Space "
-		 "pause  F1 help  q quit");
+	ppt_draw_bar(t);
 }
 
 static unsigned ppt_move(struct tui *t, long delta)

@@ -2,7 +2,8 @@
 """harness: drive corotop's interactive interface in tmux and compare screens
 with golden files.
 
-    harness.py --tmux TMUX --corotop COROTOP --workload SCRIPTED FLOW...
+    harness.py --tmux TMUX --corotop COROTOP --workload SCRIPTED
+               [--ppt-target PPT_TARGET] FLOW...
     harness.py ... --regen FLOW...     rewrite the goldens of FLOW
     harness.py --list                  the flows, one a line
 
@@ -18,6 +19,16 @@ command line into that shell:
 so corotop's exit status and the terminal modes it leaves behind are both
 observable.  scripted (scripted.c) sets up a fixed table and idles; lines
 written to the CTL fifo make it close two coroutines or exit.
+
+The ppt flow attaches instead (corotop -p): it starts ppt-target
+(tests/integration/ppt_target.c, --ppt-target) in the background of the
+same shell, its stdin on a fifo the harness holds open for writing (so it
+never reads EOF) and writes commands to ("tick 30"), then types
+
+    stty -a > stty-before; corotop -d 2 -p $PID;
+    echo corotop-rc=$? > rc; stty -a > stty-after
+
+Without --ppt-target that flow is skipped.
 
 Synchronisation is never a bare sleep: every step sends keys, then polls
 `capture-pane` (every 50 ms) until the step's marker is on the screen (at
@@ -36,7 +47,8 @@ included, so every regenerated file must be reviewed by eye before it is
 committed (see regen-goldens.sh).  A golden that records a behaviour some
 check reports as a bug says so in its header (KNOWN_BUGS below).
 
-Exit status: 0 all passed, 1 a failure, 77 (meson's skip) without tmux.
+Exit status: 0 all passed, 1 a failure, 77 (meson's skip) without tmux or
+when every flow asked for was skipped.
 """
 import argparse
 import difflib
@@ -91,6 +103,10 @@ class Abort(Exception):
     """The flow can not go on (a marker never showed up)."""
 
 
+class Skip(Exception):
+    """The flow can not run here (a program it needs was not given)."""
+
+
 def log(msg=''):
     print(msg, flush=True)
 
@@ -100,6 +116,7 @@ def log(msg=''):
 class Screen:
     def __init__(self, raw, info, width):
         self.raw = raw
+        self.cells = nz.parse_cells(raw)
         self.parsed = nz.parse_capture(raw)
         self.text = [t for _, t in self.parsed]
         self.norm = nz.normalize_lines(self.parsed, info, width)
@@ -114,6 +131,10 @@ class Screen:
                     tag.split('/')[0] in ('cyan', 'rev'):
                 return text
         return None
+
+    def tab(self):
+        """The ppt view's selected buffer tab (highlighted on line 4)."""
+        return nz.highlighted(self.cells[4]) if len(self.cells) > 4 else ''
 
     def titles(self):
         for t in self.text:
@@ -160,6 +181,13 @@ def size(w, h):
     return m
 
 
+def tab(name):
+    def m(s):
+        return s.tab() == name
+    m.__doc__ = 'the ppt tab %r is selected' % name
+    return m
+
+
 def both(*ms):
     def m(s):
         return all(x(s) for x in ms)
@@ -185,7 +213,10 @@ class Flow:
         self.info = nz.Info()
         self.files = {}
         self.workload_pid = None
+        self.workload_exe = args.workload
         self.corotop_pid = None
+        self.ppt_fd = None
+        self.ppt_answers = 0
         self.server = False
         os.makedirs(os.path.join(self.dir, 'config', 'corotop'))
         with open(os.path.join(self.dir, 'config', 'corotop', 'config'),
@@ -224,7 +255,11 @@ class Flow:
             self.tmux('kill-server', check=False)
             self.server = False
         # kill-server hangs up on the shell and corotop, which ends the
-        # workload; make sure, in case one of them ignored it.
+        # workload; make sure, in case one of them ignored it.  ppt-target
+        # ends when its fifo has no writer left (EOF).
+        if self.ppt_fd is not None:
+            os.close(self.ppt_fd)
+            self.ppt_fd = None
         self.kill_ours()
         if self.failures and os.environ.get('COROTOP_UI_KEEP'):
             log('kept %s' % self.dir)
@@ -315,6 +350,7 @@ class Flow:
                 q(f['ctl']), q(f['info']), q(f['rc']), q(f['stty-after'])))
         self.files = f
         self.workload_pid = None
+        self.workload_exe = self.args.workload
         self.type(cmd)
         self.keys('Enter')
         text = self.wait_file(f['info'], 'the workload starts')
@@ -325,11 +361,77 @@ class Flow:
         self.corotop_pid = parent_of(self.workload_pid)
         return self.wait(wait, 'corotop shows the table')
 
+    def start_ppt(self):
+        """Start ppt-target in the background of the shell, its stdin on a
+        fifo this harness keeps open, then type corotop -p $PID; wait until
+        corotop shows its table, attached."""
+        self.run_no += 1
+        n = self.run_no
+        f = {k: os.path.join(self.dir, '%s%d' % (k, n))
+             for k in ('ppt-in', 'ppt-out', 'rc', 'stty-before',
+                       'stty-after')}
+        os.mkfifo(f['ppt-in'])
+        # O_RDWR: opening does not wait for a reader, and while we hold it
+        # the target never reads EOF.
+        self.ppt_fd = os.open(f['ppt-in'], os.O_RDWR)
+        self.ppt_answers = 0
+        self.files = f
+        q = shlex.quote
+        self.type('%s < %s > %s & PID=$!' % (
+            q(self.args.ppt_target), q(f['ppt-in']), q(f['ppt-out'])))
+        self.keys('Enter')
+        ready = self.ppt_answer('ppt-target starts')
+        if not re.fullmatch(r'ready \d+', ready):
+            raise Abort('ppt-target: %s' % ready)
+        self.workload_pid = int(ready.split()[1])
+        self.workload_exe = self.args.ppt_target
+        self.info = nz.Info('pid %d\n' % self.workload_pid)
+        self.wait_prompt('ppt-target runs in the background')
+        self.type('stty -a > %s; %s -d 2 -p $PID; echo corotop-rc=$? > %s; '
+                  'stty -a > %s' % (q(f['stty-before']), q(self.args.corotop),
+                                    q(f['rc']), q(f['stty-after'])))
+        self.keys('Enter')
+        s = self.wait(has(r'^ corotop  pid \d+ attached, agent pid \d+ '),
+                      'corotop attaches')
+        self.corotop_pid = child_running(self.shell_pid(), self.args.corotop)
+        return s
+
+    def shell_pid(self):
+        return int(self.tmux('display-message', '-p', '-t', 'ui',
+                             '#{pane_pid}').strip())
+
+    def ppt_answer(self, what):
+        """The next line ppt-target writes (each command answers one)."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                with open(self.files['ppt-out']) as f:
+                    lines = f.read().split('\n')
+            except FileNotFoundError:
+                lines = []
+            # complete lines only: the last element is '' or partial
+            if len(lines) - 1 > self.ppt_answers:
+                self.ppt_answers += 1
+                return lines[self.ppt_answers - 1]
+            if time.monotonic() > deadline:
+                raise Abort('%s: ppt-target did not answer within %.0f s; '
+                            'screen:\n%s' % (what, WAIT,
+                                              screen_dump(self.capture())))
+            time.sleep(POLL)
+
+    def ppt(self, line):
+        """Send ppt-target a command; its answer must start with "ok"."""
+        os.write(self.ppt_fd, (line + '\n').encode())
+        answer = self.ppt_answer(line)
+        if not answer.startswith('ok'):
+            raise Abort('ppt-target %r: %s' % (line, answer))
+        return answer
+
     def kill_ours(self):
         """SIGKILL this flow's corotop and workload if they still run (by
         pid, checking the pid still names the same program)."""
         for pid, exe in ((self.corotop_pid, self.args.corotop),
-                         (self.workload_pid, self.args.workload)):
+                         (self.workload_pid, self.workload_exe)):
             if pid and os.path.basename(exe) in proc_cmdline(pid):
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -433,9 +535,10 @@ class Flow:
                 raise Abort('%s: the screen did not settle' % label)
             time.sleep(POLL)
 
-    def finish(self, rc_expected, what):
+    def finish(self, rc_expected, what, attached=False):
         """corotop has been told to end: check it did, with rc_expected,
-        and that the shell and the terminal are back as they were."""
+        and that the shell and the terminal are back as they were.  Then
+        the workload is gone -- or, attached (-p), still runs, detached."""
         s = self.wait_prompt(what + ': the shell prompt is back')
         self.check(not s.has(r'^ corotop  ') and not s.has('F10Quit'),
                    what + ': no corotop text left on the screen',
@@ -458,6 +561,14 @@ class Flow:
                    what + ': pane modes (alternate screen, cursor, keypad, '
                    'mouse) as before corotop',
                    'before %s\nafter  %s' % (self.base_flags, flags))
+        if attached:
+            self.check(workload_alive(self.workload_pid),
+                       what + ': the target still runs')
+            state = self.ppt('state')
+            self.check(state == 'ok hmem=0 stat=0 grow=0,0',
+                       what + ': every buffer detached (_ppt_hmem and '
+                       '_ppt_stat back to 0)', 'state: %s' % state)
+            return
         deadline = time.monotonic() + WAIT
         while workload_alive(self.workload_pid) and \
                 time.monotonic() < deadline:
@@ -475,6 +586,22 @@ def parent_of(pid):
     except FileNotFoundError:
         pass
     raise Abort('the workload (pid %d) has no parent' % pid)
+
+
+def child_running(ppid, exe):
+    """The pid of a child of ppid running exe, or None."""
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                if int(f.read().rsplit(')', 1)[1].split()[1]) != ppid:
+                    continue
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if proc_cmdline(int(d)).split('\0')[0] == exe:
+            return int(d)
+    return None
 
 
 def proc_cmdline(pid):
@@ -989,6 +1116,99 @@ def flow_ascii(fl):
     fl.finish(0, 'quit')
 
 
+PPT_KEYS = has(r'^Esc back  Tab next buffer ')   # not a prompt line
+
+
+def ppt_seqs(s):
+    """SEQ of the ppt view's frame rows, top to bottom."""
+    out, rows = [], False
+    for t in s.text[:-1]:
+        if rows:
+            m = re.match(r'^\s+(\d+) ', t)
+            if m:
+                out.append(m.group(1))
+        rows = rows or bool(re.match(r'^\s+SEQ\s+AGE TYPE', t))
+    return out
+
+
+def check_seqs(fl, s, seqs, what):
+    got = ppt_seqs(s)
+    fl.check(got == seqs, what, 'frames: %s, want %s' % (
+        ' '.join(got) or 'none', ' '.join(seqs)))
+
+
+def flow_ppt(fl):
+    """corotop -p on ppt-target: the ppt view (P) on buffer demo before and
+    after frames come, Tab and Shift-Tab between buffers, the filter
+    (count=7, type=io; Esc clears it, then goes back), search load=5.5, the
+    bad buffer's ABI error, Space pauses; q quits and leaves the target
+    running, detached."""
+    if not fl.args.ppt_target:
+        raise Skip('no --ppt-target')
+    fl.open()
+    fl.start_ppt()
+    # Attached: demo waits for the target's next save ("the client").
+    fl.step('no-frames', keys=['P'],
+            marker=both(tab('demo'), has(r'^ waiting for the client, '),
+                        has(r'^ No frames yet\.$'), PPT_KEYS))
+    # Frame k of demo: tick count=k load=k/4 work=k us; io fd=-k.  SEQ
+    # counts from the attach, so tick k is SEQ k and io k is SEQ 30+k.
+    fl.ppt('tick 30')
+    fl.ppt('io 3')
+    fl.ppt('grow 3')
+    s = fl.step('demo', marker=both(tab('demo'), has(r'  delivered 33  '),
+                                    selected('33'),
+                                    has(r'^\s+12\s+\S+ tick ')))
+    check_seqs(fl, s, [str(k) for k in range(33, 11, -1)],
+               'demo: frames newest first, as many as fit (33 down to 12)')
+    fl.step('grow', keys=['Tab'],
+            marker=both(tab('grow'), has(r'^ buffer grow$'),
+                        has(r'^\s+3\s+\S+ sample ')))
+    fl.step('back-to-demo', keys=['BTab'],
+            marker=both(tab('demo'), has(r'^ buffer demo$'), selected('33')))
+    s = fl.step('filter-count', keys=['\\'], text='count=7\r',
+                marker=both(has(r'^ filter: count=7$'), PPT_KEYS))
+    check_seqs(fl, s, ['7'], 'filter count=7: the one frame with count 7')
+    # F4 opens the same line, holding the filter in effect.
+    fl.step('filter-prompt', keys=['F4'], marker=has(r'^Filter: count=7$'),
+            golden=False)
+    s = fl.step('filter-type', keys=['C-u'], text='type=io\r',
+                marker=both(has(r'^ filter: type=io$'), PPT_KEYS))
+    check_seqs(fl, s, ['33', '32', '31'], 'filter type=io: the three io '
+               'frames')
+    fl.step('filter-cleared', keys=['Escape'],
+            marker=both(lacks('filter:'), selected('33'),
+                        has(r'^\s+12\s+\S+ tick '), PPT_KEYS),
+            same_as='ppt-02-demo')
+    s = fl.step('search', keys=['/'], text='load=5.5\r',
+                marker=both(has(r'^ search: load=5\.5$'), selected('22'),
+                            PPT_KEYS))
+    fl.step('bad', keys=['BTab', 'BTab'],
+            marker=both(tab('bad'), has(r'^ not attached: ')))
+    fl.step('demo-again', keys=['Tab', 'Tab'],
+            marker=both(tab('demo'), selected('33')),
+            same_as='ppt-04-back-to-demo')
+    s1 = fl.step('paused', keys=['Space'],
+                 marker=both(has(r'\[PAUSED\]'), selected('33')))
+    fl.ppt('tick 5')
+    # Refreshes come every 0.2 s (-d 2): unpaused, frame 38 would show
+    # within 0.6 s.
+    time.sleep(0.6)
+    s2 = fl.capture()
+    fl.check(s1.raw == s2.raw and '38' not in ppt_seqs(s2),
+             'paused: the screen stays frozen, new frames do not appear',
+             '\n'.join(difflib.unified_diff(s1.text, s2.text, lineterm='')))
+    s = fl.step('resumed', keys=['Space'],
+                marker=both(lacks('PAUSED'), selected('38'),
+                            has(r'^\s+17\s+\S+ tick ')))
+    check_seqs(fl, s, [str(k) for k in range(38, 16, -1)],
+               'resumed: the five new frames on top (38 down to 17)')
+    fl.step('esc-back', keys=['Escape'],
+            marker=both(has(r'^\s+ID.S '), has(r'^F1Help ')), golden=False)
+    fl.keys('q')
+    fl.finish(0, 'quit', attached=True)
+
+
 FLOWS = {
     'start': flow_start,
     'sort': flow_sort,
@@ -1009,14 +1229,20 @@ FLOWS = {
     'sigterm': flow_sigterm,
     'mono': flow_mono,
     'ascii': flow_ascii,
+    'ppt': flow_ppt,
 }
 
 
 def run_flow(args, name):
+    """True when the flow passed, False when it failed, None when it was
+    skipped."""
     fl = Flow(args, name)
     log('== %s: %s' % (name, ' '.join(FLOWS[name].__doc__.split())))
     try:
         FLOWS[name](fl)
+    except Skip as e:
+        log('SKIP %s: %s' % (name, e))
+        return None
     except Abort as e:
         fl.fail('aborted', str(e))
     finally:
@@ -1029,6 +1255,8 @@ def main():
     ap.add_argument('--tmux', default=shutil.which('tmux') or '')
     ap.add_argument('--corotop')
     ap.add_argument('--workload')
+    ap.add_argument('--ppt-target', default='',
+                    help='ppt-target (tests/integration), for the ppt flow')
     ap.add_argument('--regen', action='store_true')
     ap.add_argument('--list', action='store_true')
     ap.add_argument('flows', nargs='*')
@@ -1039,10 +1267,16 @@ def main():
     if not args.tmux or not os.access(args.tmux, os.X_OK):
         log('SKIP: tmux not found')
         return 77
-    for p in (args.corotop, args.workload):
+    for p in (args.corotop, args.workload) + \
+            ((args.ppt_target,) if args.ppt_target else ()):
         if not p or not os.access(p, os.X_OK):
             log('no executable %r' % p)
             return 2
+    # The shell runs in a scratch directory: absolute paths.
+    args.corotop, args.workload = map(os.path.abspath,
+                                      (args.corotop, args.workload))
+    if args.ppt_target:
+        args.ppt_target = os.path.abspath(args.ppt_target)
     unknown = [f for f in args.flows if f not in FLOWS]
     if unknown or not args.flows:
         log('flows: %s' % ' '.join(FLOWS))
@@ -1053,10 +1287,10 @@ def main():
         raise SystemExit(128 + sig)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    ok = True
-    for name in args.flows:
-        ok = run_flow(args, name) and ok
-    return 0 if ok else 1
+    results = [run_flow(args, name) for name in args.flows]
+    if all(r is None for r in results):
+        return 77
+    return 1 if False in results else 0
 
 
 if __name__ == '__main__':

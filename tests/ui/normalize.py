@@ -27,6 +27,10 @@ count, an address or a title can never be masked by accident):
                 IN-STATE -> DUR, SW/s -> N, RUN% -> P; each right-aligned in
                 its cell so the layout stays exact
     groups      "thread 1234:" -> "thread T1:"
+    ppt view    the books line's "N/s" meter and "first frame DUR" (the
+                time from attach to the first frame; "-" before it is
+                kept); under the "SEQ AGE TYPE" titles the AGE cell of each
+                frame row -> DUR, right-aligned in its cell
     detail      "<state> for DUR, age DUR, 4 switches (N/s), P% running",
                 the ring's "WHEN ago" and TID cells, "Timeline, last DUR",
                 the timeline bar (-> <bar utf8|ascii W>), and p50/p90/p99/max
@@ -121,9 +125,9 @@ class Attr:
             i += 1
 
 
-def parse_capture(raw):
-    """[(tag, text)] per line of a `capture-pane -p -e` capture.  Attributes
-    carry over from one line to the next, as tmux emits them."""
+def parse_cells(raw):
+    """[[(char, Attr)]] per line of a `capture-pane -p -e` capture.
+    Attributes carry over from one line to the next, as tmux emits them."""
     attr = Attr()
     out = []
     lines = raw.split('\n')
@@ -140,9 +144,20 @@ def parse_capture(raw):
             pos = m.end()
         for ch in line[pos:]:
             cells.append((ch, attr.copy()))
-        text = ''.join(c for c, _ in cells).rstrip()
-        out.append((_tag(cells), text))
+        out.append(cells)
     return out
+
+
+def parse_capture(raw):
+    """[(tag, text)] per line of a `capture-pane -p -e` capture."""
+    return [(_tag(cells), ''.join(c for c, _ in cells).rstrip())
+            for cells in parse_cells(raw)]
+
+
+def highlighted(cells):
+    """The text of a line's highlighted cells (reverse video or a
+    background colour), blanks at the ends dropped: a selected tab."""
+    return ''.join(c for c, a in cells if a.rev or a.bg).strip()
 
 
 def _tag(cells):
@@ -179,6 +194,14 @@ GROUP_RE = re.compile(r'^(\s*(?:\u2500\u2500|--) thread )(\d+)(: )')
 RING_RE = re.compile(r'^(\s*\d+)(\s+)(' + DUR + r'|DUR)( ago)(\s+)'
                      r'(\d+|T\d|\?\d+|-)( 0x[0-9a-f]+ .*)$')
 BAR_RE = re.compile(r'^(\s*)([\u2588\u00b7]+|[#.]+)$')
+# The ppt view's books line (ppt_view.c, ppt_draw_books) and its frame
+# titles; what lies between SEQ and TYPE in a row is the AGE cell.
+PPT_BOOKS_RE = re.compile(
+    r'^( (?:attached|waiting for the client|process exited|not attached), '
+    r'(?:static|dynamic) \d+x\d+B  )\S+(/s  delivered \d+  lost \d+  '
+    r'torn \d+  first frame )(' + DUR + r'|DUR|-)(?=  |$)')
+PPT_TITLES_RE = re.compile(r'^ +SEQ +AGE TYPE(?: |$)')
+PPT_ROW_RE = re.compile(r'^( *\d+ )( *(?:' + DUR + r'|DUR))(?= )')
 
 
 # A title, and the sort marker after it, which may sit in the gap right
@@ -296,12 +319,28 @@ def _engine(m, cut):
     return m.group(0)
 
 
+def mask_ppt_books(text):
+    m = PPT_BOOKS_RE.match(text)
+    if not m:
+        return text
+    first = m.group(3) if m.group(3) == '-' else 'DUR'
+    return m.group(1) + 'N' + m.group(2) + first + text[m.end():]
+
+
+def mask_ppt_row(text):
+    m = PPT_ROW_RE.match(text)
+    if not m:
+        return text
+    return m.group(1) + 'DUR'.rjust(len(m.group(2))) + text[m.end():]
+
+
 def normalize_lines(lines, info, width=None):
     """[(tag, text)] -> [str] golden lines.  `width`: the screen's, when
     known; a header meter line that fills it was cut by the screen edge at
     a place that depends on the masked values, so its tail is cut too."""
     out = []
     titles = None
+    ppt_rows = False
     in_timeline = False
     for n, (tag, text) in enumerate(lines):
         last = n == len(lines) - 1
@@ -316,6 +355,12 @@ def normalize_lines(lines, info, width=None):
             text = re.sub(r'\btotal \d+', 'total N', text)
             if cut:
                 text = re.sub(r'^( Events N/s).*', r'\1 [cut]', text)
+        elif ppt_rows and not last:
+            text = mask_ppt_row(text)
+        elif titles is None and PPT_TITLES_RE.match(text):
+            ppt_rows = True
+        elif titles is None and PPT_BOOKS_RE.match(text):
+            text = mask_ppt_books(text)
         elif titles is None and title_tokens(text):
             titles = title_tokens(text)
         elif titles is not None and not last:

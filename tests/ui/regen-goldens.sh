@@ -19,7 +19,7 @@ fi
 build=$(cd "$1" && pwd)
 shift
 here=$(cd "$(dirname "$0")" && pwd)
-ninja -C "$build" corotop tests/ui/ui-scripted >&2
+ninja -C "$build" corotop tests/ui/ui-scripted tests/integration/ppt-target >&2
 if [ $# -eq 0 ]; then
 	mapfile -t flows < <(python3 "$here/harness.py" --list)
 else
@@ -30,5 +30,6 @@ fi
 python3 "$here/harness.py" --regen \
 	--corotop "$build/corotop" \
 	--workload "$build/tests/ui/ui-scripted" \
+	--ppt-target "$build/tests/integration/ppt-target" \
 	"${flows[@]}" | grep -E '^(wrote|== |FAIL)' || true
 echo "now review: git diff tests/ui/golden/" >&2
