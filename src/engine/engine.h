@@ -171,10 +171,15 @@ struct engine_ppt_info {
 	bool target_gone;   /* it exited; buffers are frozen */
 	size_t nbuffers;    /* buffers attached (or tried) */
 	bool traced;	    /* the probe's buffer took the rendezvous */
+	bool probe_said;    /* ... as its last "probe" frame says */
+	int probe_errno;    /* why it could not map the region, or 0 */
 	uint32_t ncounters; /* -c counters the kernel accepted */
 	char counters[PPT_MAX_COUNTERS][32];
 	char warning[512]; /* refused counters, buffers that failed */
 };
+
+/* Buffers attached at most (the first, by name; --buffer picks one). */
+#define ENGINE_PPT_MAX_BUFFERS 64
 
 struct engine_ppt_buffer {
 	char name[64];

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "engine_internal.h"
+#include "pptframe.h"
 
 #define PPT_POLL_MIN_MS 1
 #define PPT_POLL_MAX_MS 10
@@ -102,6 +103,16 @@ bool engine_ppt_create(struct engine *e, char *err, size_t errlen)
 		perfctr_probe(&p->ctr, p->pid);
 		if (p->ctr.refused[0])
 			engine_ppt_warn(p, p->ctr.refused);
+	}
+	if (p->found.n > ENGINE_PPT_MAX_BUFFERS) {
+		char w[128];
+
+		snprintf(w, sizeof(w),
+			 "%zu buffers found; the first %d (by name) are "
+			 "attached (--buffer NAME picks one)",
+			 p->found.n, ENGINE_PPT_MAX_BUFFERS);
+		engine_ppt_warn(p, w);
+		p->found.n = ENGINE_PPT_MAX_BUFFERS;
 	}
 	p->n = p->found.n;
 	p->agents = calloc(p->n, sizeof(*p->agents));
@@ -196,9 +207,17 @@ static void *engine_ppt_main(void *arg)
 		uint64_t now = engine_now(CLOCK_MONOTONIC);
 		size_t got = 0;
 
-		pthread_mutex_lock(&p->lock);
-		for (size_t i = 0; i < p->n; i++)
+		/* The lock per buffer: a poll reads at most a ring's worth,
+		 * so readers never wait for more than one. */
+		for (size_t i = 0;
+		     i < p->n &&
+		     !atomic_load_explicit(&e->stop, memory_order_acquire);
+		     i++) {
+			pthread_mutex_lock(&p->lock);
 			got += pptagent_poll(&p->agents[i], now);
+			pthread_mutex_unlock(&p->lock);
+		}
+		pthread_mutex_lock(&p->lock);
 		if (now - p->tick_at >= PPT_TICK_NS)
 			engine_ppt_tick(p, now);
 		pthread_mutex_unlock(&p->lock);
@@ -302,6 +321,35 @@ void engine_ppt_destroy(struct engine *e)
 
 /* ---- what callers read ---- */
 
+/*
+ * What the probe said in its last "probe" frame (late.c): traced 1 = it
+ * mapped our region, 2 = it was traced already (by an engine that launched
+ * it), 0 = it could not; its errno then.  Under the ppt lock.
+ */
+static void engine_ppt_traced(const struct pptagent *a,
+			      struct engine_ppt_info *out)
+{
+	struct ppt_value v[PPTDESC_MAX_MEMBERS];
+	const struct ppt_layout *l;
+	const void *f;
+	size_t n;
+
+	if (!a->hist_pos || !a->have_desc)
+		return;
+	f = pptagent_frame(a, a->hist_pos - 1, NULL);
+	if (!f || pptframe_type(&a->desc, f) != 0)
+		return;
+	l = &a->desc.types[0];
+	n = pptframe_decode(&a->desc, 0, f, v, PPTDESC_MAX_MEMBERS);
+	for (size_t c = 0; c < n && c < l->ncols; c++) {
+		if (!strcmp(l->cols[c].name, "traced"))
+			out->traced = v[c].v.i == 1 || v[c].v.i == 2;
+		if (!strcmp(l->cols[c].name, "error") && v[c].v.i > 0)
+			out->probe_errno = (int)v[c].v.i;
+	}
+	out->probe_said = true;
+}
+
 void engine_ppt_info(struct engine *e, struct engine_ppt_info *out)
 {
 	struct engine_ppt *p = &e->ppt;
@@ -316,9 +364,8 @@ void engine_ppt_info(struct engine *e, struct engine_ppt_info *out)
 	out->target_gone = p->gone;
 	out->nbuffers = p->n;
 	for (size_t i = 0; i < p->n; i++)
-		if (p->agents[i].rendezvous &&
-		    p->agents[i].state == PPTAGENT_ATTACHED)
-			out->traced = true;
+		if (p->agents[i].rendezvous)
+			engine_ppt_traced(&p->agents[i], out);
 	out->ncounters = p->ctr.n;
 	for (uint32_t i = 0; i < p->ctr.n; i++)
 		snprintf(out->counters[i], sizeof(out->counters[i]), "%s",

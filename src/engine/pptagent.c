@@ -246,23 +246,23 @@ static bool agent_segments(struct pptagent *a, char *err, size_t errlen)
 	void *map;
 
 	if (a->rendezvous)
-		ctl_size = COROTOP_RDV_OFFSET +
-			   sizeof(struct corotop_rendezvous);
+		ctl_size =
+			COROTOP_RDV_OFFSET + sizeof(struct corotop_rendezvous);
 	if (!a->dynamic) {
 		uint64_t off = agent_round_up(sizeof(*ctl), fs);
 
 		/* Room for nframes at the largest offset a client may use. */
 		ctl_size = (size_t)(off + (a->nframes + 1) * fs);
-		a->ctl_id = agent_shm_create(ctl_size, false, &map, err,
-					     errlen);
+		a->ctl_id =
+			agent_shm_create(ctl_size, false, &map, err, errlen);
 		if (a->ctl_id < 0)
 			return false;
 		agent_offsets(a, ctl_size);
 		a->data = (const unsigned char *)map + off;
 		a->data_size = (size_t)(a->nframes * fs);
 	} else {
-		a->ctl_id = agent_shm_create(ctl_size, false, &map, err,
-					     errlen);
+		a->ctl_id =
+			agent_shm_create(ctl_size, false, &map, err, errlen);
 		if (a->ctl_id < 0)
 			return false;
 		a->data_size = (size_t)(a->nframes * fs);
@@ -354,7 +354,8 @@ bool pptagent_attach(struct pptagent *a, struct procmem *pm,
 	if (!agent_describe(a, err, errlen))
 		goto fail;
 	a->rendezvous = a->desc.rendezvous && cfg->rdv;
-	a->dynamic = a->rendezvous || (a->desc.resize && a->desc.corotop_client);
+	a->dynamic =
+		a->rendezvous || (a->desc.resize && a->desc.corotop_client);
 	if (a->desc.resize && !a->desc.corotop_client)
 		snprintf(a->warning, sizeof(a->warning),
 			 "asks for a resizable block, but its client is not "
@@ -525,15 +526,16 @@ size_t pptagent_poll(struct pptagent *a, uint64_t now)
 	flags = __atomic_load_n(&ctl->client_flags, __ATOMIC_ACQUIRE);
 	if (a->state == PPTAGENT_WAITING &&
 	    ((flags & PPT_CLIENT_FLAG_ATTACHED) ||
-	     __atomic_load_n(&ctl->data_block_sz, __ATOMIC_RELAXED) || a->synced))
+	     __atomic_load_n(&ctl->data_block_sz, __ATOMIC_RELAXED) ||
+	     a->synced))
 		a->state = PPTAGENT_ATTACHED;
 	if (a->state == PPTAGENT_WAITING)
 		agent_check_hmem(a, now);
 	a->st.counters_setup = flags & PPT_CLIENT_FLAG_COUNTERS_SETUP;
 	if (a->next_data && !a->ack_ns &&
 	    /* acquire (G): pairs with the client's release of its ack (F) */
-	    __atomic_load_n(&ctl->data_block_hmem_attached,
-			    __ATOMIC_ACQUIRE) == (uint64_t)a->next_id)
+	    __atomic_load_n(&ctl->data_block_hmem_attached, __ATOMIC_ACQUIRE) ==
+		    (uint64_t)a->next_id)
 		a->ack_ns = now;
 	if (!a->synced) {
 		if (!agent_sync(a))
@@ -543,8 +545,8 @@ size_t pptagent_poll(struct pptagent *a, uint64_t now)
 	}
 	/* At most a ring's worth per call: the engine's lock is held. */
 	do {
-		n = pptreader_poll(&a->reader, now, a->scratch,
-				   a->scratch_idx, a->scratch_cap);
+		n = pptreader_poll(&a->reader, now, a->scratch, a->scratch_idx,
+				   a->scratch_cap);
 		agent_keep(a, n, now);
 		total += n;
 	} while (n == a->scratch_cap && total < a->nframes);
@@ -569,8 +571,7 @@ bool pptagent_resize(struct pptagent *a, uint64_t nframes, char *err,
 	int id;
 
 	if (!pptagent_live(a->state)) {
-		snprintf(err, errlen, "buffer %s is not attached",
-			 a->sym.name);
+		snprintf(err, errlen, "buffer %s is not attached", a->sym.name);
 		return false;
 	}
 	if (!a->dynamic) {
@@ -604,8 +605,7 @@ bool pptagent_resize(struct pptagent *a, uint64_t nframes, char *err,
 	a->next_nframes = nframes;
 	a->ack_ns = 0;
 	/* release (E): pairs with the client's acquire load (F). */
-	__atomic_store_n(&ctl->data_block_hmem, (uint64_t)id,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl->data_block_hmem, (uint64_t)id, __ATOMIC_RELEASE);
 	return true;
 }
 

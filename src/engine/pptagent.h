@@ -46,9 +46,9 @@ enum pptagent_state {
 	PPTAGENT_DETACHED = 0,
 	PPTAGENT_UNHOOKING, /* --force-attach: _hmem is 0 until the client
 			       lets go of the old segment (at a save) */
-	PPTAGENT_WAITING,  /* _hmem written; the client has not attached */
-	PPTAGENT_ATTACHED, /* the client set PPT_CLIENT_FLAG_ATTACHED */
-	PPTAGENT_GONE,	   /* the target exited */
+	PPTAGENT_WAITING,   /* _hmem written; the client has not attached */
+	PPTAGENT_ATTACHED,  /* the client set PPT_CLIENT_FLAG_ATTACHED */
+	PPTAGENT_GONE,	    /* the target exited */
 };
 
 /* The agent holds the buffer: its words in the target are ours. */
@@ -86,7 +86,7 @@ struct pptagent {
 	int stale_id;
 	int64_t stale_dtime;
 	uint64_t hmem_checked; /* last check that _hmem is still ours */
-	unsigned rewrites;     /* _hmem written again after a client zeroed it */
+	unsigned rewrites; /* _hmem written again after a client zeroed it */
 	struct procmem *pm;
 	enum pptagent_state state;
 	bool dynamic;

@@ -90,7 +90,7 @@ struct ppt_desc {
 	char name[PPTDESC_NAME_MAX];  /* the buffer name it claims, or "" */
 	bool resize;		      /* tag resize=on (dynamic layout) */
 	bool rendezvous;	      /* tag corotop=rendezvous/1 */
-	bool corotop_client; /* tag corotop=client/1 or rendezvous/1 */
+	bool corotop_client;	      /* tag corotop=client/1 or rendezvous/1 */
 	bool timeval;		      /* times are timeval (usec), else ns */
 	uint32_t frame_size;	      /* bytes, every type */
 	uint32_t front_off, back_off; /* the seqnos (same in every type) */

@@ -48,8 +48,7 @@ static void pptlist_describe(struct procmem *pm, struct pptlist_entry *e)
 	if (!text)
 		return;
 	memset(&d, 0, sizeof(d));
-	st = pptdesc_parse(text, strlen(text), &d, e->error,
-			   sizeof(e->error));
+	st = pptdesc_parse(text, strlen(text), &d, e->error, sizeof(e->error));
 	free(text);
 	snprintf(e->abi, sizeof(e->abi), "%s", d.abi);
 	if (st != PPTDESC_OK)

@@ -47,9 +47,9 @@ struct pptreader {
 	uint32_t shift;		      /* frame i is in slot (i + shift) % n */
 	uint64_t stall_ns, stall_since;
 	uint64_t lag_checked; /* last check for a writer 2^31 ahead */
-	uint32_t stall_at;  /* index the stall is on */
-	bool stall_torn;    /* ... last seen torn */
-	unsigned lookahead; /* slots searched for a newer whole frame */
+	uint32_t stall_at;    /* index the stall is on */
+	bool stall_torn;      /* ... last seen torn */
+	unsigned lookahead;   /* slots searched for a newer whole frame */
 	struct pptreader_stats st;
 };
 

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool pptsym_check(struct procmem *pm, const struct pptfind_buffer *b,
-		  char *err, size_t errlen)
+bool pptsym_check(struct procmem *pm, const struct pptfind_buffer *b, char *err,
+		  size_t errlen)
 {
 	static const struct {
 		const char *what;
@@ -50,16 +50,16 @@ bool pptsym_check(struct procmem *pm, const struct pptfind_buffer *b,
 				 "buffer %s: its %s symbol at 0x%llx is not in "
 				 "writable memory of process %d: refusing to "
 				 "write there",
-				 b->name, syms[i].what, (unsigned long long)addr,
-				 (int)pm->pid);
+				 b->name, syms[i].what,
+				 (unsigned long long)addr, (int)pm->pid);
 			return false;
 		}
 	}
 	return true;
 }
 
-char *pptsym_json(struct procmem *pm, const struct pptfind_buffer *b,
-		  char *err, size_t errlen)
+char *pptsym_json(struct procmem *pm, const struct pptfind_buffer *b, char *err,
+		  size_t errlen)
 {
 	uint64_t addr = b->json_addr, ptr = 0;
 	unsigned char first = 0;

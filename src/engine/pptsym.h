@@ -19,8 +19,8 @@
  * an int and a pid_t (or unknown), and each must lie in a mapping the
  * process can read and write.  False with a message naming the symbol.
  */
-bool pptsym_check(struct procmem *pm, const struct pptfind_buffer *b,
-		  char *err, size_t errlen);
+bool pptsym_check(struct procmem *pm, const struct pptfind_buffer *b, char *err,
+		  size_t errlen);
 
 /*
  * The _json text, malloc'd (NUL-terminated, at most PPTSYM_JSON_MAX), or
@@ -28,7 +28,7 @@ bool pptsym_check(struct procmem *pm, const struct pptfind_buffer *b,
  * text (8 bytes); a symbol larger than a pointer is the text itself; an
  * unknown size is told by the first byte ('{': the text).
  */
-char *pptsym_json(struct procmem *pm, const struct pptfind_buffer *b,
-		  char *err, size_t errlen);
+char *pptsym_json(struct procmem *pm, const struct pptfind_buffer *b, char *err,
+		  size_t errlen);
 
 #endif

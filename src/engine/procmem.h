@@ -10,9 +10,10 @@
  *
  * Permission.  procmem_open refuses a process whose real, effective or
  * saved uid differs from ours, even when we are root (corotop never attaches
- * to another user's process), before anything is read or written.  When the kernel still refuses (EPERM: Yama ptrace_scope, a
- * non-dumpable target, a missing CAP_SYS_PTRACE) the message says why and
- * what to do: PR_SET_PTRACER in the target, running as root, or the sysctl.
+ * to another user's process), before anything is read or written.  When the
+ * kernel still refuses (EPERM: Yama ptrace_scope, a non-dumpable target, a
+ * missing CAP_SYS_PTRACE) the message says why and what to do: PR_SET_PTRACER
+ * in the target, running as root, or the sysctl.
  */
 #ifndef COROTOP_PROCMEM_H
 #define COROTOP_PROCMEM_H

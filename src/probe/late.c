@@ -32,6 +32,7 @@
 #include "ppt_internal.h"
 #include "probe_internal.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -48,17 +49,21 @@ struct late_frame {
 	int32_t pid;
 	int32_t stations; /* stations of the region mapped, 0: none */
 	int32_t traced;	  /* 1: through this rendezvous, 2: already by the
-			     environment, 0: no rendezvous (another agent) */
+			     environment, 0: not traced (see error) */
+	int32_t error;	  /* why not: an errno (ENOENT: the region's path
+			     is not visible here, e.g. another mount
+			     namespace), or 0: no rendezvous (another agent) */
 };
 
 static const struct corotop_ppt_member late_members[] = {
 	{"pid", COROTOP_PPT_INT, offsetof(struct late_frame, pid)},
 	{"stations", COROTOP_PPT_INT, offsetof(struct late_frame, stations)},
 	{"traced", COROTOP_PPT_INT, offsetof(struct late_frame, traced)},
+	{"error", COROTOP_PPT_INT, offsetof(struct late_frame, error)},
 };
 
 static const struct corotop_ppt_frame_type late_types[] = {
-	{"probe", late_members, 3},
+	{"probe", late_members, 4},
 };
 
 /* Serializes probe_late_poll; the hooks run under it. */
@@ -95,8 +100,12 @@ static void late_attached(struct corotop_ppt_buffer *b, const void *seg,
 	(void)ctx;
 	late_hello = (struct late_frame){.pid = (int32_t)probe_pid};
 	late_pending_hello = true;
-	if (!late_rendezvous(seg, size, &r))
+	if (!late_rendezvous(seg, size, &r)) {
+		/* A segment big enough for one but with a bad one: say so. */
+		late_hello.error =
+			size >= COROTOP_RDV_OFFSET + sizeof(r) ? EPROTO : 0;
 		return;
+	}
 	if (probe_region()) {
 		late_hello.traced = 2;
 		return;

@@ -125,10 +125,10 @@ void batch_json_ppt(FILE *f, const struct batch_ppt *ppt)
 	in = &ppt->info;
 	fprintf(f,
 		",\"ppt\":{\"pid\":%d,\"agent_pid\":%d,\"target_gone\":%s,"
-		"\"traced\":%s,\"counters\":[",
+		"\"traced\":%s,\"probe_errno\":%d,\"counters\":[",
 		(int)in->pid, (int)in->agent_pid,
 		in->target_gone ? "true" : "false",
-		in->traced ? "true" : "false");
+		in->traced ? "true" : "false", in->probe_errno);
 	for (uint32_t i = 0; i < in->ncounters; i++) {
 		if (i)
 			fputc(',', f);
@@ -184,6 +184,11 @@ void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
 	fputc('\n', f);
 	if (in->warning[0])
 		fprintf(f, "ppt warning: %s\n", in->warning);
+	if (in->probe_said && !in->traced)
+		fprintf(f,
+			"ppt: the probe could not map corotop's region: %s\n",
+			in->probe_errno ? strerror(in->probe_errno)
+					: "no rendezvous");
 	for (size_t i = 0; i < ppt->n; i++) {
 		const struct batch_ppt_buffer *p = &ppt->buf[i];
 		const struct engine_ppt_buffer *b = &p->b;

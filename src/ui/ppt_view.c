@@ -457,6 +457,22 @@ static void ppt_draw_bar(struct tui *t)
 	}
 }
 
+/* What a user must not miss, above the key bar: refused counters, buffers
+ * that failed, a probe that could not map our region. */
+static void ppt_draw_notes(struct tui *t)
+{
+	const struct engine_ppt_info *in = &t->ppt.info;
+	int y = t->lines - 2, warn = tui_attr(t, PAIR_WARN);
+
+	if (in->probe_said && !in->traced)
+		tui_text(t, y--, 1, warn,
+			 "the probe could not map corotop's region: %s",
+			 in->probe_errno ? strerror(in->probe_errno)
+					 : "another agent holds its buffer");
+	if (in->warning[0] && y > PPT_FIRST_ROW)
+		tui_text(t, y, 1, warn, "%s", in->warning);
+}
+
 void ppt_view_draw(struct tui *t)
 {
 	struct ppt_ui *p = &t->ppt;
@@ -479,10 +495,16 @@ void ppt_view_draw(struct tui *t)
 		else if (!p->nrows)
 			tui_text(t, 7, 1, TUI_NORMAL, "%s",
 				 p->n ? "No frame matches the filter."
-				      : "No frames yet.");
+				 : p->bufs[p->tab].rendezvous
+					 ? "No frames yet: the probe attaches "
+					   "at the program's next coroutine "
+					   "transition."
+					 : "No frames yet: the client attaches "
+					   "at its next save.");
 		else
 			ppt_draw_rows(t, d);
 	}
+	ppt_draw_notes(t);
 	ppt_draw_bar(t);
 }
 
