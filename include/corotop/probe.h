@@ -199,7 +199,15 @@ COROTOP_API void corotop_sampler_stats(struct corotop_sampler_stats *out);
 static inline void corotop_coro_record(struct corotop_coro *c, int is_active,
 				       uint64_t addr)
 {
-	if (COROTOP_UNLIKELY(!(corotop_probe_live_ | _ppt_hmem_corotop)))
+	/* relaxed: hints only (a plain load on x86-64 and AArch64).  The
+	 * probe publishes live with release, an agent writes _hmem from
+	 * another process; corotop_coro_record_ re-reads both sides with the
+	 * ordering they need (its acquire load of the attachment, and the
+	 * late-attach poll).  Atomic, not plain: these words change under a
+	 * running loop, and a plain load may legally be hoisted out of it. */
+	if (COROTOP_UNLIKELY(
+		    !(__atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
+		      __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED))))
 		return;
 	corotop_coro_record_(c, is_active, addr);
 }

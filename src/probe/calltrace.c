@@ -136,8 +136,7 @@ void probe_calltrace_retire(void)
 	/* release: pairs with the puts' acquire; a put that loaded the view
 	 * before this keeps writing into what becomes zero pages. */
 	atomic_store_explicit(&probe_ct, NULL, memory_order_release);
-	(void)mmap(a->base, a->size, PROT_READ | PROT_WRITE,
-		   MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	probe_zero_pages(a->base, a->size);
 	a->retired_next = probe_ct_retired;
 	probe_ct_retired = a;
 	probe_ct_cur = NULL;

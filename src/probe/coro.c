@@ -203,7 +203,11 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	 * ppt buffer; late.c reads it again under its own lock. */
 	int hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
 
-	if (COROTOP_UNLIKELY(hmem != probe_late_seen))
+	/* relaxed: pairs with the relaxed store in probe_late_poll; a stale
+	 * value costs one more poll, which re-reads everything under its
+	 * lock. */
+	if (COROTOP_UNLIKELY(hmem != __atomic_load_n(&probe_late_seen,
+						     __ATOMIC_RELAXED)))
 		probe_late_poll(hmem);
 	r = probe_region();
 	if (COROTOP_UNLIKELY(!r))

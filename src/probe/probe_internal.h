@@ -76,6 +76,9 @@ bool probe_attach_region(const char *shm, const char *sock, uint32_t max);
 /* late.c: stop tracing without unmapping anything a concurrent recorder
  * may touch (the region is retired, see struct probe_region). */
 void probe_retire(void);
+/* late.c: replace a retired mapping in place by private zero pages, under
+ * threads that may still be inside it (never unmapped: no fault). */
+void probe_zero_pages(void *addr, size_t len);
 /* Retired attachments (never freed: a recorder may still hold one). */
 extern struct probe_region *probe_retired;
 
