@@ -176,6 +176,7 @@ struct engine_ppt_info {
 	uint32_t ncounters; /* -c counters the kernel accepted */
 	char counters[PPT_MAX_COUNTERS][32];
 	char warning[512]; /* refused counters, buffers that failed */
+	char refused[512]; /* the counters the kernel refused, and why */
 };
 
 /* Buffers attached at most (the first, by name; --buffer picks one). */

@@ -371,6 +371,7 @@ void engine_ppt_info(struct engine *e, struct engine_ppt_info *out)
 		snprintf(out->counters[i], sizeof(out->counters[i]), "%s",
 			 p->ctr.names[i]);
 	snprintf(out->warning, sizeof(out->warning), "%s", p->warning);
+	snprintf(out->refused, sizeof(out->refused), "%s", p->ctr.refused);
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -204,11 +204,12 @@ static bool newer_ahead(const struct pptreader *r, uint32_t c)
  * it (counted and skipped), false to stop the poll. */
 /*
  * The writer can not be more than a ring behind the cursor: whole frames
- * that old mean it ran 2^31 frames or more ahead while we did not read
- * (corotop stopped, a suspended machine), so that serial order sees its
- * frames as old ones.  Count the indexes it wrote past as lost and go on
- * from the oldest frame the ring holds.  One full scan, at most once per
- * stall period.
+ * 2^30 and more behind it mean it ran 2^31 frames or more ahead while we
+ * did not read (corotop stopped, a suspended machine), so that serial
+ * order sees its frames as old ones.  (Frames merely a few rings behind
+ * are leftovers in slots no writer came back to, and are ignored.)  Count the
+ * indexes it wrote past as lost and go on from the oldest frame the ring holds.
+ * One full scan, at most once per stall period.
  */
 static bool reader_resync_lapped(struct pptreader *r, uint32_t c)
 {
@@ -229,7 +230,9 @@ static bool reader_resync_lapped(struct pptreader *r, uint32_t c)
 			return false; /* the writer is ahead: a plain stall */
 		d = c - front;
 		if (d <= n)
-			return false; /* a leftover of the ring: plain */
+			return false; /* the ring's last frames: plain */
+		if (d <= (1u << 30))
+			continue; /* a leftover a writer never came back to */
 		any = true;
 		if (d < d_min)
 			d_min = d; /* smallest distance back: the newest */

@@ -228,9 +228,15 @@ void ppt_view_refresh(struct tui *t)
 	ppt_rebuild(t);
 }
 
+static int ppt_notes(const struct tui *t, const char **lines, char *buf,
+		     size_t n);
+
 static int ppt_visible_rows(const struct tui *t)
 {
-	int n = t->lines - PPT_FIRST_ROW - 1;
+	const char *lines[2];
+	char buf[160];
+	int n = t->lines - PPT_FIRST_ROW - 1 -
+		ppt_notes(t, lines, buf, sizeof(buf));
 
 	return n > 0 ? n : 0;
 }
@@ -457,20 +463,35 @@ static void ppt_draw_bar(struct tui *t)
 	}
 }
 
-/* What a user must not miss, above the key bar: refused counters, buffers
- * that failed, a probe that could not map our region. */
-static void ppt_draw_notes(struct tui *t)
+/* Lines above the key bar for what a user must not miss: counters the
+ * kernel refused, a probe that could not map corotop's region.  (A buffer
+ * that failed says why in its own tab.) */
+static int ppt_notes(const struct tui *t, const char **lines, char *buf,
+		     size_t n)
 {
 	const struct engine_ppt_info *in = &t->ppt.info;
-	int y = t->lines - 2, warn = tui_attr(t, PAIR_WARN);
+	int k = 0;
 
-	if (in->probe_said && !in->traced)
-		tui_text(t, y--, 1, warn,
-			 "the probe could not map corotop's region: %s",
+	if (in->refused[0])
+		lines[k++] = in->refused;
+	if (in->probe_said && !in->traced) {
+		snprintf(buf, n, "the probe could not map corotop's region: %s",
 			 in->probe_errno ? strerror(in->probe_errno)
 					 : "another agent holds its buffer");
-	if (in->warning[0] && y > PPT_FIRST_ROW)
-		tui_text(t, y, 1, warn, "%s", in->warning);
+		lines[k++] = buf;
+	}
+	return k;
+}
+
+static void ppt_draw_notes(struct tui *t)
+{
+	const char *lines[2];
+	char buf[160];
+	int k = ppt_notes(t, lines, buf, sizeof(buf));
+
+	for (int i = 0; i < k; i++)
+		tui_text(t, t->lines - 1 - k + i, 1, tui_attr(t, PAIR_WARN),
+			 "%s", lines[i]);
 }
 
 void ppt_view_draw(struct tui *t)

@@ -1150,7 +1150,7 @@ def flow_ppt(fl):
     # Attached: demo waits for the target's next save ("the client").
     fl.step('no-frames', keys=['P'],
             marker=both(tab('demo'), has(r'^ waiting for the client, '),
-                        has(r'^ No frames yet\.$'), PPT_KEYS))
+                        has(r'^ No frames yet: the client attaches at its next save\.$'), PPT_KEYS))
     # Frame k of demo: tick count=k load=k/4 work=k us; io fd=-k.  SEQ
     # counts from the attach, so tick k is SEQ k and io k is SEQ 30+k.
     fl.ppt('tick 30')
