@@ -24,8 +24,13 @@
  *
  * Guarantees to the program that links it:
  *   - no call ever blocks, takes a lock or allocates -- except the one-time
- *     slow path of a thread while stack captures are on (below), and
- *     corotop_sampler_start/stop, which serialize on a mutex;
+ *     slow path of a thread while stack captures are on (below),
+ *     corotop_sampler_start/stop, which serialize on a mutex, and the one
+ *     transition after corotop -p attaches or detaches (it maps or retires
+ *     the region: open, mmap, malloc, and starting or stopping the
+ *     sampler, which may wait for its timers); COROTOP_LATE_ATTACH=0 in
+ *     the environment turns late attach off (the probe's ppt buffer then
+ *     stays unpublished);
  *   - no call ever raises a signal (the socket is written with MSG_NOSIGNAL)
  *     other than the sampler's own SIGPROF timers, when asked for;
  *   - if the engine dies, the program keeps running untouched.

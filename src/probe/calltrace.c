@@ -34,6 +34,8 @@ struct probe_ct_attachment {
 	void *base;
 	size_t size;
 	struct probe_ct_attachment *retired_next;
+	uint64_t retired_ns;
+	bool reused;
 };
 
 static struct probe_ct_attachment *probe_ct_cur;
@@ -58,6 +60,22 @@ static bool probe_ct_name_ok(const char *name)
 	return true;
 }
 
+/* A retired attachment's range of exactly `size` bytes, retired long
+ * enough ago (as probe_reuse_range in probe.c), or NULL. */
+static void *probe_ct_reuse(uint64_t size)
+{
+	uint64_t now = probe_now();
+
+	for (struct probe_ct_attachment *o = probe_ct_retired; o;
+	     o = o->retired_next)
+		if (!o->reused && o->size == size &&
+		    now - o->retired_ns >= PROBE_REUSE_GRACE_NS) {
+			o->reused = true;
+			return o->base;
+		}
+	return NULL;
+}
+
 void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr)
 {
 	struct ctp_calltrace_desc d;
@@ -65,7 +83,7 @@ void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr)
 	const char *slash = strrchr(shm_path, '/');
 	struct probe_ct_attachment *a;
 	struct stat st;
-	void *base;
+	void *base, *reuse;
 	int fd;
 
 	/* Written before the target started; a copy so it can not change
@@ -93,8 +111,9 @@ void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr)
 		return;
 	}
 	a = calloc(1, sizeof(*a));
-	base = a ? mmap(NULL, d.region_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			fd, 0)
+	reuse = probe_ct_reuse(d.region_size);
+	base = a ? mmap(reuse, d.region_size, PROT_READ | PROT_WRITE,
+			MAP_SHARED | (reuse ? MAP_FIXED : 0), fd, 0)
 		 : MAP_FAILED;
 	close(fd);
 	if (base == MAP_FAILED) {
@@ -137,6 +156,7 @@ void probe_calltrace_retire(void)
 	 * before this keeps writing into what becomes zero pages. */
 	atomic_store_explicit(&probe_ct, NULL, memory_order_release);
 	probe_zero_pages(a->base, a->size);
+	a->retired_ns = probe_now();
 	a->retired_next = probe_ct_retired;
 	probe_ct_retired = a;
 	probe_ct_cur = NULL;

@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -138,6 +139,12 @@ static const struct ppt_client_hooks late_hooks = {
 
 void probe_late_init(void)
 {
+	const char *off = getenv("COROTOP_LATE_ATTACH");
+
+	/* Opted out: no description, so no agent attaches (it says the
+	 * buffer is not initialized). */
+	if (off && !strcmp(off, "0"))
+		return;
 	(void)ppt_client_init(&corotop, late_types, 1, 0, COROTOP_RDV_TAG_VALUE,
 			      &late_hooks);
 }
@@ -202,6 +209,35 @@ void probe_zero_pages(void *addr, size_t len)
 #endif
 }
 
+void probe_late_atfork_child(void)
+{
+	struct probe_region *r = probe_region();
+
+	/* The ppt client forgot the parent's attachment (ppt.c); start over
+	 * with nothing seen and the lock free. */
+	__atomic_store_n(&probe_late_seen, 0, __ATOMIC_RELAXED);
+	atomic_store_explicit(&late_busy, 0, memory_order_relaxed);
+	late_pending_hello = false;
+	if (!late_owns || !r)
+		return;
+	/* The region is the parent's rendezvous, not ours: the child goes
+	 * untraced (corotop -p can attach it on its own).  Alone in the
+	 * child, so no sampler stop (its mutex may be held by a thread that
+	 * does not exist here; sampler_atfork_child already has no timers). */
+	late_owns = false;
+	__atomic_store_n(&corotop_probe_live_, 0, __ATOMIC_RELEASE);
+	atomic_store_explicit(&probe_cur, NULL, memory_order_release);
+	probe_parked_set(false);
+	probe_calltrace_retire();
+	probe_zero_pages(r->hdr, r->map_size);
+	if (r->sock >= 0)
+		close(r->sock); /* the child's copy only */
+	r->sock = -1;
+	r->retired_ns = probe_now();
+	r->retired_next = probe_retired;
+	probe_retired = r;
+}
+
 void probe_retire(void)
 {
 	struct probe_region *r = probe_region();
@@ -218,6 +254,7 @@ void probe_retire(void)
 	if (r->sock >= 0)
 		shutdown(r->sock, SHUT_RDWR);
 	/* r stays allocated: a recorder may still hold it. */
+	r->retired_ns = probe_now();
 	r->retired_next = probe_retired;
 	probe_retired = r;
 }

@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/shm.h>
@@ -77,7 +78,53 @@ struct corotop_ppt_client {
 	struct ppt_block *blocks;
 	struct ppt_client_hooks hooks;
 	struct ppt_counters counters;
+	struct corotop_ppt_buffer *buffer; /* its buffer (fork) */
+	struct corotop_ppt_client *next_client;
 };
+
+static void client_retire(struct corotop_ppt_client *c, void *map);
+
+/* Every initialized client, for a forked child to let go of (init and
+ * finish take the lock; the child is alone when it walks the list). */
+static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct corotop_ppt_client *clients;
+static pthread_once_t clients_once = PTHREAD_ONCE_INIT;
+
+/*
+ * In a forked child: the attachments are the parent's (the agent wrote
+ * the parent's _hmem, the child's indexes would collide with the
+ * parent's).  Forget them here, in the child only: its mappings become
+ * zero pages, its copy of _hmem 0, its locks free; the shared control
+ * block is not touched (the parent still uses it).  The child can be
+ * attached on its own later.
+ */
+static void clients_atfork_child(void)
+{
+	for (struct corotop_ppt_client *c = clients; c; c = c->next_client) {
+		struct corotop_ppt_buffer *b = c->buffer;
+
+		atomic_store_explicit(&c->busy, 0, memory_order_relaxed);
+		__atomic_store_n(&b->live, 0, __ATOMIC_RELAXED);
+		atomic_store_explicit(&c->block, NULL, memory_order_relaxed);
+		if (c->ctl) {
+			client_retire(c, c->prev_map);
+			client_retire(c, c->data_map);
+			client_retire(c, c->ctl);
+		}
+		c->prev_map = c->data_map = NULL;
+		c->ctl = NULL;
+		atomic_store_explicit(&c->hmem_at, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->data_at, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->refused, 0, memory_order_relaxed);
+		__atomic_store_n(b->hmem, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->stat->ppt_agent_pid, 0, __ATOMIC_RELAXED);
+	}
+}
+
+static void clients_register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, clients_atfork_child);
+}
 
 /* ---- transitions (busy held) ---- */
 
@@ -424,6 +471,16 @@ static inline void client_write(struct corotop_ppt_client *c,
 		idx = (uint32_t)atomic_fetch_add_explicit(&c->next, 1,
 							  memory_order_relaxed);
 	}
+	/* acquire: pairs with the transition's release of the block.  A
+	 * saver that loaded the block before a detach, a resize or a new
+	 * attach would write an old geometry into what may be a new
+	 * segment: it drops the frame instead (its index is then lost,
+	 * which the agent counts). */
+	if (COROTOP_UNLIKELY(atomic_load_explicit(
+				     &c->block, memory_order_acquire) != blk)) {
+		count(&c->skipped);
+		return;
+	}
 	f = blk->base + (size_t)(idx % blk->nframes) * c->frame_size;
 	front = (uint32_t *)(void *)f;
 	back = (uint32_t *)(void *)(f + c->back_off);
@@ -507,6 +564,12 @@ int ppt_client_init(struct corotop_ppt_buffer *b,
 	atomic_init(&c->next, 1);
 	if (hooks)
 		c->hooks = *hooks;
+	c->buffer = b;
+	pthread_once(&clients_once, clients_register_atfork);
+	pthread_mutex_lock(&clients_lock);
+	c->next_client = clients;
+	clients = c;
+	pthread_mutex_unlock(&clients_lock);
 	b->client = c;
 	b->live = 0;
 	/* release: whoever sees the description sees a complete client
@@ -543,6 +606,14 @@ COROTOP_API void corotop_ppt_buffer_finish(struct corotop_ppt_buffer *b)
 	}
 	__atomic_store_n(b->json, NULL, __ATOMIC_RELEASE);
 	b->client = NULL;
+	pthread_mutex_lock(&clients_lock);
+	for (struct corotop_ppt_client **pp = &clients; *pp;
+	     pp = &(*pp)->next_client)
+		if (*pp == c) {
+			*pp = c->next_client;
+			break;
+		}
+	pthread_mutex_unlock(&clients_lock);
 	ppt_layout_finish(&c->lay);
 	free(c);
 }

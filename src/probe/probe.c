@@ -87,10 +87,26 @@ static int probe_connect(const char *path)
 }
 
 /* Map and validate the region; fills r (not yet published). */
+/* A retired region's range of exactly `size` bytes, retired long enough
+ * ago (PROBE_REUSE_GRACE_NS), or NULL. */
+static void *probe_reuse_range(uint64_t size)
+{
+	uint64_t now = probe_now();
+
+	for (struct probe_region *o = probe_retired; o; o = o->retired_next)
+		if (!o->reused && o->map_size == size &&
+		    now - o->retired_ns >= PROBE_REUSE_GRACE_NS) {
+			o->reused = true;
+			return o->hdr;
+		}
+	return NULL;
+}
+
 static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 {
 	uint64_t size = ctp_region_size(max);
 	struct ctp_header *hdr;
+	void *reuse;
 	struct stat st;
 	int fd;
 
@@ -108,7 +124,10 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 			   path);
 		return false;
 	}
-	hdr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* Over a range an earlier late attach left (P2 in late.c). */
+	reuse = probe_reuse_range(size);
+	hdr = mmap(reuse, size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | (reuse ? MAP_FIXED : 0), fd, 0);
 	close(fd);
 	if (hdr == MAP_FAILED) {
 		probe_fail("cannot map %s", path);
@@ -260,6 +279,7 @@ static void probe_atfork_child(void)
 	probe_tid_cache = 0;
 	probe_pid = (uint32_t)getpid();
 	sampler_atfork_child();
+	probe_late_atfork_child();
 }
 
 __attribute__((constructor)) static void probe_autoinit(void)

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
@@ -39,7 +40,23 @@ struct probe_region {
 	 * another one must never be written. */
 	uint32_t attach;
 	struct probe_region *retired_next;
+	uint64_t retired_ns; /* CLOCK_MONOTONIC when it was retired */
+	bool reused;	     /* its address range holds a later region */
 };
+
+/* A retired range is mapped again (MAP_FIXED) by a later attach of the
+ * same size once it has been retired this long: attach/detach cycles then
+ * keep a bounded number of mappings, and a recorder would have to stall
+ * this long inside a record to write into the newer region. */
+#define PROBE_REUSE_GRACE_NS 1000000000ull
+
+static inline uint64_t probe_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* Process-wide statistics (relaxed; nobody orders against them). */
 struct probe {
@@ -86,6 +103,9 @@ extern struct probe_region *probe_retired;
  * check the record path runs when _ppt_hmem_corotop moved. */
 void probe_late_init(void);
 void probe_late_poll(int hmem);
+/* In a forked child: a region the parent got through the rendezvous is
+ * retired here (the child starts untraced). */
+void probe_late_atfork_child(void);
 extern int probe_late_seen; /* the _ppt_hmem_corotop value handled last */
 
 uint64_t probe_tid_slow(void);

@@ -479,6 +479,7 @@ static void check_stale(const struct cycle *cy, bool *had_station)
 static struct {
 	struct ctp_station *at;
 	struct ctp_station copy;
+	const struct probe_region *region; /* the retired attachment */
 } relic[RELICS];
 static unsigned nrelics;
 
@@ -495,6 +496,8 @@ static void relic_keep(void)
 			return;
 	relic[nrelics].at = at;
 	memcpy(&relic[nrelics].copy, at, sizeof(*at));
+	/* Just retired: the head of the list. */
+	relic[nrelics].region = probe_retired;
 	nrelics++;
 }
 
@@ -502,7 +505,10 @@ static void relic_keep(void)
 static void relic_check(const char *when, unsigned k)
 {
 	for (unsigned i = 0; i < nrelics; i++)
-		if (memcmp(relic[i].at, &relic[i].copy,
+		/* A range a later attach mapped again (after the grace
+		 * period) holds that region now, not the relic. */
+		if (!relic[i].region->reused &&
+		    memcmp(relic[i].at, &relic[i].copy,
 			   sizeof(relic[i].copy)) != 0)
 			fail_msg("%s %u: retired station %p was written after "
 				 "its detach",
@@ -715,10 +721,72 @@ static void test_late_attach_detach_cycles(void **state)
 	pthread_mutex_destroy(&S.mu);
 }
 
+/* Lines of /proc/self/maps: one per mapping. */
+static size_t mapping_count(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	size_t n = 0;
+	int ch;
+
+	assert_non_null(f);
+	while ((ch = fgetc(f)) != EOF)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+/* Attach, record until traced, detach, record until retired. */
+static void one_slow_cycle(struct corotop_coro *c, unsigned k)
+{
+	struct cycle cy = {.k = k, .stations = 4096};
+	struct engine *e = attach_self(&cy);
+	uint64_t deadline = it_now() + WAIT_MS * 1000000ull;
+
+	while (!probe_region() && it_now() < deadline) {
+		corotop_coro_resume(c, 0);
+		corotop_coro_suspend(c, 0x5104);
+		it_sleep_ms(1);
+	}
+	assert_non_null(probe_region());
+	engine_destroy(e);
+	while (probe_region() && it_now() < deadline) {
+		corotop_coro_resume(c, 0);
+		corotop_coro_suspend(c, 0x5104);
+	}
+	assert_null(probe_region());
+}
+
+/*
+ * Attach/detach cycles a second or more apart (a cron job running
+ * corotop -p -n 1) reuse the address ranges earlier cycles retired: the
+ * process's mappings do not grow with the number of cycles.
+ */
+static void test_ranges_reused(void **state)
+{
+	struct corotop_coro c;
+	size_t after_first, after_last;
+
+	(void)state;
+	corotop_coro_open(&c, 0x3a2);
+	one_slow_cycle(&c, 100);
+	after_first = mapping_count();
+	for (unsigned k = 101; k < 104; k++) {
+		it_sleep_ms(1100); /* past PROBE_REUSE_GRACE_NS */
+		one_slow_cycle(&c, k);
+	}
+	after_last = mapping_count();
+	print_message("late-stress: %zu mappings after the first slow cycle, "
+		      "%zu after the fourth\n",
+		      after_first, after_last);
+	assert_true(after_last <= after_first);
+	corotop_coro_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_late_attach_detach_cycles),
+		cmocka_unit_test(test_ranges_reused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
