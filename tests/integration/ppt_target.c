@@ -26,6 +26,9 @@
  *   busy PID      write PID into demo's _stat (an agent that died)
  *   counters      "ok n=N v=a,b,c": corotop_ppt_counters on demo
  *   stats         "ok saved=N attached=A" of demo
+ *   fork N        fork a child that saves N tick frames and exits 0 when
+ *                 it found itself detached (hmem 0, not attached, nothing
+ *                 saved), 1 otherwise; answers "ok child=STATUS"
  *   quit          exit 0
  * It prints "ready PID" first.  PR_SET_PTRACER_ANY lets a non-root corotop
  * attach under Yama ptrace_scope 1.
@@ -38,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -211,6 +215,24 @@ static void command(char *line)
 		corotop_ppt_stats(&demo, &st);
 		printf("ok saved=%llu attached=%u\n",
 		       (unsigned long long)st.saved, st.attached);
+	} else if (!strcmp(word, "fork")) {
+		pid_t child = fork();
+		int status = -1;
+
+		if (child == 0) {
+			struct corotop_ppt_stats st;
+
+			for (unsigned long i = 0; i < n; i++)
+				save_tick();
+			corotop_ppt_stats(&demo, &st);
+			_exit(st.attached == 0 && _ppt_hmem_demo == 0 &&
+					      _ppt_stat_demo.ppt_agent_pid == 0
+				      ? 0
+				      : 1);
+		}
+		if (child > 0)
+			waitpid(child, &status, 0);
+		printf("ok child=%d\n", status);
 	} else if (!strcmp(word, "quit")) {
 		exit(0);
 	} else {

@@ -225,7 +225,12 @@ static void test_attach_exact(void **state)
 		proc_start(&p, argv);
 	}
 	wait_published(&t);
-	target_cmd(&t, "tick 100", r, sizeof(r));
+	target_cmd(&t, "tick 50", r, sizeof(r));
+	/* A forked child forgets the attachment: its 20 saves go nowhere
+	 * (it exits 0 when it found itself detached), the parent's go on. */
+	target_cmd(&t, "fork 20", r, sizeof(r));
+	assert_string_equal(r, "ok child=0");
+	target_cmd(&t, "tick 50", r, sizeof(r));
 	target_cmd(&t, "io 3", r, sizeof(r));
 	status = proc_finish(&p, 20000);
 	if (exit_code(status) != 0)
