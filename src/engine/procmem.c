@@ -313,6 +313,11 @@ int procmem_seize(struct procmem *pm)
 	free(st);
 	if (!state || state == 'Z' || state == 'X')
 		return -ESRCH;
+	/* In uninterruptible sleep (a hung NFS mount, a vfork parent) the
+	 * interrupt would not be taken and waitpid would not return: the
+	 * seize is best effort, so it is skipped. */
+	if (state == 'D')
+		return -EAGAIN;
 	r = stop_main_thread(pm->pid);
 	pm->seized = r == 0;
 	return r;
