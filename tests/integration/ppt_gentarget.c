@@ -28,6 +28,8 @@
  *                   that the first frame after it is in slot 0
  *   --count always  every save takes an index, attached or not (default)
  *   --count attached  only attached saves do
+ *   --resize-tag    its description asks for a resizable block (which the
+ *                   generated client can not follow)
  * and, like the generator's code, it writes _hmem = 0 itself when its
  * attach fails.
  *
@@ -66,34 +68,48 @@ __attribute__((used)) int _ppt_hmem_legacy;
 __attribute__((used)) struct {
 	pid_t ppt_agent_pid;
 } _ppt_stat_legacy;
-__attribute__((used)) const char *_ppt_json_legacy =
-	"{\"abi\":\"1.0.0\",\"tags\":[],\"metadata\":[],"
-	"\"emit\":{\"_eBuffer\":{\"ebName\":\"legacy\",\"ebMinElements\":null},"
-	"\"_eLanguage\":\"ELangCpp\",\"_eTimeRep\":{\"tag\":\"ETimeSpec\","
-	"\"contents\":\"ETimeClockMonotonic\"},\"_eRuntime\":{"
-	"\"erMultithread\":"
-	"true},\"_eTags\":[],\"_eOptions\":[]},"
-	"\"target\":{\"tDouble\":8,\"tFloat\":4,\"tInt\":4,\"tTime\":16,"
-	"\"tCounter\":8,\"tPadTo\":4,\"tCounterCount\":3},"
-	"\"frames\":[{\"_flName\":\"sample\",\"_flFrame\":[\"sample\",[]],"
-	"\"_flLayout\":["
-	"{\"_lType\":" T_INT ",\"_lOffset\":0,\"_lAlignment\":4,\"_lSize\":4,"
-	"\"_lKind\":{\"tag\":\"LKSeqno\",\"contents\":\"FrontSeq\"},"
-	"\"_lName\":\"__ppt_seqno\"},"
-	"{\"_lType\":" T_BYTE ",\"_lOffset\":4,\"_lAlignment\":1,\"_lSize\":4,"
-	"\"_lKind\":{\"tag\":\"LKPadding\",\"contents\":4},"
-	"\"_lName\":\"__pad_4\"},"
-	"{\"_lType\":" T_DOUBLE
-	",\"_lOffset\":8,\"_lAlignment\":8,\"_lSize\":8,"
-	"\"_lKind\":{\"tag\":\"LKMember\",\"contents\":[{\"fmType\":"
-	"\"PDouble\",\"fmName\":\"b\",\"fmDifferential\":false},null]},"
-	"\"_lName\":\"b\"},"
-	"{\"_lType\":" T_INT ",\"_lOffset\":16,\"_lAlignment\":4,\"_lSize\":4,"
-	"\"_lKind\":{\"tag\":\"LKMember\",\"contents\":[{\"fmType\":\"PInt\","
-	"\"fmName\":\"a\",\"fmDifferential\":false},null]},\"_lName\":\"a\"},"
-	"{\"_lType\":" T_INT ",\"_lOffset\":20,\"_lAlignment\":4,\"_lSize\":4,"
-	"\"_lKind\":{\"tag\":\"LKSeqno\",\"contents\":\"BackSeq\"},"
-	"\"_lName\":\"__ppt_seqno_back\"}]}]}";
+#define GEN_JSON_AFTER_TAGS                                                    \
+	"\"metadata\":[],"                                                     \
+	"\"emit\":{\"_eBuffer\":{\"ebName\":\"legacy\",\"ebMinElements\":"     \
+	"null},"                                                               \
+	"\"_eLanguage\":\"ELangCpp\",\"_eTimeRep\":{\"tag\":\"ETimeSpec\","    \
+	"\"contents\":\"ETimeClockMonotonic\"},\"_eRuntime\":{"                \
+	"\"erMultithread\":"                                                   \
+	"true},\"_eTags\":[],\"_eOptions\":[]},"                               \
+	"\"target\":{\"tDouble\":8,\"tFloat\":4,\"tInt\":4,\"tTime\":16,"      \
+	"\"tCounter\":8,\"tPadTo\":4,\"tCounterCount\":3},"                    \
+	"\"frames\":[{\"_flName\":\"sample\",\"_flFrame\":[\"sample\",[]],"    \
+	"\"_flLayout\":["                                                      \
+	"{\"_lType\":" T_INT ",\"_lOffset\":0,\"_lAlignment\":4,\"_lSize\":4," \
+	"\"_lKind\":{\"tag\":\"LKSeqno\",\"contents\":\"FrontSeq\"},"          \
+	"\"_lName\":\"__ppt_seqno\"},"                                         \
+	"{\"_lType\":" T_BYTE                                                  \
+	",\"_lOffset\":4,\"_lAlignment\":1,\"_lSize\":4,"                      \
+	"\"_lKind\":{\"tag\":\"LKPadding\",\"contents\":4},"                   \
+	"\"_lName\":\"__pad_4\"},"                                             \
+	"{\"_lType\":" T_DOUBLE                                                \
+	",\"_lOffset\":8,\"_lAlignment\":8,\"_lSize\":8,"                      \
+	"\"_lKind\":{\"tag\":\"LKMember\",\"contents\":[{\"fmType\":"          \
+	"\"PDouble\",\"fmName\":\"b\",\"fmDifferential\":false},null]},"       \
+	"\"_lName\":\"b\"},"                                                   \
+	"{\"_lType\":" T_INT                                                   \
+	",\"_lOffset\":16,\"_lAlignment\":4,\"_lSize\":4,"                     \
+	"\"_lKind\":{\"tag\":\"LKMember\",\"contents\":[{\"fmType\":\"PInt\"," \
+	"\"fmName\":\"a\",\"fmDifferential\":false},null]},\"_lName\":\"a\"}," \
+	"{\"_lType\":" T_INT                                                   \
+	",\"_lOffset\":20,\"_lAlignment\":4,\"_lSize\":4,"                     \
+	"\"_lKind\":{\"tag\":\"LKSeqno\",\"contents\":\"BackSeq\"},"           \
+	"\"_lName\":\"__ppt_seqno_back\"}]}]}"
+
+/* The description, and the same with a resize tag (--resize-tag): the
+ * generated client never reads data_block_hmem, so corotop must attach it
+ * static anyway. */
+static const char gen_json[] =
+	"{\"abi\":\"1.0.0\",\"tags\":[]," GEN_JSON_AFTER_TAGS;
+static const char gen_json_resize[] =
+	"{\"abi\":\"1.0.0\",\"tags\":[{\"key\":\"resize\",\"value\":\"on\"}]"
+	"," GEN_JSON_AFTER_TAGS;
+__attribute__((used)) const char *_ppt_json_legacy = gen_json;
 
 static struct ppt_control *ctl;
 static struct sample *buf;
@@ -184,6 +200,9 @@ int main(int argc, char **argv)
 		opt_attached_only |= !strcmp(argv[i], "--count") &&
 				     !strcmp(argv[i + 1], "attached");
 	}
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--resize-tag"))
+			_ppt_json_legacy = gen_json_resize;
 
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	setvbuf(stdout, NULL, _IOLBF, 0);

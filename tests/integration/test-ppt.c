@@ -413,7 +413,8 @@ static void test_list_buffers(void **state)
 /* One revision of the generator's client (ppt_gentarget.c's options):
  * frames saved before the attach are not seen, the 50 after are, whole,
  * with their values; after corotop exits the client lets go. */
-static void gen_variant(const char *offset, const char *slot, const char *count)
+static void gen_variant(const char *offset, const char *slot, const char *count,
+			bool resize_tag)
 {
 	struct target t;
 	struct proc p;
@@ -427,8 +428,10 @@ static void gen_variant(const char *offset, const char *slot, const char *count)
 		ITEST_COROTOP, "-b", "-f", "json",	   "-n",   "3", "-d",
 		"4",	       "-p", NULL, "--ppt-frames", "1000", NULL};
 
-	print_message("generator: --offset %s --slot %s --count %s\n", offset,
-		      slot, count);
+	print_message("generator: --offset %s --slot %s --count %s%s\n", offset,
+		      slot, count, resize_tag ? " --resize-tag" : "");
+	if (!resize_tag)
+		targv[7] = NULL;
 	target_start_args(&t, targv);
 	/* Saves while nobody is attached (which may take indexes). */
 	target_cmd(&t, "save 7", r, sizeof(r));
@@ -454,6 +457,9 @@ static void gen_variant(const char *offset, const char *slot, const char *count)
 	/* It never sets client_flags: its frames say it attached. */
 	assert_string_equal(json_need(s.last_buffer, "state", J_STR)->s,
 			    "attached");
+	/* A resize tag or not, its client reads the static layout only. */
+	assert_string_equal(json_need(s.last_buffer, "layout", J_STR)->s,
+			    "static");
 	seen_free(&s);
 	proc_free(&p);
 	target_cmd(&t, "save 1", r, sizeof(r));
@@ -471,10 +477,73 @@ static void gen_variant(const char *offset, const char *slot, const char *count)
 static void test_generator_compat(void **state)
 {
 	(void)state;
-	gen_variant("round", "plain", "always");
-	gen_variant("mod", "minus1", "always");
-	gen_variant("mod", "rotate", "attached");
-	gen_variant("round", "rotate", "always");
+	gen_variant("round", "plain", "always", false);
+	gen_variant("mod", "minus1", "always", false);
+	gen_variant("mod", "rotate", "attached", false);
+	gen_variant("round", "rotate", "always", true);
+}
+
+/* --force-attach over a generated client that still holds the segment of
+ * an agent that was SIGKILLed: it attaches only when it holds none, so
+ * corotop first sets _hmem to 0, waits for the client to let go (at its
+ * next save), then publishes its own segment. */
+static void test_force_over_held_segment(void **state)
+{
+	struct target t;
+	struct proc a, b;
+	struct seen s;
+	char r[160];
+	int hmem = 1, stat = 0;
+	uint64_t end;
+	char *argv_a[] = {ITEST_COROTOP, "-b", "-d", "5", "-p", NULL, NULL};
+	char *argv_b[] = {ITEST_COROTOP,
+			  "-b",
+			  "-f",
+			  "json",
+			  "-n",
+			  "4",
+			  "-d",
+			  "4",
+			  "-p",
+			  NULL,
+			  "--force-attach",
+			  "--ppt-frames",
+			  "1000",
+			  NULL};
+
+	(void)state;
+	target_start(&t, PPT_GENTARGET);
+	argv_a[5] = argv_b[9] = (char *)pid_arg(t.pid);
+	proc_start(&a, argv_a);
+	wait_published(&t);
+	target_cmd(&t, "save 5", r, sizeof(r)); /* holds a's segment now */
+	kill(a.pid, SIGKILL);
+	proc_finish(&a, 5000);
+	proc_free(&a);
+	proc_start(&b, argv_b);
+	/* b unhooks: _hmem goes to 0 while the client still holds a's. */
+	end = it_now() + 10000000000ull;
+	while (hmem && it_now() < end) {
+		it_sleep_ms(10);
+		target_state(&t, &hmem, &stat);
+	}
+	assert_int_equal(hmem, 0);
+	assert_int_equal(stat, (int)b.pid);
+	target_cmd(&t, "save 1", r, sizeof(r)); /* lets go of a's */
+	wait_published(&t);
+	target_cmd(&t, "save 20", r, sizeof(r));
+	if (exit_code(proc_finish(&b, 20000)) != 0)
+		fail_msg("corotop failed: %s", b.ebuf);
+	collect(b.obuf, "legacy", &s);
+	assert_int_equal(s.n, 20);
+	assert_int_equal(json_u64(s.frames[0], "seq"), 7);
+	assert_int_equal(json_u64(s.last_buffer, "lost"), 0);
+	seen_free(&s);
+	proc_free(&b);
+	target_stop(&t);
+	/* a's directory: it was SIGKILLed. */
+	teardown_xdg(NULL);
+	setup_xdg(NULL);
 }
 
 static void test_counters(void **state)
@@ -777,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_abi_mismatch),
 		cmocka_unit_test(test_list_buffers),
 		cmocka_unit_test(test_generator_compat),
+		cmocka_unit_test(test_force_over_held_segment),
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_target_exits),
 		cmocka_unit_test(test_sigkill),
