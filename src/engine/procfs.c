@@ -27,9 +27,14 @@
 int procfs_open_regular(int dirfd, const char *path)
 {
 	struct stat st;
-	int fd = openat(dirfd, path,
-			O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd;
 
+	/* Look before opening: opening a device node (a target maps
+	 * /dev/dri/..., /dev/nvidia...) can have effects of its own.  The
+	 * fstat below still catches one swapped in between. */
+	if (fstatat(dirfd, path, &st, 0) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

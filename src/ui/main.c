@@ -66,6 +66,8 @@ struct main_loop {
 
 /* Batch text shows a short section, whatever --hot-stacks says. */
 #define MAIN_HOT_TEXT_ROWS 10
+/* At most this many bytes of ppt frames per buffer and snapshot. */
+#define MAIN_PPT_BYTES (16u << 20)
 /* ... and the newest ppt frames of each buffer. */
 #define MAIN_PPT_TEXT_ROWS 10
 
@@ -134,6 +136,7 @@ static void main_ppt(struct main_loop *m, struct batch_ppt *out)
 		struct batch_ppt_buffer *p = &m->ppt[i];
 		const struct ppt_desc *d = engine_ppt_desc(m->engine, i);
 		uint64_t from = m->ppt_from[i], skipped = 0;
+		/* The frame size comes from the target: a byte budget. */
 		size_t max = m->cli.ppt_frames;
 
 		p->b = b[i];
@@ -142,6 +145,8 @@ static void main_ppt(struct main_loop *m, struct batch_ppt *out)
 		p->omitted = 0;
 		if (!d || !max)
 			continue;
+		if (max > MAIN_PPT_BYTES / d->frame_size)
+			max = MAIN_PPT_BYTES / d->frame_size;
 		if (!m->ppt_bytes[i]) {
 			m->ppt_bytes[i] = malloc(max * d->frame_size);
 			m->ppt_meta[i] = malloc(max * sizeof(*m->ppt_meta[i]));

@@ -27,6 +27,7 @@
 #include "tui.h"
 
 #define PPT_UI_KEEP 2048u
+#define PPT_UI_BYTES (16u << 20)
 #define PPT_UI_COLS 64u
 #define PPT_FIRST_ROW 7 /* tabs on 4, books on 5, titles on 6 */
 #define PPT_CELL 64
@@ -153,19 +154,23 @@ static void ppt_reset_copy(struct tui *t)
 	struct ppt_ui *p = &t->ppt;
 	const struct ppt_desc *d = ppt_desc(t);
 	uint64_t next = p->tab < p->nbufs ? p->bufs[p->tab].next_pos : 0;
+	/* The frame size comes from the target: a byte budget too. */
+	size_t keep = PPT_UI_KEEP;
 
+	if (d && keep > PPT_UI_BYTES / d->frame_size)
+		keep = PPT_UI_BYTES / d->frame_size;
 	p->n = 0;
 	p->omitted = 0;
-	p->next = next > PPT_UI_KEEP ? next - PPT_UI_KEEP : 0;
+	p->next = next > keep ? next - keep : 0;
 	p->selected = p->top = 0;
 	p->selected_pos = UINT64_MAX;
 	free(p->bytes);
-	p->bytes = d ? malloc((size_t)PPT_UI_KEEP * d->frame_size) : NULL;
+	p->bytes = d && keep ? malloc(keep * d->frame_size) : NULL;
 	if (!p->meta)
 		p->meta = malloc(PPT_UI_KEEP * sizeof(*p->meta));
 	if (!p->rows)
 		p->rows = malloc(PPT_UI_KEEP * sizeof(*p->rows));
-	p->cap = p->bytes && p->meta && p->rows ? PPT_UI_KEEP : 0;
+	p->cap = p->bytes && p->meta && p->rows ? keep : 0;
 }
 
 /* Append what the engine delivered since the last refresh. */
