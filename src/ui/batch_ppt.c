@@ -19,6 +19,8 @@
 static const char *batch_ppt_state(enum pptagent_state s)
 {
 	switch (s) {
+	case PPTAGENT_UNHOOKING:
+		return "unhooking";
 	case PPTAGENT_WAITING:
 		return "waiting";
 	case PPTAGENT_ATTACHED:

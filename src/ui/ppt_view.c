@@ -279,6 +279,8 @@ static void ppt_draw_tabs(struct tui *t)
 static const char *ppt_state_name(enum pptagent_state s)
 {
 	switch (s) {
+	case PPTAGENT_UNHOOKING:
+		return "waiting for the client to let go of an old segment";
 	case PPTAGENT_WAITING:
 		return "waiting for the client";
 	case PPTAGENT_ATTACHED:
