@@ -17,7 +17,8 @@
  *
  * Pacing.  A poll that found frames is followed by the next after 1 ms,
  * an empty one after 2, 4, .. up to 10 ms: at most 10 ms from a frame's
- * save to corotop, and 1 M frames/s fit the default 16 Ki-frame block.
+ * save to corotop; at 1 M frames/s the default 64 Ki-frame block holds
+ * 65 ms, room for a ppt thread the scheduler kept waiting.
  * The sleep is a poll() on the pidfd and the engine's stop pipe, so the
  * target's exit is seen at once: the thread then raises SIGCHLD in our own
  * process, which both output loops already wait for.

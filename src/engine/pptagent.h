@@ -21,7 +21,7 @@
 #include "pptreader.h"
 #include "procmem.h"
 
-#define PPTAGENT_DEFAULT_FRAMES 16384u
+#define PPTAGENT_DEFAULT_FRAMES 65536u
 #define PPTAGENT_MAX_FRAMES (1u << 22) /* 4 Mi frames */
 #define PPTAGENT_MAX_BYTES (256ull << 20)
 

@@ -71,7 +71,7 @@ const char cli_usage[] =
 	"(cycles,instructions)\n"
 	"      --buffer NAME        attach only this ppt buffer\n"
 	"      --ppt-block N        frames in each ppt data block (default "
-	"16384)\n"
+	"65536)\n"
 	"      --ppt-frames N       ppt frames per buffer in batch output "
 	"(default 100)\n"
 	"      --shm PATH           observe this region read-only\n"
