@@ -191,27 +191,21 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 		coro_untraced(r);
 }
 
-COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
-				      uint64_t addr)
+/*
+ * One transition recorded in region r.  Inlined twice below: once for the
+ * region from the environment, whose address is a constant (so its fields
+ * are loaded as directly as globals), once for a region that came through
+ * a rendezvous.
+ */
+static inline __attribute__((always_inline)) void
+coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
+	       uint64_t addr)
 {
 	struct probe_thread *t = &probe_self;
-	struct probe_region *r;
 	struct ctp_station *s;
 	struct ctp_epoch *e;
 	uint64_t n, trace = 0;
-	/* relaxed: a hint that an agent published or withdrew the probe's
-	 * ppt buffer; late.c reads it again under its own lock. */
-	int hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
 
-	/* relaxed: pairs with the relaxed store in probe_late_poll; a stale
-	 * value costs one more poll, which re-reads everything under its
-	 * lock. */
-	if (COROTOP_UNLIKELY(hmem != __atomic_load_n(&probe_late_seen,
-						     __ATOMIC_RELAXED)))
-		probe_late_poll(hmem);
-	r = probe_region();
-	if (COROTOP_UNLIKELY(!r))
-		return;
 	s = coro_station(c, r);
 	if (COROTOP_UNLIKELY(!s)) {
 		if (coro_acquire(c, r))
@@ -255,6 +249,33 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
 	coro_check_sleeping(r);
 	coro_mark(r, c->index);
+}
+
+COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
+				      uint64_t addr)
+{
+	struct probe_region *r = probe_region();
+	int hmem;
+
+	/* The region from the environment stays for good: nothing to check,
+	 * and its address is known. */
+	if (COROTOP_LIKELY(r == &probe_env_region)) {
+		coro_record_in(c, &probe_env_region, is_active, addr);
+		return;
+	}
+	/* Untraced, or traced through corotop -p: an agent may have come or
+	 * gone.  relaxed: a hint that an agent published or withdrew the
+	 * probe's ppt buffer; late.c reads it again under its lock;
+	 * probe_late_seen pairs with the relaxed store in probe_late_poll,
+	 * and a stale value costs one more poll. */
+	hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
+	if (hmem != __atomic_load_n(&probe_late_seen, __ATOMIC_RELAXED)) {
+		probe_late_poll(hmem);
+		r = probe_region();
+	}
+	if (COROTOP_UNLIKELY(!r))
+		return;
+	coro_record_in(c, r, is_active, addr);
 }
 
 COROTOP_API void corotop_coro_close(struct corotop_coro *c)

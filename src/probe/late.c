@@ -111,10 +111,13 @@ static void late_attached(struct corotop_ppt_buffer *b, const void *seg,
 		late_hello.traced = 2;
 		return;
 	}
+	errno = 0;
 	if (!probe_attach_region(r.shm_path,
 				 r.sock_path[0] ? r.sock_path : NULL,
-				 r.max_stations))
+				 r.max_stations, true)) {
+		late_hello.error = errno ? errno : EINVAL;
 		return;
+	}
 	late_owns = true;
 	late_hello.traced = 1;
 	late_hello.stations = (int32_t)r.max_stations;

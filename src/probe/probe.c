@@ -36,6 +36,7 @@
 COROTOP_API int corotop_probe_live_;
 struct probe probe_global;
 struct probe_region *_Atomic probe_cur;
+struct probe_region probe_env_region;
 struct probe_region *probe_retired;
 uint32_t probe_attach;
 __thread uint64_t probe_tid_cache __attribute__((tls_model("initial-exec")));
@@ -161,16 +162,22 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 	return true;
 }
 
-bool probe_attach_region(const char *shm, const char *sock, uint32_t max)
+bool probe_attach_region(const char *shm, const char *sock, uint32_t max,
+			 bool late)
 {
-	struct probe_region *r = calloc(1, sizeof(*r));
+	/* Late attachments are never freed (a recorder may hold one): one
+	 * each.  The environment's is the static one. */
+	struct probe_region *r =
+		late ? calloc(1, sizeof(*r))
+		     : memset(&probe_env_region, 0, sizeof(probe_env_region));
 
 	if (!r) {
 		probe_fail("%s", "out of memory");
 		return false;
 	}
 	if (!probe_map(r, shm, max)) {
-		free(r);
+		if (late)
+			free(r);
 		return false;
 	}
 	r->sock = sock ? probe_connect(sock) : -1;
@@ -207,7 +214,7 @@ COROTOP_API bool corotop_probe_init(void)
 		probe_fail("CTP_MAX_STATIONS=%s is not a station count", maxs);
 		return false;
 	}
-	if (!probe_attach_region(shm, sock, max))
+	if (!probe_attach_region(shm, sock, max, false))
 		return false;
 	sampler_autostart();
 	return true;
@@ -229,7 +236,10 @@ COROTOP_API void corotop_probe_shutdown(void)
 	if (r->sock >= 0)
 		close(r->sock);
 	munmap(r->hdr, r->map_size);
-	free(r);
+	if (r != &probe_env_region)
+		free(r);
+	else
+		memset(r, 0, sizeof(*r));
 	/* Counters run from 0 again for the next attachment. */
 	memset(&probe_global, 0, sizeof(probe_global));
 	probe_fail("%s", "shut down");

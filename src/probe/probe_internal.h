@@ -67,6 +67,11 @@ struct probe {
 };
 
 extern struct probe probe_global;
+/* The attachment the environment gave (corotop launched the program):
+ * static, so the record path reaches its fields as directly as globals.
+ * Set up once per corotop_probe_init, zeroed by corotop_probe_shutdown
+ * (which, as documented, no recorder may race). */
+extern struct probe_region probe_env_region;
 /* The current attachment, NULL while untraced.  Published with release
  * after it is complete, before corotop_probe_live_ (probe.c). */
 extern struct probe_region *_Atomic probe_cur;
@@ -89,7 +94,8 @@ static inline struct probe_region *probe_region(void)
  * NULL) of `max` stations and go live; false with a reason in *why (a
  * static string or probe_status's buffer).  Used by corotop_probe_init
  * (the environment) and by late.c (the rendezvous). */
-bool probe_attach_region(const char *shm, const char *sock, uint32_t max);
+bool probe_attach_region(const char *shm, const char *sock, uint32_t max,
+			 bool late);
 /* late.c: stop tracing without unmapping anything a concurrent recorder
  * may touch (the region is retired, see struct probe_region). */
 void probe_retire(void);
