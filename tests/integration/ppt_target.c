@@ -46,38 +46,13 @@
 #include <unistd.h>
 
 #include "corotop/ppt.h"
-
-struct tick {
-	int32_t count;
-	double load;
-	struct timespec work[2];
-};
-
-struct io {
-	int32_t fd;
-	uint64_t cost[2][3];
-};
+#include "ppt-demo-types.h"
 
 struct growf {
 	int32_t n;
 	double x;
 };
 
-static const struct corotop_ppt_member tick_members[] = {
-	{"count", COROTOP_PPT_INT, offsetof(struct tick, count)},
-	{"load", COROTOP_PPT_DOUBLE, offsetof(struct tick, load)},
-	{"work", COROTOP_PPT_TIME | COROTOP_PPT_INTERVAL,
-	 offsetof(struct tick, work)},
-};
-static const struct corotop_ppt_member io_members[] = {
-	{"fd", COROTOP_PPT_INT, offsetof(struct io, fd)},
-	{"cost", COROTOP_PPT_COUNTER | COROTOP_PPT_INTERVAL,
-	 offsetof(struct io, cost)},
-};
-static const struct corotop_ppt_frame_type demo_types[] = {
-	{"tick", tick_members, 3},
-	{"io", io_members, 2},
-};
 static const struct corotop_ppt_member grow_members[] = {
 	{"n", COROTOP_PPT_INT, offsetof(struct growf, n)},
 	{"x", COROTOP_PPT_DOUBLE, offsetof(struct growf, x)},

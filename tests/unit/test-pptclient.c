@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "corotop/ppt.h"
+#include "ppt-demo-types.h"
 #include "probe/ppt_internal.h"
 
 COROTOP_PPT_BUFFER(demo);
@@ -36,32 +37,7 @@ COROTOP_PPT_BUFFER(one);
 COROTOP_PPT_BUFFER(hk);
 COROTOP_PPT_BUFFER(stress);
 
-/* The example: frame size 64, offsets as in the expected JSON below. */
-struct tick {
-	int32_t count;
-	double load;
-	struct timespec work[2];
-};
-struct io {
-	int32_t fd;
-	uint64_t cost[6];
-};
-
-static const struct corotop_ppt_member tick_m[] = {
-	{"count", COROTOP_PPT_INT, offsetof(struct tick, count)},
-	{"load", COROTOP_PPT_DOUBLE, offsetof(struct tick, load)},
-	{"work", COROTOP_PPT_TIME | COROTOP_PPT_INTERVAL,
-	 offsetof(struct tick, work)},
-};
-static const struct corotop_ppt_member io_m[] = {
-	{"fd", COROTOP_PPT_INT, offsetof(struct io, fd)},
-	{"cost", COROTOP_PPT_COUNTER | COROTOP_PPT_INTERVAL,
-	 offsetof(struct io, cost)},
-};
-static const struct corotop_ppt_frame_type demo_types[] = {
-	{"tick", tick_m, 3},
-	{"io", io_m, 2},
-};
+/* The example (frame size 64): tests/common/ppt-demo-types.h. */
 
 #define CTL_START 448u /* sizeof(struct ppt_control) rounded up to 64 */
 
@@ -164,7 +140,7 @@ static void save_tick(int32_t count)
 
 static void save_io(int32_t fd)
 {
-	struct io o = {fd, {10, 11, 12, 20, 21, 22}};
+	struct io o = {fd, {{10, 11, 12}, {20, 21, 22}}};
 
 	corotop_ppt_save(&demo, 1, &o);
 }

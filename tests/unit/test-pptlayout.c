@@ -22,37 +22,13 @@
 #include <time.h>
 
 #include "corotop/ppt.h"
+#include "ppt-demo-types.h"
 #include "probe/ppt_internal.h"
 
 COROTOP_PPT_BUFFER(demo);
 COROTOP_PPT_BUFFER(one);
 
-/* The example: frame size 64. */
-struct tick {
-	int32_t count;
-	double load;
-	struct timespec work[2];
-};
-struct io {
-	int32_t fd;
-	uint64_t cost[6];
-};
-
-static const struct corotop_ppt_member tick_m[] = {
-	{"count", COROTOP_PPT_INT, offsetof(struct tick, count)},
-	{"load", COROTOP_PPT_DOUBLE, offsetof(struct tick, load)},
-	{"work", COROTOP_PPT_TIME | COROTOP_PPT_INTERVAL,
-	 offsetof(struct tick, work)},
-};
-static const struct corotop_ppt_member io_m[] = {
-	{"fd", COROTOP_PPT_INT, offsetof(struct io, fd)},
-	{"cost", COROTOP_PPT_COUNTER | COROTOP_PPT_INTERVAL,
-	 offsetof(struct io, cost)},
-};
-static const struct corotop_ppt_frame_type demo_types[] = {
-	{"tick", tick_m, 3},
-	{"io", io_m, 2},
-};
+/* The example (frame size 64): tests/common/ppt-demo-types.h. */
 
 static int setup(void **state)
 {
