@@ -1,0 +1,64 @@
+/*
+ * hephfile: a Heph trace file read for replay and conversion -- mapped,
+ * its packets indexed on open (where each event is, its stream, substream
+ * and times), problems recorded with their byte offsets, and reading going
+ * on past a lying packet where the next one can be found.  See hephfile.c.
+ */
+#ifndef COROTOP_HEPHFILE_H
+#define COROTOP_HEPHFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heph.h"
+
+#define HEPHFILE_PROBLEMS 32
+
+struct heph_problem {
+	uint64_t off; /* byte offset of the packet (or of the bytes) */
+	char what[120];
+};
+
+/* One event of the file, as the index keeps it (48 bytes). */
+struct heph_ref {
+	uint64_t off;	/* of its packet */
+	uint64_t start, end;
+	uint64_t substream;
+	uint32_t stream;
+	uint32_t counter;
+	uint32_t size;	/* of its packet */
+	uint32_t pad_;
+};
+
+struct heph_file {
+	const uint8_t *map; /* the whole file, read-only */
+	size_t size;
+	bool have_epoch;
+	uint64_t epoch_ns; /* the last `epoch` option seen */
+	struct heph_ref *ev; /* events in file order */
+	size_t nev;
+	uint32_t *by_start; /* indexes into ev, by start time (stable) */
+	uint64_t first_start, last_end; /* over every event */
+	size_t nmeta;	/* metadata packets (options) */
+	size_t unknown_options;
+	struct heph_problem problems[HEPHFILE_PROBLEMS];
+	size_t nproblems;      /* recorded (at most HEPHFILE_PROBLEMS) */
+	size_t problems_total; /* seen */
+	uint64_t skipped_bytes; /* bytes passed over to find a packet */
+	bool truncated;		/* the file ends inside a packet */
+};
+
+/* Map and index path.  False with a message when it can not be read at
+ * all; a file with problems opens (they are listed in f->problems). */
+bool heph_file_open(struct heph_file *f, const char *path, char *err,
+		    size_t errlen);
+void heph_file_close(struct heph_file *f);
+
+/* Decode event i (file order); false when it no longer decodes. */
+bool heph_file_event(const struct heph_file *f, size_t i,
+		     struct heph_packet *out);
+/* The first position in by_start whose event starts at or after t. */
+size_t heph_file_seek(const struct heph_file *f, uint64_t t);
+
+#endif
