@@ -93,6 +93,8 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 	struct engine *e = ctx;
 
 	model_open(&e->model, station, probe_id, birth_ts);
+	if (e->rec)
+		recorder_open(e->rec, station, probe_id, birth_ts);
 }
 
 static void engine_on_event(void *ctx, const struct harvest_event *ev)
@@ -107,6 +109,8 @@ static void engine_on_event(void *ctx, const struct harvest_event *ev)
 	if (e->jsonl.f)
 		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr, ev->seq,
 			    ev->is_active, ev->ts);
+	if (e->rec)
+		recorder_event(e->rec, ev);
 	if (e->cfg.event_hook)
 		e->cfg.event_hook(e->cfg.hook_ctx, ev);
 }
@@ -116,6 +120,9 @@ static void engine_on_lost(void *ctx, uint32_t station, uint64_t count)
 	struct engine *e = ctx;
 
 	model_lost(&e->model, station, count);
+	if (e->rec)
+		recorder_lost(e->rec, station, count,
+			      engine_now(CLOCK_MONOTONIC));
 }
 
 /*
@@ -131,8 +138,11 @@ static void engine_on_close(void *ctx, uint32_t station)
 	struct engine *e = ctx;
 	bool recycled = e->harvest.recycle && station < e->harvest.max &&
 			e->harvest.state[station].station_style;
+	uint64_t now = engine_now(CLOCK_MONOTONIC);
 
-	model_close(&e->model, station, engine_now(CLOCK_MONOTONIC), recycled);
+	model_close(&e->model, station, now, recycled);
+	if (e->rec)
+		recorder_close(e->rec, station, now);
 }
 
 static struct harvest_sink engine_sink(struct engine *e)
@@ -485,6 +495,36 @@ static void *engine_waker_main(void *arg)
 
 /* ---- lifecycle ---- */
 
+/* --record's writer asks these, on its own thread. */
+static bool engine_rec_symbol(void *ctx, uint64_t addr, char *buf, size_t n)
+{
+	struct engine *e = ctx;
+	struct symtab_sym sym;
+
+	if (!symtab_lookup(&e->symtab, addr, &sym) || !sym.function[0])
+		return false;
+	if (sym.line > 0)
+		snprintf(buf, n, "%s+0x%llx (%s:%d)", sym.function,
+			 (unsigned long long)sym.offset, sym.file, sym.line);
+	else
+		snprintf(buf, n, "%s+0x%llx", sym.function,
+			 (unsigned long long)sym.offset);
+	return true;
+}
+
+static size_t engine_rec_stack(void *ctx, uint64_t trace, uint64_t *frames,
+			       size_t max)
+{
+	struct engine *e = ctx;
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->ct.hot_lock);
+	if (e->ct.parked)
+		n = parked_frames(e->ct.parked, trace, frames, max);
+	pthread_mutex_unlock(&e->ct.hot_lock);
+	return n;
+}
+
 struct engine *engine_create(const struct engine_config *cfg, char *err,
 			     size_t errlen)
 {
@@ -541,6 +581,15 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	if (cfg->jsonl_path &&
 	    !jsonl_open(&e->jsonl, cfg->jsonl_path, err, errlen))
 		goto err_region;
+	if (cfg->record_path) {
+		struct recorder_hooks h = {engine_rec_symbol, engine_rec_stack,
+					   e};
+
+		e->rec = recorder_create(cfg->record_path, e->region.stations,
+					 &h, err, errlen);
+		if (!e->rec)
+			goto err_region;
+	}
 	if (pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto err_region;
@@ -551,6 +600,7 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 
 err_region:
 	jsonl_close(&e->jsonl);
+	recorder_destroy(e->rec);
 	engine_ct_destroy(e);
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
@@ -691,6 +741,20 @@ void engine_stop(struct engine *e)
 		engine_scan(e);
 	engine_ct_final(e);
 	engine_tick(e);
+	/* Every open interval ends now: the recording is complete. */
+	recorder_stop(e->rec, engine_now(CLOCK_MONOTONIC));
+}
+
+static char engine_out_err[200];
+
+const char *engine_output_error(void)
+{
+	return engine_out_err;
+}
+
+void engine_record_stats(struct engine *e, struct recorder_stats *out)
+{
+	recorder_stats(e->rec, out);
 }
 
 bool engine_destroy(struct engine *e)
@@ -703,8 +767,25 @@ bool engine_destroy(struct engine *e)
 	/* Detach first: the probe stops writing to the region before it
 	 * goes. */
 	engine_ppt_destroy(e);
-	if (e->jsonl.f && !jsonl_close(&e->jsonl))
+	if (e->jsonl.f && !jsonl_close(&e->jsonl)) {
+		snprintf(engine_out_err, sizeof(engine_out_err),
+			 "writing the --jsonl file failed: %s",
+			 strerror(errno));
 		ok = false;
+	}
+	if (e->rec) {
+		struct recorder_stats rs;
+
+		recorder_stats(e->rec, &rs);
+		if (!recorder_destroy(e->rec)) {
+			snprintf(engine_out_err, sizeof(engine_out_err),
+				 "--record: %s",
+				 rs.failed ? rs.error
+					   : "closing the file failed");
+			ok = false;
+		}
+		e->rec = NULL;
+	}
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
 	engine_ct_destroy(e); /* its file first: the directory goes next */

@@ -30,6 +30,7 @@ struct engine_config {
 	const char *ppt_buffer;	   /* attach only this buffer (NULL: all) */
 	uint32_t stations;	   /* launch mode: stations to create */
 	const char *jsonl_path;	   /* append every event here, or NULL */
+	const char *record_path;   /* --record: a Heph trace, or NULL */
 	uint64_t linger_ns;	   /* dead coroutines stay visible this long */
 	unsigned idle_scans;	   /* empty scans before sleeping (N) */
 	unsigned sleep_timeout_ms; /* bound on one sleep (first) */
@@ -227,8 +228,15 @@ const char *engine_sock_path(const struct engine *e);
 void engine_unlink(const struct engine *e);
 /* Stop the threads and drain a last scan; snapshots stay available. */
 void engine_stop(struct engine *e);
-/* Stop threads, drain a last scan, flush the JSONL log, remove files.
- * Returns false if the JSONL log could not be written completely. */
+/* Stop threads, drain a last scan, flush the JSONL log and the recording,
+ * remove files.  Returns false if either could not be written completely
+ * (engine_output_error then says which and why). */
 bool engine_destroy(struct engine *e);
+/* Why the last engine_destroy returned false ("" if it did not). */
+const char *engine_output_error(void);
+
+/* --record: the recording's statistics (zeros without one). */
+struct recorder_stats;
+void engine_record_stats(struct engine *e, struct recorder_stats *out);
 
 #endif

@@ -17,6 +17,7 @@
 #include "harvest.h"
 #include "jsonl.h"
 #include "model.h"
+#include "recorder.h"
 #include "perfctr.h"
 #include "pptfind.h"
 #include "procmem.h"
@@ -86,6 +87,7 @@ struct engine {
 	struct harvest harvest;
 	struct model model;
 	struct jsonl jsonl;
+	struct recorder *rec;  /* --record, or NULL */
 	struct symtab symtab;  /* the target's symbols (own lock) */
 	struct engine_ct ct;   /* CallTrace rotation and hot stacks */
 	struct engine_ppt ppt; /* attach mode */

@@ -39,6 +39,8 @@ const char cli_usage[] =
 	"  -s COLUMN                the same as --sort COLUMN (like htop)\n"
 	"      --jsonl FILE         append every harvested event as one JSON "
 	"line\n"
+	"      --record FILE        record the run as a Heph trace (replay: "
+	"--replay FILE)\n"
 	"  -C, --no-color           monochrome (also when NO_COLOR is set)\n"
 	"  -M, --no-mouse           do not use the mouse\n"
 	"      --sort COLUMN        initial sort column (id, state, tid, age, "
@@ -82,6 +84,7 @@ const char cli_usage[] =
 
 enum {
 	OPT_JSONL = 256,
+	OPT_RECORD,
 	OPT_STATIONS,
 	OPT_SHM,
 	OPT_SOCK,
@@ -107,6 +110,7 @@ static const struct option cli_options[] = {
 	{"format", required_argument, NULL, 'f'},
 	{"stations", required_argument, NULL, OPT_STATIONS},
 	{"jsonl", required_argument, NULL, OPT_JSONL},
+	{"record", required_argument, NULL, OPT_RECORD},
 	{"shm", required_argument, NULL, OPT_SHM},
 	{"sock", required_argument, NULL, OPT_SOCK},
 	{"no-color", no_argument, NULL, 'C'},
@@ -253,6 +257,9 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 			break;
 		case OPT_JSONL:
 			out->jsonl = optarg;
+			break;
+		case OPT_RECORD:
+			out->record = optarg;
 			break;
 		case OPT_SHM:
 			out->shm = optarg;

@@ -25,6 +25,7 @@ struct cli {
 	const char *shm; /* observer mode */
 	const char *sock;
 	const char *jsonl;
+	const char *record; /* --record FILE: a Heph trace of the run */
 	bool batch;
 	unsigned iterations; /* 0 = forever */
 	unsigned delay_tenths;

@@ -446,6 +446,7 @@ int main(int argc, char **argv)
 	cfg.shm_path = m.cli.shm;
 	cfg.stations = m.cli.stations;
 	cfg.jsonl_path = m.cli.jsonl;
+	cfg.record_path = m.cli.record;
 	cfg.sample_hz = m.cli.sample_hz;
 	cfg.parked_stacks = m.cli.parked_stacks;
 	cfg.attach_pid = m.cli.pid;
@@ -510,8 +511,7 @@ int main(int argc, char **argv)
 	free(m.ppt_meta);
 	engine_terminate_target(m.engine, 2000);
 	if (!engine_destroy(m.engine)) {
-		fprintf(stderr, "corotop: writing %s failed: %s\n",
-			m.cli.jsonl ? m.cli.jsonl : "output", strerror(errno));
+		fprintf(stderr, "corotop: %s\n", engine_output_error());
 		if (status == 0)
 			status = 1;
 	}

@@ -1,0 +1,514 @@
+/*
+ * recorder: --record FILE, a Heph trace written off the harvest thread.
+ *
+ * Hand-over.  The harvest side (engine callbacks, under the engine lock, so
+ * one producer at a time) copies each event, open, close and loss into a
+ * ring of fixed-size items: a 64-byte store and a release, no syscall --
+ * unless the writer sleeps, when the same Dekker pair as the cTP sleep
+ * contract wakes it: the producer publishes head (seq_cst), then reads
+ * `sleeping`; the writer sets `sleeping` (seq_cst), then re-reads head
+ * before it waits on the futex.  A full ring drops the item and counts it;
+ * the writer records the count as a "lost" event on stream 0, substream 0
+ * (corotop itself), so a gap is always visible.
+ *
+ * The trace.  The file starts with an `epoch` metadata packet: wall-clock
+ * ns at CLOCK_MONOTONIC's zero, so that event times are the cTP timestamps
+ * themselves.  Each coroutine state interval is one event packet:
+ *   stream     the OS thread that made the transition starting it (its tid,
+ *              which fits 32 bits on Linux);
+ *   counter    per stream, wrapping at 2^32;
+ *   substream  the coroutine's probe id;
+ *   start, end the interval;
+ *   description "running" or "suspended";
+ *   attributes addr (u64) and seq (u64) of that transition; symbol
+ *              (string) of addr when it is not 0 and the symbolizer knows
+ *              it; stack (u64 array, innermost first) when the coroutine
+ *              parked at a stack corotop collected.
+ * Loss on a station is an event "lost" with a `count` attribute, at the
+ * time it was found, on the coroutine's last stream and its substream.
+ * An interval still open when recording stops ends at the stop time.
+ *
+ * Writing.  Packets are encoded into a buffer and written when it is
+ * three quarters full, when the ring runs dry, and at the end; only whole
+ * packets are ever written, and a failed or short write truncates the file
+ * back to the last whole packet and stops the recording with a message:
+ * the file never ends halfway through a packet.
+ */
+#define _GNU_SOURCE
+#include "recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "heph.h"
+
+#define REC_RING (1u << 16) /* items; 4 MiB */
+#define REC_BUF (256u << 10)
+#define REC_FLUSH (REC_BUF * 3 / 4)
+#define REC_FRAMES 64
+#define REC_STREAMS 4096 /* per-stream counters kept (open addressing) */
+
+enum rec_kind {
+	REC_EVENT = 1,
+	REC_OPEN,
+	REC_CLOSE,
+	REC_LOST,
+};
+
+struct rec_item {
+	uint8_t kind;
+	uint8_t is_active;
+	uint32_t station;
+	uint64_t ts;
+	uint64_t tid;
+	uint64_t addr;
+	uint64_t seq;
+	uint64_t trace;
+	uint64_t value; /* probe id (open), count (lost) */
+};
+
+/* What the writer remembers per station: the transition that started the
+ * coroutine's current interval. */
+struct rec_station {
+	bool live; /* a coroutine occupies it */
+	bool have; /* ...and one transition of it was seen */
+	uint8_t is_active;
+	uint64_t probe_id;
+	uint64_t ts, tid, addr, seq, trace;
+};
+
+struct rec_stream {
+	uint32_t id;
+	uint32_t counter;
+	bool used;
+};
+
+struct recorder {
+	struct rec_item *ring;
+	/* Producer's and consumer's words on their own lines. */
+	_Alignas(64) _Atomic uint64_t head;
+	_Atomic uint64_t dropped;
+	_Alignas(64) _Atomic uint64_t tail;
+	_Atomic uint32_t sleeping; /* the writer waits on it (futex) */
+	_Atomic bool stop;
+	uint64_t stop_ts;
+	pthread_t thread;
+	bool running;
+	int fd;
+	struct recorder_hooks hooks;
+	/* Writer thread only. */
+	struct rec_station *st;
+	uint32_t nst;
+	struct rec_stream streams[REC_STREAMS];
+	uint8_t *buf;
+	struct heph_enc enc;
+	uint64_t file_len; /* bytes written (all whole packets) */
+	uint64_t dropped_done;
+	/* Statistics (relaxed; read by recorder_stats). */
+	_Atomic uint64_t items, intervals, lost, bytes;
+	_Atomic bool failed;
+	char error[160];
+};
+
+static uint64_t rec_now(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- writer: file ---- */
+
+static void rec_fail(struct recorder *r, const char *what, int e)
+{
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
+		return;
+	snprintf(r->error, sizeof(r->error), "%s: %s", what, strerror(e));
+	/* release: recorder_stats reads error after failed (acquire). */
+	atomic_store_explicit(&r->failed, true, memory_order_release);
+}
+
+/* Write the buffer (whole packets only); on any failure, cut the file back
+ * to the packets written before and stop recording. */
+static void rec_flush(struct recorder *r)
+{
+	size_t off = 0, len = r->enc.len;
+
+	if (!len || atomic_load_explicit(&r->failed, memory_order_relaxed)) {
+		r->enc.len = 0;
+		return;
+	}
+	while (off < len) {
+		ssize_t w = write(r->fd, r->buf + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rec_fail(r, "writing the --record file",
+				 w < 0 ? errno : ENOSPC);
+			if (ftruncate(r->fd, (off_t)r->file_len) < 0)
+				(void)0; /* nothing better to do */
+			r->enc.len = 0;
+			return;
+		}
+		off += (size_t)w;
+	}
+	r->file_len += len;
+	atomic_fetch_add_explicit(&r->bytes, len, memory_order_relaxed);
+	r->enc.len = 0;
+}
+
+/* Room for one more packet of up to `need` bytes. */
+static void rec_room(struct recorder *r, size_t need)
+{
+	if (r->enc.len + need > REC_FLUSH)
+		rec_flush(r);
+}
+
+/* ---- writer: packets ---- */
+
+static uint32_t rec_counter(struct recorder *r, uint32_t stream)
+{
+	uint32_t h = (stream * 2654435761u) % REC_STREAMS;
+
+	for (uint32_t i = 0; i < REC_STREAMS; i++) {
+		struct rec_stream *s = &r->streams[(h + i) % REC_STREAMS];
+
+		if (!s->used) {
+			s->used = true;
+			s->id = stream;
+			s->counter = 0;
+		}
+		if (s->id == stream)
+			return s->counter++; /* wraps at 2^32 */
+	}
+	/* More than REC_STREAMS threads: share the last slot's count. */
+	return r->streams[h].counter++;
+}
+
+/* One interval [from.ts, end] of station s's coroutine. */
+static void rec_interval(struct recorder *r, const struct rec_station *s,
+			 uint64_t end)
+{
+	uint64_t frames[REC_FRAMES];
+	char sym[256];
+	size_t nf = 0;
+	bool have_sym = false;
+	uint32_t stream = (uint32_t)s->tid;
+
+	if (s->addr && r->hooks.symbol)
+		have_sym = r->hooks.symbol(r->hooks.ctx, s->addr, sym,
+					   sizeof(sym));
+	if (!s->is_active && s->trace && r->hooks.stack)
+		nf = r->hooks.stack(r->hooks.ctx, s->trace, frames, REC_FRAMES);
+	rec_room(r, HEPH_EVENT_FIXED + 16 + 2 * 20 + sizeof(sym) + 16 + nf * 8);
+	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),
+			     s->probe_id, s->ts, end < s->ts ? s->ts : end,
+			     s->is_active ? "running" : "suspended");
+	heph_enc_u64(&r->enc, "addr", s->addr);
+	heph_enc_u64(&r->enc, "seq", s->seq);
+	if (have_sym)
+		heph_enc_str(&r->enc, "symbol", sym);
+	if (nf)
+		heph_enc_u64_array(&r->enc, "stack", frames, nf);
+	if (heph_enc_event_end(&r->enc))
+		atomic_fetch_add_explicit(&r->intervals, 1,
+					  memory_order_relaxed);
+}
+
+static void rec_lost(struct recorder *r, uint32_t stream, uint64_t substream,
+		     uint64_t ts, uint64_t count)
+{
+	rec_room(r, HEPH_EVENT_FIXED + 4 + 16);
+	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream), substream,
+			     ts, ts, "lost");
+	heph_enc_u64(&r->enc, "count", count);
+	if (heph_enc_event_end(&r->enc))
+		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
+}
+
+/* One item: the interval it ends, and what it starts. */
+static void rec_apply(struct recorder *r, const struct rec_item *it)
+{
+	struct rec_station *s;
+
+	if (it->station >= r->nst)
+		return;
+	s = &r->st[it->station];
+	switch (it->kind) {
+	case REC_OPEN:
+		if (s->live && s->have)
+			rec_interval(r, s, it->ts);
+		memset(s, 0, sizeof(*s));
+		s->live = true;
+		s->probe_id = it->value;
+		break;
+	case REC_EVENT:
+		if (s->have)
+			rec_interval(r, s, it->ts);
+		s->live = s->have = true;
+		s->is_active = it->is_active;
+		s->ts = it->ts;
+		s->tid = it->tid;
+		s->addr = it->addr;
+		s->seq = it->seq;
+		s->trace = it->trace;
+		break;
+	case REC_CLOSE:
+		if (s->have)
+			rec_interval(r, s, it->ts);
+		memset(s, 0, sizeof(*s));
+		break;
+	case REC_LOST:
+		rec_lost(r, (uint32_t)s->tid, s->probe_id, it->ts, it->value);
+		break;
+	}
+}
+
+/* ---- writer thread ---- */
+
+static void rec_sleep(struct recorder *r)
+{
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	struct timespec bound = {0, 100000000}; /* 100 ms */
+
+	/* seq_cst: pairs with the producer's seq_cst head store and load of
+	 * sleeping (Dekker): either it sees us asleep and wakes us, or we see
+	 * its item below. */
+	atomic_store_explicit(&r->sleeping, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&r->head, memory_order_seq_cst) == t &&
+	    !atomic_load_explicit(&r->stop, memory_order_acquire))
+		/* Spurious wakeups, EINTR and EAGAIN all just loop. */
+		syscall(SYS_futex, &r->sleeping, FUTEX_WAIT_PRIVATE, 1, &bound,
+			NULL, 0);
+	atomic_store_explicit(&r->sleeping, 0, memory_order_relaxed);
+}
+
+static bool rec_drain(struct recorder *r)
+{
+	/* acquire: pairs with the producer's release of head. */
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t dropped =
+		atomic_load_explicit(&r->dropped, memory_order_relaxed);
+
+	if (dropped != r->dropped_done) {
+		rec_lost(r, 0, 0, rec_now(CLOCK_MONOTONIC),
+			 dropped - r->dropped_done);
+		r->dropped_done = dropped;
+	}
+	for (; t != h; t++)
+		rec_apply(r, &r->ring[t % REC_RING]);
+	/* release: the producer may reuse the items once it sees tail. */
+	atomic_store_explicit(&r->tail, t, memory_order_release);
+	return h != atomic_load_explicit(&r->head, memory_order_acquire);
+}
+
+static void *rec_main(void *arg)
+{
+	struct recorder *r = arg;
+
+	while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
+		if (rec_drain(r))
+			continue;
+		rec_flush(r); /* the ring ran dry: what we have goes out */
+		rec_sleep(r);
+	}
+	rec_drain(r);
+	for (uint32_t i = 0; i < r->nst; i++)
+		if (r->st[i].live && r->st[i].have)
+			rec_interval(r, &r->st[i], r->stop_ts);
+	rec_flush(r);
+	return NULL;
+}
+
+/* ---- harvest side ---- */
+
+static void rec_push(struct recorder *r, const struct rec_item *it)
+{
+	/* relaxed: our own counter (one producer at a time, under the
+	 * engine lock, which orders producers among themselves). */
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	/* acquire: pairs with the writer's release of tail: the slot is
+	 * free once the writer has moved past it. */
+	if (h - atomic_load_explicit(&r->tail, memory_order_acquire) >=
+	    REC_RING) {
+		atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+		return;
+	}
+	r->ring[h % REC_RING] = *it;
+	/* seq_cst (a release too): the writer's acquire sees the item, and
+	 * the load of sleeping below can not move before this store. */
+	atomic_store_explicit(&r->head, h + 1, memory_order_seq_cst);
+	atomic_fetch_add_explicit(&r->items, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&r->sleeping, memory_order_seq_cst)) {
+		uint32_t one = 1;
+
+		if (atomic_compare_exchange_strong_explicit(
+			    &r->sleeping, &one, 0, memory_order_relaxed,
+			    memory_order_relaxed))
+			syscall(SYS_futex, &r->sleeping, FUTEX_WAKE_PRIVATE, 1,
+				NULL, NULL, 0);
+	}
+}
+
+void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
+		   uint64_t ts)
+{
+	struct rec_item it = {.kind = REC_OPEN,
+			      .station = station,
+			      .ts = ts,
+			      .value = probe_id};
+
+	rec_push(r, &it);
+}
+
+void recorder_event(struct recorder *r, const struct harvest_event *ev)
+{
+	struct rec_item it = {.kind = REC_EVENT,
+			      .is_active = ev->is_active,
+			      .station = ev->station,
+			      .ts = ev->ts,
+			      .tid = ev->tid,
+			      .addr = ev->addr,
+			      .seq = ev->seq,
+			      .trace = ev->trace};
+
+	rec_push(r, &it);
+}
+
+void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
+		   uint64_t ts)
+{
+	struct rec_item it = {
+		.kind = REC_LOST, .station = station, .ts = ts, .value = count};
+
+	rec_push(r, &it);
+}
+
+void recorder_close(struct recorder *r, uint32_t station, uint64_t ts)
+{
+	struct rec_item it = {.kind = REC_CLOSE, .station = station, .ts = ts};
+
+	rec_push(r, &it);
+}
+
+/* ---- lifecycle ---- */
+
+struct recorder *recorder_create(const char *path, uint32_t stations,
+				 const struct recorder_hooks *hooks, char *err,
+				 size_t errlen)
+{
+	struct recorder *r;
+	void *mem;
+	int rc;
+
+	if (posix_memalign(&mem, 64, sizeof(*r))) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r = memset(mem, 0, sizeof(*r));
+	r->fd = -1;
+	r->nst = stations;
+	if (hooks)
+		r->hooks = *hooks;
+	r->ring = calloc(REC_RING, sizeof(*r->ring));
+	r->st = calloc(stations ? stations : 1, sizeof(*r->st));
+	r->buf = malloc(REC_BUF);
+	if (!r->ring || !r->st || !r->buf) {
+		snprintf(err, errlen, "out of memory for --record");
+		goto fail;
+	}
+	r->fd = open(path,
+		     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		     0600);
+	if (r->fd < 0) {
+		snprintf(err, errlen, "--record %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	heph_enc_init(&r->enc, r->buf, REC_BUF);
+	/* The wall clock at CLOCK_MONOTONIC's zero: event times are cTP
+	 * timestamps as they are. */
+	heph_enc_epoch(&r->enc,
+		       rec_now(CLOCK_REALTIME) - rec_now(CLOCK_MONOTONIC));
+	rec_flush(r);
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed)) {
+		snprintf(err, errlen, "--record %s: %s", path, r->error);
+		goto fail;
+	}
+	rc = pthread_create(&r->thread, NULL, rec_main, r);
+	if (rc) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(rc));
+		goto fail;
+	}
+	r->running = true;
+	return r;
+fail:
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->ring);
+	free(r->st);
+	free(r->buf);
+	free(r);
+	return NULL;
+}
+
+void recorder_stop(struct recorder *r, uint64_t end_ts)
+{
+	if (!r || !r->running)
+		return;
+	r->stop_ts = end_ts;
+	/* release: the writer sees stop_ts with stop. */
+	atomic_store_explicit(&r->stop, true, memory_order_release);
+	atomic_store_explicit(&r->sleeping, 0, memory_order_seq_cst);
+	syscall(SYS_futex, &r->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(r->thread, NULL);
+	r->running = false;
+}
+
+void recorder_stats(struct recorder *r, struct recorder_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!r)
+		return;
+	out->items = atomic_load_explicit(&r->items, memory_order_relaxed);
+	out->dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+	out->intervals =
+		atomic_load_explicit(&r->intervals, memory_order_relaxed);
+	out->lost = atomic_load_explicit(&r->lost, memory_order_relaxed);
+	out->bytes = atomic_load_explicit(&r->bytes, memory_order_relaxed);
+	/* acquire: pairs with rec_fail's release. */
+	out->failed = atomic_load_explicit(&r->failed, memory_order_acquire);
+	if (out->failed)
+		snprintf(out->error, sizeof(out->error), "%s", r->error);
+}
+
+bool recorder_destroy(struct recorder *r)
+{
+	bool ok;
+
+	if (!r)
+		return true;
+	recorder_stop(r, rec_now(CLOCK_MONOTONIC));
+	ok = !atomic_load_explicit(&r->failed, memory_order_acquire);
+	if (close(r->fd) < 0)
+		ok = false;
+	free(r->ring);
+	free(r->st);
+	free(r->buf);
+	free(r);
+	return ok;
+}
