@@ -495,36 +495,6 @@ static void *engine_waker_main(void *arg)
 
 /* ---- lifecycle ---- */
 
-/* --record's writer asks these, on its own thread. */
-static bool engine_rec_symbol(void *ctx, uint64_t addr, char *buf, size_t n)
-{
-	struct engine *e = ctx;
-	struct symtab_sym sym;
-
-	if (!symtab_lookup(&e->symtab, addr, &sym) || !sym.function[0])
-		return false;
-	if (sym.line > 0)
-		snprintf(buf, n, "%s+0x%llx (%s:%d)", sym.function,
-			 (unsigned long long)sym.offset, sym.file, sym.line);
-	else
-		snprintf(buf, n, "%s+0x%llx", sym.function,
-			 (unsigned long long)sym.offset);
-	return true;
-}
-
-static size_t engine_rec_stack(void *ctx, uint64_t trace, uint64_t *frames,
-			       size_t max)
-{
-	struct engine *e = ctx;
-	size_t n = 0;
-
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.parked)
-		n = parked_frames(e->ct.parked, trace, frames, max);
-	pthread_mutex_unlock(&e->ct.hot_lock);
-	return n;
-}
-
 struct engine *engine_create(const struct engine_config *cfg, char *err,
 			     size_t errlen)
 {
@@ -544,6 +514,14 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->ct.hot_lock, NULL);
 	symtab_init(&e->symtab);
+	if (cfg->replay_path) {
+		/* Replay: a recording, nothing else (engine_replay.c). */
+		if (!engine_rp_create(e, err, errlen))
+			goto err_free;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+		return e;
+	}
 	if (!cfg->no_futex)
 		flags |= CTP_HX_FUTEX;
 	if (cfg->hx_dirty)
@@ -581,15 +559,8 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	if (cfg->jsonl_path &&
 	    !jsonl_open(&e->jsonl, cfg->jsonl_path, err, errlen))
 		goto err_region;
-	if (cfg->record_path) {
-		struct recorder_hooks h = {engine_rec_symbol, engine_rec_stack,
-					   e};
-
-		e->rec = recorder_create(cfg->record_path, e->region.stations,
-					 &h, err, errlen);
-		if (!e->rec)
-			goto err_region;
-	}
+	if (!engine_rec_create(e, err, errlen))
+		goto err_region;
 	if (pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto err_region;
@@ -600,7 +571,7 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 
 err_region:
 	jsonl_close(&e->jsonl);
-	recorder_destroy(e->rec);
+	engine_rec_destroy(e, err, 0);
 	engine_ct_destroy(e);
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
@@ -619,6 +590,8 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 {
 	int rc;
 
+	if (e->rp)
+		return true;
 	if (e->cfg.argv) {
 		struct launch_probe lp = {e->cfg.sample_hz,
 					  e->cfg.parked_stacks};
@@ -636,6 +609,8 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 		symtab_set_pid(&e->symtab, e->target.pid);
 		e->target.running = true;
 	}
+	if (e->target.pid)
+		engine_rec_target(e, e->target.pid);
 	if (e->region.owner) {
 		rc = pthread_create(&e->waker_thread, NULL, engine_waker_main,
 				    e);
@@ -722,7 +697,8 @@ void engine_unlink(const struct engine *e)
 
 void engine_stop(struct engine *e)
 {
-	if (atomic_exchange_explicit(&e->stop, true, memory_order_acq_rel))
+	if (atomic_exchange_explicit(&e->stop, true, memory_order_acq_rel) ||
+	    e->rp)
 		return;
 	if (e->stop_pipe[1] >= 0 && write(e->stop_pipe[1], "x", 1) < 0)
 		e->error = e->error ? e->error : "cannot stop the engine";
@@ -752,17 +728,16 @@ const char *engine_output_error(void)
 	return engine_out_err;
 }
 
-void engine_record_stats(struct engine *e, struct recorder_stats *out)
-{
-	recorder_stats(e->rec, out);
-}
-
 bool engine_destroy(struct engine *e)
 {
 	bool ok = true;
 
 	if (!e)
 		return true;
+	if (e->rp) {
+		engine_rp_destroy(e);
+		goto free;
+	}
 	engine_stop(e);
 	/* Detach first: the probe stops writing to the region before it
 	 * goes. */
@@ -773,19 +748,8 @@ bool engine_destroy(struct engine *e)
 			 strerror(errno));
 		ok = false;
 	}
-	if (e->rec) {
-		struct recorder_stats rs;
-
-		recorder_stats(e->rec, &rs);
-		if (!recorder_destroy(e->rec)) {
-			snprintf(engine_out_err, sizeof(engine_out_err),
-				 "--record: %s",
-				 rs.failed ? rs.error
-					   : "closing the file failed");
-			ok = false;
-		}
-		e->rec = NULL;
-	}
+	if (!engine_rec_destroy(e, engine_out_err, sizeof(engine_out_err)))
+		ok = false;
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
 	engine_ct_destroy(e); /* its file first: the directory goes next */
@@ -794,6 +758,7 @@ bool engine_destroy(struct engine *e)
 		close(e->stop_pipe[0]);
 	if (e->stop_pipe[1] >= 0)
 		close(e->stop_pipe[1]);
+free:
 	symtab_finish(&e->symtab);
 	pthread_mutex_destroy(&e->ct.hot_lock);
 	pthread_mutex_destroy(&e->lock);

@@ -31,6 +31,10 @@ struct engine_config {
 	uint32_t stations;	   /* launch mode: stations to create */
 	const char *jsonl_path;	   /* append every event here, or NULL */
 	const char *record_path;   /* --record: a Heph trace, or NULL */
+	/* Replay mode (corotop --replay): a recording instead of a target;
+	 * no region, no threads (engine_replay.c). */
+	const char *replay_path;
+	bool replay_play; /* start playing (else paused at the start) */
 	uint64_t linger_ns;	   /* dead coroutines stay visible this long */
 	unsigned idle_scans;	   /* empty scans before sleeping (N) */
 	unsigned sleep_timeout_ms; /* bound on one sleep (first) */
@@ -215,6 +219,41 @@ size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
 /* Resize buffer i's data block (dynamic layout only). */
 bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
 		       size_t errlen);
+
+/* ---- replay (engine_replay.c): --replay's position and clock ----
+ * The position moves at `speed` x wall time while playing and pauses at
+ * the end; snapshots are the recording at the position. */
+
+#define ENGINE_REPLAY_SPEED_MIN (1.0 / 64)
+#define ENGINE_REPLAY_SPEED_MAX 1024.0
+
+struct engine_replay_info {
+	uint64_t pos;	   /* trace ns (the recording's own clock) */
+	uint64_t t0, t1;   /* first and last moments */
+	uint64_t epoch_ns; /* wall clock at trace time 0, or 0: unknown */
+	double speed;
+	bool playing;
+	bool ours;	  /* written by corotop --record */
+	bool truncated;	  /* the file ends inside a packet */
+	int64_t pid;	  /* the traced pid, or -1 */
+	size_t events;	  /* event packets */
+	size_t coroutines; /* over the whole recording */
+	size_t problems;  /* packets that could not be read */
+	char problem[160]; /* the first, with its offset, or "" */
+	char path[512];
+	char command[256]; /* what was traced, or "" */
+};
+
+/* False (out zeroed) when the engine is not replaying. */
+bool engine_replay_info(struct engine *e, struct engine_replay_info *out);
+void engine_replay_play(struct engine *e, bool play);
+/* Clamped to [ENGINE_REPLAY_SPEED_MIN, ENGINE_REPLAY_SPEED_MAX]. */
+void engine_replay_speed(struct engine *e, double speed);
+/* To trace time t (clamped to the recording); playing goes on from there. */
+void engine_replay_seek(struct engine *e, uint64_t t);
+/* Pause and move to the next (dir > 0) or previous transition: of model
+ * record `id`, or of any coroutine (0).  Returns the new position. */
+uint64_t engine_replay_step(struct engine *e, uint64_t id, int dir);
 
 /* Collect the target's exit status if it exited (call on SIGCHLD). */
 bool engine_reap(struct engine *e);

@@ -68,6 +68,11 @@ size_t engine_parked_stack(struct engine *e, uint64_t model_id,
 	uint32_t r;
 	size_t n = 0;
 
+	if (e->rp) {
+		if (trace_id)
+			*trace_id = 0;
+		return engine_rp_parked_stack(e, model_id, frames, max);
+	}
 	pthread_mutex_lock(&e->lock);
 	r = model_id ? model_find(&e->model, model_id) : MODEL_NONE;
 	if (r != MODEL_NONE)

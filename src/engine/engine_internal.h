@@ -27,6 +27,7 @@
 #define ENGINE_MAX_CLIENTS 64
 
 struct framenames;
+struct engine_rp;
 
 /*
  * The engine's CallTrace side (engine_calltrace.c rotates, engine_hot.c
@@ -91,6 +92,7 @@ struct engine {
 	struct symtab symtab;  /* the target's symbols (own lock) */
 	struct engine_ct ct;   /* CallTrace rotation and hot stacks */
 	struct engine_ppt ppt; /* attach mode */
+	struct engine_rp *rp;  /* replay mode (engine_replay.c), or NULL */
 	pthread_mutex_t lock;  /* guards model, harvest counters, target,
 				cfg.lints */
 	pthread_t harvest_thread;
@@ -135,6 +137,22 @@ bool engine_ppt_create(struct engine *e, char *err, size_t errlen);
 bool engine_ppt_start(struct engine *e, char *err, size_t errlen);
 void engine_ppt_stop(struct engine *e);
 void engine_ppt_destroy(struct engine *e);
+
+/* engine_replay.c: replay mode.  create opens cfg.replay_path; the others
+ * stand in for their live counterparts when e->rp is set. */
+bool engine_rp_create(struct engine *e, char *err, size_t errlen);
+void engine_rp_destroy(struct engine *e);
+void engine_rp_snapshot(struct engine *e, struct snapshot *out);
+void engine_rp_watch(struct engine *e, uint64_t id);
+size_t engine_rp_parked_stack(struct engine *e, uint64_t id,
+			      uint64_t *frames, size_t max);
+
+/* engine_record.c: --record.  create: open the file (nothing without
+ * --record); target: the pid once known; destroy: flush and close, false
+ * with the reason when the file could not be written. */
+bool engine_rec_create(struct engine *e, char *err, size_t errlen);
+void engine_rec_target(struct engine *e, pid_t pid);
+bool engine_rec_destroy(struct engine *e, char *err, size_t errlen);
 
 static inline uint64_t engine_now(clockid_t clk)
 {

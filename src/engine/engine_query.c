@@ -35,6 +35,10 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	struct lint_config lints;
 	size_t k = 0;
 
+	if (e->rp) {
+		engine_rp_snapshot(e, out);
+		return;
+	}
 	pthread_mutex_lock(&e->lock);
 	out->ts = engine_now(CLOCK_MONOTONIC);
 	out->wall_ns = engine_now(CLOCK_REALTIME);
@@ -133,6 +137,10 @@ void engine_watch(struct engine *e, uint64_t id)
 {
 	sigjmp_buf jb;
 
+	if (e->rp) {
+		engine_rp_watch(e, id);
+		return;
+	}
 	pthread_mutex_lock(&e->lock);
 	/* Reading the ring touches the mapping: guard it like a scan. */
 	if (sigsetjmp(jb, 1)) {
@@ -150,6 +158,11 @@ void engine_watch(struct engine *e, uint64_t id)
 
 void engine_history(struct engine *e, struct snapshot *out)
 {
+	if (e->rp) {
+		/* The moment and the history go together: take both. */
+		engine_rp_snapshot(e, out);
+		return;
+	}
 	pthread_mutex_lock(&e->lock);
 	engine_copy_history(e, out);
 	pthread_mutex_unlock(&e->lock);

@@ -23,7 +23,14 @@
  *   attributes addr (u64) and seq (u64) of that transition; symbol
  *              (string) of addr when it is not 0 and the symbolizer knows
  *              it; stack (u64 array, innermost first) when the coroutine
- *              parked at a stack corotop collected.
+ *              parked at a stack corotop collected; born (u64) on a
+ *              coroutine's first interval: when its station was opened.
+ * Options after the epoch: `corotop` ("1": replay may read a gap in a
+ * substream as a death and a birth), `corotop_command` (what was traced)
+ * and, once known, `corotop_pid` (u64).  Each address written (an addr, a
+ * stack frame) is named once, before the first event that uses it, by a
+ * `corotop_symbol` option (hephnames.h): replay and convert name frames
+ * without the target.
  * Loss on a station is an event "lost" with a `count` attribute, at the
  * time it was found, on the coroutine's last stream and its substream.
  * An interval still open when recording stops ends at the stop time.
@@ -50,19 +57,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "framenames.h"
 #include "heph.h"
+#include "hephnames.h"
 
 #define REC_RING (1u << 16) /* items; 4 MiB */
 #define REC_BUF (256u << 10)
 #define REC_FLUSH (REC_BUF * 3 / 4)
 #define REC_FRAMES 64
 #define REC_STREAMS 4096 /* per-stream counters kept (open addressing) */
+#define REC_NAMED (1u << 16) /* addresses named so far (then: no more) */
 
 enum rec_kind {
 	REC_EVENT = 1,
 	REC_OPEN,
 	REC_CLOSE,
 	REC_LOST,
+	REC_PID, /* the target's pid (value): a corotop_pid option */
 };
 
 struct rec_item {
@@ -82,8 +93,10 @@ struct rec_item {
 struct rec_station {
 	bool live; /* a coroutine occupies it */
 	bool have; /* ...and one transition of it was seen */
+	bool first; /* the next interval is its first: say when it was born */
 	uint8_t is_active;
 	uint64_t probe_id;
+	uint64_t born; /* its station's open, or 0 (unknown) */
 	uint64_t ts, tid, addr, seq, trace;
 };
 
@@ -110,6 +123,8 @@ struct recorder {
 	struct rec_station *st;
 	uint32_t nst;
 	struct rec_stream streams[REC_STREAMS];
+	uint64_t *named; /* open addressing, 0 = empty; REC_NAMED slots */
+	uint32_t nnamed;
 	uint8_t *buf;
 	struct heph_enc enc;
 	uint64_t file_len; /* bytes written (all whole packets) */
@@ -197,8 +212,34 @@ static uint32_t rec_counter(struct recorder *r, uint32_t stream)
 	return r->streams[h].counter++;
 }
 
+/* Name key once: a corotop_symbol option (hephnames.h) the first time it
+ * is written, if the symbolizer knows it. */
+static void rec_name(struct recorder *r, uint64_t key)
+{
+	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 48);
+	uint8_t val[8 + HEPH_NAME_LEN];
+	char sym[HEPH_NAME_LEN + 1];
+	size_t n;
+
+	if (!key || !r->hooks.symbol || r->nnamed >= REC_NAMED / 2)
+		return;
+	for (;; h = (h + 1) % REC_NAMED) {
+		if (r->named[h] == key)
+			return;
+		if (!r->named[h])
+			break;
+	}
+	r->named[h] = key;
+	r->nnamed++;
+	if (!r->hooks.symbol(r->hooks.ctx, key, sym, sizeof(sym)))
+		return;
+	n = heph_names_value(key, sym, val, sizeof(val));
+	rec_room(r, HEPH_META_FIXED + 14 + n);
+	heph_enc_meta(&r->enc, "corotop_symbol", val, n);
+}
+
 /* One interval [from.ts, end] of station s's coroutine. */
-static void rec_interval(struct recorder *r, const struct rec_station *s,
+static void rec_interval(struct recorder *r, struct rec_station *s,
 			 uint64_t end)
 {
 	uint64_t frames[REC_FRAMES];
@@ -212,7 +253,12 @@ static void rec_interval(struct recorder *r, const struct rec_station *s,
 					   sizeof(sym));
 	if (!s->is_active && s->trace && r->hooks.stack)
 		nf = r->hooks.stack(r->hooks.ctx, s->trace, frames, REC_FRAMES);
-	rec_room(r, HEPH_EVENT_FIXED + 16 + 2 * 20 + sizeof(sym) + 16 + nf * 8);
+	/* Names first: a reader meets them before the event using them. */
+	if (have_sym)
+		rec_name(r, s->addr);
+	for (size_t k = 0; k < nf; k++)
+		rec_name(r, framename_key(frames[k], !k));
+	rec_room(r, HEPH_EVENT_FIXED + 16 + 3 * 20 + sizeof(sym) + 16 + nf * 8);
 	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),
 			     s->probe_id, s->ts, end < s->ts ? s->ts : end,
 			     s->is_active ? "running" : "suspended");
@@ -222,6 +268,9 @@ static void rec_interval(struct recorder *r, const struct rec_station *s,
 		heph_enc_str(&r->enc, "symbol", sym);
 	if (nf)
 		heph_enc_u64_array(&r->enc, "stack", frames, nf);
+	if (s->first && s->born)
+		heph_enc_u64(&r->enc, "born", s->born);
+	s->first = false;
 	if (heph_enc_event_end(&r->enc))
 		atomic_fetch_add_explicit(&r->intervals, 1,
 					  memory_order_relaxed);
@@ -243,6 +292,15 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 {
 	struct rec_station *s;
 
+	if (it->kind == REC_PID) {
+		uint8_t be[8];
+
+		for (int i = 0; i < 8; i++)
+			be[i] = (uint8_t)(it->value >> (56 - 8 * i));
+		rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
+		heph_enc_meta(&r->enc, "corotop_pid", be, sizeof(be));
+		return;
+	}
 	if (it->station >= r->nst)
 		return;
 	s = &r->st[it->station];
@@ -251,8 +309,9 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 		if (s->live && s->have)
 			rec_interval(r, s, it->ts);
 		memset(s, 0, sizeof(*s));
-		s->live = true;
+		s->live = s->first = true;
 		s->probe_id = it->value;
+		s->born = it->ts;
 		break;
 	case REC_EVENT:
 		if (s->have)
@@ -405,11 +464,18 @@ void recorder_close(struct recorder *r, uint32_t station, uint64_t ts)
 	rec_push(r, &it);
 }
 
+void recorder_target(struct recorder *r, int64_t pid)
+{
+	struct rec_item it = {.kind = REC_PID, .value = (uint64_t)pid};
+
+	rec_push(r, &it);
+}
+
 /* ---- lifecycle ---- */
 
 struct recorder *recorder_create(const char *path, uint32_t stations,
-				 const struct recorder_hooks *hooks, char *err,
-				 size_t errlen)
+				 const struct recorder_hooks *hooks,
+				 const char *command, char *err, size_t errlen)
 {
 	struct recorder *r;
 	void *mem;
@@ -427,7 +493,8 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 	r->ring = calloc(REC_RING, sizeof(*r->ring));
 	r->st = calloc(stations ? stations : 1, sizeof(*r->st));
 	r->buf = malloc(REC_BUF);
-	if (!r->ring || !r->st || !r->buf) {
+	r->named = calloc(REC_NAMED, sizeof(*r->named));
+	if (!r->ring || !r->st || !r->buf || !r->named) {
 		snprintf(err, errlen, "out of memory for --record");
 		goto fail;
 	}
@@ -443,6 +510,11 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 	 * timestamps as they are. */
 	heph_enc_epoch(&r->enc,
 		       rec_now(CLOCK_REALTIME) - rec_now(CLOCK_MONOTONIC));
+	/* Ours: replay knows a gap in a substream is a death and a birth. */
+	heph_enc_meta(&r->enc, "corotop", "1", 1);
+	if (command && *command)
+		heph_enc_meta(&r->enc, "corotop_command", command,
+			      strnlen(command, 4096));
 	rec_flush(r);
 	if (atomic_load_explicit(&r->failed, memory_order_relaxed)) {
 		snprintf(err, errlen, "--record %s: %s", path, r->error);
@@ -462,6 +534,7 @@ fail:
 	free(r->ring);
 	free(r->st);
 	free(r->buf);
+	free(r->named);
 	free(r);
 	return NULL;
 }
@@ -496,7 +569,7 @@ void recorder_stats(struct recorder *r, struct recorder_stats *out)
 		snprintf(out->error, sizeof(out->error), "%s", r->error);
 }
 
-bool recorder_destroy(struct recorder *r)
+bool recorder_destroy(struct recorder *r, char *err, size_t errlen)
 {
 	bool ok;
 
@@ -504,11 +577,17 @@ bool recorder_destroy(struct recorder *r)
 		return true;
 	recorder_stop(r, rec_now(CLOCK_MONOTONIC));
 	ok = !atomic_load_explicit(&r->failed, memory_order_acquire);
-	if (close(r->fd) < 0)
+	if (!ok)
+		snprintf(err, errlen, "--record: %s", r->error);
+	if (close(r->fd) < 0 && ok) {
+		snprintf(err, errlen, "--record: closing the file: %s",
+			 strerror(errno));
 		ok = false;
+	}
 	free(r->ring);
 	free(r->st);
 	free(r->buf);
+	free(r->named);
 	free(r);
 	return ok;
 }

@@ -40,10 +40,11 @@ struct recorder_stats {
 };
 
 /* Create FILE (0600, O_NOFOLLOW; an existing file is replaced) for
- * `stations` stations, write the epoch packet, start the writer thread. */
+ * `stations` stations, write the epoch packet and corotop's options (the
+ * `command` traced, when not NULL), start the writer thread. */
 struct recorder *recorder_create(const char *path, uint32_t stations,
-				 const struct recorder_hooks *hooks, char *err,
-				 size_t errlen);
+				 const struct recorder_hooks *hooks,
+				 const char *command, char *err, size_t errlen);
 
 /* Harvest side, with the engine lock held (one producer at a time).  None
  * blocks or makes a syscall in the common case. */
@@ -53,12 +54,15 @@ void recorder_event(struct recorder *r, const struct harvest_event *ev);
 void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
 		   uint64_t ts);
 void recorder_close(struct recorder *r, uint32_t station, uint64_t ts);
+/* The target's pid, once known (a corotop_pid option). */
+void recorder_target(struct recorder *r, int64_t pid);
 
 /* Stop: the writer drains the ring, closes every open interval at end_ts,
  * writes the rest and stops.  Idempotent. */
 void recorder_stop(struct recorder *r, uint64_t end_ts);
 void recorder_stats(struct recorder *r, struct recorder_stats *out);
-/* recorder_stop if needed, then free.  False if a write failed. */
-bool recorder_destroy(struct recorder *r);
+/* recorder_stop if needed, then free.  False if a write failed, with
+ * the reason in err. */
+bool recorder_destroy(struct recorder *r, char *err, size_t errlen);
 
 #endif

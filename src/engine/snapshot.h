@@ -25,6 +25,14 @@ struct snapshot_target {
 	int term_signal; /* signal that killed it, or 0 */
 };
 
+/* Replay (corotop --replay): where in the recording this snapshot is. */
+struct snapshot_replay {
+	bool on;
+	bool playing;
+	double speed;	/* trace time per wall time */
+	uint64_t t0, t1; /* the recording's first and last moments */
+};
+
 struct snapshot {
 	uint64_t ts;	   /* CLOCK_MONOTONIC ns, the clock events carry */
 	uint64_t wall_ns;  /* CLOCK_REALTIME ns at the same moment */
@@ -48,6 +56,7 @@ struct snapshot {
 	 * each lint (filled by snapshot_lint, or record by record as
 	 * engine_snapshot copies). */
 	uint32_t warn_counts[LINT_COUNT];
+	struct snapshot_replay replay; /* on: ts is a moment of a recording */
 };
 
 void snapshot_init(struct snapshot *s);

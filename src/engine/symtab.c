@@ -17,6 +17,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -59,6 +60,47 @@ void symtab_set_pid(struct symtab *t, pid_t pid)
 		t->gen++;
 	}
 	pthread_mutex_unlock(&t->lock);
+}
+
+void symtab_set_recorded(struct symtab *t,
+			 const char *(*fn)(void *ctx, uint64_t addr), void *ctx)
+{
+	pthread_mutex_lock(&t->lock);
+	t->recorded = fn;
+	t->recorded_ctx = ctx;
+	t->gen++;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* With the lock held: the recorded name of addr, or NULL. */
+static const char *symtab_recorded(struct symtab *t, uint64_t addr)
+{
+	return t->recorded ? t->recorded(t->recorded_ctx, addr) : NULL;
+}
+
+/* A recorded "func+0xOFF (file:N)" into out's fields. */
+static void symtab_parse(const char *name, struct symtab_sym *out)
+{
+	const char *plus = strstr(name, "+0x"), *paren = strstr(name, " (");
+	size_t flen = plus ? (size_t)(plus - name) : strcspn(name, " ");
+
+	if (flen >= sizeof(out->function))
+		flen = sizeof(out->function) - 1;
+	memcpy(out->function, name, flen);
+	out->function[flen] = 0;
+	if (plus)
+		out->offset = strtoull(plus + 3, NULL, 16);
+	snprintf(out->module, sizeof(out->module), "%s", "recorded");
+	if (paren) {
+		const char *colon = strrchr(paren, ':');
+		size_t n = colon ? (size_t)(colon - paren - 2) : 0;
+
+		if (colon && n < sizeof(out->file)) {
+			memcpy(out->file, paren + 2, n);
+			out->file[n] = 0;
+			out->line = atoi(colon + 1);
+		}
+	}
 }
 
 /* With the lock held: a usable symbolizer, or NULL. */
@@ -123,6 +165,12 @@ const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
 		snprintf(buf, n, "%s+0x%" PRIx64, sym.function, sym.offset);
 	} else if (s && sym.module) {
 		snprintf(buf, n, "%s+0x%" PRIx64, sym.module, sym.offset);
+	} else if (!s && symtab_recorded(t, addr)) {
+		const char *r = symtab_recorded(t, addr);
+
+		snprintf(buf, n, "%.*s", full ? (int)strlen(r)
+					      : (int)strcspn(r, " "),
+			 r);
 	} else {
 		symtab_hex(addr, buf, n);
 	}
@@ -150,6 +198,9 @@ bool symtab_lookup(struct symtab *t, uint64_t addr, struct symtab_sym *out)
 		symtab_copy(out->file, sizeof(out->file), sym.file);
 		out->line = sym.file ? sym.line : 0;
 		out->offset = sym.offset;
+		found = true;
+	} else if (!s && symtab_recorded(t, addr)) {
+		symtab_parse(symtab_recorded(t, addr), out);
 		found = true;
 	}
 	pthread_mutex_unlock(&t->lock);

@@ -21,6 +21,10 @@ struct symtab {
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last refresh */
 	uint32_t calls;	       /* lookups since the clock was last read */
 	uint32_t gen;	       /* bumped whenever names may have changed */
+	/* Replay: names a recording carries ("func+0xOFF (file:N)"), used
+	 * when there is no process to symbolize; immutable once set. */
+	const char *(*recorded)(void *ctx, uint64_t addr);
+	void *recorded_ctx;
 	char error[160];       /* why there are no symbols, for people */
 };
 
@@ -31,6 +35,10 @@ void symtab_finish(struct symtab *t);
  * the first lookup. */
 void symtab_set_pid(struct symtab *t, pid_t pid);
 
+/* Name addresses from a recording's table instead of a process. */
+void symtab_set_recorded(struct symtab *t,
+			 const char *(*fn)(void *ctx, uint64_t addr),
+			 void *ctx);
 /* `addr` as "func+0x1a (file.c:42)", "lib.so+0x1234" or "0x7f..." (no
  * symbols); thread-safe.  `full` false leaves out " (file:line)". */
 const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,

@@ -28,6 +28,11 @@ const char cli_usage[] =
 	"existing cTP region\n"
 	"       corotop [options] -p PID               attach to a running "
 	"process (ppt)\n"
+	"       corotop [options] --replay FILE        replay a recording "
+	"(--record)\n"
+	"       corotop [options] --cacheray FILE|-    memory accesses of a "
+	"Cacheray trace\n"
+	"       corotop convert --to chrome|jsonl|folded FILE [-o OUT]\n"
 	"\n"
 	"  -b, --batch              no curses: print a snapshot every delay\n"
 	"  -n, --iterations N       with --batch: exit after N snapshots\n"
@@ -41,6 +46,14 @@ const char cli_usage[] =
 	"line\n"
 	"      --record FILE        record the run as a Heph trace (replay: "
 	"--replay FILE)\n"
+	"      --replay FILE        show a recording, with time controls "
+	"(batch: one\n"
+	"                           snapshot per delay of trace time, then "
+	"the end)\n"
+	"      --paused             with --replay: start paused at the "
+	"beginning\n"
+	"      --cacheray FILE      read a Cacheray trace (a file, - for "
+	"stdin, or a FIFO)\n"
 	"  -C, --no-color           monochrome (also when NO_COLOR is set)\n"
 	"  -M, --no-mouse           do not use the mouse\n"
 	"      --sort COLUMN        initial sort column (id, state, tid, age, "
@@ -101,6 +114,9 @@ enum {
 	OPT_BUFFER,
 	OPT_PPT_BLOCK,
 	OPT_PPT_FRAMES,
+	OPT_REPLAY,
+	OPT_PAUSED,
+	OPT_CACHERAY,
 };
 
 static const struct option cli_options[] = {
@@ -111,6 +127,9 @@ static const struct option cli_options[] = {
 	{"stations", required_argument, NULL, OPT_STATIONS},
 	{"jsonl", required_argument, NULL, OPT_JSONL},
 	{"record", required_argument, NULL, OPT_RECORD},
+	{"replay", required_argument, NULL, OPT_REPLAY},
+	{"paused", no_argument, NULL, OPT_PAUSED},
+	{"cacheray", required_argument, NULL, OPT_CACHERAY},
 	{"shm", required_argument, NULL, OPT_SHM},
 	{"sock", required_argument, NULL, OPT_SOCK},
 	{"no-color", no_argument, NULL, 'C'},
@@ -183,6 +202,34 @@ static enum cli_result cli_fail(char *err, size_t errlen, const char *fmt,
 	if (n > 0 && (size_t)n < errlen)
 		snprintf(err + n, errlen - (size_t)n, fmt, a);
 	return CLI_ERROR;
+}
+
+/* --replay and --cacheray read a file: nothing runs, nothing attaches. */
+static enum cli_result cli_check_file_mode(struct cli *out, char *err,
+					   size_t errlen)
+{
+	const char *what = out->replay ? "--replay" : "--cacheray";
+
+	if (out->replay && out->cacheray)
+		return cli_fail(err, errlen, "%s",
+				"give either --replay FILE or --cacheray FILE, "
+				"not both");
+	if (out->command || out->shm || out->pid)
+		return cli_fail(err, errlen,
+				"%s reads a file: give no command, -p or --shm "
+				"with it",
+				what);
+	if (out->record || out->jsonl || out->folded || out->speedscope ||
+	    out->sample_hz || out->parked_stacks)
+		return cli_fail(err, errlen,
+				"%s reads a file: --record, --jsonl, --folded, "
+				"--speedscope, --sample and --parked-stacks "
+				"need a running target",
+				what);
+	if (out->paused && !out->replay)
+		return cli_fail(err, errlen, "%s",
+				"--paused goes with --replay FILE");
+	return CLI_OK;
 }
 
 enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
@@ -260,6 +307,15 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 			break;
 		case OPT_RECORD:
 			out->record = optarg;
+			break;
+		case OPT_REPLAY:
+			out->replay = optarg;
+			break;
+		case OPT_PAUSED:
+			out->paused = true;
+			break;
+		case OPT_CACHERAY:
+			out->cacheray = optarg;
 			break;
 		case OPT_SHM:
 			out->shm = optarg;
@@ -390,6 +446,11 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	}
 	if (optind < argc)
 		out->command = &argv[optind];
+	if (out->replay || out->cacheray)
+		return cli_check_file_mode(out, err, errlen);
+	if (out->paused)
+		return cli_fail(err, errlen, "%s",
+				"--paused goes with --replay FILE");
 	if (out->command && out->shm)
 		return cli_fail(err, errlen,
 				"give either a command or --shm %s, not both",

@@ -26,27 +26,27 @@ static int help_row(struct help_cursor *c)
 	return y >= c->first && y <= c->last ? y : -1;
 }
 
-static void help_keys(struct help_cursor *c, int width)
+static void help_table(struct help_cursor *c, int width, const char *title,
+		       const struct key_binding *map, size_t count)
 {
 	struct tui *t = c->t;
 	int y = help_row(c);
 
 	if (y >= 0)
-		tui_text(t, y, 1, A_BOLD, "Keys");
-	for (size_t i = 0; i < keymap_count; i++) {
+		tui_text(t, y, 1, A_BOLD, "%s", title);
+	for (size_t i = 0; i < count; i++) {
 		char keys[48] = "";
 		size_t used = 0;
 
-		if (!keymap[i].help)
+		if (!map[i].help)
 			continue;
-		for (size_t j = i;
-		     j < keymap_count && keymap[j].action == keymap[i].action;
+		for (size_t j = i; j < count && map[j].action == map[i].action;
 		     j++) {
-			if (!keymap[j].keyname)
+			if (!map[j].keyname)
 				continue;
 			used += (size_t)snprintf(
 				keys + used, sizeof(keys) - used, "%s%s",
-				used ? " " : "", keymap[j].keyname);
+				used ? " " : "", map[j].keyname);
 			if (used >= sizeof(keys))
 				used = sizeof(keys) - 1;
 		}
@@ -55,8 +55,28 @@ static void help_keys(struct help_cursor *c, int width)
 			continue;
 		tui_text(t, y, 2, tui_attr(t, PAIR_METER), "%-21.21s", keys);
 		tui_text(t, y, 24, TUI_NORMAL, "%.*s", width > 0 ? width : 0,
-			 keymap[i].help);
+			 map[i].help);
 	}
+}
+
+/* Replaying: the replay keys first (they win), then the rest. */
+static void help_keys(struct help_cursor *c, int width)
+{
+	if (c->t->snap.replay.on) {
+		help_table(c, width, "Replay keys", keymap_replay,
+			   keymap_replay_count);
+		help_row(c);
+	}
+	help_table(c, width, "Keys", keymap, keymap_count);
+}
+
+static int help_count(const struct key_binding *map, size_t count)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < count; i++)
+		n += map[i].help != NULL;
+	return n;
 }
 
 static void help_columns(struct help_cursor *c, int x)
@@ -79,18 +99,28 @@ static void help_columns(struct help_cursor *c, int x)
 void help_view_draw(struct tui *t)
 {
 	struct help_cursor c = {.t = t, .first = 5, .last = t->lines - 2};
-	int total = COL_COUNT + 3; /* titles, blank line, columns */
+	int keys = help_count(keymap, keymap_count) + 1;
+	int total = COL_COUNT + 2; /* titles, blank line, columns */
 
-	for (size_t i = 0; i < keymap_count; i++)
-		total += keymap[i].help != NULL;
-
+	if (t->snap.replay.on)
+		keys += help_count(keymap_replay, keymap_replay_count) + 2;
+	total += keys;
 	if (t->cols >= 110) {
-		/* Keys on the left, columns on the right; no scrolling. */
-		t->help_top = 0;
+		/* Keys on the left, columns on the right; the keys scroll
+		 * when they are taller than the screen. */
+		int rows = c.last - c.first + 1;
+		int tall = keys > COL_COUNT + 1 ? keys : COL_COUNT + 1;
+
+		if (t->help_top > tall - rows)
+			t->help_top = tall - rows;
+		if (t->help_top < 0)
+			t->help_top = 0;
 		help_keys(&c, 66 - 25);
 		c.line = 0;
 		help_columns(&c, 67);
-		tui_text(t, t->lines - 1, 0, TUI_NORMAL, "Esc or F1 goes back");
+		tui_text(t, t->lines - 1, 0, TUI_NORMAL,
+			 tall > rows ? "Esc or F1 goes back   Up/Down scroll"
+				     : "Esc or F1 goes back");
 		return;
 	}
 	/* One column: keys, then columns, scrolled with Up/Down/PgUp/PgDn. */

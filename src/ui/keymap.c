@@ -74,6 +74,37 @@ const struct key_binding keymap[] = {
 
 const size_t keymap_count = sizeof(keymap) / sizeof(keymap[0]);
 
+/* Replay: space plays and pauses the recording (the display follows it),
+ * [ and ] step through transitions (of the coroutine shown in the detail
+ * view, else of any), + and - change the speed (except in the hot-stack
+ * tree, where they keep their meaning), g asks for a time. */
+const struct key_binding keymap_replay[] = {
+	{' ', "Space", ACT_PLAY, "replay: play or pause"},
+	{'Z', "Z", ACT_PLAY, NULL},
+	{'[', "[", ACT_STEP_BACK,
+	 "replay: previous transition (detail view: of that coroutine)"},
+	{']', "]", ACT_STEP_FWD,
+	 "replay: next transition (detail view: of that coroutine)"},
+	{'+', "+", ACT_FASTER, "replay: twice as fast"},
+	{'=', NULL, ACT_FASTER, NULL},
+	{'-', "-", ACT_SLOWER, "replay: half as fast"},
+	{'g', "g", ACT_GOTO,
+	 "replay: go to a time (12.5s, 1:30, +5s, -2s, 50%, start, end)"},
+	{'{', "{", ACT_REPLAY_START, "replay: to the start"},
+	{'}', "}", ACT_REPLAY_END, "replay: to the end"},
+};
+
+const size_t keymap_replay_count =
+	sizeof(keymap_replay) / sizeof(keymap_replay[0]);
+
+const struct key_binding *keymap_find_replay(int key)
+{
+	for (size_t i = 0; i < keymap_replay_count; i++)
+		if (keymap_replay[i].key == key)
+			return &keymap_replay[i];
+	return keymap_find(key);
+}
+
 const struct key_binding *keymap_find(int key)
 {
 	for (size_t i = 0; i < keymap_count; i++)

@@ -42,6 +42,15 @@ enum tui_action {
 	ACT_PPT,	  /* the ppt frames view */
 	ACT_TAB_NEXT,	  /* ppt view: next buffer */
 	ACT_TAB_PREV,	  /* ppt view: previous buffer */
+	/* Replay (--replay): the replay keymap below, consulted first. */
+	ACT_PLAY,	/* play or pause the recording */
+	ACT_STEP_BACK,	/* to the previous transition */
+	ACT_STEP_FWD,	/* to the next transition */
+	ACT_FASTER,	/* speed x2 */
+	ACT_SLOWER,	/* speed /2 */
+	ACT_GOTO,	/* type a time to jump to */
+	ACT_REPLAY_START, /* to the start */
+	ACT_REPLAY_END,	  /* to the end */
 };
 
 struct key_binding {
@@ -54,7 +63,13 @@ struct key_binding {
 extern const struct key_binding keymap[];
 extern const size_t keymap_count;
 
-/* The binding for `key`, or NULL. */
+/* Keys that mean something else while replaying (--replay), looked up
+ * before the main table. */
+extern const struct key_binding keymap_replay[];
+extern const size_t keymap_replay_count;
+
+/* The binding for `key`, or NULL; replay: the replay bindings first. */
 const struct key_binding *keymap_find(int key);
+const struct key_binding *keymap_find_replay(int key);
 
 #endif

@@ -32,7 +32,9 @@
 #include "../engine/engine.h"
 #include "../engine/pptlist.h"
 #include "batch.h"
+#include "batch_cacheray.h"
 #include "cli.h"
+#include "convert_cmd.h"
 #include "column.h"
 #include "config.h"
 #include "tui.h"
@@ -245,6 +247,32 @@ static int main_run(struct main_loop *m)
 	}
 }
 
+/* --replay in batch: a snapshot every delay of trace time, as fast as they
+ * can be printed, then one at the end of the recording. */
+static int main_replay_run(struct main_loop *m)
+{
+	uint64_t period = (uint64_t)m->cli.delay_tenths * 100000000u;
+	struct engine_replay_info ri;
+	struct timespec zero = {0, 0};
+	uint64_t t;
+
+	engine_replay_info(m->engine, &ri);
+	for (t = ri.t0 + period; t < ri.t1 && t >= ri.t0; t += period) {
+		siginfo_t si;
+		int sig = sigtimedwait(&m->sigs, &si, &zero);
+
+		if (sig > 0 && sig != SIGWINCH && sig != SIGCHLD)
+			return 128 + sig;
+		engine_replay_seek(m->engine, t);
+		main_print(m);
+		if (m->cli.iterations && m->printed >= m->cli.iterations)
+			return 0;
+	}
+	engine_replay_seek(m->engine, ri.t1);
+	main_print(m);
+	return 0;
+}
+
 static bool main_want_live(const struct cli *cli)
 {
 	const char *term = getenv("TERM");
@@ -356,6 +384,18 @@ static int main_list_buffers(const struct cli *cli)
 	return 0;
 }
 
+/* --cacheray without a terminal (or with -b): the report, text or JSON. */
+static int main_cacheray_batch(const struct cli *cli)
+{
+	char err[512];
+	int rc = batch_cacheray_run(cli->cacheray, cli->format == CLI_JSON,
+				    stdout, err, sizeof(err));
+
+	if (rc)
+		fprintf(stderr, "corotop: %s\n", err);
+	return rc;
+}
+
 static void main_config_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -390,6 +430,8 @@ int main(int argc, char **argv)
 	bool have_conf;
 	int status;
 
+	if (argc > 1 && !strcmp(argv[1], "convert"))
+		return convert_cmd_main(argc - 1, argv + 1);
 	switch (cli_parse(argc, argv, &m.cli, err, sizeof(err))) {
 	case CLI_HELP:
 		fputs(cli_usage, stdout);
@@ -405,6 +447,8 @@ int main(int argc, char **argv)
 	}
 	if (m.cli.list_buffers)
 		return main_list_buffers(&m.cli);
+	if (m.cli.cacheray && (m.cli.batch || !main_want_live(&m.cli)))
+		return main_cacheray_batch(&m.cli);
 	config_defaults(&conf);
 	have_conf = config_path(conf_path, sizeof(conf_path));
 	if (have_conf)
@@ -447,6 +491,8 @@ int main(int argc, char **argv)
 	cfg.stations = m.cli.stations;
 	cfg.jsonl_path = m.cli.jsonl;
 	cfg.record_path = m.cli.record;
+	cfg.replay_path = m.cli.replay;
+	cfg.replay_play = !m.cli.paused;
 	cfg.sample_hz = m.cli.sample_hz;
 	cfg.parked_stacks = m.cli.parked_stacks;
 	cfg.attach_pid = m.cli.pid;
@@ -494,7 +540,7 @@ int main(int argc, char **argv)
 	} else {
 		m.sort_column = m.cli.sort ? column_find(m.cli.sort) : -1;
 		order_init(&m.order);
-		status = main_run(&m);
+		status = m.cli.replay ? main_replay_run(&m) : main_run(&m);
 		order_finish(&m.order);
 		free(m.idx);
 	}

@@ -450,7 +450,7 @@ static void ppt_draw_bar(struct tui *t)
 	};
 	int x = 0;
 
-	if (t->input != INPUT_NONE) {
+	if (t->input != INPUT_NONE && t->input != INPUT_GOTO) {
 		tui_text(t, t->lines - 1, 0, TUI_NORMAL, "%s: %s",
 			 t->input == INPUT_SEARCH ? "Search" : "Filter",
 			 t->line);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../engine/lint.h"
+#include "replay_ctl.h"
 #include "tui.h"
 
 #define TABLE_HEADER_LINES 4 /* title, 2 meters, status */
@@ -220,12 +221,16 @@ void table_view_header(struct tui *t)
 	int x;
 
 	table_fill_line(t, 0, tui_attr(t, PAIR_HEADER));
-	tui_text(t, 0, 0, tui_attr(t, PAIR_HEADER), " corotop  %s  engine %s%s",
-		 snapshot_target_text(s, target, sizeof(target)),
-		 s->error      ? "STOPPED"
-		 : s->sleeping ? "asleep"
-			       : "harvesting",
-		 t->paused ? "  [PAUSED]" : "");
+	if (s->replay.on)
+		replay_ctl_header(t, 0);
+	else
+		tui_text(t, 0, 0, tui_attr(t, PAIR_HEADER),
+			 " corotop  %s  engine %s%s",
+			 snapshot_target_text(s, target, sizeof(target)),
+			 s->error      ? "STOPPED"
+			 : s->sleeping ? "asleep"
+				       : "harvesting",
+			 t->paused ? "  [PAUSED]" : "");
 	x = tui_text(t, 1, 0, A_NORMAL, " Events ");
 	x = tui_text(t, 1, x, meter, "%.0f/s", s->t.events_per_sec);
 	x = tui_text(t, 1, x, A_NORMAL, "  lost ");
@@ -247,7 +252,12 @@ void table_view_header(struct tui *t)
 		x = tui_text(t, 2, x, s->warn_counts[k] ? warn : TUI_NORMAL,
 			     " %s %u", lint_tag((enum lint_kind)k),
 			     s->warn_counts[k]);
-	if (s->error)
+	if (t->input == INPUT_GOTO) {
+		tui_text(t, 3, 0, A_NORMAL,
+			 " Go to (12.5s, 1:30, +5s, -2s, 50%%, end): %s",
+			 t->line);
+		curs_set(1);
+	} else if (s->error)
 		tui_text(t, 3, 0, warn, " %s", s->error);
 	else if (t->message[0])
 		tui_text(t, 3, 0, A_NORMAL, " %s", t->message);
@@ -275,14 +285,24 @@ void table_view_header(struct tui *t)
 
 static void table_draw_bar(struct tui *t)
 {
-	static const char *const bar[][2] = {
+	static const char *const live[][2] = {
 		{"F1", "Help"},	  {"F3", "Search"}, {"F4", "Filter"},
 		{"t", "Group"},	  {"F6", "Sort"},   {"Enter", "Detail"},
 		{"Spc", "Pause"}, {"F10", "Quit"},
 	};
+	static const char *const replay[][2] = {
+		{"F1", "Help"},	  {"Spc", "Play"}, {"[]", "Step"},
+		{"+-", "Speed"},  {"g", "GoTo"},   {"F4", "Filter"},
+		{"F6", "Sort"},	  {"Enter", "Detail"}, {"F10", "Quit"},
+	};
+	const char *const(*bar)[2] = t->replay ? replay : live;
+	size_t nbar = t->replay ? sizeof(replay) / sizeof(replay[0])
+				: sizeof(live) / sizeof(live[0]);
 	int y = t->lines - 1;
 
 	move(y, 0);
+	if (t->input == INPUT_GOTO)
+		return; /* the header's line shows it */
 	if (t->input != INPUT_NONE) {
 		tui_text(t, y, 0, A_NORMAL, "%s: %s",
 			 t->input == INPUT_SEARCH ? "Search" : "Filter",
@@ -291,7 +311,7 @@ static void table_draw_bar(struct tui *t)
 		return;
 	}
 	curs_set(0);
-	for (size_t i = 0; i < sizeof(bar) / sizeof(bar[0]); i++) {
+	for (size_t i = 0; i < nbar; i++) {
 		int x = getcurx(stdscr);
 
 		if (x + (int)strlen(bar[i][0]) + (int)strlen(bar[i][1]) + 1 >

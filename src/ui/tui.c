@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "keymap.h"
+#include "replay_ctl.h"
 
 struct tui_loop {
 	struct tui *t;
@@ -382,6 +383,15 @@ static unsigned tui_action(struct tui *t, enum tui_action a)
 		return REACT_REDRAW;
 	case ACT_QUIT:
 		return REACT_QUIT;
+	case ACT_PLAY:
+	case ACT_STEP_BACK:
+	case ACT_STEP_FWD:
+	case ACT_FASTER:
+	case ACT_SLOWER:
+	case ACT_GOTO:
+	case ACT_REPLAY_START:
+	case ACT_REPLAY_END:
+		return t->replay ? replay_ctl_action(t, a) : REACT_NONE;
 	case ACT_NONE:
 		break;
 	}
@@ -419,6 +429,12 @@ static unsigned tui_input_key(struct tui *t, int key)
 		t->line[t->line_len] = '\0';
 	} else {
 		return REACT_NONE;
+	}
+	if (t->input == INPUT_GOTO) {
+		if (!done)
+			return REACT_REDRAW;
+		t->input = INPUT_NONE;
+		return cancel ? REACT_REDRAW : replay_ctl_goto(t, t->line);
 	}
 	if (t->input == INPUT_SEARCH) {
 		if (cancel)
@@ -501,7 +517,14 @@ static unsigned tui_key(struct tui *t, int key)
 	if (key == KEY_MOUSE)
 		return tui_mouse(t);
 	t->message[0] = '\0';
-	b = keymap_find(key);
+	/* Replaying: the time keys, but + and - still open and close the
+	 * hot-stack tree's nodes. */
+	b = t->replay && !(t->view == VIEW_HOT && key > 0 && key < 128 &&
+			       strchr("+=-", key))
+		    ? keymap_find_replay(key)
+		    : keymap_find(key);
+	if (b && b->action >= ACT_PLAY && t->view != VIEW_HELP)
+		return replay_ctl_action(t, b->action);
 	return b ? tui_action(t, b->action) : REACT_NONE;
 }
 
@@ -657,6 +680,19 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 
 	t.engine = e;
 	t.opt = *opt;
+	{
+		struct engine_replay_info ri;
+
+		if (engine_replay_info(e, &ri)) {
+			const char *base = strrchr(ri.path, '/');
+
+			t.replay = true;
+			snprintf(t.replay_name, sizeof(t.replay_name),
+				 "%.40s%s%.40s%s", base ? base + 1 : ri.path,
+				 ri.command[0] ? " (" : "", ri.command,
+				 ri.command[0] ? ")" : "");
+		}
+	}
 	t.sort_column = opt->sort_column >= 0 ? opt->sort_column : COL_ID;
 	t.sort_invert = opt->sort_invert;
 	t.selected_id = UINT64_MAX;

@@ -49,6 +49,7 @@ enum tui_input {
 	INPUT_NONE = 0,
 	INPUT_SEARCH,
 	INPUT_FILTER,
+	INPUT_GOTO, /* replay: a time to jump to */
 };
 
 struct tui_options {
@@ -150,6 +151,8 @@ struct tui {
 
 	struct hot_ui hot;
 	struct ppt_ui ppt;
+	bool replay;	      /* --replay: keymap_replay first */
+	char replay_name[96]; /* the recording, for the header */
 
 	bool color;
 	bool ascii; /* no UTF-8: ASCII-only drawing */

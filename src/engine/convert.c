@@ -1,0 +1,537 @@
+/*
+ * convert: a Heph trace for other tools.
+ *
+ * chrome   Chrome Trace Event JSON (the JSON Object Format), which Perfetto
+ *          and chrome://tracing open.  One process per stream and one
+ *          thread per substream, named by "M" events; each event packet is
+ *          a complete event, ph "X", its description as name, ts and dur in
+ *          microseconds with nanosecond decimals, and every attribute in
+ *          args -- arrays as JSON arrays, strings escaped (invalid UTF-8 as
+ *          U+FFFD), u64 and i64 beyond 2^53 as decimal strings so that no
+ *          JavaScript reader rounds them, f64 infinities and NaN as null.
+ *          A substream beyond 2^31 gets a small thread id of its own (its
+ *          name keeps the real one).  Two events of one thread that start
+ *          at the same nanosecond would hide each other: the later one is
+ *          moved 1 ns later (counted in `nudged`).
+ * jsonl    coroTracer's record shape, one transition per line in start-time
+ *          order: {"probe_id","tid","addr","seq","is_active","ts"} from a
+ *          "running"/"suspended" interval (its substream, stream, `addr`
+ *          and `seq` attributes, start); another writer's span is two
+ *          records, active at its start and inactive at its end.  "lost"
+ *          events have no place in that shape: they are counted.
+ * folded   the `stack` attributes of suspended intervals, weighted by the
+ *          interval's length in nanoseconds: where coroutines spent their
+ *          time parked.  Frames are named by the caller (names recorded in
+ *          the trace), else hex.
+ *
+ * Everything is written in one pass in file order (chrome, folded) or in
+ * start order through the index (jsonl); memory is the index's plus one
+ * entry per thread.
+ */
+#define _GNU_SOURCE
+#include "convert.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+const struct convert_format convert_formats[] = {
+	{"chrome", CONVERT_CHROME,
+	 "Chrome Trace Event JSON (Perfetto, chrome://tracing)"},
+	{"jsonl", CONVERT_JSONL, "coroTracer JSONL, one transition per line"},
+	{"folded", CONVERT_FOLDED,
+	 "folded stacks of parked time (flamegraph.pl, speedscope)"},
+};
+const size_t convert_nformats =
+	sizeof(convert_formats) / sizeof(convert_formats[0]);
+
+#define CONVERT_EXACT (UINT64_C(1) << 53) /* beyond: a JSON string */
+
+void convert_json_str(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	fputc('"', f);
+	while (i < len) {
+		unsigned c = p[i], need, cp;
+
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc((int)c, f);
+			i++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+			i++;
+			continue;
+		}
+		if (c < 0x80) {
+			fputc((int)c, f);
+			i++;
+			continue;
+		}
+		/* UTF-8: a whole, shortest, in-range sequence or U+FFFD. */
+		need = c >= 0xf0 && c <= 0xf4	? 3
+		       : c >= 0xe0 && c <= 0xef ? 2
+		       : c >= 0xc2 && c <= 0xdf ? 1
+						: 0;
+		cp = need == 3 ? c & 7 : need == 2 ? c & 15 : c & 31;
+		{
+			bool ok = need > 0;
+
+			for (unsigned k = 1; ok && k <= need; k++) {
+				if (i + k >= len || (p[i + k] & 0xc0) != 0x80)
+					ok = false;
+				else
+					cp = cp << 6 | (p[i + k] & 0x3f);
+			}
+			if (ok && ((need == 2 && cp < 0x800) ||
+				   (need == 3 &&
+				    (cp < 0x10000 || cp > 0x10ffff)) ||
+				   (cp >= 0xd800 && cp <= 0xdfff)))
+				ok = false;
+			if (ok) {
+				fwrite(p + i, 1, need + 1, f);
+				i += need + 1;
+			} else {
+				fputs("\\ufffd", f);
+				i++;
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+/* ---- chrome ---- */
+
+struct cv_thread {
+	uint64_t sub;
+	uint32_t stream;
+	bool used;
+	bool named;
+	bool seen;
+	uint64_t tid;	   /* as written */
+	uint64_t last;	   /* the last start seen (as in the file) */
+	uint64_t last_out; /* ... and as written */
+};
+
+struct cv_map {
+	struct cv_thread *t;
+	size_t cap, n;
+	uint64_t next_tid; /* for substreams beyond 2^31 */
+	uint32_t *streams; /* streams named so far (sorted insert) */
+	size_t nstreams, cap_streams;
+};
+
+static uint64_t cv_hash(uint64_t sub, uint32_t stream)
+{
+	uint64_t h = (sub + ((uint64_t)stream << 17)) * 0x9E3779B97F4A7C15ull;
+
+	return h ^ h >> 31;
+}
+
+static struct cv_thread *cv_thread(struct cv_map *m, uint64_t sub,
+				   uint32_t stream)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		struct cv_thread *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->t[i].used)
+				continue;
+			j = cv_hash(m->t[i].sub, m->t[i].stream) & (cap - 1);
+			while (t[j].used)
+				j = (j + 1) & (cap - 1);
+			t[j] = m->t[i];
+		}
+		free(m->t);
+		m->t = t;
+		m->cap = cap;
+	}
+	j = cv_hash(sub, stream) & (m->cap - 1);
+	while (m->t[j].used) {
+		if (m->t[j].sub == sub && m->t[j].stream == stream)
+			return &m->t[j];
+		j = (j + 1) & (m->cap - 1);
+	}
+	m->t[j] = (struct cv_thread){.sub = sub, .stream = stream, .used = true};
+	m->t[j].tid = sub <= INT32_MAX ? sub : (uint64_t)INT32_MAX + ++m->next_tid;
+	m->n++;
+	return &m->t[j];
+}
+
+/* True the first time a stream is seen. */
+static int cv_new_stream(struct cv_map *m, uint32_t stream)
+{
+	size_t lo = 0, hi = m->nstreams;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->streams[mid] < stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nstreams && m->streams[lo] == stream)
+		return 0;
+	if (m->nstreams == m->cap_streams) {
+		size_t cap = m->cap_streams ? m->cap_streams * 2 : 64;
+		uint32_t *s = realloc(m->streams, cap * sizeof(*s));
+
+		if (!s)
+			return -1;
+		m->streams = s;
+		m->cap_streams = cap;
+	}
+	memmove(m->streams + lo + 1, m->streams + lo,
+		(m->nstreams - lo) * sizeof(*m->streams));
+	m->streams[lo] = stream;
+	m->nstreams++;
+	return 1;
+}
+
+static void cv_us(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+}
+
+static void cv_u64(FILE *f, uint64_t v)
+{
+	fprintf(f, v < CONVERT_EXACT ? "%" PRIu64 : "\"%" PRIu64 "\"", v);
+}
+
+static void cv_i64(FILE *f, int64_t v)
+{
+	bool exact = v > -(int64_t)CONVERT_EXACT && v < (int64_t)CONVERT_EXACT;
+
+	fprintf(f, exact ? "%" PRId64 : "\"%" PRId64 "\"", v);
+}
+
+static void cv_f64(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.17g", v);
+	else
+		fputs("null", f);
+}
+
+/* One attribute value (array or not). */
+static void cv_value(FILE *f, const struct heph_attr *a)
+{
+	uint8_t base = a->type & (uint8_t)~HEPH_ARRAY;
+	bool array = a->type & HEPH_ARRAY;
+	uint32_t pos = 0;
+
+	if (array)
+		fputc('[', f);
+	for (uint16_t i = 0; i < a->count; i++) {
+		uint16_t len = 0;
+		const char *s;
+
+		if (i)
+			fputc(',', f);
+		switch (base) {
+		case HEPH_U64:
+			cv_u64(f, heph_attr_u64(a, i));
+			break;
+		case HEPH_I64:
+			cv_i64(f, heph_attr_i64(a, i));
+			break;
+		case HEPH_F64:
+			cv_f64(f, heph_attr_f64(a, i));
+			break;
+		default:
+			s = array ? heph_attr_str_next(a, &pos, &len)
+				  : heph_attr_str(a, 0, &len);
+			convert_json_str(f, s ? s : "", s ? len : 0);
+			break;
+		}
+	}
+	if (array)
+		fputc(']', f);
+}
+
+/* args: every attribute; a name seen before in the packet gets "#2"... */
+static void cv_args(FILE *f, const struct heph_packet *p)
+{
+	struct heph_attr a, b;
+	uint32_t pos = 0, k = 0;
+
+	fputs(",\"args\":{", f);
+	while (heph_attr_next(p, &pos, &a)) {
+		uint32_t dup = 0, pos2 = 0;
+
+		for (uint32_t j = 0; j < k && heph_attr_next(p, &pos2, &b); j++)
+			if (b.name_len == a.name_len &&
+			    !memcmp(b.name, a.name, a.name_len))
+				dup++;
+		if (k)
+			fputc(',', f);
+		if (dup) {
+			char name[80];
+			int n = snprintf(name, sizeof(name), "%.*s#%u",
+					 a.name_len > 60 ? 60 : a.name_len,
+					 a.name, dup + 1);
+
+			convert_json_str(f, name, (size_t)n);
+		} else {
+			convert_json_str(f, a.name, a.name_len);
+		}
+		fputc(':', f);
+		cv_value(f, &a);
+		k++;
+	}
+	fputc('}', f);
+}
+
+static bool cv_chrome_event(FILE *f, struct cv_map *m,
+			    const struct heph_packet *p, struct convert_stats *st,
+			    bool *first)
+{
+	struct cv_thread *t = cv_thread(m, p->substream, p->stream);
+	uint64_t start = p->start, dur = p->end > p->start ? p->end - p->start
+							   : 0;
+	int fresh = cv_new_stream(m, p->stream);
+	char name[64];
+	int n;
+
+	if (!t || fresh < 0)
+		return false;
+	if (fresh) {
+		n = snprintf(name, sizeof(name), "stream %" PRIu32, p->stream);
+		fprintf(f,
+			"%s\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
+			",\"tid\":0,\"args\":{\"name\":",
+			*first ? "" : ",", p->stream);
+		convert_json_str(f, name, (size_t)n);
+		fputs("}}", f);
+		*first = false;
+	}
+	if (!t->named) {
+		n = snprintf(name, sizeof(name), "substream %" PRIu64,
+			     p->substream);
+		fprintf(f,
+			"%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
+			",\"tid\":%" PRIu64 ",\"args\":{\"name\":",
+			*first ? "" : ",", p->stream, t->tid);
+		convert_json_str(f, name, (size_t)n);
+		fputs("}}", f);
+		t->named = true;
+		*first = false;
+	}
+	/* Same thread, same start: one would hide the other. */
+	if (t->seen && p->start == t->last) {
+		start = t->last_out + 1;
+		dur = dur ? dur - 1 : 0;
+		st->nudged++;
+	}
+	t->seen = true;
+	t->last = p->start;
+	t->last_out = start;
+	fprintf(f, "%s\n{\"name\":", *first ? "" : ",");
+	convert_json_str(f, p->desc, p->desc_len);
+	fprintf(f, ",\"cat\":\"heph\",\"ph\":\"X\",\"pid\":%" PRIu32
+		   ",\"tid\":%" PRIu64 ",\"ts\":",
+		p->stream, t->tid);
+	cv_us(f, start);
+	fputs(",\"dur\":", f);
+	cv_us(f, dur);
+	cv_args(f, p);
+	fputc('}', f);
+	*first = false;
+	st->written++;
+	return true;
+}
+
+static bool cv_chrome(const struct heph_file *hf, FILE *f,
+		      struct convert_stats *st)
+{
+	struct cv_map m = {0};
+	bool first = true, ok = true;
+
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
+	for (size_t i = 0; i < hf->nev && ok; i++) {
+		struct heph_packet p;
+
+		if (!heph_file_event(hf, i, &p)) {
+			st->skipped++;
+			continue;
+		}
+		st->events++;
+		ok = cv_chrome_event(f, &m, &p, st, &first);
+	}
+	fputs("\n]}\n", f);
+	free(m.t);
+	free(m.streams);
+	return ok;
+}
+
+/* ---- jsonl ---- */
+
+static bool cv_attr_u64(const struct heph_packet *p, const char *name,
+			uint64_t *v)
+{
+	size_t nl = strlen(name);
+	struct heph_attr a;
+	uint32_t pos = 0;
+
+	while (heph_attr_next(p, &pos, &a))
+		if (a.name_len == nl && !memcmp(a.name, name, nl) &&
+		    (a.type == HEPH_U64 || a.type == HEPH_I64)) {
+			*v = heph_attr_u64(&a, 0);
+			return true;
+		}
+	return false;
+}
+
+static void cv_line(FILE *f, const struct heph_packet *p, bool active,
+		    uint64_t ts)
+{
+	uint64_t addr = 0, seq = 0;
+
+	cv_attr_u64(p, "addr", &addr);
+	cv_attr_u64(p, "seq", &seq);
+	fprintf(f,
+		"{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu32
+		",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
+		",\"is_active\":%s,\"ts\":%" PRIu64 "}\n",
+		p->substream, p->stream, addr, seq, active ? "true" : "false",
+		ts);
+}
+
+static bool cv_is(const struct heph_packet *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	return p->desc_len == n && !memcmp(p->desc, s, n);
+}
+
+static bool cv_jsonl(const struct heph_file *hf, FILE *f,
+		     struct convert_stats *st)
+{
+	for (size_t k = 0; k < hf->nev; k++) {
+		struct heph_packet p;
+		uint64_t count = 1;
+
+		if (!heph_file_event(hf, hf->by_start[k], &p)) {
+			st->skipped++;
+			continue;
+		}
+		st->events++;
+		if (cv_is(&p, "lost")) {
+			cv_attr_u64(&p, "count", &count);
+			st->lost += count;
+			st->skipped++;
+		} else if (cv_is(&p, "running") || cv_is(&p, "suspended")) {
+			cv_line(f, &p, cv_is(&p, "running"), p.start);
+			st->written++;
+		} else {
+			cv_line(f, &p, true, p.start);
+			cv_line(f, &p, false, p.end);
+			st->written += 2;
+		}
+	}
+	return true;
+}
+
+/* ---- folded ---- */
+
+#define CV_FRAMES 256
+
+static bool cv_folded(const struct heph_file *hf, FILE *f, convert_name_fn fn,
+		      void *ctx, struct convert_stats *st)
+{
+	static char buf[CV_FRAMES][256];
+	const char *names[CV_FRAMES];
+	struct profile prof;
+	bool ok = true;
+
+	if (!profile_init(&prof, "parked"))
+		return false;
+	for (size_t i = 0; i < hf->nev && ok; i++) {
+		struct heph_packet p;
+		struct heph_attr a;
+		uint32_t pos = 0;
+
+		if (!heph_file_event(hf, i, &p)) {
+			st->skipped++;
+			continue;
+		}
+		st->events++;
+		if (!cv_is(&p, "suspended") || p.end <= p.start)
+			continue;
+		while (heph_attr_next(&p, &pos, &a)) {
+			uint16_t n = a.count < CV_FRAMES ? a.count : CV_FRAMES;
+
+			if (a.name_len != 5 || memcmp(a.name, "stack", 5) ||
+			    a.type != (HEPH_U64 | HEPH_ARRAY) || !n)
+				continue;
+			for (uint16_t k = 0; k < n; k++) {
+				uint64_t addr = heph_attr_u64(&a, k);
+				const char *name = fn ? fn(ctx, addr, !k) : NULL;
+
+				/* A copy: fn may reuse its buffer. */
+				if (name)
+					snprintf(buf[k], sizeof(buf[k]), "%s",
+						 name);
+				else
+					snprintf(buf[k], sizeof(buf[k]),
+						 "0x%" PRIx64, addr);
+				names[k] = buf[k];
+			}
+			ok = profile_add(&prof, names, NULL, n,
+					 p.end - p.start);
+			st->written++;
+			break;
+		}
+	}
+	if (ok)
+		ok = profile_folded.write(f, &prof);
+	profile_finish(&prof);
+	return ok;
+}
+
+bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
+		   convert_name_fn names, void *ctx, struct convert_stats *st,
+		   char *err, size_t errlen)
+{
+	bool ok;
+
+	memset(st, 0, sizeof(*st));
+	switch (to) {
+	case CONVERT_CHROME:
+		ok = cv_chrome(f, out, st);
+		break;
+	case CONVERT_JSONL:
+		ok = cv_jsonl(f, out, st);
+		break;
+	case CONVERT_FOLDED:
+		ok = cv_folded(f, out, names, ctx, st);
+		break;
+	default:
+		snprintf(err, errlen, "unknown format");
+		return false;
+	}
+	if (!ok) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	if (fflush(out) || ferror(out)) {
+		snprintf(err, errlen, "writing the output: %s",
+			 strerror(errno ? errno : EIO));
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,96 @@
+/*
+ * engine_record: the engine's side of --record (recorder.c writes the
+ * file): creating the recorder with what it is tracing, the two questions
+ * its writer thread asks (an address's symbol, a parked stack's frames),
+ * and closing it with the reason when the file could not be written.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_internal.h"
+#include "parked.h"
+
+/* The writer thread asks these. */
+static bool engine_rec_symbol(void *ctx, uint64_t addr, char *buf, size_t n)
+{
+	struct engine *e = ctx;
+	struct symtab_sym sym;
+
+	if (!symtab_lookup(&e->symtab, addr, &sym) || !sym.function[0])
+		return false;
+	if (sym.line > 0)
+		snprintf(buf, n, "%s+0x%llx (%s:%d)", sym.function,
+			 (unsigned long long)sym.offset, sym.file, sym.line);
+	else
+		snprintf(buf, n, "%s+0x%llx", sym.function,
+			 (unsigned long long)sym.offset);
+	return true;
+}
+
+static size_t engine_rec_stack(void *ctx, uint64_t trace, uint64_t *frames,
+			       size_t max)
+{
+	struct engine *e = ctx;
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->ct.hot_lock);
+	if (e->ct.parked)
+		n = parked_frames(e->ct.parked, trace, frames, max);
+	pthread_mutex_unlock(&e->ct.hot_lock);
+	return n;
+}
+
+bool engine_rec_create(struct engine *e, char *err, size_t errlen)
+{
+	struct recorder_hooks h = {engine_rec_symbol, engine_rec_stack, e};
+	char what[1024] = "";
+	size_t at = 0;
+
+	if (!e->cfg.record_path)
+		return true;
+	/* What is traced, for the replay's header. */
+	if (e->cfg.argv) {
+		for (size_t i = 0; e->cfg.argv[i] && at < sizeof(what) - 1;
+		     i++) {
+			int w = snprintf(what + at, sizeof(what) - at, "%s%s",
+					 i ? " " : "", e->cfg.argv[i]);
+
+			if (w < 0)
+				break;
+			at += (size_t)w;
+		}
+	} else if (e->cfg.attach_pid) {
+		snprintf(what, sizeof(what), "pid %d", (int)e->cfg.attach_pid);
+	} else if (e->cfg.shm_path) {
+		snprintf(what, sizeof(what), "observer of %s",
+			 e->cfg.shm_path);
+	}
+	e->rec = recorder_create(e->cfg.record_path, e->region.stations, &h,
+				 what, err, errlen);
+	return e->rec != NULL;
+}
+
+void engine_rec_target(struct engine *e, pid_t pid)
+{
+	if (!e->rec)
+		return;
+	/* One producer at a time: the harvest side pushes under the lock. */
+	pthread_mutex_lock(&e->lock);
+	recorder_target(e->rec, pid);
+	pthread_mutex_unlock(&e->lock);
+}
+
+bool engine_rec_destroy(struct engine *e, char *err, size_t errlen)
+{
+	bool ok = recorder_destroy(e->rec, err, errlen);
+
+	e->rec = NULL;
+	return ok;
+}
+
+void engine_record_stats(struct engine *e, struct recorder_stats *out)
+{
+	recorder_stats(e->rec, out);
+}

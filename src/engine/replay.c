@@ -1,0 +1,819 @@
+/*
+ * replay: a Heph recording as the live engine would have shown it.
+ *
+ * Opening indexes the file (hephfile.c), then groups its events once:
+ *
+ *   intervals  events described "running" or "suspended" (corotop's own
+ *              recordings), or any other description (another writer's
+ *              trace: each event is a span the substream ran, and the gaps
+ *              between spans are time it was suspended);
+ *   losses     events described "lost", with a `count` attribute;
+ *   groups     a corotop recording's substream is a probe id, which the
+ *              probe reuses, so its intervals are cut into coroutines
+ *              where one ends before the next starts (a death and a
+ *              birth); another writer's (stream, substream) is one
+ *              coroutine for the whole trace.
+ *
+ * Grouping is a counting sort over a hash of the group keys -- two passes
+ * over the events, no comparison sort unless a writer put a group's events
+ * out of order -- because it is on the way to the first screen.
+ *
+ * A moment t is then computed, not replayed: for each coroutine a binary
+ * search finds the interval in force at t, whose packet is decoded for
+ * the address, seq and thread; switches are its rank, the running time
+ * before it was summed at open (run_before), and rates count the
+ * transitions of the second before t.  Every snapshot costs O(coroutines x
+ * log intervals), wherever t is.
+ *
+ * The file is untrusted: hephfile checked every packet it indexed, every
+ * attribute is looked up by name and type, and counts and times from the
+ * file only ever bound loops over what is in memory.
+ */
+#define _GNU_SOURCE
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum rp_kind {
+	RP_OTHER = 0,
+	RP_RUNNING,
+	RP_SUSPENDED,
+	RP_LOST,
+};
+
+/* Group keys: (substream) for corotop's recordings, (stream, substream)
+ * for others'. */
+struct rp_key {
+	uint64_t sub;
+	uint32_t stream;
+	uint32_t used; /* 1 + the group's index */
+};
+
+struct rp_map {
+	struct rp_key *slot;
+	size_t cap; /* a power of two */
+	size_t n;
+};
+
+static uint64_t rp_hash(uint64_t sub, uint32_t stream)
+{
+	uint64_t h = (sub ^ (uint64_t)stream << 32) * 0x9E3779B97F4A7C15ull;
+
+	return h ^ h >> 29;
+}
+
+static bool rp_map_grow(struct rp_map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 1024;
+	struct rp_key *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return false;
+	for (size_t i = 0; i < m->cap; i++) {
+		const struct rp_key *k = &m->slot[i];
+		size_t j;
+
+		if (!k->used)
+			continue;
+		j = rp_hash(k->sub, k->stream) & (cap - 1);
+		while (s[j].used)
+			j = (j + 1) & (cap - 1);
+		s[j] = *k;
+	}
+	free(m->slot);
+	m->slot = s;
+	m->cap = cap;
+	return true;
+}
+
+/* The group of (sub, stream), made if new: its index, or -1 (memory). */
+static long rp_map_get(struct rp_map *m, uint64_t sub, uint32_t stream,
+		       bool make)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && make && !rp_map_grow(m))
+		return -1;
+	if (!m->cap)
+		return -1;
+	j = rp_hash(sub, stream) & (m->cap - 1);
+	while (m->slot[j].used) {
+		if (m->slot[j].sub == sub && m->slot[j].stream == stream)
+			return (long)m->slot[j].used - 1;
+		j = (j + 1) & (m->cap - 1);
+	}
+	if (!make)
+		return -1;
+	m->slot[j] = (struct rp_key){sub, stream, (uint32_t)++m->n};
+	return (long)m->n - 1;
+}
+
+/* The description of an indexed event, classified without a decode: its
+ * header was checked when the file was indexed. */
+static enum rp_kind rp_kind_of(const struct heph_file *f,
+			       const struct heph_ref *e)
+{
+	const uint8_t *p = f->map + e->off;
+	uint16_t len = heph_be16(p + 40);
+	const char *d = (const char *)p + HEPH_EVENT_FIXED;
+
+	if ((uint64_t)HEPH_EVENT_FIXED + len > e->size)
+		return RP_OTHER;
+	if (len == 7 && !memcmp(d, "running", 7))
+		return RP_RUNNING;
+	if (len == 9 && !memcmp(d, "suspended", 9))
+		return RP_SUSPENDED;
+	if (len == 4 && !memcmp(d, "lost", 4))
+		return RP_LOST;
+	return RP_OTHER;
+}
+
+/* The u64 attribute `name` of a decoded event, or false. */
+static bool rp_attr_u64(const struct heph_packet *p, const char *name,
+			uint64_t *v)
+{
+	size_t nl = strlen(name);
+	struct heph_attr a;
+	uint32_t pos = 0;
+
+	while (heph_attr_next(p, &pos, &a))
+		if (a.name_len == nl && !memcmp(a.name, name, nl) &&
+		    (a.type == HEPH_U64 || a.type == HEPH_I64)) {
+			*v = heph_attr_u64(&a, 0);
+			return true;
+		}
+	return false;
+}
+
+/* ---- open ---- */
+
+/* corotop's own options, at the start of its recordings. */
+static void rp_options(struct replay *r)
+{
+	const struct heph_file *f = &r->f;
+	size_t off = 0;
+	char err[128];
+
+	for (int i = 0; i < 64 && off < f->size; i++) {
+		struct heph_packet p;
+
+		if (heph_decode(f->map + off, f->size - off, &p, err,
+				sizeof(err)) != HEPH_OK ||
+		    p.kind != HEPH_META)
+			return;
+		if (p.option_len == 7 && !memcmp(p.option, "corotop", 7))
+			r->ours = true;
+		if (p.option_len == 11 && !memcmp(p.option, "corotop_pid", 11) &&
+		    p.value_len == 8)
+			r->pid = (int64_t)heph_be64(p.value);
+		if (p.option_len == 15 &&
+		    !memcmp(p.option, "corotop_command", 15)) {
+			size_t n = p.value_len < sizeof(r->command) - 1
+					   ? p.value_len
+					   : sizeof(r->command) - 1;
+			memcpy(r->command, p.value, n);
+			r->command[n] = 0;
+		}
+		off += p.size;
+	}
+}
+
+static int rp_iv_cmp(const void *a, const void *b)
+{
+	const struct replay_iv *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+static int rp_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A loss found in the file, before it is given to its coroutine. */
+struct rp_loss {
+	uint64_t ts, count;
+	uint32_t coro; /* UINT32_MAX: corotop's own, or nobody's */
+};
+
+static int rp_loss_cmp(const void *a, const void *b)
+{
+	const struct rp_loss *x = a, *y = b;
+
+	if (x->coro != y->coro)
+		return x->coro < y->coro ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Pass 1: each event's group and kind; intervals counted per group. */
+static bool rp_classify(struct replay *r, struct rp_map *m, uint32_t *grp,
+			uint32_t **count, size_t *cap_count, size_t *nloss)
+{
+	const struct heph_file *f = &r->f;
+
+	for (size_t i = 0; i < f->nev; i++) {
+		const struct heph_ref *e = &f->ev[i];
+		enum rp_kind k = rp_kind_of(f, e);
+		long g;
+
+		if (k == RP_LOST) {
+			grp[i] = UINT32_MAX - 1;
+			(*nloss)++;
+			continue;
+		}
+		if (r->ours && k == RP_OTHER) {
+			grp[i] = UINT32_MAX;
+			r->other_events++;
+			continue;
+		}
+		g = rp_map_get(m, e->substream, r->ours ? 0 : e->stream, true);
+		if (g < 0 || g >= (1L << 31) - 2)
+			return false;
+		if ((size_t)g >= *cap_count) {
+			size_t cap = *cap_count ? *cap_count * 2 : 1024;
+			uint32_t *c = realloc(*count, cap * sizeof(*c));
+
+			if (!c)
+				return false;
+			memset(c + *cap_count, 0,
+			       (cap - *cap_count) * sizeof(*c));
+			*count = c;
+			*cap_count = cap;
+		}
+		(*count)[g]++;
+		grp[i] = (uint32_t)g | (k == RP_SUSPENDED ? 0 : 1u << 31);
+		if (e->end > r->t1)
+			r->t1 = e->end;
+	}
+	return true;
+}
+
+/* Cut one group's intervals iv[a .. b) (in time order) into coroutines,
+ * which are then consecutive in r->coro, in time order. */
+static bool rp_cut(struct replay *r, uint64_t sub, size_t a, size_t b,
+		   size_t *cap)
+{
+	const struct heph_file *f = &r->f;
+	size_t first = a;
+
+	for (size_t k = a; k <= b; k++) {
+		struct replay_coro *c;
+
+		if (k < b && (k == a || !r->ours ||
+			      r->iv[k].start <= f->ev[r->iv[k - 1].ev].end))
+			continue;
+		if (r->ncoro == *cap) {
+			size_t nc = *cap ? *cap * 2 : 1024;
+			struct replay_coro *p =
+				realloc(r->coro, nc * sizeof(*p));
+
+			if (!p)
+				return false;
+			r->coro = p;
+			*cap = nc;
+		}
+		c = &r->coro[r->ncoro++];
+		memset(c, 0, sizeof(*c));
+		c->substream = sub;
+		c->first = (uint32_t)first;
+		c->n = (uint32_t)(k - first);
+		c->birth = r->iv[first].start;
+		c->end = f->ev[r->iv[k - 1].ev].end;
+		first = k;
+	}
+	return true;
+}
+
+/* Running time before each interval, births, deaths. */
+static void rp_coro_finish(struct replay *r, struct replay_coro *c)
+{
+	const struct heph_file *f = &r->f;
+	uint64_t run = 0, end = 0;
+	struct heph_packet p;
+
+	for (uint32_t k = c->first; k < c->first + c->n; k++) {
+		const struct heph_ref *e = &f->ev[r->iv[k].ev];
+
+		r->iv[k].run_before = run;
+		if (r->iv[k].running && e->end > e->start)
+			run += e->end - e->start;
+		if (e->end > end)
+			end = e->end;
+	}
+	c->end = end;
+	/* corotop writes when the coroutine was born on its first interval
+	 * (`born`): it existed, suspended, before its first transition. */
+	if (r->ours && heph_file_event(f, r->iv[c->first].ev, &p)) {
+		uint64_t born;
+
+		if (rp_attr_u64(&p, "born", &born) && born <= c->birth &&
+		    c->birth - born < (uint64_t)3600 * 1000000000u)
+			c->birth = born;
+	}
+	c->dead = r->ours && c->end < r->t1;
+}
+
+/* Pass 2: intervals into their groups (counting sort), then coroutines. */
+static bool rp_group(struct replay *r, struct rp_map *m, const uint32_t *grp,
+		     uint32_t *count, size_t ngroups, uint32_t *gco)
+{
+	const struct heph_file *f = &r->f;
+	uint64_t *pos = malloc((ngroups + 1) * sizeof(*pos));
+	uint64_t *gsub = malloc((ngroups + 1) * sizeof(*gsub));
+	size_t cap = 0, at = 0;
+
+	if (!pos || !gsub) {
+		free(pos);
+		free(gsub);
+		return false;
+	}
+	for (size_t g = 0; g < ngroups; g++) {
+		pos[g] = at;
+		at += count[g];
+	}
+	pos[ngroups] = at;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slot[i].used)
+			gsub[m->slot[i].used - 1] = m->slot[i].sub;
+	r->niv = at;
+	for (size_t i = 0; i < f->nev; i++) {
+		uint32_t g = grp[i] & ~(1u << 31);
+
+		if (grp[i] >= UINT32_MAX - 1)
+			continue;
+		r->iv[pos[g]++] = (struct replay_iv){
+			.start = f->ev[i].start,
+			.ev = (uint32_t)i,
+			.running = grp[i] >> 31,
+		};
+	}
+	at = 0;
+	for (size_t g = 0; g < ngroups; g++) {
+		size_t a = at, b = at + count[g];
+		bool sorted = true;
+
+		for (size_t k = a + 1; k < b && sorted; k++)
+			sorted = r->iv[k - 1].start <= r->iv[k].start;
+		if (!sorted)
+			qsort(r->iv + a, b - a, sizeof(*r->iv), rp_iv_cmp);
+		gco[g] = (uint32_t)r->ncoro;
+		if (!rp_cut(r, gsub[g], a, b, &cap)) {
+			free(pos);
+			free(gsub);
+			return false;
+		}
+		at = b;
+	}
+	gco[ngroups] = (uint32_t)r->ncoro;
+	free(pos);
+	free(gsub);
+	for (size_t k = 0; k < r->ncoro; k++)
+		rp_coro_finish(r, &r->coro[k]);
+	return true;
+}
+
+/* The coroutine of group (sub, stream) alive at ts, or the last one born
+ * before it; UINT32_MAX when none.  gco[g] .. gco[g + 1]: group g's. */
+static uint32_t rp_owner(const struct replay *r, struct rp_map *m,
+			 const uint32_t *gco, uint64_t sub, uint32_t stream,
+			 uint64_t ts)
+{
+	long g = rp_map_get(m, sub, r->ours ? 0 : stream, false);
+	uint32_t lo, hi;
+
+	if (g < 0)
+		return UINT32_MAX;
+	lo = gco[g];
+	hi = gco[g + 1];
+	/* The first born after ts; the one before it is the owner. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (r->coro[mid].birth <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > gco[g] ? lo - 1 : UINT32_MAX;
+}
+
+/* Losses: each to its coroutine (lost, by coroutine) and to the whole
+ * (glost, by time). */
+static bool rp_losses(struct replay *r, struct rp_map *m, const uint32_t *grp,
+		      const uint32_t *gco, size_t nloss)
+{
+	const struct heph_file *f = &r->f;
+	struct rp_loss *l = calloc(nloss ? nloss : 1, sizeof(*l));
+	size_t n = 0;
+
+	r->lost = calloc(nloss ? nloss : 1, sizeof(*r->lost));
+	r->glost = calloc(nloss ? nloss : 1, sizeof(*r->glost));
+	if (!l || !r->lost || !r->glost) {
+		free(l);
+		return false;
+	}
+	for (size_t i = 0; i < f->nev && n < nloss; i++) {
+		struct heph_packet p;
+		uint64_t count = 1;
+
+		if (grp[i] != UINT32_MAX - 1)
+			continue;
+		if (heph_file_event(f, i, &p))
+			rp_attr_u64(&p, "count", &count);
+		l[n].ts = f->ev[i].start;
+		l[n].count = count;
+		l[n].coro = f->ev[i].stream == 0 && f->ev[i].substream == 0
+				    ? UINT32_MAX
+				    : rp_owner(r, m, gco, f->ev[i].substream,
+					       f->ev[i].stream, l[n].ts);
+		r->glost[n] = (struct replay_lost){l[n].ts, count, 0};
+		n++;
+	}
+	r->nglost = n;
+	qsort(r->glost, n, sizeof(*r->glost), rp_u64_cmp); /* ts is first */
+	for (size_t i = 0; i < n; i++)
+		r->glost[i].cum =
+			(i ? r->glost[i - 1].cum : 0) + r->glost[i].count;
+	qsort(l, n, sizeof(*l), rp_loss_cmp);
+	for (size_t i = 0; i < n; i++) {
+		struct replay_coro *c;
+
+		if (l[i].coro == UINT32_MAX)
+			break; /* sorted last */
+		c = &r->coro[l[i].coro];
+		if (!c->nl)
+			c->lfirst = (uint32_t)r->nlost;
+		r->lost[r->nlost] = (struct replay_lost){
+			l[i].ts, l[i].count,
+			(c->nl ? r->lost[r->nlost - 1].cum : 0) + l[i].count};
+		c->nl++;
+		r->nlost++;
+	}
+	free(l);
+	return true;
+}
+
+static bool rp_build(struct replay *r, char *err, size_t errlen)
+{
+	struct rp_map m = {0};
+	uint32_t *grp = NULL, *count = NULL, *gco = NULL;
+	size_t cap_count = 0, nloss = 0;
+	bool ok = false;
+
+	r->pid = -1;
+	rp_options(r);
+	r->t0 = r->f.nev ? r->f.first_start : 0;
+	grp = malloc((r->f.nev ? r->f.nev : 1) * sizeof(*grp));
+	r->iv = malloc((r->f.nev ? r->f.nev : 1) * sizeof(*r->iv));
+	if (grp && r->iv &&
+	    rp_classify(r, &m, grp, &count, &cap_count, &nloss) &&
+	    (gco = malloc((m.n + 1) * sizeof(*gco))) &&
+	    rp_group(r, &m, grp, count, m.n, gco) &&
+	    rp_losses(r, &m, grp, gco, nloss)) {
+		r->births = malloc((r->ncoro ? r->ncoro : 1) *
+				   sizeof(*r->births));
+		if (r->births) {
+			for (size_t k = 0; k < r->ncoro; k++) {
+				r->births[k] = r->coro[k].birth;
+				if (r->coro[k].birth < r->t0)
+					r->t0 = r->coro[k].birth;
+			}
+			qsort(r->births, r->ncoro, sizeof(*r->births),
+			      rp_u64_cmp);
+			ok = true;
+		}
+	}
+	if (r->t1 < r->t0)
+		r->t1 = r->t0;
+	free(grp);
+	free(count);
+	free(gco);
+	free(m.slot);
+	if (!ok)
+		snprintf(err, errlen, "out of memory indexing %zu events",
+			 r->f.nev);
+	return ok;
+}
+
+bool replay_open(struct replay *r, const char *path, uint64_t linger_ns,
+		 char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	r->linger_ns = linger_ns;
+	if (!heph_file_open(&r->f, path, err, errlen))
+		return false;
+	if (rp_build(r, err, errlen))
+		return true;
+	replay_close(r);
+	return false;
+}
+
+bool replay_open_bytes(struct replay *r, const uint8_t *p, size_t size,
+		       uint64_t linger_ns, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	r->linger_ns = linger_ns;
+	if (!heph_file_index_bytes(&r->f, p, size, err, errlen))
+		return false;
+	if (rp_build(r, err, errlen))
+		return true;
+	replay_close(r);
+	return false;
+}
+
+void replay_close(struct replay *r)
+{
+	heph_file_close(&r->f);
+	free(r->iv);
+	free(r->coro);
+	free(r->births);
+	free(r->lost);
+	free(r->glost);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- moments ---- */
+
+/* How many of the n sorted-by-start intervals at iv start at or before t. */
+static size_t rp_upto(const struct replay_iv *iv, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (iv[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* How many of the n losses (by time) happened at or before t, and their
+ * count in *sum. */
+static size_t rp_lost_upto(const struct replay_lost *l, size_t n, uint64_t t,
+			   uint64_t *sum)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l[mid].ts <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*sum = lo ? l[lo - 1].cum : 0;
+	return lo;
+}
+
+static size_t rp_u64_upto(const uint64_t *v, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The transition that began interval k: its thread, address and seq. */
+static void rp_transition(const struct replay *r, uint32_t k,
+			  struct model_transition *out)
+{
+	const struct heph_ref *e = &r->f.ev[r->iv[k].ev];
+	struct heph_packet p;
+
+	memset(out, 0, sizeof(*out));
+	out->ts = r->iv[k].start;
+	out->tid = e->stream;
+	out->is_active = (uint8_t)r->iv[k].running;
+	if (heph_file_event(&r->f, r->iv[k].ev, &p)) {
+		rp_attr_u64(&p, "addr", &out->addr);
+		rp_attr_u64(&p, "seq", &out->seq);
+	}
+}
+
+/* Coroutine k at t into out; false when it is not visible then. */
+static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
+		       struct model_coro *out)
+{
+	const struct replay_coro *c = &r->coro[k];
+	const struct replay_iv *iv = r->iv + c->first;
+	size_t i = rp_upto(iv, c->n, t);
+	uint64_t lsum = 0, ev_end, old;
+	struct model_transition tr;
+
+	if (c->birth > t)
+		return false;
+	if (c->dead && t >= c->end && t - c->end > r->linger_ns)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->id = k + 1;
+	out->slot = (uint32_t)k;
+	out->station = MODEL_NONE;
+	out->probe_id = c->substream;
+	out->birth_ts = c->birth;
+	out->in_use = 1;
+	rp_lost_upto(r->lost + c->lfirst, c->nl, t, &lsum);
+	out->lost = lsum;
+	if (!i) { /* born, not run yet */
+		out->state = MODEL_SUSPENDED;
+		out->state_ts = c->birth;
+		out->pending_lost = lsum;
+		return true;
+	}
+	i--;
+	rp_transition(r, c->first + (uint32_t)i, &tr);
+	out->last_tid = tr.tid;
+	out->last_addr = tr.addr;
+	out->last_seq = tr.seq;
+	out->switches = i + 1;
+	out->run_ns = iv[i].run_before;
+	out->susp_ns = iv[i].start - c->birth > iv[i].run_before
+			       ? iv[i].start - c->birth - iv[i].run_before
+			       : 0;
+	out->state = iv[i].running ? MODEL_RUNNING : MODEL_SUSPENDED;
+	out->state_ts = iv[i].start;
+	ev_end = r->f.ev[iv[i].ev].end;
+	if (c->dead && i + 1 == c->n && t >= c->end) {
+		if (iv[i].running)
+			out->run_ns += c->end - iv[i].start;
+		else
+			out->susp_ns += c->end - iv[i].start;
+		out->state = MODEL_DEAD;
+		out->state_ts = out->dead_ts = c->end;
+	} else if (!r->ours && t >= ev_end && ev_end > iv[i].start &&
+		   iv[i].running) {
+		/* Another writer's span ended: suspended since. */
+		out->run_ns += ev_end - iv[i].start;
+		out->state = MODEL_SUSPENDED;
+		out->state_ts = ev_end;
+	}
+	/* Losses since the transition (the next one would carry them). */
+	{
+		uint64_t before = 0;
+
+		rp_lost_upto(r->lost + c->lfirst, c->nl, iv[i].start, &before);
+		out->pending_lost = lsum - before;
+	}
+	old = t >= 1000000000u ? t - 1000000000u : 0;
+	out->sw_per_sec = (double)(i + 1 - rp_upto(iv, c->n, old));
+	return true;
+}
+
+void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
+{
+	uint64_t lsum = 0, old;
+	size_t k = 0, all, before;
+
+	if (t < r->t0)
+		t = r->t0;
+	if (t > r->t1)
+		t = r->t1;
+	out->ts = t;
+	out->wall_ns = r->f.have_epoch ? r->f.epoch_ns + t : 0;
+	out->sleeping = false;
+	out->observer = false;
+	out->error = NULL;
+	memset(&out->t, 0, sizeof(out->t));
+	memset(out->warn_counts, 0, sizeof(out->warn_counts));
+	if (out->cap < r->ncoro) {
+		struct model_coro *c = realloc(out->coro, r->ncoro * sizeof(*c));
+
+		if (c) {
+			out->coro = c;
+			out->cap = r->ncoro;
+		}
+	}
+	for (size_t i = 0; i < r->ncoro && k < out->cap; i++) {
+		struct model_coro *c = &out->coro[k];
+
+		if (!rp_coro_at(r, i, t, c))
+			continue;
+		k++;
+		if (c->state == MODEL_RUNNING)
+			out->t.running++;
+		else if (c->state == MODEL_DEAD)
+			out->t.dead++;
+		else
+			out->t.suspended++;
+	}
+	out->count = k;
+	/* Totals: transitions are the interval starts up to t (the file's
+	 * index by start also holds losses and other events). */
+	all = heph_file_seek(&r->f, t + 1);
+	old = t >= 1000000000u ? t - 1000000000u : 0;
+	before = heph_file_seek(&r->f, old + 1);
+	out->t.events = all;
+	rp_lost_upto(r->glost, r->nglost, t, &lsum);
+	out->t.lost = lsum;
+	out->t.events -= rp_lost_upto(r->glost, r->nglost, t, &lsum);
+	out->t.events_per_sec = (double)(all - before);
+	out->t.coroutines_seen = rp_u64_upto(r->births, r->ncoro, t);
+}
+
+/* ---- one coroutine ---- */
+
+size_t replay_history(const struct replay *r, uint64_t id, uint64_t t,
+		      struct model_transition *out, size_t max)
+{
+	const struct replay_coro *c;
+	size_t upto, from, n = 0, li;
+
+	if (!id || id > r->ncoro || !max)
+		return 0;
+	c = &r->coro[id - 1];
+	upto = rp_upto(r->iv + c->first, c->n, t);
+	from = upto > max ? upto - max : 0;
+	li = 0;
+	for (size_t i = from; i < upto; i++) {
+		struct model_transition *tr = &out[n++];
+		uint64_t lost = 0;
+
+		rp_transition(r, c->first + (uint32_t)i, tr);
+		tr->n = i;
+		/* Losses found since the previous transition. */
+		while (li < c->nl && r->lost[c->lfirst + li].ts <= tr->ts) {
+			if (i == from || r->lost[c->lfirst + li].ts >
+						 r->iv[c->first + i - 1].start)
+				lost += r->lost[c->lfirst + li].count;
+			li++;
+		}
+		tr->lost_before = lost;
+	}
+	return n;
+}
+
+size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
+			   uint64_t *frames, size_t max)
+{
+	const struct replay_coro *c;
+	struct heph_packet p;
+	struct heph_attr a;
+	uint32_t pos = 0;
+	size_t i;
+
+	if (!id || id > r->ncoro)
+		return 0;
+	c = &r->coro[id - 1];
+	i = rp_upto(r->iv + c->first, c->n, t);
+	if (!i || r->iv[c->first + i - 1].running ||
+	    (c->dead && i == c->n && t >= c->end) ||
+	    !heph_file_event(&r->f, r->iv[c->first + i - 1].ev, &p))
+		return 0;
+	while (heph_attr_next(&p, &pos, &a)) {
+		size_t n = 0;
+
+		if (a.name_len != 5 || memcmp(a.name, "stack", 5) ||
+		    a.type != (HEPH_U64 | HEPH_ARRAY))
+			continue;
+		for (; n < a.count && n < max; n++)
+			frames[n] = heph_attr_u64(&a, (uint16_t)n);
+		return n;
+	}
+	return 0;
+}
+
+uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
+{
+	if (id && id <= r->ncoro) {
+		const struct replay_coro *c = &r->coro[id - 1];
+		const struct replay_iv *iv = r->iv + c->first;
+		size_t i = rp_upto(iv, c->n, t);
+
+		if (dir > 0)
+			return i < c->n ? iv[i].start
+			       : c->dead && t < c->end ? c->end
+						       : t;
+		/* The transition before the one in force at t. */
+		if (i >= 2 && iv[i - 1].start == t)
+			return iv[i - 2].start;
+		return i >= 1 && iv[i - 1].start < t ? iv[i - 1].start : t;
+	}
+	if (!r->f.nev)
+		return t;
+	if (dir > 0) {
+		size_t i = heph_file_seek(&r->f, t + 1);
+
+		return i < r->f.nev ? r->f.ev[r->f.by_start[i]].start : t;
+	} else {
+		size_t i = heph_file_seek(&r->f, t);
+
+		return i ? r->f.ev[r->f.by_start[i - 1]].start : t;
+	}
+}

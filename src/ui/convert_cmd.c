@@ -1,0 +1,214 @@
+/*
+ * convert_cmd: corotop convert --to chrome|jsonl|folded FILE [-o OUT].
+ *
+ * The trace is indexed (hephfile.c) and written in the chosen format to
+ * OUT, or to standard output without -o (or with -o -).  OUT is written
+ * atomically: into a temporary file beside it, renamed over it once
+ * complete, so a failed conversion never leaves half a file.  Problems in
+ * the trace -- a truncated or lying packet -- are reported on stderr with
+ * their byte offsets; what could be read is still converted.  A summary
+ * line goes to stderr as well, so that stdout carries only the output.
+ */
+#define _GNU_SOURCE
+#include "convert_cmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../engine/convert.h"
+#include "../engine/framenames.h"
+#include "../engine/hephfile.h"
+#include "../engine/hephnames.h"
+
+static const char convert_usage[] =
+	"usage: corotop convert --to FORMAT FILE [-o OUT]\n"
+	"\n"
+	"Rewrite a Heph trace (corotop --record, or any Heph writer's) for "
+	"other tools.\n"
+	"\n"
+	"  -t, --to FORMAT      chrome, jsonl or folded (see below)\n"
+	"  -o, --output OUT     write OUT (atomically); default or '-': "
+	"standard output\n"
+	"  -q, --quiet          no summary line on stderr\n"
+	"  -h, --help           this help\n"
+	"\n"
+	"Formats:\n";
+
+static void convert_help(FILE *f)
+{
+	fputs(convert_usage, f);
+	for (size_t i = 0; i < convert_nformats; i++)
+		fprintf(f, "  %-8s %s\n", convert_formats[i].name,
+			convert_formats[i].what);
+}
+
+static int convert_usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, "corotop convert: %s%s%s; see 'corotop convert "
+			"--help'\n",
+		what, arg ? " " : "", arg ? arg : "");
+	return 2;
+}
+
+/* Open a temporary file beside path, 0600. */
+static FILE *convert_tmp(const char *path, char *tmp, size_t n)
+{
+	int fd;
+	FILE *f;
+
+	snprintf(tmp, n, "%s.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+	}
+	return f;
+}
+
+/* Folded frames by function: "func+0x1a (f.c:3)" is folded as "func". */
+static const char *convert_name(void *ctx, uint64_t addr, bool leaf)
+{
+	static char buf[HEPH_NAME_LEN + 1];
+	const char *n = heph_names_find(ctx, framename_key(addr, leaf));
+	size_t len;
+
+	if (!n)
+		return NULL;
+	len = strcspn(n, "+ ");
+	if (!len || len > HEPH_NAME_LEN)
+		return n;
+	memcpy(buf, n, len);
+	buf[len] = 0;
+	return buf;
+}
+
+int convert_cmd_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"to", required_argument, NULL, 't'},
+		{"output", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const struct convert_format *fmt = NULL;
+	const char *out_path = NULL, *in;
+	struct heph_names names;
+	struct convert_stats st;
+	struct heph_file f;
+	char err[512], tmp[4096];
+	bool quiet = false, ok;
+	FILE *out = stdout;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			for (size_t i = 0; i < convert_nformats; i++)
+				if (!strcmp(optarg, convert_formats[i].name))
+					fmt = &convert_formats[i];
+			if (!fmt)
+				return convert_usage_error(
+					"--to expects chrome, jsonl or folded, "
+					"got",
+					optarg);
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			convert_help(stdout);
+			return 0;
+		case ':':
+			return convert_usage_error("an option needs a value:",
+						   argv[optind - 1]);
+		default:
+			return convert_usage_error("unknown option",
+						   argv[optind - 1]);
+		}
+	}
+	if (!fmt)
+		return convert_usage_error("give the format: --to chrome, "
+					   "jsonl or folded",
+					   NULL);
+	if (optind != argc - 1)
+		return convert_usage_error(optind >= argc
+						   ? "give one trace FILE"
+						   : "one trace FILE only, got "
+						     "more:",
+					   optind >= argc ? NULL
+							  : argv[optind + 1]);
+	in = argv[optind];
+	if (!heph_file_open(&f, in, err, sizeof(err))) {
+		fprintf(stderr, "corotop convert: %s\n", err);
+		return 1;
+	}
+	for (size_t i = 0; i < f.nproblems; i++)
+		fprintf(stderr, "corotop convert: %s: at byte %" PRIu64 ": %s\n",
+			in, f.problems[i].off, f.problems[i].what);
+	if (f.problems_total > f.nproblems)
+		fprintf(stderr, "corotop convert: %s: %zu more problems\n", in,
+			f.problems_total - f.nproblems);
+	heph_names_init(&names, &f);
+	if (out_path && strcmp(out_path, "-")) {
+		out = convert_tmp(out_path, tmp, sizeof(tmp));
+		if (!out) {
+			fprintf(stderr, "corotop convert: cannot write %s: %s\n",
+				out_path, strerror(errno));
+			heph_names_finish(&names);
+			heph_file_close(&f);
+			return 1;
+		}
+	}
+	ok = convert_write(&f, fmt->to, out, convert_name, &names, &st, err,
+			   sizeof(err));
+	if (out != stdout) {
+		if (fclose(out) && ok) {
+			snprintf(err, sizeof(err), "closing: %s",
+				 strerror(errno));
+			ok = false;
+		}
+		if (ok && rename(tmp, out_path)) {
+			snprintf(err, sizeof(err), "renaming %.200s: %s", tmp,
+				 strerror(errno));
+			ok = false;
+		}
+		if (!ok)
+			unlink(tmp);
+	}
+	if (!ok)
+		fprintf(stderr, "corotop convert: %s%s%s\n",
+			out_path ? out_path : "stdout", ": ", err);
+	else if (!quiet)
+		fprintf(stderr,
+			"corotop convert: %zu events, %" PRIu64
+			" %s written to %s (%" PRIu64 " nudged, %" PRIu64
+			" lost in \"lost\" events, %" PRIu64
+			" skipped, %zu problems)\n",
+			f.nev, st.written,
+			fmt->to == CONVERT_CHROME   ? "trace events"
+			: fmt->to == CONVERT_JSONL ? "lines"
+						   : "stacks",
+			out == stdout || !out_path || !strcmp(out_path, "-")
+				? "stdout"
+				: out_path,
+			st.nudged, st.lost, st.skipped, f.problems_total);
+	heph_names_finish(&names);
+	heph_file_close(&f);
+	return ok ? 0 : 1;
+}
