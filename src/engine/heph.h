@@ -1,10 +1,10 @@
 /*
- * heph: packets of the Heph trace format (../shared/specs/heph-trace-format.md):
- * big-endian, a metadata packet (magic 0x75D11D4D) sets one option, an event
- * packet (magic 0xC1FC1FB7) is one interval of one (sub)stream with a
- * description and typed attributes.  Encoding into memory, decoding from
- * untrusted bytes, and a file reader with an index.  See heph.c and
- * hephfile.c.
+ * heph: packets of the Heph trace format
+ * (../shared/specs/heph-trace-format.md): big-endian, a metadata packet (magic
+ * 0x75D11D4D) sets one option, an event packet (magic 0xC1FC1FB7) is one
+ * interval of one (sub)stream with a description and typed attributes. Encoding
+ * into memory, decoding from untrusted bytes, and a file reader with an index.
+ * See heph.c and hephfile.c.
  *
  * Untrusted: every size, length and count is checked against the bytes
  * there are; a packet that lies is an error naming its offset, never a read
@@ -19,8 +19,8 @@
 
 #define HEPH_META_MAGIC 0x75D11D4Du
 #define HEPH_EVENT_MAGIC 0xC1FC1FB7u
-#define HEPH_META_FIXED 10u  /* magic, size, option name length */
-#define HEPH_EVENT_FIXED 42u /* magic .. description length */
+#define HEPH_META_FIXED 10u	   /* magic, size, option name length */
+#define HEPH_EVENT_FIXED 42u	   /* magic .. description length */
 #define HEPH_PACKET_MAX (1u << 24) /* larger sizes are taken for lies */
 
 enum heph_type {
@@ -54,17 +54,17 @@ bool heph_enc_meta(struct heph_enc *e, const char *option, const void *value,
 		   size_t value_len);
 /* An event packet: begin, then attributes, then end (which writes the
  * size).  Strings are UTF-8 of at most 65535 bytes. */
-bool heph_enc_event_begin(struct heph_enc *e, uint32_t stream,
-			  uint32_t counter, uint64_t substream, uint64_t start,
-			  uint64_t end, const char *desc);
+bool heph_enc_event_begin(struct heph_enc *e, uint32_t stream, uint32_t counter,
+			  uint64_t substream, uint64_t start, uint64_t end,
+			  const char *desc);
 bool heph_enc_u64(struct heph_enc *e, const char *name, uint64_t v);
 bool heph_enc_i64(struct heph_enc *e, const char *name, int64_t v);
 bool heph_enc_f64(struct heph_enc *e, const char *name, double v);
 bool heph_enc_str(struct heph_enc *e, const char *name, const char *v);
-bool heph_enc_u64_array(struct heph_enc *e, const char *name,
-			const uint64_t *v, size_t n);
-bool heph_enc_f64_array(struct heph_enc *e, const char *name,
-			const double *v, size_t n);
+bool heph_enc_u64_array(struct heph_enc *e, const char *name, const uint64_t *v,
+			size_t n);
+bool heph_enc_f64_array(struct heph_enc *e, const char *name, const double *v,
+			size_t n);
 /* Closes the packet; returns its size, or 0 (overflow: dropped). */
 size_t heph_enc_event_end(struct heph_enc *e);
 
@@ -95,8 +95,8 @@ struct heph_packet {
 
 enum heph_status {
 	HEPH_OK = 0,
-	HEPH_SHORT,    /* not enough bytes for the packet (truncated?) */
-	HEPH_BAD,      /* a bad magic, a lying size or field: err says */
+	HEPH_SHORT, /* not enough bytes for the packet (truncated?) */
+	HEPH_BAD,   /* a bad magic, a lying size or field: err says */
 };
 
 /*
@@ -106,11 +106,11 @@ enum heph_status {
  * adds the offset).
  */
 enum heph_status heph_decode(const uint8_t *p, size_t avail,
-			     struct heph_packet *out, char *err,
-			     size_t errlen);
+			     struct heph_packet *out, char *err, size_t errlen);
 
 /* One attribute; value points at its big-endian bytes (or, for a string,
- * the characters; for an array, the first element). */
+ * the characters; for an array, the first element -- for an array of
+ * strings that is the first element's u16 length). */
 struct heph_attr {
 	const char *name;
 	uint16_t name_len;
@@ -128,9 +128,13 @@ bool heph_attr_next(const struct heph_packet *p, uint32_t *pos,
 uint64_t heph_attr_u64(const struct heph_attr *a, uint16_t i);
 int64_t heph_attr_i64(const struct heph_attr *a, uint16_t i);
 double heph_attr_f64(const struct heph_attr *a, uint16_t i);
-/* Element i of a string (array) attribute: its bytes and length. */
-const char *heph_attr_str(const struct heph_attr *a, uint16_t i,
-			  uint16_t *len);
+/* Element i of a string (array) attribute: its bytes and length (NULL,
+ * *len = 0, when there is none).  O(i) for an array: use the cursor below
+ * to go through all of them. */
+const char *heph_attr_str(const struct heph_attr *a, uint16_t i, uint16_t *len);
+/* The next element of a string array: *pos starts at 0.  NULL at the end. */
+const char *heph_attr_str_next(const struct heph_attr *a, uint32_t *pos,
+			       uint16_t *len);
 
 /* Big-endian helpers. */
 static inline uint64_t heph_be64(const uint8_t *p)

@@ -22,12 +22,12 @@ struct heph_problem {
 
 /* One event of the file, as the index keeps it (48 bytes). */
 struct heph_ref {
-	uint64_t off;	/* of its packet */
+	uint64_t off; /* of its packet */
 	uint64_t start, end;
 	uint64_t substream;
 	uint32_t stream;
 	uint32_t counter;
-	uint32_t size;	/* of its packet */
+	uint32_t size; /* of its packet */
 	uint32_t pad_;
 };
 
@@ -35,18 +35,19 @@ struct heph_file {
 	const uint8_t *map; /* the whole file, read-only */
 	size_t size;
 	bool have_epoch;
-	uint64_t epoch_ns; /* the last `epoch` option seen */
+	uint64_t epoch_ns;   /* the last `epoch` option seen */
 	struct heph_ref *ev; /* events in file order */
 	size_t nev;
 	uint32_t *by_start; /* indexes into ev, by start time (stable) */
 	uint64_t first_start, last_end; /* over every event */
-	size_t nmeta;	/* metadata packets (options) */
+	size_t nmeta;			/* metadata packets (options) */
 	size_t unknown_options;
 	struct heph_problem problems[HEPHFILE_PROBLEMS];
-	size_t nproblems;      /* recorded (at most HEPHFILE_PROBLEMS) */
-	size_t problems_total; /* seen */
+	size_t nproblems;	/* recorded (at most HEPHFILE_PROBLEMS) */
+	size_t problems_total;	/* seen */
 	uint64_t skipped_bytes; /* bytes passed over to find a packet */
 	bool truncated;		/* the file ends inside a packet */
+	bool mapped;		/* map is ours to unmap (heph_file_open) */
 };
 
 /* Map and index path.  False with a message when it can not be read at
@@ -54,6 +55,11 @@ struct heph_file {
 bool heph_file_open(struct heph_file *f, const char *path, char *err,
 		    size_t errlen);
 void heph_file_close(struct heph_file *f);
+/* What open does once the file is mapped: index the size bytes at p (they
+ * must stay there while f is used; close does not free them).  False with
+ * a message only when memory runs out.  For tests and the fuzzer. */
+bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
+			   char *err, size_t errlen);
 
 /* Decode event i (file order); false when it no longer decodes. */
 bool heph_file_event(const struct heph_file *f, size_t i,

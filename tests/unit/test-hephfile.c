@@ -1,0 +1,494 @@
+/*
+ * test-hephfile: Heph trace files read back (src/engine/hephfile.c) --
+ * written to temporary files: the epoch and events; metadata in the middle,
+ * an unknown option with an odd value size, an epoch of the wrong size;
+ * substream 0 and a counter that wraps; garbage between two good packets
+ * (offset of the problem and bytes skipped exact); a size that lies, at the
+ * end (truncated) and in the middle; an empty file; a file of garbage only;
+ * more than 1 MiB of garbage (reading stops); and the index: offsets,
+ * times, by_start order (stable for equal starts, checked against a
+ * reference sort on a large random set) and seek.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "engine/hephfile.h"
+
+static uint8_t wbuf[4 << 20];
+
+/* ---- writing files ---- */
+
+static void enc_start(struct heph_enc *e)
+{
+	heph_enc_init(e, wbuf, sizeof(wbuf));
+}
+
+/* An event like corotop's; returns its offset in the buffer. */
+static size_t enc_ev(struct heph_enc *e, uint32_t stream, uint32_t counter,
+		     uint64_t sub, uint64_t start, uint64_t end)
+{
+	size_t off = e->len;
+
+	assert_true(heph_enc_event_begin(e, stream, counter, sub, start, end,
+					 "running"));
+	assert_true(heph_enc_u64(e, "addr", 0x1000 + sub));
+	assert_true(heph_enc_str(e, "symbol", "worker_loop"));
+	assert_true(heph_enc_event_end(e) > 0);
+	return off;
+}
+
+static void put_bytes(struct heph_enc *e, const void *p, size_t n)
+{
+	assert_true(e->len + n <= e->cap);
+	memcpy(e->buf + e->len, p, n);
+	e->len += n;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Write n bytes at p to a new temporary file and open it. */
+static void file_of(struct heph_file *f, const uint8_t *p, size_t n)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[512], err[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/test-hephfile-XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_true(n == 0 || write(fd, p, n) == (ssize_t)n);
+	close(fd);
+	err[0] = '\0';
+	if (!heph_file_open(f, path, err, sizeof(err)))
+		fail_msg("open %s: %s", path, err);
+	unlink(path); /* the mapping stays */
+	assert_int_equal(f->size, n);
+}
+
+static void no_problems(const struct heph_file *f)
+{
+	if (f->problems_total)
+		fail_msg("unexpected problem at %llu: %s",
+			 (unsigned long long)f->problems[0].off,
+			 f->problems[0].what);
+	assert_int_equal(f->skipped_bytes, 0);
+	assert_false(f->truncated);
+}
+
+static void has_problem(const struct heph_file *f, size_t i, uint64_t off,
+			const char *what)
+{
+	assert_true(i < f->nproblems);
+	assert_int_equal(f->problems[i].off, off);
+	if (!strstr(f->problems[i].what, what))
+		fail_msg("problem '%s' does not say '%s'", f->problems[i].what,
+			 what);
+}
+
+/* ---- tests ---- */
+
+static void test_epoch_and_events(void **state)
+{
+	struct heph_enc e;
+	struct heph_file f;
+	struct heph_packet p;
+	struct heph_attr a;
+	uint32_t pos = 0;
+	size_t off[3];
+
+	(void)state;
+	enc_start(&e);
+	assert_true(heph_enc_epoch(&e, 1610113734118010000ull));
+	off[0] = enc_ev(&e, 0, 0, 1, 100, 200);
+	off[1] = enc_ev(&e, 0, 1, 2, 150, 400);
+	off[2] = enc_ev(&e, 1, 0, 1, 300, 350);
+	file_of(&f, wbuf, e.len);
+	no_problems(&f);
+	assert_true(f.mapped);
+	assert_true(f.have_epoch);
+	assert_true(f.epoch_ns == 1610113734118010000ull);
+	assert_int_equal(f.nmeta, 1);
+	assert_int_equal(f.unknown_options, 0);
+	assert_int_equal(f.nev, 3);
+	assert_int_equal(off[0], 23);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(f.ev[i].off, off[i]);
+		assert_int_equal(f.ev[i].size,
+				 (i < 2 ? off[i + 1] : e.len) - off[i]);
+		assert_int_equal(f.by_start[i], i);
+	}
+	assert_int_equal(f.ev[1].start, 150);
+	assert_int_equal(f.ev[1].end, 400);
+	assert_int_equal(f.ev[1].substream, 2);
+	assert_int_equal(f.ev[1].counter, 1);
+	assert_int_equal(f.ev[2].stream, 1);
+	assert_int_equal(f.first_start, 100);
+	assert_int_equal(f.last_end, 400);
+
+	assert_true(heph_file_event(&f, 2, &p));
+	assert_int_equal(p.start, 300);
+	assert_memory_equal(p.desc, "running", 7);
+	assert_true(heph_attr_next(&p, &pos, &a));
+	assert_int_equal(heph_attr_u64(&a, 0), 0x1001);
+	assert_false(heph_file_event(&f, 3, &p));
+	heph_file_close(&f);
+	assert_null(f.ev);
+	assert_null(f.map);
+}
+
+static void test_metadata_anywhere(void **state)
+{
+	struct heph_enc e;
+	struct heph_file f;
+	size_t bad_epoch;
+
+	(void)state;
+	enc_start(&e);
+	assert_true(heph_enc_epoch(&e, 1));
+	enc_ev(&e, 0, 0, 1, 10, 20);
+	/* Unknown option, odd value size: passed over by its size. */
+	assert_true(heph_enc_meta(&e, "colour", "abc", 3));
+	enc_ev(&e, 0, 1, 1, 30, 40);
+	assert_true(heph_enc_epoch(&e, 77)); /* the last one counts */
+	bad_epoch = e.len;
+	assert_true(heph_enc_meta(&e, "epoch", "1234567", 7));
+	assert_true(heph_enc_meta(&e, "", NULL, 0));
+	enc_ev(&e, 0, 2, 1, 50, 60);
+	file_of(&f, wbuf, e.len);
+	assert_int_equal(f.nev, 3);
+	assert_int_equal(f.nmeta, 5);
+	assert_int_equal(f.unknown_options, 2);
+	assert_true(f.have_epoch);
+	assert_int_equal(f.epoch_ns, 77);
+	assert_int_equal(f.problems_total, 1);
+	has_problem(&f, 0, bad_epoch, "epoch option with a 7-byte value");
+	assert_int_equal(f.skipped_bytes, 0);
+	assert_int_equal(f.ev[2].start, 50);
+	heph_file_close(&f);
+}
+
+static void test_substream0_and_wrap(void **state)
+{
+	struct heph_enc e;
+	struct heph_file f;
+
+	(void)state;
+	enc_start(&e);
+	enc_ev(&e, 3, 0xfffffffe, 0, 1, 2);
+	enc_ev(&e, 3, 0xffffffff, 0, 2, 3);
+	enc_ev(&e, 3, 0, 5, 3, 4);
+	enc_ev(&e, 3, 1, 0, 4, 5);
+	file_of(&f, wbuf, e.len);
+	no_problems(&f);
+	assert_false(f.have_epoch); /* no metadata is valid */
+	assert_int_equal(f.nev, 4);
+	assert_int_equal(f.ev[0].substream, 0);
+	assert_int_equal(f.ev[1].counter, 0xffffffff);
+	assert_int_equal(f.ev[2].counter, 0);
+	assert_int_equal(f.ev[2].substream, 5);
+	assert_int_equal(f.ev[3].counter, 1);
+	assert_int_equal(f.ev[3].stream, 3);
+	heph_file_close(&f);
+}
+
+static void test_garbage_between(void **state)
+{
+	struct heph_enc e;
+	struct heph_file f;
+	uint8_t junk[64];
+	size_t a, g, b;
+
+	(void)state;
+	enc_start(&e);
+	assert_true(heph_enc_epoch(&e, 1));
+	a = enc_ev(&e, 0, 0, 1, 10, 20);
+	g = e.len;
+	/* 64 bytes of junk, with a magic inside whose size lies. */
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 7 + 3);
+	put_be32(junk + 10, HEPH_EVENT_MAGIC);
+	put_be32(junk + 14, 50);
+	put_be32(junk + 30, HEPH_META_MAGIC);
+	put_be32(junk + 34, 3);
+	put_bytes(&e, junk, sizeof(junk));
+	b = enc_ev(&e, 0, 1, 1, 30, 40);
+	file_of(&f, wbuf, e.len);
+	assert_int_equal(f.nev, 2);
+	assert_int_equal(f.ev[0].off, a);
+	assert_int_equal(f.ev[1].off, b);
+	assert_int_equal(f.problems_total, 1);
+	has_problem(&f, 0, g, "bad magic");
+	has_problem(&f, 0, g, "64 bytes skipped: bad magic");
+	assert_int_equal(f.skipped_bytes, 64);
+	assert_false(f.truncated);
+	heph_file_close(&f);
+
+	/* A good magic with a lying size in the middle: the packet's
+	 * attribute walk fails and the next packet is found. */
+	enc_start(&e);
+	a = enc_ev(&e, 0, 0, 1, 10, 20);
+	b = enc_ev(&e, 0, 1, 1, 30, 40);
+	put_be32(wbuf + a + 4, 60);
+	enc_ev(&e, 0, 2, 1, 50, 60);
+	file_of(&f, wbuf, e.len);
+	assert_int_equal(f.nev, 2);
+	assert_int_equal(f.ev[0].off, b);
+	assert_int_equal(f.ev[0].counter, 1);
+	has_problem(&f, 0, a, "attribute");
+	assert_int_equal(f.skipped_bytes, b - a);
+	heph_file_close(&f);
+
+	/* Only garbage: one problem, everything skipped. */
+	memset(wbuf, 0x11, 100);
+	file_of(&f, wbuf, 100);
+	assert_int_equal(f.nev, 0);
+	assert_int_equal(f.problems_total, 1);
+	has_problem(&f, 0, 0, "skipped to the end");
+	assert_int_equal(f.skipped_bytes, 100);
+	heph_file_close(&f);
+}
+
+static void test_lying_size(void **state)
+{
+	struct heph_enc e;
+	struct heph_file f;
+	size_t a, b;
+
+	(void)state;
+	/* At the end: the last packet claims more than there is. */
+	enc_start(&e);
+	assert_true(heph_enc_epoch(&e, 1));
+	a = enc_ev(&e, 0, 0, 1, 10, 20);
+	b = enc_ev(&e, 0, 1, 1, 30, 40);
+	put_be32(wbuf + b + 4, (uint32_t)(e.len - b + 100));
+	file_of(&f, wbuf, e.len);
+	assert_true(f.truncated);
+	assert_int_equal(f.nev, 1);
+	assert_int_equal(f.ev[0].off, a);
+	assert_int_equal(f.problems_total, 1);
+	has_problem(&f, 0, b, "truncated");
+	assert_int_equal(f.skipped_bytes, 0);
+	heph_file_close(&f);
+
+	/* Cut inside the last packet's header. */
+	file_of(&f, wbuf, b + 5);
+	assert_true(f.truncated);
+	assert_int_equal(f.nev, 1);
+	has_problem(&f, 0, b, "truncated");
+	heph_file_close(&f);
+
+	/* In the middle, past the end of the file, with a good packet
+	 * after it: a lie, and reading goes on. */
+	enc_start(&e);
+	a = enc_ev(&e, 0, 0, 1, 10, 20);
+	b = enc_ev(&e, 0, 1, 1, 30, 40);
+	put_be32(wbuf + a + 4, 100000);
+	file_of(&f, wbuf, e.len);
+	assert_false(f.truncated);
+	assert_int_equal(f.nev, 1);
+	assert_int_equal(f.ev[0].off, b);
+	has_problem(&f, 0, a,
+		    "bytes skipped (the size lied): packet size 100000");
+	assert_int_equal(f.skipped_bytes, b - a);
+	heph_file_close(&f);
+}
+
+static void test_empty_and_errors(void **state)
+{
+	struct heph_file f;
+	char err[256];
+
+	(void)state;
+	file_of(&f, wbuf, 0);
+	no_problems(&f);
+	assert_int_equal(f.nev, 0);
+	assert_int_equal(f.nmeta, 0);
+	assert_int_equal(f.first_start, 0);
+	assert_int_equal(f.last_end, 0);
+	assert_int_equal(heph_file_seek(&f, 5), 0);
+	heph_file_close(&f);
+
+	assert_false(heph_file_open(&f, "/", err, sizeof(err)));
+	assert_non_null(strstr(err, "not a regular file"));
+	assert_false(
+		heph_file_open(&f, "/nonexistent/x.heph", err, sizeof(err)));
+	assert_non_null(strstr(err, "cannot open /nonexistent/x.heph"));
+	heph_file_close(&f); /* harmless after a failed open */
+}
+
+static void test_resync_gives_up(void **state)
+{
+	struct heph_enc e;
+	struct heph_file f;
+	size_t g;
+
+	(void)state;
+	enc_start(&e);
+	enc_ev(&e, 0, 0, 1, 10, 20);
+	g = e.len;
+	memset(wbuf + g, 0, (1u << 20) + 10);
+	e.len += (1u << 20) + 10;
+	enc_ev(&e, 0, 1, 1, 30, 40);
+	file_of(&f, wbuf, e.len);
+	assert_int_equal(f.nev, 1);
+	assert_int_equal(f.problems_total, 1);
+	has_problem(&f, 0, g, "reading stopped");
+	assert_false(f.truncated);
+	heph_file_close(&f);
+
+	/* Just under the limit: found. */
+	enc_start(&e);
+	enc_ev(&e, 0, 0, 1, 10, 20);
+	memset(wbuf + g, 0, (1u << 20) - 10);
+	e.len += (1u << 20) - 10;
+	enc_ev(&e, 0, 1, 1, 30, 40);
+	file_of(&f, wbuf, e.len);
+	assert_int_equal(f.nev, 2);
+	assert_int_equal(f.skipped_bytes, (1u << 20) - 10);
+	heph_file_close(&f);
+}
+
+/* The problems list is bounded, the count is not. */
+static void test_many_problems(void **state)
+{
+	struct heph_enc e;
+	struct heph_file f;
+	char err[200];
+
+	(void)state;
+	enc_start(&e);
+	for (int i = 0; i < 50; i++) {
+		enc_ev(&e, 0, (uint32_t)i, 1, 10, 20);
+		put_bytes(&e, "junk", 4);
+	}
+	assert_true(heph_file_index_bytes(&f, wbuf, e.len, err, sizeof(err)));
+	assert_false(f.mapped);
+	assert_int_equal(f.nev, 50);
+	assert_int_equal(f.problems_total, 50);
+	assert_int_equal(f.nproblems, HEPHFILE_PROBLEMS);
+	has_problem(&f, 0, f.ev[1].off - 4, "bad magic");
+	has_problem(&f, HEPHFILE_PROBLEMS - 1, f.ev[HEPHFILE_PROBLEMS].off - 4,
+		    "4 bytes skipped");
+	/* The last 4 bytes are stray too, not a cut packet. */
+	assert_false(f.truncated);
+	assert_int_equal(f.skipped_bytes, 50 * 4);
+	heph_file_close(&f);
+}
+
+/* ---- by start time ---- */
+
+static void test_by_start_and_seek(void **state)
+{
+	static const uint64_t starts[] = {50, 10, 50, 30, 10};
+	static const uint32_t want[] = {1, 4, 3, 0, 2};
+	struct heph_enc e;
+	struct heph_file f;
+
+	(void)state;
+	enc_start(&e);
+	for (uint32_t i = 0; i < 5; i++)
+		enc_ev(&e, 0, i, i, starts[i], starts[i] + 1);
+	file_of(&f, wbuf, e.len);
+	no_problems(&f);
+	assert_memory_equal(f.by_start, want, sizeof(want));
+	assert_int_equal(f.first_start, 10);
+	assert_int_equal(f.last_end, 51);
+	assert_int_equal(heph_file_seek(&f, 0), 0);
+	assert_int_equal(heph_file_seek(&f, 10), 0);
+	assert_int_equal(heph_file_seek(&f, 11), 2);
+	assert_int_equal(heph_file_seek(&f, 30), 2);
+	assert_int_equal(heph_file_seek(&f, 31), 3);
+	assert_int_equal(heph_file_seek(&f, 50), 3);
+	assert_int_equal(heph_file_seek(&f, 51), 5);
+	heph_file_close(&f);
+}
+
+static const uint64_t *ref_starts;
+
+static int ref_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	if (ref_starts[a] != ref_starts[b])
+		return ref_starts[a] < ref_starts[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* A large random set with wide and narrow keys against qsort with the
+ * index as tie-break (= a stable sort). */
+static void test_by_start_random(void **state)
+{
+	enum { N = 20000 };
+	static uint64_t st[N];
+	static uint32_t want[N];
+	uint64_t rng = 88172645463325252ull;
+	struct heph_enc e;
+	struct heph_file f;
+	char err[200];
+
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		enc_start(&e);
+		for (uint32_t i = 0; i < N; i++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			st[i] = round == 0   ? rng	/* every bit */
+				: round == 1 ? rng % 97 /* many equal */
+					     : (1ull << 40) + (rng >> 30);
+			want[i] = i;
+			assert_true(heph_enc_event_begin(&e, 0, i, 1, st[i],
+							 st[i], "s"));
+			assert_true(heph_enc_event_end(&e) > 0);
+		}
+		ref_starts = st;
+		qsort(want, N, sizeof(want[0]), ref_cmp);
+		assert_true(heph_file_index_bytes(&f, wbuf, e.len, err,
+						  sizeof(err)));
+		assert_int_equal(f.nev, N);
+		assert_memory_equal(f.by_start, want, sizeof(want));
+		assert_int_equal(f.first_start, st[want[0]]);
+		for (int k = 0; k < 50; k++) {
+			uint64_t t = st[(size_t)k * 397 % N];
+			size_t at = heph_file_seek(&f, t);
+
+			assert_true(st[f.by_start[at]] == t);
+			assert_true(at == 0 || st[f.by_start[at - 1]] < t);
+		}
+		heph_file_close(&f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_epoch_and_events),
+		cmocka_unit_test(test_metadata_anywhere),
+		cmocka_unit_test(test_substream0_and_wrap),
+		cmocka_unit_test(test_garbage_between),
+		cmocka_unit_test(test_lying_size),
+		cmocka_unit_test(test_empty_and_errors),
+		cmocka_unit_test(test_resync_gives_up),
+		cmocka_unit_test(test_many_problems),
+		cmocka_unit_test(test_by_start_and_seek),
+		cmocka_unit_test(test_by_start_random),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
