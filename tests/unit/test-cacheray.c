@@ -561,6 +561,29 @@ static void test_overlap(void **state)
 	cacheray_destroy(c);
 }
 
+/* An access right after an add or remove sees it, even when the address
+ * was the last one looked up (the reader caches that answer). */
+static void test_same_address(void **state)
+{
+	struct tw w = {.n = 0};
+	struct cacheray *c;
+
+	(void)state;
+	tw_access(&w, R, 0x3000, 4, 0); /* untyped */
+	tw_add(&w, 0x3000, 4, 8, "first");
+	tw_access(&w, R, 0x3000, 4, 0);
+	tw_remove(&w, 0x3000);
+	tw_access(&w, R, 0x3004, 4, 0); /* untyped */
+	tw_add(&w, 0x3000, 8, 4, "second");
+	tw_access(&w, W, 0x3004, 4, 0);
+	c = feed_all(w.b, w.n);
+	assert_rw(cacheray_type_at(c, 0)->n, 2, 0);
+	assert_rw(find_type(c, "first")->n, 1, 0);
+	assert_rw(find_type(c, "second")->n, 0, 1);
+	assert_rw(find_type(c, "second")->members[4].n, 0, 1);
+	cacheray_destroy(c);
+}
+
 /* The caps: lines, threads, types, regions, member counters. */
 static void test_caps(void **state)
 {
@@ -824,6 +847,7 @@ int main(void)
 		cmocka_unit_test(test_top_of_memory),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_same_address),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_rtta_model),
 		cmocka_unit_test(test_run_file),
