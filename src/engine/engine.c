@@ -94,7 +94,8 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 
 	model_open(&e->model, station, probe_id, birth_ts);
 	if (e->rec)
-		recorder_open(e->rec, station, probe_id, birth_ts);
+		recorder_open(e->rec, station, probe_id, birth_ts,
+			      e->model.next_id - 1);
 }
 
 static void engine_on_event(void *ctx, const struct harvest_event *ev)
@@ -718,7 +719,7 @@ void engine_stop(struct engine *e)
 	engine_ct_final(e);
 	engine_tick(e);
 	/* Every open interval ends now: the recording is complete. */
-	recorder_stop(e->rec, engine_now(CLOCK_MONOTONIC));
+	engine_rec_stop(e);
 }
 
 static char engine_out_err[200];

@@ -152,6 +152,8 @@ size_t engine_rp_parked_stack(struct engine *e, uint64_t id,
  * with the reason when the file could not be written. */
 bool engine_rec_create(struct engine *e, char *err, size_t errlen);
 void engine_rec_target(struct engine *e, pid_t pid);
+/* After the threads stopped: the exit, if any, and the end. */
+void engine_rec_stop(struct engine *e);
 bool engine_rec_destroy(struct engine *e, char *err, size_t errlen);
 
 static inline uint64_t engine_now(clockid_t clk)

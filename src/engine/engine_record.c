@@ -82,6 +82,17 @@ void engine_rec_target(struct engine *e, pid_t pid)
 	pthread_mutex_unlock(&e->lock);
 }
 
+void engine_rec_stop(struct engine *e)
+{
+	if (!e->rec)
+		return;
+	/* The threads are joined: nobody else pushes. */
+	if (e->target.exited)
+		recorder_exit(e->rec, e->target.exit_code,
+			      e->target.term_signal);
+	recorder_stop(e->rec, engine_now(CLOCK_MONOTONIC));
+}
+
 bool engine_rec_destroy(struct engine *e, char *err, size_t errlen)
 {
 	bool ok = recorder_destroy(e->rec, err, errlen);

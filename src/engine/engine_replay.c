@@ -147,6 +147,14 @@ void engine_rp_snapshot(struct engine *e, struct snapshot *out)
 	out->symtab = &e->symtab;
 	out->target = e->target;
 	out->target.pid = p->r.pid > 0 ? (pid_t)p->r.pid : 0;
+	/* The target runs until the recording's end, and then had exited
+	 * if the recording says so. */
+	out->target.running = out->ts < p->r.t1 || !p->r.exited;
+	if (p->r.exited && out->ts >= p->r.t1) {
+		out->target.exited = true;
+		out->target.exit_code = p->r.exit_code;
+		out->target.term_signal = p->r.exit_signal;
+	}
 	out->replay = (struct snapshot_replay){
 		.on = true,
 		.playing = p->playing,

@@ -129,12 +129,32 @@ static bool event_add(struct walk *w, uint64_t off,
 	return true;
 }
 
+/* Where an option other than epoch was, for readers of their own options
+ * (hephnames.c); the first HEPHFILE_META_MAX, doubling as they come. */
+static void meta_keep(struct heph_file *f, uint64_t off)
+{
+	if (f->nmeta_off == f->cap_meta_off) {
+		size_t cap = f->cap_meta_off ? f->cap_meta_off * 2 : 64;
+		uint64_t *m;
+
+		if (cap > HEPHFILE_META_MAX)
+			return;
+		m = realloc(f->meta_off, cap * sizeof(*m));
+		if (!m)
+			return;
+		f->meta_off = m;
+		f->cap_meta_off = cap;
+	}
+	f->meta_off[f->nmeta_off++] = off;
+}
+
 static void meta_add(struct heph_file *f, uint64_t off,
 		     const struct heph_packet *pk)
 {
 	f->nmeta++;
 	if (pk->option_len != 5 || memcmp(pk->option, "epoch", 5)) {
 		f->unknown_options++;
+		meta_keep(f, off);
 		return;
 	}
 	if (pk->value_len != 8) {
@@ -413,6 +433,7 @@ void heph_file_close(struct heph_file *f)
 		munmap((void *)f->map, f->size);
 	free(f->ev);
 	free(f->by_start);
+	free(f->meta_off);
 	memset(f, 0, sizeof(*f));
 }
 

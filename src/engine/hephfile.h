@@ -14,6 +14,7 @@
 #include "heph.h"
 
 #define HEPHFILE_PROBLEMS 32
+#define HEPHFILE_META_MAX (1u << 24)
 
 struct heph_problem {
 	uint64_t off; /* byte offset of the packet (or of the bytes) */
@@ -41,6 +42,10 @@ struct heph_file {
 	uint32_t *by_start; /* indexes into ev, by start time (stable) */
 	uint64_t first_start, last_end; /* over every event */
 	size_t nmeta;			/* metadata packets (options) */
+	/* Offsets of the options other than epoch (the first
+	 * HEPHFILE_META_MAX), for readers of their own (hephnames.c). */
+	uint64_t *meta_off;
+	size_t nmeta_off, cap_meta_off;
 	size_t unknown_options;
 	struct heph_problem problems[HEPHFILE_PROBLEMS];
 	size_t nproblems;	/* recorded (at most HEPHFILE_PROBLEMS) */

@@ -23,11 +23,14 @@
  *   attributes addr (u64) and seq (u64) of that transition; symbol
  *              (string) of addr when it is not 0 and the symbolizer knows
  *              it; stack (u64 array, innermost first) when the coroutine
- *              parked at a stack corotop collected; born (u64) on a
- *              coroutine's first interval: when its station was opened.
- * Options after the epoch: `corotop` ("1": replay may read a gap in a
- * substream as a death and a birth), `corotop_command` (what was traced)
- * and, once known, `corotop_pid` (u64).  Each address written (an addr, a
+ *              parked at a stack corotop collected.
+ * Options after the epoch: `corotop` ("1"), `corotop_command` (what was
+ * traced), `corotop_birth` (u64 probe id, time, id) as each coroutine is
+ * born -- probe ids are reused, so that is where a substream's intervals
+ * belong to the next coroutine --
+ * and, once known, `corotop_pid` (u64); at the end `corotop_exit` (i64
+ * exit status or -1, i64 signal) when the target had exited, and last
+ * `corotop_end` (u64): when recording stopped.  Each address written (an addr, a
  * stack frame) is named once, before the first event that uses it, by a
  * `corotop_symbol` option (hephnames.h): replay and convert name frames
  * without the target.
@@ -73,7 +76,8 @@ enum rec_kind {
 	REC_OPEN,
 	REC_CLOSE,
 	REC_LOST,
-	REC_PID, /* the target's pid (value): a corotop_pid option */
+	REC_PID,  /* the target's pid (value): a corotop_pid option */
+	REC_EXIT, /* its exit (value: status, tid: signal): corotop_exit */
 };
 
 struct rec_item {
@@ -93,10 +97,8 @@ struct rec_item {
 struct rec_station {
 	bool live; /* a coroutine occupies it */
 	bool have; /* ...and one transition of it was seen */
-	bool first; /* the next interval is its first: say when it was born */
 	uint8_t is_active;
 	uint64_t probe_id;
-	uint64_t born; /* its station's open, or 0 (unknown) */
 	uint64_t ts, tid, addr, seq, trace;
 };
 
@@ -268,9 +270,6 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 		heph_enc_str(&r->enc, "symbol", sym);
 	if (nf)
 		heph_enc_u64_array(&r->enc, "stack", frames, nf);
-	if (s->first && s->born)
-		heph_enc_u64(&r->enc, "born", s->born);
-	s->first = false;
 	if (heph_enc_event_end(&r->enc))
 		atomic_fetch_add_explicit(&r->intervals, 1,
 					  memory_order_relaxed);
@@ -287,18 +286,55 @@ static void rec_lost(struct recorder *r, uint32_t stream, uint64_t substream,
 		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
 }
 
+static void rec_be64(uint8_t *be, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		be[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static void rec_meta_u64(struct recorder *r, const char *option, uint64_t v)
+{
+	uint8_t be[8];
+
+	rec_be64(be, v);
+	rec_room(r, HEPH_META_FIXED + 32 + sizeof(be));
+	heph_enc_meta(&r->enc, option, be, sizeof(be));
+}
+
+/* A coroutine was born: corotop_birth = substream, time and corotop's id
+ * for it (u64 each).  A
+ * probe id is reused, so this is where replay cuts a substream's
+ * intervals into coroutines (the death's time is the harvest's, which may
+ * come after the next coroutine's first transition). */
+static void rec_birth(struct recorder *r, uint64_t probe_id, uint64_t ts,
+		      uint64_t id)
+{
+	uint8_t be[24];
+
+	rec_be64(be, probe_id);
+	rec_be64(be + 8, ts);
+	rec_be64(be + 16, id);
+	rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
+	heph_enc_meta(&r->enc, "corotop_birth", be, sizeof(be));
+}
+
 /* One item: the interval it ends, and what it starts. */
 static void rec_apply(struct recorder *r, const struct rec_item *it)
 {
 	struct rec_station *s;
 
 	if (it->kind == REC_PID) {
-		uint8_t be[8];
+		rec_meta_u64(r, "corotop_pid", it->value);
+		return;
+	}
+	if (it->kind == REC_EXIT) {
+		/* status (exit code, or -1) and signal, as i64 each */
+		uint8_t be[16];
 
-		for (int i = 0; i < 8; i++)
-			be[i] = (uint8_t)(it->value >> (56 - 8 * i));
+		rec_be64(be, it->value);
+		rec_be64(be + 8, it->tid);
 		rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
-		heph_enc_meta(&r->enc, "corotop_pid", be, sizeof(be));
+		heph_enc_meta(&r->enc, "corotop_exit", be, sizeof(be));
 		return;
 	}
 	if (it->station >= r->nst)
@@ -309,9 +345,9 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 		if (s->live && s->have)
 			rec_interval(r, s, it->ts);
 		memset(s, 0, sizeof(*s));
-		s->live = s->first = true;
+		s->live = true;
 		s->probe_id = it->value;
-		s->born = it->ts;
+		rec_birth(r, it->value, it->ts, it->seq);
 		break;
 	case REC_EVENT:
 		if (s->have)
@@ -388,6 +424,8 @@ static void *rec_main(void *arg)
 	for (uint32_t i = 0; i < r->nst; i++)
 		if (r->st[i].live && r->st[i].have)
 			rec_interval(r, &r->st[i], r->stop_ts);
+	/* The end: coroutines whose last interval ends here were alive. */
+	rec_meta_u64(r, "corotop_end", r->stop_ts);
 	rec_flush(r);
 	return NULL;
 }
@@ -424,11 +462,12 @@ static void rec_push(struct recorder *r, const struct rec_item *it)
 }
 
 void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
-		   uint64_t ts)
+		   uint64_t ts, uint64_t id)
 {
 	struct rec_item it = {.kind = REC_OPEN,
 			      .station = station,
 			      .ts = ts,
+			      .seq = id,
 			      .value = probe_id};
 
 	rec_push(r, &it);
@@ -467,6 +506,15 @@ void recorder_close(struct recorder *r, uint32_t station, uint64_t ts)
 void recorder_target(struct recorder *r, int64_t pid)
 {
 	struct rec_item it = {.kind = REC_PID, .value = (uint64_t)pid};
+
+	rec_push(r, &it);
+}
+
+void recorder_exit(struct recorder *r, int status, int sig)
+{
+	struct rec_item it = {.kind = REC_EXIT,
+			      .value = (uint64_t)(int64_t)status,
+			      .tid = (uint64_t)(int64_t)sig};
 
 	rec_push(r, &it);
 }

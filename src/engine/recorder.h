@@ -48,14 +48,17 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 
 /* Harvest side, with the engine lock held (one producer at a time).  None
  * blocks or makes a syscall in the common case. */
+/* id: the model's id for the coroutine (replay shows the same). */
 void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
-		   uint64_t ts);
+		   uint64_t ts, uint64_t id);
 void recorder_event(struct recorder *r, const struct harvest_event *ev);
 void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
 		   uint64_t ts);
 void recorder_close(struct recorder *r, uint32_t station, uint64_t ts);
 /* The target's pid, once known (a corotop_pid option). */
 void recorder_target(struct recorder *r, int64_t pid);
+/* It exited with status (or -1) and signal (or 0): corotop_exit. */
+void recorder_exit(struct recorder *r, int status, int sig);
 
 /* Stop: the writer drains the ring, closes every open interval at end_ts,
  * writes the rest and stops.  Idempotent. */

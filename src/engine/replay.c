@@ -130,6 +130,13 @@ static enum rp_kind rp_kind_of(const struct heph_file *f,
 	return RP_OTHER;
 }
 
+static bool rp_option_is(const struct heph_packet *p, const char *name)
+{
+	size_t n = strlen(name);
+
+	return p->option_len == n && !memcmp(p->option, name, n);
+}
+
 /* The u64 attribute `name` of a decoded event, or false. */
 static bool rp_attr_u64(const struct heph_packet *p, const char *name,
 			uint64_t *v)
@@ -149,34 +156,98 @@ static bool rp_attr_u64(const struct heph_packet *p, const char *name,
 
 /* ---- open ---- */
 
-/* corotop's own options, at the start of its recordings. */
+/* A corotop_birth option (out of memory: that birth is not known, and
+ * the substream's gaps stand in for it). */
+static void rp_birth_add(struct replay *r, uint64_t sub, uint64_t ts,
+			 uint64_t id)
+{
+	if (r->nbirth_opt == r->cap_birth_opt) {
+		size_t cap = r->cap_birth_opt ? r->cap_birth_opt * 2 : 256;
+		struct replay_birth *b =
+			realloc(r->birth_opt, cap * sizeof(*b));
+
+		if (!b)
+			return;
+		r->birth_opt = b;
+		r->cap_birth_opt = cap;
+	}
+	r->birth_opt[r->nbirth_opt++] = (struct replay_birth){sub, ts, id};
+}
+
+static int rp_birth_cmp2(const void *a, const void *b)
+{
+	const struct replay_birth *x = a, *y = b;
+
+	if (x->sub != y->sub)
+		return x->sub < y->sub ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The births recorded for substream sub: *n of them from the returned. */
+static const struct replay_birth *rp_births_of(const struct replay *r,
+					       uint64_t sub, size_t *n)
+{
+	size_t lo = 0, hi = r->nbirth_opt, end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->birth_opt[mid].sub < sub)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < r->nbirth_opt && r->birth_opt[end].sub == sub;
+	     end++)
+		;
+	*n = end - lo;
+	return r->birth_opt + lo;
+}
+
+/* corotop's own options (hephfile kept where they are). */
 static void rp_options(struct replay *r)
 {
 	const struct heph_file *f = &r->f;
-	size_t off = 0;
 	char err[128];
 
-	for (int i = 0; i < 64 && off < f->size; i++) {
+	for (size_t i = 0; i < f->nmeta_off; i++) {
 		struct heph_packet p;
+		uint64_t off = f->meta_off[i];
 
-		if (heph_decode(f->map + off, f->size - off, &p, err,
+		if (off >= f->size ||
+		    heph_decode(f->map + off, f->size - off, &p, err,
 				sizeof(err)) != HEPH_OK ||
-		    p.kind != HEPH_META)
-			return;
-		if (p.option_len == 7 && !memcmp(p.option, "corotop", 7))
+		    p.kind != HEPH_META || p.option_len < 7 ||
+		    memcmp(p.option, "corotop", 7))
+			continue;
+		if (p.option_len == 7)
 			r->ours = true;
-		if (p.option_len == 11 && !memcmp(p.option, "corotop_pid", 11) &&
-		    p.value_len == 8)
+		else if (rp_option_is(&p, "corotop_pid") && p.value_len == 8)
 			r->pid = (int64_t)heph_be64(p.value);
-		if (p.option_len == 15 &&
-		    !memcmp(p.option, "corotop_command", 15)) {
+		else if (rp_option_is(&p, "corotop_end") && p.value_len == 8)
+			r->end_mark = heph_be64(p.value);
+		else if (rp_option_is(&p, "corotop_birth") &&
+			 (p.value_len == 16 || p.value_len == 24))
+			rp_birth_add(r, heph_be64(p.value),
+				     heph_be64(p.value + 8),
+				     p.value_len == 24 ? heph_be64(p.value + 16)
+						       : 0);
+		else if (rp_option_is(&p, "corotop_exit") &&
+			 p.value_len == 16) {
+			r->exited = true;
+			r->exit_code = (int)(int64_t)heph_be64(p.value);
+			r->exit_signal = (int)(int64_t)heph_be64(p.value + 8);
+		} else if (rp_option_is(&p, "corotop_command")) {
 			size_t n = p.value_len < sizeof(r->command) - 1
 					   ? p.value_len
 					   : sizeof(r->command) - 1;
+
 			memcpy(r->command, p.value, n);
 			r->command[n] = 0;
+			for (size_t k = 0; k < n; k++)
+				if ((unsigned char)r->command[k] < 0x20)
+					r->command[k] = '?';
 		}
-		off += p.size;
 	}
 }
 
@@ -187,6 +258,27 @@ static int rp_iv_cmp(const void *a, const void *b)
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* qsort has no context argument in C11: the replay being sorted. */
+static const struct replay *rp_sort_r;
+
+static int rp_birth_cmp(const void *a, const void *b)
+{
+	const struct replay_coro *x = &rp_sort_r->coro[*(const uint32_t *)a];
+	const struct replay_coro *y = &rp_sort_r->coro[*(const uint32_t *)b];
+
+	if (x->birth != y->birth)
+		return x->birth < y->birth ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int rp_id_cmp(const void *a, const void *b)
+{
+	uint64_t x = rp_sort_r->coro[*(const uint32_t *)a].id;
+	uint64_t y = rp_sort_r->coro[*(const uint32_t *)b].id;
+
+	return x < y ? -1 : x > y;
 }
 
 static int rp_u64_cmp(const void *a, const void *b)
@@ -256,38 +348,71 @@ static bool rp_classify(struct replay *r, struct rp_map *m, uint32_t *grp,
 
 /* Cut one group's intervals iv[a .. b) (in time order) into coroutines,
  * which are then consecutive in r->coro, in time order. */
+/* Coroutine of intervals iv[first .. k), born at birth (or at its first
+ * start when that is unknown or later). */
+static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
+		    const struct replay_birth *birth, size_t *cap)
+{
+	struct replay_coro *c;
+
+	if (r->ncoro == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		struct replay_coro *p = realloc(r->coro, nc * sizeof(*p));
+
+		if (!p)
+			return false;
+		r->coro = p;
+		*cap = nc;
+	}
+	c = &r->coro[r->ncoro++];
+	memset(c, 0, sizeof(*c));
+	c->substream = sub;
+	c->first = (uint32_t)first;
+	c->n = (uint32_t)(k - first);
+	c->birth = r->iv[first].start;
+	if (birth && birth->ts < c->birth)
+		c->birth = birth->ts;
+	c->id = birth ? birth->id : 0; /* checked in rp_ids */
+	return true;
+}
+
+/* Cut one group's intervals iv[a .. b) (in time order) into coroutines,
+ * which are then consecutive in r->coro, in time order.  corotop's
+ * recordings say when each coroutine was born: the latest birth at or
+ * before an interval's start owns it.  Without births, a gap between two
+ * intervals is a death and a birth. */
 static bool rp_cut(struct replay *r, uint64_t sub, size_t a, size_t b,
 		   size_t *cap)
 {
 	const struct heph_file *f = &r->f;
-	size_t first = a;
+	size_t first = a, nb = 0, j = 0;
+	const struct replay_birth *bb =
+		r->ours ? rp_births_of(r, sub, &nb) : NULL;
+	const struct replay_birth *birth = NULL, *latest = NULL;
+	bool have = false;
 
-	for (size_t k = a; k <= b; k++) {
-		struct replay_coro *c;
+	for (size_t k = a; k < b; k++) {
+		bool born = false;
 
-		if (k < b && (k == a || !r->ours ||
-			      r->iv[k].start <= f->ev[r->iv[k - 1].ev].end))
-			continue;
-		if (r->ncoro == *cap) {
-			size_t nc = *cap ? *cap * 2 : 1024;
-			struct replay_coro *p =
-				realloc(r->coro, nc * sizeof(*p));
-
-			if (!p)
-				return false;
-			r->coro = p;
-			*cap = nc;
+		while (j < nb && bb[j].ts <= r->iv[k].start) {
+			born = true;
+			latest = &bb[j++];
 		}
-		c = &r->coro[r->ncoro++];
-		memset(c, 0, sizeof(*c));
-		c->substream = sub;
-		c->first = (uint32_t)first;
-		c->n = (uint32_t)(k - first);
-		c->birth = r->iv[first].start;
-		c->end = f->ev[r->iv[k - 1].ev].end;
-		first = k;
+		if (k > first &&
+		    (born || (r->ours && !nb &&
+			      r->iv[k].start > f->ev[r->iv[k - 1].ev].end))) {
+			if (!rp_emit(r, sub, first, k, have ? birth : NULL,
+				     cap))
+				return false;
+			first = k;
+			have = false;
+		}
+		if (born) {
+			birth = latest;
+			have = true;
+		}
 	}
-	return true;
+	return rp_emit(r, sub, first, b, have ? birth : NULL, cap);
 }
 
 /* Running time before each interval, births, deaths. */
@@ -295,7 +420,6 @@ static void rp_coro_finish(struct replay *r, struct replay_coro *c)
 {
 	const struct heph_file *f = &r->f;
 	uint64_t run = 0, end = 0;
-	struct heph_packet p;
 
 	for (uint32_t k = c->first; k < c->first + c->n; k++) {
 		const struct heph_ref *e = &f->ev[r->iv[k].ev];
@@ -307,16 +431,7 @@ static void rp_coro_finish(struct replay *r, struct replay_coro *c)
 			end = e->end;
 	}
 	c->end = end;
-	/* corotop writes when the coroutine was born on its first interval
-	 * (`born`): it existed, suspended, before its first transition. */
-	if (r->ours && heph_file_event(f, r->iv[c->first].ev, &p)) {
-		uint64_t born;
-
-		if (rp_attr_u64(&p, "born", &born) && born <= c->birth &&
-		    c->birth - born < (uint64_t)3600 * 1000000000u)
-			c->birth = born;
-	}
-	c->dead = r->ours && c->end < r->t1;
+	c->dead = r->ours && c->end < (r->end_mark ? r->end_mark : r->t1);
 }
 
 /* Pass 2: intervals into their groups (counting sort), then coroutines. */
@@ -459,6 +574,48 @@ static bool rp_losses(struct replay *r, struct rp_map *m, const uint32_t *grp,
 	return true;
 }
 
+/* Ids: corotop's own when every coroutine has one and no two share it
+ * (the live model's, so replay and live agree), else 1, 2, ... in birth
+ * order (ties: file order).  by_id lists coroutines by ascending id. */
+static void rp_ids(struct replay *r)
+{
+	bool recorded = r->ncoro > 0;
+
+	for (size_t k = 0; k < r->ncoro; k++) {
+		r->by_id[k] = (uint32_t)k;
+		recorded = recorded && r->coro[k].id;
+	}
+	rp_sort_r = r;
+	qsort(r->by_id, r->ncoro, sizeof(*r->by_id),
+	      recorded ? rp_id_cmp : rp_birth_cmp);
+	for (size_t k = 1; recorded && k < r->ncoro; k++)
+		recorded = r->coro[r->by_id[k - 1]].id !=
+			   r->coro[r->by_id[k]].id;
+	if (!recorded)
+		qsort(r->by_id, r->ncoro, sizeof(*r->by_id), rp_birth_cmp);
+	rp_sort_r = NULL;
+	for (size_t k = 0; k < r->ncoro && !recorded; k++)
+		r->coro[r->by_id[k]].id = k + 1;
+}
+
+/* The coroutine with id `id`, or NULL. */
+static const struct replay_coro *rp_find(const struct replay *r, uint64_t id)
+{
+	size_t lo = 0, hi = r->ncoro;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->coro[r->by_id[mid]].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return id && lo < r->ncoro && r->coro[r->by_id[lo]].id == id
+		       ? &r->coro[r->by_id[lo]]
+		       : NULL;
+}
+
 static bool rp_build(struct replay *r, char *err, size_t errlen)
 {
 	struct rp_map m = {0};
@@ -468,6 +625,9 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 
 	r->pid = -1;
 	rp_options(r);
+	if (r->nbirth_opt)
+		qsort(r->birth_opt, r->nbirth_opt, sizeof(*r->birth_opt),
+		      rp_birth_cmp2);
 	r->t0 = r->f.nev ? r->f.first_start : 0;
 	grp = malloc((r->f.nev ? r->f.nev : 1) * sizeof(*grp));
 	r->iv = malloc((r->f.nev ? r->f.nev : 1) * sizeof(*r->iv));
@@ -478,7 +638,9 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 	    rp_losses(r, &m, grp, gco, nloss)) {
 		r->births = malloc((r->ncoro ? r->ncoro : 1) *
 				   sizeof(*r->births));
-		if (r->births) {
+		r->by_id = malloc((r->ncoro ? r->ncoro : 1) *
+				  sizeof(*r->by_id));
+		if (r->births && r->by_id) {
 			for (size_t k = 0; k < r->ncoro; k++) {
 				r->births[k] = r->coro[k].birth;
 				if (r->coro[k].birth < r->t0)
@@ -486,9 +648,12 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 			}
 			qsort(r->births, r->ncoro, sizeof(*r->births),
 			      rp_u64_cmp);
+			rp_ids(r);
 			ok = true;
 		}
 	}
+	if (r->end_mark > r->t1)
+		r->t1 = r->end_mark;
 	if (r->t1 < r->t0)
 		r->t1 = r->t0;
 	free(grp);
@@ -534,6 +699,8 @@ void replay_close(struct replay *r)
 	free(r->iv);
 	free(r->coro);
 	free(r->births);
+	free(r->by_id);
+	free(r->birth_opt);
 	free(r->lost);
 	free(r->glost);
 	memset(r, 0, sizeof(*r));
@@ -623,12 +790,14 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 	if (c->dead && t >= c->end && t - c->end > r->linger_ns)
 		return false;
 	memset(out, 0, sizeof(*out));
-	out->id = k + 1;
+	out->id = c->id;
 	out->slot = (uint32_t)k;
 	out->station = MODEL_NONE;
 	out->probe_id = c->substream;
 	out->birth_ts = c->birth;
 	out->in_use = 1;
+	/* Not recorded: where a station went.  No dead-station warnings. */
+	out->recycled = 1;
 	rp_lost_upto(r->lost + c->lfirst, c->nl, t, &lsum);
 	out->lost = lsum;
 	if (!i) { /* born, not run yet */
@@ -735,9 +904,9 @@ size_t replay_history(const struct replay *r, uint64_t id, uint64_t t,
 	const struct replay_coro *c;
 	size_t upto, from, n = 0, li;
 
-	if (!id || id > r->ncoro || !max)
+	c = rp_find(r, id);
+	if (!c || !max)
 		return 0;
-	c = &r->coro[id - 1];
 	upto = rp_upto(r->iv + c->first, c->n, t);
 	from = upto > max ? upto - max : 0;
 	li = 0;
@@ -768,9 +937,9 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 	uint32_t pos = 0;
 	size_t i;
 
-	if (!id || id > r->ncoro)
+	c = rp_find(r, id);
+	if (!c)
 		return 0;
-	c = &r->coro[id - 1];
 	i = rp_upto(r->iv + c->first, c->n, t);
 	if (!i || r->iv[c->first + i - 1].running ||
 	    (c->dead && i == c->n && t >= c->end) ||
@@ -791,8 +960,8 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 
 uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 {
-	if (id && id <= r->ncoro) {
-		const struct replay_coro *c = &r->coro[id - 1];
+	if (id && rp_find(r, id)) {
+		const struct replay_coro *c = rp_find(r, id);
 		const struct replay_iv *iv = r->iv + c->first;
 		size_t i = rp_upto(iv, c->n, t);
 

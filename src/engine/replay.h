@@ -29,10 +29,16 @@ struct replay_lost {
 	uint64_t cum; /* count of this and every earlier one (same list) */
 };
 
-/* One coroutine: a substream's run of back-to-back intervals.  A gap
- * between two intervals of a substream in a corotop recording is a death
- * and a birth (probe ids are reused). */
+/* A birth corotop recorded (corotop_birth). */
+struct replay_birth {
+	uint64_t sub, ts;
+	uint64_t id; /* corotop's id for it, 0: none */
+};
+
+/* One coroutine: a substream's intervals from one birth to the next
+ * (probe ids are reused); see rp_cut in replay.c. */
 struct replay_coro {
+	uint64_t id; /* 1, 2, ... in birth order */
 	uint64_t substream;
 	uint64_t birth, end; /* first start, last end */
 	uint32_t first, n;   /* its intervals: iv[first .. first + n) */
@@ -51,6 +57,7 @@ struct replay {
 	struct replay_coro *coro;
 	size_t ncoro;
 	uint64_t *births; /* every coroutine's birth, sorted */
+	uint32_t *by_id;  /* coroutine indexes by ascending id */
 	struct replay_lost *lost; /* per coroutine, grouped (lfirst, nl) */
 	size_t nlost;
 	struct replay_lost *glost; /* every loss, by time (cum: all of them) */
@@ -59,6 +66,12 @@ struct replay {
 	/* From corotop's own options, when present. */
 	int64_t pid;	    /* the target's pid, or -1 */
 	char command[256]; /* its command line, or "" */
+	uint64_t end_mark; /* when recording stopped (corotop_end), or 0 */
+	struct replay_birth *birth_opt; /* by (sub, ts) */
+	size_t nbirth_opt, cap_birth_opt;
+	bool exited;	   /* the target exited (corotop_exit) ... */
+	int exit_code;	   /* ... with this status (-1: a signal) */
+	int exit_signal;
 };
 
 /* Open and index path (a Heph trace).  False with a message when it can
@@ -72,8 +85,8 @@ void replay_close(struct replay *r);
 
 /* Everything at time t (clamped to [t0, t1]) into out: coroutines as the
  * live model would hold them then, totals and rates over the second
- * before t.  Record slot = coroutine index, id = index + 1, for the
- * recording's whole length. */
+ * before t.  Record slot = coroutine index; ids are in birth order; both
+ * hold for the recording's whole length. */
 void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out);
 
 /* The transitions of coroutine `id` up to t, oldest first, at most max
