@@ -72,9 +72,16 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	unsigned rows = 0;
 
 	snapshot_target_text(s, target, sizeof(target));
-	fprintf(f, "corotop - %s - engine %s%s%s\n", target,
-		s->sleeping ? "asleep" : "harvesting",
-		s->error ? " - error: " : "", s->error ? s->error : "");
+	if (s->replay.on)
+		fprintf(f,
+			"corotop - %s - replay at %.3f s of %.3f s%s%s\n",
+			target, (double)(s->ts - s->replay.t0) / 1e9,
+			(double)(s->replay.t1 - s->replay.t0) / 1e9,
+			s->error ? " - error: " : "", s->error ? s->error : "");
+	else
+		fprintf(f, "corotop - %s - engine %s%s%s\n", target,
+			s->sleeping ? "asleep" : "harvesting",
+			s->error ? " - error: " : "", s->error ? s->error : "");
 	fprintf(f,
 		"Events: %" PRIu64 " total, %.0f/s, %" PRIu64 " lost, %" PRIu64
 		" untraced, %" PRIu64 " torn\n",
@@ -338,5 +345,12 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	batch_json_calltrace(f, hot);
 	batch_json_hot(f, hot);
 	batch_json_ppt(f, ppt);
+	if (s->replay.on)
+		fprintf(f,
+			",\"replay\":{\"pos_ns\":%" PRIu64 ",\"t0\":%" PRIu64
+			",\"t1\":%" PRIu64 "}",
+			s->ts - s->replay.t0, s->replay.t0, s->replay.t1);
+	else
+		fputs(",\"replay\":null", f);
 	fputs("}\n", f);
 }

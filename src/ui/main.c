@@ -273,6 +273,20 @@ static int main_replay_run(struct main_loop *m)
 	return 0;
 }
 
+/* A recording that could not all be read still replays: say so. */
+static void main_replay_problems(struct engine *e)
+{
+	struct engine_replay_info ri;
+
+	if (!engine_replay_info(e, &ri) || !ri.problems)
+		return;
+	fprintf(stderr,
+		"corotop: %s: %zu packet%s could not be read (the first %s)%s; "
+		"replaying the rest\n",
+		ri.path, ri.problems, ri.problems == 1 ? "" : "s", ri.problem,
+		ri.truncated ? ", and the file ends inside a packet" : "");
+}
+
 static bool main_want_live(const struct cli *cli)
 {
 	const char *term = getenv("TERM");
@@ -512,6 +526,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "corotop: %s\n", err);
 		return m.cli.shm ? 2 : 1;
 	}
+	if (m.cli.replay)
+		main_replay_problems(m.engine);
 	if (!engine_start(m.engine, err, sizeof(err))) {
 		fprintf(stderr, "corotop: %s\n", err);
 		engine_destroy(m.engine);
