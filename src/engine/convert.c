@@ -91,10 +91,10 @@ void convert_json_str(FILE *f, const char *s, size_t len)
 				else
 					cp = cp << 6 | (p[i + k] & 0x3f);
 			}
-			if (ok && ((need == 2 && cp < 0x800) ||
-				   (need == 3 &&
-				    (cp < 0x10000 || cp > 0x10ffff)) ||
-				   (cp >= 0xd800 && cp <= 0xdfff)))
+			if (ok &&
+			    ((need == 2 && cp < 0x800) ||
+			     (need == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+			     (cp >= 0xd800 && cp <= 0xdfff)))
 				ok = false;
 			if (ok) {
 				fwrite(p + i, 1, need + 1, f);
@@ -165,8 +165,10 @@ static struct cv_thread *cv_thread(struct cv_map *m, uint64_t sub,
 			return &m->t[j];
 		j = (j + 1) & (m->cap - 1);
 	}
-	m->t[j] = (struct cv_thread){.sub = sub, .stream = stream, .used = true};
-	m->t[j].tid = sub <= INT32_MAX ? sub : (uint64_t)INT32_MAX + ++m->next_tid;
+	m->t[j] =
+		(struct cv_thread){.sub = sub, .stream = stream, .used = true};
+	m->t[j].tid =
+		sub <= INT32_MAX ? sub : (uint64_t)INT32_MAX + ++m->next_tid;
 	m->n++;
 	return &m->t[j];
 }
@@ -297,12 +299,12 @@ static void cv_args(FILE *f, const struct heph_packet *p)
 }
 
 static bool cv_chrome_event(FILE *f, struct cv_map *m,
-			    const struct heph_packet *p, struct convert_stats *st,
-			    bool *first)
+			    const struct heph_packet *p,
+			    struct convert_stats *st, bool *first)
 {
 	struct cv_thread *t = cv_thread(m, p->substream, p->stream);
-	uint64_t start = p->start, dur = p->end > p->start ? p->end - p->start
-							   : 0;
+	uint64_t start = p->start,
+		 dur = p->end > p->start ? p->end - p->start : 0;
 	int fresh = cv_new_stream(m, p->stream);
 	char name[64];
 	int n;
@@ -312,8 +314,8 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 	if (fresh) {
 		n = snprintf(name, sizeof(name), "stream %" PRIu32, p->stream);
 		fprintf(f,
-			"%s\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
-			",\"tid\":0,\"args\":{\"name\":",
+			"%s\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":"
+			"%" PRIu32 ",\"tid\":0,\"args\":{\"name\":",
 			*first ? "" : ",", p->stream);
 		convert_json_str(f, name, (size_t)n);
 		fputs("}}", f);
@@ -323,8 +325,8 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 		n = snprintf(name, sizeof(name), "substream %" PRIu64,
 			     p->substream);
 		fprintf(f,
-			"%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
-			",\"tid\":%" PRIu64 ",\"args\":{\"name\":",
+			"%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":"
+			"%" PRIu32 ",\"tid\":%" PRIu64 ",\"args\":{\"name\":",
 			*first ? "" : ",", p->stream, t->tid);
 		convert_json_str(f, name, (size_t)n);
 		fputs("}}", f);
@@ -342,8 +344,9 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 	t->last_out = start;
 	fprintf(f, "%s\n{\"name\":", *first ? "" : ",");
 	convert_json_str(f, p->desc, p->desc_len);
-	fprintf(f, ",\"cat\":\"heph\",\"ph\":\"X\",\"pid\":%" PRIu32
-		   ",\"tid\":%" PRIu64 ",\"ts\":",
+	fprintf(f,
+		",\"cat\":\"heph\",\"ph\":\"X\",\"pid\":%" PRIu32
+		",\"tid\":%" PRIu64 ",\"ts\":",
 		p->stream, t->tid);
 	cv_us(f, start);
 	fputs(",\"dur\":", f);
@@ -480,7 +483,8 @@ static bool cv_folded(const struct heph_file *hf, FILE *f, convert_name_fn fn,
 				continue;
 			for (uint16_t k = 0; k < n; k++) {
 				uint64_t addr = heph_attr_u64(&a, k);
-				const char *name = fn ? fn(ctx, addr, !k) : NULL;
+				const char *name =
+					fn ? fn(ctx, addr, !k) : NULL;
 
 				/* A copy: fn may reuse its buffer. */
 				if (name)

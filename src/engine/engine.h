@@ -24,19 +24,19 @@ struct engine_config {
 	/* Attach mode (corotop -p): a running process, through its ppt
 	 * buffers (engine_ppt.c). */
 	pid_t attach_pid;
-	bool force_attach;	   /* take over buffers another agent holds */
-	const char *counters;	   /* -c: perf counters per frame, or NULL */
-	uint64_t ppt_frames;	   /* data block size in frames (0: default) */
-	const char *ppt_buffer;	   /* attach only this buffer (NULL: all) */
-	uint32_t stations;	   /* launch mode: stations to create */
-	const char *jsonl_path;	   /* append every event here, or NULL */
-	const char *record_path;   /* --record: a Heph trace, or NULL */
+	bool force_attach;	 /* take over buffers another agent holds */
+	const char *counters;	 /* -c: perf counters per frame, or NULL */
+	uint64_t ppt_frames;	 /* data block size in frames (0: default) */
+	const char *ppt_buffer;	 /* attach only this buffer (NULL: all) */
+	uint32_t stations;	 /* launch mode: stations to create */
+	const char *jsonl_path;	 /* append every event here, or NULL */
+	const char *record_path; /* --record: a Heph trace, or NULL */
 	/* Replay mode (corotop --replay): a recording instead of a target;
 	 * no region, no threads (engine_replay.c). */
 	const char *replay_path;
-	bool replay_play; /* start playing (else paused at the start) */
-	uint64_t linger_ns;	   /* dead coroutines stay visible this long */
-	unsigned idle_scans;	   /* empty scans before sleeping (N) */
+	bool replay_play;    /* start playing (else paused at the start) */
+	uint64_t linger_ns;  /* dead coroutines stay visible this long */
+	unsigned idle_scans; /* empty scans before sleeping (N) */
 	unsigned sleep_timeout_ms; /* bound on one sleep (first) */
 	unsigned sleep_max_ms;	   /* bound after repeated idle timeouts */
 	unsigned scan_interval_us; /* pause after a busy scan without loss */
@@ -233,12 +233,12 @@ struct engine_replay_info {
 	uint64_t epoch_ns; /* wall clock at trace time 0, or 0: unknown */
 	double speed;
 	bool playing;
-	bool ours;	  /* written by corotop --record */
-	bool truncated;	  /* the file ends inside a packet */
-	int64_t pid;	  /* the traced pid, or -1 */
-	size_t events;	  /* event packets */
+	bool ours;	   /* written by corotop --record */
+	bool truncated;	   /* the file ends inside a packet */
+	int64_t pid;	   /* the traced pid, or -1 */
+	size_t events;	   /* event packets */
 	size_t coroutines; /* over the whole recording */
-	size_t problems;  /* packets that could not be read */
+	size_t problems;   /* packets that could not be read */
 	char problem[160]; /* the first, with its offset, or "" */
 	char path[512];
 	char command[256]; /* what was traced, or "" */

@@ -144,8 +144,8 @@ bool engine_rp_create(struct engine *e, char *err, size_t errlen);
 void engine_rp_destroy(struct engine *e);
 void engine_rp_snapshot(struct engine *e, struct snapshot *out);
 void engine_rp_watch(struct engine *e, uint64_t id);
-size_t engine_rp_parked_stack(struct engine *e, uint64_t id,
-			      uint64_t *frames, size_t max);
+size_t engine_rp_parked_stack(struct engine *e, uint64_t id, uint64_t *frames,
+			      size_t max);
 
 /* engine_record.c: --record.  create: open the file (nothing without
  * --record); target: the pid once known; destroy: flush and close, false

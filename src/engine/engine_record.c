@@ -64,8 +64,7 @@ bool engine_rec_create(struct engine *e, char *err, size_t errlen)
 	} else if (e->cfg.attach_pid) {
 		snprintf(what, sizeof(what), "pid %d", (int)e->cfg.attach_pid);
 	} else if (e->cfg.shm_path) {
-		snprintf(what, sizeof(what), "observer of %s",
-			 e->cfg.shm_path);
+		snprintf(what, sizeof(what), "observer of %s", e->cfg.shm_path);
 	}
 	e->rec = recorder_create(e->cfg.record_path, e->region.stations, &h,
 				 what, err, errlen);

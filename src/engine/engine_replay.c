@@ -26,7 +26,7 @@ static const char engine_rp_sigbus[] =
 struct engine_rp {
 	struct replay r;
 	struct heph_names names; /* the recording's symbols (symtab's) */
-	uint64_t base, since; /* position `base` at monotonic `since` */
+	uint64_t base, since;	 /* position `base` at monotonic `since` */
 	double speed;
 	bool playing;
 	uint64_t watch; /* the coroutine whose history snapshots carry */
@@ -70,9 +70,8 @@ bool engine_rp_create(struct engine *e, char *err, size_t errlen)
 		return false;
 	}
 	if (!p->r.f.nev) {
-		snprintf(err, errlen,
-			 "%s: no events in it%s%s", e->cfg.replay_path,
-			 p->r.f.nproblems ? ": " : "",
+		snprintf(err, errlen, "%s: no events in it%s%s",
+			 e->cfg.replay_path, p->r.f.nproblems ? ": " : "",
 			 p->r.f.nproblems ? p->r.f.problems[0].what : "");
 		replay_close(&p->r);
 		free(p);
@@ -187,8 +186,8 @@ static void rp_stack(struct engine *e, void *arg)
 				   a->max);
 }
 
-size_t engine_rp_parked_stack(struct engine *e, uint64_t id,
-			      uint64_t *frames, size_t max)
+size_t engine_rp_parked_stack(struct engine *e, uint64_t id, uint64_t *frames,
+			      size_t max)
 {
 	struct rp_stack_arg a = {id, frames, max, 0};
 

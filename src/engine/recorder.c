@@ -30,8 +30,8 @@
  * belong to the next coroutine --
  * and, once known, `corotop_pid` (u64); at the end `corotop_exit` (i64
  * exit status or -1, i64 signal) when the target had exited, and last
- * `corotop_end` (u64): when recording stopped.  Each address written (an addr, a
- * stack frame) is named once, before the first event that uses it, by a
+ * `corotop_end` (u64): when recording stopped.  Each address written (an addr,
+ * a stack frame) is named once, before the first event that uses it, by a
  * `corotop_symbol` option (hephnames.h): replay and convert name frames
  * without the target.
  * Loss on a station is an event "lost" with a `count` attribute, at the
@@ -68,7 +68,7 @@
 #define REC_BUF (256u << 10)
 #define REC_FLUSH (REC_BUF * 3 / 4)
 #define REC_FRAMES 64
-#define REC_STREAMS 4096 /* per-stream counters kept (open addressing) */
+#define REC_STREAMS 4096     /* per-stream counters kept (open addressing) */
 #define REC_NAMED (1u << 16) /* addresses named so far (then: no more) */
 
 enum rec_kind {

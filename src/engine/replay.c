@@ -589,8 +589,8 @@ static void rp_ids(struct replay *r)
 	qsort(r->by_id, r->ncoro, sizeof(*r->by_id),
 	      recorded ? rp_id_cmp : rp_birth_cmp);
 	for (size_t k = 1; recorded && k < r->ncoro; k++)
-		recorded = r->coro[r->by_id[k - 1]].id !=
-			   r->coro[r->by_id[k]].id;
+		recorded =
+			r->coro[r->by_id[k - 1]].id != r->coro[r->by_id[k]].id;
 	if (!recorded)
 		qsort(r->by_id, r->ncoro, sizeof(*r->by_id), rp_birth_cmp);
 	rp_sort_r = NULL;
@@ -636,10 +636,10 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 	    (gco = malloc((m.n + 1) * sizeof(*gco))) &&
 	    rp_group(r, &m, grp, count, m.n, gco) &&
 	    rp_losses(r, &m, grp, gco, nloss)) {
-		r->births = malloc((r->ncoro ? r->ncoro : 1) *
-				   sizeof(*r->births));
-		r->by_id = malloc((r->ncoro ? r->ncoro : 1) *
-				  sizeof(*r->by_id));
+		r->births =
+			malloc((r->ncoro ? r->ncoro : 1) * sizeof(*r->births));
+		r->by_id =
+			malloc((r->ncoro ? r->ncoro : 1) * sizeof(*r->by_id));
 		if (r->births && r->by_id) {
 			for (size_t k = 0; k < r->ncoro; k++) {
 				r->births[k] = r->coro[k].birth;
@@ -862,7 +862,8 @@ void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 	memset(&out->t, 0, sizeof(out->t));
 	memset(out->warn_counts, 0, sizeof(out->warn_counts));
 	if (out->cap < r->ncoro) {
-		struct model_coro *c = realloc(out->coro, r->ncoro * sizeof(*c));
+		struct model_coro *c =
+			realloc(out->coro, r->ncoro * sizeof(*c));
 
 		if (c) {
 			out->coro = c;
@@ -966,7 +967,7 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 		size_t i = rp_upto(iv, c->n, t);
 
 		if (dir > 0)
-			return i < c->n ? iv[i].start
+			return i < c->n		       ? iv[i].start
 			       : c->dead && t < c->end ? c->end
 						       : t;
 		/* The transition before the one in force at t. */

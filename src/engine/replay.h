@@ -56,21 +56,21 @@ struct replay {
 	size_t niv;
 	struct replay_coro *coro;
 	size_t ncoro;
-	uint64_t *births; /* every coroutine's birth, sorted */
-	uint32_t *by_id;  /* coroutine indexes by ascending id */
+	uint64_t *births;	  /* every coroutine's birth, sorted */
+	uint32_t *by_id;	  /* coroutine indexes by ascending id */
 	struct replay_lost *lost; /* per coroutine, grouped (lfirst, nl) */
 	size_t nlost;
 	struct replay_lost *glost; /* every loss, by time (cum: all of them) */
 	size_t nglost;
 	uint64_t other_events; /* events neither intervals nor losses */
 	/* From corotop's own options, when present. */
-	int64_t pid;	    /* the target's pid, or -1 */
+	int64_t pid;	   /* the target's pid, or -1 */
 	char command[256]; /* its command line, or "" */
 	uint64_t end_mark; /* when recording stopped (corotop_end), or 0 */
 	struct replay_birth *birth_opt; /* by (sub, ts) */
 	size_t nbirth_opt, cap_birth_opt;
-	bool exited;	   /* the target exited (corotop_exit) ... */
-	int exit_code;	   /* ... with this status (-1: a signal) */
+	bool exited;   /* the target exited (corotop_exit) ... */
+	int exit_code; /* ... with this status (-1: a signal) */
 	int exit_signal;
 };
 
@@ -102,7 +102,6 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 /* The start of the next (dir > 0) or previous (dir < 0) transition after
  * or before t: of coroutine `id`, or of any (id 0).  t itself when there
  * is none. */
-uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t,
-		     int dir);
+uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir);
 
 #endif

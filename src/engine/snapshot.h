@@ -29,7 +29,7 @@ struct snapshot_target {
 struct snapshot_replay {
 	bool on;
 	bool playing;
-	double speed;	/* trace time per wall time */
+	double speed;	 /* trace time per wall time */
 	uint64_t t0, t1; /* the recording's first and last moments */
 };
 

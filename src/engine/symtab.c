@@ -168,9 +168,8 @@ const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
 	} else if (!s && symtab_recorded(t, addr)) {
 		const char *r = symtab_recorded(t, addr);
 
-		snprintf(buf, n, "%.*s", full ? (int)strlen(r)
-					      : (int)strcspn(r, " "),
-			 r);
+		snprintf(buf, n, "%.*s",
+			 full ? (int)strlen(r) : (int)strcspn(r, " "), r);
 	} else {
 		symtab_hex(addr, buf, n);
 	}

@@ -25,7 +25,7 @@ struct symtab {
 	 * when there is no process to symbolize; immutable once set. */
 	const char *(*recorded)(void *ctx, uint64_t addr);
 	void *recorded_ctx;
-	char error[160];       /* why there are no symbols, for people */
+	char error[160]; /* why there are no symbols, for people */
 };
 
 void symtab_init(struct symtab *t);

@@ -73,8 +73,7 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 
 	snapshot_target_text(s, target, sizeof(target));
 	if (s->replay.on)
-		fprintf(f,
-			"corotop - %s - replay at %.3f s of %.3f s%s%s\n",
+		fprintf(f, "corotop - %s - replay at %.3f s of %.3f s%s%s\n",
 			target, (double)(s->ts - s->replay.t0) / 1e9,
 			(double)(s->replay.t1 - s->replay.t0) / 1e9,
 			s->error ? " - error: " : "", s->error ? s->error : "");

@@ -25,9 +25,9 @@ struct cli {
 	const char *shm; /* observer mode */
 	const char *sock;
 	const char *jsonl;
-	const char *record; /* --record FILE: a Heph trace of the run */
-	const char *replay; /* --replay FILE: show a recording */
-	bool paused;	    /* --paused: replay starts paused */
+	const char *record;   /* --record FILE: a Heph trace of the run */
+	const char *replay;   /* --replay FILE: show a recording */
+	bool paused;	      /* --paused: replay starts paused */
 	const char *cacheray; /* --cacheray FILE (- : stdin) */
 	bool batch;
 	unsigned iterations; /* 0 = forever */

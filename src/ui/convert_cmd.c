@@ -51,8 +51,9 @@ static void convert_help(FILE *f)
 
 static int convert_usage_error(const char *what, const char *arg)
 {
-	fprintf(stderr, "corotop convert: %s%s%s; see 'corotop convert "
-			"--help'\n",
+	fprintf(stderr,
+		"corotop convert: %s%s%s; see 'corotop convert "
+		"--help'\n",
 		what, arg ? " " : "", arg ? arg : "");
 	return 2;
 }
@@ -147,20 +148,20 @@ int convert_cmd_main(int argc, char **argv)
 					   "jsonl or folded",
 					   NULL);
 	if (optind != argc - 1)
-		return convert_usage_error(optind >= argc
-						   ? "give one trace FILE"
-						   : "one trace FILE only, got "
-						     "more:",
-					   optind >= argc ? NULL
-							  : argv[optind + 1]);
+		return convert_usage_error(
+			optind >= argc ? "give one trace FILE"
+				       : "one trace FILE only, got "
+					 "more:",
+			optind >= argc ? NULL : argv[optind + 1]);
 	in = argv[optind];
 	if (!heph_file_open(&f, in, err, sizeof(err))) {
 		fprintf(stderr, "corotop convert: %s\n", err);
 		return 1;
 	}
 	for (size_t i = 0; i < f.nproblems; i++)
-		fprintf(stderr, "corotop convert: %s: at byte %" PRIu64 ": %s\n",
-			in, f.problems[i].off, f.problems[i].what);
+		fprintf(stderr,
+			"corotop convert: %s: at byte %" PRIu64 ": %s\n", in,
+			f.problems[i].off, f.problems[i].what);
 	if (f.problems_total > f.nproblems)
 		fprintf(stderr, "corotop convert: %s: %zu more problems\n", in,
 			f.problems_total - f.nproblems);
@@ -168,7 +169,8 @@ int convert_cmd_main(int argc, char **argv)
 	if (out_path && strcmp(out_path, "-")) {
 		out = convert_tmp(out_path, tmp, sizeof(tmp));
 		if (!out) {
-			fprintf(stderr, "corotop convert: cannot write %s: %s\n",
+			fprintf(stderr,
+				"corotop convert: cannot write %s: %s\n",
 				out_path, strerror(errno));
 			heph_names_finish(&names);
 			heph_file_close(&f);
@@ -201,7 +203,7 @@ int convert_cmd_main(int argc, char **argv)
 			" lost in \"lost\" events, %" PRIu64
 			" skipped, %zu problems)\n",
 			f.nev, st.written,
-			fmt->to == CONVERT_CHROME   ? "trace events"
+			fmt->to == CONVERT_CHROME  ? "trace events"
 			: fmt->to == CONVERT_JSONL ? "lines"
 						   : "stacks",
 			out == stdout || !out_path || !strcmp(out_path, "-")

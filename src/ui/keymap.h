@@ -43,12 +43,12 @@ enum tui_action {
 	ACT_TAB_NEXT,	  /* ppt view: next buffer */
 	ACT_TAB_PREV,	  /* ppt view: previous buffer */
 	/* Replay (--replay): the replay keymap below, consulted first. */
-	ACT_PLAY,	/* play or pause the recording */
-	ACT_STEP_BACK,	/* to the previous transition */
-	ACT_STEP_FWD,	/* to the next transition */
-	ACT_FASTER,	/* speed x2 */
-	ACT_SLOWER,	/* speed /2 */
-	ACT_GOTO,	/* type a time to jump to */
+	ACT_PLAY,	  /* play or pause the recording */
+	ACT_STEP_BACK,	  /* to the previous transition */
+	ACT_STEP_FWD,	  /* to the next transition */
+	ACT_FASTER,	  /* speed x2 */
+	ACT_SLOWER,	  /* speed /2 */
+	ACT_GOTO,	  /* type a time to jump to */
 	ACT_REPLAY_START, /* to the start */
 	ACT_REPLAY_END,	  /* to the end */
 };

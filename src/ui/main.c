@@ -506,7 +506,7 @@ int main(int argc, char **argv)
 	cfg.jsonl_path = m.cli.jsonl;
 	cfg.record_path = m.cli.record;
 	cfg.replay_path = m.cli.replay;
-	cfg.replay_play = !m.cli.paused;
+	cfg.replay_play = m.live && !m.cli.paused; /* batch seeks */
 	cfg.sample_hz = m.cli.sample_hz;
 	cfg.parked_stacks = m.cli.parked_stacks;
 	cfg.attach_pid = m.cli.pid;

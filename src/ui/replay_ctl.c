@@ -118,7 +118,8 @@ void replay_ctl_format(uint64_t ns, char *buf, size_t n)
 	uint64_t ms = ns / 1000000u, s = ms / 1000;
 
 	if (s >= 3600)
-		snprintf(buf, n, "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%03" PRIu64,
+		snprintf(buf, n,
+			 "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%03" PRIu64,
 			 s / 3600, s / 60 % 60, s % 60, ms % 1000);
 	else
 		snprintf(buf, n, "%" PRIu64 ":%02" PRIu64 ".%03" PRIu64, s / 60,
@@ -209,9 +210,8 @@ int replay_ctl_header(struct tui *t, int y)
 			strftime(wall, sizeof(wall), "  %H:%M:%S", &tm);
 	}
 	x = tui_text(t, y, 0, tui_attr(t, PAIR_HEADER),
-		     " corotop  replay %s  %s %s / %s  x%g%s",
-		     t->replay_name, r->playing ? ">" : "||", pos, len,
-		     r->speed, wall);
+		     " corotop  replay %s  %s %s / %s  x%g%s", t->replay_name,
+		     r->playing ? ">" : "||", pos, len, r->speed, wall);
 	/* A position bar in what is left of the line. */
 	width = t->cols - x - 4;
 	if (width < 10)
@@ -220,6 +220,8 @@ int replay_ctl_header(struct tui *t, int y)
 	x = tui_text(t, y, x + 2, tui_attr(t, PAIR_HEADER), "[");
 	for (int i = 0; i < width; i++)
 		x = tui_text(t, y, x, tui_attr(t, PAIR_HEADER), "%c",
-			     i < fill ? '=' : i == fill ? '|' : '-');
+			     i < fill	 ? '='
+			     : i == fill ? '|'
+					 : '-');
 	return tui_text(t, y, x, tui_attr(t, PAIR_HEADER), "]");
 }

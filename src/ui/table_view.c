@@ -291,9 +291,9 @@ static void table_draw_bar(struct tui *t)
 		{"Spc", "Pause"}, {"F10", "Quit"},
 	};
 	static const char *const replay[][2] = {
-		{"F1", "Help"},	  {"Spc", "Play"}, {"[]", "Step"},
-		{"+-", "Speed"},  {"g", "GoTo"},   {"F4", "Filter"},
-		{"F6", "Sort"},	  {"Enter", "Detail"}, {"F10", "Quit"},
+		{"F1", "Help"},	 {"Spc", "Play"},     {"[]", "Step"},
+		{"+-", "Speed"}, {"g", "GoTo"},	      {"F4", "Filter"},
+		{"F6", "Sort"},	 {"Enter", "Detail"}, {"F10", "Quit"},
 	};
 	const char *const(*bar)[2] = t->replay ? replay : live;
 	size_t nbar = t->replay ? sizeof(replay) / sizeof(replay[0])

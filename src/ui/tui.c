@@ -520,7 +520,7 @@ static unsigned tui_key(struct tui *t, int key)
 	/* Replaying: the time keys, but + and - still open and close the
 	 * hot-stack tree's nodes. */
 	b = t->replay && !(t->view == VIEW_HOT && key > 0 && key < 128 &&
-			       strchr("+=-", key))
+			   strchr("+=-", key))
 		    ? keymap_find_replay(key)
 		    : keymap_find(key);
 	if (b && b->action >= ACT_PLAY && t->view != VIEW_HELP)
