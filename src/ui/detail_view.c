@@ -218,9 +218,12 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 		    ? engine_parked_stack(t->engine, c->id, frames,
 					  DETAIL_PARKED_FRAMES + 1, &trace)
 		    : 0;
-	if (n) {
+	if (n && !trace) /* replay: the stack the recording carries */
+		tui_text(t, y++, 1, A_BOLD, "Parked stack (recorded):");
+	else if (n)
 		tui_text(t, y++, 1, A_BOLD,
 			 "Parked stack (trace 0x%" PRIx64 "):", trace);
+	if (n) {
 		for (size_t k = 0; k < n && k < DETAIL_PARKED_FRAMES; k++)
 			tui_text(t, y++, 3, TUI_NORMAL, "#%-2zu %s", k,
 				 engine_frame_name(t->engine, frames[k], k == 0,
@@ -259,9 +262,15 @@ void detail_view_draw(struct tui *t)
 	duration_format(age, sizeof(age), snapshot_age_ns(&t->snap, c));
 	duration_format(in, sizeof(in), snapshot_in_state_ns(&t->snap, c));
 	attron(A_BOLD);
-	tui_text(t, y++, 1, A_NORMAL,
-		 "Coroutine %" PRIx64 "  (corotop id %" PRIu64 ", station %u)",
-		 c->probe_id, c->id, c->station);
+	if (c->station == MODEL_NONE) /* replay: stations are not recorded */
+		tui_text(t, y++, 1, A_NORMAL,
+			 "Coroutine %" PRIx64 "  (corotop id %" PRIu64 ")",
+			 c->probe_id, c->id);
+	else
+		tui_text(t, y++, 1, A_NORMAL,
+			 "Coroutine %" PRIx64 "  (corotop id %" PRIu64
+			 ", station %u)",
+			 c->probe_id, c->id, c->station);
 	attroff(A_BOLD);
 	tui_text(t, y++, 1, A_NORMAL,
 		 "%s for %s, age %s, %" PRIu64 " switches (%.0f/s), "

@@ -133,7 +133,8 @@ static unsigned rc_say(struct tui *t, const char *what)
 
 	engine_replay_info(t->engine, &ri);
 	replay_ctl_format(ri.pos - ri.t0, at, sizeof(at));
-	snprintf(t->message, sizeof(t->message), "%s: %s", what, at);
+	snprintf(t->message, sizeof(t->message), "%s: %s%03u", what, at,
+		 (unsigned)((ri.pos - ri.t0) / 1000 % 1000));
 	return REACT_REFRESH | REACT_REDRAW;
 }
 
@@ -201,6 +202,9 @@ int replay_ctl_header(struct tui *t, int y)
 	int x, width, fill;
 
 	replay_ctl_format(at, pos, sizeof(pos));
+	if (!r->playing) /* stepping moves by microseconds: show them */
+		snprintf(pos + strlen(pos), sizeof(pos) - strlen(pos), "%03u",
+			 (unsigned)(at / 1000 % 1000));
 	replay_ctl_format(span, len, sizeof(len));
 	if (s->wall_ns) {
 		time_t sec = (time_t)(s->wall_ns / 1000000000u);

@@ -235,19 +235,25 @@ void table_view_header(struct tui *t)
 	x = tui_text(t, 1, x, meter, "%.0f/s", s->t.events_per_sec);
 	x = tui_text(t, 1, x, A_NORMAL, "  lost ");
 	x = tui_text(t, 1, x, s->t.lost ? warn : meter, "%" PRIu64, s->t.lost);
-	x = tui_text(t, 1, x, A_NORMAL, "  untraced ");
-	x = tui_text(t, 1, x, s->t.untraced ? warn : meter, "%" PRIu64,
-		     s->t.untraced);
-	x = tui_text(t, 1, x, A_NORMAL, "  stations ");
-	x = tui_text(t, 1, x, meter, "%u/%u", s->t.stations_allocated,
-		     s->t.stations_max);
+	if (!s->replay.on) { /* neither is recorded */
+		x = tui_text(t, 1, x, A_NORMAL, "  untraced ");
+		x = tui_text(t, 1, x, s->t.untraced ? warn : meter, "%" PRIu64,
+			     s->t.untraced);
+		x = tui_text(t, 1, x, A_NORMAL, "  stations ");
+		x = tui_text(t, 1, x, meter, "%u/%u", s->t.stations_allocated,
+			     s->t.stations_max);
+	}
 	tui_text(t, 1, x, A_NORMAL, "  total %" PRIu64, s->t.events);
 	x = tui_text(t, 2, 0, A_NORMAL, " Coroutines %zu: ", s->count);
 	x = tui_text(t, 2, x, tui_attr(t, PAIR_RUNNING), "R %u", s->t.running);
 	x = tui_text(t, 2, x, A_NORMAL, "  S %u  ", s->t.suspended);
 	x = tui_text(t, 2, x, tui_attr(t, PAIR_DEAD), "D %u", s->t.dead);
-	x = tui_text(t, 2, x, A_NORMAL, "  recycled %" PRIu64 "   Warnings",
-		     s->t.recycled);
+	if (s->replay.on)
+		x = tui_text(t, 2, x, A_NORMAL, "   Warnings");
+	else
+		x = tui_text(t, 2, x, A_NORMAL,
+			     "  recycled %" PRIu64 "   Warnings",
+			     s->t.recycled);
 	for (int k = 0; k < LINT_COUNT; k++)
 		x = tui_text(t, 2, x, s->warn_counts[k] ? warn : TUI_NORMAL,
 			     " %s %u", lint_tag((enum lint_kind)k),

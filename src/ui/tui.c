@@ -685,7 +685,16 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 
 		if (engine_replay_info(e, &ri)) {
 			const char *base = strrchr(ri.path, '/');
+			/* The command without its directory: "demo -d 8". */
+			char *cmd = ri.command, *sp = strchr(cmd, ' '), *sl;
 
+			if (sp)
+				*sp = 0;
+			sl = strrchr(cmd, '/');
+			if (sp)
+				*sp = ' ';
+			if (sl)
+				memmove(cmd, sl + 1, strlen(sl + 1) + 1);
 			t.replay = true;
 			snprintf(t.replay_name, sizeof(t.replay_name),
 				 "%.40s%s%.40s%s", base ? base + 1 : ri.path,
