@@ -704,6 +704,91 @@ static void test_rtta_model(void **state)
 	rtta_finish(&r);
 }
 
+/*
+ * Attribution against a byte-per-address model, through the reader's
+ * caches: random adds (overlaps included), removes and accesses in a small
+ * space, then every type's and member's counts compared.
+ */
+static void test_attribution_model(void **state)
+{
+	enum { SPACE = 512, NT = 6, OPS = 20000 };
+	int32_t owner[SPACE]; /* region index into rstart/rtype, or -1 */
+	uint64_t rstart[OPS];
+	unsigned rtype[OPS], nreg = 0;
+	uint64_t want[NT + 1][2] = {{0}}, want_m[NT][NT + 1][2];
+	static const char *const names[NT] = {"t1", "t2", "t3",
+					      "t4", "t5", "t6"};
+	struct cacheray *c = cacheray_create(NULL);
+	uint64_t rng = 99;
+	struct tw w;
+
+	(void)state;
+	memset(want_m, 0, sizeof(want_m));
+	memset(owner, -1, sizeof(owner));
+	for (unsigned op = 0; op < OPS; op++) {
+		uint64_t x, a;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		x = rng >> 11;
+		a = x % SPACE;
+		w.n = 0;
+		if (x % 100 < 8) {
+			unsigned t = (unsigned)(x >> 20) % NT, es = t + 1;
+			unsigned cnt = 1 + (unsigned)(x >> 30) % 12;
+
+			if (a + (uint64_t)es * cnt > SPACE)
+				continue;
+			/* Overlapped regions are dropped whole. */
+			for (uint64_t i = a; i < a + (uint64_t)es * cnt; i++)
+				if (owner[i] >= 0) {
+					int32_t d = owner[i];
+
+					for (unsigned k = 0; k < SPACE; k++)
+						if (owner[k] == d)
+							owner[k] = -1;
+				}
+			for (uint64_t i = a; i < a + (uint64_t)es * cnt; i++)
+				owner[i] = (int32_t)nreg;
+			rstart[nreg] = a;
+			rtype[nreg++] = t;
+			tw_add(&w, 0x40000 + a, es, cnt, names[t]);
+		} else if (x % 100 < 14) {
+			if (owner[a] >= 0 && rstart[owner[a]] == a) {
+				int32_t d = owner[a];
+
+				for (unsigned k = 0; k < SPACE; k++)
+					if (owner[k] == d)
+						owner[k] = -1;
+			}
+			tw_remove(&w, 0x40000 + a);
+		} else {
+			unsigned wr = (x >> 40) & 1;
+
+			if (owner[a] < 0) {
+				want[NT][wr]++;
+			} else {
+				unsigned t = rtype[owner[a]];
+
+				want[t][wr]++;
+				want_m[t][(a - rstart[owner[a]]) % (t + 1)]
+				      [wr]++;
+			}
+			tw_access(&w, (uint8_t)wr, 0x40000 + a, 1, x % 3);
+		}
+		assert_true(cacheray_feed(c, w.b, w.n));
+	}
+	for (unsigned t = 0; t < NT; t++) {
+		const struct cacheray_type *ty = find_type(c, names[t]);
+
+		assert_rw(ty->n, want[t][0], want[t][1]);
+		for (unsigned o = 0; o <= t; o++)
+			assert_rw(ty->members[o].n, want_m[t][o][0],
+				  want_m[t][o][1]);
+	}
+	assert_rw(cacheray_type_at(c, 0)->n, want[NT][0], want[NT][1]);
+	cacheray_destroy(c);
+}
+
 /* ---- batch_cacheray_run: a file, a FIFO being written, errors ---- */
 
 static char tmpdir[64];
@@ -850,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_same_address),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_rtta_model),
+		cmocka_unit_test(test_attribution_model),
 		cmocka_unit_test(test_run_file),
 		cmocka_unit_test(test_run_fifo),
 	};
