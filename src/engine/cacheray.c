@@ -421,7 +421,8 @@ static __attribute__((noinline)) const uint8_t *cacheray_run(struct cacheray *c,
 {
 	while ((size_t)(end - p) >= CACHERAY_ACCESS_SIZE &&
 	       !(p[0] & ~(CACHERAY_FLAGS | CACHERAY_EVENT_WRITE))) {
-		if ((size_t)(end - p) >= CACHERAY_PREFETCH_AHEAD)
+		if ((size_t)(end - p) >=
+		    CACHERAY_PREFETCH_AHEAD + CACHERAY_ACCESS_SIZE)
 			cacheray_prefetch(c, p + CACHERAY_PREFETCH_AHEAD);
 		/* The trace itself, further on (a hint: never faults, so
 		 * past the end of the buffer is fine). */
