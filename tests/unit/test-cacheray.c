@@ -413,6 +413,33 @@ static void test_thread_zero(void **state)
 	cacheray_destroy(c);
 }
 
+/* Typenames are bytes from the trace: the JSON stays valid, text clean. */
+static void test_odd_names(void **state)
+{
+	struct tw w = {.n = 0};
+	struct cacheray *c;
+	struct jv v;
+	const struct jv *types;
+	char *s;
+
+	(void)state;
+	tw_add(&w, 0x100, 4, 1, "a\"b\\c\x1b[2J\xff");
+	tw_access(&w, W, 0x100, 4, 0);
+	c = feed_all(w.b, w.n);
+	s = report(c, true);
+	json_must_parse(s, &v);
+	types = json_need(&v, "types", J_ARR);
+	assert_string_equal(json_need(&types->items[0], "name", J_STR)->s,
+			    "a\"b\\c\x1b[2J\xc3\xbf");
+	json_free(&v);
+	free(s);
+	s = report(c, false);
+	assert_non_null(strstr(s, "a\"b\\c?[2J?\n"));
+	assert_null(strchr(s, 0x1b));
+	free(s);
+	cacheray_destroy(c);
+}
+
 /* Feed b whole and byte by byte: both stop at `off` with `msg` in the
  * error, having counted the `accesses` before it. */
 static void expect_bad(const struct tw *w, uint64_t off, const char *msg,
@@ -860,6 +887,22 @@ static void test_run_file(void **state)
 	free(got);
 	cacheray_destroy(c);
 
+	/* "-": standard input. */
+	{
+		int saved = dup(STDIN_FILENO), fd = open(path, O_RDONLY);
+
+		assert_true(saved >= 0 && fd >= 0);
+		assert_int_equal(dup2(fd, STDIN_FILENO), STDIN_FILENO);
+		close(fd);
+		got = run("-", true, &rc, err, sizeof(err));
+		assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+		close(saved);
+		assert_int_equal(rc, 0);
+		assert_non_null(
+			strstr(got, "{\"source\":\"(stdin)\",\"bytes\":556,"));
+		free(got);
+	}
+
 	snprintf(path, sizeof(path), "%s/missing", tmpdir);
 	got = run(path, true, &rc, err, sizeof(err));
 	assert_int_equal(rc, 1);
@@ -928,6 +971,7 @@ int main(void)
 		cmocka_unit_test(test_chunks),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_thread_zero),
+		cmocka_unit_test(test_odd_names),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_top_of_memory),
 		cmocka_unit_test(test_truncated),
