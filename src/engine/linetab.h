@@ -63,6 +63,13 @@ void linetab_finish(struct linetab *t);
  * its cap (or out of memory) and the line is not in it. */
 struct cacheline *linetab_insert(struct linetab *t, uint64_t key);
 
+/* Where the probe for key starts (for prefetching). */
+static inline const struct cacheline *linetab_slot(const struct linetab *t,
+						   uint64_t key)
+{
+	return &t->slot[(key * 0x9e3779b97f4a7c15ull) >> t->shift];
+}
+
 static inline struct cacheline *linetab_get(struct linetab *t, uint64_t key)
 {
 	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> t->shift);

@@ -29,13 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct rtta_node {
-	uint64_t start, last; /* [start, last], inclusive */
-	uint32_t left, right; /* the free list goes through left */
-	uint32_t prio;
-	uint32_t type, elemsize, serial;
-};
-
 #define RTTA_N(r, i) ((r)->node[(i)])
 
 void rtta_init(struct rtta *r, uint32_t max_regions)
@@ -92,6 +85,7 @@ static uint32_t rtta_alloc(struct rtta *r)
 
 static void rtta_release(struct rtta *r, uint32_t i)
 {
+	RTTA_N(r, i).serial = 0;
 	RTTA_N(r, i).left = r->free;
 	r->free = i;
 }
@@ -233,6 +227,7 @@ void rtta_lookup(const struct rtta *r, uint64_t addr, struct rtta_hit *hit)
 			.type = n->type,
 			.elemsize = n->elemsize,
 			.serial = n->serial,
+			.node = below,
 			.region = true,
 		};
 		return;

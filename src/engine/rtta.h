@@ -19,7 +19,13 @@
 /* Live regions kept by default; an add beyond the limit is dropped. */
 #define RTTA_MAX_REGIONS_DEFAULT (1u << 22)
 
-struct rtta_node;
+struct rtta_node {
+	uint64_t start, last; /* [start, last], inclusive */
+	uint32_t left, right; /* the free list goes through left */
+	uint32_t prio;
+	uint32_t type, elemsize;
+	uint32_t serial; /* 0 while the node is free */
+};
 
 struct rtta {
 	struct rtta_node *node; /* [0] unused: index 0 means "none" */
@@ -39,6 +45,7 @@ struct rtta {
 struct rtta_hit {
 	uint64_t start, last;
 	uint32_t type, elemsize, serial;
+	uint32_t node; /* the region's node (see rtta_still) */
 	bool region;
 };
 
@@ -68,6 +75,18 @@ bool rtta_remove(struct rtta *r, uint64_t start);
 
 /* The region holding addr, or the gap around it. */
 void rtta_lookup(const struct rtta *r, uint64_t addr, struct rtta_hit *hit);
+
+/*
+ * Whether a region answer (hit.node, hit.serial) still holds: the region
+ * was not removed or dropped since.  (Serials are the caller's; they must
+ * differ between adds that reuse a node, i.e. not repeat within 2^32
+ * adds.)  Gap answers only go stale when a region is added.
+ */
+static inline bool rtta_still(const struct rtta *r, uint32_t node,
+			      uint32_t serial)
+{
+	return node < r->used && r->node[node].serial == serial;
+}
 
 /* Live regions. */
 static inline uint32_t rtta_live(const struct rtta *r)

@@ -2,7 +2,8 @@
  * batch_cacheray: the memory report of a Cacheray trace, for scripts and
  * for people without a terminal UI.
  *
- * The trace is read with read(2) in 1 MiB chunks until end of file, so a
+ * The trace is read with read(2) in 256 KiB chunks (they stay in the
+ * cache while the reader goes over them) until end of file, so a
  * regular file, stdin ("-") or a FIFO whose writer is still running all
  * work the same; each chunk goes to the streaming reader (engine/cacheray),
  * which keeps only counters.  The report then has five parts: Totals,
@@ -26,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BATCH_CACHERAY_CHUNK (1u << 20)
+#define BATCH_CACHERAY_CHUNK (256 * 1024u)
 
 static const char *const layout_name[] = {
 	[CACHERAY_LAYOUT_UNTYPED] = "untyped",

@@ -12,7 +12,9 @@
  * byte -- so random inputs reach the map, the caps and the reports, not
  * only the first record.
  *
- * The reader runs with small caps.  It must not crash or leak, and:
+ * Every chunk is fed from a copy of exactly its size (a read past it is a
+ * sanitizer error).  The reader runs with small caps.  It must not crash or
+ * leak, and:
  *   - it consumed no more than it was given, all of it (but a pending last
  *     record) unless it stopped on an error;
  *   - every count stays within its cap (memory bounded);
@@ -138,6 +140,21 @@ static char *fuzz_report(struct cacheray *c, size_t fed)
 	return s;
 }
 
+/* Feed from a copy of exactly n bytes, so that a sanitizer sees any read
+ * past the chunk. */
+static bool fuzz_feed(struct cacheray *c, const uint8_t *b, size_t n)
+{
+	uint8_t *copy = malloc(n ? n : 1);
+	bool ok;
+
+	if (!copy)
+		abort();
+	memcpy(copy, b, n);
+	ok = cacheray_feed(c, copy, n);
+	free(copy);
+	return ok;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -160,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	chunked = cacheray_create(&fuzz_cfg);
 	if (!whole || !chunked)
 		abort();
-	cacheray_feed(whole, o.b, o.n);
+	fuzz_feed(whole, o.b, o.n);
 	for (size_t pos = 0; pos < o.n;) {
 		size_t k;
 
@@ -170,7 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		k = 1 + (rng * 2685821657736338717ull >> 33) % 48;
 		if (k > o.n - pos)
 			k = o.n - pos;
-		if (!cacheray_feed(chunked, o.b + pos, k))
+		if (!fuzz_feed(chunked, o.b + pos, k))
 			break;
 		pos += k;
 	}
