@@ -21,16 +21,17 @@
  *             (truncated, a problem, and reading stops).
  *
  * Then by_start orders the events by start time, stably (equal starts keep
- * file order): an LSD radix sort of (start - first start) on 11-bit digits,
+ * file order): an LSD radix sort of (start - first start) on 12-bit digits,
  * skipping digits that are the same in every key -- a few passes over the
  * keys rather than n log n comparisons, since the index of a 10-million-event
  * file is on the way to the first screen.  A file already in start order is
  * noticed and not sorted.
  *
  * Bounds against a file that lies: at most HEPHFILE_MAX_EVENTS events (2^28,
- * 12 GiB of index) are kept; the scans for the next packet together decode
- * at most RESYNC_BUDGET bytes of candidate packets, so a file made of magics
- * can not make opening quadratic.
+ * 12 GiB of index) are kept; packets that fail to decode and the scans for
+ * the next packet together decode at most RESYNC_BUDGET bytes (as the
+ * packets' sizes say), so a file made of magics and lies can not make
+ * opening quadratic: past that, reading stops with a problem.
  *
  * The mapping is of a file other processes may change: one that is
  * truncated while mapped makes reads past its new end fault (SIGBUS).  The
@@ -54,15 +55,15 @@
 
 #define HEPHFILE_MAX_EVENTS (1u << 28)
 #define RESYNC_MAX (1u << 20)		    /* garbage bytes before giving up */
-#define RESYNC_BUDGET ((uint64_t)256 << 20) /* candidate bytes decoded */
-#define RADIX_BITS 11u
-#define RADIX_DIGITS 6u /* 66 bits cover a u64 key */
-#define RADIX_SIZE (1u << RADIX_BITS)
+#define RESYNC_BUDGET ((uint64_t)256 << 20) /* bytes of bad packets decoded */
 
 /* The state of one walk over the bytes. */
 struct walk {
 	struct heph_file *f;
-	size_t cap;	 /* of f->ev */
+	size_t cap;    /* of f->ev and key */
+	uint64_t *key; /* the start times again, for the sort */
+	uint64_t max_start;
+	bool sorted;	 /* so far in start order */
 	uint64_t budget; /* left for resync decodes */
 	bool stop;
 };
@@ -99,20 +100,29 @@ static bool event_add(struct walk *w, uint64_t off,
 	if (f->nev == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 1024;
 		struct heph_ref *ev;
+		uint64_t *key;
 
 		if (cap > HEPHFILE_MAX_EVENTS)
 			cap = HEPHFILE_MAX_EVENTS;
 		ev = realloc(f->ev, cap * sizeof(*ev));
-		if (!ev) {
+		if (ev)
+			f->ev = ev;
+		key = ev ? realloc(w->key, cap * sizeof(*key)) : NULL;
+		if (!key) {
 			problem_add(f, off,
 				    "out of memory for the index after %zu "
 				    "events: reading stopped here",
 				    f->nev);
 			return false;
 		}
-		f->ev = ev;
+		w->key = key;
 		w->cap = cap;
 	}
+	if (f->nev && pk->start < w->key[f->nev - 1])
+		w->sorted = false;
+	if (!f->nev || pk->start > w->max_start)
+		w->max_start = pk->start;
+	w->key[f->nev] = pk->start;
 	r = &f->ev[f->nev++];
 	r->off = off;
 	r->start = pk->start;
@@ -168,18 +178,30 @@ static void meta_add(struct heph_file *f, uint64_t off,
 	f->epoch_ns = heph_be64(pk->value);
 }
 
-/*
- * The offset of the next packet that decodes, from `from` on, or SIZE_MAX
- * (with *gave_up when the scan hit its limit rather than the end).
- */
-static size_t resync(struct walk *w, size_t from, bool *gave_up)
+enum resync_end {
+	RESYNC_FOUND,
+	RESYNC_EOF,	/* nothing up to the end */
+	RESYNC_LIMIT,	/* nothing in RESYNC_MAX bytes */
+	RESYNC_BUDGET_, /* RESYNC_BUDGET spent */
+};
+
+/* Charge the decoding of a packet that says it is size bytes long. */
+static bool budget_take(struct walk *w, uint64_t size)
+{
+	if (size > w->budget)
+		return false;
+	w->budget -= size;
+	return true;
+}
+
+/* The offset of the next packet that decodes, from `from` on (*at). */
+static enum resync_end resync(struct walk *w, size_t from, size_t *at)
 {
 	const uint8_t *m = w->f->map;
 	size_t size = w->f->size;
 	size_t lim = size - from > RESYNC_MAX ? from + RESYNC_MAX : size;
 	struct heph_packet pk;
 
-	*gave_up = false;
 	for (size_t o = from; o < lim && size - o >= 8; o++) {
 		uint32_t magic, psize;
 
@@ -191,46 +213,68 @@ static size_t resync(struct walk *w, size_t from, bool *gave_up)
 		psize = heph_be32(m + o + 4);
 		if (psize > size - o || psize > HEPH_PACKET_MAX)
 			continue;
-		if (psize > w->budget) {
-			*gave_up = true;
-			return SIZE_MAX;
+		if (!budget_take(w, psize))
+			return RESYNC_BUDGET_;
+		if (heph_decode(m + o, size - o, &pk, NULL, 0) == HEPH_OK) {
+			*at = o;
+			return RESYNC_FOUND;
 		}
-		w->budget -= psize;
-		if (heph_decode(m + o, size - o, &pk, NULL, 0) == HEPH_OK)
-			return o;
 	}
-	*gave_up = lim < size;
-	return SIZE_MAX;
+	return lim < size ? RESYNC_LIMIT : RESYNC_EOF;
 }
 
-/* The packet at off did not decode (st, err): say so and find the next. */
+/*
+ * The packet at off did not decode (st, err): say so and find the next.
+ * A failed decode may have walked as far as the packet's size said, so it
+ * is charged to the budget too: lying packets close together can not make
+ * the walk quadratic either.
+ */
 static size_t walk_recover(struct walk *w, size_t off, enum heph_status st,
 			   const char *err)
 {
 	struct heph_file *f = w->f;
-	bool gave_up;
-	size_t next = resync(w, off + 1, &gave_up);
+	size_t left = f->size - off, next = 0;
+	uint64_t said = left >= 8 ? heph_be32(f->map + off + 4) : 0;
+	enum resync_end end = budget_take(w, said < left ? said : left)
+				      ? resync(w, off + 1, &next)
+				      : RESYNC_BUDGET_;
 
 	/* The outcome first: what[] may cut the end of err. */
-	if (next != SIZE_MAX) {
+	switch (end) {
+	case RESYNC_FOUND:
 		f->skipped_bytes += next - off;
 		problem_add(f, off, "%zu bytes skipped%s: %s", next - off,
 			    st == HEPH_SHORT ? " (the size lied)" : "", err);
 		return next;
+	case RESYNC_EOF:
+		if (st == HEPH_SHORT) {
+			f->truncated = true;
+			problem_add(f, off, "truncated: %s", err);
+		} else {
+			f->skipped_bytes += left;
+			problem_add(f, off, "%zu bytes skipped to the end: %s",
+				    left, err);
+		}
+		break;
+	case RESYNC_LIMIT:
+		if (st == HEPH_SHORT) {
+			f->truncated = true;
+			problem_add(f, off, "truncated: %s", err);
+		} else {
+			problem_add(f, off,
+				    "no packet in the next %u KiB, reading "
+				    "stopped: %s",
+				    RESYNC_MAX >> 10, err);
+		}
+		break;
+	case RESYNC_BUDGET_:
+		problem_add(f, off,
+			    "too many lying packets, reading stopped (%llu MiB "
+			    "of them decoded): %s",
+			    (unsigned long long)(RESYNC_BUDGET >> 20), err);
+		break;
 	}
 	w->stop = true;
-	if (st == HEPH_SHORT) {
-		f->truncated = true;
-		problem_add(f, off, "truncated: %s", err);
-	} else if (gave_up) {
-		problem_add(f, off,
-			    "no packet in the next %u KiB, reading stopped: %s",
-			    RESYNC_MAX >> 10, err);
-	} else {
-		f->skipped_bytes += f->size - off;
-		problem_add(f, off, "%zu bytes skipped to the end: %s",
-			    f->size - off, err);
-	}
 	return f->size;
 }
 
@@ -242,8 +286,13 @@ static void walk_packets(struct walk *w)
 	char err[160];
 
 	while (off < f->size && !w->stop) {
-		enum heph_status st = heph_decode(f->map + off, f->size - off,
-						  &pk, err, sizeof(err));
+		enum heph_status st;
+
+		/* The hardware prefetcher loses the thread at page ends. */
+		if (f->size - off > 4096)
+			__builtin_prefetch(f->map + off + 4096);
+		st = heph_decode(f->map + off, f->size - off, &pk, err,
+				 sizeof(err));
 
 		if (st != HEPH_OK) {
 			off = walk_recover(w, off, st, err);
@@ -259,28 +308,55 @@ static void walk_packets(struct walk *w)
 
 /* ---- by start time ---- */
 
-static uint32_t digit(uint64_t key, unsigned d)
+/*
+ * Keys are packed with their position: (key << IDX_BITS) | i in one u64,
+ * so a pass moves one 8-byte stream, and LSD passes over the key bits only
+ * keep equal keys in position order.  IDX_BITS = 28 holds every position
+ * (HEPHFILE_MAX_EVENTS); 36 bits of key (68 s of start times) remain.  A
+ * wider key is sorted in two rounds: its low 36 bits, then its high bits
+ * packed with the position from the first round (LSD again).  The last
+ * pass writes positions (u32) instead of packed values.
+ */
+#define IDX_BITS 28u
+#define IDX_MASK ((1u << IDX_BITS) - 1)
+#define KEY_BITS (64u - IDX_BITS)
+#define RADIX_BITS 12u
+#define RADIX_DIGITS 3u /* 36 bits: KEY_BITS */
+#define RADIX_SIZE (1u << RADIX_BITS)
+
+struct sorter {
+	uint64_t *v, *tmp; /* n packed values and scratch */
+	size_t n;
+	uint32_t count[RADIX_DIGITS][RADIX_SIZE];
+};
+
+static uint32_t digit(uint64_t v, unsigned d)
 {
-	return (uint32_t)(key >> (d * RADIX_BITS)) & (RADIX_SIZE - 1);
+	return (uint32_t)(v >> (IDX_BITS + d * RADIX_BITS)) & (RADIX_SIZE - 1);
+}
+
+static void sorter_count(struct sorter *s)
+{
+	memset(s->count, 0, sizeof(s->count));
+	for (size_t i = 0; i < s->n; i++)
+		for (unsigned d = 0; d < RADIX_DIGITS; d++)
+			s->count[d][digit(s->v[i], d)]++;
 }
 
 /*
- * Stable LSD radix sort of idx by key (both n long): tmp_key and tmp_idx
- * are scratch of the same sizes.  Returns the array the result is in.
+ * Stable sort of s->v by the bits above IDX_BITS (counted already); out[k]
+ * = the position (low bits) of the k-th value, or map[position] with a map.
  */
-static uint32_t *radix_sort(uint64_t *key, uint32_t *idx, uint64_t *tmp_key,
-			    uint32_t *tmp_idx, size_t n, uint32_t *count)
+static void sorter_run(struct sorter *s, uint32_t *out, const uint32_t *map)
 {
-	memset(count, 0, RADIX_DIGITS * RADIX_SIZE * sizeof(*count));
-	for (size_t i = 0; i < n; i++)
-		for (unsigned d = 0; d < RADIX_DIGITS; d++)
-			count[d * RADIX_SIZE + digit(key[i], d)]++;
-	for (unsigned d = 0; d < RADIX_DIGITS; d++) {
-		uint32_t *c = count + d * RADIX_SIZE, sum = 0;
-		uint64_t *kt;
-		uint32_t *it;
+	unsigned pass[RADIX_DIGITS], np = 0;
+	uint64_t *v = s->v, *tmp = s->tmp, *t;
+	size_t n = s->n;
 
-		if (c[digit(key[0], d)] == n)
+	for (unsigned d = 0; d < RADIX_DIGITS; d++) {
+		uint32_t *c = s->count[d], sum = 0;
+
+		if (c[digit(v[0], d)] == n)
 			continue; /* the same digit everywhere */
 		for (uint32_t b = 0; b < RADIX_SIZE; b++) {
 			uint32_t k = c[b];
@@ -288,49 +364,85 @@ static uint32_t *radix_sort(uint64_t *key, uint32_t *idx, uint64_t *tmp_key,
 			c[b] = sum;
 			sum += k;
 		}
-		for (size_t i = 0; i < n; i++) {
-			uint32_t to = c[digit(key[i], d)]++;
-
-			tmp_key[to] = key[i];
-			tmp_idx[to] = idx[i];
-		}
-		kt = key, key = tmp_key, tmp_key = kt;
-		it = idx, idx = tmp_idx, tmp_idx = it;
+		pass[np++] = d;
 	}
-	return idx;
+	for (unsigned p = 0; p + 1 < np; p++) {
+		uint32_t *c = s->count[pass[p]];
+
+		for (size_t i = 0; i < n; i++)
+			tmp[c[digit(v[i], pass[p])]++] = v[i];
+		t = v, v = tmp, tmp = t;
+	}
+	if (np) {
+		uint32_t *c = s->count[pass[np - 1]];
+
+		for (size_t i = 0; i < n; i++) {
+			uint32_t at = (uint32_t)(v[i] & IDX_MASK);
+
+			out[c[digit(v[i], pass[np - 1])]++] =
+				map ? map[at] : at;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			uint32_t at = (uint32_t)(v[i] & IDX_MASK);
+
+			out[i] = map ? map[at] : at;
+		}
+	}
+	s->v = v;
+	s->tmp = tmp;
 }
 
-static bool index_by_start(struct heph_file *f, char *err, size_t errlen)
+/* by_start from the walk's keys (start times in file order; freed). */
+static bool index_by_start(struct heph_file *f, struct walk *w, char *err,
+			   size_t errlen)
 {
 	size_t n = f->nev, i;
-	uint64_t *key = NULL, *tmp_key = NULL;
-	uint32_t *idx, *tmp_idx = NULL, *count = NULL, *res;
+	uint32_t *idx, *p1 = NULL, *hi = NULL;
+	struct sorter *s = NULL;
+	bool wide = (w->max_start - f->first_start) >> KEY_BITS;
 	bool ok = false;
 
 	idx = malloc((n ? n : 1) * sizeof(*idx));
 	if (!idx)
 		goto out;
-	for (i = 0; i < n; i++)
-		idx[i] = (uint32_t)i;
-	for (i = 1; i < n && f->ev[i].start >= f->ev[i - 1].start; i++)
-		;
-	if (i >= n) { /* already in start order */
-		f->by_start = idx;
-		return true;
+	if (w->sorted) {
+		for (i = 0; i < n; i++)
+			idx[i] = (uint32_t)i;
+		goto done;
 	}
-	key = malloc(n * sizeof(*key));
-	tmp_key = malloc(n * sizeof(*tmp_key));
-	tmp_idx = malloc(n * sizeof(*tmp_idx));
-	count = malloc(RADIX_DIGITS * RADIX_SIZE * sizeof(*count));
-	if (!key || !tmp_key || !tmp_idx || !count)
+	s = malloc(sizeof(*s));
+	if (!s)
 		goto out;
-	for (i = 0; i < n; i++)
-		key[i] = f->ev[i].start - f->first_start;
-	res = radix_sort(key, idx, tmp_key, tmp_idx, n, count);
-	if (res == tmp_idx) {
-		tmp_idx = idx;
-		idx = res;
+	s->n = n;
+	s->v = w->key; /* packed in place */
+	w->key = NULL;
+	s->tmp = malloc(n * sizeof(*s->tmp));
+	if (wide) {
+		hi = malloc(n * sizeof(*hi));
+		p1 = malloc(n * sizeof(*p1));
 	}
+	if (!s->tmp || (wide && (!hi || !p1)))
+		goto out;
+	for (i = 0; i < n; i++) {
+		uint64_t key = s->v[i] - f->first_start;
+
+		s->v[i] = key << IDX_BITS | i;
+		if (wide)
+			hi[i] = (uint32_t)(key >> KEY_BITS);
+	}
+	sorter_count(s);
+	if (!wide) {
+		sorter_run(s, idx, NULL);
+		goto done;
+	}
+	/* Round two: the high bits, in the order of round one. */
+	sorter_run(s, p1, NULL);
+	for (i = 0; i < n; i++)
+		s->v[i] = (uint64_t)hi[p1[i]] << IDX_BITS | i;
+	sorter_count(s);
+	sorter_run(s, idx, p1);
+done:
 	f->by_start = idx;
 	idx = NULL;
 	ok = true;
@@ -339,10 +451,13 @@ out:
 		snprintf(err, errlen,
 			 "out of memory sorting %zu events by start time", n);
 	free(idx);
-	free(key);
-	free(tmp_key);
-	free(tmp_idx);
-	free(count);
+	free(p1);
+	free(hi);
+	if (s) {
+		free(s->v);
+		free(s->tmp);
+		free(s);
+	}
 	return ok;
 }
 
@@ -351,8 +466,9 @@ out:
 bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
 			   char *err, size_t errlen)
 {
-	struct walk w = {.f = f, .budget = RESYNC_BUDGET};
+	struct walk w = {.f = f, .sorted = true, .budget = RESYNC_BUDGET};
 	struct heph_ref *ev;
+	bool ok;
 
 	memset(f, 0, sizeof(*f));
 	f->map = p;
@@ -364,11 +480,11 @@ bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
 		if (ev)
 			f->ev = ev;
 	}
-	if (!index_by_start(f, err, errlen)) {
+	ok = index_by_start(f, &w, err, errlen);
+	free(w.key);
+	if (!ok)
 		heph_file_close(f);
-		return false;
-	}
-	return true;
+	return ok;
 }
 
 bool heph_file_open(struct heph_file *f, const char *path, char *err,

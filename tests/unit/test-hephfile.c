@@ -364,6 +364,36 @@ static void test_resync_gives_up(void **state)
 	heph_file_close(&f);
 }
 
+/* Lying packets are charged by the size they claim: many of them, each
+ * claiming the rest of the file, use up the budget and reading stops. */
+static void test_lies_budget(void **state)
+{
+	struct heph_enc e;
+	struct heph_file f;
+	uint8_t lie[8];
+	size_t units = 0;
+	char err[200];
+
+	(void)state;
+	put_be32(lie, HEPH_EVENT_MAGIC);
+	put_be32(lie + 4, HEPH_PACKET_MAX);
+	enc_start(&e);
+	while (e.len + 200 < e.cap) {
+		put_bytes(&e, lie, sizeof(lie));
+		enc_ev(&e, 0, (uint32_t)units++, 1, 10, 20);
+	}
+	assert_true(heph_file_index_bytes(&f, wbuf, e.len, err, sizeof(err)));
+	/* 256 MiB at about 4 MiB a lie. */
+	assert_true(f.nev > 50 && f.nev < 80);
+	assert_int_equal(f.problems_total, f.nev + 1);
+	has_problem(&f, HEPHFILE_PROBLEMS - 1, f.ev[31].off - 8,
+		    "8 bytes skipped (the size lied)");
+	assert_int_equal(f.nproblems, HEPHFILE_PROBLEMS);
+	assert_true(units > 10000);
+	assert_false(f.truncated);
+	heph_file_close(&f);
+}
+
 /* The problems list is bounded, the count is not. */
 static void test_many_problems(void **state)
 {
@@ -416,6 +446,27 @@ static void test_by_start_and_seek(void **state)
 	assert_int_equal(heph_file_seek(&f, 31), 3);
 	assert_int_equal(heph_file_seek(&f, 50), 3);
 	assert_int_equal(heph_file_seek(&f, 51), 5);
+	heph_file_close(&f);
+}
+
+/* Starts 2^36 apart and more (two rounds of the sort), their low 36 bits
+ * all equal (no pass in round one). */
+static void test_by_start_wide(void **state)
+{
+	static const uint64_t starts[] = {5ull << 36, 0, 5ull << 36, 1ull << 36,
+					  3ull << 50};
+	static const uint32_t want[] = {1, 3, 0, 2, 4};
+	struct heph_enc e;
+	struct heph_file f;
+	char err[200];
+
+	(void)state;
+	enc_start(&e);
+	for (uint32_t i = 0; i < 5; i++)
+		enc_ev(&e, 0, i, i, starts[i] + 7, starts[i] + 8);
+	assert_true(heph_file_index_bytes(&f, wbuf, e.len, err, sizeof(err)));
+	assert_memory_equal(f.by_start, want, sizeof(want));
+	assert_int_equal(heph_file_seek(&f, (1ull << 36) + 8), 2);
 	heph_file_close(&f);
 }
 
@@ -485,8 +536,10 @@ int main(void)
 		cmocka_unit_test(test_lying_size),
 		cmocka_unit_test(test_empty_and_errors),
 		cmocka_unit_test(test_resync_gives_up),
+		cmocka_unit_test(test_lies_budget),
 		cmocka_unit_test(test_many_problems),
 		cmocka_unit_test(test_by_start_and_seek),
+		cmocka_unit_test(test_by_start_wide),
 		cmocka_unit_test(test_by_start_random),
 	};
 
