@@ -516,11 +516,12 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	pthread_mutex_init(&e->ct.hot_lock, NULL);
 	symtab_init(&e->symtab);
 	if (cfg->replay_path) {
-		/* Replay: a recording, nothing else (engine_replay.c). */
-		if (!engine_rp_create(e, err, errlen))
-			goto err_free;
+		/* Replay: a recording, nothing else (engine_replay.c); it is
+		 * mapped, so the SIGBUS guard goes first. */
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGBUS, &sa, NULL);
+		if (!engine_rp_create(e, err, errlen))
+			goto err_free;
 		return e;
 	}
 	if (!cfg->no_futex)

@@ -31,6 +31,9 @@ struct engine_rp {
 	bool playing;
 	uint64_t watch; /* the coroutine whose history snapshots carry */
 	const char *error;
+	/* Snapshots are built in scratch and kept in good once complete:
+	 * after a fault the last complete one is what callers get. */
+	struct snapshot scratch, good;
 };
 
 /* With e->lock held: the position now. */
@@ -56,6 +59,29 @@ static const char *rp_name(void *ctx, uint64_t addr)
 	return heph_names_find(ctx, addr);
 }
 
+/* Open under the SIGBUS guard: the file may shrink while it is indexed. */
+static bool rp_open(struct engine *e, struct engine_rp *p, char *err,
+		    size_t errlen)
+{
+	sigjmp_buf jb;
+	bool ok;
+
+	if (sigsetjmp(jb, 1)) {
+		engine_guard = NULL;
+		replay_close(&p->r); /* what was built so far */
+		snprintf(err, errlen, "%s: %s", e->cfg.replay_path,
+			 engine_rp_sigbus);
+		return false;
+	}
+	engine_guard = &jb;
+	ok = replay_open(&p->r, e->cfg.replay_path, e->cfg.linger_ns, err,
+			 errlen);
+	if (ok)
+		heph_names_init(&p->names, &p->r.f);
+	engine_guard = NULL;
+	return ok;
+}
+
 bool engine_rp_create(struct engine *e, char *err, size_t errlen)
 {
 	struct engine_rp *p = calloc(1, sizeof(*p));
@@ -64,8 +90,8 @@ bool engine_rp_create(struct engine *e, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return false;
 	}
-	if (!replay_open(&p->r, e->cfg.replay_path, e->cfg.linger_ns, err,
-			 errlen)) {
+	/* engine_create installed the guard's SIGBUS handler first. */
+	if (!rp_open(e, p, err, errlen)) {
 		free(p);
 		return false;
 	}
@@ -77,7 +103,6 @@ bool engine_rp_create(struct engine *e, char *err, size_t errlen)
 		free(p);
 		return false;
 	}
-	heph_names_init(&p->names, &p->r.f);
 	symtab_set_recorded(&e->symtab, rp_name, &p->names);
 	p->speed = 1.0;
 	p->base = p->r.t0;
@@ -92,6 +117,8 @@ void engine_rp_destroy(struct engine *e)
 	if (!e->rp)
 		return;
 	symtab_set_recorded(&e->symtab, NULL, NULL);
+	snapshot_finish(&e->rp->scratch);
+	snapshot_finish(&e->rp->good);
 	heph_names_finish(&e->rp->names);
 	replay_close(&e->rp->r);
 	free(e->rp);
@@ -109,6 +136,7 @@ static bool rp_guarded(struct engine *e, void (*fn)(struct engine *, void *),
 	if (sigsetjmp(jb, 1)) {
 		engine_guard = NULL;
 		e->rp->error = engine_rp_sigbus;
+		e->rp->playing = false;
 		return false;
 	}
 	engine_guard = &jb;
@@ -134,6 +162,35 @@ static void rp_snap(struct engine *e, void *arg)
 	}
 }
 
+/* Copy the last complete snapshot into out (its own buffers). */
+static void rp_copy(const struct snapshot *from, struct snapshot *out)
+{
+	struct model_coro *coro = out->coro;
+	struct model_transition *hist = out->history;
+	size_t cap = out->cap;
+
+	if (cap < from->count) {
+		struct model_coro *c = realloc(coro, from->count * sizeof(*c));
+
+		if (c) {
+			coro = c;
+			cap = from->count;
+		}
+	}
+	if (from->nhistory && !hist)
+		hist = malloc(MODEL_WATCH_MAX * sizeof(*hist));
+	*out = *from;
+	out->coro = coro;
+	out->cap = cap;
+	out->count = from->count < cap ? from->count : cap;
+	if (out->count)
+		memcpy(out->coro, from->coro, out->count * sizeof(*coro));
+	out->history = hist;
+	out->nhistory = hist ? from->nhistory : 0;
+	if (out->nhistory)
+		memcpy(hist, from->history, out->nhistory * sizeof(*hist));
+}
+
 void engine_rp_snapshot(struct engine *e, struct snapshot *out)
 {
 	struct engine_rp *p = e->rp;
@@ -141,8 +198,14 @@ void engine_rp_snapshot(struct engine *e, struct snapshot *out)
 
 	pthread_mutex_lock(&e->lock);
 	lints = e->cfg.lints;
-	if (!rp_guarded(e, rp_snap, out))
-		out->error = p->error;
+	if (rp_guarded(e, rp_snap, &p->scratch)) {
+		struct snapshot t = p->good;
+
+		p->good = p->scratch;
+		p->scratch = t;
+	}
+	rp_copy(&p->good, out);
+	out->error = p->error;
 	out->symtab = &e->symtab;
 	out->target = e->target;
 	out->target.pid = p->r.pid > 0 ? (pid_t)p->r.pid : 0;

@@ -15,6 +15,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +78,16 @@ static FILE *convert_tmp(const char *path, char *tmp, size_t n)
 	return f;
 }
 
+/* The trace is mapped: a file that shrinks under us faults (SIGBUS).  The
+ * conversion is abandoned with a message, not a crash. */
+static sigjmp_buf convert_jb;
+
+static void convert_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(convert_jb, 1);
+}
+
 /* Folded frames by function: "func+0x1a (f.c:3)" is folded as "func". */
 static const char *convert_name(void *ctx, uint64_t addr, bool leaf)
 {
@@ -93,67 +105,32 @@ static const char *convert_name(void *ctx, uint64_t addr, bool leaf)
 	return buf;
 }
 
-int convert_cmd_main(int argc, char **argv)
+/* Convert `in` to out_path (NULL or "-": stdout): the exit status. */
+static int convert_run(const char *in, const struct convert_format *fmt,
+		       const char *out_path, bool quiet)
 {
-	static const struct option opts[] = {
-		{"to", required_argument, NULL, 't'},
-		{"output", required_argument, NULL, 'o'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const struct convert_format *fmt = NULL;
-	const char *out_path = NULL, *in;
+	/* volatile: set after sigsetjmp and read after a longjmp. */
+	FILE *volatile out = stdout;
 	struct heph_names names;
 	struct convert_stats st;
 	struct heph_file f;
-	char err[512], tmp[4096];
-	bool quiet = false, ok;
-	FILE *out = stdout;
-	int c;
+	char err[512];
+	static char tmp[4096];
+	bool ok;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:o:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			for (size_t i = 0; i < convert_nformats; i++)
-				if (!strcmp(optarg, convert_formats[i].name))
-					fmt = &convert_formats[i];
-			if (!fmt)
-				return convert_usage_error(
-					"--to expects chrome, jsonl or folded, "
-					"got",
-					optarg);
-			break;
-		case 'o':
-			out_path = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			convert_help(stdout);
-			return 0;
-		case ':':
-			return convert_usage_error("an option needs a value:",
-						   argv[optind - 1]);
-		default:
-			return convert_usage_error("unknown option",
-						   argv[optind - 1]);
+	memset(&f, 0, sizeof(f));
+	if (sigsetjmp(convert_jb, 1)) {
+		fprintf(stderr,
+			"corotop convert: %s changed size while being read "
+			"(SIGBUS); nothing written\n",
+			in);
+		if (out != stdout) {
+			fclose(out);
+			unlink(tmp);
 		}
+		return 1;
 	}
-	if (!fmt)
-		return convert_usage_error("give the format: --to chrome, "
-					   "jsonl or folded",
-					   NULL);
-	if (optind != argc - 1)
-		return convert_usage_error(
-			optind >= argc ? "give one trace FILE"
-				       : "one trace FILE only, got "
-					 "more:",
-			optind >= argc ? NULL : argv[optind + 1]);
-	in = argv[optind];
+	signal(SIGBUS, convert_sigbus);
 	if (!heph_file_open(&f, in, err, sizeof(err))) {
 		fprintf(stderr, "corotop convert: %s\n", err);
 		return 1;
@@ -213,4 +190,62 @@ int convert_cmd_main(int argc, char **argv)
 	heph_names_finish(&names);
 	heph_file_close(&f);
 	return ok ? 0 : 1;
+}
+
+int convert_cmd_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"to", required_argument, NULL, 't'},
+		{"output", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const struct convert_format *fmt = NULL;
+	const char *out_path = NULL;
+	bool quiet = false;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			for (size_t i = 0; i < convert_nformats; i++)
+				if (!strcmp(optarg, convert_formats[i].name))
+					fmt = &convert_formats[i];
+			if (!fmt)
+				return convert_usage_error(
+					"--to expects chrome, jsonl or folded, "
+					"got",
+					optarg);
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			convert_help(stdout);
+			return 0;
+		case ':':
+			return convert_usage_error("an option needs a value:",
+						   argv[optind - 1]);
+		default:
+			return convert_usage_error("unknown option",
+						   argv[optind - 1]);
+		}
+	}
+	if (!fmt)
+		return convert_usage_error("give the format: --to chrome, "
+					   "jsonl or folded",
+					   NULL);
+	if (optind != argc - 1)
+		return convert_usage_error(
+			optind >= argc ? "give one trace FILE"
+				       : "one trace FILE only, got "
+					 "more:",
+			optind >= argc ? NULL : argv[optind + 1]);
+	return convert_run(argv[optind], fmt, out_path, quiet);
 }
