@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "engine/engine.h"
 #include "engine/heph.h"
 
 #define MAX_LINES 256
@@ -399,6 +400,45 @@ static void test_truncated_recording_replays(void **state)
 	proc_free(&p);
 }
 
+/* The recording shrinks under a replay (another process truncates it):
+ * the next moment faults on the mapping, the engine says so and keeps the
+ * last complete snapshot, and nothing crashes. */
+static void test_replay_survives_truncation(void **state)
+{
+	struct engine_config cfg;
+	struct engine_replay_info ri;
+	struct snapshot s;
+	struct engine *e;
+	char err[256];
+	size_t before;
+
+	(void)state;
+	record_writer();
+	engine_config_defaults(&cfg);
+	cfg.replay_path = rec;
+	e = engine_create(&cfg, err, sizeof(err));
+	if (!e)
+		fail_msg("%s", err);
+	assert_true(engine_start(e, err, sizeof(err)));
+	assert_true(engine_replay_info(e, &ri));
+	assert_true(ri.events > 0);
+	snapshot_init(&s);
+	engine_replay_seek(e, ri.t0 + (ri.t1 - ri.t0) / 2);
+	engine_snapshot(e, &s);
+	assert_null(s.error);
+	before = s.count;
+	assert_true(before > 0);
+	assert_int_equal(truncate(rec, 64), 0);
+	engine_replay_seek(e, ri.t1);
+	engine_snapshot(e, &s);
+	assert_non_null(s.error);
+	assert_non_null(strstr(s.error, "SIGBUS"));
+	assert_int_equal(s.count, before); /* the last complete one */
+	assert_int_equal(s.ts, ri.t0 + (ri.t1 - ri.t0) / 2);
+	snapshot_finish(&s);
+	engine_destroy(e);
+}
+
 /* ---- convert ---- */
 
 static void test_convert_chrome(void **state)
@@ -523,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_sigint_completes_the_file),
 		cmocka_unit_test(test_unwritable_file),
 		cmocka_unit_test(test_truncated_recording_replays),
+		cmocka_unit_test(test_replay_survives_truncation),
 		cmocka_unit_test(test_convert_chrome),
 		cmocka_unit_test(test_convert_jsonl_and_folded),
 		cmocka_unit_test(test_convert_usage),
