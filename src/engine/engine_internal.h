@@ -89,6 +89,7 @@ struct engine {
 	struct model model;
 	struct jsonl jsonl;
 	struct recorder *rec;  /* --record, or NULL */
+	char rec_warning[200]; /* engine_rec_warning's text, once failed */
 	struct symtab symtab;  /* the target's symbols (own lock) */
 	struct engine_ct ct;   /* CallTrace rotation and hot stacks */
 	struct engine_ppt ppt; /* attach mode */
@@ -154,6 +155,8 @@ bool engine_rec_create(struct engine *e, char *err, size_t errlen);
 void engine_rec_target(struct engine *e, pid_t pid);
 /* After the threads stopped: the exit, if any, and the end. */
 void engine_rec_stop(struct engine *e);
+/* Why recording stopped early, or NULL (the UI's thread). */
+const char *engine_rec_warning(struct engine *e);
 bool engine_rec_destroy(struct engine *e, char *err, size_t errlen);
 
 static inline uint64_t engine_now(clockid_t clk)

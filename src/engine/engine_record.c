@@ -100,6 +100,22 @@ bool engine_rec_destroy(struct engine *e, char *err, size_t errlen)
 	return ok;
 }
 
+const char *engine_rec_warning(struct engine *e)
+{
+	struct recorder_stats rs;
+
+	if (!e->rec)
+		return NULL;
+	recorder_stats(e->rec, &rs);
+	if (!rs.failed)
+		return NULL;
+	/* Written once: failed stays set, and the message with it. */
+	if (!e->rec_warning[0])
+		snprintf(e->rec_warning, sizeof(e->rec_warning),
+			 "--record stopped: %s", rs.error);
+	return e->rec_warning;
+}
+
 void engine_record_stats(struct engine *e, struct recorder_stats *out)
 {
 	recorder_stats(e->rec, out);

@@ -32,7 +32,10 @@ static void launch_child(int fd, char *const *argv, const char *shm,
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* corotop ignores these (write errors instead of death); the target
+	 * gets them back. */
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
 	snprintf(max, sizeof(max), "%u", stations);
 	snprintf(hz, sizeof(hz), "%u", sample_hz);
 	if (setenv(CTP_ENV_SHM, shm, 1) < 0 ||

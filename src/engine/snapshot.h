@@ -39,6 +39,10 @@ struct snapshot {
 	bool sleeping;	   /* engine asleep on the futex/socket */
 	bool observer;	   /* read-only observer of someone else's region */
 	const char *error; /* engine failure (e.g. region truncated), or NULL */
+	/* Something the engine could not do while harvesting goes on (e.g.
+	 * the --record file could not be written), or NULL; engine-owned,
+	 * valid until the engine is destroyed. */
+	const char *warning;
 	/* The target's symbols (engine-owned, thread-safe), or NULL: then
 	 * addresses show in hex.  symtab_gen as of this snapshot. */
 	struct symtab *symtab;

@@ -78,9 +78,10 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			(double)(s->replay.t1 - s->replay.t0) / 1e9,
 			s->error ? " - error: " : "", s->error ? s->error : "");
 	else
-		fprintf(f, "corotop - %s - engine %s%s%s\n", target,
+		fprintf(f, "corotop - %s - engine %s%s%s%s%s\n", target,
 			s->sleeping ? "asleep" : "harvesting",
-			s->error ? " - error: " : "", s->error ? s->error : "");
+			s->error ? " - error: " : "", s->error ? s->error : "",
+			s->warning ? " - " : "", s->warning ? s->warning : "");
 	fprintf(f,
 		"Events: %" PRIu64 " total, %.0f/s, %" PRIu64 " lost, %" PRIu64
 		" untraced, %" PRIu64 " torn\n",
@@ -303,6 +304,11 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		s->sleeping ? "true" : "false", s->observer ? "true" : "false");
 	if (s->error)
 		batch_json_string(f, s->error);
+	else
+		fputs("null", f);
+	fputs(",\"warning\":", f);
+	if (s->warning)
+		batch_json_string(f, s->warning);
 	else
 		fputs("null", f);
 	fputs("},", f);

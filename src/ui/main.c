@@ -498,6 +498,9 @@ int main(int argc, char **argv)
 	 * (sigtimedwait here, signalfd in tui.c). */
 	sigprocmask(SIG_BLOCK, &m.sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* A file past RLIMIT_FSIZE (--record, --jsonl) fails with EFBIG and
+	 * is reported, rather than killing corotop. */
+	signal(SIGXFSZ, SIG_IGN);
 
 	engine_config_defaults(&cfg);
 	cfg.argv = m.cli.command;

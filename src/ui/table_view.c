@@ -265,6 +265,8 @@ void table_view_header(struct tui *t)
 		curs_set(1);
 	} else if (s->error)
 		tui_text(t, 3, 0, warn, " %s", s->error);
+	else if (s->warning && !t->message[0])
+		tui_text(t, 3, 0, warn, " %s", s->warning);
 	else if (t->message[0])
 		tui_text(t, 3, 0, A_NORMAL, " %s", t->message);
 	else if (t->view == VIEW_PPT) {
