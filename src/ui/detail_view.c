@@ -213,6 +213,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 	struct hot_stack hs[DETAIL_HOT_STACKS];
 	char line[512];
 	size_t n;
+	bool parked;
 
 	n = c->state == MODEL_SUSPENDED
 		    ? engine_parked_stack(t->engine, c->id, frames,
@@ -231,6 +232,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 		if (n > DETAIL_PARKED_FRAMES)
 			tui_text(t, y++, 3, A_DIM, "...");
 	}
+	parked = n > 0; /* (a recorded stack has no trace id) */
 	n = engine_hot_stacks(t->engine, c->id, HOT_BY_TOTAL, hs,
 			      DETAIL_HOT_STACKS);
 	if (n) {
@@ -244,7 +246,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 				 hs[k].total, line);
 		}
 	}
-	return n || trace ? y + 1 : y;
+	return n || parked ? y + 1 : y;
 }
 
 void detail_view_draw(struct tui *t)
