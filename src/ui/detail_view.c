@@ -192,8 +192,10 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 		else
 			susp[nsusp++] = d;
 	}
-	tui_text(t, y++, 1, TUI_NORMAL,
-		 "Time in state, %zu transitions since this view opened:", n);
+	/* Replay shows the recording's transitions up to the position. */
+	tui_text(t, y++, 1, TUI_NORMAL, "Time in state, %zu transitions %s:", n,
+		 t->snap.replay.on ? "recorded up to here"
+				   : "since this view opened");
 	detail_dist(line, sizeof(line), run, nrun);
 	tui_text(t, y++, 3, TUI_NORMAL, "running    %s", line);
 	detail_dist(line, sizeof(line), susp, nsusp);
