@@ -262,9 +262,7 @@ def flow_replay(fl):
     fl.step('help-back', keys=['Escape'], marker=h.has(r'^\s+ID'),
             golden=False)
     # Play: 5 s of recording at x2 take 2.5 s, and then it stops.
-    s1 = fl.step('play', keys=['Space'],
-                 marker=playing,
-                 golden=False)
+    s1 = fl.step('play', keys=['Space'], marker=playing, golden=False)
     time.sleep(0.5)
     s2 = fl.capture()
     p1, p2 = position(s1), position(s2)
