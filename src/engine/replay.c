@@ -847,7 +847,7 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 
 void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 {
-	uint64_t lsum = 0, old;
+	uint64_t lsum = 0, lold = 0, old;
 	size_t k = 0, all, before;
 
 	if (t < r->t0)
@@ -886,13 +886,13 @@ void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 	out->count = k;
 	/* Totals: transitions are the interval starts up to t (the file's
 	 * index by start also holds losses and other events). */
-	all = heph_file_seek(&r->f, t + 1);
 	old = t >= 1000000000u ? t - 1000000000u : 0;
-	before = heph_file_seek(&r->f, old + 1);
-	out->t.events = all;
-	rp_lost_upto(r->glost, r->nglost, t, &lsum);
+	all = heph_file_seek(&r->f, t + 1) -
+	      rp_lost_upto(r->glost, r->nglost, t, &lsum);
 	out->t.lost = lsum;
-	out->t.events -= rp_lost_upto(r->glost, r->nglost, t, &lsum);
+	before = heph_file_seek(&r->f, old + 1) -
+		 rp_lost_upto(r->glost, r->nglost, old, &lold);
+	out->t.events = all;
 	out->t.events_per_sec = (double)(all - before);
 	out->t.coroutines_seen = rp_u64_upto(r->births, r->ncoro, t);
 }
@@ -961,6 +961,8 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 
 uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 {
+	uint64_t to;
+
 	if (id && rp_find(r, id)) {
 		const struct replay_coro *c = rp_find(r, id);
 		const struct replay_iv *iv = r->iv + c->first;
@@ -980,10 +982,20 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 	if (dir > 0) {
 		size_t i = heph_file_seek(&r->f, t + 1);
 
-		return i < r->f.nev ? r->f.ev[r->f.by_start[i]].start : t;
+		to = i < r->f.nev ? r->f.ev[r->f.by_start[i]].start : t;
 	} else {
 		size_t i = heph_file_seek(&r->f, t);
 
-		return i ? r->f.ev[r->f.by_start[i - 1]].start : t;
+		to = i ? r->f.ev[r->f.by_start[i - 1]].start : t;
 	}
+	/* A death is a transition too (to D), as for one coroutine above:
+	 * the nearest one, if it comes first (one pass: this is a key). */
+	for (size_t k = 0; k < r->ncoro; k++) {
+		uint64_t d = r->coro[k].end;
+
+		if (r->coro[k].dead && (dir > 0 ? d > t && (to == t || d < to)
+						: d < t && (to == t || d > to)))
+			to = d;
+	}
+	return to;
 }

@@ -100,8 +100,8 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 			   uint64_t *frames, size_t max);
 
 /* The start of the next (dir > 0) or previous (dir < 0) transition after
- * or before t: of coroutine `id`, or of any (id 0).  t itself when there
- * is none. */
+ * or before t: of coroutine `id`, or of any (id 0); a death counts.  t
+ * itself when there is none. */
 uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir);
 
 #endif

@@ -192,8 +192,10 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 		else
 			susp[nsusp++] = d;
 	}
-	tui_text(t, y++, 1, TUI_NORMAL,
-		 "Time in state, %zu transitions since this view opened:", n);
+	/* Replay shows the recording's transitions up to the position. */
+	tui_text(t, y++, 1, TUI_NORMAL, "Time in state, %zu transitions %s:", n,
+		 t->snap.replay.on ? "recorded up to here"
+				   : "since this view opened");
 	detail_dist(line, sizeof(line), run, nrun);
 	tui_text(t, y++, 3, TUI_NORMAL, "running    %s", line);
 	detail_dist(line, sizeof(line), susp, nsusp);
@@ -213,6 +215,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 	struct hot_stack hs[DETAIL_HOT_STACKS];
 	char line[512];
 	size_t n;
+	bool parked;
 
 	n = c->state == MODEL_SUSPENDED
 		    ? engine_parked_stack(t->engine, c->id, frames,
@@ -231,6 +234,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 		if (n > DETAIL_PARKED_FRAMES)
 			tui_text(t, y++, 3, A_DIM, "...");
 	}
+	parked = n > 0; /* (a recorded stack has no trace id) */
 	n = engine_hot_stacks(t->engine, c->id, HOT_BY_TOTAL, hs,
 			      DETAIL_HOT_STACKS);
 	if (n) {
@@ -244,7 +248,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 				 hs[k].total, line);
 		}
 	}
-	return n || trace ? y + 1 : y;
+	return n || parked ? y + 1 : y;
 }
 
 void detail_view_draw(struct tui *t)

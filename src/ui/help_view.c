@@ -1,6 +1,8 @@
 /*
  * help_view: the keys and the columns, drawn from the binding table and
  * the column table themselves, so help can not drift from behaviour.
+ * Replaying, the replay keys come first, and the other table leaves out
+ * the keys they take (g is "go to", not "first row", then).
  */
 #include <curses.h>
 #include <stdbool.h>
@@ -26,6 +28,41 @@ static int help_row(struct help_cursor *c)
 	return y >= c->first && y <= c->last ? y : -1;
 }
 
+/* Replaying, a replay key wins over the same key of the other table
+ * (tui_key), except + - = in the hot-stack view, whose lines say so. */
+static bool help_shadowed(const struct tui *t, const struct key_binding *map,
+			  size_t i)
+{
+	if (!t->snap.replay.on || map == keymap_replay ||
+	    (map[i].key > 0 && map[i].key < 128 && strchr("+=-", map[i].key)))
+		return false;
+	for (size_t k = 0; k < keymap_replay_count; k++)
+		if (keymap_replay[k].key == map[i].key)
+			return true;
+	return false;
+}
+
+/* The names of the keys bound like map[i] (the bindings that follow it
+ * with the same action) that work now, into keys; how many. */
+static int help_keynames(const struct tui *t, const struct key_binding *map,
+			 size_t count, size_t i, char *keys, size_t size)
+{
+	size_t used = 0;
+	int n = 0;
+
+	keys[0] = '\0';
+	for (size_t j = i; j < count && map[j].action == map[i].action; j++) {
+		if (!map[j].keyname || help_shadowed(t, map, j))
+			continue;
+		n++;
+		used += (size_t)snprintf(keys + used, size - used, "%s%s",
+					 used ? " " : "", map[j].keyname);
+		if (used >= size)
+			used = size - 1;
+	}
+	return n;
+}
+
 static void help_table(struct help_cursor *c, int width, const char *title,
 		       const struct key_binding *map, size_t count)
 {
@@ -35,21 +72,11 @@ static void help_table(struct help_cursor *c, int width, const char *title,
 	if (y >= 0)
 		tui_text(t, y, 1, A_BOLD, "%s", title);
 	for (size_t i = 0; i < count; i++) {
-		char keys[48] = "";
-		size_t used = 0;
+		char keys[48];
 
-		if (!map[i].help)
+		if (!map[i].help ||
+		    !help_keynames(t, map, count, i, keys, sizeof(keys)))
 			continue;
-		for (size_t j = i; j < count && map[j].action == map[i].action;
-		     j++) {
-			if (!map[j].keyname)
-				continue;
-			used += (size_t)snprintf(
-				keys + used, sizeof(keys) - used, "%s%s",
-				used ? " " : "", map[j].keyname);
-			if (used >= sizeof(keys))
-				used = sizeof(keys) - 1;
-		}
 		y = help_row(c);
 		if (y < 0)
 			continue;
@@ -70,12 +97,15 @@ static void help_keys(struct help_cursor *c, int width)
 	help_table(c, width, "Keys", keymap, keymap_count);
 }
 
-static int help_count(const struct key_binding *map, size_t count)
+static int help_count(const struct tui *t, const struct key_binding *map,
+		      size_t count)
 {
+	char keys[48];
 	int n = 0;
 
 	for (size_t i = 0; i < count; i++)
-		n += map[i].help != NULL;
+		n += map[i].help != NULL &&
+		     help_keynames(t, map, count, i, keys, sizeof(keys)) > 0;
 	return n;
 }
 
@@ -99,11 +129,11 @@ static void help_columns(struct help_cursor *c, int x)
 void help_view_draw(struct tui *t)
 {
 	struct help_cursor c = {.t = t, .first = 5, .last = t->lines - 2};
-	int keys = help_count(keymap, keymap_count) + 1;
+	int keys = help_count(t, keymap, keymap_count) + 1;
 	int total = COL_COUNT + 2; /* titles, blank line, columns */
 
 	if (t->snap.replay.on)
-		keys += help_count(keymap_replay, keymap_replay_count) + 2;
+		keys += help_count(t, keymap_replay, keymap_replay_count) + 2;
 	total += keys;
 	if (t->cols >= 110) {
 		/* Keys on the left, columns on the right; the keys scroll

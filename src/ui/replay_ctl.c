@@ -197,9 +197,11 @@ int replay_ctl_header(struct tui *t, int y)
 {
 	const struct snapshot *s = &t->snap;
 	const struct snapshot_replay *r = &s->replay;
-	char pos[32], len[32], wall[32] = "";
+	static const char lead[] = " corotop  replay ";
+	const char *name = t->replay_name, *paren = strstr(name, " (");
+	char pos[32], len[32], wall[32] = "", tail[128];
 	uint64_t span = r->t1 - r->t0, at = s->ts - r->t0;
-	int x, width, fill;
+	int x, width, fill, room, nlen = (int)strlen(name);
 
 	replay_ctl_format(at, pos, sizeof(pos));
 	if (!r->playing) /* stepping moves by microseconds: show them */
@@ -213,9 +215,19 @@ int replay_ctl_header(struct tui *t, int y)
 		if (localtime_r(&sec, &tm))
 			strftime(wall, sizeof(wall), "  %H:%M:%S", &tm);
 	}
-	x = tui_text(t, y, 0, tui_attr(t, PAIR_HEADER),
-		     " corotop  replay %s  %s %s / %s  x%g%s", t->replay_name,
-		     r->playing ? ">" : "||", pos, len, r->speed, wall);
+	snprintf(tail, sizeof(tail), "  %s %s / %s  x%g%s",
+		 r->playing ? ">" : "||", pos, len, r->speed, wall);
+	/* Narrow: the name gives way (the command first, then the end of
+	 * the file name, at a character's start), never the time. */
+	room = t->cols - (int)(sizeof(lead) - 1) - (int)strlen(tail);
+	if (nlen > room && paren)
+		nlen = (int)(paren - name);
+	if (nlen > room)
+		nlen = room > 0 ? room : 0;
+	while (nlen > 0 && ((unsigned char)name[nlen] & 0xc0) == 0x80)
+		nlen--;
+	x = tui_text(t, y, 0, tui_attr(t, PAIR_HEADER), "%s%.*s%s", lead, nlen,
+		     name, tail);
 	/* A position bar in what is left of the line. */
 	width = t->cols - x - 4;
 	if (width < 10)

@@ -3,7 +3,8 @@
 with golden files.
 
     harness.py --tmux TMUX --corotop COROTOP --workload SCRIPTED
-               [--ppt-target PPT_TARGET] FLOW...
+               [--ppt-target PPT_TARGET] [--heph-fixture HEPH_FIXTURE]
+               FLOW...
     harness.py ... --regen FLOW...     rewrite the goldens of FLOW
     harness.py --list                  the flows, one a line
 
@@ -29,6 +30,15 @@ never reads EOF) and writes commands to ("tick 30"), then types
     echo corotop-rc=$? > rc; stty -a > stty-after
 
 Without --ppt-target that flow is skipped.
+
+The replay flow (flow_replay.py) runs no workload: heph-fixture
+(heph_fixture.c, --heph-fixture) writes a fixed recording into the scratch
+directory, and the shell, started with TZ=UTC, gets
+
+    stty -a > stty-before; corotop -d 2 --replay FILE --paused;
+    echo corotop-rc=$? > rc; stty -a > stty-after
+
+Without --heph-fixture that flow is skipped.
 
 Synchronisation is never a bare sleep: every step sends keys, then polls
 `capture-pane` (every 50 ms) until the step's marker is on the screen (at
@@ -64,6 +74,10 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Flows kept in modules of their own (flow_replay.py) `import harness`:
+# that must be this module, even when it runs as __main__, so that they
+# share its classes (Abort, Skip) rather than load a second copy.
+sys.modules.setdefault('harness', sys.modules[__name__])
 import normalize as nz  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -233,15 +247,16 @@ class Flow:
             raise Abort('tmux %s: %s' % (' '.join(a), r.stderr.strip()))
         return r.stdout
 
-    def open(self, lang='C.UTF-8'):
+    def open(self, lang='C.UTF-8', env_extra=()):
+        """Start the pane's shell; env_extra: more NAME=VALUE for it."""
         env = ['env', '-u', 'NO_COLOR', '-u', 'LC_ALL', '-u', 'LC_CTYPE',
                '-u', 'LC_MESSAGES', '-u', 'LINES', '-u', 'COLUMNS',
-               '-u', 'ESCDELAY', '-u', 'PROMPT_COMMAND',
-               'TERM=xterm-256color', 'LANG=' + lang,
-               'HOME=' + self.dir,
-               'XDG_CONFIG_HOME=' + os.path.join(self.dir, 'config'),
-               'HISTFILE=/dev/null', 'PS1=%s ' % PROMPT,
-               'bash', '--noprofile', '--norc', '-i']
+               '-u', 'ESCDELAY', '-u', 'PROMPT_COMMAND'] + list(env_extra)
+        env += ['TERM=xterm-256color', 'LANG=' + lang,
+                'HOME=' + self.dir,
+                'XDG_CONFIG_HOME=' + os.path.join(self.dir, 'config'),
+                'HISTFILE=/dev/null', 'PS1=%s ' % PROMPT,
+                'bash', '--noprofile', '--norc', '-i']
         self.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'ui',
                   '-c', self.dir, '-x', str(WIDTH), '-y', str(HEIGHT),
                   'exec ' + ' '.join(shlex.quote(w) for w in env))
@@ -393,6 +408,26 @@ class Flow:
         self.keys('Enter')
         s = self.wait(has(r'^ corotop  pid \d+ attached, agent pid \d+ '),
                       'corotop attaches')
+        self.corotop_pid = child_running(self.shell_pid(), self.args.corotop)
+        return s
+
+    def start_replay(self, recording, opts='', wait=None):
+        """Type corotop --replay RECORDING (no workload) into the shell;
+        wait for `wait` (default: the replay header)."""
+        self.run_no += 1
+        n = self.run_no
+        f = {k: os.path.join(self.dir, '%s%d' % (k, n))
+             for k in ('rc', 'stty-before', 'stty-after')}
+        q = shlex.quote
+        self.files = f
+        self.workload_pid = None
+        self.type('stty -a > %s; %s -d 2 --replay %s%s; '
+                  'echo corotop-rc=$? > %s; stty -a > %s' % (
+                      q(f['stty-before']), q(self.args.corotop),
+                      q(recording), ' ' + opts if opts else '',
+                      q(f['rc']), q(f['stty-after'])))
+        self.keys('Enter')
+        s = self.wait(wait or has(r'^ corotop  replay '), 'corotop replays')
         self.corotop_pid = child_running(self.shell_pid(), self.args.corotop)
         return s
 
@@ -568,6 +603,8 @@ class Flow:
             self.check(state == 'ok hmem=0 stat=0 grow=0,0',
                        what + ': every buffer detached (_ppt_hmem and '
                        '_ppt_stat back to 0)', 'state: %s' % state)
+            return
+        if self.workload_pid is None:  # a replay: nothing else ran
             return
         deadline = time.monotonic() + WAIT
         while workload_alive(self.workload_pid) and \
@@ -1209,6 +1246,9 @@ def flow_ppt(fl):
     fl.finish(0, 'quit', attached=True)
 
 
+# (after every definition above: flow_replay imports this module)
+import flow_replay  # noqa: E402
+
 FLOWS = {
     'start': flow_start,
     'sort': flow_sort,
@@ -1230,6 +1270,7 @@ FLOWS = {
     'mono': flow_mono,
     'ascii': flow_ascii,
     'ppt': flow_ppt,
+    'replay': flow_replay.flow_replay,
 }
 
 
@@ -1257,6 +1298,8 @@ def main():
     ap.add_argument('--workload')
     ap.add_argument('--ppt-target', default='',
                     help='ppt-target (tests/integration), for the ppt flow')
+    ap.add_argument('--heph-fixture', default='',
+                    help='heph-fixture (tests/ui), for the replay flow')
     ap.add_argument('--regen', action='store_true')
     ap.add_argument('--list', action='store_true')
     ap.add_argument('flows', nargs='*')
@@ -1268,7 +1311,8 @@ def main():
         log('SKIP: tmux not found')
         return 77
     for p in (args.corotop, args.workload) + \
-            ((args.ppt_target,) if args.ppt_target else ()):
+            ((args.ppt_target,) if args.ppt_target else ()) + \
+            ((args.heph_fixture,) if args.heph_fixture else ()):
         if not p or not os.access(p, os.X_OK):
             log('no executable %r' % p)
             return 2
@@ -1277,6 +1321,8 @@ def main():
                                       (args.corotop, args.workload))
     if args.ppt_target:
         args.ppt_target = os.path.abspath(args.ppt_target)
+    if args.heph_fixture:
+        args.heph_fixture = os.path.abspath(args.heph_fixture)
     unknown = [f for f in args.flows if f not in FLOWS]
     if unknown or not args.flows:
         log('flows: %s' % ' '.join(FLOWS))

@@ -19,7 +19,8 @@ fi
 build=$(cd "$1" && pwd)
 shift
 here=$(cd "$(dirname "$0")" && pwd)
-ninja -C "$build" corotop tests/ui/ui-scripted tests/integration/ppt-target >&2
+ninja -C "$build" corotop tests/ui/ui-scripted tests/integration/ppt-target \
+	tests/ui/heph-fixture >&2
 if [ $# -eq 0 ]; then
 	mapfile -t flows < <(python3 "$here/harness.py" --list)
 else
@@ -31,5 +32,6 @@ python3 "$here/harness.py" --regen \
 	--corotop "$build/corotop" \
 	--workload "$build/tests/ui/ui-scripted" \
 	--ppt-target "$build/tests/integration/ppt-target" \
+	--heph-fixture "$build/tests/ui/heph-fixture" \
 	"${flows[@]}" | grep -E '^(wrote|== |FAIL)' || true
 echo "now review: git diff tests/ui/golden/" >&2

@@ -97,24 +97,20 @@ static const struct step steps_t2[] = {
 static struct corotop_coro coros[NCORO];
 
 /* Never called: their addresses are the frames of the "hot" stacks.  Each
- * has its own body so the linker cannot fold two into one. */
+ * has its own body so the linker cannot fold two into one, and all of it on
+ * one line (the macro's use), so that the line an address in it names is
+ * the same whatever the build type: -O0 puts +0x1 in the prologue (the
+ * line of the function's name), -O2 in the body (the next line). */
 static volatile int hot_sink;
-__attribute__((noinline, used)) static void hot_leaf_a(void)
-{
-	hot_sink = 0xa;
-}
-__attribute__((noinline, used)) static void hot_leaf_b(void)
-{
-	hot_sink = 0xb0b;
-}
-__attribute__((noinline, used)) static void hot_mid(void)
-{
-	hot_sink = 0x3d3d3;
-}
-__attribute__((noinline, used)) static void hot_root(void)
-{
-	hot_sink = 0x7007007;
-}
+#define HOT_FN(name, v)                                                        \
+	__attribute__((noinline, used)) static void name(void)                 \
+	{                                                                      \
+		hot_sink = v;                                                  \
+	}
+HOT_FN(hot_leaf_a, 0xa)
+HOT_FN(hot_leaf_b, 0xb0b)
+HOT_FN(hot_mid, 0x3d3d3)
+HOT_FN(hot_root, 0x7007007)
 
 /* A frame inside f, as a return address would be. */
 #define HOT_FRAME(f) ((uint64_t)(uintptr_t)(f) + 1)
