@@ -252,7 +252,12 @@ void hot_view_draw(struct tui *t)
 {
 	struct hot_ui *h = &t->hot;
 
-	if (!h->stats.enabled) {
+	if (!h->stats.enabled && t->replay) {
+		tui_text(t, 5, 1, TUI_NORMAL,
+			 "CPU samples are not recorded: a replay has the "
+			 "coroutines, their transitions and parked stacks "
+			 "(Enter on a row).");
+	} else if (!h->stats.enabled) {
 		tui_text(t, 5, 1, TUI_NORMAL,
 			 "No CallTrace region: hot stacks need corotop to "
 			 "start the target or attach to it (-p), not --shm.");

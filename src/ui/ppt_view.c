@@ -506,7 +506,11 @@ void ppt_view_draw(struct tui *t)
 	struct ppt_ui *p = &t->ppt;
 	const struct ppt_desc *d = ppt_desc(t);
 
-	if (!p->info.enabled) {
+	if (!p->info.enabled && t->replay) {
+		tui_text(t, 5, 1, TUI_NORMAL,
+			 "ppt frames are not recorded: a replay has the "
+			 "coroutines only.");
+	} else if (!p->info.enabled) {
 		tui_text(t, 5, 1, TUI_NORMAL,
 			 "No ppt buffers: attach to a running process with "
 			 "corotop -p PID.");
