@@ -918,8 +918,8 @@ size_t replay_history(const struct replay *r, uint64_t id, uint64_t t,
 		tr->n = i;
 		/* Losses found since the previous transition. */
 		while (li < c->nl && r->lost[c->lfirst + li].ts <= tr->ts) {
-			if (i == from || r->lost[c->lfirst + li].ts >
-						 r->iv[c->first + i - 1].start)
+			if (i == 0 || r->lost[c->lfirst + li].ts >
+					      r->iv[c->first + i - 1].start)
 				lost += r->lost[c->lfirst + li].count;
 			li++;
 		}
