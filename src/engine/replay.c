@@ -969,6 +969,11 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 			return i < c->n ? iv[i].start
 			       : c->dead && t < c->end ? c->end
 						       : t;
+		/* Its death, when that is the latest before t (forwards
+		 * steps to it too). */
+		if (c->dead && i == c->n && c->end < t &&
+		    c->end > iv[i - 1].start)
+			return c->end;
 		/* The transition before the one in force at t. */
 		if (i >= 2 && iv[i - 1].start == t)
 			return iv[i - 2].start;
