@@ -758,6 +758,12 @@ static size_t rp_u64_upto(const uint64_t *v, size_t n, uint64_t t)
 	return lo;
 }
 
+/* How many events start at or before t (t + 1 would wrap at the end). */
+static size_t rp_seek_after(const struct heph_file *f, uint64_t t)
+{
+	return t == UINT64_MAX ? f->nev : heph_file_seek(f, t + 1);
+}
+
 /* The transition that began interval k: its thread, address and seq. */
 static void rp_transition(const struct replay *r, uint32_t k,
 			  struct model_transition *out)
@@ -848,7 +854,7 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 {
 	uint64_t lsum = 0, old;
-	size_t k = 0, all, before;
+	size_t k = 0, all, before, nl;
 
 	if (t < r->t0)
 		t = r->t0;
@@ -885,14 +891,15 @@ void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 	out->count = k;
 	/* Totals: transitions are the interval starts up to t (the file's
 	 * index by start also holds losses and other events). */
-	all = heph_file_seek(&r->f, t + 1);
+	all = rp_seek_after(&r->f, t);
 	old = t >= 1000000000u ? t - 1000000000u : 0;
-	before = heph_file_seek(&r->f, old + 1);
-	out->t.events = all;
-	rp_lost_upto(r->glost, r->nglost, t, &lsum);
+	before = rp_seek_after(&r->f, old);
+	nl = rp_lost_upto(r->glost, r->nglost, t, &lsum);
 	out->t.lost = lsum;
-	out->t.events -= rp_lost_upto(r->glost, r->nglost, t, &lsum);
-	out->t.events_per_sec = (double)(all - before);
+	out->t.events = all - nl;
+	/* ... and so are the rate's: the losses of the second are not. */
+	nl -= rp_lost_upto(r->glost, r->nglost, old, &lsum);
+	out->t.events_per_sec = (double)(all - before - nl);
 	out->t.coroutines_seen = rp_u64_upto(r->births, r->ncoro, t);
 }
 
@@ -982,7 +989,7 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 	if (!r->f.nev)
 		return t;
 	if (dir > 0) {
-		size_t i = heph_file_seek(&r->f, t + 1);
+		size_t i = rp_seek_after(&r->f, t);
 
 		return i < r->f.nev ? r->f.ev[r->f.by_start[i]].start : t;
 	} else {
