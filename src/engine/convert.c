@@ -332,9 +332,10 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 		*first = false;
 	}
 	/* Same thread, same start: one would hide the other. */
-	if (t->seen && p->start == t->last) {
+	if (t->seen && p->start == t->last && t->last_out < UINT64_MAX) {
 		start = t->last_out + 1;
-		dur = dur ? dur - 1 : 0;
+		/* The end stays: the start moved start - p->start ns. */
+		dur = dur > start - p->start ? dur - (start - p->start) : 0;
 		st->nudged++;
 	}
 	t->seen = true;
