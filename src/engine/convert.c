@@ -525,11 +525,12 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		snprintf(err, errlen, "unknown format");
 		return false;
 	}
-	if (!ok) {
+	/* folded's writer says false for a failed write too. */
+	if (!ok && !ferror(out)) {
 		snprintf(err, errlen, "out of memory");
 		return false;
 	}
-	if (fflush(out) || ferror(out)) {
+	if (!ok || fflush(out) || ferror(out)) {
 		snprintf(err, errlen, "writing the output: %s",
 			 strerror(errno ? errno : EIO));
 		return false;
