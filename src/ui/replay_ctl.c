@@ -98,6 +98,9 @@ bool replay_ctl_parse(const char *text, uint64_t pos, uint64_t t0, uint64_t t1,
 		s++;
 	if (*s || ns > 1e19)
 		goto bad;
+	/* The nanosecond meant: 1.001 * 1e9 is 1000999999.99..., and the
+	 * conversion below cuts. */
+	ns = floor(ns + 0.5);
 	if (sign > 0)
 		*out = (double)(t1 - pos) <= ns ? t1 : pos + (uint64_t)ns;
 	else if (sign < 0)
