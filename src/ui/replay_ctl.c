@@ -44,6 +44,11 @@ bool replay_ctl_parse(const char *text, uint64_t pos, uint64_t t0, uint64_t t1,
 	double v = 0, ns;
 	int sign = 0;
 
+	/* A position outside the recording counts from its nearest end. */
+	if (pos < t0)
+		pos = t0;
+	if (pos > t1)
+		pos = t1;
 	while (*s == ' ')
 		s++;
 	if (!strcmp(s, "start") || !strcmp(s, "begin")) {
