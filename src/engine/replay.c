@@ -189,6 +189,9 @@ static const struct replay_birth *rp_births_of(const struct replay *r,
 {
 	size_t lo = 0, hi = r->nbirth_opt, end;
 
+	*n = 0;
+	if (!r->birth_opt)
+		return NULL; /* NULL + 0 is undefined in C */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
