@@ -334,9 +334,10 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 		*first = false;
 	}
 	/* Same thread, same start: one would hide the other. */
-	if (t->seen && p->start == t->last) {
+	if (t->seen && p->start == t->last && t->last_out < UINT64_MAX) {
 		start = t->last_out + 1;
-		dur = dur ? dur - 1 : 0;
+		/* The end stays: the start moved start - p->start ns. */
+		dur = dur > start - p->start ? dur - (start - p->start) : 0;
 		st->nudged++;
 	}
 	t->seen = true;
@@ -528,11 +529,12 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		snprintf(err, errlen, "unknown format");
 		return false;
 	}
-	if (!ok) {
+	/* folded's writer says false for a failed write too. */
+	if (!ok && !ferror(out)) {
 		snprintf(err, errlen, "out of memory");
 		return false;
 	}
-	if (fflush(out) || ferror(out)) {
+	if (!ok || fflush(out) || ferror(out)) {
 		snprintf(err, errlen, "writing the output: %s",
 			 strerror(errno ? errno : EIO));
 		return false;

@@ -189,6 +189,9 @@ static const struct replay_birth *rp_births_of(const struct replay *r,
 {
 	size_t lo = 0, hi = r->nbirth_opt, end;
 
+	*n = 0;
+	if (!r->birth_opt)
+		return NULL; /* NULL + 0 is undefined in C */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -758,6 +761,12 @@ static size_t rp_u64_upto(const uint64_t *v, size_t n, uint64_t t)
 	return lo;
 }
 
+/* How many events start at or before t (t + 1 would wrap at the end). */
+static size_t rp_seek_after(const struct heph_file *f, uint64_t t)
+{
+	return t == UINT64_MAX ? f->nev : heph_file_seek(f, t + 1);
+}
+
 /* The transition that began interval k: its thread, address and seq. */
 static void rp_transition(const struct replay *r, uint32_t k,
 			  struct model_transition *out)
@@ -847,8 +856,8 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 
 void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 {
-	uint64_t lsum = 0, lold = 0, old;
-	size_t k = 0, all, before;
+	uint64_t lsum = 0, old;
+	size_t k = 0, all, before, nl;
 
 	if (t < r->t0)
 		t = r->t0;
@@ -886,14 +895,15 @@ void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 	out->count = k;
 	/* Totals: transitions are the interval starts up to t (the file's
 	 * index by start also holds losses and other events). */
+	all = rp_seek_after(&r->f, t);
 	old = t >= 1000000000u ? t - 1000000000u : 0;
-	all = heph_file_seek(&r->f, t + 1) -
-	      rp_lost_upto(r->glost, r->nglost, t, &lsum);
+	before = rp_seek_after(&r->f, old);
+	nl = rp_lost_upto(r->glost, r->nglost, t, &lsum);
 	out->t.lost = lsum;
-	before = heph_file_seek(&r->f, old + 1) -
-		 rp_lost_upto(r->glost, r->nglost, old, &lold);
-	out->t.events = all;
-	out->t.events_per_sec = (double)(all - before);
+	out->t.events = all - nl;
+	/* ... and so are the rate's: the losses of the second are not. */
+	nl -= rp_lost_upto(r->glost, r->nglost, old, &lsum);
+	out->t.events_per_sec = (double)(all - before - nl);
 	out->t.coroutines_seen = rp_u64_upto(r->births, r->ncoro, t);
 }
 
@@ -919,8 +929,8 @@ size_t replay_history(const struct replay *r, uint64_t id, uint64_t t,
 		tr->n = i;
 		/* Losses found since the previous transition. */
 		while (li < c->nl && r->lost[c->lfirst + li].ts <= tr->ts) {
-			if (i == from || r->lost[c->lfirst + li].ts >
-						 r->iv[c->first + i - 1].start)
+			if (i == 0 || r->lost[c->lfirst + li].ts >
+					      r->iv[c->first + i - 1].start)
 				lost += r->lost[c->lfirst + li].count;
 			li++;
 		}
@@ -972,6 +982,11 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 			return i < c->n		       ? iv[i].start
 			       : c->dead && t < c->end ? c->end
 						       : t;
+		/* Its death, when that is the latest before t (forwards
+		 * steps to it too). */
+		if (c->dead && i == c->n && c->end < t &&
+		    c->end > iv[i - 1].start)
+			return c->end;
 		/* The transition before the one in force at t. */
 		if (i >= 2 && iv[i - 1].start == t)
 			return iv[i - 2].start;
@@ -980,7 +995,7 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 	if (!r->f.nev)
 		return t;
 	if (dir > 0) {
-		size_t i = heph_file_seek(&r->f, t + 1);
+		size_t i = rp_seek_after(&r->f, t);
 
 		to = i < r->f.nev ? r->f.ev[r->f.by_start[i]].start : t;
 	} else {

@@ -32,8 +32,29 @@ static bool rc_number(const char **s, double *out)
 	v = strtod(*s, &end);
 	if (end == *s || !isfinite(v) || v < 0)
 		return false;
+	/* Decimal digits and a point only: strtod also reads hex ("0x10"),
+	 * exponents and "nan(...)". */
+	for (const char *p = *s; p < end; p++)
+		if (!isdigit((unsigned char)*p) && *p != '.')
+			return false;
 	*s = end;
 	*out = v;
+	return true;
+}
+
+/* The word u at *s and then nothing but spaces: moved past u. */
+static bool rc_word(const char **s, const char *u)
+{
+	size_t n = strlen(u);
+	const char *p = *s + n;
+
+	if (strncmp(*s, u, n))
+		return false;
+	while (*p == ' ')
+		p++;
+	if (*p)
+		return false;
+	*s += n;
 	return true;
 }
 
@@ -44,13 +65,18 @@ bool replay_ctl_parse(const char *text, uint64_t pos, uint64_t t0, uint64_t t1,
 	double v = 0, ns;
 	int sign = 0;
 
+	/* A position outside the recording counts from its nearest end. */
+	if (pos < t0)
+		pos = t0;
+	if (pos > t1)
+		pos = t1;
 	while (*s == ' ')
 		s++;
-	if (!strcmp(s, "start") || !strcmp(s, "begin")) {
+	if (rc_word(&s, "start") || rc_word(&s, "begin")) {
 		*out = t0;
 		return true;
 	}
-	if (!strcmp(s, "end")) {
+	if (rc_word(&s, "end")) {
 		*out = t1;
 		return true;
 	}
@@ -79,16 +105,16 @@ bool replay_ctl_parse(const char *text, uint64_t pos, uint64_t t0, uint64_t t1,
 		if (v > 100)
 			goto bad;
 		ns = v / 100 * (double)(t1 - t0);
-	} else if (!strcmp(s, "ms")) {
-		s += 2, ns = v * 1e6;
-	} else if (!strcmp(s, "us")) {
-		s += 2, ns = v * 1e3;
-	} else if (!strcmp(s, "ns")) {
-		s += 2, ns = v;
-	} else if (!strcmp(s, "m") || !strcmp(s, "min")) {
-		s += strlen(s), ns = v * 60e9;
-	} else if (!strcmp(s, "h")) {
-		s++, ns = v * 3600e9;
+	} else if (rc_word(&s, "ms")) {
+		ns = v * 1e6;
+	} else if (rc_word(&s, "us")) {
+		ns = v * 1e3;
+	} else if (rc_word(&s, "ns")) {
+		ns = v;
+	} else if (rc_word(&s, "m") || rc_word(&s, "min")) {
+		ns = v * 60e9;
+	} else if (rc_word(&s, "h")) {
+		ns = v * 3600e9;
 	} else {
 		if (*s == 's')
 			s++;
@@ -98,6 +124,9 @@ bool replay_ctl_parse(const char *text, uint64_t pos, uint64_t t0, uint64_t t1,
 		s++;
 	if (*s || ns > 1e19)
 		goto bad;
+	/* The nanosecond meant: 1.001 * 1e9 is 1000999999.99..., and the
+	 * conversion below cuts. */
+	ns = floor(ns + 0.5);
 	if (sign > 0)
 		*out = (double)(t1 - pos) <= ns ? t1 : pos + (uint64_t)ns;
 	else if (sign < 0)

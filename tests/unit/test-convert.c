@@ -1,0 +1,750 @@
+/*
+ * test-convert: a Heph trace rewritten for other tools
+ * (src/engine/convert.c), on traces built in memory and written with
+ * convert_write into open_memstream.
+ *
+ * chrome  the output is parsed by the strict checker (tests/common):
+ *         every trace event has its keys, ts/dur are exact microseconds
+ *         with nanosecond decimals, one process per stream and one thread
+ *         per substream (a substream beyond 2^31 gets a small tid), equal
+ *         starts on a thread are nudged 1 ns apart (counted), integers
+ *         beyond 2^53 are strings, arrays of every type are arrays, NaN
+ *         and infinities are null, strings with quotes, backslashes,
+ *         control characters, NUL and bad UTF-8 decode to the right text,
+ *         repeated attribute names get "#2", "#3".
+ * jsonl   coroTracer's shape, byte for byte: one line per interval in
+ *         start order, two per foreign span, losses counted not written.
+ * folded  parked stacks weighted by their nanoseconds, outermost first,
+ *         named by the callback (recorded names through hephnames,
+ *         sanitized, as corotop convert does) or in hex.
+ * errors  an unknown format; an output that can not be written (every
+ *         format says so, none says "out of memory").
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/convert.h"
+#include "engine/framenames.h"
+#include "engine/heph.h"
+#include "engine/hephnames.h"
+#include "json-check.h"
+
+static uint8_t buf[1 << 16];
+
+/* ---- building traces ---- */
+
+static void put(struct heph_enc *e, const void *p, size_t n)
+{
+	assert_true(e->len + n <= e->cap);
+	memcpy(e->buf + e->len, p, n);
+	e->len += n;
+}
+
+static void put16(struct heph_enc *e, uint16_t v)
+{
+	uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
+
+	put(e, b, 2);
+}
+
+static void put64(struct heph_enc *e, uint64_t v)
+{
+	uint8_t b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (56 - 8 * i));
+	put(e, b, 8);
+}
+
+/* An attribute's name and type, by hand (the encoder has no i64 or
+ * string arrays, and no strings with a NUL in them). */
+static void attr_head(struct heph_enc *e, const char *name, size_t nlen,
+		      uint8_t type)
+{
+	assert_true(e->open);
+	put16(e, (uint16_t)nlen);
+	put(e, name, nlen);
+	put(e, &type, 1);
+}
+
+static void attr_rawstr(struct heph_enc *e, const char *name, const char *s,
+			size_t len)
+{
+	attr_head(e, name, strlen(name), HEPH_STR);
+	put16(e, (uint16_t)len);
+	put(e, s, len);
+}
+
+static void attr_i64s(struct heph_enc *e, const char *name, const int64_t *v,
+		      size_t n)
+{
+	attr_head(e, name, strlen(name), HEPH_ARRAY | HEPH_I64);
+	put16(e, (uint16_t)n);
+	for (size_t i = 0; i < n; i++)
+		put64(e, (uint64_t)v[i]);
+}
+
+/* An array of n strings, each NUL-terminated in s. */
+static void attr_strs(struct heph_enc *e, const char *name,
+		      const char *const *s, size_t n)
+{
+	attr_head(e, name, strlen(name), HEPH_ARRAY | HEPH_STR);
+	put16(e, (uint16_t)n);
+	for (size_t i = 0; i < n; i++) {
+		put16(e, (uint16_t)strlen(s[i]));
+		put(e, s[i], strlen(s[i]));
+	}
+}
+
+/* An event with a description of len raw bytes. */
+static void ev_raw(struct heph_enc *e, uint32_t stream, uint64_t sub,
+		   uint64_t start, uint64_t end, const char *desc, size_t len)
+{
+	char fill[256];
+
+	assert_true(len < sizeof(fill));
+	memset(fill, 'x', len);
+	fill[len] = 0;
+	assert_true(heph_enc_event_begin(e, stream, 0, sub, start, end, fill));
+	memcpy(e->buf + e->start + HEPH_EVENT_FIXED, desc, len);
+}
+
+static void ev(struct heph_enc *e, uint32_t stream, uint64_t sub,
+	       uint64_t start, uint64_t end, const char *desc)
+{
+	ev_raw(e, stream, sub, start, end, desc, strlen(desc));
+}
+
+static void ev_end(struct heph_enc *e)
+{
+	assert_true(heph_enc_event_end(e) > 0);
+}
+
+static void index_bytes(struct heph_file *f, const struct heph_enc *e)
+{
+	char err[128] = "";
+
+	assert_false(e->overflow);
+	if (!heph_file_index_bytes(f, e->buf, e->len, err, sizeof(err)))
+		fail_msg("index: %s", err);
+	assert_int_equal(f->nproblems, 0);
+}
+
+/* f as `to`, NUL-terminated (free it). */
+static char *convert(const struct heph_file *f, enum convert_to to,
+		     convert_name_fn fn, void *ctx, struct convert_stats *st)
+{
+	char *s = NULL, err[128] = "";
+	size_t len = 0;
+	FILE *out = open_memstream(&s, &len);
+
+	assert_non_null(out);
+	if (!convert_write(f, to, out, fn, ctx, st, err, sizeof(err)))
+		fail_msg("convert_write: %s", err);
+	fclose(out);
+	return s;
+}
+
+/* ---- chrome ---- */
+
+static const struct jv *item(const struct jv *a, size_t i)
+{
+	assert_int_equal(a->t, J_ARR);
+	assert_true(i < a->n);
+	return &a->items[i];
+}
+
+static void want_num(const struct jv *v, const char *path, const char *text)
+{
+	const struct jv *m = json_need(v, path, J_NUM);
+
+	if (strcmp(m->s, text))
+		fail_msg("%s is %s, want %s", path, m->s, text);
+}
+
+static void want_str(const struct jv *v, const char *path, const char *text)
+{
+	const struct jv *m = json_need(v, path, J_STR);
+
+	if (m->len != strlen(text) || memcmp(m->s, text, m->len))
+		fail_msg("%s is \"%s\", want \"%s\"", path, m->s, text);
+}
+
+/* Every trace event has the keys its phase needs; returns the events. */
+static const struct jv *chrome_events(const struct jv *root, size_t *nm,
+				      size_t *nx)
+{
+	const struct jv *evs = json_need(root, "traceEvents", J_ARR);
+
+	want_str(root, "displayTimeUnit", "ns");
+	*nm = *nx = 0;
+	for (size_t i = 0; i < evs->n; i++) {
+		const struct jv *x = item(evs, i);
+		const struct jv *ph = json_need(x, "ph", J_STR);
+
+		json_need(x, "name", J_STR);
+		json_u64(x, "pid");
+		json_u64(x, "tid");
+		if (!strcmp(ph->s, "M")) {
+			json_need(x, "args.name", J_STR);
+			++*nm;
+		} else {
+			assert_string_equal(ph->s, "X");
+			json_need(x, "ts", J_NUM);
+			json_need(x, "dur", J_NUM);
+			json_need(x, "args", J_OBJ);
+			++*nx;
+		}
+	}
+	return evs;
+}
+
+/* The X event named `name` (the first). */
+static const struct jv *x_named(const struct jv *evs, const char *name)
+{
+	for (size_t i = 0; i < evs->n; i++) {
+		const struct jv *x = &evs->items[i];
+
+		if (!strcmp(json_get(x, "ph")->s, "X") &&
+		    !strcmp(json_get(x, "name")->s, name))
+			return x;
+	}
+	fail_msg("no X event named %s", name);
+	return NULL;
+}
+
+/* The M event naming (pid, tid) as `what` (process_name, thread_name). */
+static const char *m_name(const struct jv *evs, const char *what, uint64_t pid,
+			  uint64_t tid)
+{
+	const char *found = NULL;
+
+	for (size_t i = 0; i < evs->n; i++) {
+		const struct jv *x = &evs->items[i];
+
+		if (strcmp(json_get(x, "ph")->s, "M") ||
+		    strcmp(json_get(x, "name")->s, what) ||
+		    json_u64(x, "pid") != pid || json_u64(x, "tid") != tid)
+			continue;
+		if (found)
+			fail_msg("%s of %llu/%llu twice", what,
+				 (unsigned long long)pid,
+				 (unsigned long long)tid);
+		found = json_get(x, "args.name")->s;
+	}
+	if (!found)
+		fail_msg("no %s for %llu/%llu", what, (unsigned long long)pid,
+			 (unsigned long long)tid);
+	return found;
+}
+
+static void test_chrome_shape(void **state)
+{
+	struct convert_stats st;
+	struct heph_file f;
+	struct heph_enc e;
+	struct jv root;
+	const struct jv *evs, *x;
+	size_t nm, nx;
+	char *out;
+
+	(void)state;
+	heph_enc_init(&e, buf, sizeof(buf));
+	assert_true(heph_enc_epoch(&e, 1700000000000000000ull));
+	ev(&e, 1, 0, 1000, 3500, "poll");
+	assert_true(heph_enc_u64(&e, "n", 7));
+	ev_end(&e);
+	ev(&e, 1, 5, 1234567, 1240000, "task");
+	ev_end(&e);
+	ev(&e, 2, 5, 2000, 2000, "mark");
+	ev_end(&e);
+	ev(&e, 1, 0, 5000, 6000, "poll2");
+	ev_end(&e);
+	ev(&e, 2, 1ull << 40, 7000, 8000, "big");
+	ev_end(&e);
+	ev(&e, 3, 1ull << 41, 7000, 8000, "bigger");
+	ev_end(&e);
+	ev(&e, 3, 1ull << 41, 9000, 8000, "backwards");
+	ev_end(&e);
+	index_bytes(&f, &e);
+	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
+	json_must_parse(out, &root);
+	evs = chrome_events(&root, &nm, &nx);
+	assert_int_equal(nm, 3 + 5); /* 3 streams, 5 substreams */
+	assert_int_equal(nx, 7);
+	assert_int_equal(st.events, 7);
+	assert_int_equal(st.written, 7);
+	assert_int_equal(st.nudged, 0);
+	assert_int_equal(st.skipped, 0);
+	assert_string_equal(m_name(evs, "process_name", 1, 0), "stream 1");
+	assert_string_equal(m_name(evs, "process_name", 2, 0), "stream 2");
+	assert_string_equal(m_name(evs, "process_name", 3, 0), "stream 3");
+	assert_string_equal(m_name(evs, "thread_name", 1, 0), "substream 0");
+	assert_string_equal(m_name(evs, "thread_name", 1, 5), "substream 5");
+	assert_string_equal(m_name(evs, "thread_name", 2, 5), "substream 5");
+	assert_string_equal(m_name(evs, "thread_name", 2, 2147483648u),
+			    "substream 1099511627776");
+	assert_string_equal(m_name(evs, "thread_name", 3, 2147483649u),
+			    "substream 2199023255552");
+
+	x = x_named(evs, "poll");
+	assert_int_equal(json_u64(x, "pid"), 1);
+	assert_int_equal(json_u64(x, "tid"), 0);
+	want_num(x, "ts", "1.000");
+	want_num(x, "dur", "2.500");
+	assert_int_equal(json_u64(x, "args.n"), 7);
+	x = x_named(evs, "task");
+	assert_int_equal(json_u64(x, "tid"), 5);
+	want_num(x, "ts", "1234.567");
+	want_num(x, "dur", "5.433");
+	assert_int_equal(json_need(x, "args", J_OBJ)->n, 0);
+	x = x_named(evs, "mark");
+	assert_int_equal(json_u64(x, "pid"), 2);
+	want_num(x, "ts", "2.000");
+	want_num(x, "dur", "0.000");
+	x = x_named(evs, "big");
+	assert_int_equal(json_u64(x, "tid"), 2147483648u);
+	want_num(x, "ts", "7.000");
+	want_num(x, "dur", "1.000");
+	x = x_named(evs, "backwards"); /* ends before it starts */
+	want_num(x, "dur", "0.000");
+	json_free(&root);
+	free(out);
+	heph_file_close(&f);
+}
+
+/* Equal starts on one thread: 1 ns apart, same ends; not across threads. */
+static void test_chrome_nudge(void **state)
+{
+	struct convert_stats st;
+	struct heph_file f;
+	struct heph_enc e;
+	struct jv root;
+	const struct jv *evs;
+	size_t nm, nx;
+	char *out;
+
+	(void)state;
+	heph_enc_init(&e, buf, sizeof(buf));
+	ev(&e, 1, 1, 1000, 2000, "a");
+	ev_end(&e);
+	ev(&e, 1, 1, 1000, 1500, "b");
+	ev_end(&e);
+	ev(&e, 1, 2, 1000, 1100, "d");
+	ev_end(&e);
+	ev(&e, 1, 1, 1000, 1800, "c");
+	ev_end(&e);
+	ev(&e, 2, 1, 1000, 1000, "e");
+	ev_end(&e);
+	ev(&e, 2, 1, 1000, 1000, "f");
+	ev_end(&e);
+	/* At the end of time there is no later nanosecond. */
+	ev(&e, 3, 1, UINT64_MAX, UINT64_MAX, "g");
+	ev_end(&e);
+	ev(&e, 3, 1, UINT64_MAX, UINT64_MAX, "h");
+	ev_end(&e);
+	index_bytes(&f, &e);
+	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
+	json_must_parse(out, &root);
+	evs = chrome_events(&root, &nm, &nx);
+	assert_int_equal(nx, 8);
+	assert_int_equal(st.nudged, 3);
+	want_num(x_named(evs, "a"), "ts", "1.000");
+	want_num(x_named(evs, "a"), "dur", "1.000");
+	want_num(x_named(evs, "b"), "ts", "1.001");
+	want_num(x_named(evs, "b"), "dur", "0.499");
+	want_num(x_named(evs, "c"), "ts", "1.002");
+	want_num(x_named(evs, "c"), "dur", "0.798");
+	want_num(x_named(evs, "d"), "ts", "1.000");
+	want_num(x_named(evs, "e"), "ts", "1.000");
+	want_num(x_named(evs, "f"), "ts", "1.001");
+	want_num(x_named(evs, "f"), "dur", "0.000");
+	want_num(x_named(evs, "g"), "ts", "18446744073709551.615");
+	want_num(x_named(evs, "h"), "ts", "18446744073709551.615");
+	json_free(&root);
+	free(out);
+	heph_file_close(&f);
+}
+
+static void test_chrome_values(void **state)
+{
+	static const int64_t ia[] = {-1, 5, INT64_MIN};
+	static const char *const sa[] = {"a", "q\"b\\", "", "\xff"};
+	const uint64_t ua[] = {1, 1ull << 60};
+	const double fa[] = {1.5, NAN, -INFINITY};
+	const uint64_t exact = 1ull << 53;
+	struct convert_stats st;
+	struct heph_file f;
+	struct heph_enc e;
+	struct jv root;
+	const struct jv *x, *a;
+	size_t nm, nx;
+	char *out;
+
+	(void)state;
+	heph_enc_init(&e, buf, sizeof(buf));
+	ev(&e, 1, 1, 0, 10, "values");
+	assert_true(heph_enc_u64(&e, "small", exact - 1));
+	assert_true(heph_enc_u64(&e, "big", exact));
+	assert_true(heph_enc_u64(&e, "max", UINT64_MAX));
+	assert_true(heph_enc_i64(&e, "neg", -(int64_t)(exact - 1)));
+	assert_true(heph_enc_i64(&e, "negbig", -(int64_t)exact));
+	assert_true(heph_enc_i64(&e, "min", INT64_MIN));
+	assert_true(heph_enc_f64(&e, "half", 0.5));
+	assert_true(heph_enc_f64(&e, "tenth", 0.1));
+	assert_true(heph_enc_f64(&e, "nan", NAN));
+	assert_true(heph_enc_f64(&e, "inf", INFINITY));
+	assert_true(heph_enc_f64(&e, "ninf", -INFINITY));
+	assert_true(heph_enc_u64_array(&e, "ua", ua, 2));
+	attr_i64s(&e, "ia", ia, 3);
+	assert_true(heph_enc_f64_array(&e, "fa", fa, 3));
+	attr_strs(&e, "sa", sa, 4);
+	assert_true(heph_enc_u64_array(&e, "ea", NULL, 0));
+	assert_true(heph_enc_u64(&e, "x", 1));
+	assert_true(heph_enc_str(&e, "x", "two"));
+	assert_true(heph_enc_u64(&e, "x", 3));
+	ev_end(&e);
+	index_bytes(&f, &e);
+	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
+	json_must_parse(out, &root);
+	x = item(chrome_events(&root, &nm, &nx), 2);
+	assert_int_equal(nx, 1);
+	want_num(x, "args.small", "9007199254740991");
+	want_str(x, "args.big", "9007199254740992");
+	want_str(x, "args.max", "18446744073709551615");
+	want_num(x, "args.neg", "-9007199254740991");
+	want_str(x, "args.negbig", "-9007199254740992");
+	want_str(x, "args.min", "-9223372036854775808");
+	assert_true(json_need(x, "args.half", J_NUM)->num == 0.5);
+	assert_true(json_need(x, "args.tenth", J_NUM)->num == 0.1);
+	json_need(x, "args.nan", J_NULL);
+	json_need(x, "args.inf", J_NULL);
+	json_need(x, "args.ninf", J_NULL);
+	a = json_need(x, "args.ua", J_ARR);
+	assert_int_equal(a->n, 2);
+	assert_string_equal(item(a, 0)->s, "1");
+	assert_int_equal(item(a, 1)->t, J_STR);
+	assert_string_equal(item(a, 1)->s, "1152921504606846976");
+	a = json_need(x, "args.ia", J_ARR);
+	assert_int_equal(a->n, 3);
+	assert_string_equal(item(a, 0)->s, "-1");
+	assert_string_equal(item(a, 1)->s, "5");
+	assert_int_equal(item(a, 2)->t, J_STR);
+	assert_string_equal(item(a, 2)->s, "-9223372036854775808");
+	a = json_need(x, "args.fa", J_ARR);
+	assert_int_equal(a->n, 3);
+	assert_true(item(a, 0)->num == 1.5);
+	assert_int_equal(item(a, 1)->t, J_NULL);
+	assert_int_equal(item(a, 2)->t, J_NULL);
+	a = json_need(x, "args.sa", J_ARR);
+	assert_int_equal(a->n, 4);
+	assert_string_equal(item(a, 0)->s, "a");
+	assert_string_equal(item(a, 1)->s, "q\"b\\");
+	assert_string_equal(item(a, 2)->s, "");
+	assert_string_equal(item(a, 3)->s, "\xef\xbf\xbd");
+	assert_int_equal(json_need(x, "args.ea", J_ARR)->n, 0);
+	/* Repeated names: numbered, none lost. */
+	assert_int_equal(json_u64(x, "args.x"), 1);
+	want_str(x, "args.x#2", "two");
+	assert_int_equal(json_u64(x, "args.x#3"), 3);
+	assert_int_equal(json_need(x, "args", J_OBJ)->n, 19);
+	json_free(&root);
+	free(out);
+	heph_file_close(&f);
+}
+
+/* Raw bytes and what a JSON reader must get back from them. */
+static const char raw_text[] =
+	"q\"b\\n\n\x01\0\x7f"
+	"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" /* e acute, euro, emoji */
+	"\xff"				       /* never in UTF-8 */
+	"\xe2\x82\x41"			       /* cut short, then 'A' */
+	"\xc0\xaf"			       /* overlong '/' */
+	"\xe0\x80\x80"			       /* overlong NUL */
+	"\xed\xa0\x80"			       /* a surrogate */
+	"\xf4\x90\x80\x80"		       /* beyond U+10FFFF */
+	"\xf0\x80\x80\x80z";		       /* overlong, 4 bytes */
+/* Each byte of a bad sequence is one U+FFFD (EF BF BD). */
+static const char raw_decoded[] =
+	"q\"b\\n\n\x01\0\x7f"
+	"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+	"\xef\xbf\xbd"
+	"\xef\xbf\xbd\xef\xbf\xbd\x41"
+	"\xef\xbf\xbd\xef\xbf\xbd"
+	"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz";
+
+static void want_raw(const struct jv *v)
+{
+	assert_int_equal(v->t, J_STR);
+	assert_int_equal(v->len, sizeof(raw_decoded) - 1);
+	assert_memory_equal(v->s, raw_decoded, v->len);
+}
+
+static void test_chrome_strings(void **state)
+{
+	static const char key[] = "k\"\x01\xff";
+	struct convert_stats st;
+	struct heph_file f;
+	struct heph_enc e;
+	struct jv root;
+	const struct jv *x, *args;
+	size_t nm, nx;
+	char *out, *s;
+	size_t len;
+	FILE *m;
+
+	(void)state;
+	heph_enc_init(&e, buf, sizeof(buf));
+	ev_raw(&e, 1, 1, 0, 10, raw_text, sizeof(raw_text) - 1);
+	attr_rawstr(&e, "s", raw_text, sizeof(raw_text) - 1);
+	attr_head(&e, key, sizeof(key) - 1, HEPH_U64);
+	put64(&e, 42);
+	ev_end(&e);
+	index_bytes(&f, &e);
+	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
+	json_must_parse(out, &root);
+	x = item(chrome_events(&root, &nm, &nx), 2);
+	want_raw(json_need(x, "name", J_STR));
+	args = json_need(x, "args", J_OBJ);
+	assert_int_equal(args->n, 2);
+	assert_string_equal(args->keys[0], "s");
+	want_raw(&args->items[0]);
+	assert_string_equal(args->keys[1], "k\"\x01\xef\xbf\xbd");
+	json_free(&root);
+	free(out);
+	heph_file_close(&f);
+
+	/* convert_json_str on its own: whole bytes, empty, the last byte a
+	 * lead byte. */
+	m = open_memstream(&s, &len);
+	convert_json_str(m, "", 0);
+	fputc(' ', m);
+	convert_json_str(m, "ab\xc3", 3);
+	fputc(' ', m);
+	convert_json_str(m, "\xf0\x9f\x98\x80", 4);
+	fclose(m);
+	assert_string_equal(s, "\"\" \"ab\\ufffd\" \"\xf0\x9f\x98\x80\"");
+	free(s);
+}
+
+/* An unknown format, and an output that can not be written. */
+static void test_write_errors(void **state)
+{
+	struct convert_stats st;
+	struct heph_file f;
+	struct heph_enc e;
+	char err[128] = "";
+	FILE *full;
+
+	(void)state;
+	heph_enc_init(&e, buf, sizeof(buf));
+	for (uint64_t i = 0; i < 200; i++) {
+		ev(&e, 1, 1, 10 * i, 10 * i + 5, "suspended");
+		assert_true(heph_enc_u64_array(&e, "stack", &i, 1));
+		ev_end(&e);
+	}
+	index_bytes(&f, &e);
+	assert_false(convert_write(&f, (enum convert_to)42, stdout, NULL, NULL,
+				   &st, err, sizeof(err)));
+	assert_string_equal(err, "unknown format");
+	full = fopen("/dev/full", "w");
+	if (full) {
+		for (size_t k = 0; k < convert_nformats; k++) {
+			err[0] = 0;
+			assert_false(convert_write(&f, convert_formats[k].to,
+						   full, NULL, NULL, &st, err,
+						   sizeof(err)));
+			if (!strstr(err, "writing the output"))
+				fail_msg("%s: %s", convert_formats[k].name,
+					 err);
+		}
+		fclose(full);
+	}
+	heph_file_close(&f);
+}
+
+/* ---- jsonl ---- */
+
+static void iv(struct heph_enc *e, uint32_t stream, uint64_t sub,
+	       uint64_t start, uint64_t stop, bool running, uint64_t addr,
+	       uint64_t seq)
+{
+	ev(e, stream, sub, start, stop, running ? "running" : "suspended");
+	assert_true(heph_enc_u64(e, "addr", addr));
+	assert_true(heph_enc_u64(e, "seq", seq));
+	ev_end(e);
+}
+
+static void test_jsonl(void **state)
+{
+	static const char want[] =
+		"{\"probe_id\":7,\"tid\":101,\"addr\":\"0x00000000000000a1\","
+		"\"seq\":2,\"is_active\":true,\"ts\":10}\n"
+		"{\"probe_id\":8,\"tid\":102,\"addr\":\"0xffffffffffffffff\","
+		"\"seq\":18446744073709551615,\"is_active\":true,\"ts\":20}\n"
+		"{\"probe_id\":7,\"tid\":101,\"addr\":\"0x00000000000000a2\","
+		"\"seq\":4,\"is_active\":false,\"ts\":30}\n"
+		"{\"probe_id\":9,\"tid\":2,\"addr\":\"0x0000000000000000\","
+		"\"seq\":0,\"is_active\":true,\"ts\":50}\n"
+		"{\"probe_id\":9,\"tid\":2,\"addr\":\"0x0000000000000000\","
+		"\"seq\":0,\"is_active\":false,\"ts\":70}\n";
+	struct convert_stats st;
+	struct heph_file f;
+	struct heph_enc e;
+	char *out, *line;
+
+	(void)state;
+	heph_enc_init(&e, buf, sizeof(buf));
+	assert_true(heph_enc_meta(&e, "corotop", "1", 1));
+	iv(&e, 101, 7, 30, 40, false, 0xA2, 4);
+	iv(&e, 101, 7, 10, 30, true, 0xA1, 2);
+	ev(&e, 101, 7, 35, 35, "lost");
+	assert_true(heph_enc_u64(&e, "count", 5));
+	ev_end(&e);
+	ev(&e, 2, 9, 50, 70, "poll");
+	ev_end(&e);
+	iv(&e, 102, 8, 20, 60, true, UINT64_MAX, UINT64_MAX);
+	index_bytes(&f, &e);
+	out = convert(&f, CONVERT_JSONL, NULL, NULL, &st);
+	assert_string_equal(out, want);
+	assert_int_equal(st.events, 5);
+	assert_int_equal(st.written, 5);
+	assert_int_equal(st.lost, 5);
+	assert_int_equal(st.skipped, 1);
+	/* Each line is JSON of its own. */
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		struct jv v;
+
+		json_must_parse(line, &v);
+		assert_int_equal(v.n, 6);
+		json_free(&v);
+	}
+	free(out);
+	heph_file_close(&f);
+
+	/* Nothing in, nothing out. */
+	assert_true(heph_file_index_bytes(&f, NULL, 0, NULL, 0));
+	out = convert(&f, CONVERT_JSONL, NULL, NULL, &st);
+	assert_string_equal(out, "");
+	free(out);
+	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
+	assert_string_equal(out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["
+				 "\n]}\n");
+	free(out);
+	heph_file_close(&f);
+}
+
+/* ---- folded and names ---- */
+
+static void sym(struct heph_enc *e, uint64_t addr, const char *name, size_t len)
+{
+	uint8_t val[8 + 400];
+
+	assert_true(len <= 400);
+	for (int i = 0; i < 8; i++)
+		val[i] = (uint8_t)(addr >> (56 - 8 * i));
+	memcpy(val + 8, name, len);
+	assert_true(heph_enc_meta(e, "corotop_symbol", val, 8 + len));
+}
+
+/* Like corotop convert: the recorded name of the frame's key, up to its
+ * first '+' or ' ', in one buffer reused from call to call. */
+static const char *name_of(void *ctx, uint64_t addr, bool leaf)
+{
+	static char one[HEPH_NAME_LEN + 1];
+	const char *n = heph_names_find(ctx, framename_key(addr, leaf));
+
+	if (!n)
+		return NULL;
+	snprintf(one, sizeof(one), "%.*s", (int)strcspn(n, "+ "), n);
+	return one;
+}
+
+static void parked(struct heph_enc *e, uint64_t start, uint64_t stop,
+		   const char *desc, const uint64_t *stack, size_t n)
+{
+	ev(e, 1, 7, start, stop, desc);
+	assert_true(heph_enc_u64(e, "addr", 0x10));
+	if (n)
+		assert_true(heph_enc_u64_array(e, "stack", stack, n));
+	ev_end(e);
+}
+
+static size_t build_folded(void)
+{
+	static const uint64_t deep[] = {0x111, 0x222, 0x333};
+	static const uint64_t leaf[] = {0x111};
+	struct heph_enc e;
+
+	heph_enc_init(&e, buf, sizeof(buf));
+	assert_true(heph_enc_meta(&e, "corotop", "1", 1));
+	sym(&e, 0x111, "leaf_fn+0x4 (a.c:3)", 19);
+	sym(&e, 0x221, "mid;fn\x01 (b.c:9)", 15);
+	sym(&e, 0x333, "", 0); /* no name: ignored */
+	parked(&e, 100, 400, "suspended", deep, 3);
+	parked(&e, 500, 600, "suspended", deep, 3);
+	parked(&e, 700, 750, "suspended", leaf, 1);
+	parked(&e, 0, 100, "running", leaf, 1);	     /* not parked */
+	parked(&e, 800, 800, "suspended", leaf, 1);  /* no time */
+	parked(&e, 900, 1000, "suspended", NULL, 0); /* no stack */
+	ev(&e, 1, 7, 1000, 1010, "suspended");
+	assert_true(heph_enc_u64(&e, "stack", 0x111)); /* not an array */
+	ev_end(&e);
+	assert_false(e.overflow);
+	return e.len;
+}
+
+static void test_folded(void **state)
+{
+	struct convert_stats st;
+	struct heph_names names;
+	struct heph_file f;
+	char err[64];
+	char *out;
+
+	(void)state;
+	assert_true(heph_file_index_bytes(&f, buf, build_folded(), err,
+					  sizeof(err)));
+	assert_int_equal(f.nproblems, 0);
+	heph_names_init(&names, &f);
+	assert_int_equal(names.n, 2);
+	out = convert(&f, CONVERT_FOLDED, name_of, &names, &st);
+	assert_string_equal(out, "0x333;mid?fn?;leaf_fn 400\n"
+				 "leaf_fn 50\n");
+	assert_int_equal(st.written, 3);
+	assert_int_equal(st.events, 7);
+	free(out);
+	out = convert(&f, CONVERT_FOLDED, NULL, NULL, &st);
+	assert_string_equal(out, "0x111 50\n"
+				 "0x333;0x222;0x111 400\n");
+	free(out);
+	heph_names_finish(&names);
+	heph_file_close(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chrome_shape),
+		cmocka_unit_test(test_chrome_nudge),
+		cmocka_unit_test(test_chrome_values),
+		cmocka_unit_test(test_chrome_strings),
+		cmocka_unit_test(test_write_errors),
+		cmocka_unit_test(test_jsonl),
+		cmocka_unit_test(test_folded),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
