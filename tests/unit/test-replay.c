@@ -515,8 +515,7 @@ static void test_step(void **state)
 	assert_int_equal(replay_step(&r, 6, 100 * MS, 1), 100 * MS);
 	assert_int_equal(replay_step(&r, 6, 150 * MS, -1), 100 * MS);
 	assert_int_equal(replay_step(&r, 6, 100 * MS, -1), 86 * MS);
-	/* Any coroutine: the next or previous start in the file, or a death
-	 * when one comes first (a transition to D). */
+	/* Any coroutine: the next or previous start, or a death before it. */
 	assert_int_equal(replay_step(&r, 0, 10 * MS, 1), 15 * MS);
 	assert_int_equal(replay_step(&r, 0, 20 * MS, 1), 30 * MS);
 	assert_int_equal(replay_step(&r, 0, 95 * MS, 1), 100 * MS);
