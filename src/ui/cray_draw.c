@@ -9,8 +9,10 @@
  *   read line   bytes and records read; while reading, the rate of the
  *               last refresh interval in M records/s ("waiting for data"
  *               when a pipe brought nothing)
- *   totals      accesses (reads, writes, atomics, unaligned, untyped,
- *               cross-line) and RTTA (adds, removes, live, overlaps)
+ *   totals      accesses (reads, writes, untyped, cross-line), their
+ *               flags (atomic, read-modify-write pairs, unaligned), RTTA
+ *               (adds, removes, live, overlaps); counts that mean loss
+ *               or damage show in red, and only when not 0
  *   problem     what stopped or cut the reading (red, up to three lines)
  *   note        when every access has one thread id (the shipped runtime
  *               writes 0): per-thread and false-sharing results see one
@@ -184,17 +186,21 @@ static void cray_kvs(const struct cray_view *v, int y, int x,
 	}
 }
 
+/* Three lines from y: accesses, their flags, RTTA. */
 static void cray_totals(const struct cray_view *v, int y)
 {
 	const struct cacheray_totals *t = &v->snap.tot;
 	const struct cray_kv acc[] = {
 		{"reads", t->reads, false},
 		{"writes", t->writes, false},
-		{"atomics", t->atomics, false},
-		{"rmw", t->atomic_rmw, false},
-		{"unaligned", t->unaligned, false},
 		{"untyped", t->untyped, false},
 		{"cross-line", t->cross_line, false},
+		{"lines-dropped", t->lines_dropped_accesses, true},
+	};
+	const struct cray_kv flags[] = {
+		{"atomic", t->atomics, false},
+		{"rmw-pairs", t->atomic_rmw, false},
+		{"unaligned", t->unaligned, false},
 	};
 	const struct cray_kv rtta[] = {
 		{"adds", t->rtta_adds, false},
@@ -203,7 +209,6 @@ static void cray_totals(const struct cray_view *v, int y)
 		{"overlaps", t->rtta_overlaps, false},
 		{"unknown-removes", t->rtta_remove_unknown, true},
 		{"refused", t->rtta_full, true},
-		{"lines-dropped", t->lines_dropped_accesses, true},
 	};
 	int x = cray_text(v, y, 0, CRAY_NORMAL, " Accesses ");
 
@@ -211,8 +216,10 @@ static void cray_totals(const struct cray_view *v, int y)
 		      t->accesses);
 	x = cray_text(v, y, x, CRAY_NORMAL, ":");
 	cray_kvs(v, y, x, acc, sizeof(acc) / sizeof(acc[0]));
-	x = cray_text(v, y + 1, 0, CRAY_NORMAL, " RTTA");
-	cray_kvs(v, y + 1, x, rtta, sizeof(rtta) / sizeof(rtta[0]));
+	x = cray_text(v, y + 1, 0, CRAY_NORMAL, " Flags");
+	cray_kvs(v, y + 1, x, flags, sizeof(flags) / sizeof(flags[0]));
+	x = cray_text(v, y + 2, 0, CRAY_NORMAL, " RTTA");
+	cray_kvs(v, y + 2, x, rtta, sizeof(rtta) / sizeof(rtta[0]));
 }
 
 static const char *const cray_note_text[] = {
@@ -634,7 +641,7 @@ void cray_draw(struct cray_view *v)
 			  v->lines);
 	} else {
 		cray_header(v);
-		y = cray_notices(v, 4);
+		y = cray_notices(v, 5);
 		cray_tabs_line(v, y);
 		if (v->help) {
 			cray_help(v, y + 1);

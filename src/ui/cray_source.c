@@ -1,7 +1,8 @@
 /*
  * cray_source: the memory view's input.
  *
- * The path is opened O_RDONLY | O_CLOEXEC | O_NONBLOCK ("-" is stdin, made
+ * The path is opened O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY (a
+ * terminal given by mistake must not become ours; "-" is stdin, made
  * non-blocking for the view's lifetime and restored after), and checked
  * before any curses starts: a directory or a terminal is refused with a
  * message that says what to give instead.
@@ -74,7 +75,7 @@ bool cray_source_open(struct cray_source *s, const char *path, char *err,
 	*usage = false;
 	snprintf(s->name, sizeof(s->name), "%s", in ? "(stdin)" : path);
 	s->fd = in ? STDIN_FILENO
-		   : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		   : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (s->fd < 0) {
 		snprintf(err, errlen, "cannot open Cacheray trace %s: %s", path,
 			 strerror(errno));
