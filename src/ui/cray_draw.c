@@ -33,12 +33,13 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cray_view.h"
 
 #define CRAY_NORMAL ((int)A_NORMAL)
-#define CRAY_MAP_LABEL 20 /* the byte map starts at this column */
+#define CRAY_MAP_LABEL 22 /* the byte map starts at this column */
 
 int cray_attr(const struct cray_view *v, enum cray_pair p)
 {
@@ -410,6 +411,25 @@ static int cray_row_attr(const struct cray_view *v, size_t i, bool selected)
 	return CRAY_NORMAL;
 }
 
+/* A count wider than its column is shown as 1.2M (or K, G, ...), never
+ * with its digits cut. */
+static void cray_fit(char *cell, size_t n, int w)
+{
+	static const char suffix[] = "KMGTPE";
+	size_t len = strlen(cell);
+	double x;
+
+	if ((int)len <= w || strspn(cell, "0123456789") != len)
+		return;
+	x = strtod(cell, NULL);
+	for (int i = 0; suffix[i]; i++) {
+		x /= 1000;
+		snprintf(cell, n, "%.1f%c", x, suffix[i]);
+		if ((int)strlen(cell) <= w)
+			return;
+	}
+}
+
 static void cray_row(const struct cray_view *v, int y, size_t i,
 		     const struct cray_tab_impl *t,
 		     const struct cray_layout *lay, bool selected)
@@ -425,6 +445,8 @@ static void cray_row(const struct cray_view *v, int y, size_t i,
 		if (!lay->shown[c])
 			continue;
 		cray_rows_cell(&v->rows, i, c, cell, sizeof(cell));
+		if (!t->cols[c].left)
+			cray_fit(cell, sizeof(cell), w);
 		/* Disjoint bytes on a shared line: false sharing proper. */
 		if (!selected && v->tab == CRAY_TAB_SHARING &&
 		    !strcmp(cell, "disjoint"))
@@ -442,11 +464,13 @@ static void cray_byte_map(const struct cray_view *v, int y)
 	const struct cray_rows *r = &v->rows;
 	const struct cacheray_line *l;
 	int warn = cray_attr(v, CRAY_PAIR_WARN);
+	char label[32];
 
 	if (!r->nrows || v->selected[v->tab] >= r->nrows)
 		return;
 	l = &r->snap->lines[1][r->row[v->selected[v->tab]].item];
-	cray_text(v, y, 0, A_BOLD, " Bytes of 0x%" PRIx64, l->addr);
+	snprintf(label, sizeof(label), " Line 0x%" PRIx64, l->addr);
+	cray_text(v, y, 0, A_BOLD, "%.*s", CRAY_MAP_LABEL - 1, label);
 	for (int b = 0; b < 64; b += 8)
 		cray_text(v, y, CRAY_MAP_LABEL + b, CRAY_NORMAL, "%d", b);
 	for (unsigned s = 0; s < l->nthreads; s++) {

@@ -8,7 +8,8 @@
  *                  element, different elements, different regions),
  *                  whether the two threads' bytes are disjoint (false
  *                  sharing proper) or overlap (maybe true sharing), the
- *                  threads ("(w)": wrote) and the types seen on the line;
+ *                  threads ("(w)": wrote; "+": more threads than the two
+ *                  the reader keeps per line) and the types seen on it;
  *   Hot lines      the most accessed 64-byte lines, the same columns but
  *                  the bytes verdict;
  *   Types          per type: accesses, reads, writes, element size, RTTA
@@ -175,7 +176,7 @@ static void line_threads(const struct cray_rows *r, const struct cray_row *row,
 	}
 	if (l->more_threads && o < n)
 		snprintf(b + o, n - o, "%s",
-			 l->more_threads_wrote ? ",+more(w)" : ",+more");
+			 l->more_threads_wrote ? ",+(w)" : ",+");
 }
 
 static void line_types(const struct cray_rows *r, const struct cray_row *row,
@@ -212,14 +213,14 @@ static const struct cray_column sharing_cols[] = {
 	 .cell = line_acc,
 	 .help = "reads and writes on the line"},
 	{.title = "READS",
-	 .width = 9,
+	 .width = 8,
 	 .priority = 2,
 	 .desc = true,
 	 .cmp = line_reads_cmp,
 	 .cell = line_reads,
 	 .help = "reads on the line"},
 	{.title = "WRITES",
-	 .width = 9,
+	 .width = 8,
 	 .priority = 2,
 	 .desc = true,
 	 .cmp = line_writes_cmp,
@@ -239,11 +240,11 @@ static const struct cray_column sharing_cols[] = {
 	 .cell = line_bytes,
 	 .help = "the two threads' bytes: disjoint (false sharing) or overlap"},
 	{.title = "THREADS",
-	 .width = 12,
+	 .width = 14,
 	 .left = true,
 	 .priority = 3,
 	 .cell = line_threads,
-	 .help = "thread ids on the line, (w): wrote"},
+	 .help = "thread ids on the line, (w): wrote; +: more threads"},
 	{.title = "TYPES",
 	 .width = -1,
 	 .left = true,
@@ -268,14 +269,14 @@ static const struct cray_column hot_cols[] = {
 	 .cell = line_acc,
 	 .help = "reads and writes on the line"},
 	{.title = "READS",
-	 .width = 9,
+	 .width = 8,
 	 .priority = 2,
 	 .desc = true,
 	 .cmp = line_reads_cmp,
 	 .cell = line_reads,
 	 .help = "reads on the line"},
 	{.title = "WRITES",
-	 .width = 9,
+	 .width = 8,
 	 .priority = 2,
 	 .desc = true,
 	 .cmp = line_writes_cmp,
@@ -289,11 +290,11 @@ static const struct cray_column hot_cols[] = {
 	 .help = "one-element, diff-elements (of one region), diff-regions, "
 		 "untyped"},
 	{.title = "THREADS",
-	 .width = 12,
+	 .width = 14,
 	 .left = true,
 	 .priority = 3,
 	 .cell = line_threads,
-	 .help = "thread ids on the line, (w): wrote"},
+	 .help = "thread ids on the line, (w): wrote; +: more threads"},
 	{.title = "TYPES",
 	 .width = -1,
 	 .left = true,

@@ -7,7 +7,9 @@ bytes (type, address u64, size u8, thread u64), RTTA_ADD 29 plus the
 typename (type, address, thread, elemsize u32, elemcount u32, length u32,
 name), RTTA_REMOVE 17 (type, address, thread).
 
-    cacheray_trace.py main|bad FILE    write a trace (to look at by hand)
+    cacheray_trace.py main|bad|demo FILE    write a trace
+
+(demo: a larger trace of four threads for scripts/screenshots.)
 
 FIXTURE is the main trace as a list of records, each one bytes object, so
 that a flow can write part of it (the FIFO step) and know the counts of
@@ -97,12 +99,51 @@ BAD_BYTES = bad()
 BAD_AT = 29 + 4 + 6 * 18   # add 'long' (33 bytes), then 6 accesses: 141
 
 
+def demo():
+    """Four threads of a job queue (deterministic): per-thread counters
+    packed in one array (false sharing), padded per-thread stats (none),
+    jobs swept by every thread, nodes allocated and freed, stack traffic."""
+    import random
+    rnd = random.Random(7)
+    r = [add(0x7f3a10000, 16, 4, 'struct worker_counter'),
+         add(0x7f3a20000, 64, 4, 'struct worker_stats'),
+         add(0x7f3a40000, 48, 256, 'struct job'),
+         add(0x7f3a80000, 8, 512, 'uint64_t')]
+    live = []
+    for step in range(4000):
+        tid = 1 + step % 4
+        c = 0x7f3a10000 + 16 * (tid - 1)
+        r += [access(READ | ATOMIC, c, 8, tid), access(WRITE | ATOMIC, c, 8, tid)]
+        r.append(access(WRITE, 0x7f3a20000 + 64 * (tid - 1) + 8, 8, tid))
+        job = 0x7f3a40000 + 48 * rnd.randrange(256)
+        r += [access(READ, job + off, 8, tid) for off in (0, 8, 16)]
+        if rnd.random() < 0.3:
+            r.append(access(WRITE, job + 40, 4, tid))
+        r.append(access(READ, 0x7f3a80000 + 8 * rnd.randrange(512), 8, tid))
+        r += [access(WRITE, 0x7ffd0000 - 0x10000 * tid - 8 * k, 8, tid)
+              for k in range(2)]
+        if rnd.random() < 0.02:
+            r.append(access(READ | UNALIGNED, job + 3, 8, tid))
+        if step % 16 == 0:
+            a = 0x55d000000 + 64 * rnd.randrange(4096)
+            if a not in live:
+                r.append(add(a, 32, 1, 'struct node', tid))
+                live.append(a)
+        if live and step % 16 == 8:
+            a = live.pop(rnd.randrange(len(live)))
+            r += [access(READ, a + 8, 8, tid), access(WRITE, a, 8, tid)]
+            r.append(remove(a, tid))
+    return b''.join(r)
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ('main', 'bad'):
-        sys.stderr.write('usage: cacheray_trace.py main|bad FILE\n')
+    what = {'main': lambda: FIXTURE_BYTES, 'bad': lambda: BAD_BYTES,
+            'demo': demo}
+    if len(argv) != 3 or argv[1] not in what:
+        sys.stderr.write('usage: cacheray_trace.py main|bad|demo FILE\n')
         return 2
     with open(argv[2], 'wb') as f:
-        f.write(FIXTURE_BYTES if argv[1] == 'main' else BAD_BYTES)
+        f.write(what[argv[1]]())
     return 0
 
 

@@ -1303,7 +1303,7 @@ def flow_cacheray(fl):
     with open(os.path.join(fl.dir, 'bad.cray'), 'wb') as f:
         f.write(crt.BAD_BYTES)
     cray_start(fl, 'fixture.cray', wait=CRAY_DONE)
-    s = fl.step('complete', marker=both(CRAY_DONE, has(r'^ Bytes of 0x10000'),
+    s = fl.step('complete', marker=both(CRAY_DONE, has(r'^ Line 0x10000 '),
                                         cray_tab('1 False sharing')))
     cray_lines(fl, s, CRAY_TOTALS, 'totals: the fixture\'s exact counts')
     cray_lines(fl, s, (
@@ -1347,7 +1347,7 @@ def flow_cacheray(fl):
     cray_lines(fl, s, (r'^1 +60 +13 +47 +58\.8$', r'^2 +42 +10 +32 +41\.2$'),
                'threads: per-thread counts and shares')
     fl.step('sharing-again', keys=['BTab', 'BTab', 'BTab'],
-            marker=both(has(r'^ Bytes of 0x10000'),
+            marker=both(has(r'^ Line 0x10000 '),
                         cray_tab('1 False sharing'), CRAY_BAR),
             same_as='cacheray-01-complete')
     fl.step('sorted-by-reads', keys=['>'],
@@ -1389,7 +1389,7 @@ def flow_cacheray(fl):
     finally:
         os.close(fd)
     s = fl.step('fifo-complete', marker=both(CRAY_DONE,
-                                             has(r'^ Bytes of 0x10000')),
+                                             has(r'^ Line 0x10000 ')),
                 same_as='cacheray-01-complete')
     cray_lines(fl, s, CRAY_TOTALS, 'FIFO, writer closed: the final counts')
     fl.keys('q')
