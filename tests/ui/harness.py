@@ -1296,7 +1296,8 @@ def flow_cacheray(fl):
     help; then a FIFO read while it is written (half the records: partial
     counts and "reading"; the rest: complete, the same screen as the
     file's); a trace with a bad record (error at its byte, thread-id-0
-    note); -C with LANG=C: no colour, ASCII only.  q exits 0 each time."""
+    note); -C with LANG=C: no colour, ASCII only.  q exits 0 each time,
+    SIGTERM 143."""
     fl.open()
     with open(os.path.join(fl.dir, 'fixture.cray'), 'wb') as f:
         f.write(crt.FIXTURE_BYTES)
@@ -1418,6 +1419,11 @@ def flow_cacheray(fl):
     check_ascii(fl, s, 'LANG=C types')
     fl.keys('q')
     fl.finish(0, 'quit (-C, LANG=C)')
+
+    # SIGTERM: 143, and the terminal restored all the same.
+    cray_start(fl, 'fixture.cray', wait=CRAY_DONE)
+    os.kill(fl.corotop_pid, signal.SIGTERM)
+    fl.finish(128 + signal.SIGTERM, 'SIGTERM')
 
 
 FLOWS = {
