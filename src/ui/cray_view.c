@@ -180,12 +180,18 @@ static void cray_rebuild(struct cray_view *v)
 		v->sel_key[t] = cray_rows_key(r, v->selected[t]);
 }
 
+/* A new snapshot, unless nothing was read since the last one (a finished
+ * trace costs nothing per refresh; opened types copy their own members). */
 static void cray_snapshot(struct cray_view *v)
 {
+	if (v->have_snap && v->snap_got == v->src.got)
+		return;
 	if (!cray_snap_take(&v->snap, v->src.c, v->rows.open,
 			    v->rows.open_bits))
 		snprintf(v->message, sizeof(v->message),
 			 "out of memory: the tables are incomplete");
+	v->have_snap = true;
+	v->snap_got = v->src.got;
 }
 
 static unsigned cray_select(struct cray_view *v, long sel)

@@ -56,6 +56,8 @@ struct cray_view {
 	struct cray_source src;
 	struct cray_snap snap;
 	struct cray_rows rows;
+	bool have_snap;
+	uint64_t snap_got; /* src.got when the snapshot was taken */
 	enum cray_tab tab;
 	size_t selected[CRAY_TAB_COUNT], top[CRAY_TAB_COUNT];
 	uint64_t sel_key[CRAY_TAB_COUNT];
