@@ -17,8 +17,9 @@
  * reported on stderr and turns an exit status of 0 into 1.
  *
  * Output.  --batch prints text or JSON snapshots.  Without --batch on a
- * terminal, the ncurses interface runs (tui.c); without a terminal, or with
- * TERM=dumb, corotop falls back to batch output and says so on stderr.
+ * terminal, the ncurses interface runs (tui.c; --cacheray: the memory
+ * view, cray_view.c); without a terminal, or with TERM=dumb, corotop falls
+ * back to batch output and says so on stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +38,7 @@
 #include "convert_cmd.h"
 #include "column.h"
 #include "config.h"
+#include "cray_view.h"
 #include "tui.h"
 
 void tui_publish_hook(void *ctx);
@@ -410,6 +412,19 @@ static int main_cacheray_batch(const struct cli *cli)
 	return rc;
 }
 
+/* --cacheray on a terminal: the interactive memory view, with the delay,
+ * colour and mouse settings the coroutine TUI gets. */
+static int main_cacheray_view(const struct cli *cli, const struct config *conf)
+{
+	struct cray_view_options o = {
+		.delay_tenths = cli->delay_tenths,
+		.color = conf->color && !cli->no_color,
+		.mouse = conf->mouse && !cli->no_mouse,
+	};
+
+	return cray_view_run(cli->cacheray, &o);
+}
+
 static void main_config_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -469,6 +484,8 @@ int main(int argc, char **argv)
 		config_load(&conf, conf_path, main_config_warn, NULL);
 	if (!m.cli.delay_set)
 		m.cli.delay_tenths = conf.delay_tenths;
+	if (m.cli.cacheray)
+		return main_cacheray_view(&m.cli, &conf);
 	m.live = main_want_live(&m.cli);
 	if (m.cli.sort && column_find(m.cli.sort) < 0) {
 		fprintf(stderr,

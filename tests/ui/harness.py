@@ -1246,6 +1246,223 @@ def flow_ppt(fl):
     fl.finish(0, 'quit', attached=True)
 
 
+# ---- cacheray: the memory view (corotop --cacheray FILE) ------------------
+#
+# No workload: corotop reads a trace that cacheray_trace.py writes into the
+# flow's directory (the counts it must show are in that module's
+# docstring).  cray_start types the command line as Flow.start does, and
+# makes corotop itself "the workload", so Flow.finish checks that it is
+# gone.
+
+import cacheray_trace as crt  # noqa: E402
+
+CRAY_BAR = has(r'^F1Help TabNext ')      # the key bar: not a prompt line
+CRAY_TOTALS = (r'^ Accesses 102: reads 23  writes 79  untyped 5  '
+               r'cross-line 0$',
+               r'^ Flags atomic 10  rmw-pairs 5  unaligned 2$',
+               r'^ RTTA adds 3  removes 1  live 2  overlaps 0$')
+CRAY_DONE = both(has(r'^ corotop  memory  fixture\.cray  complete$'),
+                 has(r'^ Read 1976 bytes, 106 records$'), CRAY_BAR)
+
+
+def cray_start(fl, trace, opts='', env='', cd='', wait=CRAY_BAR):
+    """Type `corotop -d 2 [opts] --cacheray TRACE` (in directory cd, when
+    given) into the shell; wait for `wait`."""
+    fl.run_no += 1
+    n = fl.run_no
+    f = {k: os.path.join(fl.dir, '%s%d' % (k, n))
+         for k in ('rc', 'stty-before', 'stty-after')}
+    q = shlex.quote
+    fl.files = f
+    fl.type('%sstty -a > %s; %s%s -d 2 %s--cacheray %s; '
+            'echo corotop-rc=$? > %s; stty -a > %s%s' % (
+                'cd %s; ' % q(cd) if cd else '', q(f['stty-before']), env,
+                q(fl.args.corotop), opts + ' ' if opts else '', q(trace),
+                q(f['rc']), q(f['stty-after']), '; cd ..' if cd else ''))
+    fl.keys('Enter')
+    s = fl.wait(wait, 'corotop shows the memory view')
+    fl.corotop_pid = child_running(fl.shell_pid(), fl.args.corotop)
+    fl.workload_pid = fl.corotop_pid
+    fl.workload_exe = fl.args.corotop
+    fl.info = nz.Info()
+    return s
+
+
+def cray_tab(name):
+    """The highlighted tab of the tabs line is `name` ("2 Hot lines")."""
+    def m(s):
+        for cells, text in zip(s.cells, s.text):
+            if re.match(r'^  1 False sharing \(', text):
+                return re.match(r'%s \(' % re.escape(name),
+                                nz.highlighted(cells)) is not None
+        return False
+    m.__doc__ = 'the tab %r is highlighted' % name
+    return m
+
+
+def cray_selected(regex):
+    def m(s):
+        row = s.selected()
+        return row is not None and re.search(regex, row)
+    m.__doc__ = 'the selected row matches /%s/' % regex
+    return m
+
+
+def cray_lines(fl, s, regexes, what):
+    """Each regex matches a line of the screen (exact numbers)."""
+    missing = [r for r in regexes if not s.has(r)]
+    fl.check(not missing, what, 'no line matches: %s\n%s' % (
+        ' | '.join(missing), screen_dump(s)))
+
+
+def cray_fifo_writer(path):
+    """Open the FIFO for writing once corotop has it open for reading."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        try:
+            return os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise Abort('corotop does not read the FIFO %s' % path)
+            time.sleep(POLL)
+
+
+def flow_cacheray(fl):
+    """corotop --cacheray on a trace file: the first screen (complete, the
+    totals), each tab, a type opened into its members and closed, a sort,
+    help; then a FIFO read while it is written (half the records: partial
+    counts and "reading"; the rest: complete, the same screen as the
+    file's); a trace with a bad record (error at its byte, thread-id-0
+    note); -C with LANG=C: no colour, ASCII only.  q exits 0 each time,
+    SIGTERM 143."""
+    fl.open()
+    with open(os.path.join(fl.dir, 'fixture.cray'), 'wb') as f:
+        f.write(crt.FIXTURE_BYTES)
+    with open(os.path.join(fl.dir, 'bad.cray'), 'wb') as f:
+        f.write(crt.BAD_BYTES)
+    cray_start(fl, 'fixture.cray', wait=CRAY_DONE)
+    s = fl.step('complete', marker=both(CRAY_DONE, has(r'^ Line 0x10000 '),
+                                        cray_tab('1 False sharing')))
+    cray_lines(fl, s, CRAY_TOTALS, 'totals: the fixture\'s exact counts')
+    cray_lines(fl, s, (
+        r'^0x10000 +80 +10 +70 diff-elements disjoint 1\(w\),2\(w\) +'
+        r'struct counter$',
+        r'^0x10040 +12 +5 +7 one-element +overlap +1\(w\),2\(w\) +'
+        r'struct counter$',
+        r'^   thread 1 \(w\) +\u2588{8}\u00b7{56}$',
+        r'^   thread 2 \(w\) +\u00b7{16}\u2588{16}\u00b7{32}$'),
+        'false sharing: the two suspects, the byte map of 0x10000')
+    s = fl.step('hot-lines', keys=['2'],
+                marker=both(has(r'^LINE +ACCESSES\S +READS +WRITES LAYOUT '
+                                r'+THREADS +TYPES'), cray_tab('2 Hot lines'),
+                            CRAY_BAR))
+    cray_lines(fl, s, (
+        r'^0x20000 +6 +4 +2 diff-regions +1\(w\) +struct node,\(untyped\)$',
+        r'^0x30000 +4 +4 +0 untyped +1 +\(untyped\)$'),
+        'hot lines: the re-added type\'s line and the untyped one')
+    s = fl.step('types', keys=['3'],
+                marker=both(has(r'ELEMSIZE +REGIONS NAME'),
+                            cray_tab('3 Types'), CRAY_BAR))
+    cray_lines(fl, s, (
+        r'^ +92 +15 +77 +16 +1 \u25b8 struct counter$',
+        r'^ +5 +5 +0 +\(untyped\)$',
+        r'^ +5 +3 +2 +32 +2 \u25b8 struct node$'),
+        'types: counts, element sizes, regions (node added twice)')
+    s = fl.step('types-open', keys=['Enter'],
+                marker=has(r'\u25be struct counter$'))
+    cray_lines(fl, s, (r'^ +80 +5 +75 +\+0$', r'^ +2 +0 +2 +\+3$',
+                       r'^ +10 +10 +0 +\+8$'),
+               'struct counter opened: its members at +0, +3 and +8')
+    fl.step('member-selected', keys=['j', 'j'],
+            marker=both(cray_selected(r'^ +2 +0 +2 +\+3$'), CRAY_BAR),
+            golden=False)
+    fl.step('types-closed', keys=['Left'],
+            marker=both(has(r'\u25b8 struct counter$'), lacks(r'\+3$')),
+            same_as='cacheray-03-types')
+    s = fl.step('threads', keys=['Tab'],
+                marker=both(has(r'^THREAD +ACCESSES'), cray_tab('4 Threads'),
+                            CRAY_BAR))
+    cray_lines(fl, s, (r'^1 +60 +13 +47 +58\.8$', r'^2 +42 +10 +32 +41\.2$'),
+               'threads: per-thread counts and shares')
+    fl.step('sharing-again', keys=['BTab', 'BTab', 'BTab'],
+            marker=both(has(r'^ Line 0x10000 '),
+                        cray_tab('1 False sharing'), CRAY_BAR),
+            same_as='cacheray-01-complete')
+    fl.step('sorted-by-reads', keys=['>'],
+            marker=both(has(r'^ sorted by READS$'), CRAY_BAR))
+    s = fl.step('help', keys=['F1'], marker=has(r'^ Keys$'))
+    s2 = fl.step('help-end', keys=['G'], marker=has(r'^ Columns of '))
+    text = '\n'.join(s.text + s2.text)
+    missing = [k.strip() for k in
+               ('move up', 'next tab', 'open or close', 'this help',
+                'quit', 'BYTES ', 'TYPES ')
+               if k.strip() not in text]
+    fl.check(not missing, 'help lists the keys and the tab\'s columns',
+             'missing: %s' % ', '.join(missing))
+    fl.step('help-back', keys=['Escape'],
+            marker=both(has(r'^ sorted by|^LINE'), CRAY_BAR), golden=False)
+    fl.keys('q')
+    fl.finish(0, 'quit (file)')
+
+    # A FIFO, written half now and the rest later (cut inside a record).
+    os.mkdir(os.path.join(fl.dir, 'fifo'))
+    fifo = os.path.join(fl.dir, 'fifo', 'fixture.cray')
+    os.mkfifo(fifo)
+    half = len(crt.FIXTURE_BYTES) // 2
+    cray_start(fl, 'fixture.cray', cd='fifo',
+               wait=both(has(r'fixture\.cray  reading$'), CRAY_BAR))
+    fd = cray_fifo_writer(fifo)
+    try:
+        os.write(fd, crt.FIXTURE_BYTES[:half])
+        s = fl.step('fifo-half', marker=both(
+            has(r'^ corotop  memory  fixture\.cray  reading$'),
+            has(r'^ Read %d bytes, %d records  waiting for data$' % (
+                half, crt.records_in(half))), CRAY_BAR))
+        cray_lines(fl, s, (r'^ Accesses 52: reads 0  writes 52  untyped 0 ',
+                           r'^ RTTA adds 1  removes 0  live 1  overlaps 0$',
+                           r'^0x10000 +52 +0 +52 diff-elements disjoint '),
+                   'FIFO, half written: the counts of the first %d records'
+                   % crt.records_in(half))
+        os.write(fd, crt.FIXTURE_BYTES[half:])
+    finally:
+        os.close(fd)
+    s = fl.step('fifo-complete', marker=both(CRAY_DONE,
+                                             has(r'^ Line 0x10000 ')),
+                same_as='cacheray-01-complete')
+    cray_lines(fl, s, CRAY_TOTALS, 'FIFO, writer closed: the final counts')
+    fl.keys('q')
+    fl.finish(0, 'quit (FIFO)')
+
+    # A bad record: reading stops at its first byte, the rest stays.
+    cray_start(fl, 'bad.cray', wait=has(r'error at byte'))
+    s = fl.step('bad-record', marker=both(
+        has(r'^ corotop  memory  bad\.cray  error at byte %d$' % crt.BAD_AT),
+        has(r'^ error at byte %d: unknown record type 0x07 ' % crt.BAD_AT),
+        has(r'^ note: every access has thread id 0 '), CRAY_BAR))
+    cray_lines(fl, s, (r'^ Accesses 6: reads 2  writes 4  untyped 0 ',
+                       r'^ Read %d bytes, 7 records$' % len(crt.BAD_BYTES)),
+               'bad record: the 7 records before it are counted')
+    fl.keys('q')
+    fl.finish(0, 'quit (bad record)')
+
+    # Monochrome and ASCII.
+    cray_start(fl, 'fixture.cray', opts='-C', env='LANG=C ', wait=CRAY_DONE)
+    s = fl.step('mono-ascii', marker=both(CRAY_DONE, has(r'^   thread 1 ')))
+    check_no_color(fl, s, '-C')
+    check_ascii(fl, s, 'LANG=C')
+    s = fl.step('mono-ascii-types', keys=['3', 'Enter'],
+                marker=has(r'- struct counter$'))
+    check_no_color(fl, s, '-C types')
+    check_ascii(fl, s, 'LANG=C types')
+    fl.keys('q')
+    fl.finish(0, 'quit (-C, LANG=C)')
+
+    # SIGTERM: 143, and the terminal restored all the same.
+    cray_start(fl, 'fixture.cray', wait=CRAY_DONE)
+    os.kill(fl.corotop_pid, signal.SIGTERM)
+    fl.finish(128 + signal.SIGTERM, 'SIGTERM')
+
+
 # (after every definition above: flow_replay imports this module)
 import flow_replay  # noqa: E402
 
@@ -1271,6 +1488,7 @@ FLOWS = {
     'ascii': flow_ascii,
     'ppt': flow_ppt,
     'replay': flow_replay.flow_replay,
+    'cacheray': flow_cacheray,
 }
 
 

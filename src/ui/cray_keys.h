@@ -1,0 +1,52 @@
+/*
+ * cray_keys: the memory view's key bindings, one const table that both
+ * dispatches keys and draws the help, so the two can never disagree.
+ * See cray_keys.c.
+ */
+#ifndef COROTOP_CRAY_KEYS_H
+#define COROTOP_CRAY_KEYS_H
+
+#include <stddef.h>
+
+enum cray_action {
+	CRAY_ACT_NONE = 0,
+	CRAY_ACT_UP,
+	CRAY_ACT_DOWN,
+	CRAY_ACT_PAGE_UP,
+	CRAY_ACT_PAGE_DOWN,
+	CRAY_ACT_HOME,
+	CRAY_ACT_END,
+	CRAY_ACT_TAB_NEXT,
+	CRAY_ACT_TAB_PREV,
+	CRAY_ACT_TAB, /* arg: the tab */
+	CRAY_ACT_TOGGLE,
+	CRAY_ACT_EXPAND,
+	CRAY_ACT_COLLAPSE,
+	CRAY_ACT_SORT_NEXT,
+	CRAY_ACT_SORT_PREV,
+	CRAY_ACT_INVERT,
+	CRAY_ACT_SEARCH,
+	CRAY_ACT_SEARCH_NEXT,
+	CRAY_ACT_SEARCH_PREV,
+	CRAY_ACT_BACK,
+	CRAY_ACT_PAUSE,
+	CRAY_ACT_HELP,
+	CRAY_ACT_REDRAW,
+	CRAY_ACT_QUIT,
+};
+
+struct cray_key {
+	int key;	     /* curses key code or character */
+	const char *keyname; /* as help shows it; NULL: not shown */
+	enum cray_action action;
+	int arg;
+	const char *help; /* the first binding of an action carries it */
+};
+
+extern const struct cray_key cray_keys[];
+extern const size_t cray_keys_count;
+
+/* The binding of key, or NULL. */
+const struct cray_key *cray_keys_find(int key);
+
+#endif
