@@ -784,14 +784,17 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 {
 	const struct replay_coro *c = &r->coro[k];
 	const struct replay_iv *iv = r->iv + c->first;
-	size_t i = rp_upto(iv, c->n, t);
 	uint64_t lsum = 0, ev_end, old;
 	struct model_transition tr;
+	size_t i;
 
+	/* Most coroutines of a long recording are not alive at t: they
+	 * cost two comparisons, not a search of their intervals. */
 	if (c->birth > t)
 		return false;
 	if (c->dead && t >= c->end && t - c->end > r->linger_ns)
 		return false;
+	i = rp_upto(iv, c->n, t);
 	memset(out, 0, sizeof(*out));
 	out->id = c->id;
 	out->slot = (uint32_t)k;
