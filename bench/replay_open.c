@@ -8,7 +8,8 @@
  * `corotop_pid` options; then, harvest pass by harvest pass (1 ms of
  * trace time, stations in order within a pass, as the recorder's ring
  * delivers them), a `corotop_birth` (probe id, time, id) per coroutine
- * born, one "running"/"suspended" event per state interval when the
+ * born (probe ids look like the heap addresses the probe uses by default),
+ * one "running"/"suspended" event per state interval when the
  * transition ending it is harvested (u64 addr and seq; a `symbol` string
  * when its address is one of the half that symbolize, named once before
  * by a `corotop_symbol` option; a `stack` u64 array on 3% of suspensions,
@@ -183,6 +184,14 @@ static uint64_t gen_addr(unsigned kind, unsigned point)
 	return 0x55d0c0401000ull + kind * 0x400ull + point * 0xc0ull + 0x1c;
 }
 
+/* The probe's default id is the address of the coroutine's struct
+ * corotop_coro: ids look like heap pointers, and a freed struct's address
+ * comes back for a later coroutine. */
+static uint64_t gen_probe_id(uint32_t slot)
+{
+	return 0x7f3a52400000ull + slot * 0x1c0ull;
+}
+
 static uint64_t gen_frame(unsigned i)
 {
 	return 0x55d0c0481000ull + i * 0x140ull + 0x2b;
@@ -247,7 +256,8 @@ static void gen_interval(struct gen *g, uint32_t slot, uint64_t end)
 	}
 	gen_room(g);
 	heph_enc_event_begin(&g->enc, (uint32_t)s->tid, g->counter[ti]++,
-			     slot + 1, s->ts, end < s->ts ? s->ts : end,
+			     gen_probe_id(slot), s->ts,
+			     end < s->ts ? s->ts : end,
 			     s->running ? "running" : "suspended");
 	heph_enc_u64(&g->enc, "addr", s->addr);
 	heph_enc_u64(&g->enc, "seq", s->seq);
@@ -281,7 +291,7 @@ static void gen_apply(struct gen *g, const struct item *it)
 
 	switch (it->kind) {
 	case IT_OPEN: {
-		uint64_t v[3] = {it->slot + 1, it->ts, it->value};
+		uint64_t v[3] = {gen_probe_id(it->slot), it->ts, it->value};
 
 		if (s->live && s->have) {
 			gen_interval(g, it->slot, it->ts);
@@ -314,7 +324,8 @@ static void gen_apply(struct gen *g, const struct item *it)
 		memset(s, 0, sizeof(*s));
 		break;
 	case IT_LOST:
-		gen_lost(g, (uint32_t)s->tid, it->slot + 1, it->ts, it->value);
+		gen_lost(g, (uint32_t)s->tid, gen_probe_id(it->slot), it->ts,
+			 it->value);
 		break;
 	}
 }
