@@ -18,6 +18,14 @@
  * dropped count, and the interval packets to the intervals written --
  * so a drop is always in the trace, never silent.
  *
+ * Where the time goes: the engine's threads are told apart by when they
+ * appear in /proc/self/task (the recorder's writer thread during
+ * engine_create, the harvest thread and its helpers during engine_start)
+ * and their CPU clocks are read over the window.  harvest_ns_per_event is
+ * the harvest thread's CPU per event delivered (the hand-over to the
+ * recorder is in it), harvest_on_cpu its share of the window, and
+ * rec_ns_per_item the recorder's writer thread's CPU per item.
+ *
  * A last case paces one writer at a fixed rate the recorder can follow,
  * to show the CPU recording takes when nothing is dropped (cpu_cores is
  * the whole process: writers, harvest, recorder's writer thread).
@@ -28,6 +36,7 @@
 #define _GNU_SOURCE
 #include "bench.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -89,6 +98,77 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* ---- the engine's threads and their CPU ---- */
+
+#define MAX_TIDS 64
+
+struct tids {
+	pid_t v[MAX_TIDS];
+	size_t n;
+};
+
+static void tids_list(struct tids *t)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+
+	t->n = 0;
+	if (!d)
+		return;
+	while ((de = readdir(d)) && t->n < MAX_TIDS)
+		if (de->d_name[0] != '.')
+			t->v[t->n++] = (pid_t)atoi(de->d_name);
+	closedir(d);
+}
+
+static bool tids_has(const struct tids *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i] == tid)
+			return true;
+	return false;
+}
+
+/* The threads of `now` that are not in `before`. */
+static void tids_new(const struct tids *before, const struct tids *now,
+		     struct tids *out)
+{
+	out->n = 0;
+	for (size_t i = 0; i < now->n; i++)
+		if (!tids_has(before, now->v[i]))
+			out->v[out->n++] = now->v[i];
+}
+
+/* CPU ns of thread tid of this process (the clock glibc's
+ * pthread_getcpuclockid builds: ~tid << 3 | per-thread | sched). */
+static uint64_t tid_cpu_ns(pid_t tid)
+{
+	struct timespec ts;
+	clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6u);
+
+	if (clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void tids_cpu(const struct tids *t, uint64_t *ns)
+{
+	for (size_t i = 0; i < t->n; i++)
+		ns[i] = tid_cpu_ns(t->v[i]);
+}
+
+/* The busiest thread of t over the window: its CPU ns. */
+static uint64_t tids_busiest(const struct tids *t, const uint64_t *a,
+			     const uint64_t *b)
+{
+	uint64_t best = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (b[i] >= a[i] && b[i] - a[i] > best)
+			best = b[i] - a[i];
+	return best;
+}
+
 /* What the recording holds, read back. */
 struct readback {
 	bool ok;
@@ -137,7 +217,8 @@ static struct readback read_back(const char *path)
 }
 
 struct result {
-	double harvested_per_s, cpu_cores;
+	double harvested_per_s, cpu_cores, harvest_ns_per_event;
+	uint64_t harvest_ns;
 	uint64_t dropped;
 	bool books_ok;
 };
@@ -150,7 +231,7 @@ static struct result run_once(unsigned writers, unsigned stations,
 	struct writer w[MAX_WRITERS];
 	atomic_bool go = false, stop = false;
 	struct snapshot snap;
-	struct recorder_stats rs;
+	struct recorder_stats rs, rs0, rs1;
 	struct readback rb = {0};
 	uint64_t written = 0, t0, t1, in_window, cpu0, cpu1;
 	struct bench_load load;
@@ -158,6 +239,9 @@ static struct result run_once(unsigned writers, unsigned stations,
 	char path[64];
 	double others;
 	struct engine *e;
+	struct tids before, created, started, rec_t, harv_t;
+	uint64_t hcpu0[MAX_TIDS], hcpu1[MAX_TIDS], rcpu0[MAX_TIDS],
+		rcpu1[MAX_TIDS];
 
 	snprintf(path, sizeof(path), "/tmp/record_cost.%d.heph", (int)getpid());
 	engine_config_defaults(&cfg);
@@ -165,9 +249,14 @@ static struct result run_once(unsigned writers, unsigned stations,
 	cfg.scan_interval_us = 0;
 	if (record)
 		cfg.record_path = path;
+	tids_list(&before);
 	e = bench_engine_create(&cfg);
+	tids_list(&created);
+	tids_new(&before, &created, &rec_t);
 	bench_probe_attach();
 	bench_engine_start(e);
+	tids_list(&started);
+	tids_new(&created, &started, &harv_t);
 	for (unsigned i = 0; i < writers; i++) {
 		w[i] = (struct writer){.coros = stations / writers,
 				       .rate = rate / writers,
@@ -180,7 +269,10 @@ static struct result run_once(unsigned writers, unsigned stations,
 	snapshot_init(&snap);
 	engine_snapshot(e, &snap);
 	uint64_t events0 = snap.t.events, lost0 = snap.t.lost;
+	engine_record_stats(e, &rs0);
 	bench_load_start(&load);
+	tids_cpu(&harv_t, hcpu0);
+	tids_cpu(&rec_t, rcpu0);
 	t0 = bench_now(CLOCK_MONOTONIC);
 	cpu0 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
 	atomic_store_explicit(&go, true, memory_order_release);
@@ -192,6 +284,9 @@ static struct result run_once(unsigned writers, unsigned stations,
 	}
 	t1 = bench_now(CLOCK_MONOTONIC);
 	cpu1 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	tids_cpu(&harv_t, hcpu1);
+	tids_cpu(&rec_t, rcpu1);
+	engine_record_stats(e, &rs1);
 	others = bench_load_others(&load);
 	engine_snapshot(e, &snap);
 	in_window = snap.t.events - events0;
@@ -207,16 +302,30 @@ static struct result run_once(unsigned writers, unsigned stations,
 	res.harvested_per_s = (double)in_window / secs;
 	res.cpu_cores = (double)(cpu1 - cpu0) / (double)(t1 - t0);
 	res.books_ok = harvested + lost == written;
+	res.harvest_ns = tids_busiest(&harv_t, hcpu0, hcpu1);
+	res.harvest_ns_per_event =
+		in_window ? (double)res.harvest_ns / (double)in_window : 0;
 	printf("record_cost %-6s %-3s writers=%u stations=%u rate=%s "
 	       "secs=%.2f written=%llu harvested=%llu lost=%llu "
 	       "loss_pct=%.2f harvested_per_s=%.4g cpu_cores=%.2f "
+	       "harvest_on_cpu=%.2f harvest_ns_per_event=%.1f "
 	       "others_cores=%.2f accounting=%s",
 	       tag, record ? "on" : "off", writers, stations,
 	       rate ? "paced" : "flat", secs, (unsigned long long)written,
 	       (unsigned long long)harvested, (unsigned long long)lost,
 	       written ? 100.0 * (double)lost / (double)written : 0.0,
-	       res.harvested_per_s, res.cpu_cores, others,
+	       res.harvested_per_s, res.cpu_cores,
+	       (double)res.harvest_ns / (double)(t1 - t0),
+	       res.harvest_ns_per_event, others,
 	       res.books_ok ? "exact" : "MISMATCH");
+	if (record) {
+		uint64_t rec_ns = tids_busiest(&rec_t, rcpu0, rcpu1);
+		uint64_t items = rs1.items - rs0.items;
+
+		printf(" rec_on_cpu=%.2f rec_ns_per_item=%.1f",
+		       (double)rec_ns / (double)(t1 - t0),
+		       items ? (double)rec_ns / (double)items : 0.0);
+	}
 	snapshot_finish(&snap);
 	corotop_probe_shutdown();
 	if (!engine_destroy(e))
@@ -271,6 +380,7 @@ static void run_case(unsigned writers, unsigned stations, uint64_t rate,
 {
 	double off[MAX_ROUNDS], on[MAX_ROUNDS], ratio[MAX_ROUNDS];
 	double cpu_off[MAX_ROUNDS], cpu_on[MAX_ROUNDS];
+	double ns_off[MAX_ROUNDS], ns_on[MAX_ROUNDS];
 	unsigned dropped_runs = 0, bad = 0;
 	char tag[16];
 
@@ -294,6 +404,8 @@ static void run_case(unsigned writers, unsigned stations, uint64_t rate,
 		on[r] = b.harvested_per_s;
 		cpu_off[r] = a.cpu_cores;
 		cpu_on[r] = b.cpu_cores;
+		ns_off[r] = a.harvest_ns_per_event;
+		ns_on[r] = b.harvest_ns_per_event;
 		ratio[r] = off[r] > 0 ? on[r] / off[r] : 0;
 		dropped_runs += b.dropped > 0;
 		bad += !a.books_ok || !b.books_ok;
@@ -306,9 +418,11 @@ static void run_case(unsigned writers, unsigned stations, uint64_t rate,
 	       median(on, rounds) / median(off, rounds));
 	for (unsigned r = 0; r < rounds; r++)
 		printf("%s%.3f", r ? "," : "", ratio[r]);
-	printf(" cpu_cores_off=%.2f cpu_cores_on=%.2f runs_with_drops=%u "
-	       "books=%s\n",
-	       median(cpu_off, rounds), median(cpu_on, rounds), dropped_runs,
+	printf(" cpu_cores_off=%.2f cpu_cores_on=%.2f "
+	       "harvest_ns_per_event_off=%.1f harvest_ns_per_event_on=%.1f "
+	       "runs_with_drops=%u books=%s\n",
+	       median(cpu_off, rounds), median(cpu_on, rounds),
+	       median(ns_off, rounds), median(ns_on, rounds), dropped_runs,
 	       bad ? "MISMATCH" : "exact");
 	fflush(stdout);
 }
