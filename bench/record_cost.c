@@ -439,6 +439,8 @@ int main(int argc, char **argv)
 		{"2x1024", 2, 1024, 0},
 		/* A rate the recorder follows: what recording costs in CPU. */
 		{"paced", 1, 1024, 1000000},
+		{"paced4m", 1, 1024, 4000000},
+		{"paced8m", 1, 1024, 8000000},
 	};
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
 	long rounds = argc > 2 ? atol(argv[2]) : 3;
@@ -460,7 +462,8 @@ int main(int argc, char **argv)
 			 seconds, (unsigned)rounds);
 	}
 	if (!any)
-		bench_die("no case '%s' (1x1024, 1x16384, 2x1024, paced)",
+		bench_die("no case '%s' (1x1024, 1x16384, 2x1024, paced, "
+			  "paced4m, paced8m)",
 			  only);
 	return 0;
 }
