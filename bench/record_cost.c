@@ -26,12 +26,14 @@
  * recorder is in it), harvest_on_cpu its share of the window, and
  * rec_ns_per_item the recorder's writer thread's CPU per item.
  *
- * A last case paces one writer at a fixed rate the recorder can follow,
- * to show the CPU recording takes when nothing is dropped (cpu_cores is
- * the whole process: writers, harvest, recorder's writer thread).
+ * The last cases pace one writer at 1, 4 and 8 M events/s: what recording
+ * costs in CPU when the recorder can follow, and where it stops keeping
+ * up (cpu_cores is the whole process: writers, harvest, recorder's writer
+ * thread).
  *
  * Usage: record_cost [seconds-per-run] [rounds] [case]   (default 1.0 3 all;
- * case: 1x1024, 1x16384, 2x1024 or paced, to run one case alone)
+ * case: 1x1024, 1x16384, 2x1024, paced, paced4m or paced8m, to run one
+ * case alone)
  */
 #define _GNU_SOURCE
 #include "bench.h"
