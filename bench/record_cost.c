@@ -218,6 +218,18 @@ static struct readback read_back(const char *path)
 	return rb;
 }
 
+/* "flat", or the paced rate ("4M/s"). */
+static const char *rate_text(uint64_t rate)
+{
+	static char buf[32];
+
+	if (!rate)
+		return "flat";
+	snprintf(buf, sizeof(buf), "%lluM/s",
+		 (unsigned long long)(rate / 1000000u));
+	return buf;
+}
+
 struct result {
 	double harvested_per_s, cpu_cores, harvest_ns_per_event;
 	uint64_t harvest_ns;
@@ -312,9 +324,9 @@ static struct result run_once(unsigned writers, unsigned stations,
 	       "loss_pct=%.2f harvested_per_s=%.4g cpu_cores=%.2f "
 	       "harvest_on_cpu=%.2f harvest_ns_per_event=%.1f "
 	       "others_cores=%.2f accounting=%s",
-	       tag, record ? "on" : "off", writers, stations,
-	       rate ? "paced" : "flat", secs, (unsigned long long)written,
-	       (unsigned long long)harvested, (unsigned long long)lost,
+	       tag, record ? "on" : "off", writers, stations, rate_text(rate),
+	       secs, (unsigned long long)written, (unsigned long long)harvested,
+	       (unsigned long long)lost,
 	       written ? 100.0 * (double)lost / (double)written : 0.0,
 	       res.harvested_per_s, res.cpu_cores,
 	       (double)res.harvest_ns / (double)(t1 - t0),
@@ -415,9 +427,8 @@ static void run_case(unsigned writers, unsigned stations, uint64_t rate,
 	printf("record_cost summary writers=%u stations=%u rate=%s rounds=%u "
 	       "off_median_per_s=%.4g on_median_per_s=%.4g "
 	       "ratio_of_medians=%.3f ratio_per_round=",
-	       writers, stations, rate ? "paced" : "flat", rounds,
-	       median(off, rounds), median(on, rounds),
-	       median(on, rounds) / median(off, rounds));
+	       writers, stations, rate_text(rate), rounds, median(off, rounds),
+	       median(on, rounds), median(on, rounds) / median(off, rounds));
 	for (unsigned r = 0; r < rounds; r++)
 		printf("%s%.3f", r ? "," : "", ratio[r]);
 	printf(" cpu_cores_off=%.2f cpu_cores_on=%.2f "
