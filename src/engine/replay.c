@@ -387,7 +387,6 @@ static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
 static bool rp_cut(struct replay *r, uint64_t sub, size_t a, size_t b,
 		   size_t *cap)
 {
-	const struct heph_file *f = &r->f;
 	size_t first = a, nb = 0, j = 0;
 	const struct replay_birth *bb =
 		r->ours ? rp_births_of(r, sub, &nb) : NULL;
@@ -401,9 +400,10 @@ static bool rp_cut(struct replay *r, uint64_t sub, size_t a, size_t b,
 			born = true;
 			latest = &bb[j++];
 		}
+		/* run_before still holds the interval's end (rp_group). */
 		if (k > first &&
 		    (born || (r->ours && !nb &&
-			      r->iv[k].start > f->ev[r->iv[k - 1].ev].end))) {
+			      r->iv[k].start > r->iv[k - 1].run_before))) {
 			if (!rp_emit(r, sub, first, k, have ? birth : NULL,
 				     cap))
 				return false;
@@ -418,20 +418,22 @@ static bool rp_cut(struct replay *r, uint64_t sub, size_t a, size_t b,
 	return rp_emit(r, sub, first, b, have ? birth : NULL, cap);
 }
 
-/* Running time before each interval, births, deaths. */
+/* Running time before each interval, births, deaths.  On entry each
+ * interval's run_before holds its end (rp_group put it there, so that
+ * this pass reads the intervals in order rather than the file's index at
+ * random); it leaves the running time before the interval there. */
 static void rp_coro_finish(struct replay *r, struct replay_coro *c)
 {
-	const struct heph_file *f = &r->f;
 	uint64_t run = 0, end = 0;
 
 	for (uint32_t k = c->first; k < c->first + c->n; k++) {
-		const struct heph_ref *e = &f->ev[r->iv[k].ev];
+		uint64_t iv_end = r->iv[k].run_before;
 
 		r->iv[k].run_before = run;
-		if (r->iv[k].running && e->end > e->start)
-			run += e->end - e->start;
-		if (e->end > end)
-			end = e->end;
+		if (r->iv[k].running && iv_end > r->iv[k].start)
+			run += iv_end - r->iv[k].start;
+		if (iv_end > end)
+			end = iv_end;
 	}
 	c->end = end;
 	c->dead = r->ours && c->end < (r->end_mark ? r->end_mark : r->t1);
@@ -467,6 +469,7 @@ static bool rp_group(struct replay *r, struct rp_map *m, const uint32_t *grp,
 			continue;
 		r->iv[pos[g]++] = (struct replay_iv){
 			.start = f->ev[i].start,
+			.run_before = f->ev[i].end, /* until rp_coro_finish */
 			.ev = (uint32_t)i,
 			.running = grp[i] >> 31,
 		};
@@ -790,14 +793,17 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 {
 	const struct replay_coro *c = &r->coro[k];
 	const struct replay_iv *iv = r->iv + c->first;
-	size_t i = rp_upto(iv, c->n, t);
 	uint64_t lsum = 0, ev_end, old;
 	struct model_transition tr;
+	size_t i;
 
+	/* Most coroutines of a long recording are not alive at t: they
+	 * cost two comparisons, not a search of their intervals. */
 	if (c->birth > t)
 		return false;
 	if (c->dead && t >= c->end && t - c->end > r->linger_ns)
 		return false;
+	i = rp_upto(iv, c->n, t);
 	memset(out, 0, sizeof(*out));
 	out->id = c->id;
 	out->slot = (uint32_t)k;
