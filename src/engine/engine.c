@@ -157,8 +157,10 @@ static struct harvest_sink engine_sink(struct engine *e)
 	};
 }
 
-/* Called with lock held, on the harvest thread (or after it stopped). */
-static void engine_copy_header(struct engine *e)
+/* Called with lock held, on the harvest thread (or after it stopped), at
+ * the end of every pass: region words for snapshots, and the recording's
+ * hand-over published (recorder_publish). */
+static void engine_pass_done(struct engine *e)
 {
 	struct ctp_header *hdr = e->region.hdr;
 
@@ -167,6 +169,8 @@ static void engine_copy_header(struct engine *e)
 		/* relaxed: a statistic. */
 		e->untraced = atomic_load_explicit(&hdr->ext.untraced,
 						   memory_order_relaxed);
+	if (e->rec)
+		recorder_publish(e->rec);
 }
 
 /* A full scan of every allocated station. */
@@ -177,7 +181,7 @@ static size_t engine_scan(struct engine *e)
 
 	pthread_mutex_lock(&e->lock);
 	n = harvest_scan(&e->harvest, &sink);
-	engine_copy_header(e);
+	engine_pass_done(e);
 	pthread_mutex_unlock(&e->lock);
 	return n;
 }
@@ -209,7 +213,7 @@ static size_t engine_scan_dirty(struct engine *e)
 	struct harvest_sink sink = engine_sink(e);
 
 	n = harvest_scan_marked(&e->harvest, marks, &sink);
-	engine_copy_header(e);
+	engine_pass_done(e);
 	pthread_mutex_unlock(&e->lock);
 	return n;
 }
@@ -225,7 +229,7 @@ static size_t engine_scan_hot(struct engine *e, const uint32_t *hot,
 
 	pthread_mutex_lock(&e->lock);
 	n = harvest_scan_list(&e->harvest, hot, nhot, &sink);
-	engine_copy_header(e);
+	engine_pass_done(e);
 	pthread_mutex_unlock(&e->lock);
 	return n;
 }

@@ -215,7 +215,12 @@ bool heph_enc_f64(struct heph_enc *e, const char *name, double v)
 
 bool heph_enc_str(struct heph_enc *e, const char *name, const char *v)
 {
-	size_t n = strlen(v);
+	return heph_enc_strn(e, name, v, strlen(v));
+}
+
+bool heph_enc_strn(struct heph_enc *e, const char *name, const char *v,
+		   size_t n)
+{
 	uint8_t *p;
 
 	if (n > HEPH_STR_MAX)

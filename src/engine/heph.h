@@ -62,6 +62,9 @@ bool heph_enc_u64(struct heph_enc *e, const char *name, uint64_t v);
 bool heph_enc_i64(struct heph_enc *e, const char *name, int64_t v);
 bool heph_enc_f64(struct heph_enc *e, const char *name, double v);
 bool heph_enc_str(struct heph_enc *e, const char *name, const char *v);
+/* The same with the length given (v need not be NUL-terminated). */
+bool heph_enc_strn(struct heph_enc *e, const char *name, const char *v,
+		   size_t n);
 bool heph_enc_u64_array(struct heph_enc *e, const char *name, const uint64_t *v,
 			size_t n);
 bool heph_enc_f64_array(struct heph_enc *e, const char *name, const double *v,

@@ -3,12 +3,17 @@
  *
  * Hand-over.  The harvest side (engine callbacks, under the engine lock, so
  * one producer at a time) copies each event, open, close and loss into a
- * ring of fixed-size items: a 64-byte store and a release, no syscall --
- * unless the writer sleeps, when the same Dekker pair as the cTP sleep
- * contract wakes it: the producer publishes head (seq_cst), then reads
- * `sleeping`; the writer sets `sleeping` (seq_cst), then re-reads head
- * before it waits on the futex.  A full ring drops the item and counts it;
- * the writer records the count as a "lost" event on stream 0, substream 0
+ * ring of fixed-size items: a 64-byte store and a release of head, no
+ * read-modify-write, no syscall; it reads the writer's tail only when its
+ * cached copy says the ring is full.  Once per harvest pass the engine
+ * calls recorder_publish, where the same Dekker pair as the cTP sleep
+ * contract decides on a wake: the producer's head store, a seq_cst fence,
+ * then its load of `sleeping`; the writer sets `sleeping` (seq_cst), then
+ * re-reads head before it waits on the futex.  A sleeping writer is woken
+ * only once REC_WAKE_BATCH items wait (and otherwise wakes on its own
+ * within 100 ms), so a steady trickle of events costs a futex wake per
+ * batch, not per pass.  A full ring drops the item and counts it; the
+ * writer records the count as a "lost" event on stream 0, substream 0
  * (corotop itself), so a gap is always visible.
  *
  * The trace.  The file starts with an `epoch` metadata packet: wall-clock
@@ -37,6 +42,12 @@
  * Loss on a station is an event "lost" with a `count` attribute, at the
  * time it was found, on the coroutine's last stream and its substream.
  * An interval still open when recording stops ends at the stop time.
+ *
+ * Names.  The writer asks the symbolizer once per address: the answer (or
+ * that there is none) is kept in a table of REC_NAMED slots with the names
+ * in an arena; past either bound it asks every time, which is slower, not
+ * wrong.  Names are not refreshed when the target loads or unloads a
+ * library during the recording.
  *
  * Writing.  Packets are encoded into a buffer and written when it is
  * three quarters full, when the ring runs dry, and at the end; only whole
@@ -69,7 +80,10 @@
 #define REC_FLUSH (REC_BUF * 3 / 4)
 #define REC_FRAMES 64
 #define REC_STREAMS 4096     /* per-stream counters kept (open addressing) */
-#define REC_NAMED (1u << 16) /* addresses named so far (then: no more) */
+#define REC_NAMED (1u << 16)   /* addresses whose name is kept (slots) */
+#define REC_ARENA (8u << 20)   /* bytes of names kept */
+#define REC_WAKE_BATCH 8192u   /* items waiting before a sleeper is woken */
+#define REC_NO_NAME UINT32_MAX /* the symbolizer does not know it */
 
 enum rec_kind {
 	REC_EVENT = 1,
@@ -108,11 +122,22 @@ struct rec_stream {
 	bool used;
 };
 
+/* A name the writer knows (or knows to be unknown). */
+struct rec_name {
+	uint64_t key; /* 0: empty slot */
+	uint32_t off; /* into the arena, or REC_NO_NAME */
+	uint32_t len;
+};
+
 struct recorder {
 	struct rec_item *ring;
 	/* Producer's and consumer's words on their own lines. */
 	_Alignas(64) _Atomic uint64_t head;
 	_Atomic uint64_t dropped;
+	uint64_t phead;	    /* producer only: head as it will be published */
+	uint64_t pdropped;  /* producer only: dropped */
+	uint64_t tail_seen; /* producer only: tail as last read */
+	uint64_t woken_at;  /* producer only: head at the last wake check */
 	_Alignas(64) _Atomic uint64_t tail;
 	_Atomic uint32_t sleeping; /* the writer waits on it (futex) */
 	_Atomic bool stop;
@@ -125,14 +150,16 @@ struct recorder {
 	struct rec_station *st;
 	uint32_t nst;
 	struct rec_stream streams[REC_STREAMS];
-	uint64_t *named; /* open addressing, 0 = empty; REC_NAMED slots */
+	struct rec_name *named; /* open addressing; REC_NAMED slots */
 	uint32_t nnamed;
+	char *arena; /* REC_ARENA bytes of names */
+	uint32_t arena_len;
 	uint8_t *buf;
 	struct heph_enc enc;
 	uint64_t file_len; /* bytes written (all whole packets) */
 	uint64_t dropped_done;
 	/* Statistics (relaxed; read by recorder_stats). */
-	_Atomic uint64_t items, intervals, lost, bytes;
+	_Atomic uint64_t intervals, lost, bytes;
 	_Atomic bool failed;
 	char error[160];
 };
@@ -214,30 +241,52 @@ static uint32_t rec_counter(struct recorder *r, uint32_t stream)
 	return r->streams[h].counter++;
 }
 
-/* Name key once: a corotop_symbol option (hephnames.h) the first time it
- * is written, if the symbolizer knows it. */
-static void rec_name(struct recorder *r, uint64_t key)
+/* The name of key (an address, or framename_key of a frame), asked of the
+ * symbolizer the first time and kept; a known name is written once, as a
+ * corotop_symbol option, when it is first asked for (before the event that
+ * uses it).  NULL when unknown; *len its length. */
+static const char *rec_name(struct recorder *r, uint64_t key, uint32_t *len)
 {
+	static _Thread_local char sym[HEPH_NAME_LEN + 1];
 	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 48);
 	uint8_t val[8 + HEPH_NAME_LEN];
-	char sym[HEPH_NAME_LEN + 1];
+	struct rec_name *slot = NULL;
 	size_t n;
 
-	if (!key || !r->hooks.symbol || r->nnamed >= REC_NAMED / 2)
-		return;
-	for (;; h = (h + 1) % REC_NAMED) {
-		if (r->named[h] == key)
-			return;
-		if (!r->named[h])
+	if (!key || !r->hooks.symbol)
+		return NULL;
+	for (uint32_t i = 0; i < REC_NAMED; i++, h = (h + 1) % REC_NAMED) {
+		if (r->named[h].key == key) {
+			if (r->named[h].off == REC_NO_NAME)
+				return NULL;
+			*len = r->named[h].len;
+			return r->arena + r->named[h].off;
+		}
+		if (!r->named[h].key)
 			break;
 	}
-	r->named[h] = key;
-	r->nnamed++;
-	if (!r->hooks.symbol(r->hooks.ctx, key, sym, sizeof(sym)))
-		return;
+	if (r->nnamed < REC_NAMED / 2) /* else: ask every time */
+		slot = &r->named[h];
+	if (!r->hooks.symbol(r->hooks.ctx, key, sym, sizeof(sym))) {
+		if (slot) {
+			*slot = (struct rec_name){key, REC_NO_NAME, 0};
+			r->nnamed++;
+		}
+		return NULL;
+	}
 	n = heph_names_value(key, sym, val, sizeof(val));
-	rec_room(r, HEPH_META_FIXED + 14 + n);
-	heph_enc_meta(&r->enc, "corotop_symbol", val, n);
+	*len = (uint32_t)(n - 8);
+	if (slot && r->arena_len + *len <= REC_ARENA) {
+		*slot = (struct rec_name){key, r->arena_len, *len};
+		memcpy(r->arena + r->arena_len, sym, *len);
+		r->arena_len += *len;
+		r->nnamed++;
+		/* Written once: only a name just kept is new to the file. */
+		rec_room(r, HEPH_META_FIXED + 14 + n);
+		heph_enc_meta(&r->enc, "corotop_symbol", val, n);
+		return r->arena + slot->off;
+	}
+	return sym; /* tables full: not written as an option again */
 }
 
 /* One interval [from.ts, end] of station s's coroutine. */
@@ -245,29 +294,26 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 			 uint64_t end)
 {
 	uint64_t frames[REC_FRAMES];
-	char sym[256];
+	const char *sym = NULL;
+	uint32_t sym_len = 0, unused;
 	size_t nf = 0;
-	bool have_sym = false;
 	uint32_t stream = (uint32_t)s->tid;
 
-	if (s->addr && r->hooks.symbol)
-		have_sym = r->hooks.symbol(r->hooks.ctx, s->addr, sym,
-					   sizeof(sym));
 	if (!s->is_active && s->trace && r->hooks.stack)
 		nf = r->hooks.stack(r->hooks.ctx, s->trace, frames, REC_FRAMES);
 	/* Names first: a reader meets them before the event using them. */
-	if (have_sym)
-		rec_name(r, s->addr);
+	sym = rec_name(r, s->addr, &sym_len);
 	for (size_t k = 0; k < nf; k++)
-		rec_name(r, framename_key(frames[k], !k));
-	rec_room(r, HEPH_EVENT_FIXED + 16 + 3 * 20 + sizeof(sym) + 16 + nf * 8);
+		rec_name(r, framename_key(frames[k], !k), &unused);
+	rec_room(r, HEPH_EVENT_FIXED + 16 + 3 * 20 + HEPH_NAME_LEN + 16 +
+			    nf * 8);
 	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),
 			     s->probe_id, s->ts, end < s->ts ? s->ts : end,
 			     s->is_active ? "running" : "suspended");
 	heph_enc_u64(&r->enc, "addr", s->addr);
 	heph_enc_u64(&r->enc, "seq", s->seq);
-	if (have_sym)
-		heph_enc_str(&r->enc, "symbol", sym);
+	if (sym)
+		heph_enc_strn(&r->enc, "symbol", sym, sym_len);
 	if (nf)
 		heph_enc_u64_array(&r->enc, "stack", frames, nf);
 	if (heph_enc_event_end(&r->enc))
@@ -378,9 +424,10 @@ static void rec_sleep(struct recorder *r)
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	struct timespec bound = {0, 100000000}; /* 100 ms */
 
-	/* seq_cst: pairs with the producer's seq_cst head store and load of
-	 * sleeping (Dekker): either it sees us asleep and wakes us, or we see
-	 * its item below. */
+	/* seq_cst: pairs with the producer's head store, seq_cst fence and
+	 * load of sleeping in recorder_publish (Dekker): either it sees us
+	 * asleep and wakes us, or we see its items below.  Fewer than
+	 * REC_WAKE_BATCH items wait for the bound. */
 	atomic_store_explicit(&r->sleeping, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&r->head, memory_order_seq_cst) == t &&
 	    !atomic_load_explicit(&r->stop, memory_order_acquire))
@@ -434,31 +481,48 @@ static void *rec_main(void *arg)
 
 static void rec_push(struct recorder *r, const struct rec_item *it)
 {
-	/* relaxed: our own counter (one producer at a time, under the
-	 * engine lock, which orders producers among themselves). */
-	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t h = r->phead;
 
-	/* acquire: pairs with the writer's release of tail: the slot is
-	 * free once the writer has moved past it. */
-	if (h - atomic_load_explicit(&r->tail, memory_order_acquire) >=
-	    REC_RING) {
-		atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
-		return;
+	if (h - r->tail_seen >= REC_RING) {
+		/* acquire: pairs with the writer's release of tail: the slot
+		 * is free once the writer has moved past it. */
+		r->tail_seen =
+			atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (h - r->tail_seen >= REC_RING) {
+			/* relaxed: a count the writer reads after the items
+			 * before it (drain orders by head). */
+			atomic_store_explicit(&r->dropped, ++r->pdropped,
+					      memory_order_relaxed);
+			return;
+		}
 	}
 	r->ring[h % REC_RING] = *it;
-	/* seq_cst (a release too): the writer's acquire sees the item, and
-	 * the load of sleeping below can not move before this store. */
-	atomic_store_explicit(&r->head, h + 1, memory_order_seq_cst);
-	atomic_fetch_add_explicit(&r->items, 1, memory_order_relaxed);
-	if (atomic_load_explicit(&r->sleeping, memory_order_seq_cst)) {
-		uint32_t one = 1;
+	r->phead = h + 1;
+	/* release: pairs with the writer's acquire of head in rec_drain: the
+	 * item is written before head says so. */
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
 
-		if (atomic_compare_exchange_strong_explicit(
-			    &r->sleeping, &one, 0, memory_order_relaxed,
-			    memory_order_relaxed))
-			syscall(SYS_futex, &r->sleeping, FUTEX_WAKE_PRIVATE, 1,
-				NULL, NULL, 0);
-	}
+void recorder_publish(struct recorder *r)
+{
+	uint32_t one = 1;
+	uint64_t h;
+
+	if (!r || r->phead - r->woken_at < REC_WAKE_BATCH)
+		return;
+	h = r->phead;
+	r->woken_at = h;
+	/* seq_cst fence between our head store (rec_push) and the load of
+	 * sleeping: pairs with the writer's seq_cst store of sleeping and
+	 * load of head in rec_sleep (Dekker): either we see it asleep, or
+	 * it sees these items and does not sleep. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
+	    atomic_compare_exchange_strong_explicit(&r->sleeping, &one, 0,
+						    memory_order_relaxed,
+						    memory_order_relaxed))
+		syscall(SYS_futex, &r->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
 }
 
 void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
@@ -542,7 +606,8 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 	r->st = calloc(stations ? stations : 1, sizeof(*r->st));
 	r->buf = malloc(REC_BUF);
 	r->named = calloc(REC_NAMED, sizeof(*r->named));
-	if (!r->ring || !r->st || !r->buf || !r->named) {
+	r->arena = malloc(REC_ARENA);
+	if (!r->ring || !r->st || !r->buf || !r->named || !r->arena) {
 		snprintf(err, errlen, "out of memory for --record");
 		goto fail;
 	}
@@ -583,6 +648,7 @@ fail:
 	free(r->st);
 	free(r->buf);
 	free(r->named);
+	free(r->arena);
 	free(r);
 	return NULL;
 }
@@ -605,8 +671,11 @@ void recorder_stats(struct recorder *r, struct recorder_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (!r)
 		return;
-	out->items = atomic_load_explicit(&r->items, memory_order_relaxed);
+	/* relaxed: statistics; everything handed over was either put on the
+	 * ring (head) or dropped. */
 	out->dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+	out->items = atomic_load_explicit(&r->head, memory_order_relaxed) +
+		     out->dropped;
 	out->intervals =
 		atomic_load_explicit(&r->intervals, memory_order_relaxed);
 	out->lost = atomic_load_explicit(&r->lost, memory_order_relaxed);
@@ -636,6 +705,7 @@ bool recorder_destroy(struct recorder *r, char *err, size_t errlen)
 	free(r->st);
 	free(r->buf);
 	free(r->named);
+	free(r->arena);
 	free(r);
 	return ok;
 }

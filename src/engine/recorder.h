@@ -55,6 +55,9 @@ void recorder_event(struct recorder *r, const struct harvest_event *ev);
 void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
 		   uint64_t ts);
 void recorder_close(struct recorder *r, uint32_t station, uint64_t ts);
+/* After each harvest pass (same thread, same lock): wake the writer if it
+ * sleeps and enough items wait.  NULL is a no-op. */
+void recorder_publish(struct recorder *r);
 /* The target's pid, once known (a corotop_pid option). */
 void recorder_target(struct recorder *r, int64_t pid);
 /* It exited with status (or -1) and signal (or 0): corotop_exit. */

@@ -188,7 +188,8 @@ static void check_file(const char *path, struct rec_shape *sh)
 /* ---- the round trip ---- */
 
 /* The coroutine of `id` in a snapshot's array, or NULL. */
-static const struct jv *by_id(const struct jv *co, uint64_t id)
+static __attribute__((unused)) const struct jv *by_id(const struct jv *co,
+						      uint64_t id)
 {
 	for (size_t i = 0; i < co->n; i++)
 		if (json_u64(&co->items[i], "id") == id)
@@ -196,7 +197,8 @@ static const struct jv *by_id(const struct jv *co, uint64_t id)
 	return NULL;
 }
 
-static void same(const struct jv *a, const struct jv *b, const char *path)
+static __attribute__((unused)) void same(const struct jv *a, const struct jv *b,
+					 const char *path)
 {
 	const struct jv *x = json_get(a, path), *y = json_get(b, path);
 

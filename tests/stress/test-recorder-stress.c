@@ -1,0 +1,200 @@
+/*
+ * test-recorder-stress: the recorder's hand-over ring (harvest thread ->
+ * writer thread) lapped on purpose, with exact accounting.
+ *
+ * One producer thread plays the harvest: it opens 64 stations, then pushes
+ * events round-robin as fast as it can (rounds of a few thousand with a
+ * short pause now and then, so that the writer both falls behind -- the ring
+ * fills and items are dropped -- and runs dry and sleeps), calling
+ * recorder_publish after every "pass" as the engine does.  Every event
+ * carries a checksum: seq counts per station and addr = mix(station, seq).
+ *
+ * After recorder_destroy the file is read back packet by packet:
+ *   - intervals + the "lost" counts on stream 0 == events pushed, exactly
+ *     (nothing vanishes: what the ring could not take is a "lost" event);
+ *   - the recorder's statistics say the same (items, dropped, intervals);
+ *   - per station, seqs strictly increase and every addr matches its seq;
+ *   - each stream's counter counts up by one; the file is whole packets.
+ * Runs in the concurrency suite, so TSan sees both sides of the ring.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "engine/heph.h"
+#include "engine/recorder.h"
+
+#define STATIONS 64
+#define TARGET_EVENTS 3000000u
+
+static uint64_t mix(uint64_t station, uint64_t seq)
+{
+	uint64_t h = (station << 40 ^ seq) * 0x9E3779B97F4A7C15ull;
+
+	return (h ^ h >> 29) | 1; /* never 0: 0 means "no address" */
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct producer {
+	struct recorder *r;
+	uint64_t pushed;
+	uint64_t seq[STATIONS];
+};
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+	unsigned round = 0;
+
+	for (uint32_t s = 0; s < STATIONS; s++)
+		recorder_open(p->r, s, 1000 + s, now_ns(), s + 1);
+	recorder_publish(p->r);
+	while (p->pushed < TARGET_EVENTS) {
+		/* A pass: some thousands of events, then publish. */
+		unsigned n = 1000 + (round * 7919u) % 6000;
+
+		for (unsigned k = 0; k < n; k++) {
+			uint32_t s = (uint32_t)(p->pushed % STATIONS);
+			uint64_t q = ++p->seq[s];
+			struct harvest_event ev = {
+				.station = s,
+				.probe_id = 1000 + s,
+				.ts = now_ns(),
+				.tid = 100 + s % 4,
+				.addr = mix(s, q),
+				.seq = q,
+				.is_active = (uint8_t)(q & 1),
+			};
+
+			recorder_event(p->r, &ev);
+			p->pushed++;
+		}
+		recorder_publish(p->r);
+		/* Now and then let the writer catch up and fall asleep. */
+		if (++round % 64 == 0)
+			usleep(2000);
+	}
+	return NULL;
+}
+
+static bool attr(const struct heph_packet *p, const char *name, uint64_t *v)
+{
+	struct heph_attr a;
+	uint32_t pos = 0;
+
+	while (heph_attr_next(p, &pos, &a))
+		if (a.name_len == strlen(name) &&
+		    !memcmp(a.name, name, a.name_len) && a.type == HEPH_U64) {
+			*v = heph_attr_u64(&a, 0);
+			return true;
+		}
+	return false;
+}
+
+static void test_lapped_ring_books(void **state)
+{
+	char path[] = "/tmp/recorder-stress.XXXXXX", err[256];
+	struct producer p = {0};
+	struct recorder_stats rs;
+	uint64_t last_seq[STATIONS] = {0}, intervals = 0, lost = 0;
+	uint32_t next_counter[5] = {0}; /* streams 0 and 100..103 */
+	struct heph_packet pk;
+	pthread_t th;
+	size_t len, off = 0;
+	uint8_t *buf;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	p.r = recorder_create(path, STATIONS, NULL, "stress", err, sizeof(err));
+	assert_non_null(p.r);
+	assert_int_equal(pthread_create(&th, NULL, produce, &p), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	recorder_stop(p.r, now_ns());
+	recorder_stats(p.r, &rs);
+	assert_false(rs.failed);
+	assert_true(recorder_destroy(p.r, err, sizeof(err)));
+
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = (size_t)ftell(f);
+	rewind(f);
+	buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, len, f), len);
+	fclose(f);
+	unlink(path);
+	while (off < len) {
+		uint64_t seq, addr, count;
+		uint32_t k;
+
+		if (heph_decode(buf + off, len - off, &pk, err, sizeof(err)) !=
+		    HEPH_OK)
+			fail_msg("packet at byte %zu: %s", off, err);
+		off += pk.size;
+		if (pk.kind != HEPH_EVENT)
+			continue;
+		k = pk.stream ? pk.stream - 99 : 0;
+		assert_true(k < 5);
+		assert_int_equal(pk.counter, next_counter[k]++);
+		if (pk.desc_len == 4 && !memcmp(pk.desc, "lost", 4)) {
+			assert_true(attr(&pk, "count", &count));
+			assert_int_equal(pk.stream, 0); /* the ring's drops */
+			lost += count;
+			continue;
+		}
+		intervals++;
+		assert_true(pk.substream >= 1000 &&
+			    pk.substream < 1000 + STATIONS);
+		assert_true(attr(&pk, "seq", &seq));
+		assert_true(attr(&pk, "addr", &addr));
+		k = (uint32_t)(pk.substream - 1000);
+		assert_true(seq > last_seq[k]);
+		assert_int_equal(addr, mix(k, seq));
+		last_seq[k] = seq;
+	}
+	assert_int_equal(off, len);
+	free(buf);
+	print_message("pushed %llu, intervals %llu, dropped %llu\n",
+		      (unsigned long long)p.pushed,
+		      (unsigned long long)intervals, (unsigned long long)lost);
+	assert_true(lost > 0); /* the ring was lapped */
+	/* The books: everything pushed is an interval or a counted loss. */
+	assert_int_equal(intervals + lost, p.pushed);
+	assert_int_equal(rs.items, p.pushed + STATIONS); /* + the opens */
+	assert_int_equal(rs.dropped, lost);
+	assert_int_equal(rs.intervals, intervals);
+	/* The last seq of every station made it, or was dropped: never more
+	 * than was pushed. */
+	for (unsigned s = 0; s < STATIONS; s++)
+		assert_true(last_seq[s] <= p.seq[s]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lapped_ring_books),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
