@@ -66,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -75,7 +76,7 @@
 #include "heph.h"
 #include "hephnames.h"
 
-#define REC_RING (1u << 16) /* items; 4 MiB */
+#define REC_RING (1u << 18) /* items; 16 MiB */
 #define REC_BUF (256u << 10)
 #define REC_FLUSH (REC_BUF * 3 / 4)
 #define REC_FRAMES 64
@@ -84,6 +85,7 @@
 #define REC_ARENA (8u << 20)   /* bytes of names kept */
 #define REC_WAKE_BATCH 8192u   /* items waiting before a sleeper is woken */
 #define REC_NO_NAME UINT32_MAX /* the symbolizer does not know it */
+#define REC_NICE 19	       /* the writer thread's niceness */
 
 enum rec_kind {
 	REC_EVENT = 1,
@@ -460,6 +462,13 @@ static bool rec_drain(struct recorder *r)
 static void *rec_main(void *arg)
 {
 	struct recorder *r = arg;
+
+	/* The live view first: when the CPUs are all busy the harvest (and
+	 * the target) keep theirs, and what the writer can not take in time
+	 * is dropped at the ring and recorded as lost, never silently.  A
+	 * failure to renice changes nothing else. */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
+			  REC_NICE);
 
 	while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
 		if (rec_drain(r))
