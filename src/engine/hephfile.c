@@ -20,7 +20,8 @@
  *             there), and otherwise the file is truncated inside it
  *             (truncated, a problem, and reading stops).
  *
- * Then by_start orders the events by start time, stably (equal starts keep
+ * Then (unless HEPH_FILE_NOSORT asks for it later, heph_file_sort) by_start
+ * orders the events by start time, stably (equal starts keep
  * file order): an LSD radix sort of (start - first start) on 12-bit digits,
  * skipping digits that are the same in every key -- a few passes over the
  * keys rather than n log n comparisons, since the index of a 10-million-event
@@ -60,10 +61,7 @@
 /* The state of one walk over the bytes. */
 struct walk {
 	struct heph_file *f;
-	size_t cap;    /* of f->ev and key */
-	uint64_t *key; /* the start times again, for the sort */
-	uint64_t max_start;
-	bool sorted;	 /* so far in start order */
+	size_t cap; /* of f->ev */
 	uint64_t budget; /* left for resync decodes */
 	bool stop;
 };
@@ -84,6 +82,17 @@ problem_add(struct heph_file *f, uint64_t off, const char *fmt, ...)
 	va_end(ap);
 }
 
+static enum heph_desc desc_kind(const struct heph_packet *pk)
+{
+	if (pk->desc_len == 7 && !memcmp(pk->desc, "running", 7))
+		return HEPH_DESC_RUNNING;
+	if (pk->desc_len == 9 && !memcmp(pk->desc, "suspended", 9))
+		return HEPH_DESC_SUSPENDED;
+	if (pk->desc_len == 4 && !memcmp(pk->desc, "lost", 4))
+		return HEPH_DESC_LOST;
+	return HEPH_DESC_OTHER;
+}
+
 static bool event_add(struct walk *w, uint64_t off,
 		      const struct heph_packet *pk)
 {
@@ -100,29 +109,25 @@ static bool event_add(struct walk *w, uint64_t off,
 	if (f->nev == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 1024;
 		struct heph_ref *ev;
-		uint64_t *key;
 
 		if (cap > HEPHFILE_MAX_EVENTS)
 			cap = HEPHFILE_MAX_EVENTS;
 		ev = realloc(f->ev, cap * sizeof(*ev));
 		if (ev)
 			f->ev = ev;
-		key = ev ? realloc(w->key, cap * sizeof(*key)) : NULL;
-		if (!key) {
+		if (!ev) {
 			problem_add(f, off,
 				    "out of memory for the index after %zu "
 				    "events: reading stopped here",
 				    f->nev);
 			return false;
 		}
-		w->key = key;
 		w->cap = cap;
 	}
-	if (f->nev && pk->start < w->key[f->nev - 1])
-		w->sorted = false;
-	if (!f->nev || pk->start > w->max_start)
-		w->max_start = pk->start;
-	w->key[f->nev] = pk->start;
+	if (f->nev && pk->start < f->ev[f->nev - 1].start)
+		f->in_order = false;
+	if (!f->nev || pk->start > f->max_start)
+		f->max_start = pk->start;
 	r = &f->ev[f->nev++];
 	r->off = off;
 	r->start = pk->start;
@@ -131,7 +136,7 @@ static bool event_add(struct walk *w, uint64_t off,
 	r->stream = pk->stream;
 	r->counter = pk->counter;
 	r->size = pk->size;
-	r->pad_ = 0;
+	r->kind = desc_kind(pk);
 	if (f->nev == 1 || pk->start < f->first_start)
 		f->first_start = pk->start;
 	if (f->nev == 1 || pk->end > f->last_end)
@@ -393,20 +398,20 @@ static void sorter_run(struct sorter *s, uint32_t *out, const uint32_t *map)
 	s->tmp = tmp;
 }
 
-/* by_start from the walk's keys (start times in file order; freed). */
-static bool index_by_start(struct heph_file *f, struct walk *w, char *err,
-			   size_t errlen)
+bool heph_file_sort(struct heph_file *f, char *err, size_t errlen)
 {
 	size_t n = f->nev, i;
 	uint32_t *idx, *p1 = NULL, *hi = NULL;
 	struct sorter *s = NULL;
-	bool wide = (w->max_start - f->first_start) >> KEY_BITS;
+	bool wide = (f->max_start - f->first_start) >> KEY_BITS;
 	bool ok = false;
 
+	if (f->by_start)
+		return true;
 	idx = malloc((n ? n : 1) * sizeof(*idx));
 	if (!idx)
 		goto out;
-	if (w->sorted) {
+	if (f->in_order) {
 		for (i = 0; i < n; i++)
 			idx[i] = (uint32_t)i;
 		goto done;
@@ -415,17 +420,16 @@ static bool index_by_start(struct heph_file *f, struct walk *w, char *err,
 	if (!s)
 		goto out;
 	s->n = n;
-	s->v = w->key; /* packed in place */
-	w->key = NULL;
+	s->v = malloc(n * sizeof(*s->v)); /* the keys, packed below */
 	s->tmp = malloc(n * sizeof(*s->tmp));
 	if (wide) {
 		hi = malloc(n * sizeof(*hi));
 		p1 = malloc(n * sizeof(*p1));
 	}
-	if (!s->tmp || (wide && (!hi || !p1)))
+	if (!s->v || !s->tmp || (wide && (!hi || !p1)))
 		goto out;
 	for (i = 0; i < n; i++) {
-		uint64_t key = s->v[i] - f->first_start;
+		uint64_t key = f->ev[i].start - f->first_start;
 
 		s->v[i] = key << IDX_BITS | i;
 		if (wide)
@@ -466,13 +470,21 @@ out:
 bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
 			   char *err, size_t errlen)
 {
-	struct walk w = {.f = f, .sorted = true, .budget = RESYNC_BUDGET};
+	return heph_file_index_bytes_flags(f, p, size, 0, err, errlen);
+}
+
+bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,
+				 size_t size, unsigned flags, char *err,
+				 size_t errlen)
+{
+	struct walk w = {.f = f, .budget = RESYNC_BUDGET};
 	struct heph_ref *ev;
-	bool ok;
+	bool ok = true;
 
 	memset(f, 0, sizeof(*f));
 	f->map = p;
 	f->size = p ? size : 0;
+	f->in_order = true;
 	walk_packets(&w);
 	/* Give back what doubling left unused. */
 	if (f->nev && f->nev < w.cap) {
@@ -480,8 +492,8 @@ bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
 		if (ev)
 			f->ev = ev;
 	}
-	ok = index_by_start(f, &w, err, errlen);
-	free(w.key);
+	if (!(flags & HEPH_FILE_NOSORT))
+		ok = heph_file_sort(f, err, errlen);
 	if (!ok)
 		heph_file_close(f);
 	return ok;
@@ -489,6 +501,12 @@ bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
 
 bool heph_file_open(struct heph_file *f, const char *path, char *err,
 		    size_t errlen)
+{
+	return heph_file_open_flags(f, path, 0, err, errlen);
+}
+
+bool heph_file_open_flags(struct heph_file *f, const char *path,
+			  unsigned flags, char *err, size_t errlen)
 {
 	struct stat st;
 	void *map = NULL;
@@ -531,7 +549,8 @@ bool heph_file_open(struct heph_file *f, const char *path, char *err,
 		madvise(map, (size_t)st.st_size, MADV_WILLNEED);
 	}
 	close(fd);
-	if (!heph_file_index_bytes(f, map, (size_t)st.st_size, err, errlen)) {
+	if (!heph_file_index_bytes_flags(f, map, (size_t)st.st_size, flags,
+					 err, errlen)) {
 		if (map)
 			munmap(map, (size_t)st.st_size);
 		return false;
@@ -569,7 +588,7 @@ bool heph_file_event(const struct heph_file *f, size_t i,
 
 size_t heph_file_seek(const struct heph_file *f, uint64_t t)
 {
-	size_t lo = 0, hi = f->nev;
+	size_t lo = 0, hi = f->by_start ? f->nev : 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

@@ -110,24 +110,21 @@ static long rp_map_get(struct rp_map *m, uint64_t sub, uint32_t stream,
 	return (long)m->n - 1;
 }
 
-/* The description of an indexed event, classified without a decode: its
- * header was checked when the file was indexed. */
+/* The description of an indexed event, as the index recognized it. */
 static enum rp_kind rp_kind_of(const struct heph_file *f,
 			       const struct heph_ref *e)
 {
-	const uint8_t *p = f->map + e->off;
-	uint16_t len = heph_be16(p + 40);
-	const char *d = (const char *)p + HEPH_EVENT_FIXED;
-
-	if ((uint64_t)HEPH_EVENT_FIXED + len > e->size)
-		return RP_OTHER;
-	if (len == 7 && !memcmp(d, "running", 7))
+	(void)f;
+	switch (e->kind) {
+	case HEPH_DESC_RUNNING:
 		return RP_RUNNING;
-	if (len == 9 && !memcmp(d, "suspended", 9))
+	case HEPH_DESC_SUSPENDED:
 		return RP_SUSPENDED;
-	if (len == 4 && !memcmp(d, "lost", 4))
+	case HEPH_DESC_LOST:
 		return RP_LOST;
-	return RP_OTHER;
+	default:
+		return RP_OTHER;
+	}
 }
 
 static bool rp_option_is(const struct heph_packet *p, const char *name)
@@ -678,7 +675,8 @@ bool replay_open(struct replay *r, const char *path, uint64_t linger_ns,
 	memset(r, 0, sizeof(*r));
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	r->linger_ns = linger_ns;
-	if (!heph_file_open(&r->f, path, err, errlen))
+	/* Replay never needs the events by start time: no sort. */
+	if (!heph_file_open_flags(&r->f, path, HEPH_FILE_NOSORT, err, errlen))
 		return false;
 	if (rp_build(r, err, errlen))
 		return true;
@@ -762,12 +760,6 @@ static size_t rp_u64_upto(const uint64_t *v, size_t n, uint64_t t)
 			hi = mid;
 	}
 	return lo;
-}
-
-/* How many events start at or before t (t + 1 would wrap at the end). */
-static size_t rp_seek_after(const struct heph_file *f, uint64_t t)
-{
-	return t == UINT64_MAX ? f->nev : heph_file_seek(f, t + 1);
 }
 
 /* The transition that began interval k: its thread, address and seq. */
@@ -863,7 +855,7 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 {
 	uint64_t lsum = 0, old;
-	size_t k = 0, all, before, nl;
+	size_t k = 0;
 
 	if (t < r->t0)
 		t = r->t0;
@@ -885,12 +877,28 @@ void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 			out->cap = r->ncoro;
 		}
 	}
+	old = t >= 1000000000u ? t - 1000000000u : 0;
 	for (size_t i = 0; i < r->ncoro && k < out->cap; i++) {
+		const struct replay_coro *rc = &r->coro[i];
 		struct model_coro *c = &out->coro[k];
 
-		if (!rp_coro_at(r, i, t, c))
+		/* Transitions up to t, and in the second before it, come from
+		 * the coroutines themselves: the visible ones counted them
+		 * already, the gone ones had all of theirs. */
+		if (!rp_coro_at(r, i, t, c)) {
+			if (rc->birth > t || !rc->n)
+				continue;
+			out->t.events += rc->n;
+			if (r->iv[rc->first + rc->n - 1].start > old)
+				out->t.events_per_sec +=
+					(double)(rc->n -
+						 rp_upto(r->iv + rc->first,
+							 rc->n, old));
 			continue;
+		}
 		k++;
+		out->t.events += c->switches;
+		out->t.events_per_sec += c->sw_per_sec;
 		if (c->state == MODEL_RUNNING)
 			out->t.running++;
 		else if (c->state == MODEL_DEAD)
@@ -899,17 +907,8 @@ void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 			out->t.suspended++;
 	}
 	out->count = k;
-	/* Totals: transitions are the interval starts up to t (the file's
-	 * index by start also holds losses and other events). */
-	all = rp_seek_after(&r->f, t);
-	old = t >= 1000000000u ? t - 1000000000u : 0;
-	before = rp_seek_after(&r->f, old);
-	nl = rp_lost_upto(r->glost, r->nglost, t, &lsum);
+	rp_lost_upto(r->glost, r->nglost, t, &lsum);
 	out->t.lost = lsum;
-	out->t.events = all - nl;
-	/* ... and so are the rate's: the losses of the second are not. */
-	nl -= rp_lost_upto(r->glost, r->nglost, old, &lsum);
-	out->t.events_per_sec = (double)(all - before - nl);
 	out->t.coroutines_seen = rp_u64_upto(r->births, r->ncoro, t);
 }
 
@@ -998,16 +997,27 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 			return iv[i - 2].start;
 		return i >= 1 && iv[i - 1].start < t ? iv[i - 1].start : t;
 	}
-	if (!r->f.nev)
-		return t;
-	if (dir > 0) {
-		size_t i = rp_seek_after(&r->f, t);
+	/* Any coroutine: the nearest transition of each, by its intervals
+	 * (one search per coroutine: this is a key press). */
+	to = t;
+	for (size_t k = 0; k < r->ncoro; k++) {
+		const struct replay_coro *c = &r->coro[k];
+		const struct replay_iv *iv = r->iv + c->first;
+		size_t i = rp_upto(iv, c->n, t);
+		uint64_t s;
 
-		to = i < r->f.nev ? r->f.ev[r->f.by_start[i]].start : t;
-	} else {
-		size_t i = heph_file_seek(&r->f, t);
-
-		to = i ? r->f.ev[r->f.by_start[i - 1]].start : t;
+		if (dir > 0 && i < c->n) {
+			s = iv[i].start;
+			if (to == t || s < to)
+				to = s;
+		} else if (dir < 0 && i) {
+			/* The last start before t (not at it). */
+			if (iv[i - 1].start == t && i >= 2)
+				i--;
+			s = iv[i - 1].start;
+			if (s < t && (to == t || s > to))
+				to = s;
+		}
 	}
 	/* A death is a transition too (to D), as for one coroutine above:
 	 * the nearest one, if it comes first (one pass: this is a key). */

@@ -131,7 +131,10 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 		return 1;
 	}
 	signal(SIGBUS, convert_sigbus);
-	if (!heph_file_open(&f, in, err, sizeof(err))) {
+	/* Only jsonl goes in start order. */
+	if (!heph_file_open_flags(&f, in,
+				  fmt->to == CONVERT_JSONL ? 0 : HEPH_FILE_NOSORT,
+				  err, sizeof(err))) {
 		fprintf(stderr, "corotop convert: %s\n", err);
 		return 1;
 	}
