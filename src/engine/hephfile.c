@@ -28,6 +28,14 @@
  * file is on the way to the first screen.  A file already in start order is
  * noticed and not sorted.
  *
+ * A file of heph_file_split_min bytes or more, on a machine with two
+ * CPUs, is walked in two halves at once: the second starts at the first
+ * offset past the middle where packets decode one after the other; the
+ * first stops there.  If the first does not land on that offset (it began
+ * inside a packet after all, or a lie took the first half's walk past it)
+ * the second's work is dropped and the first reads on alone, so what is
+ * found is what one walk finds (the resync budget is per half).
+ *
  * Bounds against a file that lies: at most HEPHFILE_MAX_EVENTS events (2^28,
  * 12 GiB of index) are kept; packets that fail to decode and the scans for
  * the next packet together decode at most RESYNC_BUDGET bytes (as the
@@ -46,6 +54,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,13 +67,18 @@
 #define RESYNC_MAX (1u << 20)		    /* garbage bytes before giving up */
 #define RESYNC_BUDGET ((uint64_t)256 << 20) /* bytes of bad packets decoded */
 
-/* The state of one walk over the bytes. */
+/* The state of one walk over the bytes [from, to) (a packet that starts
+ * before `to` is read whole, wherever it ends). */
 struct walk {
 	struct heph_file *f;
-	size_t cap; /* of f->ev */
+	size_t cap;	 /* of f->ev */
 	uint64_t budget; /* left for resync decodes */
+	size_t from, to;
+	size_t end; /* where the walk stopped: the next packet's offset */
 	bool stop;
 };
+
+size_t heph_file_split_min = (size_t)64 << 20;
 
 __attribute__((format(printf, 3, 4))) static void
 problem_add(struct heph_file *f, uint64_t off, const char *fmt, ...)
@@ -286,11 +300,11 @@ static size_t walk_recover(struct walk *w, size_t off, enum heph_status st,
 static void walk_packets(struct walk *w)
 {
 	struct heph_file *f = w->f;
-	size_t off = 0;
+	size_t off = w->from;
 	struct heph_packet pk;
 	char err[160];
 
-	while (off < f->size && !w->stop) {
+	while (off < w->to && off < f->size && !w->stop) {
 		enum heph_status st;
 
 		/* The hardware prefetcher loses the thread at page ends. */
@@ -308,6 +322,147 @@ static void walk_packets(struct walk *w)
 		else if (!event_add(w, off, &pk))
 			break;
 		off += pk.size;
+	}
+	w->end = off;
+}
+
+/* ---- two halves at once ---- */
+
+/* Where the second half starts: the first offset from `from` on where a
+ * packet decodes and the next ones follow it, packet after packet (or the
+ * file ends exactly); 0 when there is none within RESYNC_MAX bytes. */
+static size_t split_find(const uint8_t *p, size_t size, size_t from)
+{
+	struct heph_packet pk;
+
+	for (size_t at = from; at < size && at - from < RESYNC_MAX; at++) {
+		size_t off = at;
+		int k;
+
+		if (p[at] != 0x75 && p[at] != 0xC1)
+			continue;
+		for (k = 0; k < 16 && off < size; k++) {
+			if (heph_decode(p + off, size - off, &pk, NULL, 0) !=
+			    HEPH_OK)
+				break;
+			off += pk.size;
+		}
+		if (k == 16 || off == size)
+			return at;
+	}
+	return 0;
+}
+
+struct half {
+	struct walk w;
+	pthread_t th;
+};
+
+static void *half_main(void *arg)
+{
+	walk_packets(&((struct half *)arg)->w);
+	return NULL;
+}
+
+/* Append the second half's findings (b) to the first's (f), in file order.
+ * False when memory runs out (f is then as the first half left it). */
+static bool half_merge(struct heph_file *f, struct heph_file *b)
+{
+	size_t n = f->nev + b->nev, nm = f->nmeta_off + b->nmeta_off;
+	struct heph_ref *ev;
+	uint64_t *meta;
+
+	if (n > HEPHFILE_MAX_EVENTS || nm > HEPHFILE_META_MAX)
+		return false;
+	/* Grow only (the first half's walk may go on with them after a
+	 * failure here). */
+	if (nm > f->cap_meta_off) {
+		meta = realloc(f->meta_off, nm * sizeof(*meta));
+		if (!meta)
+			return false;
+		f->meta_off = meta;
+		f->cap_meta_off = nm;
+	}
+	/* The last step that can fail: once it succeeded the merge is done
+	 * and the first half's walk does not go on. */
+	ev = realloc(f->ev, (n ? n : 1) * sizeof(*ev));
+	if (!ev)
+		return false;
+	f->ev = ev;
+	if (b->nev)
+		memcpy(f->ev + f->nev, b->ev, b->nev * sizeof(*ev));
+	if (b->nmeta_off)
+		memcpy(f->meta_off + f->nmeta_off, b->meta_off,
+		       b->nmeta_off * sizeof(*f->meta_off));
+	f->nmeta_off = nm;
+	if (b->nev) {
+		if (!f->nev || b->first_start < f->first_start)
+			f->first_start = b->first_start;
+		if (!f->nev || b->last_end > f->last_end)
+			f->last_end = b->last_end;
+		if (!f->nev || b->max_start > f->max_start)
+			f->max_start = b->max_start;
+		f->in_order =
+			f->in_order && b->in_order &&
+			(!f->nev || f->ev[f->nev - 1].start <= b->ev[0].start);
+	}
+	f->nev = n;
+	if (b->have_epoch) { /* the last one wins */
+		f->have_epoch = true;
+		f->epoch_ns = b->epoch_ns;
+	}
+	f->nmeta += b->nmeta;
+	f->unknown_options += b->unknown_options;
+	for (size_t i = 0; i < b->nproblems && f->nproblems < HEPHFILE_PROBLEMS;
+	     i++)
+		f->problems[f->nproblems++] = b->problems[i];
+	f->problems_total += b->problems_total;
+	f->skipped_bytes += b->skipped_bytes;
+	f->truncated = b->truncated;
+	return true;
+}
+
+/* Walk f's bytes, in two halves on two threads when the file is large:
+ * the first half stops where the second begins; if it does not land
+ * there exactly (the second began inside a packet) or stopped reading,
+ * the second half's work is thrown away and the first goes on alone, so
+ * the outcome is the single walk's. */
+static void walk_all(struct heph_file *f)
+{
+	struct walk w = {.f = f, .budget = RESYNC_BUDGET, .to = f->size};
+	struct half b = {0};
+	struct heph_file fb;
+	bool two = false;
+	size_t split = 0;
+
+	if (f->size >= heph_file_split_min && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		split = split_find(f->map, f->size, f->size / 2);
+	if (split) {
+		memset(&fb, 0, sizeof(fb));
+		fb.map = f->map;
+		fb.size = f->size;
+		fb.in_order = true;
+		b.w = (struct walk){.f = &fb,
+				    .budget = RESYNC_BUDGET,
+				    .from = split,
+				    .to = f->size};
+		two = !pthread_create(&b.th, NULL, half_main, &b);
+	}
+	if (two)
+		w.to = split;
+	walk_packets(&w);
+	if (two) {
+		pthread_join(b.th, NULL);
+		if (w.end == split && !w.stop && half_merge(f, &fb))
+			w.end = b.w.end;
+		else /* alone from where the first half is */
+			two = false;
+		heph_file_close(&fb);
+	}
+	if (!two && w.end < f->size && !w.stop) {
+		w.from = w.end;
+		w.to = f->size;
+		walk_packets(&w);
 	}
 }
 
@@ -477,7 +632,6 @@ bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,
 				 size_t size, unsigned flags, char *err,
 				 size_t errlen)
 {
-	struct walk w = {.f = f, .budget = RESYNC_BUDGET};
 	struct heph_ref *ev;
 	bool ok = true;
 
@@ -485,9 +639,9 @@ bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,
 	f->map = p;
 	f->size = p ? size : 0;
 	f->in_order = true;
-	walk_packets(&w);
+	walk_all(f);
 	/* Give back what doubling left unused. */
-	if (f->nev && f->nev < w.cap) {
+	if (f->nev) {
 		ev = realloc(f->ev, f->nev * sizeof(*ev));
 		if (ev)
 			f->ev = ev;
@@ -505,8 +659,8 @@ bool heph_file_open(struct heph_file *f, const char *path, char *err,
 	return heph_file_open_flags(f, path, 0, err, errlen);
 }
 
-bool heph_file_open_flags(struct heph_file *f, const char *path,
-			  unsigned flags, char *err, size_t errlen)
+bool heph_file_open_flags(struct heph_file *f, const char *path, unsigned flags,
+			  char *err, size_t errlen)
 {
 	struct stat st;
 	void *map = NULL;
@@ -549,8 +703,8 @@ bool heph_file_open_flags(struct heph_file *f, const char *path,
 		madvise(map, (size_t)st.st_size, MADV_WILLNEED);
 	}
 	close(fd);
-	if (!heph_file_index_bytes_flags(f, map, (size_t)st.st_size, flags,
-					 err, errlen)) {
+	if (!heph_file_index_bytes_flags(f, map, (size_t)st.st_size, flags, err,
+					 errlen)) {
 		if (map)
 			munmap(map, (size_t)st.st_size);
 		return false;

@@ -75,8 +75,8 @@ struct heph_file {
  * all; a file with problems opens (they are listed in f->problems). */
 bool heph_file_open(struct heph_file *f, const char *path, char *err,
 		    size_t errlen);
-bool heph_file_open_flags(struct heph_file *f, const char *path,
-			  unsigned flags, char *err, size_t errlen);
+bool heph_file_open_flags(struct heph_file *f, const char *path, unsigned flags,
+			  char *err, size_t errlen);
 void heph_file_close(struct heph_file *f);
 /* Order the events by start time (by_start), if that is not done yet.
  * False with a message only when memory runs out. */
@@ -84,6 +84,10 @@ bool heph_file_sort(struct heph_file *f, char *err, size_t errlen);
 /* What open does once the file is mapped: index the size bytes at p (they
  * must stay there while f is used; close does not free them).  False with
  * a message only when memory runs out.  For tests and the fuzzer. */
+/* Files at least this large are walked in two halves at once (64 MiB;
+ * tests set it lower to split small files). */
+extern size_t heph_file_split_min;
+
 bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
 			   char *err, size_t errlen);
 bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,

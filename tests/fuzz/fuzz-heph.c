@@ -144,6 +144,46 @@ static void check_decode(const uint8_t *p, size_t n)
 
 /* ---- checking the walker ---- */
 
+/* Walked in two halves (any size splits), the file reads exactly as in
+ * one walk: the same events, options, problems and flags. */
+static void check_split(const uint8_t *p, size_t n)
+{
+	struct heph_file a, b;
+	char err[128];
+	size_t keep = heph_file_split_min;
+
+	heph_file_split_min = SIZE_MAX;
+	if (!heph_file_index_bytes(&a, p, n, err, sizeof(err)))
+		abort();
+	heph_file_split_min = 1;
+	if (!heph_file_index_bytes(&b, p, n, err, sizeof(err)))
+		abort();
+	heph_file_split_min = keep;
+	if (a.nev != b.nev || a.nmeta != b.nmeta ||
+	    a.unknown_options != b.unknown_options ||
+	    a.have_epoch != b.have_epoch || a.epoch_ns != b.epoch_ns ||
+	    a.nproblems != b.nproblems ||
+	    a.problems_total != b.problems_total ||
+	    a.skipped_bytes != b.skipped_bytes || a.truncated != b.truncated ||
+	    a.nmeta_off != b.nmeta_off || a.in_order != b.in_order ||
+	    (a.nev && (a.first_start != b.first_start ||
+		       a.last_end != b.last_end || a.max_start != b.max_start)))
+		abort();
+	if (a.nev && memcmp(a.ev, b.ev, a.nev * sizeof(*a.ev)))
+		abort();
+	if (a.nev && memcmp(a.by_start, b.by_start, a.nev * sizeof(uint32_t)))
+		abort();
+	if (a.nmeta_off &&
+	    memcmp(a.meta_off, b.meta_off, a.nmeta_off * sizeof(uint64_t)))
+		abort();
+	for (size_t i = 0; i < a.nproblems; i++)
+		if (a.problems[i].off != b.problems[i].off ||
+		    strcmp(a.problems[i].what, b.problems[i].what))
+			abort();
+	heph_file_close(&a);
+	heph_file_close(&b);
+}
+
 static void check_file(const uint8_t *p, size_t n)
 {
 	struct heph_file f;
@@ -328,6 +368,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0 || !(data[0] & 1)) {
 		check_decode(data + !!size, size - !!size);
 		check_file(data + !!size, size - !!size);
+		check_split(data + !!size, size - !!size);
 		return 0;
 	}
 	/* Capacity: mostly room, sometimes tight (overflow). */
@@ -349,5 +390,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_decode(buf, n);
 	check_file(buf, n);
+	check_split(buf, n);
 	return 0;
 }

@@ -7,7 +7,8 @@
  * end (truncated) and in the middle; an empty file; a file of garbage only;
  * more than 1 MiB of garbage (reading stops); and the index: offsets,
  * times, by_start order (stable for equal starts, checked against a
- * reference sort on a large random set) and seek.
+ * reference sort on a large random set) and seek; and a walk in two
+ * halves at once finds what one walk finds (lies and junk at the split).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -526,6 +527,80 @@ static void test_by_start_random(void **state)
 	}
 }
 
+/* Index the same bytes in one walk and in two halves at once: the same
+ * events, metadata, problems and flags. */
+static void split_same(const uint8_t *p, size_t n)
+{
+	struct heph_file a, b;
+	char err[200];
+	size_t keep = heph_file_split_min;
+
+	heph_file_split_min = SIZE_MAX;
+	assert_true(heph_file_index_bytes(&a, p, n, err, sizeof(err)));
+	heph_file_split_min = 1;
+	assert_true(heph_file_index_bytes(&b, p, n, err, sizeof(err)));
+	heph_file_split_min = keep;
+	assert_int_equal(a.nev, b.nev);
+	assert_int_equal(a.nmeta, b.nmeta);
+	assert_int_equal(a.nmeta_off, b.nmeta_off);
+	assert_int_equal(a.have_epoch, b.have_epoch);
+	assert_int_equal(a.epoch_ns, b.epoch_ns);
+	assert_int_equal(a.unknown_options, b.unknown_options);
+	assert_int_equal(a.problems_total, b.problems_total);
+	assert_int_equal(a.skipped_bytes, b.skipped_bytes);
+	assert_int_equal(a.truncated, b.truncated);
+	assert_int_equal(a.first_start, b.first_start);
+	assert_int_equal(a.last_end, b.last_end);
+	assert_memory_equal(a.ev, b.ev, a.nev * sizeof(*a.ev));
+	assert_memory_equal(a.by_start, b.by_start, a.nev * sizeof(uint32_t));
+	for (size_t i = 0; i < a.nproblems; i++) {
+		assert_int_equal(a.problems[i].off, b.problems[i].off);
+		assert_string_equal(a.problems[i].what, b.problems[i].what);
+	}
+	heph_file_close(&a);
+	heph_file_close(&b);
+}
+
+static void test_two_halves(void **state)
+{
+	enum { N = 4000 };
+	struct heph_enc e;
+	uint8_t junk[40];
+	size_t mid = 0;
+
+	(void)state;
+	for (int round = 0; round < 4; round++) {
+		enc_start(&e);
+		assert_true(heph_enc_epoch(&e, 7));
+		for (uint32_t i = 0; i < N; i++) {
+			/* Out of start order in the second half. */
+			uint64_t t = i < N / 2 ? i * 10ull : (N - i) * 10ull;
+
+			if (i == N / 2)
+				mid = e.len;
+			enc_ev(&e, i & 3, i, 1 + i % 5, t, t + 5);
+			if (round == 1 && i == N / 2 + 3) { /* junk after it */
+				memset(junk, 0x75, sizeof(junk));
+				put_bytes(&e, junk, sizeof(junk));
+			}
+			if (round == 2 && i == N * 3 / 4)
+				assert_true(heph_enc_epoch(&e, 99));
+		}
+		if (round == 3) /* truncated in the last packet */
+			e.len -= 3;
+		if (round ==
+		    1) /* a size that lies where the second half starts */
+			put_be32(wbuf + mid + 4, 1u << 20);
+		split_same(wbuf, e.len);
+	}
+	/* Tiny inputs: nothing, one packet, a packet cut in two. */
+	enc_start(&e);
+	split_same(wbuf, 0);
+	enc_ev(&e, 0, 0, 1, 1, 2);
+	split_same(wbuf, e.len);
+	split_same(wbuf, e.len / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_by_start_and_seek),
 		cmocka_unit_test(test_by_start_wide),
 		cmocka_unit_test(test_by_start_random),
+		cmocka_unit_test(test_two_halves),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
