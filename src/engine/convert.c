@@ -384,29 +384,13 @@ static bool cv_chrome(const struct heph_file *hf, FILE *f,
 
 /* ---- jsonl ---- */
 
-static bool cv_attr_u64(const struct heph_packet *p, const char *name,
-			uint64_t *v)
-{
-	size_t nl = strlen(name);
-	struct heph_attr a;
-	uint32_t pos = 0;
-
-	while (heph_attr_next(p, &pos, &a))
-		if (a.name_len == nl && !memcmp(a.name, name, nl) &&
-		    (a.type == HEPH_U64 || a.type == HEPH_I64)) {
-			*v = heph_attr_u64(&a, 0);
-			return true;
-		}
-	return false;
-}
-
 static void cv_line(FILE *f, const struct heph_packet *p, bool active,
 		    uint64_t ts)
 {
 	uint64_t addr = 0, seq = 0;
 
-	cv_attr_u64(p, "addr", &addr);
-	cv_attr_u64(p, "seq", &seq);
+	heph_packet_u64(p, "addr", &addr);
+	heph_packet_u64(p, "seq", &seq);
 	fprintf(f,
 		"{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu32
 		",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
@@ -435,7 +419,7 @@ static bool cv_jsonl(const struct heph_file *hf, FILE *f,
 		}
 		st->events++;
 		if (cv_is(&p, "lost")) {
-			cv_attr_u64(&p, "count", &count);
+			heph_packet_u64(&p, "count", &count);
 			st->lost += count;
 			st->skipped++;
 		} else if (cv_is(&p, "running") || cv_is(&p, "suspended")) {

@@ -622,6 +622,21 @@ uint64_t heph_attr_u64(const struct heph_attr *a, uint16_t i)
 	return v ? heph_be64(v) : 0;
 }
 
+bool heph_packet_u64(const struct heph_packet *p, const char *name, uint64_t *v)
+{
+	size_t nl = strlen(name);
+	struct heph_attr a;
+	uint32_t pos = 0;
+
+	while (heph_attr_next(p, &pos, &a))
+		if (a.name_len == nl && !memcmp(a.name, name, nl) &&
+		    (a.type == HEPH_U64 || a.type == HEPH_I64)) {
+			*v = heph_attr_u64(&a, 0);
+			return true;
+		}
+	return false;
+}
+
 int64_t heph_attr_i64(const struct heph_attr *a, uint16_t i)
 {
 	const uint8_t *v = attr_elem8(a, i);

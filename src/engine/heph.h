@@ -128,6 +128,10 @@ struct heph_attr {
  * False at the end. */
 bool heph_attr_next(const struct heph_packet *p, uint32_t *pos,
 		    struct heph_attr *a);
+/* The first scalar u64 or i64 attribute named `name` of a decoded event
+ * into *v (an i64 as its two's complement); false when there is none. */
+bool heph_packet_u64(const struct heph_packet *p, const char *name,
+		     uint64_t *v);
 /* Element i of an array attribute (or the value itself, i = 0). */
 uint64_t heph_attr_u64(const struct heph_attr *a, uint16_t i);
 int64_t heph_attr_i64(const struct heph_attr *a, uint16_t i);

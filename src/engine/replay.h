@@ -2,7 +2,8 @@
  * replay: a Heph recording turned back into what the live engine shows --
  * the model of every coroutine at any moment of the recording, computed
  * directly from the intervals (no events replayed), so that a jump to any
- * time costs the same as the next frame.  See replay.c.
+ * time costs the same as the next frame.  See replay.c (open) and
+ * replay_moment.c (a moment).
  */
 #ifndef COROTOP_REPLAY_H
 #define COROTOP_REPLAY_H

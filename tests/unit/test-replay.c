@@ -1,7 +1,7 @@
 /*
- * test-replay: a Heph recording turned into model snapshots
- * (src/engine/replay.c), on synthetic traces built in memory with the
- * heph encoder and opened with replay_open_bytes.
+ * test-replay: a Heph recording turned into model snapshots (replay.c,
+ * replay_moment.c), on synthetic traces built in memory with the heph
+ * encoder and opened with replay_open_bytes.
  *
  * The corotop-style trace (build_corotop) is what the recorder writes: an
  * epoch and corotop's options, two threads (streams 101 and 102), three
@@ -294,9 +294,8 @@ static void test_snapshots(void **state)
 	check(&s, &(struct want){9, 'R', 15 * MS, 1, 102, 0xB1, 2, 0, 0, 0, 0,
 				 15 * MS, 0});
 
-	/* 55 ms: A in A3 (run 10, susp 50-10-10), the loss at 55 pending;
-	 * B in B3 (run 15, susp 40-15-15). 9 events start by then, 3 of them
-	 * losses. */
+	/* 55 ms: A in A3 (run 10, susp 50-10-10), the loss at 55 pending; B
+	 * in B3 (run 15, susp 40-15-15); 9 events by then, 3 of them losses. */
 	replay_snapshot(&r, 55 * MS, &s);
 	check_totals(&s, &(struct totals){55 * MS, 2, 6, 8, 2, 2, 0, 0});
 	check(&s, &(struct want){5, 'R', 50 * MS, 3, 102, 0xA3, 6, 7, 3,
