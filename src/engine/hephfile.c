@@ -34,7 +34,10 @@
  * first stops there.  If the first does not land on that offset (it began
  * inside a packet after all, or a lie took the first half's walk past it)
  * the second's work is dropped and the first reads on alone, so what is
- * found is what one walk finds (the resync budget is per half).
+ * found is what one walk finds (the resync budget is per half).  Each
+ * walk of a mapped file asks for the next RA_CHUNK bytes when it is
+ * within RA_AHEAD of what it asked for (madvise WILLNEED), so that a
+ * cold file's reads overlap the decoding.
  *
  * Bounds against a file that lies: at most HEPHFILE_MAX_EVENTS events (2^28,
  * 12 GiB of index) are kept; packets that fail to decode and the scans for
@@ -66,6 +69,9 @@
 #define HEPHFILE_MAX_EVENTS (1u << 28)
 #define RESYNC_MAX (1u << 20)		    /* garbage bytes before giving up */
 #define RESYNC_BUDGET ((uint64_t)256 << 20) /* bytes of bad packets decoded */
+#define RA_CHUNK ((size_t)32 << 20)	    /* read ahead by this much ... */
+#define RA_AHEAD ((size_t)128 << 20) /* ... when within this of the end */
+#define HEPH_FILE_MAPPED_ (1u << 31) /* (open's own flag) a file's pages */
 
 /* The state of one walk over the bytes [from, to) (a packet that starts
  * before `to` is read whole, wherever it ends). */
@@ -75,6 +81,7 @@ struct walk {
 	uint64_t budget; /* left for resync decodes */
 	size_t from, to;
 	size_t end; /* where the walk stopped: the next packet's offset */
+	size_t ra;  /* a mapped file: read ahead up to here (0: do not) */
 	bool stop;
 };
 
@@ -297,6 +304,19 @@ static size_t walk_recover(struct walk *w, size_t off, enum heph_status st,
 	return f->size;
 }
 
+/* Ask the kernel for the next RA_CHUNK bytes of the file, so that the
+ * disk reads while this walk decodes (a walk of a cold file otherwise
+ * waits for each fault's own read-ahead). */
+static void read_ahead(struct walk *w)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t at = w->ra & ~(page - 1);
+	size_t n = w->f->size - at < RA_CHUNK ? w->f->size - at : RA_CHUNK;
+
+	madvise((void *)(uintptr_t)(w->f->map + at), n, MADV_WILLNEED);
+	w->ra = at + n;
+}
+
 static void walk_packets(struct walk *w)
 {
 	struct heph_file *f = w->f;
@@ -307,6 +327,8 @@ static void walk_packets(struct walk *w)
 	while (off < w->to && off < f->size && !w->stop) {
 		enum heph_status st;
 
+		if (w->ra && off + RA_AHEAD > w->ra && w->ra < f->size)
+			read_ahead(w);
 		/* The hardware prefetcher loses the thread at page ends. */
 		if (f->size - off > 4096)
 			__builtin_prefetch(f->map + off + 4096);
@@ -427,9 +449,12 @@ static bool half_merge(struct heph_file *f, struct heph_file *b)
  * there exactly (the second began inside a packet) or stopped reading,
  * the second half's work is thrown away and the first goes on alone, so
  * the outcome is the single walk's. */
-static void walk_all(struct heph_file *f)
+static void walk_all(struct heph_file *f, bool mapped)
 {
-	struct walk w = {.f = f, .budget = RESYNC_BUDGET, .to = f->size};
+	struct walk w = {.f = f,
+			 .budget = RESYNC_BUDGET,
+			 .to = f->size,
+			 .ra = mapped ? 1 : 0};
 	struct half b = {0};
 	struct heph_file fb;
 	bool two = false;
@@ -445,7 +470,8 @@ static void walk_all(struct heph_file *f)
 		b.w = (struct walk){.f = &fb,
 				    .budget = RESYNC_BUDGET,
 				    .from = split,
-				    .to = f->size};
+				    .to = f->size,
+				    .ra = mapped ? split : 0};
 		two = !pthread_create(&b.th, NULL, half_main, &b);
 	}
 	if (two)
@@ -639,7 +665,7 @@ bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,
 	f->map = p;
 	f->size = p ? size : 0;
 	f->in_order = true;
-	walk_all(f);
+	walk_all(f, flags & HEPH_FILE_MAPPED_);
 	/* Give back what doubling left unused. */
 	if (f->nev) {
 		ev = realloc(f->ev, f->nev * sizeof(*ev));
@@ -698,12 +724,10 @@ bool heph_file_open_flags(struct heph_file *f, const char *path, unsigned flags,
 				 path, (long long)st.st_size, strerror(errno));
 			goto fail;
 		}
-		/* Read once from start to end now, then again at random
-		 * (replay): read ahead, but keep the pages. */
-		madvise(map, (size_t)st.st_size, MADV_WILLNEED);
 	}
 	close(fd);
-	if (!heph_file_index_bytes_flags(f, map, (size_t)st.st_size, flags, err,
+	if (!heph_file_index_bytes_flags(f, map, (size_t)st.st_size,
+					 flags | HEPH_FILE_MAPPED_, err,
 					 errlen)) {
 		if (map)
 			munmap(map, (size_t)st.st_size);
