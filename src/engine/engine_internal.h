@@ -157,6 +157,8 @@ void engine_rec_target(struct engine *e, pid_t pid);
 void engine_rec_stop(struct engine *e);
 /* Why recording stopped early, or NULL (the UI's thread). */
 const char *engine_rec_warning(struct engine *e);
+/* The recorder's books for a snapshot (on = false when not recording). */
+void engine_rec_snapshot(struct engine *e, struct snapshot_record *out);
 bool engine_rec_destroy(struct engine *e, char *err, size_t errlen);
 
 static inline uint64_t engine_now(clockid_t clk)

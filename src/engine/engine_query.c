@@ -54,6 +54,7 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	out->target = e->target;
 	out->error = e->error;
 	out->warning = engine_rec_warning(e);
+	engine_rec_snapshot(e, &out->record);
 	out->symtab = &e->symtab;
 	lints = e->cfg.lints;
 	out->t.running = out->t.suspended = out->t.dead = 0;

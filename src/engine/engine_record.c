@@ -116,6 +116,22 @@ const char *engine_rec_warning(struct engine *e)
 	return e->rec_warning;
 }
 
+void engine_rec_snapshot(struct engine *e, struct snapshot_record *out)
+{
+	struct recorder_stats rs;
+
+	memset(out, 0, sizeof(*out));
+	if (!e->rec)
+		return;
+	recorder_stats(e->rec, &rs);
+	out->on = true;
+	out->path = e->cfg.record_path;
+	out->bytes = rs.bytes;
+	out->intervals = rs.intervals;
+	out->dropped = rs.dropped;
+	out->stopped = rs.failed;
+}
+
 void engine_record_stats(struct engine *e, struct recorder_stats *out)
 {
 	recorder_stats(e->rec, out);

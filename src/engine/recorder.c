@@ -80,7 +80,7 @@
 #define REC_BUF (256u << 10)
 #define REC_FLUSH (REC_BUF * 3 / 4)
 #define REC_FRAMES 64
-#define REC_STREAMS 4096     /* per-stream counters kept (open addressing) */
+#define REC_STREAMS 4096       /* per-stream counters kept (open addressing) */
 #define REC_NAMED (1u << 16)   /* addresses whose name is kept (slots) */
 #define REC_ARENA (8u << 20)   /* bytes of names kept */
 #define REC_WAKE_BATCH 8192u   /* items waiting before a sleeper is woken */
@@ -307,8 +307,8 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	sym = rec_name(r, s->addr, &sym_len);
 	for (size_t k = 0; k < nf; k++)
 		rec_name(r, framename_key(frames[k], !k), &unused);
-	rec_room(r, HEPH_EVENT_FIXED + 16 + 3 * 20 + HEPH_NAME_LEN + 16 +
-			    nf * 8);
+	rec_room(r,
+		 HEPH_EVENT_FIXED + 16 + 3 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
 	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),
 			     s->probe_id, s->ts, end < s->ts ? s->ts : end,
 			     s->is_active ? "running" : "suspended");
@@ -366,6 +366,18 @@ static void rec_birth(struct recorder *r, uint64_t probe_id, uint64_t ts,
 	heph_enc_meta(&r->enc, "corotop_birth", be, sizeof(be));
 }
 
+/* A coroutine that never ran died: corotop_death = substream and time
+ * (u64 each).  One that ran needs none: its last interval ends there. */
+static void rec_death(struct recorder *r, uint64_t probe_id, uint64_t ts)
+{
+	uint8_t be[16];
+
+	rec_be64(be, probe_id);
+	rec_be64(be + 8, ts);
+	rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
+	heph_enc_meta(&r->enc, "corotop_death", be, sizeof(be));
+}
+
 /* One item: the interval it ends, and what it starts. */
 static void rec_apply(struct recorder *r, const struct rec_item *it)
 {
@@ -411,6 +423,8 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 	case REC_CLOSE:
 		if (s->have)
 			rec_interval(r, s, it->ts);
+		else if (s->live) /* it never ran: no interval says when */
+			rec_death(r, s->probe_id, it->ts);
 		memset(s, 0, sizeof(*s));
 		break;
 	case REC_LOST:
@@ -467,8 +481,7 @@ static void *rec_main(void *arg)
 	 * the target) keep theirs, and what the writer can not take in time
 	 * is dropped at the ring and recorded as lost, never silently.  A
 	 * failure to renice changes nothing else. */
-	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
-			  REC_NICE);
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), REC_NICE);
 
 	while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
 		if (rec_drain(r))

@@ -131,22 +131,22 @@ static bool rp_option_is(const struct heph_packet *p, const char *name)
 
 /* ---- open ---- */
 
-/* A corotop_birth option (out of memory: that birth is not known, and
- * the substream's gaps stand in for it). */
-static void rp_birth_add(struct replay *r, uint64_t sub, uint64_t ts,
-			 uint64_t id)
+/* A corotop_birth or corotop_death option into *v (out of memory: that
+ * one is not known; a birth's substream gaps stand in for it, and a
+ * coroutine that never ran lives until the next birth). */
+static void rp_birth_add(struct replay_birth **v, size_t *n, size_t *cap,
+			 uint64_t sub, uint64_t ts, uint64_t id)
 {
-	if (r->nbirth_opt == r->cap_birth_opt) {
-		size_t cap = r->cap_birth_opt ? r->cap_birth_opt * 2 : 256;
-		struct replay_birth *b =
-			realloc(r->birth_opt, cap * sizeof(*b));
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		struct replay_birth *b = realloc(*v, nc * sizeof(*b));
 
 		if (!b)
 			return;
-		r->birth_opt = b;
-		r->cap_birth_opt = cap;
+		*v = b;
+		*cap = nc;
 	}
-	r->birth_opt[r->nbirth_opt++] = (struct replay_birth){sub, ts, id};
+	(*v)[(*n)++] = (struct replay_birth){.sub = sub, .ts = ts, .id = id};
 }
 
 static int rp_birth_cmp2(const void *a, const void *b)
@@ -206,10 +206,15 @@ static void rp_options(struct replay *r)
 			r->end_mark = heph_be64(p.value);
 		else if (rp_option_is(&p, "corotop_birth") &&
 			 (p.value_len == 16 || p.value_len == 24))
-			rp_birth_add(r, heph_be64(p.value),
+			rp_birth_add(&r->birth_opt, &r->nbirth_opt,
+				     &r->cap_birth_opt, heph_be64(p.value),
 				     heph_be64(p.value + 8),
 				     p.value_len == 24 ? heph_be64(p.value + 16)
 						       : 0);
+		else if (rp_option_is(&p, "corotop_death") && p.value_len == 16)
+			rp_birth_add(&r->death_opt, &r->ndeath_opt,
+				     &r->cap_death_opt, heph_be64(p.value),
+				     heph_be64(p.value + 8), 0);
 		else if (rp_option_is(&p, "corotop_exit") &&
 			 p.value_len == 16) {
 			r->exited = true;
@@ -351,6 +356,59 @@ static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
 	if (birth && birth->ts < c->birth)
 		c->birth = birth->ts;
 	c->id = birth ? birth->id : 0; /* checked in rp_ids */
+	if (birth)		       /* rp_cut's births are r->birth_opt's */
+		r->birth_opt[birth - r->birth_opt].used = true;
+	return true;
+}
+
+/* Coroutines corotop saw born that never ran: a birth no interval came
+ * to.  Each is suspended from its birth on, until its corotop_death, or
+ * the next birth of its probe id (it was gone by then), or the end. */
+static bool rp_unrun(struct replay *r, size_t *cap)
+{
+	const struct replay_birth *d = r->death_opt;
+
+	for (size_t i = 0; i < r->nbirth_opt; i++) {
+		const struct replay_birth *b = &r->birth_opt[i];
+		const struct replay_birth *next =
+			i + 1 < r->nbirth_opt &&
+					r->birth_opt[i + 1].sub == b->sub
+				? &r->birth_opt[i + 1]
+				: NULL;
+		struct replay_coro *c;
+		uint64_t end = 0;
+
+		/* The deaths are sorted too: the first at or after b. */
+		while (d < r->death_opt + r->ndeath_opt &&
+		       (d->sub < b->sub || (d->sub == b->sub && d->ts < b->ts)))
+			d++;
+		if (b->used)
+			continue;
+		if (d < r->death_opt + r->ndeath_opt && d->sub == b->sub &&
+		    (!next || d->ts <= next->ts))
+			end = d->ts;
+		else if (next)
+			end = next->ts;
+		if (r->ncoro == *cap) {
+			size_t nc = *cap ? *cap * 2 : 1024;
+			struct replay_coro *p =
+				realloc(r->coro, nc * sizeof(*p));
+
+			if (!p)
+				return false;
+			r->coro = p;
+			*cap = nc;
+		}
+		c = &r->coro[r->ncoro++];
+		memset(c, 0, sizeof(*c));
+		c->substream = b->sub;
+		c->id = b->id;
+		c->birth = c->end = b->ts;
+		if (end) {
+			c->end = end;
+			c->dead = true;
+		}
+	}
 	return true;
 }
 
@@ -466,10 +524,15 @@ static bool rp_group(struct replay *r, struct rp_map *m, const uint32_t *grp,
 		}
 		at = b;
 	}
-	gco[ngroups] = (uint32_t)r->ncoro;
+	gco[ngroups] = (uint32_t)r->ncoro; /* the ones that never ran after */
+	if (r->ours && !rp_unrun(r, &cap)) {
+		free(pos);
+		free(gsub);
+		return false;
+	}
 	free(pos);
 	free(gsub);
-	for (size_t k = 0; k < r->ncoro; k++)
+	for (size_t k = 0; k < gco[ngroups]; k++)
 		rp_coro_finish(r, &r->coro[k]);
 	return true;
 }
@@ -591,6 +654,9 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 	if (r->nbirth_opt)
 		qsort(r->birth_opt, r->nbirth_opt, sizeof(*r->birth_opt),
 		      rp_birth_cmp2);
+	if (r->ndeath_opt)
+		qsort(r->death_opt, r->ndeath_opt, sizeof(*r->death_opt),
+		      rp_birth_cmp2);
 	r->t0 = r->f.nev ? r->f.first_start : 0;
 	grp = malloc((r->f.nev ? r->f.nev : 1) * sizeof(*grp));
 	r->iv = malloc((r->f.nev ? r->f.nev : 1) * sizeof(*r->iv));
@@ -665,6 +731,7 @@ void replay_close(struct replay *r)
 	free(r->births);
 	free(r->by_id);
 	free(r->birth_opt);
+	free(r->death_opt);
 	free(r->lost);
 	free(r->glost);
 	memset(r, 0, sizeof(*r));

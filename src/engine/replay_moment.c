@@ -136,10 +136,15 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 	out->recycled = 1;
 	rp_lost_upto(r->lost + c->lfirst, c->nl, t, &lsum);
 	out->lost = lsum;
-	if (!i) { /* born, not run yet */
+	if (!i) { /* born, not run yet (or never: then maybe dead) */
 		out->state = MODEL_SUSPENDED;
 		out->state_ts = c->birth;
 		out->pending_lost = lsum;
+		if (c->dead && t >= c->end) {
+			out->state = MODEL_DEAD;
+			out->state_ts = out->dead_ts = c->end;
+			out->susp_ns = c->end - c->birth;
+		}
 		return true;
 	}
 	i--;
@@ -319,7 +324,7 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 		/* Its death, when that is the latest before t (forwards
 		 * steps to it too). */
 		if (c->dead && i == c->n && c->end < t &&
-		    c->end > iv[i - 1].start)
+		    (!i || c->end > iv[i - 1].start))
 			return c->end;
 		/* The transition before the one in force at t. */
 		if (i >= 2 && iv[i - 1].start == t)

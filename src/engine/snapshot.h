@@ -33,6 +33,17 @@ struct snapshot_replay {
 	uint64_t t0, t1; /* the recording's first and last moments */
 };
 
+/* A live --record in progress (the recorder's books, as of ts). */
+struct snapshot_record {
+	bool on;
+	const char *path;   /* engine-owned (the configured path) */
+	uint64_t bytes;	    /* written to the file so far */
+	uint64_t intervals; /* event packets written */
+	uint64_t dropped;   /* items the recorder could not keep up with
+			       (in the file as "lost" events) */
+	bool stopped;	    /* a write failed: recording stopped (warning) */
+};
+
 struct snapshot {
 	uint64_t ts;	   /* CLOCK_MONOTONIC ns, the clock events carry */
 	uint64_t wall_ns;  /* CLOCK_REALTIME ns at the same moment */
@@ -61,6 +72,7 @@ struct snapshot {
 	 * engine_snapshot copies). */
 	uint32_t warn_counts[LINT_COUNT];
 	struct snapshot_replay replay; /* on: ts is a moment of a recording */
+	struct snapshot_record record; /* on: --record is writing */
 };
 
 void snapshot_init(struct snapshot *s);

@@ -78,10 +78,19 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			(double)(s->replay.t1 - s->replay.t0) / 1e9,
 			s->error ? " - error: " : "", s->error ? s->error : "");
 	else
-		fprintf(f, "corotop - %s - engine %s%s%s%s%s\n", target,
+		fprintf(f, "corotop - %s - engine %s%s%s%s%s", target,
 			s->sleeping ? "asleep" : "harvesting",
 			s->error ? " - error: " : "", s->error ? s->error : "",
 			s->warning ? " - " : "", s->warning ? s->warning : "");
+	if (!s->replay.on && s->record.on)
+		fprintf(f,
+			" - %s %s: %" PRIu64 " bytes, %" PRIu64
+			" intervals, %" PRIu64 " dropped",
+			s->record.stopped ? "recorded" : "recording",
+			s->record.path ? s->record.path : "", s->record.bytes,
+			s->record.intervals, s->record.dropped);
+	if (!s->replay.on)
+		fputc('\n', f);
 	fprintf(f,
 		"Events: %" PRIu64 " total, %.0f/s, %" PRIu64 " lost, %" PRIu64
 		" untraced, %" PRIu64 " torn\n",
@@ -311,6 +320,15 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		batch_json_string(f, s->warning);
 	else
 		fputs("null", f);
+	if (s->record.on) {
+		fputs(",\"record\":{\"path\":", f);
+		batch_json_string(f, s->record.path ? s->record.path : "");
+		fprintf(f,
+			",\"bytes\":%" PRIu64 ",\"intervals\":%" PRIu64
+			",\"dropped\":%" PRIu64 ",\"stopped\":%s}",
+			s->record.bytes, s->record.intervals, s->record.dropped,
+			s->record.stopped ? "true" : "false");
+	}
 	fputs("},", f);
 	batch_json_target(f, s);
 	fprintf(f,

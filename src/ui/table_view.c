@@ -213,6 +213,23 @@ static void table_fill_line(struct tui *t, int y, int attr)
 	attroff(attr);
 }
 
+/* "REC file 12.3 MB", and what the recorder had to drop, on the header
+ * line from column x: a recording in progress is never invisible. */
+static void table_record_mark(struct tui *t, int x,
+			      const struct snapshot_record *r)
+{
+	const char *slash = r->path ? strrchr(r->path, '/') : NULL;
+	const char *name = slash ? slash + 1 : r->path ? r->path : "";
+	int hdr = tui_attr(t, PAIR_HEADER);
+
+	x = tui_text(t, 0, x, hdr | A_BOLD,
+		     r->stopped ? "  REC STOPPED" : "  REC");
+	x = tui_text(t, 0, x, hdr, " %s %.1f MB", name, (double)r->bytes / 1e6);
+	if (r->dropped)
+		tui_text(t, 0, x, hdr | A_BOLD, "  %" PRIu64 " dropped",
+			 r->dropped);
+}
+
 void table_view_header(struct tui *t)
 {
 	const struct snapshot *s = &t->snap;
@@ -221,16 +238,19 @@ void table_view_header(struct tui *t)
 	int x;
 
 	table_fill_line(t, 0, tui_attr(t, PAIR_HEADER));
-	if (s->replay.on)
+	if (s->replay.on) {
 		replay_ctl_header(t, 0);
-	else
-		tui_text(t, 0, 0, tui_attr(t, PAIR_HEADER),
-			 " corotop  %s  engine %s%s",
-			 snapshot_target_text(s, target, sizeof(target)),
-			 s->error      ? "STOPPED"
-			 : s->sleeping ? "asleep"
-				       : "harvesting",
-			 t->paused ? "  [PAUSED]" : "");
+	} else {
+		x = tui_text(t, 0, 0, tui_attr(t, PAIR_HEADER),
+			     " corotop  %s  engine %s%s",
+			     snapshot_target_text(s, target, sizeof(target)),
+			     s->error	   ? "STOPPED"
+			     : s->sleeping ? "asleep"
+					   : "harvesting",
+			     t->paused ? "  [PAUSED]" : "");
+		if (s->record.on)
+			table_record_mark(t, x, &s->record);
+	}
 	x = tui_text(t, 1, 0, A_NORMAL, " Events ");
 	x = tui_text(t, 1, x, meter, "%.0f/s", s->t.events_per_sec);
 	x = tui_text(t, 1, x, A_NORMAL, "  lost ");

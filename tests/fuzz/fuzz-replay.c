@@ -124,7 +124,11 @@ static void fb_op(struct fuzz_build *b, const uint8_t *g)
 		v[0] = sub;
 		v[1] = fb_time(b, g[2]);
 		v[2] = g[3] % 8;
-		fb_meta_u64s(b, "corotop_birth", v, g[3] & 0x80 ? 2 : 3);
+		/* Now and then a death of one that never ran instead. */
+		fb_meta_u64s(b,
+			     (g[3] & 0x60) == 0x60 ? "corotop_death"
+						   : "corotop_birth",
+			     v, g[3] & 0x80 ? 2 : 3);
 		break;
 	case 4:
 		v[0] = g[2];

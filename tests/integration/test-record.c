@@ -238,6 +238,12 @@ static void test_round_trip(void **state)
 		fail_msg("corotop exit %d; stderr: %s", code, lp.ebuf);
 	nl = split_lines(lp.obuf, ll, MAX_LINES);
 	assert_true(nl >= 2 && nl <= MAX_LINES);
+	check_snapshot(ll[0], false, &first); /* recording: it says where */
+	assert_string_equal(json_need(&first, "engine.record.path", J_STR)->s,
+			    rec);
+	assert_false(json_need(&first, "engine.record.stopped", J_BOOL)->b);
+	assert_int_equal(json_u64(&first, "engine.record.dropped"), 0);
+	json_free(&first);
 	check_snapshot(ll[nl - 1], true, &lv);
 
 	code = run(&rp, replay, 60000);
@@ -406,9 +412,16 @@ static void test_record_stops_at_file_limit(void **state)
 	assert_non_null(strstr(json_need(&v, "engine.warning", J_STR)->s,
 			       "--record stopped"));
 	assert_true(json_need(&v, "target.running", J_BOOL)->b);
+	/* The recorder's books say so too, and stop growing. */
+	assert_string_equal(json_need(&v, "engine.record.path", J_STR)->s, rec);
+	assert_true(json_need(&v, "engine.record.stopped", J_BOOL)->b);
+	assert_true(json_u64(&v, "engine.record.bytes") <= 40u << 20);
 	json_free(&v);
 	json_must_parse(lines[0], &v);
 	assert_int_equal(json_need(&v, "engine.warning", J_NULL)->t, J_NULL);
+	assert_false(json_need(&v, "engine.record.stopped", J_BOOL)->b);
+	assert_true(json_u64(&v, "engine.record.bytes") > 0);
+	assert_true(json_u64(&v, "engine.record.intervals") > 0);
 	json_free(&v);
 	check_file(rec, &sh); /* whole packets only */
 	assert_false(sh.end_last);

@@ -62,6 +62,7 @@ when every flow asked for was skipped.
 """
 import argparse
 import difflib
+import json
 import os
 import re
 import shlex
@@ -1066,6 +1067,35 @@ def flow_exit(fl):
     fl.finish(STATUS, 'quit after the target exited')
 
 
+def flow_record(fl):
+    """--record: the header says REC with the file's name while the
+    recording grows; the target exits, q, and the file replays with every
+    coroutine and transition the table showed."""
+    fl.open()
+    rec = os.path.join(fl.dir, 'ui.heph')
+    fl.start(opts='--record %s' % shlex.quote(rec))
+    fl.step('recording', marker=has(r'REC ui\.heph \d+\.\d MB'))
+    fl.control('exit')
+    fl.step('target-exited', marker=has(r'exited %d' % STATUS),
+            timeout=WAIT)
+    fl.keys('q')
+    fl.finish(STATUS, 'quit after the target exited')
+    out = subprocess.run([fl.args.corotop, '--replay', rec, '-b', '-f',
+                          'json'], capture_output=True, text=True,
+                         timeout=60)
+    fl.check(out.returncode == 0 and out.stderr == '',
+             'the recording replays without problems',
+             'rc %d: %s' % (out.returncode, out.stderr))
+    if out.returncode == 0:
+        snap = json.loads(out.stdout.splitlines()[-1])
+        coros = snap['coroutines']
+        fl.check(len(coros) == 12 and
+                 sum(c['switches'] for c in coros) == 43,
+                 'the recording holds the 12 coroutines and 43 transitions',
+                 '%d coroutines, %d switches' %
+                 (len(coros), sum(c['switches'] for c in coros)))
+
+
 def flow_quit(fl):
     """q quits, and so does F10; both restore the terminal."""
     fl.open()
@@ -1482,6 +1512,7 @@ FLOWS = {
     'dead': flow_dead,
     'typeahead': flow_typeahead,
     'exit': flow_exit,
+    'record': flow_record,
     'quit': flow_quit,
     'sigterm': flow_sigterm,
     'mono': flow_mono,

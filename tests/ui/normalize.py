@@ -18,6 +18,7 @@ Masked, and only in the places they occur (so an ID, a state, a switch
 count, an address or a title can never be masked by accident):
 
     header      "pid 1234" -> "pid PID", engine harvesting|asleep -> ENGINE,
+                "REC FILE 1.2 MB" -> "REC FILE SIZE MB",
                 "Events 12/s" -> "Events N/s", "total 43" -> "total N"; on a
                 narrow screen the events line's tail, which the edge cuts at
                 a place that depends on those numbers, -> "[cut]"
@@ -349,6 +350,8 @@ def normalize_lines(lines, info, width=None):
             text = re.sub(r'\bpid \d+', 'pid PID', text)
             text = re.sub(r'\bengine (\w*)(.?)',
                           lambda m: _engine(m, cut), text)
+            text = re.sub(r'(  REC(?: STOPPED)? \S+ )\d+\.\d MB', r'\1SIZE MB',
+                          text)
         elif n == 1:
             cut = width and len(text) >= width
             text = re.sub(r'^( Events )\S+/s', r'\1N/s', text)
