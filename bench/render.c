@@ -74,7 +74,7 @@ static void *opener_main(void *arg)
 	return NULL;
 }
 
-/* The colours tui_colors sets up with 256 colours available. */
+/* The colours tui.c sets up (tui_pairs) with 256 colours available. */
 static void setup_colors(struct tui *t)
 {
 	start_color();

@@ -197,110 +197,71 @@ static void line_types(const struct cray_rows *r, const struct cray_row *row,
 		memcpy(b + o, ",...", 5);
 }
 
+/* The columns both line tabs show, each written once; the tables below
+ * list them (the hot lines have no BYTES verdict). */
+#define LINE_COL_ADDR                                                          \
+	{                                                                      \
+		.title = "LINE", .width = 14, .left = true, .priority = 1,     \
+		.cmp = line_addr_cmp, .cell = line_addr,                       \
+		.help = "the 64-byte cache line (its first address)"           \
+	}
+#define LINE_COL_ACC                                                           \
+	{                                                                      \
+		.title = "ACCESSES", .width = 9, .priority = 1, .desc = true,  \
+		.cmp = line_acc_cmp, .cell = line_acc,                         \
+		.help = "reads and writes on the line"                         \
+	}
+#define LINE_COL_READS                                                         \
+	{                                                                      \
+		.title = "READS", .width = 8, .priority = 2, .desc = true,     \
+		.cmp = line_reads_cmp, .cell = line_reads,                     \
+		.help = "reads on the line"                                    \
+	}
+#define LINE_COL_WRITES                                                        \
+	{                                                                      \
+		.title = "WRITES", .width = 8, .priority = 2, .desc = true,    \
+		.cmp = line_writes_cmp, .cell = line_writes,                   \
+		.help = "writes on the line"                                   \
+	}
+#define LINE_COL_LAYOUT                                                        \
+	{                                                                      \
+		.title = "LAYOUT", .width = 13, .left = true, .priority = 4,   \
+		.cell = line_layout,                                           \
+		.help = "one-element, diff-elements (of one region), "         \
+			"diff-regions, untyped"                                \
+	}
+#define LINE_COL_THREADS                                                       \
+	{                                                                      \
+		.title = "THREADS", .width = 14, .left = true, .priority = 3,  \
+		.cell = line_threads,                                          \
+		.help = "thread ids on the line, (w): wrote; +: more threads"  \
+	}
+#define LINE_COL_TYPES                                                         \
+	{                                                                      \
+		.title = "TYPES", .width = -1, .left = true, .priority = 1,    \
+		.cell = line_types,                                            \
+		.help = "the types seen on the line (... more)"                \
+	}
+
 static const struct cray_column sharing_cols[] = {
-	{.title = "LINE",
-	 .width = 14,
-	 .left = true,
-	 .priority = 1,
-	 .cmp = line_addr_cmp,
-	 .cell = line_addr,
-	 .help = "the 64-byte cache line (its first address)"},
-	{.title = "ACCESSES",
-	 .width = 9,
-	 .priority = 1,
-	 .desc = true,
-	 .cmp = line_acc_cmp,
-	 .cell = line_acc,
-	 .help = "reads and writes on the line"},
-	{.title = "READS",
-	 .width = 8,
-	 .priority = 2,
-	 .desc = true,
-	 .cmp = line_reads_cmp,
-	 .cell = line_reads,
-	 .help = "reads on the line"},
-	{.title = "WRITES",
-	 .width = 8,
-	 .priority = 2,
-	 .desc = true,
-	 .cmp = line_writes_cmp,
-	 .cell = line_writes,
-	 .help = "writes on the line"},
-	{.title = "LAYOUT",
-	 .width = 13,
-	 .left = true,
-	 .priority = 4,
-	 .cell = line_layout,
-	 .help = "one-element, diff-elements (of one region), diff-regions, "
-		 "untyped"},
+	LINE_COL_ADDR,
+	LINE_COL_ACC,
+	LINE_COL_READS,
+	LINE_COL_WRITES,
+	LINE_COL_LAYOUT,
 	{.title = "BYTES",
 	 .width = 8,
 	 .left = true,
 	 .priority = 3,
 	 .cell = line_bytes,
 	 .help = "the two threads' bytes: disjoint (false sharing) or overlap"},
-	{.title = "THREADS",
-	 .width = 14,
-	 .left = true,
-	 .priority = 3,
-	 .cell = line_threads,
-	 .help = "thread ids on the line, (w): wrote; +: more threads"},
-	{.title = "TYPES",
-	 .width = -1,
-	 .left = true,
-	 .priority = 1,
-	 .cell = line_types,
-	 .help = "the types seen on the line (... more)"},
+	LINE_COL_THREADS,
+	LINE_COL_TYPES,
 };
 
 static const struct cray_column hot_cols[] = {
-	{.title = "LINE",
-	 .width = 14,
-	 .left = true,
-	 .priority = 1,
-	 .cmp = line_addr_cmp,
-	 .cell = line_addr,
-	 .help = "the 64-byte cache line (its first address)"},
-	{.title = "ACCESSES",
-	 .width = 9,
-	 .priority = 1,
-	 .desc = true,
-	 .cmp = line_acc_cmp,
-	 .cell = line_acc,
-	 .help = "reads and writes on the line"},
-	{.title = "READS",
-	 .width = 8,
-	 .priority = 2,
-	 .desc = true,
-	 .cmp = line_reads_cmp,
-	 .cell = line_reads,
-	 .help = "reads on the line"},
-	{.title = "WRITES",
-	 .width = 8,
-	 .priority = 2,
-	 .desc = true,
-	 .cmp = line_writes_cmp,
-	 .cell = line_writes,
-	 .help = "writes on the line"},
-	{.title = "LAYOUT",
-	 .width = 13,
-	 .left = true,
-	 .priority = 4,
-	 .cell = line_layout,
-	 .help = "one-element, diff-elements (of one region), diff-regions, "
-		 "untyped"},
-	{.title = "THREADS",
-	 .width = 14,
-	 .left = true,
-	 .priority = 3,
-	 .cell = line_threads,
-	 .help = "thread ids on the line, (w): wrote; +: more threads"},
-	{.title = "TYPES",
-	 .width = -1,
-	 .left = true,
-	 .priority = 1,
-	 .cell = line_types,
-	 .help = "the types seen on the line (... more)"},
+	LINE_COL_ADDR,	 LINE_COL_ACC,	   LINE_COL_READS, LINE_COL_WRITES,
+	LINE_COL_LAYOUT, LINE_COL_THREADS, LINE_COL_TYPES,
 };
 
 /* ---- types ---- */

@@ -19,9 +19,9 @@
  * the keys, not the chunks), except when the reading ends: the final
  * state shows at once.
  *
- * The terminal is restored on every way out: the normal path, an atexit
- * handler, and (for a crash) a handler that restores it and dies of the
- * same signal.
+ * The terminal (term.c, as the coroutine TUI's) is restored on every way
+ * out: the normal path, an atexit handler, and (for a crash) a handler
+ * that restores it and dies of the same signal.
  */
 #define _GNU_SOURCE
 #include "cray_view.h"
@@ -29,15 +29,14 @@
 #include <ctype.h>
 #include <curses.h>
 #include <ev.h>
-#include <langinfo.h>
-#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "term.h"
 
 #define CRAY_VIEW_BUDGET (8u << 20)
 #define CRAY_CTRL(c) ((c)&0x1f)
@@ -52,24 +51,6 @@ struct cray_loop {
 	ev_signal sig[4];
 	ev_prepare render;
 };
-
-static bool cray_curses_active;
-
-static void cray_restore_terminal(void)
-{
-	if (cray_curses_active) {
-		cray_curses_active = false;
-		endwin();
-	}
-}
-
-/* A crash must not leave the terminal raw (as tui.c does). */
-static void cray_fatal(int sig)
-{
-	cray_restore_terminal();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
 
 static uint64_t cray_now(void)
 {
@@ -87,75 +68,31 @@ static uint64_t cray_records(const struct cray_view *v)
 	return t.records;
 }
 
-static void cray_colors(struct cray_view *v)
-{
-	bool rich;
-
-	if (!v->opt.color || !has_colors() || getenv("NO_COLOR")) {
-		v->color = false;
-		return;
-	}
-	start_color();
-	use_default_colors();
-	rich = COLORS >= 256;
-	v->color = true;
-	init_pair(CRAY_PAIR_HEADER, COLOR_BLACK, COLOR_CYAN);
-	init_pair(CRAY_PAIR_TITLE, COLOR_BLACK, COLOR_GREEN);
-	init_pair(CRAY_PAIR_GOOD, COLOR_GREEN, -1);
-	init_pair(CRAY_PAIR_DIM, rich ? 244 : COLOR_BLUE, -1);
-	init_pair(CRAY_PAIR_WARN, COLOR_RED, -1);
-	init_pair(CRAY_PAIR_SELECTED, COLOR_BLACK, COLOR_CYAN);
-	init_pair(CRAY_PAIR_METER, COLOR_CYAN, -1);
-}
-
-static void cray_size(struct cray_view *v)
-{
-	struct winsize ws;
-
-	/* Signals come through signalfd, so curses' own SIGWINCH handler
-	 * never runs: ask the terminal and tell curses. */
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row &&
-	    ws.ws_col && (ws.ws_row != LINES || ws.ws_col != COLS)) {
-		resize_term(ws.ws_row, ws.ws_col);
-		clearok(curscr, TRUE);
-	}
-	getmaxyx(stdscr, v->lines, v->cols);
-}
+/* The colour pairs cray_attr draws with (the coroutine TUI's colours). */
+static const struct term_pair cray_pairs[] = {
+	{CRAY_PAIR_HEADER, COLOR_BLACK, COLOR_CYAN, 0},
+	{CRAY_PAIR_TITLE, COLOR_BLACK, COLOR_GREEN, 0},
+	{CRAY_PAIR_GOOD, COLOR_GREEN, -1, 0},
+	{CRAY_PAIR_DIM, COLOR_BLUE, -1, 244},
+	{CRAY_PAIR_WARN, COLOR_RED, -1, 0},
+	{CRAY_PAIR_SELECTED, COLOR_BLACK, COLOR_CYAN, 0},
+	{CRAY_PAIR_METER, COLOR_CYAN, -1, 0},
+};
 
 static SCREEN *cray_start_curses(struct cray_view *v, FILE *in)
 {
-	const char *cs;
 	SCREEN *scr;
 
-	setlocale(LC_ALL, "");
-	cs = nl_langinfo(CODESET);
-	v->ascii = !cs || strcmp(cs, "UTF-8") != 0;
+	v->ascii = term_prepare();
 	v->rows.ascii = v->ascii;
-	if (!getenv("ESCDELAY"))
-		set_escdelay(25);
 	scr = newterm(NULL, stdout, in);
 	if (!scr)
 		return NULL;
 	set_term(scr);
-	cray_curses_active = true;
-	atexit(cray_restore_terminal);
-	signal(SIGSEGV, cray_fatal);
-	signal(SIGABRT, cray_fatal);
-	signal(SIGFPE, cray_fatal);
-	signal(SIGILL, cray_fatal);
-	cbreak();
-	noecho();
-	nonl();
-	keypad(stdscr, TRUE);
-	nodelay(stdscr, TRUE);
-	curs_set(0);
-	if (v->opt.mouse)
-		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED |
-				  BUTTON5_PRESSED,
-			  NULL);
-	mouseinterval(0);
-	cray_colors(v);
-	cray_size(v);
+	term_init(v->opt.mouse);
+	v->color = term_colors(v->opt.color, cray_pairs,
+			       sizeof(cray_pairs) / sizeof(cray_pairs[0]));
+	term_size(&v->lines, &v->cols);
 	return scr;
 }
 
@@ -453,7 +390,7 @@ static unsigned cray_key(struct cray_view *v, int key)
 	const struct cray_key *k;
 
 	if (key == KEY_RESIZE) {
-		cray_size(v);
+		term_size(&v->lines, &v->cols);
 		return CRAY_REDRAW;
 	}
 	if (v->typing)
@@ -537,7 +474,7 @@ static void cray_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)loop;
 	(void)revents;
 	if (w->signum == SIGWINCH) {
-		cray_size(l->v);
+		term_size(&l->v->lines, &l->v->cols);
 		l->v->dirty |= CRAY_REDRAW;
 		return;
 	}
@@ -646,7 +583,7 @@ int cray_view_run(const char *path, const struct cray_view_options *opt)
 	l.v = &v;
 	l.loop = scr ? ev_loop_new(EVFLAG_AUTO | EVFLAG_SIGNALFD) : NULL;
 	if (!l.loop) {
-		cray_restore_terminal();
+		term_finish();
 		fprintf(stderr, "corotop: cannot %s\n",
 			scr ? "create the event loop"
 			    : "initialise the terminal");
@@ -658,7 +595,7 @@ int cray_view_run(const char *path, const struct cray_view_options *opt)
 	cray_watch(&l, in);
 	v.dirty = CRAY_REFRESH | CRAY_REDRAW;
 	ev_run(l.loop, 0);
-	cray_restore_terminal();
+	term_finish();
 	ev_loop_destroy(l.loop);
 out:
 	if (scr)

@@ -11,6 +11,7 @@
  *   cray_rows.c    the tabs' column tables, rows, sorting, cells
  *   cray_keys.c    the key table (dispatch and help)
  *   cray_view.c    loop, terminal setup and restore, actions
+ *   term.c         the curses terminal (shared with the coroutine TUI)
  *   cray_draw.c    the screen: header, tabs, table, byte map, help, bar
  */
 #ifndef COROTOP_CRAY_VIEW_H

@@ -13,8 +13,9 @@
  * Every other callback only sets bits in t->dirty.  Actions (keys, mouse)
  * return reaction flags; they never draw.
  *
- * The terminal is restored by tui_finish on every way out of tui_run, and by
- * an atexit handler if corotop dies through exit() elsewhere.
+ * The terminal (term.c) is restored by term_finish on every way out of
+ * tui_run, by an atexit handler if corotop dies through exit() elsewhere,
+ * and by a crash handler.
  */
 #define _GNU_SOURCE
 #include "tui.h"
@@ -24,19 +25,17 @@
 #include <ctype.h>
 #include <curses.h>
 #include <ev.h>
-#include <langinfo.h>
-#include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "keymap.h"
 #include "replay_ctl.h"
+#include "term.h"
 
 struct tui_loop {
 	struct tui *t;
@@ -51,7 +50,6 @@ struct tui_loop {
 /* The engine's publish hook runs on the harvest thread; it may only send
  * the async watcher, and only once the loop exists. */
 static _Atomic(struct tui_loop *) tui_published;
-static bool tui_curses_active;
 
 void tui_publish_hook(void *ctx);
 
@@ -64,24 +62,6 @@ void tui_publish_hook(void *ctx)
 	(void)ctx;
 	if (l)
 		ev_async_send(l->loop, &l->publish);
-}
-
-static void tui_restore_terminal(void)
-{
-	if (tui_curses_active) {
-		tui_curses_active = false;
-		endwin();
-	}
-}
-
-/* A crash must not leave the terminal raw: restore it, then die of the
- * same signal.  (endwin is not async-signal-safe; for a dying process a
- * usable terminal is worth the risk, as in htop.) */
-static void tui_fatal(int sig)
-{
-	tui_restore_terminal();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 int tui_attr(const struct tui *t, enum tui_pair p)
@@ -123,73 +103,27 @@ int tui_text(const struct tui *t, int y, int x, int attr, const char *fmt, ...)
 	return x + len;
 }
 
-static void tui_colors(struct tui *t)
-{
-	bool rich;
-
-	if (!t->opt.color || !has_colors() || getenv("NO_COLOR")) {
-		t->color = false;
-		return;
-	}
-	start_color();
-	use_default_colors();
-	rich = COLORS >= 256;
-	t->color = true;
-	init_pair(PAIR_HEADER, COLOR_BLACK, COLOR_CYAN);
-	init_pair(PAIR_TITLE, COLOR_BLACK, COLOR_GREEN);
-	init_pair(PAIR_RUNNING, COLOR_GREEN, -1);
-	init_pair(PAIR_DEAD, rich ? 244 : COLOR_BLUE, -1);
-	init_pair(PAIR_WARN, COLOR_RED, -1);
-	init_pair(PAIR_SELECTED, COLOR_BLACK, COLOR_CYAN);
-	init_pair(PAIR_METER, COLOR_CYAN, -1);
-	init_pair(PAIR_GROUP, COLOR_YELLOW, -1);
-}
-
-static void tui_size(struct tui *t)
-{
-	struct winsize ws;
-
-	/* Signals arrive through signalfd, so curses' own SIGWINCH handler
-	 * never runs: ask the terminal and tell curses. */
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row &&
-	    ws.ws_col && (ws.ws_row != LINES || ws.ws_col != COLS)) {
-		resize_term(ws.ws_row, ws.ws_col);
-		/* The terminal's contents are unknown now: repaint all. */
-		clearok(curscr, TRUE);
-	}
-	getmaxyx(stdscr, t->lines, t->cols);
-}
+/* The colour pairs tui_attr draws with. */
+static const struct term_pair tui_pairs[] = {
+	{PAIR_HEADER, COLOR_BLACK, COLOR_CYAN, 0},
+	{PAIR_TITLE, COLOR_BLACK, COLOR_GREEN, 0},
+	{PAIR_RUNNING, COLOR_GREEN, -1, 0},
+	{PAIR_DEAD, COLOR_BLUE, -1, 244},
+	{PAIR_WARN, COLOR_RED, -1, 0},
+	{PAIR_SELECTED, COLOR_BLACK, COLOR_CYAN, 0},
+	{PAIR_METER, COLOR_CYAN, -1, 0},
+	{PAIR_GROUP, COLOR_YELLOW, -1, 0},
+};
 
 static bool tui_start_curses(struct tui *t)
 {
-	const char *cs;
-
-	setlocale(LC_ALL, "");
-	cs = nl_langinfo(CODESET);
-	t->ascii = !cs || strcmp(cs, "UTF-8") != 0;
-	if (!getenv("ESCDELAY"))
-		set_escdelay(25);
+	t->ascii = term_prepare();
 	if (!initscr())
 		return false;
-	tui_curses_active = true;
-	atexit(tui_restore_terminal);
-	signal(SIGSEGV, tui_fatal);
-	signal(SIGABRT, tui_fatal);
-	signal(SIGFPE, tui_fatal);
-	signal(SIGILL, tui_fatal);
-	cbreak();
-	noecho();
-	nonl();
-	keypad(stdscr, TRUE);
-	nodelay(stdscr, TRUE);
-	curs_set(0);
-	if (t->opt.mouse)
-		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED |
-				  BUTTON5_PRESSED,
-			  NULL);
-	mouseinterval(0);
-	tui_colors(t);
-	tui_size(t);
+	term_init(t->opt.mouse);
+	t->color = term_colors(t->opt.color, tui_pairs,
+			       sizeof(tui_pairs) / sizeof(tui_pairs[0]));
+	term_size(&t->lines, &t->cols);
 	return true;
 }
 
@@ -507,7 +441,7 @@ static unsigned tui_key(struct tui *t, int key)
 	const struct key_binding *b;
 
 	if (key == KEY_RESIZE) {
-		tui_size(t);
+		term_size(&t->lines, &t->cols);
 		return REACT_REDRAW;
 	}
 	if (t->input != INPUT_NONE)
@@ -558,7 +492,7 @@ static void tui_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)revents;
 	switch (w->signum) {
 	case SIGWINCH:
-		tui_size(t);
+		term_size(&t->lines, &t->cols);
 		t->dirty |= REACT_REDRAW;
 		break;
 	case SIGCHLD:
@@ -724,7 +658,7 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	l.t = &t;
 	l.loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_SIGNALFD);
 	if (!l.loop) {
-		tui_restore_terminal();
+		term_finish();
 		fprintf(stderr, "corotop: cannot create the event loop\n");
 		return 1;
 	}
@@ -755,7 +689,7 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	/* The harvest thread may have loaded the pointer just before: stop
 	 * (join) it before the loop it would signal goes away. */
 	engine_stop(e);
-	tui_restore_terminal();
+	term_finish();
 	ev_loop_destroy(l.loop);
 	filter_finish(&t.filter);
 	if (!t.exit_status && t.snap.target.exited)

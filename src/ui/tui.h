@@ -6,6 +6,7 @@
  * Layers, one per file:
  *   keymap.c       the binding table: key -> action, plus help notes
  *   tui.c          loop, terminal setup/restore, actions, input line
+ *   term.c         the curses terminal (shared with the memory view)
  *   table_view.c   row selection (filter, sort, group) and the main table
  *   detail_view.c  one coroutine: its ring slots, timeline, percentiles
  *   help_view.c    keys and columns, drawn from the same tables
