@@ -132,9 +132,9 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 	}
 	signal(SIGBUS, convert_sigbus);
 	/* Only jsonl goes in start order. */
-	if (!heph_file_open_flags(&f, in,
-				  fmt->to == CONVERT_JSONL ? 0 : HEPH_FILE_NOSORT,
-				  err, sizeof(err))) {
+	if (!heph_file_open_flags(
+		    &f, in, fmt->to == CONVERT_JSONL ? 0 : HEPH_FILE_NOSORT,
+		    err, sizeof(err))) {
 		fprintf(stderr, "corotop convert: %s\n", err);
 		return 1;
 	}
