@@ -113,7 +113,9 @@ static void cacheray_decode(const struct cacheray *c, const struct cacheline *l,
 		out->layout = CACHERAY_LAYOUT_ELEMENT;
 	else
 		out->layout = CACHERAY_LAYOUT_UNTYPED;
-	out->disjoint = out->nthreads == 2 && !(l->bytes[0] & l->bytes[1]);
+	/* Only two threads' bytes are known: with a third, nobody knows. */
+	out->disjoint = out->nthreads == 2 && !out->more_threads &&
+			!(l->bytes[0] & l->bytes[1]);
 }
 
 size_t cacheray_top_lines(const struct cacheray *c, bool shared_only,

@@ -58,6 +58,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +71,7 @@
 #define HEPHFILE_MAX_EVENTS (1u << 28)
 #define RESYNC_MAX (1u << 20)		    /* garbage bytes before giving up */
 #define RESYNC_BUDGET ((uint64_t)256 << 20) /* bytes of bad packets decoded */
+#define SPLIT_BUDGET ((uint64_t)64 << 20)   /* bytes split_find decodes */
 #define RA_CHUNK ((size_t)32 << 20)	    /* read ahead by this much ... */
 #define RA_AHEAD ((size_t)128 << 20) /* ... when within this of the end */
 #define HEPH_FILE_MAPPED_ (1u << 31) /* (open's own flag) a file's pages */
@@ -249,19 +252,35 @@ static enum resync_end resync(struct walk *w, size_t from, size_t *at)
 	return lim < size ? RESYNC_LIMIT : RESYNC_EOF;
 }
 
+/* What decoding the bytes at off may have walked: as far as the size
+ * says when a magic starts them (within the file), 8 bytes otherwise
+ * (garbage: the decoder looked at the magic and stopped). */
+static uint64_t decode_cost(const struct heph_file *f, size_t off)
+{
+	size_t left = f->size - off;
+	uint32_t magic, said;
+
+	if (left < 8)
+		return left;
+	magic = heph_be32(f->map + off);
+	said = heph_be32(f->map + off + 4);
+	if (magic != HEPH_META_MAGIC && magic != HEPH_EVENT_MAGIC)
+		return 8;
+	return said < left ? said : left;
+}
+
 /*
  * The packet at off did not decode (st, err): say so and find the next.
  * A failed decode may have walked as far as the packet's size said, so it
  * is charged to the budget too: lying packets close together can not make
- * the walk quadratic either.
+ * the walk quadratic either.  Garbage costs what was looked at.
  */
 static size_t walk_recover(struct walk *w, size_t off, enum heph_status st,
 			   const char *err)
 {
 	struct heph_file *f = w->f;
 	size_t left = f->size - off, next = 0;
-	uint64_t said = left >= 8 ? heph_be32(f->map + off + 4) : 0;
-	enum resync_end end = budget_take(w, said < left ? said : left)
+	enum resync_end end = budget_take(w, decode_cost(f, off))
 				      ? resync(w, off + 1, &next)
 				      : RESYNC_BUDGET_;
 
@@ -341,8 +360,10 @@ static void walk_packets(struct walk *w)
 		}
 		if (pk.kind == HEPH_META)
 			meta_add(f, off, &pk);
-		else if (!event_add(w, off, &pk))
+		else if (!event_add(w, off, &pk)) {
+			w->stop = true; /* said why; not again */
 			break;
+		}
 		off += pk.size;
 	}
 	w->end = off;
@@ -353,8 +374,11 @@ static void walk_packets(struct walk *w)
 /* Where the second half starts: the first offset from `from` on where a
  * packet decodes and the next ones follow it, packet after packet (or the
  * file ends exactly); 0 when there is none within RESYNC_MAX bytes. */
-static size_t split_find(const uint8_t *p, size_t size, size_t from)
+static size_t split_find(const struct heph_file *f, size_t from)
 {
+	const uint8_t *p = f->map;
+	size_t size = f->size;
+	uint64_t budget = SPLIT_BUDGET;
 	struct heph_packet pk;
 
 	for (size_t at = from; at < size && at - from < RESYNC_MAX; at++) {
@@ -364,6 +388,12 @@ static size_t split_find(const uint8_t *p, size_t size, size_t from)
 		if (p[at] != 0x75 && p[at] != 0xC1)
 			continue;
 		for (k = 0; k < 16 && off < size; k++) {
+			uint64_t cost = decode_cost(f, off);
+
+			/* Lies that chain to one huge packet: no split. */
+			if (cost > budget)
+				return 0;
+			budget -= cost;
 			if (heph_decode(p + off, size - off, &pk, NULL, 0) !=
 			    HEPH_OK)
 				break;
@@ -378,12 +408,65 @@ static size_t split_find(const uint8_t *p, size_t size, size_t from)
 struct half {
 	struct walk w;
 	pthread_t th;
+	bool faulted; /* the file shrank under it (SIGBUS) */
 };
+
+/*
+ * A mapped file may shrink while it is read (replay of a file still being
+ * written), and a read past its end faults.  One walk leaves that to the
+ * caller's SIGBUS guard; two must not leave either thread in the middle
+ * of its walk.  While they run, this handler sends a fault in either
+ * walking thread to its escape here, and any other to the handler that
+ * was there before.
+ */
+static __thread sigjmp_buf *split_escape;
+static struct sigaction split_old;
+
+static void split_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	if (split_escape)
+		siglongjmp(*split_escape, 1);
+	if (split_old.sa_flags & SA_SIGINFO) {
+		split_old.sa_sigaction(sig, si, uc);
+	} else if (split_old.sa_handler != SIG_DFL &&
+		   split_old.sa_handler != SIG_IGN) {
+		split_old.sa_handler(sig);
+	} else {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+}
 
 static void *half_main(void *arg)
 {
-	walk_packets(&((struct half *)arg)->w);
+	struct half *h = arg;
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 0)) {
+		split_escape = NULL;
+		h->faulted = true;
+		return NULL;
+	}
+	split_escape = &jb;
+	walk_packets(&h->w);
+	split_escape = NULL;
 	return NULL;
+}
+
+/* The first half, in this thread, under the same escape: true when the
+ * file shrank under it. */
+static bool first_half(struct walk *w)
+{
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 0)) {
+		split_escape = NULL;
+		return true;
+	}
+	split_escape = &jb;
+	walk_packets(w);
+	split_escape = NULL;
+	return false;
 }
 
 /* Append the second half's findings (b) to the first's (f), in file order.
@@ -457,11 +540,13 @@ static void walk_all(struct heph_file *f, bool mapped)
 			 .ra = mapped ? 1 : 0};
 	struct half b = {0};
 	struct heph_file fb;
-	bool two = false;
+	struct sigaction sa = {.sa_sigaction = split_sigbus,
+			       .sa_flags = SA_SIGINFO};
+	bool two = false, guarded = false, faulted = false;
 	size_t split = 0;
 
 	if (f->size >= heph_file_split_min && sysconf(_SC_NPROCESSORS_ONLN) > 1)
-		split = split_find(f->map, f->size, f->size / 2);
+		split = split_find(f, f->size / 2);
 	if (split) {
 		memset(&fb, 0, sizeof(fb));
 		fb.map = f->map;
@@ -472,18 +557,31 @@ static void walk_all(struct heph_file *f, bool mapped)
 				    .from = split,
 				    .to = f->size,
 				    .ra = mapped ? split : 0};
-		two = !pthread_create(&b.th, NULL, half_main, &b);
+		sigemptyset(&sa.sa_mask);
+		guarded = mapped && !sigaction(SIGBUS, &sa, &split_old);
+		two = (guarded || !mapped) &&
+		      !pthread_create(&b.th, NULL, half_main, &b);
+		if (guarded && !two)
+			sigaction(SIGBUS, &split_old, NULL);
 	}
-	if (two)
-		w.to = split;
-	walk_packets(&w);
 	if (two) {
+		w.to = split;
+		faulted = first_half(&w);
 		pthread_join(b.th, NULL);
-		if (w.end == split && !w.stop && half_merge(f, &fb))
+		if (guarded)
+			sigaction(SIGBUS, &split_old, NULL);
+		if (!faulted && !b.faulted && w.end == split && !w.stop &&
+		    half_merge(f, &fb))
 			w.end = b.w.end;
 		else /* alone from where the first half is */
 			two = false;
 		heph_file_close(&fb);
+		if (faulted) { /* as one walk would: the caller's guard */
+			raise(SIGBUS);
+			w.stop = true;
+		}
+	} else {
+		walk_packets(&w);
 	}
 	if (!two && w.end < f->size && !w.stop) {
 		w.from = w.end;
@@ -665,7 +763,10 @@ bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,
 	f->map = p;
 	f->size = p ? size : 0;
 	f->in_order = true;
-	walk_all(f, flags & HEPH_FILE_MAPPED_);
+	/* Ours to unmap from now on: a fault in the walk leaves f to the
+	 * caller's heph_file_close. */
+	f->mapped = p && (flags & HEPH_FILE_MAPPED_);
+	walk_all(f, f->mapped);
 	/* Give back what doubling left unused. */
 	if (f->nev) {
 		ev = realloc(f->ev, f->nev * sizeof(*ev));
@@ -728,12 +829,8 @@ bool heph_file_open_flags(struct heph_file *f, const char *path, unsigned flags,
 	close(fd);
 	if (!heph_file_index_bytes_flags(f, map, (size_t)st.st_size,
 					 flags | HEPH_FILE_MAPPED_, err,
-					 errlen)) {
-		if (map)
-			munmap(map, (size_t)st.st_size);
-		return false;
-	}
-	f->mapped = map != NULL;
+					 errlen))
+		return false; /* heph_file_close unmapped it */
 	return true;
 fail:
 	close(fd);

@@ -406,9 +406,9 @@ static void json_line(FILE *f, const struct cacheray_line *l)
 		",\"layout\":\"%s\",\"bytes_disjoint\":%s,\"threads\":[",
 		l->addr, l->reads + l->writes, l->reads, l->writes,
 		layout_name[l->layout],
-		l->nthreads < 2 ? "null"
-		: l->disjoint	? "true"
-				: "false");
+		l->nthreads < 2 || l->more_threads ? "null"
+		: l->disjoint			   ? "true"
+						   : "false");
 	for (unsigned s = 0; s < l->nthreads; s++) {
 		fputs(s ? ",{\"id\":" : "{\"id\":", f);
 		json_thread_id(f, l->thread[s].t);

@@ -152,9 +152,10 @@ static void line_bytes(const struct cray_rows *r, const struct cray_row *row,
 	const struct cacheray_line *l = row_line(r, row);
 
 	snprintf(b, n, "%s",
-		 l->nthreads < 2 ? "-"
-		 : l->disjoint	 ? "disjoint"
-				 : "overlap");
+		 l->nthreads < 2   ? "-"
+		 : l->more_threads ? "unknown"
+		 : l->disjoint	   ? "disjoint"
+				   : "overlap");
 }
 
 static void line_threads(const struct cray_rows *r, const struct cray_row *row,

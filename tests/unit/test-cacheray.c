@@ -247,14 +247,44 @@ static void test_bad_records(void **state)
 	u = CACHERAY_NAME_MAX + 1;
 	memcpy(w.b + 18 + 25, &u, 4);
 	expect_bad(&w, 18, "typename length 4097", 1);
-	/* Element size 0; a region past the top of the address space. */
-	w.n = 0;
-	tw_add(&w, 0x100, 0, 2, "zero");
-	expect_bad(&w, 0, "element size 0", 0);
-	w.n = 0;
-	tw_add(&w, 0x100, 4, 1, "ok");
-	tw_add(&w, UINT64_MAX - 15, 8, 3, "wrap");
-	expect_bad(&w, 31, "past the end of the address space", 0);
+	/* Records that parse but map nothing -- element size 0, a region
+	 * past the top of the address space -- are counted as empty adds,
+	 * and reading goes on. */
+	{
+		struct cacheray *c = cacheray_create(NULL);
+		struct cacheray_totals t;
+
+		w.n = 0;
+		tw_add(&w, 0x100, 4, 1, "ok");
+		tw_add(&w, 0x100, 0, 2, "zero");
+		tw_add(&w, UINT64_MAX - 15, 8, 3, "wrap");
+		tw_accesses(&w, 3, W, 0x100, 4, 0);
+		assert_true(cacheray_feed(c, w.b, w.n));
+		cacheray_totals(c, &t);
+		assert_int_equal(t.records, 6);
+		assert_int_equal(t.rtta_adds, 3);
+		assert_int_equal(t.rtta_empty, 2);
+		assert_int_equal(t.rtta_live, 1);
+		assert_int_equal(t.accesses, 3);
+		assert_int_equal(t.untyped, 0); /* all three on "ok" */
+		cacheray_destroy(c);
+	}
+	/* The record that stops the reader is not counted. */
+	{
+		struct cacheray *c = cacheray_create(NULL);
+		struct cacheray_totals t;
+
+		w.n = 0;
+		tw_accesses(&w, 2, R, 0x10, 4, 0);
+		tw_add(&w, 0x100, 4, 2, "x");
+		u = CACHERAY_NAME_MAX + 1;
+		memcpy(w.b + 36 + 25, &u, 4);
+		assert_false(cacheray_feed(c, w.b, w.n));
+		cacheray_totals(c, &t);
+		assert_int_equal(t.records, 2);
+		assert_int_equal(t.rtta_adds, 0);
+		cacheray_destroy(c);
+	}
 }
 
 /* A region may end exactly at the top of the address space. */

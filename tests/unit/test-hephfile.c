@@ -527,6 +527,34 @@ static void test_by_start_random(void **state)
 	}
 }
 
+/* Garbage costs the resync budget what was looked at, not what its
+ * bytes would say as a size: 640 spots of 8 0xff bytes in a 1 MiB file
+ * (each "size" 4 GiB; charged as the rest of the file, they would spend
+ * the 256 MiB budget halfway) are all passed over. */
+static void test_garbage_is_cheap(void **state)
+{
+	enum { N = 16000, EVERY = 25 };
+	static const uint8_t ff[8] = {0xff, 0xff, 0xff, 0xff,
+				      0xff, 0xff, 0xff, 0xff};
+	struct heph_enc e;
+	struct heph_file f;
+	char err[200];
+
+	(void)state;
+	enc_start(&e);
+	for (uint32_t i = 0; i < N; i++) {
+		enc_ev(&e, 1, i, 1, i, i + 1);
+		if (i % EVERY == EVERY - 1)
+			put_bytes(&e, ff, sizeof(ff));
+	}
+	assert_true(e.len > (1u << 20));
+	assert_true(heph_file_index_bytes(&f, wbuf, e.len, err, sizeof(err)));
+	assert_int_equal(f.nev, N);
+	assert_int_equal(f.problems_total, N / EVERY);
+	assert_int_equal(f.skipped_bytes, N / EVERY * 8);
+	heph_file_close(&f);
+}
+
 /* Index the same bytes in one walk and in two halves at once: the same
  * events, metadata, problems and flags. */
 static void split_same(const uint8_t *p, size_t n)
@@ -617,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_by_start_wide),
 		cmocka_unit_test(test_by_start_random),
 		cmocka_unit_test(test_two_halves),
+		cmocka_unit_test(test_garbage_is_cheap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
