@@ -304,9 +304,11 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	if (!s->is_active && s->trace && r->hooks.stack)
 		nf = r->hooks.stack(r->hooks.ctx, s->trace, frames, REC_FRAMES);
 	/* Names first: a reader meets them before the event using them. */
-	sym = rec_name(r, s->addr, &sym_len);
 	for (size_t k = 0; k < nf; k++)
 		rec_name(r, framename_key(frames[k], !k), &unused);
+	/* Last: with the tables full, the name is in a buffer the next
+	 * rec_name overwrites. */
+	sym = rec_name(r, s->addr, &sym_len);
 	rec_room(r,
 		 HEPH_EVENT_FIXED + 16 + 3 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
 	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),

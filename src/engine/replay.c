@@ -30,6 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 enum rp_kind {
 	RP_OTHER = 0,
@@ -52,11 +55,28 @@ struct rp_map {
 	size_t n;
 };
 
+/* Keys come from an untrusted file: the hash is seeded per process, so
+ * a file can not be made of keys that all collide. */
+static uint64_t rp_seed;
+
 static uint64_t rp_hash(uint64_t sub, uint32_t stream)
 {
-	uint64_t h = (sub ^ (uint64_t)stream << 32) * 0x9E3779B97F4A7C15ull;
+	uint64_t h = (sub ^ (uint64_t)stream << 32 ^ rp_seed) *
+		     0x9E3779B97F4A7C15ull;
 
 	return h ^ h >> 29;
+}
+
+static void rp_seed_init(void)
+{
+	uint64_t s = 0;
+
+	if (rp_seed)
+		return;
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != (ssize_t)sizeof(s))
+		s = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32 ^
+		    (uint64_t)(uintptr_t)&s;
+	rp_seed = s | 1;
 }
 
 static bool rp_map_grow(struct rp_map *m)
@@ -131,22 +151,55 @@ static bool rp_option_is(const struct heph_packet *p, const char *name)
 
 /* ---- open ---- */
 
-/* A corotop_birth or corotop_death option into *v (out of memory: that
- * one is not known; a birth's substream gaps stand in for it, and a
- * coroutine that never ran lives until the next birth). */
-static void rp_birth_add(struct replay_birth **v, size_t *n, size_t *cap,
-			 uint64_t sub, uint64_t ts, uint64_t id)
+/* A corotop_birth option (out of memory: that birth is not known, and
+ * the substream's gaps stand in for it).  last[g] (g: the probe id's
+ * entry in m) remembers it for its corotop_death, which follows it in
+ * the file (the death's time is the harvest's, which may come after the
+ * probe id's next birth: time can not match them). */
+static void rp_birth_add(struct replay *r, struct rp_map *m, uint32_t **last,
+			 size_t *nlast, uint64_t sub, uint64_t ts, uint64_t id)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		struct replay_birth *b = realloc(*v, nc * sizeof(*b));
+	long g;
+
+	if (r->nbirth_opt == r->cap_birth_opt) {
+		size_t nc = r->cap_birth_opt ? r->cap_birth_opt * 2 : 256;
+		struct replay_birth *b = realloc(r->birth_opt, nc * sizeof(*b));
 
 		if (!b)
 			return;
-		*v = b;
-		*cap = nc;
+		r->birth_opt = b;
+		r->cap_birth_opt = nc;
 	}
-	(*v)[(*n)++] = (struct replay_birth){.sub = sub, .ts = ts, .id = id};
+	g = rp_map_get(m, sub, 0, true);
+	if (g >= 0 && (size_t)g >= *nlast) {
+		size_t nn = *nlast ? *nlast * 2 : 256;
+		uint32_t *l = realloc(*last, nn * sizeof(*l));
+
+		if (l) {
+			*last = l;
+			*nlast = nn;
+		}
+	}
+	if (g >= 0 && (size_t)g < *nlast)
+		(*last)[g] = (uint32_t)r->nbirth_opt;
+	r->birth_opt[r->nbirth_opt++] =
+		(struct replay_birth){.sub = sub, .ts = ts, .id = id};
+}
+
+/* A corotop_death: the latest birth of its probe id before it died
+ * without running. */
+static void rp_death_add(struct replay *r, struct rp_map *m,
+			 const uint32_t *last, size_t nlast, uint64_t sub,
+			 uint64_t ts)
+{
+	long g = rp_map_get(m, sub, 0, false);
+	struct replay_birth *b;
+
+	if (g < 0 || (size_t)g >= nlast)
+		return;
+	b = &r->birth_opt[last[g]];
+	if (!b->death)
+		b->death = ts > b->ts ? ts : b->ts + 1; /* 0 is "none" */
 }
 
 static int rp_birth_cmp2(const void *a, const void *b)
@@ -186,6 +239,9 @@ static const struct replay_birth *rp_births_of(const struct replay *r,
 static void rp_options(struct replay *r)
 {
 	const struct heph_file *f = &r->f;
+	struct rp_map m = {0};
+	uint32_t *last = NULL;
+	size_t nlast = 0;
 	char err[128];
 
 	for (size_t i = 0; i < f->nmeta_off; i++) {
@@ -206,15 +262,13 @@ static void rp_options(struct replay *r)
 			r->end_mark = heph_be64(p.value);
 		else if (rp_option_is(&p, "corotop_birth") &&
 			 (p.value_len == 16 || p.value_len == 24))
-			rp_birth_add(&r->birth_opt, &r->nbirth_opt,
-				     &r->cap_birth_opt, heph_be64(p.value),
+			rp_birth_add(r, &m, &last, &nlast, heph_be64(p.value),
 				     heph_be64(p.value + 8),
 				     p.value_len == 24 ? heph_be64(p.value + 16)
 						       : 0);
 		else if (rp_option_is(&p, "corotop_death") && p.value_len == 16)
-			rp_birth_add(&r->death_opt, &r->ndeath_opt,
-				     &r->cap_death_opt, heph_be64(p.value),
-				     heph_be64(p.value + 8), 0);
+			rp_death_add(r, &m, last, nlast, heph_be64(p.value),
+				     heph_be64(p.value + 8));
 		else if (rp_option_is(&p, "corotop_exit") &&
 			 p.value_len == 16) {
 			r->exited = true;
@@ -232,6 +286,8 @@ static void rp_options(struct replay *r)
 					r->command[k] = '?';
 		}
 	}
+	free(m.slot);
+	free(last);
 }
 
 static int rp_iv_cmp(const void *a, const void *b)
@@ -366,8 +422,6 @@ static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
  * the next birth of its probe id (it was gone by then), or the end. */
 static bool rp_unrun(struct replay *r, size_t *cap)
 {
-	const struct replay_birth *d = r->death_opt;
-
 	for (size_t i = 0; i < r->nbirth_opt; i++) {
 		const struct replay_birth *b = &r->birth_opt[i];
 		const struct replay_birth *next =
@@ -378,15 +432,10 @@ static bool rp_unrun(struct replay *r, size_t *cap)
 		struct replay_coro *c;
 		uint64_t end = 0;
 
-		/* The deaths are sorted too: the first at or after b. */
-		while (d < r->death_opt + r->ndeath_opt &&
-		       (d->sub < b->sub || (d->sub == b->sub && d->ts < b->ts)))
-			d++;
 		if (b->used)
 			continue;
-		if (d < r->death_opt + r->ndeath_opt && d->sub == b->sub &&
-		    (!next || d->ts <= next->ts))
-			end = d->ts;
+		if (b->death)
+			end = b->death;
 		else if (next)
 			end = next->ts;
 		if (r->ncoro == *cap) {
@@ -502,7 +551,11 @@ static bool rp_group(struct replay *r, struct rp_map *m, const uint32_t *grp,
 			continue;
 		r->iv[pos[g]++] = (struct replay_iv){
 			.start = f->ev[i].start,
-			.run_before = f->ev[i].end, /* until rp_coro_finish */
+			/* The end until rp_coro_finish; never before the
+			 * start (a file may say so). */
+			.run_before = f->ev[i].end < f->ev[i].start
+					      ? f->ev[i].start
+					      : f->ev[i].end,
 			.ev = (uint32_t)i,
 			.running = grp[i] >> 31,
 		};
@@ -650,12 +703,10 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 	bool ok = false;
 
 	r->pid = -1;
+	rp_seed_init();
 	rp_options(r);
 	if (r->nbirth_opt)
 		qsort(r->birth_opt, r->nbirth_opt, sizeof(*r->birth_opt),
-		      rp_birth_cmp2);
-	if (r->ndeath_opt)
-		qsort(r->death_opt, r->ndeath_opt, sizeof(*r->death_opt),
 		      rp_birth_cmp2);
 	r->t0 = r->f.nev ? r->f.first_start : 0;
 	grp = malloc((r->f.nev ? r->f.nev : 1) * sizeof(*grp));
@@ -731,7 +782,6 @@ void replay_close(struct replay *r)
 	free(r->births);
 	free(r->by_id);
 	free(r->birth_opt);
-	free(r->death_opt);
 	free(r->lost);
 	free(r->glost);
 	memset(r, 0, sizeof(*r));

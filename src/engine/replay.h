@@ -30,12 +30,11 @@ struct replay_lost {
 	uint64_t cum; /* count of this and every earlier one (same list) */
 };
 
-/* A birth corotop recorded (corotop_birth); also a death of a coroutine
- * that never ran (corotop_death: id 0). */
+/* A birth corotop recorded (corotop_birth). */
 struct replay_birth {
 	uint64_t sub, ts;
 	uint64_t id;	/* corotop's id for it, 0: none */
-	uint64_t death; /* a birth's corotop_death, 0: none */
+	uint64_t death; /* its corotop_death (it never ran), 0: none */
 	bool used;	/* a birth that owns intervals (rp_emit) */
 };
 
@@ -73,8 +72,6 @@ struct replay {
 	uint64_t end_mark; /* when recording stopped (corotop_end), or 0 */
 	struct replay_birth *birth_opt; /* by (sub, ts) */
 	size_t nbirth_opt, cap_birth_opt;
-	struct replay_birth *death_opt; /* (open only; then freed) */
-	size_t ndeath_opt, cap_death_opt;
 	bool exited;   /* the target exited (corotop_exit) ... */
 	int exit_code; /* ... with this status (-1: a signal) */
 	int exit_signal;

@@ -312,8 +312,9 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 {
 	uint64_t to;
 
-	if (id && rp_find(r, id)) {
-		const struct replay_coro *c = rp_find(r, id);
+	const struct replay_coro *c = id ? rp_find(r, id) : NULL;
+
+	if (c) {
 		const struct replay_iv *iv = r->iv + c->first;
 		size_t i = rp_upto(iv, c->n, t);
 
@@ -326,29 +327,27 @@ uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
 		if (c->dead && i == c->n && c->end < t &&
 		    (!i || c->end > iv[i - 1].start))
 			return c->end;
-		/* The transition before the one in force at t. */
-		if (i >= 2 && iv[i - 1].start == t)
-			return iv[i - 2].start;
-		return i >= 1 && iv[i - 1].start < t ? iv[i - 1].start : t;
+		/* The last start before t, not at it (starts may be equal). */
+		i = t ? rp_upto(iv, c->n, t - 1) : 0;
+		return i ? iv[i - 1].start : t;
 	}
 	/* Any coroutine: the nearest transition of each, by its intervals
 	 * (one search per coroutine: this is a key press). */
 	to = t;
 	for (size_t k = 0; k < r->ncoro; k++) {
-		const struct replay_coro *c = &r->coro[k];
-		const struct replay_iv *iv = r->iv + c->first;
-		size_t i = rp_upto(iv, c->n, t);
+		const struct replay_iv *iv = r->iv + r->coro[k].first;
+		uint32_t n = r->coro[k].n;
+		size_t i;
 		uint64_t s;
 
-		if (dir > 0 && i < c->n) {
-			s = iv[i].start;
-			if (to == t || s < to)
-				to = s;
-		} else if (dir < 0 && i) {
-			/* The last start before t (not at it). */
-			if (iv[i - 1].start == t && i >= 2)
-				i--;
-			s = iv[i - 1].start;
+		if (dir > 0) {
+			i = rp_upto(iv, n, t);
+			if (i < n && (to == t || iv[i].start < to))
+				to = iv[i].start;
+		} else if (t) {
+			/* The last start before t, not at it. */
+			i = rp_upto(iv, n, t - 1);
+			s = i ? iv[i - 1].start : t;
 			if (s < t && (to == t || s > to))
 				to = s;
 		}

@@ -116,6 +116,7 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 	struct heph_file f;
 	char err[512];
 	static char tmp[4096];
+	volatile bool direct = false; /* out is out_path itself, not tmp */
 	bool ok;
 
 	memset(&f, 0, sizeof(f));
@@ -126,7 +127,8 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 			in);
 		if (out != stdout) {
 			fclose(out);
-			unlink(tmp);
+			if (!direct)
+				unlink(tmp);
 		}
 		return 1;
 	}
@@ -147,7 +149,13 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 			f.problems_total - f.nproblems);
 	heph_names_init(&names, &f);
 	if (out_path && strcmp(out_path, "-")) {
-		out = convert_tmp(out_path, tmp, sizeof(tmp));
+		struct stat ost;
+
+		/* A device or a FIFO (-o /dev/null) is written to, never
+		 * replaced by a file renamed over it. */
+		direct = !stat(out_path, &ost) && !S_ISREG(ost.st_mode);
+		out = direct ? fopen(out_path, "w")
+			     : convert_tmp(out_path, tmp, sizeof(tmp));
 		if (!out) {
 			fprintf(stderr,
 				"corotop convert: cannot write %s: %s\n",
@@ -165,12 +173,12 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 				 strerror(errno));
 			ok = false;
 		}
-		if (ok && rename(tmp, out_path)) {
+		if (ok && !direct && rename(tmp, out_path)) {
 			snprintf(err, sizeof(err), "renaming %.200s: %s", tmp,
 				 strerror(errno));
 			ok = false;
 		}
-		if (!ok)
+		if (!ok && !direct)
 			unlink(tmp);
 	}
 	if (!ok)

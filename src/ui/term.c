@@ -26,7 +26,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-static bool term_active;
+/* Read by the crash handler (term_fatal): a signal-safe flag. */
+static volatile sig_atomic_t term_active;
 
 bool term_prepare(void)
 {

@@ -10,12 +10,18 @@
  *   probe 8   born 20 ms (id 2), never ran, and born again at 45 ms (id 3)
  *             without a death (the probe id was reused: gone by then),
  *             and that one never ran either and is alive at the end;
- *   probe 9   born 5 ms (id 5), never ran, never died: alive at the end.
+ *   probe 9   born 5 ms (id 5), never ran, never died: alive at the end;
+ *   probe 6   born 60 ms (id 6), never ran; its death, harvested at 82 ms,
+ *             is written before the next birth, at 80 ms (id 7) by the
+ *             probe's clock: 6 died at 82, 7 lives (file order, not time,
+ *             says whose death it is).
  *
  * Checked at several moments: which coroutines are visible, their state,
  * state time and suspended time, ids; the steps (a death is a transition)
  * and histories (none) of those that never ran.  Another writer's trace
- * with a stray corotop_death (no `corotop` option) changes nothing.
+ * with a stray corotop_death (no `corotop` option) changes nothing.  And
+ * stepping back over transitions at the same instant (a zero-length
+ * interval) goes on to the one before, not stays.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -60,6 +66,9 @@ static size_t build(bool ours)
 	meta2(&e, "corotop_death", 7, 40 * MS, 0, 2);
 	meta2(&e, "corotop_birth", 8, 45 * MS, 3, 3);
 	meta2(&e, "corotop_birth", 7, 50 * MS, 4, 3);
+	meta2(&e, "corotop_birth", 6, 60 * MS, 6, 3);
+	meta2(&e, "corotop_death", 6, 82 * MS, 0, 2);
+	meta2(&e, "corotop_birth", 6, 80 * MS, 7, 3);
 	assert_true(heph_enc_event_begin(&e, 101, 0, 7, 60 * MS, 70 * MS,
 					 "running"));
 	assert_true(heph_enc_u64(&e, "addr", 0x4000));
@@ -103,7 +112,7 @@ static void test_unrun(void **state)
 	(void)state;
 	assert_true(replay_open_bytes(&r, buf, build(true), 5 * MS, err,
 				      sizeof(err)));
-	assert_int_equal(r.ncoro, 5);
+	assert_int_equal(r.ncoro, 7);
 	snapshot_init(&s);
 
 	replay_snapshot(&r, 30 * MS, &s);
@@ -126,13 +135,19 @@ static void test_unrun(void **state)
 	state_is(&s, 2, MODEL_DEAD, 45 * MS);
 	state_is(&s, 3, MODEL_SUSPENDED, 45 * MS);
 
-	/* The end: 5 and 3 never ran and are alive; 4 ran. */
+	/* 84 ms: 6 died at 82, after 7's birth at 80 (both visible). */
+	replay_snapshot(&r, 84 * MS, &s);
+	state_is(&s, 6, MODEL_DEAD, 82 * MS);
+	state_is(&s, 7, MODEL_SUSPENDED, 80 * MS);
+
+	/* The end: 5, 3 and 7 never ran and are alive; 4 ran. */
 	replay_snapshot(&r, 100 * MS, &s);
-	assert_int_equal(s.count, 3);
+	assert_int_equal(s.count, 4);
 	state_is(&s, 5, MODEL_SUSPENDED, 5 * MS);
 	state_is(&s, 3, MODEL_SUSPENDED, 45 * MS);
+	state_is(&s, 7, MODEL_SUSPENDED, 80 * MS);
 	assert_int_equal(by_id(&s, 4)->switches, 2);
-	assert_int_equal(s.t.coroutines_seen, 5);
+	assert_int_equal(s.t.coroutines_seen, 7);
 
 	/* No history; a death is a step, both ways. */
 	assert_int_equal(replay_history(&r, 1, 100 * MS, h, 4), 0);
@@ -160,11 +175,42 @@ static void test_foreign(void **state)
 	replay_close(&r);
 }
 
+static void test_step_equal_starts(void **state)
+{
+	static const uint64_t st[][3] = {
+		{100, 200, 1}, {200, 200, 0}, {200, 300, 1}, {300, 400, 0}};
+	struct heph_enc e;
+	struct replay r;
+	char err[128];
+
+	(void)state;
+	heph_enc_init(&e, buf, sizeof(buf));
+	assert_true(heph_enc_meta(&e, "corotop", "1", 1));
+	meta2(&e, "corotop_birth", 3, 100, 1, 3);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_true(heph_enc_event_begin(
+			&e, 9, i, 3, st[i][0], st[i][1],
+			st[i][2] ? "running" : "suspended"));
+		assert_true(heph_enc_event_end(&e) > 0);
+	}
+	meta2(&e, "corotop_end", 400, 0, 0, 1);
+	assert_true(replay_open_bytes(&r, buf, e.len, 0, err, sizeof(err)));
+	for (uint64_t id = 0; id <= 1; id++) { /* any, and coroutine 1 */
+		assert_int_equal(replay_step(&r, id, 300, -1), 200);
+		assert_int_equal(replay_step(&r, id, 200, -1), 100);
+		assert_int_equal(replay_step(&r, id, 100, -1), 100);
+		assert_int_equal(replay_step(&r, id, 100, 1), 200);
+		assert_int_equal(replay_step(&r, id, 200, 1), 300);
+	}
+	replay_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unrun),
 		cmocka_unit_test(test_foreign),
+		cmocka_unit_test(test_step_equal_starts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
