@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/hashseed.h"
 #include "profile.h"
 
 const struct convert_format convert_formats[] = {
@@ -125,13 +126,17 @@ struct cv_map {
 	struct cv_thread *t;
 	size_t cap, n;
 	uint64_t next_tid; /* for substreams beyond 2^31 */
-	uint32_t *streams; /* streams named so far (sorted insert) */
-	size_t nstreams, cap_streams;
+	uint64_t *streams; /* streams named so far, + 1 (0: free slot) */
+	size_t nstreams, cap_streams; /* a power of two, at most half full */
+	uint64_t seed;
 };
 
-static uint64_t cv_hash(uint64_t sub, uint32_t stream)
+/* Keys come from an untrusted file: the hash is seeded per conversion, so
+ * a file can not be made of keys that all collide. */
+static uint64_t cv_hash(const struct cv_map *m, uint64_t sub, uint32_t stream)
 {
-	uint64_t h = (sub + ((uint64_t)stream << 17)) * 0x9E3779B97F4A7C15ull;
+	uint64_t h = ((sub + ((uint64_t)stream << 17)) ^ m->seed) *
+		     0x9E3779B97F4A7C15ull;
 
 	return h ^ h >> 31;
 }
@@ -150,7 +155,7 @@ static struct cv_thread *cv_thread(struct cv_map *m, uint64_t sub,
 		for (size_t i = 0; i < m->cap; i++) {
 			if (!m->t[i].used)
 				continue;
-			j = cv_hash(m->t[i].sub, m->t[i].stream) & (cap - 1);
+			j = cv_hash(m, m->t[i].sub, m->t[i].stream) & (cap - 1);
 			while (t[j].used)
 				j = (j + 1) & (cap - 1);
 			t[j] = m->t[i];
@@ -159,7 +164,7 @@ static struct cv_thread *cv_thread(struct cv_map *m, uint64_t sub,
 		m->t = t;
 		m->cap = cap;
 	}
-	j = cv_hash(sub, stream) & (m->cap - 1);
+	j = cv_hash(m, sub, stream) & (m->cap - 1);
 	while (m->t[j].used) {
 		if (m->t[j].sub == sub && m->t[j].stream == stream)
 			return &m->t[j];
@@ -173,33 +178,42 @@ static struct cv_thread *cv_thread(struct cv_map *m, uint64_t sub,
 	return &m->t[j];
 }
 
-/* True the first time a stream is seen. */
+/* The slot of stream in the set (its own, or the free one it would take). */
+static size_t cv_stream_slot(const struct cv_map *m, const uint64_t *set,
+			     size_t cap, uint32_t stream)
+{
+	size_t j = cv_hash(m, 0, stream) & (cap - 1);
+
+	while (set[j] && set[j] != (uint64_t)stream + 1)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+/* 1 the first time a stream is seen, 0 after, -1 out of memory. */
 static int cv_new_stream(struct cv_map *m, uint32_t stream)
 {
-	size_t lo = 0, hi = m->nstreams;
+	size_t j;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (m->streams[mid] < stream)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < m->nstreams && m->streams[lo] == stream)
-		return 0;
-	if (m->nstreams == m->cap_streams) {
+	if ((m->nstreams + 1) * 2 > m->cap_streams) {
 		size_t cap = m->cap_streams ? m->cap_streams * 2 : 64;
-		uint32_t *s = realloc(m->streams, cap * sizeof(*s));
+		uint64_t *s = calloc(cap, sizeof(*s));
 
 		if (!s)
 			return -1;
+		for (size_t i = 0; i < m->cap_streams; i++)
+			if (m->streams[i])
+				s[cv_stream_slot(
+					m, s, cap,
+					(uint32_t)(m->streams[i] - 1))] =
+					m->streams[i];
+		free(m->streams);
 		m->streams = s;
 		m->cap_streams = cap;
 	}
-	memmove(m->streams + lo + 1, m->streams + lo,
-		(m->nstreams - lo) * sizeof(*m->streams));
-	m->streams[lo] = stream;
+	j = cv_stream_slot(m, m->streams, m->cap_streams, stream);
+	if (m->streams[j])
+		return 0;
+	m->streams[j] = (uint64_t)stream + 1;
 	m->nstreams++;
 	return 1;
 }
@@ -265,29 +279,88 @@ static void cv_value(FILE *f, const struct heph_attr *a)
 		fputc(']', f);
 }
 
+struct cv_name {
+	const char *name;
+	uint32_t len, i; /* i: the attribute's position */
+};
+
+static int cv_name_cmp(const void *x, const void *y)
+{
+	const struct cv_name *a = x, *b = y;
+	int c = memcmp(a->name, b->name, a->len < b->len ? a->len : b->len);
+
+	if (c)
+		return c;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* How many attributes before each one in p carry its name: dup[i] for
+ * the i-th (n of them).  Sorted by (name, position), O(n log n) -- a
+ * packet of a lying file may hold millions.  False: out of memory. */
+static bool cv_dups(const struct heph_packet *p, uint32_t n, uint32_t *dup)
+{
+	struct cv_name *v = malloc((n ? n : 1) * sizeof(*v));
+	struct heph_attr a;
+	uint32_t pos = 0, k = 0;
+
+	if (!v)
+		return false;
+	while (k < n && heph_attr_next(p, &pos, &a)) {
+		v[k] = (struct cv_name){a.name, a.name_len, k};
+		k++;
+	}
+	qsort(v, k, sizeof(*v), cv_name_cmp);
+	for (uint32_t j = 0; j < k; j++)
+		dup[v[j].i] = j && v[j - 1].len == v[j].len &&
+					      !memcmp(v[j - 1].name, v[j].name,
+						      v[j].len)
+				      ? dup[v[j - 1].i] + 1
+				      : 0;
+	free(v);
+	return true;
+}
+
 /* args: every attribute; a name seen before in the packet gets "#2"... */
 static void cv_args(FILE *f, const struct heph_packet *p)
 {
 	struct heph_attr a, b;
-	uint32_t pos = 0, k = 0;
+	uint32_t pos = 0, k = 0, n = 0, *dups = NULL;
 
+	/* Many attributes: their duplicates by sorting, not by rescanning
+	 * the ones before each (quadratic). */
+	while (heph_attr_next(p, &pos, &a))
+		n++;
+	pos = 0;
+	if (n > 32) {
+		dups = malloc(n * sizeof(*dups));
+		if (dups && !cv_dups(p, n, dups)) {
+			free(dups);
+			dups = NULL;
+		}
+	}
 	fputs(",\"args\":{", f);
 	while (heph_attr_next(p, &pos, &a)) {
 		uint32_t dup = 0, pos2 = 0;
 
-		for (uint32_t j = 0; j < k && heph_attr_next(p, &pos2, &b); j++)
-			if (b.name_len == a.name_len &&
-			    !memcmp(b.name, a.name, a.name_len))
-				dup++;
+		if (dups)
+			dup = k < n ? dups[k] : 0;
+		else
+			for (uint32_t j = 0;
+			     j < k && heph_attr_next(p, &pos2, &b); j++)
+				if (b.name_len == a.name_len &&
+				    !memcmp(b.name, a.name, a.name_len))
+					dup++;
 		if (k)
 			fputc(',', f);
 		if (dup) {
 			char name[80];
-			int n = snprintf(name, sizeof(name), "%.*s#%u",
+			int w = snprintf(name, sizeof(name), "%.*s#%u",
 					 a.name_len > 60 ? 60 : a.name_len,
 					 a.name, dup + 1);
 
-			convert_json_str(f, name, (size_t)n);
+			convert_json_str(f, name, (size_t)w);
 		} else {
 			convert_json_str(f, a.name, a.name_len);
 		}
@@ -296,6 +369,7 @@ static void cv_args(FILE *f, const struct heph_packet *p)
 		k++;
 	}
 	fputc('}', f);
+	free(dups);
 }
 
 static bool cv_chrome_event(FILE *f, struct cv_map *m,
@@ -362,7 +436,7 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 static bool cv_chrome(const struct heph_file *hf, FILE *f,
 		      struct convert_stats *st)
 {
-	struct cv_map m = {0};
+	struct cv_map m = {.seed = hashseed()};
 	bool first = true, ok = true;
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);

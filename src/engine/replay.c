@@ -30,9 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "../common/hashseed.h"
 
 enum rp_kind {
 	RP_OTHER = 0,
@@ -65,18 +64,6 @@ static uint64_t rp_hash(uint64_t sub, uint32_t stream)
 		     0x9E3779B97F4A7C15ull;
 
 	return h ^ h >> 29;
-}
-
-static void rp_seed_init(void)
-{
-	uint64_t s = 0;
-
-	if (rp_seed)
-		return;
-	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != (ssize_t)sizeof(s))
-		s = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32 ^
-		    (uint64_t)(uintptr_t)&s;
-	rp_seed = s | 1;
 }
 
 static bool rp_map_grow(struct rp_map *m)
@@ -703,7 +690,8 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 	bool ok = false;
 
 	r->pid = -1;
-	rp_seed_init();
+	if (!rp_seed)
+		rp_seed = hashseed();
 	rp_options(r);
 	if (r->nbirth_opt)
 		qsort(r->birth_opt, r->nbirth_opt, sizeof(*r->birth_opt),

@@ -462,6 +462,45 @@ static void test_chrome_values(void **state)
 	heph_file_close(&f);
 }
 
+/* Many attributes (more than 32: their duplicates are found by sorting)
+ * number repeated names in order, as few do: 40 attributes, names
+ * "n0".."n9" four times each, value = position. */
+static void test_chrome_many_attrs(void **state)
+{
+	struct convert_stats st;
+	struct heph_file f;
+	struct heph_enc e;
+	struct jv root;
+	const struct jv *x;
+	size_t nm, nx;
+	char *out, path[16], name[8];
+
+	(void)state;
+	heph_enc_init(&e, buf, sizeof(buf));
+	ev(&e, 1, 1, 0, 10, "many");
+	for (unsigned i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "n%u", i % 10);
+		assert_true(heph_enc_u64(&e, name, i));
+	}
+	ev_end(&e);
+	index_bytes(&f, &e);
+	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
+	json_must_parse(out, &root);
+	x = item(chrome_events(&root, &nm, &nx), 2);
+	assert_int_equal(json_need(x, "args", J_OBJ)->n, 40);
+	for (unsigned i = 0; i < 40; i++) {
+		if (i < 10)
+			snprintf(path, sizeof(path), "args.n%u", i);
+		else
+			snprintf(path, sizeof(path), "args.n%u#%u", i % 10,
+				 i / 10 + 1);
+		assert_int_equal(json_u64(x, path), i);
+	}
+	json_free(&root);
+	free(out);
+	heph_file_close(&f);
+}
+
 /* Raw bytes and what a JSON reader must get back from them. */
 static const char raw_text[] =
 	"q\"b\\n\n\x01\0\x7f"
@@ -740,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_chrome_shape),
 		cmocka_unit_test(test_chrome_nudge),
 		cmocka_unit_test(test_chrome_values),
+		cmocka_unit_test(test_chrome_many_attrs),
 		cmocka_unit_test(test_chrome_strings),
 		cmocka_unit_test(test_write_errors),
 		cmocka_unit_test(test_jsonl),
