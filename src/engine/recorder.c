@@ -80,7 +80,7 @@
 #define REC_BUF (256u << 10)
 #define REC_FLUSH (REC_BUF * 3 / 4)
 #define REC_FRAMES 64
-#define REC_STREAMS 4096       /* per-stream counters kept (open addressing) */
+#define REC_STREAMS 4096       /* per-stream counters at first (they grow) */
 #define REC_NAMED (1u << 16)   /* addresses whose name is kept (slots) */
 #define REC_ARENA (8u << 20)   /* bytes of names kept */
 #define REC_WAKE_BATCH 8192u   /* items waiting before a sleeper is woken */
@@ -151,7 +151,8 @@ struct recorder {
 	/* Writer thread only. */
 	struct rec_station *st;
 	uint32_t nst;
-	struct rec_stream streams[REC_STREAMS];
+	struct rec_stream *streams; /* open addressing, at most half full */
+	uint32_t cap_streams, nstreams;
 	struct rec_name *named; /* open addressing; REC_NAMED slots */
 	uint32_t nnamed;
 	char *arena; /* REC_ARENA bytes of names */
@@ -224,23 +225,54 @@ static void rec_room(struct recorder *r, size_t need)
 
 /* ---- writer: packets ---- */
 
+/* Stream's slot in a table of cap (a power of two): its own, or the free
+ * one it would take; NULL when the table is full. */
+static struct rec_stream *rec_stream_slot(struct rec_stream *t, uint32_t cap,
+					  uint32_t stream)
+{
+	uint32_t h = (stream * 2654435761u) & (cap - 1);
+
+	for (uint32_t i = 0; i < cap; i++) {
+		struct rec_stream *s = &t[(h + i) & (cap - 1)];
+
+		if (!s->used || s->id == stream)
+			return s;
+	}
+	return NULL;
+}
+
+static void rec_streams_grow(struct recorder *r)
+{
+	uint32_t cap = r->cap_streams * 2;
+	struct rec_stream *t;
+
+	if (cap < r->cap_streams || !(t = calloc(cap, sizeof(*t))))
+		return; /* the table fills instead; then streams share */
+	for (uint32_t i = 0; i < r->cap_streams; i++)
+		if (r->streams[i].used)
+			*rec_stream_slot(t, cap, r->streams[i].id) =
+				r->streams[i];
+	free(r->streams);
+	r->streams = t;
+	r->cap_streams = cap;
+}
+
+/* The next counter of stream's events (each stream counts from 0,
+ * wrapping at 2^32). */
 static uint32_t rec_counter(struct recorder *r, uint32_t stream)
 {
-	uint32_t h = (stream * 2654435761u) % REC_STREAMS;
+	struct rec_stream *s;
 
-	for (uint32_t i = 0; i < REC_STREAMS; i++) {
-		struct rec_stream *s = &r->streams[(h + i) % REC_STREAMS];
-
-		if (!s->used) {
-			s->used = true;
-			s->id = stream;
-			s->counter = 0;
-		}
-		if (s->id == stream)
-			return s->counter++; /* wraps at 2^32 */
+	if ((r->nstreams + 1) * 2 > r->cap_streams)
+		rec_streams_grow(r);
+	s = rec_stream_slot(r->streams, r->cap_streams, stream);
+	if (!s) /* full, and memory ran out: share the first slot's */
+		return r->streams[0].counter++;
+	if (!s->used) {
+		*s = (struct rec_stream){.id = stream, .used = true};
+		r->nstreams++;
 	}
-	/* More than REC_STREAMS threads: share the last slot's count. */
-	return r->streams[h].counter++;
+	return s->counter++;
 }
 
 /* The name of key (an address, or framename_key of a frame), asked of the
@@ -468,9 +500,16 @@ static bool rec_drain(struct recorder *r)
 			 dropped - r->dropped_done);
 		r->dropped_done = dropped;
 	}
-	for (; t != h; t++)
+	for (; t != h; t++) {
 		rec_apply(r, &r->ring[t % REC_RING]);
-	/* release: the producer may reuse the items once it sees tail. */
+		/* release: pairs with the producer's acquire load of tail in
+		 * rec_push: it may reuse the items up to t.  Every 4,096, so
+		 * that a long batch frees room as it goes, not at its end. */
+		if ((t & 4095) == 4095)
+			atomic_store_explicit(&r->tail, t + 1,
+					      memory_order_release);
+	}
+	/* release: as above, for the rest. */
 	atomic_store_explicit(&r->tail, t, memory_order_release);
 	return h != atomic_load_explicit(&r->head, memory_order_acquire);
 }
@@ -631,7 +670,10 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 	r->buf = malloc(REC_BUF);
 	r->named = calloc(REC_NAMED, sizeof(*r->named));
 	r->arena = malloc(REC_ARENA);
-	if (!r->ring || !r->st || !r->buf || !r->named || !r->arena) {
+	r->streams = calloc(REC_STREAMS, sizeof(*r->streams));
+	r->cap_streams = REC_STREAMS;
+	if (!r->ring || !r->st || !r->buf || !r->named || !r->arena ||
+	    !r->streams) {
 		snprintf(err, errlen, "out of memory for --record");
 		goto fail;
 	}
@@ -673,6 +715,7 @@ fail:
 	free(r->buf);
 	free(r->named);
 	free(r->arena);
+	free(r->streams);
 	free(r);
 	return NULL;
 }
@@ -730,6 +773,7 @@ bool recorder_destroy(struct recorder *r, char *err, size_t errlen)
 	free(r->buf);
 	free(r->named);
 	free(r->arena);
+	free(r->streams);
 	free(r);
 	return ok;
 }
