@@ -179,6 +179,7 @@ static uint64_t rec_now(clockid_t clk)
 
 static void rec_fail(struct recorder *r, const char *what, int e)
 {
+	/* relaxed: failed is set by this (the writer) thread only. */
 	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
 		return;
 	snprintf(r->error, sizeof(r->error), "%s: %s", what, strerror(e));
@@ -192,6 +193,7 @@ static void rec_flush(struct recorder *r)
 {
 	size_t off = 0, len = r->enc.len;
 
+	/* relaxed: the writer's own flag (rec_fail). */
 	if (!len || atomic_load_explicit(&r->failed, memory_order_relaxed)) {
 		r->enc.len = 0;
 		return;
@@ -212,6 +214,7 @@ static void rec_flush(struct recorder *r)
 		off += (size_t)w;
 	}
 	r->file_len += len;
+	/* relaxed: a statistic (recorder_stats); no data hangs on it. */
 	atomic_fetch_add_explicit(&r->bytes, len, memory_order_relaxed);
 	r->enc.len = 0;
 }
@@ -353,6 +356,7 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	if (nf)
 		heph_enc_u64_array(&r->enc, "stack", frames, nf);
 	if (heph_enc_event_end(&r->enc))
+		/* relaxed: a statistic, as bytes. */
 		atomic_fetch_add_explicit(&r->intervals, 1,
 					  memory_order_relaxed);
 }
@@ -365,6 +369,7 @@ static void rec_lost(struct recorder *r, uint32_t stream, uint64_t substream,
 			     ts, ts, "lost");
 	heph_enc_u64(&r->enc, "count", count);
 	if (heph_enc_event_end(&r->enc))
+		/* relaxed: a statistic, as bytes. */
 		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
 }
 
@@ -471,6 +476,7 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 
 static void rec_sleep(struct recorder *r)
 {
+	/* relaxed: tail is this (the writer) thread's own. */
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	struct timespec bound = {0, 100000000}; /* 100 ms */
 
@@ -484,12 +490,15 @@ static void rec_sleep(struct recorder *r)
 		/* Spurious wakeups, EINTR and EAGAIN all just loop. */
 		syscall(SYS_futex, &r->sleeping, FUTEX_WAIT_PRIVATE, 1, &bound,
 			NULL, 0);
+	/* relaxed: awake again; only the producer's CAS reads it. */
 	atomic_store_explicit(&r->sleeping, 0, memory_order_relaxed);
 }
 
 static bool rec_drain(struct recorder *r)
 {
-	/* acquire: pairs with the producer's release of head. */
+	/* acquire: pairs with the producer's release of head.  relaxed for
+	 * tail (the writer's own) and dropped (a count: stored before the
+	 * head the acquire saw, or counted at the next drain). */
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint64_t dropped =
@@ -511,6 +520,7 @@ static bool rec_drain(struct recorder *r)
 	}
 	/* release: as above, for the rest. */
 	atomic_store_explicit(&r->tail, t, memory_order_release);
+	/* acquire: as above (more came meanwhile: drain again). */
 	return h != atomic_load_explicit(&r->head, memory_order_acquire);
 }
 
@@ -524,6 +534,7 @@ static void *rec_main(void *arg)
 	 * failure to renice changes nothing else. */
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), REC_NICE);
 
+	/* acquire: pairs with recorder_stop's release (stop_ts with it). */
 	while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
 		if (rec_drain(r))
 			continue;
@@ -578,7 +589,9 @@ void recorder_publish(struct recorder *r)
 	/* seq_cst fence between our head store (rec_push) and the load of
 	 * sleeping: pairs with the writer's seq_cst store of sleeping and
 	 * load of head in rec_sleep (Dekker): either we see it asleep, or
-	 * it sees these items and does not sleep. */
+	 * it sees these items and does not sleep.  The load and the CAS
+	 * are relaxed: the fence orders them; the CAS only decides who
+	 * wakes it (one FUTEX_WAKE, not one per pass). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
 	    atomic_compare_exchange_strong_explicit(&r->sleeping, &one, 0,
@@ -695,6 +708,7 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 		heph_enc_meta(&r->enc, "corotop_command", command,
 			      strnlen(command, 4096));
 	rec_flush(r);
+	/* relaxed: no writer thread yet; this thread set it, if anyone. */
 	if (atomic_load_explicit(&r->failed, memory_order_relaxed)) {
 		snprintf(err, errlen, "--record %s: %s", path, r->error);
 		goto fail;
@@ -727,6 +741,8 @@ void recorder_stop(struct recorder *r, uint64_t end_ts)
 	r->stop_ts = end_ts;
 	/* release: the writer sees stop_ts with stop. */
 	atomic_store_explicit(&r->stop, true, memory_order_release);
+	/* seq_cst: pairs with rec_sleep's store and loads (Dekker, as in
+	 * recorder_publish): it sees stop, or the wake below finds it. */
 	atomic_store_explicit(&r->sleeping, 0, memory_order_seq_cst);
 	syscall(SYS_futex, &r->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	pthread_join(r->thread, NULL);
