@@ -76,7 +76,7 @@
 #include "heph.h"
 #include "hephnames.h"
 
-#define REC_RING (1u << 18) /* items; 16 MiB */
+#define REC_RING (1u << 18) /* items; 14 MiB of 56-byte items */
 #define REC_BUF (256u << 10)
 #define REC_FLUSH (REC_BUF * 3 / 4)
 #define REC_FRAMES 64

@@ -372,12 +372,9 @@ static bool rp_classify(struct replay *r, struct rp_map *m, uint32_t *grp,
 	return true;
 }
 
-/* Cut one group's intervals iv[a .. b) (in time order) into coroutines,
- * which are then consecutive in r->coro, in time order. */
-/* Coroutine of intervals iv[first .. k), born at birth (or at its first
- * start when that is unknown or later). */
-static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
-		    const struct replay_birth *birth, size_t *cap)
+/* A new coroutine of substream sub, zeroed otherwise; NULL: memory. */
+static struct replay_coro *rp_coro_new(struct replay *r, uint64_t sub,
+				       size_t *cap)
 {
 	struct replay_coro *c;
 
@@ -386,13 +383,25 @@ static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
 		struct replay_coro *p = realloc(r->coro, nc * sizeof(*p));
 
 		if (!p)
-			return false;
+			return NULL;
 		r->coro = p;
 		*cap = nc;
 	}
 	c = &r->coro[r->ncoro++];
 	memset(c, 0, sizeof(*c));
 	c->substream = sub;
+	return c;
+}
+
+/* Coroutine of intervals iv[first .. k), born at birth (or at its first
+ * start when that is unknown or later). */
+static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
+		    const struct replay_birth *birth, size_t *cap)
+{
+	struct replay_coro *c = rp_coro_new(r, sub, cap);
+
+	if (!c)
+		return false;
 	c->first = (uint32_t)first;
 	c->n = (uint32_t)(k - first);
 	c->birth = r->iv[first].start;
@@ -425,19 +434,9 @@ static bool rp_unrun(struct replay *r, size_t *cap)
 			end = b->death;
 		else if (next)
 			end = next->ts;
-		if (r->ncoro == *cap) {
-			size_t nc = *cap ? *cap * 2 : 1024;
-			struct replay_coro *p =
-				realloc(r->coro, nc * sizeof(*p));
-
-			if (!p)
-				return false;
-			r->coro = p;
-			*cap = nc;
-		}
-		c = &r->coro[r->ncoro++];
-		memset(c, 0, sizeof(*c));
-		c->substream = b->sub;
+		c = rp_coro_new(r, b->sub, cap);
+		if (!c)
+			return false;
 		c->id = b->id;
 		c->birth = c->end = b->ts;
 		if (end) {
@@ -713,6 +712,10 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 				r->births[k] = r->coro[k].birth;
 				if (r->coro[k].birth < r->t0)
 					r->t0 = r->coro[k].birth;
+				/* A birth or death after the last interval
+				 * (of one that never ran) is in it too. */
+				if (r->coro[k].end > r->t1)
+					r->t1 = r->coro[k].end;
 			}
 			qsort(r->births, r->ncoro, sizeof(*r->births),
 			      rp_u64_cmp);

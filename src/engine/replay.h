@@ -52,7 +52,7 @@ struct replay_coro {
 struct replay {
 	struct heph_file f;
 	char path[512];
-	bool ours; /* written by corotop (a corotop_* option is present) */
+	bool ours; /* written by corotop (its `corotop` option is present) */
 	uint64_t t0, t1;    /* the recording: first start, end */
 	uint64_t linger_ns; /* dead coroutines stay visible this long */
 	struct replay_iv *iv;
