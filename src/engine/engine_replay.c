@@ -356,8 +356,9 @@ uint64_t engine_replay_step(struct engine *e, uint64_t id, int dir)
 	if (!p)
 		return 0;
 	pthread_mutex_lock(&e->lock);
-	p->playing = false;
+	/* Where playing got to, then paused there: the step is from it. */
 	a.to = rp_pos(p);
+	p->playing = false;
 	rp_guarded(e, rp_step, &a);
 	p->base = a.to;
 	p->since = engine_now(CLOCK_MONOTONIC);
