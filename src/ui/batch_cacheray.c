@@ -41,13 +41,6 @@ static const char *const layout_name[] = {
 	[CACHERAY_LAYOUT_REGIONS] = "regions",
 };
 
-static const char *const layout_text[] = {
-	[CACHERAY_LAYOUT_UNTYPED] = "untyped",
-	[CACHERAY_LAYOUT_ELEMENT] = "one-element",
-	[CACHERAY_LAYOUT_ELEMENTS] = "diff-elements",
-	[CACHERAY_LAYOUT_REGIONS] = "diff-regions",
-};
-
 static uint64_t type_accesses(const struct cacheray_type *t)
 {
 	return t->n[0] + t->n[1];
@@ -255,7 +248,7 @@ static void text_line(FILE *f, const struct cacheray_line *l, bool shared)
 {
 	fprintf(f, "  0x%016" PRIx64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64,
 		l->addr, l->reads + l->writes, l->reads, l->writes);
-	fprintf(f, " %-13s", layout_text[l->layout]);
+	fprintf(f, " %-13s", cacheray_layout_text(l->layout));
 	if (shared)
 		fprintf(f, " %-9s", l->disjoint ? "disjoint" : "overlap");
 	fputs("  ", f);

@@ -468,7 +468,7 @@ static void cray_byte_map(const struct cray_view *v, int y)
 
 	if (!r->nrows || v->selected[v->tab] >= r->nrows)
 		return;
-	l = &r->snap->lines[1][r->row[v->selected[v->tab]].item];
+	l = cray_rows_line(r, &r->row[v->selected[v->tab]]);
 	snprintf(label, sizeof(label), " Line 0x%" PRIx64, l->addr);
 	cray_text(v, y, 0, A_BOLD, "%.*s", CRAY_MAP_LABEL - 1, label);
 	for (int b = 0; b < 64; b += 8)

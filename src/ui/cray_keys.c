@@ -12,8 +12,6 @@
 
 #include <curses.h>
 
-#define CRAY_CTRL(c) ((c)&0x1f)
-
 const struct cray_key cray_keys[] = {
 	{KEY_UP, "Up", CRAY_ACT_UP, 0, "move up"},
 	{'k', "k", CRAY_ACT_UP, 0, NULL},

@@ -35,6 +35,9 @@ enum cray_action {
 	CRAY_ACT_QUIT,
 };
 
+/* The key code of Ctrl and a letter. */
+#define CRAY_CTRL(c) ((c)&0x1f)
+
 struct cray_key {
 	int key;	     /* curses key code or character */
 	const char *keyname; /* as help shows it; NULL: not shown */

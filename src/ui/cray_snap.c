@@ -76,7 +76,6 @@ static bool cray_snap_types(struct cray_snap *s, const struct cacheray *c)
 			.n = {t->n[0], t->n[1]},
 			.regions = t->regions,
 			.special = t->special,
-			.no_members = !t->members,
 		};
 	}
 	return true;

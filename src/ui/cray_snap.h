@@ -25,7 +25,7 @@ struct cray_type_copy {
 	uint32_t name_len, elemsize;
 	uint64_t n[2]; /* reads, writes */
 	uint64_t regions;
-	bool special, no_members;
+	bool special;
 };
 
 struct cray_thread_copy {

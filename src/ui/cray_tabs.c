@@ -29,13 +29,6 @@
 
 #include "cray_rows.h"
 
-static const char *const cray_layout_text[] = {
-	[CACHERAY_LAYOUT_UNTYPED] = "untyped",
-	[CACHERAY_LAYOUT_ELEMENT] = "one-element",
-	[CACHERAY_LAYOUT_ELEMENTS] = "diff-elements",
-	[CACHERAY_LAYOUT_REGIONS] = "diff-regions",
-};
-
 /* A typename as text: cut at max with "...", n > max + 3. */
 static void cray_tabs_name(char *b, size_t n, const char *s, size_t len,
 			   size_t max)
@@ -53,12 +46,6 @@ static void cray_tabs_name(char *b, size_t n, const char *s, size_t len,
 }
 
 /* ---- items ---- */
-
-static const struct cacheray_line *row_line(const struct cray_rows *r,
-					    const struct cray_row *row)
-{
-	return &r->snap->lines[r->tab == CRAY_TAB_SHARING][row->item];
-}
 
 static const struct cray_type_copy *row_type(const struct cray_rows *r,
 					     const struct cray_row *row)
@@ -117,13 +104,13 @@ static int line_writes_cmp(const void *a, const void *b)
 static void line_addr(const struct cray_rows *r, const struct cray_row *row,
 		      char *b, size_t n)
 {
-	snprintf(b, n, "0x%" PRIx64, row_line(r, row)->addr);
+	snprintf(b, n, "0x%" PRIx64, cray_rows_line(r, row)->addr);
 }
 
 static void line_acc(const struct cray_rows *r, const struct cray_row *row,
 		     char *b, size_t n)
 {
-	const struct cacheray_line *l = row_line(r, row);
+	const struct cacheray_line *l = cray_rows_line(r, row);
 
 	snprintf(b, n, "%" PRIu64, l->reads + l->writes);
 }
@@ -131,25 +118,26 @@ static void line_acc(const struct cray_rows *r, const struct cray_row *row,
 static void line_reads(const struct cray_rows *r, const struct cray_row *row,
 		       char *b, size_t n)
 {
-	snprintf(b, n, "%" PRIu64, row_line(r, row)->reads);
+	snprintf(b, n, "%" PRIu64, cray_rows_line(r, row)->reads);
 }
 
 static void line_writes(const struct cray_rows *r, const struct cray_row *row,
 			char *b, size_t n)
 {
-	snprintf(b, n, "%" PRIu64, row_line(r, row)->writes);
+	snprintf(b, n, "%" PRIu64, cray_rows_line(r, row)->writes);
 }
 
 static void line_layout(const struct cray_rows *r, const struct cray_row *row,
 			char *b, size_t n)
 {
-	snprintf(b, n, "%s", cray_layout_text[row_line(r, row)->layout]);
+	snprintf(b, n, "%s",
+		 cacheray_layout_text(cray_rows_line(r, row)->layout));
 }
 
 static void line_bytes(const struct cray_rows *r, const struct cray_row *row,
 		       char *b, size_t n)
 {
-	const struct cacheray_line *l = row_line(r, row);
+	const struct cacheray_line *l = cray_rows_line(r, row);
 
 	snprintf(b, n, "%s",
 		 l->nthreads < 2   ? "-"
@@ -161,7 +149,7 @@ static void line_bytes(const struct cray_rows *r, const struct cray_row *row,
 static void line_threads(const struct cray_rows *r, const struct cray_row *row,
 			 char *b, size_t n)
 {
-	const struct cacheray_line *l = row_line(r, row);
+	const struct cacheray_line *l = cray_rows_line(r, row);
 	size_t o = 0;
 
 	b[0] = '\0';
@@ -183,7 +171,7 @@ static void line_threads(const struct cray_rows *r, const struct cray_row *row,
 static void line_types(const struct cray_rows *r, const struct cray_row *row,
 		       char *b, size_t n)
 {
-	const struct cacheray_line *l = row_line(r, row);
+	const struct cacheray_line *l = cray_rows_line(r, row);
 	size_t o = 0;
 
 	b[0] = '\0';

@@ -39,7 +39,6 @@
 #include "term.h"
 
 #define CRAY_VIEW_BUDGET (8u << 20)
-#define CRAY_CTRL(c) ((c)&0x1f)
 
 struct cray_loop {
 	struct cray_view *v;

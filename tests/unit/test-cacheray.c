@@ -111,6 +111,15 @@ static void test_lines(void **state)
 	assert_int_equal(l[3].addr, 0x5000);
 	assert_int_equal(l[3].layout, CACHERAY_LAYOUT_UNTYPED);
 	assert_int_equal(l[2].layout, CACHERAY_LAYOUT_ELEMENT);
+	/* The reports' words (text report and view share them). */
+	assert_string_equal(cacheray_layout_text(CACHERAY_LAYOUT_UNTYPED),
+			    "untyped");
+	assert_string_equal(cacheray_layout_text(CACHERAY_LAYOUT_ELEMENT),
+			    "one-element");
+	assert_string_equal(cacheray_layout_text(CACHERAY_LAYOUT_ELEMENTS),
+			    "diff-elements");
+	assert_string_equal(cacheray_layout_text(CACHERAY_LAYOUT_REGIONS),
+			    "diff-regions");
 
 	/* Only the two lines written by one thread and touched by another. */
 	n = cacheray_top_lines(c, true, l, 8);
