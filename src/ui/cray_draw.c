@@ -337,37 +337,6 @@ static void cray_tabs_line(struct cray_view *v, int y)
 
 /* ---- table ---- */
 
-struct cray_layout {
-	bool shown[16];
-	int x[16], width[16];
-};
-
-static void cray_layout(const struct cray_view *v,
-			const struct cray_tab_impl *t, struct cray_layout *lay)
-{
-	int total = 0, x = 0;
-
-	for (int c = 0; c < t->ncols; c++) {
-		lay->shown[c] = true;
-		lay->width[c] = t->cols[c].width < 0 ? 12 : t->cols[c].width;
-		total += lay->width[c] + 1;
-	}
-	for (int prio = 6; prio > 1 && total > v->cols; prio--)
-		for (int c = t->ncols - 1; c >= 0 && total > v->cols; c--)
-			if (t->cols[c].priority == prio && lay->shown[c]) {
-				lay->shown[c] = false;
-				total -= lay->width[c] + 1;
-			}
-	for (int c = 0; c < t->ncols; c++) {
-		if (!lay->shown[c])
-			continue;
-		lay->x[c] = x;
-		if (t->cols[c].width < 0 && v->cols - 1 > total)
-			lay->width[c] += v->cols - 1 - total;
-		x += lay->width[c] + 1;
-	}
-}
-
 static void cray_titles(const struct cray_view *v, int y,
 			const struct cray_tab_impl *t,
 			const struct cray_layout *lay)
@@ -513,7 +482,7 @@ static void cray_table(struct cray_view *v, int y)
 
 	if (map)
 		rows -= 5; /* a blank line, the map's four */
-	cray_layout(v, t, &lay);
+	cray_tabs_layout(t, v->cols, &lay);
 	cray_titles(v, y, t, &lay);
 	v->first_row = y + 1;
 	v->nvisible = rows > 0 ? rows : 0;

@@ -187,7 +187,9 @@ static void line_types(const struct cray_rows *r, const struct cray_row *row,
 }
 
 /* The columns both line tabs show, each written once; the tables below
- * list them (the hot lines have no BYTES verdict). */
+ * list them (the hot lines have no BYTES verdict).  On a narrow screen
+ * LAYOUT goes first; then, on False sharing, TYPES (prio): what the
+ * suspects are about is which threads touch which bytes. */
 #define LINE_COL_ADDR                                                          \
 	{                                                                      \
 		.title = "LINE", .width = 14, .left = true, .priority = 1,     \
@@ -214,7 +216,7 @@ static void line_types(const struct cray_rows *r, const struct cray_row *row,
 	}
 #define LINE_COL_LAYOUT                                                        \
 	{                                                                      \
-		.title = "LAYOUT", .width = 13, .left = true, .priority = 4,   \
+		.title = "LAYOUT", .width = 13, .left = true, .priority = 5,   \
 		.cell = line_layout,                                           \
 		.help = "one-element, diff-elements (of one region), "         \
 			"diff-regions, untyped"                                \
@@ -225,9 +227,9 @@ static void line_types(const struct cray_rows *r, const struct cray_row *row,
 		.cell = line_threads,                                          \
 		.help = "thread ids on the line, (w): wrote; +: more threads"  \
 	}
-#define LINE_COL_TYPES                                                         \
+#define LINE_COL_TYPES(prio)                                                   \
 	{                                                                      \
-		.title = "TYPES", .width = -1, .left = true, .priority = 1,    \
+		.title = "TYPES", .width = -1, .left = true, .priority = prio, \
 		.cell = line_types,                                            \
 		.help = "the types seen on the line (... more)"                \
 	}
@@ -245,12 +247,12 @@ static const struct cray_column sharing_cols[] = {
 	 .cell = line_bytes,
 	 .help = "the two threads' bytes: disjoint (false sharing) or overlap"},
 	LINE_COL_THREADS,
-	LINE_COL_TYPES,
+	LINE_COL_TYPES(4),
 };
 
 static const struct cray_column hot_cols[] = {
-	LINE_COL_ADDR,	 LINE_COL_ACC,	   LINE_COL_READS, LINE_COL_WRITES,
-	LINE_COL_LAYOUT, LINE_COL_THREADS, LINE_COL_TYPES,
+	LINE_COL_ADDR,	 LINE_COL_ACC,	   LINE_COL_READS,    LINE_COL_WRITES,
+	LINE_COL_LAYOUT, LINE_COL_THREADS, LINE_COL_TYPES(1),
 };
 
 /* ---- types ---- */
@@ -538,6 +540,32 @@ static const struct cray_column threads_cols[] = {
 };
 
 #define CRAY_COLS(a) .cols = a, .ncols = (int)(sizeof(a) / sizeof(a[0]))
+
+void cray_tabs_layout(const struct cray_tab_impl *t, int cols,
+		      struct cray_layout *lay)
+{
+	int total = 0, x = 0;
+
+	for (int c = 0; c < t->ncols; c++) {
+		lay->shown[c] = true;
+		lay->width[c] = t->cols[c].width < 0 ? 12 : t->cols[c].width;
+		total += lay->width[c] + 1;
+	}
+	for (int prio = 6; prio > 1 && total > cols; prio--)
+		for (int c = t->ncols - 1; c >= 0 && total > cols; c--)
+			if (t->cols[c].priority == prio && lay->shown[c]) {
+				lay->shown[c] = false;
+				total -= lay->width[c] + 1;
+			}
+	for (int c = 0; c < t->ncols; c++) {
+		if (!lay->shown[c])
+			continue;
+		lay->x[c] = x;
+		if (t->cols[c].width < 0 && cols - 1 > total)
+			lay->width[c] += cols - 1 - total;
+		x += lay->width[c] + 1;
+	}
+}
 
 const struct cray_tab_impl cray_tabs[CRAY_TAB_COUNT] = {
 	[CRAY_TAB_SHARING] = {.name = "False sharing",
