@@ -149,7 +149,10 @@ static void test_open_close(void **state)
 	build(f, CRAY_TAB_TYPES);
 	counter = cray_rows_type(&f->rows, 0);
 	assert_true(cray_rows_set_open(&f->rows, counter, true));
-	assert_true(cray_snap_members(&f->snap, f->c, counter));
+	assert_false(cray_snap_has_members(&f->snap, counter));
+	assert_true(cray_snap_take(&f->snap, f->c, f->rows.open,
+				   f->rows.open_bits));
+	assert_true(cray_snap_has_members(&f->snap, counter));
 	build(f, CRAY_TAB_TYPES);
 	assert_int_equal(f->rows.nrows, 6);
 	assert_string_equal(cells(&f->rows, 0),
@@ -279,7 +282,8 @@ static void test_odd(void **state)
 	assert_string_equal(cells(&f->rows, 1), "3|3|0|8192|1|+ huge");
 	big = cray_rows_type(&f->rows, 1);
 	assert_true(cray_rows_set_open(&f->rows, big, true));
-	assert_true(cray_snap_members(&f->snap, f->c, big));
+	assert_true(cray_snap_take(&f->snap, f->c, f->rows.open,
+				   f->rows.open_bits));
 	build(f, CRAY_TAB_TYPES);
 	assert_int_equal(f->rows.nrows, 3);
 	assert_string_equal(cells(&f->rows, 2),
