@@ -7,8 +7,8 @@
  *               N%" (a FIFO or pipe: "reading"), "complete", "truncated",
  *               "error at byte N" or "read error"
  *   read line   bytes and records read; while reading, the rate of the
- *               last refresh interval in M records/s ("waiting for data"
- *               when a pipe brought nothing)
+ *               last refresh interval in records/s, K or M records/s
+ *               ("waiting for data" when a pipe brought nothing)
  *   totals      accesses (reads, writes, untyped, cross-line), their
  *               flags (atomic, read-modify-write pairs, unaligned), RTTA
  *               (adds, removes, live, overlaps); counts that mean loss
@@ -146,6 +146,7 @@ static int cray_read_line(const struct cray_view *v, int y)
 	const struct cray_source *s = &v->src;
 	int meter = cray_attr(v, CRAY_PAIR_METER), x;
 	struct cacheray_totals t;
+	char rate[48];
 
 	cacheray_totals(s->c, &t);
 	x = cray_text(v, y, 0, CRAY_NORMAL, " Read ");
@@ -157,10 +158,12 @@ static int cray_read_line(const struct cray_view *v, int y)
 	x = cray_text(v, y, x, CRAY_NORMAL, " records");
 	if (s->state != CRAY_READING || v->rate < 0)
 		return y + 1;
-	if (v->rate == 0 && s->pollable)
+	if (v->rate == 0 && s->pollable) {
 		cray_text(v, y, x, CRAY_NORMAL, "  waiting for data");
-	else
-		cray_text(v, y, x, meter, "  %.1f M records/s", v->rate / 1e6);
+		return y + 1;
+	}
+	cray_source_rate_text(v->rate, rate, sizeof(rate));
+	cray_text(v, y, x, meter, "  %s", rate);
 	return y + 1;
 }
 

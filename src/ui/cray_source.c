@@ -177,6 +177,19 @@ enum cray_step cray_source_read(struct cray_source *s, size_t budget)
 	return CRAY_STEP_MORE;
 }
 
+void cray_source_rate_text(double per_s, char *b, size_t n)
+{
+	/* Each unit up to where its rounding would print 1000. */
+	if (per_s < 9.95)
+		snprintf(b, n, "%.1f records/s", per_s < 0 ? 0 : per_s);
+	else if (per_s < 999.5)
+		snprintf(b, n, "%.0f records/s", per_s);
+	else if (per_s < 999.95e3)
+		snprintf(b, n, "%.1f K records/s", per_s / 1e3);
+	else
+		snprintf(b, n, "%.1f M records/s", per_s / 1e6);
+}
+
 int cray_source_percent(const struct cray_source *s)
 {
 	uint64_t got = s->got;
