@@ -23,7 +23,8 @@
  *   table       column titles (the sort column marked), then the rows;
  *               False sharing adds the byte map of the selected line: which
  *               of its 64 bytes each thread touched
- *   key bar     as the coroutine table's, or the search line being typed
+ *   key bar     as the coroutine table's (cray_keys_bar: Enter Open on
+ *               Types only), or the search line being typed
  * The help (F1) takes the table's place: the key table, then the shown
  * tab's columns, both from their const tables.  Columns are dropped by
  * priority when the screen is narrow, as in the coroutine table.
@@ -598,11 +599,6 @@ static void cray_help(struct cray_view *v, int y0)
 
 static void cray_bar(const struct cray_view *v)
 {
-	static const char *const bar[][2] = {
-		{"F1", "Help"},	  {"Tab", "Next"}, {"Enter", "Open"},
-		{"F3", "Search"}, {"F6", "Sort"},  {"I", "Invert"},
-		{"Spc", "Pause"}, {"F10", "Quit"},
-	};
 	int y = v->lines - 1;
 
 	move(y, 0);
@@ -612,15 +608,18 @@ static void cray_bar(const struct cray_view *v)
 		return;
 	}
 	curs_set(0);
-	for (size_t i = 0; i < sizeof(bar) / sizeof(bar[0]); i++) {
+	for (size_t i = 0; i < cray_keys_bar_count; i++) {
+		const struct cray_bar_key *b = &cray_keys_bar[i];
 		int x = getcurx(stdscr);
 
-		if (x + (int)strlen(bar[i][0]) + (int)strlen(bar[i][1]) + 1 >
+		if (!cray_keys_bar_on(b, (int)v->tab))
+			continue;
+		if (x + (int)strlen(b->key) + (int)strlen(b->label) + 1 >
 		    v->cols)
 			break;
-		printw("%s", bar[i][0]);
+		printw("%s", b->key);
 		attron(cray_attr(v, CRAY_PAIR_HEADER));
-		printw("%s", bar[i][1]);
+		printw("%s", b->label);
 		attroff(cray_attr(v, CRAY_PAIR_HEADER));
 		printw(" ");
 	}
