@@ -190,15 +190,6 @@ cacheray_thread_slow(struct cacheray *c, uint64_t id)
 
 /* ---- regions ---- */
 
-/*
- * The region or gap holding addr into the one-entry cache: from the set of
- * recent answers when the one for addr's line holds addr and is still
- * valid, from the map otherwise.  A region answer stays valid until that
- * region is removed (or dropped by an overlapping add), a gap answer until
- * the next add -- a remove only makes gaps larger, so a cached gap is
- * still free of regions.  In a malloc-heavy trace the answers for live
- * objects thus survive the allocations of others.
- */
 /* A region's tag on the lines: its serial folded into 1..2^32-2 (0 is
  * "untyped", UINT32_MAX "no access yet").  Regions 2^32-2 adds apart share
  * a tag: a line holding both would say "one element" where it should say
@@ -210,6 +201,15 @@ static uint32_t cacheray_tag(uint64_t serial)
 		      : 0;
 }
 
+/*
+ * The region or gap holding addr into the one-entry cache: from the set of
+ * recent answers when the one for addr's line holds addr and is still
+ * valid, from the map otherwise.  A region answer stays valid until that
+ * region is removed (or dropped by an overlapping add), a gap answer until
+ * the next add -- a remove only makes gaps larger, so a cached gap is
+ * still free of regions.  In a malloc-heavy trace the answers for live
+ * objects thus survive the allocations of others.
+ */
 static void cacheray_rcache_set(struct cacheray *c, uint64_t addr)
 {
 	struct cacheray_rset *e =
