@@ -16,6 +16,16 @@
  * read-modify-write atomic is logged as a READ then a WRITE, both flagged
  * atomic: totals count both records, and atomic_rmw counts the pairs.
  *
+ * Lines.  An access is counted (reads, writes, layout, types) on the line
+ * it starts in; one that runs past that line's end also marks the next
+ * line(s) with its thread, the bytes it touched there and whether it
+ * wrote, so that sharing on them is seen (cacheray_cross).  When a region
+ * leaves the map (removed, or dropped by an overlapping add), its memory
+ * was freed: linetab_forget clears its bytes from the lines' thread slots,
+ * so that the next owner of the memory is not taken to share its lines
+ * with the last one -- unless a line is a suspect already (verdicts are
+ * sticky).
+ *
  * Speed (bench/cacheray).  The hot loop runs over whole 18-byte access
  * records in the caller's buffer with memcpy loads (no copy, no alignment
  * assumption), in a function of its own.  Caches make the common case a
@@ -180,6 +190,17 @@ cacheray_thread_slow(struct cacheray *c, uint64_t id)
 
 /* ---- regions ---- */
 
+/* A region's tag on the lines: its serial folded into 1..2^32-2 (0 is
+ * "untyped", UINT32_MAX "no access yet").  Regions 2^32-2 adds apart share
+ * a tag: a line holding both would say "one element" where it should say
+ * "several regions", nothing worse -- the RTTA answers themselves are
+ * checked with the full serial. */
+static uint32_t cacheray_tag(uint64_t serial)
+{
+	return serial ? (uint32_t)((serial - 1) % (CACHELINE_NO_REGION - 1)) + 1
+		      : 0;
+}
+
 /*
  * The region or gap holding addr into the one-entry cache: from the set of
  * recent answers when the one for addr's line holds addr and is still
@@ -207,6 +228,7 @@ static void cacheray_rcache_set(struct cacheray *c, uint64_t addr)
 			.elemsize = h.elemsize,
 			.type = h.region ? h.type : 0,
 			.serial = h.serial,
+			.tag = cacheray_tag(h.serial),
 			.stamp = h.region ? h.node : c->adds_gen,
 		};
 	}
@@ -216,7 +238,7 @@ static void cacheray_rcache_set(struct cacheray *c, uint64_t addr)
 		.elem_start = e->start,
 		.elemsize = e->elemsize,
 		.type = e->type,
-		.serial = e->serial,
+		.tag = e->tag,
 		.region = e->serial != 0,
 	};
 }
@@ -225,6 +247,16 @@ static __attribute__((noinline)) void cacheray_region_slow(struct cacheray *c,
 							   uint64_t addr)
 {
 	cacheray_rcache_set(c, addr);
+}
+
+/* The rtta hook: a region left the map (removed, or dropped by an
+ * overlapping add), so its memory was freed -- whoever used its bytes no
+ * longer shares their lines with whoever uses them next. */
+static void cacheray_freed(void *ctx, uint64_t start, uint64_t last)
+{
+	struct cacheray *c = ctx;
+
+	linetab_forget(&c->lines, start, last);
 }
 
 /* After an add (added) or a remove: drop the answers that went stale. */
@@ -271,12 +303,12 @@ cacheray_line_thread(struct cacheline *l, uint16_t ts)
 }
 
 static __attribute__((noinline)) void
-cacheray_line_place(struct cacheline *l, uint32_t serial, uint32_t elem)
+cacheray_line_place(struct cacheline *l, uint32_t tag, uint32_t elem)
 {
 	if (l->region == CACHELINE_NO_REGION) {
-		l->region = serial;
+		l->region = tag;
 		l->elem = elem;
-	} else if (l->region != serial) {
+	} else if (l->region != tag) {
 		l->flags |= CACHELINE_REGIONS;
 	} else if (l->elem != elem) {
 		l->flags |= CACHELINE_ELEMS;
@@ -292,6 +324,59 @@ static __attribute__((noinline)) void cacheray_line_type(struct cacheline *l,
 		l->type[1] = ty;
 	else if (l->type[1] != ty)
 		l->flags |= CACHELINE_MORE_TYPES;
+}
+
+/* The thread slot of thread index + 1 `ts` on a line: the n bytes from
+ * byte lo on that it touched (n 0 counts as 1; they stop at the line's
+ * end) and whether it wrote; a third thread only sets the "more" flags. */
+static inline __attribute__((always_inline)) void
+cacheray_line_mark(struct cacheline *l, uint16_t ts, unsigned w, unsigned lo,
+		   unsigned n)
+{
+	uint64_t m;
+	unsigned s;
+
+	if (l->thread[0] == ts) {
+		s = 0;
+	} else if (l->thread[1] == ts) {
+		s = 1;
+	} else if (l->thread[1]) {
+		/* A third thread (or more): no slot. */
+		l->flags |= CACHELINE_MORE | (w ? CACHELINE_MORE_W : 0);
+		return;
+	} else {
+		s = cacheray_line_thread(l, ts);
+	}
+	m = n >= 64 ? ~0ull : (2ull << (n ? n - 1 : 0)) - 1;
+	l->bytes[s] |= m << lo;
+	l->flags |= (uint8_t)(w << s); /* CACHELINE_W0 / _W1 */
+}
+
+/*
+ * An access that runs past its line (rare): the lines after the one it
+ * starts in get the thread, the bytes it touched there and whether it
+ * wrote -- so that sharing on them is seen -- but not the access itself
+ * (it is counted once, with its type and layout, where it starts).  Lines
+ * past the cap are skipped; nothing wraps past the top of memory.  Called
+ * before the access's own line is looked up (the table may grow here).
+ */
+static __attribute__((noinline)) void cacheray_cross(struct cacheray *c,
+						     uint64_t addr,
+						     unsigned size, unsigned w,
+						     uint16_t ts)
+{
+	uint64_t last =
+		addr > UINT64_MAX - (size - 1) ? UINT64_MAX : addr + (size - 1);
+
+	for (uint64_t n = (addr >> 6) + 1; n <= last >> 6; n++) {
+		uint64_t left = last - (n << 6); /* bytes after the first */
+		struct cacheline *l = cacheray_line_slow(c, n + 1);
+
+		if (l)
+			cacheray_line_mark(l, ts, w, 0,
+					   left >= 63 ? 64
+						      : (unsigned)left + 1);
+	}
 }
 
 /* ---- records ---- */
@@ -334,18 +419,16 @@ static inline __attribute__((always_inline)) void
 cacheray_access(struct cacheray *c, const uint8_t *p, uint64_t off)
 {
 	const unsigned t = p[0], w = t & 1, size = p[9];
-	uint64_t addr, tid, m;
+	uint64_t addr, tid;
 	struct cacheray_type *ty;
 	struct cacheline *l;
 	uint32_t ti, idx;
 	uint16_t ts;
-	unsigned s;
 
 	memcpy(&addr, p + 1, 8);
 	memcpy(&tid, p + 10, 8);
 	c->kind[t]++;
 	c->access_bytes += size;
-	c->cross_line += (addr & 63) + size > 64;
 	if (t & CACHERAY_EVENT_MASK_ATOMIC)
 		cacheray_atomic(c, w, addr, tid, off);
 
@@ -354,6 +437,10 @@ cacheray_access(struct cacheray *c, const uint8_t *p, uint64_t off)
 		     ? idx - 1
 		     : cacheray_thread_slow(c, tid);
 	c->threads[ti].n[w]++;
+	if (__builtin_expect((addr & 63) + size > 64, 0)) {
+		c->cross_line++;
+		cacheray_cross(c, addr, size, w, (uint16_t)(ti + 1));
+	}
 
 	if (addr - c->rc.start > c->rc.span)
 		cacheray_region_slow(c, addr);
@@ -387,24 +474,9 @@ cacheray_access(struct cacheray *c, const uint8_t *p, uint64_t off)
 	else
 		l->reads++;
 	ts = (uint16_t)(ti + 1);
-	if (l->thread[0] == ts) {
-		s = 0;
-	} else if (l->thread[1] == ts) {
-		s = 1;
-	} else if (l->thread[1]) {
-		/* A third thread (or more): no slot. */
-		l->flags |= CACHELINE_MORE | (w ? CACHELINE_MORE_W : 0);
-		s = 2;
-	} else {
-		s = cacheray_line_thread(l, ts);
-	}
-	if (s < 2) {
-		m = size >= 64 ? ~0ull : (2ull << (size ? size - 1 : 0)) - 1;
-		l->bytes[s] |= m << (addr & 63);
-		l->flags |= (uint8_t)(w << s); /* CACHELINE_W0 / _W1 */
-	}
-	if (l->region != c->rc.serial || l->elem != c->rc.elem)
-		cacheray_line_place(l, c->rc.serial,
+	cacheray_line_mark(l, ts, w, (unsigned)(addr & 63), size);
+	if (l->region != c->rc.tag || l->elem != c->rc.elem)
+		cacheray_line_place(l, c->rc.tag,
 				    c->rc.region ? c->rc.elem : 0);
 	if (l->type[0] != c->rc.type + 1 && l->type[1] != c->rc.type + 1)
 		cacheray_line_type(l, (uint16_t)(c->rc.type + 1));
@@ -512,8 +584,7 @@ static bool cacheray_add(struct cacheray *c, const uint8_t *p, uint64_t off)
 		c->empty++;
 		return true;
 	}
-	if (++c->serial == CACHELINE_NO_REGION)
-		c->serial = 1; /* 0 is "untyped" */
+	c->serial++; /* from 1: 0 is "untyped" */
 	switch (rtta_add(&c->rtta, addr, bytes, type, elemsize, c->serial,
 			 &dropped)) {
 	case RTTA_ADDED:
@@ -655,6 +726,8 @@ struct cacheray *cacheray_create(const struct cacheray_config *cfg)
 	if (!c->cfg.max_name_bytes)
 		c->cfg.max_name_bytes = 16u << 20;
 	rtta_init(&c->rtta, c->cfg.max_regions);
+	c->rtta.on_remove = cacheray_freed;
+	c->rtta.ctx = c;
 	c->types = calloc(c->cfg.max_types, sizeof(*c->types));
 	c->threads = calloc(c->cfg.max_threads, sizeof(*c->threads));
 	if (!c->types || !c->threads ||

@@ -109,6 +109,11 @@ enum cacheray_layout {
 	CACHERAY_LAYOUT_REGIONS,  /* several regions (or typed and untyped) */
 };
 
+/* The reports' word for a layout: "untyped", "one-element",
+ * "diff-elements", "diff-regions" (the text report and the view; JSON has
+ * its own names). */
+const char *cacheray_layout_text(enum cacheray_layout l);
+
 /* A cache line, decoded for reports. */
 struct cacheray_line {
 	uint64_t addr; /* the line's first byte */

@@ -19,7 +19,8 @@
 struct cacheray_rcache {
 	uint64_t start, span; /* [start, start + span] */
 	uint64_t elem_start;  /* the current element (regions only) */
-	uint32_t elem, elemsize, type, serial;
+	uint32_t elem, elemsize, type;
+	uint32_t tag; /* the region's tag for lines (cacheray_tag); 0: gap */
 	bool region;
 };
 
@@ -27,7 +28,8 @@ struct cacheray_rcache {
  * or a gap until the next add. */
 struct cacheray_rset {
 	uint64_t start, span;
-	uint32_t elemsize, type, serial;
+	uint64_t serial;
+	uint32_t elemsize, type, tag;
 	uint32_t stamp; /* region: its node; gap: cacheray.adds_gen */
 };
 
@@ -41,7 +43,7 @@ struct cacheray {
 
 	struct cacheray_rcache rc;
 	struct rtta rtta;
-	uint32_t serial;
+	uint64_t serial;   /* of the last add: 64 bits never wrap */
 	uint32_t adds_gen; /* bumped by every add: gaps may have shrunk */
 	struct cacheray_rset rset[1u << CACHERAY_RSET_BITS]; /* by line */
 

@@ -85,6 +85,18 @@ const struct cacheray_thread *cacheray_thread_at(const struct cacheray *c,
 	return i < c->nthreads ? &c->threads[i] : NULL;
 }
 
+const char *cacheray_layout_text(enum cacheray_layout l)
+{
+	static const char *const text[] = {
+		[CACHERAY_LAYOUT_UNTYPED] = "untyped",
+		[CACHERAY_LAYOUT_ELEMENT] = "one-element",
+		[CACHERAY_LAYOUT_ELEMENTS] = "diff-elements",
+		[CACHERAY_LAYOUT_REGIONS] = "diff-regions",
+	};
+
+	return (unsigned)l < sizeof(text) / sizeof(text[0]) ? text[l] : "?";
+}
+
 static void cacheray_decode(const struct cacheray *c, const struct cacheline *l,
 			    struct cacheray_line *out)
 {

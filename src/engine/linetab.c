@@ -6,7 +6,8 @@
  * Open addressing with linear probing; the slot is the line itself (64
  * bytes, so one probe is one cache miss), found by Fibonacci hashing of the
  * key (line number + 1, so 0 marks an empty slot).  Lines are never
- * deleted, so there are no tombstones.  The table starts small and doubles
+ * deleted (forgetting freed bytes only clears thread slots), so there are
+ * no tombstones.  The table starts small and doubles
  * while it is at most 3/4 full; once it holds `max` lines, an access to a
  * line it does not hold is refused (the caller counts those accesses as
  * dropped) -- the lines already kept go on counting, so the hottest lines
@@ -93,6 +94,63 @@ struct cacheline *linetab_insert(struct linetab *t, uint64_t key)
 	l->region = CACHELINE_NO_REGION;
 	t->count++;
 	return l;
+}
+
+/* linetab_forget on one line: [start, last] overlaps it. */
+static void cacheline_forget(struct cacheline *l, uint64_t start, uint64_t last)
+{
+	uint64_t base = (l->key - 1) << 6, lo, hi, m;
+
+	if (cacheline_shared(l))
+		return; /* sticky */
+	lo = start > base ? start - base : 0;
+	hi = last - base < 63 ? last - base : 63;
+	m = ((2ull << (hi - lo)) - 1) << lo; /* 2 << 63 is 0: all 64 */
+	l->bytes[0] &= ~m;
+	l->bytes[1] &= ~m;
+	if (l->thread[1] && !l->bytes[1]) {
+		l->thread[1] = 0;
+		l->flags &= (uint8_t)~CACHELINE_W1;
+	}
+	if (l->thread[0] && !l->bytes[0]) {
+		/* Slot 1 (or nothing) moves down: slot 0 is used first. */
+		l->thread[0] = l->thread[1];
+		l->bytes[0] = l->bytes[1];
+		l->flags =
+			(uint8_t)((l->flags & ~(CACHELINE_W0 | CACHELINE_W1)) |
+				  (l->flags & CACHELINE_W1 ? CACHELINE_W0 : 0));
+		l->thread[1] = 0;
+		l->bytes[1] = 0;
+	}
+	if (m == ~0ull)
+		l->flags &= (uint8_t) ~(CACHELINE_MORE | CACHELINE_MORE_W);
+}
+
+void linetab_forget(struct linetab *t, uint64_t start, uint64_t last)
+{
+	uint64_t first = start >> 6, end = last >> 6;
+
+	if (!t->count || start > last)
+		return;
+	if (end - first <= t->mask) {
+		/* No more lines than slots: look each one up. */
+		for (uint64_t n = first;; n++) {
+			struct cacheline *l = linetab_find(t, n + 1);
+
+			if (l)
+				cacheline_forget(l, start, last);
+			if (n == end)
+				break;
+		}
+		return;
+	}
+	/* A region larger than the table: one pass over the slots. */
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		struct cacheline *l = &t->slot[i];
+
+		if (l->key && l->key - 1 >= first && l->key - 1 <= end)
+			cacheline_forget(l, start, last);
+	}
 }
 
 /* a ranks below b: fewer accesses, or as many at a higher address. */

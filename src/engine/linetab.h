@@ -7,7 +7,10 @@
  * writes, the first two threads that touched it (which bytes each touched,
  * whether each wrote), whether more threads touched or wrote it, the first
  * region (and element) that was accessed on it and whether others were,
- * and the first two types seen on it.
+ * and the first two types seen on it.  When memory is freed (an RTTA
+ * region removed), linetab_forget drops its bytes from the thread slots,
+ * so that a later owner of the bytes is not taken to share the line with
+ * the earlier one.
  */
 #ifndef COROTOP_LINETAB_H
 #define COROTOP_LINETAB_H
@@ -39,8 +42,9 @@ struct cacheline {
 	uint64_t reads, writes;
 	uint64_t bytes[2];  /* bytes touched by thread slot 0 / 1, bit i =
 			       byte i of the line */
-	uint32_t region;    /* serial of the first region accessed (0:
-			       untyped), CACHELINE_NO_REGION before that */
+	uint32_t region;    /* tag of the first region accessed (its serial
+			       folded into 1..2^32-2; 0: untyped),
+			       CACHELINE_NO_REGION before that */
 	uint32_t elem;	    /* its element index */
 	uint16_t thread[2]; /* thread index + 1 of each slot; 0: free */
 	uint16_t type[2];   /* type index + 1 of the first two types */
@@ -70,6 +74,21 @@ static inline const struct cacheline *linetab_slot(const struct linetab *t,
 	return &t->slot[(key * 0x9e3779b97f4a7c15ull) >> t->shift];
 }
 
+/* The line with this key, or NULL when the table does not hold it. */
+static inline struct cacheline *linetab_find(struct linetab *t, uint64_t key)
+{
+	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> t->shift);
+
+	for (;; i = (i + 1) & t->mask) {
+		struct cacheline *l = &t->slot[i];
+
+		if (l->key == key)
+			return l;
+		if (!l->key)
+			return NULL;
+	}
+}
+
 static inline struct cacheline *linetab_get(struct linetab *t, uint64_t key)
 {
 	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> t->shift);
@@ -96,6 +115,19 @@ static inline uint64_t cacheline_accesses(const struct cacheline *l)
 {
 	return l->reads + l->writes;
 }
+
+/*
+ * Forget the bytes [start, last] (addresses, inclusive) in the lines the
+ * table holds: they are cleared from both thread slots' byte masks, and a
+ * slot left without bytes is freed (with its write flag; slot 1 moves to
+ * slot 0), so the thread no longer counts as one of the line's users.
+ * When the bytes cover the whole line, the "more threads" flag goes too
+ * (every user's bytes are gone).  A line that is already shared
+ * (cacheline_shared) is left as it is: a verdict, once reached, stays.
+ * A slot that keeps some bytes keeps its write flag (one flag per slot,
+ * not per byte).  Work: min(lines in [start, last], table slots).
+ */
+void linetab_forget(struct linetab *t, uint64_t start, uint64_t last);
 
 /*
  * The (at most max) lines with the most accesses, most first (ties: lower

@@ -155,6 +155,8 @@ bool rtta_remove(struct rtta *r, uint64_t start)
 	x = *slot;
 	if (!x)
 		return false;
+	if (r->on_remove)
+		r->on_remove(r->ctx, RTTA_N(r, x).start, RTTA_N(r, x).last);
 	*slot = rtta_merge(r, RTTA_N(r, x).left, RTTA_N(r, x).right);
 	rtta_release(r, x);
 	r->live--;
@@ -162,7 +164,7 @@ bool rtta_remove(struct rtta *r, uint64_t start)
 }
 
 enum rtta_add_result rtta_add(struct rtta *r, uint64_t start, uint64_t len,
-			      uint32_t type, uint32_t elemsize, uint32_t serial,
+			      uint32_t type, uint32_t elemsize, uint64_t serial,
 			      uint32_t *dropped)
 {
 	uint64_t last = start + (len - 1);

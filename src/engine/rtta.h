@@ -8,6 +8,8 @@
  * regions wins: the older regions it touches are dropped whole (see rtta.c
  * for why).  Lookups answer with the region that holds an address or, when
  * none does, with the gap around it, so that a caller can cache either.
+ * A hook, when set, hears of every region that leaves the map (removed or
+ * dropped), with its extent.
  */
 #ifndef COROTOP_RTTA_H
 #define COROTOP_RTTA_H
@@ -24,7 +26,7 @@ struct rtta_node {
 	uint32_t left, right; /* the free list goes through left */
 	uint32_t prio;
 	uint32_t type, elemsize;
-	uint32_t serial; /* 0 while the node is free */
+	uint64_t serial; /* 0 while the node is free */
 };
 
 struct rtta {
@@ -34,6 +36,11 @@ struct rtta {
 	uint32_t root;
 	uint32_t live, max;
 	uint64_t rng;
+	/* Called with [start, last] of each region as it leaves the map
+	 * (rtta_remove, or dropped by an overlapping rtta_add); NULL: none.
+	 * Set after rtta_init. */
+	void (*on_remove)(void *ctx, uint64_t start, uint64_t last);
+	void *ctx;
 };
 
 /*
@@ -44,7 +51,8 @@ struct rtta {
  */
 struct rtta_hit {
 	uint64_t start, last;
-	uint32_t type, elemsize, serial;
+	uint32_t type, elemsize;
+	uint64_t serial;
 	uint32_t node; /* the region's node (see rtta_still) */
 	bool region;
 };
@@ -62,15 +70,17 @@ void rtta_finish(struct rtta *r);
 
 /*
  * Add [start, start + len) (len > 0, start + len <= 2^64) with the given
- * type, elemsize and serial.  Live regions overlapping it are dropped first;
- * *dropped counts them.  On RTTA_FULL / RTTA_NOMEM nothing changes (the
- * overlapping regions are still dropped: they are stale either way).
+ * type, elemsize and serial.  Live regions overlapping it are dropped first
+ * (the hook hears of each); *dropped counts them.  On RTTA_FULL / RTTA_NOMEM
+ * nothing changes (the overlapping regions are still dropped: they are stale
+ * either way).
  */
 enum rtta_add_result rtta_add(struct rtta *r, uint64_t start, uint64_t len,
-			      uint32_t type, uint32_t elemsize, uint32_t serial,
+			      uint32_t type, uint32_t elemsize, uint64_t serial,
 			      uint32_t *dropped);
 
-/* Remove the region that starts at start; false when there is none. */
+/* Remove the region that starts at start (the hook hears of it); false
+ * when there is none. */
 bool rtta_remove(struct rtta *r, uint64_t start);
 
 /* The region holding addr, or the gap around it. */
@@ -79,11 +89,11 @@ void rtta_lookup(const struct rtta *r, uint64_t addr, struct rtta_hit *hit);
 /*
  * Whether a region answer (hit.node, hit.serial) still holds: the region
  * was not removed or dropped since.  (Serials are the caller's; they must
- * differ between adds that reuse a node, i.e. not repeat within 2^32
- * adds.)  Gap answers only go stale when a region is added.
+ * differ between adds that reuse a node: a 64-bit counter never repeats.)
+ * Gap answers only go stale when a region is added.
  */
 static inline bool rtta_still(const struct rtta *r, uint32_t node,
-			      uint32_t serial)
+			      uint64_t serial)
 {
 	return node < r->used && r->node[node].serial == serial;
 }

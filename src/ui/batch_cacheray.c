@@ -13,6 +13,10 @@
  * section per part with a column header; JSON is one object, the schema in
  * docs/JSON.md ("Memory report").
  *
+ * A directory or a terminal is refused before anything is read, with the
+ * memory view's message and exit code, 2: the view's input
+ * (cray_source.c) calls batch_cacheray_refuse too.
+ *
  * Typenames come from the trace and may hold any byte: text shows bytes
  * outside printable ASCII as '?', JSON writes them as \u00XX (the name
  * read as Latin-1), so the output is always valid UTF-8 JSON.
@@ -25,6 +29,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define BATCH_CACHERAY_CHUNK (256 * 1024u)
@@ -34,13 +39,6 @@ static const char *const layout_name[] = {
 	[CACHERAY_LAYOUT_ELEMENT] = "element",
 	[CACHERAY_LAYOUT_ELEMENTS] = "elements",
 	[CACHERAY_LAYOUT_REGIONS] = "regions",
-};
-
-static const char *const layout_text[] = {
-	[CACHERAY_LAYOUT_UNTYPED] = "untyped",
-	[CACHERAY_LAYOUT_ELEMENT] = "one-element",
-	[CACHERAY_LAYOUT_ELEMENTS] = "diff-elements",
-	[CACHERAY_LAYOUT_REGIONS] = "diff-regions",
 };
 
 static uint64_t type_accesses(const struct cacheray_type *t)
@@ -250,7 +248,7 @@ static void text_line(FILE *f, const struct cacheray_line *l, bool shared)
 {
 	fprintf(f, "  0x%016" PRIx64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64,
 		l->addr, l->reads + l->writes, l->reads, l->writes);
-	fprintf(f, " %-13s", layout_text[l->layout]);
+	fprintf(f, " %-13s", cacheray_layout_text(l->layout));
 	if (shared)
 		fprintf(f, " %-9s", l->disjoint ? "disjoint" : "overlap");
 	fputs("  ", f);
@@ -501,19 +499,55 @@ void batch_cacheray_print_json(FILE *f, const struct cacheray *c,
 
 /* ---- reading ---- */
 
+bool batch_cacheray_refuse(const char *path, int fd, const struct stat *st,
+			   char *err, size_t errlen)
+{
+	bool in = !strcmp(path, "-");
+
+	if (S_ISDIR(st->st_mode)) {
+		snprintf(err, errlen,
+			 "--cacheray %s: is a directory; give a Cacheray trace "
+			 "file, a FIFO, or - for stdin",
+			 path);
+		return true;
+	}
+	if (isatty(fd)) {
+		snprintf(err, errlen,
+			 in ? "--cacheray -: stdin is a terminal; pipe a trace "
+			      "in (... | corotop --cacheray -) or give a file"
+			    : "--cacheray %s: is a terminal; give a Cacheray "
+			      "trace file, a FIFO, or - for stdin",
+			 path);
+		return true;
+	}
+	return false;
+}
+
 int batch_cacheray_run(const char *path, bool json, FILE *out, char *err,
 		       size_t errlen)
 {
 	bool stdin_ = strcmp(path, "-") == 0;
-	int fd = stdin_ ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	int fd = stdin_ ? STDIN_FILENO
+			: open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	struct cacheray *c = NULL;
 	unsigned char *buf = NULL;
+	struct stat st;
 	int rc = 1;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open Cacheray trace %s: %s", path,
 			 strerror(errno));
 		return 1;
+	}
+	/* What the memory view refuses, the report refuses the same way. */
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot stat Cacheray trace %s: %s", path,
+			 strerror(errno));
+		goto out;
+	}
+	if (batch_cacheray_refuse(path, fd, &st, err, errlen)) {
+		rc = 2;
+		goto out;
 	}
 	c = cacheray_create(NULL);
 	buf = malloc(BATCH_CACHERAY_CHUNK);

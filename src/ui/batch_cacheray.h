@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "../engine/cacheray.h"
 
@@ -23,10 +24,21 @@
  * JSON.  0 when the trace was read to its end (a last record cut short is
  * reported in the output, not an error); 1 with a message in err when it
  * could not be opened or read, or when a record could not be parsed (the
- * report of what came before it is still printed, with the error).
+ * report of what came before it is still printed, with the error); 2 with
+ * a message in err, nothing printed, for what the memory view refuses too
+ * (a directory, a terminal -- stdin included).
  */
 int batch_cacheray_run(const char *path, bool json, FILE *out, char *err,
 		       size_t errlen);
+
+/*
+ * Whether the trace open on fd (path as given, "-": stdin; st its fstat)
+ * is one that --cacheray refuses, the view and the batch report alike: a
+ * directory, or a terminal (a read would wait for typing).  True with the
+ * message in err; that is a usage error (exit 2).
+ */
+bool batch_cacheray_refuse(const char *path, int fd, const struct stat *st,
+			   char *err, size_t errlen);
 
 /* The report of what c has read so far; source names the input. */
 void batch_cacheray_print_text(FILE *f, const struct cacheray *c,

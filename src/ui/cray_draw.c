@@ -7,8 +7,8 @@
  *               N%" (a FIFO or pipe: "reading"), "complete", "truncated",
  *               "error at byte N" or "read error"
  *   read line   bytes and records read; while reading, the rate of the
- *               last refresh interval in M records/s ("waiting for data"
- *               when a pipe brought nothing)
+ *               last refresh interval in records/s, K or M records/s
+ *               ("waiting for data" when a pipe brought nothing)
  *   totals      accesses (reads, writes, untyped, cross-line), their
  *               flags (atomic, read-modify-write pairs, unaligned), RTTA
  *               (adds, removes, live, overlaps); counts that mean loss
@@ -23,7 +23,8 @@
  *   table       column titles (the sort column marked), then the rows;
  *               False sharing adds the byte map of the selected line: which
  *               of its 64 bytes each thread touched
- *   key bar     as the coroutine table's, or the search line being typed
+ *   key bar     as the coroutine table's (cray_keys_bar: Enter Open on
+ *               Types only), or the search line being typed
  * The help (F1) takes the table's place: the key table, then the shown
  * tab's columns, both from their const tables.  Columns are dropped by
  * priority when the screen is narrow, as in the coroutine table.
@@ -146,6 +147,7 @@ static int cray_read_line(const struct cray_view *v, int y)
 	const struct cray_source *s = &v->src;
 	int meter = cray_attr(v, CRAY_PAIR_METER), x;
 	struct cacheray_totals t;
+	char rate[48];
 
 	cacheray_totals(s->c, &t);
 	x = cray_text(v, y, 0, CRAY_NORMAL, " Read ");
@@ -157,10 +159,12 @@ static int cray_read_line(const struct cray_view *v, int y)
 	x = cray_text(v, y, x, CRAY_NORMAL, " records");
 	if (s->state != CRAY_READING || v->rate < 0)
 		return y + 1;
-	if (v->rate == 0 && s->pollable)
+	if (v->rate == 0 && s->pollable) {
 		cray_text(v, y, x, CRAY_NORMAL, "  waiting for data");
-	else
-		cray_text(v, y, x, meter, "  %.1f M records/s", v->rate / 1e6);
+		return y + 1;
+	}
+	cray_source_rate_text(v->rate, rate, sizeof(rate));
+	cray_text(v, y, x, meter, "  %s", rate);
 	return y + 1;
 }
 
@@ -337,37 +341,6 @@ static void cray_tabs_line(struct cray_view *v, int y)
 
 /* ---- table ---- */
 
-struct cray_layout {
-	bool shown[16];
-	int x[16], width[16];
-};
-
-static void cray_layout(const struct cray_view *v,
-			const struct cray_tab_impl *t, struct cray_layout *lay)
-{
-	int total = 0, x = 0;
-
-	for (int c = 0; c < t->ncols; c++) {
-		lay->shown[c] = true;
-		lay->width[c] = t->cols[c].width < 0 ? 12 : t->cols[c].width;
-		total += lay->width[c] + 1;
-	}
-	for (int prio = 6; prio > 1 && total > v->cols; prio--)
-		for (int c = t->ncols - 1; c >= 0 && total > v->cols; c--)
-			if (t->cols[c].priority == prio && lay->shown[c]) {
-				lay->shown[c] = false;
-				total -= lay->width[c] + 1;
-			}
-	for (int c = 0; c < t->ncols; c++) {
-		if (!lay->shown[c])
-			continue;
-		lay->x[c] = x;
-		if (t->cols[c].width < 0 && v->cols - 1 > total)
-			lay->width[c] += v->cols - 1 - total;
-		x += lay->width[c] + 1;
-	}
-}
-
 static void cray_titles(const struct cray_view *v, int y,
 			const struct cray_tab_impl *t,
 			const struct cray_layout *lay)
@@ -468,7 +441,7 @@ static void cray_byte_map(const struct cray_view *v, int y)
 
 	if (!r->nrows || v->selected[v->tab] >= r->nrows)
 		return;
-	l = &r->snap->lines[1][r->row[v->selected[v->tab]].item];
+	l = cray_rows_line(r, &r->row[v->selected[v->tab]]);
 	snprintf(label, sizeof(label), " Line 0x%" PRIx64, l->addr);
 	cray_text(v, y, 0, A_BOLD, "%.*s", CRAY_MAP_LABEL - 1, label);
 	for (int b = 0; b < 64; b += 8)
@@ -513,7 +486,7 @@ static void cray_table(struct cray_view *v, int y)
 
 	if (map)
 		rows -= 5; /* a blank line, the map's four */
-	cray_layout(v, t, &lay);
+	cray_tabs_layout(t, v->cols, &lay);
 	cray_titles(v, y, t, &lay);
 	v->first_row = y + 1;
 	v->nvisible = rows > 0 ? rows : 0;
@@ -626,11 +599,6 @@ static void cray_help(struct cray_view *v, int y0)
 
 static void cray_bar(const struct cray_view *v)
 {
-	static const char *const bar[][2] = {
-		{"F1", "Help"},	  {"Tab", "Next"}, {"Enter", "Open"},
-		{"F3", "Search"}, {"F6", "Sort"},  {"I", "Invert"},
-		{"Spc", "Pause"}, {"F10", "Quit"},
-	};
 	int y = v->lines - 1;
 
 	move(y, 0);
@@ -640,15 +608,18 @@ static void cray_bar(const struct cray_view *v)
 		return;
 	}
 	curs_set(0);
-	for (size_t i = 0; i < sizeof(bar) / sizeof(bar[0]); i++) {
+	for (size_t i = 0; i < cray_keys_bar_count; i++) {
+		const struct cray_bar_key *b = &cray_keys_bar[i];
 		int x = getcurx(stdscr);
 
-		if (x + (int)strlen(bar[i][0]) + (int)strlen(bar[i][1]) + 1 >
+		if (!cray_keys_bar_on(b, (int)v->tab))
+			continue;
+		if (x + (int)strlen(b->key) + (int)strlen(b->label) + 1 >
 		    v->cols)
 			break;
-		printw("%s", bar[i][0]);
+		printw("%s", b->key);
 		attron(cray_attr(v, CRAY_PAIR_HEADER));
-		printw("%s", bar[i][1]);
+		printw("%s", b->label);
 		attroff(cray_attr(v, CRAY_PAIR_HEADER));
 		printw(" ");
 	}

@@ -6,13 +6,14 @@
  * (Enter flips, Right or + opens, Left or - closes).
  *
  * Bindings of one action are consecutive; the first carries the help note,
- * and the help screen joins their key names on one line.
+ * and the help screen joins their key names on one line.  The key bar's
+ * entries are a table here too, each with the tabs it is shown on.
  */
 #include "cray_keys.h"
 
 #include <curses.h>
 
-#define CRAY_CTRL(c) ((c)&0x1f)
+#include "cray_tabs.h"
 
 const struct cray_key cray_keys[] = {
 	{KEY_UP, "Up", CRAY_ACT_UP, 0, "move up"},
@@ -66,6 +67,20 @@ const struct cray_key cray_keys[] = {
 };
 
 const size_t cray_keys_count = sizeof(cray_keys) / sizeof(cray_keys[0]);
+
+#define CRAY_BAR_ALL ((1u << CRAY_TAB_COUNT) - 1)
+#define CRAY_BAR_TYPES (1u << CRAY_TAB_TYPES)
+
+/* Enter acts on the Types tab only, so only that tab offers it. */
+const struct cray_bar_key cray_keys_bar[] = {
+	{"F1", "Help", CRAY_BAR_ALL},	   {"Tab", "Next", CRAY_BAR_ALL},
+	{"Enter", "Open", CRAY_BAR_TYPES}, {"F3", "Search", CRAY_BAR_ALL},
+	{"F6", "Sort", CRAY_BAR_ALL},	   {"I", "Invert", CRAY_BAR_ALL},
+	{"Spc", "Pause", CRAY_BAR_ALL},	   {"F10", "Quit", CRAY_BAR_ALL},
+};
+
+const size_t cray_keys_bar_count =
+	sizeof(cray_keys_bar) / sizeof(cray_keys_bar[0]);
 
 const struct cray_key *cray_keys_find(int key)
 {

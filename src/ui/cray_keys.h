@@ -6,6 +6,7 @@
 #ifndef COROTOP_CRAY_KEYS_H
 #define COROTOP_CRAY_KEYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum cray_action {
@@ -35,6 +36,9 @@ enum cray_action {
 	CRAY_ACT_QUIT,
 };
 
+/* The key code of Ctrl and a letter. */
+#define CRAY_CTRL(c) ((c)&0x1f)
+
 struct cray_key {
 	int key;	     /* curses key code or character */
 	const char *keyname; /* as help shows it; NULL: not shown */
@@ -48,5 +52,21 @@ extern const size_t cray_keys_count;
 
 /* The binding of key, or NULL. */
 const struct cray_key *cray_keys_find(int key);
+
+/* The key bar: a key name and what it does, shown on the tabs of its
+ * mask (bit k: tab k, enum cray_tab). */
+struct cray_bar_key {
+	const char *key, *label;
+	unsigned tabs;
+};
+
+extern const struct cray_bar_key cray_keys_bar[];
+extern const size_t cray_keys_bar_count;
+
+/* Whether a bar entry is shown on tab. */
+static inline bool cray_keys_bar_on(const struct cray_bar_key *b, int tab)
+{
+	return b->tabs & (1u << tab);
+}
 
 #endif

@@ -15,12 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct cacheray_line *row_line(const struct cray_rows *r,
-					    const struct cray_row *row)
-{
-	return &r->snap->lines[r->tab == CRAY_TAB_SHARING][row->item];
-}
-
 /* ---- rows ---- */
 
 void cray_rows_init(struct cray_rows *r)
@@ -242,7 +236,7 @@ uint64_t cray_rows_key(const struct cray_rows *r, size_t i)
 	switch (r->tab) {
 	case CRAY_TAB_SHARING:
 	case CRAY_TAB_HOT:
-		return row_line(r, row)->addr;
+		return cray_rows_line(r, row)->addr;
 	case CRAY_TAB_TYPES:
 		/* The type row UINT32_MAX, a member its offset, the "no
 		 * member counts" row one below the type's. */

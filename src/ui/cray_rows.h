@@ -28,6 +28,13 @@ struct cray_rows {
 	size_t cap_idx;
 };
 
+/* The line of a row of a line tab (False sharing, Hot lines). */
+static inline const struct cacheray_line *
+cray_rows_line(const struct cray_rows *r, const struct cray_row *row)
+{
+	return &r->snap->lines[r->tab == CRAY_TAB_SHARING][row->item];
+}
+
 void cray_rows_init(struct cray_rows *r);
 void cray_rows_finish(struct cray_rows *r);
 

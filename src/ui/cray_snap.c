@@ -7,7 +7,9 @@
  * CRAY_SNAP_LINES), a few milliseconds for the largest line table), so the
  * view takes one per refresh, never per chunk read.  Member counts are
  * copied only for the types the user opened: a type can have 4,096
- * offsets, and there can be thousands of types.
+ * offsets, and there can be thousands of types -- except in the snapshot
+ * a pause stands on, which has them all (cray_snap_take_all), since a
+ * type opened later must show counts of the same moment as the rest.
  */
 #include "cray_snap.h"
 
@@ -76,7 +78,6 @@ static bool cray_snap_types(struct cray_snap *s, const struct cacheray *c)
 			.n = {t->n[0], t->n[1]},
 			.regions = t->regions,
 			.special = t->special,
-			.no_members = !t->members,
 		};
 	}
 	return true;
@@ -156,8 +157,10 @@ static bool cray_snap_append(struct cray_snap *s, const struct cacheray *c,
 	return true;
 }
 
-bool cray_snap_take(struct cray_snap *s, const struct cacheray *c,
-		    const uint8_t *open, size_t nopen)
+/* Everything; members of the open types, or of all when open is NULL
+ * and all is set. */
+static bool cray_snap_fill(struct cray_snap *s, const struct cacheray *c,
+			   const uint8_t *open, size_t nopen, bool all)
 {
 	bool ok = true;
 
@@ -167,22 +170,25 @@ bool cray_snap_take(struct cray_snap *s, const struct cacheray *c,
 	ok &= cray_snap_threads(s, c);
 	ok &= cray_snap_lines(s, c);
 	s->nmembers = 0;
-	for (size_t i = 0; open && i < nopen; i++)
-		if (open[i / 8] & (1u << (i % 8)))
+	if (all)
+		nopen = cacheray_ntypes(c);
+	/* In index order: cray_snap_type_members searches by halves. */
+	for (size_t i = 0; i < nopen; i++)
+		if (all || (open && (open[i / 8] & (1u << (i % 8)))))
 			ok &= cray_snap_append(s, c, (uint32_t)i);
+	s->all_members = all && ok;
 	return ok;
 }
 
-bool cray_snap_members(struct cray_snap *s, const struct cacheray *c,
-		       uint32_t type)
+bool cray_snap_take(struct cray_snap *s, const struct cacheray *c,
+		    const uint8_t *open, size_t nopen)
 {
-	size_t out = 0;
+	return cray_snap_fill(s, c, open, nopen, false);
+}
 
-	for (size_t i = 0; i < s->nmembers; i++)
-		if (s->members[i].type != type)
-			s->members[out++] = s->members[i];
-	s->nmembers = out;
-	return cray_snap_append(s, c, type);
+bool cray_snap_take_all(struct cray_snap *s, const struct cacheray *c)
+{
+	return cray_snap_fill(s, c, NULL, 0, true);
 }
 
 const struct cray_type_copy *cray_snap_type(const struct cray_snap *s,
@@ -197,12 +203,26 @@ const struct cray_type_copy *cray_snap_type(const struct cray_snap *s,
 size_t cray_snap_type_members(const struct cray_snap *s, uint32_t index,
 			      size_t *first)
 {
-	size_t i = 0, n = 0;
+	size_t lo = 0, hi = s->nmembers, n = 0;
 
-	while (i < s->nmembers && s->members[i].type != index)
-		i++;
-	*first = i;
-	while (i + n < s->nmembers && s->members[i + n].type == index)
+	/* The first row of a type >= index. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->members[mid].type < index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	while (lo + n < s->nmembers && s->members[lo + n].type == index)
 		n++;
 	return n;
+}
+
+bool cray_snap_has_members(const struct cray_snap *s, uint32_t index)
+{
+	size_t first;
+
+	return s->all_members || cray_snap_type_members(s, index, &first);
 }

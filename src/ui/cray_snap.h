@@ -2,8 +2,9 @@
  * cray_snap: what the memory view shows, copied from the Cacheray reader
  * at one moment -- totals, types, threads, the hottest lines and the
  * false-sharing suspects, and the member counts of the types the user
- * opened -- so that the display can stand still (paused, or between
- * refreshes) while reading goes on.  No curses.  See cray_snap.c.
+ * opened (of every type, for a snapshot that is to stand still while the
+ * display is paused) -- so that the display can stand still (paused, or
+ * between refreshes) while reading goes on.  No curses.  See cray_snap.c.
  */
 #ifndef COROTOP_CRAY_SNAP_H
 #define COROTOP_CRAY_SNAP_H
@@ -25,7 +26,7 @@ struct cray_type_copy {
 	uint32_t name_len, elemsize;
 	uint64_t n[2]; /* reads, writes */
 	uint64_t regions;
-	bool special, no_members;
+	bool special;
 };
 
 struct cray_thread_copy {
@@ -59,9 +60,11 @@ struct cray_snap {
 	size_t ntypes;
 	struct cray_thread_copy *threads;
 	size_t nthreads;
-	/* Grouped by type, then by offset; only for the types opened. */
+	/* Grouped by type (in index order), then by offset; for the types
+	 * opened, or for every type when all_members. */
 	struct cray_member_copy *members;
 	size_t nmembers, cap_members;
+	bool all_members;
 	size_t cap_types, cap_threads;
 };
 
@@ -76,10 +79,18 @@ void cray_snap_finish(struct cray_snap *s);
 bool cray_snap_take(struct cray_snap *s, const struct cacheray *c,
 		    const uint8_t *open, size_t nopen);
 
-/* Add (or refresh) the member rows of one type, as the reader has them
- * now: opening a type while the display is paused. */
-bool cray_snap_members(struct cray_snap *s, const struct cacheray *c,
-		       uint32_t type);
+/*
+ * The same, with the members of every type (all_members): the snapshot
+ * the paused display stands on, so that a type opened while paused shows
+ * the member counts of the same moment as the type's totals.  Costs a copy
+ * of every member counter in use (at most 4 Mi), once per pause.  False
+ * when out of memory (all_members is false then).
+ */
+bool cray_snap_take_all(struct cray_snap *s, const struct cacheray *c);
+
+/* Whether the snapshot holds the member rows of type index (taken with it
+ * open, or with all of them). */
+bool cray_snap_has_members(const struct cray_snap *s, uint32_t index);
 
 /* The type copy with this reader index, or NULL. */
 const struct cray_type_copy *cray_snap_type(const struct cray_snap *s,

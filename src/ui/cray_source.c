@@ -5,7 +5,8 @@
  * terminal given by mistake must not become ours; "-" is stdin, made
  * non-blocking for the view's lifetime and restored after), and checked
  * before any curses starts: a directory or a terminal is refused with a
- * message that says what to give instead.
+ * message that says what to give instead (batch_cacheray_refuse: the
+ * batch report refuses the same inputs with the same words).
  *
  * Reading is in 256 KiB chunks (the reader's sweet spot: a chunk stays in
  * the cache while it is parsed) up to a budget per call, so the caller's
@@ -35,33 +36,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "batch_cacheray.h" /* batch_cacheray_refuse */
+
 #define CRAY_SOURCE_CHUNK (256 * 1024u)
-
-static bool cray_source_refuse(const char *path, const struct stat *st, int fd,
-			       char *err, size_t errlen, bool *usage)
-{
-	bool in = !strcmp(path, "-");
-
-	if (S_ISDIR(st->st_mode)) {
-		snprintf(err, errlen,
-			 "--cacheray %s: is a directory; give a Cacheray trace "
-			 "file, a FIFO, or - for stdin",
-			 path);
-		*usage = true;
-		return true;
-	}
-	if (isatty(fd)) {
-		snprintf(err, errlen,
-			 in ? "--cacheray -: stdin is a terminal; pipe a trace "
-			      "in (... | corotop --cacheray -) or give a file"
-			    : "--cacheray %s: is a terminal; give a Cacheray "
-			      "trace file, a FIFO, or - for stdin",
-			 path);
-		*usage = true;
-		return true;
-	}
-	return false;
-}
 
 bool cray_source_open(struct cray_source *s, const char *path, char *err,
 		      size_t errlen, bool *usage)
@@ -87,8 +64,10 @@ bool cray_source_open(struct cray_source *s, const char *path, char *err,
 			 strerror(errno));
 		goto err_fd;
 	}
-	if (cray_source_refuse(path, &st, s->fd, err, errlen, usage))
+	if (batch_cacheray_refuse(path, s->fd, &st, err, errlen)) {
+		*usage = true;
 		goto err_fd;
+	}
 	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
 		off_t at = lseek(s->fd, 0, SEEK_CUR);
 
@@ -196,6 +175,19 @@ enum cray_step cray_source_read(struct cray_source *s, size_t budget)
 		}
 	} while (done < budget);
 	return CRAY_STEP_MORE;
+}
+
+void cray_source_rate_text(double per_s, char *b, size_t n)
+{
+	/* Each unit up to where its rounding would print 1000. */
+	if (per_s < 9.95)
+		snprintf(b, n, "%.1f records/s", per_s < 0 ? 0 : per_s);
+	else if (per_s < 999.5)
+		snprintf(b, n, "%.0f records/s", per_s);
+	else if (per_s < 999.95e3)
+		snprintf(b, n, "%.1f K records/s", per_s / 1e3);
+	else
+		snprintf(b, n, "%.1f M records/s", per_s / 1e6);
 }
 
 int cray_source_percent(const struct cray_source *s)

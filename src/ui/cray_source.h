@@ -61,4 +61,8 @@ enum cray_step cray_source_read(struct cray_source *s, size_t budget);
 /* Percent of a regular file read, or -1 when the size is not known. */
 int cray_source_percent(const struct cray_source *s);
 
+/* A reading rate as the header shows it, scaled: "12 records/s",
+ * "3.4 K records/s", "51.2 M records/s". */
+void cray_source_rate_text(double per_s, char *b, size_t n);
+
 #endif

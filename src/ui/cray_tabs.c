@@ -29,13 +29,6 @@
 
 #include "cray_rows.h"
 
-static const char *const cray_layout_text[] = {
-	[CACHERAY_LAYOUT_UNTYPED] = "untyped",
-	[CACHERAY_LAYOUT_ELEMENT] = "one-element",
-	[CACHERAY_LAYOUT_ELEMENTS] = "diff-elements",
-	[CACHERAY_LAYOUT_REGIONS] = "diff-regions",
-};
-
 /* A typename as text: cut at max with "...", n > max + 3. */
 static void cray_tabs_name(char *b, size_t n, const char *s, size_t len,
 			   size_t max)
@@ -53,12 +46,6 @@ static void cray_tabs_name(char *b, size_t n, const char *s, size_t len,
 }
 
 /* ---- items ---- */
-
-static const struct cacheray_line *row_line(const struct cray_rows *r,
-					    const struct cray_row *row)
-{
-	return &r->snap->lines[r->tab == CRAY_TAB_SHARING][row->item];
-}
 
 static const struct cray_type_copy *row_type(const struct cray_rows *r,
 					     const struct cray_row *row)
@@ -117,13 +104,13 @@ static int line_writes_cmp(const void *a, const void *b)
 static void line_addr(const struct cray_rows *r, const struct cray_row *row,
 		      char *b, size_t n)
 {
-	snprintf(b, n, "0x%" PRIx64, row_line(r, row)->addr);
+	snprintf(b, n, "0x%" PRIx64, cray_rows_line(r, row)->addr);
 }
 
 static void line_acc(const struct cray_rows *r, const struct cray_row *row,
 		     char *b, size_t n)
 {
-	const struct cacheray_line *l = row_line(r, row);
+	const struct cacheray_line *l = cray_rows_line(r, row);
 
 	snprintf(b, n, "%" PRIu64, l->reads + l->writes);
 }
@@ -131,25 +118,26 @@ static void line_acc(const struct cray_rows *r, const struct cray_row *row,
 static void line_reads(const struct cray_rows *r, const struct cray_row *row,
 		       char *b, size_t n)
 {
-	snprintf(b, n, "%" PRIu64, row_line(r, row)->reads);
+	snprintf(b, n, "%" PRIu64, cray_rows_line(r, row)->reads);
 }
 
 static void line_writes(const struct cray_rows *r, const struct cray_row *row,
 			char *b, size_t n)
 {
-	snprintf(b, n, "%" PRIu64, row_line(r, row)->writes);
+	snprintf(b, n, "%" PRIu64, cray_rows_line(r, row)->writes);
 }
 
 static void line_layout(const struct cray_rows *r, const struct cray_row *row,
 			char *b, size_t n)
 {
-	snprintf(b, n, "%s", cray_layout_text[row_line(r, row)->layout]);
+	snprintf(b, n, "%s",
+		 cacheray_layout_text(cray_rows_line(r, row)->layout));
 }
 
 static void line_bytes(const struct cray_rows *r, const struct cray_row *row,
 		       char *b, size_t n)
 {
-	const struct cacheray_line *l = row_line(r, row);
+	const struct cacheray_line *l = cray_rows_line(r, row);
 
 	snprintf(b, n, "%s",
 		 l->nthreads < 2   ? "-"
@@ -161,7 +149,7 @@ static void line_bytes(const struct cray_rows *r, const struct cray_row *row,
 static void line_threads(const struct cray_rows *r, const struct cray_row *row,
 			 char *b, size_t n)
 {
-	const struct cacheray_line *l = row_line(r, row);
+	const struct cacheray_line *l = cray_rows_line(r, row);
 	size_t o = 0;
 
 	b[0] = '\0';
@@ -183,7 +171,7 @@ static void line_threads(const struct cray_rows *r, const struct cray_row *row,
 static void line_types(const struct cray_rows *r, const struct cray_row *row,
 		       char *b, size_t n)
 {
-	const struct cacheray_line *l = row_line(r, row);
+	const struct cacheray_line *l = cray_rows_line(r, row);
 	size_t o = 0;
 
 	b[0] = '\0';
@@ -199,7 +187,9 @@ static void line_types(const struct cray_rows *r, const struct cray_row *row,
 }
 
 /* The columns both line tabs show, each written once; the tables below
- * list them (the hot lines have no BYTES verdict). */
+ * list them (the hot lines have no BYTES verdict).  On a narrow screen
+ * LAYOUT goes first; then, on False sharing, TYPES (prio): what the
+ * suspects are about is which threads touch which bytes. */
 #define LINE_COL_ADDR                                                          \
 	{                                                                      \
 		.title = "LINE", .width = 14, .left = true, .priority = 1,     \
@@ -226,7 +216,7 @@ static void line_types(const struct cray_rows *r, const struct cray_row *row,
 	}
 #define LINE_COL_LAYOUT                                                        \
 	{                                                                      \
-		.title = "LAYOUT", .width = 13, .left = true, .priority = 4,   \
+		.title = "LAYOUT", .width = 13, .left = true, .priority = 5,   \
 		.cell = line_layout,                                           \
 		.help = "one-element, diff-elements (of one region), "         \
 			"diff-regions, untyped"                                \
@@ -237,9 +227,9 @@ static void line_types(const struct cray_rows *r, const struct cray_row *row,
 		.cell = line_threads,                                          \
 		.help = "thread ids on the line, (w): wrote; +: more threads"  \
 	}
-#define LINE_COL_TYPES                                                         \
+#define LINE_COL_TYPES(prio)                                                   \
 	{                                                                      \
-		.title = "TYPES", .width = -1, .left = true, .priority = 1,    \
+		.title = "TYPES", .width = -1, .left = true, .priority = prio, \
 		.cell = line_types,                                            \
 		.help = "the types seen on the line (... more)"                \
 	}
@@ -257,12 +247,12 @@ static const struct cray_column sharing_cols[] = {
 	 .cell = line_bytes,
 	 .help = "the two threads' bytes: disjoint (false sharing) or overlap"},
 	LINE_COL_THREADS,
-	LINE_COL_TYPES,
+	LINE_COL_TYPES(4),
 };
 
 static const struct cray_column hot_cols[] = {
-	LINE_COL_ADDR,	 LINE_COL_ACC,	   LINE_COL_READS, LINE_COL_WRITES,
-	LINE_COL_LAYOUT, LINE_COL_THREADS, LINE_COL_TYPES,
+	LINE_COL_ADDR,	 LINE_COL_ACC,	   LINE_COL_READS,    LINE_COL_WRITES,
+	LINE_COL_LAYOUT, LINE_COL_THREADS, LINE_COL_TYPES(1),
 };
 
 /* ---- types ---- */
@@ -550,6 +540,32 @@ static const struct cray_column threads_cols[] = {
 };
 
 #define CRAY_COLS(a) .cols = a, .ncols = (int)(sizeof(a) / sizeof(a[0]))
+
+void cray_tabs_layout(const struct cray_tab_impl *t, int cols,
+		      struct cray_layout *lay)
+{
+	int total = 0, x = 0;
+
+	for (int c = 0; c < t->ncols; c++) {
+		lay->shown[c] = true;
+		lay->width[c] = t->cols[c].width < 0 ? 12 : t->cols[c].width;
+		total += lay->width[c] + 1;
+	}
+	for (int prio = 6; prio > 1 && total > cols; prio--)
+		for (int c = t->ncols - 1; c >= 0 && total > cols; c--)
+			if (t->cols[c].priority == prio && lay->shown[c]) {
+				lay->shown[c] = false;
+				total -= lay->width[c] + 1;
+			}
+	for (int c = 0; c < t->ncols; c++) {
+		if (!lay->shown[c])
+			continue;
+		lay->x[c] = x;
+		if (t->cols[c].width < 0 && cols - 1 > total)
+			lay->width[c] += cols - 1 - total;
+		x += lay->width[c] + 1;
+	}
+}
 
 const struct cray_tab_impl cray_tabs[CRAY_TAB_COUNT] = {
 	[CRAY_TAB_SHARING] = {.name = "False sharing",

@@ -50,4 +50,16 @@ struct cray_tab_impl {
 
 extern const struct cray_tab_impl cray_tabs[CRAY_TAB_COUNT];
 
+/* Where a tab's columns go on a screen `cols` wide. */
+struct cray_layout {
+	bool shown[16];
+	int x[16], width[16];
+};
+
+/* Columns are dropped by priority, highest number first (the rightmost
+ * first among equals), until the rest fit; the flexible column takes what
+ * is left. */
+void cray_tabs_layout(const struct cray_tab_impl *t, int cols,
+		      struct cray_layout *lay);
+
 #endif

@@ -19,6 +19,11 @@
  * the keys, not the chunks), except when the reading ends: the final
  * state shows at once.
  *
+ * Member rows and the totals above them always come from one snapshot:
+ * pausing takes one with every type's members (cray_snap_take_all), which
+ * the display stands on until resumed; opening a type otherwise takes a
+ * new snapshot at once, with the type's members in it.
+ *
  * The terminal (term.c, as the coroutine TUI's) is restored on every way
  * out: the normal path, an atexit handler, and (for a crash) a handler
  * that restores it and dies of the same signal.
@@ -39,7 +44,6 @@
 #include "term.h"
 
 #define CRAY_VIEW_BUDGET (8u << 20)
-#define CRAY_CTRL(c) ((c)&0x1f)
 
 struct cray_loop {
 	struct cray_view *v;
@@ -118,15 +122,27 @@ static void cray_rebuild(struct cray_view *v)
 }
 
 /* A new snapshot, unless nothing was read since the last one (a finished
- * trace costs nothing per refresh; opened types copy their own members). */
-static void cray_snapshot(struct cray_view *v)
+ * trace costs nothing per refresh) and force is not set. */
+static void cray_snapshot(struct cray_view *v, bool force)
 {
-	if (v->have_snap && v->snap_got == v->src.got)
+	if (!force && v->have_snap && v->snap_got == v->src.got)
 		return;
 	if (!cray_snap_take(&v->snap, v->src.c, v->rows.open,
 			    v->rows.open_bits))
 		snprintf(v->message, sizeof(v->message),
 			 "out of memory: the tables are incomplete");
+	v->have_snap = true;
+	v->snap_got = v->src.got;
+}
+
+/* Pausing: the display stands on a snapshot of this moment with every
+ * type's members, so that a type opened while paused shows counts of the
+ * same moment as its totals. */
+static void cray_freeze(struct cray_view *v)
+{
+	if (!cray_snap_take_all(&v->snap, v->src.c))
+		snprintf(v->message, sizeof(v->message),
+			 "out of memory: paused without member counts");
 	v->have_snap = true;
 	v->snap_got = v->src.got;
 }
@@ -187,13 +203,21 @@ static unsigned cray_open(struct cray_view *v, int want)
 		want = !open;
 	if (want == open)
 		return 0;
-	if (want && (!cray_rows_set_open(r, type, true) ||
-		     !cray_snap_members(&v->snap, v->src.c, type))) {
+	if (want && v->paused && !v->snap.all_members) {
 		snprintf(v->message, sizeof(v->message),
-			 "out of memory: the members stay closed");
-		cray_rows_set_open(r, type, false);
+			 "paused without member counts: resume (Space) to "
+			 "open types");
 		return CRAY_REDRAW;
 	}
+	if (want && !cray_rows_set_open(r, type, true)) {
+		snprintf(v->message, sizeof(v->message),
+			 "out of memory: the members stay closed");
+		return CRAY_REDRAW;
+	}
+	/* Members come from the snapshot shown: paused, the frozen one has
+	 * them all; else a new one is taken now, with this type's. */
+	if (want && !cray_snap_has_members(&v->snap, type))
+		cray_snapshot(v, true);
 	if (!want)
 		cray_rows_set_open(r, type, false);
 	/* The selection stays on (or moves to) the type's row. */
@@ -303,7 +327,10 @@ static unsigned cray_action(struct cray_view *v, const struct cray_key *k)
 		return CRAY_REDRAW;
 	case CRAY_ACT_PAUSE:
 		v->paused = !v->paused;
-		return CRAY_REDRAW | (v->paused ? 0 : CRAY_REFRESH);
+		if (!v->paused)
+			return CRAY_REDRAW | CRAY_REFRESH;
+		cray_freeze(v);
+		return CRAY_REBUILD | CRAY_REDRAW;
 	case CRAY_ACT_HELP:
 		v->help = true;
 		v->help_top = 0;
@@ -496,7 +523,7 @@ static void cray_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 		return;
 	}
 	if ((d & CRAY_REFRESH) && !v->paused) {
-		cray_snapshot(v);
+		cray_snapshot(v, false);
 		d |= CRAY_REBUILD;
 	}
 	if (d & CRAY_REBUILD)

@@ -3,7 +3,9 @@
  * (src/ui/batch_cacheray.c): the JSON parses and holds the exact counts and
  * the false-sharing suspects, the text has its sections, the thread-id-0
  * note, odd typename bytes, and batch_cacheray_run on a file, stdin, a
- * missing file, a corrupt file and a FIFO still being written.
+ * missing file, a corrupt file and a FIFO still being written; a
+ * directory and a terminal (a path, or stdin) refused as the memory view
+ * refuses them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +25,7 @@
 
 #include "json-check.h"
 #include "cacheray-trace.h"
+#include "ui/cray_source.h"
 
 static void test_json(void **state)
 {
@@ -278,6 +281,58 @@ static void test_run_fifo(void **state)
 	free(got);
 }
 
+/* What the memory view refuses, the report refuses: the same message,
+ * exit code 2, nothing printed -- and a terminal on stdin does not wait
+ * for typing. */
+static void test_run_refused(void **state)
+{
+	struct cray_source src;
+	char err[512], want[512], *got;
+	bool usage;
+	int rc, pt, saved, tty;
+
+	(void)state;
+	assert_false(
+		cray_source_open(&src, tmpdir, want, sizeof(want), &usage));
+	assert_true(usage);
+	got = run(tmpdir, false, &rc, err, sizeof(err));
+	assert_int_equal(rc, 2);
+	assert_string_equal(got, "");
+	assert_string_equal(err, want);
+	free(got);
+
+	pt = posix_openpt(O_RDWR | O_NOCTTY);
+	if (pt < 0 || grantpt(pt) || unlockpt(pt))
+		skip();
+	assert_false(cray_source_open(&src, ptsname(pt), want, sizeof(want),
+				      &usage));
+	got = run(ptsname(pt), true, &rc, err, sizeof(err));
+	assert_int_equal(rc, 2);
+	assert_string_equal(got, "");
+	assert_string_equal(err, want);
+	free(got);
+
+	/* "-" with the terminal on stdin (an alarm ends a read that
+	 * waits). */
+	tty = open(ptsname(pt), O_RDWR | O_NOCTTY);
+	saved = dup(STDIN_FILENO);
+	assert_true(tty >= 0 && saved >= 0);
+	assert_int_equal(dup2(tty, STDIN_FILENO), STDIN_FILENO);
+	assert_false(cray_source_open(&src, "-", want, sizeof(want), &usage));
+	alarm(10);
+	got = run("-", false, &rc, err, sizeof(err));
+	alarm(0);
+	assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+	close(saved);
+	close(tty);
+	close(pt);
+	assert_int_equal(rc, 2);
+	assert_string_equal(got, "");
+	assert_string_equal(err, want);
+	assert_non_null(strstr(err, "stdin is a terminal"));
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_odd_names),
 		cmocka_unit_test(test_run_file),
 		cmocka_unit_test(test_run_fifo),
+		cmocka_unit_test(test_run_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -111,6 +111,15 @@ static void test_lines(void **state)
 	assert_int_equal(l[3].addr, 0x5000);
 	assert_int_equal(l[3].layout, CACHERAY_LAYOUT_UNTYPED);
 	assert_int_equal(l[2].layout, CACHERAY_LAYOUT_ELEMENT);
+	/* The reports' words (text report and view share them). */
+	assert_string_equal(cacheray_layout_text(CACHERAY_LAYOUT_UNTYPED),
+			    "untyped");
+	assert_string_equal(cacheray_layout_text(CACHERAY_LAYOUT_ELEMENT),
+			    "one-element");
+	assert_string_equal(cacheray_layout_text(CACHERAY_LAYOUT_ELEMENTS),
+			    "diff-elements");
+	assert_string_equal(cacheray_layout_text(CACHERAY_LAYOUT_REGIONS),
+			    "diff-regions");
 
 	/* Only the two lines written by one thread and touched by another. */
 	n = cacheray_top_lines(c, true, l, 8);
@@ -507,6 +516,221 @@ static void test_attribution_model(void **state)
 	cacheray_destroy(c);
 }
 
+/* ---- freed memory and accesses past their line ---- */
+
+/* The decoded line at addr among the n hottest, or NULL. */
+static const struct cacheray_line *line_at(const struct cacheray *c,
+					   uint64_t addr,
+					   struct cacheray_line *l, size_t max)
+{
+	size_t n = cacheray_top_lines(c, false, l, max);
+
+	for (size_t i = 0; i < n; i++)
+		if (l[i].addr == addr)
+			return &l[i];
+	return NULL;
+}
+
+/* Memory freed and reused: its earlier user does not share the line with
+ * the later one (the review's trace). */
+static void test_freed_reused(void **state)
+{
+	struct tw w = {.n = 0};
+	struct cacheray *c;
+	struct cacheray_line l[8];
+	const struct cacheray_line *x;
+
+	(void)state;
+	tw_add(&w, 0x1000, 64, 1, "struct a");
+	tw_accesses(&w, 10, W, 0x1000, 8, 1);
+	tw_remove(&w, 0x1000);
+	tw_add(&w, 0x1000, 64, 1, "struct b");
+	tw_accesses(&w, 10, R, 0x1020, 8, 2);
+	c = feed_all(w.b, w.n);
+	assert_int_equal(cacheray_top_lines(c, true, l, 8), 0);
+	x = line_at(c, 0x1000, l, 8);
+	assert_non_null(x);
+	assert_int_equal(x->reads, 10); /* the accesses still count */
+	assert_int_equal(x->writes, 10);
+	assert_int_equal(x->nthreads, 1);
+	assert_int_equal(x->thread[0].t->id, 2);
+	assert_false(x->thread[0].wrote);
+	assert_int_equal(x->thread[0].bytes, 0xffull << 32);
+	assert_false(x->more_threads);
+	cacheray_destroy(c);
+
+	/* The same when the old region is dropped by an overlapping add
+	 * (its free was not logged). */
+	w.n = 0;
+	tw_add(&w, 0x1000, 64, 1, "struct a");
+	tw_accesses(&w, 10, W, 0x1000, 8, 1);
+	tw_add(&w, 0x1000, 32, 2, "struct b");
+	tw_accesses(&w, 10, R, 0x1020, 8, 2);
+	c = feed_all(w.b, w.n);
+	assert_int_equal(cacheray_top_lines(c, true, l, 8), 0);
+	cacheray_destroy(c);
+}
+
+/* Part of a line freed: only those bytes are forgotten; a slot left
+ * empty is freed (slot 1 moves down); a suspect stays a suspect; "more
+ * threads" goes only with the whole line. */
+static void test_freed_part(void **state)
+{
+	struct tw w = {.n = 0};
+	struct cacheray *c;
+	struct cacheray_line l[8];
+	const struct cacheray_line *x;
+
+	(void)state;
+	/* 0x2000: A [0x2000, 0x2010) read by 1, B [0x2020, 0x2040) by 2;
+	 * A freed; 3 writes where A was: 2 and 3 share, 1 is gone. */
+	tw_add(&w, 0x2000, 16, 1, "A");
+	tw_add(&w, 0x2020, 32, 1, "B");
+	tw_accesses(&w, 2, R, 0x2000, 8, 1);
+	tw_accesses(&w, 2, R, 0x2020, 8, 2);
+	tw_remove(&w, 0x2000);
+	tw_add(&w, 0x2000, 16, 1, "A2");
+	tw_accesses(&w, 2, W, 0x2008, 4, 3);
+	/* 0x3000: a suspect (1 wrote, 2 read) before the free: it stays. */
+	tw_add(&w, 0x3000, 16, 1, "A");
+	tw_add(&w, 0x3020, 32, 1, "B");
+	tw_accesses(&w, 1, W, 0x3000, 8, 1);
+	tw_accesses(&w, 1, R, 0x3020, 8, 2);
+	tw_remove(&w, 0x3000);
+	/* 0x4000: three readers of one 64-byte region, freed whole: a new
+	 * writer is alone on the line. */
+	tw_add(&w, 0x4000, 64, 1, "C");
+	for (uint64_t t = 1; t <= 3; t++)
+		tw_access(&w, R, 0x4000 + 8 * t, 8, t);
+	tw_remove(&w, 0x4000);
+	tw_add(&w, 0x4000, 64, 1, "C");
+	tw_access(&w, W, 0x4000, 8, 4);
+	/* 0x5000: three readers of half the line, freed: their other bytes
+	 * are not known, so "more threads" stays. */
+	tw_add(&w, 0x5000, 32, 1, "D");
+	for (uint64_t t = 1; t <= 3; t++)
+		tw_access(&w, R, 0x5000 + 8 * t, 8, t);
+	tw_remove(&w, 0x5000);
+	c = feed_all(w.b, w.n);
+
+	x = line_at(c, 0x2000, l, 8);
+	assert_non_null(x);
+	assert_int_equal(x->nthreads, 2);
+	assert_int_equal(x->thread[0].t->id, 2);
+	assert_false(x->thread[0].wrote);
+	assert_int_equal(x->thread[0].bytes, 0xffull << 32);
+	assert_int_equal(x->thread[1].t->id, 3);
+	assert_true(x->thread[1].wrote);
+	assert_int_equal(x->thread[1].bytes, 0xfull << 8);
+	assert_false(x->more_threads);
+	assert_true(x->disjoint);
+
+	x = line_at(c, 0x3000, l, 8);
+	assert_int_equal(x->nthreads, 2);
+	assert_int_equal(x->thread[0].t->id, 1);
+	assert_true(x->thread[0].wrote);
+	assert_int_equal(x->thread[0].bytes, 0xffull);
+
+	x = line_at(c, 0x4000, l, 8);
+	assert_int_equal(x->nthreads, 1);
+	assert_int_equal(x->thread[0].t->id, 4);
+	assert_false(x->more_threads);
+
+	x = line_at(c, 0x5000, l, 8);
+	assert_int_equal(x->nthreads, 0);
+	assert_true(x->more_threads);
+
+	/* Suspects: 0x2000 (2 and 3) and 0x3000 (sticky). */
+	assert_int_equal(cacheray_top_lines(c, true, l, 8), 2);
+	cacheray_destroy(c);
+}
+
+/* A region with more lines than the table has slots: forgotten in one
+ * pass over the table; lines outside it are kept. */
+static void test_freed_large(void **state)
+{
+	struct tw w = {.n = 0};
+	struct cacheray *c;
+	struct cacheray_line l[8];
+
+	(void)state;
+	/* 1 MiB: 16,384 lines, the table has 4,096 slots. */
+	tw_add(&w, 0x100000, 1, 1u << 20, "char");
+	tw_access(&w, W, 0x100000, 8, 1);
+	tw_access(&w, W, 0x1fffc0, 8, 1);
+	tw_access(&w, W, 0x200000, 8, 1); /* just past it */
+	tw_remove(&w, 0x100000);
+	tw_access(&w, R, 0x100008, 8, 2);
+	tw_access(&w, R, 0x1fffc8, 8, 2);
+	tw_access(&w, R, 0x200008, 8, 2);
+	c = feed_all(w.b, w.n);
+	assert_int_equal(cacheray_top_lines(c, true, l, 8), 1);
+	assert_int_equal(l[0].addr, 0x200000);
+	cacheray_destroy(c);
+}
+
+/* An access past the end of its line marks the next line(s) too -- the
+ * thread, its bytes there, whether it wrote -- but counts only once, on
+ * the line it starts in. */
+static void test_cross_line(void **state)
+{
+	struct cacheray_config cfg = {.max_lines = 8};
+	struct tw w = {.n = 0};
+	struct cacheray *c;
+	struct cacheray_line l[8], s[8];
+	const struct cacheray_line *x;
+	struct cacheray_totals t;
+
+	(void)state;
+	/* The review's trace: 8 bytes at 0x303c by 1, then 0x3040 by 2. */
+	tw_access(&w, W | UNALIGNED, 0x303c, 8, 1);
+	tw_access(&w, W, 0x3040, 8, 2);
+	/* 255 bytes from 0x40f0: five lines, 0x40c0 to 0x41c0. */
+	tw_access(&w, R, 0x40f0, 255, 3);
+	c = feed_all(w.b, w.n);
+	cacheray_totals(c, &t);
+	assert_int_equal(t.cross_line, 2);
+	assert_int_equal(t.lines, 2 + 5);
+	assert_int_equal(cacheray_top_lines(c, true, s, 8), 1);
+	assert_int_equal(s[0].addr, 0x3040);
+	assert_int_equal(s[0].reads + s[0].writes, 1);
+	assert_int_equal(s[0].thread[0].t->id, 1);
+	assert_true(s[0].thread[0].wrote);
+	assert_int_equal(s[0].thread[0].bytes, 0xfull);
+	assert_int_equal(s[0].thread[1].t->id, 2);
+	assert_int_equal(s[0].thread[1].bytes, 0xffull);
+	assert_false(s[0].disjoint); /* 0x3040..0x3043: both */
+	x = line_at(c, 0x3000, l, 8);
+	assert_int_equal(x->writes, 1);
+	assert_int_equal(x->thread[0].bytes, 0xfull << 60);
+	x = line_at(c, 0x40c0, l, 8);
+	assert_int_equal(x->reads, 1);
+	assert_int_equal(x->thread[0].bytes, 0xffffull << 48);
+	for (uint64_t a = 0x4100; a <= 0x4180; a += 0x40) {
+		x = line_at(c, a, l, 8);
+		assert_int_equal(x->reads + x->writes, 0);
+		assert_int_equal(x->thread[0].bytes, ~0ull);
+	}
+	x = line_at(c, 0x41c0, l, 8);
+	assert_int_equal(x->thread[0].bytes, (2ull << 46) - 1); /* to 0x41ee */
+	cacheray_destroy(c);
+
+	/* At the cap, the lines after are skipped; at the top of memory,
+	 * nothing wraps to line 0. */
+	c = cacheray_create(&cfg);
+	w.n = 0;
+	for (uint64_t a = 0; a < 8; a++)
+		tw_access(&w, R, 0x10000 + a * 64, 4, 1);
+	tw_access(&w, W, 0x1003c + 7 * 64, 8, 1); /* into a 9th line */
+	tw_access(&w, W, UINT64_MAX - 3, 8, 1);	  /* past the top */
+	assert_true(cacheray_feed(c, w.b, w.n));
+	cacheray_totals(c, &t);
+	assert_int_equal(t.lines, 8);
+	assert_int_equal(t.cross_line, 2);
+	assert_int_equal(t.lines_dropped_accesses, 1);
+	cacheray_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +744,10 @@ int main(void)
 		cmocka_unit_test(test_same_address),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_attribution_model),
+		cmocka_unit_test(test_freed_reused),
+		cmocka_unit_test(test_freed_part),
+		cmocka_unit_test(test_freed_large),
+		cmocka_unit_test(test_cross_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,17 +2,20 @@
  * cray_keys: the memory view's key table dispatches keys and draws the
  * help, so it must be consistent: no key bound twice, an action's
  * bindings together with the help note on the first, and the keys the
- * view promises (corotop's where the meaning is the same).
+ * view promises (corotop's where the meaning is the same); the key bar
+ * offers Enter where it acts, on Types.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <curses.h>
 
 #include "ui/cray_keys.h"
+#include "ui/cray_tabs.h"
 
 static void test_unique(void **state)
 {
@@ -92,12 +95,35 @@ static void test_promised(void **state)
 	assert_null(cray_keys_find('@'));
 }
 
+/* The key bar offers Enter (open a type) on the Types tab only, the
+ * other keys everywhere. */
+static void test_bar(void **state)
+{
+	(void)state;
+	for (int t = 0; t < CRAY_TAB_COUNT; t++) {
+		bool enter = false;
+		size_t shown = 0;
+
+		for (size_t i = 0; i < cray_keys_bar_count; i++) {
+			const struct cray_bar_key *b = &cray_keys_bar[i];
+
+			if (!cray_keys_bar_on(b, t))
+				continue;
+			shown++;
+			enter |= !strcmp(b->key, "Enter");
+		}
+		assert_int_equal(enter, t == CRAY_TAB_TYPES);
+		assert_int_equal(shown, cray_keys_bar_count - !enter);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unique),
 		cmocka_unit_test(test_help_per_action),
 		cmocka_unit_test(test_promised),
+		cmocka_unit_test(test_bar),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

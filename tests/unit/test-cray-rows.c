@@ -4,7 +4,8 @@
  * and their ties, sorting by other columns and inverted, skipping columns
  * that are no sort key, types opened into member rows and closed, the
  * selection key across rebuilds, search, odd typenames, a type without
- * member counts, the "(other threads)" entry.
+ * member counts, the "(other threads)" entry; which columns a narrow
+ * screen keeps.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -148,7 +149,10 @@ static void test_open_close(void **state)
 	build(f, CRAY_TAB_TYPES);
 	counter = cray_rows_type(&f->rows, 0);
 	assert_true(cray_rows_set_open(&f->rows, counter, true));
-	assert_true(cray_snap_members(&f->snap, f->c, counter));
+	assert_false(cray_snap_has_members(&f->snap, counter));
+	assert_true(cray_snap_take(&f->snap, f->c, f->rows.open,
+				   f->rows.open_bits));
+	assert_true(cray_snap_has_members(&f->snap, counter));
 	build(f, CRAY_TAB_TYPES);
 	assert_int_equal(f->rows.nrows, 6);
 	assert_string_equal(cells(&f->rows, 0),
@@ -278,7 +282,8 @@ static void test_odd(void **state)
 	assert_string_equal(cells(&f->rows, 1), "3|3|0|8192|1|+ huge");
 	big = cray_rows_type(&f->rows, 1);
 	assert_true(cray_rows_set_open(&f->rows, big, true));
-	assert_true(cray_snap_members(&f->snap, f->c, big));
+	assert_true(cray_snap_take(&f->snap, f->c, f->rows.open,
+				   f->rows.open_bits));
 	build(f, CRAY_TAB_TYPES);
 	assert_int_equal(f->rows.nrows, 3);
 	assert_string_equal(cells(&f->rows, 2),
@@ -339,6 +344,54 @@ static void test_tables(void **state)
 	}
 }
 
+static int col_of(enum cray_tab t, const char *title)
+{
+	for (int c = 0; c < cray_tabs[t].ncols; c++)
+		if (!strcmp(cray_tabs[t].cols[c].title, title))
+			return c;
+	fail_msg("no column %s", title);
+	return -1;
+}
+
+/* Narrow screens: on False sharing, BYTES and THREADS outlast TYPES (and
+ * LAYOUT goes first, as at 80 columns before); Hot lines keeps TYPES. */
+static void test_layout(void **state)
+{
+	const struct cray_tab_impl *sh = &cray_tabs[CRAY_TAB_SHARING];
+	const struct cray_tab_impl *hot = &cray_tabs[CRAY_TAB_HOT];
+	int bytes = col_of(CRAY_TAB_SHARING, "BYTES");
+	int threads = col_of(CRAY_TAB_SHARING, "THREADS");
+	int types = col_of(CRAY_TAB_SHARING, "TYPES");
+	int layout = col_of(CRAY_TAB_SHARING, "LAYOUT");
+	struct cray_layout lay;
+
+	(void)state;
+	cray_tabs_layout(sh, 100, &lay);
+	for (int c = 0; c < sh->ncols; c++)
+		assert_true(lay.shown[c]);
+	assert_int_equal(lay.x[types] + lay.width[types], 98); /* flexible */
+	cray_tabs_layout(sh, 80, &lay);
+	assert_false(lay.shown[layout]);
+	assert_true(lay.shown[types] && lay.shown[bytes] && lay.shown[threads]);
+	cray_tabs_layout(sh, 70, &lay);
+	assert_false(lay.shown[types]);
+	assert_true(lay.shown[bytes] && lay.shown[threads]);
+	for (int cols = 40; cols <= 120; cols++) {
+		int end = 0;
+
+		cray_tabs_layout(sh, cols, &lay);
+		if (!lay.shown[bytes] || !lay.shown[threads])
+			assert_false(lay.shown[types]);
+		for (int c = 0; c < sh->ncols; c++)
+			if (lay.shown[c])
+				end = lay.x[c] + lay.width[c];
+		assert_true(end < cols);
+	}
+	cray_tabs_layout(hot, 70, &lay);
+	assert_true(lay.shown[col_of(CRAY_TAB_HOT, "TYPES")]);
+	assert_false(lay.shown[col_of(CRAY_TAB_HOT, "THREADS")]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_odd),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

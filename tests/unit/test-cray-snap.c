@@ -1,8 +1,9 @@
 /*
  * cray_snap: the memory view's copy of the reader -- totals, the types
  * kept (accessed or with regions; "(untyped)" only once used), threads,
- * both line lists, the thread-id note, member rows only for open types,
- * and the copy standing still while the reader goes on.
+ * both line lists, the thread-id note, member rows only for open types
+ * (or for all, the snapshot a pause stands on), and the copy standing
+ * still while the reader goes on, members included.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -75,13 +76,20 @@ static void test_fixture(void **state)
 	assert_rw(s.members[first].n, 5, 75);
 	assert_int_equal(s.members[first + 2].offset, 8);
 	assert_int_equal(cray_snap_type_members(&s, node, &first), 0);
-	/* Opening another while "paused": its rows join, counter's stay;
-	 * asked again, they are replaced, not doubled. */
-	assert_true(cray_snap_members(&s, c, node));
-	assert_true(cray_snap_members(&s, c, node));
+	assert_true(cray_snap_has_members(&s, counter));
+	assert_false(cray_snap_has_members(&s, node));
+	assert_false(s.all_members);
+	/* Every type's members (the snapshot a pause stands on). */
+	assert_true(cray_snap_take_all(&s, c));
+	assert_true(s.all_members);
 	assert_int_equal(cray_snap_type_members(&s, node, &first), 2);
 	assert_int_equal(cray_snap_type_members(&s, counter, &first), 3);
 	assert_int_equal(s.nmembers, 5);
+	assert_true(cray_snap_has_members(&s, node));
+	/* Back to the open ones. */
+	assert_true(cray_snap_take(&s, c, open, 8));
+	assert_false(s.all_members);
+	assert_int_equal(s.nmembers, 3);
 	cray_snap_finish(&s);
 	cacheray_destroy(c);
 }
@@ -109,6 +117,46 @@ static void test_still(void **state)
 	assert_true(cray_snap_take(&s, c, NULL, 0));
 	assert_int_equal(s.tot.accesses, 102);
 	assert_int_equal(s.ntypes, 3);
+	cray_snap_finish(&s);
+	cacheray_destroy(c);
+}
+
+/*
+ * Paused: the snapshot taken at the pause has every type's members, so a
+ * type opened later shows counts of that moment -- the same as its
+ * frozen totals -- however far reading has gone since.
+ */
+static void test_paused_members(void **state)
+{
+	struct tw w;
+	struct cacheray *c;
+	struct cray_snap s;
+	const struct cray_type_copy *t;
+	uint64_t sum[2] = {0, 0};
+	size_t first, n;
+	uint32_t counter;
+
+	(void)state;
+	tw_cray_fixture(&w);
+	c = cacheray_create(NULL);
+	assert_non_null(c);
+	assert_true(cacheray_feed(c, w.b, 988));
+	cray_snap_init(&s);
+	assert_true(cray_snap_take_all(&s, c));
+	assert_true(cacheray_feed(c, w.b + 988, w.n - 988));
+	counter = type_index(c, "struct counter");
+	t = cray_snap_type(&s, counter);
+	assert_rw(t->n, 0, 52);
+	n = cray_snap_type_members(&s, counter, &first);
+	assert_int_equal(n, 1);
+	assert_int_equal(s.members[first].offset, 0);
+	for (size_t i = first; i < first + n; i++) {
+		sum[0] += s.members[i].n[0];
+		sum[1] += s.members[i].n[1];
+	}
+	assert_rw(sum, t->n[0], t->n[1]);
+	/* The reader has moved on: 80 accesses at +0 by now. */
+	assert_rw(cacheray_type_at(c, counter)->members[0].n, 5, 75);
 	cray_snap_finish(&s);
 	cacheray_destroy(c);
 }
@@ -156,6 +204,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture),
 		cmocka_unit_test(test_still),
+		cmocka_unit_test(test_paused_members),
 		cmocka_unit_test(test_notes),
 	};
 

@@ -5,7 +5,8 @@
  * pipe is made non-blocking (EAGAIN is "wait") and its flags restored; a
  * FIFO opened before its writer reads nothing until one comes, and its
  * writer closing is the end; a record cut at the end is "truncated"; a
- * bad record stops reading at its offset and closes the FIFO.
+ * bad record stops reading at its offset and closes the FIFO; the rate
+ * as the header shows it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -237,9 +238,33 @@ static void test_bad_fifo(void **state)
 	cray_source_close(&s);
 }
 
+/* The header's rate, scaled: a slow FIFO is not "0.0 M records/s". */
+static void test_rate_text(void **state)
+{
+	static const struct {
+		double rate;
+		const char *text;
+	} cases[] = {
+		{0, "0.0 records/s"},	       {0.5, "0.5 records/s"},
+		{9.9, "9.9 records/s"},	       {9.96, "10 records/s"},
+		{42, "42 records/s"},	       {999.4, "999 records/s"},
+		{999.6, "1.0 K records/s"},    {12345, "12.3 K records/s"},
+		{999949, "999.9 K records/s"}, {999950, "1.0 M records/s"},
+		{51.8e6, "51.8 M records/s"},
+	};
+	char b[48];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cray_source_rate_text(cases[i].rate, b, sizeof(b));
+		assert_string_equal(b, cases[i].text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rate_text),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_stdin_pipe),

@@ -100,10 +100,68 @@ static void test_rtta_model(void **state)
 	rtta_finish(&r);
 }
 
+struct gone {
+	uint64_t start[8], last[8];
+	unsigned n;
+};
+
+static void on_remove(void *ctx, uint64_t start, uint64_t last)
+{
+	struct gone *g = ctx;
+
+	assert_true(g->n < 8);
+	g->start[g->n] = start;
+	g->last[g->n++] = last;
+}
+
+/* The hook hears of every region that leaves the map, removed or dropped
+ * by an overlapping add, with its extent; serials are 64 bits (a counter
+ * of adds never repeats, so rtta_still never takes a reused node for the
+ * old region). */
+static void test_rtta_hook_serial(void **state)
+{
+	struct rtta r;
+	struct gone g = {.n = 0};
+	struct rtta_hit h;
+	uint32_t dropped;
+	const uint64_t big = (1ull << 32) + 5;
+
+	(void)state;
+	rtta_init(&r, 0);
+	r.on_remove = on_remove;
+	r.ctx = &g;
+	assert_int_equal(rtta_add(&r, 0x100, 0x40, 1, 8, 5, &dropped),
+			 RTTA_ADDED);
+	assert_int_equal(rtta_add(&r, 0x200, 0x10, 1, 8, 6, &dropped),
+			 RTTA_ADDED);
+	assert_false(rtta_remove(&r, 0x108)); /* not a start: nothing */
+	assert_int_equal(g.n, 0);
+	assert_true(rtta_remove(&r, 0x100));
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.start[0], 0x100);
+	assert_int_equal(g.last[0], 0x13f);
+	/* An add over the second drops it: the hook hears of it too. */
+	assert_int_equal(rtta_add(&r, 0x1f0, 0x20, 2, 4, big, &dropped),
+			 RTTA_ADDED);
+	assert_int_equal(dropped, 1);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.start[1], 0x200);
+	assert_int_equal(g.last[1], 0x20f);
+	rtta_lookup(&r, 0x1f8, &h);
+	assert_true(h.region);
+	assert_int_equal(h.serial, big);
+	/* A serial 2^32 below (what a 32-bit counter would repeat) is
+	 * another region's. */
+	assert_true(rtta_still(&r, h.node, big));
+	assert_false(rtta_still(&r, h.node, big - (1ull << 32)));
+	rtta_finish(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rtta_model),
+		cmocka_unit_test(test_rtta_hook_serial),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
