@@ -33,13 +33,6 @@
 
 #include "../common/hashseed.h"
 
-enum rp_kind {
-	RP_OTHER = 0,
-	RP_RUNNING,
-	RP_SUSPENDED,
-	RP_LOST,
-};
-
 /* Group keys: (substream) for corotop's recordings, (stream, substream)
  * for others'. */
 struct rp_key {
@@ -110,23 +103,6 @@ static long rp_map_get(struct rp_map *m, uint64_t sub, uint32_t stream,
 		return -1;
 	m->slot[j] = (struct rp_key){sub, stream, (uint32_t)++m->n};
 	return (long)m->n - 1;
-}
-
-/* The description of an indexed event, as the index recognized it. */
-static enum rp_kind rp_kind_of(const struct heph_file *f,
-			       const struct heph_ref *e)
-{
-	(void)f;
-	switch (e->kind) {
-	case HEPH_DESC_RUNNING:
-		return RP_RUNNING;
-	case HEPH_DESC_SUSPENDED:
-		return RP_SUSPENDED;
-	case HEPH_DESC_LOST:
-		return RP_LOST;
-	default:
-		return RP_OTHER;
-	}
 }
 
 static bool rp_option_is(const struct heph_packet *p, const char *name)
@@ -337,15 +313,16 @@ static bool rp_classify(struct replay *r, struct rp_map *m, uint32_t *grp,
 
 	for (size_t i = 0; i < f->nev; i++) {
 		const struct heph_ref *e = &f->ev[i];
-		enum rp_kind k = rp_kind_of(f, e);
+		/* The description, as the index recognized it. */
+		unsigned k = e->kind;
 		long g;
 
-		if (k == RP_LOST) {
+		if (k == HEPH_DESC_LOST) {
 			grp[i] = UINT32_MAX - 1;
 			(*nloss)++;
 			continue;
 		}
-		if (r->ours && k == RP_OTHER) {
+		if (r->ours && k == HEPH_DESC_OTHER) {
 			grp[i] = UINT32_MAX;
 			r->other_events++;
 			continue;
@@ -365,7 +342,8 @@ static bool rp_classify(struct replay *r, struct rp_map *m, uint32_t *grp,
 			*cap_count = cap;
 		}
 		(*count)[g]++;
-		grp[i] = (uint32_t)g | (k == RP_SUSPENDED ? 0 : 1u << 31);
+		grp[i] =
+			(uint32_t)g | (k == HEPH_DESC_SUSPENDED ? 0 : 1u << 31);
 		if (e->end > r->t1)
 			r->t1 = e->end;
 	}

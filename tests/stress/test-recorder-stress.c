@@ -95,6 +95,24 @@ static void *produce(void *arg)
 	return NULL;
 }
 
+/* The recording at path, whole (then removed); *len its size. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	buf = malloc(*len ? *len : 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	unlink(path);
+	return buf;
+}
+
 static bool attr(const struct heph_packet *p, const char *name, uint64_t *v)
 {
 	struct heph_attr a;
@@ -120,7 +138,6 @@ static void test_lapped_ring_books(void **state)
 	pthread_t th;
 	size_t len, off = 0;
 	uint8_t *buf;
-	FILE *f;
 	int fd;
 
 	(void)state;
@@ -136,16 +153,7 @@ static void test_lapped_ring_books(void **state)
 	assert_false(rs.failed);
 	assert_true(recorder_destroy(p.r, err, sizeof(err)));
 
-	f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	len = (size_t)ftell(f);
-	rewind(f);
-	buf = malloc(len);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, len, f), len);
-	fclose(f);
-	unlink(path);
+	buf = slurp(path, &len);
 	while (off < len) {
 		uint64_t seq, addr, count;
 		uint32_t k;
@@ -202,7 +210,6 @@ static void test_many_streams(void **state)
 	struct recorder *r;
 	size_t len, off = 0, n = 0;
 	uint8_t *buf;
-	FILE *f;
 	int fd;
 
 	(void)state;
@@ -228,16 +235,7 @@ static void test_many_streams(void **state)
 	recorder_stats(r, &rs);
 	assert_int_equal(rs.dropped, 0);
 	assert_true(recorder_destroy(r, err, sizeof(err)));
-	f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	len = (size_t)ftell(f);
-	rewind(f);
-	buf = malloc(len);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, len, f), len);
-	fclose(f);
-	unlink(path);
+	buf = slurp(path, &len);
 	while (off < len) {
 		assert_int_equal(heph_decode(buf + off, len - off, &pk, err,
 					     sizeof(err)),
