@@ -23,15 +23,20 @@
  *     ctp_header_ext) hold a ctp_calltrace_desc (corotop/calltrace.h): the
  *     engine's announcement of a CallTrace region next to this one.
  *
- * Sequence numbers.  Both writers use the seqlock pattern: odd = write in
- * progress, even = complete.  Two numbering styles exist:
+ * Sequence numbers.  Three writing styles are in the wild:
  *   - station style (corotop probe, station_ext.flags & CTP_STX_SEQ_STATION):
- *     event n (0-based, counted per station and kept across reuse) goes to
- *     slot n % 8; its seq is 2n+1 while written and 2n+2 when complete.
- *   - slot style (upstream SDKs): every slot counts its own writes, +1 then
- *     +2; the k-th write (1-based) to slot s carries event n = 8(k-1) + s.
- * Both map onto the same event number n, which is what makes gaps (lost
- * events) countable.  See ctp_seq_event() below.
+ *     a seqlock; event n (0-based, counted per station and kept across reuse)
+ *     goes to slot n % 8; its seq is 2n+1 while written, 2n+2 when complete.
+ *   - slot style (the shipped upstream SDKs): a seqlock per slot; every slot
+ *     counts its own writes, +1 (odd: in progress) then +2; the k-th write
+ *     (1-based) to slot s carries event n = 8(k-1) + s.
+ *   - literal style (a writer that follows the spec's text): the station's
+ *     seq runs 1, 2, 3, ...; seq goes to slot seq % 8 and is stored last,
+ *     once; event n = seq - 1.  No in-progress mark: odd seqs are complete.
+ * All map onto one event number n per station, which is what makes gaps
+ * (lost events) countable.  Only the first carries a marker (the station
+ * extension); the engine tells the other two apart from the seqs themselves
+ * (src/engine/harvest.c).  See ctp_seq_event() below.
  *
  * Ordering contract (who pairs with whom).  Letters name the barriers.
  *
@@ -138,6 +143,7 @@ struct ctp_epoch {
 	(1u << 2)		/* engine issues membarrier(GLOBAL_EXP.)       \
 				 */
 #define CTP_HX_DIRTY (1u << 3)	/* probes mark written stations in dirty[] */
+#define CTP_HX_DEEP (1u << 4)	/* a ctp_deep area follows the stations */
 #define CTP_HX_DIRTY_WORDS 112u /* 7168 bits */
 
 struct ctp_header_ext {
@@ -180,6 +186,9 @@ struct ctp_header {
 /* Extension at the start of ctp_station.flexible. */
 #define CTP_STX_MAGIC 0x31585453u /* "STX1" */
 #define CTP_STX_SEQ_STATION (1u << 0)
+/* The occupant writes its events into the station's deep ring (ctp_deep),
+ * not into slots[]; station-style seqs, event n in deep slot n % depth. */
+#define CTP_STX_DEEP (1u << 1)
 
 struct ctp_station_ext {
 	uint32_t magic; /* CTP_STX_MAGIC once a corotop probe opened it */
@@ -254,6 +263,76 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, next_free) == 32, "link");
 static inline uint64_t ctp_region_size(uint32_t n)
 {
 	return (uint64_t)CTP_HEADER_SIZE + (uint64_t)n * CTP_STATION_SIZE;
+}
+
+/*
+ * Deep rings (CTP_HX_DEEP), a corotop extension that gives corotop's own
+ * probe more slack than the spec's eight slots.  The area starts right after
+ * the last station, at ctp_region_size(max_stations), so engines that map
+ * only the spec's size never see it:
+ *
+ *   [ ctp_deep 1 KiB ][ station 0: depth epochs ][ station 1 ] ...
+ *
+ * A station whose ext.flags has CTP_STX_DEEP writes event n into deep epoch
+ * n % depth of its own ring, with the station-style seqs (2n+1 while
+ * written, 2n+2 when complete); its slots[] stay zero.  The engine publishes
+ * when its last covering pass began (pass_ns), and a writer that gets half a
+ * ring ahead of the last pass it knows of wakes the engine through `kick`,
+ * whether or not the engine sleeps (docs/WIRE.md, "Deep rings").
+ *
+ *   engine                                  probe
+ *   (R) pass_ns = start of a pass that      (S) acquire-load pass_ns, at most
+ *       visited every station marked or         once per PROBE_PASS_REFRESH
+ *       written before it, release, after       per thread, only when a
+ *       the pass                                 coroutine is half a ring on
+ *   (T) kick = 1 (relaxed), then futex      (U) kick 1 -> 0 (exchange,
+ *       wait while it is 1, bounded             relaxed), then futex wake:
+ *                                               cuts the engine's pacing
+ *                                               wait short
+ *   R pairs with S: a pass that began after a writer's events were
+ *   published delivered them, so their slots may be reused.
+ */
+#define CTP_DEEP_MAGIC 0x31504544u /* "DEP1" */
+#define CTP_DEEP_HEADER 1024u
+#define CTP_DEEP_MIN 8u
+#define CTP_DEEP_MAX 4096u
+
+struct ctp_deep {
+	uint32_t magic;	   /* CTP_DEEP_MAGIC */
+	uint32_t depth;	   /* epochs per station, a power of two */
+	uint32_t stations; /* rings in the area (== max_stations) */
+	uint32_t flags;	   /* 0 */
+	uint8_t _pad0[48];
+	/* CLOCK_MONOTONIC ns at the start of the engine's latest completed
+	 * covering pass (R). Its own cache line: written once per pass. */
+	CTP_ATOMIC(uint64_t) pass_ns;
+	uint8_t _pad1[56];
+	/* Futex word of the engine's pacing wait (T, U). */
+	CTP_ATOMIC(uint32_t) kick;
+	uint8_t _pad2[CTP_DEEP_HEADER - 132];
+};
+
+CTP_STATIC_ASSERT(sizeof(struct ctp_deep) == CTP_DEEP_HEADER, "deep header");
+CTP_STATIC_ASSERT(offsetof(struct ctp_deep, pass_ns) == 64, "pass_ns");
+CTP_STATIC_ASSERT(offsetof(struct ctp_deep, kick) == 128, "kick");
+
+/* Offset of the deep area in a region of n stations. */
+static inline uint64_t ctp_deep_offset(uint32_t n)
+{
+	return ctp_region_size(n);
+}
+
+/* Size of the deep area (header and rings) for n stations. */
+static inline uint64_t ctp_deep_size(uint32_t n, uint32_t depth)
+{
+	return CTP_DEEP_HEADER + (uint64_t)n * depth * sizeof(struct ctp_epoch);
+}
+
+/* A depth an engine may announce: a power of two in [MIN, MAX]. */
+static inline int ctp_deep_depth_ok(uint32_t depth)
+{
+	return depth >= CTP_DEEP_MIN && depth <= CTP_DEEP_MAX &&
+	       (depth & (depth - 1)) == 0;
 }
 
 /*

@@ -138,7 +138,7 @@ static void engine_on_close(void *ctx, uint32_t station)
 {
 	struct engine *e = ctx;
 	bool recycled = e->harvest.recycle && station < e->harvest.max &&
-			e->harvest.state[station].station_style;
+			harvest_station_ours(&e->harvest.state[station]);
 	uint64_t now = engine_now(CLOCK_MONOTONIC);
 
 	model_close(&e->model, station, now, recycled);

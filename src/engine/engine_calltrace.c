@@ -271,7 +271,7 @@ static uint64_t engine_ct_owner(struct engine *e, uint64_t tag)
 	if (st >= e->harvest.max || st >= e->model.stations)
 		return 0;
 	hs = &e->harvest.state[st];
-	if (hs->state != HARVEST_LIVE || !hs->station_style ||
+	if (hs->state != HARVEST_LIVE || !harvest_station_ours(hs) ||
 	    (uint16_t)hs->gen != CT_TAG_CORO_GEN16(tag))
 		return 0;
 	r = e->model.by_station[st];

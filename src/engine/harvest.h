@@ -21,6 +21,7 @@ struct harvest_event {
 	uint64_t trace; /* CallTrace id of the parked stack (suspend), or 0 */
 	uint64_t probe_id;
 	uint32_t station;
+	uint32_t slot; /* ring slot it was read from */
 	uint8_t is_active;
 };
 
@@ -44,24 +45,56 @@ enum harvest_station_state {
 	HARVEST_CLOSED,	   /* occupant dead; waiting for a new generation */
 };
 
-struct harvest_station {
-	uint64_t last_seen[CTP_SLOTS]; /* last complete seq read per slot */
-	uint64_t expected;	       /* next event number to deliver */
-	uint64_t first;		       /* the occupant's first event number */
-	uint64_t gen;		       /* occupant generation last opened */
-	uint64_t probe_id;
-	uint8_t state;	       /* enum harvest_station_state */
-	uint8_t station_style; /* 1: station seqs, 0: upstream slot seqs */
+/* How a station's seqs are written (include/corotop/ctp.h). */
+enum harvest_style {
+	HARVEST_STYLE_UNKNOWN = 0, /* foreign, not decided yet */
+	HARVEST_STYLE_STATION,	   /* corotop probe, slots[] */
+	HARVEST_STYLE_DEEP,	   /* corotop probe, its deep ring */
+	HARVEST_STYLE_SEQLOCK,	   /* shipped upstream SDKs: per-slot seqlock */
+	HARVEST_STYLE_LITERAL,	   /* the spec's text: seq 1, 2, 3, ... */
 };
 
+/* Evidence about a foreign station, sticky (harvest_classify). */
+#define HARVEST_EV_NOT_LITERAL (1u << 0) /* a seq in the wrong slot */
+#define HARVEST_EV_NOT_SEQLOCK (1u << 1) /* slot counts out of step */
+#define HARVEST_EV_ODD_STABLE (1u << 2)	 /* an odd seq that stayed put */
+
+/* A foreign station undecided for this long gets its most likely style. */
+#define HARVEST_DECIDE_NS 100000000ull
+
+struct harvest_station {
+	uint64_t expected; /* next event number to deliver */
+	uint64_t first;	   /* the occupant's first event number */
+	uint64_t gen;	   /* occupant generation last opened */
+	uint64_t probe_id;
+	uint64_t seen_ns; /* undecided: when its first write was seen */
+	uint64_t odd_sig; /* undecided: the odd seqs seen last time */
+	uint64_t odd_ns;  /* ... and when */
+	uint8_t state;	  /* enum harvest_station_state */
+	uint8_t style;	  /* enum harvest_style */
+	uint8_t evidence; /* HARVEST_EV_* */
+	bool fresh;	  /* opened by an observer's first scan: what its ring
+			   * lacks was written before we started, not lost */
+};
+
+/* Written by a corotop probe (generations, recycling, CallTrace tags). */
+static inline bool harvest_station_ours(const struct harvest_station *st)
+{
+	return st->style == HARVEST_STYLE_STATION ||
+	       st->style == HARVEST_STYLE_DEEP;
+}
+
 struct harvest_counters {
-	uint64_t harvested; /* events delivered */
-	uint64_t lost;	    /* events overwritten before they were read */
-	uint64_t torn;	    /* copies discarded because seq moved mid-copy */
-	uint64_t opened;    /* coroutines seen */
-	uint64_t closed;    /* coroutines seen dead */
-	uint64_t recycled;  /* stations pushed to the free list */
+	uint64_t harvested;    /* events delivered */
+	uint64_t lost;	       /* events overwritten before they were read */
+	uint64_t torn;	       /* copies discarded: seq moved mid-copy, or a
+				* literal slot the writer may be rewriting */
+	uint64_t before_start; /* observer: events gone before it began */
+	uint64_t opened;       /* coroutines seen */
+	uint64_t closed;       /* coroutines seen dead */
+	uint64_t recycled;     /* stations pushed to the free list */
 	uint64_t scans;
+	uint64_t styles[5]; /* stations decided per enum harvest_style */
 };
 
 /* Stations that lost events in the last scan, for catch-up rescans. */
@@ -74,8 +107,15 @@ struct harvest {
 	bool recycle;	   /* push dead stations to the free list (we own it) */
 	bool saw_upstream; /* an upstream SDK writes here: it never marks */
 	bool dirty_ok;	   /* the region had a valid dirty hint at init */
+	bool started;	   /* the first scan is done (observers: see fresh) */
 	uint32_t dirty_shift; /* captured at init: the region is untrusted */
 	struct harvest_station *state; /* max entries */
+	/* Deep rings (harvest_set_deep), or NULL / 0. */
+	struct ctp_deep *deep;
+	struct ctp_epoch *deep_rings;
+	uint32_t depth;
+	/* CLOCK_MONOTONIC ns; replaceable by tests. */
+	uint64_t (*clock)(void);
 	uint32_t hot[HARVEST_HOT_MAX]; /* lossy stations of the last scan */
 	unsigned nhot;
 	struct harvest_counters count;
@@ -84,6 +124,20 @@ struct harvest {
 bool harvest_init(struct harvest *h, struct ctp_header *hdr, uint32_t max,
 		  bool recycle);
 void harvest_finish(struct harvest *h);
+
+/*
+ * The region's deep area (ctp.h), validated and mapped by the caller: depth
+ * epochs per station for h->max stations.  Stations whose occupant sets
+ * CTP_STX_DEEP are read from there.
+ */
+void harvest_set_deep(struct harvest *h, struct ctp_deep *deep, uint32_t depth);
+
+/*
+ * (R) The engine's pass that began at start_ns visited every station marked
+ * or written before it: publish that to deep-ring writers.  No-op without a
+ * deep area or when we do not own the region.
+ */
+void harvest_pass_done(struct harvest *h, uint64_t start_ns);
 
 /* Stations currently allocated, bounded by the mapped count. */
 uint32_t harvest_allocated(const struct harvest *h);
@@ -111,9 +165,10 @@ size_t harvest_scan_list(struct harvest *h, const uint32_t *list, unsigned n,
 /*
  * The current (or last, once closed) occupant `probe_id` of station i: the
  * events still in its ring that were already delivered or counted lost,
- * i.e. numbered in [first, expected), as validated seqlock copies, oldest
- * first, at most CTP_SLOTS.  Read-only: the harvest state is not touched,
- * so the caller only has to serialise with scans (the engine's lock).
+ * i.e. numbered in [first, expected), as validated copies, oldest first,
+ * at most CTP_SLOTS (the last eight, also from a deep ring).  Read-only: the
+ * harvest state is not touched, so the caller only has to serialise with scans
+ * (the engine's lock).
  */
 unsigned harvest_station_recent(const struct harvest *h, uint32_t i,
 				uint64_t probe_id, struct harvest_event *out);

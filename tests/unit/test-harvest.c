@@ -97,12 +97,13 @@ static void test_torn_by_complete_write_delivers_new_event(void **state)
 		ours_write(f, 0, n);
 	hook_n = 8, hook_complete = 1, hook_calls = 0;
 	harvest_test_after_copy = hook_overwrite;
-	assert_int_equal(scan(f), 7);
+	/* The torn slot is looked at again at once: it now holds a complete
+	 * event 8, so event 0 is lost and the same pass delivers 1..8, with
+	 * event 8's payload, not the copy of event 0. */
+	assert_int_equal(scan(f), 8);
 	assert_int_equal(f->h.count.torn, 1);
 	harvest_test_after_copy = NULL;
-	/* The slot now holds a complete event 8: the next scan delivers it
-	 * with event 8's payload, not the copy of event 0. */
-	assert_int_equal(scan(f), 1);
+	assert_int_equal(scan(f), 0);
 	assert_string_equal(logstr(f->r, 0), "O L1 E1 E2 E3 E4 E5 E6 E7 E8");
 	assert_int_equal(f->r->bad, 0);
 }
@@ -217,7 +218,7 @@ static void test_upstream_slot_style_in_n_order(void **state)
 	for (int i = 0; i < 5; i++)
 		up_write(f, 0);
 	assert_int_equal(scan(f), 5);
-	assert_int_equal(f->h.state[0].station_style, 0);
+	assert_int_equal(f->h.state[0].style, HARVEST_STYLE_SEQLOCK);
 	for (int i = 0; i < 6; i++)
 		up_write(f, 0);
 	assert_int_equal(scan(f), 6);
@@ -288,8 +289,8 @@ static void test_detect_ours_vs_upstream(void **state)
 	assert_int_equal(scan(f), 12);
 	assert_string_equal(logstr(f->r, 0), "O E0 E1 E2 E3 E4 E5");
 	assert_string_equal(logstr(f->r, 1), "O E0 E1 E2 E3 E4 E5");
-	assert_int_equal(f->h.state[0].station_style, 1);
-	assert_int_equal(f->h.state[1].station_style, 0);
+	assert_int_equal(f->h.state[0].style, HARVEST_STYLE_STATION);
+	assert_int_equal(f->h.state[1].style, HARVEST_STYLE_SEQLOCK);
 	assert_int_equal(f->r->opens[2] + f->r->opens[3], 0);
 	/* harvest_allocated is bounded by the mapped count. */
 	atomic_store(&f->hdr->allocated_count, 1000);
@@ -297,7 +298,7 @@ static void test_detect_ours_vs_upstream(void **state)
 	ours_open(f, 2, 0xC, 0);
 	ours_write(f, 2, 0);
 	assert_int_equal(scan(f), 2);
-	assert_int_equal(f->h.state[2].station_style, 1);
+	assert_int_equal(f->h.state[2].style, HARVEST_STYLE_STATION);
 	assert_int_equal(f->r->opens[3], 1);
 	assert_int_equal(f->r->bad, 0);
 }
@@ -347,10 +348,12 @@ static void test_dead_flag_read_before_final_pass(void **state)
 	ours_write(f, 0, 7);
 	hook_calls = 0;
 	harvest_test_after_copy = hook_die;
-	assert_int_equal(scan(f), 1);
+	/* Event 8 and the flag land mid-pass: the pass may deliver event 8,
+	 * but it read the flag before it began, so it must not close. */
+	assert_int_equal(scan(f), 2);
 	harvest_test_after_copy = NULL;
 	assert_int_equal(f->r->closes[0], 0); /* must not close yet */
-	assert_int_equal(scan(f), 1);
+	assert_int_equal(scan(f), 0);
 	assert_string_equal(logstr(f->r, 0), "O E0 E1 E2 E3 E4 E5 E6 E7 E8 C");
 	assert_int_equal(f->r->bad, 0);
 }
@@ -576,6 +579,7 @@ static void test_garbage_fuzz(void **state)
 			atomic_store(&f->st[i].slots[k].seq, v);
 		}
 		f->r->have_last[0] = f->r->have_last[1] = false;
+		fx_now_ns += 1000000; /* undecided styles get decided */
 		assert_true(harvest_station_scan(&f->h, 0, &f->sink) <=
 			    CTP_SLOTS);
 		assert_true(harvest_station_scan(&f->h, 1, &f->sink) <=
@@ -583,7 +587,7 @@ static void test_garbage_fuzz(void **state)
 		assert_accounting(f, 0, 0);
 	}
 	/* Station 1 (no magic) was read as upstream throughout. */
-	assert_int_equal(f->h.state[1].station_style, 0);
+	assert_int_equal(f->h.state[1].style, HARVEST_STYLE_SEQLOCK);
 	assert_int_equal(f->r->opens[0], 1);
 }
 
