@@ -87,6 +87,10 @@ struct corotop_coro {
 	uint32_t attach; /* probe attachment the station belongs to */
 	/* Stack declared by corotop_coro_set_stack; 0, 0 = unknown. */
 	uint64_t stack_lo, stack_hi;
+	/* Deep rings (corotop/ctp.h): the next event number at which the
+	 * probe checks how far the engine got, the last event number known
+	 * published before chk_ts, and when it last woke the engine. */
+	uint64_t lap_check, chk_n, chk_ts, wake_ns;
 };
 
 /* Counters of this process's probe; all run freely from 0. */

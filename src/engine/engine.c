@@ -78,6 +78,7 @@ void engine_config_defaults(struct engine_config *cfg)
 	cfg->tick_ms = 1000;
 	cfg->full_scan_ms = 100;
 	cfg->hx_dirty = true;
+	cfg->ring_depth = 64;
 	lint_config_defaults(&cfg->lints);
 	cfg->ct_traces = 65536;
 	cfg->ct_rotate_ms = 1000;
@@ -177,10 +178,13 @@ static void engine_pass_done(struct engine *e)
 static size_t engine_scan(struct engine *e)
 {
 	struct harvest_sink sink = engine_sink(e);
+	uint64_t start = engine_now(CLOCK_MONOTONIC);
 	size_t n;
 
 	pthread_mutex_lock(&e->lock);
 	n = harvest_scan(&e->harvest, &sink);
+	/* (R) every station was visited after `start`. */
+	harvest_pass_done(&e->harvest, start);
 	engine_pass_done(e);
 	pthread_mutex_unlock(&e->lock);
 	return n;
@@ -200,10 +204,15 @@ static void engine_barrier(struct engine *e)
 static size_t engine_scan_dirty(struct engine *e)
 {
 	uint64_t marks[CTP_HX_DIRTY_WORDS];
+	uint64_t start = engine_now(CLOCK_MONOTONIC);
 	size_t n;
 
-	if (!harvest_dirty_collect(&e->harvest, marks))
+	if (!harvest_dirty_collect(&e->harvest, marks)) {
+		/* (R) nothing was marked since the last collect, so every
+		 * write before `start` has been read. */
+		harvest_pass_done(&e->harvest, start);
 		return 0;
+	}
 	/* (Q) A plain fence, not membarrier: one IPI per scan cost the
 	 * target ~2 us per scan (docs/PERFORMANCE.md).  A probe that skipped
 	 * its mark because it saw a stale bit is found by the periodic full
@@ -213,6 +222,8 @@ static size_t engine_scan_dirty(struct engine *e)
 	struct harvest_sink sink = engine_sink(e);
 
 	n = harvest_scan_marked(&e->harvest, marks, &sink);
+	/* (R) every station marked before `start` was visited. */
+	harvest_pass_done(&e->harvest, start);
 	engine_pass_done(e);
 	pthread_mutex_unlock(&e->lock);
 	return n;
@@ -318,6 +329,31 @@ static void engine_idle(struct engine *e)
 				      : e->cfg.sleep_max_ms;
 }
 
+/*
+ * The pause after a busy pass.  With deep rings it is a futex wait on the
+ * deep area's kick word (T), so a writer half a ring ahead cuts it short
+ * (U); the bound is the pacing interval.  Without them, a plain sleep.
+ */
+static void engine_pace(struct engine *e)
+{
+	struct ctp_deep *d = e->harvest.deep;
+	uint64_t us = e->cfg.scan_interval_us;
+	struct timespec ts = {(time_t)(us / 1000000u),
+			      (long)(us % 1000000u) * 1000};
+
+	if (!d || !e->region.owner) {
+		nanosleep(&ts, NULL);
+		return;
+	}
+	/* (T) relaxed: the word carries no data; see ctp.h. */
+	atomic_store_explicit(&d->kick, 1, memory_order_relaxed);
+	/* Shared futex: the waker is another process.  A wake, a timeout, a
+	 * signal (EINTR) or a word that already moved (EAGAIN) all end the
+	 * pause the same way: the next pass looks. */
+	syscall(SYS_futex, &d->kick, FUTEX_WAIT, 1, &ts, NULL, 0);
+	atomic_store_explicit(&d->kick, 0, memory_order_relaxed);
+}
+
 static void engine_tick(struct engine *e)
 {
 	pthread_mutex_lock(&e->lock);
@@ -376,12 +412,8 @@ static void engine_harvest_loop(struct engine *e)
 		if (n || e->harvest.count.lost != lost0) {
 			empty = 0;
 			if (e->harvest.count.lost == lost0 &&
-			    e->cfg.scan_interval_us) {
-				struct timespec ts = {
-					0,
-					(long)e->cfg.scan_interval_us * 1000};
-				nanosleep(&ts, NULL);
-			}
+			    e->cfg.scan_interval_us)
+				engine_pace(e);
 			continue;
 		}
 		if (++empty < e->cfg.idle_scans) {
@@ -500,6 +532,46 @@ static void *engine_waker_main(void *arg)
 
 /* ---- lifecycle ---- */
 
+/*
+ * Create or open the region and set up its harvest, under the SIGBUS guard:
+ * an observed file truncated meanwhile is an error, not a crash.
+ */
+static bool engine_open_region(struct engine *e, uint32_t flags, char *err,
+			       size_t errlen)
+{
+	const struct engine_config *cfg = &e->cfg;
+	sigjmp_buf jb;
+	bool ok;
+
+	if (sigsetjmp(jb, 1)) {
+		engine_guard = NULL;
+		snprintf(err, errlen,
+			 "%s was truncated while it was being opened (SIGBUS)",
+			 cfg->shm_path ? cfg->shm_path : "the cTP region");
+		harvest_finish(&e->harvest);
+		region_finish(&e->region);
+		return false;
+	}
+	engine_guard = &jb;
+	if (cfg->shm_path)
+		ok = region_open(&e->region, cfg->shm_path, err, errlen);
+	else
+		ok = region_create_deep(&e->region, cfg->stations, flags,
+					cfg->ring_depth, err, errlen);
+	if (ok && !harvest_init(&e->harvest, e->region.hdr, e->region.stations,
+				e->region.owner)) {
+		snprintf(err, errlen, "out of memory for %u stations",
+			 e->region.stations);
+		harvest_finish(&e->harvest);
+		region_finish(&e->region);
+		ok = false;
+	}
+	if (ok)
+		harvest_set_deep(&e->harvest, e->region.deep, e->region.depth);
+	engine_guard = NULL;
+	return ok;
+}
+
 struct engine *engine_create(const struct engine_config *cfg, char *err,
 			     size_t errlen)
 {
@@ -507,7 +579,6 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 			       .sa_flags = SA_SIGINFO | SA_NODEFER};
 	struct engine *e = calloc(1, sizeof(*e));
 	uint32_t flags = CTP_HX_FREELIST;
-	bool ok;
 
 	if (!e) {
 		snprintf(err, errlen, "out of memory");
@@ -543,16 +614,13 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	 * buffers, before anything is created. */
 	if (!engine_ppt_create(e, err, errlen))
 		goto err_ppt;
-	if (cfg->shm_path)
-		ok = region_open(&e->region, cfg->shm_path, err, errlen);
-	else
-		ok = region_create(&e->region, cfg->stations, flags, err,
-				   errlen);
-	if (!ok)
+	/* An observed region may shrink while we validate and read its
+	 * header: SIGBUS is caught from here on (engine_sigbus). */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	if (!engine_open_region(e, flags, err, errlen))
 		goto err_free;
-	if (!harvest_init(&e->harvest, e->region.hdr, e->region.stations,
-			  e->region.owner) ||
-	    !model_init(&e->model, e->region.stations, cfg->linger_ns)) {
+	if (!model_init(&e->model, e->region.stations, cfg->linger_ns)) {
 		snprintf(err, errlen, "out of memory for %u stations",
 			 e->region.stations);
 		goto err_region;

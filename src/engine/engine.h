@@ -44,6 +44,9 @@ struct engine_config {
 	unsigned tick_ms;	   /* rate window */
 	unsigned full_scan_ms;	   /* bound between full scans (dirty mode) */
 	bool hx_dirty;		   /* advertise the dirty hint (default true) */
+	/* Deep ring epochs per station for corotop's probe (ctp.h), a power
+	 * of two; 0 = the spec's eight slots only (default 64). */
+	unsigned ring_depth;
 	bool no_futex;	    /* advertise socket wakeups only (benchmarks) */
 	bool no_membarrier; /* use a full fence in the probe (benchmarks) */
 	unsigned sample_hz; /* launch mode: COROTOP_SAMPLE_HZ, 0 = unset */

@@ -74,6 +74,13 @@ static int region_listen(struct region *r, char *err, size_t errlen)
 bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 		   char *err, size_t errlen)
 {
+	return region_create_deep(r, stations, hx_flags, 0, err, errlen);
+}
+
+bool region_create_deep(struct region *r, uint32_t stations,
+			uint32_t hx_flags, uint32_t depth, char *err,
+			size_t errlen)
+{
 	struct ctp_header *hdr;
 	int fd;
 
@@ -81,6 +88,12 @@ bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 	if (stations == 0 || stations > CTP_MAX_STATIONS_LIMIT) {
 		snprintf(err, errlen, "station count %u out of range 1..%u",
 			 stations, CTP_MAX_STATIONS_LIMIT);
+		return false;
+	}
+	if (depth && !ctp_deep_depth_ok(depth)) {
+		snprintf(err, errlen,
+			 "ring depth %u is not a power of two in %u..%u", depth,
+			 CTP_DEEP_MIN, CTP_DEEP_MAX);
 		return false;
 	}
 	snprintf(r->dir, sizeof(r->dir), "%s/corotop.XXXXXX",
@@ -95,7 +108,9 @@ bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 	r->owner = true;
 	snprintf(r->shm_path, sizeof(r->shm_path), "%s/ctp.shm", r->dir);
 	snprintf(r->sock_path, sizeof(r->sock_path), "%s/ctp.sock", r->dir);
-	r->size = ctp_region_size(stations);
+	/* The deep area's pages are touched only by stations that write. */
+	r->size = ctp_region_size(stations) +
+		  (depth ? ctp_deep_size(stations, depth) : 0);
 	fd = open(r->shm_path,
 		  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || ftruncate(fd, (off_t)r->size) < 0) {
@@ -119,8 +134,16 @@ bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 	hdr->ext.magic = CTP_HX_MAGIC;
 	hdr->ext.version = CTP_HX_VERSION;
 	hdr->ext.size = sizeof(hdr->ext);
-	hdr->ext.flags = hx_flags;
+	hdr->ext.flags = hx_flags | (depth ? CTP_HX_DEEP : 0);
 	hdr->ext.engine_pid = (uint32_t)getpid();
+	if (depth) {
+		r->deep = (struct ctp_deep *)(void *)((char *)hdr +
+						      ctp_deep_offset(stations));
+		r->deep->magic = CTP_DEEP_MAGIC;
+		r->deep->depth = depth;
+		r->deep->stations = stations;
+		r->depth = depth;
+	}
 	/* Smallest group size that lets the dirty bitmap cover every station.
 	 */
 	while (((uint64_t)stations + (1ull << hdr->ext.dirty_shift) - 1) >>
@@ -136,6 +159,33 @@ err_file:
 		close(fd);
 	region_finish(r);
 	return false;
+}
+
+/*
+ * An observed region's deep area, read with pread (a file that shrinks can
+ * not fault us here): announced, whole, and of a depth we accept, else the
+ * region is read without it.  Grows r->size to cover it.
+ */
+static void region_open_deep(struct region *r, int fd, uint64_t file_size)
+{
+	struct ctp_header hx;
+	struct ctp_deep d;
+	uint64_t off, need;
+
+	if (pread(fd, &hx, sizeof(hx), 0) != (ssize_t)sizeof(hx) ||
+	    hx.ext.magic != CTP_HX_MAGIC || !(hx.ext.flags & CTP_HX_DEEP) ||
+	    hx.max_stations != r->stations)
+		return;
+	off = ctp_deep_offset(r->stations);
+	if (pread(fd, &d, sizeof(d), (off_t)off) != (ssize_t)sizeof(d) ||
+	    d.magic != CTP_DEEP_MAGIC || !ctp_deep_depth_ok(d.depth) ||
+	    d.stations != r->stations)
+		return;
+	need = off + ctp_deep_size(r->stations, d.depth);
+	if (need > file_size)
+		return;
+	r->depth = d.depth;
+	r->size = need;
 }
 
 bool region_open(struct region *r, const char *shm_path, char *err,
@@ -190,6 +240,7 @@ bool region_open(struct region *r, const char *shm_path, char *err,
 	if (r->stations > CTP_MAX_STATIONS_LIMIT)
 		r->stations = CTP_MAX_STATIONS_LIMIT;
 	r->size = ctp_region_size(r->stations);
+	region_open_deep(r, fd, (uint64_t)st.st_size);
 	hdr = mmap(NULL, r->size, PROT_READ, MAP_SHARED, fd, 0);
 	if (hdr == MAP_FAILED) {
 		snprintf(err, errlen, "cannot map %s: %s", shm_path,
@@ -198,6 +249,10 @@ bool region_open(struct region *r, const char *shm_path, char *err,
 	}
 	close(fd);
 	r->hdr = hdr;
+	if (r->depth)
+		r->deep = (struct ctp_deep *)(void *)((char *)hdr +
+						      ctp_deep_offset(
+							      r->stations));
 	return true;
 
 err_fd:

@@ -20,6 +20,9 @@ struct region {
 	char dir[256];	   /* private directory (owner only) */
 	char shm_path[320];
 	char sock_path[320];
+	/* Deep rings after the stations (ctp.h), or NULL / 0. */
+	struct ctp_deep *deep;
+	uint32_t depth;
 };
 
 /*
@@ -29,6 +32,12 @@ struct region {
  */
 bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 		   char *err, size_t errlen);
+
+/* The same with a deep ring of `depth` epochs per station for corotop's
+ * probe (CTP_HX_DEEP); depth 0 creates none. */
+bool region_create_deep(struct region *r, uint32_t stations,
+			uint32_t hx_flags, uint32_t depth, char *err,
+			size_t errlen);
 
 /* Map an existing region read-only after validating it as untrusted. */
 bool region_open(struct region *r, const char *shm_path, char *err,

@@ -27,7 +27,10 @@
 #include "corotop/calltrace.h"
 #include "probe_internal.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline uint64_t coro_now(void)
 {
@@ -94,8 +97,17 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	__atomic_store_n(&s->birth_ts, c->birth_ts, __ATOMIC_RELAXED);
 	atomic_store_explicit(&s->is_dead, 0, memory_order_relaxed);
 	__atomic_store_n(&s->ext.magic, CTP_STX_MAGIC, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->ext.flags, CTP_STX_SEQ_STATION, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ext.flags,
+			 CTP_STX_SEQ_STATION |
+				 (p->deep_rings ? CTP_STX_DEEP : 0u),
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&s->ext.first_n, c->n, __ATOMIC_RELAXED);
+	/* Deep rings: nothing of ours is in the ring yet; check the engine's
+	 * progress half a ring from here. */
+	c->chk_n = c->n;
+	c->chk_ts = coro_now();
+	c->wake_ns = 0;
+	c->lap_check = p->deep_rings ? c->n + p->depth / 2 : UINT64_MAX;
 	/* release (G) pairs with the engine's acquire (H): the header above is
 	 * complete once the generation moves. */
 	atomic_fetch_add_explicit(&s->ext.gen, 1, memory_order_release);
@@ -183,6 +195,8 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 	c->attach = 0;
 	c->stack_lo = 0;
 	c->stack_hi = 0;
+	c->lap_check = UINT64_MAX;
+	c->chk_n = c->chk_ts = c->wake_ns = 0;
 	r = probe_region();
 	if (!r)
 		return;
@@ -204,7 +218,7 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	struct probe_thread *t = &probe_self;
 	struct ctp_station *s;
 	struct ctp_epoch *e;
-	uint64_t n, trace = 0;
+	uint64_t n, now, trace = 0;
 
 	s = coro_station(c, r);
 	if (COROTOP_UNLIKELY(!s)) {
@@ -231,7 +245,16 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	if (COROTOP_UNLIKELY(!s))
 		return;
 	n = c->n++;
-	e = &s->slots[n % CTP_SLOTS];
+	now = coro_now();
+	if (r->deep_rings) {
+		e = &r->deep_rings[(size_t)c->index * r->depth +
+				   (n & (r->depth - 1))];
+		/* One compare while the engine keeps up (ctp.h, R/S). */
+		if (COROTOP_UNLIKELY(n >= c->lap_check))
+			probe_lap(c, r, n, now);
+	} else {
+		e = &s->slots[n % CTP_SLOTS];
+	}
 	/* (A) odd seq first; the release fence keeps the payload stores
 	 * below from becoming visible before it.  The store itself is a
 	 * release too: an engine that sees any seq of ours also sees the
@@ -239,7 +262,7 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	atomic_store_explicit(&e->seq, 2 * n + 1, memory_order_release);
 	atomic_thread_fence(memory_order_release);
 	/* (B) payload: relaxed atomics, so a racing reader is not UB. */
-	__atomic_store_n(&e->timestamp, coro_now(), __ATOMIC_RELAXED);
+	__atomic_store_n(&e->timestamp, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->tid, probe_tid(), __ATOMIC_RELAXED);
 	__atomic_store_n(&e->addr, addr, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->is_active, (uint8_t)(is_active != 0),
@@ -249,6 +272,57 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
 	coro_check_sleeping(r);
 	coro_mark(r, c->index);
+}
+
+/*
+ * Deep rings: c is half a ring past the last event the engine was known to
+ * have read (chk_n).  When a pass that began after chk_ts has completed
+ * (pass_ns, R/S), everything before chk_n was delivered: move the check half
+ * a ring on.  Otherwise the engine is late: wake it (kick, U) -- it may be
+ * between two busy passes rather than asleep, where tracer_sleeping would
+ * not reach it -- and look again an eighth of a ring on.  pass_ns is read at
+ * most once per PROBE_PASS_REFRESH_NS per thread and the wake is sent at
+ * most once per PROBE_LAP_WAKE_NS per coroutine, so a writer that laps the
+ * engine flat out pays about a nanosecond per record for all of it.
+ */
+void probe_lap(struct corotop_coro *c, struct probe_region *r, uint64_t n,
+	       uint64_t now)
+{
+	struct probe_thread *t = &probe_self;
+	_Atomic uint32_t *kick;
+
+	if (t->pass_seen <= c->chk_ts &&
+	    now - t->pass_read_ns >= PROBE_PASS_REFRESH_NS) {
+		/* (S) acquire pairs with the engine's release (R). */
+		t->pass_seen = atomic_load_explicit(&r->deep->pass_ns,
+						    memory_order_acquire);
+		t->pass_read_ns = now;
+	}
+	if (t->pass_seen > c->chk_ts) {
+		/* Events before n were published before now (this record's
+		 * clock read follows them). */
+		c->chk_n = n;
+		c->chk_ts = now;
+		c->lap_check = n + r->depth / 2;
+		return;
+	}
+	c->lap_check = n + r->depth / 8;
+	if (now - c->wake_ns < PROBE_LAP_WAKE_NS)
+		return;
+	c->wake_ns = now;
+	kick = &r->deep->kick;
+	/* (U) relaxed: the word only says whether the engine waits on it;
+	 * the data it will read is ordered by the seqs.  Load first, so a
+	 * busy engine costs no read-modify-write. */
+	if (atomic_load_explicit(kick, memory_order_relaxed) == 1 &&
+	    atomic_exchange_explicit(kick, 0, memory_order_relaxed) == 1) {
+		atomic_fetch_add_explicit(&probe_global.wakes, 1,
+					  memory_order_relaxed);
+		/* Shared futex: the waiter is another process. */
+		syscall(SYS_futex, kick, FUTEX_WAKE, 1, NULL, NULL, 0);
+	}
+	/* An engine asleep on tracer_sleeping is woken by the record's
+	 * usual check (M); nothing more to do here. */
 }
 
 COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,

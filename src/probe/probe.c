@@ -103,10 +103,38 @@ static void *probe_reuse_range(uint64_t size)
 	return NULL;
 }
 
+/*
+ * The size to map: the spec's, plus the deep area when the engine announced
+ * one (ctp.h) that the file really holds.  Read with pread before mapping,
+ * so nothing is mapped that could fault.  Sets *depth (0: no deep area).
+ */
+static uint64_t probe_map_size(int fd, uint32_t max, uint64_t file_size,
+			       uint32_t *depth)
+{
+	uint64_t size = ctp_region_size(max), off;
+	struct ctp_header hx;
+	struct ctp_deep d;
+
+	*depth = 0;
+	if (pread(fd, &hx, sizeof(hx), 0) != (ssize_t)sizeof(hx) ||
+	    hx.ext.magic != CTP_HX_MAGIC || !(hx.ext.flags & CTP_HX_DEEP) ||
+	    hx.max_stations != max)
+		return size;
+	off = ctp_deep_offset(max);
+	if (pread(fd, &d, sizeof(d), (off_t)off) != (ssize_t)sizeof(d) ||
+	    d.magic != CTP_DEEP_MAGIC || !ctp_deep_depth_ok(d.depth) ||
+	    d.stations != max ||
+	    off + ctp_deep_size(max, d.depth) > file_size)
+		return size;
+	*depth = d.depth;
+	return off + ctp_deep_size(max, d.depth);
+}
+
 static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 {
 	uint64_t size = ctp_region_size(max);
 	struct ctp_header *hdr;
+	uint32_t depth;
 	void *reuse;
 	struct stat st;
 	int fd;
@@ -125,6 +153,7 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 			   path);
 		return false;
 	}
+	size = probe_map_size(fd, max, (uint64_t)st.st_size, &depth);
 	/* Over a range an earlier late attach left (P2 in late.c). */
 	reuse = probe_reuse_range(size);
 	hdr = mmap(reuse, size, PROT_READ | PROT_WRITE,
@@ -147,6 +176,13 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 	if (hdr->ext.magic == CTP_HX_MAGIC && hdr->ext.version >= 1) {
 		r->has_ext = true;
 		r->hx_flags = hdr->ext.flags;
+	}
+	if (depth) {
+		r->deep = (struct ctp_deep *)(void *)((char *)hdr +
+						      ctp_deep_offset(max));
+		r->deep_rings = (struct ctp_epoch *)(void *)((char *)r->deep +
+							     CTP_DEEP_HEADER);
+		r->depth = depth;
 	}
 	if ((r->hx_flags & CTP_HX_DIRTY) && hdr->ext.dirty_shift < 32) {
 		r->dirty = hdr->ext.dirty;

@@ -39,6 +39,10 @@ struct probe_region {
 	/* probe_attach when this attachment began: stations taken under
 	 * another one must never be written. */
 	uint32_t attach;
+	/* Deep rings (CTP_HX_DEEP): depth epochs per station, or NULL. */
+	struct ctp_deep *deep;
+	struct ctp_epoch *deep_rings;
+	uint32_t depth;
 	struct probe_region *retired_next;
 	uint64_t retired_ns; /* CLOCK_MONOTONIC when it was retired */
 	bool reused;	     /* its address range holds a later region */
@@ -155,7 +159,20 @@ struct probe_thread {
 	bool key_set;	    /* the exit destructor is registered */
 	uint32_t slot;	    /* sampler timer slot + 1, 0 = none */
 	uint64_t slot_word; /* that slot's word while our timer is armed */
+	/* Deep rings (coro.c): the engine's last pass start this thread
+	 * read (S), and when it read it. */
+	uint64_t pass_seen;
+	uint64_t pass_read_ns;
 };
+
+/* A thread reads the engine's pass_ns (S) at most this often. */
+#define PROBE_PASS_REFRESH_NS 20000ull
+/* A coroutine half a ring ahead of the engine wakes it at most this often. */
+#define PROBE_LAP_WAKE_NS 100000ull
+
+/* coro.c: the slow path of a record that reached c->lap_check. */
+void probe_lap(struct corotop_coro *c, struct probe_region *r, uint64_t n,
+	       uint64_t now);
 
 extern __thread struct probe_thread probe_self
 	__attribute__((tls_model("initial-exec")));

@@ -117,10 +117,31 @@ static int target_hot(unsigned phases, unsigned gap_ms)
 
 /* A suspend event carrying trace id `trace`, written like the probe's
  * record (ctp.h A/B/C) with the trace word in the reserved bytes. */
+/* Where event n of c goes: its deep ring when the station says so (the
+ * engine announced one, ctp.h), else the spec's slots. */
+static struct ctp_epoch *park_slot(struct corotop_coro *c, uint64_t n)
+{
+	const struct ctp_header *hdr;
+	const struct ctp_deep *d;
+	struct ctp_epoch *ring;
+
+	if (!(c->station->ext.flags & CTP_STX_DEEP))
+		return &c->station->slots[n % CTP_SLOTS];
+	hdr = (const struct ctp_header
+		       *)(const void *)((const char *)c->station -
+					CTP_HEADER_SIZE -
+					(size_t)c->index * CTP_STATION_SIZE);
+	d = (const struct ctp_deep *)(const void *)((const char *)hdr +
+						    ctp_deep_offset(
+							    hdr->max_stations));
+	ring = (struct ctp_epoch *)(void *)((char *)d + CTP_DEEP_HEADER);
+	return &ring[(size_t)c->index * d->depth + (n & (d->depth - 1))];
+}
+
 static void park_event(struct corotop_coro *c, uint64_t addr, uint64_t trace)
 {
 	uint64_t n = c->n++;
-	struct ctp_epoch *e = &c->station->slots[n % CTP_SLOTS];
+	struct ctp_epoch *e = park_slot(c, n);
 
 	/* (A) odd seq, then the payload after a release fence. */
 	atomic_store_explicit(&e->seq, 2 * n + 1, memory_order_release);

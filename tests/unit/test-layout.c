@@ -112,7 +112,7 @@ static void test_station_ext_layout(void **state)
 	assert_int_equal(offsetof(struct ctp_station_ext, next_free), 32);
 	assert_int_equal(sizeof(struct ctp_station_ext), 40);
 	/* The probe's per-coroutine state is embedded by schedulers: ABI. */
-	assert_int_equal(sizeof(struct corotop_coro), 56);
+	assert_int_equal(sizeof(struct corotop_coro), 88);
 }
 
 /* Bytes as they appear in the file, on the little-endian targets we ship. */
