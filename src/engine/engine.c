@@ -380,8 +380,12 @@ static void engine_harvest_loop(struct engine *e)
 
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		uint64_t lost0 = e->harvest.count.lost;
-		uint64_t now = engine_now(CLOCK_MONOTONIC);
+		uint64_t now;
 		size_t n;
+
+		if (e->cfg.pass_hook)
+			e->cfg.pass_hook(e->cfg.hook_ctx);
+		now = engine_now(CLOCK_MONOTONIC);
 
 		/* Dirty scans while every writer marks; a full scan at least
 		 * every full_scan_ms, and always while an upstream SDK (which

@@ -63,6 +63,9 @@ struct engine_config {
 	void (*event_hook)(void *ctx, const struct harvest_event *ev);
 	/* Called on the harvest thread after each rate tick (UI wakeup). */
 	void (*publish_hook)(void *ctx);
+	/* Tests: runs on the harvest thread before every pass, so a test can
+	 * hold the harvester still (and lap it) deterministically. */
+	void (*pass_hook)(void *ctx);
 	void *hook_ctx;
 };
 

@@ -77,9 +77,8 @@ bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 	return region_create_deep(r, stations, hx_flags, 0, err, errlen);
 }
 
-bool region_create_deep(struct region *r, uint32_t stations,
-			uint32_t hx_flags, uint32_t depth, char *err,
-			size_t errlen)
+bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
+			uint32_t depth, char *err, size_t errlen)
 {
 	struct ctp_header *hdr;
 	int fd;
@@ -137,8 +136,9 @@ bool region_create_deep(struct region *r, uint32_t stations,
 	hdr->ext.flags = hx_flags | (depth ? CTP_HX_DEEP : 0);
 	hdr->ext.engine_pid = (uint32_t)getpid();
 	if (depth) {
-		r->deep = (struct ctp_deep *)(void *)((char *)hdr +
-						      ctp_deep_offset(stations));
+		r->deep =
+			(struct ctp_deep *)(void *)((char *)hdr +
+						    ctp_deep_offset(stations));
 		r->deep->magic = CTP_DEEP_MAGIC;
 		r->deep->depth = depth;
 		r->deep->stations = stations;

@@ -35,9 +35,8 @@ bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 
 /* The same with a deep ring of `depth` epochs per station for corotop's
  * probe (CTP_HX_DEEP); depth 0 creates none. */
-bool region_create_deep(struct region *r, uint32_t stations,
-			uint32_t hx_flags, uint32_t depth, char *err,
-			size_t errlen);
+bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
+			uint32_t depth, char *err, size_t errlen);
 
 /* Map an existing region read-only after validating it as untrusted. */
 bool region_open(struct region *r, const char *shm_path, char *err,

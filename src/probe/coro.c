@@ -201,8 +201,9 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 	if (!r)
 		return;
 	c->birth_ts = coro_now();
-	if (!coro_acquire(c, r))
-		coro_untraced(r);
+	/* No station: it is retried, and counted untraced, at each
+	 * transition (docs/JSON.md: untraced counts transitions). */
+	(void)coro_acquire(c, r);
 }
 
 /*

@@ -123,8 +123,7 @@ static uint64_t probe_map_size(int fd, uint32_t max, uint64_t file_size,
 	off = ctp_deep_offset(max);
 	if (pread(fd, &d, sizeof(d), (off_t)off) != (ssize_t)sizeof(d) ||
 	    d.magic != CTP_DEEP_MAGIC || !ctp_deep_depth_ok(d.depth) ||
-	    d.stations != max ||
-	    off + ctp_deep_size(max, d.depth) > file_size)
+	    d.stations != max || off + ctp_deep_size(max, d.depth) > file_size)
 		return size;
 	*depth = d.depth;
 	return off + ctp_deep_size(max, d.depth);

@@ -1,0 +1,181 @@
+/*
+ * test-deep-ring: corotop's own probe loses nothing while the harvester is
+ * held still for longer than the spec's eight slots last.
+ *
+ * Concept.  The engine's pass_hook (engine_config) holds the harvest thread
+ * at the top of its loop; this process's probe, attached to the engine's
+ * region like any target, then writes 60 events on one coroutine -- more
+ * than eight slots hold, fewer than the deep ring's 64.  Released, the
+ * engine must deliver every one of them (switches 61, lost 0).  The same
+ * run with ring_depth 0 (the spec's slots only) must lose exactly the 52
+ * events the eight slots could not keep: the deep ring is what saved them,
+ * not luck.  No timing is involved: the writer runs only while the
+ * harvester is provably parked, and every wait has a deadline.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <pthread.h>
+
+#include "corotop/probe.h"
+#include "engine/engine.h"
+#include "itest.h"
+
+/* The pass hook's gate: the test closes it, waits for the harvest thread to
+ * arrive, writes, then opens it again. */
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool closed;
+	bool parked; /* the harvest thread waits in the hook */
+};
+
+static void gate_hook(void *ctx)
+{
+	struct gate *g = ctx;
+
+	pthread_mutex_lock(&g->mu);
+	while (g->closed) {
+		g->parked = true;
+		pthread_cond_broadcast(&g->cv);
+		pthread_cond_wait(&g->cv, &g->mu);
+	}
+	g->parked = false;
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* Close the gate and wait until the harvest thread is held by it. */
+static void gate_close(struct gate *g)
+{
+	struct timespec dl;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 30;
+	pthread_mutex_lock(&g->mu);
+	g->closed = true;
+	while (!g->parked)
+		if (pthread_cond_timedwait(&g->cv, &g->mu, &dl) != 0)
+			break;
+	assert_true(g->parked);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->closed = false;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* The coroutine as the engine sees it once it has `switches`, or NULL
+ * after a 30 s deadline. */
+static const struct model_coro *
+wait_switches(struct engine *e, struct snapshot *snap, uint64_t switches)
+{
+	uint64_t end = it_now() + 30000000000ull;
+
+	for (;;) {
+		const struct model_coro *mc;
+
+		engine_snapshot(e, snap);
+		mc = it_find_coro(snap, IT_PROBE_ID(0));
+		if (mc && mc->switches + mc->lost >= switches)
+			return mc;
+		if (it_now() > end)
+			return mc;
+		it_sleep_ms(5);
+	}
+}
+
+/* Hold the harvester, write `burst` events, release; returns the coroutine's
+ * lost count once everything written is accounted for. */
+static uint64_t held_burst(unsigned depth, unsigned burst)
+{
+	static struct gate g = {PTHREAD_MUTEX_INITIALIZER,
+				PTHREAD_COND_INITIALIZER, false, false};
+	const struct model_coro *mc;
+	struct engine_config cfg;
+	struct corotop_coro c;
+	struct snapshot snap;
+	struct engine *e;
+	char err[512], max[16];
+	uint64_t lost;
+
+	engine_config_defaults(&cfg);
+	cfg.stations = 16;
+	cfg.ring_depth = depth;
+	cfg.linger_ns = 600ull * 1000000000u;
+	cfg.pass_hook = gate_hook;
+	cfg.hook_ctx = &g;
+	e = engine_create(&cfg, err, sizeof(err));
+	if (!e)
+		fail_msg("engine_create: %s", err);
+	if (!engine_start(e, err, sizeof(err)))
+		fail_msg("engine_start: %s", err);
+	snprintf(max, sizeof(max), "%u", cfg.stations);
+	setenv(CTP_ENV_SHM, engine_shm_path(e), 1);
+	setenv(CTP_ENV_SOCK, engine_sock_path(e), 1);
+	setenv(CTP_ENV_MAX, max, 1);
+	if (!corotop_probe_init())
+		fail_msg("probe: %s", corotop_probe_status());
+	snapshot_init(&snap);
+
+	corotop_coro_open(&c, IT_PROBE_ID(0));
+	corotop_coro_resume(&c, IT_ADDR(0, 0));
+	mc = wait_switches(e, &snap, 1);
+	assert_non_null(mc);
+
+	gate_close(&g);
+	for (unsigned i = 1; i <= burst; i++)
+		corotop_coro_suspend(&c, IT_ADDR(0, i));
+	gate_open(&g);
+
+	mc = wait_switches(e, &snap, 1 + burst);
+	assert_non_null(mc);
+	assert_int_equal(mc->switches + mc->lost, 1 + burst);
+	lost = mc->lost;
+	print_message("depth %u: %u events while the harvester was held: "
+		      "%llu delivered, %llu lost\n",
+		      depth, burst, (unsigned long long)mc->switches - 1,
+		      (unsigned long long)lost);
+	if (!lost)
+		assert_int_equal(mc->last_addr, IT_ADDR(0, burst));
+
+	corotop_coro_close(&c);
+	corotop_probe_shutdown();
+	engine_stop(e);
+	engine_destroy(e);
+	snapshot_finish(&snap);
+	unsetenv(CTP_ENV_SHM);
+	unsetenv(CTP_ENV_SOCK);
+	unsetenv(CTP_ENV_MAX);
+	return lost;
+}
+
+static void test_deep_ring_rides_out_a_held_harvester(void **state)
+{
+	(void)state;
+	assert_int_equal(held_burst(64, 60), 0);
+}
+
+static void test_spec_slots_lose_what_they_cannot_hold(void **state)
+{
+	(void)state;
+	/* 60 events into 8 slots: the oldest 52 were overwritten. */
+	assert_int_equal(held_burst(0, 60), 52);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_deep_ring_rides_out_a_held_harvester),
+		cmocka_unit_test(test_spec_slots_lose_what_they_cannot_hold),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
