@@ -78,6 +78,8 @@ struct engine_stats {
 	uint64_t uds_bytes;   /* wake bytes received on the socket */
 	uint64_t timeouts;    /* sleeps ended by the bound */
 	uint64_t scans;
+	bool asleep; /* waiting on the futex right now (snapshots say
+		      * "asleep" only when the rate agrees) */
 };
 
 struct engine;

@@ -48,8 +48,12 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	out->t.stations_allocated = e->allocated;
 	out->t.stations_max = e->region.stations;
 	out->t.untraced = e->untraced;
-	/* relaxed: a display value only. */
-	out->sleeping = atomic_load_explicit(&e->asleep, memory_order_relaxed);
+	/* relaxed: a display value only.  "asleep" must be true when drawn
+	 * next to the rate: an engine that harvested in the last rate window
+	 * is harvesting, even if it naps between bursts at this instant. */
+	out->sleeping =
+		atomic_load_explicit(&e->asleep, memory_order_relaxed) &&
+		m->t.events_per_sec == 0;
 	out->observer = !e->region.owner;
 	out->target = e->target;
 	out->error = e->error;
@@ -186,6 +190,8 @@ void engine_stats(struct engine *e, struct engine_stats *out)
 		atomic_load_explicit(&e->uds_bytes, memory_order_relaxed);
 	out->timeouts =
 		atomic_load_explicit(&e->timeouts, memory_order_relaxed);
+	/* relaxed: a display value only. */
+	out->asleep = atomic_load_explicit(&e->asleep, memory_order_relaxed);
 	pthread_mutex_lock(&e->lock);
 	out->scans = e->harvest.count.scans;
 	pthread_mutex_unlock(&e->lock);
