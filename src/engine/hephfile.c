@@ -642,7 +642,9 @@ bool heph_file_open_flags(struct heph_file *f, const char *path, unsigned flags,
 	int fd;
 
 	memset(f, 0, sizeof(*f));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not wait for a writer (it is refused
+	 * below, as anything but a regular file is). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open %s: %s", path,
 			 strerror(errno));

@@ -9,8 +9,11 @@
  * and the JSONL log is flushed on every way out but SIGKILL.
  *
  * Exit codes: 2 usage error (including a --shm path that is not a cTP
- * region), 1 runtime failure, 128+N when stopped by signal N, and otherwise
- * the target's own exit status when it ends first (0 after -n snapshots).
+ * region, and a path that names a FIFO, a directory or a socket where a
+ * file goes: checked with stat() before anything opens it, since opening a
+ * FIFO waits for a writer with the signals blocked), 1 runtime failure, 128+N
+ * when stopped by signal N, and otherwise the target's own exit status when it
+ * ends first (0 after -n snapshots).
  *
  * Profiles.  --folded and --speedscope are written on every way out but
  * SIGKILL (after the engine's last rotation), atomically; a failure is
@@ -30,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/pathcheck.h"
 #include "../engine/engine.h"
 #include "../engine/pptlist.h"
 #include "batch.h"
@@ -425,6 +429,26 @@ static int main_cacheray_view(const struct cli *cli, const struct config *conf)
 	return cray_view_run(cli->cacheray, &o);
 }
 
+/* The paths on the command line, before anything opens them (and before
+ * the signals are blocked): a FIFO given as a file would make the open
+ * wait forever, and a profile that can not be written would be lost at
+ * the end of a long run.  --cacheray reads a FIFO on purpose. */
+static bool main_check_paths(const struct cli *cli, char *err, size_t errlen)
+{
+	return (!cli->shm || pathcheck_input("--shm", cli->shm, err, errlen)) &&
+	       (!cli->replay ||
+		pathcheck_input("--replay", cli->replay, err, errlen)) &&
+	       (!cli->record ||
+		pathcheck_output("--record", cli->record, err, errlen)) &&
+	       (!cli->jsonl ||
+		pathcheck_output("--jsonl", cli->jsonl, err, errlen)) &&
+	       (!cli->folded ||
+		pathcheck_replaceable("--folded", cli->folded, err, errlen)) &&
+	       (!cli->speedscope ||
+		pathcheck_replaceable("--speedscope", cli->speedscope, err,
+				      errlen));
+}
+
 static void main_config_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -473,6 +497,10 @@ int main(int argc, char **argv)
 		return 2;
 	case CLI_OK:
 		break;
+	}
+	if (!main_check_paths(&m.cli, err, sizeof(err))) {
+		fprintf(stderr, "corotop: %s\n", err);
+		return 2;
 	}
 	if (m.cli.list_buffers)
 		return main_list_buffers(&m.cli);

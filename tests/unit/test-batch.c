@@ -18,6 +18,9 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -684,11 +687,64 @@ static void test_jsonl_lines(void **state)
 	assert_false(jsonl_open(&j, link, err, sizeof(err)));
 	assert_non_null(strstr(err, link));
 	assert_null(j.f);
+	/* A FIFO with no reader is refused at once, not waited on. */
+	unlink(link);
+	assert_int_equal(mkfifo(link, 0600), 0);
+	assert_false(jsonl_open(&j, link, err, sizeof(err)));
+	assert_non_null(strstr(err, link));
+	unlink(link);
 	/* An unopened log ignores writes and closes cleanly. */
 	jsonl_write(&j, 1, 1, 1, 1, true, 1);
 	assert_true(j.written == 0);
 	assert_true(jsonl_close(&j));
 	unlink(link);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A file that stops growing (RLIMIT_FSIZE, as a full disk): the log is
+ * cut back to its last whole line, stops, and says why. */
+static void test_jsonl_cut_back(void **state)
+{
+	char dir[] = "/tmp/ctp-jsonl-test.XXXXXX", path[128], err[256] = "";
+	struct rlimit lim, old;
+	struct jsonl j;
+	struct stat st;
+	char *buf, *line[64];
+	size_t n;
+	struct jv v;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ev.jsonl", dir);
+	assert_true(jsonl_open(&j, path, err, sizeof(err)));
+	for (uint64_t i = 0; i < 1000; i++)
+		jsonl_write(&j, i, i, i, i, true, i);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = (struct rlimit){1000, old.rlim_max}; /* inside a line */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	errno = 0;
+	assert_false(jsonl_flush(&j));
+	assert_int_equal(errno, EFBIG);
+	/* Stopped: nothing more is written, even with room again. */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	jsonl_write(&j, 1, 1, 1, 1, true, 1);
+	assert_false(jsonl_flush(&j));
+	assert_false(jsonl_close(&j));
+	assert_int_equal(errno, EFBIG);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size > 0 && st.st_size <= 1000);
+	buf = slurp(path);
+	assert_int_equal(buf[st.st_size - 1], '\n');
+	n = lines(buf, line, 64);
+	assert_true(n >= 1);
+	for (size_t i = 0; i < n; i++) {
+		json_must_parse(line[i], &v);
+		json_free(&v);
+	}
+	free(buf);
 	unlink(path);
 	rmdir(dir);
 }
@@ -706,6 +762,7 @@ int main(void)
 		T(test_text_header_variants),
 		T(test_hot_json_and_text),
 		cmocka_unit_test(test_jsonl_lines),
+		cmocka_unit_test(test_jsonl_cut_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

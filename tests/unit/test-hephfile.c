@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -632,6 +633,23 @@ static void test_two_halves(void **state)
 	split_same(wbuf, e.len / 2);
 }
 
+/* A FIFO with no writer is refused at once, not waited on. */
+static void test_fifo_refused(void **state)
+{
+	const char *dir = getenv("TMPDIR");
+	struct heph_file f;
+	char path[512], err[256] = "";
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/test-hephfile-fifo-%d",
+		 dir && *dir ? dir : "/tmp", (int)getpid());
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_false(heph_file_open(&f, path, err, sizeof(err)));
+	unlink(path);
+	assert_non_null(strstr(err, "not a regular file"));
+}
+
 /* ---- a file truncated between the split and the walks ---- */
 
 static char shrink_path[512];
@@ -728,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_by_start_random),
 		cmocka_unit_test(test_two_halves),
 		cmocka_unit_test(test_split_truncated),
+		cmocka_unit_test(test_fifo_refused),
 		cmocka_unit_test(test_garbage_is_cheap),
 	};
 
