@@ -277,7 +277,7 @@ static void batch_json_parked(FILE *f, const struct batch_hot *hot,
 
 	if (!hot || !hot->parked || !hot->name || c->state != MODEL_SUSPENDED)
 		return;
-	n = hot->parked(hot->ctx, c->id, frames, BATCH_PARKED_FRAMES, &trace);
+	n = hot->parked(hot->ctx, c, frames, BATCH_PARKED_FRAMES, &trace);
 	if (!n)
 		return;
 	fprintf(f, ",\"parked_stack\":{\"id\":%" PRIu64 ",\"frames\":[", trace);
@@ -345,6 +345,9 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	for (size_t i = 0; i < n; i++) {
 		const struct model_coro *c = &s->coro[idx ? idx[i] : i];
 
+		if (i && i % BATCH_POLL_ROWS == 0 && hot && hot->interrupted &&
+		    hot->interrupted(hot->ctx))
+			break;
 		fprintf(f,
 			"%s{\"id\":%" PRIu64 ",\"probe_id\":%" PRIu64
 			",\"station\":%u,\"state\":\"%s\",\"tid\":%" PRIu64

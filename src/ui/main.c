@@ -112,10 +112,22 @@ static const char *main_frame_name(void *ctx, uint64_t addr, bool leaf,
 	return engine_frame_name(ctx, addr, leaf, full, buf, len);
 }
 
-static size_t main_parked(void *ctx, uint64_t model_id, uint64_t *frames,
-			  size_t max, uint64_t *trace_id)
+static size_t main_parked(void *ctx, const struct model_coro *c,
+			  uint64_t *frames, size_t max, uint64_t *trace_id)
 {
-	return engine_parked_stack(ctx, model_id, frames, max, trace_id);
+	return engine_parked_stack_of(ctx, c, frames, max, trace_id);
+}
+
+/* A signal that ends corotop is pending: a long snapshot stops printing
+ * rows (the loop takes the signal next). */
+static bool main_interrupted(void *ctx)
+{
+	sigset_t pending;
+
+	(void)ctx;
+	return !sigpending(&pending) && (sigismember(&pending, SIGINT) == 1 ||
+					 sigismember(&pending, SIGTERM) == 1 ||
+					 sigismember(&pending, SIGHUP) == 1);
 }
 
 /* The ppt side of a batch snapshot: each buffer's state and the frames
@@ -184,6 +196,7 @@ static void main_print(struct main_loop *m)
 				.s = m->hot,
 				.name = main_frame_name,
 				.parked = main_parked,
+				.interrupted = main_interrupted,
 				.ctx = m->engine};
 	const uint32_t *idx;
 	size_t n = 0;

@@ -629,6 +629,97 @@ static void test_hot_json_and_text(void **state)
 	free(buf);
 }
 
+/* The parked-stack callback gets the row itself (its slot finds the
+ * record at once): frames here depend on the slot. */
+static int parked_calls;
+
+static size_t fake_parked(void *ctx, const struct model_coro *c,
+			  uint64_t *frames, size_t max, uint64_t *trace_id)
+{
+	(void)ctx;
+	parked_calls++;
+	*trace_id = 0;
+	if (c->slot % 2) /* odd slots: nothing captured */
+		return 0;
+	*trace_id = 1000 + c->id;
+	for (size_t k = 0; k < 2 && k < max; k++)
+		frames[k] = 0xa1 + k;
+	return 2;
+}
+
+static bool interrupt_now(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+static void test_json_parked_rows(void **state)
+{
+	enum { N = BATCH_POLL_ROWS + 100 };
+	struct engine_calltrace_stats ct;
+	struct batch_hot hot = {
+		.ct = &ct, .name = fake_name, .parked = fake_parked};
+	struct model_coro *c = calloc(N, sizeof(*c));
+	const struct jv *rows, *ps;
+	char *buf = NULL;
+	size_t len = 0;
+	struct jv v;
+	FILE *f;
+
+	(void)state;
+	memset(&ct, 0, sizeof(ct));
+	assert_non_null(c);
+	free(snap.coro);
+	snap.coro = c;
+	snap.count = snap.cap = N;
+	for (uint32_t i = 0; i < N; i++) {
+		c[i].id = 10 + i;
+		c[i].slot = i;
+		c[i].state = i % 3 == 2 ? MODEL_RUNNING : MODEL_SUSPENDED;
+	}
+	parked_calls = 0;
+	f = open_memstream(&buf, &len);
+	batch_print_json(f, &snap, NULL, 0, &hot, NULL);
+	fclose(f);
+	json_must_parse(buf, &v);
+	rows = json_need(&v, "coroutines", J_ARR);
+	assert_int_equal(rows->n, N);
+	/* Asked once per suspended row, never for a running one. */
+	assert_int_equal(parked_calls, N - N / 3);
+	for (uint32_t i = 0; i < N; i++) {
+		ps = json_get(&rows->items[i], "parked_stack");
+		assert_int_equal(json_u64(&rows->items[i], "id"), 10 + i);
+		if (i % 3 == 2 || i % 2) {
+			assert_null(ps);
+			continue;
+		}
+		assert_non_null(ps);
+		assert_int_equal(json_u64(ps, "id"), 1010 + i);
+		assert_int_equal(json_need(ps, "frames", J_ARR)->n, 2);
+		assert_string_equal(
+			json_need(&json_need(ps, "frames", J_ARR)->items[1],
+				  "addr", J_STR)
+				->s,
+			"0x00000000000000a2");
+	}
+	json_free(&v);
+	free(buf);
+
+	/* A signal to quit: the rows stop at the first poll, and the line
+	 * is still one whole JSON object. */
+	hot.interrupted = interrupt_now;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	batch_print_json(f, &snap, NULL, 0, &hot, NULL);
+	fclose(f);
+	assert_int_equal(buf[len - 1], '\n');
+	json_must_parse(buf, &v);
+	assert_int_equal(json_need(&v, "coroutines", J_ARR)->n,
+			 BATCH_POLL_ROWS);
+	json_free(&v);
+	free(buf);
+}
+
 static void test_jsonl_lines(void **state)
 {
 	char dir[] = "/tmp/ctp-jsonl-test.XXXXXX", path[128], link[128];
@@ -761,6 +852,7 @@ int main(void)
 		T(test_text_output),
 		T(test_text_header_variants),
 		T(test_hot_json_and_text),
+		T(test_json_parked_rows),
 		cmocka_unit_test(test_jsonl_lines),
 		cmocka_unit_test(test_jsonl_cut_back),
 	};
