@@ -18,6 +18,8 @@
 #include "batch.h"
 #include "column.h"
 
+#include "../common/jsonstr.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -142,22 +144,6 @@ static void batch_json_target(FILE *f, const struct snapshot *s)
 		fprintf(f, "\"exit_status\":null,\"term_signal\":null}");
 }
 
-/* Free text: our error constants, and symbol names from the target's
- * files (the symbolizer keeps them printable ASCII); escaped anyway. */
-void batch_json_string(FILE *f, const char *str)
-{
-	fputc('"', f);
-	for (const char *p = str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if ((unsigned char)*p < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 /* The lint names of a mask, as JSON strings separated by commas. */
 static void batch_json_warn(FILE *f, uint32_t mask)
 {
@@ -192,7 +178,7 @@ static void batch_json_calltrace(FILE *f, const struct batch_hot *hot)
 		ct->hot.attributed, ct->hot.unattributed,
 		ct->hot.evicted_weight, ct->parked.kept);
 	if (ct->failed || ct->warning[0])
-		batch_json_string(f, ct->warning);
+		jsonstr_write_cstr(f, ct->warning);
 	else
 		fputs("null", f);
 	fputc('}', f);
@@ -217,9 +203,9 @@ static void batch_json_hot(FILE *f, const struct batch_hot *hot)
 			fprintf(f,
 				"%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
 				k ? "," : "", h->frames[k]);
-			batch_json_string(f, hot->name(hot->ctx, h->frames[k],
-						       k == 0, true, sym,
-						       sizeof(sym)));
+			jsonstr_write_cstr(f, hot->name(hot->ctx, h->frames[k],
+							k == 0, true, sym,
+							sizeof(sym)));
 			fputc('}', f);
 		}
 		fputs("]}", f);
@@ -284,8 +270,8 @@ static void batch_json_parked(FILE *f, const struct batch_hot *hot,
 	for (size_t k = 0; k < n; k++) {
 		fprintf(f, "%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
 			k ? "," : "", frames[k]);
-		batch_json_string(f, hot->name(hot->ctx, frames[k], k == 0,
-					       true, sym, sizeof(sym)));
+		jsonstr_write_cstr(f, hot->name(hot->ctx, frames[k], k == 0,
+						true, sym, sizeof(sym)));
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -312,17 +298,17 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	fprintf(f, "\"engine\":{\"sleeping\":%s,\"observer\":%s,\"error\":",
 		s->sleeping ? "true" : "false", s->observer ? "true" : "false");
 	if (s->error)
-		batch_json_string(f, s->error);
+		jsonstr_write_cstr(f, s->error);
 	else
 		fputs("null", f);
 	fputs(",\"warning\":", f);
 	if (s->warning)
-		batch_json_string(f, s->warning);
+		jsonstr_write_cstr(f, s->warning);
 	else
 		fputs("null", f);
 	if (s->record.on) {
 		fputs(",\"record\":{\"path\":", f);
-		batch_json_string(f, s->record.path ? s->record.path : "");
+		jsonstr_write_cstr(f, s->record.path ? s->record.path : "");
 		fprintf(f,
 			",\"bytes\":%" PRIu64 ",\"intervals\":%" PRIu64
 			",\"dropped\":%" PRIu64 ",\"stopped\":%s}",
@@ -362,8 +348,8 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
 		batch_json_warn(f, c->warn);
 		fputs("],\"where\":", f);
-		batch_json_string(f, snapshot_where(s, c->last_addr, true,
-						    where, sizeof(where)));
+		jsonstr_write_cstr(f, snapshot_where(s, c->last_addr, true,
+						     where, sizeof(where)));
 		batch_json_parked(f, hot, c);
 		fputs("}", f);
 	}

@@ -71,7 +71,5 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 void batch_json_ppt(FILE *f, const struct batch_ppt *ppt);
 void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
 			  unsigned max_rows);
-/* JSON string with escapes (batch.c). */
-void batch_json_string(FILE *f, const char *str);
 
 #endif

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/jsonstr.h"
 #include "../common/pathcheck.h"
 #include "../engine/engine.h"
 #include "../engine/pptlist.h"
@@ -359,11 +360,11 @@ static int main_list_buffers(const struct cli *cli)
 			const struct pptlist_entry *e = &l.e[i];
 
 			printf("%s{\"name\":", i ? "," : "");
-			batch_json_string(stdout, e->sym.name);
+			jsonstr_write_cstr(stdout, e->sym.name);
 			printf(",\"spelling\":\"%s\",\"object\":",
 			       e->sym.spelling == PPTFIND_SPEC ? "spec"
 							       : "generator");
-			batch_json_string(stdout, e->sym.object);
+			jsonstr_write_cstr(stdout, e->sym.object);
 			printf(",\"hmem_addr\":\"0x%llx\",\"stat_addr\":"
 			       "\"0x%llx\",\"json_addr\":\"0x%llx\","
 			       "\"agent_pid\":%d,\"agent_alive\":%s,"
@@ -373,15 +374,15 @@ static int main_list_buffers(const struct cli *cli)
 			       (unsigned long long)e->sym.json_addr,
 			       (int)e->agent_pid,
 			       e->agent_alive ? "true" : "false", (int)e->hmem);
-			batch_json_string(stdout, e->abi);
+			jsonstr_write_cstr(stdout, e->abi);
 			printf(",\"frame_size\":%u,\"types\":", e->frame_size);
-			batch_json_string(stdout, e->types);
+			jsonstr_write_cstr(stdout, e->types);
 			printf(",\"error\":");
-			batch_json_string(stdout, e->error);
+			jsonstr_write_cstr(stdout, e->error);
 			printf("}");
 		}
 		printf("],\"warning\":");
-		batch_json_string(stdout, l.warning);
+		jsonstr_write_cstr(stdout, l.warning);
 		printf("}\n");
 	} else {
 		printf("process %d: %zu ppt buffer%s\n", cli->pid, l.n,

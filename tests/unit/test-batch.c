@@ -720,6 +720,23 @@ static void test_json_parked_rows(void **state)
 	free(buf);
 }
 
+/* Free text with a byte that is not UTF-8 (a Heph "where" may hold one):
+ * U+FFFD, and the line is strict JSON. */
+static void test_json_invalid_utf8(void **state)
+{
+	char *buf;
+	struct jv v;
+
+	(void)state;
+	snap.error = "bad \x9b name \xc3\xbc";
+	buf = print_json();
+	assert_non_null(strstr(buf, "bad \\ufffd name \xc3\xbc"));
+	json_must_parse(buf, &v);
+	json_free(&v);
+	free(buf);
+	snap.error = NULL;
+}
+
 static void test_jsonl_lines(void **state)
 {
 	char dir[] = "/tmp/ctp-jsonl-test.XXXXXX", path[128], link[128];
@@ -853,6 +870,7 @@ int main(void)
 		T(test_text_header_variants),
 		T(test_hot_json_and_text),
 		T(test_json_parked_rows),
+		T(test_json_invalid_utf8),
 		cmocka_unit_test(test_jsonl_lines),
 		cmocka_unit_test(test_jsonl_cut_back),
 	};
