@@ -438,7 +438,10 @@ static bool cv_jsonl(const struct heph_file *hf, FILE *f,
 		st->events++;
 		if (cv_is(&p, "lost")) {
 			heph_packet_u64(&p, "count", &count);
-			st->lost += count;
+			/* From the file: saturate, never wrap. */
+			st->lost = count > UINT64_MAX - st->lost
+					   ? UINT64_MAX
+					   : st->lost + count;
 			st->skipped++;
 		} else if (cv_is(&p, "running") || cv_is(&p, "suspended")) {
 			cv_line(f, &p, cv_is(&p, "running"), p.start);
