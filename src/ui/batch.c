@@ -67,6 +67,22 @@ static const struct batch_column batch_columns[] = {
 
 #define BATCH_NCOLUMNS (sizeof(batch_columns) / sizeof(batch_columns[0]))
 
+/* Free text in the one-line header: control bytes (a newline in a path)
+ * as C escapes, so the header stays one line. */
+static void batch_text_escaped(FILE *f, const char *str)
+{
+	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+		if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
 void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, unsigned max_rows)
 {
@@ -79,18 +95,23 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			target, (double)(s->ts - s->replay.t0) / 1e9,
 			(double)(s->replay.t1 - s->replay.t0) / 1e9,
 			s->error ? " - error: " : "", s->error ? s->error : "");
-	else
+	else /* after an error the engine harvests no more: say so */
 		fprintf(f, "corotop - %s - engine %s%s%s%s%s", target,
-			s->sleeping ? "asleep" : "harvesting",
+			s->error      ? "stopped"
+			: s->sleeping ? "asleep"
+				      : "harvesting",
 			s->error ? " - error: " : "", s->error ? s->error : "",
 			s->warning ? " - " : "", s->warning ? s->warning : "");
-	if (!s->replay.on && s->record.on)
+	if (!s->replay.on && s->record.on) {
+		fprintf(f, " - %s ",
+			s->record.stopped ? "recorded" : "recording");
+		batch_text_escaped(f, s->record.path ? s->record.path : "");
 		fprintf(f,
-			" - %s %s: %" PRIu64 " bytes, %" PRIu64
-			" intervals, %" PRIu64 " dropped",
-			s->record.stopped ? "recorded" : "recording",
-			s->record.path ? s->record.path : "", s->record.bytes,
-			s->record.intervals, s->record.dropped);
+			": %" PRIu64 " bytes, %" PRIu64 " intervals, %" PRIu64
+			" dropped",
+			s->record.bytes, s->record.intervals,
+			s->record.dropped);
+	}
 	if (!s->replay.on)
 		fputc('\n', f);
 	fprintf(f,

@@ -621,6 +621,13 @@ int main(int argc, char **argv)
 		status = m.cli.replay ? main_replay_run(&m) : main_run(&m);
 		order_finish(&m.order);
 		free(m.idx);
+		/* The engine stopped on an error (a --shm region truncated
+		 * under it): the snapshots said so, and so does the exit
+		 * status. */
+		if (status == 0 && m.printed && m.snap.error) {
+			fprintf(stderr, "corotop: %s\n", m.snap.error);
+			status = 1;
+		}
 	}
 	filter_finish(&m.filter);
 	status = main_profiles(&m, status);

@@ -495,8 +495,10 @@ static void test_text_header_variants(void **state)
 	snap.coro[0].switches = 0;
 	out = print_text(0);
 	lines(out, line, 32);
-	assert_string_equal(line[0], "corotop - pid 42 killed by signal 9 - "
-				     "engine asleep - error: region truncated");
+	/* An error stops the engine: never "harvesting" or "asleep". */
+	assert_string_equal(line[0],
+			    "corotop - pid 42 killed by signal 9 - "
+			    "engine stopped - error: region truncated");
 	assert_non_null(strstr(line[5], " - ")); /* no tid before a switch */
 	free(out);
 	snap.target.term_signal = 0;
@@ -507,6 +509,17 @@ static void test_text_header_variants(void **state)
 	assert_string_equal(line[0],
 			    "corotop - pid 42 exited 3 - engine asleep");
 	free(out);
+	/* A newline in the --record path: the header stays one line. */
+	snap.record.on = true;
+	snap.record.path = "rec\nfake line\x01.heph";
+	out = print_text(0);
+	lines(out, line, 32);
+	assert_non_null(
+		strstr(line[0], "recording rec\\nfake line\\x01.heph: "));
+	assert_true(!strncmp(line[1], "Events: ", 8));
+	free(out);
+	snap.record.on = false;
+	snap.record.path = NULL;
 }
 
 /* ---- jsonl ---- */
