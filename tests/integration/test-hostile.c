@@ -10,8 +10,8 @@
  *   - usage mistakes found before anything starts: -c with an unknown
  *     counter, --folded or --speedscope into a directory that does not
  *     exist or is a directory: exit 2;
- *   - a newline in the --record path does not break the one-line batch
- *     header.
+ *   - corotop convert -o: a symbolic link or the trace itself is refused
+ *     (exit 2, nothing replaced), an existing file keeps its mode.
  *
  * Every wait has a deadline; a corotop that does not end in time is
  * killed and the test fails.
@@ -205,6 +205,75 @@ static void test_usage_up_front(void **state)
 	assert_xdg_empty();
 }
 
+/* convert -o: a symbolic link is refused (not replaced), the trace itself
+ * (by name or by a hard link) is refused (not destroyed), and an existing
+ * file keeps its mode; a new one gets 0666 less the umask. */
+static void test_convert_output_safety(void **state)
+{
+	char rec[300], lnk[300], hard[300], out[300], victim[300];
+	char *record[] = {ITEST_COROTOP, "-b", "-d", "3",
+			  "--record",	 rec,  "--", ITEST_WRITER,
+			  "run",	 "1",  "8",  NULL};
+	char *to_link[] = {ITEST_COROTOP, "convert", "--to", "jsonl",
+			   rec,		  "-o",	     lnk,    NULL};
+	char *to_self[] = {ITEST_COROTOP, "convert", "--to", "jsonl",
+			   rec,		  "-o",	     rec,    NULL};
+	char *to_hard[] = {ITEST_COROTOP, "convert", "--to", "jsonl",
+			   rec,		  "-o",	     hard,   NULL};
+	char *to_out[] = {ITEST_COROTOP, "convert", "--to", "jsonl",
+			  rec,		 "-o",	    out,    NULL};
+	struct stat before, st;
+	struct proc p;
+	mode_t old_mask;
+
+	(void)state;
+	snprintf(rec, sizeof(rec), "%s/t.heph", dir);
+	snprintf(lnk, sizeof(lnk), "%s/link.jsonl", dir);
+	snprintf(hard, sizeof(hard), "%s/hard.heph", dir);
+	snprintf(out, sizeof(out), "%s/out.jsonl", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	assert_int_equal(run_deadline(&p, record, 30000), 0);
+	proc_free(&p);
+	assert_int_equal(stat(rec, &before), 0);
+	assert_true(before.st_size > 0);
+
+	close(open(victim, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+	assert_int_equal(symlink(victim, lnk), 0);
+	assert_int_equal(run_deadline(&p, to_link, 30000), 2);
+	one_line(&p, lnk, "symbolic link");
+	proc_free(&p);
+	assert_int_equal(lstat(lnk, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 0);
+
+	assert_int_equal(run_deadline(&p, to_self, 30000), 2);
+	one_line(&p, rec, "trace being converted");
+	proc_free(&p);
+	assert_int_equal(link(rec, hard), 0);
+	assert_int_equal(run_deadline(&p, to_hard, 30000), 2);
+	proc_free(&p);
+	assert_int_equal(stat(rec, &st), 0);
+	assert_int_equal(st.st_size, before.st_size);
+	assert_int_equal(st.st_ino, before.st_ino);
+
+	/* A new file: 0666 less the umask (here 022). */
+	old_mask = umask(022);
+	assert_int_equal(run_deadline(&p, to_out, 30000), 0);
+	umask(old_mask);
+	proc_free(&p);
+	assert_int_equal(stat(out, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_true(st.st_size > 0);
+	/* An existing file keeps its mode. */
+	assert_int_equal(chmod(out, 0640), 0);
+	assert_int_equal(run_deadline(&p, to_out, 30000), 0);
+	proc_free(&p);
+	assert_int_equal(stat(out, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_uid, geteuid());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +283,8 @@ int main(void)
 			test_cacheray_fifo_interruptible, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_up_front, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_convert_output_safety,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
