@@ -87,6 +87,7 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, unsigned max_rows)
 {
 	char target[64], cell[64];
+	int width[BATCH_NCOLUMNS];
 	unsigned rows = 0;
 
 	snapshot_target_text(s, target, sizeof(target));
@@ -124,12 +125,30 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		"stations %u/%u, %" PRIu64 " recycled\n\n",
 		idx ? n : s->count, s->t.running, s->t.suspended, s->t.dead,
 		s->t.stations_allocated, s->t.stations_max, s->t.recycled);
-	for (size_t k = 0; k < BATCH_NCOLUMNS; k++)
-		fprintf(f, "%*s ", batch_columns[k].width,
-			batch_columns[k].title);
-	fputc('\n', f);
 	if (!idx)
 		n = s->count;
+	/* Columns as wide as their widest cell (a TID of 20 digits), so
+	 * every row lines up under the header. */
+	for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
+		const struct batch_column *col = &batch_columns[k];
+
+		width[k] = col->width;
+		if (col->column != COL_TID)
+			continue;
+		for (size_t i = 0; i < n && (!max_rows || i < max_rows); i++) {
+			int len;
+
+			column_table[col->column].cell(
+				cell, sizeof(cell), s,
+				&s->coro[idx ? idx[i] : i]);
+			len = (int)strlen(cell);
+			if (len > width[k])
+				width[k] = len;
+		}
+	}
+	for (size_t k = 0; k < BATCH_NCOLUMNS; k++)
+		fprintf(f, "%*s ", width[k], batch_columns[k].title);
+	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
 		const struct model_coro *c = &s->coro[idx ? idx[i] : i];
 
@@ -143,7 +162,7 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 					cell, sizeof(cell), s, c);
 			else
 				col->cell(cell, sizeof(cell), s, c);
-			fprintf(f, "%*s ", batch_columns[k].width, cell);
+			fprintf(f, "%*s ", width[k], cell);
 		}
 		fputc('\n', f);
 	}

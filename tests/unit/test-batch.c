@@ -509,6 +509,23 @@ static void test_text_header_variants(void **state)
 	assert_string_equal(line[0],
 			    "corotop - pid 42 exited 3 - engine asleep");
 	free(out);
+	/* A 20-digit TID: the column widens, rows stay under the header. */
+	snap.coro[0].last_tid = UINT64_MAX;
+	snap.coro[0].switches = 20;
+	out = print_text(0);
+	lines(out, line, 32);
+	{
+		const char *h = strstr(line[4], "TID"), *v;
+
+		assert_non_null(h);
+		v = strstr(line[5], "18446744073709551615");
+		assert_non_null(v);
+		/* Right aligned: the value ends where the title ends. */
+		assert_int_equal(v - line[5] + 20, h - line[4] + 3);
+		assert_int_equal(strlen(line[5]) > 0, 1);
+	}
+	free(out);
+	snap.coro[0].last_tid = 4242;
 	/* A newline in the --record path: the header stays one line. */
 	snap.record.on = true;
 	snap.record.path = "rec\nfake line\x01.heph";
