@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "../common/hashseed.h"
+#include "../common/jsonstr.h"
 #include "profile.h"
 
 const struct convert_format convert_formats[] = {
@@ -51,63 +52,6 @@ const size_t convert_nformats =
 	sizeof(convert_formats) / sizeof(convert_formats[0]);
 
 #define CONVERT_EXACT (UINT64_C(1) << 53) /* beyond: a JSON string */
-
-void convert_json_str(FILE *f, const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	fputc('"', f);
-	while (i < len) {
-		unsigned c = p[i], need, cp;
-
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc((int)c, f);
-			i++;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(f, "\\u%04x", c);
-			i++;
-			continue;
-		}
-		if (c < 0x80) {
-			fputc((int)c, f);
-			i++;
-			continue;
-		}
-		/* UTF-8: a whole, shortest, in-range sequence or U+FFFD. */
-		need = c >= 0xf0 && c <= 0xf4	? 3
-		       : c >= 0xe0 && c <= 0xef ? 2
-		       : c >= 0xc2 && c <= 0xdf ? 1
-						: 0;
-		cp = need == 3 ? c & 7 : need == 2 ? c & 15 : c & 31;
-		{
-			bool ok = need > 0;
-
-			for (unsigned k = 1; ok && k <= need; k++) {
-				if (i + k >= len || (p[i + k] & 0xc0) != 0x80)
-					ok = false;
-				else
-					cp = cp << 6 | (p[i + k] & 0x3f);
-			}
-			if (ok &&
-			    ((need == 2 && cp < 0x800) ||
-			     (need == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-			     (cp >= 0xd800 && cp <= 0xdfff)))
-				ok = false;
-			if (ok) {
-				fwrite(p + i, 1, need + 1, f);
-				i += need + 1;
-			} else {
-				fputs("\\ufffd", f);
-				i++;
-			}
-		}
-	}
-	fputc('"', f);
-}
 
 /* ---- chrome ---- */
 
@@ -271,7 +215,7 @@ static void cv_value(FILE *f, const struct heph_attr *a)
 		default:
 			s = array ? heph_attr_str_next(a, &pos, &len)
 				  : heph_attr_str(a, 0, &len);
-			convert_json_str(f, s ? s : "", s ? len : 0);
+			jsonstr_write(f, s ? s : "", s ? len : 0);
 			break;
 		}
 	}
@@ -360,9 +304,9 @@ static void cv_args(FILE *f, const struct heph_packet *p)
 					 a.name_len > 60 ? 60 : a.name_len,
 					 a.name, dup + 1);
 
-			convert_json_str(f, name, (size_t)w);
+			jsonstr_write(f, name, (size_t)w);
 		} else {
-			convert_json_str(f, a.name, a.name_len);
+			jsonstr_write(f, a.name, a.name_len);
 		}
 		fputc(':', f);
 		cv_value(f, &a);
@@ -391,7 +335,7 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 			"%s\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":"
 			"%" PRIu32 ",\"tid\":0,\"args\":{\"name\":",
 			*first ? "" : ",", p->stream);
-		convert_json_str(f, name, (size_t)n);
+		jsonstr_write(f, name, (size_t)n);
 		fputs("}}", f);
 		*first = false;
 	}
@@ -402,7 +346,7 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 			"%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":"
 			"%" PRIu32 ",\"tid\":%" PRIu64 ",\"args\":{\"name\":",
 			*first ? "" : ",", p->stream, t->tid);
-		convert_json_str(f, name, (size_t)n);
+		jsonstr_write(f, name, (size_t)n);
 		fputs("}}", f);
 		t->named = true;
 		*first = false;
@@ -418,7 +362,7 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 	t->last = p->start;
 	t->last_out = start;
 	fprintf(f, "%s\n{\"name\":", *first ? "" : ",");
-	convert_json_str(f, p->desc, p->desc_len);
+	jsonstr_write(f, p->desc, p->desc_len);
 	fprintf(f,
 		",\"cat\":\"heph\",\"ph\":\"X\",\"pid\":%" PRIu32
 		",\"tid\":%" PRIu64 ",\"ts\":",
@@ -494,7 +438,10 @@ static bool cv_jsonl(const struct heph_file *hf, FILE *f,
 		st->events++;
 		if (cv_is(&p, "lost")) {
 			heph_packet_u64(&p, "count", &count);
-			st->lost += count;
+			/* From the file: saturate, never wrap. */
+			st->lost = count > UINT64_MAX - st->lost
+					   ? UINT64_MAX
+					   : st->lost + count;
 			st->skipped++;
 		} else if (cv_is(&p, "running") || cv_is(&p, "suspended")) {
 			cv_line(f, &p, cv_is(&p, "running"), p.start);

@@ -47,8 +47,4 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		   convert_name_fn names, void *ctx, struct convert_stats *st,
 		   char *err, size_t errlen);
 
-/* A JSON string of len bytes (not NUL-terminated, maybe not UTF-8):
- * quoted, escaped, invalid UTF-8 as U+FFFD. */
-void convert_json_str(FILE *f, const char *s, size_t len);
-
 #endif

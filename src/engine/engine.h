@@ -150,6 +150,10 @@ size_t engine_hot_tree(struct engine *e, uint64_t model_id, bool by_function,
  * not NULL).  0 when it is running, dead, or nothing was captured. */
 size_t engine_parked_stack(struct engine *e, uint64_t model_id,
 			   uint64_t *frames, size_t max, uint64_t *trace_id);
+/* The same for a snapshot's row c (its id and slot): O(1) lookup, for
+ * printing every row of a snapshot (engine_query.c). */
+size_t engine_parked_stack_of(struct engine *e, const struct model_coro *c,
+			      uint64_t *frames, size_t max, uint64_t *trace_id);
 
 /* Forget every hot-stack weight (the UI's z); parked stacks stay. */
 void engine_hot_zero(struct engine *e);

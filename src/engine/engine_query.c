@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "parked.h"
 
 /* With the lock held: the watched coroutine's history into `out`. */
 static void engine_copy_history(struct engine *e, struct snapshot *out)
@@ -195,6 +196,34 @@ void engine_stats(struct engine *e, struct engine_stats *out)
 	pthread_mutex_lock(&e->lock);
 	out->scans = e->harvest.count.scans;
 	pthread_mutex_unlock(&e->lock);
+}
+
+size_t engine_parked_stack_of(struct engine *e, const struct model_coro *c,
+			      uint64_t *frames, size_t max, uint64_t *trace_id)
+{
+	uint64_t id = 0;
+	uint32_t r;
+	size_t n = 0;
+
+	if (e->rp) {
+		if (trace_id)
+			*trace_id = 0;
+		return engine_rp_parked_stack(e, c->id, frames, max);
+	}
+	pthread_mutex_lock(&e->lock);
+	r = model_find_at(&e->model, c->id, c->slot);
+	if (r != MODEL_NONE)
+		id = e->model.parked[r];
+	pthread_mutex_unlock(&e->lock);
+	if (trace_id)
+		*trace_id = id;
+	if (!id) /* without --parked-stacks, always */
+		return 0;
+	pthread_mutex_lock(&e->ct.hot_lock);
+	if (e->ct.parked)
+		n = parked_frames(e->ct.parked, id, frames, max);
+	pthread_mutex_unlock(&e->ct.hot_lock);
+	return n;
 }
 
 void engine_symbolize_pid(struct engine *e, pid_t pid)

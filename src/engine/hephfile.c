@@ -84,6 +84,7 @@ struct walk {
 };
 
 size_t heph_file_split_min = (size_t)64 << 20;
+void (*heph_file_split_hook)(void);
 
 __attribute__((format(printf, 3, 4))) static void
 problem_add(struct heph_file *f, uint64_t off, const char *fmt, ...)
@@ -412,7 +413,11 @@ struct half {
  * caller's SIGBUS guard; two must not leave either thread in the middle
  * of its walk.  While they run, this handler sends a fault in either
  * walking thread to its escape here, and any other to the handler that
- * was there before.
+ * was there before.  The escape leaves the handler by siglongjmp, so the
+ * handler runs with SA_NODEFER and the landing pads save the signal mask
+ * (sigsetjmp(jb, 1)): SIGBUS must not stay blocked in the thread after
+ * the escape, or the raise() that hands the fault to the caller's guard
+ * would stay pending and the next fault would kill the process.
  */
 static __thread sigjmp_buf *split_escape;
 static struct sigaction split_old;
@@ -437,7 +442,7 @@ static void *half_main(void *arg)
 	struct half *h = arg;
 	sigjmp_buf jb;
 
-	if (sigsetjmp(jb, 0)) {
+	if (sigsetjmp(jb, 1)) {
 		split_escape = NULL;
 		h->faulted = true;
 		return NULL;
@@ -454,7 +459,7 @@ static bool first_half(struct walk *w)
 {
 	sigjmp_buf jb;
 
-	if (sigsetjmp(jb, 0)) {
+	if (sigsetjmp(jb, 1)) {
 		split_escape = NULL;
 		return true;
 	}
@@ -536,12 +541,14 @@ static void walk_all(struct heph_file *f, bool mapped)
 	struct half b = {0};
 	struct heph_file fb;
 	struct sigaction sa = {.sa_sigaction = split_sigbus,
-			       .sa_flags = SA_SIGINFO};
+			       .sa_flags = SA_SIGINFO | SA_NODEFER};
 	bool two = false, guarded = false, faulted = false;
 	size_t split = 0;
 
 	if (f->size >= heph_file_split_min && sysconf(_SC_NPROCESSORS_ONLN) > 1)
 		split = split_find(f, f->size / 2);
+	if (split && heph_file_split_hook)
+		heph_file_split_hook();
 	if (split) {
 		memset(&fb, 0, sizeof(fb));
 		fb.map = f->map;
@@ -635,7 +642,9 @@ bool heph_file_open_flags(struct heph_file *f, const char *path, unsigned flags,
 	int fd;
 
 	memset(f, 0, sizeof(*f));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not wait for a writer (it is refused
+	 * below, as anything but a regular file is). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open %s: %s", path,
 			 strerror(errno));

@@ -87,6 +87,9 @@ bool heph_file_sort(struct heph_file *f, char *err, size_t errlen);
 /* Files at least this large are walked in two halves at once (64 MiB;
  * tests set it lower to split small files). */
 extern size_t heph_file_split_min;
+/* Tests: called once the split is found, before the two walks start (to
+ * truncate the file under them).  NULL in corotop. */
+extern void (*heph_file_split_hook)(void);
 
 bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
 			   char *err, size_t errlen);

@@ -270,6 +270,16 @@ void model_reset_rates(struct model *m, uint64_t now)
 	m->tick_ts = now;
 }
 
+uint32_t model_find_at(const struct model *m, uint64_t id, uint32_t slot)
+{
+	/* Ids are never reused and a record keeps its slot for life: the
+	 * slot holds this id, or the record is gone. */
+	if (id && slot < m->used && m->coro[slot].in_use &&
+	    m->coro[slot].id == id)
+		return slot;
+	return MODEL_NONE;
+}
+
 uint32_t model_find(const struct model *m, uint64_t id)
 {
 	for (uint32_t r = 0; r < m->used; r++)

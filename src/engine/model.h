@@ -137,8 +137,12 @@ bool model_watch(struct model *m, uint64_t id,
 /* The watched history, oldest first: transition i of count. */
 const struct model_transition *model_watch_at(const struct model *m,
 					      uint32_t i);
-/* Record index of model id `id`, or MODEL_NONE. */
+/* Record index of model id `id`, or MODEL_NONE (a scan of every record:
+ * one at a time only). */
 uint32_t model_find(const struct model *m, uint64_t id);
+/* The same for a record whose slot is known (a snapshot's copy carries
+ * it): O(1), MODEL_NONE when that record is gone. */
+uint32_t model_find_at(const struct model *m, uint64_t id, uint32_t slot);
 
 /* Start the rate windows over at `now` (the UI's z key). */
 void model_reset_rates(struct model *m, uint64_t now);

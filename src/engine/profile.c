@@ -76,20 +76,6 @@ bool profile_add(struct profile *p, const char *const *names,
 	return true;
 }
 
-void profile_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 bool profile_write(const struct profile *p, const struct profile_format *fmt,
 		   const char *path, char *err, size_t errlen)
 {

@@ -60,7 +60,4 @@ bool profile_add(struct profile *p, const char *const *names,
 bool profile_write(const struct profile *p, const struct profile_format *fmt,
 		   const char *path, char *err, size_t errlen);
 
-/* JSON string (quoted and escaped) for the writers. */
-void profile_json_string(FILE *f, const char *s);
-
 #endif

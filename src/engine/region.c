@@ -198,7 +198,9 @@ bool region_open(struct region *r, const char *shm_path, char *err,
 
 	region_clear(r);
 	snprintf(r->shm_path, sizeof(r->shm_path), "%s", shm_path);
-	fd = open(shm_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO here must not wait for a writer; fstat below
+	 * refuses anything but a regular file. */
+	fd = open(shm_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open %s: %s", shm_path,
 			 strerror(errno));

@@ -579,8 +579,15 @@ static uint32_t rp_owner(const struct replay *r, struct rp_map *m,
 	return lo > gco[g] ? lo - 1 : UINT32_MAX;
 }
 
+/* a + b, or UINT64_MAX past it: loss counts come from the file, and a
+ * total that wraps would report a few lost events instead of a flood. */
+static uint64_t rp_sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* Losses: each to its coroutine (lost, by coroutine) and to the whole
- * (glost, by time). */
+ * (glost, by time).  The running sums (cum) saturate. */
 static bool rp_losses(struct replay *r, struct rp_map *m, const uint32_t *grp,
 		      const uint32_t *gco, size_t nloss)
 {
@@ -614,8 +621,8 @@ static bool rp_losses(struct replay *r, struct rp_map *m, const uint32_t *grp,
 	r->nglost = n;
 	qsort(r->glost, n, sizeof(*r->glost), rp_u64_cmp); /* ts is first */
 	for (size_t i = 0; i < n; i++)
-		r->glost[i].cum =
-			(i ? r->glost[i - 1].cum : 0) + r->glost[i].count;
+		r->glost[i].cum = rp_sat_add(i ? r->glost[i - 1].cum : 0,
+					     r->glost[i].count);
 	qsort(l, n, sizeof(*l), rp_loss_cmp);
 	for (size_t i = 0; i < n; i++) {
 		struct replay_coro *c;
@@ -627,7 +634,8 @@ static bool rp_losses(struct replay *r, struct rp_map *m, const uint32_t *grp,
 			c->lfirst = (uint32_t)r->nlost;
 		r->lost[r->nlost] = (struct replay_lost){
 			l[i].ts, l[i].count,
-			(c->nl ? r->lost[r->nlost - 1].cum : 0) + l[i].count};
+			rp_sat_add(c->nl ? r->lost[r->nlost - 1].cum : 0,
+				   l[i].count)};
 		c->nl++;
 		r->nlost++;
 	}

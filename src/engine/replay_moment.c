@@ -269,8 +269,13 @@ size_t replay_history(const struct replay *r, uint64_t id, uint64_t t,
 		/* Losses found since the previous transition. */
 		while (li < c->nl && r->lost[c->lfirst + li].ts <= tr->ts) {
 			if (i == 0 || r->lost[c->lfirst + li].ts >
-					      r->iv[c->first + i - 1].start)
-				lost += r->lost[c->lfirst + li].count;
+					      r->iv[c->first + i - 1].start) {
+				uint64_t k = r->lost[c->lfirst + li].count;
+
+				/* Counts come from the file: saturate. */
+				lost = k > UINT64_MAX - lost ? UINT64_MAX
+							     : lost + k;
+			}
 			li++;
 		}
 		tr->lost_before = lost;

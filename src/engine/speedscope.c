@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../common/cttable.h"
+#include "../common/jsonstr.h"
 #include "hashidx.h"
 #include "profile.h"
 
@@ -82,15 +83,15 @@ static bool speedscope_write(FILE *f, const struct profile *p)
 		const struct profile_frame *fr = &p->frames[x.first[r]];
 
 		fputs(r ? ",{\"name\":" : "{\"name\":", f);
-		profile_json_string(f, fr->name);
+		jsonstr_write_cstr(f, fr->name);
 		if (fr->file) {
 			fputs(",\"file\":", f);
-			profile_json_string(f, fr->file);
+			jsonstr_write_cstr(f, fr->file);
 		}
 		fputc('}', f);
 	}
 	fputs("]},\"profiles\":[{\"type\":\"sampled\",\"name\":", f);
-	profile_json_string(f, p->name);
+	jsonstr_write_cstr(f, p->name);
 	fprintf(f,
 		",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64
 		",\"samples\":[",
@@ -111,7 +112,7 @@ static bool speedscope_write(FILE *f, const struct profile *p)
 	for (size_t i = 0; i < p->ns; i++)
 		fprintf(f, i ? ",%" PRIu64 : "%" PRIu64, p->s[i].weight);
 	fputs("]}],\"name\":", f);
-	profile_json_string(f, p->name);
+	jsonstr_write_cstr(f, p->name);
 	fputs(",\"activeProfileIndex\":0,\"exporter\":\"corotop\"}\n", f);
 	hashidx_finish(&idx);
 	free(num);

@@ -18,6 +18,8 @@
 #include "batch.h"
 #include "column.h"
 
+#include "../common/jsonstr.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -65,10 +67,27 @@ static const struct batch_column batch_columns[] = {
 
 #define BATCH_NCOLUMNS (sizeof(batch_columns) / sizeof(batch_columns[0]))
 
+/* Free text in the one-line header: control bytes (a newline in a path)
+ * as C escapes, so the header stays one line. */
+static void batch_text_escaped(FILE *f, const char *str)
+{
+	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+		if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
 void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, unsigned max_rows)
 {
 	char target[64], cell[64];
+	int width[BATCH_NCOLUMNS];
 	unsigned rows = 0;
 
 	snapshot_target_text(s, target, sizeof(target));
@@ -77,18 +96,23 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			target, (double)(s->ts - s->replay.t0) / 1e9,
 			(double)(s->replay.t1 - s->replay.t0) / 1e9,
 			s->error ? " - error: " : "", s->error ? s->error : "");
-	else
+	else /* after an error the engine harvests no more: say so */
 		fprintf(f, "corotop - %s - engine %s%s%s%s%s", target,
-			s->sleeping ? "asleep" : "harvesting",
+			s->error      ? "stopped"
+			: s->sleeping ? "asleep"
+				      : "harvesting",
 			s->error ? " - error: " : "", s->error ? s->error : "",
 			s->warning ? " - " : "", s->warning ? s->warning : "");
-	if (!s->replay.on && s->record.on)
+	if (!s->replay.on && s->record.on) {
+		fprintf(f, " - %s ",
+			s->record.stopped ? "recorded" : "recording");
+		batch_text_escaped(f, s->record.path ? s->record.path : "");
 		fprintf(f,
-			" - %s %s: %" PRIu64 " bytes, %" PRIu64
-			" intervals, %" PRIu64 " dropped",
-			s->record.stopped ? "recorded" : "recording",
-			s->record.path ? s->record.path : "", s->record.bytes,
-			s->record.intervals, s->record.dropped);
+			": %" PRIu64 " bytes, %" PRIu64 " intervals, %" PRIu64
+			" dropped",
+			s->record.bytes, s->record.intervals,
+			s->record.dropped);
+	}
 	if (!s->replay.on)
 		fputc('\n', f);
 	fprintf(f,
@@ -101,12 +125,30 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		"stations %u/%u, %" PRIu64 " recycled\n\n",
 		idx ? n : s->count, s->t.running, s->t.suspended, s->t.dead,
 		s->t.stations_allocated, s->t.stations_max, s->t.recycled);
-	for (size_t k = 0; k < BATCH_NCOLUMNS; k++)
-		fprintf(f, "%*s ", batch_columns[k].width,
-			batch_columns[k].title);
-	fputc('\n', f);
 	if (!idx)
 		n = s->count;
+	/* Columns as wide as their widest cell (a TID of 20 digits), so
+	 * every row lines up under the header. */
+	for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
+		const struct batch_column *col = &batch_columns[k];
+
+		width[k] = col->width;
+		if (col->column != COL_TID)
+			continue;
+		for (size_t i = 0; i < n && (!max_rows || i < max_rows); i++) {
+			int len;
+
+			column_table[col->column].cell(
+				cell, sizeof(cell), s,
+				&s->coro[idx ? idx[i] : i]);
+			len = (int)strlen(cell);
+			if (len > width[k])
+				width[k] = len;
+		}
+	}
+	for (size_t k = 0; k < BATCH_NCOLUMNS; k++)
+		fprintf(f, "%*s ", width[k], batch_columns[k].title);
+	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
 		const struct model_coro *c = &s->coro[idx ? idx[i] : i];
 
@@ -120,7 +162,7 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 					cell, sizeof(cell), s, c);
 			else
 				col->cell(cell, sizeof(cell), s, c);
-			fprintf(f, "%*s ", batch_columns[k].width, cell);
+			fprintf(f, "%*s ", width[k], cell);
 		}
 		fputc('\n', f);
 	}
@@ -140,22 +182,6 @@ static void batch_json_target(FILE *f, const struct snapshot *s)
 			s->target.term_signal);
 	else
 		fprintf(f, "\"exit_status\":null,\"term_signal\":null}");
-}
-
-/* Free text: our error constants, and symbol names from the target's
- * files (the symbolizer keeps them printable ASCII); escaped anyway. */
-void batch_json_string(FILE *f, const char *str)
-{
-	fputc('"', f);
-	for (const char *p = str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if ((unsigned char)*p < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
 }
 
 /* The lint names of a mask, as JSON strings separated by commas. */
@@ -192,7 +218,7 @@ static void batch_json_calltrace(FILE *f, const struct batch_hot *hot)
 		ct->hot.attributed, ct->hot.unattributed,
 		ct->hot.evicted_weight, ct->parked.kept);
 	if (ct->failed || ct->warning[0])
-		batch_json_string(f, ct->warning);
+		jsonstr_write_cstr(f, ct->warning);
 	else
 		fputs("null", f);
 	fputc('}', f);
@@ -217,9 +243,9 @@ static void batch_json_hot(FILE *f, const struct batch_hot *hot)
 			fprintf(f,
 				"%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
 				k ? "," : "", h->frames[k]);
-			batch_json_string(f, hot->name(hot->ctx, h->frames[k],
-						       k == 0, true, sym,
-						       sizeof(sym)));
+			jsonstr_write_cstr(f, hot->name(hot->ctx, h->frames[k],
+							k == 0, true, sym,
+							sizeof(sym)));
 			fputc('}', f);
 		}
 		fputs("]}", f);
@@ -277,15 +303,15 @@ static void batch_json_parked(FILE *f, const struct batch_hot *hot,
 
 	if (!hot || !hot->parked || !hot->name || c->state != MODEL_SUSPENDED)
 		return;
-	n = hot->parked(hot->ctx, c->id, frames, BATCH_PARKED_FRAMES, &trace);
+	n = hot->parked(hot->ctx, c, frames, BATCH_PARKED_FRAMES, &trace);
 	if (!n)
 		return;
 	fprintf(f, ",\"parked_stack\":{\"id\":%" PRIu64 ",\"frames\":[", trace);
 	for (size_t k = 0; k < n; k++) {
 		fprintf(f, "%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
 			k ? "," : "", frames[k]);
-		batch_json_string(f, hot->name(hot->ctx, frames[k], k == 0,
-					       true, sym, sizeof(sym)));
+		jsonstr_write_cstr(f, hot->name(hot->ctx, frames[k], k == 0,
+						true, sym, sizeof(sym)));
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -312,17 +338,17 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	fprintf(f, "\"engine\":{\"sleeping\":%s,\"observer\":%s,\"error\":",
 		s->sleeping ? "true" : "false", s->observer ? "true" : "false");
 	if (s->error)
-		batch_json_string(f, s->error);
+		jsonstr_write_cstr(f, s->error);
 	else
 		fputs("null", f);
 	fputs(",\"warning\":", f);
 	if (s->warning)
-		batch_json_string(f, s->warning);
+		jsonstr_write_cstr(f, s->warning);
 	else
 		fputs("null", f);
 	if (s->record.on) {
 		fputs(",\"record\":{\"path\":", f);
-		batch_json_string(f, s->record.path ? s->record.path : "");
+		jsonstr_write_cstr(f, s->record.path ? s->record.path : "");
 		fprintf(f,
 			",\"bytes\":%" PRIu64 ",\"intervals\":%" PRIu64
 			",\"dropped\":%" PRIu64 ",\"stopped\":%s}",
@@ -345,6 +371,9 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	for (size_t i = 0; i < n; i++) {
 		const struct model_coro *c = &s->coro[idx ? idx[i] : i];
 
+		if (i && i % BATCH_POLL_ROWS == 0 && hot && hot->interrupted &&
+		    hot->interrupted(hot->ctx))
+			break;
 		fprintf(f,
 			"%s{\"id\":%" PRIu64 ",\"probe_id\":%" PRIu64
 			",\"station\":%u,\"state\":\"%s\",\"tid\":%" PRIu64
@@ -359,8 +388,8 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
 		batch_json_warn(f, c->warn);
 		fputs("],\"where\":", f);
-		batch_json_string(f, snapshot_where(s, c->last_addr, true,
-						    where, sizeof(where)));
+		jsonstr_write_cstr(f, snapshot_where(s, c->last_addr, true,
+						     where, sizeof(where)));
 		batch_json_parked(f, hot, c);
 		fputs("}", f);
 	}

@@ -20,12 +20,19 @@ struct batch_hot {
 	const struct engine_calltrace_stats *ct; /* NULL: no CallTrace */
 	const char *(*name)(void *ctx, uint64_t addr, bool leaf, bool full,
 			    char *buf, size_t len);
-	/* The stack coroutine model_id is parked on (engine_parked_stack), or
-	 * NULL: no "parked_stack" keys. */
-	size_t (*parked)(void *ctx, uint64_t model_id, uint64_t *frames,
-			 size_t max, uint64_t *trace_id);
+	/* The stack row c is parked on (engine_parked_stack_of: called once
+	 * per suspended row, so it must not search), or NULL: no
+	 * "parked_stack" keys. */
+	size_t (*parked)(void *ctx, const struct model_coro *c,
+			 uint64_t *frames, size_t max, uint64_t *trace_id);
+	/* Polled every BATCH_POLL_ROWS rows of a JSON snapshot (NULL: never):
+	 * true ends the coroutine list there (a signal asks corotop to quit),
+	 * and the line is still whole JSON. */
+	bool (*interrupted)(void *ctx);
 	void *ctx;
 };
+
+#define BATCH_POLL_ROWS 4096
 
 /* One ppt buffer (attach mode) as a snapshot prints it: its state, and the
  * frames delivered since the previous snapshot -- the newest of them when
@@ -64,7 +71,5 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 void batch_json_ppt(FILE *f, const struct batch_ppt *ppt);
 void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
 			  unsigned max_rows);
-/* JSON string with escapes (batch.c). */
-void batch_json_string(FILE *f, const char *str);
 
 #endif

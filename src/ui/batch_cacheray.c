@@ -18,11 +18,14 @@
  * (cray_source.c) calls batch_cacheray_refuse too.
  *
  * Typenames come from the trace and may hold any byte: text shows bytes
- * outside printable ASCII as '?', JSON writes them as \u00XX (the name
- * read as Latin-1), so the output is always valid UTF-8 JSON.
+ * outside printable ASCII as '?'; JSON writes them as every corotop JSON
+ * does (common/jsonstr.h): valid UTF-8 as it is, other bytes as U+FFFD,
+ * control characters escaped, so the output is always valid UTF-8 JSON.
  */
 #define _GNU_SOURCE /* O_CLOEXEC */
 #include "batch_cacheray.h"
+
+#include "../common/jsonstr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -310,22 +313,6 @@ void batch_cacheray_print_text(FILE *f, const struct cacheray *c,
 
 /* ---- JSON ---- */
 
-static void json_bytes(FILE *f, const char *s, size_t n)
-{
-	fputc('"', f);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char b = (unsigned char)s[i];
-
-		if (b == '"' || b == '\\')
-			fprintf(f, "\\%c", b);
-		else if (b < 0x20 || b >= 0x7f)
-			fprintf(f, "\\u%04x", b);
-		else
-			fputc(b, f);
-	}
-	fputc('"', f);
-}
-
 static void json_thread_id(FILE *f, const struct cacheray_thread *t)
 {
 	if (t->other)
@@ -345,7 +332,7 @@ static void json_types(FILE *f, const struct cacheray *c)
 		bool first = true;
 
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		json_bytes(f, t->name, t->name_len);
+		jsonstr_write(f, t->name, t->name_len);
 		fprintf(f,
 			",\"elemsize\":%" PRIu32 ",\"special\":%s"
 			",\"regions\":%" PRIu64 ",\"accesses\":%" PRIu64
@@ -420,7 +407,7 @@ static void json_line(FILE *f, const struct cacheray_line *l)
 		l->more_threads_wrote ? "true" : "false");
 	for (unsigned s = 0; s < l->ntypes; s++) {
 		fputs(s ? ",{\"name\":" : "{\"name\":", f);
-		json_bytes(f, l->type[s]->name, l->type[s]->name_len);
+		jsonstr_write(f, l->type[s]->name, l->type[s]->name_len);
 		fprintf(f, ",\"elemsize\":%" PRIu32 "}", l->type[s]->elemsize);
 	}
 	fprintf(f, "],\"more_types\":%s}", l->more_types ? "true" : "false");
@@ -450,12 +437,12 @@ void batch_cacheray_print_json(FILE *f, const struct cacheray *c,
 
 	cacheray_totals(c, &t);
 	fputs("{\"source\":", f);
-	json_bytes(f, source, strlen(source));
+	jsonstr_write(f, source, strlen(source));
 	fprintf(f, ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64 ",\"error\":",
 		t.bytes_read, t.records);
 	if (err) {
 		fprintf(f, "{\"offset\":%" PRIu64 ",\"message\":", off);
-		json_bytes(f, err, strlen(err));
+		jsonstr_write(f, err, strlen(err));
 		fputc('}', f);
 	} else {
 		fputs("null", f);
@@ -468,7 +455,7 @@ void batch_cacheray_print_json(FILE *f, const struct cacheray *c,
 		fputs(",\"truncated\":null", f);
 	fputs(",\"threads_note\":", f);
 	if (note)
-		json_bytes(f, note, strlen(note));
+		jsonstr_write(f, note, strlen(note));
 	else
 		fputs("null", f);
 	fprintf(f,

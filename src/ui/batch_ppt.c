@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "../common/jsonstr.h"
 #include "../engine/pptframe.h"
 #include "batch.h"
 
@@ -39,12 +40,12 @@ static void batch_json_columns(FILE *f, const struct ppt_desc *d)
 		const struct ppt_layout *l = &d->types[t];
 
 		fputs(t ? ",{\"name\":" : "{\"name\":", f);
-		batch_json_string(f, l->name);
+		jsonstr_write_cstr(f, l->name);
 		fputs(",\"columns\":[", f);
 		for (uint32_t c = 0; c < l->ncols; c++) {
 			if (c)
 				fputc(',', f);
-			batch_json_string(f, l->cols[c].name);
+			jsonstr_write_cstr(f, l->cols[c].name);
 		}
 		fputs("]}", f);
 	}
@@ -67,13 +68,13 @@ static void batch_json_frame(FILE *f, const struct ppt_desc *d,
 		return;
 	}
 	fputs("\"type\":", f);
-	batch_json_string(f, d->types[type].name);
+	jsonstr_write_cstr(f, d->types[type].name);
 	fputs(",\"values\":{", f);
 	n = pptframe_decode(d, type, bytes, v, PPTDESC_MAX_MEMBERS);
 	for (size_t c = 0; c < n; c++) {
 		if (c)
 			fputc(',', f);
-		batch_json_string(f, d->types[type].cols[c].name);
+		jsonstr_write_cstr(f, d->types[type].cols[c].name);
 		pptframe_json(&v[c], num, sizeof(num));
 		fprintf(f, ":%s", num);
 	}
@@ -85,9 +86,9 @@ static void batch_json_buffer(FILE *f, const struct batch_ppt_buffer *p)
 	const struct engine_ppt_buffer *b = &p->b;
 
 	fputs("{\"name\":", f);
-	batch_json_string(f, b->name);
+	jsonstr_write_cstr(f, b->name);
 	fputs(",\"object\":", f);
-	batch_json_string(f, b->object);
+	jsonstr_write_cstr(f, b->object);
 	fprintf(f,
 		",\"state\":\"%s\",\"layout\":\"%s\",\"rendezvous\":%s,"
 		"\"frame_size\":%u,\"nframes\":%" PRIu64
@@ -104,7 +105,7 @@ static void batch_json_buffer(FILE *f, const struct batch_ppt_buffer *p)
 	else
 		fputs("null", f);
 	fputs(",\"warning\":", f);
-	batch_json_string(f, b->warning);
+	jsonstr_write_cstr(f, b->warning);
 	batch_json_columns(f, p->desc);
 	fprintf(f, ",\"frames_omitted\":%" PRIu64 ",\"frames\":[", p->omitted);
 	for (size_t i = 0; p->desc && i < p->n; i++) {
@@ -134,10 +135,10 @@ void batch_json_ppt(FILE *f, const struct batch_ppt *ppt)
 	for (uint32_t i = 0; i < in->ncounters; i++) {
 		if (i)
 			fputc(',', f);
-		batch_json_string(f, in->counters[i]);
+		jsonstr_write_cstr(f, in->counters[i]);
 	}
 	fputs("],\"warning\":", f);
-	batch_json_string(f, in->warning);
+	jsonstr_write_cstr(f, in->warning);
 	fputs(",\"buffers\":[", f);
 	for (size_t i = 0; i < ppt->n; i++) {
 		if (i)

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../engine/perfctr.h"
+
 #include "corotop/ctp.h"
 
 const char cli_usage[] =
@@ -393,9 +395,17 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		case OPT_FORCE_ATTACH:
 			out->force_attach = true;
 			break;
-		case 'c':
+		case 'c': {
+			/* Named here, before any process is looked at: a
+			 * typo is a usage error (exit 2). */
+			struct perfctr_set ctr;
+			char why[256];
+
+			if (!perfctr_parse(optarg, &ctr, why, sizeof(why)))
+				return cli_fail(err, errlen, "-c: %s", why);
 			out->counters = optarg;
 			break;
+		}
 		case OPT_BUFFER:
 			out->buffer = optarg;
 			break;

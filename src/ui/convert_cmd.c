@@ -4,10 +4,12 @@
  * The trace is indexed (hephfile.c) and written in the chosen format to
  * OUT, or to standard output without -o (or with -o -).  OUT is written
  * atomically: into a temporary file beside it, renamed over it once
- * complete, so a failed conversion never leaves half a file.  Problems in
- * the trace -- a truncated or lying packet -- are reported on stderr with
- * their byte offsets; what could be read is still converted.  A summary
- * line goes to stderr as well, so that stdout carries only the output.
+ * complete, so a failed conversion never leaves half a file.  The result
+ * keeps an existing OUT's mode and owner (a new one gets 0666 less the
+ * umask).  OUT may not be a symbolic link, nor the trace itself (exit 2).
+ * Problems in the trace -- a truncated or lying packet -- are reported on
+ * stderr with their byte offsets; what could be read is still converted.  A
+ * summary line goes to stderr as well, so that stdout carries only the output.
  */
 #define _GNU_SOURCE
 #include "convert_cmd.h"
@@ -60,9 +62,39 @@ static int convert_usage_error(const char *what, const char *arg)
 	return 2;
 }
 
-/* Open a temporary file beside path, 0600. */
+/* -o OUT before anything is read: not a symbolic link (it would be
+ * replaced, not written through), and not the trace itself (renamed over,
+ * the trace would be gone).  2 (usage) with a message, or 0. */
+static int convert_check_out(const char *in, const char *out_path)
+{
+	struct stat is, os;
+
+	if (lstat(out_path, &os) < 0)
+		return 0; /* a new file */
+	if (S_ISLNK(os.st_mode)) {
+		fprintf(stderr,
+			"corotop convert: -o %s is a symbolic link; give the "
+			"file it points to\n",
+			out_path);
+		return 2;
+	}
+	if (!stat(in, &is) && is.st_dev == os.st_dev &&
+	    is.st_ino == os.st_ino) {
+		fprintf(stderr,
+			"corotop convert: -o %s is the trace being converted; "
+			"give another file\n",
+			out_path);
+		return 2;
+	}
+	return 0;
+}
+
+/* Open a temporary file beside path with the mode (and owner) the result
+ * should have: an existing file's, or 0666 less the umask for a new one. */
 static FILE *convert_tmp(const char *path, char *tmp, size_t n)
 {
+	struct stat old;
+	mode_t mask;
 	int fd;
 	FILE *f;
 
@@ -70,12 +102,28 @@ static FILE *convert_tmp(const char *path, char *tmp, size_t n)
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return NULL;
+	if (!stat(path, &old) && S_ISREG(old.st_mode)) {
+		/* The owner first: chown clears set-id bits. */
+		if (fchown(fd, old.st_uid, old.st_gid) < 0 && errno != EPERM)
+			goto fail;
+		if (fchmod(fd, old.st_mode & 07777) < 0)
+			goto fail;
+	} else {
+		mask = umask(0);
+		umask(mask);
+		if (fchmod(fd, 0666 & ~mask) < 0)
+			goto fail;
+	}
 	f = fdopen(fd, "w");
 	if (!f) {
 		close(fd);
 		unlink(tmp);
 	}
 	return f;
+fail:
+	close(fd);
+	unlink(tmp);
+	return NULL;
 }
 
 /* The trace is mapped: a file that shrinks under us faults (SIGBUS).  The
@@ -120,6 +168,12 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 	bool ok;
 
 	memset(&f, 0, sizeof(f));
+	if (out_path && strcmp(out_path, "-")) {
+		int rc = convert_check_out(in, out_path);
+
+		if (rc)
+			return rc;
+	}
 	if (sigsetjmp(convert_jb, 1)) {
 		fprintf(stderr,
 			"corotop convert: %s changed size while being read "

@@ -9,8 +9,11 @@
  * and the JSONL log is flushed on every way out but SIGKILL.
  *
  * Exit codes: 2 usage error (including a --shm path that is not a cTP
- * region), 1 runtime failure, 128+N when stopped by signal N, and otherwise
- * the target's own exit status when it ends first (0 after -n snapshots).
+ * region, and a path that names a FIFO, a directory or a socket where a
+ * file goes: checked with stat() before anything opens it, since opening a
+ * FIFO waits for a writer with the signals blocked), 1 runtime failure, 128+N
+ * when stopped by signal N, and otherwise the target's own exit status when it
+ * ends first (0 after -n snapshots).
  *
  * Profiles.  --folded and --speedscope are written on every way out but
  * SIGKILL (after the engine's last rotation), atomically; a failure is
@@ -30,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/jsonstr.h"
+#include "../common/pathcheck.h"
 #include "../engine/engine.h"
 #include "../engine/pptlist.h"
 #include "batch.h"
@@ -108,10 +113,22 @@ static const char *main_frame_name(void *ctx, uint64_t addr, bool leaf,
 	return engine_frame_name(ctx, addr, leaf, full, buf, len);
 }
 
-static size_t main_parked(void *ctx, uint64_t model_id, uint64_t *frames,
-			  size_t max, uint64_t *trace_id)
+static size_t main_parked(void *ctx, const struct model_coro *c,
+			  uint64_t *frames, size_t max, uint64_t *trace_id)
 {
-	return engine_parked_stack(ctx, model_id, frames, max, trace_id);
+	return engine_parked_stack_of(ctx, c, frames, max, trace_id);
+}
+
+/* A signal that ends corotop is pending: a long snapshot stops printing
+ * rows (the loop takes the signal next). */
+static bool main_interrupted(void *ctx)
+{
+	sigset_t pending;
+
+	(void)ctx;
+	return !sigpending(&pending) && (sigismember(&pending, SIGINT) == 1 ||
+					 sigismember(&pending, SIGTERM) == 1 ||
+					 sigismember(&pending, SIGHUP) == 1);
 }
 
 /* The ppt side of a batch snapshot: each buffer's state and the frames
@@ -180,6 +197,7 @@ static void main_print(struct main_loop *m)
 				.s = m->hot,
 				.name = main_frame_name,
 				.parked = main_parked,
+				.interrupted = main_interrupted,
 				.ctx = m->engine};
 	const uint32_t *idx;
 	size_t n = 0;
@@ -342,11 +360,11 @@ static int main_list_buffers(const struct cli *cli)
 			const struct pptlist_entry *e = &l.e[i];
 
 			printf("%s{\"name\":", i ? "," : "");
-			batch_json_string(stdout, e->sym.name);
+			jsonstr_write_cstr(stdout, e->sym.name);
 			printf(",\"spelling\":\"%s\",\"object\":",
 			       e->sym.spelling == PPTFIND_SPEC ? "spec"
 							       : "generator");
-			batch_json_string(stdout, e->sym.object);
+			jsonstr_write_cstr(stdout, e->sym.object);
 			printf(",\"hmem_addr\":\"0x%llx\",\"stat_addr\":"
 			       "\"0x%llx\",\"json_addr\":\"0x%llx\","
 			       "\"agent_pid\":%d,\"agent_alive\":%s,"
@@ -356,15 +374,15 @@ static int main_list_buffers(const struct cli *cli)
 			       (unsigned long long)e->sym.json_addr,
 			       (int)e->agent_pid,
 			       e->agent_alive ? "true" : "false", (int)e->hmem);
-			batch_json_string(stdout, e->abi);
+			jsonstr_write_cstr(stdout, e->abi);
 			printf(",\"frame_size\":%u,\"types\":", e->frame_size);
-			batch_json_string(stdout, e->types);
+			jsonstr_write_cstr(stdout, e->types);
 			printf(",\"error\":");
-			batch_json_string(stdout, e->error);
+			jsonstr_write_cstr(stdout, e->error);
 			printf("}");
 		}
 		printf("],\"warning\":");
-		batch_json_string(stdout, l.warning);
+		jsonstr_write_cstr(stdout, l.warning);
 		printf("}\n");
 	} else {
 		printf("process %d: %zu ppt buffer%s\n", cli->pid, l.n,
@@ -425,6 +443,26 @@ static int main_cacheray_view(const struct cli *cli, const struct config *conf)
 	return cray_view_run(cli->cacheray, &o);
 }
 
+/* The paths on the command line, before anything opens them (and before
+ * the signals are blocked): a FIFO given as a file would make the open
+ * wait forever, and a profile that can not be written would be lost at
+ * the end of a long run.  --cacheray reads a FIFO on purpose. */
+static bool main_check_paths(const struct cli *cli, char *err, size_t errlen)
+{
+	return (!cli->shm || pathcheck_input("--shm", cli->shm, err, errlen)) &&
+	       (!cli->replay ||
+		pathcheck_input("--replay", cli->replay, err, errlen)) &&
+	       (!cli->record ||
+		pathcheck_output("--record", cli->record, err, errlen)) &&
+	       (!cli->jsonl ||
+		pathcheck_output("--jsonl", cli->jsonl, err, errlen)) &&
+	       (!cli->folded ||
+		pathcheck_replaceable("--folded", cli->folded, err, errlen)) &&
+	       (!cli->speedscope ||
+		pathcheck_replaceable("--speedscope", cli->speedscope, err,
+				      errlen));
+}
+
 static void main_config_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -473,6 +511,10 @@ int main(int argc, char **argv)
 		return 2;
 	case CLI_OK:
 		break;
+	}
+	if (!main_check_paths(&m.cli, err, sizeof(err))) {
+		fprintf(stderr, "corotop: %s\n", err);
+		return 2;
 	}
 	if (m.cli.list_buffers)
 		return main_list_buffers(&m.cli);
@@ -579,6 +621,13 @@ int main(int argc, char **argv)
 		status = m.cli.replay ? main_replay_run(&m) : main_run(&m);
 		order_finish(&m.order);
 		free(m.idx);
+		/* The engine stopped on an error (a --shm region truncated
+		 * under it): the snapshots said so, and so does the exit
+		 * status. */
+		if (status == 0 && m.printed && m.snap.error) {
+			fprintf(stderr, "corotop: %s\n", m.snap.error);
+			status = 1;
+		}
 	}
 	filter_finish(&m.filter);
 	status = main_profiles(&m, status);

@@ -123,13 +123,27 @@ static void test_odd_names(void **state)
 	s = report(c, true);
 	json_must_parse(s, &v);
 	types = json_need(&v, "types", J_ARR);
+	/* A byte that is not UTF-8 is U+FFFD (not read as Latin-1). */
 	assert_string_equal(json_need(&types->items[0], "name", J_STR)->s,
-			    "a\"b\\c\x1b[2J\xc3\xbf");
+			    "a\"b\\c\x1b[2J\xef\xbf\xbd");
 	json_free(&v);
 	free(s);
 	s = report(c, false);
 	assert_non_null(strstr(s, "a\"b\\c?[2J?\n"));
 	assert_null(strchr(s, 0x1b));
+	free(s);
+	cacheray_destroy(c);
+	/* A UTF-8 name stays itself, byte for byte (it used to come out as
+	 * "Gr\u00c3\u00bc..."). */
+	w.n = 0;
+	tw_add(&w, 0x100, 4, 1, "Gr\xc3\xbc\xc3\x9f\xe2\x82\xac");
+	tw_access(&w, W, 0x100, 4, 0);
+	c = feed_all(w.b, w.n);
+	s = report(c, true);
+	assert_non_null(strstr(s, "\"Gr\xc3\xbc\xc3\x9f\xe2\x82\xac\""));
+	assert_null(strstr(s, "\\u00c3"));
+	json_must_parse(s, &v);
+	json_free(&v);
 	free(s);
 	cacheray_destroy(c);
 }

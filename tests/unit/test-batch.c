@@ -18,6 +18,9 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -492,8 +495,10 @@ static void test_text_header_variants(void **state)
 	snap.coro[0].switches = 0;
 	out = print_text(0);
 	lines(out, line, 32);
-	assert_string_equal(line[0], "corotop - pid 42 killed by signal 9 - "
-				     "engine asleep - error: region truncated");
+	/* An error stops the engine: never "harvesting" or "asleep". */
+	assert_string_equal(line[0],
+			    "corotop - pid 42 killed by signal 9 - "
+			    "engine stopped - error: region truncated");
 	assert_non_null(strstr(line[5], " - ")); /* no tid before a switch */
 	free(out);
 	snap.target.term_signal = 0;
@@ -504,6 +509,34 @@ static void test_text_header_variants(void **state)
 	assert_string_equal(line[0],
 			    "corotop - pid 42 exited 3 - engine asleep");
 	free(out);
+	/* A 20-digit TID: the column widens, rows stay under the header. */
+	snap.coro[0].last_tid = UINT64_MAX;
+	snap.coro[0].switches = 20;
+	out = print_text(0);
+	lines(out, line, 32);
+	{
+		const char *h = strstr(line[4], "TID"), *v;
+
+		assert_non_null(h);
+		v = strstr(line[5], "18446744073709551615");
+		assert_non_null(v);
+		/* Right aligned: the value ends where the title ends. */
+		assert_int_equal(v - line[5] + 20, h - line[4] + 3);
+		assert_int_equal(strlen(line[5]) > 0, 1);
+	}
+	free(out);
+	snap.coro[0].last_tid = 4242;
+	/* A newline in the --record path: the header stays one line. */
+	snap.record.on = true;
+	snap.record.path = "rec\nfake line\x01.heph";
+	out = print_text(0);
+	lines(out, line, 32);
+	assert_non_null(
+		strstr(line[0], "recording rec\\nfake line\\x01.heph: "));
+	assert_true(!strncmp(line[1], "Events: ", 8));
+	free(out);
+	snap.record.on = false;
+	snap.record.path = NULL;
 }
 
 /* ---- jsonl ---- */
@@ -626,6 +659,114 @@ static void test_hot_json_and_text(void **state)
 	free(buf);
 }
 
+/* The parked-stack callback gets the row itself (its slot finds the
+ * record at once): frames here depend on the slot. */
+static int parked_calls;
+
+static size_t fake_parked(void *ctx, const struct model_coro *c,
+			  uint64_t *frames, size_t max, uint64_t *trace_id)
+{
+	(void)ctx;
+	parked_calls++;
+	*trace_id = 0;
+	if (c->slot % 2) /* odd slots: nothing captured */
+		return 0;
+	*trace_id = 1000 + c->id;
+	for (size_t k = 0; k < 2 && k < max; k++)
+		frames[k] = 0xa1 + k;
+	return 2;
+}
+
+static bool interrupt_now(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+static void test_json_parked_rows(void **state)
+{
+	enum { N = BATCH_POLL_ROWS + 100 };
+	struct engine_calltrace_stats ct;
+	struct batch_hot hot = {
+		.ct = &ct, .name = fake_name, .parked = fake_parked};
+	struct model_coro *c = calloc(N, sizeof(*c));
+	const struct jv *rows, *ps;
+	char *buf = NULL;
+	size_t len = 0;
+	struct jv v;
+	FILE *f;
+
+	(void)state;
+	memset(&ct, 0, sizeof(ct));
+	assert_non_null(c);
+	free(snap.coro);
+	snap.coro = c;
+	snap.count = snap.cap = N;
+	for (uint32_t i = 0; i < N; i++) {
+		c[i].id = 10 + i;
+		c[i].slot = i;
+		c[i].state = i % 3 == 2 ? MODEL_RUNNING : MODEL_SUSPENDED;
+	}
+	parked_calls = 0;
+	f = open_memstream(&buf, &len);
+	batch_print_json(f, &snap, NULL, 0, &hot, NULL);
+	fclose(f);
+	json_must_parse(buf, &v);
+	rows = json_need(&v, "coroutines", J_ARR);
+	assert_int_equal(rows->n, N);
+	/* Asked once per suspended row, never for a running one. */
+	assert_int_equal(parked_calls, N - N / 3);
+	for (uint32_t i = 0; i < N; i++) {
+		ps = json_get(&rows->items[i], "parked_stack");
+		assert_int_equal(json_u64(&rows->items[i], "id"), 10 + i);
+		if (i % 3 == 2 || i % 2) {
+			assert_null(ps);
+			continue;
+		}
+		assert_non_null(ps);
+		assert_int_equal(json_u64(ps, "id"), 1010 + i);
+		assert_int_equal(json_need(ps, "frames", J_ARR)->n, 2);
+		assert_string_equal(
+			json_need(&json_need(ps, "frames", J_ARR)->items[1],
+				  "addr", J_STR)
+				->s,
+			"0x00000000000000a2");
+	}
+	json_free(&v);
+	free(buf);
+
+	/* A signal to quit: the rows stop at the first poll, and the line
+	 * is still one whole JSON object. */
+	hot.interrupted = interrupt_now;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	batch_print_json(f, &snap, NULL, 0, &hot, NULL);
+	fclose(f);
+	assert_int_equal(buf[len - 1], '\n');
+	json_must_parse(buf, &v);
+	assert_int_equal(json_need(&v, "coroutines", J_ARR)->n,
+			 BATCH_POLL_ROWS);
+	json_free(&v);
+	free(buf);
+}
+
+/* Free text with a byte that is not UTF-8 (a Heph "where" may hold one):
+ * U+FFFD, and the line is strict JSON. */
+static void test_json_invalid_utf8(void **state)
+{
+	char *buf;
+	struct jv v;
+
+	(void)state;
+	snap.error = "bad \x9b name \xc3\xbc";
+	buf = print_json();
+	assert_non_null(strstr(buf, "bad \\ufffd name \xc3\xbc"));
+	json_must_parse(buf, &v);
+	json_free(&v);
+	free(buf);
+	snap.error = NULL;
+}
+
 static void test_jsonl_lines(void **state)
 {
 	char dir[] = "/tmp/ctp-jsonl-test.XXXXXX", path[128], link[128];
@@ -684,11 +825,64 @@ static void test_jsonl_lines(void **state)
 	assert_false(jsonl_open(&j, link, err, sizeof(err)));
 	assert_non_null(strstr(err, link));
 	assert_null(j.f);
+	/* A FIFO with no reader is refused at once, not waited on. */
+	unlink(link);
+	assert_int_equal(mkfifo(link, 0600), 0);
+	assert_false(jsonl_open(&j, link, err, sizeof(err)));
+	assert_non_null(strstr(err, link));
+	unlink(link);
 	/* An unopened log ignores writes and closes cleanly. */
 	jsonl_write(&j, 1, 1, 1, 1, true, 1);
 	assert_true(j.written == 0);
 	assert_true(jsonl_close(&j));
 	unlink(link);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A file that stops growing (RLIMIT_FSIZE, as a full disk): the log is
+ * cut back to its last whole line, stops, and says why. */
+static void test_jsonl_cut_back(void **state)
+{
+	char dir[] = "/tmp/ctp-jsonl-test.XXXXXX", path[128], err[256] = "";
+	struct rlimit lim, old;
+	struct jsonl j;
+	struct stat st;
+	char *buf, *line[64];
+	size_t n;
+	struct jv v;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ev.jsonl", dir);
+	assert_true(jsonl_open(&j, path, err, sizeof(err)));
+	for (uint64_t i = 0; i < 1000; i++)
+		jsonl_write(&j, i, i, i, i, true, i);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = (struct rlimit){1000, old.rlim_max}; /* inside a line */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	errno = 0;
+	assert_false(jsonl_flush(&j));
+	assert_int_equal(errno, EFBIG);
+	/* Stopped: nothing more is written, even with room again. */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	jsonl_write(&j, 1, 1, 1, 1, true, 1);
+	assert_false(jsonl_flush(&j));
+	assert_false(jsonl_close(&j));
+	assert_int_equal(errno, EFBIG);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size > 0 && st.st_size <= 1000);
+	buf = slurp(path);
+	assert_int_equal(buf[st.st_size - 1], '\n');
+	n = lines(buf, line, 64);
+	assert_true(n >= 1);
+	for (size_t i = 0; i < n; i++) {
+		json_must_parse(line[i], &v);
+		json_free(&v);
+	}
+	free(buf);
 	unlink(path);
 	rmdir(dir);
 }
@@ -705,7 +899,10 @@ int main(void)
 		T(test_text_output),
 		T(test_text_header_variants),
 		T(test_hot_json_and_text),
+		T(test_json_parked_rows),
+		T(test_json_invalid_utf8),
 		cmocka_unit_test(test_jsonl_lines),
+		cmocka_unit_test(test_jsonl_cut_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

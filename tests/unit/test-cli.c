@@ -162,6 +162,19 @@ static void test_unknown_options(void **state)
 	assert_non_null(strstr(err, "unknown option"));
 }
 
+/* -c names are checked while parsing: a usage error, before any process
+ * is looked at. */
+static void test_counters_named(void **state)
+{
+	(void)state;
+	expect_error(PARSE("-p", "1", "-c", "bogus"), "bogus");
+	assert_non_null(strstr(err, "-c"));
+	expect_error(PARSE("-p", "1", "-c", "cycles,bogus"), "bogus");
+	expect_error(PARSE("-p", "1", "-c", ""), "-c");
+	assert_int_equal(PARSE("-p", "1", "-c", "cycles"), CLI_OK);
+	assert_string_equal(cli.counters, "cycles");
+}
+
 static void test_missing_values_short(void **state)
 {
 	(void)state;
@@ -365,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_all_long_options),
 		cmocka_unit_test(test_help_version_and_reparse),
 		cmocka_unit_test(test_unknown_options),
+		cmocka_unit_test(test_counters_named),
 		cmocka_unit_test(test_missing_values_short),
 		cmocka_unit_test(test_missing_values_long_only_options),
 		cmocka_unit_test(test_value_for_flag_option),

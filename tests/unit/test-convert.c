@@ -32,6 +32,7 @@
 
 #include <cmocka.h>
 
+#include "common/jsonstr.h"
 #include "engine/convert.h"
 #include "engine/framenames.h"
 #include "engine/heph.h"
@@ -565,14 +566,14 @@ static void test_chrome_strings(void **state)
 	free(out);
 	heph_file_close(&f);
 
-	/* convert_json_str on its own: whole bytes, empty, the last byte a
-	 * lead byte. */
+	/* jsonstr_write (common/jsonstr.h) as convert uses it: whole bytes,
+	 * empty, the last byte a lead byte. */
 	m = open_memstream(&s, &len);
-	convert_json_str(m, "", 0);
+	jsonstr_write(m, "", 0);
 	fputc(' ', m);
-	convert_json_str(m, "ab\xc3", 3);
+	jsonstr_write(m, "ab\xc3", 3);
 	fputc(' ', m);
-	convert_json_str(m, "\xf0\x9f\x98\x80", 4);
+	jsonstr_write(m, "\xf0\x9f\x98\x80", 4);
 	fclose(m);
 	assert_string_equal(s, "\"\" \"ab\\ufffd\" \"\xf0\x9f\x98\x80\"");
 	free(s);

@@ -8,16 +8,20 @@
  * more than 1 MiB of garbage (reading stops); and the index: offsets,
  * times, by_start order (stable for equal starts, checked against a
  * reference sort on a large random set) and seek; and a walk in two
- * halves at once finds what one walk finds (lies and junk at the split).
+ * halves at once finds what one walk finds (lies and junk at the split),
+ * and a file truncated under the two walks faults into the caller's guard
+ * and leaves SIGBUS deliverable.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -629,6 +633,102 @@ static void test_two_halves(void **state)
 	split_same(wbuf, e.len / 2);
 }
 
+/* A FIFO with no writer is refused at once, not waited on. */
+static void test_fifo_refused(void **state)
+{
+	const char *dir = getenv("TMPDIR");
+	struct heph_file f;
+	char path[512], err[256] = "";
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/test-hephfile-fifo-%d",
+		 dir && *dir ? dir : "/tmp", (int)getpid());
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_false(heph_file_open(&f, path, err, sizeof(err)));
+	unlink(path);
+	assert_non_null(strstr(err, "not a regular file"));
+}
+
+/* ---- a file truncated between the split and the walks ---- */
+
+static char shrink_path[512];
+static sigjmp_buf shrink_jb;
+static volatile sig_atomic_t shrink_caught;
+
+/* The caller's guard, as the engine's: SA_NODEFER, out by siglongjmp. */
+static void shrink_guard(int sig)
+{
+	(void)sig;
+	shrink_caught++;
+	siglongjmp(shrink_jb, 1);
+}
+
+static void shrink_now(void)
+{
+	assert_int_equal(truncate(shrink_path, 0), 0);
+}
+
+/* One file, truncated to nothing once the split is found: both halves
+ * fault.  The fault must reach the caller's guard (raised from the walk)
+ * and leave SIGBUS deliverable: the second round faults again and must
+ * be caught again, not kill the process (exit 135). */
+static void test_split_truncated(void **state)
+{
+	enum { N = 20000 };
+	struct sigaction sa = {.sa_handler = shrink_guard,
+			       .sa_flags = SA_NODEFER},
+			 old;
+	const char *dir = getenv("TMPDIR");
+	struct heph_enc e;
+	struct heph_file f;
+	char err[256];
+	size_t keep = heph_file_split_min;
+	volatile bool returned;
+	sigset_t mask;
+
+	(void)state;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip(); /* one walk: the caller's guard alone */
+	enc_start(&e);
+	for (uint32_t i = 0; i < N; i++)
+		enc_ev(&e, i & 3, i, 1, i * 10ull, i * 10ull + 5);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGBUS, &sa, &old), 0);
+	heph_file_split_min = 1;
+	heph_file_split_hook = shrink_now;
+	shrink_caught = 0;
+	for (volatile int round = 0; round < 2; round++) {
+		int fd;
+
+		snprintf(shrink_path, sizeof(shrink_path),
+			 "%s/test-hephfile-XXXXXX", dir && *dir ? dir : "/tmp");
+		fd = mkstemp(shrink_path);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, wbuf, e.len), (ssize_t)e.len);
+		close(fd);
+		memset(&f, 0, sizeof(f));
+		returned = false;
+		if (!sigsetjmp(shrink_jb, 1)) {
+			heph_file_open(&f, shrink_path, err, sizeof(err));
+			returned = true;
+		}
+		heph_file_close(&f); /* the walk left f to us */
+		unlink(shrink_path);
+		if (returned)
+			fail_msg("round %d: the fault did not reach the "
+				 "caller's guard",
+				 (int)round);
+		assert_int_equal(shrink_caught, round + 1);
+		/* Not left blocked by the walk's escape. */
+		assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &mask), 0);
+		assert_false(sigismember(&mask, SIGBUS));
+	}
+	heph_file_split_hook = NULL;
+	heph_file_split_min = keep;
+	sigaction(SIGBUS, &old, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -645,6 +745,8 @@ int main(void)
 		cmocka_unit_test(test_by_start_wide),
 		cmocka_unit_test(test_by_start_random),
 		cmocka_unit_test(test_two_halves),
+		cmocka_unit_test(test_split_truncated),
+		cmocka_unit_test(test_fifo_refused),
 		cmocka_unit_test(test_garbage_is_cheap),
 	};
 

@@ -211,6 +211,14 @@ static void test_linger_expiry_and_reuse(void **state)
 	/* Live records never expire. */
 	model_tick(m, 1000000);
 	assert_int_equal(m->coro[r].in_use, 1);
+	/* A row's (id, slot) finds its record, and not the slot's next
+	 * occupant once it is gone. */
+	assert_int_equal(model_find_at(m, m->coro[r].id, r), r);
+	assert_int_equal(model_find_at(m, old_id, r), MODEL_NONE);
+	assert_int_equal(model_find_at(m, m->coro[r].id, r + 1), MODEL_NONE);
+	assert_int_equal(model_find_at(m, m->coro[r].id, UINT32_MAX),
+			 MODEL_NONE);
+	assert_int_equal(model_find_at(m, 0, r), MODEL_NONE);
 }
 
 static void test_tick_rates_and_counts(void **state)

@@ -310,6 +310,10 @@ static void test_open_rejects(void **state)
 	expect_open_fails(tmp, "not a cTP region"); /* a directory */
 	snprintf(p[5], sizeof(p[5]), "%s/missing", tmp);
 	expect_open_fails(p[5], "cannot open");
+	/* A FIFO with no writer: refused at once, not waited on. */
+	unlink(p[5]);
+	assert_int_equal(mkfifo(p[5], 0600), 0);
+	expect_open_fails(p[5], "not a cTP region");
 }
 
 static void expect_stations(uint32_t max, uint64_t bytes, uint32_t want)

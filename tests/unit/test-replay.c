@@ -563,6 +563,47 @@ static void test_born_not_run(void **state)
 	replay_close(&r);
 }
 
+/* Loss counts come from the file: two that add past 2^64 saturate, for
+ * the whole and for the coroutine, instead of wrapping to a small number
+ * (18446744073709551480 was seen). */
+static void test_lost_saturates(void **state)
+{
+	struct heph_enc e;
+	struct replay r;
+	struct snapshot s;
+	uint64_t end = 40 * MS;
+
+	(void)state;
+	heph_enc_init(&e, buf, sizeof(buf));
+	assert_true(heph_enc_epoch(&e, EPOCH));
+	assert_true(heph_enc_meta(&e, "corotop", "1", 1));
+	birth(&e, 3, 20 * MS, 1);
+	lost(&e, 101, 3, 22 * MS, UINT64_MAX - 100);
+	lost(&e, 101, 3, 24 * MS, 236);
+	lost(&e, 0, 0, 25 * MS, 1000);
+	iv(&e, 101, 3, 30 * MS, 40 * MS, true, 0x3, 4, NULL, 0);
+	meta_u64s(&e, "corotop_end", &end, 1);
+	open_bytes(&r, e.len);
+	snapshot_init(&s);
+	replay_snapshot(&r, 23 * MS, &s);
+	assert_true(s.t.lost == UINT64_MAX - 100);
+	replay_snapshot(&r, 26 * MS, &s);
+	assert_true(s.t.lost == UINT64_MAX);
+	assert_int_equal(s.count, 1);
+	assert_true(s.coro[0].lost == UINT64_MAX);
+	assert_true(s.coro[0].pending_lost == UINT64_MAX);
+	replay_snapshot(&r, 35 * MS, &s);
+	assert_true(s.coro[0].lost == UINT64_MAX);
+	{
+		struct model_transition h[2];
+
+		assert_int_equal(replay_history(&r, 1, 40 * MS, h, 2), 1);
+		assert_true(h[0].lost_before == UINT64_MAX);
+	}
+	snapshot_finish(&s);
+	replay_close(&r);
+}
+
 /* corotop's trace without births: a gap in a substream is a death. */
 static void test_gap_without_births(void **state)
 {
@@ -789,6 +830,7 @@ int main(void)
 		cmocka_unit_test(test_parked_stack),
 		cmocka_unit_test(test_step),
 		cmocka_unit_test(test_born_not_run),
+		cmocka_unit_test(test_lost_saturates),
 		cmocka_unit_test(test_gap_without_births),
 		cmocka_unit_test(test_foreign),
 		cmocka_unit_test(test_time_edges),
