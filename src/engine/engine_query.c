@@ -45,6 +45,7 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	out->wall_ns = engine_now(CLOCK_REALTIME);
 	out->t = m->t;
 	out->t.torn = e->harvest.count.torn;
+	out->t.before_start = e->harvest.count.before_start;
 	out->t.recycled = e->harvest.count.recycled;
 	out->t.stations_allocated = e->allocated;
 	out->t.stations_max = e->region.stations;

@@ -181,15 +181,22 @@ void model_park(struct model *m, uint32_t station, uint64_t trace)
 		m->parked[c->slot] = trace;
 }
 
+/* a + b, or UINT64_MAX when that does not fit: a lying region can name
+ * seqs near 2^64, and a total must not wrap to a small number. */
+static uint64_t model_sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 void model_lost(struct model *m, uint32_t station, uint64_t count)
 {
 	struct model_coro *c = model_at(m, station);
 
-	m->t.lost += count;
+	m->t.lost = model_sat_add(m->t.lost, count);
 	if (!c)
 		return;
-	c->lost += count;
-	c->pending_lost += count;
+	c->lost = model_sat_add(c->lost, count);
+	c->pending_lost = model_sat_add(c->pending_lost, count);
 }
 
 void model_close(struct model *m, uint32_t station, uint64_t now, bool recycled)

@@ -70,6 +70,7 @@ struct model_coro {
 struct model_totals {
 	uint64_t events;
 	uint64_t lost;
+	uint64_t before_start; /* observer: gone before its first look */
 	uint64_t torn;
 	uint64_t untraced;
 	uint64_t coroutines_seen;

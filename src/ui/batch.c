@@ -117,9 +117,12 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		fputc('\n', f);
 	fprintf(f,
 		"Events: %" PRIu64 " total, %.0f/s, %" PRIu64 " lost, %" PRIu64
-		" untraced, %" PRIu64 " torn\n",
+		" untraced, %" PRIu64 " torn",
 		s->t.events, s->t.events_per_sec, s->t.lost, s->t.untraced,
 		s->t.torn);
+	if (s->t.before_start)
+		fprintf(f, ", %" PRIu64 " before start", s->t.before_start);
+	fputc('\n', f);
 	fprintf(f,
 		"Coroutines: %zu shown, %u running, %u suspended, %u dead; "
 		"stations %u/%u, %" PRIu64 " recycled\n\n",
@@ -332,9 +335,9 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	fprintf(f,
 		"\"events\":{\"harvested\":%" PRIu64 ",\"lost\":%" PRIu64
 		",\"untraced\":%" PRIu64 ",\"torn\":%" PRIu64
-		",\"per_sec\":%.1f},",
+		",\"before_start\":%" PRIu64 ",\"per_sec\":%.1f},",
 		s->t.events, s->t.lost, s->t.untraced, s->t.torn,
-		s->t.events_per_sec);
+		s->t.before_start, s->t.events_per_sec);
 	fprintf(f, "\"engine\":{\"sleeping\":%s,\"observer\":%s,\"error\":",
 		s->sleeping ? "true" : "false", s->observer ? "true" : "false");
 	if (s->error)

@@ -174,6 +174,22 @@ static void test_lost_before_next_transition(void **state)
 	assert_true(m->t.lost == 5);
 }
 
+/* Counts a lying region names near 2^64 saturate; they never wrap to a
+ * small (or, printed, a nonsense 18446744073709551480) total. */
+static void test_lost_saturates(void **state)
+{
+	struct model *m = *state;
+
+	model_open(m, 1, 1, 0);
+	model_open(m, 2, 2, 0);
+	model_lost(m, 1, UINT64_MAX - 10);
+	model_lost(m, 2, 100);
+	assert_true(m->t.lost == UINT64_MAX);
+	model_lost(m, 1, 20);
+	assert_true(rec(m, 1)->lost == UINT64_MAX);
+	assert_true(rec(m, 2)->lost == 100);
+}
+
 /* The record is what snapshots copy 100k at a time: keep it small. */
 static void test_record_size(void **state)
 {
@@ -429,6 +445,7 @@ int main(void)
 		T(test_watch_order_and_seed),
 		T(test_record_size),
 		T(test_lost_before_next_transition),
+		T(test_lost_saturates),
 		T(test_linger_expiry_and_reuse),
 		T(test_tick_rates_and_counts),
 		T(test_recycled_station_fresh_record),
