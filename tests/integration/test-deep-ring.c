@@ -11,6 +11,9 @@
  * events the eight slots could not keep: the deep ring is what saved them,
  * not luck.  No timing is involved: the writer runs only while the
  * harvester is provably parked, and every wait has a deadline.
+ *
+ * Also against this process's probe: the header's "asleep" agrees with the
+ * rate, and a late observer counts what it never saw as before_start.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -228,12 +231,82 @@ static void test_asleep_only_when_the_rate_agrees(void **state)
 		skip(); /* never saw both at once within the deadline */
 }
 
+/*
+ * An observer (--shm) that starts after the target wrote: the history its
+ * first look no longer finds is "before start", never lost; what it misses
+ * after that is loss as usual.
+ */
+static void test_late_observer_history_is_before_start(void **state)
+{
+	struct engine_config cfg, ocfg;
+	struct corotop_coro c;
+	struct snapshot snap;
+	struct engine *e, *o;
+	char err[512], max[16];
+	const struct model_coro *mc;
+	uint64_t end;
+
+	(void)state;
+	engine_config_defaults(&cfg);
+	cfg.stations = 16;
+	e = engine_create(&cfg, err, sizeof(err));
+	if (!e || !engine_start(e, err, sizeof(err)))
+		fail_msg("engine: %s", err);
+	snprintf(max, sizeof(max), "%u", cfg.stations);
+	setenv(CTP_ENV_SHM, engine_shm_path(e), 1);
+	setenv(CTP_ENV_SOCK, engine_sock_path(e), 1);
+	setenv(CTP_ENV_MAX, max, 1);
+	if (!corotop_probe_init())
+		fail_msg("probe: %s", corotop_probe_status());
+	snapshot_init(&snap);
+	corotop_coro_open(&c, IT_PROBE_ID(0));
+	/* Four bursts the owner reads one by one (deadline): 100 events,
+	 * more than the ring holds, none lost by the owner. */
+	for (unsigned b = 0; b < 4; b++) {
+		for (unsigned i = 0; i < 25; i++)
+			corotop_coro_resume(&c, IT_ADDR(0, 25 * b + i));
+		mc = wait_switches(e, &snap, 25 * (b + 1));
+		assert_non_null(mc);
+	}
+	assert_int_equal(mc->switches, 100);
+	/* ...then an observer looks: 64 events are still in the ring. */
+	engine_config_defaults(&ocfg);
+	ocfg.shm_path = engine_shm_path(e);
+	o = engine_create(&ocfg, err, sizeof(err));
+	if (!o || !engine_start(o, err, sizeof(err)))
+		fail_msg("observer: %s", err);
+	for (end = it_now() + 30000000000ull; it_now() < end; it_sleep_ms(5)) {
+		engine_snapshot(o, &snap);
+		if (snap.t.events + snap.t.before_start >= 100)
+			break;
+	}
+	print_message("observer: %llu delivered, %llu before start, %llu "
+		      "lost\n",
+		      (unsigned long long)snap.t.events,
+		      (unsigned long long)snap.t.before_start,
+		      (unsigned long long)snap.t.lost);
+	assert_int_equal(snap.t.events, 64);
+	assert_int_equal(snap.t.before_start, 36);
+	assert_int_equal(snap.t.lost, 0);
+	engine_stop(o);
+	engine_destroy(o);
+	corotop_coro_close(&c);
+	corotop_probe_shutdown();
+	engine_stop(e);
+	engine_destroy(e);
+	snapshot_finish(&snap);
+	unsetenv(CTP_ENV_SHM);
+	unsetenv(CTP_ENV_SOCK);
+	unsetenv(CTP_ENV_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deep_ring_rides_out_a_held_harvester),
 		cmocka_unit_test(test_spec_slots_lose_what_they_cannot_hold),
 		cmocka_unit_test(test_asleep_only_when_the_rate_agrees),
+		cmocka_unit_test(test_late_observer_history_is_before_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
