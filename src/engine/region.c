@@ -188,10 +188,12 @@ static void region_open_deep(struct region *r, int fd, uint64_t file_size)
 	r->size = need;
 }
 
+void (*region_open_hook)(const char *path);
+
 bool region_open(struct region *r, const char *shm_path, char *err,
 		 size_t errlen)
 {
-	struct ctp_header *hdr;
+	struct ctp_header *hdr, head;
 	struct stat st;
 	uint64_t fits;
 	int fd;
@@ -220,23 +222,22 @@ bool region_open(struct region *r, const char *shm_path, char *err,
 		goto err_fd;
 	}
 	fits = ((uint64_t)st.st_size - CTP_HEADER_SIZE) / CTP_STATION_SIZE;
-	hdr = mmap(NULL, CTP_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-	if (hdr == MAP_FAILED) {
-		snprintf(err, errlen, "cannot map %s: %s", shm_path,
-			 strerror(errno));
+	/* pread, not a mapping: a file that shrinks meanwhile gives a short
+	 * read here, never a SIGBUS. */
+	if (pread(fd, &head, sizeof(head), 0) != (ssize_t)sizeof(head)) {
+		snprintf(err, errlen, "%s shrank while it was being opened",
+			 shm_path);
 		goto err_fd;
 	}
-	if (hdr->magic != CTP_MAGIC || hdr->version != CTP_VERSION) {
+	if (head.magic != CTP_MAGIC || head.version != CTP_VERSION) {
 		snprintf(err, errlen,
 			 "%s is not a cTP v1 region (magic 0x%016llx, version "
 			 "%u)",
-			 shm_path, (unsigned long long)hdr->magic,
-			 hdr->version);
-		munmap(hdr, CTP_HEADER_SIZE);
+			 shm_path, (unsigned long long)head.magic,
+			 head.version);
 		goto err_fd;
 	}
-	r->stations = hdr->max_stations;
-	munmap(hdr, CTP_HEADER_SIZE);
+	r->stations = head.max_stations;
 	if (r->stations > fits)
 		r->stations = (uint32_t)fits;
 	if (r->stations > CTP_MAX_STATIONS_LIMIT)
@@ -251,6 +252,8 @@ bool region_open(struct region *r, const char *shm_path, char *err,
 	}
 	close(fd);
 	r->hdr = hdr;
+	if (region_open_hook)
+		region_open_hook(shm_path);
 	if (r->depth)
 		r->deep = (struct ctp_deep *)(void *)((char *)hdr +
 						      ctp_deep_offset(

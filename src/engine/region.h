@@ -38,9 +38,14 @@ bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 			uint32_t depth, char *err, size_t errlen);
 
-/* Map an existing region read-only after validating it as untrusted. */
+/* Map an existing region read-only after validating it as untrusted.
+ * The header is validated with pread; the caller reads the mapping under
+ * a SIGBUS guard (engine_create), since the file may shrink at any time. */
 bool region_open(struct region *r, const char *shm_path, char *err,
 		 size_t errlen);
+/* Tests: called once region_open has mapped the file (e.g. to truncate
+ * it before anyone reads the mapping). */
+extern void (*region_open_hook)(const char *path);
 
 /* Unmap; the owner also removes the file, socket and directory. */
 void region_finish(struct region *r);

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "engine/region.h"
 
 static char tmp[64];	/* per-test scratch directory */
@@ -343,6 +344,40 @@ static void test_open_bounds_lying_max(void **state)
 	expect_stations(8, CTP_HEADER_SIZE, 0);
 }
 
+/* The file shrinks after region_open validated and mapped it. */
+static void truncate_hook(const char *path)
+{
+	assert_int_equal(truncate(path, 0), 0);
+}
+
+/*
+ * An observed region truncated while corotop starts: engine_create reads the
+ * mapping (harvest set-up) under its SIGBUS guard and fails with a message;
+ * it used to die of SIGBUS before the guard was installed.
+ */
+static void test_engine_survives_truncation_at_open(void **state)
+{
+	char path[128], err[256];
+	struct engine_config cfg;
+	struct engine *e;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/shrinks.shm", tmp);
+	make_file(path, CTP_MAGIC, CTP_VERSION, 8, ctp_region_size(8));
+	engine_config_defaults(&cfg);
+	cfg.shm_path = path;
+	region_open_hook = truncate_hook;
+	e = engine_create(&cfg, err, sizeof(err));
+	region_open_hook = NULL;
+	assert_null(e);
+	assert_non_null(strstr(err, "truncated"));
+	/* Untouched, the same file opens. */
+	make_file(path, CTP_MAGIC, CTP_VERSION, 8, ctp_region_size(8));
+	e = engine_create(&cfg, err, sizeof(err));
+	assert_non_null(e);
+	engine_destroy(e);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -357,6 +392,7 @@ int main(void)
 		T(test_open_created_region),
 		T(test_open_rejects),
 		T(test_open_bounds_lying_max),
+		T(test_engine_survives_truncation_at_open),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
