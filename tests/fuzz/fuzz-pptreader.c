@@ -14,6 +14,8 @@
  * edit of a slot (a writer at work), a rebase to a smaller ring, or time
  * passing.  Nothing may crash or read outside the block, and:
  *   - delivered + lost + torn == the indexes the cursor moved over;
+ *   - lost + torn never exceed what a writer could have written: the
+ *     reader's initial credit plus one per nanosecond of poll clock;
  *   - a delivered frame's copy has front == back == its index, and indexes
  *     only increase;
  *   - the type, values and their text, for people and for JSON, of every
@@ -258,10 +260,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t cmd = fz_u8(&in);
 		size_t got;
 
-		if (cmd & 4)
-			fz_slot(block + misalign, d,
-				(uint32_t)(fz_u8(&in) % nframes), r.cursor,
-				fz_u8(&in));
+		if (cmd & 4) {
+			/* Two reads in sequence: as arguments of one call
+			 * their order would be the compiler's choice. */
+			uint32_t s = (uint32_t)(fz_u8(&in) % nframes);
+			uint8_t how = fz_u8(&in);
+
+			fz_slot(block + misalign, d, s, r.cursor, how);
+		}
 		if ((cmd & 0xc8) == 0xc8) {
 			/* A resize (here: the same memory, fewer frames). */
 			pptreader_rebase(&r, block + misalign,
@@ -280,6 +286,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (r.st.delivered + r.st.lost + r.st.torn - base !=
 		    fz_span(first, r.cursor))
+			abort();
+		if (r.st.lost + r.st.torn > PPTREADER_CREDIT_MAX + now)
 			abort();
 		for (size_t k = 0; k < got; k++) {
 			const uint8_t *f = buf + k * fs;
