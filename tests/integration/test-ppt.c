@@ -11,7 +11,8 @@
  *   - after corotop exits, _hmem and _stat are 0 in the target and no SysV
  *     segment corotop created is left once the client lets go;
  *   - a busy _stat is an error naming the pid (running or not);
- *     --force-attach takes over; an ABI mismatch names both versions;
+ *     --force-attach takes over, and the corotop it displaced says it
+ *     lost the buffer; an ABI mismatch names both versions;
  *   - --list-buffers; counters (-c); the target exiting ends corotop;
  *   - a SIGKILLed corotop: its segments are already marked for removal;
  *   - resize of a dynamic block loses nothing (engine API);
@@ -172,6 +173,82 @@ static void test_busy_and_force(void **state)
 	target_state(&t, &hmem, &stat);
 	assert_int_equal(stat, 0);
 	assert_int_equal(hmem, 0);
+	target_stop(&t);
+	assert_xdg_empty();
+}
+
+/* Wait (deadline) until corotop's output holds `needle`. */
+static bool out_has(struct proc *p, const char *needle, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (!(p->obuf && strstr(p->obuf, needle)) && it_now() < end &&
+	       p->out >= 0)
+		proc_pump(p, 50);
+	return p->obuf && strstr(p->obuf, needle);
+}
+
+/* Another corotop's --force-attach over a live one: the displaced one
+ * notices (its _stat is not its pid any more) and says it lost the
+ * buffer, in JSON and for people, instead of "attached" at 0/s. */
+static void test_force_displaces(void **state)
+{
+	struct target t;
+	struct proc a, b;
+	struct seen s;
+	char r[160];
+	int status;
+
+	(void)state;
+	target_start(&t, PPT_TARGET);
+	{
+		char *argv[] = {ITEST_COROTOP, "-b",
+				"-f",	       "json",
+				"-n",	       "60",
+				"-d",	       "1",
+				"-p",	       (char *)pid_arg(t.pid),
+				"--buffer",    "demo",
+				NULL};
+
+		proc_start(&a, argv);
+	}
+	wait_published(&t);
+	target_cmd(&t, "tick 3", r, sizeof(r));
+	if (!out_has(&a, "\"state\":\"attached\"", 20000))
+		fail_msg("the first corotop never attached: %s", a.ebuf);
+	{
+		char *argv[] = {ITEST_COROTOP,
+				"-b",
+				"-f",
+				"json",
+				"-n",
+				"2",
+				"-d",
+				"1",
+				"-p",
+				(char *)pid_arg(t.pid),
+				"--buffer",
+				"demo",
+				"--force-attach",
+				NULL};
+
+		proc_start(&b, argv);
+	}
+	if (!out_has(&a, "\"state\":\"lost\"", 20000))
+		fail_msg("the displaced corotop never said it lost the buffer");
+	target_cmd(&t, "tick 3", r, sizeof(r));
+	status = proc_finish(&b, 20000);
+	assert_int_equal(exit_code(status), 0);
+	kill(a.pid, SIGTERM);
+	status = proc_finish(&a, 20000);
+	collect(a.obuf, "demo", &s);
+	assert_string_equal(json_need(s.last_buffer, "state", J_STR)->s,
+			    "lost");
+	assert_non_null(strstr(json_need(s.last_buffer, "warning", J_STR)->s,
+			       "lost the buffer"));
+	seen_free(&s);
+	proc_free(&a);
+	proc_free(&b);
 	target_stop(&t);
 	assert_xdg_empty();
 }
@@ -540,6 +617,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attach_exact),
 		cmocka_unit_test(test_busy_and_force),
+		cmocka_unit_test(test_force_displaces),
 		cmocka_unit_test(test_abi_mismatch),
 		cmocka_unit_test(test_list_buffers),
 		cmocka_unit_test(test_counters),
