@@ -37,7 +37,6 @@
 
 #include "engine_internal.h"
 #include "pptframe.h"
-#include "rundir.h"
 
 #define PPT_POLL_MIN_MS 1
 #define PPT_POLL_MAX_MS 10
@@ -272,13 +271,6 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 	}
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	p->tick_at = engine_now(CLOCK_MONOTONIC);
-	/* The probe maps files of our run directory: a later corotop must
-	 * not sweep it while the process lives (rundir.c). */
-	if (e->region.owner) {
-		pid_t who[2] = {getpid(), p->pid};
-
-		rundir_record(e->region.dir, who, 2);
-	}
 	rc = pthread_create(&p->thread, NULL, engine_ppt_main, e);
 	if (rc) {
 		snprintf(err, errlen, "cannot start a thread: %s",
@@ -324,13 +316,6 @@ void engine_ppt_destroy(struct engine *e)
 	procmem_finish(&p->pm);
 	if (p->pidfd >= 0)
 		close(p->pidfd);
-	if (e->region.owner && e->region.dir[0]) {
-		char pids[sizeof(e->region.dir) + sizeof(RUNDIR_PIDS) + 1];
-
-		snprintf(pids, sizeof(pids), "%s/%s", e->region.dir,
-			 RUNDIR_PIDS);
-		unlink(pids);
-	}
 	pthread_mutex_destroy(&p->lock);
 	memset(p, 0, sizeof(*p));
 }

@@ -3,17 +3,19 @@
  * SIGKILL leaves behind (ctp.shm, calltrace.shm, the socket: 40 MB and
  * more each), the way tmux and systemd clean their runtime directories.
  *
- * Who a directory serves.  Once corotop knows its processes it writes
+ * Who a directory serves.  Once corotop launched its target it writes
  * `pids` into the directory (0600, O_EXCL|O_NOFOLLOW): corotop, the keeper
- * that holds the target's socket (keeper.c), the target; in attach mode
- * corotop and the process it attached to.  Each line is "PID START", START
+ * that holds the target's socket (keeper.c), the target.  Each line is
+ * "PID START", START
  * being the process's start time in clock ticks after boot (/proc/PID/stat
  * field 22), so that a pid reused by another process does not count as
- * alive.  A directory without `pids` (corotop died before it launched
- * anything, or an older corotop made it) is judged by the engine's pid in
- * its ctp.shm header, read with pread (no mapping, so no SIGBUS): that
- * process is corotop only if it started before the directory was last
- * changed.
+ * alive.  A directory without `pids` is judged by the engine's pid in its
+ * ctp.shm header, read with pread (no mapping, so no SIGBUS): that process
+ * is corotop only if it started before the directory was last changed.
+ * That covers a corotop killed before it launched anything, an older
+ * corotop, and attach mode (corotop -p), whose target is not corotop's:
+ * its probe lets go of the files by itself once the agent is gone
+ * (src/probe/late.c), and an unlink never disturbs a mapping anyway.
  *
  * The sweep (rundir_sweep, at the start of region_create) opens the base
  * directory once and works relative to it: an entry is a candidate only

@@ -15,6 +15,7 @@
  *     lost the buffer; an ABI mismatch names both versions;
  *   - --list-buffers; counters (-c); the target exiting ends corotop;
  *   - a SIGKILLed corotop: its segments are already marked for removal;
+ *     a probe it traced through the rendezvous goes back to untraced;
  *   - resize of a dynamic block loses nothing (engine API);
  *   - late attach: the bundled demo, started without corotop, shows its
  *     coroutines through `corotop -b -n 3 -f json -p PID`.
@@ -446,6 +447,72 @@ static void test_sigkill(void **state)
 	setup_xdg(NULL);
 }
 
+/* The late target's probe: live, _hmem, _stat of its "corotop" buffer,
+ * and its mappings of corotop's region files. */
+static void late_state(struct target *t, int *live, int *hmem, int *stat,
+		       int *maps)
+{
+	char r[160];
+
+	target_cmd(t, "live", r, sizeof(r));
+	assert_int_equal(sscanf(r, "ok live=%d hmem=%d stat=%d maps=%d", live,
+				hmem, stat, maps),
+			 4);
+}
+
+/* Wait (deadline) for the late target's probe to be live (want 1, with
+ * the region mapped) or untraced with nothing mapped and its words back
+ * to 0 (want 0). */
+static bool late_wait(struct target *t, int want, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+	int live, hmem, stat, maps;
+
+	while (it_now() < end) {
+		late_state(t, &live, &hmem, &stat, &maps);
+		if (want && live && maps > 0)
+			return true;
+		if (!want && !live && !maps && !hmem && !stat)
+			return true;
+		it_sleep_ms(10);
+	}
+	print_error("probe: live=%d hmem=%d stat=%d maps=%d\n", live, hmem,
+		    stat, maps);
+	return false;
+}
+
+/* corotop -p killed with SIGKILL while the probe is traced through the
+ * rendezvous: the probe notices the agent is gone (late.c's watch), goes
+ * back to untraced, clears _hmem and _stat as a detach would, and retires
+ * the region's mappings to zero pages: no ctp.shm nor calltrace.shm stays
+ * mapped, and the program keeps running. */
+static void test_sigkill_untraces(void **state)
+{
+	struct target t;
+	struct proc p;
+	int status;
+	char *argv[] = {ITEST_COROTOP, "-b",	   "-d", "1", "-p",
+			NULL,	       "--sample", "97", NULL};
+
+	(void)state;
+	target_start(&t, LATE_TARGET);
+	argv[5] = (char *)pid_arg(t.pid);
+	proc_start(&p, argv);
+	if (!late_wait(&t, 1, 20000))
+		fail_msg("the probe never got traced: %s",
+			 p.ebuf ? p.ebuf : "");
+	kill(p.pid, SIGKILL);
+	proc_finish(&p, 5000);
+	if (!late_wait(&t, 0, 20000))
+		fail_msg("the probe stayed traced after its agent was killed");
+	assert_int_equal(waitpid(t.pid, &status, WNOHANG), 0);
+	target_stop(&t);
+	proc_free(&p);
+	/* The SIGKILLed corotop could not remove its region directory. */
+	teardown_xdg(NULL);
+	setup_xdg(NULL);
+}
+
 /* SIGINT, SIGTERM and SIGHUP end corotop -p the way they end a launched
  * run: it detaches first (_hmem and _stat back to 0), and its segments go
  * once the client lets go. */
@@ -623,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_target_exits),
 		cmocka_unit_test(test_sigkill),
+		cmocka_unit_test(test_sigkill_untraces),
 		cmocka_unit_test(test_signals_detach),
 		cmocka_unit_test(test_resize_lossless),
 		cmocka_unit_test(test_late_attach_demo),
