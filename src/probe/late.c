@@ -35,15 +35,17 @@
  * blocked, asleep in poll() on a copy of the connection to the engine's
  * socket (which the kernel hangs up when the agent's process ends,
  * however it ends), or without one on a pidfd of the agent's pid.  It
- * costs the record path nothing, and no signal.  When it wakes and its
- * attachment is still the current one (late_gen), it does what the agent
- * would have: _hmem and _stat back to 0, each only if it still holds the
- * dead agent's value (compare-and-swap: a newer agent's words stay), then
+ * costs the record path nothing, and no signal.  A hang-up from an agent
+ * that still runs is a detach under way (corotop closes its connections
+ * before it writes _hmem back): the watch then waits on the pidfd, looking
+ * every second whether that detach went through.  When the agent is gone
+ * and the attachment is still the current one (late_gen), it does what
+ * the agent would have: _hmem and _stat back to 0, each only if it still holds
+ * the dead agent's value (compare-and-swap: a newer agent's words stay), then
  * runs the client's check itself (probe_late_poll) until the detach went
  * through -- which retires the region as above, zero pages and all, safe
  * under writers and signal handlers still inside it.  A normal detach
- * shuts the socket down, which wakes the watch too; finding its
- * generation gone, it just ends.
+ * ends the watch within a second: the generation moved.
  */
 #define _GNU_SOURCE
 #include "ppt_internal.h"
@@ -105,6 +107,7 @@ static _Atomic uint32_t late_gen;
 struct late_watch {
 	int fd;	      /* the socket (or pidfd) it sleeps on; the watch's */
 	short events; /* POLLRDHUP (socket) or POLLIN (pidfd) */
+	int pidfd;    /* the agent's process, -1: none (or it is fd) */
 	uint32_t gen;
 	int hmem;      /* _hmem as the agent wrote it */
 	int32_t agent; /* _stat as the agent wrote it */
@@ -114,6 +117,10 @@ struct late_watch {
  * (it then sees _hmem at 0 itself), or the process may be forking. */
 #define LATE_WATCH_TRIES 2000
 #define LATE_WATCH_RETRY_NS 1000000L
+/* A hung-up socket whose agent still runs (it is detaching: corotop closes
+ * its connections first, or it dropped ours): how often the watch looks
+ * whether the detach went through, until the agent exits. */
+#define LATE_WATCH_RECHECK_MS 1000
 
 /* The agent is gone: undo its words, then detach as it would have. */
 static void late_watch_fire(const struct late_watch *w)
@@ -145,6 +152,13 @@ static void late_watch_fire(const struct late_watch *w)
 	}
 }
 
+/* The watch's attachment is still the current one. */
+static bool late_watch_current(const struct late_watch *w)
+{
+	/* acquire: pairs with the release that bumped late_gen. */
+	return atomic_load_explicit(&late_gen, memory_order_acquire) == w->gen;
+}
+
 static void *late_watch_main(void *arg)
 {
 	struct late_watch w = *(struct late_watch *)arg;
@@ -155,7 +169,18 @@ static void *late_watch_main(void *arg)
 	 * a stop/continue can still interrupt the wait. */
 	while (poll(&p, 1, -1) < 0 && (errno == EINTR || errno == EAGAIN))
 		;
+	/* The socket hung up.  An agent that still runs is detaching (or
+	 * dropped us): its own detach is the right one, so wait for it, or
+	 * for the agent's end. */
+	while (w.pidfd >= 0 && late_watch_current(&w)) {
+		struct pollfd q = {.fd = w.pidfd, .events = POLLIN};
+
+		if (poll(&q, 1, LATE_WATCH_RECHECK_MS) > 0)
+			break; /* the agent exited */
+	}
 	late_watch_fire(&w);
+	if (w.pidfd >= 0)
+		close(w.pidfd);
 	close(w.fd);
 	return NULL;
 }
@@ -178,18 +203,27 @@ static void late_watch_start(const struct corotop_rendezvous *r)
 	w->hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
 	w->agent = __atomic_load_n(&_ppt_stat_corotop.ppt_agent_pid,
 				   __ATOMIC_RELAXED);
+	/* Opened now, while the agent runs: a pidfd names that process,
+	 * never one that reuses its pid. */
+	w->pidfd =
+		r->engine_pid > 0 && r->engine_pid <= INT32_MAX
+			? (int)syscall(SYS_pidfd_open, (pid_t)r->engine_pid, 0)
+			: -1;
 	w->events = POLLRDHUP;
 	w->fd = reg && reg->sock >= 0 ? fcntl(reg->sock, F_DUPFD_CLOEXEC, 3)
 				      : -1;
-	if (w->fd < 0 && r->engine_pid > 0 && r->engine_pid <= INT32_MAX) {
+	if (w->fd < 0) {
 		w->events = POLLIN;
-		w->fd = (int)syscall(SYS_pidfd_open, (pid_t)r->engine_pid, 0);
+		w->fd = w->pidfd;
+		w->pidfd = -1;
 	}
 	if (w->fd < 0) {
 		free(w); /* nothing to watch with: as before watches */
 		return;
 	}
 	if (pthread_attr_init(&attr)) {
+		if (w->pidfd >= 0)
+			close(w->pidfd);
 		close(w->fd);
 		free(w);
 		return;
@@ -203,6 +237,8 @@ static void late_watch_start(const struct corotop_rendezvous *r)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (rc) {
+		if (w->pidfd >= 0)
+			close(w->pidfd);
 		close(w->fd);
 		free(w);
 	}
