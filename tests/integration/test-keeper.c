@@ -74,6 +74,65 @@ static void kt_rundir(char *out, size_t len)
 	closedir(d);
 }
 
+/* Wait (deadline) for the run directory's pids file, written once corotop
+ * forked the keeper (the target may be ready before that): its 3 pids. */
+static bool kt_read_pids(const char *path, int who[3], unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		FILE *f = fopen(path, "r");
+		int n = 0;
+
+		if (f) {
+			while (n < 3 && fscanf(f, "%d %*u", &who[n]) == 1)
+				n++;
+			fclose(f);
+		}
+		if (n == 3)
+			return true;
+		it_sleep_ms(5);
+	}
+	return false;
+}
+
+/* Sockets among `pid`'s descriptors. */
+static int kt_sockets(pid_t pid)
+{
+	char path[128], link[64], dir[32];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "%s/%.16s", dir, de->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0 && !strncmp(link, "socket:", 7))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Wait (deadline) until the keeper holds the target's connection: its
+ * channel to corotop, the listening socket, and one more. */
+static bool kt_keeper_holds(pid_t keeper, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		if (kt_sockets(keeper) >= 3)
+			return true;
+		it_sleep_ms(5);
+	}
+	return false;
+}
+
 /* Wait (deadline) for `path` to hold a pid. */
 static pid_t kt_read_pid(const char *path, unsigned timeout_ms)
 {
@@ -102,7 +161,6 @@ static void test_sigkill_keeps_target(void **state)
 			"--",	   KEEPER_TARGET, ready, NULL};
 	int status, corotop_pid, keeper = 0, who[3] = {0};
 	pid_t corotop, target;
-	FILE *f;
 
 	(void)state;
 	snprintf(ready, sizeof(ready), "%s.ready", xdg);
@@ -114,16 +172,15 @@ static void test_sigkill_keeps_target(void **state)
 	assert_true(dir[0]);
 	/* Who the directory serves: corotop, the keeper, the target. */
 	snprintf(pids, sizeof(pids), "%s/pids", dir);
-	f = fopen(pids, "r");
-	assert_non_null(f);
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(fscanf(f, "%d %*u", &who[i]), 1);
-	fclose(f);
+	assert_true(kt_read_pids(pids, who, 20000));
 	corotop_pid = who[0];
 	keeper = who[1];
 	assert_int_equal(corotop_pid, corotop);
 	assert_int_equal(who[2], target);
 	assert_true(keeper > 0 && kill(keeper, 0) == 0);
+	/* The target connected before it said ready; corotop accepts and
+	 * hands the connection over on its own thread: wait for that. */
+	assert_true(kt_keeper_holds(keeper, 20000));
 
 	assert_int_equal(kill(corotop, SIGKILL), 0);
 	assert_int_equal(it_wait_pid(corotop, 20000, &status), 0);
