@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "engine_internal.h"
+#include "keeper.h"
 #include "launch.h"
 
 __thread sigjmp_buf *engine_guard;
@@ -495,7 +496,7 @@ static void engine_waker_loop(struct engine *e)
 					 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 			if (fd >= 0 && n < 2 + ENGINE_MAX_CLIENTS)
-				p[n++] = (struct pollfd){.fd = fd,
+				p[n++] = (struct pollfd){.fd = keeper_hold(fd),
 							 .events = POLLIN};
 			else if (fd >= 0)
 				close(fd); /* probe falls back to futex only */
@@ -679,6 +680,7 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 		if (pid < 0)
 			return false;
 		e->target.pid = pid;
+		keeper_start(e->region.dir, pid, e->region.listen_fd);
 		symtab_set_pid(&e->symtab, pid);
 		e->target.running = true;
 	} else if (e->cfg.attach_pid) {
@@ -817,6 +819,7 @@ bool engine_destroy(struct engine *e)
 		goto free;
 	}
 	engine_stop(e);
+	keeper_stop(engine_reap(e));
 	/* Detach first: the probe stops writing to the region before it
 	 * goes. */
 	engine_ppt_destroy(e);

@@ -33,6 +33,13 @@
  * (UNHOOKING), and our segment is published once the old one shows the
  * client's detach (its shm_dtime moved, or it is gone).
  *
+ * Displaced.  Another agent's --force-attach writes its pid into _stat
+ * and its segment into _hmem; nothing tells us.  So a live agent reads
+ * _stat (and, attached, _hmem) every AGENT_CHECK_NS: a pid not ours, or
+ * another segment, means the buffer is lost (PPTAGENT_LOST, the warning
+ * naming the new holder).  It lets go of its segments and never writes to
+ * the target again: the words are the new holder's.
+ *
  * Polling.  pptreader accounts for every index once.  A poll reads at most
  * one ring's worth, so the lock the engine holds around it is released
  * between buffers.  Frames are copied into a history ring of the newest
@@ -501,6 +508,41 @@ static void agent_check_hmem(struct pptagent *a, uint64_t now)
 	agent_write_i32(a, a->sym.hmem_addr, a->ctl_id, err, sizeof(err));
 }
 
+/* Still ours?  _stat must hold our pid and, attached, _hmem our segment:
+ * else another agent took the buffer over (--force-attach).  A failed read
+ * proves nothing (the process may be exiting: the engine sees that). */
+static bool agent_displaced(struct pptagent *a, uint64_t now)
+{
+	int32_t stat = 0, hmem = 0, me = (int32_t)getpid();
+	char err[64];
+
+	if (now - a->owner_checked < AGENT_CHECK_NS)
+		return false;
+	a->owner_checked = now;
+	if (!agent_read_i32(a, a->sym.stat_addr, &stat, err, sizeof(err)))
+		return false;
+	if (stat == me &&
+	    (a->state != PPTAGENT_ATTACHED ||
+	     !agent_read_i32(a, a->sym.hmem_addr, &hmem, err, sizeof(err)) ||
+	     hmem == a->ctl_id))
+		return false;
+	if (stat != me)
+		snprintf(a->warning, sizeof(a->warning),
+			 "lost the buffer: _stat is %d, not our pid %d -- "
+			 "another agent took it over (--force-attach); no "
+			 "frames come here any more",
+			 (int)stat, (int)me);
+	else
+		snprintf(a->warning, sizeof(a->warning),
+			 "lost the buffer: _hmem is %d, not our segment %d -- "
+			 "another agent took it over; no frames come here any "
+			 "more",
+			 (int)hmem, a->ctl_id);
+	agent_unmap_all(a);
+	a->state = PPTAGENT_LOST;
+	return true;
+}
+
 size_t pptagent_poll(struct pptagent *a, uint64_t now)
 {
 	struct ppt_control *ctl = a->ctl_map;
@@ -508,6 +550,8 @@ size_t pptagent_poll(struct pptagent *a, uint64_t now)
 	size_t total = 0, n;
 	char err[160];
 
+	if (pptagent_live(a->state) && agent_displaced(a, now))
+		return 0;
 	if (a->state == PPTAGENT_UNHOOKING) {
 		if (!agent_unhooked(a))
 			return 0;

@@ -49,6 +49,8 @@ enum pptagent_state {
 	PPTAGENT_WAITING,   /* _hmem written; the client has not attached */
 	PPTAGENT_ATTACHED,  /* the client set PPT_CLIENT_FLAG_ATTACHED */
 	PPTAGENT_GONE,	    /* the target exited */
+	PPTAGENT_LOST,	    /* another agent took the buffer over: _stat
+			       no longer holds our pid (warning says whose) */
 };
 
 /* The agent holds the buffer: its words in the target are ours. */
@@ -85,7 +87,8 @@ struct pptagent {
 	/* --force-attach over a client that holds an old segment. */
 	int stale_id;
 	int64_t stale_dtime;
-	uint64_t hmem_checked; /* last check that _hmem is still ours */
+	uint64_t hmem_checked;	/* last check that _hmem is still ours */
+	uint64_t owner_checked; /* ... that _stat still holds our pid */
 	unsigned rewrites; /* _hmem written again after a client zeroed it */
 	struct procmem *pm;
 	enum pptagent_state state;

@@ -33,6 +33,17 @@
  * read a byte at a time, and a poll does a bounded number of steps
  * however many frames the block claims were lost.
  *
+ * Nor may a lying block inflate the loss.  Whole frames of garbage, each
+ * "newer" than the cursor by up to 2^31, would walk the cursor round the
+ * 32-bit index space again and again, counting 2^32 lost per turn while
+ * the cursor barely moves.  No writer saves a frame in less than a
+ * nanosecond, so lost + torn spend a credit earned at one index per
+ * nanosecond of the poll clock, capped (and starting) at
+ * PPTREADER_CREDIT_MAX: more than the largest single jump (3 * 2^30, a
+ * resync), less than one turn of the index space.  A jump the credit does
+ * not cover waits for a later poll: an honest loss is counted late, never
+ * twice, and never more than could have been written.
+ *
  * The copy is made of relaxed atomic loads (8, 4 or 1 bytes wide, as the
  * slot's alignment allows) rather than memcpy: the block is written
  * concurrently, and only atomic loads make the seqlock a race-free C11
@@ -152,6 +163,29 @@ static void slot_read(const struct pptreader *r, const unsigned char *slot,
 	*front = seq_load(slot + r->front_off, false);
 }
 
+/* Take k indexes of loss from the credit, or none when it is short. */
+static bool reader_spend(struct pptreader *r, uint64_t k)
+{
+	if (r->credit < k)
+		return false;
+	r->credit -= k;
+	return true;
+}
+
+/* One index per nanosecond since the last poll, up to the cap.  A clock
+ * that went back earns nothing and restarts from there. */
+static void reader_earn(struct pptreader *r, uint64_t now_ns)
+{
+	if (now_ns > r->credit_at) {
+		uint64_t add = now_ns - r->credit_at;
+
+		r->credit = add >= PPTREADER_CREDIT_MAX - r->credit
+				    ? PPTREADER_CREDIT_MAX
+				    : r->credit + add;
+	}
+	r->credit_at = now_ns;
+}
+
 static void reader_advance(struct pptreader *r)
 {
 	r->cursor = index_next(r->cursor);
@@ -166,21 +200,27 @@ static void reader_advance(struct pptreader *r)
  * per step (the accounting is the same; index 0, never used, is not
  * counted).
  */
-static void reader_lapped(struct pptreader *r, uint32_t front)
+static bool reader_lapped(struct pptreader *r, uint32_t front)
 {
-	uint32_t c = r->cursor, to;
+	uint32_t c = r->cursor, to, k;
 
 	if (r->nframes > UINT32_MAX ||
 	    !serial_newer(front - (uint32_t)r->nframes, c)) {
+		if (!reader_spend(r, 1))
+			return false;
 		r->st.lost++;
 		reader_advance(r);
-		return;
+		return true;
 	}
 	to = front - (uint32_t)r->nframes + 1;
 	/* [c, to) holds to - c indexes, less index 0 when it wraps past it. */
-	r->st.lost += (uint32_t)(to - c) - (to != 0 && to < c ? 1u : 0u);
+	k = (uint32_t)(to - c) - (to != 0 && to < c ? 1u : 0u);
+	if (!reader_spend(r, k))
+		return false;
+	r->st.lost += k;
 	r->cursor = to ? to : 1;
 	r->stall_torn = false;
+	return true;
 }
 
 /* A whole frame newer than c in the slots of the next indexes. */
@@ -214,7 +254,7 @@ static bool newer_ahead(const struct pptreader *r, uint32_t c)
 static bool reader_resync_lapped(struct pptreader *r, uint32_t c)
 {
 	uint64_t n = r->nframes;
-	uint32_t d_min = UINT32_MAX, front, back, to;
+	uint32_t d_min = UINT32_MAX, front, back, to, k;
 	bool any = false;
 
 	if (n > (uint64_t)UINT32_MAX / 2)
@@ -242,7 +282,10 @@ static bool reader_resync_lapped(struct pptreader *r, uint32_t c)
 	/* The newest is c - d_min; the oldest the ring may hold, n - 1 before
 	 * it.  Everything from c up to that was written and is gone. */
 	to = c - d_min - (uint32_t)n + 1;
-	r->st.lost += (uint32_t)(to - c) - (to != 0 && to < c ? 1u : 0u);
+	k = (uint32_t)(to - c) - (to != 0 && to < c ? 1u : 0u);
+	if (!reader_spend(r, k))
+		return false;
+	r->st.lost += k;
 	r->cursor = to ? to : 1;
 	r->stall_at = 0;
 	r->stall_torn = false;
@@ -266,6 +309,8 @@ static bool reader_stall(struct pptreader *r, uint32_t c, uint32_t front,
 		r->lag_checked = now_ns;
 		return reader_resync_lapped(r, c);
 	}
+	if (!reader_spend(r, 1))
+		return false;
 	if (r->stall_torn)
 		r->st.torn++;
 	else
@@ -287,6 +332,7 @@ void pptreader_init(struct pptreader *r, const void *base, uint64_t nframes,
 	r->cursor = first ? first : 1;
 	r->stall_ns = PPTREADER_STALL_NS;
 	r->lookahead = PPTREADER_LOOKAHEAD;
+	r->credit = PPTREADER_CREDIT_MAX;
 }
 
 uint32_t pptreader_skip_existing(struct pptreader *r)
@@ -386,6 +432,7 @@ size_t pptreader_poll(struct pptreader *r, uint64_t now_ns, void *buf,
 
 	if (!reader_ok(r))
 		return 0;
+	reader_earn(r, now_ns);
 	for (uint32_t steps = 0; n < max && steps < PPTREADER_STEPS; steps++) {
 		uint32_t c = r->cursor, front, back;
 		unsigned char *dst = out ? out + n * r->frame_size : NULL;
@@ -399,7 +446,10 @@ size_t pptreader_poll(struct pptreader *r, uint64_t now_ns, void *buf,
 			reader_advance(r);
 		} else if (front == back && front != 0 &&
 			   serial_newer(front, c)) {
-			reader_lapped(r, front);
+			if (!reader_lapped(r, front)) {
+				r->st.stalls++; /* out of credit */
+				break;
+			}
 		} else if (!reader_stall(r, c, front, back, now_ns)) {
 			r->st.stalls++;
 			break;

@@ -21,8 +21,11 @@
  * fence, front): a frame delivered is a frame the writer completed.
  *
  * The block is untrusted memory another process maps: the reader only
- * reads within [base, base + nframes * frame_size).  (SysV segments can not
- * be truncated under a mapping: no SIGBUS to guard against.)
+ * reads within [base, base + nframes * frame_size), and it counts no more
+ * frames lost or torn than a writer could have written: a budget that
+ * starts full (PPTREADER_CREDIT_MAX, the farthest one poll may move) and
+ * earns one index per nanosecond of the clock passed to pptreader_poll.  (SysV
+ * segments can not be truncated under a mapping: no SIGBUS to guard against.)
  */
 #ifndef COROTOP_PPTREADER_H
 #define COROTOP_PPTREADER_H
@@ -30,6 +33,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The lost + torn budget: full at init, one index per nanosecond after.
+ * 3 * 2^30 is the largest single jump (pptreader.c, resync). */
+#define PPTREADER_CREDIT_MAX (3ull << 30)
 
 struct pptreader_stats {
 	uint64_t delivered;
@@ -50,6 +57,8 @@ struct pptreader {
 	uint32_t stall_at;    /* index the stall is on */
 	bool stall_torn;      /* ... last seen torn */
 	unsigned lookahead;   /* slots searched for a newer whole frame */
+	uint64_t credit;      /* indexes lost + torn may still count */
+	uint64_t credit_at;   /* the clock when it was last earned */
 	struct pptreader_stats st;
 };
 

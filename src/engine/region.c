@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "region.h"
+#include "rundir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +84,7 @@ bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 	struct ctp_header *hdr;
 	int fd;
 
+	rundir_sweep(region_base_dir()); /* what a killed corotop left */
 	region_clear(r);
 	if (stations == 0 || stations > CTP_MAX_STATIONS_LIMIT) {
 		snprintf(err, errlen, "station count %u out of range 1..%u",

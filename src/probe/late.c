@@ -27,17 +27,42 @@
  * concurrent wake must not write to a descriptor number the program
  * reuses).  A region that came from the environment is never retired
  * here: the engine that launched the program owns it.
+ *
+ * An agent that dies without detaching (corotop -p killed with SIGKILL)
+ * writes nothing: _hmem keeps naming its segment and the program would
+ * stay traced and sampled, 40 MB of its files mapped, for good.  So each
+ * late attachment gets a watch: a thread of the probe's, all signals
+ * blocked, asleep in poll() on a copy of the connection to the engine's
+ * socket (which the kernel hangs up when the agent's process ends,
+ * however it ends), or without one on a pidfd of the agent's pid.  It
+ * costs the record path nothing, and no signal.  A hang-up from an agent
+ * that still runs is a detach under way (corotop closes its connections
+ * before it writes _hmem back): the watch then waits on the pidfd, looking
+ * every second whether that detach went through.  When the agent is gone
+ * and the attachment is still the current one (late_gen), it does what
+ * the agent would have: _hmem and _stat back to 0, each only if it still holds
+ * the dead agent's value (compare-and-swap: a newer agent's words stay), then
+ * runs the client's check itself (probe_late_poll) until the detach went
+ * through -- which retires the region as above, zero pages and all, safe
+ * under writers and signal handlers still inside it.  A normal detach
+ * ends the watch within a second: the generation moved.
  */
 #define _GNU_SOURCE
 #include "ppt_internal.h"
 #include "probe_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "corotop/ppt.h"
@@ -74,6 +99,150 @@ static bool late_owns;
 /* What the next saved frame says. */
 static struct late_frame late_hello;
 static bool late_pending_hello;
+/* Bumped (release) by every late attach and detach; a watch acts only
+ * while it still holds the value its attachment got (acquire). */
+static _Atomic uint32_t late_gen;
+
+/* What a watch needs to end its attachment: its own copies. */
+struct late_watch {
+	int fd;	      /* the socket (or pidfd) it sleeps on; the watch's */
+	short events; /* POLLRDHUP (socket) or POLLIN (pidfd) */
+	int pidfd;    /* the agent's process, -1: none (or it is fd) */
+	uint32_t gen;
+	int hmem;      /* _hmem as the agent wrote it */
+	int32_t agent; /* _stat as the agent wrote it */
+};
+
+/* The watch's tries at the detach: another thread may hold the try-lock
+ * (it then sees _hmem at 0 itself), or the process may be forking. */
+#define LATE_WATCH_TRIES 2000
+#define LATE_WATCH_RETRY_NS 1000000L
+/* A hung-up socket whose agent still runs (it is detaching: corotop closes
+ * its connections first, or it dropped ours): how often the watch looks
+ * whether the detach went through, until the agent exits. */
+#define LATE_WATCH_RECHECK_MS 1000
+
+/* The agent is gone: undo its words, then detach as it would have. */
+static void late_watch_fire(const struct late_watch *w)
+{
+	struct timespec pause = {0, LATE_WATCH_RETRY_NS};
+	int hmem = w->hmem;
+	int32_t agent = w->agent;
+
+	/* acquire: pairs with the release that bumped late_gen. */
+	if (atomic_load_explicit(&late_gen, memory_order_acquire) != w->gen)
+		return; /* detached already, or attached again */
+	/* relaxed, as an agent's process_vm_writev: the client re-reads
+	 * _hmem under its lock (B in corotop/ppt.h orders the rest). */
+	__atomic_compare_exchange_n(&_ppt_hmem_corotop, &hmem, 0, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	__atomic_compare_exchange_n(&_ppt_stat_corotop.ppt_agent_pid, &agent, 0,
+				    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	for (int k = 0; k < LATE_WATCH_TRIES; k++) {
+		/* A new agent wrote its segment: the record path attaches
+		 * it (detaching ours first), not this thread. */
+		if (__atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED))
+			return;
+		probe_late_poll(0);
+		/* acquire: as above; late_detached bumped it. */
+		if (atomic_load_explicit(&late_gen, memory_order_acquire) !=
+		    w->gen)
+			return;
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* The watch's attachment is still the current one. */
+static bool late_watch_current(const struct late_watch *w)
+{
+	/* acquire: pairs with the release that bumped late_gen. */
+	return atomic_load_explicit(&late_gen, memory_order_acquire) == w->gen;
+}
+
+static void *late_watch_main(void *arg)
+{
+	struct late_watch w = *(struct late_watch *)arg;
+	struct pollfd p = {.fd = w.fd, .events = w.events};
+
+	free(arg);
+	/* EINTR: no handler runs on this thread (all signals blocked), but
+	 * a stop/continue can still interrupt the wait. */
+	while (poll(&p, 1, -1) < 0 && (errno == EINTR || errno == EAGAIN))
+		;
+	/* The socket hung up.  An agent that still runs is detaching (or
+	 * dropped us): its own detach is the right one, so wait for it, or
+	 * for the agent's end. */
+	while (w.pidfd >= 0 && late_watch_current(&w)) {
+		struct pollfd q = {.fd = w.pidfd, .events = POLLIN};
+
+		if (poll(&q, 1, LATE_WATCH_RECHECK_MS) > 0)
+			break; /* the agent exited */
+	}
+	late_watch_fire(&w);
+	if (w.pidfd >= 0)
+		close(w.pidfd);
+	close(w.fd);
+	return NULL;
+}
+
+/* Watch the agent of the attachment just made (under late_busy). */
+static void late_watch_start(const struct corotop_rendezvous *r)
+{
+	struct probe_region *reg = probe_region();
+	struct late_watch *w = malloc(sizeof(*w));
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t th;
+	int rc;
+
+	if (!w)
+		return;
+	/* release: pairs with the watches' acquire loads. */
+	w->gen = atomic_fetch_add_explicit(&late_gen, 1, memory_order_release) +
+		 1;
+	w->hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
+	w->agent = __atomic_load_n(&_ppt_stat_corotop.ppt_agent_pid,
+				   __ATOMIC_RELAXED);
+	/* Opened now, while the agent runs: a pidfd names that process,
+	 * never one that reuses its pid. */
+	w->pidfd =
+		r->engine_pid > 0 && r->engine_pid <= INT32_MAX
+			? (int)syscall(SYS_pidfd_open, (pid_t)r->engine_pid, 0)
+			: -1;
+	w->events = POLLRDHUP;
+	w->fd = reg && reg->sock >= 0 ? fcntl(reg->sock, F_DUPFD_CLOEXEC, 3)
+				      : -1;
+	if (w->fd < 0) {
+		w->events = POLLIN;
+		w->fd = w->pidfd;
+		w->pidfd = -1;
+	}
+	if (w->fd < 0) {
+		free(w); /* nothing to watch with: as before watches */
+		return;
+	}
+	if (pthread_attr_init(&attr)) {
+		if (w->pidfd >= 0)
+			close(w->pidfd);
+		close(w->fd);
+		free(w);
+		return;
+	}
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	/* The watch never takes a signal of the program's (nor SIGPROF). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&th, &attr, late_watch_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		if (w->pidfd >= 0)
+			close(w->pidfd);
+		close(w->fd);
+		free(w);
+	}
+}
 
 /* A rendezvous copied out of the segment and checked: the agent's memory
  * is not ours to trust, and it could change under us. */
@@ -124,12 +293,15 @@ static void late_attached(struct corotop_ppt_buffer *b, const void *seg,
 	probe_parked_set(r.flags & COROTOP_RDV_PARKED_STACKS);
 	if (r.sample_hz)
 		(void)corotop_sampler_start(r.sample_hz);
+	late_watch_start(&r);
 }
 
 static void late_detached(struct corotop_ppt_buffer *b, void *ctx)
 {
 	(void)b;
 	(void)ctx;
+	/* release: a watch of this attachment that wakes now does nothing. */
+	atomic_fetch_add_explicit(&late_gen, 1, memory_order_release);
 	if (late_owns)
 		probe_retire();
 	late_owns = false;
@@ -220,6 +392,8 @@ void probe_late_atfork_child(void)
 	 * with nothing seen and the lock free. */
 	__atomic_store_n(&probe_late_seen, 0, __ATOMIC_RELAXED);
 	atomic_store_explicit(&late_busy, 0, memory_order_relaxed);
+	/* relaxed: alone in the child; the parent's watch is not here. */
+	atomic_fetch_add_explicit(&late_gen, 1, memory_order_relaxed);
 	late_pending_hello = false;
 	if (!late_owns || !r)
 		return;

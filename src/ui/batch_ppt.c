@@ -28,6 +28,8 @@ static const char *batch_ppt_state(enum pptagent_state s)
 		return "attached";
 	case PPTAGENT_GONE:
 		return "gone";
+	case PPTAGENT_LOST:
+		return "lost";
 	default:
 		return "detached";
 	}

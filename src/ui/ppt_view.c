@@ -287,6 +287,8 @@ static const char *ppt_state_name(enum pptagent_state s)
 		return "attached";
 	case PPTAGENT_GONE:
 		return "process exited";
+	case PPTAGENT_LOST:
+		return "lost: another agent took the buffer over";
 	default:
 		return "not attached";
 	}

@@ -2,13 +2,17 @@
  * driver: runs a libFuzzer-style target without libFuzzer, so that every
  * fuzz target also runs in the normal (and sanitizer) test suites.
  *
- *   driver FILE...      replay the given inputs (a saved corpus or crash)
+ *   driver FILE...      replay the given inputs (a saved corpus or crash);
+ *                       a directory stands for every file in it (the
+ *                       crash inputs kept in tests/fuzz/regress/NAME/)
  *   driver -n N [-s S]  N pseudo-random inputs from seed S (default 1)
  *
  * The random inputs are biased towards valid-looking regions: magic, small
  * station counts, plausible seqs, so that the interesting paths are reached
  * and not only the "bad magic" early exit.
  */
+#define _DEFAULT_SOURCE
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +101,48 @@ static size_t driver_make(uint8_t *buf, size_t cap)
 	return n;
 }
 
+/* Replay one saved input; 1 when it can not be read. */
+static int driver_replay(const char *path)
+{
+	static uint8_t buf[1 << 20];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	LLVMFuzzerTestOneInput(buf, n);
+	return 0;
+}
+
+/* Every file of a directory, by name, so that a failure names its input. */
+static int driver_replay_dir(const char *dir)
+{
+	struct dirent **names;
+	char path[4096];
+	int n = scandir(dir, &names, NULL, alphasort), rc = 0;
+
+	if (n < 0) {
+		perror(dir);
+		return 1;
+	}
+	for (int k = 0; k < n; k++) {
+		if (names[k]->d_name[0] != '.' && !rc) {
+			snprintf(path, sizeof(path), "%s/%s", dir,
+				 names[k]->d_name);
+			printf("driver: %s\n", path);
+			fflush(stdout);
+			rc = driver_replay(path);
+		}
+		free(names[k]);
+	}
+	free(names);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static uint8_t buf[16384];
@@ -124,16 +170,12 @@ int main(int argc, char **argv)
 		       count);
 	}
 	for (; i < argc; i++) {
-		FILE *f = fopen(argv[i], "rb");
-		size_t n;
+		DIR *d = opendir(argv[i]);
 
-		if (!f) {
-			perror(argv[i]);
+		if (d)
+			closedir(d);
+		if (d ? driver_replay_dir(argv[i]) : driver_replay(argv[i]))
 			return 1;
-		}
-		n = fread(buf, 1, sizeof(buf), f);
-		fclose(f);
-		LLVMFuzzerTestOneInput(buf, n);
 	}
 	return 0;
 }

@@ -14,8 +14,12 @@
  * edit of a slot (a writer at work), a rebase to a smaller ring, or time
  * passing.  Nothing may crash or read outside the block, and:
  *   - delivered + lost + torn == the indexes the cursor moved over;
+ *   - lost + torn never exceed what a writer could have written: the
+ *     reader's initial credit plus one per nanosecond of poll clock;
  *   - a delivered frame's copy has front == back == its index, and indexes
- *     only increase;
+ *     follow the cursor's path: measured from where the poll began, each
+ *     is further than the last and short of where the poll ended (not by
+ *     serial order: a resync moves the cursor 2^31 or more at once);
  *   - the type, values and their text, for people and for JSON, of every
  *     frame delivered are computed without fault, the lengths returned
  *     being the strings' lengths.
@@ -225,7 +229,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct ppt_desc *d;
 	struct pptreader r;
 	uint8_t *block, *buf;
-	uint32_t idx[4], first, last = 0;
+	uint32_t idx[4], first;
 	uint64_t nframes, now = 0, base = 0;
 	uint8_t flags = fz_u8(&in), misalign;
 	size_t fs;
@@ -256,12 +260,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (int p = 0; p < FZ_POLLS && in.pos < in.n; p++) {
 		uint8_t cmd = fz_u8(&in);
+		uint32_t c0, gone = 0;
 		size_t got;
 
-		if (cmd & 4)
-			fz_slot(block + misalign, d,
-				(uint32_t)(fz_u8(&in) % nframes), r.cursor,
-				fz_u8(&in));
+		if (cmd & 4) {
+			/* Two reads in sequence: as arguments of one call
+			 * their order would be the compiler's choice. */
+			uint32_t s = (uint32_t)(fz_u8(&in) % nframes);
+			uint8_t how = fz_u8(&in);
+
+			fz_slot(block + misalign, d, s, r.cursor, how);
+		}
 		if ((cmd & 0xc8) == 0xc8) {
 			/* A resize (here: the same memory, fewer frames). */
 			pptreader_rebase(&r, block + misalign,
@@ -272,14 +281,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)pptreader_skip_existing(&r);
 			base = r.st.delivered + r.st.lost + r.st.torn;
 			first = r.cursor;
-			last = 0;
 		}
 		now += (uint64_t)(cmd >> 4) * 400;
+		c0 = r.cursor;
 		got = pptreader_poll(&r, now, buf, idx, cmd & 3);
 		if (got > (size_t)(cmd & 3))
 			abort();
 		if (r.st.delivered + r.st.lost + r.st.torn - base !=
 		    fz_span(first, r.cursor))
+			abort();
+		if (r.st.lost + r.st.torn > PPTREADER_CREDIT_MAX + now)
 			abort();
 		for (size_t k = 0; k < got; k++) {
 			const uint8_t *f = buf + k * fs;
@@ -287,9 +298,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (pptframe_front(d, f) != idx[k] ||
 			    pptframe_back(d, f) != idx[k] || idx[k] == 0)
 				abort();
-			if (last && (int32_t)(idx[k] - last) <= 0)
+			if ((k && idx[k] - c0 <= gone) ||
+			    idx[k] - c0 >= r.cursor - c0)
 				abort();
-			last = idx[k];
+			gone = idx[k] - c0;
 			fz_frame(d, f);
 		}
 	}

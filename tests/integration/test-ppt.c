@@ -11,9 +11,11 @@
  *   - after corotop exits, _hmem and _stat are 0 in the target and no SysV
  *     segment corotop created is left once the client lets go;
  *   - a busy _stat is an error naming the pid (running or not);
- *     --force-attach takes over; an ABI mismatch names both versions;
+ *     --force-attach takes over, and the corotop it displaced says it
+ *     lost the buffer; an ABI mismatch names both versions;
  *   - --list-buffers; counters (-c); the target exiting ends corotop;
  *   - a SIGKILLed corotop: its segments are already marked for removal;
+ *     a probe it traced through the rendezvous goes back to untraced;
  *   - resize of a dynamic block loses nothing (engine API);
  *   - late attach: the bundled demo, started without corotop, shows its
  *     coroutines through `corotop -b -n 3 -f json -p PID`.
@@ -172,6 +174,82 @@ static void test_busy_and_force(void **state)
 	target_state(&t, &hmem, &stat);
 	assert_int_equal(stat, 0);
 	assert_int_equal(hmem, 0);
+	target_stop(&t);
+	assert_xdg_empty();
+}
+
+/* Wait (deadline) until corotop's output holds `needle`. */
+static bool out_has(struct proc *p, const char *needle, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (!(p->obuf && strstr(p->obuf, needle)) && it_now() < end &&
+	       p->out >= 0)
+		proc_pump(p, 50);
+	return p->obuf && strstr(p->obuf, needle);
+}
+
+/* Another corotop's --force-attach over a live one: the displaced one
+ * notices (its _stat is not its pid any more) and says it lost the
+ * buffer, in JSON and for people, instead of "attached" at 0/s. */
+static void test_force_displaces(void **state)
+{
+	struct target t;
+	struct proc a, b;
+	struct seen s;
+	char r[160];
+	int status;
+
+	(void)state;
+	target_start(&t, PPT_TARGET);
+	{
+		char *argv[] = {ITEST_COROTOP, "-b",
+				"-f",	       "json",
+				"-n",	       "60",
+				"-d",	       "1",
+				"-p",	       (char *)pid_arg(t.pid),
+				"--buffer",    "demo",
+				NULL};
+
+		proc_start(&a, argv);
+	}
+	wait_published(&t);
+	target_cmd(&t, "tick 3", r, sizeof(r));
+	if (!out_has(&a, "\"state\":\"attached\"", 20000))
+		fail_msg("the first corotop never attached: %s", a.ebuf);
+	{
+		char *argv[] = {ITEST_COROTOP,
+				"-b",
+				"-f",
+				"json",
+				"-n",
+				"2",
+				"-d",
+				"1",
+				"-p",
+				(char *)pid_arg(t.pid),
+				"--buffer",
+				"demo",
+				"--force-attach",
+				NULL};
+
+		proc_start(&b, argv);
+	}
+	if (!out_has(&a, "\"state\":\"lost\"", 20000))
+		fail_msg("the displaced corotop never said it lost the buffer");
+	target_cmd(&t, "tick 3", r, sizeof(r));
+	status = proc_finish(&b, 20000);
+	assert_int_equal(exit_code(status), 0);
+	kill(a.pid, SIGTERM);
+	status = proc_finish(&a, 20000);
+	collect(a.obuf, "demo", &s);
+	assert_string_equal(json_need(s.last_buffer, "state", J_STR)->s,
+			    "lost");
+	assert_non_null(strstr(json_need(s.last_buffer, "warning", J_STR)->s,
+			       "lost the buffer"));
+	seen_free(&s);
+	proc_free(&a);
+	proc_free(&b);
 	target_stop(&t);
 	assert_xdg_empty();
 }
@@ -369,6 +447,72 @@ static void test_sigkill(void **state)
 	setup_xdg(NULL);
 }
 
+/* The late target's probe: live, _hmem, _stat of its "corotop" buffer,
+ * and its mappings of corotop's region files. */
+static void late_state(struct target *t, int *live, int *hmem, int *stat,
+		       int *maps)
+{
+	char r[160];
+
+	target_cmd(t, "live", r, sizeof(r));
+	assert_int_equal(sscanf(r, "ok live=%d hmem=%d stat=%d maps=%d", live,
+				hmem, stat, maps),
+			 4);
+}
+
+/* Wait (deadline) for the late target's probe to be live (want 1, with
+ * the region mapped) or untraced with nothing mapped and its words back
+ * to 0 (want 0). */
+static bool late_wait(struct target *t, int want, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+	int live, hmem, stat, maps;
+
+	while (it_now() < end) {
+		late_state(t, &live, &hmem, &stat, &maps);
+		if (want && live && maps > 0)
+			return true;
+		if (!want && !live && !maps && !hmem && !stat)
+			return true;
+		it_sleep_ms(10);
+	}
+	print_error("probe: live=%d hmem=%d stat=%d maps=%d\n", live, hmem,
+		    stat, maps);
+	return false;
+}
+
+/* corotop -p killed with SIGKILL while the probe is traced through the
+ * rendezvous: the probe notices the agent is gone (late.c's watch), goes
+ * back to untraced, clears _hmem and _stat as a detach would, and retires
+ * the region's mappings to zero pages: no ctp.shm nor calltrace.shm stays
+ * mapped, and the program keeps running. */
+static void test_sigkill_untraces(void **state)
+{
+	struct target t;
+	struct proc p;
+	int status;
+	char *argv[] = {ITEST_COROTOP, "-b",	   "-d", "1", "-p",
+			NULL,	       "--sample", "97", NULL};
+
+	(void)state;
+	target_start(&t, LATE_TARGET);
+	argv[5] = (char *)pid_arg(t.pid);
+	proc_start(&p, argv);
+	if (!late_wait(&t, 1, 20000))
+		fail_msg("the probe never got traced: %s",
+			 p.ebuf ? p.ebuf : "");
+	kill(p.pid, SIGKILL);
+	proc_finish(&p, 5000);
+	if (!late_wait(&t, 0, 20000))
+		fail_msg("the probe stayed traced after its agent was killed");
+	assert_int_equal(waitpid(t.pid, &status, WNOHANG), 0);
+	target_stop(&t);
+	proc_free(&p);
+	/* The SIGKILLed corotop could not remove its region directory. */
+	teardown_xdg(NULL);
+	setup_xdg(NULL);
+}
+
 /* SIGINT, SIGTERM and SIGHUP end corotop -p the way they end a launched
  * run: it detaches first (_hmem and _stat back to 0), and its segments go
  * once the client lets go. */
@@ -540,11 +684,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attach_exact),
 		cmocka_unit_test(test_busy_and_force),
+		cmocka_unit_test(test_force_displaces),
 		cmocka_unit_test(test_abi_mismatch),
 		cmocka_unit_test(test_list_buffers),
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_target_exits),
 		cmocka_unit_test(test_sigkill),
+		cmocka_unit_test(test_sigkill_untraces),
 		cmocka_unit_test(test_signals_detach),
 		cmocka_unit_test(test_resize_lossless),
 		cmocka_unit_test(test_late_attach_demo),
