@@ -225,5 +225,8 @@ int main(int argc, char **argv)
 		atomic_store_explicit(&li[j].s->is_dead, 1,
 				      memory_order_release);
 	}
+	free(pc);
+	free(sl);
+	free(li);
 	return 0;
 }
