@@ -54,6 +54,11 @@
  * packets are ever written, and a failed or short write truncates the file
  * back to the last whole packet and stops the recording with a message:
  * the file never ends halfway through a packet.
+ *
+ * Books.  intervals, lost and bytes count what reached the file: a packet
+ * is counted when the write of its buffer succeeds, so once a write fails
+ * the books stop where the file stops.  The writer then only moves tail
+ * past what waits, and the harvest side stops handing items over.
  */
 #define _GNU_SOURCE
 #include "recorder.h"
@@ -86,6 +91,10 @@
 #define REC_WAKE_BATCH 8192u   /* items waiting before a sleeper is woken */
 #define REC_NO_NAME UINT32_MAX /* the symbolizer does not know it */
 #define REC_NICE 19	       /* the writer thread's niceness */
+
+#ifdef RECORDER_TEST_HOOKS
+void (*recorder_test_before_drain)(struct recorder *r);
+#endif
 
 enum rec_kind {
 	REC_EVENT = 1,
@@ -161,6 +170,8 @@ struct recorder {
 	struct heph_enc enc;
 	uint64_t file_len; /* bytes written (all whole packets) */
 	uint64_t dropped_done;
+	/* Packets in buf, counted in the statistics once written. */
+	uint64_t pend_intervals, pend_lost;
 	/* Statistics (relaxed; read by recorder_stats). */
 	_Atomic uint64_t intervals, lost, bytes;
 	_Atomic bool failed;
@@ -196,6 +207,7 @@ static void rec_flush(struct recorder *r)
 	/* relaxed: the writer's own flag (rec_fail). */
 	if (!len || atomic_load_explicit(&r->failed, memory_order_relaxed)) {
 		r->enc.len = 0;
+		r->pend_intervals = r->pend_lost = 0; /* never written */
 		return;
 	}
 	while (off < len) {
@@ -209,13 +221,19 @@ static void rec_flush(struct recorder *r)
 			if (ftruncate(r->fd, (off_t)r->file_len) < 0)
 				(void)0; /* nothing better to do */
 			r->enc.len = 0;
+			r->pend_intervals = r->pend_lost = 0;
 			return;
 		}
 		off += (size_t)w;
 	}
 	r->file_len += len;
-	/* relaxed: a statistic (recorder_stats); no data hangs on it. */
+	/* relaxed: statistics (recorder_stats); no data hangs on them.  All
+	 * are added before rec_fail's release of failed, on this thread. */
 	atomic_fetch_add_explicit(&r->bytes, len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->intervals, r->pend_intervals,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->lost, r->pend_lost, memory_order_relaxed);
+	r->pend_intervals = r->pend_lost = 0;
 	r->enc.len = 0;
 }
 
@@ -356,9 +374,7 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	if (nf)
 		heph_enc_u64_array(&r->enc, "stack", frames, nf);
 	if (heph_enc_event_end(&r->enc))
-		/* relaxed: a statistic, as bytes. */
-		atomic_fetch_add_explicit(&r->intervals, 1,
-					  memory_order_relaxed);
+		r->pend_intervals++; /* counted when written (rec_flush) */
 }
 
 static void rec_lost(struct recorder *r, uint32_t stream, uint64_t substream,
@@ -369,8 +385,7 @@ static void rec_lost(struct recorder *r, uint32_t stream, uint64_t substream,
 			     ts, ts, "lost");
 	heph_enc_u64(&r->enc, "count", count);
 	if (heph_enc_event_end(&r->enc))
-		/* relaxed: a statistic, as bytes. */
-		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
+		r->pend_lost++; /* counted when written (rec_flush) */
 }
 
 static void rec_be64(uint8_t *be, uint64_t v)
@@ -496,15 +511,23 @@ static void rec_sleep(struct recorder *r)
 
 static bool rec_drain(struct recorder *r)
 {
+	uint64_t h, t, dropped;
+
+#ifdef RECORDER_TEST_HOOKS
+	if (recorder_test_before_drain)
+		recorder_test_before_drain(r);
+#endif
 	/* acquire: pairs with the producer's release of head.  relaxed for
 	 * tail (the writer's own) and dropped (a count: stored before the
 	 * head the acquire saw, or counted at the next drain). */
-	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint64_t dropped =
-		atomic_load_explicit(&r->dropped, memory_order_relaxed);
-
-	if (dropped != r->dropped_done) {
+	h = atomic_load_explicit(&r->head, memory_order_acquire);
+	t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+	/* relaxed: the writer's own flag (rec_fail).  Stopped: what waits
+	 * is let go unread, so that the books stay where the file ends. */
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
+		t = h;
+	else if (dropped != r->dropped_done) {
 		rec_lost(r, 0, 0, rec_now(CLOCK_MONOTONIC),
 			 dropped - r->dropped_done);
 		r->dropped_done = dropped;
@@ -557,6 +580,11 @@ static void rec_push(struct recorder *r, const struct rec_item *it)
 {
 	uint64_t h = r->phead;
 
+	/* relaxed: only a shortcut, pairs with nothing: once the writer
+	 * has failed it lets every item go, so one handed over before we
+	 * see the flag is merely wasted.  After that: no more books. */
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
+		return;
 	if (h - r->tail_seen >= REC_RING) {
 		/* acquire: pairs with the writer's release of tail: the slot
 		 * is free once the writer has moved past it. */
@@ -754,6 +782,10 @@ void recorder_stats(struct recorder *r, struct recorder_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (!r)
 		return;
+	/* acquire: pairs with rec_fail's release.  Read first: the writer
+	 * adds to the statistics only before it fails, so a "failed" read
+	 * here comes with the final books below. */
+	out->failed = atomic_load_explicit(&r->failed, memory_order_acquire);
 	/* relaxed: statistics; everything handed over was either put on the
 	 * ring (head) or dropped. */
 	out->dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
@@ -763,8 +795,6 @@ void recorder_stats(struct recorder *r, struct recorder_stats *out)
 		atomic_load_explicit(&r->intervals, memory_order_relaxed);
 	out->lost = atomic_load_explicit(&r->lost, memory_order_relaxed);
 	out->bytes = atomic_load_explicit(&r->bytes, memory_order_relaxed);
-	/* acquire: pairs with rec_fail's release. */
-	out->failed = atomic_load_explicit(&r->failed, memory_order_acquire);
 	if (out->failed)
 		snprintf(out->error, sizeof(out->error), "%s", r->error);
 }
