@@ -46,8 +46,13 @@
  * Names.  The writer asks the symbolizer once per address: the answer (or
  * that there is none) is kept in a table of REC_NAMED slots with the names
  * in an arena; past either bound it asks every time, which is slower, not
- * wrong.  Names are not refreshed when the target loads or unloads a
- * library during the recording.
+ * wrong.  "None" is only kept for REC_RETRY_NS: the symbolizer is created
+ * lazily and reads the target's mappings at most once a second, so an
+ * address asked about at launch may be known later; and at the end every
+ * address still unknown is asked once more, so that a name known by then is
+ * in the file (replay reads the names of the whole file).  Names are not
+ * refreshed when the target loads or unloads a library during the
+ * recording.
  *
  * Writing.  Packets are encoded into a buffer and written when it is
  * three quarters full, when the ring runs dry, and at the end; only whole
@@ -90,7 +95,8 @@
 #define REC_ARENA (8u << 20)   /* bytes of names kept */
 #define REC_WAKE_BATCH 8192u   /* items waiting before a sleeper is woken */
 #define REC_NO_NAME UINT32_MAX /* the symbolizer does not know it */
-#define REC_NICE 19	       /* the writer thread's niceness */
+#define REC_RETRY_NS 1000000000ull /* ... ask again after this long */
+#define REC_NICE 19		   /* the writer thread's niceness */
 
 #ifdef RECORDER_TEST_HOOKS
 void (*recorder_test_before_drain)(struct recorder *r);
@@ -137,7 +143,7 @@ struct rec_stream {
 struct rec_name {
 	uint64_t key; /* 0: empty slot */
 	uint32_t off; /* into the arena, or REC_NO_NAME */
-	uint32_t len;
+	uint32_t len; /* REC_NO_NAME: when it was asked (ms, wrapping) */
 };
 
 struct recorder {
@@ -296,36 +302,52 @@ static uint32_t rec_counter(struct recorder *r, uint32_t stream)
 	return s->counter++;
 }
 
+static uint32_t rec_ms(void)
+{
+	return (uint32_t)(rec_now(CLOCK_MONOTONIC) / 1000000u);
+}
+
 /* The name of key (an address, or framename_key of a frame), asked of the
  * symbolizer the first time and kept; a known name is written once, as a
  * corotop_symbol option, when it is first asked for (before the event that
- * uses it).  NULL when unknown; *len its length. */
-static const char *rec_name(struct recorder *r, uint64_t key, uint32_t *len)
+ * uses it).  An unknown one is asked again once REC_RETRY_NS passed, or
+ * now when `retry`.  NULL when unknown; *len its length. */
+static const char *rec_name_ask(struct recorder *r, uint64_t key, uint32_t *len,
+				bool retry)
 {
 	static _Thread_local char sym[HEPH_NAME_LEN + 1];
 	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 48);
 	uint8_t val[8 + HEPH_NAME_LEN];
 	struct rec_name *slot = NULL;
+	bool again = false; /* slot holds "unknown" already */
 	size_t n;
 
 	if (!key || !r->hooks.symbol)
 		return NULL;
 	for (uint32_t i = 0; i < REC_NAMED; i++, h = (h + 1) % REC_NAMED) {
-		if (r->named[h].key == key) {
-			if (r->named[h].off == REC_NO_NAME)
-				return NULL;
-			*len = r->named[h].len;
-			return r->arena + r->named[h].off;
+		struct rec_name *s = &r->named[h];
+
+		if (s->key == key && s->off != REC_NO_NAME) {
+			*len = s->len;
+			return r->arena + s->off;
 		}
-		if (!r->named[h].key)
+		if (s->key == key) {
+			if (!retry &&
+			    rec_ms() - s->len < REC_RETRY_NS / 1000000u)
+				return NULL;
+			slot = s;
+			again = true;
+			break;
+		}
+		if (!s->key)
 			break;
 	}
-	if (r->nnamed < REC_NAMED / 2) /* else: ask every time */
+	if (!again && r->nnamed < REC_NAMED / 2) /* else: ask every time */
 		slot = &r->named[h];
 	if (!r->hooks.symbol(r->hooks.ctx, key, sym, sizeof(sym))) {
 		if (slot) {
-			*slot = (struct rec_name){key, REC_NO_NAME, 0};
-			r->nnamed++;
+			*slot = (struct rec_name){key, REC_NO_NAME, rec_ms()};
+			r->nnamed += !again;
 		}
 		return NULL;
 	}
@@ -335,13 +357,30 @@ static const char *rec_name(struct recorder *r, uint64_t key, uint32_t *len)
 		*slot = (struct rec_name){key, r->arena_len, *len};
 		memcpy(r->arena + r->arena_len, sym, *len);
 		r->arena_len += *len;
-		r->nnamed++;
+		r->nnamed += !again;
 		/* Written once: only a name just kept is new to the file. */
 		rec_room(r, HEPH_META_FIXED + 14 + n);
 		heph_enc_meta(&r->enc, "corotop_symbol", val, n);
 		return r->arena + slot->off;
 	}
+	if (slot && again) /* no room to keep it: as if never asked */
+		*slot = (struct rec_name){key, REC_NO_NAME, rec_ms()};
 	return sym; /* tables full: not written as an option again */
+}
+
+static const char *rec_name(struct recorder *r, uint64_t key, uint32_t *len)
+{
+	return rec_name_ask(r, key, len, false);
+}
+
+/* At the end: every address still unknown, once more. */
+static void rec_names_last_try(struct recorder *r)
+{
+	uint32_t unused;
+
+	for (uint32_t i = 0; i < REC_NAMED; i++)
+		if (r->named[i].key && r->named[i].off == REC_NO_NAME)
+			rec_name_ask(r, r->named[i].key, &unused, true);
 }
 
 /* One interval [from.ts, end] of station s's coroutine. */
@@ -568,6 +607,7 @@ static void *rec_main(void *arg)
 	for (uint32_t i = 0; i < r->nst; i++)
 		if (r->st[i].live && r->st[i].have)
 			rec_interval(r, &r->st[i], r->stop_ts);
+	rec_names_last_try(r);
 	/* The end: coroutines whose last interval ends here were alive. */
 	rec_meta_u64(r, "corotop_end", r->stop_ts);
 	rec_flush(r);
