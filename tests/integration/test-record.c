@@ -318,29 +318,6 @@ static void test_round_trip(void **state)
 #endif
 }
 
-/* The next whole line of p's stdout after *off, as a copy to free; NULL
- * when none came within ms or the output ended. */
-static char *next_line(struct proc *p, size_t *off, unsigned ms)
-{
-	uint64_t end = it_now() + (uint64_t)ms * 1000000u;
-
-	for (;;) {
-		char *from = p->obuf ? p->obuf + *off : NULL;
-		char *nl = from ? memchr(from, '\n', p->olen - *off) : NULL;
-
-		if (nl) {
-			char *line = strndup(from, (size_t)(nl - from));
-
-			assert_non_null(line);
-			*off += (size_t)(nl - from) + 1;
-			return line;
-		}
-		if (p->out < 0 || it_now() >= end)
-			return NULL;
-		proc_pump(p, 20);
-	}
-}
-
 /* SIGINT while recording a target that runs forever: 130, and a file that
  * ends with whole packets and the end marker.  SIGINT comes once a snapshot
  * shows harvested events (waited for, with a deadline), so the file has
@@ -362,7 +339,7 @@ static void test_sigint_completes_the_file(void **state)
 	proc_start(&p, live);
 	end = it_now() + 30ull * 1000000000u;
 	while (!harvested && it_now() < end) {
-		char *line = next_line(&p, &off, 1000);
+		char *line = proc_next_line(&p, &off, 1000);
 		struct jv v;
 
 		if (!line)
@@ -481,9 +458,9 @@ static void test_record_stops_at_file_limit(void **state)
 	for (;;) {
 		uint64_t now = it_now();
 
-		line = next_line(&p, &off,
-				 now < end ? (unsigned)((end - now) / 1000000u)
-					   : 0);
+		line = proc_next_line(
+			&p, &off,
+			now < end ? (unsigned)((end - now) / 1000000u) : 0);
 		if (!line)
 			fail_msg("no snapshot said '--record stopped' within "
 				 "90 s (%zu snapshots); stderr: %s",
@@ -516,7 +493,7 @@ static void test_record_stops_at_file_limit(void **state)
 	assert_true(at_stop.intervals > 0);
 	/* Two later snapshots: the books stay where the file stopped. */
 	for (int k = 0; k < 2; k++) {
-		line = next_line(&p, &off, 30000);
+		line = proc_next_line(&p, &off, 30000);
 		if (!line)
 			fail_msg("snapshot %d after the stop never came",
 				 k + 1);
