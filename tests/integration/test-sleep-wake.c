@@ -238,7 +238,16 @@ static void sleep_then_wake(bool no_futex)
 			no_futex ? "socket" : "futex", rounds,
 			(double)lat[rounds] / 1e6);
 	}
-	engine_stats(e, &st1);
+	/* The socket path harvests on the waker thread before it wakes the
+	 * harvest thread, so the last round's event can reach us before its
+	 * wake is counted: wait for the count (deadline), then print. */
+	for (uint64_t end = it_now() + WAIT_MS * 1000000ull;;) {
+		engine_stats(e, &st1);
+		if (st1.futex_wakes - st0.futex_wakes >= WAKE_ROUNDS ||
+		    it_now() > end)
+			break;
+		it_sleep_ms(1);
+	}
 	print_message("%s: sleeps %llu, wakes %llu, socket bytes %llu, "
 		      "timeouts %llu\n",
 		      no_futex ? "socket" : "futex",
