@@ -19,6 +19,10 @@
  * sleep bound; after 30 attempts with most of them like that, the mode
  * stops early instead of spending a timeout on each remaining sample.
  *
+ * Also per sample, "asleep": from the previous event reaching event_hook
+ * to the first time tracer_sleeping = 1 is seen (50 us polls) -- how soon
+ * an idle engine goes to sleep (test-sleep-wake once bounded it at 2 s).
+ *
  * Modes: futex (the default engine) and uds (config no_futex: the probe
  * sends one byte on the Unix socket, the engine's waker thread turns it into
  * a futex wake of the harvest thread).  Target: p50 <= 50 us.
@@ -39,8 +43,10 @@
 
 static double lat_ns[MAX_SAMPLES];
 static double all_ns[MAX_SAMPLES];
+static double asleep_ns[MAX_SAMPLES];
 static _Atomic uint64_t hook_count;
 static _Atomic uint64_t hook_last_ns;
+static _Atomic uint64_t hook_at_ns; /* CLOCK_MONOTONIC of the last hook */
 
 static void on_event(void *ctx, const struct harvest_event *ev)
 {
@@ -50,6 +56,8 @@ static void on_event(void *ctx, const struct harvest_event *ev)
 	/* release: pairs with the main thread's acquire of hook_count. */
 	atomic_store_explicit(&hook_last_ns, now - ev->ts,
 			      memory_order_relaxed);
+	/* relaxed: ordered by hook_count's release below, as hook_last_ns. */
+	atomic_store_explicit(&hook_at_ns, now, memory_order_relaxed);
 	atomic_fetch_add_explicit(&hook_count, 1, memory_order_release);
 }
 
@@ -89,16 +97,20 @@ static const struct ctp_header *map_header(const char *path)
 	return m;
 }
 
-/* Wait until the engine sleeps; false after 5 s. */
-static bool wait_sleeping(const struct ctp_header *hdr)
+/* Wait until the engine sleeps; false after 5 s.  *first: when the flag
+ * was first seen set. */
+static bool wait_sleeping(const struct ctp_header *hdr, uint64_t *first)
 {
 	uint64_t end = bench_now(CLOCK_MONOTONIC) + 5000000000u;
 
+	*first = 0;
 	for (;;) {
 		/* relaxed: a hint; the engine's counters classify the sample.
 		 */
 		if (atomic_load_explicit(&hdr->tracer_sleeping,
 					 memory_order_relaxed) == 1) {
+			if (!*first)
+				*first = bench_now(CLOCK_MONOTONIC);
 			bench_sleep_ns(2000000u);
 			if (atomic_load_explicit(&hdr->tracer_sleeping,
 						 memory_order_relaxed) == 1)
@@ -127,7 +139,7 @@ static void run_mode(const char *name, bool no_futex, unsigned samples)
 	struct engine_stats s0, s1, stot;
 	const struct ctp_header *hdr;
 	int cmd[2], ack[2], status;
-	unsigned got = 0, nall = 0, missed = 0, i;
+	unsigned got = 0, nall = 0, missed = 0, nasleep = 0, i;
 	double p50 = 0, others;
 	struct bench_load load;
 	struct engine *e;
@@ -160,7 +172,7 @@ static void run_mode(const char *name, bool no_futex, unsigned samples)
 	bench_load_start(&load);
 
 	for (i = 0; i < samples; i++) {
-		uint64_t before, t_end;
+		uint64_t before, t_end, first, last;
 		double l;
 		bool woke;
 
@@ -168,10 +180,17 @@ static void run_mode(const char *name, bool no_futex, unsigned samples)
 		 * early once that is plain. */
 		if (i >= 30 && (i - got) * 2 > i)
 			break;
-		if (!wait_sleeping(hdr)) {
+		if (!wait_sleeping(hdr, &first)) {
 			missed++;
 			continue;
 		}
+		/* acquire: pairs with the hook's release of hook_count, so
+		 * hook_at_ns is that hook's. */
+		if (atomic_load_explicit(&hook_count, memory_order_acquire) &&
+		    (last = atomic_load_explicit(&hook_at_ns,
+						 memory_order_relaxed)) &&
+		    first > last)
+			asleep_ns[nasleep++] = (double)(first - last);
 		engine_stats(e, &s0);
 		before =
 			atomic_load_explicit(&hook_count, memory_order_acquire);
@@ -220,6 +239,8 @@ static void run_mode(const char *name, bool no_futex, unsigned samples)
 		print_dist(name, "woken", lat_ns, got);
 	}
 	print_dist(name, "all", all_ns, nall);
+	if (nasleep)
+		print_dist(name, "asleep", asleep_ns, nasleep);
 	printf("wake_latency %-5s target p50_us<=50 measured_p50_us=%.1f %s\n",
 	       name, (got ? p50 : bench_quantile(all_ns, nall, 0.5)) / 1e3,
 	       got * 2 > nall && p50 <= 50000 ? "PASS" : "MISS");

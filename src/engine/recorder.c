@@ -46,14 +46,24 @@
  * Names.  The writer asks the symbolizer once per address: the answer (or
  * that there is none) is kept in a table of REC_NAMED slots with the names
  * in an arena; past either bound it asks every time, which is slower, not
- * wrong.  Names are not refreshed when the target loads or unloads a
- * library during the recording.
+ * wrong.  "None" is only kept for REC_RETRY_NS: the symbolizer is created
+ * lazily and reads the target's mappings at most once a second, so an
+ * address asked about at launch may be known later; and at the end every
+ * address still unknown is asked once more, so that a name known by then is
+ * in the file (replay reads the names of the whole file).  Names are not
+ * refreshed when the target loads or unloads a library during the
+ * recording.
  *
  * Writing.  Packets are encoded into a buffer and written when it is
  * three quarters full, when the ring runs dry, and at the end; only whole
  * packets are ever written, and a failed or short write truncates the file
  * back to the last whole packet and stops the recording with a message:
  * the file never ends halfway through a packet.
+ *
+ * Books.  intervals, lost and bytes count what reached the file: a packet
+ * is counted when the write of its buffer succeeds, so once a write fails
+ * the books stop where the file stops.  The writer then only moves tail
+ * past what waits, and the harvest side stops handing items over.
  */
 #define _GNU_SOURCE
 #include "recorder.h"
@@ -85,7 +95,12 @@
 #define REC_ARENA (8u << 20)   /* bytes of names kept */
 #define REC_WAKE_BATCH 8192u   /* items waiting before a sleeper is woken */
 #define REC_NO_NAME UINT32_MAX /* the symbolizer does not know it */
-#define REC_NICE 19	       /* the writer thread's niceness */
+#define REC_RETRY_NS 1000000000ull /* ... ask again after this long */
+#define REC_NICE 19		   /* the writer thread's niceness */
+
+#ifdef RECORDER_TEST_HOOKS
+void (*recorder_test_before_drain)(struct recorder *r);
+#endif
 
 enum rec_kind {
 	REC_EVENT = 1,
@@ -128,7 +143,7 @@ struct rec_stream {
 struct rec_name {
 	uint64_t key; /* 0: empty slot */
 	uint32_t off; /* into the arena, or REC_NO_NAME */
-	uint32_t len;
+	uint32_t len; /* REC_NO_NAME: when it was asked (ms, wrapping) */
 };
 
 struct recorder {
@@ -161,6 +176,8 @@ struct recorder {
 	struct heph_enc enc;
 	uint64_t file_len; /* bytes written (all whole packets) */
 	uint64_t dropped_done;
+	/* Packets in buf, counted in the statistics once written. */
+	uint64_t pend_intervals, pend_lost;
 	/* Statistics (relaxed; read by recorder_stats). */
 	_Atomic uint64_t intervals, lost, bytes;
 	_Atomic bool failed;
@@ -196,6 +213,7 @@ static void rec_flush(struct recorder *r)
 	/* relaxed: the writer's own flag (rec_fail). */
 	if (!len || atomic_load_explicit(&r->failed, memory_order_relaxed)) {
 		r->enc.len = 0;
+		r->pend_intervals = r->pend_lost = 0; /* never written */
 		return;
 	}
 	while (off < len) {
@@ -209,13 +227,19 @@ static void rec_flush(struct recorder *r)
 			if (ftruncate(r->fd, (off_t)r->file_len) < 0)
 				(void)0; /* nothing better to do */
 			r->enc.len = 0;
+			r->pend_intervals = r->pend_lost = 0;
 			return;
 		}
 		off += (size_t)w;
 	}
 	r->file_len += len;
-	/* relaxed: a statistic (recorder_stats); no data hangs on it. */
+	/* relaxed: statistics (recorder_stats); no data hangs on them.  All
+	 * are added before rec_fail's release of failed, on this thread. */
 	atomic_fetch_add_explicit(&r->bytes, len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->intervals, r->pend_intervals,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->lost, r->pend_lost, memory_order_relaxed);
+	r->pend_intervals = r->pend_lost = 0;
 	r->enc.len = 0;
 }
 
@@ -278,36 +302,52 @@ static uint32_t rec_counter(struct recorder *r, uint32_t stream)
 	return s->counter++;
 }
 
+static uint32_t rec_ms(void)
+{
+	return (uint32_t)(rec_now(CLOCK_MONOTONIC) / 1000000u);
+}
+
 /* The name of key (an address, or framename_key of a frame), asked of the
  * symbolizer the first time and kept; a known name is written once, as a
  * corotop_symbol option, when it is first asked for (before the event that
- * uses it).  NULL when unknown; *len its length. */
-static const char *rec_name(struct recorder *r, uint64_t key, uint32_t *len)
+ * uses it).  An unknown one is asked again once REC_RETRY_NS passed, or
+ * now when `retry`.  NULL when unknown; *len its length. */
+static const char *rec_name_ask(struct recorder *r, uint64_t key, uint32_t *len,
+				bool retry)
 {
 	static _Thread_local char sym[HEPH_NAME_LEN + 1];
 	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 48);
 	uint8_t val[8 + HEPH_NAME_LEN];
 	struct rec_name *slot = NULL;
+	bool again = false; /* slot holds "unknown" already */
 	size_t n;
 
 	if (!key || !r->hooks.symbol)
 		return NULL;
 	for (uint32_t i = 0; i < REC_NAMED; i++, h = (h + 1) % REC_NAMED) {
-		if (r->named[h].key == key) {
-			if (r->named[h].off == REC_NO_NAME)
-				return NULL;
-			*len = r->named[h].len;
-			return r->arena + r->named[h].off;
+		struct rec_name *s = &r->named[h];
+
+		if (s->key == key && s->off != REC_NO_NAME) {
+			*len = s->len;
+			return r->arena + s->off;
 		}
-		if (!r->named[h].key)
+		if (s->key == key) {
+			if (!retry &&
+			    rec_ms() - s->len < REC_RETRY_NS / 1000000u)
+				return NULL;
+			slot = s;
+			again = true;
+			break;
+		}
+		if (!s->key)
 			break;
 	}
-	if (r->nnamed < REC_NAMED / 2) /* else: ask every time */
+	if (!again && r->nnamed < REC_NAMED / 2) /* else: ask every time */
 		slot = &r->named[h];
 	if (!r->hooks.symbol(r->hooks.ctx, key, sym, sizeof(sym))) {
 		if (slot) {
-			*slot = (struct rec_name){key, REC_NO_NAME, 0};
-			r->nnamed++;
+			*slot = (struct rec_name){key, REC_NO_NAME, rec_ms()};
+			r->nnamed += !again;
 		}
 		return NULL;
 	}
@@ -317,13 +357,30 @@ static const char *rec_name(struct recorder *r, uint64_t key, uint32_t *len)
 		*slot = (struct rec_name){key, r->arena_len, *len};
 		memcpy(r->arena + r->arena_len, sym, *len);
 		r->arena_len += *len;
-		r->nnamed++;
+		r->nnamed += !again;
 		/* Written once: only a name just kept is new to the file. */
 		rec_room(r, HEPH_META_FIXED + 14 + n);
 		heph_enc_meta(&r->enc, "corotop_symbol", val, n);
 		return r->arena + slot->off;
 	}
+	if (slot && again) /* no room to keep it: as if never asked */
+		*slot = (struct rec_name){key, REC_NO_NAME, rec_ms()};
 	return sym; /* tables full: not written as an option again */
+}
+
+static const char *rec_name(struct recorder *r, uint64_t key, uint32_t *len)
+{
+	return rec_name_ask(r, key, len, false);
+}
+
+/* At the end: every address still unknown, once more. */
+static void rec_names_last_try(struct recorder *r)
+{
+	uint32_t unused;
+
+	for (uint32_t i = 0; i < REC_NAMED; i++)
+		if (r->named[i].key && r->named[i].off == REC_NO_NAME)
+			rec_name_ask(r, r->named[i].key, &unused, true);
 }
 
 /* One interval [from.ts, end] of station s's coroutine. */
@@ -356,9 +413,7 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	if (nf)
 		heph_enc_u64_array(&r->enc, "stack", frames, nf);
 	if (heph_enc_event_end(&r->enc))
-		/* relaxed: a statistic, as bytes. */
-		atomic_fetch_add_explicit(&r->intervals, 1,
-					  memory_order_relaxed);
+		r->pend_intervals++; /* counted when written (rec_flush) */
 }
 
 static void rec_lost(struct recorder *r, uint32_t stream, uint64_t substream,
@@ -369,8 +424,7 @@ static void rec_lost(struct recorder *r, uint32_t stream, uint64_t substream,
 			     ts, ts, "lost");
 	heph_enc_u64(&r->enc, "count", count);
 	if (heph_enc_event_end(&r->enc))
-		/* relaxed: a statistic, as bytes. */
-		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
+		r->pend_lost++; /* counted when written (rec_flush) */
 }
 
 static void rec_be64(uint8_t *be, uint64_t v)
@@ -496,15 +550,23 @@ static void rec_sleep(struct recorder *r)
 
 static bool rec_drain(struct recorder *r)
 {
+	uint64_t h, t, dropped;
+
+#ifdef RECORDER_TEST_HOOKS
+	if (recorder_test_before_drain)
+		recorder_test_before_drain(r);
+#endif
 	/* acquire: pairs with the producer's release of head.  relaxed for
 	 * tail (the writer's own) and dropped (a count: stored before the
 	 * head the acquire saw, or counted at the next drain). */
-	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint64_t dropped =
-		atomic_load_explicit(&r->dropped, memory_order_relaxed);
-
-	if (dropped != r->dropped_done) {
+	h = atomic_load_explicit(&r->head, memory_order_acquire);
+	t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+	/* relaxed: the writer's own flag (rec_fail).  Stopped: what waits
+	 * is let go unread, so that the books stay where the file ends. */
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
+		t = h;
+	else if (dropped != r->dropped_done) {
 		rec_lost(r, 0, 0, rec_now(CLOCK_MONOTONIC),
 			 dropped - r->dropped_done);
 		r->dropped_done = dropped;
@@ -545,6 +607,7 @@ static void *rec_main(void *arg)
 	for (uint32_t i = 0; i < r->nst; i++)
 		if (r->st[i].live && r->st[i].have)
 			rec_interval(r, &r->st[i], r->stop_ts);
+	rec_names_last_try(r);
 	/* The end: coroutines whose last interval ends here were alive. */
 	rec_meta_u64(r, "corotop_end", r->stop_ts);
 	rec_flush(r);
@@ -557,6 +620,11 @@ static void rec_push(struct recorder *r, const struct rec_item *it)
 {
 	uint64_t h = r->phead;
 
+	/* relaxed: only a shortcut, pairs with nothing: once the writer
+	 * has failed it lets every item go, so one handed over before we
+	 * see the flag is merely wasted.  After that: no more books. */
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
+		return;
 	if (h - r->tail_seen >= REC_RING) {
 		/* acquire: pairs with the writer's release of tail: the slot
 		 * is free once the writer has moved past it. */
@@ -754,6 +822,10 @@ void recorder_stats(struct recorder *r, struct recorder_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (!r)
 		return;
+	/* acquire: pairs with rec_fail's release.  Read first: the writer
+	 * adds to the statistics only before it fails, so a "failed" read
+	 * here comes with the final books below. */
+	out->failed = atomic_load_explicit(&r->failed, memory_order_acquire);
 	/* relaxed: statistics; everything handed over was either put on the
 	 * ring (head) or dropped. */
 	out->dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
@@ -763,8 +835,6 @@ void recorder_stats(struct recorder *r, struct recorder_stats *out)
 		atomic_load_explicit(&r->intervals, memory_order_relaxed);
 	out->lost = atomic_load_explicit(&r->lost, memory_order_relaxed);
 	out->bytes = atomic_load_explicit(&r->bytes, memory_order_relaxed);
-	/* acquire: pairs with rec_fail's release. */
-	out->failed = atomic_load_explicit(&r->failed, memory_order_acquire);
 	if (out->failed)
 		snprintf(out->error, sizeof(out->error), "%s", r->error);
 }

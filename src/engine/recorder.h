@@ -32,10 +32,11 @@ struct recorder_stats {
 	uint64_t items;	    /* handed over */
 	uint64_t dropped;   /* ... dropped: the ring was full (recorded as a
 			       "lost" event, never silently) */
-	uint64_t intervals; /* event packets written */
-	uint64_t lost;	    /* "lost" packets written */
+	uint64_t intervals; /* event packets written (in the file) */
+	uint64_t lost;	    /* "lost" packets written (in the file) */
 	uint64_t bytes;	    /* written to the file */
-	bool failed;	    /* a write failed: recording stopped */
+	bool failed;	    /* a write failed: recording stopped, and with
+			       it every count above */
 	char error[160];
 };
 
@@ -70,5 +71,13 @@ void recorder_stats(struct recorder *r, struct recorder_stats *out);
 /* recorder_stop if needed, then free.  False if a write failed, with
  * the reason in err. */
 bool recorder_destroy(struct recorder *r, char *err, size_t errlen);
+
+#ifdef RECORDER_TEST_HOOKS
+/* Tests only (compile recorder.c with -DRECORDER_TEST_HOOKS): called on the
+ * writer thread before each drain of the hand-over ring, before it reads
+ * head.  A hook that blocks pauses the consumer, so that a test can lap the
+ * ring on purpose.  Set it before recorder_create. */
+extern void (*recorder_test_before_drain)(struct recorder *r);
+#endif
 
 #endif

@@ -146,6 +146,31 @@ static __attribute__((unused)) void proc_pump(struct proc *p, unsigned ms)
 	}
 }
 
+/* The next whole line of p's stdout after *off, as a copy to free; NULL
+ * when none came within ms or the output ended.  For tests that read
+ * snapshots as they come and wait for a condition with a deadline. */
+static __attribute__((unused)) char *proc_next_line(struct proc *p, size_t *off,
+						    unsigned ms)
+{
+	uint64_t end = it_now() + (uint64_t)ms * 1000000u;
+
+	for (;;) {
+		char *from = p->obuf ? p->obuf + *off : NULL;
+		char *nl = from ? memchr(from, '\n', p->olen - *off) : NULL;
+
+		if (nl) {
+			char *line = strndup(from, (size_t)(nl - from));
+
+			assert_non_null(line);
+			*off += (size_t)(nl - from) + 1;
+			return line;
+		}
+		if (p->out < 0 || it_now() >= end)
+			return NULL;
+		proc_pump(p, 20);
+	}
+}
+
 /* Read everything and wait; returns the wait status (fails on timeout). */
 static __attribute__((unused)) int proc_finish(struct proc *p,
 					       unsigned timeout_ms)

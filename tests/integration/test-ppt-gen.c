@@ -123,7 +123,7 @@ static void test_force_over_held_segment(void **state)
 	proc_free(&a);
 	proc_start(&b, argv_b);
 	/* b unhooks: _hmem goes to 0 while the client still holds a's. */
-	end = it_now() + 10000000000ull;
+	end = it_now() + 30000000000ull;
 	while (hmem && it_now() < end) {
 		it_sleep_ms(10);
 		target_state(&t, &hmem, &stat);

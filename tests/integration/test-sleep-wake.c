@@ -12,10 +12,13 @@
  * a missed wake cannot hide behind the bound.
  *
  *   (a) idle target: tracer_sleeping (read from our own mapping of the
- *       region, and the snapshot's .sleeping) becomes 1 within 2 s;
- *   (b) a later write is harvested within 50 ms (median of several rounds;
- *       each round must beat the sleep bound), over the futex wake and over
- *       the socket-only wake (no_futex, what upstream-style engines get);
+ *       region, and the snapshot's .sleeping) becomes 1;
+ *   (b) a later write, made once the engine is asleep (past its last scan:
+ *       the snapshot says so), is harvested by a wake, never by the sleep
+ *       bound: over the futex wake and over the socket-only wake (no_futex,
+ *       what upstream-style engines get).  The bound is 30 s and each event
+ *       must come within 20 s, so a missed wake can not hide behind it, and
+ *       no sleep may time out.
  *   (c) the engine is SIGKILLed, once as a forked process running the engine
  *       library (socket wakes: the probe's send() meets a dead peer) and once
  *       as the real corotop binary (futex wakes): the target keeps writing,
@@ -23,6 +26,10 @@
  *       probe must CAS it back to 0) does not block it, and it exits 0 when
  *       told to, not by SIGPIPE.  This process is a child subreaper, so the
  *       orphaned target is ours to wait for.
+ *
+ * Nothing here bounds how fast: every wait is for a condition, with a
+ * deadline far beyond any scheduling delay (WAIT_MS).  The latencies are
+ * printed; bench/wake_latency measures them (wake, and idle -> asleep).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -42,8 +49,9 @@
 #endif
 
 #define WAKE_ROUNDS 7
-#define WAKE_BOUND_NS (50ull * 1000000u)
-#define WAKE_SLEEP_BOUND_MS 4000u /* engine's own sleep bound (timeout) */
+#define WAKE_SLEEP_BOUND_MS 30000u /* engine's own sleep bound (timeout) */
+#define WAKE_WAIT_MS 20000u	   /* an event after a wake: well below it */
+#define WAIT_MS 30000u		   /* deadline of every other wait */
 
 /* Processes and files to clean up if an assertion fails half way. */
 static pid_t kill_pid[2];
@@ -91,7 +99,7 @@ static void send_cmd(int ctl, int ack, char cmd)
 	char k = 0;
 
 	assert_int_equal(write(ctl, &cmd, 1), 1);
-	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(poll(&p, 1, (int)WAIT_MS), 1);
 	assert_int_equal(read(ack, &k, 1), 1);
 	assert_int_equal(k, 'k');
 }
@@ -104,6 +112,28 @@ static bool wait_sleeping(struct ctp_header *hdr, unsigned timeout_ms)
 		if (atomic_load_explicit(&hdr->tracer_sleeping,
 					 memory_order_relaxed) == 1)
 			return true;
+		it_sleep_us(200);
+	}
+	return false;
+}
+
+/* Asleep past its last scan: the flag is set and the snapshot says so
+ * (engine_idle sets the latter after the scan that found nothing), so a
+ * write now can only be harvested by a wake (or the bound). */
+static bool wait_asleep(struct engine *e, struct ctp_header *hdr,
+			struct snapshot *snap, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		if (atomic_load_explicit(&hdr->tracer_sleeping,
+					 memory_order_relaxed) == 1) {
+			engine_snapshot(e, snap);
+			if (snap->sleeping &&
+			    atomic_load_explicit(&hdr->tracer_sleeping,
+						 memory_order_relaxed) == 1)
+				return true;
+		}
 		it_sleep_us(200);
 	}
 	return false;
@@ -153,6 +183,7 @@ static void sleep_then_wake(bool no_futex)
 	cfg.argv = argv;
 	cfg.stations = 16;
 	cfg.sleep_timeout_ms = WAKE_SLEEP_BOUND_MS;
+	cfg.sleep_max_ms = WAKE_SLEEP_BOUND_MS;
 	cfg.no_futex = no_futex;
 	cfg.event_hook = it_events_hook;
 	cfg.hook_ctx = &col;
@@ -173,34 +204,32 @@ static void sleep_then_wake(bool no_futex)
 
 	send_cmd(ctl[1], ack[0], 'o');
 	send_cmd(ctl[1], ack[0], 'w');
-	assert_true(wait_count(&col, 1, 5000));
+	assert_true(wait_count(&col, 1, WAIT_MS));
 	it_events_get(&col, 0, &seen0);
 
-	/* (a) Idle: the engine goes to sleep, within 2 s. */
-	assert_true(wait_sleeping(hdr, 2000));
+	/* (a) Idle: the engine goes to sleep. */
+	assert_true(wait_sleeping(hdr, WAIT_MS));
 	t_idle = it_now() - seen0;
-	for (int i = 0; i < 2000 && !snap_sleeping; i++) {
-		engine_snapshot(e, &snap);
-		snap_sleeping = snap.sleeping;
-		if (!snap_sleeping)
-			it_sleep_ms(1);
-	}
+	snap_sleeping = wait_asleep(e, hdr, &snap, WAIT_MS);
 	print_message("%s: asleep %.1f ms after the last event\n",
 		      no_futex ? "socket" : "futex", (double)t_idle / 1e6);
-	assert_true(t_idle < 2000000000ull);
 	assert_true(snap_sleeping);
 
-	/* (b) A write while it sleeps is harvested promptly. */
+	/* (b) A write while it sleeps is harvested through a wake. */
 	engine_stats(e, &st0);
 	for (rounds = 0; rounds < WAKE_ROUNDS; rounds++) {
 		size_t n = it_events_count(&col);
 		struct harvest_event ev;
 		uint64_t seen;
 
-		assert_true(wait_sleeping(hdr, 2000));
-		it_sleep_ms(20); /* well into the futex/socket wait */
+		assert_true(wait_asleep(e, hdr, &snap, WAIT_MS));
 		send_cmd(ctl[1], ack[0], 'w');
-		assert_true(wait_count(&col, n + 1, 2 * WAKE_SLEEP_BOUND_MS));
+		if (!wait_count(&col, n + 1, WAKE_WAIT_MS))
+			fail_msg("%s: round %d: the write was not harvested "
+				 "within %u ms (engine sleep bound %u ms): a "
+				 "missed wake",
+				 no_futex ? "socket" : "futex", rounds,
+				 WAKE_WAIT_MS, WAKE_SLEEP_BOUND_MS);
 		ev = it_events_get(&col, n, &seen);
 		assert_int_equal(IT_ADDR_EVENT(ev.addr), rounds + 1);
 		lat[rounds] = seen > ev.ts ? seen - ev.ts : 0;
@@ -208,12 +237,17 @@ static void sleep_then_wake(bool no_futex)
 			"%s: wake round %d: write -> event_hook %.3f ms\n",
 			no_futex ? "socket" : "futex", rounds,
 			(double)lat[rounds] / 1e6);
-		if (lat[rounds] >= 1000000000ull) {
-			rounds++;
-			break; /* a missed wake; no need to wait out more */
-		}
 	}
-	engine_stats(e, &st1);
+	/* The socket path harvests on the waker thread before it wakes the
+	 * harvest thread, so the last round's event can reach us before its
+	 * wake is counted: wait for the count (deadline), then print. */
+	for (uint64_t end = it_now() + WAIT_MS * 1000000ull;;) {
+		engine_stats(e, &st1);
+		if (st1.futex_wakes - st0.futex_wakes >= WAKE_ROUNDS ||
+		    it_now() > end)
+			break;
+		it_sleep_ms(1);
+	}
 	print_message("%s: sleeps %llu, wakes %llu, socket bytes %llu, "
 		      "timeouts %llu\n",
 		      no_futex ? "socket" : "futex",
@@ -224,7 +258,8 @@ static void sleep_then_wake(bool no_futex)
 
 	send_cmd(ctl[1], ack[0], 'c');
 	assert_int_equal(write(ctl[1], "q", 1), 1);
-	for (int i = 0; i < 5000 && !engine_reap(e); i++)
+	for (uint64_t end = it_now() + WAIT_MS * 1000000ull;
+	     !engine_reap(e) && it_now() < end;)
 		it_sleep_ms(1);
 	assert_true(engine_reap(e));
 	engine_snapshot(e, &snap);
@@ -238,27 +273,24 @@ static void sleep_then_wake(bool no_futex)
 		qsort(sorted, (size_t)rounds, sizeof(sorted[0]), cmp_u64);
 		for (int i = 0; i < rounds; i++)
 			worst = lat[i] > worst ? lat[i] : worst;
+		/* Printed, not asserted: how fast is bench/wake_latency's. */
 		print_message("%s: wake latency median %.3f ms, worst %.3f ms "
-			      "(bound %llu ms, engine sleep bound %u ms)\n",
+			      "(engine sleep bound %u ms)\n",
 			      no_futex ? "socket" : "futex",
 			      (double)sorted[rounds / 2] / 1e6,
-			      (double)worst / 1e6,
-			      (unsigned long long)(WAKE_BOUND_NS / 1000000u),
-			      WAKE_SLEEP_BOUND_MS);
-		/* Every round woke the engine, not its own timeout... */
-		assert_true(worst < 1000000000ull);
+			      (double)worst / 1e6, WAKE_SLEEP_BOUND_MS);
 		assert_int_equal(rounds, WAKE_ROUNDS);
-		/* ...and typically within the bound. */
-		assert_true(sorted[rounds / 2] < WAKE_BOUND_NS);
 	}
+	/* Each write found the flag set (we waited for it), so the probe
+	 * took it and woke the engine: one socket byte per round. */
 	if (no_futex)
 		assert_true(st1.uds_bytes - st0.uds_bytes >= WAKE_ROUNDS);
-	/* No round waited out the sleep bound.  (Counting wakes exactly is
-	 * racy: a write that lands while the engine is between setting the
-	 * flag and blocking is harvested by a scan, so that round has neither
-	 * a sleep nor a wake; seen once in CI under ASan.) */
+	/* No round waited out the sleep bound.  Every round wrote after the
+	 * engine's last scan before its wait (wait_asleep), so every round
+	 * ended a sleep by a wake: the wait either blocked and was woken or
+	 * found the flag already taken back. */
 	assert_int_equal(st1.timeouts - st0.timeouts, 0);
-	assert_true(st1.futex_wakes - st0.futex_wakes >= 1);
+	assert_true(st1.futex_wakes - st0.futex_wakes >= WAKE_ROUNDS);
 
 	munmap(hdr, CTP_HEADER_SIZE);
 	close(ctl[1]);
@@ -324,11 +356,11 @@ static void kill_engine_target_survives(pid_t engine_pid, int out, int ctl)
 	int target, status, fd, sets = 0;
 
 	kill_pid[0] = engine_pid;
-	assert_true(read_until(out, "shm ", line, sizeof(line), 10000));
+	assert_true(read_until(out, "shm ", line, sizeof(line), WAIT_MS));
 	assert_int_equal(sscanf(line, "shm %511s %d", shm, &target), 2);
 	kill_pid[1] = target;
 	snprintf(leftover_shm, sizeof(leftover_shm), "%s", shm);
-	assert_true(more_ticks(out, 3, 5000));
+	assert_true(more_ticks(out, 3, WAIT_MS));
 	fd = open(shm, O_RDWR);
 	assert_true(fd >= 0);
 	hdr = mmap(NULL, CTP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -338,42 +370,44 @@ static void kill_engine_target_survives(pid_t engine_pid, int out, int ctl)
 
 	/* The engine dies without any cleanup. */
 	assert_int_equal(kill(engine_pid, SIGKILL), 0);
-	assert_int_equal(it_wait_pid(engine_pid, 10000, &status), 0);
+	assert_int_equal(it_wait_pid(engine_pid, WAIT_MS, &status), 0);
 	kill_pid[0] = 0;
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
 	/* The target goes on writing. */
-	assert_true(more_ticks(out, 10, 5000));
+	assert_true(more_ticks(out, 10, WAIT_MS));
 	/* Pretend a dead engine had gone to sleep: every write now tries to
 	 * wake it (socket or futex).  The probe must take the flag back and
 	 * carry on, never block or die. */
 	for (sets = 0; sets < 10; sets++) {
-		uint64_t end = it_now() + 3000000000ull;
+		uint64_t end = it_now() + WAIT_MS * 1000000ull;
 
 		atomic_store(&hdr->tracer_sleeping, 1);
 		while (atomic_load(&hdr->tracer_sleeping) == 1 &&
 		       it_now() < end)
 			it_sleep_us(200);
 		assert_int_equal(atomic_load(&hdr->tracer_sleeping), 0);
-		assert_true(more_ticks(out, 2, 3000));
+		assert_true(more_ticks(out, 2, WAIT_MS));
 	}
 	/* Told to stop, it stops by itself: exit 0, not SIGPIPE. */
 	assert_int_equal(write(ctl, "q", 1), 1);
-	assert_true(read_until(out, "stats ", line, sizeof(line), 5000));
+	assert_true(read_until(out, "stats ", line, sizeof(line), WAIT_MS));
 	wakes = strtoul(strstr(line, "wakes=") + 6, NULL, 10);
 	print_message("target after the engine's death: %d wake attempts, "
 		      "probe counted %lu, %s\n",
 		      sets, wakes, line);
 	assert_true(wakes >= (unsigned long)sets);
 	/* Orphaned, then re-parented to us (child subreaper). */
-	for (int i = 0; i < 5000; i++) {
+	for (uint64_t end = it_now() + WAIT_MS * 1000000ull;;) {
 		pid_t r = waitpid(target, &status, WNOHANG);
 
 		if (r == target)
 			break;
 		assert_true(r == 0 || (r < 0 && errno == ECHILD));
-		it_sleep_ms(1);
 		status = -1;
+		if (it_now() > end)
+			break;
+		it_sleep_ms(1);
 	}
 	kill_pid[1] = 0;
 	if (WIFSIGNALED(status))

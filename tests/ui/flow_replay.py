@@ -15,7 +15,6 @@ no golden; the screen it stops at (the end, paused again) has one.
 import os
 import re
 import subprocess
-import time
 
 import harness as h
 import normalize as nz
@@ -263,9 +262,16 @@ def flow_replay(fl):
             golden=False)
     # Play: 5 s of recording at x2 take 2.5 s, and then it stops.
     s1 = fl.step('play', keys=['Space'], marker=playing, golden=False)
-    time.sleep(0.5)
-    s2 = fl.capture()
-    p1, p2 = position(s1), position(s2)
+    p1 = position(s1)
+    # Waited for, not slept on: the next refresh that shows a later
+    # position (however long the machine takes to draw it).
+    try:
+        s2 = fl.wait(lambda s: bool(p1 and position(s) and
+                                    position(s)[0] > p1[0]),
+                     'playing: a later position', timeout=h.WAIT)
+    except h.Abort:
+        s2 = fl.capture()
+    p2 = position(s2)
     fl.check(p1 and p2 and 5000 <= p1[0] < p2[0],
              'playing: the position advances (%s, then %s)' % (
                  p1 and secs(p1[0]), p2 and secs(p2[0])),
@@ -273,7 +279,7 @@ def flow_replay(fl):
     s = fl.step('played-to-end',
                 marker=h.both(h.has(re.escape(title(END, speed=2))),
                               message('the target has exited; q quits')),
-                timeout=8)
+                timeout=h.WAIT)
     check_at(fl, s, END, 'played to the end', speed=2)
     s = fl.resize_step(80, 24, '80x24',
                        h.both(h.size(80, 24), h.has(r'^F1Help'),
