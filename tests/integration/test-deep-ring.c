@@ -75,6 +75,34 @@ static void gate_open(struct gate *g)
 	pthread_mutex_unlock(&g->mu);
 }
 
+/* An engine that owns a region, with this process's probe attached to it
+ * as a launched target's would be. */
+static struct engine *inproc_start(struct engine_config *cfg)
+{
+	char err[512], max[16];
+	struct engine *e = engine_create(cfg, err, sizeof(err));
+
+	if (!e || !engine_start(e, err, sizeof(err)))
+		fail_msg("engine: %s", err);
+	snprintf(max, sizeof(max), "%u", cfg->stations);
+	setenv(CTP_ENV_SHM, engine_shm_path(e), 1);
+	setenv(CTP_ENV_SOCK, engine_sock_path(e), 1);
+	setenv(CTP_ENV_MAX, max, 1);
+	if (!corotop_probe_init())
+		fail_msg("probe: %s", corotop_probe_status());
+	return e;
+}
+
+static void inproc_finish(struct engine *e)
+{
+	corotop_probe_shutdown();
+	engine_stop(e);
+	engine_destroy(e);
+	unsetenv(CTP_ENV_SHM);
+	unsetenv(CTP_ENV_SOCK);
+	unsetenv(CTP_ENV_MAX);
+}
+
 /* The coroutine as the engine sees it once it has `switches`, or NULL
  * after a 30 s deadline. */
 static const struct model_coro *
@@ -106,7 +134,6 @@ static uint64_t held_burst(unsigned depth, unsigned burst)
 	struct corotop_coro c;
 	struct snapshot snap;
 	struct engine *e;
-	char err[512], max[16];
 	uint64_t lost;
 
 	engine_config_defaults(&cfg);
@@ -115,17 +142,7 @@ static uint64_t held_burst(unsigned depth, unsigned burst)
 	cfg.linger_ns = 600ull * 1000000000u;
 	cfg.pass_hook = gate_hook;
 	cfg.hook_ctx = &g;
-	e = engine_create(&cfg, err, sizeof(err));
-	if (!e)
-		fail_msg("engine_create: %s", err);
-	if (!engine_start(e, err, sizeof(err)))
-		fail_msg("engine_start: %s", err);
-	snprintf(max, sizeof(max), "%u", cfg.stations);
-	setenv(CTP_ENV_SHM, engine_shm_path(e), 1);
-	setenv(CTP_ENV_SOCK, engine_sock_path(e), 1);
-	setenv(CTP_ENV_MAX, max, 1);
-	if (!corotop_probe_init())
-		fail_msg("probe: %s", corotop_probe_status());
+	e = inproc_start(&cfg);
 	snapshot_init(&snap);
 
 	corotop_coro_open(&c, IT_PROBE_ID(0));
@@ -150,13 +167,8 @@ static uint64_t held_burst(unsigned depth, unsigned burst)
 		assert_int_equal(mc->last_addr, IT_ADDR(0, burst));
 
 	corotop_coro_close(&c);
-	corotop_probe_shutdown();
-	engine_stop(e);
-	engine_destroy(e);
+	inproc_finish(e);
 	snapshot_finish(&snap);
-	unsetenv(CTP_ENV_SHM);
-	unsetenv(CTP_ENV_SOCK);
-	unsetenv(CTP_ENV_MAX);
 	return lost;
 }
 
@@ -185,22 +197,13 @@ static void test_asleep_only_when_the_rate_agrees(void **state)
 	struct corotop_coro c;
 	struct snapshot snap;
 	struct engine *e;
-	char err[512], max[16];
 	uint64_t end;
 	bool checked = false;
 
 	(void)state;
 	engine_config_defaults(&cfg);
 	cfg.stations = 16;
-	e = engine_create(&cfg, err, sizeof(err));
-	if (!e || !engine_start(e, err, sizeof(err)))
-		fail_msg("engine: %s", err);
-	snprintf(max, sizeof(max), "%u", cfg.stations);
-	setenv(CTP_ENV_SHM, engine_shm_path(e), 1);
-	setenv(CTP_ENV_SOCK, engine_sock_path(e), 1);
-	setenv(CTP_ENV_MAX, max, 1);
-	if (!corotop_probe_init())
-		fail_msg("probe: %s", corotop_probe_status());
+	e = inproc_start(&cfg);
 	snapshot_init(&snap);
 	corotop_coro_open(&c, IT_PROBE_ID(0));
 	for (unsigned i = 0; i < 20; i++)
@@ -220,13 +223,8 @@ static void test_asleep_only_when_the_rate_agrees(void **state)
 		}
 	}
 	corotop_coro_close(&c);
-	corotop_probe_shutdown();
-	engine_stop(e);
-	engine_destroy(e);
+	inproc_finish(e);
 	snapshot_finish(&snap);
-	unsetenv(CTP_ENV_SHM);
-	unsetenv(CTP_ENV_SOCK);
-	unsetenv(CTP_ENV_MAX);
 	if (!checked)
 		skip(); /* never saw both at once within the deadline */
 }
@@ -242,22 +240,14 @@ static void test_late_observer_history_is_before_start(void **state)
 	struct corotop_coro c;
 	struct snapshot snap;
 	struct engine *e, *o;
-	char err[512], max[16];
+	char err[512];
 	const struct model_coro *mc;
 	uint64_t end;
 
 	(void)state;
 	engine_config_defaults(&cfg);
 	cfg.stations = 16;
-	e = engine_create(&cfg, err, sizeof(err));
-	if (!e || !engine_start(e, err, sizeof(err)))
-		fail_msg("engine: %s", err);
-	snprintf(max, sizeof(max), "%u", cfg.stations);
-	setenv(CTP_ENV_SHM, engine_shm_path(e), 1);
-	setenv(CTP_ENV_SOCK, engine_sock_path(e), 1);
-	setenv(CTP_ENV_MAX, max, 1);
-	if (!corotop_probe_init())
-		fail_msg("probe: %s", corotop_probe_status());
+	e = inproc_start(&cfg);
 	snapshot_init(&snap);
 	corotop_coro_open(&c, IT_PROBE_ID(0));
 	/* Four bursts the owner reads one by one (deadline): 100 events,
@@ -291,13 +281,8 @@ static void test_late_observer_history_is_before_start(void **state)
 	engine_stop(o);
 	engine_destroy(o);
 	corotop_coro_close(&c);
-	corotop_probe_shutdown();
-	engine_stop(e);
-	engine_destroy(e);
+	inproc_finish(e);
 	snapshot_finish(&snap);
-	unsetenv(CTP_ENV_SHM);
-	unsetenv(CTP_ENV_SOCK);
-	unsetenv(CTP_ENV_MAX);
 }
 
 int main(void)
