@@ -132,10 +132,12 @@ static uint64_t fx_clock(void)
 	return fx_now_ns;
 }
 
-static int setup(void **state)
+/* A fixture over a region of NST stations plus `extra` bytes after them,
+ * its header extension flags `flags`. */
+static struct fx *fx_create(size_t extra, uint32_t flags)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	size_t size = (size_t)ctp_region_size(NST);
+	size_t size = (size_t)ctp_region_size(NST) + extra;
 
 	f->hdr = aligned_alloc(1024, size);
 	memset(f->hdr, 0, size);
@@ -144,7 +146,7 @@ static int setup(void **state)
 	f->hdr->max_stations = NST;
 	f->hdr->ext.magic = CTP_HX_MAGIC;
 	f->hdr->ext.version = CTP_HX_VERSION;
-	f->hdr->ext.flags = CTP_HX_FREELIST;
+	f->hdr->ext.flags = flags;
 	atomic_store(&f->hdr->allocated_count, NST);
 	f->st = (struct ctp_station *)((char *)f->hdr + CTP_HEADER_SIZE);
 	f->r = calloc(1, sizeof(*f->r));
@@ -153,7 +155,12 @@ static int setup(void **state)
 	assert_true(harvest_init(&f->h, f->hdr, NST, true));
 	f->h.clock = fx_clock;
 	F = f;
-	*state = f;
+	return f;
+}
+
+static int setup(void **state)
+{
+	*state = fx_create(0, CTP_HX_FREELIST);
 	return 0;
 }
 

@@ -40,30 +40,13 @@ static struct ctp_epoch *deep_ring(struct fx *f, uint32_t st)
 
 static int setup_deep(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	size_t size =
-		(size_t)(ctp_region_size(NST) + ctp_deep_size(NST, DEPTH));
+	struct fx *f = fx_create((size_t)ctp_deep_size(NST, DEPTH),
+				 CTP_HX_FREELIST | CTP_HX_DEEP);
 
-	f->hdr = aligned_alloc(1024, size);
-	memset(f->hdr, 0, size);
-	f->hdr->magic = CTP_MAGIC;
-	f->hdr->version = CTP_VERSION;
-	f->hdr->max_stations = NST;
-	f->hdr->ext.magic = CTP_HX_MAGIC;
-	f->hdr->ext.version = CTP_HX_VERSION;
-	f->hdr->ext.flags = CTP_HX_FREELIST | CTP_HX_DEEP;
-	atomic_store(&f->hdr->allocated_count, NST);
-	f->st = (struct ctp_station *)((char *)f->hdr + CTP_HEADER_SIZE);
 	deep_of(f)->magic = CTP_DEEP_MAGIC;
 	deep_of(f)->depth = DEPTH;
 	deep_of(f)->stations = NST;
-	f->r = calloc(1, sizeof(*f->r));
-	f->sink = (struct harvest_sink){on_open, on_event, on_lost, on_close,
-					f->r};
-	assert_true(harvest_init(&f->h, f->hdr, NST, true));
-	f->h.clock = fx_clock;
 	harvest_set_deep(&f->h, deep_of(f), DEPTH);
-	F = f;
 	*state = f;
 	return 0;
 }
