@@ -34,6 +34,15 @@
  * PPT_STRESS_SECONDS sets a run's length (at least: the writers also go on
  * until the counter wrapped and the reader delivered more than a ring).
  *
+ * One thing the protocol can not protect, and no reader can detect: a
+ * writer lapped by the others in the middle of its frame (the scheduler
+ * stopped it while a whole ring of newer frames was taken) stores the rest
+ * of its body and its back over a newer frame, and a copy made meanwhile
+ * matches front and back of the newer frame with the old body.  Each
+ * writer checks, once its frame is complete, whether the counter went a
+ * ring past its index; a bad copy is only allowed when that happened (at
+ * most two per such frame), and never otherwise.
+ *
  * What the runs must show is forced, not left to the scheduler: the extra
  * lap overwrites the writers' last index before the drain reads it (a loss
  * in every run), and after the drain the main thread, which owns the
@@ -88,6 +97,7 @@ struct ps {
 	_Atomic uint64_t written; /* indexes taken, all writers */
 	_Atomic bool stop_reader;
 	_Atomic uint64_t delivered; /* the reader's, published for writers */
+	_Atomic uint64_t overrun;   /* frames whose writer was lapped */
 	/* Owned by whoever reads (the reader thread, then main, joined). */
 	struct pptreader r;
 	uint32_t last; /* last index delivered, 0: none */
@@ -162,6 +172,11 @@ static void ps_write(struct ps *p, uint32_t tag, enum ps_mode mode)
 	if (mode == PS_PACED && i % PS_PAUSE_EVERY == 0)
 		it_sleep_us(PS_PAUSE_US); /* may stall the reader: torn */
 	ps_write_back(p, i, tag);
+	/* Lapped mid-frame: index i + PS_FRAMES (same slot) was taken before
+	 * our back was stored.  relaxed: a count, read after the joins. */
+	if ((uint32_t)(atomic_load_explicit(&p->next, memory_order_relaxed) -
+		       i) > PS_FRAMES)
+		atomic_fetch_add_explicit(&p->overrun, 1, memory_order_relaxed);
 }
 
 static void *ps_writer_main(void *arg)
@@ -289,7 +304,7 @@ static void ps_run(enum ps_mode mode)
 	struct ps *p = calloc(1, sizeof(*p));
 	struct ps_writer w[PS_WRITERS];
 	pthread_t wt[PS_WRITERS], rt;
-	uint64_t written, far;
+	uint64_t written, far, overrun;
 	uint32_t next;
 	const struct pptreader_stats *s;
 
@@ -332,19 +347,22 @@ static void ps_run(enum ps_mode mode)
 	next = atomic_load_explicit(&p->next, memory_order_relaxed);
 
 	s = &p->r.st;
+	overrun = atomic_load_explicit(&p->overrun, memory_order_relaxed);
 	printf("ppt-reader-stress (%s): written %llu, delivered %llu, lost "
-	       "%llu, "
-	       "torn %llu, stalls %llu, polls %llu\n",
+	       "%llu, torn %llu, stalls %llu, polls %llu; writers lapped "
+	       "mid-frame %llu, bad copies %llu\n",
 	       mode == PS_FULL	  ? "full speed"
 	       : mode == PS_YIELD ? "yield"
 				  : "paced",
 	       (unsigned long long)written, (unsigned long long)s->delivered,
 	       (unsigned long long)s->lost, (unsigned long long)s->torn,
-	       (unsigned long long)s->stalls, (unsigned long long)p->polls);
+	       (unsigned long long)s->stalls, (unsigned long long)p->polls,
+	       (unsigned long long)overrun, (unsigned long long)p->bad_check);
 	assert_int_equal(p->r.cursor, next);
 	assert_true(s->delivered + s->lost + s->torn == written);
 	assert_true(ps_span(PS_START, next) == written);
-	assert_int_equal(p->bad_check, 0);
+	/* No bad copy, unless a writer was lapped mid-frame (see above). */
+	assert_true(p->bad_check <= 2 * overrun);
 	assert_int_equal(p->bad_order, 0);
 	assert_int_equal(p->bad_accounting, 0);
 	/* The run did what it is for, on any machine: wrapped and delivered
