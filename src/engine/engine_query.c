@@ -59,8 +59,10 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	out->observer = !e->region.owner;
 	out->target = e->target;
 	out->error = e->error;
-	out->warning = engine_rec_warning(e);
+	/* The recorder's books first: one that says "stopped" is followed
+	 * by its warning, never the other way round. */
 	engine_rec_snapshot(e, &out->record);
+	out->warning = engine_rec_warning(e);
 	out->symtab = &e->symtab;
 	lints = e->cfg.lints;
 	out->t.running = out->t.suspended = out->t.dead = 0;

@@ -2,11 +2,14 @@
  * fuzz-harvest: the harvester against regions made of arbitrary bytes.
  *
  * The input is split into an initial image of a small region (header plus
- * FUZZ_STATIONS stations) and a tail of edit commands that overwrite bytes
- * between scans, which is how a hostile or buggy writer looks to us.  The
+ * FUZZ_STATIONS stations plus a deep area of FUZZ_DEPTH epochs a station)
+ * and a tail of edit commands that overwrite bytes between scans, which is
+ * how a hostile or buggy writer looks to us.  The harvester's clock moves
+ * 40 ms a scan, so stations of no known style get decided too.  The
  * harvester must never crash, hang or read outside the mapping, and its
  * accounting must stay consistent: delivered events per station strictly
- * increase, and the sink's counts agree with the harvester's.
+ * increase, the sink's counts agree with the harvester's, and per
+ * occupancy delivered + lost never exceeds the numbers walked.
  *
  * Built as a libFuzzer target with clang (-Dfuzz=true) and, always, with
  * tests/fuzz/driver.c, which replays a seeded pseudo-random corpus in the
@@ -20,13 +23,23 @@
 
 #define FUZZ_STATIONS 4
 #define FUZZ_SCANS 16
+#define FUZZ_DEPTH 16u
 
 struct fuzz_sink_state {
 	uint64_t events;
 	uint64_t lost;
 	uint64_t last_n[FUZZ_STATIONS];
+	/* This occupancy's deliveries and losses (saturating). */
+	uint64_t got[FUZZ_STATIONS], gone[FUZZ_STATIONS];
 	int seen[FUZZ_STATIONS];
 };
+
+static uint64_t fuzz_ns;
+
+static uint64_t fuzz_clock(void)
+{
+	return fuzz_ns;
+}
 
 static void fuzz_on_open(void *ctx, uint32_t st, uint64_t id, uint64_t birth)
 {
@@ -37,6 +50,7 @@ static void fuzz_on_open(void *ctx, uint32_t st, uint64_t id, uint64_t birth)
 	if (st >= FUZZ_STATIONS)
 		abort();
 	s->seen[st] = 0;
+	s->got[st] = s->gone[st] = 0;
 }
 
 static void fuzz_on_event(void *ctx, const struct harvest_event *ev)
@@ -51,6 +65,7 @@ static void fuzz_on_event(void *ctx, const struct harvest_event *ev)
 	s->seen[ev->station] = 1;
 	s->last_n[ev->station] = ev->n;
 	s->events++;
+	s->got[ev->station]++;
 }
 
 static void fuzz_on_lost(void *ctx, uint32_t st, uint64_t count)
@@ -60,6 +75,8 @@ static void fuzz_on_lost(void *ctx, uint32_t st, uint64_t count)
 	if (st >= FUZZ_STATIONS || count == 0)
 		abort();
 	s->lost += count;
+	s->gone[st] = s->gone[st] > UINT64_MAX - count ? UINT64_MAX
+						       : s->gone[st] + count;
 }
 
 static void fuzz_on_close(void *ctx, uint32_t st)
@@ -73,7 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	size_t region = CTP_HEADER_SIZE + FUZZ_STATIONS * CTP_STATION_SIZE;
+	size_t stations = CTP_HEADER_SIZE + FUZZ_STATIONS * CTP_STATION_SIZE;
+	size_t region = stations + (size_t)ctp_deep_size(FUZZ_STATIONS,
+							 FUZZ_DEPTH);
 	struct fuzz_sink_state st = {0};
 	const struct harvest_sink sink = {
 		.open = fuzz_on_open,
@@ -103,9 +122,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(mem);
 		return 0;
 	}
+	h.clock = fuzz_clock;
+	fuzz_ns = 1;
+	harvest_set_deep(&h, (struct ctp_deep *)(void *)(mem + stations),
+			 FUZZ_DEPTH);
 	pos = 1 + image;
 	for (int scan = 0; scan < FUZZ_SCANS; scan++) {
 		harvest_scan(&h, &sink);
+		fuzz_ns += 40000000;
+		for (unsigned i = 0; i < FUZZ_STATIONS; i++) {
+			const struct harvest_station *hs = &h.state[i];
+
+			/* Only numbers the walk passed are delivered or
+			 * lost (literal give-ups are neither). */
+			if (hs->state == HARVEST_LIVE &&
+			    st.got[i] + st.gone[i] > hs->expected - hs->first &&
+			    st.gone[i] != UINT64_MAX)
+				abort();
+		}
 		/* Edit: 2-byte offset, 1-byte length, bytes. */
 		if (pos + 3 <= size) {
 			size_t off = ((size_t)data[pos] << 8 | data[pos + 1]) %

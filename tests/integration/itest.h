@@ -65,6 +65,19 @@ static inline void it_sleep_ms(unsigned ms)
 
 /* ---- event collector for engine_config.event_hook ---- */
 
+/* Writer side: one ack byte, or false after a 60 s deadline. */
+static inline bool it_await_ack(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char c;
+
+	if (poll(&p, 1, 60000) != 1 || read(fd, &c, 1) != 1) {
+		fprintf(stderr, "no ack from the test\n");
+		return false;
+	}
+	return true;
+}
+
 #ifdef COROTOP_HARVEST_H
 struct it_events {
 	pthread_mutex_t mu;
@@ -116,6 +129,27 @@ static inline void it_events_hook(void *ctx, const struct harvest_event *ev)
 	c->n++;
 	pthread_mutex_unlock(&c->mu);
 	atomic_fetch_add_explicit(&c->count, 1, memory_order_release);
+}
+
+/*
+ * A writer paced to the harvester, never to a clock: the collector, plus one
+ * ack byte written to ack_w for every per_round events delivered.  The
+ * writer reads one byte per round (it_await_ack), so it is never more than a
+ * round ahead of the harvest and no ring can lap, however slow the machine.
+ */
+struct it_pace {
+	struct it_events col;
+	int ack_w;
+	size_t per_round, delivered; /* harvest thread only */
+};
+
+static inline void it_pace_hook(void *ctx, const struct harvest_event *ev)
+{
+	struct it_pace *p = ctx;
+
+	it_events_hook(&p->col, ev);
+	if (++p->delivered % p->per_round == 0 && write(p->ack_w, "k", 1) != 1)
+		fprintf(stderr, "it_pace: ack write failed\n");
 }
 
 static inline size_t it_events_count(struct it_events *c)

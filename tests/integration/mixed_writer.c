@@ -158,19 +158,6 @@ static void literal_record(struct mixed *m, struct hand *h, uint64_t addr,
 	wake(m, false);
 }
 
-/* One byte from the test, or a clear failure after a long deadline. */
-static bool await_ack(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	char c;
-
-	if (poll(&p, 1, 60000) != 1 || read(fd, &c, 1) != 1) {
-		fprintf(stderr, "mixed: no ack from the test\n");
-		return false;
-	}
-	return true;
-}
-
 int main(int argc, char **argv)
 {
 	struct mixed m = {0};
@@ -213,7 +200,7 @@ int main(int argc, char **argv)
 			literal_record(&m, &li[j], IT_ADDR(3 * j + 2, e),
 				       (int)(e & 1));
 		}
-		if (ack >= 0 && !await_ack(ack))
+		if (ack >= 0 && !it_await_ack(ack))
 			return 1;
 	}
 	for (unsigned j = 0; j < n; j++) {

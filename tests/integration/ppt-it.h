@@ -84,7 +84,7 @@ static __attribute__((unused)) void target_state(struct target *t, int *hmem,
 /* Wait until corotop has published the buffer (its _hmem is set). */
 static __attribute__((unused)) void wait_published(struct target *t)
 {
-	uint64_t end = it_now() + 10000000000ull;
+	uint64_t end = it_now() + 30000000000ull;
 	int hmem = 0, stat = 0;
 
 	while (it_now() < end) {

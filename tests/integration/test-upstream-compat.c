@@ -52,7 +52,10 @@ static void test_upstream_sdk_into_our_engine(void **state)
 {
 	enum { M = 8, K = 300 };
 	/* 2 ms after every round of 8 events; 30 ms every 400 events, long
-	 * enough for the engine to fall asleep so the socket wake runs. */
+	 * enough for the engine to fall asleep so the socket wake runs; and
+	 * each round waits for the engine to deliver the one before
+	 * (it_pace), so no ring can lap however slow the machine. */
+	char ackfd[16];
 	char *argv[] = {ITEST_UPSTREAM_WRITER,
 			"seq",
 			"8",
@@ -61,10 +64,13 @@ static void test_upstream_sdk_into_our_engine(void **state)
 			"2000",
 			"400",
 			"30",
+			ackfd,
 			NULL};
+	int p[2];
 	struct engine_config cfg;
 	/* static: a failed test's teardown still reaches them */
-	static struct it_events col;
+	static struct it_pace pace;
+	struct it_events *colp = &pace.col;
 	unsigned next_e[M] = {0};
 	uint32_t station[M];
 	struct ctp_header *hdr;
@@ -73,15 +79,23 @@ static void test_upstream_sdk_into_our_engine(void **state)
 	int fd;
 
 	(void)state;
-	it_events_init(&col);
+	memset(&pace, 0, sizeof(pace));
+	it_events_init(&pace.col);
+	assert_int_equal(pipe(p), 0);
+	fcntl(p[1], F_SETFD, FD_CLOEXEC); /* the writer keeps p[0] only */
+	snprintf(ackfd, sizeof(ackfd), "%d", p[0]);
+	pace.ack_w = p[1];
+	pace.per_round = M;
 	engine_config_defaults(&cfg);
 	cfg.argv = argv;
 	cfg.stations = 32;
 	cfg.linger_ns = 600ull * 1000000000u;
-	cfg.event_hook = it_events_hook;
-	cfg.hook_ctx = &col;
+	cfg.event_hook = it_pace_hook;
+	cfg.hook_ctx = &pace;
 	if (!it_run_target(&cfg, 60000, &r))
 		fail_msg("engine: %s", r.err);
+	close(p[0]);
+	close(p[1]);
 	if (!r.exited || r.exit_code != 0)
 		fail_msg("upstream writer: exit %d %s", r.exit_code, r.err);
 	/* Lost events here mean the engine slept through a socket wake and
@@ -89,17 +103,17 @@ static void test_upstream_sdk_into_our_engine(void **state)
 	print_message("upstream -> engine: harvested %zu, lost %llu, "
 		      "socket wake bytes %llu, sleeps %llu, sleeps ended by "
 		      "the bound %llu\n",
-		      col.n, (unsigned long long)r.snap.t.lost,
+		      colp->n, (unsigned long long)r.snap.t.lost,
 		      (unsigned long long)r.stats.uds_bytes,
 		      (unsigned long long)r.stats.sleeps,
 		      (unsigned long long)r.stats.timeouts);
 
-	assert_int_equal(col.n, M * K);
+	assert_int_equal(colp->n, M * K);
 	assert_int_equal(r.snap.t.events, M * K);
 	assert_int_equal(r.snap.t.lost, 0);
 	assert_int_equal(r.snap.t.untraced, 0);
-	for (size_t i = 0; i < col.n; i++) {
-		const struct harvest_event *ev = &col.ev[i];
+	for (size_t i = 0; i < colp->n; i++) {
+		const struct harvest_event *ev = &colp->ev[i];
 		uint64_t c = IT_ADDR_CORO(ev->addr);
 		uint64_t e = IT_ADDR_EVENT(ev->addr);
 
@@ -150,7 +164,7 @@ static void test_upstream_sdk_into_our_engine(void **state)
 	}
 	munmap(hdr, size);
 	it_run_finish(&r);
-	it_events_free(&col);
+	it_events_free(&pace.col);
 }
 
 /* ---- our probe -> a region laid out by the upstream Go engine ---- */

@@ -16,10 +16,12 @@
  *
  * So every slot counts its own writes (+2 each), the "slot style" of ctp.h.
  *
- *   upstream_writer seq M K EVERY US PAUSE_EVERY PAUSE_MS
+ *   upstream_writer seq M K EVERY US PAUSE_EVERY PAUSE_MS [ACKFD]
  *     M coroutines, K events each, round-robin (payload as in itest.h);
  *     sleep US every EVERY events and PAUSE_MS every PAUSE_EVERY events
- *     (long enough for an engine to fall asleep, so the socket wake runs).
+ *     (long enough for an engine to fall asleep, so the socket wake runs);
+ *     with ACKFD, read one byte from it after each round of M events, which
+ *     the test writes once the round is delivered (itest.h it_pace).
  *
  * Prints "upstream wakes=N untraced=N" on stderr; exit 0, or 77 when the
  * CTP_* environment is missing.
@@ -147,6 +149,7 @@ int main(int argc, char **argv)
 	struct up_coro *co;
 	unsigned m, k, every, us, pause_every, pause_ms;
 	unsigned long count = 0;
+	int ack = -1;
 
 	if (argc < 8 || strcmp(argv[1], "seq")) {
 		fprintf(stderr, "usage: upstream_writer seq M K EVERY US "
@@ -159,6 +162,8 @@ int main(int argc, char **argv)
 	us = (unsigned)strtoul(argv[5], NULL, 10);
 	pause_every = (unsigned)strtoul(argv[6], NULL, 10);
 	pause_ms = (unsigned)strtoul(argv[7], NULL, 10);
+	if (argc > 8)
+		ack = atoi(argv[8]);
 	if (up_attach(&u) < 0) {
 		fprintf(stderr, "upstream: no cTP environment\n");
 		return 77;
@@ -177,6 +182,8 @@ int main(int argc, char **argv)
 			if (pause_every && count % pause_every == 0)
 				it_sleep_ms(pause_ms);
 		}
+		if (ack >= 0 && !it_await_ack(ack))
+			return 1;
 	}
 	for (unsigned c = 0; c < m; c++)
 		up_close(&co[c]);

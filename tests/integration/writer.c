@@ -107,7 +107,9 @@ static int writer_seq(unsigned m, unsigned k, unsigned every, unsigned us)
 /* Wait until a birth will find a station: fresh, or recycled. */
 static void writer_wait_station(const struct ctp_header *hdr, uint32_t max)
 {
-	uint64_t end = it_now() + 10000000000ull;
+	/* A deadline, not a pace: a loaded machine may keep the engine
+	 * from recycling for a while. */
+	uint64_t end = it_now() + 60000000000ull;
 
 	while (it_now() < end) {
 		if (atomic_load_explicit(&hdr->allocated_count,
@@ -118,7 +120,7 @@ static void writer_wait_station(const struct ctp_header *hdr, uint32_t max)
 			return;
 		it_sleep_us(100);
 	}
-	fprintf(stderr, "writer churn: no free station after 10 s\n");
+	fprintf(stderr, "writer churn: no free station after 60 s\n");
 }
 
 static int writer_churn(unsigned total, unsigned live, unsigned k, unsigned us)
