@@ -366,6 +366,9 @@ static void engine_tick(struct engine *e)
 		e->cfg.publish_hook(e->cfg.hook_ctx);
 }
 
+/* How long the loop keeps scanning without pauses after a loss. */
+#define ENGINE_CHASE_NS 50000000ull
+
 static void engine_harvest_loop(struct engine *e)
 {
 	uint64_t tick_ns = (uint64_t)e->cfg.tick_ms * 1000000u;
@@ -378,6 +381,8 @@ static void engine_harvest_loop(struct engine *e)
 	unsigned nhot = 0;
 	bool dirty = harvest_has_dirty(&e->harvest) && e->region.owner;
 	unsigned empty = 0;
+	/* No pause between busy passes until then (below). */
+	uint64_t chase_until = 0;
 
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		uint64_t lost0 = e->harvest.count.lost;
@@ -416,9 +421,23 @@ static void engine_harvest_loop(struct engine *e)
 		 * writer is lapping us, sleeping now would make it worse. */
 		if (n || e->harvest.count.lost != lost0) {
 			empty = 0;
-			if (e->harvest.count.lost == lost0 &&
-			    e->cfg.scan_interval_us)
+			/* A loss means a writer outruns the pacing: chase it,
+			 * pass after pass, for ENGINE_CHASE_NS after the last
+			 * loss, or until a pass finds nothing.  Pausing right
+			 * after catching up would let a flat-out writer lap
+			 * its ring again during every pause; a target that
+			 * loses nothing still costs one pass per pause. */
+			if (e->harvest.count.lost != lost0)
+				chase_until = now + ENGINE_CHASE_NS;
+			else if (now >= chase_until && e->cfg.scan_interval_us)
 				engine_pace(e);
+			continue;
+		}
+		if (now < chase_until) {
+			/* Chasing: an empty pass only means we reached a
+			 * write in progress; look again without the cost of
+			 * the sleep contract (its barrier, the futex). */
+			sched_yield();
 			continue;
 		}
 		if (++empty < e->cfg.idle_scans) {
