@@ -435,9 +435,10 @@ static void engine_harvest_loop(struct engine *e)
 		}
 		if (now < chase_until) {
 			/* Chasing: an empty pass only means we reached a
-			 * write in progress; look again without the cost of
-			 * the sleep contract (its barrier, the futex). */
-			sched_yield();
+			 * write in progress; look again at once, without the
+			 * sleep contract (its barrier, the futex) and without
+			 * sched_yield, which on a loaded machine hands the
+			 * CPU to a busy loop for a whole slice. */
 			continue;
 		}
 		if (++empty < e->cfg.idle_scans) {
