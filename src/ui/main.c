@@ -264,6 +264,11 @@ static int main_run(struct main_loop *m)
 		main_print(m);
 		if (m->cli.iterations && m->printed >= m->cli.iterations)
 			return 0;
+		/* An observer whose engine stopped (a region truncated under
+		 * it) has nothing more to show: end now, the caller turns the
+		 * error into exit 1, rather than repeat it until -n. */
+		if (m->snap.observer && m->snap.error)
+			return 0;
 	}
 }
 

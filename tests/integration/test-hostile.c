@@ -25,6 +25,7 @@
 
 #include <dirent.h>
 
+#include "corotop/ctp.h"
 #include "itest.h"
 #include "json-check.h"
 
@@ -274,6 +275,57 @@ static void test_convert_output_safety(void **state)
 	assert_int_equal(st.st_uid, geteuid());
 }
 
+/*
+ * An observed region truncated while corotop watches it: the engine stops
+ * on the SIGBUS, the snapshots say so ("engine stopped" with the error,
+ * never "harvesting"), and the run (no -n) ends and exits 1 naming it,
+ * instead of printing the error forever or exiting 0.
+ */
+static void test_truncated_observer_exits_1(void **state)
+{
+	char path[300];
+	char *argv[] = {ITEST_COROTOP, "-b", "-d", "1", "--shm", path, NULL};
+	struct ctp_header h;
+	struct ctp_epoch e;
+	struct proc p;
+	size_t off = 0;
+	char *line;
+	int fd, status;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/region.shm", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)ctp_region_size(4)), 0);
+	memset(&h, 0, sizeof(h));
+	h.magic = CTP_MAGIC;
+	h.version = CTP_VERSION;
+	h.max_stations = 4;
+	h.allocated_count = 1;
+	assert_int_equal(pwrite(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	/* One event of an SDK-style writer on station 0. */
+	memset(&e, 0, sizeof(e));
+	e.seq = 2;
+	e.tid = 1;
+	assert_int_equal(
+		pwrite(fd, &e, sizeof(e),
+		       CTP_HEADER_SIZE + offsetof(struct ctp_station, slots)),
+		(ssize_t)sizeof(e));
+	close(fd);
+	proc_start(&p, argv);
+	line = proc_next_line(&p, &off, 30000);
+	if (!line)
+		fail_msg("no first snapshot: %s", p.ebuf ? p.ebuf : "");
+	free(line);
+	assert_int_equal(truncate(path, 0), 0);
+	status = proc_finish(&p, 60000);
+	print_message("exit %d; stderr: %s", exit_code(status), p.ebuf);
+	assert_int_equal(exit_code(status), 1);
+	assert_non_null(strstr(p.ebuf, "SIGBUS"));
+	assert_non_null(strstr(p.obuf, "engine stopped"));
+	proc_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +336,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_usage_up_front, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_convert_output_safety,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_observer_exits_1,
 						setup, teardown),
 	};
 
