@@ -183,20 +183,20 @@ static void test_double_keys(void **state)
  * a real one is shown whole. */
 static void test_tid_cell_fits(void **state)
 {
-	struct snapshot one;
+	struct snapshot snap;
 	struct model_coro c;
 	char cell[96];
 
 	(void)state;
-	memset(&one, 0, sizeof(one));
+	memset(&snap, 0, sizeof(snap));
 	memset(&c, 0, sizeof(c));
 	c.switches = 1;
 	c.last_tid = 4194304;
-	column_table[COL_TID].cell(cell, sizeof(cell), &one, &c);
+	column_table[COL_TID].cell(cell, sizeof(cell), &snap, &c);
 	assert_string_equal(cell, "4194304");
 	assert_true((int)strlen(cell) <= column_table[COL_TID].width);
 	c.last_tid = 18446744073709551615ull;
-	column_table[COL_TID].cell(cell, sizeof(cell), &one, &c);
+	column_table[COL_TID].cell(cell, sizeof(cell), &snap, &c);
 	assert_string_equal(cell, "?");
 }
 
