@@ -29,22 +29,14 @@ static void cell_state(char *b, size_t n, const struct snapshot *s,
 	snprintf(b, n, "%c", c->state);
 }
 
-/* Largest thread id Linux hands out (PID_MAX_LIMIT on 64-bit). */
-#define COLUMN_TID_MAX 4194304u
-
 static void cell_tid(char *b, size_t n, const struct snapshot *s,
 		     const struct model_coro *c)
 {
 	(void)s;
-	/* The writer stores the tid: a value no thread can have is shown as
-	 * "?", never cut to the column's width (it would read as another
-	 * number).  JSON keeps the raw value. */
-	if (!c->switches)
-		snprintf(b, n, "-");
-	else if (c->last_tid > COLUMN_TID_MAX)
-		snprintf(b, n, "?");
-	else
+	if (c->switches)
 		numtext_dec(b, n, c->last_tid);
+	else
+		snprintf(b, n, "-");
 }
 
 static void cell_age(char *b, size_t n, const struct snapshot *s,

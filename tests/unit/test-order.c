@@ -178,28 +178,6 @@ static void test_double_keys(void **state)
 	order_finish(&o);
 }
 
-/* A tid no thread can have (the writer stores it) is shown as "?", never
- * cut to the column's 7 characters, where it would read as another number;
- * a real one is shown whole. */
-static void test_tid_cell_fits(void **state)
-{
-	struct snapshot snap;
-	struct model_coro c;
-	char cell[96];
-
-	(void)state;
-	memset(&snap, 0, sizeof(snap));
-	memset(&c, 0, sizeof(c));
-	c.switches = 1;
-	c.last_tid = 4194304;
-	column_table[COL_TID].cell(cell, sizeof(cell), &snap, &c);
-	assert_string_equal(cell, "4194304");
-	assert_true((int)strlen(cell) <= column_table[COL_TID].width);
-	c.last_tid = 18446744073709551615ull;
-	column_table[COL_TID].cell(cell, sizeof(cell), &snap, &c);
-	assert_string_equal(cell, "?");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,7 +185,6 @@ int main(void)
 		cmocka_unit_test(test_full_keys),
 		cmocka_unit_test(test_presorted_and_small),
 		cmocka_unit_test(test_double_keys),
-		cmocka_unit_test(test_tid_cell_fits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
