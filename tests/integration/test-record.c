@@ -393,7 +393,8 @@ struct books {
 	bool stopped;
 };
 
-static struct books books_of(const char *line, bool *warned)
+static __attribute__((unused)) struct books books_of(const char *line,
+						     bool *warned)
 {
 	struct books b;
 	struct jv v;
