@@ -385,12 +385,18 @@ static void engine_harvest_loop(struct engine *e)
 	uint64_t chase_until = 0;
 
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
-		uint64_t lost0 = e->harvest.count.lost;
-		uint64_t now;
+		uint64_t lost0, lost1, now;
+		bool upstream;
 		size_t n;
 
 		if (e->cfg.pass_hook)
 			e->cfg.pass_hook(e->cfg.hook_ctx);
+		/* The counters under the lock: the socket thread's passes
+		 * write them too. */
+		pthread_mutex_lock(&e->lock);
+		lost0 = e->harvest.count.lost;
+		upstream = e->harvest.saw_upstream;
+		pthread_mutex_unlock(&e->lock);
 		now = engine_now(CLOCK_MONOTONIC);
 
 		/* Dirty scans while every writer marks; a full scan at least
@@ -398,8 +404,7 @@ static void engine_harvest_loop(struct engine *e)
 		 * never marks) writes to the region. */
 		if (nhot && now < next_paced) {
 			n = engine_scan_hot(e, hot, nhot);
-		} else if (dirty && !e->harvest.saw_upstream &&
-			   now < next_full) {
+		} else if (dirty && !upstream && now < next_full) {
 			n = engine_scan_dirty(e);
 			next_paced = now + pace_ns;
 		} else {
@@ -407,9 +412,13 @@ static void engine_harvest_loop(struct engine *e)
 			next_full = now + full_ns;
 			next_paced = now + pace_ns;
 		}
-		/* Harvest thread only: no lock needed to read hot[]. */
+		/* Under the lock: the socket thread's passes (engine_scan in
+		 * engine_waker_loop) rewrite hot[] too (TSan saw the race). */
+		pthread_mutex_lock(&e->lock);
 		nhot = e->harvest.nhot;
 		memcpy(hot, e->harvest.hot, nhot * sizeof(hot[0]));
+		lost1 = e->harvest.count.lost;
+		pthread_mutex_unlock(&e->lock);
 		now = engine_now(CLOCK_MONOTONIC);
 
 		if (now >= next_tick) {
@@ -419,7 +428,7 @@ static void engine_harvest_loop(struct engine *e)
 		engine_ct_poll(e, now);
 		/* A scan that only counted losses is activity too: the
 		 * writer is lapping us, sleeping now would make it worse. */
-		if (n || e->harvest.count.lost != lost0) {
+		if (n || lost1 != lost0) {
 			empty = 0;
 			/* A loss means a writer outruns the pacing: chase it,
 			 * pass after pass, for ENGINE_CHASE_NS after the last
@@ -427,7 +436,7 @@ static void engine_harvest_loop(struct engine *e)
 			 * after catching up would let a flat-out writer lap
 			 * its ring again during every pause; a target that
 			 * loses nothing still costs one pass per pause. */
-			if (e->harvest.count.lost != lost0)
+			if (lost1 != lost0)
 				chase_until = now + ENGINE_CHASE_NS;
 			else if (now >= chase_until && e->cfg.scan_interval_us)
 				engine_pace(e);

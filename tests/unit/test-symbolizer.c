@@ -457,7 +457,9 @@ static void test_refresh_sees_dlopen(void **state)
 	symbolizer_refresh(s);
 	symbolizer_stats(s, &st1);
 	assert_true(st1.maps_reads == st0.maps_reads + 1);
-	assert_true(st1.modules == st0.modules + 1);
+	/* At least the library we opened (libdw or the sanitizer may map
+	 * one of their own meanwhile). */
+	assert_true(st1.modules >= st0.modules + 1);
 	assert_true(symbolizer_lookup(s, (uint64_t)(uintptr_t)fn, &y));
 	assert_string_equal(y.module, "libsymfix.so");
 	assert_string_equal(y.function, "symfix_lib_func");
