@@ -91,8 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t stations = CTP_HEADER_SIZE + FUZZ_STATIONS * CTP_STATION_SIZE;
-	size_t region = stations + (size_t)ctp_deep_size(FUZZ_STATIONS,
-							 FUZZ_DEPTH);
+	size_t region =
+		stations + (size_t)ctp_deep_size(FUZZ_STATIONS, FUZZ_DEPTH);
 	struct fuzz_sink_state st = {0};
 	const struct harvest_sink sink = {
 		.open = fuzz_on_open,
