@@ -37,8 +37,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "engine/cacheray.h"
-#include "ui/batch_cacheray.h"
+#include "engine/cacheray/cacheray.h"
+#include "ui/batch/batch_cacheray.h"
 
 #define GEN_BUF (1u << 20)
 

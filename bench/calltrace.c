@@ -22,8 +22,8 @@
  */
 #include "bench.h"
 
-#include "engine/region.h"
-#include "engine/rotor.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
 
 #define BATCH 1000
 #define FRAMES 16

@@ -35,7 +35,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "engine/hephfile.h"
+#include "engine/heph/hephfile.h"
 
 #define STREAMS 4u
 #define COROS 1000u

@@ -27,11 +27,11 @@
 
 #include <sys/syscall.h>
 
-#include "common/ctwriter.h"
-#include "engine/hotstacks.h"
-#include "engine/parked.h"
-#include "engine/region.h"
-#include "engine/rotor.h"
+#include "wire/ctwriter.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/calltrace/parked.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
 
 #define FRAMES 15 /* + the tag: 16, the pool's average */
 #define TRACES 65536

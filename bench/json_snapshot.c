@@ -22,7 +22,7 @@
 
 #include <sys/wait.h>
 
-#include "ui/batch.h"
+#include "ui/batch/batch.h"
 
 static const char *js_name(void *ctx, uint64_t addr, bool leaf, bool full,
 			   char *buf, size_t len)

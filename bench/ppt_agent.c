@@ -29,8 +29,8 @@
 #include <stddef.h>
 
 #include "corotop/ppt.h"
-#include "engine/pptframe.h"
-#include "engine/pptreader.h"
+#include "engine/ppt/pptframe.h"
+#include "engine/ppt/pptreader.h"
 
 /* On the wire: seqno, padding, x0..x5, n, back seqno = 64 bytes. */
 struct frame64 {

@@ -61,7 +61,7 @@
 #include <unistd.h>
 
 #include "corotop/calltrace.h"
-#include "engine/rotor.h"
+#include "engine/calltrace/rotor.h"
 
 #define BATCH 1000u
 #define BATCHES 3000u

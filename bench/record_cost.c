@@ -44,8 +44,8 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#include "engine/hephfile.h"
-#include "engine/recorder.h"
+#include "engine/heph/hephfile.h"
+#include "engine/heph/recorder.h"
 
 #define MAX_WRITERS 4
 #define MAX_ROUNDS 32

@@ -45,7 +45,7 @@
 #include <locale.h>
 #include <stdbool.h>
 
-#include "ui/tui.h"
+#include "ui/tui/tui.h"
 
 #define STATIONS 131072u
 #define THREADS 4

@@ -37,9 +37,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/framenames.h"
-#include "engine/heph.h"
-#include "engine/hephnames.h"
+#include "engine/symbols/framenames.h"
+#include "engine/heph/heph.h"
+#include "engine/heph/hephnames.h"
 
 __attribute__((format(printf, 1, 2), noreturn)) static void
 gen_die(const char *fmt, ...)

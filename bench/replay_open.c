@@ -42,9 +42,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "engine/hephfile.h"
-#include "engine/hephnames.h"
-#include "engine/replay.h"
+#include "engine/heph/hephfile.h"
+#include "engine/heph/hephnames.h"
+#include "engine/heph/replay.h"
 #include "replay_gen.h"
 
 /* Random moments to seek to (xorshift64*). */

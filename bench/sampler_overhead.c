@@ -57,8 +57,8 @@
 #include <unistd.h>
 #include <ucontext.h>
 
-#include "engine/region.h"
-#include "engine/rotor.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
 
 #define MAX_WORKERS 8
 #define CORO_PER_WORKER 8

@@ -22,7 +22,7 @@
 
 #include <stdatomic.h>
 
-#include "engine/harvest.h"
+#include "engine/ctp/harvest.h"
 
 enum mode {
 	MODE_FULL,	    /* harvest_scan: every allocated station */

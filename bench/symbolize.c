@@ -21,7 +21,7 @@
 
 #include <inttypes.h>
 
-#include "engine/symbolizer.h"
+#include "engine/symbols/symbolizer.h"
 
 #define SYMB_PER_REGION 5000
 #define SYMB_N (2 * SYMB_PER_REGION)

@@ -29,7 +29,7 @@
  * entry per thread.
  */
 #define _GNU_SOURCE
-#include "convert.h"
+#include "engine/convert.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -37,9 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/hashseed.h"
-#include "../common/jsonstr.h"
-#include "profile.h"
+#include "common/hashseed.h"
+#include "common/jsonstr.h"
+#include "engine/export/profile.h"
 
 const struct convert_format convert_formats[] = {
 	{"chrome", CONVERT_CHROME,

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hephfile.h"
+#include "engine/heph/hephfile.h"
 
 enum convert_to {
 	CONVERT_CHROME = 0,

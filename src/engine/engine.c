@@ -27,7 +27,7 @@
  * and reports the error in its snapshots instead of dying.
  */
 #define _GNU_SOURCE
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,9 +48,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
-#include "keeper.h"
-#include "launch.h"
+#include "engine/engine_internal.h"
+#include "engine/target/keeper.h"
+#include "engine/target/launch.h"
 
 __thread sigjmp_buf *engine_guard;
 const char engine_sigbus_msg[] =

@@ -10,13 +10,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "harvest.h"
-#include "hotstacks.h"
-#include "lint.h"
-#include "parked.h"
-#include "pptagent.h"
-#include "rotor.h"
-#include "snapshot.h"
+#include "engine/ctp/harvest.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/ctp/lint.h"
+#include "engine/calltrace/parked.h"
+#include "engine/ppt/pptagent.h"
+#include "engine/calltrace/rotor.h"
+#include "engine/ctp/snapshot.h"
 
 struct engine_config {
 	char *const *argv;    /* launch mode: the target command */

@@ -59,13 +59,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "framenames.h"
-#include "hotstacks.h"
-#include "parked.h"
-#include "rotor.h"
+#include "engine/engine_internal.h"
+#include "engine/symbols/framenames.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/calltrace/parked.h"
+#include "engine/calltrace/rotor.h"
 
-#include "../common/cttable.h"
+#include "wire/cttable.h"
 
 #define CT_CHECK_NS 50000000ull	      /* peek at most every 50 ms */
 #define CT_NAME_BUDGET_NS 20000000ull /* naming per rotation */

@@ -14,15 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "framenames.h"
-#include "hotstacks.h"
-#include "parked.h"
-#include "profile.h"
-#include "stacktree.h"
+#include "engine/engine_internal.h"
+#include "engine/symbols/framenames.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/calltrace/parked.h"
+#include "engine/export/profile.h"
+#include "engine/calltrace/stacktree.h"
 
-#include "../common/cttable.h"
-#include "../common/grow.h"
+#include "wire/cttable.h"
+#include "common/grow.h"
 
 #define HOT_TREE_NODES 65536u /* nodes a tree is built with at most */
 #define HOT_MEMO 4096u	      /* frame -> key memo of one tree build */

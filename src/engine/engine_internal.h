@@ -13,16 +13,16 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "engine.h"
-#include "harvest.h"
-#include "jsonl.h"
-#include "model.h"
-#include "recorder.h"
-#include "perfctr.h"
-#include "pptfind.h"
-#include "procmem.h"
-#include "region.h"
-#include "symtab.h"
+#include "engine/engine.h"
+#include "engine/ctp/harvest.h"
+#include "engine/export/jsonl.h"
+#include "engine/ctp/model.h"
+#include "engine/heph/recorder.h"
+#include "engine/ppt/perfctr.h"
+#include "engine/ppt/pptfind.h"
+#include "engine/target/procmem.h"
+#include "engine/ctp/region.h"
+#include "engine/symbols/symtab.h"
 
 #define ENGINE_MAX_CLIENTS 64
 

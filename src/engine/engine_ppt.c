@@ -24,7 +24,7 @@
  * process, which both output loops already wait for.
  */
 #define _GNU_SOURCE
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -35,8 +35,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
-#include "pptframe.h"
+#include "engine/engine_internal.h"
+#include "engine/ppt/pptframe.h"
 
 #define PPT_POLL_MIN_MS 1
 #define PPT_POLL_MAX_MS 10

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "parked.h"
+#include "engine/engine_internal.h"
+#include "engine/calltrace/parked.h"
 
 /* With the lock held: the watched coroutine's history into `out`. */
 static void engine_copy_history(struct engine *e, struct snapshot *out)

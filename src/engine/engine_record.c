@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "parked.h"
+#include "engine/engine_internal.h"
+#include "engine/calltrace/parked.h"
 
 /* The writer thread asks these. */
 static bool engine_rec_symbol(void *ctx, uint64_t addr, char *buf, size_t n)

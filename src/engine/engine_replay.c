@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "hephnames.h"
-#include "replay.h"
+#include "engine/engine_internal.h"
+#include "engine/heph/hephnames.h"
+#include "engine/heph/replay.h"
 
 static const char engine_rp_sigbus[] =
 	"the recording was truncated while being read (SIGBUS); replay stopped";

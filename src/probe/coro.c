@@ -23,9 +23,9 @@
  * window does not grow by a put.
  */
 #define _GNU_SOURCE
-#include "../common/freelist.h"
+#include "wire/freelist.h"
 #include "corotop/calltrace.h"
-#include "probe_internal.h"
+#include "probe/probe_internal.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>

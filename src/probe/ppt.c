@@ -33,7 +33,7 @@
  * no allocation.
  */
 #define _GNU_SOURCE
-#include "ppt_internal.h"
+#include "probe/ppt_internal.h"
 
 #include <errno.h>
 #include <limits.h>

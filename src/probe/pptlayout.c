@@ -22,7 +22,7 @@
  * struct laid out like the frame saves with one memcpy.
  */
 #define _GNU_SOURCE
-#include "ppt_internal.h"
+#include "probe/ppt_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -16,7 +16,7 @@
  * the sampler (COROTOP_SAMPLE_HZ, sampler.c).
  */
 #define _GNU_SOURCE
-#include "probe_internal.h"
+#include "probe/probe_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

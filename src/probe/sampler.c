@@ -55,8 +55,8 @@
  * the expirations merged into one signal are counted as overruns.
  */
 #define _GNU_SOURCE
-#include "probe_internal.h"
-#include "unwind.h"
+#include "probe/probe_internal.h"
+#include "probe/unwind.h"
 
 #include "corotop/calltrace.h"
 

@@ -12,7 +12,7 @@
  * summary line goes to stderr as well, so that stdout carries only the output.
  */
 #define _GNU_SOURCE
-#include "convert_cmd.h"
+#include "ui/convert_cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,10 +26,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../engine/convert.h"
-#include "../engine/framenames.h"
-#include "../engine/hephfile.h"
-#include "../engine/hephnames.h"
+#include "engine/convert.h"
+#include "engine/symbols/framenames.h"
+#include "engine/heph/hephfile.h"
+#include "engine/heph/hephnames.h"
 
 static const char convert_usage[] =
 	"usage: corotop convert --to FORMAT FILE [-o OUT]\n"

@@ -33,18 +33,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/jsonstr.h"
-#include "../common/pathcheck.h"
-#include "../engine/engine.h"
-#include "../engine/pptlist.h"
-#include "batch.h"
-#include "batch_cacheray.h"
-#include "cli.h"
-#include "convert_cmd.h"
-#include "column.h"
-#include "config.h"
-#include "cray_view.h"
-#include "tui.h"
+#include "common/jsonstr.h"
+#include "common/pathcheck.h"
+#include "engine/engine.h"
+#include "engine/ppt/pptlist.h"
+#include "ui/batch/batch.h"
+#include "ui/batch/batch_cacheray.h"
+#include "ui/settings/cli.h"
+#include "ui/convert_cmd.h"
+#include "ui/rows/column.h"
+#include "ui/settings/config.h"
+#include "ui/memview/memview.h"
+#include "ui/tui/tui.h"
 
 void tui_publish_hook(void *ctx);
 

@@ -48,7 +48,7 @@
 #include "corotop/calltrace.h"
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
-#include "itest.h"
+#include "../common/itest.h"
 
 #define TAG(c, gen_off)                                                        \
 	(CT_TAG_CORO | ((uint64_t)(uint16_t)(coro_gen(c) + (gen_off)) << 32) | \

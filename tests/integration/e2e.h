@@ -12,7 +12,7 @@
 
 #include <dirent.h>
 
-#include "itest.h"
+#include "../common/itest.h"
 #include "json-check.h"
 
 struct proc {

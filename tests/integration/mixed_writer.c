@@ -44,7 +44,7 @@
 
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
-#include "itest.h"
+#include "../common/itest.h"
 
 struct mixed {
 	struct ctp_header *hdr;

@@ -34,7 +34,7 @@
 
 #include <dirent.h>
 
-#include "itest.h"
+#include "../common/itest.h"
 #include "json-check.h"
 
 #ifndef ITEST_WRITER

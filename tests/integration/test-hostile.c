@@ -26,7 +26,7 @@
 #include <dirent.h>
 
 #include "corotop/ctp.h"
-#include "itest.h"
+#include "../common/itest.h"
 #include "json-check.h"
 
 #include "e2e.h"

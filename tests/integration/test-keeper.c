@@ -28,7 +28,7 @@
 
 #include <cmocka.h>
 
-#include "itest.h"
+#include "../common/itest.h"
 
 static char xdg[128];
 

@@ -7,7 +7,7 @@
  * holds the segment of an agent that was SIGKILLed.
  */
 #define _GNU_SOURCE
-#include "../../src/engine/engine.h"
+#include "engine/engine.h"
 #include "e2e.h"
 #include "ppt-it.h"
 

@@ -21,7 +21,7 @@
  *     coroutines through `corotop -b -n 3 -f json -p PID`.
  */
 #define _GNU_SOURCE
-#include "../../src/engine/engine.h"
+#include "engine/engine.h"
 #include "e2e.h"
 
 #include "ppt-it.h"

@@ -31,7 +31,7 @@
 
 #include "e2e.h"
 #include "engine/engine.h"
-#include "engine/heph.h"
+#include "engine/heph/heph.h"
 
 #define MAX_LINES 256
 

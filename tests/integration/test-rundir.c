@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "corotop/ctp.h"
-#include "engine/rundir.h"
+#include "engine/target/rundir.h"
 
 static char base[128];
 

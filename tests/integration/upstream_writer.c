@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "corotop/ctp.h"
-#include "itest.h"
+#include "../common/itest.h"
 
 struct up {
 	struct ctp_header *hdr;

@@ -45,7 +45,7 @@
 
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
-#include "itest.h"
+#include "../common/itest.h"
 
 #define WRITER_MAX_CTL 1024
 

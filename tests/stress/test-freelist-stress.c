@@ -34,8 +34,8 @@
 
 #include <sched.h>
 
-#include "common/freelist.h"
-#include "../integration/itest.h"
+#include "wire/freelist.h"
+#include "../common/itest.h"
 
 #define FL_STATIONS 6
 #define FL_POPPERS 3

@@ -55,7 +55,7 @@
 
 #include <cmocka.h>
 
-#include "../integration/itest.h"
+#include "../common/itest.h"
 #include "corotop/ppt.h"
 #include "corotop/probe.h"
 #include "engine/engine.h"

@@ -59,8 +59,8 @@
 
 #include <sched.h>
 
-#include "engine/pptreader.h"
-#include "../integration/itest.h"
+#include "engine/ppt/pptreader.h"
+#include "../common/itest.h"
 
 #define PS_FRAMES 256u
 #define PS_FS 32u

@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/heph.h"
+#include "engine/heph/heph.h"
 
 #define SEC 1000000000ull
 #define T0 (100 * SEC)

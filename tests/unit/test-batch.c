@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/jsonl.h"
-#include "ui/batch.h"
+#include "engine/export/jsonl.h"
+#include "ui/batch/batch.h"
 
 #include "json-check.h"
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "ui/cli.h"
+#include "ui/settings/cli.h"
 
 static struct cli cli;
 static char err[256];

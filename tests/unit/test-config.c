@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ui/config.h"
+#include "ui/settings/config.h"
 
 static char dir[256];
 

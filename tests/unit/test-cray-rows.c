@@ -20,7 +20,7 @@
 
 #include "cacheray-trace.h"
 #include "cray-fixture.h"
-#include "ui/cray_rows.h"
+#include "ui/memview/memview_rows.h"
 
 struct fx {
 	struct cacheray *c;

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "ui/column.h"
-#include "ui/filter.h"
+#include "ui/rows/column.h"
+#include "ui/rows/filter.h"
 
 static struct snapshot snap;
 static struct model_coro coro[3];

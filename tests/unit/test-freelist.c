@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "common/freelist.h"
+#include "wire/freelist.h"
 
 #define NST 8u
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "engine/heph.h"
+#include "engine/heph/heph.h"
 
 /* The spec's metadata example: epoch = 1610113734118010000 (23 bytes). */
 static const uint8_t golden_epoch[23] = {

@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "engine/hephfile.h"
+#include "engine/heph/hephfile.h"
 
 static uint8_t wbuf[4 << 20];
 

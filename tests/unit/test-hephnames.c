@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "engine/heph.h"
-#include "engine/hephnames.h"
+#include "engine/heph/heph.h"
+#include "engine/heph/hephnames.h"
 
 static uint8_t buf[1 << 18];
 

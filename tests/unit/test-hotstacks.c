@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "engine/hotstacks.h"
+#include "engine/calltrace/hotstacks.h"
 
 #define S 1000000000ull /* one second in ns */
 #define TAGC(st, gen) (CT_TAG_CORO | ((uint64_t)(gen) << 32) | (uint64_t)(st))

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "engine/json.h"
+#include "common/jsonparse.h"
 
 static struct json_doc *parse_ok(const char *text)
 {

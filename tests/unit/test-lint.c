@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/lint.h"
-#include "engine/snapshot.h"
+#include "engine/ctp/lint.h"
+#include "engine/ctp/snapshot.h"
 
 #define SEC 1000000000ull
 #define T0 (100 * SEC)

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "ui/matchcache.h"
+#include "ui/rows/matchcache.h"
 
 static void test_put_get(void **state)
 {

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "engine/model.h"
+#include "engine/ctp/model.h"
 
 #define LINGER 500
 

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "ui/column.h"
-#include "ui/order.h"
+#include "ui/rows/column.h"
+#include "ui/rows/order.h"
 
 #define N 3000
 

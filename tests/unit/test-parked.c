@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "engine/parked.h"
+#include "engine/calltrace/parked.h"
 
 #define ID(e, b) (((uint64_t)(e) << 32) | (b))
 

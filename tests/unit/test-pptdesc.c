@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "engine/pptdesc.h"
+#include "engine/ppt/pptdesc.h"
 #include "pptdesc-demo.h"
 
 /* ---- helpers ------------------------------------------------------------ */

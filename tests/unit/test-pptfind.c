@@ -39,7 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/pptfind.h"
+#include "engine/ppt/pptfind.h"
 
 bool pptfind_test_maps_line(const char *line, size_t len, uint64_t *start,
 			    uint64_t *end, uint64_t *offset, uint64_t *inode,

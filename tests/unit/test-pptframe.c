@@ -18,7 +18,7 @@
 #include <locale.h>
 #include <math.h>
 
-#include "engine/pptframe.h"
+#include "engine/ppt/pptframe.h"
 
 /* ---- building descriptions ---- */
 

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "engine/pptreader.h"
+#include "engine/ppt/pptreader.h"
 
 #define FS 16u
 #define MS 1000000ull

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/procfs.h"
+#include "engine/target/procfs.h"
 
 static const char maps[] =
 	"55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 123 /usr/bin/x\n"

@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/procmem.h"
+#include "engine/target/procmem.h"
 
 #define NO_SUCH_PID ((pid_t)0x7ffffff0) /* above any pid_max */
 #define RODATA_LEN 32

@@ -29,8 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/framenames.h"
-#include "engine/profile.h"
+#include "engine/symbols/framenames.h"
+#include "engine/export/profile.h"
 #include "json-check.h"
 
 static void sample_profile(struct profile *p)

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/region.h"
+#include "engine/ctp/region.h"
 
 static char tmp[64];	/* per-test scratch directory */
 static struct region R; /* static: teardown cleans up after a failure */

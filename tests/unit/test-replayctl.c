@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "ui/replay_ctl.h"
+#include "ui/tui/replay_ctl.h"
 
 #define S 1000000000ull
 #define T0 (5 * S)	    /* the recording's first moment */

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "engine/rtta.h"
+#include "engine/cacheray/rtta.h"
 
 /* The interval map against a byte-per-address model. */
 static void test_rtta_model(void **state)

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "engine/stacktree.h"
+#include "engine/calltrace/stacktree.h"
 
 static void add(struct stacktree *t, const uint64_t *keys, uint32_t n, double w)
 {

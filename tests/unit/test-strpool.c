@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "engine/strpool.h"
+#include "common/strpool.h"
 
 static void test_dedup(void **state)
 {

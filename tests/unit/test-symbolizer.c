@@ -35,7 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/symbolizer.h"
+#include "engine/symbols/symbolizer.h"
 
 #define FIX_PIE SYMFIX_DIR "/symfix-pie"
 #define FIX_NOPIE SYMFIX_DIR "/symfix-nopie"

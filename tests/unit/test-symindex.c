@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "engine/symindex.h"
+#include "engine/symbols/symindex.h"
 
 static struct symindex *index_of(const struct symindex_entry *e, size_t n,
 				 uint64_t end)

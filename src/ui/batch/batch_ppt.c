@@ -1,0 +1,217 @@
+/*
+ * batch_ppt: attach mode's ppt buffers in batch output.
+ *
+ * JSON: a "ppt" object -- the process, our agent pid, the counters -- with
+ * one entry per buffer: its state, layout, books (delivered, lost, torn),
+ * rate, the columns of each frame type, and the frames delivered since the
+ * previous snapshot, each with its values keyed by column name (numbers;
+ * times and durations in ns; null for a NaN).  docs/JSON.md has the schema.
+ *
+ * Text: a summary line per buffer, then its newest frames, one per line:
+ * "SEQ TYPE name=value ...", values formatted for people.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/jsonstr.h"
+#include "engine/ppt/pptframe.h"
+#include "ui/batch/batch.h"
+
+static const char *batch_ppt_state(enum pptagent_state s)
+{
+	switch (s) {
+	case PPTAGENT_UNHOOKING:
+		return "unhooking";
+	case PPTAGENT_WAITING:
+		return "waiting";
+	case PPTAGENT_ATTACHED:
+		return "attached";
+	case PPTAGENT_GONE:
+		return "gone";
+	case PPTAGENT_LOST:
+		return "lost";
+	default:
+		return "detached";
+	}
+}
+
+static void batch_json_columns(FILE *f, const struct ppt_desc *d)
+{
+	fputs(",\"types\":[", f);
+	for (uint32_t t = 0; d && t < d->ntypes; t++) {
+		const struct ppt_layout *l = &d->types[t];
+
+		fputs(t ? ",{\"name\":" : "{\"name\":", f);
+		jsonstr_write_cstr(f, l->name);
+		fputs(",\"columns\":[", f);
+		for (uint32_t c = 0; c < l->ncols; c++) {
+			if (c)
+				fputc(',', f);
+			jsonstr_write_cstr(f, l->cols[c].name);
+		}
+		fputs("]}", f);
+	}
+	fputc(']', f);
+}
+
+static void batch_json_frame(FILE *f, const struct ppt_desc *d,
+			     const unsigned char *bytes,
+			     const struct pptagent_frame *m)
+{
+	struct ppt_value v[PPTDESC_MAX_MEMBERS];
+	int type = pptframe_type(d, bytes);
+	char num[64];
+	size_t n;
+
+	fprintf(f, "{\"pos\":%" PRIu64 ",\"seq\":%u,\"ts\":%" PRIu64 ",",
+		m->pos, m->index, m->ts);
+	if (type < 0) {
+		fputs("\"type\":null,\"values\":{}}", f);
+		return;
+	}
+	fputs("\"type\":", f);
+	jsonstr_write_cstr(f, d->types[type].name);
+	fputs(",\"values\":{", f);
+	n = pptframe_decode(d, type, bytes, v, PPTDESC_MAX_MEMBERS);
+	for (size_t c = 0; c < n; c++) {
+		if (c)
+			fputc(',', f);
+		jsonstr_write_cstr(f, d->types[type].cols[c].name);
+		pptframe_json(&v[c], num, sizeof(num));
+		fprintf(f, ":%s", num);
+	}
+	fputs("}}", f);
+}
+
+static void batch_json_buffer(FILE *f, const struct batch_ppt_buffer *p)
+{
+	const struct engine_ppt_buffer *b = &p->b;
+
+	fputs("{\"name\":", f);
+	jsonstr_write_cstr(f, b->name);
+	fputs(",\"object\":", f);
+	jsonstr_write_cstr(f, b->object);
+	fprintf(f,
+		",\"state\":\"%s\",\"layout\":\"%s\",\"rendezvous\":%s,"
+		"\"frame_size\":%u,\"nframes\":%" PRIu64
+		",\"delivered\":%" PRIu64 ",\"lost\":%" PRIu64
+		",\"torn\":%" PRIu64 ",\"resizes\":%" PRIu64
+		",\"frames_per_sec\":%.1f,\"counters_setup\":%s,"
+		"\"attach_latency_ns\":",
+		batch_ppt_state(b->state), b->dynamic ? "dynamic" : "static",
+		b->rendezvous ? "true" : "false", b->frame_size, b->nframes,
+		b->delivered, b->lost, b->torn, b->resizes, b->fps,
+		b->counters_setup ? "true" : "false");
+	if (b->attach_latency_ns)
+		fprintf(f, "%" PRIu64, b->attach_latency_ns);
+	else
+		fputs("null", f);
+	fputs(",\"warning\":", f);
+	jsonstr_write_cstr(f, b->warning);
+	batch_json_columns(f, p->desc);
+	fprintf(f, ",\"frames_omitted\":%" PRIu64 ",\"frames\":[", p->omitted);
+	for (size_t i = 0; p->desc && i < p->n; i++) {
+		if (i)
+			fputc(',', f);
+		batch_json_frame(f, p->desc, p->bytes + i * p->desc->frame_size,
+				 &p->meta[i]);
+	}
+	fputs("]}", f);
+}
+
+void batch_json_ppt(FILE *f, const struct batch_ppt *ppt)
+{
+	const struct engine_ppt_info *in;
+
+	if (!ppt || !ppt->info.enabled) {
+		fputs(",\"ppt\":null", f);
+		return;
+	}
+	in = &ppt->info;
+	fprintf(f,
+		",\"ppt\":{\"pid\":%d,\"agent_pid\":%d,\"target_gone\":%s,"
+		"\"traced\":%s,\"probe_errno\":%d,\"counters\":[",
+		(int)in->pid, (int)in->agent_pid,
+		in->target_gone ? "true" : "false",
+		in->traced ? "true" : "false", in->probe_errno);
+	for (uint32_t i = 0; i < in->ncounters; i++) {
+		if (i)
+			fputc(',', f);
+		jsonstr_write_cstr(f, in->counters[i]);
+	}
+	fputs("],\"warning\":", f);
+	jsonstr_write_cstr(f, in->warning);
+	fputs(",\"buffers\":[", f);
+	for (size_t i = 0; i < ppt->n; i++) {
+		if (i)
+			fputc(',', f);
+		batch_json_buffer(f, &ppt->buf[i]);
+	}
+	fputs("]}", f);
+}
+
+static void batch_text_frame(FILE *f, const struct ppt_desc *d,
+			     const unsigned char *bytes,
+			     const struct pptagent_frame *m)
+{
+	struct ppt_value v[PPTDESC_MAX_MEMBERS];
+	int type = pptframe_type(d, bytes);
+	char val[64];
+	size_t n;
+
+	fprintf(f, "  %10u %-12s", m->index,
+		type < 0 ? "?" : d->types[type].name);
+	if (type < 0) {
+		fputs(" (type discriminator out of range)\n", f);
+		return;
+	}
+	n = pptframe_decode(d, type, bytes, v, PPTDESC_MAX_MEMBERS);
+	for (size_t c = 0; c < n; c++) {
+		pptframe_format(&v[c], val, sizeof(val));
+		fprintf(f, " %s=%s", d->types[type].cols[c].name, val);
+	}
+	fputc('\n', f);
+}
+
+void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
+			  unsigned max_rows)
+{
+	const struct engine_ppt_info *in;
+
+	if (!ppt || !ppt->info.enabled)
+		return;
+	in = &ppt->info;
+	fprintf(f, "\nppt: process %d%s, agent pid %d, %zu buffer%s", in->pid,
+		in->target_gone ? " (exited)" : "", (int)in->agent_pid, ppt->n,
+		ppt->n == 1 ? "" : "s");
+	for (uint32_t i = 0; i < in->ncounters; i++)
+		fprintf(f, "%s%s", i ? "," : ", counters ", in->counters[i]);
+	fputc('\n', f);
+	if (in->warning[0])
+		fprintf(f, "ppt warning: %s\n", in->warning);
+	if (in->probe_said && !in->traced)
+		fprintf(f,
+			"ppt: the probe could not map corotop's region: %s\n",
+			in->probe_errno ? strerror(in->probe_errno)
+					: "no rendezvous");
+	for (size_t i = 0; i < ppt->n; i++) {
+		const struct batch_ppt_buffer *p = &ppt->buf[i];
+		const struct engine_ppt_buffer *b = &p->b;
+		size_t shown = 0;
+
+		fprintf(f,
+			"buffer %s: %s, %s, %" PRIu64 " x %u bytes, %.1f "
+			"frames/s, %" PRIu64 " delivered, %" PRIu64
+			" lost, %" PRIu64 " torn\n",
+			b->name, batch_ppt_state(b->state),
+			b->dynamic ? "dynamic" : "static", b->nframes,
+			b->frame_size, b->fps, b->delivered, b->lost, b->torn);
+		if (b->warning[0])
+			fprintf(f, "  warning: %s\n", b->warning);
+		for (size_t k = p->n; p->desc && k-- > 0 && shown < max_rows;
+		     shown++)
+			batch_text_frame(f, p->desc,
+					 p->bytes + k * p->desc->frame_size,
+					 &p->meta[k]);
+	}
+}

@@ -1,0 +1,170 @@
+/*
+ * help_view: the keys and the columns, drawn from the binding table and
+ * the column table themselves, so help can not drift from behaviour.
+ * Replaying, the replay keys come first, and the other table leaves out
+ * the keys they take (g is "go to", not "first row", then).
+ */
+#include <curses.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ui/tui/keymap.h"
+#include "ui/tui/tui.h"
+
+/* Lines of the single-column layout are numbered from 0; only those
+ * between help_top and the bottom of the screen are drawn. */
+struct help_cursor {
+	struct tui *t;
+	int line;	 /* virtual line number */
+	int first, last; /* screen rows available */
+};
+
+static int help_row(struct help_cursor *c)
+{
+	int y = c->first + c->line - c->t->help_top;
+
+	c->line++;
+	return y >= c->first && y <= c->last ? y : -1;
+}
+
+/* Replaying, a replay key wins over the same key of the other table
+ * (tui_key), except + - = in the hot-stack view, whose lines say so. */
+static bool help_shadowed(const struct tui *t, const struct key_binding *map,
+			  size_t i)
+{
+	if (!t->snap.replay.on || map == keymap_replay ||
+	    (map[i].key > 0 && map[i].key < 128 && strchr("+=-", map[i].key)))
+		return false;
+	for (size_t k = 0; k < keymap_replay_count; k++)
+		if (keymap_replay[k].key == map[i].key)
+			return true;
+	return false;
+}
+
+/* The names of the keys bound like map[i] (the bindings that follow it
+ * with the same action) that work now, into keys; how many. */
+static int help_keynames(const struct tui *t, const struct key_binding *map,
+			 size_t count, size_t i, char *keys, size_t size)
+{
+	size_t used = 0;
+	int n = 0;
+
+	keys[0] = '\0';
+	for (size_t j = i; j < count && map[j].action == map[i].action; j++) {
+		if (!map[j].keyname || help_shadowed(t, map, j))
+			continue;
+		n++;
+		used += (size_t)snprintf(keys + used, size - used, "%s%s",
+					 used ? " " : "", map[j].keyname);
+		if (used >= size)
+			used = size - 1;
+	}
+	return n;
+}
+
+static void help_table(struct help_cursor *c, int width, const char *title,
+		       const struct key_binding *map, size_t count)
+{
+	struct tui *t = c->t;
+	int y = help_row(c);
+
+	if (y >= 0)
+		tui_text(t, y, 1, A_BOLD, "%s", title);
+	for (size_t i = 0; i < count; i++) {
+		char keys[48];
+
+		if (!map[i].help ||
+		    !help_keynames(t, map, count, i, keys, sizeof(keys)))
+			continue;
+		y = help_row(c);
+		if (y < 0)
+			continue;
+		tui_text(t, y, 2, tui_attr(t, PAIR_METER), "%-21.21s", keys);
+		tui_text(t, y, 24, TUI_NORMAL, "%.*s", width > 0 ? width : 0,
+			 map[i].help);
+	}
+}
+
+/* Replaying: the replay keys first (they win), then the rest. */
+static void help_keys(struct help_cursor *c, int width)
+{
+	if (c->t->snap.replay.on) {
+		help_table(c, width, "Replay keys", keymap_replay,
+			   keymap_replay_count);
+		help_row(c);
+	}
+	help_table(c, width, "Keys", keymap, keymap_count);
+}
+
+static int help_count(const struct tui *t, const struct key_binding *map,
+		      size_t count)
+{
+	char keys[48];
+	int n = 0;
+
+	for (size_t i = 0; i < count; i++)
+		n += map[i].help != NULL &&
+		     help_keynames(t, map, count, i, keys, sizeof(keys)) > 0;
+	return n;
+}
+
+static void help_columns(struct help_cursor *c, int x)
+{
+	struct tui *t = c->t;
+	int y = help_row(c);
+
+	if (y >= 0)
+		tui_text(t, y, x - 1, A_BOLD, "Columns");
+	for (int k = 0; k < COL_COUNT; k++) {
+		y = help_row(c);
+		if (y < 0)
+			continue;
+		tui_text(t, y, x, tui_attr(t, PAIR_METER), "%-9s",
+			 column_table[k].title);
+		tui_text(t, y, x + 10, TUI_NORMAL, "%s", column_table[k].help);
+	}
+}
+
+void help_view_draw(struct tui *t)
+{
+	struct help_cursor c = {.t = t, .first = 5, .last = t->lines - 2};
+	int keys = help_count(t, keymap, keymap_count) + 1;
+	int total = COL_COUNT + 2; /* titles, blank line, columns */
+
+	if (t->snap.replay.on)
+		keys += help_count(t, keymap_replay, keymap_replay_count) + 2;
+	total += keys;
+	if (t->cols >= 110) {
+		/* Keys on the left, columns on the right; the keys scroll
+		 * when they are taller than the screen. */
+		int rows = c.last - c.first + 1;
+		int tall = keys > COL_COUNT + 1 ? keys : COL_COUNT + 1;
+
+		if (t->help_top > tall - rows)
+			t->help_top = tall - rows;
+		if (t->help_top < 0)
+			t->help_top = 0;
+		help_keys(&c, 66 - 25);
+		c.line = 0;
+		help_columns(&c, 67);
+		tui_text(t, t->lines - 1, 0, TUI_NORMAL,
+			 tall > rows ? "Esc or F1 goes back   Up/Down scroll"
+				     : "Esc or F1 goes back");
+		return;
+	}
+	/* One column: keys, then columns, scrolled with Up/Down/PgUp/PgDn. */
+	if (t->help_top > total - (c.last - c.first + 1))
+		t->help_top = total - (c.last - c.first + 1);
+	if (t->help_top < 0)
+		t->help_top = 0;
+	help_keys(&c, t->cols - 25);
+	help_row(&c);
+	help_columns(&c, 2);
+	tui_text(t, t->lines - 1, 0, TUI_NORMAL,
+		 "Esc or F1 goes back   Up/Down scroll (%d/%d)",
+		 t->help_top + (c.last - c.first + 1) < c.line
+			 ? t->help_top + (c.last - c.first + 1)
+			 : c.line,
+		 c.line);
+}

@@ -1,0 +1,473 @@
+/*
+ * table_view: the main coroutine table and the header meters above it.
+ *
+ * rebuild (after a snapshot, a sort or a filter change) selects the rows:
+ * filter, sort by the chosen column (ties broken by id so the order is
+ * stable), and with grouping on, sort by thread first and insert a header
+ * row per thread.  The selection follows the same coroutine (by model id)
+ * across rebuilds, like htop's.
+ *
+ * Layout, top to bottom: title bar, two meter lines, a status line (filter,
+ * search, messages, PAUSED), the column titles, the rows, and the key bar at
+ * the bottom (or the input line while searching or filtering).  When the
+ * terminal is narrow, columns with the highest priority number are dropped
+ * first; WHERE takes whatever width is left.
+ */
+#define _GNU_SOURCE
+#include <curses.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/ctp/lint.h"
+#include "ui/tui/replay_ctl.h"
+#include "ui/tui/tui.h"
+
+#define TABLE_HEADER_LINES 4 /* title, 2 meters, status */
+
+int table_view_first_row(const struct tui *t)
+{
+	(void)t;
+	return TABLE_HEADER_LINES + 1;
+}
+
+int table_view_visible_rows(const struct tui *t)
+{
+	int n = t->lines - table_view_first_row(t) - 1;
+
+	return n > 0 ? n : 0;
+}
+
+const struct model_coro *table_view_selected(const struct tui *t)
+{
+	if (t->selected >= t->nrows || t->rows[t->selected].coro == UINT32_MAX)
+		return NULL;
+	return &t->snap.coro[t->rows[t->selected].coro];
+}
+
+static bool table_grow(struct tui *t, size_t need)
+{
+	struct tui_row *r;
+	uint32_t *idx;
+	size_t cap = t->cap_rows ? t->cap_rows : 256;
+
+	if (need <= t->cap_rows)
+		return true;
+	while (cap < need)
+		cap *= 2;
+	r = realloc(t->rows, cap * sizeof(*r));
+	if (!r)
+		return false;
+	t->rows = r;
+	idx = realloc(t->idx, cap * sizeof(*idx));
+	if (!idx)
+		return false;
+	t->idx = idx;
+	t->cap_rows = cap;
+	return true;
+}
+
+/* t->rows from the sorted indexes, with a header row before each thread's
+ * rows when grouping. */
+static size_t table_fill(struct tui *t, size_t n)
+{
+	const struct model_coro *c = t->snap.coro;
+	size_t out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = t->idx[i];
+
+		if (t->group_by_thread &&
+		    (!i || c[t->idx[i - 1]].last_tid != c[k].last_tid)) {
+			size_t end = i + 1;
+
+			while (end < n &&
+			       c[t->idx[end]].last_tid == c[k].last_tid)
+				end++;
+			t->rows[out++] = (struct tui_row){
+				.coro = UINT32_MAX,
+				.tid = c[k].last_tid,
+				.count = (uint32_t)(end - i),
+			};
+		}
+		t->rows[out++] = (struct tui_row){.coro = k};
+	}
+	return out;
+}
+
+void table_view_rebuild(struct tui *t)
+{
+	size_t n, i;
+
+	/* Worst case: every coroutine on its own thread, plus headers. */
+	if (!table_grow(t, 2 * t->snap.count + 1)) {
+		t->nrows = 0;
+		return;
+	}
+	n = filter_select(&t->filter, &t->snap, t->idx);
+	if (!order_sort(&t->order, &t->snap, t->idx, n, t->sort_column,
+			t->sort_invert, t->group_by_thread))
+		snprintf(t->message, sizeof(t->message),
+			 "out of memory: rows are not sorted");
+	n = t->nrows = table_fill(t, n);
+	/* Keep the selection on the same coroutine: find its record (one
+	 * sequential pass), then its row (rows are small), rather than
+	 * chasing every row into the snapshot. */
+	for (i = 0; i < t->snap.count; i++)
+		if (t->snap.coro[i].id == t->selected_id)
+			break;
+	for (size_t r = 0; i < t->snap.count && r < n; r++)
+		if (t->rows[r].coro == i) {
+			t->selected = r;
+			return;
+		}
+	if (t->selected >= n)
+		t->selected = n ? n - 1 : 0;
+	/* The table moves on to a neighbour; the detail view keeps asking
+	 * for its own coroutine, and says so when it is gone. */
+	if (n && t->rows[t->selected].coro != UINT32_MAX &&
+	    t->view != VIEW_DETAIL)
+		t->selected_id = t->snap.coro[t->rows[t->selected].coro].id;
+}
+
+bool table_view_search(struct tui *t, int dir, bool include_current)
+{
+	size_t n = t->nrows;
+
+	for (size_t k = include_current ? 0 : 1; k <= n && n; k++) {
+		size_t i = (t->selected + (dir > 0 ? k : n - k % n)) % n;
+
+		if (t->rows[i].coro == UINT32_MAX)
+			continue;
+		if (filter_row_contains(&t->snap,
+					&t->snap.coro[t->rows[i].coro],
+					t->search)) {
+			t->selected = i;
+			t->selected_id = t->snap.coro[t->rows[i].coro].id;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- layout ---- */
+
+struct table_layout {
+	bool shown[COL_COUNT];
+	int x[COL_COUNT];
+	int width[COL_COUNT];
+};
+
+static void table_layout(const struct tui *t, struct table_layout *lay)
+{
+	int total = 0, x = 0;
+
+	for (int c = 0; c < COL_COUNT; c++) {
+		int w = column_table[c].width;
+
+		lay->shown[c] = !t->hidden[c];
+		if (!lay->shown[c])
+			continue;
+		/* The flexible column needs 12 and takes what is left. */
+		lay->width[c] = w < 0 ? 12 : w;
+		total += lay->width[c] + 1;
+	}
+	/* Drop the least important columns until the rest fit. */
+	for (int prio = 6; prio > 0 && total > t->cols; prio--)
+		for (int c = COL_COUNT - 1; c >= 0 && total > t->cols; c--)
+			if (column_table[c].priority == prio && lay->shown[c]) {
+				lay->shown[c] = false;
+				total -= lay->width[c] + 1;
+			}
+	for (int c = 0; c < COL_COUNT; c++) {
+		if (!lay->shown[c])
+			continue;
+		lay->x[c] = x;
+		/* `total` counts the flexible column at its minimum; it gets
+		 * whatever the others leave (one column spare at the edge). */
+		if (column_table[c].width < 0 && t->cols - 1 > total)
+			lay->width[c] += t->cols - 1 - total;
+		x += lay->width[c] + 1;
+	}
+}
+
+int table_view_column_at(const struct tui *t, int x)
+{
+	struct table_layout lay;
+
+	table_layout(t, &lay);
+	for (int c = 0; c < COL_COUNT; c++)
+		if (lay.shown[c] && x >= lay.x[c] &&
+		    x <= lay.x[c] + lay.width[c])
+			return c;
+	return -1;
+}
+
+/* ---- drawing ---- */
+
+static void table_fill_line(struct tui *t, int y, int attr)
+{
+	attron(attr);
+	mvhline(y, 0, ' ', t->cols);
+	attroff(attr);
+}
+
+/* "REC file 12.3 MB", and what the recorder had to drop, on the header
+ * line from column x: a recording in progress is never invisible. */
+static void table_record_mark(struct tui *t, int x,
+			      const struct snapshot_record *r)
+{
+	const char *slash = r->path ? strrchr(r->path, '/') : NULL;
+	const char *name = slash ? slash + 1 : r->path ? r->path : "";
+	int hdr = tui_attr(t, PAIR_HEADER);
+
+	x = tui_text(t, 0, x, hdr | A_BOLD,
+		     r->stopped ? "  REC STOPPED" : "  REC");
+	x = tui_text(t, 0, x, hdr, " %s %.1f MB", name, (double)r->bytes / 1e6);
+	if (r->dropped)
+		tui_text(t, 0, x, hdr | A_BOLD, "  %" PRIu64 " dropped",
+			 r->dropped);
+}
+
+void table_view_header(struct tui *t)
+{
+	const struct snapshot *s = &t->snap;
+	char target[80];
+	int meter = tui_attr(t, PAIR_METER), warn = tui_attr(t, PAIR_WARN);
+	int x;
+
+	table_fill_line(t, 0, tui_attr(t, PAIR_HEADER));
+	if (s->replay.on) {
+		replay_ctl_header(t, 0);
+	} else {
+		x = tui_text(t, 0, 0, tui_attr(t, PAIR_HEADER),
+			     " corotop  %s  engine %s%s",
+			     snapshot_target_text(s, target, sizeof(target)),
+			     s->error	   ? "STOPPED"
+			     : s->sleeping ? "asleep"
+					   : "harvesting",
+			     t->paused ? "  [PAUSED]" : "");
+		if (s->record.on)
+			table_record_mark(t, x, &s->record);
+	}
+	x = tui_text(t, 1, 0, A_NORMAL, " Events ");
+	x = tui_text(t, 1, x, meter, "%.0f/s", s->t.events_per_sec);
+	x = tui_text(t, 1, x, A_NORMAL, "  lost ");
+	x = tui_text(t, 1, x, s->t.lost ? warn : meter, "%" PRIu64, s->t.lost);
+	if (!s->replay.on) { /* neither is recorded */
+		x = tui_text(t, 1, x, A_NORMAL, "  untraced ");
+		x = tui_text(t, 1, x, s->t.untraced ? warn : meter, "%" PRIu64,
+			     s->t.untraced);
+		x = tui_text(t, 1, x, A_NORMAL, "  stations ");
+		x = tui_text(t, 1, x, meter, "%u/%u", s->t.stations_allocated,
+			     s->t.stations_max);
+	}
+	tui_text(t, 1, x, A_NORMAL, "  total %" PRIu64, s->t.events);
+	x = tui_text(t, 2, 0, A_NORMAL, " Coroutines %zu: ", s->count);
+	x = tui_text(t, 2, x, tui_attr(t, PAIR_RUNNING), "R %u", s->t.running);
+	x = tui_text(t, 2, x, A_NORMAL, "  S %u  ", s->t.suspended);
+	x = tui_text(t, 2, x, tui_attr(t, PAIR_DEAD), "D %u", s->t.dead);
+	if (s->replay.on)
+		x = tui_text(t, 2, x, A_NORMAL, "   Warnings");
+	else
+		x = tui_text(t, 2, x, A_NORMAL,
+			     "  recycled %" PRIu64 "   Warnings",
+			     s->t.recycled);
+	for (int k = 0; k < LINT_COUNT; k++)
+		x = tui_text(t, 2, x, s->warn_counts[k] ? warn : TUI_NORMAL,
+			     " %s %u", lint_tag((enum lint_kind)k),
+			     s->warn_counts[k]);
+	if (t->input == INPUT_GOTO) {
+		tui_text(t, 3, 0, A_NORMAL,
+			 " Go to (12.5s, 1:30, +5s, -2s, 50%%, end): %s",
+			 t->line);
+		curs_set(1);
+	} else if (s->error)
+		tui_text(t, 3, 0, warn, " %s", s->error);
+	else if (s->warning && !t->message[0])
+		tui_text(t, 3, 0, warn, " %s", s->warning);
+	else if (t->message[0])
+		tui_text(t, 3, 0, A_NORMAL, " %s", t->message);
+	else if (t->view == VIEW_PPT) {
+		/* The ppt view filters frames with a filter of its own. */
+		int sx = 0;
+
+		if (t->ppt.filter.active)
+			sx = tui_text(t, 3, 0, TUI_NORMAL, " filter: %s",
+				      t->ppt.filter.text);
+		if (t->search[0])
+			tui_text(t, 3, sx, TUI_NORMAL, " %ssearch: %s",
+				 sx ? " " : "", t->search);
+	} else if (t->filter.active || t->search[0]) {
+		int sx = 0;
+
+		if (t->filter.active)
+			sx = tui_text(t, 3, 0, TUI_NORMAL, " filter: %s",
+				      t->filter.text);
+		if (t->search[0])
+			tui_text(t, 3, sx, TUI_NORMAL, " %ssearch: %s",
+				 sx ? " " : "", t->search);
+	}
+}
+
+static void table_draw_bar(struct tui *t)
+{
+	static const char *const live[][2] = {
+		{"F1", "Help"},	  {"F3", "Search"}, {"F4", "Filter"},
+		{"t", "Group"},	  {"F6", "Sort"},   {"Enter", "Detail"},
+		{"Spc", "Pause"}, {"F10", "Quit"},
+	};
+	static const char *const replay[][2] = {
+		{"F1", "Help"},	 {"Spc", "Play"},     {"[]", "Step"},
+		{"+-", "Speed"}, {"g", "GoTo"},	      {"F4", "Filter"},
+		{"F6", "Sort"},	 {"Enter", "Detail"}, {"F10", "Quit"},
+	};
+	const char *const(*bar)[2] = t->replay ? replay : live;
+	size_t nbar = t->replay ? sizeof(replay) / sizeof(replay[0])
+				: sizeof(live) / sizeof(live[0]);
+	int y = t->lines - 1;
+
+	move(y, 0);
+	if (t->input == INPUT_GOTO)
+		return; /* the header's line shows it */
+	if (t->input != INPUT_NONE) {
+		tui_text(t, y, 0, A_NORMAL, "%s: %s",
+			 t->input == INPUT_SEARCH ? "Search" : "Filter",
+			 t->line);
+		curs_set(1);
+		return;
+	}
+	curs_set(0);
+	for (size_t i = 0; i < nbar; i++) {
+		int x = getcurx(stdscr);
+
+		if (x + (int)strlen(bar[i][0]) + (int)strlen(bar[i][1]) + 1 >
+		    t->cols)
+			break;
+		printw("%s", bar[i][0]);
+		attron(tui_attr(t, PAIR_HEADER));
+		printw("%s", bar[i][1]);
+		attroff(tui_attr(t, PAIR_HEADER));
+		printw(" ");
+	}
+}
+
+static int table_row_attr(const struct tui *t, const struct model_coro *c,
+			  bool selected)
+{
+	if (selected)
+		return tui_attr(t, PAIR_SELECTED);
+	if (c->state == MODEL_RUNNING)
+		return tui_attr(t, PAIR_RUNNING);
+	if (c->state == MODEL_DEAD)
+		return tui_attr(t, PAIR_DEAD);
+	return A_NORMAL;
+}
+
+static void table_draw_row(struct tui *t, int y, const struct tui_row *r,
+			   const struct table_layout *lay, bool selected)
+{
+	const struct model_coro *c;
+	int attr;
+
+	if (r->coro == UINT32_MAX) {
+		attr = selected ? tui_attr(t, PAIR_SELECTED)
+				: tui_attr(t, PAIR_GROUP);
+		attron(attr);
+		/* tid 0: no transition yet (the TID column shows "-"). */
+		if (r->tid)
+			tui_text(t, y, 0, TUI_NORMAL,
+				 "%s thread %" PRIu64 ": %u coroutine%s",
+				 t->ascii ? "--" : "\u2500\u2500", r->tid,
+				 r->count, r->count == 1 ? "" : "s");
+		else
+			tui_text(t, y, 0, TUI_NORMAL,
+				 "%s not run yet: %u coroutine%s",
+				 t->ascii ? "--" : "\u2500\u2500", r->count,
+				 r->count == 1 ? "" : "s");
+		attroff(attr);
+		return;
+	}
+	c = &t->snap.coro[r->coro];
+	attr = table_row_attr(t, c, selected);
+	if (selected)
+		table_fill_line(t, y, attr);
+	attron(attr);
+	for (int k = 0; k < COL_COUNT; k++) {
+		char cell[96];
+		int w = lay->width[k];
+
+		if (!lay->shown[k])
+			continue;
+		column_table[k].cell(cell, sizeof(cell), &t->snap, c);
+		if (k == COL_WARN && c->warn && !selected) {
+			tui_text(t, y, lay->x[k], tui_attr(t, PAIR_WARN),
+				 "%-*.*s", w, w, cell);
+			continue;
+		}
+		if (column_table[k].width < 0 || column_table[k].left)
+			tui_text(t, y, lay->x[k], A_NORMAL, "%-*.*s", w, w,
+				 cell);
+		else
+			tui_text(t, y, lay->x[k], A_NORMAL, "%*.*s", w, w,
+				 cell);
+	}
+	attroff(attr);
+}
+
+void table_view_draw(struct tui *t)
+{
+	struct table_layout lay;
+	int first = table_view_first_row(t), rows = table_view_visible_rows(t);
+	int title = tui_attr(t, PAIR_TITLE);
+
+	table_layout(t, &lay);
+	table_fill_line(t, first - 1, title);
+	attron(title);
+	for (int k = 0; k < COL_COUNT; k++) {
+		int w = lay.width[k];
+		char name[32];
+
+		if (!lay.shown[k])
+			continue;
+		const char *arrow = t->sort_invert
+					    ? (t->ascii ? "v" : "\u25bc")
+					    : (t->ascii ? "^" : "\u25b2");
+
+		snprintf(name, sizeof(name), "%s", column_table[k].title);
+		if (column_table[k].width < 0 || column_table[k].left) {
+			int x = tui_text(t, first - 1, lay.x[k], title, "%s",
+					 name);
+
+			if (k == t->sort_column)
+				tui_text(t, first - 1, x, title, "%s", arrow);
+		} else {
+			tui_text(t, first - 1, lay.x[k], title, "%*s", w, name);
+			/* The arrow sits in the gap after the column. */
+			if (k == t->sort_column)
+				tui_text(t, first - 1, lay.x[k] + w, title,
+					 "%s", arrow);
+		}
+	}
+	attroff(title);
+	/* Scroll so the selection stays visible. */
+	if (t->selected < t->top)
+		t->top = t->selected;
+	/* Show a group's header together with its first row. */
+	if (t->top && t->top == t->selected &&
+	    t->rows[t->top - 1].coro == UINT32_MAX)
+		t->top--;
+	if (rows > 0 && t->selected >= t->top + (size_t)rows)
+		t->top = t->selected - (size_t)rows + 1;
+	if (t->top + (size_t)rows > t->nrows)
+		t->top = t->nrows > (size_t)rows ? t->nrows - (size_t)rows : 0;
+	for (int i = 0; i < rows && t->top + (size_t)i < t->nrows; i++)
+		table_draw_row(t, first + i, &t->rows[t->top + (size_t)i], &lay,
+			       t->top + (size_t)i == t->selected);
+	if (!t->nrows)
+		tui_text(t, first, 1, A_NORMAL, "%s",
+			 t->filter.active ? "no coroutine matches the filter"
+					  : "no coroutines yet");
+	table_draw_bar(t);
+}
