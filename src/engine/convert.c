@@ -40,6 +40,9 @@
 #include "common/hashseed.h"
 #include "common/jsonstr.h"
 #include "engine/export/profile.h"
+#include "engine/heph/hephfile.h"
+#include "engine/heph/hephnames.h"
+#include "engine/symbols/framenames.h"
 
 const struct convert_format convert_formats[] = {
 	{"chrome", CONVERT_CHROME,
@@ -545,4 +548,74 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		return false;
 	}
 	return true;
+}
+
+/* ---- corotop convert ---- */
+
+/* Folded frames by function: "func+0x1a (f.c:3)" is folded as "func". */
+static const char *convert_name(void *ctx, uint64_t addr, bool leaf)
+{
+	static char buf[HEPH_NAME_LEN + 1];
+	const char *n = heph_names_find(ctx, framename_key(addr, leaf));
+	size_t len;
+
+	if (!n)
+		return NULL;
+	len = strcspn(n, "+ ");
+	if (!len || len > HEPH_NAME_LEN)
+		return n;
+	memcpy(buf, n, len);
+	buf[len] = 0;
+	return buf;
+}
+
+struct convert {
+	struct heph_file f;
+	struct heph_names names;
+	enum convert_to to;
+};
+
+struct convert *convert_create(const char *in, enum convert_to to,
+			       convert_problem_fn problem, void *ctx,
+			       struct convert_result *res, char *err,
+			       size_t errlen)
+{
+	struct convert *c = calloc(1, sizeof(*c));
+
+	memset(res, 0, sizeof(*res));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->to = to;
+	/* Only jsonl goes in start order. */
+	if (!heph_file_open_flags(&c->f, in,
+				  to == CONVERT_JSONL ? 0 : HEPH_FILE_NOSORT,
+				  err, errlen)) {
+		free(c);
+		return NULL;
+	}
+	res->events = c->f.nev;
+	res->problems = c->f.problems_total;
+	res->told = problem ? c->f.nproblems : 0;
+	for (size_t i = 0; problem && i < c->f.nproblems; i++)
+		problem(ctx, c->f.problems[i].off, c->f.problems[i].what);
+	heph_names_init(&c->names, &c->f);
+	return c;
+}
+
+bool convert_write_to(struct convert *c, FILE *out,
+		      struct convert_result *res, char *err, size_t errlen)
+{
+	return convert_write(&c->f, c->to, out, convert_name, &c->names,
+			     &res->st, err, errlen);
+}
+
+void convert_destroy(struct convert *c)
+{
+	if (!c)
+		return;
+	heph_names_finish(&c->names);
+	heph_file_close(&c->f);
+	free(c);
 }

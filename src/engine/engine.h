@@ -228,6 +228,56 @@ const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i);
 size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
 			 struct pptagent_frame *meta, size_t max,
 			 uint64_t *next, uint64_t *skipped);
+/* One decoded member of a frame: its name (the description's, valid while
+ * the description is) and its value as text. */
+struct engine_ppt_cell {
+	const char *name;
+	char text[64];
+};
+
+/*
+ * Frame bytes of a buffer described by d, decoded: its type's name in
+ * *type (NULL when the frame's discriminator names no type) and up to max
+ * members, formatted for people (json false: "1.5ms", "42") or as JSON
+ * values (json true).  Returns how many cells were filled.
+ */
+size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame,
+			bool json, const char **type,
+			struct engine_ppt_cell *out, size_t max);
+
+/* -c LIST checked without a process: false, with why, for a name that is
+ * not a counter corotop knows (a usage error). */
+bool engine_ppt_counters_valid(const char *list, char *why, size_t n);
+
+/* ---- corotop -p PID --list-buffers: a process's ppt buffers, read
+ * without writing a byte to it (engine_ppt.c) ---- */
+
+struct engine_listed_buffer {
+	char name[64];
+	bool spec_spelling; /* __ppt_NAME_* (else the generator's _ppt_*_NAME) */
+	char object[256];   /* the file that defines it, as in maps */
+	uint64_t hmem_addr, stat_addr, json_addr;
+	int32_t agent_pid; /* _stat: 0 = free */
+	bool agent_alive;  /* that agent still runs */
+	int32_t hmem;	   /* _hmem: 0 = no segment published */
+	bool described;	   /* _json read and valid */
+	char abi[16];
+	uint32_t frame_size;
+	bool resize, rendezvous;
+	char types[512]; /* "tick(count load work) io(fd cost[0] ...)" */
+	char error[256]; /* why it is not described, or "" */
+};
+
+struct engine_buffer_list {
+	struct engine_listed_buffer *e;
+	size_t n;
+	char warning[512]; /* objects skipped, and why */
+};
+
+bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out,
+			 char *err, size_t errlen);
+void engine_buffer_list_finish(struct engine_buffer_list *l);
+
 /* Resize buffer i's data block (dynamic layout only). */
 bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
 		       size_t errlen);

@@ -36,7 +36,9 @@
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
+#include "engine/ppt/perfctr.h"
 #include "engine/ppt/pptframe.h"
+#include "engine/ppt/pptlist.h"
 
 #define PPT_POLL_MIN_MS 1
 #define PPT_POLL_MAX_MS 10
@@ -474,4 +476,86 @@ bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
 	ok = pptagent_resize(&p->agents[i], nframes, err, errlen);
 	pthread_mutex_unlock(&p->lock);
 	return ok;
+}
+
+/* ---- what the UI reads of frames and buffers without an engine ---- */
+
+size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame,
+			bool json, const char **type,
+			struct engine_ppt_cell *out, size_t max)
+{
+	struct ppt_value v[PPTDESC_MAX_MEMBERS];
+	int ty = pptframe_type(d, frame);
+	size_t n;
+
+	*type = ty < 0 ? NULL : d->types[ty].name;
+	if (ty < 0)
+		return 0;
+	n = pptframe_decode(d, ty, frame, v,
+			    max < PPTDESC_MAX_MEMBERS ? max
+						      : PPTDESC_MAX_MEMBERS);
+	for (size_t c = 0; c < n; c++) {
+		out[c].name = d->types[ty].cols[c].name;
+		if (json)
+			pptframe_json(&v[c], out[c].text, sizeof(out[c].text));
+		else
+			pptframe_format(&v[c], out[c].text,
+					sizeof(out[c].text));
+	}
+	return n;
+}
+
+bool engine_ppt_counters_valid(const char *list, char *why, size_t n)
+{
+	struct perfctr_set ctr;
+
+	return perfctr_parse(list, &ctr, why, n);
+}
+
+bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out,
+			 char *err, size_t errlen)
+{
+	struct pptlist l;
+
+	memset(out, 0, sizeof(*out));
+	if (!pptlist_collect(pid, &l, err, errlen))
+		return false;
+	out->e = l.n ? calloc(l.n, sizeof(*out->e)) : NULL;
+	if (l.n && !out->e) {
+		snprintf(err, errlen, "out of memory listing %zu buffers", l.n);
+		pptlist_finish(&l);
+		return false;
+	}
+	out->n = l.n;
+	snprintf(out->warning, sizeof(out->warning), "%s", l.warning);
+	for (size_t i = 0; i < l.n; i++) {
+		const struct pptlist_entry *s = &l.e[i];
+		struct engine_listed_buffer *d = &out->e[i];
+
+		snprintf(d->name, sizeof(d->name), "%s", s->sym.name);
+		d->spec_spelling = s->sym.spelling == PPTFIND_SPEC;
+		snprintf(d->object, sizeof(d->object), "%s", s->sym.object);
+		d->hmem_addr = s->sym.hmem_addr;
+		d->stat_addr = s->sym.stat_addr;
+		d->json_addr = s->sym.json_addr;
+		d->agent_pid = s->agent_pid;
+		d->agent_alive = s->agent_alive;
+		d->hmem = s->hmem;
+		d->described = s->described;
+		snprintf(d->abi, sizeof(d->abi), "%s", s->abi);
+		d->frame_size = s->frame_size;
+		d->resize = s->resize;
+		d->rendezvous = s->rendezvous;
+		snprintf(d->types, sizeof(d->types), "%s", s->types);
+		snprintf(d->error, sizeof(d->error), "%s", s->error);
+	}
+	pptlist_finish(&l);
+	return true;
+}
+
+void engine_buffer_list_finish(struct engine_buffer_list *l)
+{
+	free(l->e);
+	l->e = NULL;
+	l->n = 0;
 }

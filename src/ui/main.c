@@ -36,7 +36,6 @@
 #include "common/jsonstr.h"
 #include "common/pathcheck.h"
 #include "engine/engine.h"
-#include "engine/ppt/pptlist.h"
 #include "ui/batch/batch.h"
 #include "ui/batch/batch_cacheray.h"
 #include "ui/settings/cli.h"
@@ -352,31 +351,31 @@ static int main_profiles(struct main_loop *m, int status)
 /* corotop -p PID --list-buffers: read-only, text or JSON. */
 static int main_list_buffers(const struct cli *cli)
 {
-	struct pptlist l;
+	struct engine_buffer_list l;
 	char err[512];
 
-	if (!pptlist_collect(cli->pid, &l, err, sizeof(err))) {
+	if (!engine_list_buffers(cli->pid, &l, err, sizeof(err))) {
 		fprintf(stderr, "corotop: %s\n", err);
 		return 1;
 	}
 	if (cli->format == CLI_JSON) {
 		printf("{\"pid\":%d,\"buffers\":[", cli->pid);
 		for (size_t i = 0; i < l.n; i++) {
-			const struct pptlist_entry *e = &l.e[i];
+			const struct engine_listed_buffer *e = &l.e[i];
 
 			printf("%s{\"name\":", i ? "," : "");
-			jsonstr_write_cstr(stdout, e->sym.name);
+			jsonstr_write_cstr(stdout, e->name);
 			printf(",\"spelling\":\"%s\",\"object\":",
-			       e->sym.spelling == PPTFIND_SPEC ? "spec"
+			       e->spec_spelling ? "spec"
 							       : "generator");
-			jsonstr_write_cstr(stdout, e->sym.object);
+			jsonstr_write_cstr(stdout, e->object);
 			printf(",\"hmem_addr\":\"0x%llx\",\"stat_addr\":"
 			       "\"0x%llx\",\"json_addr\":\"0x%llx\","
 			       "\"agent_pid\":%d,\"agent_alive\":%s,"
 			       "\"hmem\":%d,\"abi\":",
-			       (unsigned long long)e->sym.hmem_addr,
-			       (unsigned long long)e->sym.stat_addr,
-			       (unsigned long long)e->sym.json_addr,
+			       (unsigned long long)e->hmem_addr,
+			       (unsigned long long)e->stat_addr,
+			       (unsigned long long)e->json_addr,
 			       (int)e->agent_pid,
 			       e->agent_alive ? "true" : "false", (int)e->hmem);
 			jsonstr_write_cstr(stdout, e->abi);
@@ -393,12 +392,12 @@ static int main_list_buffers(const struct cli *cli)
 		printf("process %d: %zu ppt buffer%s\n", cli->pid, l.n,
 		       l.n == 1 ? "" : "s");
 		for (size_t i = 0; i < l.n; i++) {
-			const struct pptlist_entry *e = &l.e[i];
+			const struct engine_listed_buffer *e = &l.e[i];
 
-			printf("%-16s %s  %s\n", e->sym.name,
-			       e->sym.spelling == PPTFIND_SPEC ? "__ppt_NAME_*"
+			printf("%-16s %s  %s\n", e->name,
+			       e->spec_spelling ? "__ppt_NAME_*"
 							       : "_ppt_*_NAME",
-			       e->sym.object);
+			       e->object);
 			if (e->agent_pid)
 				printf("  in use by agent pid %d (%s)\n",
 				       (int)e->agent_pid,
@@ -419,7 +418,7 @@ static int main_list_buffers(const struct cli *cli)
 		if (l.warning[0])
 			printf("skipped: %s\n", l.warning);
 	}
-	pptlist_finish(&l);
+	engine_buffer_list_finish(&l);
 	return 0;
 }
 

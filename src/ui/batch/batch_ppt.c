@@ -14,8 +14,11 @@
 #include <string.h>
 
 #include "common/jsonstr.h"
-#include "engine/ppt/pptframe.h"
 #include "ui/batch/batch.h"
+
+/* Members printed per frame: every member a description may hold
+ * (pptdesc.h allows 256 per type, padding included). */
+#define BATCH_PPT_CELLS 256
 
 static const char *batch_ppt_state(enum pptagent_state s)
 {
@@ -58,27 +61,25 @@ static void batch_json_frame(FILE *f, const struct ppt_desc *d,
 			     const unsigned char *bytes,
 			     const struct pptagent_frame *m)
 {
-	struct ppt_value v[PPTDESC_MAX_MEMBERS];
-	int type = pptframe_type(d, bytes);
-	char num[64];
-	size_t n;
+	struct engine_ppt_cell cell[BATCH_PPT_CELLS];
+	const char *type;
+	size_t n = engine_ppt_cells(d, bytes, true, &type, cell,
+				    BATCH_PPT_CELLS);
 
 	fprintf(f, "{\"pos\":%" PRIu64 ",\"seq\":%u,\"ts\":%" PRIu64 ",",
 		m->pos, m->index, m->ts);
-	if (type < 0) {
+	if (!type) {
 		fputs("\"type\":null,\"values\":{}}", f);
 		return;
 	}
 	fputs("\"type\":", f);
-	jsonstr_write_cstr(f, d->types[type].name);
+	jsonstr_write_cstr(f, type);
 	fputs(",\"values\":{", f);
-	n = pptframe_decode(d, type, bytes, v, PPTDESC_MAX_MEMBERS);
 	for (size_t c = 0; c < n; c++) {
 		if (c)
 			fputc(',', f);
-		jsonstr_write_cstr(f, d->types[type].cols[c].name);
-		pptframe_json(&v[c], num, sizeof(num));
-		fprintf(f, ":%s", num);
+		jsonstr_write_cstr(f, cell[c].name);
+		fprintf(f, ":%s", cell[c].text);
 	}
 	fputs("}}", f);
 }
@@ -154,22 +155,18 @@ static void batch_text_frame(FILE *f, const struct ppt_desc *d,
 			     const unsigned char *bytes,
 			     const struct pptagent_frame *m)
 {
-	struct ppt_value v[PPTDESC_MAX_MEMBERS];
-	int type = pptframe_type(d, bytes);
-	char val[64];
-	size_t n;
+	struct engine_ppt_cell cell[BATCH_PPT_CELLS];
+	const char *type;
+	size_t n = engine_ppt_cells(d, bytes, false, &type, cell,
+				    BATCH_PPT_CELLS);
 
-	fprintf(f, "  %10u %-12s", m->index,
-		type < 0 ? "?" : d->types[type].name);
-	if (type < 0) {
+	fprintf(f, "  %10u %-12s", m->index, type ? type : "?");
+	if (!type) {
 		fputs(" (type discriminator out of range)\n", f);
 		return;
 	}
-	n = pptframe_decode(d, type, bytes, v, PPTDESC_MAX_MEMBERS);
-	for (size_t c = 0; c < n; c++) {
-		pptframe_format(&v[c], val, sizeof(val));
-		fprintf(f, " %s=%s", d->types[type].cols[c].name, val);
-	}
+	for (size_t c = 0; c < n; c++)
+		fprintf(f, " %s=%s", cell[c].name, cell[c].text);
 	fputc('\n', f);
 }
 

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "ui/settings/cli.h"
 
+#include "engine/engine.h"
+
 #include <ctype.h>
 
 #include <errno.h>
@@ -19,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/ppt/perfctr.h"
 
 #include "corotop/ctp.h"
 
@@ -398,10 +399,10 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		case 'c': {
 			/* Named here, before any process is looked at: a
 			 * typo is a usage error (exit 2). */
-			struct perfctr_set ctr;
 			char why[256];
 
-			if (!perfctr_parse(optarg, &ctr, why, sizeof(why)))
+			if (!engine_ppt_counters_valid(optarg, why,
+						       sizeof(why)))
 				return cli_fail(err, errlen, "-c: %s", why);
 			out->counters = optarg;
 			break;

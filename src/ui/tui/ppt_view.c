@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "common/duration.h"
-#include "engine/ppt/pptframe.h"
 #include "ui/tui/tui.h"
 
 #define PPT_UI_KEEP 2048u
@@ -80,7 +79,7 @@ struct ppt_row {
 	const char *type;
 	const char *names[PPTDESC_MAX_MEMBERS];
 	const char *values[PPTDESC_MAX_MEMBERS];
-	char cells[PPT_UI_COLS][PPT_CELL];
+	struct engine_ppt_cell cells[PPT_UI_COLS];
 	size_t ncells;
 	char line[1024];
 };
@@ -88,26 +87,20 @@ struct ppt_row {
 static void ppt_row_fill(const struct ppt_desc *d, const unsigned char *f,
 			 struct ppt_row *r)
 {
-	struct ppt_value v[PPTDESC_MAX_MEMBERS];
-	int ty = pptframe_type(d, f);
-	size_t n, off;
+	const char *type;
+	size_t n = engine_ppt_cells(d, f, false, &type, r->cells, PPT_UI_COLS);
+	size_t off;
 
 	r->ncells = 0;
-	r->type = ty < 0 ? "?" : d->types[ty].name;
+	r->type = type ? type : "?";
 	off = (size_t)snprintf(r->line, sizeof(r->line), "%s", r->type);
-	if (ty < 0)
-		return;
-	n = pptframe_decode(d, ty, f, v, PPTDESC_MAX_MEMBERS);
-	if (n > PPT_UI_COLS)
-		n = PPT_UI_COLS;
 	for (size_t c = 0; c < n; c++) {
-		pptframe_format(&v[c], r->cells[c], PPT_CELL);
-		r->names[c] = d->types[ty].cols[c].name;
-		r->values[c] = r->cells[c];
+		r->names[c] = r->cells[c].name;
+		r->values[c] = r->cells[c].text;
 		if (off < sizeof(r->line))
 			off += (size_t)snprintf(r->line + off,
 						sizeof(r->line) - off, " %s=%s",
-						r->names[c], r->cells[c]);
+						r->names[c], r->values[c]);
 	}
 	r->ncells = n;
 }
