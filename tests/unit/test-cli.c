@@ -84,8 +84,9 @@ static void test_launch_without_double_dash(void **state)
 static void test_all_short_options(void **state)
 {
 	(void)state;
-	assert_int_equal(PARSE("-b", "-n", "5", "-d", "3", "-f", "json", "-s",
-			       "128", "--jsonl", "ev.jsonl", "--", "prog"),
+	assert_int_equal(PARSE("-b", "-n", "5", "-d", "3", "-f", "json",
+			       "--stations", "128", "--jsonl", "ev.jsonl",
+			       "--", "prog"),
 			 CLI_OK);
 	assert_true(cli.batch);
 	assert_int_equal(cli.iterations, 5);
@@ -95,23 +96,37 @@ static void test_all_short_options(void **state)
 	assert_string_equal(cli.jsonl, "ev.jsonl");
 	assert_string_equal(cli.command[0], "prog");
 	/* attached values and clusters */
-	assert_int_equal(PARSE("-bn7", "-d1", "-ftext", "-s1048576", "p"),
+	assert_int_equal(PARSE("-bn7", "-d1", "-ftext", "--stations=1048576",
+			       "p"),
 			 CLI_OK);
 	assert_true(cli.batch);
 	assert_int_equal(cli.iterations, 7);
 	assert_int_equal(cli.delay_tenths, 1);
 	assert_int_equal(cli.format, CLI_TEXT);
 	assert_int_equal(cli.stations, 1048576);
-	/* -s COLUMN sorts (htop's -s); -s N sizes the region. */
+	/* -s COLUMN sorts (htop's -s), and only sorts (CHANGELOG.md). */
 	assert_int_equal(PARSE("-s", "in-state", "p"), CLI_OK);
 	assert_string_equal(cli.sort, "in-state");
 	assert_int_equal(cli.stations, 4096);
-	assert_int_equal(PARSE("-sswitches", "-s", "64", "p"), CLI_OK);
+	assert_int_equal(PARSE("-sswitches", "--stations", "64", "p"), CLI_OK);
 	assert_string_equal(cli.sort, "switches");
 	assert_int_equal(cli.stations, 64);
 	/* --stations is a count only. */
 	assert_int_equal(PARSE("--stations", "in-state", "p"), CLI_ERROR);
-	assert_int_equal(PARSE("-s", "-5", "p"), CLI_ERROR);
+	assert_int_equal(PARSE("--stations", "-5", "p"), CLI_ERROR);
+}
+
+/* CHANGELOG.md: -s no longer takes a station count; a number given to it
+ * is refused with a message that names --stations, and sizes nothing. */
+static void test_s_is_sort_only(void **state)
+{
+	(void)state;
+	expect_error(PARSE("-s", "64", "p"), "--stations N");
+	assert_non_null(strstr(err, "'64'"));
+	expect_error(PARSE("-s64", "p"), "--stations N");
+	assert_int_equal(PARSE("--sort", "state", "p"), CLI_OK);
+	assert_string_equal(cli.sort, "state");
+	assert_int_equal(cli.stations, 4096);
 }
 
 static void test_all_long_options(void **state)
@@ -244,7 +259,8 @@ static void test_bad_numbers(void **state)
 		char quoted[64];
 
 		snprintf(quoted, sizeof(quoted), "'%s'", bad_s[i]);
-		expect_error(PARSE("-s", (char *)bad_s[i], "x"), quoted);
+		expect_error(PARSE("--stations", (char *)bad_s[i], "x"),
+			     quoted);
 		assert_non_null(strstr(err, "--stations"));
 	}
 }
@@ -260,7 +276,7 @@ static void test_negative_after_blank(void **state)
 	(void)state;
 	expect_error(PARSE("-n", " -18446744073709551615", "x"),
 		     "-18446744073709551615");
-	expect_error(PARSE("-s", " -18446744073709551615", "x"),
+	expect_error(PARSE("--stations", " -18446744073709551615", "x"),
 		     "-18446744073709551615");
 }
 
@@ -376,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_launch_without_double_dash),
 		cmocka_unit_test(test_all_short_options),
 		cmocka_unit_test(test_all_long_options),
+		cmocka_unit_test(test_s_is_sort_only),
 		cmocka_unit_test(test_help_version_and_reparse),
 		cmocka_unit_test(test_unknown_options),
 		cmocka_unit_test(test_counters_named),

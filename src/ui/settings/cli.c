@@ -43,8 +43,7 @@ const char cli_usage[] =
 	"(default 10)\n"
 	"  -f, --format text|json   batch output format (json: one object "
 	"per line)\n"
-	"  -s, --stations N         stations to preallocate (default 4096)\n"
-	"  -s COLUMN                the same as --sort COLUMN (like htop)\n"
+	"      --stations N         stations to preallocate (default 4096)\n"
 	"      --jsonl FILE         append every harvested event as one JSON "
 	"line\n"
 	"      --record FILE        record the run as a Heph trace (replay: "
@@ -59,7 +58,7 @@ const char cli_usage[] =
 	"stdin, or a FIFO)\n"
 	"  -C, --no-color           monochrome (also when NO_COLOR is set)\n"
 	"  -M, --no-mouse           do not use the mouse\n"
-	"      --sort COLUMN        initial sort column (id, state, tid, age, "
+	"  -s, --sort COLUMN        initial sort column (id, state, tid, age, "
 	"in-state, ...)\n"
 	"  -F, --filter TEXT        initial filter (text, !regex, state=S "
 	"tid=N)\n"
@@ -286,17 +285,18 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						optarg);
 			break;
 		case 's':
-			/* htop's -s COLUMN sorts; ours also sizes the region
-			 * (-s N).  A column name never starts with a digit,
-			 * so the argument says which is meant. */
-			if (!isdigit((unsigned char)optarg[0]) &&
-			    optarg[0] != '-' && optarg[0] != '+' &&
-			    optarg[0] != ' ' && optarg[0]) {
-				out->sort = optarg;
-				break;
-			}
-			/* Otherwise a count, as for --stations. */
-			/* fall through */
+			/* htop's -s COLUMN: a sort, never a count.  -s N once
+			 * sized the region (CHANGELOG.md); a number now says
+			 * where that went. */
+			if (isdigit((unsigned char)optarg[0]))
+				return cli_fail(err, errlen,
+						"-s sorts by a column, like "
+						"htop's (got '%s'); the "
+						"stations to preallocate are "
+						"--stations N",
+						optarg);
+			out->sort = optarg;
+			break;
 		case OPT_STATIONS:
 			if (!cli_number(optarg, 1, CTP_MAX_STATIONS_LIMIT, &v))
 				return cli_fail(err, errlen,
