@@ -257,6 +257,7 @@ static bool engine_futex_wait(struct engine *e, unsigned timeout_ms)
 
 	/* acquire: pairs with the probe's CAS (O); after it, their writes
 	 * are visible to the next scan. */
+	/* stop: acquire pairs with engine_stop's acq_rel exchange. */
 	while (atomic_load_explicit(word, memory_order_acquire) == 1 &&
 	       !atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		uint64_t now = engine_now(CLOCK_MONOTONIC);
@@ -384,6 +385,8 @@ static void engine_harvest_loop(struct engine *e)
 	/* No pause between busy passes until then (below). */
 	uint64_t chase_until = 0;
 
+	/* acquire: pairs with engine_stop's acq_rel exchange; what the
+	 * stopper wrote before it is visible to the last pass. */
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		uint64_t lost0, lost1, now;
 		bool upstream;
@@ -512,6 +515,8 @@ static void engine_waker_loop(struct engine *e)
 
 	p[0] = (struct pollfd){.fd = e->stop_pipe[0], .events = POLLIN};
 	p[1] = (struct pollfd){.fd = e->region.listen_fd, .events = POLLIN};
+	/* acquire: pairs with engine_stop's acq_rel exchange (the stop pipe
+	 * wakes the poll; the flag says it was a stop). */
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		if (poll(p, n, -1) < 0) {
 			if (errno == EINTR)
@@ -806,6 +811,8 @@ void engine_unlink(const struct engine *e)
 
 void engine_stop(struct engine *e)
 {
+	/* acq_rel: release pairs with the threads' acquire loads of stop;
+	 * acquire, so a second stopper sees the first one's writes. */
 	if (atomic_exchange_explicit(&e->stop, true, memory_order_acq_rel) ||
 	    e->rp)
 		return;

@@ -202,6 +202,7 @@ static void *engine_ppt_main(void *arg)
 	struct engine_ppt *p = &e->ppt;
 	int wait_ms = PPT_POLL_MIN_MS;
 
+	/* acquire: pairs with engine_stop's acq_rel exchange (engine.c). */
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		struct pollfd pf[2] = {
 			{.fd = e->stop_pipe[0], .events = POLLIN},
@@ -211,7 +212,8 @@ static void *engine_ppt_main(void *arg)
 		size_t got = 0;
 
 		/* The lock per buffer: a poll reads at most a ring's worth,
-		 * so readers never wait for more than one. */
+		 * so readers never wait for more than one.  stop: acquire,
+		 * pairs with engine_stop's acq_rel exchange. */
 		for (size_t i = 0;
 		     i < p->n &&
 		     !atomic_load_explicit(&e->stop, memory_order_acquire);

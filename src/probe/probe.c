@@ -223,7 +223,11 @@ bool probe_attach_region(const char *shm, const char *sock, uint32_t max,
 	r->attach = probe_attach;
 	/* release: a recorder that loads r sees it complete. */
 	atomic_store_explicit(&probe_cur, r, memory_order_release);
-	/* release: a thread that sees live also sees the mapping. */
+	/* release: a thread that sees live also sees the mapping.  Pairs
+	 * with the acquire loads in corotop_probe_init/_shutdown (below) and
+	 * corotop_sampler_start (sampler.c); probe.h's relaxed hint load is
+	 * only a filter, corotop_coro_record_ re-reads probe_cur with
+	 * acquire. */
 	__atomic_store_n(&corotop_probe_live_, 1, __ATOMIC_RELEASE);
 	/* Stack captures (thread.c, sampler.c), from the environment. */
 	probe_parked_configure(probe_calltrace_attached());
@@ -235,7 +239,9 @@ COROTOP_API bool corotop_probe_init(void)
 	const char *shm, *sock, *maxs;
 	uint32_t max;
 
-	if (corotop_probe_live_)
+	/* acquire: pairs with probe_attach_region's release store; live
+	 * means the region is mapped and probe_cur set. */
+	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE))
 		return true;
 	shm = getenv(CTP_ENV_SHM);
 	sock = getenv(CTP_ENV_SOCK);
@@ -259,11 +265,15 @@ COROTOP_API void corotop_probe_shutdown(void)
 {
 	struct probe_region *r = probe_region();
 
-	if (!corotop_probe_live_ || !r)
+	/* acquire: pairs with probe_attach_region's release store. */
+	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE) || !r)
 		return;
 	/* No handler may put into the region once it is unmapped. */
 	corotop_sampler_stop();
 	probe_parked_configure(false);
+	/* release: pairs with the acquire loads of live (init, sampler
+	 * start); a thread that sees 0 goes no further than probe_cur,
+	 * cleared next with its own release. */
 	__atomic_store_n(&corotop_probe_live_, 0, __ATOMIC_RELEASE);
 	/* release: pairs with probe_region's acquire. */
 	atomic_store_explicit(&probe_cur, NULL, memory_order_release);

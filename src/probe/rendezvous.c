@@ -402,6 +402,9 @@ void probe_late_atfork_child(void)
 	 * child, so no sampler stop (its mutex may be held by a thread that
 	 * does not exist here; sampler_atfork_child already has no timers). */
 	late_owns = false;
+	/* release: pairs with the acquire loads of live (probe.c's init and
+	 * shutdown, sampler.c's start); alone in the child, it orders the
+	 * retire before any later attach of this process. */
 	__atomic_store_n(&corotop_probe_live_, 0, __ATOMIC_RELEASE);
 	atomic_store_explicit(&probe_cur, NULL, memory_order_release);
 	probe_parked_set(false);
@@ -423,6 +426,9 @@ void probe_retire(void)
 		return;
 	corotop_sampler_stop();
 	probe_parked_configure(false);
+	/* release: pairs with the acquire loads of live (probe.c's init and
+	 * shutdown, sampler.c's start): who sees 0 does not use the region
+	 * retired below. */
 	__atomic_store_n(&corotop_probe_live_, 0, __ATOMIC_RELEASE);
 	/* release: pairs with probe_region's acquire. */
 	atomic_store_explicit(&probe_cur, NULL, memory_order_release);

@@ -244,7 +244,8 @@ static int sampler_arm(struct probe_thread *t, uint32_t epoch)
 	}
 	return 0;
 fail:
-	/* release: the slot goes back untouched. */
+	/* release: the slot goes back untouched; pairs with the next
+	 * claimer's acquire CAS, as the free store in sampler_slot_delete. */
 	atomic_store_explicit(&sampler_slots[i].word,
 			      SS_WORD(SS_SEQ(claimed), SS_FREE),
 			      memory_order_release);
@@ -391,6 +392,7 @@ COROTOP_API int corotop_sampler_start(unsigned hz)
 		return -ENOTSUP;
 	if (hz < 1 || hz > SAMPLER_HZ_MAX)
 		return -EINVAL;
+	/* acquire: pairs with probe_attach_region's release (probe.c). */
 	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE) ||
 	    !probe_calltrace_attached())
 		return -ENODEV;
@@ -526,7 +528,10 @@ void sampler_atfork_child(void)
 	probe_self.slot = 0;
 	atomic_store_explicit(&st_threads, 0, memory_order_relaxed);
 	pthread_mutex_init(&sampler_mu, NULL);
-	/* Still running: this thread re-arms at its next transition. */
+	/* Still running: this thread re-arms at its next transition.
+	 * release: pairs with the acquire load of the epoch in
+	 * probe_thread_refresh (perthread.c), which then sees the reset
+	 * slots above. */
 	if (atomic_load_explicit(&sampler_on, memory_order_relaxed))
 		atomic_fetch_add_explicit(&probe_capture_epoch, 1,
 					  memory_order_release);
