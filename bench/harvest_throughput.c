@@ -74,7 +74,7 @@ struct variant {
 	const char *name;
 	unsigned scan_interval_us;
 	bool no_membarrier;
-	bool hx_dirty;
+	bool advertise_dirty;
 };
 
 static const struct variant v_flat = {"flat", 0, false, true};
@@ -99,7 +99,7 @@ static void run_case(unsigned writers, unsigned stations,
 	cfg.stations = stations;
 	cfg.scan_interval_us = v->scan_interval_us;
 	cfg.no_membarrier = v->no_membarrier;
-	cfg.hx_dirty = v->hx_dirty;
+	cfg.advertise_dirty = v->advertise_dirty;
 	e = bench_engine_create(&cfg);
 	bench_probe_attach();
 	bench_engine_start(e);

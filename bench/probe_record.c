@@ -27,7 +27,7 @@
  *   traced-flat   the same with scan_interval_us = 0;
  *   traced-nomb   engine config no_membarrier: the probe issues a seq_cst
  *                 fence after every record and is never sent an IPI;
- *   traced-nodirty  engine config hx_dirty = false: full scans only, so
+ *   traced-nodirty  engine config advertise_dirty = false: full scans only, so
  *                 membarrier runs only when the engine goes to sleep;
  *   traced-ct     the defaults plus a CallTrace region next to the cTP
  *                 region (created here as the engine would, unless the
@@ -261,7 +261,7 @@ static struct rotor *calltrace_attach(struct engine *e)
 	return r;
 }
 
-static void traced(const char *name, bool no_membarrier, bool hx_dirty,
+static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 		   unsigned scan_interval_us, bool calltrace,
 		   double *median_out)
 {
@@ -278,7 +278,7 @@ static void traced(const char *name, bool no_membarrier, bool hx_dirty,
 	cfg.stations = 16;
 	cfg.no_membarrier = no_membarrier;
 	cfg.scan_interval_us = scan_interval_us;
-	cfg.hx_dirty = hx_dirty;
+	cfg.advertise_dirty = advertise_dirty;
 	e = bench_engine_create(&cfg);
 	if (calltrace)
 		rot = calltrace_attach(e);
@@ -309,7 +309,7 @@ static void traced(const char *name, bool no_membarrier, bool hx_dirty,
 		 "engine_lost=%llu engine_scans=%llu engine_sleeps=%llu",
 		 (!no_membarrier && membarrier_available()) ? "membarrier"
 							    : "seq_cst",
-		 hx_dirty, scan_interval_us,
+		 advertise_dirty, scan_interval_us,
 		 (double)(ipi1 - ipi0) * 1e9 / (double)(t_end - t_start),
 		 (unsigned long long)snap.t.events,
 		 (unsigned long long)snap.t.lost, (unsigned long long)st.scans,

@@ -604,8 +604,8 @@ struct convert *convert_create(const char *in, enum convert_to to,
 	return c;
 }
 
-bool convert_write_to(struct convert *c, FILE *out,
-		      struct convert_result *res, char *err, size_t errlen)
+bool convert_write_to(struct convert *c, FILE *out, struct convert_result *res,
+		      char *err, size_t errlen)
 {
 	return convert_write(&c->f, c->to, out, convert_name, &c->names,
 			     &res->st, err, errlen);

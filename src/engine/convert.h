@@ -75,8 +75,8 @@ struct convert *convert_create(const char *in, enum convert_to to,
 			       convert_problem_fn problem, void *ctx,
 			       struct convert_result *res, char *err,
 			       size_t errlen);
-bool convert_write_to(struct convert *c, FILE *out,
-		      struct convert_result *res, char *err, size_t errlen);
+bool convert_write_to(struct convert *c, FILE *out, struct convert_result *res,
+		      char *err, size_t errlen);
 void convert_destroy(struct convert *c);
 
 #endif

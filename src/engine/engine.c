@@ -78,7 +78,7 @@ void engine_config_defaults(struct engine_config *cfg)
 	cfg->observer_poll_ms = 10;
 	cfg->tick_ms = 1000;
 	cfg->full_scan_ms = 100;
-	cfg->hx_dirty = true;
+	cfg->advertise_dirty = true;
 	cfg->ring_depth = 64;
 	lint_config_defaults(&cfg->lints);
 	cfg->ct_traces = 65536;
@@ -195,7 +195,7 @@ static size_t engine_scan(struct engine *e)
  * flag, or the cleared dirty words) before the loads of the next scan. */
 static void engine_barrier(struct engine *e)
 {
-	if (e->asym &&
+	if (e->asym_fence &&
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0)
 		return;
 	atomic_thread_fence(memory_order_seq_cst);
@@ -640,14 +640,14 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	}
 	if (!cfg->no_futex)
 		flags |= CTP_HX_FUTEX;
-	if (cfg->hx_dirty)
+	if (cfg->advertise_dirty)
 		flags |= CTP_HX_DIRTY;
 	if (!cfg->no_membarrier &&
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) > 0 &&
 	    (syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) &
 	     MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
 		flags |= CTP_HX_ASYM_FENCE;
-		e->asym = true;
+		e->asym_fence = true;
 	}
 	/* Attach mode: refuse a process we may not touch, or one without
 	 * buffers, before anything is created. */

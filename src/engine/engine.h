@@ -24,13 +24,13 @@ struct engine_config {
 	/* Attach mode (corotop -p): a running process, through its ppt
 	 * buffers (engine_ppt.c). */
 	pid_t attach_pid;
-	bool force_attach;	 /* take over buffers another agent holds */
-	const char *counters;	 /* -c: perf counters per frame, or NULL */
-	uint64_t ppt_frames;	 /* data block size in frames (0: default) */
-	const char *ppt_buffer;	 /* attach only this buffer (NULL: all) */
-	uint32_t stations;	 /* launch mode: stations to create */
-	const char *jsonl_path;	 /* append every event here, or NULL */
-	const char *record_path; /* --record: a Heph trace, or NULL */
+	bool force_attach;	   /* take over buffers another agent holds */
+	const char *counters;	   /* -c: perf counters per frame, or NULL */
+	uint64_t ppt_block_frames; /* data block size in frames (0: default) */
+	const char *ppt_buffer;	   /* attach only this buffer (NULL: all) */
+	uint32_t stations;	   /* launch mode: stations to create */
+	const char *jsonl_path;	   /* append every event here, or NULL */
+	const char *record_path;   /* --record: a Heph trace, or NULL */
 	/* Replay mode (corotop --replay): a recording instead of a target;
 	 * no region, no threads (engine_replay.c). */
 	const char *replay_path;
@@ -43,7 +43,7 @@ struct engine_config {
 	unsigned observer_poll_ms; /* observer mode: poll period */
 	unsigned tick_ms;	   /* rate window */
 	unsigned full_scan_ms;	   /* bound between full scans (dirty mode) */
-	bool hx_dirty;		   /* advertise the dirty hint (default true) */
+	bool advertise_dirty;	   /* advertise the dirty hint (default true) */
 	/* Deep ring epochs per station for corotop's probe (ctp.h), a power
 	 * of two; 0 = the spec's eight slots only (default 64). */
 	unsigned ring_depth;
@@ -241,9 +241,9 @@ struct engine_ppt_cell {
  * members, formatted for people (json false: "1.5ms", "42") or as JSON
  * values (json true).  Returns how many cells were filled.
  */
-size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame,
-			bool json, const char **type,
-			struct engine_ppt_cell *out, size_t max);
+size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame, bool json,
+			const char **type, struct engine_ppt_cell *out,
+			size_t max);
 
 /* -c LIST checked without a process: false, with why, for a name that is
  * not a counter corotop knows (a usage error). */
@@ -254,7 +254,8 @@ bool engine_ppt_counters_valid(const char *list, char *why, size_t n);
 
 struct engine_listed_buffer {
 	char name[64];
-	bool spec_spelling; /* __ppt_NAME_* (else the generator's _ppt_*_NAME) */
+	bool spec_spelling; /* __ppt_NAME_* (else the generator's _ppt_*_NAME)
+			     */
 	char object[256];   /* the file that defines it, as in maps */
 	uint64_t hmem_addr, stat_addr, json_addr;
 	int32_t agent_pid; /* _stat: 0 = free */
@@ -274,8 +275,8 @@ struct engine_buffer_list {
 	char warning[512]; /* objects skipped, and why */
 };
 
-bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out,
-			 char *err, size_t errlen);
+bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out, char *err,
+			 size_t errlen);
 void engine_buffer_list_finish(struct engine_buffer_list *l);
 
 /* Resize buffer i's data block (dynamic layout only). */

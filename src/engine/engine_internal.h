@@ -100,7 +100,7 @@ struct engine {
 	pthread_t waker_thread;
 	bool harvest_running;
 	bool waker_running;
-	bool asym; /* we issue membarrier(GLOBAL_EXPEDITED) */
+	bool asym_fence; /* we issue membarrier(GLOBAL_EXPEDITED) */
 	atomic_bool stop;
 	int stop_pipe[2];
 	struct snapshot_target target;

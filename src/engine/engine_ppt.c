@@ -248,7 +248,7 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 	struct engine_ppt *p = &e->ppt;
 	struct pptagent_config cfg = {
 		.force = e->cfg.force_attach,
-		.nframes = e->cfg.ppt_frames,
+		.nframes = e->cfg.ppt_block_frames,
 		.auto_grow = true,
 		.max_frames = PPTAGENT_MAX_FRAMES,
 	};
@@ -482,9 +482,9 @@ bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
 
 /* ---- what the UI reads of frames and buffers without an engine ---- */
 
-size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame,
-			bool json, const char **type,
-			struct engine_ppt_cell *out, size_t max)
+size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame, bool json,
+			const char **type, struct engine_ppt_cell *out,
+			size_t max)
 {
 	struct ppt_value v[PPTDESC_MAX_MEMBERS];
 	int ty = pptframe_type(d, frame);
@@ -514,8 +514,8 @@ bool engine_ppt_counters_valid(const char *list, char *why, size_t n)
 	return perfctr_parse(list, &ctr, why, n);
 }
 
-bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out,
-			 char *err, size_t errlen)
+bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out, char *err,
+			 size_t errlen)
 {
 	struct pptlist l;
 

@@ -127,7 +127,7 @@ static inline void coro_check_sleeping(struct probe_region *r)
 	/* (M) pairs with the engine's (N).  With the asymmetric fence the
 	 * engine's membarrier(GLOBAL_EXPEDITED) orders us; else a full
 	 * fence here. */
-	if (r->asym)
+	if (r->asym_fence)
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		atomic_thread_fence(memory_order_seq_cst);

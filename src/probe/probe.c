@@ -189,9 +189,10 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 		r->dirty_bits = CTP_HX_DIRTY_WORDS * 64;
 	}
 	/* The asymmetric fence only covers processes that registered. */
-	r->asym = (r->hx_flags & CTP_HX_ASYM_FENCE) &&
-		  syscall(SYS_membarrier,
-			  MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+	r->asym_fence =
+		(r->hx_flags & CTP_HX_ASYM_FENCE) &&
+		syscall(SYS_membarrier,
+			MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
 	if (r->has_ext)
 		probe_calltrace_attach(path, hdr);
 	return true;

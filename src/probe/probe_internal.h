@@ -29,7 +29,7 @@ struct probe_region {
 	uint32_t hx_flags; /* copy of hdr->ext.flags, read once at attach */
 	bool has_ext;	   /* the region carries corotop's header extension */
 	/* The engine's membarrier orders our stores: no fence needed (M). */
-	bool asym;
+	bool asym_fence;
 	/* Dirty hint words (CTP_HX_DIRTY), or NULL. */
 	_Atomic uint64_t *dirty;
 	uint32_t dirty_shift;

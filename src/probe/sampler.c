@@ -530,7 +530,7 @@ void sampler_atfork_child(void)
 	pthread_mutex_init(&sampler_mu, NULL);
 	/* Still running: this thread re-arms at its next transition.
 	 * release: pairs with the acquire load of the epoch in
-	 * probe_thread_refresh (perthread.c), which then sees the reset
+	 * probe_thread_sync (perthread.c), which then sees the reset
 	 * slots above. */
 	if (atomic_load_explicit(&sampler_on, memory_order_relaxed))
 		atomic_fetch_add_explicit(&probe_capture_epoch, 1,

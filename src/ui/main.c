@@ -45,8 +45,6 @@
 #include "ui/memview/memview.h"
 #include "ui/tui/tui.h"
 
-void tui_publish_hook(void *ctx);
-
 #ifndef COROTOP_VERSION
 #define COROTOP_VERSION "0.0.0"
 #endif
@@ -157,7 +155,7 @@ static void main_ppt(struct main_loop *m, struct batch_ppt *out)
 		const struct ppt_desc *d = engine_ppt_desc(m->engine, i);
 		uint64_t from = m->ppt_from[i], skipped = 0;
 		/* The frame size comes from the target: a byte budget. */
-		size_t max = m->cli.ppt_frames;
+		size_t max = m->cli.ppt_batch_frames;
 
 		p->b = b[i];
 		p->desc = d;
@@ -366,8 +364,7 @@ static int main_list_buffers(const struct cli *cli)
 			printf("%s{\"name\":", i ? "," : "");
 			jsonstr_write_cstr(stdout, e->name);
 			printf(",\"spelling\":\"%s\",\"object\":",
-			       e->spec_spelling ? "spec"
-							       : "generator");
+			       e->spec_spelling ? "spec" : "generator");
 			jsonstr_write_cstr(stdout, e->object);
 			printf(",\"hmem_addr\":\"0x%llx\",\"stat_addr\":"
 			       "\"0x%llx\",\"json_addr\":\"0x%llx\","
@@ -396,7 +393,7 @@ static int main_list_buffers(const struct cli *cli)
 
 			printf("%-16s %s  %s\n", e->name,
 			       e->spec_spelling ? "__ppt_NAME_*"
-							       : "_ppt_*_NAME",
+						: "_ppt_*_NAME",
 			       e->object);
 			if (e->agent_pid)
 				printf("  in use by agent pid %d (%s)\n",
@@ -578,7 +575,7 @@ int main(int argc, char **argv)
 	cfg.attach_pid = m.cli.pid;
 	cfg.force_attach = m.cli.force_attach;
 	cfg.counters = m.cli.counters;
-	cfg.ppt_frames = m.cli.ppt_block;
+	cfg.ppt_block_frames = m.cli.ppt_block_frames;
 	cfg.ppt_buffer = m.cli.buffer;
 	if (m.cli.hot_window_s)
 		cfg.hot.window_s = m.cli.hot_window_s;

@@ -586,7 +586,7 @@ static void test_resize_lossless(void **state)
 	engine_config_defaults(&cfg);
 	cfg.attach_pid = t.pid;
 	cfg.ppt_buffer = "grow";
-	cfg.ppt_frames = 64;
+	cfg.ppt_block_frames = 64;
 	e = engine_create(&cfg, err, sizeof(err));
 	if (!e)
 		fail_msg("%s", err);

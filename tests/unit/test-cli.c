@@ -85,8 +85,8 @@ static void test_all_short_options(void **state)
 {
 	(void)state;
 	assert_int_equal(PARSE("-b", "-n", "5", "-d", "3", "-f", "json",
-			       "--stations", "128", "--jsonl", "ev.jsonl",
-			       "--", "prog"),
+			       "--stations", "128", "--jsonl", "ev.jsonl", "--",
+			       "prog"),
 			 CLI_OK);
 	assert_true(cli.batch);
 	assert_int_equal(cli.iterations, 5);
@@ -96,9 +96,9 @@ static void test_all_short_options(void **state)
 	assert_string_equal(cli.jsonl, "ev.jsonl");
 	assert_string_equal(cli.command[0], "prog");
 	/* attached values and clusters */
-	assert_int_equal(PARSE("-bn7", "-d1", "-ftext", "--stations=1048576",
-			       "p"),
-			 CLI_OK);
+	assert_int_equal(
+		PARSE("-bn7", "-d1", "-ftext", "--stations=1048576", "p"),
+		CLI_OK);
 	assert_true(cli.batch);
 	assert_int_equal(cli.iterations, 7);
 	assert_int_equal(cli.delay_tenths, 1);

@@ -36,7 +36,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 #define CRAY_SOURCE_CHUNK (256 * 1024u)
 
 bool cray_source_open(struct cray_source *s, const char *path, char *err,
@@ -201,7 +200,7 @@ int cray_source_percent(const struct cray_source *s)
 }
 
 bool cray_source_refuse(const char *path, int fd, const struct stat *st,
-			   char *err, size_t errlen)
+			char *err, size_t errlen)
 {
 	bool in = !strcmp(path, "-");
 

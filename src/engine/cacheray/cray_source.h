@@ -73,6 +73,6 @@ void cray_source_rate_text(double per_s, char *b, size_t n);
  * message in err; that is a usage error (exit 2).
  */
 bool cray_source_refuse(const char *path, int fd, const struct stat *st,
-			   char *err, size_t errlen);
+			char *err, size_t errlen);
 
 #endif

@@ -63,8 +63,8 @@ static void batch_json_frame(FILE *f, const struct ppt_desc *d,
 {
 	struct engine_ppt_cell cell[BATCH_PPT_CELLS];
 	const char *type;
-	size_t n = engine_ppt_cells(d, bytes, true, &type, cell,
-				    BATCH_PPT_CELLS);
+	size_t n =
+		engine_ppt_cells(d, bytes, true, &type, cell, BATCH_PPT_CELLS);
 
 	fprintf(f, "{\"pos\":%" PRIu64 ",\"seq\":%u,\"ts\":%" PRIu64 ",",
 		m->pos, m->index, m->ts);
@@ -157,8 +157,8 @@ static void batch_text_frame(FILE *f, const struct ppt_desc *d,
 {
 	struct engine_ppt_cell cell[BATCH_PPT_CELLS];
 	const char *type;
-	size_t n = engine_ppt_cells(d, bytes, false, &type, cell,
-				    BATCH_PPT_CELLS);
+	size_t n =
+		engine_ppt_cells(d, bytes, false, &type, cell, BATCH_PPT_CELLS);
 
 	fprintf(f, "  %10u %-12s", m->index, type ? type : "?");
 	if (!type) {

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "corotop/ctp.h"
 
 const char cli_usage[] =
@@ -245,7 +244,7 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	out->delay_tenths = 10;
 	out->stations = 4096;
 	out->hot_stacks = 50;
-	out->ppt_frames = 100;
+	out->ppt_batch_frames = 100;
 	opterr = 0;
 	optind = 0; /* GNU: full re-initialisation, so tests can call again */
 	while ((c = getopt_long(argc, argv, "+:bn:d:f:s:hVCMF:p:c:",
@@ -416,7 +415,7 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						"--ppt-block expects frames "
 						"from 1 to 4194304, got '%s'",
 						optarg);
-			out->ppt_block = (uint32_t)v;
+			out->ppt_block_frames = (uint32_t)v;
 			break;
 		case OPT_PPT_FRAMES:
 			if (!cli_number(optarg, 0, 100000, &v))
@@ -424,7 +423,7 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						"--ppt-frames expects a count "
 						"from 0 to 100000, got '%s'",
 						optarg);
-			out->ppt_frames = (unsigned)v;
+			out->ppt_batch_frames = (unsigned)v;
 			break;
 		case 'h':
 			return CLI_HELP;
@@ -474,8 +473,9 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		return cli_fail(err, errlen, "%s",
 				"nothing to watch: give a command after --, "
 				"-p PID, or --shm PATH; see 'corotop --help'");
-	if (!out->pid && (out->list_buffers || out->force_attach ||
-			  out->counters || out->buffer || out->ppt_block))
+	if (!out->pid &&
+	    (out->list_buffers || out->force_attach || out->counters ||
+	     out->buffer || out->ppt_block_frames))
 		return cli_fail(err, errlen, "%s",
 				"--list-buffers, --force-attach, -c, --buffer "
 				"and --ppt-block go with -p PID");

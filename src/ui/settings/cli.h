@@ -49,13 +49,15 @@ struct cli {
 	unsigned sample_hz; /* --sample HZ: the target's sampler, 0 = off */
 	bool parked_stacks; /* --parked-stacks */
 	/* Attach mode: -p PID and its ppt options. */
-	int pid;	      /* 0: none */
-	bool list_buffers;    /* --list-buffers: print them and exit */
-	bool force_attach;    /* --force-attach */
-	const char *counters; /* -c LIST */
-	const char *buffer;   /* --buffer NAME: only this one */
-	uint32_t ppt_block;   /* --ppt-block N frames (0: default) */
-	unsigned ppt_frames;  /* --ppt-frames N in batch output */
+	int pid;		   /* 0: none */
+	bool list_buffers;	   /* --list-buffers: print them and exit */
+	bool force_attach;	   /* --force-attach */
+	const char *counters;	   /* -c LIST */
+	const char *buffer;	   /* --buffer NAME: only this one */
+	uint32_t ppt_block_frames; /* --ppt-block N: data block size in frames
+				      (0: default) */
+	unsigned ppt_batch_frames; /* --ppt-frames N: frames per buffer in batch
+				      output */
 };
 
 enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,

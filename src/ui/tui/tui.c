@@ -51,8 +51,6 @@ struct tui_loop {
  * the async watcher, and only once the loop exists. */
 static _Atomic(struct tui_loop *) tui_published;
 
-void tui_publish_hook(void *ctx);
-
 void tui_publish_hook(void *ctx)
 {
 	/* acquire: pairs with the release store in tui_run. */
@@ -167,7 +165,7 @@ static unsigned tui_sort(struct tui *t, int dir)
 	return REACT_REBUILD | REACT_REDRAW;
 }
 
-static unsigned tui_action(struct tui *t, enum tui_action a)
+static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 {
 	int page = table_view_visible_rows(t);
 
@@ -459,7 +457,7 @@ static unsigned tui_key(struct tui *t, int key)
 		    : keymap_find(key);
 	if (b && b->action >= ACT_PLAY && t->view != VIEW_HELP)
 		return replay_ctl_action(t, b->action);
-	return b ? tui_action(t, b->action) : REACT_NONE;
+	return b ? tui_dispatch(t, b->action) : REACT_NONE;
 }
 
 /* ---- watchers: mark dirty only ---- */

@@ -166,6 +166,9 @@ struct tui {
 /* Run the interactive interface until the user quits or a signal ends it.
  * The terminal is restored on every way out. Returns corotop's exit code. */
 int tui_run(struct engine *e, const struct tui_options *opt);
+/* The engine's publish_hook (engine_config) while tui_run runs: wakes the
+ * loop from the harvest thread (ctx unused). */
+void tui_publish_hook(void *ctx);
 
 /* table_view.c */
 void table_view_rebuild(struct tui *t);
