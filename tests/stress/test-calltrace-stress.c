@@ -38,7 +38,7 @@
 #include <sys/wait.h>
 
 #include "../common/itest.h"
-#include "ct-load.h"
+#include "../common/ct-load.h"
 #include "engine/ctp/region.h"
 #include "engine/calltrace/rotor.h"
 

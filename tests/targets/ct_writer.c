@@ -13,7 +13,7 @@
  * Exit 0 after writing the report, 77 when the probe found no CallTrace
  * region, 1 on other errors.
  */
-#include "ct-load.h"
+#include "../common/ct-load.h"
 
 int main(int argc, char **argv)
 {
