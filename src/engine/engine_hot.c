@@ -64,27 +64,10 @@ size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 size_t engine_parked_stack(struct engine *e, uint64_t model_id,
 			   uint64_t *frames, size_t max, uint64_t *trace_id)
 {
-	uint64_t id = 0;
-	uint32_t r;
-	size_t n = 0;
+	uint64_t id;
 
-	if (e->rp) {
-		if (trace_id)
-			*trace_id = 0;
-		return engine_rp_parked_stack(e, model_id, frames, max);
-	}
-	pthread_mutex_lock(&e->lock);
-	r = model_id ? model_find(&e->model, model_id) : MODEL_NONE;
-	if (r != MODEL_NONE)
-		id = e->model.parked[r];
-	pthread_mutex_unlock(&e->lock);
-	if (trace_id)
-		*trace_id = id;
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.parked && id)
-		n = parked_frames(e->ct.parked, id, frames, max);
-	pthread_mutex_unlock(&e->ct.hot_lock);
-	return n;
+	return e->mode->parked(e, model_id, NULL, frames, max,
+			       trace_id ? trace_id : &id);
 }
 
 void engine_hot_zero(struct engine *e)

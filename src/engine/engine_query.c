@@ -32,14 +32,15 @@ static void engine_copy_history(struct engine *e, struct snapshot *out)
 
 void engine_snapshot(struct engine *e, struct snapshot *out)
 {
+	e->mode->snapshot(e, out);
+}
+
+void engine_live_snapshot(struct engine *e, struct snapshot *out)
+{
 	struct model *m = &e->model;
 	struct lint_config lints;
 	size_t k = 0;
 
-	if (e->rp) {
-		engine_rp_snapshot(e, out);
-		return;
-	}
 	pthread_mutex_lock(&e->lock);
 	out->ts = engine_now(CLOCK_MONOTONIC);
 	out->wall_ns = engine_now(CLOCK_REALTIME);
@@ -145,12 +146,13 @@ static void engine_watch_locked(struct engine *e, uint64_t id)
 
 void engine_watch(struct engine *e, uint64_t id)
 {
+	e->mode->watch(e, id);
+}
+
+void engine_live_watch(struct engine *e, uint64_t id)
+{
 	sigjmp_buf jb;
 
-	if (e->rp) {
-		engine_rp_watch(e, id);
-		return;
-	}
 	pthread_mutex_lock(&e->lock);
 	/* Reading the ring touches the mapping: guard it like a scan. */
 	if (sigsetjmp(jb, 1)) {
@@ -168,11 +170,11 @@ void engine_watch(struct engine *e, uint64_t id)
 
 void engine_history(struct engine *e, struct snapshot *out)
 {
-	if (e->rp) {
-		/* The moment and the history go together: take both. */
-		engine_rp_snapshot(e, out);
-		return;
-	}
+	e->mode->history(e, out);
+}
+
+void engine_live_history(struct engine *e, struct snapshot *out)
+{
 	pthread_mutex_lock(&e->lock);
 	engine_copy_history(e, out);
 	pthread_mutex_unlock(&e->lock);
@@ -204,17 +206,25 @@ void engine_stats(struct engine *e, struct engine_stats *out)
 size_t engine_parked_stack_of(struct engine *e, const struct model_coro *c,
 			      uint64_t *frames, size_t max, uint64_t *trace_id)
 {
+	uint64_t id;
+
+	return e->mode->parked(e, c->id, c, frames, max,
+			       trace_id ? trace_id : &id);
+}
+
+size_t engine_live_parked(struct engine *e, uint64_t model_id,
+			  const struct model_coro *c, uint64_t *frames,
+			  size_t max, uint64_t *trace_id)
+{
 	uint64_t id = 0;
 	uint32_t r;
 	size_t n = 0;
 
-	if (e->rp) {
-		if (trace_id)
-			*trace_id = 0;
-		return engine_rp_parked_stack(e, c->id, frames, max);
-	}
 	pthread_mutex_lock(&e->lock);
-	r = model_find_at(&e->model, c->id, c->slot);
+	if (c)
+		r = model_find_at(&e->model, c->id, c->slot);
+	else
+		r = model_id ? model_find(&e->model, model_id) : MODEL_NONE;
 	if (r != MODEL_NONE)
 		id = e->model.parked[r];
 	pthread_mutex_unlock(&e->lock);
