@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -114,6 +115,51 @@ static void test_all_short_options(void **state)
 	/* --stations is a count only. */
 	assert_int_equal(PARSE("--stations", "in-state", "p"), CLI_ERROR);
 	assert_int_equal(PARSE("--stations", "-5", "p"), CLI_ERROR);
+}
+
+/* Every numeric option at its bounds: min and max taken, one beyond
+ * either refused with a message naming the option and the value (the
+ * bounds are written out here, not read from cli.c's table). */
+static void test_numeric_bounds(void **state)
+{
+	static struct {
+		char *opt;
+		unsigned long min, max;
+	} num[] = {
+		{"--iterations", 1, UINT_MAX}, {"--delay", 1, 36000},
+		{"--stations", 1, 1048576},    {"--hot-stacks", 0, 10000},
+		{"--hot-window", 1, 3600},     {"--hot-half-life", 0, 3600},
+		{"--sample", 1, 10000},	       {"--pid", 1, INT_MAX},
+		{"--ppt-block", 1, 4194304},   {"--ppt-frames", 0, 100000},
+	};
+	char a[32], b[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(num) / sizeof(*num); i++) {
+		/* --pid and the ppt options want attach mode: -p 1 first
+		 * (then --pid itself replaces it). */
+		bool attach = !strncmp(num[i].opt, "--ppt", 5) ||
+			      !strcmp(num[i].opt, "--pid");
+
+		snprintf(a, sizeof(a), "%lu", num[i].min);
+		snprintf(b, sizeof(b), "%lu", num[i].max);
+		if (attach) {
+			assert_int_equal(PARSE("-p", "1", num[i].opt, a),
+					 CLI_OK);
+			assert_int_equal(PARSE("-p", "1", num[i].opt, b),
+					 CLI_OK);
+		} else {
+			assert_int_equal(PARSE(num[i].opt, a, "x"), CLI_OK);
+			assert_int_equal(PARSE(num[i].opt, b, "x"), CLI_OK);
+		}
+		snprintf(b, sizeof(b), "%lu", num[i].max + 1);
+		expect_error(PARSE(num[i].opt, b, "x"), num[i].opt);
+		assert_non_null(strstr(err, b));
+		if (num[i].min) {
+			snprintf(a, sizeof(a), "%lu", num[i].min - 1);
+			expect_error(PARSE(num[i].opt, a, "x"), num[i].opt);
+		}
+	}
 }
 
 /* CHANGELOG.md: -s no longer takes a station count; a number given to it
@@ -393,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_all_short_options),
 		cmocka_unit_test(test_all_long_options),
 		cmocka_unit_test(test_s_is_sort_only),
+		cmocka_unit_test(test_numeric_bounds),
 		cmocka_unit_test(test_help_version_and_reparse),
 		cmocka_unit_test(test_unknown_options),
 		cmocka_unit_test(test_counters_named),

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,96 @@ static bool cli_number(const char *s, unsigned long min, unsigned long max,
 }
 
 /*
+ * The numeric options: each a digits-only number in [min, max] stored in
+ * a field of struct cli, refused otherwise with "OPTION expects NOUN, got
+ * 'VALUE'".  Adding one is an entry here (and in cli_options).
+ */
+enum cli_field_type {
+	CLI_F_UINT = 0, /* unsigned */
+	CLI_F_U32,	/* uint32_t */
+	CLI_F_INT,	/* int */
+};
+
+struct cli_number_option {
+	int opt;	  /* getopt_long's value */
+	const char *name; /* as messages spell it */
+	unsigned long min, max;
+	size_t field; /* offsetof(struct cli, ...) */
+	enum cli_field_type type;
+	const char *noun;
+	bool has_flag; /* also set a bool when given: */
+	size_t flag;   /* offsetof(struct cli, ...) */
+};
+
+static const struct cli_number_option cli_numbers[] = {
+	{'n', "--iterations", 1, UINT_MAX, offsetof(struct cli, iterations),
+	 CLI_F_UINT, "a count of snapshots (1 or more)", false, 0},
+	{'d', "--delay", 1, 36000, offsetof(struct cli, delay_tenths),
+	 CLI_F_UINT, "tenths of a second from 1 to 36000", true,
+	 offsetof(struct cli, delay_set)},
+	{OPT_STATIONS, "--stations", 1, CTP_MAX_STATIONS_LIMIT,
+	 offsetof(struct cli, stations), CLI_F_U32, "a count from 1 to 1048576",
+	 false, 0},
+	{OPT_HOT_STACKS, "--hot-stacks", 0, 10000,
+	 offsetof(struct cli, hot_stacks), CLI_F_UINT,
+	 "a count from 0 to 10000", false, 0},
+	{OPT_HOT_WINDOW, "--hot-window", 1, 3600,
+	 offsetof(struct cli, hot_window_s), CLI_F_UINT,
+	 "seconds from 1 to 3600", false, 0},
+	{OPT_HOT_HALF_LIFE, "--hot-half-life", 0, 3600,
+	 offsetof(struct cli, hot_half_life_s), CLI_F_UINT,
+	 "seconds from 0 to 3600", true,
+	 offsetof(struct cli, hot_half_life_set)},
+	{OPT_SAMPLE, "--sample", 1, 10000, offsetof(struct cli, sample_hz),
+	 CLI_F_UINT, "samples per CPU-second from 1 to 10000", false, 0},
+	{'p', "--pid", 1, INT_MAX, offsetof(struct cli, pid), CLI_F_INT,
+	 "a process id", false, 0},
+	{OPT_PPT_BLOCK, "--ppt-block", 1, 1u << 22,
+	 offsetof(struct cli, ppt_block_frames), CLI_F_U32,
+	 "frames from 1 to 4194304", false, 0},
+	{OPT_PPT_FRAMES, "--ppt-frames", 0, 100000,
+	 offsetof(struct cli, ppt_batch_frames), CLI_F_UINT,
+	 "a count from 0 to 100000", false, 0},
+};
+
+static const struct cli_number_option *cli_number_option(int opt)
+{
+	for (size_t i = 0; i < sizeof(cli_numbers) / sizeof(*cli_numbers); i++)
+		if (cli_numbers[i].opt == opt)
+			return &cli_numbers[i];
+	return NULL;
+}
+
+/* Store arg as option o says, or the message in err. */
+static enum cli_result cli_set_number(struct cli *out,
+				      const struct cli_number_option *o,
+				      const char *arg, char *err, size_t errlen)
+{
+	char *base = (char *)out;
+	unsigned long v;
+
+	if (!cli_number(arg, o->min, o->max, &v)) {
+		snprintf(err, errlen, "corotop: %s expects %s, got '%s'",
+			 o->name, o->noun, arg ? arg : "");
+		return CLI_ERROR;
+	}
+	switch (o->type) {
+	case CLI_F_UINT:
+		*(unsigned *)(base + o->field) = (unsigned)v;
+		break;
+	case CLI_F_U32:
+		*(uint32_t *)(base + o->field) = (uint32_t)v;
+		break;
+	case CLI_F_INT:
+		*(int *)(base + o->field) = (int)v;
+		break;
+	}
+	if (o->has_flag)
+		*(bool *)(base + o->flag) = true;
+	return CLI_OK;
+}
+
+/*
  * How to name the option getopt complained about: the long option as typed
  * (without any "=value"), or "-x" for a short one.  getopt leaves optopt at
  * the option's value for long options, which is not a character for the
@@ -236,7 +327,6 @@ static enum cli_result cli_check_file_mode(struct cli *out, char *err,
 enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 			  size_t errlen)
 {
-	unsigned long v;
 	char opt[64];
 	int c;
 
@@ -249,28 +339,17 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	optind = 0; /* GNU: full re-initialisation, so tests can call again */
 	while ((c = getopt_long(argc, argv, "+:bn:d:f:s:hVCMF:p:c:",
 				cli_options, NULL)) != -1) {
+		const struct cli_number_option *num = cli_number_option(c);
+
+		if (num) {
+			if (cli_set_number(out, num, optarg, err, errlen) !=
+			    CLI_OK)
+				return CLI_ERROR;
+			continue;
+		}
 		switch (c) {
 		case 'b':
 			out->batch = true;
-			break;
-		case 'n':
-			if (!cli_number(optarg, 1, UINT_MAX, &v))
-				return cli_fail(err, errlen,
-						"--iterations expects a count "
-						"of snapshots (1 or more), got "
-						"'%s'",
-						optarg);
-			out->iterations = (unsigned)v;
-			break;
-		case 'd':
-			if (!cli_number(optarg, 1, 36000, &v))
-				return cli_fail(err, errlen,
-						"--delay expects tenths of a "
-						"second from 1 to 36000, got "
-						"'%s'",
-						optarg);
-			out->delay_tenths = (unsigned)v;
-			out->delay_set = true;
 			break;
 		case 'f':
 			if (strcmp(optarg, "text") == 0)
@@ -295,14 +374,6 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						"--stations N",
 						optarg);
 			out->sort = optarg;
-			break;
-		case OPT_STATIONS:
-			if (!cli_number(optarg, 1, CTP_MAX_STATIONS_LIMIT, &v))
-				return cli_fail(err, errlen,
-						"--stations expects a count "
-						"from 1 to 1048576, got '%s'",
-						optarg);
-			out->stations = (uint32_t)v;
 			break;
 		case OPT_JSONL:
 			out->jsonl = optarg;
@@ -343,51 +414,8 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		case OPT_SPEEDSCOPE:
 			out->speedscope = optarg;
 			break;
-		case OPT_HOT_STACKS:
-			if (!cli_number(optarg, 0, 10000, &v))
-				return cli_fail(err, errlen,
-						"--hot-stacks expects a count "
-						"from 0 to 10000, got '%s'",
-						optarg);
-			out->hot_stacks = (unsigned)v;
-			break;
-		case OPT_HOT_WINDOW:
-			if (!cli_number(optarg, 1, 3600, &v))
-				return cli_fail(err, errlen,
-						"--hot-window expects seconds "
-						"from 1 to 3600, got '%s'",
-						optarg);
-			out->hot_window_s = (unsigned)v;
-			break;
-		case OPT_HOT_HALF_LIFE:
-			if (!cli_number(optarg, 0, 3600, &v))
-				return cli_fail(err, errlen,
-						"--hot-half-life expects "
-						"seconds from 0 to 3600, got "
-						"'%s'",
-						optarg);
-			out->hot_half_life_s = (unsigned)v;
-			out->hot_half_life_set = true;
-			break;
-		case OPT_SAMPLE:
-			if (!cli_number(optarg, 1, 10000, &v))
-				return cli_fail(err, errlen,
-						"--sample expects samples per "
-						"CPU-second from 1 to 10000, "
-						"got '%s'",
-						optarg);
-			out->sample_hz = (unsigned)v;
-			break;
 		case OPT_PARKED:
 			out->parked_stacks = true;
-			break;
-		case 'p':
-			if (!cli_number(optarg, 1, INT_MAX, &v))
-				return cli_fail(err, errlen,
-						"--pid expects a process id, "
-						"got '%s'",
-						optarg);
-			out->pid = (int)v;
 			break;
 		case OPT_LIST_BUFFERS:
 			out->list_buffers = true;
@@ -408,22 +436,6 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		}
 		case OPT_BUFFER:
 			out->buffer = optarg;
-			break;
-		case OPT_PPT_BLOCK:
-			if (!cli_number(optarg, 1, 1u << 22, &v))
-				return cli_fail(err, errlen,
-						"--ppt-block expects frames "
-						"from 1 to 4194304, got '%s'",
-						optarg);
-			out->ppt_block_frames = (uint32_t)v;
-			break;
-		case OPT_PPT_FRAMES:
-			if (!cli_number(optarg, 0, 100000, &v))
-				return cli_fail(err, errlen,
-						"--ppt-frames expects a count "
-						"from 0 to 100000, got '%s'",
-						optarg);
-			out->ppt_batch_frames = (unsigned)v;
 			break;
 		case 'h':
 			return CLI_HELP;
