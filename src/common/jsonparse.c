@@ -1,5 +1,5 @@
 /*
- * json: a strict RFC 8259 parser for text another process wrote (a ppt
+ * jsonparse: a strict RFC 8259 parser for text another process wrote (a ppt
  * buffer's description), into an immutable tree.
  *
  * Strict: exactly one value spanning the text (whitespace around it), no

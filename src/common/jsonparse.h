@@ -1,6 +1,6 @@
 /*
- * json: a strict, bounded JSON (RFC 8259) parser into an immutable tree, for
- * untrusted text (ppt descriptions read from another process).  See json.c.
+ * jsonparse: a strict, bounded JSON (RFC 8259) parser into an immutable tree,
+ * for untrusted text (ppt descriptions read from another process).  See json.c.
  *
  * Bounded: the text length, the nesting depth and the number of values are
  * limited (json_limits); a text over any limit, malformed, with a

@@ -327,7 +327,7 @@ void engine_ppt_destroy(struct engine *e)
 /* ---- what callers read ---- */
 
 /*
- * What the probe said in its last "probe" frame (late.c): traced 1 = it
+ * What the probe said in its last "probe" frame (rendezvous.c): traced 1 = it
  * mapped our region, 2 = it was traced already (by an engine that launched
  * it), 0 = it could not; its errno then.  Under the ppt lock.
  */

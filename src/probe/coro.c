@@ -15,7 +15,7 @@
  * transition, so a burst that exhausts the stations heals by itself; every
  * untraced transition is counted, in the process and in the region.
  *
- * Stack captures ride on record (thread.c): a resume tells the sampler which
+ * Stack captures ride on record (perthread.c): a resume tells the sampler which
  * coroutine now runs on this thread (its tag frame), a suspend clears that
  * and, with parked stacks on, stores the suspending stack and writes its
  * trace id into the event's CTP_EPOCH_TRACE_OFFSET word (0 on resumes and
@@ -340,7 +340,7 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	}
 	/* Untraced, or traced through corotop -p: an agent may have come or
 	 * gone.  relaxed: a hint that an agent published or withdrew the
-	 * probe's ppt buffer; late.c reads it again under its lock;
+	 * probe's ppt buffer; rendezvous.c reads it again under its lock;
 	 * probe_late_seen pairs with the relaxed store in probe_late_poll,
 	 * and a stale value costs one more poll. */
 	hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);

@@ -1,5 +1,5 @@
 /*
- * thread: what the probe keeps per thread for stack captures -- the
+ * perthread: what the probe keeps per thread for stack captures -- the
  * thread's stack bounds, the coroutine running on it (for the sampler's tag
  * frame), the lazy set-up of both -- and the parked stack captured at a
  * suspend.

@@ -12,7 +12,7 @@
  * process-wide counters and the cached thread id and pid (both refreshed in
  * a forked child).  When the cTP header announces a CallTrace region, the
  * probe attaches to it too (calltrace.c), and then switches on what the
- * environment asks for: parked stacks (COROTOP_PARKED_STACKS, thread.c) and
+ * environment asks for: parked stacks (COROTOP_PARKED_STACKS, perthread.c) and
  * the sampler (COROTOP_SAMPLE_HZ, sampler.c).
  */
 #define _GNU_SOURCE
@@ -153,7 +153,7 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 		return false;
 	}
 	size = probe_map_size(fd, max, (uint64_t)st.st_size, &depth);
-	/* Over a range an earlier late attach left (P2 in late.c). */
+	/* Over a range an earlier late attach left (P2 in rendezvous.c). */
 	reuse = probe_reuse_range(size);
 	hdr = mmap(reuse, size, PROT_READ | PROT_WRITE,
 		   MAP_SHARED | (reuse ? MAP_FIXED : 0), fd, 0);
@@ -230,7 +230,7 @@ bool probe_attach_region(const char *shm, const char *sock, uint32_t max,
 	 * only a filter, corotop_coro_record_ re-reads probe_cur with
 	 * acquire. */
 	__atomic_store_n(&corotop_probe_live_, 1, __ATOMIC_RELEASE);
-	/* Stack captures (thread.c, sampler.c), from the environment. */
+	/* Stack captures (perthread.c, sampler.c), from the environment. */
 	probe_parked_configure(probe_calltrace_attached());
 	return true;
 }

@@ -1,5 +1,5 @@
 /*
- * late: the probe's own ppt buffer, "corotop", and the rendezvous through
+ * rendezvous: the probe's own ppt buffer, "corotop", and the rendezvous through
  * which a program started without corotop becomes traced.
  *
  * The buffer is an ordinary ppt client buffer (ppt.c) whose JSON carries

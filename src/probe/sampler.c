@@ -4,7 +4,7 @@
  * the coroutine that was running, into the CallTrace region.
  *
  * Timers.  A thread gets its timer lazily, on the slow path of its first
- * transition after a start (thread.c; the thread that calls start gets one
+ * transition after a start (perthread.c; the thread that calls start gets one
  * at once): timer_create(CLOCK_THREAD_CPUTIME_ID) on its own CPU clock,
  * SIGEV_THREAD_ID to itself, SIGPROF, period 1/hz of CPU time.  A thread
  * that sleeps uses no CPU and gets no signal.  Timers are process-wide
@@ -41,7 +41,7 @@
  * or a setitimer user keeps theirs: start returns -EBUSY).  It acts only on
  * SI_TIMER signals that carry our mark, preserves errno, takes no lock and
  * allocates nothing: read the interrupted pc/sp/fp from the ucontext, walk
- * the frames (unwind.h; the range comes from the bounds thread.c captured
+ * the frames (unwind.h; the range comes from the bounds perthread.c captured
  * outside any handler), append the tag frame, put with weight 1.  Stop
  * deletes every timer, waits (bounded) for threads caught between claiming
  * a slot and arming it, then sets SIGPROF to SIG_IGN -- which discards a
@@ -301,7 +301,7 @@ static void sampler_sample(const void *ucv)
 
 	if (!ucv || !sampler_context(ucv, &pc, &sp, &fp))
 		return;
-	/* Same thread as the writers (probe_thread_enter, thread.c): hi is
+	/* Same thread as the writers (probe_thread_enter, perthread.c): hi is
 	 * stored last and invalidated first, so read it first. */
 	tag = atomic_load_explicit(&t->run_tag, memory_order_relaxed);
 	coro.hi = atomic_load_explicit(&t->run_hi, memory_order_relaxed);

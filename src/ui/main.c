@@ -21,7 +21,7 @@
  *
  * Output.  --batch prints text or JSON snapshots.  Without --batch on a
  * terminal, the ncurses interface runs (tui.c; --cacheray: the memory
- * view, cray_view.c); without a terminal, or with TERM=dumb, corotop falls
+ * view, memview.c); without a terminal, or with TERM=dumb, corotop falls
  * back to batch output and says so on stderr.
  */
 #define _GNU_SOURCE

@@ -3,11 +3,12 @@
  *
  *   - A target on the upstream SDKs (keeper_target.c) must survive it: its
  *     next wake is a plain write() to the socket of a dead engine, which
- *     without the keeper (src/engine/keeper.c) raises SIGPIPE (status 141).
+ *     without the keeper (src/engine/target/keeper.c) raises SIGPIPE (status
+ * 141).
  *   - The run directory corotop leaves behind (ctp.shm, calltrace.shm, the
  *     socket) is kept by the next corotop while the target or the keeper
  *     lives, and removed by the first corotop after both are gone
- *     (src/engine/rundir.c).
+ *     (src/engine/target/rundir.c).
  *
  * The test is a child subreaper, so that the target and the keeper, whose
  * parent dies, become its children and their exit statuses are seen.

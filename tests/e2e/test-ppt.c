@@ -482,7 +482,7 @@ static bool late_wait(struct target *t, int want, unsigned timeout_ms)
 }
 
 /* corotop -p killed with SIGKILL while the probe is traced through the
- * rendezvous: the probe notices the agent is gone (late.c's watch), goes
+ * rendezvous: the probe notices the agent is gone (rendezvous.c's watch), goes
  * back to untraced, clears _hmem and _stat as a detach would, and retires
  * the region's mappings to zero pages: no ctp.shm nor calltrace.shm stays
  * mapped, and the program keeps running. */

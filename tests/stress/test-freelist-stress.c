@@ -1,5 +1,5 @@
 /*
- * test-freelist-stress: the station free list (src/common/freelist.h) under
+ * test-freelist-stress: the station free list (src/wire/freelist.h) under
  * concurrent pops and pushes.
  *
  * Concept.  The free list is a tagged Treiber stack in shared memory: probe

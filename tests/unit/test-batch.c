@@ -1,9 +1,9 @@
 /*
- * batch: the no-curses output (src/ui/batch.c) and the per-event JSON-lines
- * log (src/engine/jsonl.c).  A hand-built snapshot is printed; the JSON is
- * parsed by the small strict RFC 8259 parser of tests/common/json-check.h
- * (itself checked here to reject bad input, saying why and where) and its
- * keys, types and values are compared with the snapshot.
+ * batch: the no-curses output (src/ui/batch/batch.c) and the per-event
+ * JSON-lines log (src/engine/export/jsonl.c).  A hand-built snapshot is
+ * printed; the JSON is parsed by the small strict RFC 8259 parser of
+ * tests/common/json-check.h (itself checked here to reject bad input, saying
+ * why and where) and its keys, types and values are compared with the snapshot.
  * Text output must have the header and one row per coroutine; jsonl lines
  * must match the upstream engine's record shape byte for byte.
  */

@@ -1,5 +1,5 @@
 /*
- * cli: corotop's command line (src/ui/cli.c).  Happy paths check every
+ * cli: corotop's command line (src/ui/settings/cli.c).  Happy paths check every
  * field cli_parse fills in, for short and long spellings and both modes
  * (launch a command, observe --shm).  Every error path must return
  * CLI_ERROR with a single message that starts with "corotop: " and names
@@ -250,8 +250,9 @@ static void test_missing_values_short(void **state)
 }
 
 /*
- * Regression (fixed; was src/ui/cli.c:156-163, case ':'): for a long option
- * without its value glibc's getopt_long sets optopt to the option's `val`.  For
+ * Regression (fixed; was src/ui/settings/cli.c:156-163, case ':'): for a long
+ * option without its value glibc's getopt_long sets optopt to the option's
+ * `val`.  For
  * --jsonl/--shm/--sock that is 256/257/258 (OPT_JSONL...), and
  * `(char)optopt` prints "option '-' needs a value" (with a raw 0x01/0x02
  * byte for --shm/--sock) instead of naming the option.
@@ -265,10 +266,10 @@ static void test_missing_values_long_only_options(void **state)
 }
 
 /*
- * Regression (fixed; was src/ui/cli.c:169-176, default case): a value given to
- * a long option that takes none ("--batch=1") makes getopt_long return '?' with
- * optopt = 'b', and the message becomes "unknown option '-b'", naming a
- * valid option the user never typed.
+ * Regression (fixed; was src/ui/settings/cli.c:169-176, default case): a value
+ * given to a long option that takes none ("--batch=1") makes getopt_long return
+ * '?' with optopt = 'b', and the message becomes "unknown option '-b'", naming
+ * a valid option the user never typed.
  */
 static void test_value_for_flag_option(void **state)
 {
@@ -312,10 +313,10 @@ static void test_bad_numbers(void **state)
 }
 
 /*
- * Regression (fixed; was src/ui/cli.c:69-72, cli_number): the sign check looks
- * only at the first character, but strtoul skips leading blanks and then
- * accepts '-', negating modulo 2^64.  " -18446744073709551615" therefore parses
- * as 1 and is accepted as a count.
+ * Regression (fixed; was src/ui/settings/cli.c:69-72, cli_number): the sign
+ * check looks only at the first character, but strtoul skips leading blanks and
+ * then accepts '-', negating modulo 2^64.  " -18446744073709551615" therefore
+ * parses as 1 and is accepted as a count.
  */
 static void test_negative_after_blank(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * filter: the table filter language (src/ui/filter.c) against hand-built
+ * filter: the table filter language (src/ui/rows/filter.c) against hand-built
  * coroutine records: substrings over the name cells, !regex, field terms by
  * column name (numbers compared as numbers), combinations, errors, clearing,
  * and filter_select's per-slot memo agreeing with filter_match while records

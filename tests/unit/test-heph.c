@@ -1,5 +1,5 @@
 /*
- * test-heph: the Heph packet codec (src/engine/heph.c) -- the spec's two
+ * test-heph: the Heph packet codec (src/engine/heph/heph.c) -- the spec's two
  * examples byte for byte, encoded and decoded; every attribute type
  * (string arrays and i64 arrays built by hand, since corotop never writes
  * them but other writers may); the encoder's overflow and refusals; and a

@@ -1,6 +1,6 @@
 /*
  * test-hephnames: the symbol names a corotop recording carries
- * (src/engine/hephnames.c) -- corotop_symbol options read back from a
+ * (src/engine/heph/hephnames.c) -- corotop_symbol options read back from a
  * trace indexed in memory: the last name of an address wins, control
  * characters and ';' (the folded separator) become '?', names are cut at
  * HEPH_NAME_LEN, values too short and other options are passed over,

@@ -1,6 +1,7 @@
 /*
- * hotstacks: the aggregate of rotation unions (src/engine/hotstacks.c),
- * driven with hand-made unions at chosen times.
+ * hotstacks: the aggregate of rotation unions
+ * (src/engine/calltrace/hotstacks.c), driven with hand-made unions at chosen
+ * times.
  *
  *   decay     window weight = sum of slices in the window, each halved per
  *             half-life of age since the slice ended; exact values;

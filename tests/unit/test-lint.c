@@ -1,5 +1,5 @@
 /*
- * lint: the per-coroutine warnings (src/engine/lint.c), their evaluation
+ * lint: the per-coroutine warnings (src/engine/ctp/lint.c), their evaluation
  * over a snapshot (snapshot_lint) and inside the engine (engine_snapshot,
  * engine_set_lints, the recycled flag set by its close callback).
  *

@@ -1,6 +1,6 @@
 /*
  * parked: frames of the stacks live coroutines are parked at, by trace id
- * (src/engine/parked.c).
+ * (src/engine/calltrace/parked.c).
  *
  *   keep     untagged traces whose ids are listed are kept with their
  *            frames, and stay while listed even when later unions do not

@@ -1,5 +1,5 @@
 /*
- * pptfind: the ppt buffers of a running process (src/engine/pptfind.c).
+ * pptfind: the ppt buffers of a running process (src/engine/ppt/pptfind.c).
  *
  * The fixture programs of pptfix/ run as children: each prints the
  * run-time addresses of the buffers it defines ("NAME HMEM STAT JSON"),

@@ -1,7 +1,8 @@
 /*
- * procfs: the bounded /proc and ELF-header readers (src/engine/procfs.c):
- * maps and status parsing on fixed texts, the size bound of procfs_slurp,
- * and procfs_open_regular refusing a FIFO without blocking.
+ * procfs: the bounded /proc and ELF-header readers
+ * (src/engine/target/procfs.c): maps and status parsing on fixed texts, the
+ * size bound of procfs_slurp, and procfs_open_regular refusing a FIFO without
+ * blocking.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>

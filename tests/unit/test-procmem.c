@@ -1,5 +1,5 @@
 /*
- * procmem: another process's memory (src/engine/procmem.c).
+ * procmem: another process's memory (src/engine/target/procmem.c).
  *
  * The target is a fork of this test, so its globals are at the addresses
  * they have here.  It waits on a pipe for one-letter commands and answers

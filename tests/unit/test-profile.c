@@ -1,6 +1,6 @@
 /*
  * profile, folded, speedscope, framenames: what the hot-stack exports
- * write (src/engine/profile.c, folded.c, speedscope.c, framenames.c).
+ * write (src/engine/export/profile.c, folded.c, speedscope.c, framenames.c).
  *
  *   folded      golden text: root first, ';' between frames, one line per
  *               distinct name sequence (weights summed), sorted; stacks

@@ -1,6 +1,6 @@
 /*
  * stacktree: weighted paths folded into a caller -> callee tree
- * (src/engine/stacktree.c).
+ * (src/engine/calltrace/stacktree.c).
  *
  *   build     shared callers share nodes; self and total add up (the sum of
  *             self is the sum of the paths, total = self + children);

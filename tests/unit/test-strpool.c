@@ -1,5 +1,5 @@
 /*
- * strpool: interned display strings (src/engine/strpool.c): one copy per
+ * strpool: interned display strings (src/common/strpool.c): one copy per
  * distinct string, cleaned of control bytes, cut at STRPOOL_STR_MAX, valid
  * until destroy, and a hard byte budget.
  */

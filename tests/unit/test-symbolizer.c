@@ -1,5 +1,6 @@
 /*
- * symbolizer: addresses of a live process as names (src/engine/symbolizer.c).
+ * symbolizer: addresses of a live process as names
+ * (src/engine/symbols/symbolizer.c).
  *
  * The fixture programs of symfix/ (one PIE, one non-PIE, both linking
  * libsymfix.so and a function built without debug info) run as children:

@@ -1,6 +1,6 @@
 /*
- * symindex: function lookup by address (src/engine/symindex.c): sized and
- * sizeless symbols, the choice among aliases, nesting, lies about sizes,
+ * symindex: function lookup by address (src/engine/symbols/symindex.c): sized
+ * and sizeless symbols, the choice among aliases, nesting, lies about sizes,
  * and the module end.
  */
 #include <setjmp.h>

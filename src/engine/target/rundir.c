@@ -15,7 +15,7 @@
  * That covers a corotop killed before it launched anything, an older
  * corotop, and attach mode (corotop -p), whose target is not corotop's:
  * its probe lets go of the files by itself once the agent is gone
- * (src/probe/late.c), and an unlink never disturbs a mapping anyway.
+ * (src/probe/rendezvous.c), and an unlink never disturbs a mapping anyway.
  *
  * The sweep (rundir_sweep, at the start of region_create) opens the base
  * directory once and works relative to it: an entry is a candidate only

@@ -8,11 +8,11 @@
  * Layers, one per file:
  *   cray_source.c  the input: open, check, read by budget, state
  *   cray_snap.c    copies of the reader's counts, taken per refresh
- *   cray_rows.c    the tabs' column tables, rows, sorting, cells
- *   cray_keys.c    the key table (dispatch and help)
- *   cray_view.c    loop, terminal setup and restore, actions
+ *   memview_rows.c    the tabs' column tables, rows, sorting, cells
+ *   memview_keys.c    the key table (dispatch and help)
+ *   memview.c    loop, terminal setup and restore, actions
  *   term.c         the curses terminal (shared with the coroutine TUI)
- *   cray_draw.c    the screen: header, tabs, table, byte map, help, bar
+ *   memview_draw.c    the screen: header, tabs, table, byte map, help, bar
  */
 #ifndef COROTOP_CRAY_VIEW_H
 #define COROTOP_CRAY_VIEW_H
@@ -42,7 +42,7 @@ struct cray_view_options {
  */
 int cray_view_run(const char *path, const struct cray_view_options *opt);
 
-/* ---- shared by cray_view.c and cray_draw.c ---- */
+/* ---- shared by memview.c and memview_draw.c ---- */
 
 /* What an action or a watcher asks of the loop; nothing else draws. */
 enum cray_reaction {
@@ -94,7 +94,7 @@ enum cray_pair {
 	CRAY_PAIR_METER,
 };
 
-/* cray_draw.c */
+/* memview_draw.c */
 int cray_attr(const struct cray_view *v, enum cray_pair p);
 void cray_draw(struct cray_view *v);
 

@@ -1,7 +1,7 @@
 /*
  * cray_keys: the memory view's key bindings, one const table that both
  * dispatches keys and draws the help, so the two can never disagree.
- * See cray_keys.c.
+ * See memview_keys.c.
  */
 #ifndef COROTOP_CRAY_KEYS_H
 #define COROTOP_CRAY_KEYS_H

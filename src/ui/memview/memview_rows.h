@@ -2,7 +2,7 @@
  * cray_rows: the rows a tab of the memory view shows from a snapshot:
  * sorted by the chosen column, types followed by the member rows of those
  * the user opened; their cells' text and keys.  No curses: the view lays
- * the cells out.  See cray_rows.c.
+ * the cells out.  See memview_rows.c.
  */
 #ifndef COROTOP_CRAY_ROWS_H
 #define COROTOP_CRAY_ROWS_H

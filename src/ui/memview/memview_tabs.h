@@ -1,6 +1,6 @@
 /*
  * cray_tabs: the memory view's tabs as data, each a const table of columns
- * (title, width, sort order, cell text, help).  See cray_tabs.c.
+ * (title, width, sort order, cell text, help).  See memview_tabs.c.
  */
 #ifndef COROTOP_CRAY_TABS_H
 #define COROTOP_CRAY_TABS_H

@@ -1,6 +1,6 @@
 /*
  * term: the curses terminal as both interactive views set it up -- the
- * coroutine TUI (tui.c) and the memory view (cray_view.c).  See term.c.
+ * coroutine TUI (tui.c) and the memory view (memview.c).  See term.c.
  *
  * Order of use:
  *   term_prepare   before the screen exists: locale, escape delay
