@@ -24,6 +24,7 @@
 
 #include "engine/ctp/region.h"
 #include "engine/calltrace/rotor.h"
+#include "common/hash.h"
 
 #define BATCH 1000
 #define FRAMES 16
@@ -32,8 +33,7 @@
 static void make_stack(uint64_t *f, uint64_t seed)
 {
 	for (unsigned i = 0; i < FRAMES; i++) {
-		uint64_t x =
-			seed * 0x9e3779b97f4a7c15ull + i * 0x100000001b3ull;
+		uint64_t x = seed * HASH_GOLDEN + i * 0x100000001b3ull;
 
 		x ^= x >> 29;
 		f[i] = (x * 0xbf58476d1ce4e5b9ull) | 1;

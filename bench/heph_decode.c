@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 
 #include "engine/heph/hephfile.h"
+#include "common/hash.h"
 
 #define STREAMS 4u
 #define COROS 1000u
@@ -43,7 +44,7 @@
 #define FIRST_SCREEN 200u
 #define MAX_REPS 20u
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rng = HASH_GOLDEN;
 
 static uint64_t next_rand(void)
 {

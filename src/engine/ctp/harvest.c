@@ -49,6 +49,7 @@
 #include <time.h>
 
 #include "wire/freelist.h"
+#include "common/hash.h"
 
 #ifdef HARVEST_TEST_HOOKS
 void (*harvest_test_after_copy)(struct ctp_epoch *e);
@@ -429,7 +430,7 @@ static bool harvest_classify_read(struct harvest *h, uint32_t i,
 		if (v[k] % CTP_SLOTS != k)
 			st->evidence |= HARVEST_EV_NOT_LITERAL;
 		if (v[k] & 1)
-			odd = odd * 0x9e3779b97f4a7c15ull + v[k] * 8 + k;
+			odd = odd * HASH_GOLDEN + v[k] * 8 + k;
 	}
 	if (b && b % CTP_SLOTS != 0)
 		st->evidence |= HARVEST_EV_NOT_LITERAL;

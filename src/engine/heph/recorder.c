@@ -85,6 +85,7 @@
 #include "engine/symbols/framenames.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
+#include "common/hash.h"
 
 #define REC_RING (1u << 18) /* items; 14 MiB of 56-byte items */
 #define REC_BUF (256u << 10)
@@ -316,7 +317,7 @@ static const char *rec_name_ask(struct recorder *r, uint64_t key, uint32_t *len,
 				bool retry)
 {
 	static _Thread_local char sym[HEPH_NAME_LEN + 1];
-	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 48);
+	uint32_t h = (uint32_t)hash_fib(key, 48);
 	uint8_t val[8 + HEPH_NAME_LEN];
 	struct rec_name *slot = NULL;
 	bool again = false; /* slot holds "unknown" already */
