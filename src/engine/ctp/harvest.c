@@ -50,6 +50,7 @@
 
 #include "wire/freelist.h"
 #include "common/hash.h"
+#include "common/clock.h"
 
 #ifdef HARVEST_TEST_HOOKS
 void (*harvest_test_after_copy)(struct ctp_epoch *e);
@@ -59,10 +60,7 @@ void (*harvest_test_after_copy)(struct ctp_epoch *e);
 
 static uint64_t harvest_clock(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_now_ns(CLOCK_MONOTONIC);
 }
 
 bool harvest_init(struct harvest *h, struct ctp_header *hdr, uint32_t max,
