@@ -115,8 +115,8 @@ static void run_case(unsigned writers, unsigned stations,
 	engine_stats(e, &st0);
 	uint64_t events0 = snap.t.events, lost0 = snap.t.lost;
 	bench_load_start(&load);
-	t0 = bench_now(CLOCK_MONOTONIC);
-	cpu0 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
+	cpu0 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	atomic_store_explicit(&go, true, memory_order_release);
 	bench_sleep_ns((uint64_t)(seconds * 1e9));
 	atomic_store_explicit(&stop, true, memory_order_relaxed);
@@ -124,8 +124,8 @@ static void run_case(unsigned writers, unsigned stations,
 		pthread_join(w[i].th, NULL);
 		written += w[i].written;
 	}
-	t1 = bench_now(CLOCK_MONOTONIC);
-	cpu1 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	t1 = clock_now_ns(CLOCK_MONOTONIC);
+	cpu1 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	others = bench_load_others(&load);
 	engine_snapshot(e, &snap);
 	engine_stats(e, &st1);

@@ -92,13 +92,14 @@ struct result {
 			BENCH_CLOBBER();                                       \
 		}                                                              \
 		for (unsigned b_ = 0; b_ < BATCHES; b_++) {                    \
-			uint64_t t0_ = bench_now(CLOCK_MONOTONIC);             \
+			uint64_t t0_ = clock_now_ns(CLOCK_MONOTONIC);          \
 			for (unsigned i_ = 0; i_ < BATCH; i_++) {              \
 				stmt;                                          \
 				BENCH_CLOBBER();                               \
 			}                                                      \
 			batch_ns[b_] =                                         \
-				(double)(bench_now(CLOCK_MONOTONIC) - t0_) /   \
+				(double)(clock_now_ns(CLOCK_MONOTONIC) -       \
+					 t0_) /                                \
 				BATCH;                                         \
 		}                                                              \
 		for (unsigned c_ = 0; c_ < CALLS; c_++) {                      \
@@ -191,7 +192,7 @@ __attribute__((noinline)) static void upstream_record(int is_active,
 	atomic_store_explicit(&e->seq, old + 1, memory_order_release);
 	e->addr = addr;
 	e->tid = (uint64_t)syscall(SYS_gettid); /* every event */
-	e->timestamp = bench_now(CLOCK_MONOTONIC);
+	e->timestamp = clock_now_ns(CLOCK_MONOTONIC);
 	e->is_active = (uint8_t)is_active;
 	atomic_store_explicit(&e->seq, old + 2, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -293,11 +294,11 @@ static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 	corotop_coro_open(&coro, 1);
 	if (!coro.station)
 		bench_die("the probe gave the coroutine no station");
-	t_start = bench_now(CLOCK_MONOTONIC);
+	t_start = clock_now_ns(CLOCK_MONOTONIC);
 	ipi0 = bench_ipis(0);
 	MEASURE(r, record_one());
 	ipi1 = bench_ipis(0);
-	t_end = bench_now(CLOCK_MONOTONIC);
+	t_end = clock_now_ns(CLOCK_MONOTONIC);
 	corotop_coro_close(&coro);
 	engine_stop(e);
 	engine_stats(e, &st);
@@ -339,7 +340,7 @@ int main(void)
 	MEASURE(r, record_one());
 	result_print("untraced", &r, NULL);
 
-	MEASURE(r, sink += bench_now(CLOCK_MONOTONIC));
+	MEASURE(r, sink += clock_now_ns(CLOCK_MONOTONIC));
 	result_print("clock", &r, NULL);
 	clock_med = r.batch.p50;
 

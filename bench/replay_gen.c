@@ -40,6 +40,7 @@
 #include "engine/symbols/framenames.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
+#include "common/hash.h"
 
 __attribute__((format(printf, 1, 2), noreturn)) static void
 gen_die(const char *fmt, ...)
@@ -67,7 +68,7 @@ gen_die(const char *fmt, ...)
 
 /* ---- the synthetic recording ---- */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rng_state = HASH_GOLDEN;
 
 static uint64_t rng(void)
 {

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "engine/engine_internal.h"
 #include "engine/target/keeper.h"
 #include "engine/target/launch.h"
@@ -133,7 +134,7 @@ bool engine_live_create(struct engine *e, char *err, size_t errlen)
 	if (!engine_ct_create(e, err, errlen))
 		goto err_region;
 	/* Rates count from now, not from the first tick. */
-	model_tick(&e->model, engine_now(CLOCK_MONOTONIC));
+	model_tick(&e->model, clock_now_ns(CLOCK_MONOTONIC));
 	if (cfg->jsonl_path &&
 	    !jsonl_open(&e->jsonl, cfg->jsonl_path, err, errlen))
 		goto err_region;

@@ -66,6 +66,7 @@
 #include "engine/calltrace/rotor.h"
 
 #include "wire/cttable.h"
+#include "common/clock.h"
 
 #define CT_CHECK_NS 50000000ull	      /* peek at most every 50 ms */
 #define CT_NAME_BUDGET_NS 20000000ull /* naming per rotation */
@@ -79,7 +80,7 @@ bool engine_ct_create(struct engine *e, char *err, size_t errlen)
 	struct rotor_config rc;
 	uint64_t frames = 16ull * e->cfg.ct_traces;
 
-	ct->last_rotate = engine_now(CLOCK_MONOTONIC);
+	ct->last_rotate = clock_now_ns(CLOCK_MONOTONIC);
 	if (!e->region.owner || !e->cfg.ct_traces)
 		return true;
 	rotor_config_defaults(&rc);
@@ -310,7 +311,7 @@ static void engine_ct_name(struct engine *e, uint64_t now)
 	/* target.pid is written before the threads start. */
 	if (!e->target.pid)
 		return;
-	while (engine_now(CLOCK_MONOTONIC) < deadline) {
+	while (clock_now_ns(CLOCK_MONOTONIC) < deadline) {
 		struct framename have;
 		size_t n, k = 0;
 
@@ -397,5 +398,5 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 void engine_ct_final(struct engine *e)
 {
 	if (e->ct.rotor && !e->ct.dead)
-		engine_ct_rotate(e, engine_now(CLOCK_MONOTONIC));
+		engine_ct_rotate(e, clock_now_ns(CLOCK_MONOTONIC));
 }

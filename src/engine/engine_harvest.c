@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "engine/engine_internal.h"
 #include "engine/target/keeper.h"
 
@@ -102,7 +103,7 @@ static void engine_on_lost(void *ctx, uint32_t station, uint64_t count)
 	model_lost(&e->model, station, count);
 	if (e->rec)
 		recorder_lost(e->rec, station, count,
-			      engine_now(CLOCK_MONOTONIC));
+			      clock_now_ns(CLOCK_MONOTONIC));
 }
 
 /*
@@ -118,7 +119,7 @@ static void engine_on_close(void *ctx, uint32_t station)
 	struct engine *e = ctx;
 	bool recycled = e->harvest.recycle && station < e->harvest.max &&
 			harvest_station_ours(&e->harvest.state[station]);
-	uint64_t now = engine_now(CLOCK_MONOTONIC);
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 
 	model_close(&e->model, station, now, recycled);
 	if (e->rec)
@@ -156,7 +157,7 @@ static void engine_pass_done(struct engine *e)
 size_t engine_scan(struct engine *e)
 {
 	struct harvest_sink sink = engine_sink(e);
-	uint64_t start = engine_now(CLOCK_MONOTONIC);
+	uint64_t start = clock_now_ns(CLOCK_MONOTONIC);
 	size_t n;
 
 	pthread_mutex_lock(&e->lock);
@@ -182,7 +183,7 @@ static void engine_barrier(struct engine *e)
 static size_t engine_scan_dirty(struct engine *e)
 {
 	uint64_t marks[CTP_HX_DIRTY_WORDS];
-	uint64_t start = engine_now(CLOCK_MONOTONIC);
+	uint64_t start = clock_now_ns(CLOCK_MONOTONIC);
 	size_t n;
 
 	if (!harvest_dirty_collect(&e->harvest, marks)) {
@@ -230,14 +231,14 @@ static bool engine_futex_wait(struct engine *e, unsigned timeout_ms)
 {
 	_Atomic uint32_t *word = &e->region.hdr->tracer_sleeping;
 	uint64_t deadline =
-		engine_now(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
+		clock_now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
 
 	/* acquire: pairs with the probe's CAS (O); after it, their writes
 	 * are visible to the next scan. */
 	/* stop: acquire pairs with engine_stop's acq_rel exchange. */
 	while (atomic_load_explicit(word, memory_order_acquire) == 1 &&
 	       !atomic_load_explicit(&e->stop, memory_order_acquire)) {
-		uint64_t now = engine_now(CLOCK_MONOTONIC);
+		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 		struct timespec rel;
 
 		if (now >= deadline) {
@@ -336,7 +337,7 @@ static void engine_pace(struct engine *e)
 void engine_tick(struct engine *e)
 {
 	pthread_mutex_lock(&e->lock);
-	model_tick(&e->model, engine_now(CLOCK_MONOTONIC));
+	model_tick(&e->model, clock_now_ns(CLOCK_MONOTONIC));
 	if (e->jsonl.f && !jsonl_flush(&e->jsonl) && !e->error)
 		e->error = "writing the --jsonl file failed";
 	pthread_mutex_unlock(&e->lock);
@@ -350,7 +351,7 @@ void engine_tick(struct engine *e)
 static void engine_harvest_loop(struct engine *e)
 {
 	uint64_t tick_ns = (uint64_t)e->cfg.tick_ms * 1000000u;
-	uint64_t next_tick = engine_now(CLOCK_MONOTONIC) + tick_ns;
+	uint64_t next_tick = clock_now_ns(CLOCK_MONOTONIC) + tick_ns;
 	uint64_t full_ns = (uint64_t)e->cfg.full_scan_ms * 1000000u;
 	uint64_t next_full = 0;
 	uint64_t next_paced = 0; /* next dirty/full pass while catching up */
@@ -377,7 +378,7 @@ static void engine_harvest_loop(struct engine *e)
 		lost0 = e->harvest.count.lost;
 		upstream = e->harvest.saw_upstream;
 		pthread_mutex_unlock(&e->lock);
-		now = engine_now(CLOCK_MONOTONIC);
+		now = clock_now_ns(CLOCK_MONOTONIC);
 
 		/* Dirty scans while every writer marks; a full scan at least
 		 * every full_scan_ms, and always while an upstream SDK (which
@@ -399,7 +400,7 @@ static void engine_harvest_loop(struct engine *e)
 		memcpy(hot, e->harvest.hot, nhot * sizeof(hot[0]));
 		lost1 = e->harvest.count.lost;
 		pthread_mutex_unlock(&e->lock);
-		now = engine_now(CLOCK_MONOTONIC);
+		now = clock_now_ns(CLOCK_MONOTONIC);
 
 		if (now >= next_tick) {
 			engine_tick(e);
@@ -439,7 +440,7 @@ static void engine_harvest_loop(struct engine *e)
 		/* The sleep-entry re-scan was a full one; count from now.  A
 		 * wake's mark follows the wake within nanoseconds and is
 		 * picked up by the next dirty scans. */
-		next_full = engine_now(CLOCK_MONOTONIC) + full_ns;
+		next_full = clock_now_ns(CLOCK_MONOTONIC) + full_ns;
 	}
 }
 

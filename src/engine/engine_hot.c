@@ -23,6 +23,7 @@
 
 #include "wire/cttable.h"
 #include "common/grow.h"
+#include "common/clock.h"
 
 #define HOT_TREE_NODES 65536u /* nodes a tree is built with at most */
 #define HOT_MEMO 4096u	      /* frame -> key memo of one tree build */
@@ -56,7 +57,7 @@ size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 	pthread_mutex_lock(&e->ct.hot_lock);
 	if (e->ct.hot)
 		n = hotstacks_top(e->ct.hot, model_id, order,
-				  engine_now(CLOCK_MONOTONIC), out, max);
+				  clock_now_ns(CLOCK_MONOTONIC), out, max);
 	pthread_mutex_unlock(&e->ct.hot_lock);
 	return n;
 }
@@ -74,7 +75,7 @@ void engine_hot_zero(struct engine *e)
 {
 	pthread_mutex_lock(&e->ct.hot_lock);
 	if (e->ct.hot)
-		hotstacks_zero(e->ct.hot, engine_now(CLOCK_MONOTONIC));
+		hotstacks_zero(e->ct.hot, clock_now_ns(CLOCK_MONOTONIC));
 	pthread_mutex_unlock(&e->ct.hot_lock);
 }
 
@@ -174,8 +175,8 @@ static bool hot_copy_take(struct engine *e, uint64_t model_id, bool window,
 	c->window = window;
 	pthread_mutex_lock(&e->ct.hot_lock);
 	if (e->ct.hot)
-		hotstacks_each(e->ct.hot, model_id, engine_now(CLOCK_MONOTONIC),
-			       hot_copy_one, c);
+		hotstacks_each(e->ct.hot, model_id,
+			       clock_now_ns(CLOCK_MONOTONIC), hot_copy_one, c);
 	pthread_mutex_unlock(&e->ct.hot_lock);
 	return !c->oom;
 }

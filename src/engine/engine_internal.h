@@ -217,12 +217,4 @@ const char *engine_rec_warning(struct engine *e);
 void engine_rec_snapshot(struct engine *e, struct snapshot_record *out);
 bool engine_rec_destroy(struct engine *e, char *err, size_t errlen);
 
-static inline uint64_t engine_now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 #endif

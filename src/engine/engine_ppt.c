@@ -39,6 +39,7 @@
 #include "engine/ppt/perfctr.h"
 #include "engine/ppt/pptframe.h"
 #include "engine/ppt/pptlist.h"
+#include "common/clock.h"
 
 #define PPT_POLL_MIN_MS 1
 #define PPT_POLL_MAX_MS 10
@@ -208,7 +209,7 @@ static void *engine_ppt_main(void *arg)
 			{.fd = e->stop_pipe[0], .events = POLLIN},
 			{.fd = p->pidfd, .events = POLLIN},
 		};
-		uint64_t now = engine_now(CLOCK_MONOTONIC);
+		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 		size_t got = 0;
 
 		/* The lock per buffer: a poll reads at most a ring's worth,
@@ -274,7 +275,7 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 		return false;
 	}
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
-	p->tick_at = engine_now(CLOCK_MONOTONIC);
+	p->tick_at = clock_now_ns(CLOCK_MONOTONIC);
 	rc = pthread_create(&p->thread, NULL, engine_ppt_main, e);
 	if (rc) {
 		snprintf(err, errlen, "cannot start a thread: %s",

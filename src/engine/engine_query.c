@@ -12,6 +12,7 @@
 
 #include "engine/engine_internal.h"
 #include "engine/calltrace/parked.h"
+#include "common/clock.h"
 
 /* With the lock held: the watched coroutine's history into `out`. */
 static void engine_copy_history(struct engine *e, struct snapshot *out)
@@ -42,8 +43,8 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	size_t k = 0;
 
 	pthread_mutex_lock(&e->lock);
-	out->ts = engine_now(CLOCK_MONOTONIC);
-	out->wall_ns = engine_now(CLOCK_REALTIME);
+	out->ts = clock_now_ns(CLOCK_MONOTONIC);
+	out->wall_ns = clock_now_ns(CLOCK_REALTIME);
 	out->t = m->t;
 	out->t.torn = e->harvest.count.torn;
 	out->t.before_start = e->harvest.count.before_start;
@@ -183,7 +184,7 @@ void engine_live_history(struct engine *e, struct snapshot *out)
 void engine_reset_rates(struct engine *e)
 {
 	pthread_mutex_lock(&e->lock);
-	model_reset_rates(&e->model, engine_now(CLOCK_MONOTONIC));
+	model_reset_rates(&e->model, clock_now_ns(CLOCK_MONOTONIC));
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -32,14 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static inline uint64_t coro_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* (P): tell the engine which station group changed.  Load first so the
  * common case (bit already set) costs no atomic read-modify-write. */
 static inline void coro_mark(struct probe_region *r, uint32_t idx)
@@ -85,7 +77,7 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	}
 	s = &p->stations[idx];
 	if (!c->birth_ts)
-		c->birth_ts = coro_now();
+		c->birth_ts = probe_now();
 	/* The previous occupant's next_n was published to us by the free-list
 	 * acquire (L); a fresh station reads 0. */
 	c->n = __atomic_load_n(&s->ext.next_n, __ATOMIC_RELAXED);
@@ -105,7 +97,7 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	/* Deep rings: nothing of ours is in the ring yet; check the engine's
 	 * progress half a ring from here. */
 	c->chk_n = c->n;
-	c->chk_ts = coro_now();
+	c->chk_ts = probe_now();
 	c->wake_ns = 0;
 	c->lap_check = p->deep_rings ? c->n + p->depth / 2 : UINT64_MAX;
 	/* release (G) pairs with the engine's acquire (H): the header above is
@@ -200,7 +192,7 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 	r = probe_region();
 	if (!r)
 		return;
-	c->birth_ts = coro_now();
+	c->birth_ts = probe_now();
 	/* No station: it is retried, and counted untraced, at each
 	 * transition (docs/JSON.md: untraced counts transitions). */
 	(void)coro_acquire(c, r);
@@ -246,7 +238,7 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	if (COROTOP_UNLIKELY(!s))
 		return;
 	n = c->n++;
-	now = coro_now();
+	now = probe_now();
 	if (r->deep_rings) {
 		e = &r->deep_rings[(size_t)c->index * r->depth +
 				   (n & (r->depth - 1))];

@@ -323,7 +323,7 @@ static void sampler_sample(const void *ucv)
 
 static void sampler_on_signal(int sig, siginfo_t *si, void *ucv)
 {
-	struct timespec t0, t1;
+	uint64_t t0;
 	int saved = errno;
 
 	(void)sig;
@@ -336,14 +336,10 @@ static void sampler_on_signal(int sig, siginfo_t *si, void *ucv)
 						  (uint64_t)si->si_overrun,
 						  memory_order_relaxed);
 		/* clock_gettime is async-signal-safe (POSIX), vDSO here. */
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = probe_now();
 		sampler_sample(ucv);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		atomic_fetch_add_explicit(
-			&st_handler_ns,
-			(uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll +
-				   (t1.tv_nsec - t0.tv_nsec)),
-			memory_order_relaxed);
+		atomic_fetch_add_explicit(&st_handler_ns, probe_now() - t0,
+					  memory_order_relaxed);
 	}
 	errno = saved;
 }

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/jsonstr.h"
 #include "common/pathcheck.h"
 #include "engine/engine.h"
@@ -76,14 +77,6 @@ struct main_loop {
 #define MAIN_PPT_BYTES (16u << 20)
 /* ... and the newest ppt frames of each buffer. */
 #define MAIN_PPT_TEXT_ROWS 10
-
-static uint64_t main_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The rows a batch snapshot prints (-F, --sort), in order, into *n; NULL
  * (every row, snapshot order) without memory. */
@@ -228,10 +221,10 @@ static int main_target_status(const struct snapshot *s)
 static int main_run(struct main_loop *m)
 {
 	uint64_t period = (uint64_t)m->cli.delay_tenths * 100000000u;
-	uint64_t next = main_now() + period;
+	uint64_t next = clock_now_ns(CLOCK_MONOTONIC) + period;
 
 	for (;;) {
-		uint64_t now = main_now();
+		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 		struct timespec wait = {0, 0};
 		siginfo_t si;
 		int sig;
@@ -255,7 +248,7 @@ static int main_run(struct main_loop *m)
 			return 128 + sig;
 		if (sig < 0 && errno != EAGAIN && errno != EINTR)
 			return 1;
-		if (main_now() < next)
+		if (clock_now_ns(CLOCK_MONOTONIC) < next)
 			continue;
 		next += period;
 		main_print(m);

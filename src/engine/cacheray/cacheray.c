@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "engine/cacheray/cacheray_internal.h"
+#include "common/hash.h"
 
 __attribute__((format(printf, 3, 4))) static void
 cacheray_fail(struct cacheray *c, uint64_t off, const char *fmt, ...)
@@ -167,7 +168,7 @@ static __attribute__((noinline)) uint32_t
 cacheray_thread_slow(struct cacheray *c, uint64_t id)
 {
 	struct cacheray_thread_key k = {c, id};
-	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+	uint64_t h = id * HASH_GOLDEN;
 	uint32_t i = hashidx_find(&c->thread_idx, h, cacheray_thread_eq, &k);
 
 	if (i == HASHIDX_NONE) {
@@ -213,8 +214,7 @@ static uint32_t cacheray_tag(uint64_t serial)
 static void cacheray_rcache_set(struct cacheray *c, uint64_t addr)
 {
 	struct cacheray_rset *e =
-		&c->rset[((addr >> 6) * 0x9e3779b97f4a7c15ull) >>
-			 (64 - CACHERAY_RSET_BITS)];
+		&c->rset[hash_fib(addr >> 6, 64 - CACHERAY_RSET_BITS)];
 
 	if (addr - e->start > e->span ||
 	    (e->serial ? !rtta_still(&c->rtta, e->stamp, e->serial)

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 #define LINETAB_MIN_SLOTS 4096u
 
 static bool linetab_alloc(struct linetab *t, uint32_t slots)
@@ -56,7 +58,7 @@ void linetab_finish(struct linetab *t)
 
 static struct cacheline *linetab_place(struct linetab *t, uint64_t key)
 {
-	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> t->shift);
+	uint32_t i = (uint32_t)hash_fib(key, t->shift);
 
 	while (t->slot[i].key)
 		i = (i + 1) & t->mask;

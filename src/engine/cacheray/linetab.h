@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hash.h"
+
 /* Lines kept by default: 3/4 of 2^20 slots, a 64 MiB table. */
 #define LINETAB_MAX_LINES_DEFAULT 786432u
 
@@ -71,13 +73,13 @@ struct cacheline *linetab_insert(struct linetab *t, uint64_t key);
 static inline const struct cacheline *linetab_slot(const struct linetab *t,
 						   uint64_t key)
 {
-	return &t->slot[(key * 0x9e3779b97f4a7c15ull) >> t->shift];
+	return &t->slot[hash_fib(key, t->shift)];
 }
 
 /* The line with this key, or NULL when the table does not hold it. */
 static inline struct cacheline *linetab_find(struct linetab *t, uint64_t key)
 {
-	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> t->shift);
+	uint32_t i = (uint32_t)hash_fib(key, t->shift);
 
 	for (;; i = (i + 1) & t->mask) {
 		struct cacheline *l = &t->slot[i];
@@ -91,7 +93,7 @@ static inline struct cacheline *linetab_find(struct linetab *t, uint64_t key)
 
 static inline struct cacheline *linetab_get(struct linetab *t, uint64_t key)
 {
-	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> t->shift);
+	uint32_t i = (uint32_t)hash_fib(key, t->shift);
 
 	for (;; i = (i + 1) & t->mask) {
 		struct cacheline *l = &t->slot[i];

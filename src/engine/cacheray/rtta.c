@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 #define RTTA_N(r, i) ((r)->node[(i)])
 
 void rtta_init(struct rtta *r, uint32_t max_regions)
@@ -38,7 +40,7 @@ void rtta_init(struct rtta *r, uint32_t max_regions)
 	if (r->max > UINT32_MAX - 2)
 		r->max = UINT32_MAX - 2;
 	r->used = 1;
-	r->rng = 0x9e3779b97f4a7c15ull;
+	r->rng = HASH_GOLDEN;
 }
 
 void rtta_finish(struct rtta *r)

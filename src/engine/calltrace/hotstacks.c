@@ -40,6 +40,7 @@
 
 #include "wire/cttable.h"
 #include "common/hashidx.h"
+#include "common/hash.h"
 
 struct hot_window {
 	uint64_t total;
@@ -290,7 +291,7 @@ static bool hot_pair_eq(void *ctx, uint32_t r)
 
 static uint64_t hot_pair_hash(uint64_t stack_id, uint64_t coro)
 {
-	return ct_mix64(stack_id * 0x9e3779b97f4a7c15ull ^ ct_mix64(coro));
+	return ct_mix64(stack_id * HASH_GOLDEN ^ ct_mix64(coro));
 }
 
 static bool hot_stack_live(const struct hotstacks *h, uint32_t r, uint64_t id)

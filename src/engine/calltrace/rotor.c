@@ -63,6 +63,7 @@
 
 #include "wire/ctslot.h"
 #include "wire/cttable.h"
+#include "common/clock.h"
 
 #define ROTOR_FILE "calltrace.shm"
 #define ROTOR_POLL_MAX 256 /* busy slots polled without a full rescan */
@@ -100,14 +101,6 @@ void rotor_config_defaults(struct rotor_config *cfg)
 	cfg->max_traces = 65536;
 	cfg->pool_frames = 16 * 65536;
 	cfg->drain_timeout_ms = 100;
-}
-
-static uint64_t rotor_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void rotor_publish_header(struct rotor *r)
@@ -363,8 +356,8 @@ static void rotor_pause(unsigned round)
 /* Wait (bounded) until no writer is inside table idx.  false: timed out. */
 static bool rotor_drain(struct rotor *r, unsigned idx)
 {
-	uint64_t deadline =
-		rotor_now() + (uint64_t)r->cfg.drain_timeout_ms * 1000000u;
+	uint64_t deadline = clock_now_ns(CLOCK_MONOTONIC) +
+			    (uint64_t)r->cfg.drain_timeout_ms * 1000000u;
 	uint32_t list[ROTOR_POLL_MAX];
 	size_t busy = rotor_scan(r, idx, false, list);
 	unsigned round = 0;
@@ -389,7 +382,7 @@ static bool rotor_drain(struct rotor *r, unsigned idx)
 		}
 		if (busy == 0)
 			return true;
-		if (rotor_now() > deadline)
+		if (clock_now_ns(CLOCK_MONOTONIC) > deadline)
 			break;
 		rotor_pause(round++);
 	}

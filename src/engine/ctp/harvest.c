@@ -49,6 +49,8 @@
 #include <time.h>
 
 #include "wire/freelist.h"
+#include "common/hash.h"
+#include "common/clock.h"
 
 #ifdef HARVEST_TEST_HOOKS
 void (*harvest_test_after_copy)(struct ctp_epoch *e);
@@ -58,10 +60,7 @@ void (*harvest_test_after_copy)(struct ctp_epoch *e);
 
 static uint64_t harvest_clock(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_now_ns(CLOCK_MONOTONIC);
 }
 
 bool harvest_init(struct harvest *h, struct ctp_header *hdr, uint32_t max,
@@ -429,7 +428,7 @@ static bool harvest_classify_read(struct harvest *h, uint32_t i,
 		if (v[k] % CTP_SLOTS != k)
 			st->evidence |= HARVEST_EV_NOT_LITERAL;
 		if (v[k] & 1)
-			odd = odd * 0x9e3779b97f4a7c15ull + v[k] * 8 + k;
+			odd = odd * HASH_GOLDEN + v[k] * 8 + k;
 	}
 	if (b && b % CTP_SLOTS != 0)
 		st->evidence |= HARVEST_EV_NOT_LITERAL;

@@ -85,6 +85,8 @@
 #include "engine/symbols/framenames.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
+#include "common/hash.h"
+#include "common/clock.h"
 
 #define REC_RING (1u << 18) /* items; 14 MiB of 56-byte items */
 #define REC_BUF (256u << 10)
@@ -183,14 +185,6 @@ struct recorder {
 	_Atomic bool failed;
 	char error[160];
 };
-
-static uint64_t rec_now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- writer: file ---- */
 
@@ -304,7 +298,7 @@ static uint32_t rec_counter(struct recorder *r, uint32_t stream)
 
 static uint32_t rec_ms(void)
 {
-	return (uint32_t)(rec_now(CLOCK_MONOTONIC) / 1000000u);
+	return (uint32_t)(clock_now_ns(CLOCK_MONOTONIC) / 1000000u);
 }
 
 /* The name of key (an address, or framename_key of a frame), asked of the
@@ -316,7 +310,7 @@ static const char *rec_name_ask(struct recorder *r, uint64_t key, uint32_t *len,
 				bool retry)
 {
 	static _Thread_local char sym[HEPH_NAME_LEN + 1];
-	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 48);
+	uint32_t h = (uint32_t)hash_fib(key, 48);
 	uint8_t val[8 + HEPH_NAME_LEN];
 	struct rec_name *slot = NULL;
 	bool again = false; /* slot holds "unknown" already */
@@ -567,7 +561,7 @@ static bool rec_drain(struct recorder *r)
 	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
 		t = h;
 	else if (dropped != r->dropped_done) {
-		rec_lost(r, 0, 0, rec_now(CLOCK_MONOTONIC),
+		rec_lost(r, 0, 0, clock_now_ns(CLOCK_MONOTONIC),
 			 dropped - r->dropped_done);
 		r->dropped_done = dropped;
 	}
@@ -768,8 +762,8 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 	heph_enc_init(&r->enc, r->buf, REC_BUF);
 	/* The wall clock at CLOCK_MONOTONIC's zero: event times are cTP
 	 * timestamps as they are. */
-	heph_enc_epoch(&r->enc,
-		       rec_now(CLOCK_REALTIME) - rec_now(CLOCK_MONOTONIC));
+	heph_enc_epoch(&r->enc, clock_now_ns(CLOCK_REALTIME) -
+					clock_now_ns(CLOCK_MONOTONIC));
 	/* Ours: replay knows a gap in a substream is a death and a birth. */
 	heph_enc_meta(&r->enc, "corotop", "1", 1);
 	if (command && *command)
@@ -845,7 +839,7 @@ bool recorder_destroy(struct recorder *r, char *err, size_t errlen)
 
 	if (!r)
 		return true;
-	recorder_stop(r, rec_now(CLOCK_MONOTONIC));
+	recorder_stop(r, clock_now_ns(CLOCK_MONOTONIC));
 	ok = !atomic_load_explicit(&r->failed, memory_order_acquire);
 	if (!ok)
 		snprintf(err, errlen, "--record: %s", r->error);

@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "engine/ppt/pptsym.h"
+#include "common/clock.h"
 
 /* Frames copied per pptreader_poll call, and the history's byte budget. */
 #define AGENT_SCRATCH_BYTES (1u << 20)
@@ -79,14 +80,6 @@
 /* The generated control block: 440 bytes, 464 with 136-byte
  * perf_event_attr (Linux headers 6.3 and later). */
 #define AGENT_CTL_GEN_NEW 464u
-
-static uint64_t agent_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t agent_round_up(uint64_t v, uint64_t m)
 {
@@ -390,7 +383,7 @@ bool pptagent_attach(struct pptagent *a, struct procmem *pm,
 	}
 	/* 4. _hmem last: the client may attach from now on -- or, over a
 	 * client that holds an old segment, once it let go (pptagent_poll). */
-	a->st.attach_ns = agent_now();
+	a->st.attach_ns = clock_now_ns(CLOCK_MONOTONIC);
 	if (a->stale_id >= 0) {
 		a->state = PPTAGENT_UNHOOKING;
 		return true;

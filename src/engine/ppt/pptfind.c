@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "engine/target/procfs.h"
+#include "common/hash.h"
 
 #define PF_MAPS_MAX (64u << 20)	      /* bytes of /proc/PID/maps */
 #define PF_LINE_MAX (PATH_MAX + 128u) /* one maps line */
@@ -243,7 +244,7 @@ static uint32_t object_hash(uint32_t major, uint32_t minor, uint64_t inode)
 {
 	uint64_t h =
 		(inode ^ ((uint64_t)major << 40) ^ ((uint64_t)minor << 20)) *
-		0x9e3779b97f4a7c15ull;
+		HASH_GOLDEN;
 
 	return (uint32_t)(h >> 40) & (PF_HASH_SLOTS - 1);
 }

@@ -49,6 +49,7 @@
 #define _GNU_SOURCE
 #include "engine/symbols/symbolizer.h"
 
+#include "common/hash.h"
 #include "common/numtext.h"
 #include "engine/target/procfs.h"
 #include "common/strpool.h"
@@ -629,8 +630,7 @@ static bool sym_resolve(struct symbolizer *s, uint64_t addr, struct symbol *out)
 
 static struct sym_entry *sym_cache_slot(struct symbolizer *s, uint64_t addr)
 {
-	uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >>
-				(64 - SYM_CACHE_BITS));
+	uint32_t i = (uint32_t)hash_fib(addr, 64 - SYM_CACHE_BITS);
 
 	while (s->cache[i].used && s->cache[i].addr != addr)
 		i = (i + 1) & (SYM_CACHE_SLOTS - 1);

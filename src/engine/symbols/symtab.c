@@ -23,18 +23,11 @@
 
 #include "common/numtext.h"
 #include "engine/symbols/symbolizer.h"
+#include "common/clock.h"
 
 #define SYMTAB_REFRESH_NS 1000000000ull
 
 #define SYMTAB_CLOCK_EVERY 256u
-
-static uint64_t symtab_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void symtab_init(struct symtab *t)
 {
@@ -115,7 +108,7 @@ static struct symbolizer *symtab_get(struct symtab *t)
 	if (t->sym && ++t->calls < SYMTAB_CLOCK_EVERY)
 		return t->sym;
 	t->calls = 0;
-	now = symtab_now();
+	now = clock_now_ns(CLOCK_MONOTONIC);
 	if (!t->sym) {
 		t->sym = symbolizer_create(t->pid, t->error, sizeof(t->error));
 		t->failed = !t->sym;

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hash.h"
+
 struct matchcache_entry {
 	uint64_t key;
 	uint32_t gen; /* struct matchcache.gen when stored; else empty */
@@ -39,7 +41,7 @@ void matchcache_put(struct matchcache *mc, uint64_t key, bool match);
 /* Fibonacci hashing: thread ids and addresses differ in low bits. */
 static inline size_t matchcache_home(const struct matchcache *mc, uint64_t key)
 {
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (mc->cap - 1);
+	return (size_t)hash_fib(key, 32) & (mc->cap - 1);
 }
 
 /* 1 matched, 0 did not, -1 unknown.  Inline: the filter asks three times
