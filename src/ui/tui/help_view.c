@@ -70,7 +70,7 @@ static void help_table(struct help_cursor *c, int width, const char *title,
 	int y = help_row(c);
 
 	if (y >= 0)
-		tui_text(t, y, 1, A_BOLD, "%s", title);
+		term_text(y, 1, A_BOLD, "%s", title);
 	for (size_t i = 0; i < count; i++) {
 		char keys[48];
 
@@ -80,9 +80,9 @@ static void help_table(struct help_cursor *c, int width, const char *title,
 		y = help_row(c);
 		if (y < 0)
 			continue;
-		tui_text(t, y, 2, tui_attr(t, PAIR_METER), "%-21.21s", keys);
-		tui_text(t, y, 24, TUI_NORMAL, "%.*s", width > 0 ? width : 0,
-			 map[i].help);
+		term_text(y, 2, tui_attr(t, PAIR_METER), "%-21.21s", keys);
+		term_text(y, 24, TUI_NORMAL, "%.*s", width > 0 ? width : 0,
+			  map[i].help);
 	}
 }
 
@@ -115,14 +115,14 @@ static void help_columns(struct help_cursor *c, int x)
 	int y = help_row(c);
 
 	if (y >= 0)
-		tui_text(t, y, x - 1, A_BOLD, "Columns");
+		term_text(y, x - 1, A_BOLD, "Columns");
 	for (int k = 0; k < COL_COUNT; k++) {
 		y = help_row(c);
 		if (y < 0)
 			continue;
-		tui_text(t, y, x, tui_attr(t, PAIR_METER), "%-9s",
-			 column_table[k].title);
-		tui_text(t, y, x + 10, TUI_NORMAL, "%s", column_table[k].help);
+		term_text(y, x, tui_attr(t, PAIR_METER), "%-9s",
+			  column_table[k].title);
+		term_text(y, x + 10, TUI_NORMAL, "%s", column_table[k].help);
 	}
 }
 
@@ -141,30 +141,24 @@ void help_view_draw(struct tui *t)
 		int rows = c.last - c.first + 1;
 		int tall = keys > COL_COUNT + 1 ? keys : COL_COUNT + 1;
 
-		if (t->help_top > tall - rows)
-			t->help_top = tall - rows;
-		if (t->help_top < 0)
-			t->help_top = 0;
+		t->help_top = term_pager_top(t->help_top, tall, rows);
 		help_keys(&c, 66 - 25);
 		c.line = 0;
 		help_columns(&c, 67);
-		tui_text(t, t->lines - 1, 0, TUI_NORMAL,
-			 tall > rows ? "Esc or F1 goes back   Up/Down scroll"
-				     : "Esc or F1 goes back");
+		term_text(t->lines - 1, 0, TUI_NORMAL,
+			  tall > rows ? "Esc or F1 goes back   Up/Down scroll"
+				      : "Esc or F1 goes back");
 		return;
 	}
 	/* One column: keys, then columns, scrolled with Up/Down/PgUp/PgDn. */
-	if (t->help_top > total - (c.last - c.first + 1))
-		t->help_top = total - (c.last - c.first + 1);
-	if (t->help_top < 0)
-		t->help_top = 0;
+	t->help_top = term_pager_top(t->help_top, total, c.last - c.first + 1);
 	help_keys(&c, t->cols - 25);
 	help_row(&c);
 	help_columns(&c, 2);
-	tui_text(t, t->lines - 1, 0, TUI_NORMAL,
-		 "Esc or F1 goes back   Up/Down scroll (%d/%d)",
-		 t->help_top + (c.last - c.first + 1) < c.line
-			 ? t->help_top + (c.last - c.first + 1)
-			 : c.line,
-		 c.line);
+	term_text(t->lines - 1, 0, TUI_NORMAL,
+		  "Esc or F1 goes back   Up/Down scroll (%d/%d)",
+		  t->help_top + (c.last - c.first + 1) < c.line
+			  ? t->help_top + (c.last - c.first + 1)
+			  : c.line,
+		  c.line);
 }

@@ -130,12 +130,12 @@ static void hot_reselect(struct tui *t)
 
 	for (size_t r = 0; r < n; r++)
 		if (hot_row_key(t, r) == h->selected_key) {
-			h->selected = r;
+			h->list.selected = r;
 			return;
 		}
-	if (h->selected >= n)
-		h->selected = n ? n - 1 : 0;
-	h->selected_key = hot_row_key(t, h->selected);
+	if (h->list.selected >= n)
+		h->list.selected = n ? n - 1 : 0;
+	h->selected_key = hot_row_key(t, h->list.selected);
 }
 
 void hot_view_refresh(struct tui *t)
@@ -186,36 +186,35 @@ static void hot_draw_list(struct tui *t)
 	int list_rows = h->nstacks ? rows / 2 : rows;
 	char line[1024];
 
-	tui_text(t, HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
-		 t->cols, "  %SELF  %TOTAL   SAMPLES  STACK (innermost first)");
-	if (h->selected < h->top)
-		h->top = h->selected;
-	if (list_rows > 0 && h->selected >= h->top + (size_t)list_rows)
-		h->top = h->selected - (size_t)list_rows + 1;
-	for (int r = 0; r < list_rows && h->top + (size_t)r < h->nstacks; r++) {
-		size_t i = h->top + (size_t)r;
+	term_text(HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
+		  t->cols,
+		  "  %SELF  %TOTAL   SAMPLES  STACK (innermost first)");
+	term_list_follow(&h->list, list_rows, 0);
+	for (int r = 0; r < list_rows && h->list.top + (size_t)r < h->nstacks;
+	     r++) {
+		size_t i = h->list.top + (size_t)r;
 		const struct hot_stack *s = &h->stacks[i];
-		int attr = i == h->selected ? tui_attr(t, PAIR_SELECTED)
-					    : TUI_NORMAL;
+		int attr = i == h->list.selected ? tui_attr(t, PAIR_SELECTED)
+						 : TUI_NORMAL;
 
 		hot_view_stack_line(t, s, line, sizeof(line));
-		tui_text(t, HOT_FIRST_ROW + r, 0, attr,
-			 "%7.1f %7.1f %9" PRIu64 "  %-*s", s->self_pct,
-			 s->total_pct, s->total, t->cols, line);
+		term_text(HOT_FIRST_ROW + r, 0, attr,
+			  "%7.1f %7.1f %9" PRIu64 "  %-*s", s->self_pct,
+			  s->total_pct, s->total, t->cols, line);
 	}
-	if (h->selected < h->nstacks) {
-		const struct hot_stack *s = &h->stacks[h->selected];
+	if (h->list.selected < h->nstacks) {
+		const struct hot_stack *s = &h->stacks[h->list.selected];
 		int y = HOT_FIRST_ROW + list_rows + 1;
 
-		tui_text(t, y++, 1, A_BOLD,
-			 "Stack %" PRIu64 " (trace 0x%" PRIx64
-			 "): %u frames, innermost first",
-			 s->stack_id, s->trace_id, s->nframes);
+		term_text(y++, 1, A_BOLD,
+			  "Stack %" PRIu64 " (trace 0x%" PRIx64
+			  "): %u frames, innermost first",
+			  s->stack_id, s->trace_id, s->nframes);
 		for (uint32_t k = 0; k < s->nframes && y < t->lines - 1; k++)
-			tui_text(t, y++, 3, TUI_NORMAL, "#%-3u %s", k,
-				 engine_frame_name(t->engine, s->frames[k],
-						   k == 0, true, line,
-						   sizeof(line)));
+			term_text(y++, 3, TUI_NORMAL, "#%-3u %s", k,
+				  engine_frame_name(t->engine, s->frames[k],
+						    k == 0, true, line,
+						    sizeof(line)));
 	}
 }
 
@@ -224,27 +223,25 @@ static void hot_draw_tree(struct tui *t)
 	struct hot_ui *h = &t->hot;
 	int rows = t->lines - HOT_FIRST_ROW - 1;
 
-	tui_text(t, HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
-		 t->cols, " %TOTAL   %SELF  CALLER -> CALLEE");
-	if (h->selected < h->top)
-		h->top = h->selected;
-	if (rows > 0 && h->selected >= h->top + (size_t)rows)
-		h->top = h->selected - (size_t)rows + 1;
-	for (int r = 0; r < rows && h->top + (size_t)r < h->nvisible; r++) {
-		size_t row = h->top + (size_t)r;
+	term_text(HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
+		  t->cols, " %TOTAL   %SELF  CALLER -> CALLEE");
+	term_list_follow(&h->list, rows, 0);
+	for (int r = 0; r < rows && h->list.top + (size_t)r < h->nvisible;
+	     r++) {
+		size_t row = h->list.top + (size_t)r;
 		size_t i = h->visible[row];
 		const struct hot_node *n = &h->nodes[i];
 		const char *mark = n->subtree <= 1 ? " "
 				   : hot_open(h, i)
 					   ? (t->ascii ? "-" : "\u25be")
 					   : (t->ascii ? "+" : "\u25b8");
-		int attr = row == h->selected ? tui_attr(t, PAIR_SELECTED)
-					      : TUI_NORMAL;
+		int attr = row == h->list.selected ? tui_attr(t, PAIR_SELECTED)
+						   : TUI_NORMAL;
 		int indent = (int)(n->depth > 40 ? 40 : n->depth) * 2;
 
-		tui_text(t, HOT_FIRST_ROW + r, 0, attr,
-			 "%7.1f %7.1f  %*s%s %-*s", n->total_pct, n->self_pct,
-			 indent, "", mark, t->cols, n->name);
+		term_text(HOT_FIRST_ROW + r, 0, attr, "%7.1f %7.1f  %*s%s %-*s",
+			  n->total_pct, n->self_pct, indent, "", mark, t->cols,
+			  n->name);
 	}
 }
 
@@ -253,53 +250,50 @@ void hot_view_draw(struct tui *t)
 	struct hot_ui *h = &t->hot;
 
 	if (!h->stats.enabled && t->replay) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "CPU samples are not recorded: a replay has the "
-			 "coroutines, their transitions and parked stacks "
-			 "(Enter on a row).");
+		term_text(5, 1, TUI_NORMAL,
+			  "CPU samples are not recorded: a replay has the "
+			  "coroutines, their transitions and parked stacks "
+			  "(Enter on a row).");
 	} else if (!h->stats.enabled) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "No CallTrace region: hot stacks need corotop to "
-			 "start the target or attach to it (-p), not --shm.");
+		term_text(5, 1, TUI_NORMAL,
+			  "No CallTrace region: hot stacks need corotop to "
+			  "start the target or attach to it (-p), not --shm.");
 	} else if (h->stats.failed) {
-		tui_text(t, 5, 1, tui_attr(t, PAIR_WARN),
-			 "CallTrace stopped: %s", h->stats.warning);
+		term_text(5, 1, tui_attr(t, PAIR_WARN), "CallTrace stopped: %s",
+			  h->stats.warning);
 	} else if (h->tree ? !h->nnodes : !h->nstacks) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "No samples yet. Start the target with --sample HZ "
-			 "(e.g. --sample 997), or have it call "
-			 "corotop_calltrace_put().");
+		term_text(5, 1, TUI_NORMAL,
+			  "No samples yet. Start the target with --sample HZ "
+			  "(e.g. --sample 997), or have it call "
+			  "corotop_calltrace_put().");
 	} else {
 		const struct rotor_stats *r = &h->stats.rotor;
 
-		tui_text(t, 4, 1, TUI_NORMAL,
-			 "Hot stacks: %" PRIu64 " stacks, %" PRIu64
-			 " samples since start or z; %% of the recent "
-			 "window%s; dropped %" PRIu64,
-			 h->stats.hot.stacks, h->stats.hot.weight,
-			 h->tree ? ", by function" : "", r->dropped_weight);
+		term_text(4, 1, TUI_NORMAL,
+			  "Hot stacks: %" PRIu64 " stacks, %" PRIu64
+			  " samples since start or z; %% of the recent "
+			  "window%s; dropped %" PRIu64,
+			  h->stats.hot.stacks, h->stats.hot.weight,
+			  h->tree ? ", by function" : "", r->dropped_weight);
 		if (h->tree)
 			hot_draw_tree(t);
 		else
 			hot_draw_list(t);
 	}
-	tui_text(t, t->lines - 1, 0, TUI_NORMAL, "%s",
-		 h->tree ? "Esc back  t list  +/- open/close  E open all  "
-			   "C close all  z zero  x export  q quit"
-			 : "Esc back  t tree  z zero counts  x export folded  "
-			   "F1 help  q quit");
+	term_text(t->lines - 1, 0, TUI_NORMAL, "%s",
+		  h->tree ? "Esc back  t list  +/- open/close  E open all  "
+			    "C close all  z zero  x export  q quit"
+			  : "Esc back  t tree  z zero counts  x export folded  "
+			    "F1 help  q quit");
 }
 
-static unsigned hot_move(struct tui *t, long delta)
+static unsigned hot_move(struct tui *t, enum term_motion m, int page)
 {
 	struct hot_ui *h = &t->hot;
-	long n = (long)hot_rows(t), sel = (long)h->selected + delta;
 
-	if (!n)
+	if (!term_list_motion(&h->list, hot_rows(t), m, page))
 		return REACT_NONE;
-	sel = sel < 0 ? 0 : sel >= n ? n - 1 : sel;
-	h->selected = (size_t)sel;
-	h->selected_key = hot_row_key(t, h->selected);
+	h->selected_key = hot_row_key(t, h->list.selected);
 	return REACT_REDRAW;
 }
 
@@ -310,9 +304,9 @@ static unsigned hot_set_open(struct tui *t, int want)
 	size_t i;
 	bool open;
 
-	if (!h->tree || h->selected >= h->nvisible)
+	if (!h->tree || h->list.selected >= h->nvisible)
 		return REACT_NONE;
-	i = h->visible[h->selected];
+	i = h->visible[h->list.selected];
 	open = hot_open(h, i);
 	if (h->nodes[i].subtree <= 1 || (want >= 0 && open == (want == 1)))
 		return REACT_NONE;
@@ -354,21 +348,16 @@ int hot_view_action(struct tui *t, enum tui_action a, int page)
 
 	switch (a) {
 	case ACT_UP:
-		return (int)hot_move(t, -1);
 	case ACT_DOWN:
-		return (int)hot_move(t, 1);
 	case ACT_PAGE_UP:
-		return (int)hot_move(t, -(page > 1 ? page - 1 : 1));
 	case ACT_PAGE_DOWN:
-		return (int)hot_move(t, page > 1 ? page - 1 : 1);
 	case ACT_HOME:
-		return (int)hot_move(t, -(long)hot_rows(t));
 	case ACT_END:
-		return (int)hot_move(t, (long)hot_rows(t));
+		return (int)hot_move(t, keymap_motion(a), page);
 	case ACT_GROUP:
 	case ACT_TREE:
 		h->tree = !h->tree;
-		h->selected = h->top = 0;
+		h->list.selected = h->list.top = 0;
 		h->selected_key = 0;
 		hot_view_refresh(t);
 		h->selected_key = hot_row_key(t, 0);

@@ -136,9 +136,9 @@ static void ppt_rebuild(struct tui *t)
 		p->rows[p->nrows++] = (uint32_t)s;
 	}
 	free(r);
-	p->selected = keep;
-	if (p->nrows && p->selected >= p->nrows)
-		p->selected = p->nrows - 1;
+	p->list.selected = keep;
+	if (p->nrows && p->list.selected >= p->nrows)
+		p->list.selected = p->nrows - 1;
 }
 
 /* Start the copy of tab p->tab again from what the engine holds. */
@@ -155,7 +155,7 @@ static void ppt_reset_copy(struct tui *t)
 	p->n = 0;
 	p->omitted = 0;
 	p->next = next > keep ? next - keep : 0;
-	p->selected = p->top = 0;
+	p->list.selected = p->list.top = 0;
 	p->selected_pos = UINT64_MAX;
 	free(p->bytes);
 	p->bytes = d && keep ? malloc(keep * d->frame_size) : NULL;
@@ -256,17 +256,17 @@ static void ppt_draw_tabs(struct tui *t)
 
 	while (first > 0 && used + ppt_tab_width(p, first - 1) <= room)
 		used += ppt_tab_width(p, --first);
-	x = tui_text(t, 4, 0, TUI_NORMAL, first ? "<" : " ");
+	x = term_text(4, 0, TUI_NORMAL, first ? "<" : " ");
 	for (i = first; i < p->nbufs; i++) {
 		if (i > p->tab && x + ppt_tab_width(p, i) > room)
 			break;
-		x = tui_text(t, 4, x + 1,
-			     i == p->tab ? tui_attr(t, PAIR_SELECTED)
-					 : TUI_NORMAL,
-			     " %s ", p->bufs[i].name);
+		x = term_text(4, x + 1,
+			      i == p->tab ? tui_attr(t, PAIR_SELECTED)
+					  : TUI_NORMAL,
+			      " %s ", p->bufs[i].name);
 	}
 	if (i < p->nbufs)
-		tui_text(t, 4, t->cols - 1, TUI_NORMAL, ">");
+		term_text(4, t->cols - 1, TUI_NORMAL, ">");
 }
 
 static const char *ppt_state_name(enum pptagent_state s)
@@ -299,8 +299,8 @@ static int ppt_books_item(struct tui *t, int x, const char *label, int attr,
 
 	if (x + len > t->cols)
 		return t->cols;
-	x = tui_text(t, 5, x, TUI_NORMAL, "  %s%s", label, label[0] ? " " : "");
-	return tui_text(t, 5, x, attr, "%s", value);
+	x = term_text(5, x, TUI_NORMAL, "  %s%s", label, label[0] ? " " : "");
+	return term_text(5, x, attr, "%s", value);
 }
 
 static void ppt_draw_books(struct tui *t)
@@ -312,10 +312,10 @@ static void ppt_draw_books(struct tui *t)
 
 	if (b->attach_latency_ns)
 		duration_format(lat, sizeof(lat), b->attach_latency_ns);
-	x = tui_text(t, 5, 0, TUI_NORMAL, " %s, %s %" PRIu64 "x%uB",
-		     ppt_state_name(b->state),
-		     b->dynamic ? "dynamic" : "static", b->nframes,
-		     b->frame_size);
+	x = term_text(5, 0, TUI_NORMAL, " %s, %s %" PRIu64 "x%uB",
+		      ppt_state_name(b->state),
+		      b->dynamic ? "dynamic" : "static", b->nframes,
+		      b->frame_size);
 	snprintf(v, sizeof(v), "%.0f/s", b->fps);
 	x = ppt_books_item(t, x, "", meter, v);
 	snprintf(v, sizeof(v), "%" PRIu64, b->delivered);
@@ -351,16 +351,13 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 
 	if (!r)
 		return;
-	if (p->selected < p->top)
-		p->top = p->selected;
-	if (rows && p->selected >= p->top + (size_t)rows)
-		p->top = p->selected - (size_t)rows + 1;
+	term_list_follow(&p->list, rows, 0);
 	/* Each column as wide as its title and the rows on screen need (SEQ
 	 * and TYPE too: on a narrow screen every column counts). */
 	for (size_t c = 0; c < ncols; c++)
 		width[c] = (int)strlen(cols[c]) < 4 ? 4 : (int)strlen(cols[c]);
-	for (int i = 0; i < rows && p->top + (size_t)i < p->nrows; i++) {
-		size_t s = p->rows[p->top + (size_t)i];
+	for (int i = 0; i < rows && p->list.top + (size_t)i < p->nrows; i++) {
+		size_t s = p->rows[p->list.top + (size_t)i];
 		char seq[16];
 		int w;
 
@@ -377,18 +374,18 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 				width[c] = w < PPT_CELL ? w : PPT_CELL;
 		}
 	}
-	x = tui_text(t, 6, 0, tui_attr(t, PAIR_TITLE), " %*s %8s %-*s", seqw,
-		     "SEQ", "AGE", typew, "TYPE");
+	x = term_text(6, 0, tui_attr(t, PAIR_TITLE), " %*s %8s %-*s", seqw,
+		      "SEQ", "AGE", typew, "TYPE");
 	for (size_t c = 0; c < ncols; c++)
-		x = tui_text(t, 6, x, tui_attr(t, PAIR_TITLE), " %*s", width[c],
-			     cols[c]);
+		x = term_text(6, x, tui_attr(t, PAIR_TITLE), " %*s", width[c],
+			      cols[c]);
 	for (int cx = x; cx < t->cols; cx++)
 		mvaddch(6, cx, ' ' | tui_attr(t, PAIR_TITLE));
-	for (int i = 0; i < rows && p->top + (size_t)i < p->nrows; i++) {
-		size_t k = p->top + (size_t)i, s = p->rows[k];
+	for (int i = 0; i < rows && p->list.top + (size_t)i < p->nrows; i++) {
+		size_t k = p->list.top + (size_t)i, s = p->rows[k];
 		const struct pptagent_frame *m = &p->meta[s];
-		int attr = k == p->selected ? tui_attr(t, PAIR_SELECTED)
-					    : TUI_NORMAL;
+		int attr = k == p->list.selected ? tui_attr(t, PAIR_SELECTED)
+						 : TUI_NORMAL;
 		char age[32];
 		int y = PPT_FIRST_ROW + i;
 
@@ -396,13 +393,12 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 		duration_format(age, sizeof(age),
 				now > m->ts ? now - m->ts : 0);
 		if (attr != TUI_NORMAL)
-			for (int cx = 0; cx < t->cols; cx++)
-				mvaddch(y, cx, ' ' | attr);
-		x = tui_text(t, y, 0, attr, " %*u %8s %-*.*s", seqw, m->index,
-			     age, typew, typew, r->type);
+			term_fill(y, attr);
+		x = term_text(y, 0, attr, " %*u %8s %-*.*s", seqw, m->index,
+			      age, typew, typew, r->type);
 		for (size_t c = 0; c < ncols; c++)
-			x = tui_text(t, y, x, attr, " %*s", width[c],
-				     ppt_cell(r, cols[c]));
+			x = term_text(y, x, attr, " %*s", width[c],
+				      ppt_cell(r, cols[c]));
 	}
 	free(r);
 }
@@ -428,7 +424,7 @@ static void ppt_draw_wrapped(struct tui *t, int y, int attr, const char *prefix,
 			if (cut == 0)
 				cut = room;
 		}
-		tui_text(t, y, 1, attr, "%.*s", cut, s);
+		term_text(y, 1, attr, "%.*s", cut, s);
 		s += cut;
 		while (*s == ' ')
 			s++;
@@ -446,9 +442,9 @@ static void ppt_draw_bar(struct tui *t)
 	int x = 0;
 
 	if (t->input != INPUT_NONE && t->input != INPUT_GOTO) {
-		tui_text(t, t->lines - 1, 0, TUI_NORMAL, "%s: %s",
-			 t->input == INPUT_SEARCH ? "Search" : "Filter",
-			 t->line);
+		term_text(t->lines - 1, 0, TUI_NORMAL, "%s: %s",
+			  t->input == INPUT_SEARCH ? "Search" : "Filter",
+			  t->line);
 		curs_set(1);
 		return;
 	}
@@ -459,9 +455,9 @@ static void ppt_draw_bar(struct tui *t)
 
 		if (x + len > t->cols)
 			break;
-		x = tui_text(t, t->lines - 1, x, TUI_NORMAL, "%s%s", keys[i],
-			     i + 1 < sizeof(keys) / sizeof(keys[0]) ? "  "
-								    : "");
+		x = term_text(t->lines - 1, x, TUI_NORMAL, "%s%s", keys[i],
+			      i + 1 < sizeof(keys) / sizeof(keys[0]) ? "  "
+								     : "");
 	}
 }
 
@@ -492,8 +488,8 @@ static void ppt_draw_notes(struct tui *t)
 	int k = ppt_notes(t, lines, buf, sizeof(buf));
 
 	for (int i = 0; i < k; i++)
-		tui_text(t, t->lines - 1 - k + i, 1, tui_attr(t, PAIR_WARN),
-			 "%s", lines[i]);
+		term_text(t->lines - 1 - k + i, 1, tui_attr(t, PAIR_WARN), "%s",
+			  lines[i]);
 }
 
 void ppt_view_draw(struct tui *t)
@@ -502,15 +498,15 @@ void ppt_view_draw(struct tui *t)
 	const struct ppt_desc *d = ppt_desc(t);
 
 	if (!p->info.enabled && t->replay) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "ppt frames are not recorded: a replay has the "
-			 "coroutines only.");
+		term_text(5, 1, TUI_NORMAL,
+			  "ppt frames are not recorded: a replay has the "
+			  "coroutines only.");
 	} else if (!p->info.enabled) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "No ppt buffers: attach to a running process with "
-			 "corotop -p PID.");
+		term_text(5, 1, TUI_NORMAL,
+			  "No ppt buffers: attach to a running process with "
+			  "corotop -p PID.");
 	} else if (!p->nbufs || p->tab >= p->nbufs) {
-		tui_text(t, 5, 1, TUI_NORMAL, "No buffers attached.");
+		term_text(5, 1, TUI_NORMAL, "No buffers attached.");
 	} else {
 		ppt_draw_tabs(t);
 		if (p->bufs[p->tab].state != PPTAGENT_DETACHED)
@@ -520,14 +516,15 @@ void ppt_view_draw(struct tui *t)
 				t, 6, tui_attr(t, PAIR_WARN),
 				"not attached: ", p->bufs[p->tab].warning);
 		else if (!p->nrows)
-			tui_text(t, 7, 1, TUI_NORMAL, "%s",
-				 p->n ? "No frame matches the filter."
-				 : p->bufs[p->tab].rendezvous
-					 ? "No frames yet: the probe attaches "
-					   "at the program's next coroutine "
-					   "transition."
-					 : "No frames yet: the client attaches "
-					   "at its next save.");
+			term_text(
+				7, 1, TUI_NORMAL, "%s",
+				p->n ? "No frame matches the filter."
+				: p->bufs[p->tab].rendezvous
+					? "No frames yet: the probe attaches "
+					  "at the program's next coroutine "
+					  "transition."
+					: "No frames yet: the client attaches "
+					  "at its next save.");
 		else
 			ppt_draw_rows(t, d);
 	}
@@ -535,19 +532,13 @@ void ppt_view_draw(struct tui *t)
 	ppt_draw_bar(t);
 }
 
-static unsigned ppt_move(struct tui *t, long delta)
+static unsigned ppt_move(struct tui *t, enum term_motion m, int page)
 {
 	struct ppt_ui *p = &t->ppt;
-	long sel = (long)p->selected + delta;
 
-	if (!p->nrows)
+	if (!term_list_motion(&p->list, p->nrows, m, page))
 		return REACT_NONE;
-	if (sel < 0)
-		sel = 0;
-	if (sel >= (long)p->nrows)
-		sel = (long)p->nrows - 1;
-	p->selected = (size_t)sel;
-	p->selected_pos = p->meta[p->rows[p->selected]].pos;
+	p->selected_pos = p->meta[p->rows[p->list.selected]].pos;
 	return REACT_REDRAW;
 }
 
@@ -570,20 +561,14 @@ int ppt_view_action(struct tui *t, enum tui_action a, int page)
 {
 	struct ppt_ui *p = &t->ppt;
 
-	page = page > 1 ? page - 1 : 1;
 	switch (a) {
 	case ACT_UP:
-		return (int)ppt_move(t, -1);
 	case ACT_DOWN:
-		return (int)ppt_move(t, 1);
 	case ACT_PAGE_UP:
-		return (int)ppt_move(t, -page);
 	case ACT_PAGE_DOWN:
-		return (int)ppt_move(t, page);
 	case ACT_HOME:
-		return (int)ppt_move(t, -(long)p->nrows);
 	case ACT_END:
-		return (int)ppt_move(t, (long)p->nrows);
+		return (int)ppt_move(t, keymap_motion(a), page);
 	case ACT_TAB_NEXT:
 		return (int)ppt_tab(t, 1);
 	case ACT_TAB_PREV:
@@ -618,14 +603,14 @@ void ppt_view_search(struct tui *t, int dir, bool include_current)
 	if (!r)
 		return;
 	for (size_t step = include_current ? 0 : 1; step <= p->nrows; step++) {
-		long at =
-			((long)p->selected + (long)step * dir) % (long)p->nrows;
+		long at = ((long)p->list.selected + (long)step * dir) %
+			  (long)p->nrows;
 		size_t k = (size_t)(at < 0 ? at + (long)p->nrows : at);
 		size_t s = p->rows[k];
 
 		ppt_row_fill(d, p->bytes + s * d->frame_size, r);
 		if (pptfilter_contains(r->line, t->search)) {
-			p->selected = k;
+			p->list.selected = k;
 			p->selected_pos = p->meta[s].pos;
 			free(r);
 			return;

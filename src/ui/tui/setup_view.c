@@ -119,28 +119,28 @@ void setup_view_draw(struct tui *t)
 {
 	int y = 5;
 
-	tui_text(t, y++, 1, A_BOLD, "Warnings");
+	term_text(y++, 1, A_BOLD, "Warnings");
 	for (int k = 0; k < LINT_COUNT && y < t->lines - 2; k++) {
 		int attr = k == t->setup_item ? tui_attr(t, PAIR_SELECTED)
 					      : TUI_NORMAL;
 
-		tui_text(t, y++, 2, attr, " [%c] %-13s > %g%-3s %s ",
-			 t->lints.enabled[k] ? 'x' : ' ', lint_name(k),
-			 lint_threshold(&t->lints, k), lint_unit(k),
-			 lint_tag(k));
+		term_text(y++, 2, attr, " [%c] %-13s > %g%-3s %s ",
+			  t->lints.enabled[k] ? 'x' : ' ', lint_name(k),
+			  lint_threshold(&t->lints, k), lint_unit(k),
+			  lint_tag(k));
 	}
 	y++;
-	tui_text(t, y++, 1, A_BOLD, "Columns");
+	term_text(y++, 1, A_BOLD, "Columns");
 	for (int c = 0; c < COL_COUNT && y < t->lines - 2; c++) {
 		int attr = LINT_COUNT + c == t->setup_item
 				   ? tui_attr(t, PAIR_SELECTED)
 				   : TUI_NORMAL;
 
-		tui_text(t, y++, 2, attr, " [%c] %-9s %s ",
-			 t->hidden[c] ? ' ' : 'x', column_table[c].title,
-			 c == COL_ID ? "(always shown)" : "");
+		term_text(y++, 2, attr, " [%c] %-9s %s ",
+			  t->hidden[c] ? ' ' : 'x', column_table[c].title,
+			  c == COL_ID ? "(always shown)" : "");
 	}
-	tui_text(t, t->lines - 1, 0, A_NORMAL,
-		 "Up/Down pick  Space toggle  +/- threshold  Esc back%s",
-		 t->opt.config_path ? "  (changes are saved)" : "");
+	term_text(t->lines - 1, 0, A_NORMAL,
+		  "Up/Down pick  Space toggle  +/- threshold  Esc back%s",
+		  t->opt.config_path ? "  (changes are saved)" : "");
 }

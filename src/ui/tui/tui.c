@@ -26,7 +26,6 @@
 #include <curses.h>
 #include <ev.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,26 +80,6 @@ int tui_attr(const struct tui *t, enum tui_pair p)
 	}
 }
 
-int tui_text(const struct tui *t, int y, int x, int attr, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int len;
-
-	if (x >= t->cols || y < 0 || y >= t->lines)
-		return x;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	len = (int)strlen(buf);
-	if (len > t->cols - x)
-		len = t->cols - x;
-	attron(attr);
-	mvaddnstr(y, x, buf, len);
-	attroff(attr);
-	return x + len;
-}
-
 /* The colour pairs tui_attr draws with. */
 static const struct term_pair tui_pairs[] = {
 	{PAIR_HEADER, COLOR_BLACK, COLOR_CYAN, 0},
@@ -129,14 +108,11 @@ static bool tui_start_curses(struct tui *t)
 
 static unsigned tui_move(struct tui *t, long delta)
 {
-	long sel = (long)t->selected + delta;
+	long sel;
 
-	if (!t->nrows)
+	if (!term_list_move(&t->list, t->nrows, delta))
 		return REACT_NONE;
-	if (sel < 0)
-		sel = 0;
-	if (sel >= (long)t->nrows)
-		sel = (long)t->nrows - 1;
+	sel = (long)t->list.selected;
 	/* Group headers are not selectable: step on to a coroutine in the
 	 * direction of travel, or back if the header is the last row. */
 	while (t->rows[sel].coro == UINT32_MAX) {
@@ -150,7 +126,7 @@ static unsigned tui_move(struct tui *t, long delta)
 		if (delta < 0 && sel == 0)
 			break;
 	}
-	t->selected = (size_t)sel;
+	t->list.selected = (size_t)sel;
 	if (t->rows[sel].coro != UINT32_MAX)
 		t->selected_id = t->snap.coro[t->rows[sel].coro].id;
 	return REACT_REDRAW;
@@ -172,18 +148,10 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 	if (t->view == VIEW_HELP) {
 		/* Movement scrolls the help (when it is taller than the
 		 * screen); any other key but quit/redraw/help goes back. */
-		int step = a == ACT_UP		? -1
-			   : a == ACT_DOWN	? 1
-			   : a == ACT_PAGE_UP	? -page
-			   : a == ACT_PAGE_DOWN ? page
-			   : a == ACT_HOME	? -1000
-			   : a == ACT_END	? 1000
-						: 0;
+		long step = term_motion_step(keymap_motion(a), page, 1000);
 
 		if (step) {
-			t->help_top += step;
-			if (t->help_top < 0)
-				t->help_top = 0;
+			t->help_top = term_pager_scroll(t->help_top, step);
 			return REACT_REDRAW;
 		}
 	}
@@ -206,17 +174,14 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 	}
 	switch (a) {
 	case ACT_UP:
-		return tui_move(t, -1);
 	case ACT_DOWN:
-		return tui_move(t, 1);
 	case ACT_PAGE_UP:
-		return tui_move(t, -(page > 1 ? page - 1 : 1));
 	case ACT_PAGE_DOWN:
-		return tui_move(t, page > 1 ? page - 1 : 1);
 	case ACT_HOME:
-		return tui_move(t, -(long)t->nrows);
 	case ACT_END:
-		return tui_move(t, (long)t->nrows);
+		return tui_move(t, term_motion_step(keymap_motion(a),
+						    term_list_page(page),
+						    (long)t->nrows));
 	case ACT_ENTER:
 		if (t->view != VIEW_TABLE || !table_view_selected(t))
 			return REACT_NONE;
@@ -428,9 +393,10 @@ static unsigned tui_mouse(struct tui *t)
 		t->sort_column = col;
 		return tui_sort(t, 0);
 	}
-	if (ev.y >= first && (size_t)(ev.y - first) + t->top < t->nrows)
-		return tui_move(t, (long)(t->top + (size_t)(ev.y - first)) -
-					   (long)t->selected);
+	if (ev.y >= first && (size_t)(ev.y - first) + t->list.top < t->nrows)
+		return tui_move(t,
+				(long)(t->list.top + (size_t)(ev.y - first)) -
+					(long)t->list.selected);
 	return REACT_NONE;
 }
 
@@ -462,23 +428,26 @@ static unsigned tui_key(struct tui *t, int key)
 
 /* ---- watchers: mark dirty only ---- */
 
+static unsigned tui_on_key(void *ctx, int key)
+{
+	return tui_key(ctx, key);
+}
+
+static void tui_on_rebuild(void *ctx)
+{
+	table_view_rebuild(ctx);
+}
+
+/* Every key waiting: the next key of the same burst (t then g, say) acts
+ * on the rows this one asked for; drawing still waits. */
 static void tui_on_input(struct ev_loop *loop, ev_io *w, int revents)
 {
+	static const struct term_keys keys = {tui_on_key, tui_on_rebuild};
 	struct tui_loop *l = w->data;
-	int key;
 
 	(void)loop;
 	(void)revents;
-	while ((key = getch()) != ERR) {
-		l->t->dirty |= tui_key(l->t, key);
-		/* The next key of the same burst (t then g, say) must act on
-		 * the rows this one asked for; drawing still waits. */
-		if (l->t->dirty & REACT_REBUILD) {
-			table_view_rebuild(l->t);
-			l->t->dirty =
-				(l->t->dirty & ~REACT_REBUILD) | REACT_REDRAW;
-		}
-	}
+	l->t->dirty = term_keys_drain(&keys, l->t, l->t->dirty);
 }
 
 static void tui_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
@@ -526,9 +495,8 @@ static void tui_draw(struct tui *t)
 {
 	erase();
 	if (t->lines < 10 || t->cols < 40) {
-		tui_text(t, 0, 0, A_NORMAL, "corotop needs 40x10");
-		tui_text(t, 1, 0, A_NORMAL, "(this is %dx%d)", t->cols,
-			 t->lines);
+		term_text(0, 0, A_NORMAL, "corotop needs 40x10");
+		term_text(1, 0, A_NORMAL, "(this is %dx%d)", t->cols, t->lines);
 	} else {
 		table_view_header(t);
 		if (t->view == VIEW_HELP)

@@ -26,6 +26,9 @@
 #include "ui/tui/keymap.h"
 #include "ui/rows/order.h"
 #include "ui/rows/pptfilter.h"
+#include "ui/term/keys.h"
+#include "ui/term/list.h"
+#include "ui/term/text.h"
 
 enum tui_view {
 	VIEW_TABLE = 0,
@@ -40,10 +43,10 @@ enum tui_view {
 /* What an action asks the loop to do; actions never draw. */
 enum tui_reaction {
 	REACT_NONE = 0,
-	REACT_REDRAW = 1 << 0,	/* re-render the screen */
-	REACT_REBUILD = 1 << 1, /* re-select and re-sort rows */
-	REACT_REFRESH = 1 << 2, /* take a new snapshot now */
-	REACT_QUIT = 1 << 3,
+	REACT_REDRAW = TERM_REDRAW,   /* re-render the screen */
+	REACT_REBUILD = TERM_REBUILD, /* re-select and re-sort rows */
+	REACT_REFRESH = TERM_REFRESH, /* take a new snapshot now */
+	REACT_QUIT = TERM_QUIT,
 };
 
 enum tui_input {
@@ -80,7 +83,7 @@ struct hot_ui {
 	size_t nvisible;
 	uint64_t *toggled; /* paths whose open state is not expand_all */
 	size_t ntoggled;
-	size_t selected, top;
+	struct term_list list;
 	uint64_t selected_key; /* stack id (list) or path (tree) */
 };
 
@@ -102,7 +105,7 @@ struct ppt_ui {
 	uint64_t omitted; /* frames that went by faster than the copy */
 	uint32_t *rows;	  /* ring slots, newest first */
 	size_t nrows;
-	size_t selected, top;
+	struct term_list list;
 	uint64_t selected_pos;
 	struct pptfilter filter;
 	char search[64]; /* lowercased */
@@ -123,12 +126,19 @@ struct tui {
 
 	struct tui_row *rows;
 	size_t nrows, cap_rows;
-	uint32_t *idx;	      /* rebuild's scratch: filtered, then sorted */
-	struct order order;   /* the sort's buffers */
-	size_t selected;      /* row index */
-	size_t top;	      /* first row shown */
-	uint64_t selected_id; /* model id kept across refreshes */
-	uint64_t watching;    /* model id whose history the engine keeps */
+	uint32_t *idx;	       /* rebuild's scratch: filtered, then sorted */
+	struct order order;    /* the sort's buffers */
+	/* The table's cursor: a term_list, whose two fields bench/render.c
+	 * also sets by name. */
+	union {
+		struct term_list list;
+		struct {
+			size_t selected; /* row index */
+			size_t top;	 /* first row shown */
+		};
+	};
+	uint64_t selected_id;  /* model id kept across refreshes */
+	uint64_t watching;     /* model id whose history the engine keeps */
 
 	enum tui_view view;
 	enum tui_view back; /* where Esc goes from help */
@@ -226,9 +236,5 @@ enum tui_pair {
 /* A_NORMAL as a plain int, for attribute expressions. */
 #define TUI_NORMAL ((int)A_NORMAL)
 int tui_attr(const struct tui *t, enum tui_pair p);
-/* printf at (y, x) with attributes, clipped to the screen width; returns the
- * column after the text, so meters can be built piece by piece. */
-int tui_text(const struct tui *t, int y, int x, int attr, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
 
 #endif
