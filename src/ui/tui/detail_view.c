@@ -250,7 +250,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 	return n || parked ? y + 1 : y;
 }
 
-void detail_view_draw(struct tui *t)
+static void detail_view_draw(struct tui *t)
 {
 	const struct model_coro *c = detail_find(t);
 	char age[16], in[16], where[256];
@@ -295,3 +295,11 @@ void detail_view_draw(struct tui *t)
 		detail_timeline(t, c, y);
 	term_text(t->lines - 1, 0, A_NORMAL, "Esc back   F1 help   q quit");
 }
+
+/* Opened by Enter on a table row (table_view.c).  Up and Down still move
+ * the table's selection, so they go from coroutine to coroutine here. */
+const struct tui_view_impl detail_view_impl = {
+	.name = "detail",
+	.follows = true,
+	.draw = detail_view_draw,
+};

@@ -36,7 +36,32 @@
 #define HOT_MAX_TOGGLED 1024u
 #define HOT_FIRST_ROW 6 /* the column titles are on row 5 */
 
-static bool hot_alloc(struct hot_ui *h)
+/* The view's copies and cursor. */
+struct hot_view {
+	bool tree;	 /* the caller -> callee tree, not the top list */
+	bool expand_all; /* nodes' state unless toggled (E / C) */
+	struct engine_calltrace_stats stats;
+	struct hot_stack *stacks; /* the top list, copied on refresh */
+	size_t nstacks;
+	struct hot_node *nodes; /* the tree, pre-order */
+	size_t nnodes;
+	uint64_t *path;	   /* per node: hash of the names from the root */
+	uint32_t *visible; /* node index per tree row */
+	size_t nvisible;
+	uint64_t *toggled; /* paths whose open state is not expand_all */
+	size_t ntoggled;
+	struct term_list list;
+	uint64_t selected_key; /* stack id (list) or path (tree) */
+};
+
+static struct hot_view *hot_of(const struct tui *t)
+{
+	return t->view_state[VIEW_HOT];
+}
+
+static void hot_finish(struct hot_view *h);
+
+static bool hot_alloc(struct hot_view *h)
 {
 	if (h->stacks)
 		return true;
@@ -47,11 +72,11 @@ static bool hot_alloc(struct hot_ui *h)
 	h->toggled = calloc(HOT_MAX_TOGGLED, sizeof(*h->toggled));
 	if (h->stacks && h->nodes && h->path && h->visible && h->toggled)
 		return true;
-	hot_ui_finish(h);
+	hot_finish(h);
 	return false;
 }
 
-void hot_ui_finish(struct hot_ui *h)
+static void hot_finish(struct hot_view *h)
 {
 	free(h->stacks);
 	free(h->nodes);
@@ -71,7 +96,7 @@ static uint64_t hot_path_hash(uint64_t parent, const char *name)
 	return x ? x : 1;
 }
 
-static bool hot_toggled(const struct hot_ui *h, uint64_t path)
+static bool hot_toggled(const struct hot_view *h, uint64_t path)
 {
 	for (size_t i = 0; i < h->ntoggled; i++)
 		if (h->toggled[i] == path)
@@ -79,13 +104,13 @@ static bool hot_toggled(const struct hot_ui *h, uint64_t path)
 	return false;
 }
 
-static bool hot_open(const struct hot_ui *h, size_t node)
+static bool hot_open(const struct hot_view *h, size_t node)
 {
 	return h->expand_all != hot_toggled(h, h->path[node]);
 }
 
 /* Which nodes show: a closed node hides its subtree. */
-static void hot_layout_tree(struct hot_ui *h)
+static void hot_layout_tree(struct hot_view *h)
 {
 	uint64_t parent[CT_MAX_FRAMES + 1] = {0};
 
@@ -110,13 +135,15 @@ static void hot_layout_tree(struct hot_ui *h)
 
 static size_t hot_rows(const struct tui *t)
 {
-	return t->hot.tree ? t->hot.nvisible : t->hot.nstacks;
+	const struct hot_view *h = hot_of(t);
+
+	return h->tree ? h->nvisible : h->nstacks;
 }
 
 /* The key the selection follows across refreshes. */
 static uint64_t hot_row_key(const struct tui *t, size_t row)
 {
-	const struct hot_ui *h = &t->hot;
+	const struct hot_view *h = hot_of(t);
 
 	if (row >= hot_rows(t))
 		return 0;
@@ -125,7 +152,7 @@ static uint64_t hot_row_key(const struct tui *t, size_t row)
 
 static void hot_reselect(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 	size_t n = hot_rows(t);
 
 	for (size_t r = 0; r < n; r++)
@@ -138,9 +165,9 @@ static void hot_reselect(struct tui *t)
 	h->selected_key = hot_row_key(t, h->list.selected);
 }
 
-void hot_view_refresh(struct tui *t)
+static void hot_view_refresh(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 
 	if (!hot_alloc(h))
 		return;
@@ -181,7 +208,7 @@ void hot_view_stack_line(struct tui *t, const struct hot_stack *s, char *b,
 
 static void hot_draw_list(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 	int rows = t->lines - HOT_FIRST_ROW - 1;
 	int list_rows = h->nstacks ? rows / 2 : rows;
 	char line[1024];
@@ -220,7 +247,7 @@ static void hot_draw_list(struct tui *t)
 
 static void hot_draw_tree(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 	int rows = t->lines - HOT_FIRST_ROW - 1;
 
 	term_text(HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
@@ -245,9 +272,9 @@ static void hot_draw_tree(struct tui *t)
 	}
 }
 
-void hot_view_draw(struct tui *t)
+static void hot_view_draw(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 
 	if (!h->stats.enabled && t->replay) {
 		term_text(5, 1, TUI_NORMAL,
@@ -289,7 +316,7 @@ void hot_view_draw(struct tui *t)
 
 static unsigned hot_move(struct tui *t, enum term_motion m, int page)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 
 	if (!term_list_motion(&h->list, hot_rows(t), m, page))
 		return REACT_NONE;
@@ -300,7 +327,7 @@ static unsigned hot_move(struct tui *t, enum term_motion m, int page)
 /* Open (1), close (0) or flip (-1) the selected node. */
 static unsigned hot_set_open(struct tui *t, int want)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 	size_t i;
 	bool open;
 
@@ -342,9 +369,11 @@ unsigned hot_view_export(struct tui *t)
 	return REACT_REDRAW;
 }
 
-int hot_view_action(struct tui *t, enum tui_action a, int page)
+/* An action in the hot view: its reactions, or -1 when the action keeps
+ * its table meaning. */
+static int hot_view_action(struct tui *t, enum tui_action a, int page)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 
 	switch (a) {
 	case ACT_UP:
@@ -387,3 +416,39 @@ int hot_view_action(struct tui *t, enum tui_action a, int page)
 		return -1; /* not the hot view's: the table's meaning */
 	}
 }
+
+static void *hot_view_create(struct tui *t)
+{
+	struct hot_view *h = calloc(1, sizeof(*h));
+
+	(void)t;
+	if (h)
+		h->expand_all = true; /* the tree opens fully (E) */
+	return h;
+}
+
+static void hot_view_destroy(void *state)
+{
+	hot_finish(state);
+	free(state);
+}
+
+/* Opened afresh: the copies of now. */
+static void hot_view_open(struct tui *t, enum tui_view from)
+{
+	(void)from;
+	hot_view_refresh(t);
+}
+
+/* + - = open and close the tree's nodes, also while replaying. */
+const struct tui_view_impl hot_view_impl = {
+	.name = "hot",
+	.opens = ACT_HOT,
+	.own_keys = "+=-",
+	.create = hot_view_create,
+	.destroy = hot_view_destroy,
+	.open = hot_view_open,
+	.update = hot_view_refresh,
+	.draw = hot_view_draw,
+	.action = hot_view_action,
+};

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/duration.h"
+#include "ui/rows/pptfilter.h"
 #include "ui/tui/tui.h"
 
 #define PPT_UI_KEEP 2048u
@@ -31,8 +32,36 @@
 #define PPT_FIRST_ROW 7 /* tabs on 4, books on 5, titles on 6 */
 #define PPT_CELL 64
 #define PPT_TYPE_MAX 16 /* longer type names are cut */
+#define PPT_UI_BUFFERS 64
 
-void ppt_ui_finish(struct ppt_ui *p)
+/* The view's state: the buffers as of the last refresh, a copy of the
+ * selected buffer's newest frames, the rows the filter keeps (newest
+ * first), and its own filter (the search line is the table's: t->search). */
+struct ppt_view {
+	struct engine_ppt_info info;
+	struct engine_ppt_buffer bufs[PPT_UI_BUFFERS];
+	size_t nbufs;
+	size_t tab; /* the buffer shown */
+	bool tab_set;
+	/* The copy: a ring of cap frames, positions next - n .. next - 1. */
+	unsigned char *bytes;
+	struct pptagent_frame *meta;
+	size_t cap, n;
+	uint64_t next;	  /* engine position after the newest copied */
+	uint64_t omitted; /* frames that went by faster than the copy */
+	uint32_t *rows;	  /* ring slots, newest first */
+	size_t nrows;
+	struct term_list list;
+	uint64_t selected_pos;
+	struct pptfilter filter;
+};
+
+static struct ppt_view *ppt_of(const struct tui *t)
+{
+	return t->view_state[VIEW_PPT];
+}
+
+static void ppt_finish(struct ppt_view *p)
 {
 	free(p->bytes);
 	free(p->meta);
@@ -46,11 +75,13 @@ void ppt_ui_finish(struct ppt_ui *p)
 
 static const struct ppt_desc *ppt_desc(struct tui *t)
 {
-	return t->ppt.nbufs ? engine_ppt_desc(t->engine, t->ppt.tab) : NULL;
+	const struct ppt_view *p = ppt_of(t);
+
+	return p->nbufs ? engine_ppt_desc(t->engine, p->tab) : NULL;
 }
 
 /* Ring slot of the k-th newest frame copied (k = 0: the newest). */
-static size_t ppt_slot(const struct ppt_ui *p, size_t k)
+static size_t ppt_slot(const struct ppt_view *p, size_t k)
 {
 	return (size_t)((p->next - 1 - k) % p->cap);
 }
@@ -105,7 +136,7 @@ static void ppt_row_fill(const struct ppt_desc *d, const unsigned char *f,
 	r->ncells = n;
 }
 
-static bool ppt_row_matches(const struct ppt_ui *p, const struct ppt_row *r)
+static bool ppt_row_matches(const struct ppt_view *p, const struct ppt_row *r)
 {
 	return pptfilter_match(&p->filter, r->type, r->line, r->names,
 			       r->values, r->ncells);
@@ -114,7 +145,7 @@ static bool ppt_row_matches(const struct ppt_ui *p, const struct ppt_row *r)
 /* Rows the filter keeps, newest first; the selection follows its frame. */
 static void ppt_rebuild(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 	struct ppt_row *r;
 	size_t keep = 0;
@@ -144,7 +175,7 @@ static void ppt_rebuild(struct tui *t)
 /* Start the copy of tab p->tab again from what the engine holds. */
 static void ppt_reset_copy(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 	uint64_t next = p->tab < p->nbufs ? p->bufs[p->tab].next_pos : 0;
 	/* The frame size comes from the target: a byte budget too. */
@@ -169,7 +200,7 @@ static void ppt_reset_copy(struct tui *t)
 /* Append what the engine delivered since the last refresh. */
 static void ppt_pull(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 	uint64_t want, skipped = 0, next;
 
@@ -198,9 +229,9 @@ static void ppt_pull(struct tui *t)
 	}
 }
 
-void ppt_view_refresh(struct tui *t)
+static void ppt_view_refresh(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 
 	engine_ppt_info(t->engine, &p->info);
 	p->nbufs = engine_ppt_buffers(t->engine, p->bufs, PPT_UI_BUFFERS);
@@ -240,7 +271,7 @@ static int ppt_visible_rows(const struct tui *t)
 }
 
 /* Columns tab i takes: a gap, then " NAME ". */
-static int ppt_tab_width(const struct ppt_ui *p, size_t i)
+static int ppt_tab_width(const struct ppt_view *p, size_t i)
 {
 	return (int)strlen(p->bufs[i].name) + 3;
 }
@@ -250,7 +281,7 @@ static int ppt_tab_width(const struct ppt_ui *p, size_t i)
  * column say that more tabs lie that way. */
 static void ppt_draw_tabs(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	int room = t->cols - 1, used = 1 + ppt_tab_width(p, p->tab), x;
 	size_t first = p->tab, i;
 
@@ -305,7 +336,8 @@ static int ppt_books_item(struct tui *t, int x, const char *label, int attr,
 
 static void ppt_draw_books(struct tui *t)
 {
-	const struct engine_ppt_buffer *b = &t->ppt.bufs[t->ppt.tab];
+	const struct ppt_view *p = ppt_of(t);
+	const struct engine_ppt_buffer *b = &p->bufs[p->tab];
 	int warn = tui_attr(t, PAIR_WARN), meter = tui_attr(t, PAIR_METER);
 	char lat[32] = "-", v[32];
 	int x;
@@ -325,7 +357,7 @@ static void ppt_draw_books(struct tui *t)
 	snprintf(v, sizeof(v), "%" PRIu64, b->torn);
 	x = ppt_books_item(t, x, "torn", b->torn ? warn : meter, v);
 	x = ppt_books_item(t, x, "first frame", TUI_NORMAL, lat);
-	if (t->ppt.info.ncounters)
+	if (p->info.ncounters)
 		ppt_books_item(t, x, "counters", TUI_NORMAL,
 			       b->counters_setup ? "on" : "not set up");
 }
@@ -341,7 +373,7 @@ static const char *ppt_cell(const struct ppt_row *r, const char *col)
 
 static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const char *cols[PPT_UI_COLS];
 	int width[PPT_UI_COLS];
 	size_t ncols = ppt_columns(d, cols);
@@ -467,7 +499,7 @@ static void ppt_draw_bar(struct tui *t)
 static int ppt_notes(const struct tui *t, const char **lines, char *buf,
 		     size_t n)
 {
-	const struct engine_ppt_info *in = &t->ppt.info;
+	const struct engine_ppt_info *in = &ppt_of(t)->info;
 	int k = 0;
 
 	if (in->refused[0])
@@ -492,9 +524,9 @@ static void ppt_draw_notes(struct tui *t)
 			  lines[i]);
 }
 
-void ppt_view_draw(struct tui *t)
+static void ppt_view_draw(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 
 	if (!p->info.enabled && t->replay) {
@@ -534,7 +566,7 @@ void ppt_view_draw(struct tui *t)
 
 static unsigned ppt_move(struct tui *t, enum term_motion m, int page)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 
 	if (!term_list_motion(&p->list, p->nrows, m, page))
 		return REACT_NONE;
@@ -544,7 +576,7 @@ static unsigned ppt_move(struct tui *t, enum term_motion m, int page)
 
 static unsigned ppt_tab(struct tui *t, int dir)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 
 	if (p->nbufs < 2)
 		return REACT_NONE;
@@ -557,9 +589,10 @@ static unsigned ppt_tab(struct tui *t, int dir)
 	return REACT_REDRAW;
 }
 
-int ppt_view_action(struct tui *t, enum tui_action a, int page)
+/* An action in the ppt view: its reactions, or -1 for the default. */
+static int ppt_view_action(struct tui *t, enum tui_action a, int page)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 
 	switch (a) {
 	case ACT_UP:
@@ -591,9 +624,10 @@ int ppt_view_action(struct tui *t, enum tui_action a, int page)
 	}
 }
 
-void ppt_view_search(struct tui *t, int dir, bool include_current)
+/* Search (view.h): from the selection, says when nothing matches. */
+static void ppt_view_search(struct tui *t, int dir, bool include_current)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 	struct ppt_row *r;
 
@@ -621,10 +655,53 @@ void ppt_view_search(struct tui *t, int dir, bool include_current)
 		 t->search);
 }
 
-bool ppt_view_filter(struct tui *t, const char *text, char *err, size_t errlen)
+static bool ppt_view_filter(struct tui *t, const char *text, char *err,
+			    size_t errlen)
 {
-	if (!pptfilter_set(&t->ppt.filter, text, err, errlen))
+	if (!pptfilter_set(&ppt_of(t)->filter, text, err, errlen))
 		return false;
 	ppt_rebuild(t);
 	return true;
 }
+
+static const char *ppt_view_filter_text(const struct tui *t)
+{
+	return ppt_of(t)->filter.text;
+}
+
+static void *ppt_view_create(struct tui *t)
+{
+	struct ppt_view *p = calloc(1, sizeof(*p));
+
+	(void)t;
+	if (p)
+		pptfilter_init(&p->filter);
+	return p;
+}
+
+static void ppt_view_destroy(void *state)
+{
+	ppt_finish(state);
+	free(state);
+}
+
+/* Opened afresh: the buffers and frames of now. */
+static void ppt_view_open(struct tui *t, enum tui_view from)
+{
+	(void)from;
+	ppt_view_refresh(t);
+}
+
+const struct tui_view_impl ppt_view_impl = {
+	.name = "ppt",
+	.opens = ACT_PPT,
+	.create = ppt_view_create,
+	.destroy = ppt_view_destroy,
+	.open = ppt_view_open,
+	.update = ppt_view_refresh,
+	.draw = ppt_view_draw,
+	.action = ppt_view_action,
+	.search = ppt_view_search,
+	.filter = ppt_view_filter,
+	.filter_text = ppt_view_filter_text,
+};

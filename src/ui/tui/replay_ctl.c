@@ -170,7 +170,7 @@ static unsigned rc_say(struct tui *t, const char *what)
 unsigned replay_ctl_action(struct tui *t, enum tui_action a)
 {
 	struct engine_replay_info ri;
-	bool detail = t->view == VIEW_DETAIL;
+	bool detail = tui_view(t)->follows; /* steps by its transitions */
 
 	engine_replay_info(t->engine, &ri);
 	switch (a) {

@@ -27,7 +27,7 @@
 
 #define TABLE_HEADER_LINES 4 /* title, 2 meters, status */
 
-int table_view_first_row(const struct tui *t)
+static int table_view_first_row(const struct tui *t)
 {
 	(void)t;
 	return TABLE_HEADER_LINES + 1;
@@ -40,7 +40,7 @@ int table_view_visible_rows(const struct tui *t)
 	return n > 0 ? n : 0;
 }
 
-const struct model_coro *table_view_selected(const struct tui *t)
+static const struct model_coro *table_view_selected(const struct tui *t)
 {
 	if (t->list.selected >= t->nrows ||
 	    t->rows[t->list.selected].coro == UINT32_MAX)
@@ -129,12 +129,13 @@ void table_view_rebuild(struct tui *t)
 	/* The table moves on to a neighbour; the detail view keeps asking
 	 * for its own coroutine, and says so when it is gone. */
 	if (n && t->rows[t->list.selected].coro != UINT32_MAX &&
-	    t->view != VIEW_DETAIL)
+	    !tui_view(t)->follows)
 		t->selected_id =
 			t->snap.coro[t->rows[t->list.selected].coro].id;
 }
 
-bool table_view_search(struct tui *t, int dir, bool include_current)
+/* Move the selection to the next (dir 1) or previous (-1) search match. */
+static bool table_view_search(struct tui *t, int dir, bool include_current)
 {
 	size_t n = t->nrows;
 
@@ -154,6 +155,85 @@ bool table_view_search(struct tui *t, int dir, bool include_current)
 	return false;
 }
 
+/* The table's search (view.h): incremental (include_current) or n / N. */
+static void table_view_find(struct tui *t, int dir, bool include_current)
+{
+	if (!t->search[0] || table_view_search(t, dir, include_current))
+		return;
+	snprintf(t->message, sizeof(t->message),
+		 include_current ? "no match for '%s'"
+				 : "no more matches for '%s'",
+		 t->search);
+}
+
+static bool table_view_filter(struct tui *t, const char *text, char *err,
+			      size_t errlen)
+{
+	return filter_set(&t->filter, text, err, errlen);
+}
+
+static const char *table_view_filter_text(const struct tui *t)
+{
+	return t->filter.text;
+}
+
+/* ---- actions ---- */
+
+unsigned table_view_move(struct tui *t, long delta)
+{
+	long sel;
+
+	if (!term_list_move(&t->list, t->nrows, delta))
+		return REACT_NONE;
+	sel = (long)t->list.selected;
+	/* Group headers are not selectable: step on to a coroutine in the
+	 * direction of travel, or back if the header is the last row. */
+	while (t->rows[sel].coro == UINT32_MAX) {
+		long next = sel + (delta < 0 && sel > 0 ? -1 : 1);
+
+		if (delta < 0 && sel == 0)
+			next = 1;
+		if (next < 0 || next >= (long)t->nrows)
+			break;
+		sel = next;
+		if (delta < 0 && sel == 0)
+			break;
+	}
+	t->list.selected = (size_t)sel;
+	if (t->rows[sel].coro != UINT32_MAX)
+		t->selected_id = t->snap.coro[t->rows[sel].coro].id;
+	return REACT_REDRAW;
+}
+
+unsigned table_view_sort(struct tui *t, int dir)
+{
+	t->sort_column = (t->sort_column + dir + COL_COUNT) % COL_COUNT;
+	snprintf(t->message, sizeof(t->message), "sorted by %s%s",
+		 column_table[t->sort_column].title,
+		 t->sort_invert ? " (inverted)" : "");
+	return REACT_REBUILD | REACT_REDRAW;
+}
+
+/* While the table shows: Enter opens the selected coroutine, Esc clears
+ * the filter first. */
+static int table_view_action(struct tui *t, enum tui_action a, int page)
+{
+	(void)page;
+	switch (a) {
+	case ACT_ENTER:
+		if (!table_view_selected(t))
+			return REACT_NONE;
+		return (int)tui_view_show(t, VIEW_DETAIL);
+	case ACT_BACK:
+		if (!t->filter.active)
+			return -1;
+		filter_set(&t->filter, "", NULL, 0);
+		return REACT_REBUILD | REACT_REDRAW;
+	default:
+		return -1;
+	}
+}
+
 /* ---- layout ---- */
 
 /* The columns the user did not hide, dropped by priority when the screen
@@ -171,7 +251,8 @@ static void table_layout(const struct tui *t, struct term_layout *lay)
 	term_layout(lay, col, COL_COUNT, t->cols);
 }
 
-int table_view_column_at(const struct tui *t, int x)
+/* The column under screen column x in the titles, or -1. */
+static int table_view_column_at(const struct tui *t, int x)
 {
 	struct term_layout lay;
 
@@ -181,6 +262,35 @@ int table_view_column_at(const struct tui *t, int x)
 		    x <= lay.x[c] + lay.width[c])
 			return c;
 	return -1;
+}
+
+/* The wheel moves, a click on a row selects it, a click on a column's
+ * title sorts by it (again: inverted). */
+static unsigned table_view_mouse(struct tui *t, const MEVENT *ev)
+{
+	int first = table_view_first_row(t);
+
+	if (ev->bstate & BUTTON4_PRESSED)
+		return table_view_move(t, -3);
+	if (ev->bstate & BUTTON5_PRESSED)
+		return table_view_move(t, 3);
+	if (!(ev->bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
+		return REACT_NONE;
+	if (ev->y == first - 1) {
+		int col = table_view_column_at(t, ev->x);
+
+		if (col < 0)
+			return REACT_NONE;
+		if (col == t->sort_column)
+			t->sort_invert = !t->sort_invert;
+		t->sort_column = col;
+		return table_view_sort(t, 0);
+	}
+	if (ev->y >= first && (size_t)(ev->y - first) + t->list.top < t->nrows)
+		return table_view_move(
+			t, (long)(t->list.top + (size_t)(ev->y - first)) -
+				   (long)t->list.selected);
+	return REACT_NONE;
 }
 
 /* ---- drawing ---- */
@@ -205,6 +315,8 @@ static void table_record_mark(struct tui *t, int x,
 void table_view_header(struct tui *t)
 {
 	const struct snapshot *s = &t->snap;
+	/* The filter of the rows shown: the ppt view has one of its own. */
+	const char *filter = tui_view_rows(t)->filter_text(t);
 	char target[80];
 	int meter = tui_attr(t, PAIR_METER), warn = tui_attr(t, PAIR_WARN);
 	int x;
@@ -261,22 +373,11 @@ void table_view_header(struct tui *t)
 		term_text(3, 0, warn, " %s", s->warning);
 	else if (t->message[0])
 		term_text(3, 0, A_NORMAL, " %s", t->message);
-	else if (t->view == VIEW_PPT) {
-		/* The ppt view filters frames with a filter of its own. */
+	else if (filter[0] || t->search[0]) {
 		int sx = 0;
 
-		if (t->ppt.filter.active)
-			sx = term_text(3, 0, TUI_NORMAL, " filter: %s",
-				       t->ppt.filter.text);
-		if (t->search[0])
-			term_text(3, sx, TUI_NORMAL, " %ssearch: %s",
-				  sx ? " " : "", t->search);
-	} else if (t->filter.active || t->search[0]) {
-		int sx = 0;
-
-		if (t->filter.active)
-			sx = term_text(3, 0, TUI_NORMAL, " filter: %s",
-				       t->filter.text);
+		if (filter[0])
+			sx = term_text(3, 0, TUI_NORMAL, " filter: %s", filter);
 		if (t->search[0])
 			term_text(3, sx, TUI_NORMAL, " %ssearch: %s",
 				  sx ? " " : "", t->search);
@@ -439,3 +540,13 @@ void table_view_draw(struct tui *t)
 					   : "no coroutines yet");
 	table_draw_bar(t);
 }
+
+const struct tui_view_impl table_view_impl = {
+	.name = "table",
+	.draw = table_view_draw,
+	.action = table_view_action,
+	.mouse = table_view_mouse,
+	.search = table_view_find,
+	.filter = table_view_filter,
+	.filter_text = table_view_filter_text,
+};

@@ -24,7 +24,7 @@ static int warn_cmp(const void *pa, const void *pb, void *ctx)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-void warn_view_draw(struct tui *t)
+static void warn_view_draw(struct tui *t)
 {
 	const struct snapshot *s = &t->snap;
 	const struct model_coro **list;
@@ -72,3 +72,9 @@ void warn_view_draw(struct tui *t)
 	term_text(t->lines - 1, 0, A_NORMAL,
 		  "Esc back   S setup thresholds   F1 help   q quit");
 }
+
+const struct tui_view_impl warn_view_impl = {
+	.name = "warnings",
+	.opens = ACT_WARNINGS,
+	.draw = warn_view_draw,
+};
