@@ -11,7 +11,9 @@
  *   cray_rows.c    the tabs' column tables, rows, sorting, cells
  *   cray_keys.c    the key table (dispatch and help)
  *   cray_view.c    loop, terminal setup and restore, actions
- *   term.c         the curses terminal (shared with the coroutine TUI)
+ *   ui/term/       the curses terminal, text, the list cursor and scroll,
+ *                  the column layout, key draining (shared with the
+ *                  coroutine TUI)
  *   cray_draw.c    the screen: header, tabs, table, byte map, help, bar
  */
 #ifndef COROTOP_CRAY_VIEW_H
