@@ -3,7 +3,8 @@
  * makes one with newterm on /dev/null (as test-term.c does), 5 lines of
  * 20 columns, and reads back what was drawn: text is cut at the right
  * edge and never wraps, nothing is drawn off the screen, the attributes
- * hold for the text only, a filled line is the screen's width; keys are
+ * hold for the text only, a filled line is the screen's width, a key bar
+ * entry shows whole or not at all; keys are
  * drained in order, with the rows rebuilt between the key that asked and
  * the next one.  Without the terminfo entry the tests skip.
  */
@@ -118,6 +119,27 @@ static void test_fill(void **state)
 	screen_close(&s);
 }
 
+static void test_bar_key(void **state)
+{
+	struct screen s;
+
+	(void)state;
+	screen_open(&s);
+	move(4, 0);
+	assert_true(term_bar_key("F1", "Help", A_REVERSE));
+	assert_true(term_bar_key("F10", "Quit", A_REVERSE));
+	/* 15 columns used: "Enter" + "Detail" + a blank would not fit,
+	 * "ab" + "cd" + a blank fills the line exactly. */
+	assert_false(term_bar_key("Enter", "Detail", A_REVERSE));
+	assert_true(term_bar_key("ab", "cd", A_REVERSE));
+	assert_string_equal(line(4), "F1Help F10Quit abcd ");
+	assert_false(mvinch(4, 1) & A_REVERSE);
+	assert_true(mvinch(4, 2) & A_REVERSE); /* the label */
+	assert_false(mvinch(4, 6) & A_REVERSE);
+	assert_false(getattrs(stdscr) & A_REVERSE);
+	screen_close(&s);
+}
+
 /* The view's side of the drain: what it saw, in order. */
 struct seen {
 	char log[32];
@@ -169,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_text_clips),
 		cmocka_unit_test(test_text_attr),
 		cmocka_unit_test(test_fill),
+		cmocka_unit_test(test_bar_key),
 		cmocka_unit_test(test_drain),
 	};
 

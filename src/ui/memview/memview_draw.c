@@ -572,18 +572,12 @@ static void cray_bar(const struct cray_view *v)
 	curs_set(0);
 	for (size_t i = 0; i < cray_keys_bar_count; i++) {
 		const struct cray_bar_key *b = &cray_keys_bar[i];
-		int x = getcurx(stdscr);
 
 		if (!cray_keys_bar_on(b, (int)v->tab))
 			continue;
-		if (x + (int)strlen(b->key) + (int)strlen(b->label) + 1 >
-		    v->cols)
+		if (!term_bar_key(b->key, b->label,
+				  cray_attr(v, CRAY_PAIR_HEADER)))
 			break;
-		printw("%s", b->key);
-		attron(cray_attr(v, CRAY_PAIR_HEADER));
-		printw("%s", b->label);
-		attroff(cray_attr(v, CRAY_PAIR_HEADER));
-		printw(" ");
 	}
 }
 

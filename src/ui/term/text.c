@@ -41,3 +41,17 @@ void term_fill(int y, int attr)
 	mvhline(y, 0, ' ', getmaxx(stdscr));
 	attroff(attr);
 }
+
+bool term_bar_key(const char *key, const char *label, int label_attr)
+{
+	int x = getcurx(stdscr);
+
+	if (x + (int)strlen(key) + (int)strlen(label) + 1 > getmaxx(stdscr))
+		return false;
+	printw("%s", key);
+	attron(label_attr);
+	printw("%s", label);
+	attroff(label_attr);
+	printw(" ");
+	return true;
+}

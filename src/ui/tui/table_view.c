@@ -412,18 +412,10 @@ static void table_draw_bar(struct tui *t)
 		return;
 	}
 	curs_set(0);
-	for (size_t i = 0; i < nbar; i++) {
-		int x = getcurx(stdscr);
-
-		if (x + (int)strlen(bar[i][0]) + (int)strlen(bar[i][1]) + 1 >
-		    t->cols)
+	for (size_t i = 0; i < nbar; i++)
+		if (!term_bar_key(bar[i][0], bar[i][1],
+				  tui_attr(t, PAIR_HEADER)))
 			break;
-		printw("%s", bar[i][0]);
-		attron(tui_attr(t, PAIR_HEADER));
-		printw("%s", bar[i][1]);
-		attroff(tui_attr(t, PAIR_HEADER));
-		printw(" ");
-	}
 }
 
 static int table_row_attr(const struct tui *t, const struct model_coro *c,
