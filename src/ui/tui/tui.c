@@ -13,6 +13,11 @@
  * Every other callback only sets bits in t->dirty.  Actions (keys, mouse)
  * return reaction flags; they never draw.
  *
+ * The loop knows the views only through their table (view.h): the view
+ * shown draws below the header and acts on an action first; what it leaves
+ * has the meaning every view shares (moving, sorting and grouping the
+ * table's rows, search and filter, pause, quit, the replay's keys).
+ *
  * The terminal (term.c) is restored by term_finish on every way out of
  * tui_run, by an atexit handler if corotop dies through exit() elsewhere,
  * and by a crash handler.
