@@ -113,12 +113,12 @@ static void cray_rebuild(struct cray_view *v)
 			 "out of memory: no rows");
 	i = v->have_sel[t] ? cray_rows_find(r, v->sel_key[t]) : SIZE_MAX;
 	if (i != SIZE_MAX)
-		v->selected[t] = i;
-	else if (v->selected[t] >= r->nrows)
-		v->selected[t] = r->nrows ? r->nrows - 1 : 0;
+		v->list[t].selected = i;
+	else if (v->list[t].selected >= r->nrows)
+		v->list[t].selected = r->nrows ? r->nrows - 1 : 0;
 	v->have_sel[t] = r->nrows > 0;
 	if (r->nrows)
-		v->sel_key[t] = cray_rows_key(r, v->selected[t]);
+		v->sel_key[t] = cray_rows_key(r, v->list[t].selected);
 }
 
 /* A new snapshot, unless nothing was read since the last one (a finished
@@ -147,38 +147,40 @@ static void cray_freeze(struct cray_view *v)
 	v->snap_got = v->src.got;
 }
 
-static unsigned cray_select(struct cray_view *v, long sel)
+/* The selection (and the key that follows its row) after a move. */
+static unsigned cray_moved(struct cray_view *v, bool moved)
 {
-	size_t n = v->rows.nrows;
+	struct term_list *l = &v->list[v->tab];
 
-	if (!n)
+	if (!moved)
 		return 0;
-	if (sel < 0)
-		sel = 0;
-	if (sel >= (long)n)
-		sel = (long)n - 1;
-	v->selected[v->tab] = (size_t)sel;
-	v->sel_key[v->tab] = cray_rows_key(&v->rows, (size_t)sel);
+	v->sel_key[v->tab] = cray_rows_key(&v->rows, l->selected);
 	v->have_sel[v->tab] = true;
 	return CRAY_REDRAW;
 }
 
 static unsigned cray_move(struct cray_view *v, long delta)
 {
-	return cray_select(v, (long)v->selected[v->tab] + delta);
+	return cray_moved(
+		v, term_list_move(&v->list[v->tab], v->rows.nrows, delta));
+}
+
+static unsigned cray_select(struct cray_view *v, size_t row)
+{
+	return cray_move(v, (long)row - (long)v->list[v->tab].selected);
 }
 
 /* From the selection on (dir 1) or back (-1): the next row matching the
  * search; include_current for incremental search. */
 static bool cray_search(struct cray_view *v, int dir, bool include_current)
 {
-	size_t n = v->rows.nrows, cur = v->selected[v->tab];
+	size_t n = v->rows.nrows, cur = v->list[v->tab].selected;
 
 	for (size_t k = include_current ? 0 : 1; n && k <= n; k++) {
 		size_t i = (cur + (dir > 0 ? k : n - k % n)) % n;
 
 		if (cray_rows_match(&v->rows, i, v->search)) {
-			cray_select(v, (long)i);
+			cray_select(v, i);
 			return true;
 		}
 	}
@@ -189,7 +191,7 @@ static bool cray_search(struct cray_view *v, int dir, bool include_current)
 static unsigned cray_open(struct cray_view *v, int want)
 {
 	struct cray_rows *r = &v->rows;
-	size_t sel = v->selected[v->tab];
+	size_t sel = v->list[v->tab].selected;
 	uint32_t type = cray_rows_type(r, sel);
 	bool member, open;
 
@@ -247,19 +249,11 @@ static unsigned cray_tab(struct cray_view *v, int tab)
 
 static unsigned cray_help_action(struct cray_view *v, enum cray_action a)
 {
-	int page = v->nvisible > 1 ? v->nvisible - 1 : 1;
-	int step = a == CRAY_ACT_UP	     ? -1
-		   : a == CRAY_ACT_DOWN	     ? 1
-		   : a == CRAY_ACT_PAGE_UP   ? -page
-		   : a == CRAY_ACT_PAGE_DOWN ? page
-		   : a == CRAY_ACT_HOME	     ? -100000
-		   : a == CRAY_ACT_END	     ? 100000
-					     : 0;
+	long step = term_motion_step(cray_keys_motion(a),
+				     term_list_page(v->nvisible), 100000);
 
 	if (step) {
-		v->help_top += step;
-		if (v->help_top < 0)
-			v->help_top = 0;
+		v->help_top = term_pager_scroll(v->help_top, step);
 		return CRAY_REDRAW; /* the drawing clamps the bottom */
 	}
 	if (a == CRAY_ACT_QUIT)
@@ -273,23 +267,19 @@ static unsigned cray_help_action(struct cray_view *v, enum cray_action a)
 
 static unsigned cray_action(struct cray_view *v, const struct cray_key *k)
 {
-	int page = v->nvisible > 1 ? v->nvisible - 1 : 1;
-
 	if (v->help)
 		return cray_help_action(v, k->action);
 	switch (k->action) {
 	case CRAY_ACT_UP:
-		return cray_move(v, -1);
 	case CRAY_ACT_DOWN:
-		return cray_move(v, 1);
 	case CRAY_ACT_PAGE_UP:
-		return cray_move(v, -page);
 	case CRAY_ACT_PAGE_DOWN:
-		return cray_move(v, page);
 	case CRAY_ACT_HOME:
-		return cray_select(v, 0);
 	case CRAY_ACT_END:
-		return cray_select(v, (long)v->rows.nrows);
+		return cray_moved(
+			v, term_list_motion(&v->list[v->tab], v->rows.nrows,
+					    cray_keys_motion(k->action),
+					    v->nvisible));
 	case CRAY_ACT_TAB_NEXT:
 		return cray_tab(v, (int)v->tab + 1);
 	case CRAY_ACT_TAB_PREV:
@@ -406,9 +396,9 @@ static unsigned cray_mouse(struct cray_view *v)
 		return 0;
 	}
 	if (ev.y >= v->first_row && ev.y < v->first_row + v->nvisible &&
-	    v->top[v->tab] + (size_t)(ev.y - v->first_row) < v->rows.nrows)
-		return cray_select(v, (long)(v->top[v->tab] +
-					     (size_t)(ev.y - v->first_row)));
+	    v->list[v->tab].top + (size_t)(ev.y - v->first_row) < v->rows.nrows)
+		return cray_select(v, v->list[v->tab].top +
+					      (size_t)(ev.y - v->first_row));
 	return 0;
 }
 
@@ -431,23 +421,26 @@ static unsigned cray_key(struct cray_view *v, int key)
 
 /* ---- watchers: mark dirty only ---- */
 
+static unsigned cray_on_key(void *ctx, int key)
+{
+	return cray_key(ctx, key);
+}
+
+static void cray_on_rebuild(void *ctx)
+{
+	cray_rebuild(ctx);
+}
+
+/* Every key waiting; the next key of a burst acts on the rows this one
+ * asked for (Tab then j), and drawing still waits. */
 static void cray_on_keys(struct ev_loop *loop, ev_io *w, int revents)
 {
+	static const struct term_keys keys = {cray_on_key, cray_on_rebuild};
 	struct cray_loop *l = w->data;
-	int key;
 
 	(void)loop;
 	(void)revents;
-	while ((key = getch()) != ERR) {
-		l->v->dirty |= cray_key(l->v, key);
-		/* The next key of the same burst acts on the rows this one
-		 * asked for (Tab then j); drawing still waits. */
-		if (l->v->dirty & CRAY_REBUILD) {
-			cray_rebuild(l->v);
-			l->v->dirty = (l->v->dirty & ~(unsigned)CRAY_REBUILD) |
-				      CRAY_REDRAW;
-		}
-	}
+	l->v->dirty = term_keys_drain(&keys, l->v, l->v->dirty);
 }
 
 static void cray_read(struct cray_loop *l, enum cray_step step)

@@ -8,11 +8,13 @@
  * Layers, one per file:
  *   cray_source.c  the input: open, check, read by budget, state
  *   cray_snap.c    copies of the reader's counts, taken per refresh
- *   memview_rows.c    the tabs' column tables, rows, sorting, cells
- *   memview_keys.c    the key table (dispatch and help)
- *   memview.c    loop, terminal setup and restore, actions
- *   term.c         the curses terminal (shared with the coroutine TUI)
- *   memview_draw.c    the screen: header, tabs, table, byte map, help, bar
+ *   memview_rows.c the tabs' column tables, rows, sorting, cells
+ *   memview_keys.c the key table (dispatch and help)
+ *   memview.c      loop, terminal setup and restore, actions
+ *   ui/term/       the curses terminal, text, the list cursor and scroll,
+ *                  the column layout, key draining (shared with the
+ *                  coroutine TUI)
+ *   memview_draw.c the screen: header, tabs, table, byte map, help, bar
  */
 #ifndef COROTOP_CRAY_VIEW_H
 #define COROTOP_CRAY_VIEW_H
@@ -25,6 +27,8 @@
 #include "ui/memview/memview_rows.h"
 #include "engine/cacheray/cray_snap.h"
 #include "engine/cacheray/cray_source.h"
+#include "ui/term/keys.h"
+#include "ui/term/list.h"
 
 struct cray_view_options {
 	unsigned delay_tenths; /* refresh interval (>= 1) */
@@ -44,12 +48,13 @@ int cray_view_run(const char *path, const struct cray_view_options *opt);
 
 /* ---- shared by memview.c and memview_draw.c ---- */
 
-/* What an action or a watcher asks of the loop; nothing else draws. */
+/* What an action or a watcher asks of the loop; nothing else draws.  The
+ * terminal's reactions (term/keys.h), named for this view. */
 enum cray_reaction {
-	CRAY_REDRAW = 1 << 0,  /* draw the screen */
-	CRAY_REBUILD = 1 << 1, /* rows again from the snapshot */
-	CRAY_REFRESH = 1 << 2, /* a new snapshot (not while paused) */
-	CRAY_QUIT = 1 << 3,
+	CRAY_REDRAW = TERM_REDRAW,   /* draw the screen */
+	CRAY_REBUILD = TERM_REBUILD, /* rows again from the snapshot */
+	CRAY_REFRESH = TERM_REFRESH, /* a new snapshot (not while paused) */
+	CRAY_QUIT = TERM_QUIT,
 };
 
 struct cray_view {
@@ -60,7 +65,7 @@ struct cray_view {
 	bool have_snap;
 	uint64_t snap_got; /* src.got when the snapshot was taken */
 	enum cray_tab tab;
-	size_t selected[CRAY_TAB_COUNT], top[CRAY_TAB_COUNT];
+	struct term_list list[CRAY_TAB_COUNT]; /* cursor and scroll per tab */
 	uint64_t sel_key[CRAY_TAB_COUNT];
 	bool have_sel[CRAY_TAB_COUNT];
 	bool help;

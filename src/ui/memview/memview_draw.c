@@ -32,12 +32,13 @@
 #define _GNU_SOURCE
 #include <curses.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ui/memview/memview.h"
+#include "ui/term/layout.h"
+#include "ui/term/text.h"
 
 #define CRAY_NORMAL ((int)A_NORMAL)
 #define CRAY_MAP_LABEL 22 /* the byte map starts at this column */
@@ -60,36 +61,6 @@ int cray_attr(const struct cray_view *v, enum cray_pair p)
 	}
 }
 
-/* printf at (y, x), clipped to the screen; returns the column after. */
-__attribute__((format(printf, 5, 6))) static int
-cray_text(const struct cray_view *v, int y, int x, int attr, const char *fmt,
-	  ...)
-{
-	char buf[512];
-	va_list ap;
-	int len;
-
-	if (x >= v->cols || y < 0 || y >= v->lines)
-		return x;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	len = (int)strlen(buf);
-	if (len > v->cols - x)
-		len = v->cols - x;
-	attron(attr);
-	mvaddnstr(y, x, buf, len);
-	attroff(attr);
-	return x + len;
-}
-
-static void cray_fill(const struct cray_view *v, int y, int attr)
-{
-	attron(attr);
-	mvhline(y, 0, ' ', v->cols);
-	attroff(attr);
-}
-
 /* text over at most max lines from y, broken at blanks; lines used. */
 static int cray_wrap(const struct cray_view *v, int y, int attr,
 		     const char *text, int max)
@@ -107,7 +78,7 @@ static int cray_wrap(const struct cray_view *v, int y, int attr,
 			if (p[n] != ' ')
 				n = w;
 		}
-		cray_text(v, y + used, 1, attr, "%.*s", n, p);
+		term_text(y + used, 1, attr, "%.*s", n, p);
 		p += n;
 		while (*p == ' ')
 			p++;
@@ -150,21 +121,21 @@ static int cray_read_line(const struct cray_view *v, int y)
 	char rate[48];
 
 	cacheray_totals(s->c, &t);
-	x = cray_text(v, y, 0, CRAY_NORMAL, " Read ");
-	x = cray_text(v, y, x, meter, "%" PRIu64, s->got);
+	x = term_text(y, 0, CRAY_NORMAL, " Read ");
+	x = term_text(y, x, meter, "%" PRIu64, s->got);
 	if (s->state == CRAY_READING && cray_source_percent(s) >= 0)
-		x = cray_text(v, y, x, CRAY_NORMAL, " of %" PRIu64, s->size);
-	x = cray_text(v, y, x, CRAY_NORMAL, " bytes, ");
-	x = cray_text(v, y, x, meter, "%" PRIu64, t.records);
-	x = cray_text(v, y, x, CRAY_NORMAL, " records");
+		x = term_text(y, x, CRAY_NORMAL, " of %" PRIu64, s->size);
+	x = term_text(y, x, CRAY_NORMAL, " bytes, ");
+	x = term_text(y, x, meter, "%" PRIu64, t.records);
+	x = term_text(y, x, CRAY_NORMAL, " records");
 	if (s->state != CRAY_READING || v->rate < 0)
 		return y + 1;
 	if (v->rate == 0 && s->pollable) {
-		cray_text(v, y, x, CRAY_NORMAL, "  waiting for data");
+		term_text(y, x, CRAY_NORMAL, "  waiting for data");
 		return y + 1;
 	}
 	cray_source_rate_text(v->rate, rate, sizeof(rate));
-	cray_text(v, y, x, meter, "  %s", rate);
+	term_text(y, x, meter, "  %s", rate);
 	return y + 1;
 }
 
@@ -182,9 +153,9 @@ static void cray_kvs(const struct cray_view *v, int y, int x,
 	for (size_t i = 0; i < n; i++) {
 		if (kv[i].warn && !kv[i].value)
 			continue;
-		x = cray_text(v, y, x, CRAY_NORMAL, "%s%s ", i ? "  " : " ",
+		x = term_text(y, x, CRAY_NORMAL, "%s%s ", i ? "  " : " ",
 			      kv[i].label);
-		x = cray_text(v, y, x,
+		x = term_text(y, x,
 			      cray_attr(v, kv[i].warn ? CRAY_PAIR_WARN
 						      : CRAY_PAIR_METER),
 			      "%" PRIu64, kv[i].value);
@@ -215,15 +186,15 @@ static void cray_totals(const struct cray_view *v, int y)
 		{"unknown-removes", t->rtta_remove_unknown, true},
 		{"refused", t->rtta_full, true},
 	};
-	int x = cray_text(v, y, 0, CRAY_NORMAL, " Accesses ");
+	int x = term_text(y, 0, CRAY_NORMAL, " Accesses ");
 
-	x = cray_text(v, y, x, cray_attr(v, CRAY_PAIR_METER), "%" PRIu64,
+	x = term_text(y, x, cray_attr(v, CRAY_PAIR_METER), "%" PRIu64,
 		      t->accesses);
-	x = cray_text(v, y, x, CRAY_NORMAL, ":");
+	x = term_text(y, x, CRAY_NORMAL, ":");
 	cray_kvs(v, y, x, acc, sizeof(acc) / sizeof(acc[0]));
-	x = cray_text(v, y + 1, 0, CRAY_NORMAL, " Flags");
+	x = term_text(y + 1, 0, CRAY_NORMAL, " Flags");
 	cray_kvs(v, y + 1, x, flags, sizeof(flags) / sizeof(flags[0]));
-	x = cray_text(v, y + 2, 0, CRAY_NORMAL, " RTTA");
+	x = term_text(y + 2, 0, CRAY_NORMAL, " RTTA");
 	cray_kvs(v, y + 2, x, rtta, sizeof(rtta) / sizeof(rtta[0]));
 }
 
@@ -276,9 +247,9 @@ static int cray_notices(const struct cray_view *v, int y)
 		y += cray_wrap(v, y, CRAY_NORMAL, cray_note_text[v->snap.note],
 			       2);
 	if (v->message[0])
-		cray_text(v, y, 0, CRAY_NORMAL, " %s", v->message);
+		term_text(y, 0, CRAY_NORMAL, " %s", v->message);
 	else if (v->search[0] && !v->typing)
-		cray_text(v, y, 0, CRAY_NORMAL, " search: %s", v->search);
+		term_text(y, 0, CRAY_NORMAL, " search: %s", v->search);
 	return y + 1;
 }
 
@@ -286,8 +257,8 @@ static void cray_header(struct cray_view *v)
 {
 	char state[64];
 
-	cray_fill(v, 0, cray_attr(v, CRAY_PAIR_HEADER));
-	cray_text(v, 0, 0, cray_attr(v, CRAY_PAIR_HEADER),
+	term_fill(0, cray_attr(v, CRAY_PAIR_HEADER));
+	term_text(0, 0, cray_attr(v, CRAY_PAIR_HEADER),
 		  " corotop  memory  %.60s  %s%s", v->src.name,
 		  cray_state(v, state, sizeof(state)),
 		  v->paused ? "  [PAUSED]" : "");
@@ -330,7 +301,7 @@ static void cray_tabs_line(struct cray_view *v, int y)
 
 		cray_tab_count(v, k, count, sizeof(count));
 		v->tab_x[k] = x;
-		x = cray_text(v, y, x + 1,
+		x = term_text(y, x + 1,
 			      k == (int)v->tab
 				      ? cray_attr(v, CRAY_PAIR_SELECTED)
 				      : CRAY_NORMAL,
@@ -343,7 +314,7 @@ static void cray_tabs_line(struct cray_view *v, int y)
 
 static void cray_titles(const struct cray_view *v, int y,
 			const struct cray_tab_impl *t,
-			const struct cray_layout *lay)
+			const struct term_layout *lay)
 {
 	int title = cray_attr(v, CRAY_PAIR_TITLE);
 	int sort = v->rows.sort[v->tab];
@@ -351,7 +322,7 @@ static void cray_titles(const struct cray_view *v, int y,
 				    ? (v->ascii ? "v" : "\u25bc")
 				    : (v->ascii ? "^" : "\u25b2");
 
-	cray_fill(v, y, title);
+	term_fill(y, title);
 	for (int c = 0; c < t->ncols; c++) {
 		const struct cray_column *col = &t->cols[c];
 		int x;
@@ -359,15 +330,15 @@ static void cray_titles(const struct cray_view *v, int y,
 		if (!lay->shown[c])
 			continue;
 		if (col->left) {
-			x = cray_text(v, y, lay->x[c], title, "%s", col->title);
+			x = term_text(y, lay->x[c], title, "%s", col->title);
 			if (c == sort)
-				cray_text(v, y, x, title, "%s", arrow);
+				term_text(y, x, title, "%s", arrow);
 		} else {
-			cray_text(v, y, lay->x[c], title, "%*s", lay->width[c],
+			term_text(y, lay->x[c], title, "%*s", lay->width[c],
 				  col->title);
 			if (c == sort) /* in the gap after the column */
-				cray_text(v, y, lay->x[c] + lay->width[c],
-					  title, "%s", arrow);
+				term_text(y, lay->x[c] + lay->width[c], title,
+					  "%s", arrow);
 		}
 	}
 }
@@ -405,12 +376,12 @@ static void cray_fit(char *cell, size_t n, int w)
 
 static void cray_row(const struct cray_view *v, int y, size_t i,
 		     const struct cray_tab_impl *t,
-		     const struct cray_layout *lay, bool selected)
+		     const struct term_layout *lay, bool selected)
 {
 	int attr = cray_row_attr(v, i, selected);
 
 	if (selected)
-		cray_fill(v, y, attr);
+		term_fill(y, attr);
 	for (int c = 0; c < t->ncols; c++) {
 		char cell[320];
 		int w = lay->width[c], a = attr;
@@ -425,9 +396,9 @@ static void cray_row(const struct cray_view *v, int y, size_t i,
 		    !strcmp(cell, "disjoint"))
 			a = cray_attr(v, CRAY_PAIR_WARN);
 		if (t->cols[c].left)
-			cray_text(v, y, lay->x[c], a, "%-*.*s", w, w, cell);
+			term_text(y, lay->x[c], a, "%-*.*s", w, w, cell);
 		else
-			cray_text(v, y, lay->x[c], a, "%*.*s", w, w, cell);
+			term_text(y, lay->x[c], a, "%*.*s", w, w, cell);
 	}
 }
 
@@ -439,13 +410,13 @@ static void cray_byte_map(const struct cray_view *v, int y)
 	int warn = cray_attr(v, CRAY_PAIR_WARN);
 	char label[32];
 
-	if (!r->nrows || v->selected[v->tab] >= r->nrows)
+	if (!r->nrows || v->list[v->tab].selected >= r->nrows)
 		return;
-	l = cray_rows_line(r, &r->row[v->selected[v->tab]]);
+	l = cray_rows_line(r, &r->row[v->list[v->tab].selected]);
 	snprintf(label, sizeof(label), " Line 0x%" PRIx64, l->addr);
-	cray_text(v, y, 0, A_BOLD, "%.*s", CRAY_MAP_LABEL - 1, label);
+	term_text(y, 0, A_BOLD, "%.*s", CRAY_MAP_LABEL - 1, label);
 	for (int b = 0; b < 64; b += 8)
-		cray_text(v, y, CRAY_MAP_LABEL + b, CRAY_NORMAL, "%d", b);
+		term_text(y, CRAY_MAP_LABEL + b, CRAY_NORMAL, "%d", b);
 	for (unsigned s = 0; s < l->nthreads; s++) {
 		uint64_t mine = l->thread[s].bytes, other = l->thread[!s].bytes;
 		char who[32];
@@ -457,11 +428,11 @@ static void cray_byte_map(const struct cray_view *v, int y)
 			snprintf(who, sizeof(who), "thread %" PRIu64 "%s",
 				 l->thread[s].t->id,
 				 l->thread[s].wrote ? " (w)" : "");
-		cray_text(v, y + 1 + (int)s, 3, CRAY_NORMAL, "%.16s", who);
+		term_text(y + 1 + (int)s, 3, CRAY_NORMAL, "%.16s", who);
 		for (int b = 0; b < 64; b++) {
 			bool on = mine >> b & 1, both = on && (other >> b & 1);
 
-			cray_text(v, y + 1 + (int)s, CRAY_MAP_LABEL + b,
+			term_text(y + 1 + (int)s, CRAY_MAP_LABEL + b,
 				  both ? warn : CRAY_NORMAL, "%s",
 				  both	     ? "X"
 				  : on	     ? (v->ascii ? "#" : "\u2588")
@@ -470,7 +441,7 @@ static void cray_byte_map(const struct cray_view *v, int y)
 		}
 	}
 	if (l->more_threads)
-		cray_text(v, y + 3, 3, CRAY_NORMAL,
+		term_text(y + 3, 3, CRAY_NORMAL,
 			  "(more threads touched the line; their bytes are not "
 			  "kept)");
 }
@@ -478,8 +449,8 @@ static void cray_byte_map(const struct cray_view *v, int y)
 static void cray_table(struct cray_view *v, int y)
 {
 	const struct cray_tab_impl *t = &cray_tabs[v->tab];
-	struct cray_layout lay;
-	size_t *top = &v->top[v->tab], sel = v->selected[v->tab];
+	struct term_layout lay;
+	struct term_list *l = &v->list[v->tab];
 	int rows = v->lines - 1 - (y + 1);
 	bool map = v->tab == CRAY_TAB_SHARING && v->rows.nrows &&
 		   v->cols >= CRAY_MAP_LABEL + 64 + 1 && rows >= 10;
@@ -490,19 +461,13 @@ static void cray_table(struct cray_view *v, int y)
 	cray_titles(v, y, t, &lay);
 	v->first_row = y + 1;
 	v->nvisible = rows > 0 ? rows : 0;
-	if (sel < *top)
-		*top = sel;
-	if (rows > 0 && sel >= *top + (size_t)rows)
-		*top = sel - (size_t)rows + 1;
-	if (*top + (size_t)rows > v->rows.nrows)
-		*top = v->rows.nrows > (size_t)rows
-			       ? v->rows.nrows - (size_t)rows
-			       : 0;
-	for (int i = 0; i < rows && *top + (size_t)i < v->rows.nrows; i++)
-		cray_row(v, y + 1 + i, *top + (size_t)i, t, &lay,
-			 *top + (size_t)i == sel);
+	term_list_follow(l, rows, 0);
+	term_list_fill(l, v->rows.nrows, rows);
+	for (int i = 0; i < rows && l->top + (size_t)i < v->rows.nrows; i++)
+		cray_row(v, y + 1 + i, l->top + (size_t)i, t, &lay,
+			 l->top + (size_t)i == l->selected);
 	if (!v->rows.nrows)
-		cray_text(v, y + 1, 1, CRAY_NORMAL, "%s", t->empty);
+		term_text(y + 1, 1, CRAY_NORMAL, "%s", t->empty);
 	if (map)
 		cray_byte_map(v, y + 1 + rows + 1);
 }
@@ -530,7 +495,7 @@ static void cray_help_keys(struct cray_help_cursor *h)
 	int y = cray_help_row(h);
 
 	if (y >= 0)
-		cray_text(v, y, 1, A_BOLD, "Keys");
+		term_text(y, 1, A_BOLD, "Keys");
 	for (size_t i = 0; i < cray_keys_count; i++) {
 		char keys[48] = "";
 		size_t used = 0;
@@ -549,9 +514,9 @@ static void cray_help_keys(struct cray_help_cursor *h)
 		y = cray_help_row(h);
 		if (y < 0)
 			continue;
-		cray_text(v, y, 2, cray_attr(v, CRAY_PAIR_METER), "%-21.21s",
+		term_text(y, 2, cray_attr(v, CRAY_PAIR_METER), "%-21.21s",
 			  keys);
-		cray_text(v, y, 24, CRAY_NORMAL, "%s", cray_keys[i].help);
+		term_text(y, 24, CRAY_NORMAL, "%s", cray_keys[i].help);
 	}
 }
 
@@ -562,14 +527,14 @@ static void cray_help_columns(struct cray_help_cursor *h)
 	int y = cray_help_row(h);
 
 	if (y >= 0)
-		cray_text(v, y, 1, A_BOLD, "Columns of %s", t->name);
+		term_text(y, 1, A_BOLD, "Columns of %s", t->name);
 	for (int c = 0; c < t->ncols; c++) {
 		y = cray_help_row(h);
 		if (y < 0)
 			continue;
-		cray_text(v, y, 2, cray_attr(v, CRAY_PAIR_METER), "%-9s",
+		term_text(y, 2, cray_attr(v, CRAY_PAIR_METER), "%-9s",
 			  t->cols[c].title);
-		cray_text(v, y, 12, CRAY_NORMAL, "%s", t->cols[c].help);
+		term_text(y, 12, CRAY_NORMAL, "%s", t->cols[c].help);
 	}
 }
 
@@ -581,16 +546,13 @@ static void cray_help(struct cray_view *v, int y0)
 	for (size_t i = 0; i < cray_keys_count; i++)
 		total += cray_keys[i].help != NULL;
 	total += 2 + cray_tabs[v->tab].ncols; /* a blank line, the columns */
-	if (v->help_top > total - rows)
-		v->help_top = total - rows;
-	if (v->help_top < 0)
-		v->help_top = 0;
+	v->help_top = term_pager_top(v->help_top, total, rows);
 	v->first_row = y0;
 	v->nvisible = rows;
 	cray_help_keys(&h);
 	cray_help_row(&h);
 	cray_help_columns(&h);
-	cray_text(v, v->lines - 1, 0, CRAY_NORMAL, "%s",
+	term_text(v->lines - 1, 0, CRAY_NORMAL, "%s",
 		  total > rows ? "Esc or F1 goes back   Up/Down scroll"
 			       : "Esc or F1 goes back");
 }
@@ -603,25 +565,19 @@ static void cray_bar(const struct cray_view *v)
 
 	move(y, 0);
 	if (v->typing) {
-		cray_text(v, y, 0, CRAY_NORMAL, "Search: %s", v->line);
+		term_text(y, 0, CRAY_NORMAL, "Search: %s", v->line);
 		curs_set(1);
 		return;
 	}
 	curs_set(0);
 	for (size_t i = 0; i < cray_keys_bar_count; i++) {
 		const struct cray_bar_key *b = &cray_keys_bar[i];
-		int x = getcurx(stdscr);
 
 		if (!cray_keys_bar_on(b, (int)v->tab))
 			continue;
-		if (x + (int)strlen(b->key) + (int)strlen(b->label) + 1 >
-		    v->cols)
+		if (!term_bar_key(b->key, b->label,
+				  cray_attr(v, CRAY_PAIR_HEADER)))
 			break;
-		printw("%s", b->key);
-		attron(cray_attr(v, CRAY_PAIR_HEADER));
-		printw("%s", b->label);
-		attroff(cray_attr(v, CRAY_PAIR_HEADER));
-		printw(" ");
 	}
 }
 
@@ -631,8 +587,8 @@ void cray_draw(struct cray_view *v)
 
 	erase();
 	if (v->lines < 10 || v->cols < 40) {
-		cray_text(v, 0, 0, CRAY_NORMAL, "corotop needs 40x10");
-		cray_text(v, 1, 0, CRAY_NORMAL, "(this is %dx%d)", v->cols,
+		term_text(0, 0, CRAY_NORMAL, "corotop needs 40x10");
+		term_text(1, 0, CRAY_NORMAL, "(this is %dx%d)", v->cols,
 			  v->lines);
 	} else {
 		cray_header(v);

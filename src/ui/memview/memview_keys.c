@@ -89,3 +89,19 @@ const struct cray_key *cray_keys_find(int key)
 			return &cray_keys[i];
 	return NULL;
 }
+
+enum term_motion cray_keys_motion(enum cray_action a)
+{
+	static const enum term_motion motion[] = {
+		[CRAY_ACT_UP] = TERM_UP,
+		[CRAY_ACT_DOWN] = TERM_DOWN,
+		[CRAY_ACT_PAGE_UP] = TERM_PAGE_UP,
+		[CRAY_ACT_PAGE_DOWN] = TERM_PAGE_DOWN,
+		[CRAY_ACT_HOME] = TERM_HOME,
+		[CRAY_ACT_END] = TERM_END,
+	};
+
+	return (size_t)a < sizeof(motion) / sizeof(motion[0])
+		       ? motion[a]
+		       : TERM_MOTION_NONE;
+}

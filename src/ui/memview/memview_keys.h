@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ui/term/list.h"
+
 enum cray_action {
 	CRAY_ACT_NONE = 0,
 	CRAY_ACT_UP,
@@ -52,6 +54,10 @@ extern const size_t cray_keys_count;
 
 /* The binding of key, or NULL. */
 const struct cray_key *cray_keys_find(int key);
+
+/* The list motion of a cursor action (Up, PgDn, Home...), else
+ * TERM_MOTION_NONE. */
+enum term_motion cray_keys_motion(enum cray_action a);
 
 /* The key bar: a key name and what it does, shown on the tabs of its
  * mask (bit k: tab k, enum cray_tab). */

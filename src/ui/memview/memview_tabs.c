@@ -192,38 +192,38 @@ static void line_types(const struct cray_rows *r, const struct cray_row *row,
  * suspects are about is which threads touch which bytes. */
 #define LINE_COL_ADDR                                                          \
 	{                                                                      \
-		.title = "LINE", .width = 14, .left = true, .priority = 1,     \
+		.title = "LINE", .width = 14, .left = true, .priority = 0,     \
 		.cmp = line_addr_cmp, .cell = line_addr,                       \
 		.help = "the 64-byte cache line (its first address)"           \
 	}
 #define LINE_COL_ACC                                                           \
 	{                                                                      \
-		.title = "ACCESSES", .width = 9, .priority = 1, .desc = true,  \
+		.title = "ACCESSES", .width = 9, .priority = 0, .desc = true,  \
 		.cmp = line_acc_cmp, .cell = line_acc,                         \
 		.help = "reads and writes on the line"                         \
 	}
 #define LINE_COL_READS                                                         \
 	{                                                                      \
-		.title = "READS", .width = 8, .priority = 2, .desc = true,     \
+		.title = "READS", .width = 8, .priority = 1, .desc = true,     \
 		.cmp = line_reads_cmp, .cell = line_reads,                     \
 		.help = "reads on the line"                                    \
 	}
 #define LINE_COL_WRITES                                                        \
 	{                                                                      \
-		.title = "WRITES", .width = 8, .priority = 2, .desc = true,    \
+		.title = "WRITES", .width = 8, .priority = 1, .desc = true,    \
 		.cmp = line_writes_cmp, .cell = line_writes,                   \
 		.help = "writes on the line"                                   \
 	}
 #define LINE_COL_LAYOUT                                                        \
 	{                                                                      \
-		.title = "LAYOUT", .width = 13, .left = true, .priority = 5,   \
+		.title = "LAYOUT", .width = 13, .left = true, .priority = 4,   \
 		.cell = line_layout,                                           \
 		.help = "one-element, diff-elements (of one region), "         \
 			"diff-regions, untyped"                                \
 	}
 #define LINE_COL_THREADS                                                       \
 	{                                                                      \
-		.title = "THREADS", .width = 14, .left = true, .priority = 3,  \
+		.title = "THREADS", .width = 14, .left = true, .priority = 2,  \
 		.cell = line_threads,                                          \
 		.help = "thread ids on the line, (w): wrote; +: more threads"  \
 	}
@@ -243,16 +243,16 @@ static const struct cray_column sharing_cols[] = {
 	{.title = "BYTES",
 	 .width = 8,
 	 .left = true,
-	 .priority = 3,
+	 .priority = 2,
 	 .cell = line_bytes,
 	 .help = "the two threads' bytes: disjoint (false sharing) or overlap"},
 	LINE_COL_THREADS,
-	LINE_COL_TYPES(4),
+	LINE_COL_TYPES(3),
 };
 
 static const struct cray_column hot_cols[] = {
 	LINE_COL_ADDR,	 LINE_COL_ACC,	   LINE_COL_READS,    LINE_COL_WRITES,
-	LINE_COL_LAYOUT, LINE_COL_THREADS, LINE_COL_TYPES(1),
+	LINE_COL_LAYOUT, LINE_COL_THREADS, LINE_COL_TYPES(0),
 };
 
 /* ---- types ---- */
@@ -386,7 +386,7 @@ static void type_name_cell(const struct cray_rows *r,
 static const struct cray_column types_cols[] = {
 	{.title = "ACCESSES",
 	 .width = 10,
-	 .priority = 1,
+	 .priority = 0,
 	 .desc = true,
 	 .cmp = type_acc_cmp,
 	 .cell = type_acc_cell,
@@ -394,28 +394,28 @@ static const struct cray_column types_cols[] = {
 		 "offset)"},
 	{.title = "READS",
 	 .width = 10,
-	 .priority = 2,
+	 .priority = 1,
 	 .desc = true,
 	 .cmp = type_reads_cmp,
 	 .cell = type_reads_cell,
 	 .help = "reads"},
 	{.title = "WRITES",
 	 .width = 10,
-	 .priority = 2,
+	 .priority = 1,
 	 .desc = true,
 	 .cmp = type_writes_cmp,
 	 .cell = type_writes_cell,
 	 .help = "writes"},
 	{.title = "ELEMSIZE",
 	 .width = 8,
-	 .priority = 3,
+	 .priority = 2,
 	 .desc = true,
 	 .cmp = type_size_cmp,
 	 .cell = type_size_cell,
 	 .help = "element size in bytes (RTTA elemsize)"},
 	{.title = "REGIONS",
 	 .width = 8,
-	 .priority = 3,
+	 .priority = 2,
 	 .desc = true,
 	 .cmp = type_regions_cmp,
 	 .cell = type_regions_cell,
@@ -423,7 +423,7 @@ static const struct cray_column types_cols[] = {
 	{.title = "NAME",
 	 .width = -1,
 	 .left = true,
-	 .priority = 1,
+	 .priority = 0,
 	 .cmp = type_name_cmp,
 	 .cell = type_name_cell,
 	 .help = "typename; an opened type lists +OFFSET rows (its members)"},
@@ -506,34 +506,34 @@ static const struct cray_column threads_cols[] = {
 	{.title = "THREAD",
 	 .width = 20,
 	 .left = true,
-	 .priority = 1,
+	 .priority = 0,
 	 .cmp = thread_id_cmp,
 	 .cell = thread_id_cell,
 	 .help = "thread id as the trace records it"},
 	{.title = "ACCESSES",
 	 .width = 12,
-	 .priority = 1,
+	 .priority = 0,
 	 .desc = true,
 	 .cmp = thread_acc_cmp,
 	 .cell = thread_acc_cell,
 	 .help = "reads and writes by the thread"},
 	{.title = "READS",
 	 .width = 12,
-	 .priority = 2,
+	 .priority = 1,
 	 .desc = true,
 	 .cmp = thread_reads_cmp,
 	 .cell = thread_reads_cell,
 	 .help = "reads"},
 	{.title = "WRITES",
 	 .width = 12,
-	 .priority = 2,
+	 .priority = 1,
 	 .desc = true,
 	 .cmp = thread_writes_cmp,
 	 .cell = thread_writes_cell,
 	 .help = "writes"},
 	{.title = "SHARE%",
 	 .width = 7,
-	 .priority = 3,
+	 .priority = 2,
 	 .desc = true,
 	 .cell = thread_share_cell,
 	 .help = "the thread's part of all accesses"},
@@ -542,29 +542,17 @@ static const struct cray_column threads_cols[] = {
 #define CRAY_COLS(a) .cols = a, .ncols = (int)(sizeof(a) / sizeof(a[0]))
 
 void cray_tabs_layout(const struct cray_tab_impl *t, int cols,
-		      struct cray_layout *lay)
+		      struct term_layout *lay)
 {
-	int total = 0, x = 0;
+	struct term_layout_column col[TERM_LAYOUT_MAX];
+	int n = t->ncols < TERM_LAYOUT_MAX ? t->ncols : TERM_LAYOUT_MAX;
 
-	for (int c = 0; c < t->ncols; c++) {
-		lay->shown[c] = true;
-		lay->width[c] = t->cols[c].width < 0 ? 12 : t->cols[c].width;
-		total += lay->width[c] + 1;
-	}
-	for (int prio = 6; prio > 1 && total > cols; prio--)
-		for (int c = t->ncols - 1; c >= 0 && total > cols; c--)
-			if (t->cols[c].priority == prio && lay->shown[c]) {
-				lay->shown[c] = false;
-				total -= lay->width[c] + 1;
-			}
-	for (int c = 0; c < t->ncols; c++) {
-		if (!lay->shown[c])
-			continue;
-		lay->x[c] = x;
-		if (t->cols[c].width < 0 && cols - 1 > total)
-			lay->width[c] += cols - 1 - total;
-		x += lay->width[c] + 1;
-	}
+	for (int c = 0; c < n; c++)
+		col[c] = (struct term_layout_column){
+			.width = t->cols[c].width,
+			.priority = t->cols[c].priority,
+		};
+	term_layout(lay, col, n, cols);
 }
 
 const struct cray_tab_impl cray_tabs[CRAY_TAB_COUNT] = {

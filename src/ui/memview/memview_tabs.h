@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ui/term/layout.h"
+
 enum cray_tab {
 	CRAY_TAB_SHARING = 0, /* false-sharing suspects */
 	CRAY_TAB_HOT,	      /* the hottest lines */
@@ -31,7 +33,7 @@ struct cray_column {
 	const char *title;
 	int width; /* -1: takes what the others leave (at least 12) */
 	bool left;
-	int priority; /* 1: always shown; higher numbers go first */
+	int priority; /* 0: always shown; higher numbers go first */
 	bool desc;    /* sorts most first (unless inverted) */
 	/* Compares two items of the tab; NULL: not a sort key. */
 	int (*cmp)(const void *a, const void *b);
@@ -50,16 +52,11 @@ struct cray_tab_impl {
 
 extern const struct cray_tab_impl cray_tabs[CRAY_TAB_COUNT];
 
-/* Where a tab's columns go on a screen `cols` wide. */
-struct cray_layout {
-	bool shown[16];
-	int x[16], width[16];
-};
-
-/* Columns are dropped by priority, highest number first (the rightmost
+/* Where a tab's columns go on a screen `cols` wide (term_layout):
+ * columns are dropped by priority, highest number first (the rightmost
  * first among equals), until the rest fit; the flexible column takes what
  * is left. */
 void cray_tabs_layout(const struct cray_tab_impl *t, int cols,
-		      struct cray_layout *lay);
+		      struct term_layout *lay);
 
 #endif

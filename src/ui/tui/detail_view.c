@@ -76,13 +76,13 @@ static void detail_gap(struct tui *t, int y, const struct model_transition *tr)
 
 	attron(tui_attr(t, PAIR_WARN));
 	if (tr->from_ring)
-		tui_text(t, y, 1, A_NORMAL,
-			 "%s %" PRIu64 " event%s no longer in the ring (lost "
-			 "or overwritten) %s",
-			 bar, tr->lost_before, s, bar);
+		term_text(y, 1, A_NORMAL,
+			  "%s %" PRIu64 " event%s no longer in the ring (lost "
+			  "or overwritten) %s",
+			  bar, tr->lost_before, s, bar);
 	else
-		tui_text(t, y, 1, A_NORMAL, "%s %" PRIu64 " event%s lost %s",
-			 bar, tr->lost_before, s, bar);
+		term_text(y, 1, A_NORMAL, "%s %" PRIu64 " event%s lost %s", bar,
+			  tr->lost_before, s, bar);
 	attroff(tui_attr(t, PAIR_WARN));
 }
 
@@ -94,10 +94,10 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 
 	if (y >= t->lines - 3)
 		return y;
-	tui_text(t, y++, 1, A_NORMAL, "Last transitions (oldest first)");
+	term_text(y++, 1, A_NORMAL, "Last transitions (oldest first)");
 	attron(tui_attr(t, PAIR_TITLE));
-	tui_text(t, y++, 1, A_NORMAL, "%10s %12s %8s %-18s %-9s %s", "EVENT",
-		 "WHEN", "TID", "ADDR", "STATE", "WHERE");
+	term_text(y++, 1, A_NORMAL, "%10s %12s %8s %-18s %-9s %s", "EVENT",
+		  "WHEN", "TID", "ADDR", "STATE", "WHERE");
 	attroff(tui_attr(t, PAIR_TITLE));
 	for (size_t i = first; i < n && y < t->lines - 6; i++) {
 		const struct model_transition *tr = &h[i];
@@ -109,22 +109,21 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 				t->snap.ts > tr->ts ? t->snap.ts - tr->ts : 0);
 		/* A name only: without symbols ADDR says it all. */
 		snapshot_where(&t->snap, tr->addr, false, where, sizeof(where));
-		tui_text(t, y++, 1, A_NORMAL,
-			 "%10" PRIu64 " %8s ago %8" PRIu64 " 0x%016" PRIx64
-			 " %-9s %s",
-			 tr->n, ago, tr->tid, tr->addr,
-			 tr->is_active ? "running" : "suspended",
-			 strncmp(where, "0x", 2) ? where : "");
+		term_text(y++, 1, A_NORMAL,
+			  "%10" PRIu64 " %8s ago %8" PRIu64 " 0x%016" PRIx64
+			  " %-9s %s",
+			  tr->n, ago, tr->tid, tr->addr,
+			  tr->is_active ? "running" : "suspended",
+			  strncmp(where, "0x", 2) ? where : "");
 	}
 	if (!n)
-		tui_text(t, y++, 1, A_NORMAL, "%s",
-			 c->switches ? "  (none left in its station's ring)"
-				     : "  (no transition harvested yet)");
+		term_text(y++, 1, A_NORMAL, "%s",
+			  c->switches ? "  (none left in its station's ring)"
+				      : "  (no transition harvested yet)");
 	if (c->pending_lost) {
 		attron(tui_attr(t, PAIR_WARN));
-		tui_text(t, y++, 1, A_NORMAL,
-			 "%s %" PRIu64 " more lost since %s", detail_bar(t),
-			 c->pending_lost, detail_bar(t));
+		term_text(y++, 1, A_NORMAL, "%s %" PRIu64 " more lost since %s",
+			  detail_bar(t), c->pending_lost, detail_bar(t));
 		attroff(tui_attr(t, PAIR_WARN));
 	}
 	return y;
@@ -154,10 +153,10 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 	for (size_t i = 0; i < n; i++)
 		in_window += h[i].ts >= start;
 	duration_format(span, sizeof(span), end - start);
-	tui_text(t, y++, 1, TUI_NORMAL,
-		 "Timeline, last %s: %zu switches (%s running, %s suspended)",
-		 span, in_window, t->ascii ? "#" : "\u2588",
-		 t->ascii ? "." : "\u00b7");
+	term_text(y++, 1, TUI_NORMAL,
+		  "Timeline, last %s: %zu switches (%s running, %s suspended)",
+		  span, in_window, t->ascii ? "#" : "\u2588",
+		  t->ascii ? "." : "\u00b7");
 	move(y, 12);
 	for (int x = 0; x < width; x++) {
 		uint64_t at =
@@ -193,13 +192,13 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 			susp[nsusp++] = d;
 	}
 	/* Replay shows the recording's transitions up to the position. */
-	tui_text(t, y++, 1, TUI_NORMAL, "Time in state, %zu transitions %s:", n,
-		 t->snap.replay.on ? "recorded up to here"
-				   : "since this view opened");
+	term_text(y++, 1, TUI_NORMAL, "Time in state, %zu transitions %s:", n,
+		  t->snap.replay.on ? "recorded up to here"
+				    : "since this view opened");
 	detail_dist(line, sizeof(line), run, nrun);
-	tui_text(t, y++, 3, TUI_NORMAL, "running    %s", line);
+	term_text(y++, 3, TUI_NORMAL, "running    %s", line);
 	detail_dist(line, sizeof(line), susp, nsusp);
-	tui_text(t, y++, 3, TUI_NORMAL, "suspended  %s", line);
+	term_text(y++, 3, TUI_NORMAL, "suspended  %s", line);
 	free(run);
 	free(susp);
 	return y;
@@ -222,77 +221,85 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 					  DETAIL_PARKED_FRAMES + 1, &trace)
 		    : 0;
 	if (n && !trace) /* replay: the stack the recording carries */
-		tui_text(t, y++, 1, A_BOLD, "Parked stack (recorded):");
+		term_text(y++, 1, A_BOLD, "Parked stack (recorded):");
 	else if (n)
-		tui_text(t, y++, 1, A_BOLD,
-			 "Parked stack (trace 0x%" PRIx64 "):", trace);
+		term_text(y++, 1, A_BOLD,
+			  "Parked stack (trace 0x%" PRIx64 "):", trace);
 	if (n) {
 		for (size_t k = 0; k < n && k < DETAIL_PARKED_FRAMES; k++)
-			tui_text(t, y++, 3, TUI_NORMAL, "#%-2zu %s", k,
-				 engine_frame_name(t->engine, frames[k], k == 0,
-						   true, line, sizeof(line)));
+			term_text(y++, 3, TUI_NORMAL, "#%-2zu %s", k,
+				  engine_frame_name(t->engine, frames[k],
+						    k == 0, true, line,
+						    sizeof(line)));
 		if (n > DETAIL_PARKED_FRAMES)
-			tui_text(t, y++, 3, A_DIM, "...");
+			term_text(y++, 3, A_DIM, "...");
 	}
 	parked = n > 0; /* (a recorded stack has no trace id) */
 	n = engine_hot_stacks(t->engine, c->id, HOT_BY_TOTAL, hs,
 			      DETAIL_HOT_STACKS);
 	if (n) {
-		tui_text(t, y++, 1, A_BOLD,
-			 "Hot stacks while it ran (%% of its samples, "
-			 "samples):");
+		term_text(y++, 1, A_BOLD,
+			  "Hot stacks while it ran (%% of its samples, "
+			  "samples):");
 		for (size_t k = 0; k < n; k++) {
 			hot_view_stack_line(t, &hs[k], line, sizeof(line));
-			tui_text(t, y++, 3, TUI_NORMAL,
-				 "%5.1f %7" PRIu64 "  %s", hs[k].self_pct,
-				 hs[k].total, line);
+			term_text(y++, 3, TUI_NORMAL, "%5.1f %7" PRIu64 "  %s",
+				  hs[k].self_pct, hs[k].total, line);
 		}
 	}
 	return n || parked ? y + 1 : y;
 }
 
-void detail_view_draw(struct tui *t)
+static void detail_view_draw(struct tui *t)
 {
 	const struct model_coro *c = detail_find(t);
 	char age[16], in[16], where[256];
 	int y = 5;
 
 	if (!c) {
-		tui_text(t, y, 1, A_NORMAL,
-			 "That coroutine is gone (it died and its record "
-			 "expired). Esc goes back.");
+		term_text(y, 1, A_NORMAL,
+			  "That coroutine is gone (it died and its record "
+			  "expired). Esc goes back.");
 		return;
 	}
 	duration_format(age, sizeof(age), snapshot_age_ns(&t->snap, c));
 	duration_format(in, sizeof(in), snapshot_in_state_ns(&t->snap, c));
 	attron(A_BOLD);
 	if (c->station == MODEL_NONE) /* replay: stations are not recorded */
-		tui_text(t, y++, 1, A_NORMAL,
-			 "Coroutine %" PRIx64 "  (corotop id %" PRIu64 ")",
-			 c->probe_id, c->id);
+		term_text(y++, 1, A_NORMAL,
+			  "Coroutine %" PRIx64 "  (corotop id %" PRIu64 ")",
+			  c->probe_id, c->id);
 	else
-		tui_text(t, y++, 1, A_NORMAL,
-			 "Coroutine %" PRIx64 "  (corotop id %" PRIu64
-			 ", station %u)",
-			 c->probe_id, c->id, c->station);
+		term_text(y++, 1, A_NORMAL,
+			  "Coroutine %" PRIx64 "  (corotop id %" PRIu64
+			  ", station %u)",
+			  c->probe_id, c->id, c->station);
 	attroff(A_BOLD);
-	tui_text(t, y++, 1, A_NORMAL,
-		 "%s for %s, age %s, %" PRIu64 " switches (%.0f/s), "
-		 "%.1f%% running, %" PRIu64 " lost",
-		 snapshot_state_name(c->state), in, age, c->switches,
-		 c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost);
+	term_text(y++, 1, A_NORMAL,
+		  "%s for %s, age %s, %" PRIu64 " switches (%.0f/s), "
+		  "%.1f%% running, %" PRIu64 " lost",
+		  snapshot_state_name(c->state), in, age, c->switches,
+		  c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost);
 	if (c->switches)
-		tui_text(t, y++, 1, A_NORMAL, "%s at %s",
-			 c->state == MODEL_RUNNING ? "Last switch" : "Parked",
-			 snapshot_where(&t->snap, c->last_addr, true, where,
-					sizeof(where)));
+		term_text(y++, 1, A_NORMAL, "%s at %s",
+			  c->state == MODEL_RUNNING ? "Last switch" : "Parked",
+			  snapshot_where(&t->snap, c->last_addr, true, where,
+					 sizeof(where)));
 	else
-		tui_text(t, y++, 1, A_NORMAL, "No switch yet");
+		term_text(y++, 1, A_NORMAL, "No switch yet");
 	y++;
 	y = detail_stacks(t, c, y);
 	y = detail_ring(t, c, y);
 	y++;
 	if (y < t->lines - 5)
 		detail_timeline(t, c, y);
-	tui_text(t, t->lines - 1, 0, A_NORMAL, "Esc back   F1 help   q quit");
+	term_text(t->lines - 1, 0, A_NORMAL, "Esc back   F1 help   q quit");
 }
+
+/* Opened by Enter on a table row (table_view.c).  Up and Down still move
+ * the table's selection, so they go from coroutine to coroutine here. */
+const struct tui_view_impl detail_view_impl = {
+	.name = "detail",
+	.follows = true,
+	.draw = detail_view_draw,
+};

@@ -7,13 +7,24 @@
 #include <curses.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ui/tui/keymap.h"
 #include "ui/tui/tui.h"
 
+/* The help's state: a pager. */
+struct help_view {
+	int top; /* first help line shown (narrow, scrolled) */
+};
+
+static struct help_view *help_of(const struct tui *t)
+{
+	return t->view_state[VIEW_HELP];
+}
+
 /* Lines of the single-column layout are numbered from 0; only those
- * between help_top and the bottom of the screen are drawn. */
+ * between the help's top and the bottom of the screen are drawn. */
 struct help_cursor {
 	struct tui *t;
 	int line;	 /* virtual line number */
@@ -22,7 +33,7 @@ struct help_cursor {
 
 static int help_row(struct help_cursor *c)
 {
-	int y = c->first + c->line - c->t->help_top;
+	int y = c->first + c->line - help_of(c->t)->top;
 
 	c->line++;
 	return y >= c->first && y <= c->last ? y : -1;
@@ -70,7 +81,7 @@ static void help_table(struct help_cursor *c, int width, const char *title,
 	int y = help_row(c);
 
 	if (y >= 0)
-		tui_text(t, y, 1, A_BOLD, "%s", title);
+		term_text(y, 1, A_BOLD, "%s", title);
 	for (size_t i = 0; i < count; i++) {
 		char keys[48];
 
@@ -80,9 +91,9 @@ static void help_table(struct help_cursor *c, int width, const char *title,
 		y = help_row(c);
 		if (y < 0)
 			continue;
-		tui_text(t, y, 2, tui_attr(t, PAIR_METER), "%-21.21s", keys);
-		tui_text(t, y, 24, TUI_NORMAL, "%.*s", width > 0 ? width : 0,
-			 map[i].help);
+		term_text(y, 2, tui_attr(t, PAIR_METER), "%-21.21s", keys);
+		term_text(y, 24, TUI_NORMAL, "%.*s", width > 0 ? width : 0,
+			  map[i].help);
 	}
 }
 
@@ -115,19 +126,20 @@ static void help_columns(struct help_cursor *c, int x)
 	int y = help_row(c);
 
 	if (y >= 0)
-		tui_text(t, y, x - 1, A_BOLD, "Columns");
+		term_text(y, x - 1, A_BOLD, "Columns");
 	for (int k = 0; k < COL_COUNT; k++) {
 		y = help_row(c);
 		if (y < 0)
 			continue;
-		tui_text(t, y, x, tui_attr(t, PAIR_METER), "%-9s",
-			 column_table[k].title);
-		tui_text(t, y, x + 10, TUI_NORMAL, "%s", column_table[k].help);
+		term_text(y, x, tui_attr(t, PAIR_METER), "%-9s",
+			  column_table[k].title);
+		term_text(y, x + 10, TUI_NORMAL, "%s", column_table[k].help);
 	}
 }
 
-void help_view_draw(struct tui *t)
+static void help_view_draw(struct tui *t)
 {
+	struct help_view *h = help_of(t);
 	struct help_cursor c = {.t = t, .first = 5, .last = t->lines - 2};
 	int keys = help_count(t, keymap, keymap_count) + 1;
 	int total = COL_COUNT + 2; /* titles, blank line, columns */
@@ -141,30 +153,64 @@ void help_view_draw(struct tui *t)
 		int rows = c.last - c.first + 1;
 		int tall = keys > COL_COUNT + 1 ? keys : COL_COUNT + 1;
 
-		if (t->help_top > tall - rows)
-			t->help_top = tall - rows;
-		if (t->help_top < 0)
-			t->help_top = 0;
+		h->top = term_pager_top(h->top, tall, rows);
 		help_keys(&c, 66 - 25);
 		c.line = 0;
 		help_columns(&c, 67);
-		tui_text(t, t->lines - 1, 0, TUI_NORMAL,
-			 tall > rows ? "Esc or F1 goes back   Up/Down scroll"
-				     : "Esc or F1 goes back");
+		term_text(t->lines - 1, 0, TUI_NORMAL,
+			  tall > rows ? "Esc or F1 goes back   Up/Down scroll"
+				      : "Esc or F1 goes back");
 		return;
 	}
 	/* One column: keys, then columns, scrolled with Up/Down/PgUp/PgDn. */
-	if (t->help_top > total - (c.last - c.first + 1))
-		t->help_top = total - (c.last - c.first + 1);
-	if (t->help_top < 0)
-		t->help_top = 0;
+	h->top = term_pager_top(h->top, total, c.last - c.first + 1);
 	help_keys(&c, t->cols - 25);
 	help_row(&c);
 	help_columns(&c, 2);
-	tui_text(t, t->lines - 1, 0, TUI_NORMAL,
-		 "Esc or F1 goes back   Up/Down scroll (%d/%d)",
-		 t->help_top + (c.last - c.first + 1) < c.line
-			 ? t->help_top + (c.last - c.first + 1)
-			 : c.line,
-		 c.line);
+	term_text(t->lines - 1, 0, TUI_NORMAL,
+		  "Esc or F1 goes back   Up/Down scroll (%d/%d)",
+		  h->top + (c.last - c.first + 1) < c.line
+			  ? h->top + (c.last - c.first + 1)
+			  : c.line,
+		  c.line);
 }
+
+static void *help_view_create(struct tui *t)
+{
+	(void)t;
+	return calloc(1, sizeof(struct help_view));
+}
+
+/* Opened over a view: from the top, and back there when done. */
+static void help_view_open(struct tui *t, enum tui_view from)
+{
+	t->under = from;
+	help_of(t)->top = 0;
+}
+
+/* Movement scrolls the help (when it is taller than the screen); any
+ * other key but quit and redraw goes back to the view under it. */
+static int help_view_action(struct tui *t, enum tui_action a, int page)
+{
+	struct help_view *h = help_of(t);
+	long step = term_motion_step(keymap_motion(a), page, 1000);
+
+	if (step) {
+		h->top = term_pager_scroll(h->top, step);
+		return REACT_REDRAW;
+	}
+	if (a == ACT_QUIT || a == ACT_REDRAW)
+		return -1;
+	return (int)tui_view_back(t);
+}
+
+const struct tui_view_impl help_view_impl = {
+	.name = "help",
+	.opens = ACT_HELP,
+	.overlay = true,
+	.create = help_view_create,
+	.destroy = free,
+	.open = help_view_open,
+	.draw = help_view_draw,
+	.action = help_view_action,
+};

@@ -36,7 +36,32 @@
 #define HOT_MAX_TOGGLED 1024u
 #define HOT_FIRST_ROW 6 /* the column titles are on row 5 */
 
-static bool hot_alloc(struct hot_ui *h)
+/* The view's copies and cursor. */
+struct hot_view {
+	bool tree;	 /* the caller -> callee tree, not the top list */
+	bool expand_all; /* nodes' state unless toggled (E / C) */
+	struct engine_calltrace_stats stats;
+	struct hot_stack *stacks; /* the top list, copied on refresh */
+	size_t nstacks;
+	struct hot_node *nodes; /* the tree, pre-order */
+	size_t nnodes;
+	uint64_t *path;	   /* per node: hash of the names from the root */
+	uint32_t *visible; /* node index per tree row */
+	size_t nvisible;
+	uint64_t *toggled; /* paths whose open state is not expand_all */
+	size_t ntoggled;
+	struct term_list list;
+	uint64_t selected_key; /* stack id (list) or path (tree) */
+};
+
+static struct hot_view *hot_of(const struct tui *t)
+{
+	return t->view_state[VIEW_HOT];
+}
+
+static void hot_finish(struct hot_view *h);
+
+static bool hot_alloc(struct hot_view *h)
 {
 	if (h->stacks)
 		return true;
@@ -47,11 +72,11 @@ static bool hot_alloc(struct hot_ui *h)
 	h->toggled = calloc(HOT_MAX_TOGGLED, sizeof(*h->toggled));
 	if (h->stacks && h->nodes && h->path && h->visible && h->toggled)
 		return true;
-	hot_ui_finish(h);
+	hot_finish(h);
 	return false;
 }
 
-void hot_ui_finish(struct hot_ui *h)
+static void hot_finish(struct hot_view *h)
 {
 	free(h->stacks);
 	free(h->nodes);
@@ -71,7 +96,7 @@ static uint64_t hot_path_hash(uint64_t parent, const char *name)
 	return x ? x : 1;
 }
 
-static bool hot_toggled(const struct hot_ui *h, uint64_t path)
+static bool hot_toggled(const struct hot_view *h, uint64_t path)
 {
 	for (size_t i = 0; i < h->ntoggled; i++)
 		if (h->toggled[i] == path)
@@ -79,13 +104,13 @@ static bool hot_toggled(const struct hot_ui *h, uint64_t path)
 	return false;
 }
 
-static bool hot_open(const struct hot_ui *h, size_t node)
+static bool hot_open(const struct hot_view *h, size_t node)
 {
 	return h->expand_all != hot_toggled(h, h->path[node]);
 }
 
 /* Which nodes show: a closed node hides its subtree. */
-static void hot_layout_tree(struct hot_ui *h)
+static void hot_layout_tree(struct hot_view *h)
 {
 	uint64_t parent[CT_MAX_FRAMES + 1] = {0};
 
@@ -110,13 +135,15 @@ static void hot_layout_tree(struct hot_ui *h)
 
 static size_t hot_rows(const struct tui *t)
 {
-	return t->hot.tree ? t->hot.nvisible : t->hot.nstacks;
+	const struct hot_view *h = hot_of(t);
+
+	return h->tree ? h->nvisible : h->nstacks;
 }
 
 /* The key the selection follows across refreshes. */
 static uint64_t hot_row_key(const struct tui *t, size_t row)
 {
-	const struct hot_ui *h = &t->hot;
+	const struct hot_view *h = hot_of(t);
 
 	if (row >= hot_rows(t))
 		return 0;
@@ -125,22 +152,22 @@ static uint64_t hot_row_key(const struct tui *t, size_t row)
 
 static void hot_reselect(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 	size_t n = hot_rows(t);
 
 	for (size_t r = 0; r < n; r++)
 		if (hot_row_key(t, r) == h->selected_key) {
-			h->selected = r;
+			h->list.selected = r;
 			return;
 		}
-	if (h->selected >= n)
-		h->selected = n ? n - 1 : 0;
-	h->selected_key = hot_row_key(t, h->selected);
+	if (h->list.selected >= n)
+		h->list.selected = n ? n - 1 : 0;
+	h->selected_key = hot_row_key(t, h->list.selected);
 }
 
-void hot_view_refresh(struct tui *t)
+static void hot_view_refresh(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 
 	if (!hot_alloc(h))
 		return;
@@ -181,138 +208,132 @@ void hot_view_stack_line(struct tui *t, const struct hot_stack *s, char *b,
 
 static void hot_draw_list(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 	int rows = t->lines - HOT_FIRST_ROW - 1;
 	int list_rows = h->nstacks ? rows / 2 : rows;
 	char line[1024];
 
-	tui_text(t, HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
-		 t->cols, "  %SELF  %TOTAL   SAMPLES  STACK (innermost first)");
-	if (h->selected < h->top)
-		h->top = h->selected;
-	if (list_rows > 0 && h->selected >= h->top + (size_t)list_rows)
-		h->top = h->selected - (size_t)list_rows + 1;
-	for (int r = 0; r < list_rows && h->top + (size_t)r < h->nstacks; r++) {
-		size_t i = h->top + (size_t)r;
+	term_text(HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
+		  t->cols,
+		  "  %SELF  %TOTAL   SAMPLES  STACK (innermost first)");
+	term_list_follow(&h->list, list_rows, 0);
+	for (int r = 0; r < list_rows && h->list.top + (size_t)r < h->nstacks;
+	     r++) {
+		size_t i = h->list.top + (size_t)r;
 		const struct hot_stack *s = &h->stacks[i];
-		int attr = i == h->selected ? tui_attr(t, PAIR_SELECTED)
-					    : TUI_NORMAL;
+		int attr = i == h->list.selected ? tui_attr(t, PAIR_SELECTED)
+						 : TUI_NORMAL;
 
 		hot_view_stack_line(t, s, line, sizeof(line));
-		tui_text(t, HOT_FIRST_ROW + r, 0, attr,
-			 "%7.1f %7.1f %9" PRIu64 "  %-*s", s->self_pct,
-			 s->total_pct, s->total, t->cols, line);
+		term_text(HOT_FIRST_ROW + r, 0, attr,
+			  "%7.1f %7.1f %9" PRIu64 "  %-*s", s->self_pct,
+			  s->total_pct, s->total, t->cols, line);
 	}
-	if (h->selected < h->nstacks) {
-		const struct hot_stack *s = &h->stacks[h->selected];
+	if (h->list.selected < h->nstacks) {
+		const struct hot_stack *s = &h->stacks[h->list.selected];
 		int y = HOT_FIRST_ROW + list_rows + 1;
 
-		tui_text(t, y++, 1, A_BOLD,
-			 "Stack %" PRIu64 " (trace 0x%" PRIx64
-			 "): %u frames, innermost first",
-			 s->stack_id, s->trace_id, s->nframes);
+		term_text(y++, 1, A_BOLD,
+			  "Stack %" PRIu64 " (trace 0x%" PRIx64
+			  "): %u frames, innermost first",
+			  s->stack_id, s->trace_id, s->nframes);
 		for (uint32_t k = 0; k < s->nframes && y < t->lines - 1; k++)
-			tui_text(t, y++, 3, TUI_NORMAL, "#%-3u %s", k,
-				 engine_frame_name(t->engine, s->frames[k],
-						   k == 0, true, line,
-						   sizeof(line)));
+			term_text(y++, 3, TUI_NORMAL, "#%-3u %s", k,
+				  engine_frame_name(t->engine, s->frames[k],
+						    k == 0, true, line,
+						    sizeof(line)));
 	}
 }
 
 static void hot_draw_tree(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 	int rows = t->lines - HOT_FIRST_ROW - 1;
 
-	tui_text(t, HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
-		 t->cols, " %TOTAL   %SELF  CALLER -> CALLEE");
-	if (h->selected < h->top)
-		h->top = h->selected;
-	if (rows > 0 && h->selected >= h->top + (size_t)rows)
-		h->top = h->selected - (size_t)rows + 1;
-	for (int r = 0; r < rows && h->top + (size_t)r < h->nvisible; r++) {
-		size_t row = h->top + (size_t)r;
+	term_text(HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
+		  t->cols, " %TOTAL   %SELF  CALLER -> CALLEE");
+	term_list_follow(&h->list, rows, 0);
+	for (int r = 0; r < rows && h->list.top + (size_t)r < h->nvisible;
+	     r++) {
+		size_t row = h->list.top + (size_t)r;
 		size_t i = h->visible[row];
 		const struct hot_node *n = &h->nodes[i];
 		const char *mark = n->subtree <= 1 ? " "
 				   : hot_open(h, i)
 					   ? (t->ascii ? "-" : "\u25be")
 					   : (t->ascii ? "+" : "\u25b8");
-		int attr = row == h->selected ? tui_attr(t, PAIR_SELECTED)
-					      : TUI_NORMAL;
+		int attr = row == h->list.selected ? tui_attr(t, PAIR_SELECTED)
+						   : TUI_NORMAL;
 		int indent = (int)(n->depth > 40 ? 40 : n->depth) * 2;
 
-		tui_text(t, HOT_FIRST_ROW + r, 0, attr,
-			 "%7.1f %7.1f  %*s%s %-*s", n->total_pct, n->self_pct,
-			 indent, "", mark, t->cols, n->name);
+		term_text(HOT_FIRST_ROW + r, 0, attr, "%7.1f %7.1f  %*s%s %-*s",
+			  n->total_pct, n->self_pct, indent, "", mark, t->cols,
+			  n->name);
 	}
 }
 
-void hot_view_draw(struct tui *t)
+static void hot_view_draw(struct tui *t)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 
 	if (!h->stats.enabled && t->replay) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "CPU samples are not recorded: a replay has the "
-			 "coroutines, their transitions and parked stacks "
-			 "(Enter on a row).");
+		term_text(5, 1, TUI_NORMAL,
+			  "CPU samples are not recorded: a replay has the "
+			  "coroutines, their transitions and parked stacks "
+			  "(Enter on a row).");
 	} else if (!h->stats.enabled) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "No CallTrace region: hot stacks need corotop to "
-			 "start the target or attach to it (-p), not --shm.");
+		term_text(5, 1, TUI_NORMAL,
+			  "No CallTrace region: hot stacks need corotop to "
+			  "start the target or attach to it (-p), not --shm.");
 	} else if (h->stats.failed) {
-		tui_text(t, 5, 1, tui_attr(t, PAIR_WARN),
-			 "CallTrace stopped: %s", h->stats.warning);
+		term_text(5, 1, tui_attr(t, PAIR_WARN), "CallTrace stopped: %s",
+			  h->stats.warning);
 	} else if (h->tree ? !h->nnodes : !h->nstacks) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "No samples yet. Start the target with --sample HZ "
-			 "(e.g. --sample 997), or have it call "
-			 "corotop_calltrace_put().");
+		term_text(5, 1, TUI_NORMAL,
+			  "No samples yet. Start the target with --sample HZ "
+			  "(e.g. --sample 997), or have it call "
+			  "corotop_calltrace_put().");
 	} else {
 		const struct rotor_stats *r = &h->stats.rotor;
 
-		tui_text(t, 4, 1, TUI_NORMAL,
-			 "Hot stacks: %" PRIu64 " stacks, %" PRIu64
-			 " samples since start or z; %% of the recent "
-			 "window%s; dropped %" PRIu64,
-			 h->stats.hot.stacks, h->stats.hot.weight,
-			 h->tree ? ", by function" : "", r->dropped_weight);
+		term_text(4, 1, TUI_NORMAL,
+			  "Hot stacks: %" PRIu64 " stacks, %" PRIu64
+			  " samples since start or z; %% of the recent "
+			  "window%s; dropped %" PRIu64,
+			  h->stats.hot.stacks, h->stats.hot.weight,
+			  h->tree ? ", by function" : "", r->dropped_weight);
 		if (h->tree)
 			hot_draw_tree(t);
 		else
 			hot_draw_list(t);
 	}
-	tui_text(t, t->lines - 1, 0, TUI_NORMAL, "%s",
-		 h->tree ? "Esc back  t list  +/- open/close  E open all  "
-			   "C close all  z zero  x export  q quit"
-			 : "Esc back  t tree  z zero counts  x export folded  "
-			   "F1 help  q quit");
+	term_text(t->lines - 1, 0, TUI_NORMAL, "%s",
+		  h->tree ? "Esc back  t list  +/- open/close  E open all  "
+			    "C close all  z zero  x export  q quit"
+			  : "Esc back  t tree  z zero counts  x export folded  "
+			    "F1 help  q quit");
 }
 
-static unsigned hot_move(struct tui *t, long delta)
+static unsigned hot_move(struct tui *t, enum term_motion m, int page)
 {
-	struct hot_ui *h = &t->hot;
-	long n = (long)hot_rows(t), sel = (long)h->selected + delta;
+	struct hot_view *h = hot_of(t);
 
-	if (!n)
+	if (!term_list_motion(&h->list, hot_rows(t), m, page))
 		return REACT_NONE;
-	sel = sel < 0 ? 0 : sel >= n ? n - 1 : sel;
-	h->selected = (size_t)sel;
-	h->selected_key = hot_row_key(t, h->selected);
+	h->selected_key = hot_row_key(t, h->list.selected);
 	return REACT_REDRAW;
 }
 
 /* Open (1), close (0) or flip (-1) the selected node. */
 static unsigned hot_set_open(struct tui *t, int want)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 	size_t i;
 	bool open;
 
-	if (!h->tree || h->selected >= h->nvisible)
+	if (!h->tree || h->list.selected >= h->nvisible)
 		return REACT_NONE;
-	i = h->visible[h->selected];
+	i = h->visible[h->list.selected];
 	open = hot_open(h, i);
 	if (h->nodes[i].subtree <= 1 || (want >= 0 && open == (want == 1)))
 		return REACT_NONE;
@@ -348,27 +369,24 @@ unsigned hot_view_export(struct tui *t)
 	return REACT_REDRAW;
 }
 
-int hot_view_action(struct tui *t, enum tui_action a, int page)
+/* An action in the hot view: its reactions, or -1 when the action keeps
+ * its table meaning. */
+static int hot_view_action(struct tui *t, enum tui_action a, int page)
 {
-	struct hot_ui *h = &t->hot;
+	struct hot_view *h = hot_of(t);
 
 	switch (a) {
 	case ACT_UP:
-		return (int)hot_move(t, -1);
 	case ACT_DOWN:
-		return (int)hot_move(t, 1);
 	case ACT_PAGE_UP:
-		return (int)hot_move(t, -(page > 1 ? page - 1 : 1));
 	case ACT_PAGE_DOWN:
-		return (int)hot_move(t, page > 1 ? page - 1 : 1);
 	case ACT_HOME:
-		return (int)hot_move(t, -(long)hot_rows(t));
 	case ACT_END:
-		return (int)hot_move(t, (long)hot_rows(t));
+		return (int)hot_move(t, keymap_motion(a), page);
 	case ACT_GROUP:
 	case ACT_TREE:
 		h->tree = !h->tree;
-		h->selected = h->top = 0;
+		h->list.selected = h->list.top = 0;
 		h->selected_key = 0;
 		hot_view_refresh(t);
 		h->selected_key = hot_row_key(t, 0);
@@ -398,3 +416,39 @@ int hot_view_action(struct tui *t, enum tui_action a, int page)
 		return -1; /* not the hot view's: the table's meaning */
 	}
 }
+
+static void *hot_view_create(struct tui *t)
+{
+	struct hot_view *h = calloc(1, sizeof(*h));
+
+	(void)t;
+	if (h)
+		h->expand_all = true; /* the tree opens fully (E) */
+	return h;
+}
+
+static void hot_view_destroy(void *state)
+{
+	hot_finish(state);
+	free(state);
+}
+
+/* Opened afresh: the copies of now. */
+static void hot_view_open(struct tui *t, enum tui_view from)
+{
+	(void)from;
+	hot_view_refresh(t);
+}
+
+/* + - = open and close the tree's nodes, also while replaying. */
+const struct tui_view_impl hot_view_impl = {
+	.name = "hot",
+	.opens = ACT_HOT,
+	.own_keys = "+=-",
+	.create = hot_view_create,
+	.destroy = hot_view_destroy,
+	.open = hot_view_open,
+	.update = hot_view_refresh,
+	.draw = hot_view_draw,
+	.action = hot_view_action,
+};

@@ -112,3 +112,16 @@ const struct key_binding *keymap_find(int key)
 			return &keymap[i];
 	return NULL;
 }
+
+enum term_motion keymap_motion(enum tui_action a)
+{
+	static const enum term_motion motion[] = {
+		[ACT_UP] = TERM_UP,	      [ACT_DOWN] = TERM_DOWN,
+		[ACT_PAGE_UP] = TERM_PAGE_UP, [ACT_PAGE_DOWN] = TERM_PAGE_DOWN,
+		[ACT_HOME] = TERM_HOME,	      [ACT_END] = TERM_END,
+	};
+
+	return (size_t)a < sizeof(motion) / sizeof(motion[0])
+		       ? motion[a]
+		       : TERM_MOTION_NONE;
+}

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "ui/term/list.h"
+
 enum tui_action {
 	ACT_NONE = 0,
 	ACT_UP,
@@ -71,5 +73,9 @@ extern const size_t keymap_replay_count;
 /* The binding for `key`, or NULL; replay: the replay bindings first. */
 const struct key_binding *keymap_find(int key);
 const struct key_binding *keymap_find_replay(int key);
+
+/* The list motion of a cursor action (Up, PgDn, Home...), else
+ * TERM_MOTION_NONE. */
+enum term_motion keymap_motion(enum tui_action a);
 
 #endif

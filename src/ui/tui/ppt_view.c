@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/duration.h"
+#include "ui/rows/pptfilter.h"
 #include "ui/tui/tui.h"
 
 #define PPT_UI_KEEP 2048u
@@ -31,8 +32,36 @@
 #define PPT_FIRST_ROW 7 /* tabs on 4, books on 5, titles on 6 */
 #define PPT_CELL 64
 #define PPT_TYPE_MAX 16 /* longer type names are cut */
+#define PPT_UI_BUFFERS 64
 
-void ppt_ui_finish(struct ppt_ui *p)
+/* The view's state: the buffers as of the last refresh, a copy of the
+ * selected buffer's newest frames, the rows the filter keeps (newest
+ * first), and its own filter (the search line is the table's: t->search). */
+struct ppt_view {
+	struct engine_ppt_info info;
+	struct engine_ppt_buffer bufs[PPT_UI_BUFFERS];
+	size_t nbufs;
+	size_t tab; /* the buffer shown */
+	bool tab_set;
+	/* The copy: a ring of cap frames, positions next - n .. next - 1. */
+	unsigned char *bytes;
+	struct pptagent_frame *meta;
+	size_t cap, n;
+	uint64_t next;	  /* engine position after the newest copied */
+	uint64_t omitted; /* frames that went by faster than the copy */
+	uint32_t *rows;	  /* ring slots, newest first */
+	size_t nrows;
+	struct term_list list;
+	uint64_t selected_pos;
+	struct pptfilter filter;
+};
+
+static struct ppt_view *ppt_of(const struct tui *t)
+{
+	return t->view_state[VIEW_PPT];
+}
+
+static void ppt_finish(struct ppt_view *p)
 {
 	free(p->bytes);
 	free(p->meta);
@@ -46,11 +75,13 @@ void ppt_ui_finish(struct ppt_ui *p)
 
 static const struct ppt_desc *ppt_desc(struct tui *t)
 {
-	return t->ppt.nbufs ? engine_ppt_desc(t->engine, t->ppt.tab) : NULL;
+	const struct ppt_view *p = ppt_of(t);
+
+	return p->nbufs ? engine_ppt_desc(t->engine, p->tab) : NULL;
 }
 
 /* Ring slot of the k-th newest frame copied (k = 0: the newest). */
-static size_t ppt_slot(const struct ppt_ui *p, size_t k)
+static size_t ppt_slot(const struct ppt_view *p, size_t k)
 {
 	return (size_t)((p->next - 1 - k) % p->cap);
 }
@@ -105,7 +136,7 @@ static void ppt_row_fill(const struct ppt_desc *d, const unsigned char *f,
 	r->ncells = n;
 }
 
-static bool ppt_row_matches(const struct ppt_ui *p, const struct ppt_row *r)
+static bool ppt_row_matches(const struct ppt_view *p, const struct ppt_row *r)
 {
 	return pptfilter_match(&p->filter, r->type, r->line, r->names,
 			       r->values, r->ncells);
@@ -114,7 +145,7 @@ static bool ppt_row_matches(const struct ppt_ui *p, const struct ppt_row *r)
 /* Rows the filter keeps, newest first; the selection follows its frame. */
 static void ppt_rebuild(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 	struct ppt_row *r;
 	size_t keep = 0;
@@ -136,15 +167,15 @@ static void ppt_rebuild(struct tui *t)
 		p->rows[p->nrows++] = (uint32_t)s;
 	}
 	free(r);
-	p->selected = keep;
-	if (p->nrows && p->selected >= p->nrows)
-		p->selected = p->nrows - 1;
+	p->list.selected = keep;
+	if (p->nrows && p->list.selected >= p->nrows)
+		p->list.selected = p->nrows - 1;
 }
 
 /* Start the copy of tab p->tab again from what the engine holds. */
 static void ppt_reset_copy(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 	uint64_t next = p->tab < p->nbufs ? p->bufs[p->tab].next_pos : 0;
 	/* The frame size comes from the target: a byte budget too. */
@@ -155,7 +186,7 @@ static void ppt_reset_copy(struct tui *t)
 	p->n = 0;
 	p->omitted = 0;
 	p->next = next > keep ? next - keep : 0;
-	p->selected = p->top = 0;
+	p->list.selected = p->list.top = 0;
 	p->selected_pos = UINT64_MAX;
 	free(p->bytes);
 	p->bytes = d && keep ? malloc(keep * d->frame_size) : NULL;
@@ -169,7 +200,7 @@ static void ppt_reset_copy(struct tui *t)
 /* Append what the engine delivered since the last refresh. */
 static void ppt_pull(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 	uint64_t want, skipped = 0, next;
 
@@ -198,9 +229,9 @@ static void ppt_pull(struct tui *t)
 	}
 }
 
-void ppt_view_refresh(struct tui *t)
+static void ppt_view_refresh(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 
 	engine_ppt_info(t->engine, &p->info);
 	p->nbufs = engine_ppt_buffers(t->engine, p->bufs, PPT_UI_BUFFERS);
@@ -240,7 +271,7 @@ static int ppt_visible_rows(const struct tui *t)
 }
 
 /* Columns tab i takes: a gap, then " NAME ". */
-static int ppt_tab_width(const struct ppt_ui *p, size_t i)
+static int ppt_tab_width(const struct ppt_view *p, size_t i)
 {
 	return (int)strlen(p->bufs[i].name) + 3;
 }
@@ -250,23 +281,23 @@ static int ppt_tab_width(const struct ppt_ui *p, size_t i)
  * column say that more tabs lie that way. */
 static void ppt_draw_tabs(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	int room = t->cols - 1, used = 1 + ppt_tab_width(p, p->tab), x;
 	size_t first = p->tab, i;
 
 	while (first > 0 && used + ppt_tab_width(p, first - 1) <= room)
 		used += ppt_tab_width(p, --first);
-	x = tui_text(t, 4, 0, TUI_NORMAL, first ? "<" : " ");
+	x = term_text(4, 0, TUI_NORMAL, first ? "<" : " ");
 	for (i = first; i < p->nbufs; i++) {
 		if (i > p->tab && x + ppt_tab_width(p, i) > room)
 			break;
-		x = tui_text(t, 4, x + 1,
-			     i == p->tab ? tui_attr(t, PAIR_SELECTED)
-					 : TUI_NORMAL,
-			     " %s ", p->bufs[i].name);
+		x = term_text(4, x + 1,
+			      i == p->tab ? tui_attr(t, PAIR_SELECTED)
+					  : TUI_NORMAL,
+			      " %s ", p->bufs[i].name);
 	}
 	if (i < p->nbufs)
-		tui_text(t, 4, t->cols - 1, TUI_NORMAL, ">");
+		term_text(4, t->cols - 1, TUI_NORMAL, ">");
 }
 
 static const char *ppt_state_name(enum pptagent_state s)
@@ -299,23 +330,24 @@ static int ppt_books_item(struct tui *t, int x, const char *label, int attr,
 
 	if (x + len > t->cols)
 		return t->cols;
-	x = tui_text(t, 5, x, TUI_NORMAL, "  %s%s", label, label[0] ? " " : "");
-	return tui_text(t, 5, x, attr, "%s", value);
+	x = term_text(5, x, TUI_NORMAL, "  %s%s", label, label[0] ? " " : "");
+	return term_text(5, x, attr, "%s", value);
 }
 
 static void ppt_draw_books(struct tui *t)
 {
-	const struct engine_ppt_buffer *b = &t->ppt.bufs[t->ppt.tab];
+	const struct ppt_view *p = ppt_of(t);
+	const struct engine_ppt_buffer *b = &p->bufs[p->tab];
 	int warn = tui_attr(t, PAIR_WARN), meter = tui_attr(t, PAIR_METER);
 	char lat[32] = "-", v[32];
 	int x;
 
 	if (b->attach_latency_ns)
 		duration_format(lat, sizeof(lat), b->attach_latency_ns);
-	x = tui_text(t, 5, 0, TUI_NORMAL, " %s, %s %" PRIu64 "x%uB",
-		     ppt_state_name(b->state),
-		     b->dynamic ? "dynamic" : "static", b->nframes,
-		     b->frame_size);
+	x = term_text(5, 0, TUI_NORMAL, " %s, %s %" PRIu64 "x%uB",
+		      ppt_state_name(b->state),
+		      b->dynamic ? "dynamic" : "static", b->nframes,
+		      b->frame_size);
 	snprintf(v, sizeof(v), "%.0f/s", b->fps);
 	x = ppt_books_item(t, x, "", meter, v);
 	snprintf(v, sizeof(v), "%" PRIu64, b->delivered);
@@ -325,7 +357,7 @@ static void ppt_draw_books(struct tui *t)
 	snprintf(v, sizeof(v), "%" PRIu64, b->torn);
 	x = ppt_books_item(t, x, "torn", b->torn ? warn : meter, v);
 	x = ppt_books_item(t, x, "first frame", TUI_NORMAL, lat);
-	if (t->ppt.info.ncounters)
+	if (p->info.ncounters)
 		ppt_books_item(t, x, "counters", TUI_NORMAL,
 			       b->counters_setup ? "on" : "not set up");
 }
@@ -341,7 +373,7 @@ static const char *ppt_cell(const struct ppt_row *r, const char *col)
 
 static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const char *cols[PPT_UI_COLS];
 	int width[PPT_UI_COLS];
 	size_t ncols = ppt_columns(d, cols);
@@ -351,16 +383,13 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 
 	if (!r)
 		return;
-	if (p->selected < p->top)
-		p->top = p->selected;
-	if (rows && p->selected >= p->top + (size_t)rows)
-		p->top = p->selected - (size_t)rows + 1;
+	term_list_follow(&p->list, rows, 0);
 	/* Each column as wide as its title and the rows on screen need (SEQ
 	 * and TYPE too: on a narrow screen every column counts). */
 	for (size_t c = 0; c < ncols; c++)
 		width[c] = (int)strlen(cols[c]) < 4 ? 4 : (int)strlen(cols[c]);
-	for (int i = 0; i < rows && p->top + (size_t)i < p->nrows; i++) {
-		size_t s = p->rows[p->top + (size_t)i];
+	for (int i = 0; i < rows && p->list.top + (size_t)i < p->nrows; i++) {
+		size_t s = p->rows[p->list.top + (size_t)i];
 		char seq[16];
 		int w;
 
@@ -377,18 +406,18 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 				width[c] = w < PPT_CELL ? w : PPT_CELL;
 		}
 	}
-	x = tui_text(t, 6, 0, tui_attr(t, PAIR_TITLE), " %*s %8s %-*s", seqw,
-		     "SEQ", "AGE", typew, "TYPE");
+	x = term_text(6, 0, tui_attr(t, PAIR_TITLE), " %*s %8s %-*s", seqw,
+		      "SEQ", "AGE", typew, "TYPE");
 	for (size_t c = 0; c < ncols; c++)
-		x = tui_text(t, 6, x, tui_attr(t, PAIR_TITLE), " %*s", width[c],
-			     cols[c]);
+		x = term_text(6, x, tui_attr(t, PAIR_TITLE), " %*s", width[c],
+			      cols[c]);
 	for (int cx = x; cx < t->cols; cx++)
 		mvaddch(6, cx, ' ' | tui_attr(t, PAIR_TITLE));
-	for (int i = 0; i < rows && p->top + (size_t)i < p->nrows; i++) {
-		size_t k = p->top + (size_t)i, s = p->rows[k];
+	for (int i = 0; i < rows && p->list.top + (size_t)i < p->nrows; i++) {
+		size_t k = p->list.top + (size_t)i, s = p->rows[k];
 		const struct pptagent_frame *m = &p->meta[s];
-		int attr = k == p->selected ? tui_attr(t, PAIR_SELECTED)
-					    : TUI_NORMAL;
+		int attr = k == p->list.selected ? tui_attr(t, PAIR_SELECTED)
+						 : TUI_NORMAL;
 		char age[32];
 		int y = PPT_FIRST_ROW + i;
 
@@ -396,13 +425,12 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 		duration_format(age, sizeof(age),
 				now > m->ts ? now - m->ts : 0);
 		if (attr != TUI_NORMAL)
-			for (int cx = 0; cx < t->cols; cx++)
-				mvaddch(y, cx, ' ' | attr);
-		x = tui_text(t, y, 0, attr, " %*u %8s %-*.*s", seqw, m->index,
-			     age, typew, typew, r->type);
+			term_fill(y, attr);
+		x = term_text(y, 0, attr, " %*u %8s %-*.*s", seqw, m->index,
+			      age, typew, typew, r->type);
 		for (size_t c = 0; c < ncols; c++)
-			x = tui_text(t, y, x, attr, " %*s", width[c],
-				     ppt_cell(r, cols[c]));
+			x = term_text(y, x, attr, " %*s", width[c],
+				      ppt_cell(r, cols[c]));
 	}
 	free(r);
 }
@@ -428,7 +456,7 @@ static void ppt_draw_wrapped(struct tui *t, int y, int attr, const char *prefix,
 			if (cut == 0)
 				cut = room;
 		}
-		tui_text(t, y, 1, attr, "%.*s", cut, s);
+		term_text(y, 1, attr, "%.*s", cut, s);
 		s += cut;
 		while (*s == ' ')
 			s++;
@@ -446,9 +474,9 @@ static void ppt_draw_bar(struct tui *t)
 	int x = 0;
 
 	if (t->input != INPUT_NONE && t->input != INPUT_GOTO) {
-		tui_text(t, t->lines - 1, 0, TUI_NORMAL, "%s: %s",
-			 t->input == INPUT_SEARCH ? "Search" : "Filter",
-			 t->line);
+		term_text(t->lines - 1, 0, TUI_NORMAL, "%s: %s",
+			  t->input == INPUT_SEARCH ? "Search" : "Filter",
+			  t->line);
 		curs_set(1);
 		return;
 	}
@@ -459,9 +487,9 @@ static void ppt_draw_bar(struct tui *t)
 
 		if (x + len > t->cols)
 			break;
-		x = tui_text(t, t->lines - 1, x, TUI_NORMAL, "%s%s", keys[i],
-			     i + 1 < sizeof(keys) / sizeof(keys[0]) ? "  "
-								    : "");
+		x = term_text(t->lines - 1, x, TUI_NORMAL, "%s%s", keys[i],
+			      i + 1 < sizeof(keys) / sizeof(keys[0]) ? "  "
+								     : "");
 	}
 }
 
@@ -471,7 +499,7 @@ static void ppt_draw_bar(struct tui *t)
 static int ppt_notes(const struct tui *t, const char **lines, char *buf,
 		     size_t n)
 {
-	const struct engine_ppt_info *in = &t->ppt.info;
+	const struct engine_ppt_info *in = &ppt_of(t)->info;
 	int k = 0;
 
 	if (in->refused[0])
@@ -492,25 +520,25 @@ static void ppt_draw_notes(struct tui *t)
 	int k = ppt_notes(t, lines, buf, sizeof(buf));
 
 	for (int i = 0; i < k; i++)
-		tui_text(t, t->lines - 1 - k + i, 1, tui_attr(t, PAIR_WARN),
-			 "%s", lines[i]);
+		term_text(t->lines - 1 - k + i, 1, tui_attr(t, PAIR_WARN), "%s",
+			  lines[i]);
 }
 
-void ppt_view_draw(struct tui *t)
+static void ppt_view_draw(struct tui *t)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 
 	if (!p->info.enabled && t->replay) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "ppt frames are not recorded: a replay has the "
-			 "coroutines only.");
+		term_text(5, 1, TUI_NORMAL,
+			  "ppt frames are not recorded: a replay has the "
+			  "coroutines only.");
 	} else if (!p->info.enabled) {
-		tui_text(t, 5, 1, TUI_NORMAL,
-			 "No ppt buffers: attach to a running process with "
-			 "corotop -p PID.");
+		term_text(5, 1, TUI_NORMAL,
+			  "No ppt buffers: attach to a running process with "
+			  "corotop -p PID.");
 	} else if (!p->nbufs || p->tab >= p->nbufs) {
-		tui_text(t, 5, 1, TUI_NORMAL, "No buffers attached.");
+		term_text(5, 1, TUI_NORMAL, "No buffers attached.");
 	} else {
 		ppt_draw_tabs(t);
 		if (p->bufs[p->tab].state != PPTAGENT_DETACHED)
@@ -520,14 +548,15 @@ void ppt_view_draw(struct tui *t)
 				t, 6, tui_attr(t, PAIR_WARN),
 				"not attached: ", p->bufs[p->tab].warning);
 		else if (!p->nrows)
-			tui_text(t, 7, 1, TUI_NORMAL, "%s",
-				 p->n ? "No frame matches the filter."
-				 : p->bufs[p->tab].rendezvous
-					 ? "No frames yet: the probe attaches "
-					   "at the program's next coroutine "
-					   "transition."
-					 : "No frames yet: the client attaches "
-					   "at its next save.");
+			term_text(
+				7, 1, TUI_NORMAL, "%s",
+				p->n ? "No frame matches the filter."
+				: p->bufs[p->tab].rendezvous
+					? "No frames yet: the probe attaches "
+					  "at the program's next coroutine "
+					  "transition."
+					: "No frames yet: the client attaches "
+					  "at its next save.");
 		else
 			ppt_draw_rows(t, d);
 	}
@@ -535,25 +564,19 @@ void ppt_view_draw(struct tui *t)
 	ppt_draw_bar(t);
 }
 
-static unsigned ppt_move(struct tui *t, long delta)
+static unsigned ppt_move(struct tui *t, enum term_motion m, int page)
 {
-	struct ppt_ui *p = &t->ppt;
-	long sel = (long)p->selected + delta;
+	struct ppt_view *p = ppt_of(t);
 
-	if (!p->nrows)
+	if (!term_list_motion(&p->list, p->nrows, m, page))
 		return REACT_NONE;
-	if (sel < 0)
-		sel = 0;
-	if (sel >= (long)p->nrows)
-		sel = (long)p->nrows - 1;
-	p->selected = (size_t)sel;
-	p->selected_pos = p->meta[p->rows[p->selected]].pos;
+	p->selected_pos = p->meta[p->rows[p->list.selected]].pos;
 	return REACT_REDRAW;
 }
 
 static unsigned ppt_tab(struct tui *t, int dir)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 
 	if (p->nbufs < 2)
 		return REACT_NONE;
@@ -566,24 +589,19 @@ static unsigned ppt_tab(struct tui *t, int dir)
 	return REACT_REDRAW;
 }
 
-int ppt_view_action(struct tui *t, enum tui_action a, int page)
+/* An action in the ppt view: its reactions, or -1 for the default. */
+static int ppt_view_action(struct tui *t, enum tui_action a, int page)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 
-	page = page > 1 ? page - 1 : 1;
 	switch (a) {
 	case ACT_UP:
-		return (int)ppt_move(t, -1);
 	case ACT_DOWN:
-		return (int)ppt_move(t, 1);
 	case ACT_PAGE_UP:
-		return (int)ppt_move(t, -page);
 	case ACT_PAGE_DOWN:
-		return (int)ppt_move(t, page);
 	case ACT_HOME:
-		return (int)ppt_move(t, -(long)p->nrows);
 	case ACT_END:
-		return (int)ppt_move(t, (long)p->nrows);
+		return (int)ppt_move(t, keymap_motion(a), page);
 	case ACT_TAB_NEXT:
 		return (int)ppt_tab(t, 1);
 	case ACT_TAB_PREV:
@@ -606,9 +624,10 @@ int ppt_view_action(struct tui *t, enum tui_action a, int page)
 	}
 }
 
-void ppt_view_search(struct tui *t, int dir, bool include_current)
+/* Search (view.h): from the selection, says when nothing matches. */
+static void ppt_view_search(struct tui *t, int dir, bool include_current)
 {
-	struct ppt_ui *p = &t->ppt;
+	struct ppt_view *p = ppt_of(t);
 	const struct ppt_desc *d = ppt_desc(t);
 	struct ppt_row *r;
 
@@ -618,14 +637,14 @@ void ppt_view_search(struct tui *t, int dir, bool include_current)
 	if (!r)
 		return;
 	for (size_t step = include_current ? 0 : 1; step <= p->nrows; step++) {
-		long at =
-			((long)p->selected + (long)step * dir) % (long)p->nrows;
+		long at = ((long)p->list.selected + (long)step * dir) %
+			  (long)p->nrows;
 		size_t k = (size_t)(at < 0 ? at + (long)p->nrows : at);
 		size_t s = p->rows[k];
 
 		ppt_row_fill(d, p->bytes + s * d->frame_size, r);
 		if (pptfilter_contains(r->line, t->search)) {
-			p->selected = k;
+			p->list.selected = k;
 			p->selected_pos = p->meta[s].pos;
 			free(r);
 			return;
@@ -636,10 +655,53 @@ void ppt_view_search(struct tui *t, int dir, bool include_current)
 		 t->search);
 }
 
-bool ppt_view_filter(struct tui *t, const char *text, char *err, size_t errlen)
+static bool ppt_view_filter(struct tui *t, const char *text, char *err,
+			    size_t errlen)
 {
-	if (!pptfilter_set(&t->ppt.filter, text, err, errlen))
+	if (!pptfilter_set(&ppt_of(t)->filter, text, err, errlen))
 		return false;
 	ppt_rebuild(t);
 	return true;
 }
+
+static const char *ppt_view_filter_text(const struct tui *t)
+{
+	return ppt_of(t)->filter.text;
+}
+
+static void *ppt_view_create(struct tui *t)
+{
+	struct ppt_view *p = calloc(1, sizeof(*p));
+
+	(void)t;
+	if (p)
+		pptfilter_init(&p->filter);
+	return p;
+}
+
+static void ppt_view_destroy(void *state)
+{
+	ppt_finish(state);
+	free(state);
+}
+
+/* Opened afresh: the buffers and frames of now. */
+static void ppt_view_open(struct tui *t, enum tui_view from)
+{
+	(void)from;
+	ppt_view_refresh(t);
+}
+
+const struct tui_view_impl ppt_view_impl = {
+	.name = "ppt",
+	.opens = ACT_PPT,
+	.create = ppt_view_create,
+	.destroy = ppt_view_destroy,
+	.open = ppt_view_open,
+	.update = ppt_view_refresh,
+	.draw = ppt_view_draw,
+	.action = ppt_view_action,
+	.search = ppt_view_search,
+	.filter = ppt_view_filter,
+	.filter_text = ppt_view_filter_text,
+};

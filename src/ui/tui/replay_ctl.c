@@ -170,7 +170,7 @@ static unsigned rc_say(struct tui *t, const char *what)
 unsigned replay_ctl_action(struct tui *t, enum tui_action a)
 {
 	struct engine_replay_info ri;
-	bool detail = t->view == VIEW_DETAIL;
+	bool detail = tui_view(t)->follows; /* steps by its transitions */
 
 	engine_replay_info(t->engine, &ri);
 	switch (a) {
@@ -255,18 +255,18 @@ int replay_ctl_header(struct tui *t, int y)
 		nlen = room > 0 ? room : 0;
 	while (nlen > 0 && ((unsigned char)name[nlen] & 0xc0) == 0x80)
 		nlen--;
-	x = tui_text(t, y, 0, tui_attr(t, PAIR_HEADER), "%s%.*s%s", lead, nlen,
-		     name, tail);
+	x = term_text(y, 0, tui_attr(t, PAIR_HEADER), "%s%.*s%s", lead, nlen,
+		      name, tail);
 	/* A position bar in what is left of the line. */
 	width = t->cols - x - 4;
 	if (width < 10)
 		return x;
 	fill = span ? (int)((double)at / (double)span * width) : width;
-	x = tui_text(t, y, x + 2, tui_attr(t, PAIR_HEADER), "[");
+	x = term_text(y, x + 2, tui_attr(t, PAIR_HEADER), "[");
 	for (int i = 0; i < width; i++)
-		x = tui_text(t, y, x, tui_attr(t, PAIR_HEADER), "%c",
-			     i < fill	 ? '='
-			     : i == fill ? '|'
-					 : '-');
-	return tui_text(t, y, x, tui_attr(t, PAIR_HEADER), "]");
+		x = term_text(y, x, tui_attr(t, PAIR_HEADER), "%c",
+			      i < fill	  ? '='
+			      : i == fill ? '|'
+					  : '-');
+	return term_text(y, x, tui_attr(t, PAIR_HEADER), "]");
 }

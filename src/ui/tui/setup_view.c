@@ -9,12 +9,23 @@
  */
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ui/settings/config.h"
 #include "ui/tui/tui.h"
 
 #define SETUP_ITEMS (LINT_COUNT + COL_COUNT)
+
+/* The setup screen's state: the line picked, lints first. */
+struct setup_view {
+	int item;
+};
+
+static struct setup_view *setup_of(const struct tui *t)
+{
+	return t->view_state[VIEW_SETUP];
+}
 
 static void setup_save(struct tui *t, const char *key, const char *value)
 {
@@ -64,18 +75,20 @@ static void setup_lint_changed(struct tui *t, int k, bool threshold)
 	setup_save(t, key, value);
 }
 
-unsigned setup_view_key(struct tui *t, int key)
+/* Setup is modal: it takes every key (see the top of the file). */
+static unsigned setup_view_key(struct tui *t, int key)
 {
-	int i = t->setup_item;
+	struct setup_view *sv = setup_of(t);
+	int i = sv->item;
 
 	switch (key) {
 	case KEY_UP:
 	case 'k':
-		t->setup_item = i > 0 ? i - 1 : 0;
+		sv->item = i > 0 ? i - 1 : 0;
 		return REACT_REDRAW;
 	case KEY_DOWN:
 	case 'j':
-		t->setup_item = i + 1 < SETUP_ITEMS ? i + 1 : i;
+		sv->item = i + 1 < SETUP_ITEMS ? i + 1 : i;
 		return REACT_REDRAW;
 	case ' ':
 	case '\n':
@@ -108,39 +121,52 @@ unsigned setup_view_key(struct tui *t, int key)
 	case 'q':
 	case 'S':
 	case KEY_F(2):
-		t->view = VIEW_TABLE;
-		return REACT_REDRAW;
+		return tui_view_show(t, VIEW_TABLE);
 	default:
 		return REACT_NONE;
 	}
 }
 
-void setup_view_draw(struct tui *t)
+static void setup_view_draw(struct tui *t)
 {
+	int item = setup_of(t)->item;
 	int y = 5;
 
-	tui_text(t, y++, 1, A_BOLD, "Warnings");
+	term_text(y++, 1, A_BOLD, "Warnings");
 	for (int k = 0; k < LINT_COUNT && y < t->lines - 2; k++) {
-		int attr = k == t->setup_item ? tui_attr(t, PAIR_SELECTED)
-					      : TUI_NORMAL;
+		int attr = k == item ? tui_attr(t, PAIR_SELECTED) : TUI_NORMAL;
 
-		tui_text(t, y++, 2, attr, " [%c] %-13s > %g%-3s %s ",
-			 t->lints.enabled[k] ? 'x' : ' ', lint_name(k),
-			 lint_threshold(&t->lints, k), lint_unit(k),
-			 lint_tag(k));
+		term_text(y++, 2, attr, " [%c] %-13s > %g%-3s %s ",
+			  t->lints.enabled[k] ? 'x' : ' ', lint_name(k),
+			  lint_threshold(&t->lints, k), lint_unit(k),
+			  lint_tag(k));
 	}
 	y++;
-	tui_text(t, y++, 1, A_BOLD, "Columns");
+	term_text(y++, 1, A_BOLD, "Columns");
 	for (int c = 0; c < COL_COUNT && y < t->lines - 2; c++) {
-		int attr = LINT_COUNT + c == t->setup_item
-				   ? tui_attr(t, PAIR_SELECTED)
-				   : TUI_NORMAL;
+		int attr = LINT_COUNT + c == item ? tui_attr(t, PAIR_SELECTED)
+						  : TUI_NORMAL;
 
-		tui_text(t, y++, 2, attr, " [%c] %-9s %s ",
-			 t->hidden[c] ? ' ' : 'x', column_table[c].title,
-			 c == COL_ID ? "(always shown)" : "");
+		term_text(y++, 2, attr, " [%c] %-9s %s ",
+			  t->hidden[c] ? ' ' : 'x', column_table[c].title,
+			  c == COL_ID ? "(always shown)" : "");
 	}
-	tui_text(t, t->lines - 1, 0, A_NORMAL,
-		 "Up/Down pick  Space toggle  +/- threshold  Esc back%s",
-		 t->opt.config_path ? "  (changes are saved)" : "");
+	term_text(t->lines - 1, 0, A_NORMAL,
+		  "Up/Down pick  Space toggle  +/- threshold  Esc back%s",
+		  t->opt.config_path ? "  (changes are saved)" : "");
 }
+
+static void *setup_view_create(struct tui *t)
+{
+	(void)t;
+	return calloc(1, sizeof(struct setup_view));
+}
+
+const struct tui_view_impl setup_view_impl = {
+	.name = "setup",
+	.opens = ACT_SETUP,
+	.create = setup_view_create,
+	.destroy = free,
+	.draw = setup_view_draw,
+	.key = setup_view_key,
+};

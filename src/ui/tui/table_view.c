@@ -22,11 +22,12 @@
 
 #include "engine/ctp/lint.h"
 #include "ui/tui/replay_ctl.h"
+#include "ui/term/layout.h"
 #include "ui/tui/tui.h"
 
 #define TABLE_HEADER_LINES 4 /* title, 2 meters, status */
 
-int table_view_first_row(const struct tui *t)
+static int table_view_first_row(const struct tui *t)
 {
 	(void)t;
 	return TABLE_HEADER_LINES + 1;
@@ -39,11 +40,12 @@ int table_view_visible_rows(const struct tui *t)
 	return n > 0 ? n : 0;
 }
 
-const struct model_coro *table_view_selected(const struct tui *t)
+static const struct model_coro *table_view_selected(const struct tui *t)
 {
-	if (t->selected >= t->nrows || t->rows[t->selected].coro == UINT32_MAX)
+	if (t->list.selected >= t->nrows ||
+	    t->rows[t->list.selected].coro == UINT32_MAX)
 		return NULL;
-	return &t->snap.coro[t->rows[t->selected].coro];
+	return &t->snap.coro[t->rows[t->list.selected].coro];
 }
 
 static bool table_grow(struct tui *t, size_t need)
@@ -119,31 +121,33 @@ void table_view_rebuild(struct tui *t)
 			break;
 	for (size_t r = 0; i < t->snap.count && r < n; r++)
 		if (t->rows[r].coro == i) {
-			t->selected = r;
+			t->list.selected = r;
 			return;
 		}
-	if (t->selected >= n)
-		t->selected = n ? n - 1 : 0;
+	if (t->list.selected >= n)
+		t->list.selected = n ? n - 1 : 0;
 	/* The table moves on to a neighbour; the detail view keeps asking
 	 * for its own coroutine, and says so when it is gone. */
-	if (n && t->rows[t->selected].coro != UINT32_MAX &&
-	    t->view != VIEW_DETAIL)
-		t->selected_id = t->snap.coro[t->rows[t->selected].coro].id;
+	if (n && t->rows[t->list.selected].coro != UINT32_MAX &&
+	    !tui_view(t)->follows)
+		t->selected_id =
+			t->snap.coro[t->rows[t->list.selected].coro].id;
 }
 
-bool table_view_search(struct tui *t, int dir, bool include_current)
+/* Move the selection to the next (dir 1) or previous (-1) search match. */
+static bool table_view_search(struct tui *t, int dir, bool include_current)
 {
 	size_t n = t->nrows;
 
 	for (size_t k = include_current ? 0 : 1; k <= n && n; k++) {
-		size_t i = (t->selected + (dir > 0 ? k : n - k % n)) % n;
+		size_t i = (t->list.selected + (dir > 0 ? k : n - k % n)) % n;
 
 		if (t->rows[i].coro == UINT32_MAX)
 			continue;
 		if (filter_row_contains(&t->snap,
 					&t->snap.coro[t->rows[i].coro],
 					t->search)) {
-			t->selected = i;
+			t->list.selected = i;
 			t->selected_id = t->snap.coro[t->rows[i].coro].id;
 			return true;
 		}
@@ -151,50 +155,106 @@ bool table_view_search(struct tui *t, int dir, bool include_current)
 	return false;
 }
 
-/* ---- layout ---- */
-
-struct table_layout {
-	bool shown[COL_COUNT];
-	int x[COL_COUNT];
-	int width[COL_COUNT];
-};
-
-static void table_layout(const struct tui *t, struct table_layout *lay)
+/* The table's search (view.h): incremental (include_current) or n / N. */
+static void table_view_find(struct tui *t, int dir, bool include_current)
 {
-	int total = 0, x = 0;
+	if (!t->search[0] || table_view_search(t, dir, include_current))
+		return;
+	snprintf(t->message, sizeof(t->message),
+		 include_current ? "no match for '%s'"
+				 : "no more matches for '%s'",
+		 t->search);
+}
 
-	for (int c = 0; c < COL_COUNT; c++) {
-		int w = column_table[c].width;
+static bool table_view_filter(struct tui *t, const char *text, char *err,
+			      size_t errlen)
+{
+	return filter_set(&t->filter, text, err, errlen);
+}
 
-		lay->shown[c] = !t->hidden[c];
-		if (!lay->shown[c])
-			continue;
-		/* The flexible column needs 12 and takes what is left. */
-		lay->width[c] = w < 0 ? 12 : w;
-		total += lay->width[c] + 1;
+static const char *table_view_filter_text(const struct tui *t)
+{
+	return t->filter.text;
+}
+
+/* ---- actions ---- */
+
+unsigned table_view_move(struct tui *t, long delta)
+{
+	long sel;
+
+	if (!term_list_move(&t->list, t->nrows, delta))
+		return REACT_NONE;
+	sel = (long)t->list.selected;
+	/* Group headers are not selectable: step on to a coroutine in the
+	 * direction of travel, or back if the header is the last row. */
+	while (t->rows[sel].coro == UINT32_MAX) {
+		long next = sel + (delta < 0 && sel > 0 ? -1 : 1);
+
+		if (delta < 0 && sel == 0)
+			next = 1;
+		if (next < 0 || next >= (long)t->nrows)
+			break;
+		sel = next;
+		if (delta < 0 && sel == 0)
+			break;
 	}
-	/* Drop the least important columns until the rest fit. */
-	for (int prio = 6; prio > 0 && total > t->cols; prio--)
-		for (int c = COL_COUNT - 1; c >= 0 && total > t->cols; c--)
-			if (column_table[c].priority == prio && lay->shown[c]) {
-				lay->shown[c] = false;
-				total -= lay->width[c] + 1;
-			}
-	for (int c = 0; c < COL_COUNT; c++) {
-		if (!lay->shown[c])
-			continue;
-		lay->x[c] = x;
-		/* `total` counts the flexible column at its minimum; it gets
-		 * whatever the others leave (one column spare at the edge). */
-		if (column_table[c].width < 0 && t->cols - 1 > total)
-			lay->width[c] += t->cols - 1 - total;
-		x += lay->width[c] + 1;
+	t->list.selected = (size_t)sel;
+	if (t->rows[sel].coro != UINT32_MAX)
+		t->selected_id = t->snap.coro[t->rows[sel].coro].id;
+	return REACT_REDRAW;
+}
+
+unsigned table_view_sort(struct tui *t, int dir)
+{
+	t->sort_column = (t->sort_column + dir + COL_COUNT) % COL_COUNT;
+	snprintf(t->message, sizeof(t->message), "sorted by %s%s",
+		 column_table[t->sort_column].title,
+		 t->sort_invert ? " (inverted)" : "");
+	return REACT_REBUILD | REACT_REDRAW;
+}
+
+/* While the table shows: Enter opens the selected coroutine, Esc clears
+ * the filter first. */
+static int table_view_action(struct tui *t, enum tui_action a, int page)
+{
+	(void)page;
+	switch (a) {
+	case ACT_ENTER:
+		if (!table_view_selected(t))
+			return REACT_NONE;
+		return (int)tui_view_show(t, VIEW_DETAIL);
+	case ACT_BACK:
+		if (!t->filter.active)
+			return -1;
+		filter_set(&t->filter, "", NULL, 0);
+		return REACT_REBUILD | REACT_REDRAW;
+	default:
+		return -1;
 	}
 }
 
-int table_view_column_at(const struct tui *t, int x)
+/* ---- layout ---- */
+
+/* The columns the user did not hide, dropped by priority when the screen
+ * is narrow; WHERE takes what is left (term_layout). */
+static void table_layout(const struct tui *t, struct term_layout *lay)
 {
-	struct table_layout lay;
+	struct term_layout_column col[COL_COUNT];
+
+	for (int c = 0; c < COL_COUNT; c++)
+		col[c] = (struct term_layout_column){
+			.width = column_table[c].width,
+			.priority = column_table[c].priority,
+			.hidden = t->hidden[c],
+		};
+	term_layout(lay, col, COL_COUNT, t->cols);
+}
+
+/* The column under screen column x in the titles, or -1. */
+static int table_view_column_at(const struct tui *t, int x)
+{
+	struct term_layout lay;
 
 	table_layout(t, &lay);
 	for (int c = 0; c < COL_COUNT; c++)
@@ -204,14 +264,36 @@ int table_view_column_at(const struct tui *t, int x)
 	return -1;
 }
 
-/* ---- drawing ---- */
-
-static void table_fill_line(struct tui *t, int y, int attr)
+/* The wheel moves, a click on a row selects it, a click on a column's
+ * title sorts by it (again: inverted). */
+static unsigned table_view_mouse(struct tui *t, const MEVENT *ev)
 {
-	attron(attr);
-	mvhline(y, 0, ' ', t->cols);
-	attroff(attr);
+	int first = table_view_first_row(t);
+
+	if (ev->bstate & BUTTON4_PRESSED)
+		return table_view_move(t, -3);
+	if (ev->bstate & BUTTON5_PRESSED)
+		return table_view_move(t, 3);
+	if (!(ev->bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
+		return REACT_NONE;
+	if (ev->y == first - 1) {
+		int col = table_view_column_at(t, ev->x);
+
+		if (col < 0)
+			return REACT_NONE;
+		if (col == t->sort_column)
+			t->sort_invert = !t->sort_invert;
+		t->sort_column = col;
+		return table_view_sort(t, 0);
+	}
+	if (ev->y >= first && (size_t)(ev->y - first) + t->list.top < t->nrows)
+		return table_view_move(
+			t, (long)(t->list.top + (size_t)(ev->y - first)) -
+				   (long)t->list.selected);
+	return REACT_NONE;
 }
+
+/* ---- drawing ---- */
 
 /* "REC file 12.3 MB", and what the recorder had to drop, on the header
  * line from column x: a recording in progress is never invisible. */
@@ -222,92 +304,83 @@ static void table_record_mark(struct tui *t, int x,
 	const char *name = slash ? slash + 1 : r->path ? r->path : "";
 	int hdr = tui_attr(t, PAIR_HEADER);
 
-	x = tui_text(t, 0, x, hdr | A_BOLD,
-		     r->stopped ? "  REC STOPPED" : "  REC");
-	x = tui_text(t, 0, x, hdr, " %s %.1f MB", name, (double)r->bytes / 1e6);
+	x = term_text(0, x, hdr | A_BOLD,
+		      r->stopped ? "  REC STOPPED" : "  REC");
+	x = term_text(0, x, hdr, " %s %.1f MB", name, (double)r->bytes / 1e6);
 	if (r->dropped)
-		tui_text(t, 0, x, hdr | A_BOLD, "  %" PRIu64 " dropped",
-			 r->dropped);
+		term_text(0, x, hdr | A_BOLD, "  %" PRIu64 " dropped",
+			  r->dropped);
 }
 
 void table_view_header(struct tui *t)
 {
 	const struct snapshot *s = &t->snap;
+	/* The filter of the rows shown: the ppt view has one of its own. */
+	const char *filter = tui_view_rows(t)->filter_text(t);
 	char target[80];
 	int meter = tui_attr(t, PAIR_METER), warn = tui_attr(t, PAIR_WARN);
 	int x;
 
-	table_fill_line(t, 0, tui_attr(t, PAIR_HEADER));
+	term_fill(0, tui_attr(t, PAIR_HEADER));
 	if (s->replay.on) {
 		replay_ctl_header(t, 0);
 	} else {
-		x = tui_text(t, 0, 0, tui_attr(t, PAIR_HEADER),
-			     " corotop  %s  engine %s%s",
-			     snapshot_target_text(s, target, sizeof(target)),
-			     s->error	   ? "STOPPED"
-			     : s->sleeping ? "asleep"
-					   : "harvesting",
-			     t->paused ? "  [PAUSED]" : "");
+		x = term_text(0, 0, tui_attr(t, PAIR_HEADER),
+			      " corotop  %s  engine %s%s",
+			      snapshot_target_text(s, target, sizeof(target)),
+			      s->error	    ? "STOPPED"
+			      : s->sleeping ? "asleep"
+					    : "harvesting",
+			      t->paused ? "  [PAUSED]" : "");
 		if (s->record.on)
 			table_record_mark(t, x, &s->record);
 	}
-	x = tui_text(t, 1, 0, A_NORMAL, " Events ");
-	x = tui_text(t, 1, x, meter, "%.0f/s", s->t.events_per_sec);
-	x = tui_text(t, 1, x, A_NORMAL, "  lost ");
-	x = tui_text(t, 1, x, s->t.lost ? warn : meter, "%" PRIu64, s->t.lost);
+	x = term_text(1, 0, A_NORMAL, " Events ");
+	x = term_text(1, x, meter, "%.0f/s", s->t.events_per_sec);
+	x = term_text(1, x, A_NORMAL, "  lost ");
+	x = term_text(1, x, s->t.lost ? warn : meter, "%" PRIu64, s->t.lost);
 	if (!s->replay.on) { /* neither is recorded */
-		x = tui_text(t, 1, x, A_NORMAL, "  untraced ");
-		x = tui_text(t, 1, x, s->t.untraced ? warn : meter, "%" PRIu64,
-			     s->t.untraced);
-		x = tui_text(t, 1, x, A_NORMAL, "  stations ");
-		x = tui_text(t, 1, x, meter, "%u/%u", s->t.stations_allocated,
-			     s->t.stations_max);
+		x = term_text(1, x, A_NORMAL, "  untraced ");
+		x = term_text(1, x, s->t.untraced ? warn : meter, "%" PRIu64,
+			      s->t.untraced);
+		x = term_text(1, x, A_NORMAL, "  stations ");
+		x = term_text(1, x, meter, "%u/%u", s->t.stations_allocated,
+			      s->t.stations_max);
 	}
-	tui_text(t, 1, x, A_NORMAL, "  total %" PRIu64, s->t.events);
-	x = tui_text(t, 2, 0, A_NORMAL, " Coroutines %zu: ", s->count);
-	x = tui_text(t, 2, x, tui_attr(t, PAIR_RUNNING), "R %u", s->t.running);
-	x = tui_text(t, 2, x, A_NORMAL, "  S %u  ", s->t.suspended);
-	x = tui_text(t, 2, x, tui_attr(t, PAIR_DEAD), "D %u", s->t.dead);
+	term_text(1, x, A_NORMAL, "  total %" PRIu64, s->t.events);
+	x = term_text(2, 0, A_NORMAL, " Coroutines %zu: ", s->count);
+	x = term_text(2, x, tui_attr(t, PAIR_RUNNING), "R %u", s->t.running);
+	x = term_text(2, x, A_NORMAL, "  S %u  ", s->t.suspended);
+	x = term_text(2, x, tui_attr(t, PAIR_DEAD), "D %u", s->t.dead);
 	if (s->replay.on)
-		x = tui_text(t, 2, x, A_NORMAL, "   Warnings");
+		x = term_text(2, x, A_NORMAL, "   Warnings");
 	else
-		x = tui_text(t, 2, x, A_NORMAL,
-			     "  recycled %" PRIu64 "   Warnings",
-			     s->t.recycled);
+		x = term_text(2, x, A_NORMAL,
+			      "  recycled %" PRIu64 "   Warnings",
+			      s->t.recycled);
 	for (int k = 0; k < LINT_COUNT; k++)
-		x = tui_text(t, 2, x, s->warn_counts[k] ? warn : TUI_NORMAL,
-			     " %s %u", lint_tag((enum lint_kind)k),
-			     s->warn_counts[k]);
+		x = term_text(2, x, s->warn_counts[k] ? warn : TUI_NORMAL,
+			      " %s %u", lint_tag((enum lint_kind)k),
+			      s->warn_counts[k]);
 	if (t->input == INPUT_GOTO) {
-		tui_text(t, 3, 0, A_NORMAL,
-			 " Go to (12.5s, 1:30, +5s, -2s, 50%%, end): %s",
-			 t->line);
+		term_text(3, 0, A_NORMAL,
+			  " Go to (12.5s, 1:30, +5s, -2s, 50%%, end): %s",
+			  t->line);
 		curs_set(1);
 	} else if (s->error)
-		tui_text(t, 3, 0, warn, " %s", s->error);
+		term_text(3, 0, warn, " %s", s->error);
 	else if (s->warning && !t->message[0])
-		tui_text(t, 3, 0, warn, " %s", s->warning);
+		term_text(3, 0, warn, " %s", s->warning);
 	else if (t->message[0])
-		tui_text(t, 3, 0, A_NORMAL, " %s", t->message);
-	else if (t->view == VIEW_PPT) {
-		/* The ppt view filters frames with a filter of its own. */
+		term_text(3, 0, A_NORMAL, " %s", t->message);
+	else if (filter[0] || t->search[0]) {
 		int sx = 0;
 
-		if (t->ppt.filter.active)
-			sx = tui_text(t, 3, 0, TUI_NORMAL, " filter: %s",
-				      t->ppt.filter.text);
+		if (filter[0])
+			sx = term_text(3, 0, TUI_NORMAL, " filter: %s", filter);
 		if (t->search[0])
-			tui_text(t, 3, sx, TUI_NORMAL, " %ssearch: %s",
-				 sx ? " " : "", t->search);
-	} else if (t->filter.active || t->search[0]) {
-		int sx = 0;
-
-		if (t->filter.active)
-			sx = tui_text(t, 3, 0, TUI_NORMAL, " filter: %s",
-				      t->filter.text);
-		if (t->search[0])
-			tui_text(t, 3, sx, TUI_NORMAL, " %ssearch: %s",
-				 sx ? " " : "", t->search);
+			term_text(3, sx, TUI_NORMAL, " %ssearch: %s",
+				  sx ? " " : "", t->search);
 	}
 }
 
@@ -332,25 +405,17 @@ static void table_draw_bar(struct tui *t)
 	if (t->input == INPUT_GOTO)
 		return; /* the header's line shows it */
 	if (t->input != INPUT_NONE) {
-		tui_text(t, y, 0, A_NORMAL, "%s: %s",
-			 t->input == INPUT_SEARCH ? "Search" : "Filter",
-			 t->line);
+		term_text(y, 0, A_NORMAL, "%s: %s",
+			  t->input == INPUT_SEARCH ? "Search" : "Filter",
+			  t->line);
 		curs_set(1);
 		return;
 	}
 	curs_set(0);
-	for (size_t i = 0; i < nbar; i++) {
-		int x = getcurx(stdscr);
-
-		if (x + (int)strlen(bar[i][0]) + (int)strlen(bar[i][1]) + 1 >
-		    t->cols)
+	for (size_t i = 0; i < nbar; i++)
+		if (!term_bar_key(bar[i][0], bar[i][1],
+				  tui_attr(t, PAIR_HEADER)))
 			break;
-		printw("%s", bar[i][0]);
-		attron(tui_attr(t, PAIR_HEADER));
-		printw("%s", bar[i][1]);
-		attroff(tui_attr(t, PAIR_HEADER));
-		printw(" ");
-	}
 }
 
 static int table_row_attr(const struct tui *t, const struct model_coro *c,
@@ -366,7 +431,7 @@ static int table_row_attr(const struct tui *t, const struct model_coro *c,
 }
 
 static void table_draw_row(struct tui *t, int y, const struct tui_row *r,
-			   const struct table_layout *lay, bool selected)
+			   const struct term_layout *lay, bool selected)
 {
 	const struct model_coro *c;
 	int attr;
@@ -377,22 +442,22 @@ static void table_draw_row(struct tui *t, int y, const struct tui_row *r,
 		attron(attr);
 		/* tid 0: no transition yet (the TID column shows "-"). */
 		if (r->tid)
-			tui_text(t, y, 0, TUI_NORMAL,
-				 "%s thread %" PRIu64 ": %u coroutine%s",
-				 t->ascii ? "--" : "\u2500\u2500", r->tid,
-				 r->count, r->count == 1 ? "" : "s");
+			term_text(y, 0, TUI_NORMAL,
+				  "%s thread %" PRIu64 ": %u coroutine%s",
+				  t->ascii ? "--" : "\u2500\u2500", r->tid,
+				  r->count, r->count == 1 ? "" : "s");
 		else
-			tui_text(t, y, 0, TUI_NORMAL,
-				 "%s not run yet: %u coroutine%s",
-				 t->ascii ? "--" : "\u2500\u2500", r->count,
-				 r->count == 1 ? "" : "s");
+			term_text(y, 0, TUI_NORMAL,
+				  "%s not run yet: %u coroutine%s",
+				  t->ascii ? "--" : "\u2500\u2500", r->count,
+				  r->count == 1 ? "" : "s");
 		attroff(attr);
 		return;
 	}
 	c = &t->snap.coro[r->coro];
 	attr = table_row_attr(t, c, selected);
 	if (selected)
-		table_fill_line(t, y, attr);
+		term_fill(y, attr);
 	attron(attr);
 	for (int k = 0; k < COL_COUNT; k++) {
 		char cell[96];
@@ -402,28 +467,27 @@ static void table_draw_row(struct tui *t, int y, const struct tui_row *r,
 			continue;
 		column_table[k].cell(cell, sizeof(cell), &t->snap, c);
 		if (k == COL_WARN && c->warn && !selected) {
-			tui_text(t, y, lay->x[k], tui_attr(t, PAIR_WARN),
-				 "%-*.*s", w, w, cell);
+			term_text(y, lay->x[k], tui_attr(t, PAIR_WARN),
+				  "%-*.*s", w, w, cell);
 			continue;
 		}
 		if (column_table[k].width < 0 || column_table[k].left)
-			tui_text(t, y, lay->x[k], A_NORMAL, "%-*.*s", w, w,
-				 cell);
+			term_text(y, lay->x[k], A_NORMAL, "%-*.*s", w, w, cell);
 		else
-			tui_text(t, y, lay->x[k], A_NORMAL, "%*.*s", w, w,
-				 cell);
+			term_text(y, lay->x[k], A_NORMAL, "%*.*s", w, w, cell);
 	}
 	attroff(attr);
 }
 
 void table_view_draw(struct tui *t)
 {
-	struct table_layout lay;
+	struct term_layout lay;
 	int first = table_view_first_row(t), rows = table_view_visible_rows(t);
 	int title = tui_attr(t, PAIR_TITLE);
+	size_t sel;
 
 	table_layout(t, &lay);
-	table_fill_line(t, first - 1, title);
+	term_fill(first - 1, title);
 	attron(title);
 	for (int k = 0; k < COL_COUNT; k++) {
 		int w = lay.width[k];
@@ -437,37 +501,44 @@ void table_view_draw(struct tui *t)
 
 		snprintf(name, sizeof(name), "%s", column_table[k].title);
 		if (column_table[k].width < 0 || column_table[k].left) {
-			int x = tui_text(t, first - 1, lay.x[k], title, "%s",
-					 name);
+			int x = term_text(first - 1, lay.x[k], title, "%s",
+					  name);
 
 			if (k == t->sort_column)
-				tui_text(t, first - 1, x, title, "%s", arrow);
+				term_text(first - 1, x, title, "%s", arrow);
 		} else {
-			tui_text(t, first - 1, lay.x[k], title, "%*s", w, name);
+			term_text(first - 1, lay.x[k], title, "%*s", w, name);
 			/* The arrow sits in the gap after the column. */
 			if (k == t->sort_column)
-				tui_text(t, first - 1, lay.x[k] + w, title,
-					 "%s", arrow);
+				term_text(first - 1, lay.x[k] + w, title, "%s",
+					  arrow);
 		}
 	}
 	attroff(title);
-	/* Scroll so the selection stays visible. */
-	if (t->selected < t->top)
-		t->top = t->selected;
-	/* Show a group's header together with its first row. */
-	if (t->top && t->top == t->selected &&
-	    t->rows[t->top - 1].coro == UINT32_MAX)
-		t->top--;
-	if (rows > 0 && t->selected >= t->top + (size_t)rows)
-		t->top = t->selected - (size_t)rows + 1;
-	if (t->top + (size_t)rows > t->nrows)
-		t->top = t->nrows > (size_t)rows ? t->nrows - (size_t)rows : 0;
-	for (int i = 0; i < rows && t->top + (size_t)i < t->nrows; i++)
-		table_draw_row(t, first + i, &t->rows[t->top + (size_t)i], &lay,
-			       t->top + (size_t)i == t->selected);
+	/* Scroll so the selection stays visible, a group's header together
+	 * with its first row. */
+	sel = t->list.selected;
+	term_list_follow(&t->list, rows,
+			 sel && sel < t->nrows &&
+				 t->rows[sel - 1].coro == UINT32_MAX);
+	term_list_fill(&t->list, t->nrows, rows);
+	for (int i = 0; i < rows && t->list.top + (size_t)i < t->nrows; i++)
+		table_draw_row(t, first + i, &t->rows[t->list.top + (size_t)i],
+			       &lay,
+			       t->list.top + (size_t)i == t->list.selected);
 	if (!t->nrows)
-		tui_text(t, first, 1, A_NORMAL, "%s",
-			 t->filter.active ? "no coroutine matches the filter"
-					  : "no coroutines yet");
+		term_text(first, 1, A_NORMAL, "%s",
+			  t->filter.active ? "no coroutine matches the filter"
+					   : "no coroutines yet");
 	table_draw_bar(t);
 }
+
+const struct tui_view_impl table_view_impl = {
+	.name = "table",
+	.draw = table_view_draw,
+	.action = table_view_action,
+	.mouse = table_view_mouse,
+	.search = table_view_find,
+	.filter = table_view_filter,
+	.filter_text = table_view_filter_text,
+};

@@ -13,6 +13,11 @@
  * Every other callback only sets bits in t->dirty.  Actions (keys, mouse)
  * return reaction flags; they never draw.
  *
+ * The loop knows the views only through their table (view.h): the view
+ * shown draws below the header and acts on an action first; what it leaves
+ * has the meaning every view shares (moving, sorting and grouping the
+ * table's rows, search and filter, pause, quit, the replay's keys).
+ *
  * The terminal (term.c) is restored by term_finish on every way out of
  * tui_run, by an atexit handler if corotop dies through exit() elsewhere,
  * and by a crash handler.
@@ -26,7 +31,6 @@
 #include <curses.h>
 #include <ev.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,26 +85,6 @@ int tui_attr(const struct tui *t, enum tui_pair p)
 	}
 }
 
-int tui_text(const struct tui *t, int y, int x, int attr, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int len;
-
-	if (x >= t->cols || y < 0 || y >= t->lines)
-		return x;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	len = (int)strlen(buf);
-	if (len > t->cols - x)
-		len = t->cols - x;
-	attron(attr);
-	mvaddnstr(y, x, buf, len);
-	attroff(attr);
-	return x + len;
-}
-
 /* The colour pairs tui_attr draws with. */
 static const struct term_pair tui_pairs[] = {
 	{PAIR_HEADER, COLOR_BLACK, COLOR_CYAN, 0},
@@ -127,142 +111,63 @@ static bool tui_start_curses(struct tui *t)
 
 /* ---- actions: change state, return reactions, never draw ---- */
 
-static unsigned tui_move(struct tui *t, long delta)
+/* The search or filter line, for the rows of the view shown: a view
+ * without rows of its own leaves for the table, whose rows it searches. */
+static unsigned tui_input_open(struct tui *t, enum tui_action a)
 {
-	long sel = (long)t->selected + delta;
+	const char *now;
 
-	if (!t->nrows)
-		return REACT_NONE;
-	if (sel < 0)
-		sel = 0;
-	if (sel >= (long)t->nrows)
-		sel = (long)t->nrows - 1;
-	/* Group headers are not selectable: step on to a coroutine in the
-	 * direction of travel, or back if the header is the last row. */
-	while (t->rows[sel].coro == UINT32_MAX) {
-		long next = sel + (delta < 0 && sel > 0 ? -1 : 1);
-
-		if (delta < 0 && sel == 0)
-			next = 1;
-		if (next < 0 || next >= (long)t->nrows)
-			break;
-		sel = next;
-		if (delta < 0 && sel == 0)
-			break;
-	}
-	t->selected = (size_t)sel;
-	if (t->rows[sel].coro != UINT32_MAX)
-		t->selected_id = t->snap.coro[t->rows[sel].coro].id;
+	if (!tui_view(t)->search)
+		tui_view_show(t, VIEW_TABLE);
+	now = tui_view_rows(t)->filter_text(t);
+	t->input = a == ACT_SEARCH ? INPUT_SEARCH : INPUT_FILTER;
+	snprintf(t->line, sizeof(t->line), "%s", a == ACT_FILTER ? now : "");
+	snprintf(t->before, sizeof(t->before), "%s", now);
+	t->line_len = strlen(t->line);
 	return REACT_REDRAW;
 }
 
-static unsigned tui_sort(struct tui *t, int dir)
-{
-	t->sort_column = (t->sort_column + dir + COL_COUNT) % COL_COUNT;
-	snprintf(t->message, sizeof(t->message), "sorted by %s%s",
-		 column_table[t->sort_column].title,
-		 t->sort_invert ? " (inverted)" : "");
-	return REACT_REBUILD | REACT_REDRAW;
-}
-
+/* An action: the view shown acts first; what it leaves has the meaning
+ * every view shares.  Moving, sorting and grouping act on the table's
+ * rows from any view (the detail view follows the selection). */
 static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 {
+	const struct tui_view_impl *v = tui_view(t);
 	int page = table_view_visible_rows(t);
+	enum term_motion m = keymap_motion(a);
+	int open = tui_view_opened_by(a);
 
-	if (t->view == VIEW_HELP) {
-		/* Movement scrolls the help (when it is taller than the
-		 * screen); any other key but quit/redraw/help goes back. */
-		int step = a == ACT_UP		? -1
-			   : a == ACT_DOWN	? 1
-			   : a == ACT_PAGE_UP	? -page
-			   : a == ACT_PAGE_DOWN ? page
-			   : a == ACT_HOME	? -1000
-			   : a == ACT_END	? 1000
-						: 0;
-
-		if (step) {
-			t->help_top += step;
-			if (t->help_top < 0)
-				t->help_top = 0;
-			return REACT_REDRAW;
-		}
-	}
-	if (t->view == VIEW_HELP && a != ACT_QUIT && a != ACT_REDRAW &&
-	    a != ACT_HELP) {
-		t->view = t->back;
-		return REACT_REDRAW;
-	}
-	if (t->view == VIEW_HOT) {
-		int r = hot_view_action(t, a, page);
+	if (v->action) {
+		int r = v->action(t, a, page);
 
 		if (r >= 0)
 			return (unsigned)r;
 	}
-	if (t->view == VIEW_PPT) {
-		int r = ppt_view_action(t, a, page);
-
-		if (r >= 0)
-			return (unsigned)r;
-	}
+	if (open >= 0)
+		return tui_view_toggle(t, (enum tui_view)open);
+	if (m != TERM_MOTION_NONE)
+		return table_view_move(t,
+				       term_motion_step(m, term_list_page(page),
+							(long)t->nrows));
 	switch (a) {
-	case ACT_UP:
-		return tui_move(t, -1);
-	case ACT_DOWN:
-		return tui_move(t, 1);
-	case ACT_PAGE_UP:
-		return tui_move(t, -(page > 1 ? page - 1 : 1));
-	case ACT_PAGE_DOWN:
-		return tui_move(t, page > 1 ? page - 1 : 1);
-	case ACT_HOME:
-		return tui_move(t, -(long)t->nrows);
-	case ACT_END:
-		return tui_move(t, (long)t->nrows);
-	case ACT_ENTER:
-		if (t->view != VIEW_TABLE || !table_view_selected(t))
-			return REACT_NONE;
-		t->view = VIEW_DETAIL;
-		return REACT_REDRAW;
 	case ACT_BACK:
-		if (t->view == VIEW_TABLE && t->filter.active) {
-			filter_set(&t->filter, "", NULL, 0);
-			return REACT_REBUILD | REACT_REDRAW;
-		}
-		t->view = VIEW_TABLE;
-		return REACT_REDRAW;
+		return tui_view_show(t, VIEW_TABLE);
 	case ACT_SORT_NEXT:
-		return tui_sort(t, 1);
+		return table_view_sort(t, 1);
 	case ACT_SORT_PREV:
-		return tui_sort(t, -1);
+		return table_view_sort(t, -1);
 	case ACT_INVERT:
 		t->sort_invert = !t->sort_invert;
-		return tui_sort(t, 0);
+		return table_view_sort(t, 0);
 	case ACT_SEARCH:
-	case ACT_FILTER: {
-		/* The ppt view has a filter of its own. */
-		const char *now = t->view == VIEW_PPT ? t->ppt.filter.text
-						      : t->filter.text;
-
-		if (t->view != VIEW_PPT)
-			t->view = VIEW_TABLE;
-		t->input = a == ACT_SEARCH ? INPUT_SEARCH : INPUT_FILTER;
-		snprintf(t->line, sizeof(t->line), "%s",
-			 a == ACT_FILTER ? now : "");
-		snprintf(t->before, sizeof(t->before), "%s", now);
-		t->line_len = strlen(t->line);
-		return REACT_REDRAW;
-	}
+	case ACT_FILTER:
+		return tui_input_open(t, a);
 	case ACT_SEARCH_NEXT:
 	case ACT_SEARCH_PREV:
 		if (!t->search[0])
 			return REACT_NONE;
-		if (t->view == VIEW_PPT) {
-			ppt_view_search(t, a == ACT_SEARCH_NEXT ? 1 : -1,
-					false);
-			return REACT_REDRAW;
-		}
-		if (!table_view_search(t, a == ACT_SEARCH_NEXT ? 1 : -1, false))
-			snprintf(t->message, sizeof(t->message),
-				 "no more matches for '%s'", t->search);
+		tui_view_rows(t)->search(t, a == ACT_SEARCH_NEXT ? 1 : -1,
+					 false);
 		return REACT_REDRAW;
 	case ACT_GROUP:
 		t->group_by_thread = !t->group_by_thread;
@@ -270,46 +175,12 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 	case ACT_PAUSE:
 		t->paused = !t->paused;
 		return REACT_REDRAW | (t->paused ? 0 : REACT_REFRESH);
-	case ACT_WARNINGS:
-		t->view = t->view == VIEW_WARNINGS ? VIEW_TABLE : VIEW_WARNINGS;
-		return REACT_REDRAW;
-	case ACT_HOT:
-		t->view = t->view == VIEW_HOT ? VIEW_TABLE : VIEW_HOT;
-		if (t->view == VIEW_HOT)
-			hot_view_refresh(t);
-		return REACT_REDRAW;
 	case ACT_EXPORT:
 		return hot_view_export(t);
-	case ACT_PPT:
-		t->view = t->view == VIEW_PPT ? VIEW_TABLE : VIEW_PPT;
-		if (t->view == VIEW_PPT)
-			ppt_view_refresh(t);
-		return REACT_REDRAW;
-	case ACT_TAB_NEXT:
-	case ACT_TAB_PREV:
-		break; /* ppt view only */
-	case ACT_TREE:
-	case ACT_EXPAND:
-	case ACT_COLLAPSE:
-	case ACT_EXPAND_ALL:
-	case ACT_COLLAPSE_ALL:
-		break; /* hot view only */
-	case ACT_SETUP:
-		t->view = VIEW_SETUP;
-		return REACT_REDRAW;
 	case ACT_RESET_RATES:
 		engine_reset_rates(t->engine);
 		snprintf(t->message, sizeof(t->message), "rates reset");
 		return REACT_REFRESH | REACT_REDRAW;
-	case ACT_HELP:
-		if (t->view == VIEW_HELP) {
-			t->view = t->back;
-		} else {
-			t->back = t->view;
-			t->view = VIEW_HELP;
-			t->help_top = 0;
-		}
-		return REACT_REDRAW;
 	case ACT_REDRAW:
 		clearok(curscr, TRUE);
 		return REACT_REDRAW;
@@ -324,18 +195,19 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 	case ACT_REPLAY_START:
 	case ACT_REPLAY_END:
 		return t->replay ? replay_ctl_action(t, a) : REACT_NONE;
-	case ACT_NONE:
-		break;
+	default:
+		/* Enter, the tabs, the tree: the views that have them. */
+		return REACT_NONE;
 	}
-	return REACT_NONE;
 }
 
 /* The search/filter line: printable keys edit it, Backspace deletes a
  * character, Ctrl-W a word and Ctrl-U the line (as readline does), Enter
  * keeps it, Esc cancels.  Search is incremental; a filter applies while it
- * parses. */
+ * parses.  Both act on the rows of the view shown (tui_view_rows). */
 static unsigned tui_input_key(struct tui *t, int key)
 {
+	const struct tui_view_impl *rows = tui_view_rows(t);
 	char err[160] = "";
 	bool done = false, cancel = false;
 
@@ -375,28 +247,14 @@ static unsigned tui_input_key(struct tui *t, int key)
 			for (size_t i = 0; i <= t->line_len; i++)
 				t->search[i] = (char)tolower(
 					(unsigned char)t->line[i]);
-		if (t->view == VIEW_PPT)
-			ppt_view_search(t, 1, true);
-		else if (t->search[0] && !table_view_search(t, 1, true))
-			snprintf(t->message, sizeof(t->message),
-				 "no match for '%s'", t->search);
-	} else if (t->view == VIEW_PPT) {
-		if (cancel)
-			ppt_view_filter(t, t->before, err, sizeof(err));
-		else if (!ppt_view_filter(t, t->line, err, sizeof(err)) &&
-			 done) {
-			ppt_view_filter(t, t->before, NULL, 0);
-			snprintf(t->message, sizeof(t->message),
-				 "%s (filter kept: %s)", err,
-				 t->before[0] ? t->before : "none");
-		}
+		rows->search(t, 1, true);
 	} else if (cancel) {
 		/* Esc: back to the filter that was in effect before. */
-		filter_set(&t->filter, t->before, err, sizeof(err));
-	} else if (!filter_set(&t->filter, t->line, err, sizeof(err)) && done) {
+		rows->filter(t, t->before, err, sizeof(err));
+	} else if (!rows->filter(t, t->line, err, sizeof(err)) && done) {
 		/* A filter that does not parse is not kept, and neither is any
 		 * half-typed prefix of it: restore the previous one. */
-		filter_set(&t->filter, t->before, NULL, 0);
+		rows->filter(t, t->before, NULL, 0);
 		snprintf(t->message, sizeof(t->message), "%s (filter kept: %s)",
 			 err, t->before[0] ? t->before : "none");
 	}
@@ -408,34 +266,15 @@ static unsigned tui_input_key(struct tui *t, int key)
 static unsigned tui_mouse(struct tui *t)
 {
 	MEVENT ev;
-	int first = table_view_first_row(t);
 
-	if (getmouse(&ev) != OK || t->view != VIEW_TABLE)
+	if (getmouse(&ev) != OK || !tui_view(t)->mouse)
 		return REACT_NONE;
-	if (ev.bstate & BUTTON4_PRESSED)
-		return tui_move(t, -3);
-	if (ev.bstate & BUTTON5_PRESSED)
-		return tui_move(t, 3);
-	if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
-		return REACT_NONE;
-	if (ev.y == first - 1) {
-		int col = table_view_column_at(t, ev.x);
-
-		if (col < 0)
-			return REACT_NONE;
-		if (col == t->sort_column)
-			t->sort_invert = !t->sort_invert;
-		t->sort_column = col;
-		return tui_sort(t, 0);
-	}
-	if (ev.y >= first && (size_t)(ev.y - first) + t->top < t->nrows)
-		return tui_move(t, (long)(t->top + (size_t)(ev.y - first)) -
-					   (long)t->selected);
-	return REACT_NONE;
+	return tui_view(t)->mouse(t, &ev);
 }
 
 static unsigned tui_key(struct tui *t, int key)
 {
+	const struct tui_view_impl *v = tui_view(t);
 	const struct key_binding *b;
 
 	if (key == KEY_RESIZE) {
@@ -444,41 +283,42 @@ static unsigned tui_key(struct tui *t, int key)
 	}
 	if (t->input != INPUT_NONE)
 		return tui_input_key(t, key);
-	if (t->view == VIEW_SETUP)
-		return setup_view_key(t, key);
+	if (v->key)
+		return v->key(t, key);
 	if (key == KEY_MOUSE)
 		return tui_mouse(t);
 	t->message[0] = '\0';
-	/* Replaying: the time keys, but + and - still open and close the
-	 * hot-stack tree's nodes. */
-	b = t->replay && !(t->view == VIEW_HOT && key > 0 && key < 128 &&
-			   strchr("+=-", key))
+	/* Replaying: the time keys, but the keys a view keeps (the hot-stack
+	 * tree's + and -). */
+	b = t->replay && !(v->own_keys && key > 0 && key < 128 &&
+			   strchr(v->own_keys, key))
 		    ? keymap_find_replay(key)
 		    : keymap_find(key);
-	if (b && b->action >= ACT_PLAY && t->view != VIEW_HELP)
-		return replay_ctl_action(t, b->action);
 	return b ? tui_dispatch(t, b->action) : REACT_NONE;
 }
 
 /* ---- watchers: mark dirty only ---- */
 
+static unsigned tui_on_key(void *ctx, int key)
+{
+	return tui_key(ctx, key);
+}
+
+static void tui_on_rebuild(void *ctx)
+{
+	table_view_rebuild(ctx);
+}
+
+/* Every key waiting: the next key of the same burst (t then g, say) acts
+ * on the rows this one asked for; drawing still waits. */
 static void tui_on_input(struct ev_loop *loop, ev_io *w, int revents)
 {
+	static const struct term_keys keys = {tui_on_key, tui_on_rebuild};
 	struct tui_loop *l = w->data;
-	int key;
 
 	(void)loop;
 	(void)revents;
-	while ((key = getch()) != ERR) {
-		l->t->dirty |= tui_key(l->t, key);
-		/* The next key of the same burst (t then g, say) must act on
-		 * the rows this one asked for; drawing still waits. */
-		if (l->t->dirty & REACT_REBUILD) {
-			table_view_rebuild(l->t);
-			l->t->dirty =
-				(l->t->dirty & ~REACT_REBUILD) | REACT_REDRAW;
-		}
-	}
+	l->t->dirty = term_keys_drain(&keys, l->t, l->t->dirty);
 }
 
 static void tui_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
@@ -526,25 +366,11 @@ static void tui_draw(struct tui *t)
 {
 	erase();
 	if (t->lines < 10 || t->cols < 40) {
-		tui_text(t, 0, 0, A_NORMAL, "corotop needs 40x10");
-		tui_text(t, 1, 0, A_NORMAL, "(this is %dx%d)", t->cols,
-			 t->lines);
+		term_text(0, 0, A_NORMAL, "corotop needs 40x10");
+		term_text(1, 0, A_NORMAL, "(this is %dx%d)", t->cols, t->lines);
 	} else {
 		table_view_header(t);
-		if (t->view == VIEW_HELP)
-			help_view_draw(t);
-		else if (t->view == VIEW_DETAIL)
-			detail_view_draw(t);
-		else if (t->view == VIEW_WARNINGS)
-			warn_view_draw(t);
-		else if (t->view == VIEW_SETUP)
-			setup_view_draw(t);
-		else if (t->view == VIEW_HOT)
-			hot_view_draw(t);
-		else if (t->view == VIEW_PPT)
-			ppt_view_draw(t);
-		else
-			table_view_draw(t);
+		tui_view(t)->draw(t);
 	}
 	wnoutrefresh(stdscr);
 	doupdate();
@@ -555,6 +381,7 @@ static void tui_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 {
 	struct tui_loop *l = w->data;
 	struct tui *t = l->t;
+	const struct tui_view_impl *under = tui_view_under(t);
 	unsigned d = t->dirty;
 
 	(void)revents;
@@ -566,9 +393,7 @@ static void tui_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 	}
 	/* The detail view (or help over it) wants the full history. */
 	{
-		bool detail = t->view == VIEW_DETAIL ||
-			      (t->view == VIEW_HELP && t->back == VIEW_DETAIL);
-		uint64_t want = detail ? t->selected_id : 0;
+		uint64_t want = under->follows ? t->selected_id : 0;
 
 		if (want != t->watching) {
 			engine_watch(t->engine, want);
@@ -583,12 +408,8 @@ static void tui_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 		}
 	}
 	if ((d & REACT_REFRESH) && !t->paused) {
-		if (t->view == VIEW_HOT ||
-		    (t->view == VIEW_HELP && t->back == VIEW_HOT))
-			hot_view_refresh(t);
-		if (t->view == VIEW_PPT ||
-		    (t->view == VIEW_HELP && t->back == VIEW_PPT))
-			ppt_view_refresh(t);
+		if (under->update)
+			under->update(t);
 		engine_snapshot(t->engine, &t->snap);
 		t->have_snap = true;
 		if (t->snap.target.exited && !t->message[0])
@@ -637,19 +458,22 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	t.sort_column = opt->sort_column >= 0 ? opt->sort_column : COL_ID;
 	t.sort_invert = opt->sort_invert;
 	t.selected_id = UINT64_MAX;
-	t.hot.expand_all = true; /* the hot-stack tree opens fully (E) */
 	t.lints = opt->lints;
 	memcpy(t.hidden, opt->hidden, sizeof(t.hidden));
 	filter_init(&t.filter);
-	pptfilter_init(&t.ppt.filter);
 	order_init(&t.order);
 	if (opt->filter &&
 	    !filter_set(&t.filter, opt->filter, err, sizeof(err))) {
 		fprintf(stderr, "corotop: -F: %s\n", err);
 		return 2;
 	}
+	if (!tui_views_create(&t)) {
+		fprintf(stderr, "corotop: out of memory for the views\n");
+		return 1;
+	}
 	snapshot_init(&t.snap);
 	if (!tui_start_curses(&t)) {
+		tui_views_destroy(&t);
 		fprintf(stderr, "corotop: cannot initialise the terminal\n");
 		return 1;
 	}
@@ -657,6 +481,7 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	l.loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_SIGNALFD);
 	if (!l.loop) {
 		term_finish();
+		tui_views_destroy(&t);
 		fprintf(stderr, "corotop: cannot create the event loop\n");
 		return 1;
 	}
@@ -698,7 +523,6 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	free(t.rows);
 	free(t.idx);
 	order_finish(&t.order);
-	hot_ui_finish(&t.hot);
-	ppt_ui_finish(&t.ppt);
+	tui_views_destroy(&t);
 	return t.exit_status;
 }

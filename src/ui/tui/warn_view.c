@@ -24,7 +24,7 @@ static int warn_cmp(const void *pa, const void *pb, void *ctx)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-void warn_view_draw(struct tui *t)
+static void warn_view_draw(struct tui *t)
 {
 	const struct snapshot *s = &t->snap;
 	const struct model_coro **list;
@@ -42,33 +42,39 @@ void warn_view_draw(struct tui *t)
 			if (s->coro[i].warn & (1u << k))
 				list[n++] = &s->coro[i];
 		qsort_r(list, n, sizeof(*list), warn_cmp, (void *)s);
-		tui_text(t, y, 1, A_BOLD, "%-6s %-13s", lint_tag(k),
-			 lint_name(k));
-		tui_text(t, y++, 22, n ? tui_attr(t, PAIR_WARN) : TUI_NORMAL,
-			 "%s  threshold %g%s  %zu coroutine%s",
-			 lc->enabled[k] ? "on " : "off", lint_threshold(lc, k),
-			 lint_unit(k), n, n == 1 ? "" : "s");
-		tui_text(t, y++, 3, A_DIM, "%s", lint_help(k));
+		term_text(y, 1, A_BOLD, "%-6s %-13s", lint_tag(k),
+			  lint_name(k));
+		term_text(y++, 22, n ? tui_attr(t, PAIR_WARN) : TUI_NORMAL,
+			  "%s  threshold %g%s  %zu coroutine%s",
+			  lc->enabled[k] ? "on " : "off", lint_threshold(lc, k),
+			  lint_unit(k), n, n == 1 ? "" : "s");
+		term_text(y++, 3, A_DIM, "%s", lint_help(k));
 		for (size_t i = 0; i < n && y < t->lines - 2 && shown < 5;
 		     i++, shown++) {
 			char in[16];
 
 			duration_format(in, sizeof(in),
 					snapshot_in_state_ns(s, list[i]));
-			tui_text(t, y++, 5, A_NORMAL,
-				 "%14" PRIx64 " %c %8s  tid %-8" PRIu64
-				 " 0x%" PRIx64,
-				 list[i]->probe_id, list[i]->state, in,
-				 list[i]->last_tid, list[i]->last_addr);
+			term_text(y++, 5, A_NORMAL,
+				  "%14" PRIx64 " %c %8s  tid %-8" PRIu64
+				  " 0x%" PRIx64,
+				  list[i]->probe_id, list[i]->state, in,
+				  list[i]->last_tid, list[i]->last_addr);
 		}
 		if ((size_t)shown < n && y < t->lines - 2)
-			tui_text(t, y++, 5, A_DIM,
-				 "... and %zu more (filter the table: \\ then "
-				 "%s)",
-				 n - (size_t)shown, lint_tag(k));
+			term_text(y++, 5, A_DIM,
+				  "... and %zu more (filter the table: \\ then "
+				  "%s)",
+				  n - (size_t)shown, lint_tag(k));
 		y++;
 	}
 	free(list);
-	tui_text(t, t->lines - 1, 0, A_NORMAL,
-		 "Esc back   S setup thresholds   F1 help   q quit");
+	term_text(t->lines - 1, 0, A_NORMAL,
+		  "Esc back   S setup thresholds   F1 help   q quit");
 }
+
+const struct tui_view_impl warn_view_impl = {
+	.name = "warnings",
+	.opens = ACT_WARNINGS,
+	.draw = warn_view_draw,
+};
