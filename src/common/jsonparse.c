@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 #define JSON_DEFAULT_BYTES ((size_t)1 << 20)
 #define JSON_DEFAULT_DEPTH 64u
 #define JSON_DEFAULT_VALUES ((size_t)200000)
@@ -503,16 +505,9 @@ static struct json_value *json_literal(struct json_parser *p)
 static bool json_push_child(struct json_parser *p, const char *key,
 			    size_t key_len, const struct json_value *v)
 {
-	if (p->nscratch == p->scratch_cap) {
-		size_t cap = p->scratch_cap ? 2 * p->scratch_cap : 64;
-		struct json_member *m =
-			realloc(p->scratch, cap * sizeof(*p->scratch));
-
-		if (!m)
-			return json_oom(p);
-		p->scratch = m;
-		p->scratch_cap = cap;
-	}
+	if (!grow_array((void **)&p->scratch, &p->scratch_cap, p->nscratch + 1,
+			sizeof(*p->scratch)))
+		return json_oom(p);
 	p->scratch[p->nscratch].key = key;
 	p->scratch[p->nscratch].key_len = key_len;
 	p->scratch[p->nscratch].value = v;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "common/hashseed.h"
+#include "common/grow.h"
 
 /* Group keys: (substream) for corotop's recordings, (stream, substream)
  * for others'. */
@@ -124,26 +125,12 @@ static void rp_birth_add(struct replay *r, struct rp_map *m, uint32_t **last,
 {
 	long g;
 
-	if (r->nbirth_opt == r->cap_birth_opt) {
-		size_t nc = r->cap_birth_opt ? r->cap_birth_opt * 2 : 256;
-		struct replay_birth *b = realloc(r->birth_opt, nc * sizeof(*b));
-
-		if (!b)
-			return;
-		r->birth_opt = b;
-		r->cap_birth_opt = nc;
-	}
+	if (!grow_array((void **)&r->birth_opt, &r->cap_birth_opt,
+			r->nbirth_opt + 1, sizeof(*r->birth_opt)))
+		return;
 	g = rp_map_get(m, sub, 0, true);
-	if (g >= 0 && (size_t)g >= *nlast) {
-		size_t nn = *nlast ? *nlast * 2 : 256;
-		uint32_t *l = realloc(*last, nn * sizeof(*l));
-
-		if (l) {
-			*last = l;
-			*nlast = nn;
-		}
-	}
-	if (g >= 0 && (size_t)g < *nlast)
+	if (g >= 0 &&
+	    grow_array((void **)last, nlast, (size_t)g + 1, sizeof(**last)))
 		(*last)[g] = (uint32_t)r->nbirth_opt;
 	r->birth_opt[r->nbirth_opt++] =
 		(struct replay_birth){.sub = sub, .ts = ts, .id = id};
@@ -331,15 +318,13 @@ static bool rp_classify(struct replay *r, struct rp_map *m, uint32_t *grp,
 		if (g < 0 || g >= (1L << 31) - 2)
 			return false;
 		if ((size_t)g >= *cap_count) {
-			size_t cap = *cap_count ? *cap_count * 2 : 1024;
-			uint32_t *c = realloc(*count, cap * sizeof(*c));
+			size_t had = *cap_count;
 
-			if (!c)
+			if (!grow_array((void **)count, cap_count,
+					(size_t)g + 1, sizeof(**count)))
 				return false;
-			memset(c + *cap_count, 0,
-			       (cap - *cap_count) * sizeof(*c));
-			*count = c;
-			*cap_count = cap;
+			memset(*count + had, 0,
+			       (*cap_count - had) * sizeof(**count));
 		}
 		(*count)[g]++;
 		grp[i] =
@@ -356,15 +341,8 @@ static struct replay_coro *rp_coro_new(struct replay *r, uint64_t sub,
 {
 	struct replay_coro *c;
 
-	if (r->ncoro == *cap) {
-		size_t nc = *cap ? *cap * 2 : 1024;
-		struct replay_coro *p = realloc(r->coro, nc * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		r->coro = p;
-		*cap = nc;
-	}
+	if (!grow_array((void **)&r->coro, cap, r->ncoro + 1, sizeof(*r->coro)))
+		return NULL;
 	c = &r->coro[r->ncoro++];
 	memset(c, 0, sizeof(*c));
 	c->substream = sub;
