@@ -242,12 +242,7 @@ void model_tick(struct model *m, uint64_t now)
 		} else if (!m->tick_ts) {
 			m->sw_mark[r] = c->switches;
 		}
-		if (c->state == MODEL_RUNNING)
-			m->t.running++;
-		else if (c->state == MODEL_DEAD)
-			m->t.dead++;
-		else
-			m->t.suspended++;
+		model_totals_count(&m->t, c);
 	}
 	if (rates)
 		m->t.events_per_sec =
