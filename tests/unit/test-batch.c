@@ -89,15 +89,27 @@ static int teardown(void **state)
 	return 0;
 }
 
-static char *print_json(void)
+/* snap as a JSON snapshot (ppt: its "ppt" member, or NULL), or, with a
+ * buffer list l, that list as --list-buffers -f json prints it. */
+static char *print_json_of(const struct batch_ppt *ppt,
+			   const struct engine_buffer_list *l)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	batch_print_json(f, &snap, NULL, 0, NULL, NULL);
+	assert_non_null(f);
+	if (l)
+		batch_print_buffers_json(f, 42, l);
+	else
+		batch_print_json(f, &snap, NULL, 0, NULL, ppt);
 	fclose(f);
 	return buf;
+}
+
+static char *print_json(void)
+{
+	return print_json_of(NULL, NULL);
 }
 
 static char *print_text(unsigned max_rows)
@@ -776,16 +788,11 @@ static void test_json_ppt_invalid_utf8(void **state)
 	};
 	struct batch_ppt ppt = {
 		.info = {.enabled = true, .pid = 7}, .buf = &pb, .n = 1};
+	char *buf = print_json_of(&ppt, NULL);
 	const struct jv *b;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 	struct jv v;
 
 	(void)state;
-	assert_non_null(f);
-	batch_print_json(f, &snap, NULL, 0, NULL, &ppt);
-	fclose(f);
 	assert_non_null(strstr(buf, "\"object\":\"/opt/b\\ufffd.so\""));
 	json_must_parse(buf, &v);
 	b = &json_need(&v, "ppt.buffers", J_ARR)->items[0];
@@ -809,16 +816,11 @@ static void test_list_buffers_json_invalid_utf8(void **state)
 		.error = "ok \xc3\xbc",
 	};
 	struct engine_buffer_list l = {.e = &e, .n = 1};
+	char *buf = print_json_of(NULL, &l);
 	const struct jv *b;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 	struct jv v;
 
 	(void)state;
-	assert_non_null(f);
-	batch_print_buffers_json(f, 42, &l);
-	fclose(f);
 	assert_non_null(strstr(buf, "\"/opt/bad\\ufffd\\u007f.so\""));
 	json_must_parse(buf, &v);
 	assert_int_equal(json_u64(&v, "pid"), 42);
