@@ -38,6 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/utf8.h"
+
 #define JSON_DEFAULT_BYTES ((size_t)1 << 20)
 #define JSON_DEFAULT_DEPTH 64u
 #define JSON_DEFAULT_VALUES ((size_t)200000)
@@ -198,38 +201,6 @@ static int json_hex4(const unsigned char *s)
 	return v;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (n bytes available), or 0
- * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF). */
-static size_t json_utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0; /* overlong */
-	else if (c == 0xed)
-		hi = 0x9f; /* surrogates */
-	else if (c == 0xf0)
-		lo = 0x90; /* overlong */
-	else if (c == 0xf4)
-		hi = 0x8f; /* past U+10FFFF */
-	if (len > n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
 static size_t json_put_utf8(unsigned char *o, unsigned cp)
 {
 	if (cp < 0x80) {
@@ -313,7 +284,7 @@ static bool json_string(struct json_parser *p, const char **out,
 					 "string (write it as \\u%04x)",
 					 c, c);
 		if (c >= 0x80) {
-			k = json_utf8_len(p->s + i, end - i);
+			k = utf8_len(p->s + i, end - i);
 			if (!k)
 				return json_fail(p, i,
 						 "invalid UTF-8 (byte 0x%02x) "
@@ -503,16 +474,9 @@ static struct json_value *json_literal(struct json_parser *p)
 static bool json_push_child(struct json_parser *p, const char *key,
 			    size_t key_len, const struct json_value *v)
 {
-	if (p->nscratch == p->scratch_cap) {
-		size_t cap = p->scratch_cap ? 2 * p->scratch_cap : 64;
-		struct json_member *m =
-			realloc(p->scratch, cap * sizeof(*p->scratch));
-
-		if (!m)
-			return json_oom(p);
-		p->scratch = m;
-		p->scratch_cap = cap;
-	}
+	if (!grow_array((void **)&p->scratch, &p->scratch_cap, p->nscratch + 1,
+			sizeof(*p->scratch)))
+		return json_oom(p);
 	p->scratch[p->nscratch].key = key;
 	p->scratch[p->nscratch].key_len = key_len;
 	p->scratch[p->nscratch].value = v;

@@ -67,6 +67,7 @@
 
 #include "wire/cttable.h"
 #include "common/clock.h"
+#include "common/grow.h"
 
 #define CT_CHECK_NS 50000000ull	      /* peek at most every 50 ms */
 #define CT_NAME_BUDGET_NS 20000000ull /* naming per rotation */
@@ -188,20 +189,6 @@ static void engine_ct_do_rotate(struct engine *e, void *arg)
 
 /* ---- the liveness list (engine lock held) ---- */
 
-static bool engine_ct_fit(uint64_t **v, size_t *cap, size_t need)
-{
-	uint64_t *p;
-
-	if (need <= *cap)
-		return true;
-	p = realloc(*v, need * sizeof(*p));
-	if (!p)
-		return false;
-	*v = p;
-	*cap = need;
-	return true;
-}
-
 static int engine_ct_u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -237,7 +224,8 @@ static void engine_ct_parked_ids(struct engine *e)
 		ct->seen = s;
 		ct->seen_slots = slots;
 	}
-	if (!engine_ct_fit(&ct->preserve, &ct->cap_preserve, cand))
+	if (!grow_array((void **)&ct->preserve, &ct->cap_preserve, cand,
+			sizeof(*ct->preserve)))
 		return;
 	slots = ct->seen_slots;
 	memset(ct->seen, 0, slots * sizeof(*ct->seen));
@@ -283,7 +271,8 @@ static uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u)
 {
 	struct engine_ct *ct = &e->ct;
 
-	if (!engine_ct_fit(&ct->owner, &ct->cap_owner, u->n ? u->n : 1))
+	if (!grow_array((void **)&ct->owner, &ct->cap_owner, u->n ? u->n : 1,
+			sizeof(*ct->owner)))
 		return NULL;
 	for (size_t i = 0; i < u->n; i++) {
 		const struct traceset_entry *t = &u->e[i];

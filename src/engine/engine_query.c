@@ -87,12 +87,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 			continue;
 		out->coro[k] = *c;
 		snapshot_lint_record(out, &lints, &out->coro[k++]);
-		if (c->state == MODEL_RUNNING)
-			out->t.running++;
-		else if (c->state == MODEL_DEAD)
-			out->t.dead++;
-		else
-			out->t.suspended++;
+		model_totals_count(&out->t, c);
 	}
 	out->count = k;
 	engine_copy_history(e, out);

@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "common/jsonstr.h"
 #include "common/pathcheck.h"
 #include "engine/engine.h"
 #include "ui/batch/batch.h"
@@ -349,65 +348,10 @@ static int main_list_buffers(const struct cli *cli)
 		fprintf(stderr, "corotop: %s\n", err);
 		return 1;
 	}
-	if (cli->format == CLI_JSON) {
-		printf("{\"pid\":%d,\"buffers\":[", cli->pid);
-		for (size_t i = 0; i < l.n; i++) {
-			const struct engine_listed_buffer *e = &l.e[i];
-
-			printf("%s{\"name\":", i ? "," : "");
-			jsonstr_write_cstr(stdout, e->name);
-			printf(",\"spelling\":\"%s\",\"object\":",
-			       e->spec_spelling ? "spec" : "generator");
-			jsonstr_write_cstr(stdout, e->object);
-			printf(",\"hmem_addr\":\"0x%llx\",\"stat_addr\":"
-			       "\"0x%llx\",\"json_addr\":\"0x%llx\","
-			       "\"agent_pid\":%d,\"agent_alive\":%s,"
-			       "\"hmem\":%d,\"abi\":",
-			       (unsigned long long)e->hmem_addr,
-			       (unsigned long long)e->stat_addr,
-			       (unsigned long long)e->json_addr,
-			       (int)e->agent_pid,
-			       e->agent_alive ? "true" : "false", (int)e->hmem);
-			jsonstr_write_cstr(stdout, e->abi);
-			printf(",\"frame_size\":%u,\"types\":", e->frame_size);
-			jsonstr_write_cstr(stdout, e->types);
-			printf(",\"error\":");
-			jsonstr_write_cstr(stdout, e->error);
-			printf("}");
-		}
-		printf("],\"warning\":");
-		jsonstr_write_cstr(stdout, l.warning);
-		printf("}\n");
-	} else {
-		printf("process %d: %zu ppt buffer%s\n", cli->pid, l.n,
-		       l.n == 1 ? "" : "s");
-		for (size_t i = 0; i < l.n; i++) {
-			const struct engine_listed_buffer *e = &l.e[i];
-
-			printf("%-16s %s  %s\n", e->name,
-			       e->spec_spelling ? "__ppt_NAME_*"
-						: "_ppt_*_NAME",
-			       e->object);
-			if (e->agent_pid)
-				printf("  in use by agent pid %d (%s)\n",
-				       (int)e->agent_pid,
-				       e->agent_alive ? "running"
-						      : "not running");
-			else
-				printf("  free\n");
-			if (e->described)
-				printf("  ABI %s, %u-byte frames, %s layout%s: "
-				       "%s\n",
-				       e->abi, e->frame_size,
-				       e->resize ? "dynamic" : "static",
-				       e->rendezvous ? ", corotop probe" : "",
-				       e->types);
-			else
-				printf("  not usable: %s\n", e->error);
-		}
-		if (l.warning[0])
-			printf("skipped: %s\n", l.warning);
-	}
+	if (cli->format == CLI_JSON)
+		batch_print_buffers_json(stdout, cli->pid, &l);
+	else
+		batch_print_buffers_text(stdout, cli->pid, &l);
 	engine_buffer_list_finish(&l);
 	return 0;
 }

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 void cray_snap_init(struct cray_snap *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -29,23 +31,6 @@ void cray_snap_finish(struct cray_snap *s)
 	free(s->threads);
 	free(s->members);
 	cray_snap_init(s);
-}
-
-static bool cray_snap_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return true;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = n;
-	return true;
 }
 
 static enum cray_note cray_snap_note(const struct cacheray *c)
@@ -62,8 +47,8 @@ static bool cray_snap_types(struct cray_snap *s, const struct cacheray *c)
 	size_t n = cacheray_ntypes(c);
 
 	s->ntypes = 0;
-	if (!cray_snap_grow((void **)&s->types, &s->cap_types, n,
-			    sizeof(*s->types)))
+	if (!grow_array((void **)&s->types, &s->cap_types, n,
+			sizeof(*s->types)))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		const struct cacheray_type *t = cacheray_type_at(c, i);
@@ -88,8 +73,8 @@ static bool cray_snap_threads(struct cray_snap *s, const struct cacheray *c)
 	size_t n = cacheray_nthreads(c);
 
 	s->nthreads = 0;
-	if (!cray_snap_grow((void **)&s->threads, &s->cap_threads, n,
-			    sizeof(*s->threads)))
+	if (!grow_array((void **)&s->threads, &s->cap_threads, n,
+			sizeof(*s->threads)))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		const struct cacheray_thread *t = cacheray_thread_at(c, i);
@@ -132,8 +117,8 @@ static bool cray_snap_append(struct cray_snap *s, const struct cacheray *c,
 	if (t->members)
 		for (uint32_t o = 0; o < t->elemsize; o++)
 			need += t->members[o].n[0] || t->members[o].n[1];
-	if (!cray_snap_grow((void **)&s->members, &s->cap_members,
-			    s->nmembers + need, sizeof(*s->members)))
+	if (!grow_array((void **)&s->members, &s->cap_members,
+			s->nmembers + need, sizeof(*s->members)))
 		return false;
 	if (!t->members) {
 		if (!t->special)

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/grow.h"
 
 #define RTTA_N(r, i) ((r)->node[(i)])
 
@@ -68,20 +69,9 @@ static uint32_t rtta_alloc(struct rtta *r)
 		r->free = RTTA_N(r, i).left;
 		return i;
 	}
-	if (r->used >= r->cap) {
-		uint32_t cap = r->cap ? r->cap * 2 : 1024;
-		struct rtta_node *n;
-
-		if (cap > r->max + 1)
-			cap = r->max + 1;
-		if (cap <= r->used)
-			return 0;
-		n = realloc(r->node, (size_t)cap * sizeof(*n));
-		if (!n)
-			return 0;
-		r->node = n;
-		r->cap = cap;
-	}
+	if (!grow_array_max((void **)&r->node, &r->cap, (size_t)r->used + 1,
+			    (size_t)r->max + 1, sizeof(*r->node)))
+		return 0;
 	return r->used++;
 }
 

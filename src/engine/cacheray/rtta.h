@@ -31,7 +31,8 @@ struct rtta_node {
 
 struct rtta {
 	struct rtta_node *node; /* [0] unused: index 0 means "none" */
-	uint32_t cap, used;	/* allocated nodes, nodes handed out + 1 */
+	size_t cap;		/* allocated nodes */
+	uint32_t used;		/* nodes handed out + 1 */
 	uint32_t free;		/* free list through .left */
 	uint32_t root;
 	uint32_t live, max;

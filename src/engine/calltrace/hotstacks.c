@@ -41,6 +41,7 @@
 #include "wire/cttable.h"
 #include "common/hashidx.h"
 #include "common/hash.h"
+#include "common/grow.h"
 
 struct hot_window {
 	uint64_t total;
@@ -301,20 +302,6 @@ static bool hot_stack_live(const struct hotstacks *h, uint32_t r, uint64_t id)
 
 /* ---- eviction ---- */
 
-static bool hot_cand_fit(struct hotstacks *h, size_t n)
-{
-	struct hot_cand *c;
-
-	if (n <= h->cand_cap)
-		return true;
-	c = realloc(h->cand, n * sizeof(*c));
-	if (!c)
-		return false;
-	h->cand = c;
-	h->cand_cap = n;
-	return true;
-}
-
 /* Lightest first: window weight, then total, then oldest. */
 static int hot_cand_light(const void *a, const void *b)
 {
@@ -408,7 +395,8 @@ static void hot_evict_stacks(struct hotstacks *h, uint64_t now)
 	uint64_t qn = now / h->slice_ns;
 	size_t n = 0, drop = h->sp.cap / 8 ? h->sp.cap / 8 : 1;
 
-	if (!hot_cand_fit(h, h->sp.used)) {
+	if (!grow_array((void **)&h->cand, &h->cand_cap, h->sp.used,
+			sizeof(*h->cand))) {
 		/* No memory to rank them: make room for one. */
 		for (uint32_t r = 0; r < h->sp.used; r++)
 			if (h->s[r].id) {
@@ -440,7 +428,9 @@ static void hot_evict_pairs(struct hotstacks *h, uint64_t now)
 	size_t n = 0, drop = h->cp.cap / 8 ? h->cp.cap / 8 : 1;
 
 	hot_pairs_sweep(h);
-	if (h->cp.live < h->cp.cap || !hot_cand_fit(h, h->cp.used))
+	if (h->cp.live < h->cp.cap ||
+	    !grow_array((void **)&h->cand, &h->cand_cap, h->cp.used,
+			sizeof(*h->cand)))
 		return;
 	hot_factors(h, now, f);
 	for (uint32_t r = 0; r < h->cp.used; r++)
@@ -586,7 +576,8 @@ static size_t hot_gather(struct hotstacks *h, uint64_t coro, uint64_t now)
 
 	hot_factors(h, now, f);
 	if (!coro) {
-		if (!hot_cand_fit(h, h->sp.used))
+		if (!grow_array((void **)&h->cand, &h->cand_cap, h->sp.used,
+				sizeof(*h->cand)))
 			return 0;
 		for (uint32_t r = 0; r < h->sp.used; r++)
 			if (h->s[r].id)
@@ -600,7 +591,8 @@ static size_t hot_gather(struct hotstacks *h, uint64_t coro, uint64_t now)
 				};
 		return n;
 	}
-	if (!hot_cand_fit(h, h->cp.used))
+	if (!grow_array((void **)&h->cand, &h->cand_cap, h->cp.used,
+			sizeof(*h->cand)))
 		return 0;
 	for (uint32_t r = 0; r < h->cp.used; r++) {
 		const struct hot_pair_rec *c = &h->c[r];

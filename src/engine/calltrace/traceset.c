@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "wire/cttable.h"
+#include "common/grow.h"
 
 void traceset_init(struct traceset *s, size_t max_traces, size_t max_frames)
 {
@@ -48,37 +49,15 @@ void traceset_clear(struct traceset *s)
 	s->corrupt = s->overflow = s->merged = 0;
 }
 
-static bool traceset_grow(void **p, size_t *cap, size_t need, size_t max,
-			  size_t size)
-{
-	size_t c = *cap ? *cap : 1024;
-	void *q;
-
-	if (need > max)
-		return false;
-	if (need <= *cap)
-		return true;
-	while (c < need)
-		c *= 2;
-	if (c > max)
-		c = max;
-	q = realloc(*p, c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 bool traceset_add(struct traceset *s, uint64_t id, uint64_t weight,
 		  uint64_t hits, const uint64_t *frames, uint32_t n)
 {
 	struct traceset_entry *e;
 
-	if (!traceset_grow((void **)&s->e, &s->cap, s->n + 1, s->max,
-			   sizeof(*s->e)) ||
-	    !traceset_grow((void **)&s->frames, &s->frames_cap, s->nframes + n,
-			   s->frames_max, sizeof(*s->frames))) {
+	if (!grow_array_max((void **)&s->e, &s->cap, s->n + 1, s->max,
+			    sizeof(*s->e)) ||
+	    !grow_array_max((void **)&s->frames, &s->frames_cap, s->nframes + n,
+			    s->frames_max, sizeof(*s->frames))) {
 		s->overflow++;
 		return false;
 	}
@@ -129,8 +108,8 @@ size_t traceset_take(struct traceset *s, struct ct_bucket *b, uint32_t nbuckets,
 			s->corrupt++;
 			continue;
 		}
-		if (!traceset_grow((void **)&s->e, &s->cap, s->n + 1, s->max,
-				   sizeof(*s->e))) {
+		if (!grow_array_max((void **)&s->e, &s->cap, s->n + 1, s->max,
+				    sizeof(*s->e))) {
 			s->overflow++;
 			continue;
 		}
@@ -146,9 +125,9 @@ size_t traceset_take(struct traceset *s, struct ct_bucket *b, uint32_t nbuckets,
 		if (off + n > end)
 			end = off + n;
 	}
-	if (!traceset_grow((void **)&s->frames, &s->frames_cap,
-			   s->nframes + end, s->frames_max,
-			   sizeof(*s->frames))) {
+	if (!grow_array_max((void **)&s->frames, &s->frames_cap,
+			    s->nframes + end, s->frames_max,
+			    sizeof(*s->frames))) {
 		s->overflow += s->n - first;
 		s->n = first;
 		return 0;

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)
 {
 	memset(m, 0, sizeof(*m));
@@ -61,26 +63,18 @@ void model_finish(struct model *m)
 static bool model_grow(struct model *m)
 {
 	uint32_t cap = m->cap ? m->cap * 2 : 1024;
-	struct model_coro *c;
-	uint64_t *mark;
-	uint32_t *f;
+	/* Each array holds m->cap until all four have grown; cap is 1024
+	 * times a power of two, so each grows to exactly cap. */
+	size_t c_coro = m->cap, c_sw = m->cap, c_parked = m->cap,
+	       c_free = m->cap;
 
-	c = realloc(m->coro, (size_t)cap * sizeof(*c));
-	if (!c)
+	if (!grow_array((void **)&m->coro, &c_coro, cap, sizeof(*m->coro)) ||
+	    !grow_array((void **)&m->sw_mark, &c_sw, cap,
+			sizeof(*m->sw_mark)) ||
+	    !grow_array((void **)&m->parked, &c_parked, cap,
+			sizeof(*m->parked)) ||
+	    !grow_array((void **)&m->free, &c_free, cap, sizeof(*m->free)))
 		return false;
-	m->coro = c;
-	mark = realloc(m->sw_mark, (size_t)cap * sizeof(*mark));
-	if (!mark)
-		return false;
-	m->sw_mark = mark;
-	mark = realloc(m->parked, (size_t)cap * sizeof(*mark));
-	if (!mark)
-		return false;
-	m->parked = mark;
-	f = realloc(m->free, (size_t)cap * sizeof(*f));
-	if (!f)
-		return false;
-	m->free = f;
 	/* Push new indexes highest first so low indexes are used first. */
 	for (uint32_t i = cap; i > m->cap; i--)
 		m->free[m->nfree++] = i - 1;
@@ -248,12 +242,7 @@ void model_tick(struct model *m, uint64_t now)
 		} else if (!m->tick_ts) {
 			m->sw_mark[r] = c->switches;
 		}
-		if (c->state == MODEL_RUNNING)
-			m->t.running++;
-		else if (c->state == MODEL_DEAD)
-			m->t.dead++;
-		else
-			m->t.suspended++;
+		model_totals_count(&m->t, c);
 	}
 	if (rates)
 		m->t.events_per_sec =

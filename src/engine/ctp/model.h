@@ -81,6 +81,19 @@ struct model_totals {
 	uint32_t running, suspended, dead; /* live records by state */
 };
 
+/* Count c in t's running, suspended or dead: the one count by state the
+ * model's tick, the engine's snapshot copy and replay all make. */
+static inline void model_totals_count(struct model_totals *t,
+				      const struct model_coro *c)
+{
+	if (c->state == MODEL_RUNNING)
+		t->running++;
+	else if (c->state == MODEL_DEAD)
+		t->dead++;
+	else
+		t->suspended++;
+}
+
 /* Full transition history of the one coroutine the UI is looking at. */
 #define MODEL_WATCH_MAX 4096
 

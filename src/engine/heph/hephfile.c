@@ -63,6 +63,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+
 #define HEPHFILE_MAX_EVENTS (1u << 28)
 #define RESYNC_MAX (1u << 20)		    /* garbage bytes before giving up */
 #define RESYNC_BUDGET ((uint64_t)256 << 20) /* bytes of bad packets decoded */
@@ -126,23 +128,13 @@ static bool event_add(struct walk *w, uint64_t off,
 			    HEPHFILE_MAX_EVENTS);
 		return false;
 	}
-	if (f->nev == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 1024;
-		struct heph_ref *ev;
-
-		if (cap > HEPHFILE_MAX_EVENTS)
-			cap = HEPHFILE_MAX_EVENTS;
-		ev = realloc(f->ev, cap * sizeof(*ev));
-		if (ev)
-			f->ev = ev;
-		if (!ev) {
-			problem_add(f, off,
-				    "out of memory for the index after %zu "
-				    "events: reading stopped here",
-				    f->nev);
-			return false;
-		}
-		w->cap = cap;
+	if (!grow_array_max((void **)&f->ev, &w->cap, f->nev + 1,
+			    HEPHFILE_MAX_EVENTS, sizeof(*f->ev))) {
+		problem_add(f, off,
+			    "out of memory for the index after %zu "
+			    "events: reading stopped here",
+			    f->nev);
+		return false;
 	}
 	if (f->nev && pk->start < f->ev[f->nev - 1].start)
 		f->in_order = false;
@@ -168,18 +160,10 @@ static bool event_add(struct walk *w, uint64_t off,
  * (hephnames.c); the first HEPHFILE_META_MAX, doubling as they come. */
 static void meta_keep(struct heph_file *f, uint64_t off)
 {
-	if (f->nmeta_off == f->cap_meta_off) {
-		size_t cap = f->cap_meta_off ? f->cap_meta_off * 2 : 64;
-		uint64_t *m;
-
-		if (cap > HEPHFILE_META_MAX)
-			return;
-		m = realloc(f->meta_off, cap * sizeof(*m));
-		if (!m)
-			return;
-		f->meta_off = m;
-		f->cap_meta_off = cap;
-	}
+	if (!grow_array_max((void **)&f->meta_off, &f->cap_meta_off,
+			    f->nmeta_off + 1, HEPHFILE_META_MAX,
+			    sizeof(*f->meta_off)))
+		return;
 	f->meta_off[f->nmeta_off++] = off;
 }
 

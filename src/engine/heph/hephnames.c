@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 static int hn_cmp(const void *a, const void *b)
 {
 	const struct heph_name *x = a, *y = b;
@@ -45,27 +47,11 @@ void heph_names_init(struct heph_names *n, const struct heph_file *f)
 			continue;
 		len = p.value_len - 8 > HEPH_NAME_LEN ? HEPH_NAME_LEN
 						      : p.value_len - 8;
-		if (n->n == cap) {
-			size_t c = cap ? cap * 2 : 256;
-			struct heph_name *v = realloc(n->v, c * sizeof(*v));
-
-			if (!v)
-				break;
-			n->v = v;
-			cap = c;
-		}
-		if (n->pool_len + len + 1 > pool_cap) {
-			size_t c = pool_cap ? pool_cap * 2 : 4096;
-			char *pool;
-
-			while (c < n->pool_len + len + 1)
-				c *= 2;
-			pool = realloc(n->pool, c);
-			if (!pool)
-				break;
-			n->pool = pool;
-			pool_cap = c;
-		}
+		if (!grow_array((void **)&n->v, &cap, n->n + 1,
+				sizeof(*n->v)) ||
+		    !grow_array((void **)&n->pool, &pool_cap,
+				n->pool_len + len + 1, 1))
+			break;
 		n->v[n->n].addr = heph_be64(p.value);
 		n->v[n->n].off = (uint32_t)n->pool_len;
 		for (size_t k = 0; k < len; k++) {

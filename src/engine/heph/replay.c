@@ -31,79 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hashseed.h"
+#include "common/grow.h"
+#include "engine/heph/streammap.h"
 
-/* Group keys: (substream) for corotop's recordings, (stream, substream)
- * for others'. */
-struct rp_key {
-	uint64_t sub;
-	uint32_t stream;
-	uint32_t used; /* 1 + the group's index */
-};
-
-struct rp_map {
-	struct rp_key *slot;
-	size_t cap; /* a power of two */
-	size_t n;
-};
-
-/* Keys come from an untrusted file: the hash is seeded per process, so
- * a file can not be made of keys that all collide. */
-static uint64_t rp_seed;
-
-static uint64_t rp_hash(uint64_t sub, uint32_t stream)
-{
-	uint64_t h = (sub ^ (uint64_t)stream << 32 ^ rp_seed) *
-		     0x9E3779B97F4A7C15ull;
-
-	return h ^ h >> 29;
-}
-
-static bool rp_map_grow(struct rp_map *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 1024;
-	struct rp_key *s = calloc(cap, sizeof(*s));
-
-	if (!s)
-		return false;
-	for (size_t i = 0; i < m->cap; i++) {
-		const struct rp_key *k = &m->slot[i];
-		size_t j;
-
-		if (!k->used)
-			continue;
-		j = rp_hash(k->sub, k->stream) & (cap - 1);
-		while (s[j].used)
-			j = (j + 1) & (cap - 1);
-		s[j] = *k;
-	}
-	free(m->slot);
-	m->slot = s;
-	m->cap = cap;
-	return true;
-}
-
-/* The group of (sub, stream), made if new: its index, or -1 (memory). */
-static long rp_map_get(struct rp_map *m, uint64_t sub, uint32_t stream,
-		       bool make)
-{
-	size_t j;
-
-	if ((m->n + 1) * 2 > m->cap && make && !rp_map_grow(m))
-		return -1;
-	if (!m->cap)
-		return -1;
-	j = rp_hash(sub, stream) & (m->cap - 1);
-	while (m->slot[j].used) {
-		if (m->slot[j].sub == sub && m->slot[j].stream == stream)
-			return (long)m->slot[j].used - 1;
-		j = (j + 1) & (m->cap - 1);
-	}
-	if (!make)
-		return -1;
-	m->slot[j] = (struct rp_key){sub, stream, (uint32_t)++m->n};
-	return (long)m->n - 1;
-}
+/* Groups are keyed (substream) for corotop's recordings (stream 0),
+ * (stream, substream) for others': their numbers in a streammap. */
 
 static bool rp_option_is(const struct heph_packet *p, const char *name)
 {
@@ -119,31 +51,17 @@ static bool rp_option_is(const struct heph_packet *p, const char *name)
  * entry in m) remembers it for its corotop_death, which follows it in
  * the file (the death's time is the harvest's, which may come after the
  * probe id's next birth: time can not match them). */
-static void rp_birth_add(struct replay *r, struct rp_map *m, uint32_t **last,
+static void rp_birth_add(struct replay *r, struct streammap *m, uint32_t **last,
 			 size_t *nlast, uint64_t sub, uint64_t ts, uint64_t id)
 {
 	long g;
 
-	if (r->nbirth_opt == r->cap_birth_opt) {
-		size_t nc = r->cap_birth_opt ? r->cap_birth_opt * 2 : 256;
-		struct replay_birth *b = realloc(r->birth_opt, nc * sizeof(*b));
-
-		if (!b)
-			return;
-		r->birth_opt = b;
-		r->cap_birth_opt = nc;
-	}
-	g = rp_map_get(m, sub, 0, true);
-	if (g >= 0 && (size_t)g >= *nlast) {
-		size_t nn = *nlast ? *nlast * 2 : 256;
-		uint32_t *l = realloc(*last, nn * sizeof(*l));
-
-		if (l) {
-			*last = l;
-			*nlast = nn;
-		}
-	}
-	if (g >= 0 && (size_t)g < *nlast)
+	if (!grow_array((void **)&r->birth_opt, &r->cap_birth_opt,
+			r->nbirth_opt + 1, sizeof(*r->birth_opt)))
+		return;
+	g = streammap_get(m, sub, 0, true);
+	if (g >= 0 &&
+	    grow_array((void **)last, nlast, (size_t)g + 1, sizeof(**last)))
 		(*last)[g] = (uint32_t)r->nbirth_opt;
 	r->birth_opt[r->nbirth_opt++] =
 		(struct replay_birth){.sub = sub, .ts = ts, .id = id};
@@ -151,11 +69,11 @@ static void rp_birth_add(struct replay *r, struct rp_map *m, uint32_t **last,
 
 /* A corotop_death: the latest birth of its probe id before it died
  * without running. */
-static void rp_death_add(struct replay *r, struct rp_map *m,
+static void rp_death_add(struct replay *r, struct streammap *m,
 			 const uint32_t *last, size_t nlast, uint64_t sub,
 			 uint64_t ts)
 {
-	long g = rp_map_get(m, sub, 0, false);
+	long g = streammap_get(m, sub, 0, false);
 	struct replay_birth *b;
 
 	if (g < 0 || (size_t)g >= nlast)
@@ -202,11 +120,12 @@ static const struct replay_birth *rp_births_of(const struct replay *r,
 static void rp_options(struct replay *r)
 {
 	const struct heph_file *f = &r->f;
-	struct rp_map m = {0};
+	struct streammap m;
 	uint32_t *last = NULL;
 	size_t nlast = 0;
 	char err[128];
 
+	streammap_init(&m);
 	for (size_t i = 0; i < f->nmeta_off; i++) {
 		struct heph_packet p;
 		uint64_t off = f->meta_off[i];
@@ -249,7 +168,7 @@ static void rp_options(struct replay *r)
 					r->command[k] = '?';
 		}
 	}
-	free(m.slot);
+	streammap_finish(&m);
 	free(last);
 }
 
@@ -306,7 +225,7 @@ static int rp_loss_cmp(const void *a, const void *b)
 }
 
 /* Pass 1: each event's group and kind; intervals counted per group. */
-static bool rp_classify(struct replay *r, struct rp_map *m, uint32_t *grp,
+static bool rp_classify(struct replay *r, struct streammap *m, uint32_t *grp,
 			uint32_t **count, size_t *cap_count, size_t *nloss)
 {
 	const struct heph_file *f = &r->f;
@@ -327,19 +246,18 @@ static bool rp_classify(struct replay *r, struct rp_map *m, uint32_t *grp,
 			r->other_events++;
 			continue;
 		}
-		g = rp_map_get(m, e->substream, r->ours ? 0 : e->stream, true);
+		g = streammap_get(m, e->substream, r->ours ? 0 : e->stream,
+				  true);
 		if (g < 0 || g >= (1L << 31) - 2)
 			return false;
 		if ((size_t)g >= *cap_count) {
-			size_t cap = *cap_count ? *cap_count * 2 : 1024;
-			uint32_t *c = realloc(*count, cap * sizeof(*c));
+			size_t had = *cap_count;
 
-			if (!c)
+			if (!grow_array((void **)count, cap_count,
+					(size_t)g + 1, sizeof(**count)))
 				return false;
-			memset(c + *cap_count, 0,
-			       (cap - *cap_count) * sizeof(*c));
-			*count = c;
-			*cap_count = cap;
+			memset(*count + had, 0,
+			       (*cap_count - had) * sizeof(**count));
 		}
 		(*count)[g]++;
 		grp[i] =
@@ -356,15 +274,8 @@ static struct replay_coro *rp_coro_new(struct replay *r, uint64_t sub,
 {
 	struct replay_coro *c;
 
-	if (r->ncoro == *cap) {
-		size_t nc = *cap ? *cap * 2 : 1024;
-		struct replay_coro *p = realloc(r->coro, nc * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		r->coro = p;
-		*cap = nc;
-	}
+	if (!grow_array((void **)&r->coro, cap, r->ncoro + 1, sizeof(*r->coro)))
+		return NULL;
 	c = &r->coro[r->ncoro++];
 	memset(c, 0, sizeof(*c));
 	c->substream = sub;
@@ -486,7 +397,7 @@ static void rp_coro_finish(struct replay *r, struct replay_coro *c)
 }
 
 /* Pass 2: intervals into their groups (counting sort), then coroutines. */
-static bool rp_group(struct replay *r, struct rp_map *m, const uint32_t *grp,
+static bool rp_group(struct replay *r, struct streammap *m, const uint32_t *grp,
 		     uint32_t *count, size_t ngroups, uint32_t *gco)
 {
 	const struct heph_file *f = &r->f;
@@ -504,9 +415,8 @@ static bool rp_group(struct replay *r, struct rp_map *m, const uint32_t *grp,
 		at += count[g];
 	}
 	pos[ngroups] = at;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->slot[i].used)
-			gsub[m->slot[i].used - 1] = m->slot[i].sub;
+	for (size_t g = 0; g < ngroups; g++)
+		gsub[g] = m->key[g].substream;
 	r->niv = at;
 	for (size_t i = 0; i < f->nev; i++) {
 		uint32_t g = grp[i] & ~(1u << 31);
@@ -556,11 +466,11 @@ static bool rp_group(struct replay *r, struct rp_map *m, const uint32_t *grp,
 
 /* The coroutine of group (sub, stream) alive at ts, or the last one born
  * before it; UINT32_MAX when none.  gco[g] .. gco[g + 1]: group g's. */
-static uint32_t rp_owner(const struct replay *r, struct rp_map *m,
+static uint32_t rp_owner(const struct replay *r, struct streammap *m,
 			 const uint32_t *gco, uint64_t sub, uint32_t stream,
 			 uint64_t ts)
 {
-	long g = rp_map_get(m, sub, r->ours ? 0 : stream, false);
+	long g = streammap_get(m, sub, r->ours ? 0 : stream, false);
 	uint32_t lo, hi;
 
 	if (g < 0)
@@ -588,8 +498,8 @@ static uint64_t rp_sat_add(uint64_t a, uint64_t b)
 
 /* Losses: each to its coroutine (lost, by coroutine) and to the whole
  * (glost, by time).  The running sums (cum) saturate. */
-static bool rp_losses(struct replay *r, struct rp_map *m, const uint32_t *grp,
-		      const uint32_t *gco, size_t nloss)
+static bool rp_losses(struct replay *r, struct streammap *m,
+		      const uint32_t *grp, const uint32_t *gco, size_t nloss)
 {
 	const struct heph_file *f = &r->f;
 	struct rp_loss *l = calloc(nloss ? nloss : 1, sizeof(*l));
@@ -669,14 +579,13 @@ static void rp_ids(struct replay *r)
 
 static bool rp_build(struct replay *r, char *err, size_t errlen)
 {
-	struct rp_map m = {0};
+	struct streammap m;
 	uint32_t *grp = NULL, *count = NULL, *gco = NULL;
 	size_t cap_count = 0, nloss = 0;
 	bool ok = false;
 
 	r->pid = -1;
-	if (!rp_seed)
-		rp_seed = hashseed();
+	streammap_init(&m);
 	rp_options(r);
 	if (r->nbirth_opt)
 		qsort(r->birth_opt, r->nbirth_opt, sizeof(*r->birth_opt),
@@ -716,7 +625,7 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 	free(grp);
 	free(count);
 	free(gco);
-	free(m.slot);
+	streammap_finish(&m);
 	if (!ok)
 		snprintf(err, errlen, "out of memory indexing %zu events",
 			 r->f.nev);

@@ -233,12 +233,7 @@ void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 		k++;
 		out->t.events += c->switches;
 		out->t.events_per_sec += c->sw_per_sec;
-		if (c->state == MODEL_RUNNING)
-			out->t.running++;
-		else if (c->state == MODEL_DEAD)
-			out->t.dead++;
-		else
-			out->t.suspended++;
+		model_totals_count(&out->t, c);
 	}
 	out->count = k;
 	rp_lost_upto(r->glost, r->nglost, t, &lsum);

@@ -49,6 +49,7 @@
 
 #include "engine/target/procfs.h"
 #include "common/hash.h"
+#include "common/grow.h"
 
 #define PF_MAPS_MAX (64u << 20)	      /* bytes of /proc/PID/maps */
 #define PF_LINE_MAX (PATH_MAX + 128u) /* one maps line */
@@ -294,15 +295,9 @@ static bool object_add_range(struct pf_object *o, const struct maps_line *m)
 	o->exec |= m->exec;
 	if (o->nranges == PF_RANGES_MAX)
 		return true; /* a bias needs only the first few */
-	if (o->nranges == o->cap) {
-		size_t cap = o->cap ? 2 * o->cap : 4;
-		struct pf_range *r = realloc(o->ranges, cap * sizeof(*r));
-
-		if (!r)
-			return false;
-		o->ranges = r;
-		o->cap = cap;
-	}
+	if (!grow_array_max((void **)&o->ranges, &o->cap, o->nranges + 1,
+			    PF_RANGES_MAX, sizeof(*o->ranges)))
+		return false;
 	o->ranges[o->nranges].start = m->start;
 	o->ranges[o->nranges].offset = m->offset;
 	o->nranges++;

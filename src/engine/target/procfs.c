@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+
 #define PROCFS_FIRST_BUF 16384u
 
 int procfs_open_regular(int dirfd, const char *path)
@@ -59,19 +61,14 @@ char *procfs_slurp(int dirfd, const char *name, size_t max, size_t *len)
 		ssize_t got;
 
 		if (n == cap - 1) {
-			char *bigger = NULL;
-
 			if (cap - 1 > max) {
 				e = EFBIG;
 				goto fail;
 			}
-			bigger = realloc(buf, cap * 2);
-			if (!bigger) {
+			if (!grow_array((void **)&buf, &cap, cap + 1, 1)) {
 				e = ENOMEM;
 				goto fail;
 			}
-			buf = bigger;
-			cap *= 2;
 		}
 		got = read(fd, buf + n, cap - 1 - n);
 		if (got < 0 && errno == EINTR)

@@ -71,5 +71,11 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 void batch_json_ppt(FILE *f, const struct batch_ppt *ppt);
 void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
 			  unsigned max_rows);
+/* ... and --list-buffers: the buffers of process pid (engine_list_buffers)
+ * as one JSON object and a newline, or as text. */
+void batch_print_buffers_json(FILE *f, int pid,
+			      const struct engine_buffer_list *l);
+void batch_print_buffers_text(FILE *f, int pid,
+			      const struct engine_buffer_list *l);
 
 #endif

@@ -9,6 +9,8 @@
  *
  * Text: a summary line per buffer, then its newest frames, one per line:
  * "SEQ TYPE name=value ...", values formatted for people.
+ *
+ * And the list of a process's buffers (--list-buffers), as JSON or text.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -211,4 +213,71 @@ void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
 					 p->bytes + k * p->desc->frame_size,
 					 &p->meta[k]);
 	}
+}
+
+/* corotop -p PID --list-buffers -f json: one object, the buffers found. */
+void batch_print_buffers_json(FILE *f, int pid,
+			      const struct engine_buffer_list *l)
+{
+	fprintf(f, "{\"pid\":%d,\"buffers\":[", pid);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct engine_listed_buffer *e = &l->e[i];
+
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		jsonstr_write_cstr(f, e->name);
+		fprintf(f, ",\"spelling\":\"%s\",\"object\":",
+			e->spec_spelling ? "spec" : "generator");
+		jsonstr_write_cstr(f, e->object);
+		fprintf(f,
+			",\"hmem_addr\":\"0x%llx\",\"stat_addr\":"
+			"\"0x%llx\",\"json_addr\":\"0x%llx\","
+			"\"agent_pid\":%d,\"agent_alive\":%s,"
+			"\"hmem\":%d,\"abi\":",
+			(unsigned long long)e->hmem_addr,
+			(unsigned long long)e->stat_addr,
+			(unsigned long long)e->json_addr, (int)e->agent_pid,
+			e->agent_alive ? "true" : "false", (int)e->hmem);
+		jsonstr_write_cstr(f, e->abi);
+		fprintf(f, ",\"frame_size\":%u,\"types\":", e->frame_size);
+		jsonstr_write_cstr(f, e->types);
+		fprintf(f, ",\"error\":");
+		jsonstr_write_cstr(f, e->error);
+		fprintf(f, "}");
+	}
+	fprintf(f, "],\"warning\":");
+	jsonstr_write_cstr(f, l->warning);
+	fprintf(f, "}\n");
+}
+
+/* ... and as text, a few lines per buffer. */
+void batch_print_buffers_text(FILE *f, int pid,
+			      const struct engine_buffer_list *l)
+{
+	fprintf(f, "process %d: %zu ppt buffer%s\n", pid, l->n,
+		l->n == 1 ? "" : "s");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct engine_listed_buffer *e = &l->e[i];
+
+		fprintf(f, "%-16s %s  %s\n", e->name,
+			e->spec_spelling ? "__ppt_NAME_*" : "_ppt_*_NAME",
+			e->object);
+		if (e->agent_pid)
+			fprintf(f, "  in use by agent pid %d (%s)\n",
+				(int)e->agent_pid,
+				e->agent_alive ? "running" : "not running");
+		else
+			fprintf(f, "  free\n");
+		if (e->described)
+			fprintf(f,
+				"  ABI %s, %u-byte frames, %s layout%s: "
+				"%s\n",
+				e->abi, e->frame_size,
+				e->resize ? "dynamic" : "static",
+				e->rendezvous ? ", corotop probe" : "",
+				e->types);
+		else
+			fprintf(f, "  not usable: %s\n", e->error);
+	}
+	if (l->warning[0])
+		fprintf(f, "skipped: %s\n", l->warning);
 }

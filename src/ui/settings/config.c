@@ -35,6 +35,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+
 #define CONFIG_DELAY_MAX 36000
 #define CONFIG_KEY_MAX 64
 #define CONFIG_VALUE_MAX 512
@@ -449,20 +451,10 @@ struct config_buf {
 
 static bool config_buf_add(struct config_buf *b, const char *s, size_t n)
 {
-	if (n >= SIZE_MAX / 4 - b->len) /* the doubling below cannot wrap */
+	if (n >= SIZE_MAX / 4 - b->len) /* len + n + 1 cannot wrap */
 		return false;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		char *p;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return false;
-		b->p = p;
-		b->cap = cap;
-	}
+	if (!grow_array((void **)&b->p, &b->cap, b->len + n + 1, 1))
+		return false;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
 	b->p[b->len] = '\0';
