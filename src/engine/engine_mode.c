@@ -7,6 +7,9 @@
  *            (engine_ppt.c), and a region its probe joins by rendezvous
  *   replay   corotop --replay FILE: a recording, no region, no threads
  *            (engine_replay.c)
+ *   serve    no command, region or process: create a region and start
+ *            nothing -- a program that links the engine and the probe
+ *            (tests, benchmarks) attaches its own probe to it
  *
  * The three live modes share the region, the threads and the queries
  * (engine.c, engine_harvest.c, engine_query.c); they differ in how the
@@ -30,6 +33,7 @@ enum engine_mode_id {
 	ENGINE_OBSERVE,
 	ENGINE_ATTACH,
 	ENGINE_REPLAY,
+	ENGINE_SERVE,
 };
 
 /* launch: the target starts with the CTP_* environment of our region. */
@@ -114,6 +118,9 @@ static const struct engine_mode engine_modes[] = {
 			   .history = engine_rp_snapshot,
 			   .watch = engine_rp_watch,
 			   .parked = replay_parked},
+	[ENGINE_SERVE] = {.name = "serve",
+			  .start = engine_live_start,
+			  ENGINE_LIVE_OPS},
 };
 
 const struct engine_mode *engine_mode_of(const struct engine_config *cfg)
@@ -124,5 +131,7 @@ const struct engine_mode *engine_mode_of(const struct engine_config *cfg)
 		return &engine_modes[ENGINE_ATTACH];
 	if (cfg->shm_path)
 		return &engine_modes[ENGINE_OBSERVE];
-	return &engine_modes[ENGINE_LAUNCH];
+	if (cfg->argv)
+		return &engine_modes[ENGINE_LAUNCH];
+	return &engine_modes[ENGINE_SERVE];
 }
