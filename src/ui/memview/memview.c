@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "ui/term/term.h"
 
 #define CRAY_VIEW_BUDGET (8u << 20)
@@ -55,14 +56,6 @@ struct cray_loop {
 	ev_signal sig[4];
 	ev_prepare render;
 };
-
-static uint64_t cray_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t cray_records(const struct cray_view *v)
 {
@@ -475,7 +468,7 @@ static void cray_on_refresh(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct cray_loop *l = w->data;
 	struct cray_view *v = l->v;
-	uint64_t now = cray_now(), records = cray_records(v);
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC), records = cray_records(v);
 
 	(void)loop;
 	(void)revents;
@@ -610,7 +603,7 @@ int cray_view_run(const char *path, const struct cray_view_options *opt)
 		v.exit_status = 1;
 		goto out;
 	}
-	v.tick_ns = cray_now();
+	v.tick_ns = clock_now_ns(CLOCK_MONOTONIC);
 	v.rate = -1;
 	cray_watch(&l, in);
 	v.dirty = CRAY_REFRESH | CRAY_REDRAW;

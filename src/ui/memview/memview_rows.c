@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 /* ---- rows ---- */
 
 void cray_rows_init(struct cray_rows *r)
@@ -126,18 +128,8 @@ static void cray_sort(const struct cray_sort_ctx *k, uint32_t *v, uint32_t *tmp,
 
 static bool cray_rows_grow(struct cray_rows *r, size_t need, size_t nidx)
 {
-	if (need > r->cap) {
-		size_t cap = r->cap ? r->cap : 256;
-		struct cray_row *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(r->row, cap * sizeof(*p));
-		if (!p)
-			return false;
-		r->row = p;
-		r->cap = cap;
-	}
+	if (!grow_array((void **)&r->row, &r->cap, need, sizeof(*r->row)))
+		return false;
 	if (nidx > r->cap_idx) {
 		uint32_t *a = realloc(r->idx, nidx * sizeof(*a));
 

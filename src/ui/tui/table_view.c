@@ -23,6 +23,7 @@
 #include "engine/ctp/lint.h"
 #include "ui/tui/replay_ctl.h"
 #include "ui/term/layout.h"
+#include "common/grow.h"
 #include "ui/tui/tui.h"
 
 #define TABLE_HEADER_LINES 4 /* title, 2 meters, status */
@@ -50,24 +51,9 @@ static const struct model_coro *table_view_selected(const struct tui *t)
 
 static bool table_grow(struct tui *t, size_t need)
 {
-	struct tui_row *r;
-	uint32_t *idx;
-	size_t cap = t->cap_rows ? t->cap_rows : 256;
-
-	if (need <= t->cap_rows)
-		return true;
-	while (cap < need)
-		cap *= 2;
-	r = realloc(t->rows, cap * sizeof(*r));
-	if (!r)
-		return false;
-	t->rows = r;
-	idx = realloc(t->idx, cap * sizeof(*idx));
-	if (!idx)
-		return false;
-	t->idx = idx;
-	t->cap_rows = cap;
-	return true;
+	return grow_array((void **)&t->rows, &t->cap_rows, need,
+			  sizeof(*t->rows)) &&
+	       grow_array((void **)&t->idx, &t->cap_idx, need, sizeof(*t->idx));
 }
 
 /* t->rows from the sorted indexes, with a header row before each thread's

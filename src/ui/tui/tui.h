@@ -90,6 +90,7 @@ struct tui {
 	 * bench/render.c sets them to draw the table alone.) */
 	struct tui_row *rows;
 	size_t nrows, cap_rows;
+	size_t cap_idx;	    /* idx's capacity (grow_array) */
 	uint32_t *idx;	    /* rebuild's scratch: filtered, then sorted */
 	struct order order; /* the sort's buffers */
 	/* The table's cursor: a term_list, whose two fields bench/render.c
