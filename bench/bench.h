@@ -34,6 +34,7 @@
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
 #include "engine/engine.h"
+#include "common/clock.h"
 
 /* Keep the compiler from merging or hoisting work across this point. */
 #define BENCH_CLOBBER() __asm__ __volatile__("" ::: "memory")
@@ -49,14 +50,6 @@ bench_die(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(1);
-}
-
-static inline uint64_t bench_now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static inline void bench_sleep_ns(uint64_t ns)
@@ -119,8 +112,8 @@ static inline uint64_t bench_busy_ticks(void)
 static inline void bench_load_start(struct bench_load *l)
 {
 	l->busy_ticks = bench_busy_ticks();
-	l->own_ns = bench_now(CLOCK_PROCESS_CPUTIME_ID);
-	l->wall_ns = bench_now(CLOCK_MONOTONIC);
+	l->own_ns = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	l->wall_ns = clock_now_ns(CLOCK_MONOTONIC);
 }
 
 /* Cores used by other processes since bench_load_start. */
@@ -128,8 +121,9 @@ static inline double bench_load_others(const struct bench_load *l)
 {
 	double tick_ns = 1e9 / (double)sysconf(_SC_CLK_TCK);
 	double busy = (double)(bench_busy_ticks() - l->busy_ticks) * tick_ns;
-	double own = (double)(bench_now(CLOCK_PROCESS_CPUTIME_ID) - l->own_ns);
-	double wall = (double)(bench_now(CLOCK_MONOTONIC) - l->wall_ns);
+	double own =
+		(double)(clock_now_ns(CLOCK_PROCESS_CPUTIME_ID) - l->own_ns);
+	double wall = (double)(clock_now_ns(CLOCK_MONOTONIC) - l->wall_ns);
 	double o = (busy - own) / wall;
 
 	return o > 0 ? o : 0;
@@ -178,7 +172,7 @@ static inline uint64_t bench_tsc_begin(void)
 	_mm_lfence();
 	return __rdtsc();
 #else
-	return bench_now(CLOCK_MONOTONIC);
+	return clock_now_ns(CLOCK_MONOTONIC);
 #endif
 }
 
@@ -191,7 +185,7 @@ static inline uint64_t bench_tsc_end(void)
 	_mm_lfence();
 	return t;
 #else
-	return bench_now(CLOCK_MONOTONIC);
+	return clock_now_ns(CLOCK_MONOTONIC);
 #endif
 }
 
@@ -201,7 +195,7 @@ static inline uint64_t bench_tsc_raw(void)
 #if BENCH_HAVE_TSC
 	return __rdtsc();
 #else
-	return bench_now(CLOCK_MONOTONIC);
+	return clock_now_ns(CLOCK_MONOTONIC);
 #endif
 }
 
@@ -209,11 +203,11 @@ static inline uint64_t bench_tsc_raw(void)
 static inline double bench_tsc_per_ns(void)
 {
 #if BENCH_HAVE_TSC
-	uint64_t n0 = bench_now(CLOCK_MONOTONIC), t0 = bench_tsc_begin();
+	uint64_t n0 = clock_now_ns(CLOCK_MONOTONIC), t0 = bench_tsc_begin();
 	uint64_t n1, t1;
 
 	bench_sleep_ns(100000000u);
-	n1 = bench_now(CLOCK_MONOTONIC);
+	n1 = clock_now_ns(CLOCK_MONOTONIC);
 	t1 = bench_tsc_end();
 	return (double)(t1 - t0) / (double)(n1 - n0);
 #else

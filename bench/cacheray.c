@@ -37,8 +37,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "engine/cacheray.h"
-#include "ui/batch_cacheray.h"
+#include "engine/cacheray/cacheray.h"
+#include "ui/batch/batch_cacheray.h"
 
 #define GEN_BUF (1u << 20)
 
@@ -256,10 +256,10 @@ static void run_file(const char *path, uint64_t records, uint64_t bytes,
 	if (!null)
 		bench_die("/dev/null: %s", strerror(errno));
 	bench_load_start(&l);
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	if (batch_cacheray_run(path, false, null, err, sizeof(err)))
 		bench_die("batch_cacheray_run: %s", err);
-	s = (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e9;
+	s = (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	fclose(null);
 	printf("cacheray %s records=%" PRIu64 " bytes=%" PRIu64
 	       " seconds=%.3f mrec_per_s=%.1f mb_per_s=%.0f "
@@ -288,13 +288,13 @@ static void run_memory(const char *path, uint64_t records, uint64_t bytes)
 	if (!c)
 		bench_die("cacheray_create: out of memory");
 	bench_load_start(&l);
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	for (uint64_t off = 0; off < bytes; off += 1u << 20)
 		if (!cacheray_feed(c, m + off,
 				   bytes - off < (1u << 20) ? bytes - off
 							    : 1u << 20))
 			bench_die("%s", cacheray_error(c, NULL));
-	s = (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e9;
+	s = (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	cacheray_totals(c, &t);
 	if (t.records != records)
 		bench_die("read %" PRIu64 " records of %" PRIu64, t.records,
@@ -324,14 +324,14 @@ int main(int argc, char **argv)
 		bench_die("usage: cacheray [MRECORDS] [RUNS]");
 	snprintf(path, sizeof(path), "/tmp/corotop-bench-cacheray-%d.bin",
 		 (int)getpid());
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	records = gen_trace(path, mrec * 1000000, false);
 	if (stat(path, &st))
 		bench_die("stat %s: %s", path, strerror(errno));
 	printf("cacheray generate records=%" PRIu64
 	       " bytes=%lld seconds=%.2f\n",
 	       records, (long long)st.st_size,
-	       (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e9);
+	       (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 	fflush(stdout);
 	for (unsigned r = 0; r < runs; r++)
 		run_file(path, records, (uint64_t)st.st_size, "file");

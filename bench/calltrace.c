@@ -22,8 +22,9 @@
  */
 #include "bench.h"
 
-#include "engine/region.h"
-#include "engine/rotor.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
+#include "common/hash.h"
 
 #define BATCH 1000
 #define FRAMES 16
@@ -32,8 +33,7 @@
 static void make_stack(uint64_t *f, uint64_t seed)
 {
 	for (unsigned i = 0; i < FRAMES; i++) {
-		uint64_t x =
-			seed * 0x9e3779b97f4a7c15ull + i * 0x100000001b3ull;
+		uint64_t x = seed * HASH_GOLDEN + i * 0x100000001b3ull;
 
 		x ^= x >> 29;
 		f[i] = (x * 0xbf58476d1ce4e5b9ull) | 1;
@@ -93,13 +93,13 @@ int main(int argc, char **argv)
 		sink += corotop_calltrace_put(f, FRAMES, 1);
 	bench_load_start(&l);
 	for (size_t b = 0; b < batches; b++) {
-		uint64_t t0 = bench_now(CLOCK_MONOTONIC);
+		uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 		for (int i = 0; i < BATCH; i++) {
 			sink += corotop_calltrace_put(f, FRAMES, 1);
 			BENCH_CLOBBER();
 		}
-		v[b] = (double)(bench_now(CLOCK_MONOTONIC) - t0) / BATCH;
+		v[b] = (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / BATCH;
 	}
 	report("put_existing", v, batches, 150, &l, "ns");
 
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	for (int fill = 0; fill < 5; fill++) {
 		rotor_rotate(r, NULL, 0); /* a fresh, empty ACTIVE */
 		for (size_t b = 0; b < 60; b++) {
-			uint64_t t0 = bench_now(CLOCK_MONOTONIC);
+			uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 			for (int i = 0; i < BATCH; i++) {
 				sink += corotop_calltrace_put(
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 					FRAMES, 1);
 				BENCH_CLOBBER();
 			}
-			v[nv++] = (double)(bench_now(CLOCK_MONOTONIC) - t0) /
+			v[nv++] = (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) /
 				  BATCH;
 		}
 	}
@@ -137,9 +137,9 @@ int main(int argc, char **argv)
 						  1) ==
 			    COROTOP_CALLTRACE_DROPPED)
 				bench_die("put dropped while filling (%zu)", k);
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		rotor_rotate(r, NULL, 0);
-		v[nv++] = (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e6;
+		v[nv++] = (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / 1e6;
 		got = rotor_traces(r)->n;
 		if (got != TRACES)
 			bench_die("collected %zu traces, wanted %d", got,

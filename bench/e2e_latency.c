@@ -67,7 +67,7 @@ static void one_run(const char *corotop, const char *demo, uint64_t *t)
 	memset(t, 0, C_N * sizeof(*t));
 	if (pipe2(out, O_CLOEXEC))
 		bench_die("pipe: %s", strerror(errno));
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	pid = fork();
 	if (pid < 0)
 		bench_die("fork: %s", strerror(errno));
@@ -82,7 +82,7 @@ static void one_run(const char *corotop, const char *demo, uint64_t *t)
 	close(out[1]);
 	end = t0 + RUN_DEADLINE_NS;
 	while (!t[C_PARKED] || !t[C_COROS]) {
-		uint64_t now = bench_now(CLOCK_MONOTONIC);
+		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 		struct pollfd p = {.fd = out[0], .events = POLLIN};
 		char *nl;
 		ssize_t r;
@@ -96,7 +96,7 @@ static void one_run(const char *corotop, const char *demo, uint64_t *t)
 			break;
 		len += (size_t)r;
 		buf[len] = '\0';
-		now = bench_now(CLOCK_MONOTONIC) - t0;
+		now = clock_now_ns(CLOCK_MONOTONIC) - t0;
 		while ((nl = strchr(buf, '\n'))) {
 			*nl = '\0';
 			if (!t[C_FIRST])

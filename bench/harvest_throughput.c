@@ -74,7 +74,7 @@ struct variant {
 	const char *name;
 	unsigned scan_interval_us;
 	bool no_membarrier;
-	bool hx_dirty;
+	bool advertise_dirty;
 };
 
 static const struct variant v_flat = {"flat", 0, false, true};
@@ -99,7 +99,7 @@ static void run_case(unsigned writers, unsigned stations,
 	cfg.stations = stations;
 	cfg.scan_interval_us = v->scan_interval_us;
 	cfg.no_membarrier = v->no_membarrier;
-	cfg.hx_dirty = v->hx_dirty;
+	cfg.advertise_dirty = v->advertise_dirty;
 	e = bench_engine_create(&cfg);
 	bench_probe_attach();
 	bench_engine_start(e);
@@ -115,8 +115,8 @@ static void run_case(unsigned writers, unsigned stations,
 	engine_stats(e, &st0);
 	uint64_t events0 = snap.t.events, lost0 = snap.t.lost;
 	bench_load_start(&load);
-	t0 = bench_now(CLOCK_MONOTONIC);
-	cpu0 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
+	cpu0 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	atomic_store_explicit(&go, true, memory_order_release);
 	bench_sleep_ns((uint64_t)(seconds * 1e9));
 	atomic_store_explicit(&stop, true, memory_order_relaxed);
@@ -124,8 +124,8 @@ static void run_case(unsigned writers, unsigned stations,
 		pthread_join(w[i].th, NULL);
 		written += w[i].written;
 	}
-	t1 = bench_now(CLOCK_MONOTONIC);
-	cpu1 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	t1 = clock_now_ns(CLOCK_MONOTONIC);
+	cpu1 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	others = bench_load_others(&load);
 	engine_snapshot(e, &snap);
 	engine_stats(e, &st1);

@@ -27,11 +27,11 @@
 
 #include <sys/syscall.h>
 
-#include "common/ctwriter.h"
-#include "engine/hotstacks.h"
-#include "engine/parked.h"
-#include "engine/region.h"
-#include "engine/rotor.h"
+#include "wire/ctwriter.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/calltrace/parked.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
 
 #define FRAMES 15 /* + the tag: 16, the pool's average */
 #define TRACES 65536
@@ -73,7 +73,7 @@ static void fill(const struct ct_view *v, uint64_t me, bool tagged,
 
 static double ms_since(uint64_t t0)
 {
-	return (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e6;
+	return (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / 1e6;
 }
 
 int main(int argc, char **argv)
@@ -113,7 +113,7 @@ int main(int argc, char **argv)
 	bench_load_start(&l);
 	for (size_t i = 0; i < reps; i++) {
 		rotor_rotate(r, NULL, 0);
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		rotor_rotate(r, NULL, 0);
 		v[0][i] = ms_since(t0);
 	}
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 		hotstacks_zero(h, now);
 		rotor_rotate(r, NULL, 0);
 		fill(&view, me, true, 0);
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		rotor_rotate(r, NULL, 0);
 		v[1][i] = ms_since(t0);
 		u = rotor_traces(r);
@@ -139,12 +139,12 @@ int main(int argc, char **argv)
 					u->e[k].frames[u->e[k].nframes - 1]) +
 				1;
 		now += 1000000000ull;
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		hotstacks_ingest(h, u, owner, now);
 		parked_update(p, u, NULL, 0);
 		v[2][i] = ms_since(t0);
 		now += 1000000000ull;
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		hotstacks_ingest(h, u, owner, now);
 		parked_update(p, u, NULL, 0);
 		v[3][i] = ms_since(t0);
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 		fill(&view, me, false, (uint64_t)(i + 1) * TRACES * 4);
 		rotor_rotate(r, NULL, 0);
 		now += 1000000000ull;
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		hotstacks_ingest(h, rotor_traces(r), NULL, now);
 		v[4][i] = ms_since(t0);
 	}

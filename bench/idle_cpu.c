@@ -113,11 +113,11 @@ static void run_case(unsigned coros, bool no_futex, double seconds)
 	engine_stats(e, &s0);
 	bench_load_start(&load);
 	e0 = engine_cpu_ns(&eng);
-	p0 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
-	t0 = bench_now(CLOCK_MONOTONIC);
+	p0 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	bench_sleep_ns((uint64_t)(seconds * 1e9));
-	t1 = bench_now(CLOCK_MONOTONIC);
-	p1 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	t1 = clock_now_ns(CLOCK_MONOTONIC);
+	p1 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	e1 = engine_cpu_ns(&eng);
 	engine_stats(e, &s1);
 	others = bench_load_others(&load);

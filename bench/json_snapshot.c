@@ -22,7 +22,7 @@
 
 #include <sys/wait.h>
 
-#include "ui/batch.h"
+#include "ui/batch/batch.h"
 
 static const char *js_name(void *ctx, uint64_t addr, bool leaf, bool full,
 			   char *buf, size_t len)
@@ -55,13 +55,13 @@ static void js_case(struct engine *e, struct snapshot *snap, const char *name,
 
 	if (!out)
 		bench_die("cannot open /dev/null");
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	engine_snapshot(e, snap);
 	engine_calltrace_stats(e, &ct);
-	t1 = bench_now(CLOCK_MONOTONIC);
+	t1 = clock_now_ns(CLOCK_MONOTONIC);
 	batch_print_json(out, snap, NULL, 0, &hot, NULL);
 	fflush(out);
-	t2 = bench_now(CLOCK_MONOTONIC);
+	t2 = clock_now_ns(CLOCK_MONOTONIC);
 	fclose(out);
 	printf("json_snapshot case=%s coroutines=%ld rows=%zu snapshot_ms=%.1f "
 	       "print_ms=%.1f total_ms=%.1f\n",
@@ -95,13 +95,13 @@ static void js_run(long n)
 					     0x401000u + (uint64_t)i * 16);
 	}
 	snapshot_init(&snap);
-	end = bench_now(CLOCK_MONOTONIC) + 120ull * 1000000000u;
+	end = clock_now_ns(CLOCK_MONOTONIC) + 120ull * 1000000000u;
 	do {
 		engine_snapshot(e, &snap);
 		if (snap.count >= (size_t)n)
 			break;
 		usleep(50000);
-	} while (bench_now(CLOCK_MONOTONIC) < end);
+	} while (clock_now_ns(CLOCK_MONOTONIC) < end);
 	if (snap.count < (size_t)n)
 		bench_die("only %zu of %ld coroutines harvested in 120 s",
 			  snap.count, n);

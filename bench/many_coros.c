@@ -4,7 +4,7 @@
  * prints "ready N" on stderr and then idles until a signal ends it.  The
  * target of bench/rss.sh:
  *
- *     corotop -b -d 5 -s 131072 -- many_coros 100000
+ *     corotop -b -d 5 --stations 131072 -- many_coros 100000
  *
  * It links the real probe, which attaches through the CTP_* environment
  * corotop sets; run without corotop it stays untraced and only idles.

@@ -86,13 +86,14 @@ static void measure(struct result *r)
 		BENCH_CLOBBER();
 	}
 	for (unsigned b = 0; b < BATCHES; b++) {
-		uint64_t t0 = bench_now(CLOCK_MONOTONIC);
+		uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 		for (unsigned i = 0; i < BATCH; i++) {
 			save_one();
 			BENCH_CLOBBER();
 		}
-		batch_ns[b] = (double)(bench_now(CLOCK_MONOTONIC) - t0) / BATCH;
+		batch_ns[b] =
+			(double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / BATCH;
 	}
 	for (unsigned c = 0; c < CALLS; c++) {
 		uint64_t t0 = bench_tsc_begin();

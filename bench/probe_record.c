@@ -27,7 +27,7 @@
  *   traced-flat   the same with scan_interval_us = 0;
  *   traced-nomb   engine config no_membarrier: the probe issues a seq_cst
  *                 fence after every record and is never sent an IPI;
- *   traced-nodirty  engine config hx_dirty = false: full scans only, so
+ *   traced-nodirty  engine config advertise_dirty = false: full scans only, so
  *                 membarrier runs only when the engine goes to sleep;
  *   traced-ct     the defaults plus a CallTrace region next to the cTP
  *                 region (created here as the engine would, unless the
@@ -61,7 +61,7 @@
 #include <unistd.h>
 
 #include "corotop/calltrace.h"
-#include "engine/rotor.h"
+#include "engine/calltrace/rotor.h"
 
 #define BATCH 1000u
 #define BATCHES 3000u
@@ -92,13 +92,14 @@ struct result {
 			BENCH_CLOBBER();                                       \
 		}                                                              \
 		for (unsigned b_ = 0; b_ < BATCHES; b_++) {                    \
-			uint64_t t0_ = bench_now(CLOCK_MONOTONIC);             \
+			uint64_t t0_ = clock_now_ns(CLOCK_MONOTONIC);          \
 			for (unsigned i_ = 0; i_ < BATCH; i_++) {              \
 				stmt;                                          \
 				BENCH_CLOBBER();                               \
 			}                                                      \
 			batch_ns[b_] =                                         \
-				(double)(bench_now(CLOCK_MONOTONIC) - t0_) /   \
+				(double)(clock_now_ns(CLOCK_MONOTONIC) -       \
+					 t0_) /                                \
 				BATCH;                                         \
 		}                                                              \
 		for (unsigned c_ = 0; c_ < CALLS; c_++) {                      \
@@ -191,7 +192,7 @@ __attribute__((noinline)) static void upstream_record(int is_active,
 	atomic_store_explicit(&e->seq, old + 1, memory_order_release);
 	e->addr = addr;
 	e->tid = (uint64_t)syscall(SYS_gettid); /* every event */
-	e->timestamp = bench_now(CLOCK_MONOTONIC);
+	e->timestamp = clock_now_ns(CLOCK_MONOTONIC);
 	e->is_active = (uint8_t)is_active;
 	atomic_store_explicit(&e->seq, old + 2, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -261,7 +262,7 @@ static struct rotor *calltrace_attach(struct engine *e)
 	return r;
 }
 
-static void traced(const char *name, bool no_membarrier, bool hx_dirty,
+static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 		   unsigned scan_interval_us, bool calltrace,
 		   double *median_out)
 {
@@ -278,7 +279,7 @@ static void traced(const char *name, bool no_membarrier, bool hx_dirty,
 	cfg.stations = 16;
 	cfg.no_membarrier = no_membarrier;
 	cfg.scan_interval_us = scan_interval_us;
-	cfg.hx_dirty = hx_dirty;
+	cfg.advertise_dirty = advertise_dirty;
 	e = bench_engine_create(&cfg);
 	if (calltrace)
 		rot = calltrace_attach(e);
@@ -293,11 +294,11 @@ static void traced(const char *name, bool no_membarrier, bool hx_dirty,
 	corotop_coro_open(&coro, 1);
 	if (!coro.station)
 		bench_die("the probe gave the coroutine no station");
-	t_start = bench_now(CLOCK_MONOTONIC);
+	t_start = clock_now_ns(CLOCK_MONOTONIC);
 	ipi0 = bench_ipis(0);
 	MEASURE(r, record_one());
 	ipi1 = bench_ipis(0);
-	t_end = bench_now(CLOCK_MONOTONIC);
+	t_end = clock_now_ns(CLOCK_MONOTONIC);
 	corotop_coro_close(&coro);
 	engine_stop(e);
 	engine_stats(e, &st);
@@ -309,7 +310,7 @@ static void traced(const char *name, bool no_membarrier, bool hx_dirty,
 		 "engine_lost=%llu engine_scans=%llu engine_sleeps=%llu",
 		 (!no_membarrier && membarrier_available()) ? "membarrier"
 							    : "seq_cst",
-		 hx_dirty, scan_interval_us,
+		 advertise_dirty, scan_interval_us,
 		 (double)(ipi1 - ipi0) * 1e9 / (double)(t_end - t_start),
 		 (unsigned long long)snap.t.events,
 		 (unsigned long long)snap.t.lost, (unsigned long long)st.scans,
@@ -339,7 +340,7 @@ int main(void)
 	MEASURE(r, record_one());
 	result_print("untraced", &r, NULL);
 
-	MEASURE(r, sink += bench_now(CLOCK_MONOTONIC));
+	MEASURE(r, sink += clock_now_ns(CLOCK_MONOTONIC));
 	result_print("clock", &r, NULL);
 	clock_med = r.batch.p50;
 

@@ -44,8 +44,8 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#include "engine/hephfile.h"
-#include "engine/recorder.h"
+#include "engine/heph/hephfile.h"
+#include "engine/heph/recorder.h"
 
 #define MAX_WRITERS 4
 #define MAX_ROUNDS 32
@@ -74,7 +74,7 @@ static void *writer_main(void *arg)
 	/* acquire: pairs with main's release; start together. */
 	while (!atomic_load_explicit(w->go, memory_order_acquire))
 		;
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	/* relaxed: the flag only ends the loop; join orders the rest. */
 	while (!atomic_load_explicit(w->stop, memory_order_relaxed)) {
 		for (unsigned k = 0; k < 256; k++) {
@@ -87,7 +87,7 @@ static void *writer_main(void *arg)
 		if (w->rate) {
 			/* Paced: wait until n events are due. */
 			uint64_t due = t0 + n * 1000000000u / w->rate;
-			uint64_t now = bench_now(CLOCK_MONOTONIC);
+			uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 
 			if (due > now)
 				bench_sleep_ns(due - now);
@@ -145,12 +145,7 @@ static void tids_new(const struct tids *before, const struct tids *now,
  * pthread_getcpuclockid builds: ~tid << 3 | per-thread | sched). */
 static uint64_t tid_cpu_ns(pid_t tid)
 {
-	struct timespec ts;
-	clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6u);
-
-	if (clock_gettime(clk, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_now_ns((clockid_t)((~(unsigned)tid << 3) | 6u));
 }
 
 static void tids_cpu(const struct tids *t, uint64_t *ns)
@@ -287,8 +282,8 @@ static struct result run_once(unsigned writers, unsigned stations,
 	bench_load_start(&load);
 	tids_cpu(&harv_t, hcpu0);
 	tids_cpu(&rec_t, rcpu0);
-	t0 = bench_now(CLOCK_MONOTONIC);
-	cpu0 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
+	cpu0 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	atomic_store_explicit(&go, true, memory_order_release);
 	bench_sleep_ns((uint64_t)(seconds * 1e9));
 	atomic_store_explicit(&stop, true, memory_order_relaxed);
@@ -296,8 +291,8 @@ static struct result run_once(unsigned writers, unsigned stations,
 		pthread_join(w[i].th, NULL);
 		written += w[i].written;
 	}
-	t1 = bench_now(CLOCK_MONOTONIC);
-	cpu1 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	t1 = clock_now_ns(CLOCK_MONOTONIC);
+	cpu1 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	tids_cpu(&harv_t, hcpu1);
 	tids_cpu(&rec_t, rcpu1);
 	engine_record_stats(e, &rs1);

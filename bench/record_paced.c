@@ -73,26 +73,28 @@ int main(int argc, char **argv)
 
 	/* The floor: a clock read per step, same loop, same pauses. */
 	for (unsigned b = 0; b < batches; b++) {
-		uint64_t t0 = bench_now(CLOCK_MONOTONIC);
+		uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 		for (unsigned c = 0; c < CORO; c++) {
-			sink += bench_now(CLOCK_MONOTONIC);
+			sink += clock_now_ns(CLOCK_MONOTONIC);
 			BENCH_CLOBBER();
 		}
-		batch_ns[b] = (double)(bench_now(CLOCK_MONOTONIC) - t0) / CORO;
+		batch_ns[b] =
+			(double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / CORO;
 		pause_between();
 	}
 	clock_med = report("clock", batches, 0);
 
 	for (unsigned b = 0; b < batches; b++) {
-		uint64_t t0 = bench_now(CLOCK_MONOTONIC);
+		uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 		for (unsigned c = 0; c < CORO; c++) {
 			corotop_coro_record(&coro[c], (int)(k & 1), k);
 			BENCH_CLOBBER();
 		}
 		k++;
-		batch_ns[b] = (double)(bench_now(CLOCK_MONOTONIC) - t0) / CORO;
+		batch_ns[b] =
+			(double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / CORO;
 		pause_between();
 	}
 	for (unsigned c = 0; c < CORO; c++)

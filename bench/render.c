@@ -45,7 +45,7 @@
 #include <locale.h>
 #include <stdbool.h>
 
-#include "ui/tui.h"
+#include "ui/tui/tui.h"
 
 #define STATIONS 131072u
 #define THREADS 4
@@ -148,7 +148,7 @@ static unsigned churn_count, churn_round;
  * them all, so the timed snapshot sees every record changed. */
 static void churn(struct engine *e, struct tui *t, bool fresh)
 {
-	uint64_t want, t0 = bench_now(CLOCK_MONOTONIC);
+	uint64_t want, t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 	engine_snapshot(e, &t->snap);
 	want = t->snap.t.events + churn_count;
@@ -168,7 +168,7 @@ static void churn(struct engine *e, struct tui *t, bool fresh)
 							(churn_round & 1) * 8);
 	}
 	do {
-		if (bench_now(CLOCK_MONOTONIC) - t0 > 10000000000u)
+		if (clock_now_ns(CLOCK_MONOTONIC) - t0 > 10000000000u)
 			bench_die("churn: the engine harvested %" PRIu64
 				  " of %u events in 10 s",
 				  t->snap.t.events + churn_count - want,
@@ -202,14 +202,14 @@ static void run_case(struct engine *e, struct tui *t,
 			churn(e, t, rc->fresh);
 		if (rc->full_repaint)
 			clearok(curscr, TRUE);
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		engine_snapshot(e, &t->snap);
 		t->have_snap = true;
-		t1 = bench_now(CLOCK_MONOTONIC);
+		t1 = clock_now_ns(CLOCK_MONOTONIC);
 		table_view_rebuild(t);
-		t2 = bench_now(CLOCK_MONOTONIC);
+		t2 = clock_now_ns(CLOCK_MONOTONIC);
 		draw(t);
-		t3 = bench_now(CLOCK_MONOTONIC);
+		t3 = clock_now_ns(CLOCK_MONOTONIC);
 		if (i < WARMUP)
 			continue;
 		samples[P_SNAP][i - WARMUP] = (double)(t1 - t0) / 1e6;
@@ -310,12 +310,12 @@ int main(int argc, char **argv)
 	filter_init(&t.filter);
 	snapshot_init(&t.snap);
 
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		engine_snapshot(e, &t.snap);
 		if (t.snap.count >= coros)
 			break;
-		if (bench_now(CLOCK_MONOTONIC) - t0 > 30000000000u)
+		if (clock_now_ns(CLOCK_MONOTONIC) - t0 > 30000000000u)
 			bench_die("snapshot holds %zu of %u coroutines after "
 				  "30 s",
 				  t.snap.count, coros);
@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 	       t.snap.count, THREADS, STATIONS, sizeof(struct model_coro),
 	       (double)(t.snap.count * sizeof(struct model_coro)) /
 		       (1024.0 * 1024.0),
-	       (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e6);
+	       (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	fflush(stdout);
 
 	churn_coro = c;

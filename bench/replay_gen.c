@@ -37,9 +37,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/framenames.h"
-#include "engine/heph.h"
-#include "engine/hephnames.h"
+#include "engine/symbols/framenames.h"
+#include "engine/heph/heph.h"
+#include "engine/heph/hephnames.h"
+#include "common/hash.h"
+#include "common/grow.h"
 
 __attribute__((format(printf, 1, 2), noreturn)) static void
 gen_die(const char *fmt, ...)
@@ -67,7 +69,7 @@ gen_die(const char *fmt, ...)
 
 /* ---- the synthetic recording ---- */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rng_state = HASH_GOLDEN;
 
 static uint64_t rng(void)
 {
@@ -333,12 +335,9 @@ static int item_cmp(const void *a, const void *b)
 
 static void gen_push(struct gen *g, const struct item *it)
 {
-	if (g->nitems == g->cap_items) {
-		g->cap_items = g->cap_items ? 2 * g->cap_items : 4096;
-		g->items = realloc(g->items, g->cap_items * sizeof(*g->items));
-		if (!g->items)
-			gen_die("out of memory");
-	}
+	if (!grow_array((void **)&g->items, &g->cap_items, g->nitems + 1,
+			sizeof(*g->items)))
+		gen_die("out of memory");
 	g->items[g->nitems] = *it;
 	g->items[g->nitems].order = (uint32_t)g->nitems;
 	g->nitems++;

@@ -42,9 +42,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "engine/hephfile.h"
-#include "engine/hephnames.h"
-#include "engine/replay.h"
+#include "engine/heph/hephfile.h"
+#include "engine/heph/hephnames.h"
+#include "engine/heph/replay.h"
 #include "replay_gen.h"
 
 /* Random moments to seek to (xorshift64*). */
@@ -65,7 +65,7 @@ static uint64_t rng(void)
 
 static double ms_since(uint64_t t0)
 {
-	return (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e6;
+	return (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / 1e6;
 }
 
 /* kB of VmRSS, RssAnon and RssFile. */
@@ -116,20 +116,20 @@ static double screen(const char *path, const char *tag, int rep, bool keep,
 	long rss, anon, file;
 
 	bench_load_start(&load);
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	if (!replay_open(&r, path, 5000000000ull, err, sizeof(err)))
 		bench_die("replay_open: %s", err);
 	t_open = ms_since(t0);
 	rss_kb(&rss, &anon, &file);
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	heph_names_init(&names, &r.f);
 	t_names = ms_since(t0);
 	snapshot_init(&snap);
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	replay_snapshot(&r, r.t0, &snap);
 	t_snap0 = ms_since(t0);
 	vis0 = snap.count;
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	replay_snapshot(&r, r.t0 + (r.t1 - r.t0) / 2, &snap);
 	t_mid = ms_since(t0);
 	vismid = snap.count;
@@ -169,7 +169,7 @@ static void seeks_model(const struct replay *r, unsigned n)
 	bench_load_start(&load);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t t = r->t0 + rng() % (r->t1 - r->t0 + 1);
-		uint64_t t0 = bench_now(CLOCK_MONOTONIC);
+		uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 		replay_snapshot(r, t, &snap);
 		ms[i] = ms_since(t0);
@@ -205,12 +205,12 @@ static void engine_path(const char *path, unsigned n)
 	cfg.replay_path = path;
 	snapshot_init(&snap);
 	bench_load_start(&load);
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	e = engine_create(&cfg, err, sizeof(err));
 	if (!e)
 		bench_die("engine_create (replay): %s", err);
 	t_create = ms_since(t0);
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	engine_snapshot(e, &snap);
 	t_snap = ms_since(t0);
 	printf("replay_open screen engine create_ms=%.1f snapshot_ms=%.2f "
@@ -223,7 +223,7 @@ static void engine_path(const char *path, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t t = ri.t0 + rng() % (ri.t1 - ri.t0 + 1);
 
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		engine_replay_seek(e, t);
 		engine_snapshot(e, &snap);
 		ms[i] = ms_since(t0);
@@ -261,7 +261,7 @@ static void corotop_e2e(const char *corotop, const char *path, const char *tag,
 
 	fflush(stdout);
 	bench_load_start(&load);
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	pid = fork();
 	if (pid < 0)
 		bench_die("fork: %s", strerror(errno));
@@ -354,7 +354,7 @@ int main(int argc, char **argv)
 	       bench_ncpu(), (unsigned long long)events, seeks, reps, path);
 	given = keep && !stat(path, &st);
 	if (!given) {
-		uint64_t t0 = bench_now(CLOCK_MONOTONIC);
+		uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 		bench_load_start(&load);
 		replay_gen_write(path, events);
@@ -370,7 +370,7 @@ int main(int argc, char **argv)
 		uint64_t t0;
 
 		bench_load_start(&load);
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		if (!heph_file_open(&f, path, err, sizeof(err)))
 			bench_die("heph_file_open: %s", err);
 		idx[i] = ms_since(t0);

@@ -4,7 +4,7 @@
 #
 #   bench/rss.sh COROTOP MANY_COROS [coroutines] [seconds]
 #
-# batch:        COROTOP -b -d 5 -s 131072 -- MANY_COROS N   (stdout kept
+# batch:        COROTOP -b -d 5 --stations 131072 -- MANY_COROS N   (stdout kept
 #               to its "Coroutines:" lines only)
 # interactive:  the same without -b, in a detached tmux session of 200x60
 #               with TERM=xterm-256color (skipped when tmux is missing)
@@ -96,7 +96,7 @@ batch_ready() {
 }
 
 # ---- batch mode ----
-"$corotop" -b -d 5 -s "$stations" -- "$many" "$n" \
+"$corotop" -b -d 5 --stations "$stations" -- "$many" "$n" \
 	> >(grep --line-buffered '^Coroutines:' >"$work/batch.out") \
 	2>"$work/batch.err" &
 cpid=$!

@@ -57,8 +57,8 @@
 #include <unistd.h>
 #include <ucontext.h>
 
-#include "engine/region.h"
-#include "engine/rotor.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
 
 #define MAX_WORKERS 8
 #define CORO_PER_WORKER 8
@@ -190,12 +190,12 @@ static struct round measure(unsigned nw, double seconds)
 	corotop_sampler_stats(&s0);
 	bench_load_start(&l);
 	o0 = total_ops(nw);
-	t0 = bench_now(CLOCK_MONOTONIC);
-	c0 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
+	c0 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	bench_sleep_ns((uint64_t)(seconds * 1e9));
 	o1 = total_ops(nw);
-	t1 = bench_now(CLOCK_MONOTONIC);
-	c1 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+	t1 = clock_now_ns(CLOCK_MONOTONIC);
+	c1 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	corotop_sampler_stats(&s1);
 	r.ops_s = (double)(o1 - o0) * 1e9 / (double)(t1 - t0);
 	r.ops_cpu_s = (double)(o1 - o0) * 1e9 / (double)(c1 - c0);
@@ -225,10 +225,10 @@ static double delivery_ns(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR2, &sa, &old))
 		bench_die("sigaction: %s", strerror(errno));
-	t0 = bench_now(CLOCK_MONOTONIC);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	for (unsigned i = 0; i < DELIVERY_LOOPS; i++)
 		syscall(SYS_tgkill, pid, tid, SIGUSR2);
-	t1 = bench_now(CLOCK_MONOTONIC);
+	t1 = clock_now_ns(CLOCK_MONOTONIC);
 	sigaction(SIGUSR2, &old, NULL);
 	return (double)(t1 - t0) / DELIVERY_LOOPS;
 }

@@ -22,7 +22,7 @@
 
 #include <stdatomic.h>
 
-#include "engine/harvest.h"
+#include "engine/ctp/harvest.h"
 
 enum mode {
 	MODE_FULL,	    /* harvest_scan: every allocated station */
@@ -125,9 +125,9 @@ static void run_size(uint32_t n, enum mode mode, double seconds)
 	harvest_scan(&h, &sink); /* one idle pass to settle caches */
 
 	bench_load_start(&load);
-	deadline = bench_now(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9);
+	deadline = clock_now_ns(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9);
 	while (rounds < 10 ||
-	       (bench_now(CLOCK_MONOTONIC) < deadline && rounds < cap)) {
+	       (clock_now_ns(CLOCK_MONOTONIC) < deadline && rounds < cap)) {
 		uint64_t t0, t1, before = delivered;
 		/* A different 1% every round. */
 		uint32_t off = mode == MODE_DIRTY_CLUSTER
@@ -139,12 +139,12 @@ static void run_size(uint32_t n, enum mode mode, double seconds)
 
 			write_event(hdr, st, i, next[i]++, rounds + 1);
 		}
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		if (mode == MODE_FULL)
 			harvest_scan(&h, &sink);
 		else
 			scan_dirty(&h, &sink);
-		t1 = bench_now(CLOCK_MONOTONIC);
+		t1 = clock_now_ns(CLOCK_MONOTONIC);
 		if (delivered - before != active)
 			bad++;
 		ns[rounds++] = (double)(t1 - t0);

@@ -21,7 +21,7 @@
 
 #include <inttypes.h>
 
-#include "engine/symbolizer.h"
+#include "engine/symbols/symbolizer.h"
 
 #define SYMB_PER_REGION 5000
 #define SYMB_N (2 * SYMB_PER_REGION)
@@ -135,12 +135,12 @@ int main(int argc, char **argv)
 	bench_load_start(&load);
 	symb_addresses(reg, 0, addr);
 	for (int r = 0; r < runs; r++) {
-		uint64_t t0 = bench_now(CLOCK_MONOTONIC), t1, t2;
+		uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC), t1, t2;
 		struct symbolizer *s = symb_create();
 
-		t1 = bench_now(CLOCK_MONOTONIC);
+		t1 = clock_now_ns(CLOCK_MONOTONIC);
 		symb_lookup_all(s, addr, &named, &lined);
-		t2 = bench_now(CLOCK_MONOTONIC);
+		t2 = clock_now_ns(CLOCK_MONOTONIC);
 		symbolizer_destroy(s);
 		total[r] = (double)(t2 - t0) / 1e6;
 		create[r] = (double)(t1 - t0) / 1e6;
@@ -162,9 +162,10 @@ int main(int argc, char **argv)
 		uint64_t t0;
 
 		symb_addresses(reg, (uint64_t)r + 1, addr);
-		t0 = bench_now(CLOCK_MONOTONIC);
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		symb_lookup_all(kept, addr, &named, &lined);
-		uncached[r] = (double)(bench_now(CLOCK_MONOTONIC) - t0) / 1e6;
+		uncached[r] =
+			(double)(clock_now_ns(CLOCK_MONOTONIC) - t0) / 1e6;
 	}
 	d = bench_dist(uncached, (size_t)runs);
 	printf("symbolize uncached total_ms_p50=%.1f total_ms_p99=%.1f "
@@ -180,10 +181,10 @@ int main(int argc, char **argv)
 
 		symbolizer_stats(kept, &st0);
 		for (int r = 0; r < SYMB_WARM_ROUNDS; r++) {
-			uint64_t t0 = bench_now(CLOCK_MONOTONIC);
+			uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 			symb_lookup_all(kept, addr, &named, &lined);
-			per[r] = (double)(bench_now(CLOCK_MONOTONIC) - t0) /
+			per[r] = (double)(clock_now_ns(CLOCK_MONOTONIC) - t0) /
 				 SYMB_N;
 		}
 		symbolizer_stats(kept, &st1);

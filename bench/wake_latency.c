@@ -50,7 +50,7 @@ static _Atomic uint64_t hook_at_ns; /* CLOCK_MONOTONIC of the last hook */
 
 static void on_event(void *ctx, const struct harvest_event *ev)
 {
-	uint64_t now = bench_now(CLOCK_MONOTONIC);
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 
 	(void)ctx;
 	/* release: pairs with the main thread's acquire of hook_count. */
@@ -101,7 +101,7 @@ static const struct ctp_header *map_header(const char *path)
  * was first seen set. */
 static bool wait_sleeping(const struct ctp_header *hdr, uint64_t *first)
 {
-	uint64_t end = bench_now(CLOCK_MONOTONIC) + 5000000000u;
+	uint64_t end = clock_now_ns(CLOCK_MONOTONIC) + 5000000000u;
 
 	*first = 0;
 	for (;;) {
@@ -110,13 +110,13 @@ static bool wait_sleeping(const struct ctp_header *hdr, uint64_t *first)
 		if (atomic_load_explicit(&hdr->tracer_sleeping,
 					 memory_order_relaxed) == 1) {
 			if (!*first)
-				*first = bench_now(CLOCK_MONOTONIC);
+				*first = clock_now_ns(CLOCK_MONOTONIC);
 			bench_sleep_ns(2000000u);
 			if (atomic_load_explicit(&hdr->tracer_sleeping,
 						 memory_order_relaxed) == 1)
 				return true;
 		}
-		if (bench_now(CLOCK_MONOTONIC) > end)
+		if (clock_now_ns(CLOCK_MONOTONIC) > end)
 			return false;
 		bench_sleep_ns(50000u);
 	}
@@ -196,10 +196,10 @@ static void run_mode(const char *name, bool no_futex, unsigned samples)
 			atomic_load_explicit(&hook_count, memory_order_acquire);
 		if (write(cmd[1], "r", 1) != 1)
 			bench_die("the writer child is gone");
-		t_end = bench_now(CLOCK_MONOTONIC) + 1000000000u;
+		t_end = clock_now_ns(CLOCK_MONOTONIC) + 1000000000u;
 		while (atomic_load_explicit(&hook_count,
 					    memory_order_acquire) == before) {
-			if (bench_now(CLOCK_MONOTONIC) > t_end)
+			if (clock_now_ns(CLOCK_MONOTONIC) > t_end)
 				break;
 			bench_sleep_ns(20000u);
 		}

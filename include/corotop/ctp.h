@@ -36,7 +36,7 @@
  * All map onto one event number n per station, which is what makes gaps
  * (lost events) countable.  Only the first carries a marker (the station
  * extension); the engine tells the other two apart from the seqs themselves
- * (src/engine/harvest.c).  See ctp_seq_event() below.
+ * (src/engine/ctp/harvest.c).  See ctp_seq_event() below.
  *
  * Ordering contract (who pairs with whom).  Letters name the barriers.
  *

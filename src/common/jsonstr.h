@@ -13,6 +13,8 @@
  *
  * The names come from other programs' files and memory: whatever they
  * hold, the output parses as JSON and says the same thing every time.
+ * The probe, which may include only src/wire, keeps a copy for its ppt
+ * descriptions (probe/pptlayout.c, jb_str).
  */
 #ifndef COROTOP_JSONSTR_H
 #define COROTOP_JSONSTR_H
@@ -21,30 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The length of the valid UTF-8 sequence at p[0..n) (1 to 4), or 0 when
- * p[0] does not start one.  p[0] is 0x80 or above. */
-static inline size_t jsonstr_utf8_len(const unsigned char *p, size_t n)
-{
-	unsigned c = p[0], cp;
-	size_t need = c >= 0xf0 && c <= 0xf4   ? 3
-		      : c >= 0xe0 && c <= 0xef ? 2
-		      : c >= 0xc2 && c <= 0xdf ? 1
-					       : 0;
-
-	if (!need || need >= n)
-		return 0;
-	cp = need == 3 ? c & 7 : need == 2 ? c & 15 : c & 31;
-	for (size_t k = 1; k <= need; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[k] & 0x3f);
-	}
-	if ((need == 2 && cp < 0x800) ||
-	    (need == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return need + 1;
-}
+#include "common/utf8.h"
 
 /* s[0..len) as a JSON string, quotes included. */
 static inline void jsonstr_write(FILE *f, const char *s, size_t len)
@@ -61,7 +40,7 @@ static inline void jsonstr_write(FILE *f, const char *s, size_t len)
 			i++;
 			continue;
 		}
-		if (c >= 0x80 && (u = jsonstr_utf8_len(p + i, len - i))) {
+		if (c >= 0x80 && (u = utf8_len(p + i, len - i))) {
 			i += u;
 			continue;
 		}

@@ -13,13 +13,13 @@
  * coro.next, which is free while a coroutine is parked here.
  */
 #define _GNU_SOURCE
-#include "chan.h"
+#include "demo/chan.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "coro.h"
-#include "scheduler.h"
+#include "demo/coro.h"
+#include "demo/scheduler.h"
 
 struct chan {
 	struct scheduler *sched;

@@ -16,7 +16,7 @@
  * annotations compile away without the sanitizer.
  */
 #define _GNU_SOURCE
-#include "coro.h"
+#include "demo/coro.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -33,9 +33,9 @@
 #include <unistd.h>
 
 #include "corotop/probe.h"
-#include "scheduler.h"
-#include "sleepq.h"
-#include "workload.h"
+#include "demo/scheduler.h"
+#include "demo/sleepq.h"
+#include "demo/workload.h"
 
 #define DEMO_NAME "corotop-demo"
 /* Two mappings per coroutine (stack + guard) must fit vm.max_map_count. */

@@ -16,14 +16,14 @@
  * coroutines lets scheduler_destroy free the ones left parked at shutdown.
  */
 #define _GNU_SOURCE
-#include "scheduler.h"
+#include "demo/scheduler.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "sleepq.h"
+#include "demo/sleepq.h"
 
 /* How long an idle worker sleeps before it looks for work to steal. */
 #define SCHEDULER_IDLE_NS (10u * 1000u * 1000u)

@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "coro.h"
+#include "demo/coro.h"
 
 struct scheduler;
 

@@ -10,13 +10,13 @@
  * ours.
  */
 #define _GNU_SOURCE
-#include "sleepq.h"
+#include "demo/sleepq.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "coro.h"
+#include "demo/coro.h"
 
 struct sleepq {
 	pthread_mutex_t lock;

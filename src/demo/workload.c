@@ -15,7 +15,7 @@
  * burners.
  */
 #define _GNU_SOURCE
-#include "workload.h"
+#include "demo/workload.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan.h"
-#include "scheduler.h"
-#include "sleepq.h"
+#include "demo/chan.h"
+#include "demo/scheduler.h"
+#include "demo/sleepq.h"
 
 #define WORKLOAD_MAX_BURNERS 5u
 #define WORKLOAD_MAX_PIPES 4u

@@ -29,7 +29,7 @@
  * entry per thread.
  */
 #define _GNU_SOURCE
-#include "convert.h"
+#include "engine/convert.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -37,9 +37,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/hashseed.h"
-#include "../common/jsonstr.h"
-#include "profile.h"
+#include "common/grow.h"
+#include "common/jsonstr.h"
+#include "engine/export/profile.h"
+#include "engine/heph/hephfile.h"
+#include "engine/heph/hephnames.h"
+#include "engine/symbols/framenames.h"
+#include "engine/heph/streammap.h"
 
 const struct convert_format convert_formats[] = {
 	{"chrome", CONVERT_CHROME,
@@ -55,10 +59,8 @@ const size_t convert_nformats =
 
 /* ---- chrome ---- */
 
+/* A Chrome thread: one (stream, substream) pair of the trace. */
 struct cv_thread {
-	uint64_t sub;
-	uint32_t stream;
-	bool used;
 	bool named;
 	bool seen;
 	uint64_t tid;	   /* as written */
@@ -67,99 +69,58 @@ struct cv_thread {
 };
 
 struct cv_map {
+	struct streammap pairs; /* (stream, substream) -> t[number] */
 	struct cv_thread *t;
-	size_t cap, n;
-	uint64_t next_tid; /* for substreams beyond 2^31 */
-	uint64_t *streams; /* streams named so far, + 1 (0: free slot) */
-	size_t nstreams, cap_streams; /* a power of two, at most half full */
-	uint64_t seed;
+	size_t n, cap;
+	uint64_t next_tid;	  /* for substreams beyond 2^31 */
+	struct streammap streams; /* (stream, 0): the streams named so far */
 };
 
-/* Keys come from an untrusted file: the hash is seeded per conversion, so
- * a file can not be made of keys that all collide. */
-static uint64_t cv_hash(const struct cv_map *m, uint64_t sub, uint32_t stream)
+static void cv_map_init(struct cv_map *m)
 {
-	uint64_t h = ((sub + ((uint64_t)stream << 17)) ^ m->seed) *
-		     0x9E3779B97F4A7C15ull;
+	memset(m, 0, sizeof(*m));
+	streammap_init(&m->pairs);
+	streammap_init(&m->streams);
+}
 
-	return h ^ h >> 31;
+static void cv_map_finish(struct cv_map *m)
+{
+	streammap_finish(&m->pairs);
+	streammap_finish(&m->streams);
+	free(m->t);
 }
 
 static struct cv_thread *cv_thread(struct cv_map *m, uint64_t sub,
 				   uint32_t stream)
 {
-	size_t j;
+	long k = streammap_get(&m->pairs, sub, stream, true);
 
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		struct cv_thread *t = calloc(cap, sizeof(*t));
+	if (k < 0)
+		return NULL;
+	/* A new pair: its record, in the order the pairs are numbered. */
+	if ((size_t)k >= m->n &&
+	    !grow_array((void **)&m->t, &m->cap, (size_t)k + 1, sizeof(*m->t)))
+		return NULL;
+	for (; m->n <= (size_t)k; m->n++) {
+		uint64_t s = m->pairs.key[m->n].substream;
 
-		if (!t)
-			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->t[i].used)
-				continue;
-			j = cv_hash(m, m->t[i].sub, m->t[i].stream) & (cap - 1);
-			while (t[j].used)
-				j = (j + 1) & (cap - 1);
-			t[j] = m->t[i];
-		}
-		free(m->t);
-		m->t = t;
-		m->cap = cap;
+		m->t[m->n] = (struct cv_thread){
+			.tid = s <= INT32_MAX
+				       ? s
+				       : (uint64_t)INT32_MAX + ++m->next_tid,
+		};
 	}
-	j = cv_hash(m, sub, stream) & (m->cap - 1);
-	while (m->t[j].used) {
-		if (m->t[j].sub == sub && m->t[j].stream == stream)
-			return &m->t[j];
-		j = (j + 1) & (m->cap - 1);
-	}
-	m->t[j] =
-		(struct cv_thread){.sub = sub, .stream = stream, .used = true};
-	m->t[j].tid =
-		sub <= INT32_MAX ? sub : (uint64_t)INT32_MAX + ++m->next_tid;
-	m->n++;
-	return &m->t[j];
-}
-
-/* The slot of stream in the set (its own, or the free one it would take). */
-static size_t cv_stream_slot(const struct cv_map *m, const uint64_t *set,
-			     size_t cap, uint32_t stream)
-{
-	size_t j = cv_hash(m, 0, stream) & (cap - 1);
-
-	while (set[j] && set[j] != (uint64_t)stream + 1)
-		j = (j + 1) & (cap - 1);
-	return j;
+	return &m->t[k];
 }
 
 /* 1 the first time a stream is seen, 0 after, -1 out of memory. */
 static int cv_new_stream(struct cv_map *m, uint32_t stream)
 {
-	size_t j;
+	size_t had = m->streams.n;
 
-	if ((m->nstreams + 1) * 2 > m->cap_streams) {
-		size_t cap = m->cap_streams ? m->cap_streams * 2 : 64;
-		uint64_t *s = calloc(cap, sizeof(*s));
-
-		if (!s)
-			return -1;
-		for (size_t i = 0; i < m->cap_streams; i++)
-			if (m->streams[i])
-				s[cv_stream_slot(
-					m, s, cap,
-					(uint32_t)(m->streams[i] - 1))] =
-					m->streams[i];
-		free(m->streams);
-		m->streams = s;
-		m->cap_streams = cap;
-	}
-	j = cv_stream_slot(m, m->streams, m->cap_streams, stream);
-	if (m->streams[j])
-		return 0;
-	m->streams[j] = (uint64_t)stream + 1;
-	m->nstreams++;
-	return 1;
+	if (streammap_get(&m->streams, 0, stream, true) < 0)
+		return -1;
+	return m->streams.n > had;
 }
 
 static void cv_us(FILE *f, uint64_t ns)
@@ -380,8 +341,10 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 static bool cv_chrome(const struct heph_file *hf, FILE *f,
 		      struct convert_stats *st)
 {
-	struct cv_map m = {.seed = hashseed()};
+	struct cv_map m;
 	bool first = true, ok = true;
+
+	cv_map_init(&m);
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
 	for (size_t i = 0; i < hf->nev && ok; i++) {
@@ -395,8 +358,7 @@ static bool cv_chrome(const struct heph_file *hf, FILE *f,
 		ok = cv_chrome_event(f, &m, &p, st, &first);
 	}
 	fputs("\n]}\n", f);
-	free(m.t);
-	free(m.streams);
+	cv_map_finish(&m);
 	return ok;
 }
 
@@ -545,4 +507,74 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		return false;
 	}
 	return true;
+}
+
+/* ---- corotop convert ---- */
+
+/* Folded frames by function: "func+0x1a (f.c:3)" is folded as "func". */
+static const char *convert_name(void *ctx, uint64_t addr, bool leaf)
+{
+	static char buf[HEPH_NAME_LEN + 1];
+	const char *n = heph_names_find(ctx, framename_key(addr, leaf));
+	size_t len;
+
+	if (!n)
+		return NULL;
+	len = strcspn(n, "+ ");
+	if (!len || len > HEPH_NAME_LEN)
+		return n;
+	memcpy(buf, n, len);
+	buf[len] = 0;
+	return buf;
+}
+
+struct convert {
+	struct heph_file f;
+	struct heph_names names;
+	enum convert_to to;
+};
+
+struct convert *convert_create(const char *in, enum convert_to to,
+			       convert_problem_fn problem, void *ctx,
+			       struct convert_result *res, char *err,
+			       size_t errlen)
+{
+	struct convert *c = calloc(1, sizeof(*c));
+
+	memset(res, 0, sizeof(*res));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->to = to;
+	/* Only jsonl goes in start order. */
+	if (!heph_file_open_flags(&c->f, in,
+				  to == CONVERT_JSONL ? 0 : HEPH_FILE_NOSORT,
+				  err, errlen)) {
+		free(c);
+		return NULL;
+	}
+	res->events = c->f.nev;
+	res->problems = c->f.problems_total;
+	res->told = problem ? c->f.nproblems : 0;
+	for (size_t i = 0; problem && i < c->f.nproblems; i++)
+		problem(ctx, c->f.problems[i].off, c->f.problems[i].what);
+	heph_names_init(&c->names, &c->f);
+	return c;
+}
+
+bool convert_write_to(struct convert *c, FILE *out, struct convert_result *res,
+		      char *err, size_t errlen)
+{
+	return convert_write(&c->f, c->to, out, convert_name, &c->names,
+			     &res->st, err, errlen);
+}
+
+void convert_destroy(struct convert *c)
+{
+	if (!c)
+		return;
+	heph_names_finish(&c->names);
+	heph_file_close(&c->f);
+	free(c);
 }

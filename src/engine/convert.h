@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hephfile.h"
+struct heph_file;
 
 enum convert_to {
 	CONVERT_CHROME = 0,
@@ -46,5 +46,37 @@ typedef const char *(*convert_name_fn)(void *ctx, uint64_t addr, bool leaf);
 bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		   convert_name_fn names, void *ctx, struct convert_stats *st,
 		   char *err, size_t errlen);
+
+/* A packet of the trace that could not be read: its byte offset and why. */
+typedef void (*convert_problem_fn)(void *ctx, uint64_t off, const char *what);
+
+struct convert_result {
+	struct convert_stats st;
+	size_t events;	 /* event packets indexed */
+	size_t problems; /* packets that could not be read, in all */
+	size_t told;	 /* ... of which problem() was told */
+};
+
+/*
+ * corotop convert's entry point, in two steps so that nothing is written
+ * before the trace is known to open:
+ *   convert_create opens the Heph trace at path in (mapped; jsonl in start
+ *   order) and tells problem() (may be NULL) about the packets it could
+ *   not read -- NULL with a message in err when it cannot be opened;
+ *   convert_write_to writes it as `to` to out, folded frames named by
+ *   function from the names the recording carries -- false with a message
+ *   when out could not be written;
+ *   convert_destroy lets it go.
+ * The trace is mapped: a file that shrinks meanwhile raises SIGBUS, which
+ * the caller handles.
+ */
+struct convert;
+struct convert *convert_create(const char *in, enum convert_to to,
+			       convert_problem_fn problem, void *ctx,
+			       struct convert_result *res, char *err,
+			       size_t errlen);
+bool convert_write_to(struct convert *c, FILE *out, struct convert_result *res,
+		      char *err, size_t errlen);
+void convert_destroy(struct convert *c);
 
 #endif

@@ -1,70 +1,30 @@
 /*
- * engine: the harvest loop, the sleep contract and the target's lifecycle.
- *
- * Threads.
- *   harvest  scans the stations, feeds the model (under `lock`), ticks rates,
- *            rotates the CallTrace region when due (engine_calltrace.c),
- *            and sleeps when the target is idle.
- *   waker    (launch mode) accepts the probes' socket connections and turns
- *            every wake byte into a futex wake of the harvest thread, so
- *            upstream SDKs, which only know the socket, wake us too.
- * The caller's thread takes snapshots and reaps the target.
- *
- * Sleep contract (pairs M/N in ctp.h).  After `idle_scans` empty scans the
- * harvest thread stores tracer_sleeping = 1, issues the barrier the probes
- * rely on (membarrier GLOBAL_EXPEDITED, or a seq_cst fence), scans once
- * more, and only then waits on the futex word with a bound.  A probe that
- * wrote before seeing the flag is caught by that re-scan; one that wrote
- * after sees the flag and wakes us.  The bound only matters for a probe that
- * died between its write and its wake.
- *
- * Busy pacing.  A scan that found events is followed by another at once when
- * it also counted a loss (rings are overflowing), else after
- * scan_interval_us, so a busy target does not cost a whole core.
- *
- * Untrusted region.  In observer mode another process owns the file and may
- * truncate it; a SIGBUS inside a scan is caught, the engine stops harvesting
- * and reports the error in its snapshots instead of dying.
+ * engine: the facade's lifecycle -- create, start, stop, destroy -- and the
+ * target's (reap, terminate).  What differs between the modes (launch,
+ * observe, attach, replay) is in the mode table (engine_mode.c); the
+ * threads of the live modes are in engine_harvest.c.
  */
 #define _GNU_SOURCE
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <linux/membarrier.h>
-#include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
-#include "keeper.h"
-#include "launch.h"
-
-__thread sigjmp_buf *engine_guard;
-const char engine_sigbus_msg[] =
-	"the cTP region was truncated (SIGBUS); harvesting stopped";
-
-static void engine_sigbus(int sig, siginfo_t *si, void *uc)
-{
-	(void)si;
-	(void)uc;
-	if (engine_guard)
-		siglongjmp(*engine_guard, 1);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
+#include "common/clock.h"
+#include "engine/engine_internal.h"
+#include "engine/target/keeper.h"
+#include "engine/target/launch.h"
 
 void engine_config_defaults(struct engine_config *cfg)
 {
@@ -78,490 +38,13 @@ void engine_config_defaults(struct engine_config *cfg)
 	cfg->observer_poll_ms = 10;
 	cfg->tick_ms = 1000;
 	cfg->full_scan_ms = 100;
-	cfg->hx_dirty = true;
+	cfg->advertise_dirty = true;
 	cfg->ring_depth = 64;
 	lint_config_defaults(&cfg->lints);
 	cfg->ct_traces = 65536;
 	cfg->ct_rotate_ms = 1000;
 	cfg->ct_idle_rotate_ms = 10000;
 	hotstacks_config_defaults(&cfg->hot);
-}
-
-/* ---- sink: harvest -> model (called with lock held) ---- */
-
-static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
-			   uint64_t birth_ts)
-{
-	struct engine *e = ctx;
-
-	model_open(&e->model, station, probe_id, birth_ts);
-	if (e->rec)
-		recorder_open(e->rec, station, probe_id, birth_ts,
-			      e->model.next_id - 1);
-}
-
-static void engine_on_event(void *ctx, const struct harvest_event *ev)
-{
-	struct engine *e = ctx;
-
-	model_event(&e->model, ev->station, ev->ts, ev->tid, ev->addr, ev->seq,
-		    ev->n, ev->is_active);
-	/* A suspend may say where it parked (CallTrace id); any transition
-	 * ends the previous parking. */
-	model_park(&e->model, ev->station, ev->is_active ? 0 : ev->trace);
-	if (e->jsonl.f)
-		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr, ev->seq,
-			    ev->is_active, ev->ts);
-	if (e->rec)
-		recorder_event(e->rec, ev);
-	if (e->cfg.event_hook)
-		e->cfg.event_hook(e->cfg.hook_ctx, ev);
-}
-
-static void engine_on_lost(void *ctx, uint32_t station, uint64_t count)
-{
-	struct engine *e = ctx;
-
-	model_lost(&e->model, station, count);
-	if (e->rec)
-		recorder_lost(e->rec, station, count,
-			      engine_now(CLOCK_MONOTONIC));
-}
-
-/*
- * The harvest calls close just before it pushes the station to the free list,
- * which it does for corotop-style stations of a region we own and never for
- * upstream ones (harvest_ours vs harvest_upstream); the dead-station lint
- * reads the answer.  A corotop-style close forced by a new generation counts
- * as recycled too: the station already has its next occupant.  In observer
- * mode we recycle nothing, so every dead coroutine counts as not recycled.
- */
-static void engine_on_close(void *ctx, uint32_t station)
-{
-	struct engine *e = ctx;
-	bool recycled = e->harvest.recycle && station < e->harvest.max &&
-			harvest_station_ours(&e->harvest.state[station]);
-	uint64_t now = engine_now(CLOCK_MONOTONIC);
-
-	model_close(&e->model, station, now, recycled);
-	if (e->rec)
-		recorder_close(e->rec, station, now);
-}
-
-static struct harvest_sink engine_sink(struct engine *e)
-{
-	return (struct harvest_sink){
-		.open = engine_on_open,
-		.event = engine_on_event,
-		.lost = engine_on_lost,
-		.close = engine_on_close,
-		.ctx = e,
-	};
-}
-
-/* Called with lock held, on the harvest thread (or after it stopped), at
- * the end of every pass: region words for snapshots, and the recording's
- * hand-over published (recorder_publish). */
-static void engine_pass_done(struct engine *e)
-{
-	struct ctp_header *hdr = e->region.hdr;
-
-	e->allocated = harvest_allocated(&e->harvest);
-	if (hdr->ext.magic == CTP_HX_MAGIC)
-		/* relaxed: a statistic. */
-		e->untraced = atomic_load_explicit(&hdr->ext.untraced,
-						   memory_order_relaxed);
-	if (e->rec)
-		recorder_publish(e->rec);
-}
-
-/* A full scan of every allocated station. */
-static size_t engine_scan(struct engine *e)
-{
-	struct harvest_sink sink = engine_sink(e);
-	uint64_t start = engine_now(CLOCK_MONOTONIC);
-	size_t n;
-
-	pthread_mutex_lock(&e->lock);
-	n = harvest_scan(&e->harvest, &sink);
-	/* (R) every station was visited after `start`. */
-	harvest_pass_done(&e->harvest, start);
-	engine_pass_done(e);
-	pthread_mutex_unlock(&e->lock);
-	return n;
-}
-
-/* (N) and (Q) pair with the probes' (M): order our store (the sleeping
- * flag, or the cleared dirty words) before the loads of the next scan. */
-static void engine_barrier(struct engine *e)
-{
-	if (e->asym &&
-	    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0)
-		return;
-	atomic_thread_fence(memory_order_seq_cst);
-}
-
-/* Scan only the stations the probes marked dirty since the last call. */
-static size_t engine_scan_dirty(struct engine *e)
-{
-	uint64_t marks[CTP_HX_DIRTY_WORDS];
-	uint64_t start = engine_now(CLOCK_MONOTONIC);
-	size_t n;
-
-	if (!harvest_dirty_collect(&e->harvest, marks)) {
-		/* (R) nothing was marked since the last collect, so every
-		 * write before `start` has been read. */
-		harvest_pass_done(&e->harvest, start);
-		return 0;
-	}
-	/* (Q) A plain fence, not membarrier: one IPI per scan cost the
-	 * target ~2 us per scan (docs/PERFORMANCE.md).  A probe that skipped
-	 * its mark because it saw a stale bit is found by the periodic full
-	 * scan (full_scan_ms) at worst; it is a delay, never a loss. */
-	atomic_thread_fence(memory_order_seq_cst);
-	pthread_mutex_lock(&e->lock);
-	struct harvest_sink sink = engine_sink(e);
-
-	n = harvest_scan_marked(&e->harvest, marks, &sink);
-	/* (R) every station marked before `start` was visited. */
-	harvest_pass_done(&e->harvest, start);
-	engine_pass_done(e);
-	pthread_mutex_unlock(&e->lock);
-	return n;
-}
-
-/* Catch-up pass over the stations that lost events in the last scan.  It
- * leaves the dirty words alone: clearing them at catch-up speed costs every
- * busy writer a cache miss per pass (docs/PERFORMANCE.md). */
-static size_t engine_scan_hot(struct engine *e, const uint32_t *hot,
-			      unsigned nhot)
-{
-	struct harvest_sink sink = engine_sink(e);
-	size_t n;
-
-	pthread_mutex_lock(&e->lock);
-	n = harvest_scan_list(&e->harvest, hot, nhot, &sink);
-	engine_pass_done(e);
-	pthread_mutex_unlock(&e->lock);
-	return n;
-}
-
-/* ---- sleep contract ---- */
-
-/* Wait while tracer_sleeping == 1, at most timeout_ms.  True when woken. */
-static bool engine_futex_wait(struct engine *e, unsigned timeout_ms)
-{
-	_Atomic uint32_t *word = &e->region.hdr->tracer_sleeping;
-	uint64_t deadline =
-		engine_now(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
-
-	/* acquire: pairs with the probe's CAS (O); after it, their writes
-	 * are visible to the next scan. */
-	while (atomic_load_explicit(word, memory_order_acquire) == 1 &&
-	       !atomic_load_explicit(&e->stop, memory_order_acquire)) {
-		uint64_t now = engine_now(CLOCK_MONOTONIC);
-		struct timespec rel;
-
-		if (now >= deadline) {
-			atomic_fetch_add_explicit(&e->timeouts, 1,
-						  memory_order_relaxed);
-			return false;
-		}
-		rel.tv_sec = (time_t)((deadline - now) / 1000000000u);
-		rel.tv_nsec = (long)((deadline - now) % 1000000000u);
-		/* Shared futex: the waker is another process. */
-		if (syscall(SYS_futex, word, FUTEX_WAIT, 1, &rel, NULL, 0) == 0)
-			continue; /* woken, maybe spuriously: re-check */
-		if (errno == EAGAIN)
-			break; /* the word already changed: woken */
-		if (errno == EINTR)
-			continue; /* a signal, not a wake: re-check */
-		if (errno == ETIMEDOUT) {
-			atomic_fetch_add_explicit(&e->timeouts, 1,
-						  memory_order_relaxed);
-			return false;
-		}
-		/* ENOSYS and friends: degrade to a plain bounded sleep. */
-		struct timespec ms = {0, 1000000};
-		nanosleep(&ms, NULL);
-	}
-	atomic_fetch_add_explicit(&e->futex_wakes, 1, memory_order_relaxed);
-	return true;
-}
-
-/*
- * The sleep contract.  The bound starts at sleep_timeout_ms and doubles after
- * every sleep that ended by timeout, up to sleep_max_ms: a long-idle target
- * then costs one full scan per sleep_max_ms, not per 100 ms.  A real wake
- * resets it.  The bound only matters for a writer that died between its write
- * and its wake.
- */
-static void engine_idle(struct engine *e)
-{
-	_Atomic uint32_t *word;
-	bool woken;
-
-	if (!e->region.owner) {
-		/* Read-only observer: no flag to set; poll, stoppably. */
-		struct pollfd p = {.fd = e->stop_pipe[0], .events = POLLIN};
-
-		poll(&p, 1, (int)e->cfg.observer_poll_ms);
-		return;
-	}
-	word = &e->region.hdr->tracer_sleeping;
-	/* relaxed: ordered by the barrier that follows (N). */
-	atomic_store_explicit(word, 1, memory_order_relaxed);
-	engine_barrier(e);
-	if (engine_scan(e) > 0) {
-		atomic_store_explicit(word, 0, memory_order_relaxed);
-		return;
-	}
-	atomic_fetch_add_explicit(&e->sleeps, 1, memory_order_relaxed);
-	/* relaxed: display only. */
-	atomic_store_explicit(&e->asleep, true, memory_order_relaxed);
-	woken = engine_futex_wait(e, e->sleep_ms);
-	atomic_store_explicit(&e->asleep, false, memory_order_relaxed);
-	atomic_store_explicit(word, 0, memory_order_relaxed);
-	if (woken)
-		e->sleep_ms = e->cfg.sleep_timeout_ms;
-	else if (e->sleep_ms < e->cfg.sleep_max_ms)
-		e->sleep_ms = e->sleep_ms * 2 < e->cfg.sleep_max_ms
-				      ? e->sleep_ms * 2
-				      : e->cfg.sleep_max_ms;
-}
-
-/*
- * The pause after a busy pass.  With deep rings it is a futex wait on the
- * deep area's kick word (T), so a writer half a ring ahead cuts it short
- * (U); the bound is the pacing interval.  Without them, a plain sleep.
- */
-static void engine_pace(struct engine *e)
-{
-	struct ctp_deep *d = e->harvest.deep;
-	uint64_t us = e->cfg.scan_interval_us;
-	struct timespec ts = {(time_t)(us / 1000000u),
-			      (long)(us % 1000000u) * 1000};
-
-	if (!d || !e->region.owner) {
-		nanosleep(&ts, NULL);
-		return;
-	}
-	/* (T) relaxed: the word carries no data; see ctp.h. */
-	atomic_store_explicit(&d->kick, 1, memory_order_relaxed);
-	/* Shared futex: the waker is another process.  A wake, a timeout, a
-	 * signal (EINTR) or a word that already moved (EAGAIN) all end the
-	 * pause the same way: the next pass looks. */
-	syscall(SYS_futex, &d->kick, FUTEX_WAIT, 1, &ts, NULL, 0);
-	atomic_store_explicit(&d->kick, 0, memory_order_relaxed);
-}
-
-static void engine_tick(struct engine *e)
-{
-	pthread_mutex_lock(&e->lock);
-	model_tick(&e->model, engine_now(CLOCK_MONOTONIC));
-	if (e->jsonl.f && !jsonl_flush(&e->jsonl) && !e->error)
-		e->error = "writing the --jsonl file failed";
-	pthread_mutex_unlock(&e->lock);
-	if (e->cfg.publish_hook)
-		e->cfg.publish_hook(e->cfg.hook_ctx);
-}
-
-/* How long the loop keeps scanning without pauses after a loss. */
-#define ENGINE_CHASE_NS 50000000ull
-
-static void engine_harvest_loop(struct engine *e)
-{
-	uint64_t tick_ns = (uint64_t)e->cfg.tick_ms * 1000000u;
-	uint64_t next_tick = engine_now(CLOCK_MONOTONIC) + tick_ns;
-	uint64_t full_ns = (uint64_t)e->cfg.full_scan_ms * 1000000u;
-	uint64_t next_full = 0;
-	uint64_t next_paced = 0; /* next dirty/full pass while catching up */
-	uint64_t pace_ns = (uint64_t)e->cfg.scan_interval_us * 1000u;
-	uint32_t hot[HARVEST_HOT_MAX];
-	unsigned nhot = 0;
-	bool dirty = harvest_has_dirty(&e->harvest) && e->region.owner;
-	unsigned empty = 0;
-	/* No pause between busy passes until then (below). */
-	uint64_t chase_until = 0;
-
-	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
-		uint64_t lost0, lost1, now;
-		bool upstream;
-		size_t n;
-
-		if (e->cfg.pass_hook)
-			e->cfg.pass_hook(e->cfg.hook_ctx);
-		/* The counters under the lock: the socket thread's passes
-		 * write them too. */
-		pthread_mutex_lock(&e->lock);
-		lost0 = e->harvest.count.lost;
-		upstream = e->harvest.saw_upstream;
-		pthread_mutex_unlock(&e->lock);
-		now = engine_now(CLOCK_MONOTONIC);
-
-		/* Dirty scans while every writer marks; a full scan at least
-		 * every full_scan_ms, and always while an upstream SDK (which
-		 * never marks) writes to the region. */
-		if (nhot && now < next_paced) {
-			n = engine_scan_hot(e, hot, nhot);
-		} else if (dirty && !upstream && now < next_full) {
-			n = engine_scan_dirty(e);
-			next_paced = now + pace_ns;
-		} else {
-			n = engine_scan(e);
-			next_full = now + full_ns;
-			next_paced = now + pace_ns;
-		}
-		/* Under the lock: the socket thread's passes (engine_scan in
-		 * engine_waker_loop) rewrite hot[] too (TSan saw the race). */
-		pthread_mutex_lock(&e->lock);
-		nhot = e->harvest.nhot;
-		memcpy(hot, e->harvest.hot, nhot * sizeof(hot[0]));
-		lost1 = e->harvest.count.lost;
-		pthread_mutex_unlock(&e->lock);
-		now = engine_now(CLOCK_MONOTONIC);
-
-		if (now >= next_tick) {
-			engine_tick(e);
-			next_tick = now + tick_ns;
-		}
-		engine_ct_poll(e, now);
-		/* A scan that only counted losses is activity too: the
-		 * writer is lapping us, sleeping now would make it worse. */
-		if (n || lost1 != lost0) {
-			empty = 0;
-			/* A loss means a writer outruns the pacing: chase it,
-			 * pass after pass, for ENGINE_CHASE_NS after the last
-			 * loss, or until a pass finds nothing.  Pausing right
-			 * after catching up would let a flat-out writer lap
-			 * its ring again during every pause; a target that
-			 * loses nothing still costs one pass per pause. */
-			if (lost1 != lost0)
-				chase_until = now + ENGINE_CHASE_NS;
-			else if (now >= chase_until && e->cfg.scan_interval_us)
-				engine_pace(e);
-			continue;
-		}
-		if (now < chase_until) {
-			/* Chasing: an empty pass only means we reached a
-			 * write in progress; look again at once, without the
-			 * sleep contract (its barrier, the futex) and without
-			 * sched_yield, which on a loaded machine hands the
-			 * CPU to a busy loop for a whole slice. */
-			continue;
-		}
-		if (++empty < e->cfg.idle_scans) {
-			sched_yield();
-			continue;
-		}
-		empty = 0;
-		engine_idle(e);
-		/* The sleep-entry re-scan was a full one; count from now.  A
-		 * wake's mark follows the wake within nanoseconds and is
-		 * picked up by the next dirty scans. */
-		next_full = engine_now(CLOCK_MONOTONIC) + full_ns;
-	}
-}
-
-/*
- * Run a thread's loop under the SIGBUS guard.  A fault in a scan (the region
- * was truncated under us) jumps back here; the scan held the lock, so it is
- * released, the error is recorded for snapshots, and the thread ends.
- */
-static void engine_guarded(struct engine *e, void (*loop)(struct engine *))
-{
-	sigjmp_buf jb;
-
-	if (sigsetjmp(jb, 1)) {
-		engine_guard = NULL;
-		e->error = engine_sigbus_msg;
-		pthread_mutex_unlock(&e->lock);
-		return;
-	}
-	engine_guard = &jb;
-	loop(e);
-	engine_guard = NULL;
-}
-
-static void *engine_harvest_main(void *arg)
-{
-	engine_guarded(arg, engine_harvest_loop);
-	return NULL;
-}
-
-/* ---- waker: socket bytes -> futex wake ---- */
-
-static void engine_kick(struct engine *e)
-{
-	_Atomic uint32_t *word = &e->region.hdr->tracer_sleeping;
-
-	/* Wake unconditionally.  A socket writer (upstream SDKs, or our probe
-	 * without the futex flag) has already CASed the flag 1 -> 0 itself
-	 * before sending its byte, so a CAS here would fail and the engine
-	 * would sleep out its bound.  A spurious wake is harmless: the wait
-	 * loop re-checks the word.  release: pairs with the wait's acquire. */
-	atomic_store_explicit(word, 0, memory_order_release);
-	syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
-}
-
-static void engine_waker_loop(struct engine *e)
-{
-	struct pollfd p[2 + ENGINE_MAX_CLIENTS];
-	nfds_t n = 2;
-	char buf[256];
-
-	p[0] = (struct pollfd){.fd = e->stop_pipe[0], .events = POLLIN};
-	p[1] = (struct pollfd){.fd = e->region.listen_fd, .events = POLLIN};
-	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
-		if (poll(p, n, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[0].revents)
-			break;
-		if ((p[1].revents & POLLIN)) {
-			int fd = accept4(e->region.listen_fd, NULL, NULL,
-					 SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-			if (fd >= 0 && n < 2 + ENGINE_MAX_CLIENTS)
-				p[n++] = (struct pollfd){.fd = keeper_hold(fd),
-							 .events = POLLIN};
-			else if (fd >= 0)
-				close(fd); /* probe falls back to futex only */
-		}
-		for (nfds_t i = 2; i < n; i++) {
-			ssize_t got;
-
-			if (!p[i].revents)
-				continue;
-			got = read(p[i].fd, buf, sizeof(buf));
-			if (got > 0) {
-				atomic_fetch_add_explicit(&e->uds_bytes,
-							  (uint64_t)got,
-							  memory_order_relaxed);
-				/* Harvest right here, then wake the harvest
-				 * thread: one thread wakeup on the socket path
-				 * instead of two.  A full scan: socket writers
-				 * (upstream SDKs) never mark dirty bits. */
-				engine_scan(e);
-				engine_kick(e);
-			} else if (got == 0 ||
-				   (errno != EAGAIN && errno != EINTR)) {
-				/* EOF: that probe's process is gone. */
-				close(p[i].fd);
-				p[i--] = p[--n];
-			}
-		}
-	}
-	for (nfds_t i = 2; i < n; i++)
-		close(p[i].fd);
-}
-
-static void *engine_waker_main(void *arg)
-{
-	engine_guarded(arg, engine_waker_loop);
-	return NULL;
 }
 
 /* ---- lifecycle ---- */
@@ -606,43 +89,32 @@ static bool engine_open_region(struct engine *e, uint32_t flags, char *err,
 	return ok;
 }
 
-struct engine *engine_create(const struct engine_config *cfg, char *err,
-			     size_t errlen)
+/* The SIGBUS guard (engine_harvest.c's handler) for the mapped regions and
+ * recordings; installed before anything is mapped. */
+static void engine_catch_sigbus(void)
 {
 	struct sigaction sa = {.sa_sigaction = engine_sigbus,
 			       .sa_flags = SA_SIGINFO | SA_NODEFER};
-	struct engine *e = calloc(1, sizeof(*e));
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+bool engine_live_create(struct engine *e, char *err, size_t errlen)
+{
+	const struct engine_config *cfg = &e->cfg;
 	uint32_t flags = CTP_HX_FREELIST;
 
-	if (!e) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	e->cfg = *cfg;
-	e->sleep_ms = cfg->sleep_timeout_ms;
-	e->stop_pipe[0] = e->stop_pipe[1] = -1;
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->ct.hot_lock, NULL);
-	symtab_init(&e->symtab);
-	if (cfg->replay_path) {
-		/* Replay: a recording, nothing else (engine_replay.c); it is
-		 * mapped, so the SIGBUS guard goes first. */
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGBUS, &sa, NULL);
-		if (!engine_rp_create(e, err, errlen))
-			goto err_free;
-		return e;
-	}
 	if (!cfg->no_futex)
 		flags |= CTP_HX_FUTEX;
-	if (cfg->hx_dirty)
+	if (cfg->advertise_dirty)
 		flags |= CTP_HX_DIRTY;
 	if (!cfg->no_membarrier &&
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) > 0 &&
 	    (syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) &
 	     MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
 		flags |= CTP_HX_ASYM_FENCE;
-		e->asym = true;
+		e->asym_fence = true;
 	}
 	/* Attach mode: refuse a process we may not touch, or one without
 	 * buffers, before anything is created. */
@@ -650,10 +122,9 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 		goto err_ppt;
 	/* An observed region may shrink while we validate and read its
 	 * header: SIGBUS is caught from here on (engine_sigbus). */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, NULL);
+	engine_catch_sigbus();
 	if (!engine_open_region(e, flags, err, errlen))
-		goto err_free;
+		goto err_ppt;
 	if (!model_init(&e->model, e->region.stations, cfg->linger_ns)) {
 		snprintf(err, errlen, "out of memory for %u stations",
 			 e->region.stations);
@@ -663,7 +134,7 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	if (!engine_ct_create(e, err, errlen))
 		goto err_region;
 	/* Rates count from now, not from the first tick. */
-	model_tick(&e->model, engine_now(CLOCK_MONOTONIC));
+	model_tick(&e->model, clock_now_ns(CLOCK_MONOTONIC));
 	if (cfg->jsonl_path &&
 	    !jsonl_open(&e->jsonl, cfg->jsonl_path, err, errlen))
 		goto err_region;
@@ -673,9 +144,7 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto err_region;
 	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, NULL);
-	return e;
+	return true;
 
 err_region:
 	jsonl_close(&e->jsonl);
@@ -686,38 +155,46 @@ err_region:
 	region_finish(&e->region);
 err_ppt:
 	engine_ppt_destroy(e);
-err_free:
-	symtab_finish(&e->symtab);
-	pthread_mutex_destroy(&e->ct.hot_lock);
-	pthread_mutex_destroy(&e->lock);
-	free(e);
-	return NULL;
+	return false;
 }
 
-bool engine_start(struct engine *e, char *err, size_t errlen)
+bool engine_replay_create(struct engine *e, char *err, size_t errlen)
+{
+	/* The recording is mapped: the SIGBUS guard goes first. */
+	engine_catch_sigbus();
+	return engine_rp_create(e, err, errlen);
+}
+
+struct engine *engine_create(const struct engine_config *cfg, char *err,
+			     size_t errlen)
+{
+	struct engine *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	e->cfg = *cfg;
+	e->mode = engine_mode_of(cfg);
+	e->sleep_ms = cfg->sleep_timeout_ms;
+	e->stop_pipe[0] = e->stop_pipe[1] = -1;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->ct.hot_lock, NULL);
+	symtab_init(&e->symtab);
+	if (!e->mode->create(e, err, errlen)) {
+		symtab_finish(&e->symtab);
+		pthread_mutex_destroy(&e->ct.hot_lock);
+		pthread_mutex_destroy(&e->lock);
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+bool engine_live_start(struct engine *e, char *err, size_t errlen)
 {
 	int rc;
 
-	if (e->rp)
-		return true;
-	if (e->cfg.argv) {
-		struct launch_probe lp = {e->cfg.sample_hz,
-					  e->cfg.parked_stacks};
-		pid_t pid = launch_spawn(e->cfg.argv, e->region.shm_path,
-					 e->region.sock_path,
-					 e->region.stations, &lp, err, errlen);
-		if (pid < 0)
-			return false;
-		e->target.pid = pid;
-		keeper_start(e->region.dir, pid, e->region.listen_fd);
-		symtab_set_pid(&e->symtab, pid);
-		e->target.running = true;
-	} else if (e->cfg.attach_pid) {
-		e->target.pid = e->cfg.attach_pid;
-		e->target.attached = true;
-		symtab_set_pid(&e->symtab, e->target.pid);
-		e->target.running = true;
-	}
 	if (e->target.pid)
 		engine_rec_target(e, e->target.pid);
 	if (e->region.owner) {
@@ -740,6 +217,11 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 	/* After the harvest runs: the probe may start writing the moment its
 	 * buffer is attached. */
 	return engine_ppt_start(e, err, errlen);
+}
+
+bool engine_start(struct engine *e, char *err, size_t errlen)
+{
+	return e->mode->start(e, err, errlen);
 }
 
 static void engine_set_status(struct engine *e, int status)
@@ -806,9 +288,15 @@ void engine_unlink(const struct engine *e)
 
 void engine_stop(struct engine *e)
 {
-	if (atomic_exchange_explicit(&e->stop, true, memory_order_acq_rel) ||
-	    e->rp)
+	/* acq_rel: release pairs with the threads' acquire loads of stop;
+	 * acquire, so a second stopper sees the first one's writes. */
+	if (atomic_exchange_explicit(&e->stop, true, memory_order_acq_rel))
 		return;
+	e->mode->stop(e);
+}
+
+void engine_live_stop(struct engine *e)
+{
 	if (e->stop_pipe[1] >= 0 && write(e->stop_pipe[1], "x", 1) < 0)
 		e->error = e->error ? e->error : "cannot stop the engine";
 	if (e->region.owner)
@@ -839,15 +327,23 @@ const char *engine_output_error(void)
 
 bool engine_destroy(struct engine *e)
 {
-	bool ok = true;
+	bool ok;
 
 	if (!e)
 		return true;
-	if (e->rp) {
-		engine_rp_destroy(e);
-		goto free;
-	}
 	engine_stop(e);
+	ok = e->mode->destroy(e);
+	symtab_finish(&e->symtab);
+	pthread_mutex_destroy(&e->ct.hot_lock);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+	return ok;
+}
+
+bool engine_live_destroy(struct engine *e)
+{
+	bool ok = true;
+
 	keeper_stop(engine_reap(e));
 	/* Detach first: the probe stops writing to the region before it
 	 * goes. */
@@ -868,10 +364,5 @@ bool engine_destroy(struct engine *e)
 		close(e->stop_pipe[0]);
 	if (e->stop_pipe[1] >= 0)
 		close(e->stop_pipe[1]);
-free:
-	symtab_finish(&e->symtab);
-	pthread_mutex_destroy(&e->ct.hot_lock);
-	pthread_mutex_destroy(&e->lock);
-	free(e);
 	return ok;
 }

@@ -10,13 +10,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "harvest.h"
-#include "hotstacks.h"
-#include "lint.h"
-#include "parked.h"
-#include "pptagent.h"
-#include "rotor.h"
-#include "snapshot.h"
+#include "engine/ctp/harvest.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/ctp/lint.h"
+#include "engine/calltrace/parked.h"
+#include "engine/ppt/pptagent.h"
+#include "engine/calltrace/rotor.h"
+#include "engine/ctp/snapshot.h"
 
 struct engine_config {
 	char *const *argv;    /* launch mode: the target command */
@@ -24,13 +24,13 @@ struct engine_config {
 	/* Attach mode (corotop -p): a running process, through its ppt
 	 * buffers (engine_ppt.c). */
 	pid_t attach_pid;
-	bool force_attach;	 /* take over buffers another agent holds */
-	const char *counters;	 /* -c: perf counters per frame, or NULL */
-	uint64_t ppt_frames;	 /* data block size in frames (0: default) */
-	const char *ppt_buffer;	 /* attach only this buffer (NULL: all) */
-	uint32_t stations;	 /* launch mode: stations to create */
-	const char *jsonl_path;	 /* append every event here, or NULL */
-	const char *record_path; /* --record: a Heph trace, or NULL */
+	bool force_attach;	   /* take over buffers another agent holds */
+	const char *counters;	   /* -c: perf counters per frame, or NULL */
+	uint64_t ppt_block_frames; /* data block size in frames (0: default) */
+	const char *ppt_buffer;	   /* attach only this buffer (NULL: all) */
+	uint32_t stations;	   /* launch mode: stations to create */
+	const char *jsonl_path;	   /* append every event here, or NULL */
+	const char *record_path;   /* --record: a Heph trace, or NULL */
 	/* Replay mode (corotop --replay): a recording instead of a target;
 	 * no region, no threads (engine_replay.c). */
 	const char *replay_path;
@@ -43,7 +43,7 @@ struct engine_config {
 	unsigned observer_poll_ms; /* observer mode: poll period */
 	unsigned tick_ms;	   /* rate window */
 	unsigned full_scan_ms;	   /* bound between full scans (dirty mode) */
-	bool hx_dirty;		   /* advertise the dirty hint (default true) */
+	bool advertise_dirty;	   /* advertise the dirty hint (default true) */
 	/* Deep ring epochs per station for corotop's probe (ctp.h), a power
 	 * of two; 0 = the spec's eight slots only (default 64). */
 	unsigned ring_depth;
@@ -228,6 +228,57 @@ const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i);
 size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
 			 struct pptagent_frame *meta, size_t max,
 			 uint64_t *next, uint64_t *skipped);
+/* One decoded member of a frame: its name (the description's, valid while
+ * the description is) and its value as text. */
+struct engine_ppt_cell {
+	const char *name;
+	char text[64];
+};
+
+/*
+ * Frame bytes of a buffer described by d, decoded: its type's name in
+ * *type (NULL when the frame's discriminator names no type) and up to max
+ * members, formatted for people (json false: "1.5ms", "42") or as JSON
+ * values (json true).  Returns how many cells were filled.
+ */
+size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame, bool json,
+			const char **type, struct engine_ppt_cell *out,
+			size_t max);
+
+/* -c LIST checked without a process: false, with why, for a name that is
+ * not a counter corotop knows (a usage error). */
+bool engine_ppt_counters_valid(const char *list, char *why, size_t n);
+
+/* ---- corotop -p PID --list-buffers: a process's ppt buffers, read
+ * without writing a byte to it (engine_ppt.c) ---- */
+
+struct engine_listed_buffer {
+	char name[64];
+	bool spec_spelling; /* __ppt_NAME_* (else the generator's _ppt_*_NAME)
+			     */
+	char object[256];   /* the file that defines it, as in maps */
+	uint64_t hmem_addr, stat_addr, json_addr;
+	int32_t agent_pid; /* _stat: 0 = free */
+	bool agent_alive;  /* that agent still runs */
+	int32_t hmem;	   /* _hmem: 0 = no segment published */
+	bool described;	   /* _json read and valid */
+	char abi[16];
+	uint32_t frame_size;
+	bool resize, rendezvous;
+	char types[512]; /* "tick(count load work) io(fd cost[0] ...)" */
+	char error[256]; /* why it is not described, or "" */
+};
+
+struct engine_buffer_list {
+	struct engine_listed_buffer *e;
+	size_t n;
+	char warning[512]; /* objects skipped, and why */
+};
+
+bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out, char *err,
+			 size_t errlen);
+void engine_buffer_list_finish(struct engine_buffer_list *l);
+
 /* Resize buffer i's data block (dynamic layout only). */
 bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
 		       size_t errlen);

@@ -59,13 +59,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "framenames.h"
-#include "hotstacks.h"
-#include "parked.h"
-#include "rotor.h"
+#include "engine/engine_internal.h"
+#include "engine/symbols/framenames.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/calltrace/parked.h"
+#include "engine/calltrace/rotor.h"
 
-#include "../common/cttable.h"
+#include "wire/cttable.h"
+#include "common/clock.h"
+#include "common/grow.h"
 
 #define CT_CHECK_NS 50000000ull	      /* peek at most every 50 ms */
 #define CT_NAME_BUDGET_NS 20000000ull /* naming per rotation */
@@ -79,7 +81,7 @@ bool engine_ct_create(struct engine *e, char *err, size_t errlen)
 	struct rotor_config rc;
 	uint64_t frames = 16ull * e->cfg.ct_traces;
 
-	ct->last_rotate = engine_now(CLOCK_MONOTONIC);
+	ct->last_rotate = clock_now_ns(CLOCK_MONOTONIC);
 	if (!e->region.owner || !e->cfg.ct_traces)
 		return true;
 	rotor_config_defaults(&rc);
@@ -187,20 +189,6 @@ static void engine_ct_do_rotate(struct engine *e, void *arg)
 
 /* ---- the liveness list (engine lock held) ---- */
 
-static bool engine_ct_fit(uint64_t **v, size_t *cap, size_t need)
-{
-	uint64_t *p;
-
-	if (need <= *cap)
-		return true;
-	p = realloc(*v, need * sizeof(*p));
-	if (!p)
-		return false;
-	*v = p;
-	*cap = need;
-	return true;
-}
-
 static int engine_ct_u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -236,7 +224,8 @@ static void engine_ct_parked_ids(struct engine *e)
 		ct->seen = s;
 		ct->seen_slots = slots;
 	}
-	if (!engine_ct_fit(&ct->preserve, &ct->cap_preserve, cand))
+	if (!grow_array((void **)&ct->preserve, &ct->cap_preserve, cand,
+			sizeof(*ct->preserve)))
 		return;
 	slots = ct->seen_slots;
 	memset(ct->seen, 0, slots * sizeof(*ct->seen));
@@ -282,7 +271,8 @@ static uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u)
 {
 	struct engine_ct *ct = &e->ct;
 
-	if (!engine_ct_fit(&ct->owner, &ct->cap_owner, u->n ? u->n : 1))
+	if (!grow_array((void **)&ct->owner, &ct->cap_owner, u->n ? u->n : 1,
+			sizeof(*ct->owner)))
 		return NULL;
 	for (size_t i = 0; i < u->n; i++) {
 		const struct traceset_entry *t = &u->e[i];
@@ -310,7 +300,7 @@ static void engine_ct_name(struct engine *e, uint64_t now)
 	/* target.pid is written before the threads start. */
 	if (!e->target.pid)
 		return;
-	while (engine_now(CLOCK_MONOTONIC) < deadline) {
+	while (clock_now_ns(CLOCK_MONOTONIC) < deadline) {
 		struct framename have;
 		size_t n, k = 0;
 
@@ -397,5 +387,5 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 void engine_ct_final(struct engine *e)
 {
 	if (e->ct.rotor && !e->ct.dead)
-		engine_ct_rotate(e, engine_now(CLOCK_MONOTONIC));
+		engine_ct_rotate(e, clock_now_ns(CLOCK_MONOTONIC));
 }

@@ -14,15 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "framenames.h"
-#include "hotstacks.h"
-#include "parked.h"
-#include "profile.h"
-#include "stacktree.h"
+#include "engine/engine_internal.h"
+#include "engine/symbols/framenames.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/calltrace/parked.h"
+#include "engine/export/profile.h"
+#include "engine/calltrace/stacktree.h"
 
-#include "../common/cttable.h"
-#include "../common/grow.h"
+#include "wire/cttable.h"
+#include "common/grow.h"
+#include "common/clock.h"
 
 #define HOT_TREE_NODES 65536u /* nodes a tree is built with at most */
 #define HOT_MEMO 4096u	      /* frame -> key memo of one tree build */
@@ -56,7 +57,7 @@ size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 	pthread_mutex_lock(&e->ct.hot_lock);
 	if (e->ct.hot)
 		n = hotstacks_top(e->ct.hot, model_id, order,
-				  engine_now(CLOCK_MONOTONIC), out, max);
+				  clock_now_ns(CLOCK_MONOTONIC), out, max);
 	pthread_mutex_unlock(&e->ct.hot_lock);
 	return n;
 }
@@ -64,34 +65,17 @@ size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 size_t engine_parked_stack(struct engine *e, uint64_t model_id,
 			   uint64_t *frames, size_t max, uint64_t *trace_id)
 {
-	uint64_t id = 0;
-	uint32_t r;
-	size_t n = 0;
+	uint64_t id;
 
-	if (e->rp) {
-		if (trace_id)
-			*trace_id = 0;
-		return engine_rp_parked_stack(e, model_id, frames, max);
-	}
-	pthread_mutex_lock(&e->lock);
-	r = model_id ? model_find(&e->model, model_id) : MODEL_NONE;
-	if (r != MODEL_NONE)
-		id = e->model.parked[r];
-	pthread_mutex_unlock(&e->lock);
-	if (trace_id)
-		*trace_id = id;
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.parked && id)
-		n = parked_frames(e->ct.parked, id, frames, max);
-	pthread_mutex_unlock(&e->ct.hot_lock);
-	return n;
+	return e->mode->parked(e, model_id, NULL, frames, max,
+			       trace_id ? trace_id : &id);
 }
 
 void engine_hot_zero(struct engine *e)
 {
 	pthread_mutex_lock(&e->ct.hot_lock);
 	if (e->ct.hot)
-		hotstacks_zero(e->ct.hot, engine_now(CLOCK_MONOTONIC));
+		hotstacks_zero(e->ct.hot, clock_now_ns(CLOCK_MONOTONIC));
 	pthread_mutex_unlock(&e->ct.hot_lock);
 }
 
@@ -191,8 +175,8 @@ static bool hot_copy_take(struct engine *e, uint64_t model_id, bool window,
 	c->window = window;
 	pthread_mutex_lock(&e->ct.hot_lock);
 	if (e->ct.hot)
-		hotstacks_each(e->ct.hot, model_id, engine_now(CLOCK_MONOTONIC),
-			       hot_copy_one, c);
+		hotstacks_each(e->ct.hot, model_id,
+			       clock_now_ns(CLOCK_MONOTONIC), hot_copy_one, c);
 	pthread_mutex_unlock(&e->ct.hot_lock);
 	return !c->oom;
 }

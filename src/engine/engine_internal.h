@@ -1,33 +1,66 @@
 /*
- * engine_internal: the engine's state, shared by engine.c (threads,
- * lifecycle) and engine_query.c (what callers read from it).  Not for use
- * outside src/engine.
+ * engine_internal: the engine's state and its mode table, shared by the
+ * facade's files -- engine.c (lifecycle), engine_mode.c (the modes),
+ * engine_harvest.c (threads), engine_query.c and engine_hot.c (what callers
+ * read).  Not for use outside src/engine.
  */
 #ifndef COROTOP_ENGINE_INTERNAL_H
 #define COROTOP_ENGINE_INTERNAL_H
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "engine.h"
-#include "harvest.h"
-#include "jsonl.h"
-#include "model.h"
-#include "recorder.h"
-#include "perfctr.h"
-#include "pptfind.h"
-#include "procmem.h"
-#include "region.h"
-#include "symtab.h"
+#include "engine/engine.h"
+#include "engine/ctp/harvest.h"
+#include "engine/export/jsonl.h"
+#include "engine/ctp/model.h"
+#include "engine/heph/recorder.h"
+#include "engine/ppt/perfctr.h"
+#include "engine/ppt/pptfind.h"
+#include "engine/target/procmem.h"
+#include "engine/ctp/region.h"
+#include "engine/symbols/symtab.h"
 
 #define ENGINE_MAX_CLIENTS 64
 
 struct framenames;
 struct engine_rp;
+struct engine;
+
+/*
+ * What differs between the engine's modes -- launch (start the target on a
+ * region we create), observe (borrow another's region), attach (a running
+ * process, through its ppt buffers), replay (a recording, no threads) and
+ * serve (a region for a probe in this very process: tests, benchmarks):
+ * one const table (engine_mode.c) instead of tests of the mode.
+ */
+struct engine_mode {
+	const char *name;
+	/* Open what the mode reads: a region, or a recording. */
+	bool (*create)(struct engine *e, char *err, size_t errlen);
+	/* Start the target (launch), take the process (attach) and the
+	 * threads (live modes). */
+	bool (*start)(struct engine *e, char *err, size_t errlen);
+	/* After the stop flag is set: join the threads, drain, end. */
+	void (*stop)(struct engine *e);
+	/* Everything create made; false when an output file failed. */
+	bool (*destroy)(struct engine *e);
+	void (*snapshot)(struct engine *e, struct snapshot *out);
+	void (*history)(struct engine *e, struct snapshot *out);
+	void (*watch)(struct engine *e, uint64_t id);
+	/* Where coroutine model_id (c: a snapshot row, or NULL) is parked. */
+	size_t (*parked)(struct engine *e, uint64_t model_id,
+			 const struct model_coro *c, uint64_t *frames,
+			 size_t max, uint64_t *trace_id);
+};
+
+/* The mode cfg asks for (engine_mode.c). */
+const struct engine_mode *engine_mode_of(const struct engine_config *cfg);
 
 /*
  * The engine's CallTrace side (engine_calltrace.c rotates, engine_hot.c
@@ -84,6 +117,7 @@ struct engine_ppt {
 
 struct engine {
 	struct engine_config cfg;
+	const struct engine_mode *mode;
 	struct region region;
 	struct harvest harvest;
 	struct model model;
@@ -100,7 +134,7 @@ struct engine {
 	pthread_t waker_thread;
 	bool harvest_running;
 	bool waker_running;
-	bool asym; /* we issue membarrier(GLOBAL_EXPEDITED) */
+	bool asym_fence; /* we issue membarrier(GLOBAL_EXPEDITED) */
 	atomic_bool stop;
 	int stop_pipe[2];
 	struct snapshot_target target;
@@ -121,6 +155,29 @@ struct engine {
 /* The current thread's SIGBUS landing pad while it reads the mapping. */
 extern __thread sigjmp_buf *engine_guard;
 extern const char engine_sigbus_msg[];
+
+/* engine_harvest.c: the live modes' threads and what engine.c drives of
+ * them.  engine_sigbus is the SIGBUS handler (jumps to engine_guard). */
+void engine_sigbus(int sig, siginfo_t *si, void *uc);
+void *engine_harvest_main(void *arg);
+void *engine_waker_main(void *arg);
+size_t engine_scan(struct engine *e);
+void engine_tick(struct engine *e);
+void engine_kick(struct engine *e);
+
+/* The live modes' operations (engine.c, engine_query.c), shared by
+ * launch, observe and attach in the mode table. */
+bool engine_live_create(struct engine *e, char *err, size_t errlen);
+bool engine_live_start(struct engine *e, char *err, size_t errlen);
+void engine_live_stop(struct engine *e);
+bool engine_live_destroy(struct engine *e);
+void engine_live_snapshot(struct engine *e, struct snapshot *out);
+void engine_live_history(struct engine *e, struct snapshot *out);
+void engine_live_watch(struct engine *e, uint64_t id);
+size_t engine_live_parked(struct engine *e, uint64_t model_id,
+			  const struct model_coro *c, uint64_t *frames,
+			  size_t max, uint64_t *trace_id);
+bool engine_replay_create(struct engine *e, char *err, size_t errlen);
 
 /* engine_calltrace.c: lifecycle (create before the target starts) and
  * the rotation cadence, called from the harvest loop. */
@@ -160,13 +217,5 @@ const char *engine_rec_warning(struct engine *e);
 /* The recorder's books for a snapshot (on = false when not recording). */
 void engine_rec_snapshot(struct engine *e, struct snapshot_record *out);
 bool engine_rec_destroy(struct engine *e, char *err, size_t errlen);
-
-static inline uint64_t engine_now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 #endif

@@ -24,7 +24,7 @@
  * process, which both output loops already wait for.
  */
 #define _GNU_SOURCE
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -35,8 +35,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
-#include "pptframe.h"
+#include "engine/engine_internal.h"
+#include "engine/ppt/perfctr.h"
+#include "engine/ppt/pptframe.h"
+#include "engine/ppt/pptlist.h"
+#include "common/clock.h"
 
 #define PPT_POLL_MIN_MS 1
 #define PPT_POLL_MAX_MS 10
@@ -200,16 +203,18 @@ static void *engine_ppt_main(void *arg)
 	struct engine_ppt *p = &e->ppt;
 	int wait_ms = PPT_POLL_MIN_MS;
 
+	/* acquire: pairs with engine_stop's acq_rel exchange (engine.c). */
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		struct pollfd pf[2] = {
 			{.fd = e->stop_pipe[0], .events = POLLIN},
 			{.fd = p->pidfd, .events = POLLIN},
 		};
-		uint64_t now = engine_now(CLOCK_MONOTONIC);
+		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 		size_t got = 0;
 
 		/* The lock per buffer: a poll reads at most a ring's worth,
-		 * so readers never wait for more than one. */
+		 * so readers never wait for more than one.  stop: acquire,
+		 * pairs with engine_stop's acq_rel exchange. */
 		for (size_t i = 0;
 		     i < p->n &&
 		     !atomic_load_explicit(&e->stop, memory_order_acquire);
@@ -244,7 +249,7 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 	struct engine_ppt *p = &e->ppt;
 	struct pptagent_config cfg = {
 		.force = e->cfg.force_attach,
-		.nframes = e->cfg.ppt_frames,
+		.nframes = e->cfg.ppt_block_frames,
 		.auto_grow = true,
 		.max_frames = PPTAGENT_MAX_FRAMES,
 	};
@@ -270,7 +275,7 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 		return false;
 	}
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
-	p->tick_at = engine_now(CLOCK_MONOTONIC);
+	p->tick_at = clock_now_ns(CLOCK_MONOTONIC);
 	rc = pthread_create(&p->thread, NULL, engine_ppt_main, e);
 	if (rc) {
 		snprintf(err, errlen, "cannot start a thread: %s",
@@ -323,7 +328,7 @@ void engine_ppt_destroy(struct engine *e)
 /* ---- what callers read ---- */
 
 /*
- * What the probe said in its last "probe" frame (late.c): traced 1 = it
+ * What the probe said in its last "probe" frame (rendezvous.c): traced 1 = it
  * mapped our region, 2 = it was traced already (by an engine that launched
  * it), 0 = it could not; its errno then.  Under the ppt lock.
  */
@@ -474,4 +479,86 @@ bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
 	ok = pptagent_resize(&p->agents[i], nframes, err, errlen);
 	pthread_mutex_unlock(&p->lock);
 	return ok;
+}
+
+/* ---- what the UI reads of frames and buffers without an engine ---- */
+
+size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame, bool json,
+			const char **type, struct engine_ppt_cell *out,
+			size_t max)
+{
+	struct ppt_value v[PPTDESC_MAX_MEMBERS];
+	int ty = pptframe_type(d, frame);
+	size_t n;
+
+	*type = ty < 0 ? NULL : d->types[ty].name;
+	if (ty < 0)
+		return 0;
+	n = pptframe_decode(d, ty, frame, v,
+			    max < PPTDESC_MAX_MEMBERS ? max
+						      : PPTDESC_MAX_MEMBERS);
+	for (size_t c = 0; c < n; c++) {
+		out[c].name = d->types[ty].cols[c].name;
+		if (json)
+			pptframe_json(&v[c], out[c].text, sizeof(out[c].text));
+		else
+			pptframe_format(&v[c], out[c].text,
+					sizeof(out[c].text));
+	}
+	return n;
+}
+
+bool engine_ppt_counters_valid(const char *list, char *why, size_t n)
+{
+	struct perfctr_set ctr;
+
+	return perfctr_parse(list, &ctr, why, n);
+}
+
+bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out, char *err,
+			 size_t errlen)
+{
+	struct pptlist l;
+
+	memset(out, 0, sizeof(*out));
+	if (!pptlist_collect(pid, &l, err, errlen))
+		return false;
+	out->e = l.n ? calloc(l.n, sizeof(*out->e)) : NULL;
+	if (l.n && !out->e) {
+		snprintf(err, errlen, "out of memory listing %zu buffers", l.n);
+		pptlist_finish(&l);
+		return false;
+	}
+	out->n = l.n;
+	snprintf(out->warning, sizeof(out->warning), "%s", l.warning);
+	for (size_t i = 0; i < l.n; i++) {
+		const struct pptlist_entry *s = &l.e[i];
+		struct engine_listed_buffer *d = &out->e[i];
+
+		snprintf(d->name, sizeof(d->name), "%s", s->sym.name);
+		d->spec_spelling = s->sym.spelling == PPTFIND_SPEC;
+		snprintf(d->object, sizeof(d->object), "%s", s->sym.object);
+		d->hmem_addr = s->sym.hmem_addr;
+		d->stat_addr = s->sym.stat_addr;
+		d->json_addr = s->sym.json_addr;
+		d->agent_pid = s->agent_pid;
+		d->agent_alive = s->agent_alive;
+		d->hmem = s->hmem;
+		d->described = s->described;
+		snprintf(d->abi, sizeof(d->abi), "%s", s->abi);
+		d->frame_size = s->frame_size;
+		d->resize = s->resize;
+		d->rendezvous = s->rendezvous;
+		snprintf(d->types, sizeof(d->types), "%s", s->types);
+		snprintf(d->error, sizeof(d->error), "%s", s->error);
+	}
+	pptlist_finish(&l);
+	return true;
+}
+
+void engine_buffer_list_finish(struct engine_buffer_list *l)
+{
+	free(l->e);
+	l->e = NULL;
+	l->n = 0;
 }

@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "parked.h"
+#include "engine/engine_internal.h"
+#include "engine/calltrace/parked.h"
+#include "common/clock.h"
 
 /* With the lock held: the watched coroutine's history into `out`. */
 static void engine_copy_history(struct engine *e, struct snapshot *out)
@@ -32,17 +33,18 @@ static void engine_copy_history(struct engine *e, struct snapshot *out)
 
 void engine_snapshot(struct engine *e, struct snapshot *out)
 {
+	e->mode->snapshot(e, out);
+}
+
+void engine_live_snapshot(struct engine *e, struct snapshot *out)
+{
 	struct model *m = &e->model;
 	struct lint_config lints;
 	size_t k = 0;
 
-	if (e->rp) {
-		engine_rp_snapshot(e, out);
-		return;
-	}
 	pthread_mutex_lock(&e->lock);
-	out->ts = engine_now(CLOCK_MONOTONIC);
-	out->wall_ns = engine_now(CLOCK_REALTIME);
+	out->ts = clock_now_ns(CLOCK_MONOTONIC);
+	out->wall_ns = clock_now_ns(CLOCK_REALTIME);
 	out->t = m->t;
 	out->t.torn = e->harvest.count.torn;
 	out->t.before_start = e->harvest.count.before_start;
@@ -85,12 +87,7 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 			continue;
 		out->coro[k] = *c;
 		snapshot_lint_record(out, &lints, &out->coro[k++]);
-		if (c->state == MODEL_RUNNING)
-			out->t.running++;
-		else if (c->state == MODEL_DEAD)
-			out->t.dead++;
-		else
-			out->t.suspended++;
+		model_totals_count(&out->t, c);
 	}
 	out->count = k;
 	engine_copy_history(e, out);
@@ -145,12 +142,13 @@ static void engine_watch_locked(struct engine *e, uint64_t id)
 
 void engine_watch(struct engine *e, uint64_t id)
 {
+	e->mode->watch(e, id);
+}
+
+void engine_live_watch(struct engine *e, uint64_t id)
+{
 	sigjmp_buf jb;
 
-	if (e->rp) {
-		engine_rp_watch(e, id);
-		return;
-	}
 	pthread_mutex_lock(&e->lock);
 	/* Reading the ring touches the mapping: guard it like a scan. */
 	if (sigsetjmp(jb, 1)) {
@@ -168,11 +166,11 @@ void engine_watch(struct engine *e, uint64_t id)
 
 void engine_history(struct engine *e, struct snapshot *out)
 {
-	if (e->rp) {
-		/* The moment and the history go together: take both. */
-		engine_rp_snapshot(e, out);
-		return;
-	}
+	e->mode->history(e, out);
+}
+
+void engine_live_history(struct engine *e, struct snapshot *out)
+{
 	pthread_mutex_lock(&e->lock);
 	engine_copy_history(e, out);
 	pthread_mutex_unlock(&e->lock);
@@ -181,7 +179,7 @@ void engine_history(struct engine *e, struct snapshot *out)
 void engine_reset_rates(struct engine *e)
 {
 	pthread_mutex_lock(&e->lock);
-	model_reset_rates(&e->model, engine_now(CLOCK_MONOTONIC));
+	model_reset_rates(&e->model, clock_now_ns(CLOCK_MONOTONIC));
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -204,17 +202,25 @@ void engine_stats(struct engine *e, struct engine_stats *out)
 size_t engine_parked_stack_of(struct engine *e, const struct model_coro *c,
 			      uint64_t *frames, size_t max, uint64_t *trace_id)
 {
+	uint64_t id;
+
+	return e->mode->parked(e, c->id, c, frames, max,
+			       trace_id ? trace_id : &id);
+}
+
+size_t engine_live_parked(struct engine *e, uint64_t model_id,
+			  const struct model_coro *c, uint64_t *frames,
+			  size_t max, uint64_t *trace_id)
+{
 	uint64_t id = 0;
 	uint32_t r;
 	size_t n = 0;
 
-	if (e->rp) {
-		if (trace_id)
-			*trace_id = 0;
-		return engine_rp_parked_stack(e, c->id, frames, max);
-	}
 	pthread_mutex_lock(&e->lock);
-	r = model_find_at(&e->model, c->id, c->slot);
+	if (c)
+		r = model_find_at(&e->model, c->id, c->slot);
+	else
+		r = model_id ? model_find(&e->model, model_id) : MODEL_NONE;
 	if (r != MODEL_NONE)
 		id = e->model.parked[r];
 	pthread_mutex_unlock(&e->lock);

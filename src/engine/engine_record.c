@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "parked.h"
+#include "engine/engine_internal.h"
+#include "engine/calltrace/parked.h"
+#include "common/clock.h"
 
 /* The writer thread asks these. */
 static bool engine_rec_symbol(void *ctx, uint64_t addr, char *buf, size_t n)
@@ -89,7 +90,7 @@ void engine_rec_stop(struct engine *e)
 	if (e->target.exited)
 		recorder_exit(e->rec, e->target.exit_code,
 			      e->target.term_signal);
-	recorder_stop(e->rec, engine_now(CLOCK_MONOTONIC));
+	recorder_stop(e->rec, clock_now_ns(CLOCK_MONOTONIC));
 }
 
 bool engine_rec_destroy(struct engine *e, char *err, size_t errlen)

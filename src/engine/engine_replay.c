@@ -16,9 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "hephnames.h"
-#include "replay.h"
+#include "engine/engine_internal.h"
+#include "engine/heph/hephnames.h"
+#include "engine/heph/replay.h"
+#include "common/clock.h"
 
 static const char engine_rp_sigbus[] =
 	"the recording was truncated while being read (SIGBUS); replay stopped";
@@ -39,7 +40,7 @@ struct engine_rp {
 /* With e->lock held: the position now. */
 static uint64_t rp_pos(struct engine_rp *p)
 {
-	uint64_t now = engine_now(CLOCK_MONOTONIC), pos = p->base;
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC), pos = p->base;
 
 	if (p->playing) {
 		double d = (double)(now - p->since) * p->speed;
@@ -106,7 +107,7 @@ bool engine_rp_create(struct engine *e, char *err, size_t errlen)
 	symtab_set_recorded(&e->symtab, rp_name, &p->names);
 	p->speed = 1.0;
 	p->base = p->r.t0;
-	p->since = engine_now(CLOCK_MONOTONIC);
+	p->since = clock_now_ns(CLOCK_MONOTONIC);
 	p->playing = e->cfg.replay_play;
 	e->rp = p;
 	return true;
@@ -300,7 +301,7 @@ void engine_replay_play(struct engine *e, bool play)
 		return;
 	pthread_mutex_lock(&e->lock);
 	p->base = rp_pos(p);
-	p->since = engine_now(CLOCK_MONOTONIC);
+	p->since = clock_now_ns(CLOCK_MONOTONIC);
 	/* Play at the end starts over. */
 	if (play && p->base >= p->r.t1)
 		p->base = p->r.t0;
@@ -316,7 +317,7 @@ void engine_replay_speed(struct engine *e, double speed)
 		return;
 	pthread_mutex_lock(&e->lock);
 	p->base = rp_pos(p);
-	p->since = engine_now(CLOCK_MONOTONIC);
+	p->since = clock_now_ns(CLOCK_MONOTONIC);
 	p->speed = speed < ENGINE_REPLAY_SPEED_MIN   ? ENGINE_REPLAY_SPEED_MIN
 		   : speed > ENGINE_REPLAY_SPEED_MAX ? ENGINE_REPLAY_SPEED_MAX
 						     : speed;
@@ -331,7 +332,7 @@ void engine_replay_seek(struct engine *e, uint64_t t)
 		return;
 	pthread_mutex_lock(&e->lock);
 	p->base = t < p->r.t0 ? p->r.t0 : t > p->r.t1 ? p->r.t1 : t;
-	p->since = engine_now(CLOCK_MONOTONIC);
+	p->since = clock_now_ns(CLOCK_MONOTONIC);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -361,7 +362,7 @@ uint64_t engine_replay_step(struct engine *e, uint64_t id, int dir)
 	p->playing = false;
 	rp_guarded(e, rp_step, &a);
 	p->base = a.to;
-	p->since = engine_now(CLOCK_MONOTONIC);
+	p->since = clock_now_ns(CLOCK_MONOTONIC);
 	pthread_mutex_unlock(&e->lock);
 	return a.to;
 }

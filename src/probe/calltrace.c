@@ -16,8 +16,8 @@
  * after the first on a thread (gettid, cached).
  */
 #define _GNU_SOURCE
-#include "../common/ctwriter.h"
-#include "probe_internal.h"
+#include "wire/ctwriter.h"
+#include "probe/probe_internal.h"
 
 #include <fcntl.h>
 #include <stdio.h>

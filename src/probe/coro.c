@@ -15,7 +15,7 @@
  * transition, so a burst that exhausts the stations heals by itself; every
  * untraced transition is counted, in the process and in the region.
  *
- * Stack captures ride on record (thread.c): a resume tells the sampler which
+ * Stack captures ride on record (perthread.c): a resume tells the sampler which
  * coroutine now runs on this thread (its tag frame), a suspend clears that
  * and, with parked stacks on, stores the suspending stack and writes its
  * trace id into the event's CTP_EPOCH_TRACE_OFFSET word (0 on resumes and
@@ -23,22 +23,14 @@
  * window does not grow by a put.
  */
 #define _GNU_SOURCE
-#include "../common/freelist.h"
+#include "wire/freelist.h"
 #include "corotop/calltrace.h"
-#include "probe_internal.h"
+#include "probe/probe_internal.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-static inline uint64_t coro_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* (P): tell the engine which station group changed.  Load first so the
  * common case (bit already set) costs no atomic read-modify-write. */
@@ -85,7 +77,7 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	}
 	s = &p->stations[idx];
 	if (!c->birth_ts)
-		c->birth_ts = coro_now();
+		c->birth_ts = probe_now();
 	/* The previous occupant's next_n was published to us by the free-list
 	 * acquire (L); a fresh station reads 0. */
 	c->n = __atomic_load_n(&s->ext.next_n, __ATOMIC_RELAXED);
@@ -105,7 +97,7 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	/* Deep rings: nothing of ours is in the ring yet; check the engine's
 	 * progress half a ring from here. */
 	c->chk_n = c->n;
-	c->chk_ts = coro_now();
+	c->chk_ts = probe_now();
 	c->wake_ns = 0;
 	c->lap_check = p->deep_rings ? c->n + p->depth / 2 : UINT64_MAX;
 	/* release (G) pairs with the engine's acquire (H): the header above is
@@ -127,7 +119,7 @@ static inline void coro_check_sleeping(struct probe_region *r)
 	/* (M) pairs with the engine's (N).  With the asymmetric fence the
 	 * engine's membarrier(GLOBAL_EXPEDITED) orders us; else a full
 	 * fence here. */
-	if (r->asym)
+	if (r->asym_fence)
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		atomic_thread_fence(memory_order_seq_cst);
@@ -200,7 +192,7 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 	r = probe_region();
 	if (!r)
 		return;
-	c->birth_ts = coro_now();
+	c->birth_ts = probe_now();
 	/* No station: it is retried, and counted untraced, at each
 	 * transition (docs/JSON.md: untraced counts transitions). */
 	(void)coro_acquire(c, r);
@@ -246,7 +238,7 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	if (COROTOP_UNLIKELY(!s))
 		return;
 	n = c->n++;
-	now = coro_now();
+	now = probe_now();
 	if (r->deep_rings) {
 		e = &r->deep_rings[(size_t)c->index * r->depth +
 				   (n & (r->depth - 1))];
@@ -340,7 +332,7 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	}
 	/* Untraced, or traced through corotop -p: an agent may have come or
 	 * gone.  relaxed: a hint that an agent published or withdrew the
-	 * probe's ppt buffer; late.c reads it again under its lock;
+	 * probe's ppt buffer; rendezvous.c reads it again under its lock;
 	 * probe_late_seen pairs with the relaxed store in probe_late_poll,
 	 * and a stale value costs one more poll. */
 	hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);

@@ -33,7 +33,7 @@
  * no allocation.
  */
 #define _GNU_SOURCE
-#include "ppt_internal.h"
+#include "probe/ppt_internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -604,6 +604,10 @@ COROTOP_API void corotop_ppt_buffer_finish(struct corotop_ppt_buffer *b)
 		free(c->blocks);
 		c->blocks = n;
 	}
+	/* release: pairs with an agent's read of _json (another process,
+	 * through process_vm_readv, ordered by its acquire of _hmem); it
+	 * orders the detach above before the description disappears, as
+	 * the release store that published it did (client setup). */
 	__atomic_store_n(b->json, NULL, __ATOMIC_RELEASE);
 	b->client = NULL;
 	pthread_mutex_lock(&clients_lock);

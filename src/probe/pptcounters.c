@@ -14,8 +14,8 @@
  * pthread key closes them when the thread exits.  Never on the save path.
  */
 #define _GNU_SOURCE
-#include "ppt_internal.h"
-#include "probe_internal.h"
+#include "probe/ppt_internal.h"
+#include "probe/probe_internal.h"
 
 #include <linux/perf_event.h>
 #include <pthread.h>

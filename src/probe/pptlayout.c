@@ -22,7 +22,7 @@
  * struct laid out like the frame saves with one memcpy.
  */
 #define _GNU_SOURCE
-#include "ppt_internal.h"
+#include "probe/ppt_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -373,19 +373,70 @@ jb_printf(struct jbuf *j, const char *fmt, ...)
 	}
 }
 
-/* A JSON string (names are identifiers; tag values are escaped). */
+/*
+ * The probe's copy of corotop's one JSON string policy (common/utf8.h and
+ * common/jsonstr.h, which the probe may not include: it is loaded into the
+ * traced program and includes only src/wire).  Keep the two alike:
+ * unit-pptlayout's test_tag_value_policy holds them to the same output.
+ */
+
+/* The length (2 to 4) of the well-formed UTF-8 sequence at s (n bytes
+ * there, s[0] >= 0x80), or 0: common/utf8.h's utf8_len. */
+static size_t jb_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f; /* surrogates */
+	else if (c == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f; /* past U+10FFFF */
+	if (len > n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* A JSON string, as common/jsonstr.h's jsonstr_write writes it: valid
+ * UTF-8 verbatim, any other byte U+FFFD, '"' and '\' escaped, control
+ * characters (U+0000-U+001F, U+007F) as \u00XX.  Names are identifiers;
+ * a tag value may hold any bytes. */
 static void jb_str(struct jbuf *j, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0, u;
+
 	jb_printf(j, "\"");
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	while (i < len) {
+		unsigned ch = p[i];
 
 		if (ch == '"' || ch == '\\')
-			jb_printf(j, "\\%c", ch);
-		else if (ch < 0x20)
+			jb_printf(j, "\\%c", (int)ch);
+		else if (ch < 0x20 || ch == 0x7f)
 			jb_printf(j, "\\u%04x", ch);
-		else
-			jb_printf(j, "%c", ch);
+		else if (ch < 0x80)
+			jb_printf(j, "%c", (int)ch);
+		else if ((u = jb_utf8_len(p + i, len - i))) {
+			jb_printf(j, "%.*s", (int)u, s + i);
+			i += u;
+			continue;
+		} else
+			jb_printf(j, "\\ufffd");
+		i++;
 	}
 	jb_printf(j, "\"");
 }

@@ -21,7 +21,7 @@
  * All of this runs under the client's transition lock.
  */
 #define _GNU_SOURCE
-#include "ppt_internal.h"
+#include "probe/ppt_internal.h"
 
 #include <errno.h>
 #include <string.h>

@@ -12,11 +12,11 @@
  * process-wide counters and the cached thread id and pid (both refreshed in
  * a forked child).  When the cTP header announces a CallTrace region, the
  * probe attaches to it too (calltrace.c), and then switches on what the
- * environment asks for: parked stacks (COROTOP_PARKED_STACKS, thread.c) and
+ * environment asks for: parked stacks (COROTOP_PARKED_STACKS, perthread.c) and
  * the sampler (COROTOP_SAMPLE_HZ, sampler.c).
  */
 #define _GNU_SOURCE
-#include "probe_internal.h"
+#include "probe/probe_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,7 +153,7 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 		return false;
 	}
 	size = probe_map_size(fd, max, (uint64_t)st.st_size, &depth);
-	/* Over a range an earlier late attach left (P2 in late.c). */
+	/* Over a range an earlier late attach left (P2 in rendezvous.c). */
 	reuse = probe_reuse_range(size);
 	hdr = mmap(reuse, size, PROT_READ | PROT_WRITE,
 		   MAP_SHARED | (reuse ? MAP_FIXED : 0), fd, 0);
@@ -189,9 +189,10 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 		r->dirty_bits = CTP_HX_DIRTY_WORDS * 64;
 	}
 	/* The asymmetric fence only covers processes that registered. */
-	r->asym = (r->hx_flags & CTP_HX_ASYM_FENCE) &&
-		  syscall(SYS_membarrier,
-			  MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+	r->asym_fence =
+		(r->hx_flags & CTP_HX_ASYM_FENCE) &&
+		syscall(SYS_membarrier,
+			MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
 	if (r->has_ext)
 		probe_calltrace_attach(path, hdr);
 	return true;
@@ -223,9 +224,13 @@ bool probe_attach_region(const char *shm, const char *sock, uint32_t max,
 	r->attach = probe_attach;
 	/* release: a recorder that loads r sees it complete. */
 	atomic_store_explicit(&probe_cur, r, memory_order_release);
-	/* release: a thread that sees live also sees the mapping. */
+	/* release: a thread that sees live also sees the mapping.  Pairs
+	 * with the acquire loads in corotop_probe_init/_shutdown (below) and
+	 * corotop_sampler_start (sampler.c); probe.h's relaxed hint load is
+	 * only a filter, corotop_coro_record_ re-reads probe_cur with
+	 * acquire. */
 	__atomic_store_n(&corotop_probe_live_, 1, __ATOMIC_RELEASE);
-	/* Stack captures (thread.c, sampler.c), from the environment. */
+	/* Stack captures (perthread.c, sampler.c), from the environment. */
 	probe_parked_configure(probe_calltrace_attached());
 	return true;
 }
@@ -235,7 +240,9 @@ COROTOP_API bool corotop_probe_init(void)
 	const char *shm, *sock, *maxs;
 	uint32_t max;
 
-	if (corotop_probe_live_)
+	/* acquire: pairs with probe_attach_region's release store; live
+	 * means the region is mapped and probe_cur set. */
+	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE))
 		return true;
 	shm = getenv(CTP_ENV_SHM);
 	sock = getenv(CTP_ENV_SOCK);
@@ -259,11 +266,15 @@ COROTOP_API void corotop_probe_shutdown(void)
 {
 	struct probe_region *r = probe_region();
 
-	if (!corotop_probe_live_ || !r)
+	/* acquire: pairs with probe_attach_region's release store. */
+	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE) || !r)
 		return;
 	/* No handler may put into the region once it is unmapped. */
 	corotop_sampler_stop();
 	probe_parked_configure(false);
+	/* release: pairs with the acquire loads of live (init, sampler
+	 * start); a thread that sees 0 goes no further than probe_cur,
+	 * cleared next with its own release. */
 	__atomic_store_n(&corotop_probe_live_, 0, __ATOMIC_RELEASE);
 	/* release: pairs with probe_region's acquire. */
 	atomic_store_explicit(&probe_cur, NULL, memory_order_release);

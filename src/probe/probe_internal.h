@@ -17,9 +17,9 @@
  * One attachment to a cTP region.  Filled in before it is published in
  * probe_cur and never changed afterwards, so a recorder that loaded it sees
  * one consistent region (never a new mapping with an old size).  A late
- * detach (late.c) retires it: its mappings are replaced in place by private
- * zero pages and the struct stays allocated, so a recorder still inside it
- * writes harmlessly; corotop_probe_shutdown, documented as not safe against
+ * detach (rendezvous.c) retires it: its mappings are replaced in place by
+ * private zero pages and the struct stays allocated, so a recorder still inside
+ * it writes harmlessly; corotop_probe_shutdown, documented as not safe against
  * concurrent recorders, unmaps and frees.
  */
 struct probe_region {
@@ -29,7 +29,7 @@ struct probe_region {
 	uint32_t hx_flags; /* copy of hdr->ext.flags, read once at attach */
 	bool has_ext;	   /* the region carries corotop's header extension */
 	/* The engine's membarrier orders our stores: no fence needed (M). */
-	bool asym;
+	bool asym_fence;
 	/* Dirty hint words (CTP_HX_DIRTY), or NULL. */
 	_Atomic uint64_t *dirty;
 	uint32_t dirty_shift;
@@ -54,6 +54,8 @@ struct probe_region {
  * this long inside a record to write into the newer region. */
 #define PROBE_REUSE_GRACE_NS 1000000000ull
 
+/* CLOCK_MONOTONIC in ns: the probe's copy of common/clock.h's clock_now_ns
+ * (the probe, loaded into the traced program, may include only src/wire). */
 static inline uint64_t probe_now(void)
 {
 	struct timespec ts;
@@ -97,19 +99,19 @@ static inline struct probe_region *probe_region(void)
 /* probe.c: attach to the region at shm (sock: the engine's socket, may be
  * NULL) of `max` stations and go live; false with a reason in *why (a
  * static string or probe_status's buffer).  Used by corotop_probe_init
- * (the environment) and by late.c (the rendezvous). */
+ * (the environment) and by rendezvous.c (the rendezvous). */
 bool probe_attach_region(const char *shm, const char *sock, uint32_t max,
 			 bool late);
-/* late.c: stop tracing without unmapping anything a concurrent recorder
+/* rendezvous.c: stop tracing without unmapping anything a concurrent recorder
  * may touch (the region is retired, see struct probe_region). */
 void probe_retire(void);
-/* late.c: replace a retired mapping in place by private zero pages, under
+/* rendezvous.c: replace a retired mapping in place by private zero pages, under
  * threads that may still be inside it (never unmapped: no fault). */
 void probe_zero_pages(void *addr, size_t len);
 /* Retired attachments (never freed: a recorder may still hold one). */
 extern struct probe_region *probe_retired;
 
-/* late.c: the probe's own ppt buffer, set up by the constructor; and the
+/* rendezvous.c: the probe's own ppt buffer, set up by the constructor; and the
  * check the record path runs when _ppt_hmem_corotop moved. */
 void probe_late_init(void);
 void probe_late_poll(int hmem);
@@ -136,7 +138,7 @@ uint64_t probe_calltrace_put(const uint64_t *frames, unsigned n,
 bool probe_calltrace_attached(void);
 
 /*
- * Per-thread state of the stack captures (thread.c, sampler.c).  Written
+ * Per-thread state of the stack captures (perthread.c, sampler.c).  Written
  * only by its own thread, outside signal handlers; the fields marked
  * "handler" are also read by the same thread's SIGPROF handler, which can
  * interrupt any write: they are relaxed atomics whose stores are ordered
@@ -181,7 +183,7 @@ extern __thread struct probe_thread probe_self
  * transition.  relaxed on the hot path; see probe_thread_sync. */
 extern _Atomic uint32_t probe_capture_epoch;
 
-/* thread.c */
+/* perthread.c */
 /* The slow path of a transition whose epoch is stale; returns 0 or the
  * negative errno of arming the sampler's timer. */
 int probe_thread_sync(struct probe_thread *t);

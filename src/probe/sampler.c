@@ -4,7 +4,7 @@
  * the coroutine that was running, into the CallTrace region.
  *
  * Timers.  A thread gets its timer lazily, on the slow path of its first
- * transition after a start (thread.c; the thread that calls start gets one
+ * transition after a start (perthread.c; the thread that calls start gets one
  * at once): timer_create(CLOCK_THREAD_CPUTIME_ID) on its own CPU clock,
  * SIGEV_THREAD_ID to itself, SIGPROF, period 1/hz of CPU time.  A thread
  * that sleeps uses no CPU and gets no signal.  Timers are process-wide
@@ -41,7 +41,7 @@
  * or a setitimer user keeps theirs: start returns -EBUSY).  It acts only on
  * SI_TIMER signals that carry our mark, preserves errno, takes no lock and
  * allocates nothing: read the interrupted pc/sp/fp from the ucontext, walk
- * the frames (unwind.h; the range comes from the bounds thread.c captured
+ * the frames (unwind.h; the range comes from the bounds perthread.c captured
  * outside any handler), append the tag frame, put with weight 1.  Stop
  * deletes every timer, waits (bounded) for threads caught between claiming
  * a slot and arming it, then sets SIGPROF to SIG_IGN -- which discards a
@@ -55,8 +55,8 @@
  * the expirations merged into one signal are counted as overruns.
  */
 #define _GNU_SOURCE
-#include "probe_internal.h"
-#include "unwind.h"
+#include "probe/probe_internal.h"
+#include "probe/unwind.h"
 
 #include "corotop/calltrace.h"
 
@@ -244,7 +244,8 @@ static int sampler_arm(struct probe_thread *t, uint32_t epoch)
 	}
 	return 0;
 fail:
-	/* release: the slot goes back untouched. */
+	/* release: the slot goes back untouched; pairs with the next
+	 * claimer's acquire CAS, as the free store in sampler_slot_delete. */
 	atomic_store_explicit(&sampler_slots[i].word,
 			      SS_WORD(SS_SEQ(claimed), SS_FREE),
 			      memory_order_release);
@@ -300,7 +301,7 @@ static void sampler_sample(const void *ucv)
 
 	if (!ucv || !sampler_context(ucv, &pc, &sp, &fp))
 		return;
-	/* Same thread as the writers (probe_thread_enter, thread.c): hi is
+	/* Same thread as the writers (probe_thread_enter, perthread.c): hi is
 	 * stored last and invalidated first, so read it first. */
 	tag = atomic_load_explicit(&t->run_tag, memory_order_relaxed);
 	coro.hi = atomic_load_explicit(&t->run_hi, memory_order_relaxed);
@@ -322,7 +323,7 @@ static void sampler_sample(const void *ucv)
 
 static void sampler_on_signal(int sig, siginfo_t *si, void *ucv)
 {
-	struct timespec t0, t1;
+	uint64_t t0;
 	int saved = errno;
 
 	(void)sig;
@@ -335,14 +336,10 @@ static void sampler_on_signal(int sig, siginfo_t *si, void *ucv)
 						  (uint64_t)si->si_overrun,
 						  memory_order_relaxed);
 		/* clock_gettime is async-signal-safe (POSIX), vDSO here. */
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = probe_now();
 		sampler_sample(ucv);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		atomic_fetch_add_explicit(
-			&st_handler_ns,
-			(uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll +
-				   (t1.tv_nsec - t0.tv_nsec)),
-			memory_order_relaxed);
+		atomic_fetch_add_explicit(&st_handler_ns, probe_now() - t0,
+					  memory_order_relaxed);
 	}
 	errno = saved;
 }
@@ -391,6 +388,7 @@ COROTOP_API int corotop_sampler_start(unsigned hz)
 		return -ENOTSUP;
 	if (hz < 1 || hz > SAMPLER_HZ_MAX)
 		return -EINVAL;
+	/* acquire: pairs with probe_attach_region's release (probe.c). */
 	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE) ||
 	    !probe_calltrace_attached())
 		return -ENODEV;
@@ -526,7 +524,10 @@ void sampler_atfork_child(void)
 	probe_self.slot = 0;
 	atomic_store_explicit(&st_threads, 0, memory_order_relaxed);
 	pthread_mutex_init(&sampler_mu, NULL);
-	/* Still running: this thread re-arms at its next transition. */
+	/* Still running: this thread re-arms at its next transition.
+	 * release: pairs with the acquire load of the epoch in
+	 * probe_thread_sync (perthread.c), which then sees the reset
+	 * slots above. */
 	if (atomic_load_explicit(&sampler_on, memory_order_relaxed))
 		atomic_fetch_add_explicit(&probe_capture_epoch, 1,
 					  memory_order_release);

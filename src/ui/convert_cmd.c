@@ -12,7 +12,7 @@
  * summary line goes to stderr as well, so that stdout carries only the output.
  */
 #define _GNU_SOURCE
-#include "convert_cmd.h"
+#include "ui/convert_cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,10 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../engine/convert.h"
-#include "../engine/framenames.h"
-#include "../engine/hephfile.h"
-#include "../engine/hephnames.h"
+#include "engine/convert.h"
 
 static const char convert_usage[] =
 	"usage: corotop convert --to FORMAT FILE [-o OUT]\n"
@@ -136,21 +133,11 @@ static void convert_sigbus(int sig)
 	siglongjmp(convert_jb, 1);
 }
 
-/* Folded frames by function: "func+0x1a (f.c:3)" is folded as "func". */
-static const char *convert_name(void *ctx, uint64_t addr, bool leaf)
+/* A packet the trace could not read, said on stderr. */
+static void convert_problem(void *ctx, uint64_t off, const char *what)
 {
-	static char buf[HEPH_NAME_LEN + 1];
-	const char *n = heph_names_find(ctx, framename_key(addr, leaf));
-	size_t len;
-
-	if (!n)
-		return NULL;
-	len = strcspn(n, "+ ");
-	if (!len || len > HEPH_NAME_LEN)
-		return n;
-	memcpy(buf, n, len);
-	buf[len] = 0;
-	return buf;
+	fprintf(stderr, "corotop convert: %s: at byte %" PRIu64 ": %s\n",
+		(const char *)ctx, off, what);
 }
 
 /* Convert `in` to out_path (NULL or "-": stdout): the exit status. */
@@ -159,15 +146,13 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 {
 	/* volatile: set after sigsetjmp and read after a longjmp. */
 	FILE *volatile out = stdout;
-	struct heph_names names;
-	struct convert_stats st;
-	struct heph_file f;
+	struct convert_result res;
+	struct convert *volatile c = NULL;
 	char err[512];
 	static char tmp[4096];
 	volatile bool direct = false; /* out is out_path itself, not tmp */
 	bool ok;
 
-	memset(&f, 0, sizeof(f));
 	if (out_path && strcmp(out_path, "-")) {
 		int rc = convert_check_out(in, out_path);
 
@@ -187,21 +172,15 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 		return 1;
 	}
 	signal(SIGBUS, convert_sigbus);
-	/* Only jsonl goes in start order. */
-	if (!heph_file_open_flags(
-		    &f, in, fmt->to == CONVERT_JSONL ? 0 : HEPH_FILE_NOSORT,
-		    err, sizeof(err))) {
+	c = convert_create(in, fmt->to, convert_problem, (void *)in, &res, err,
+			   sizeof(err));
+	if (!c) {
 		fprintf(stderr, "corotop convert: %s\n", err);
 		return 1;
 	}
-	for (size_t i = 0; i < f.nproblems; i++)
-		fprintf(stderr,
-			"corotop convert: %s: at byte %" PRIu64 ": %s\n", in,
-			f.problems[i].off, f.problems[i].what);
-	if (f.problems_total > f.nproblems)
+	if (res.problems > res.told)
 		fprintf(stderr, "corotop convert: %s: %zu more problems\n", in,
-			f.problems_total - f.nproblems);
-	heph_names_init(&names, &f);
+			res.problems - res.told);
 	if (out_path && strcmp(out_path, "-")) {
 		struct stat ost;
 
@@ -214,13 +193,11 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 			fprintf(stderr,
 				"corotop convert: cannot write %s: %s\n",
 				out_path, strerror(errno));
-			heph_names_finish(&names);
-			heph_file_close(&f);
+			convert_destroy(c);
 			return 1;
 		}
 	}
-	ok = convert_write(&f, fmt->to, out, convert_name, &names, &st, err,
-			   sizeof(err));
+	ok = convert_write_to(c, out, &res, err, sizeof(err));
 	if (out != stdout) {
 		if (fclose(out) && ok) {
 			snprintf(err, sizeof(err), "closing: %s",
@@ -244,16 +221,16 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 			" %s written to %s (%" PRIu64 " nudged, %" PRIu64
 			" lost in \"lost\" events, %" PRIu64
 			" skipped, %zu problems)\n",
-			f.nev, st.written,
+			res.events, res.st.written,
 			fmt->to == CONVERT_CHROME  ? "trace events"
 			: fmt->to == CONVERT_JSONL ? "lines"
 						   : "stacks",
 			out == stdout || !out_path || !strcmp(out_path, "-")
 				? "stdout"
 				: out_path,
-			st.nudged, st.lost, st.skipped, f.problems_total);
-	heph_names_finish(&names);
-	heph_file_close(&f);
+			res.st.nudged, res.st.lost, res.st.skipped,
+			res.problems);
+	convert_destroy(c);
 	return ok ? 0 : 1;
 }
 

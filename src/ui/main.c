@@ -21,7 +21,7 @@
  *
  * Output.  --batch prints text or JSON snapshots.  Without --batch on a
  * terminal, the ncurses interface runs (tui.c; --cacheray: the memory
- * view, cray_view.c); without a terminal, or with TERM=dumb, corotop falls
+ * view, memview.c); without a terminal, or with TERM=dumb, corotop falls
  * back to batch output and says so on stderr.
  */
 #define _GNU_SOURCE
@@ -33,20 +33,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/jsonstr.h"
-#include "../common/pathcheck.h"
-#include "../engine/engine.h"
-#include "../engine/pptlist.h"
-#include "batch.h"
-#include "batch_cacheray.h"
-#include "cli.h"
-#include "convert_cmd.h"
-#include "column.h"
-#include "config.h"
-#include "cray_view.h"
-#include "tui.h"
-
-void tui_publish_hook(void *ctx);
+#include "common/clock.h"
+#include "common/pathcheck.h"
+#include "engine/engine.h"
+#include "ui/batch/batch.h"
+#include "ui/batch/batch_cacheray.h"
+#include "ui/settings/cli.h"
+#include "ui/convert_cmd.h"
+#include "ui/rows/column.h"
+#include "ui/settings/config.h"
+#include "ui/memview/memview.h"
+#include "ui/tui/tui.h"
 
 #ifndef COROTOP_VERSION
 #define COROTOP_VERSION "0.0.0"
@@ -79,14 +76,6 @@ struct main_loop {
 #define MAIN_PPT_BYTES (16u << 20)
 /* ... and the newest ppt frames of each buffer. */
 #define MAIN_PPT_TEXT_ROWS 10
-
-static uint64_t main_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The rows a batch snapshot prints (-F, --sort), in order, into *n; NULL
  * (every row, snapshot order) without memory. */
@@ -158,7 +147,7 @@ static void main_ppt(struct main_loop *m, struct batch_ppt *out)
 		const struct ppt_desc *d = engine_ppt_desc(m->engine, i);
 		uint64_t from = m->ppt_from[i], skipped = 0;
 		/* The frame size comes from the target: a byte budget. */
-		size_t max = m->cli.ppt_frames;
+		size_t max = m->cli.ppt_batch_frames;
 
 		p->b = b[i];
 		p->desc = d;
@@ -231,10 +220,10 @@ static int main_target_status(const struct snapshot *s)
 static int main_run(struct main_loop *m)
 {
 	uint64_t period = (uint64_t)m->cli.delay_tenths * 100000000u;
-	uint64_t next = main_now() + period;
+	uint64_t next = clock_now_ns(CLOCK_MONOTONIC) + period;
 
 	for (;;) {
-		uint64_t now = main_now();
+		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 		struct timespec wait = {0, 0};
 		siginfo_t si;
 		int sig;
@@ -258,7 +247,7 @@ static int main_run(struct main_loop *m)
 			return 128 + sig;
 		if (sig < 0 && errno != EAGAIN && errno != EINTR)
 			return 1;
-		if (main_now() < next)
+		if (clock_now_ns(CLOCK_MONOTONIC) < next)
 			continue;
 		next += period;
 		main_print(m);
@@ -352,74 +341,18 @@ static int main_profiles(struct main_loop *m, int status)
 /* corotop -p PID --list-buffers: read-only, text or JSON. */
 static int main_list_buffers(const struct cli *cli)
 {
-	struct pptlist l;
+	struct engine_buffer_list l;
 	char err[512];
 
-	if (!pptlist_collect(cli->pid, &l, err, sizeof(err))) {
+	if (!engine_list_buffers(cli->pid, &l, err, sizeof(err))) {
 		fprintf(stderr, "corotop: %s\n", err);
 		return 1;
 	}
-	if (cli->format == CLI_JSON) {
-		printf("{\"pid\":%d,\"buffers\":[", cli->pid);
-		for (size_t i = 0; i < l.n; i++) {
-			const struct pptlist_entry *e = &l.e[i];
-
-			printf("%s{\"name\":", i ? "," : "");
-			jsonstr_write_cstr(stdout, e->sym.name);
-			printf(",\"spelling\":\"%s\",\"object\":",
-			       e->sym.spelling == PPTFIND_SPEC ? "spec"
-							       : "generator");
-			jsonstr_write_cstr(stdout, e->sym.object);
-			printf(",\"hmem_addr\":\"0x%llx\",\"stat_addr\":"
-			       "\"0x%llx\",\"json_addr\":\"0x%llx\","
-			       "\"agent_pid\":%d,\"agent_alive\":%s,"
-			       "\"hmem\":%d,\"abi\":",
-			       (unsigned long long)e->sym.hmem_addr,
-			       (unsigned long long)e->sym.stat_addr,
-			       (unsigned long long)e->sym.json_addr,
-			       (int)e->agent_pid,
-			       e->agent_alive ? "true" : "false", (int)e->hmem);
-			jsonstr_write_cstr(stdout, e->abi);
-			printf(",\"frame_size\":%u,\"types\":", e->frame_size);
-			jsonstr_write_cstr(stdout, e->types);
-			printf(",\"error\":");
-			jsonstr_write_cstr(stdout, e->error);
-			printf("}");
-		}
-		printf("],\"warning\":");
-		jsonstr_write_cstr(stdout, l.warning);
-		printf("}\n");
-	} else {
-		printf("process %d: %zu ppt buffer%s\n", cli->pid, l.n,
-		       l.n == 1 ? "" : "s");
-		for (size_t i = 0; i < l.n; i++) {
-			const struct pptlist_entry *e = &l.e[i];
-
-			printf("%-16s %s  %s\n", e->sym.name,
-			       e->sym.spelling == PPTFIND_SPEC ? "__ppt_NAME_*"
-							       : "_ppt_*_NAME",
-			       e->sym.object);
-			if (e->agent_pid)
-				printf("  in use by agent pid %d (%s)\n",
-				       (int)e->agent_pid,
-				       e->agent_alive ? "running"
-						      : "not running");
-			else
-				printf("  free\n");
-			if (e->described)
-				printf("  ABI %s, %u-byte frames, %s layout%s: "
-				       "%s\n",
-				       e->abi, e->frame_size,
-				       e->resize ? "dynamic" : "static",
-				       e->rendezvous ? ", corotop probe" : "",
-				       e->types);
-			else
-				printf("  not usable: %s\n", e->error);
-		}
-		if (l.warning[0])
-			printf("skipped: %s\n", l.warning);
-	}
-	pptlist_finish(&l);
+	if (cli->format == CLI_JSON)
+		batch_print_buffers_json(stdout, cli->pid, &l);
+	else
+		batch_print_buffers_text(stdout, cli->pid, &l);
+	engine_buffer_list_finish(&l);
 	return 0;
 }
 
@@ -579,7 +512,7 @@ int main(int argc, char **argv)
 	cfg.attach_pid = m.cli.pid;
 	cfg.force_attach = m.cli.force_attach;
 	cfg.counters = m.cli.counters;
-	cfg.ppt_frames = m.cli.ppt_block;
+	cfg.ppt_block_frames = m.cli.ppt_block_frames;
 	cfg.ppt_buffer = m.cli.buffer;
 	if (m.cli.hot_window_s)
 		cfg.hot.window_s = m.cli.hot_window_s;

@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cacheray.h"
-#include "ui/batch_cacheray.h"
+#include "engine/cacheray/cacheray.h"
+#include "ui/batch/batch_cacheray.h"
 
 #define FUZZ_TRACE_MAX (1u << 16)
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/harvest.h"
+#include "engine/ctp/harvest.h"
 
 #define FUZZ_STATIONS 4
 #define FUZZ_SCANS 16

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/hephfile.h"
+#include "engine/heph/hephfile.h"
 
 #define FZ_CAP 32768u
 

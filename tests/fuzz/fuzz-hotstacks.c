@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/hotstacks.h"
-#include "engine/parked.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/calltrace/parked.h"
 
 #define FUZZ_TRACES 24u
 

@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/json.h"
-#include "engine/pptdesc.h"
+#include "common/jsonparse.h"
+#include "engine/ppt/pptdesc.h"
 #include "pptdesc-demo.h"
 
 #define FUZZ_TEXT_MAX (64u << 10)

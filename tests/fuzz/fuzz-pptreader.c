@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/pptframe.h"
-#include "engine/pptreader.h"
+#include "engine/ppt/pptframe.h"
+#include "engine/ppt/pptreader.h"
 
 #define FZ_MAX_FRAMES 16u
 #define FZ_POLLS 48

@@ -37,9 +37,9 @@
 #include <string.h>
 
 #include "engine/convert.h"
-#include "engine/heph.h"
-#include "engine/hephnames.h"
-#include "engine/replay.h"
+#include "engine/heph/heph.h"
+#include "engine/heph/hephnames.h"
+#include "engine/heph/replay.h"
 
 #define FUZZ_TRACE_MAX (1u << 19)
 

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cttable.h"
-#include "engine/traceset.h"
+#include "wire/cttable.h"
+#include "engine/calltrace/traceset.h"
 
 #define FUZZ_BUCKETS 32u
 #define FUZZ_POOL 256u

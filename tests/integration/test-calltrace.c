@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "engine/engine.h"
-#include "itest.h"
+#include "../common/itest.h"
 
 #ifndef CT_TARGET
 #error "CT_TARGET must name the ct-target program"

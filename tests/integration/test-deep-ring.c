@@ -26,7 +26,7 @@
 
 #include "corotop/probe.h"
 #include "engine/engine.h"
-#include "itest.h"
+#include "../common/itest.h"
 
 /* The pass hook's gate: the test closes it, waits for the harvest thread to
  * arrive, writes, then opens it again. */

@@ -32,7 +32,7 @@
 #include <cmocka.h>
 
 #include "engine/engine.h"
-#include "itest.h"
+#include "../common/itest.h"
 
 #include <fcntl.h>
 #include <unistd.h>

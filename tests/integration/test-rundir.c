@@ -1,6 +1,6 @@
 /*
  * test-rundir: the sweep of run directories a killed corotop left behind
- * (src/engine/rundir.c), on directories made up in a private base:
+ * (src/engine/target/rundir.c), on directories made up in a private base:
  * what is provably stale goes, everything else stays -- live processes,
  * a pid reused by another process, symlinks, a wrong mode, another uid,
  * files it can not read, a planted FIFO.
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "corotop/ctp.h"
-#include "engine/rundir.h"
+#include "engine/target/rundir.h"
 
 static char base[128];
 

@@ -30,9 +30,9 @@
 #include <cmocka.h>
 
 #include "corotop/calltrace.h"
-#include "engine/region.h"
-#include "engine/rotor.h"
-#include "itest.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
+#include "../common/itest.h"
 
 #ifndef ITEST_SAMPLER_TARGET
 #error "ITEST_SAMPLER_TARGET must name the sampler target program"

@@ -42,7 +42,7 @@
 #include <sys/prctl.h>
 
 #include "engine/engine.h"
-#include "itest.h"
+#include "../common/itest.h"
 
 #ifndef ITEST_WRITER
 #error "ITEST_WRITER must name the writer program"

@@ -38,9 +38,9 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "common/freelist.h"
+#include "wire/freelist.h"
 #include "engine/engine.h"
-#include "itest.h"
+#include "../common/itest.h"
 
 #ifndef ITEST_WRITER
 #error "ITEST_WRITER must name the writer program"

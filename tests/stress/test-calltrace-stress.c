@@ -37,10 +37,10 @@
 
 #include <sys/wait.h>
 
-#include "../integration/itest.h"
-#include "ct-load.h"
-#include "engine/region.h"
-#include "engine/rotor.h"
+#include "../common/itest.h"
+#include "../common/ct-load.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
 
 #ifndef CT_WRITER
 #error "CT_WRITER must name the ct-writer program"

@@ -1,5 +1,5 @@
 /*
- * test-freelist-stress: the station free list (src/common/freelist.h) under
+ * test-freelist-stress: the station free list (src/wire/freelist.h) under
  * concurrent pops and pushes.
  *
  * Concept.  The free list is a tagged Treiber stack in shared memory: probe
@@ -34,8 +34,8 @@
 
 #include <sched.h>
 
-#include "common/freelist.h"
-#include "../integration/itest.h"
+#include "wire/freelist.h"
+#include "../common/itest.h"
 
 #define FL_STATIONS 6
 #define FL_POPPERS 3

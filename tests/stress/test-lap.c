@@ -48,8 +48,8 @@
 
 #include "corotop/probe.h"
 #include "engine/engine.h"
-#include "engine/harvest.h"
-#include "../integration/itest.h"
+#include "engine/ctp/harvest.h"
+#include "../common/itest.h"
 
 #define LAP_STATIONS 4
 #define LAP_WRITERS 2

@@ -1,6 +1,6 @@
 /*
  * test-late-stress: late attach and detach, over and over, while writers
- * lap the engine -- the probe's rendezvous path (src/probe/late.c) under
+ * lap the engine -- the probe's rendezvous path (src/probe/rendezvous.c) under
  * load, all in one process so that ASan and TSan see every side.
  *
  * Concept.  The process starts untraced (no CTP_* environment).  Worker
@@ -55,13 +55,13 @@
 
 #include <cmocka.h>
 
-#include "../integration/itest.h"
+#include "../common/itest.h"
 #include "corotop/ppt.h"
 #include "corotop/probe.h"
 #include "engine/engine.h"
 #include "probe/probe_internal.h"
 
-/* The probe's own ppt buffer (src/probe/late.c; hidden in the shared
+/* The probe's own ppt buffer (src/probe/rendezvous.c; hidden in the shared
  * library, visible here: the test links the static one). */
 extern struct corotop_ppt_buffer corotop;
 

@@ -1,6 +1,6 @@
 /*
  * test-ppt-reader-stress: three writers lapping a 256-frame ppt ring while
- * a pptreader (src/engine/pptreader.c) polls it, with exact accounting.
+ * a pptreader (src/engine/ppt/pptreader.c) polls it, with exact accounting.
  *
  * Concept.  The reader must never deliver a frame that raced a write (a
  * torn copy), must deliver each index at most once and in order, and must
@@ -59,8 +59,8 @@
 
 #include <sched.h>
 
-#include "engine/pptreader.h"
-#include "../integration/itest.h"
+#include "engine/ppt/pptreader.h"
+#include "../common/itest.h"
 
 #define PS_FRAMES 256u
 #define PS_FS 32u

@@ -43,8 +43,8 @@
 
 #include <cmocka.h>
 
-#include "engine/heph.h"
-#include "engine/recorder.h"
+#include "engine/heph/heph.h"
+#include "engine/heph/recorder.h"
 
 #define STATIONS 64
 #define TARGET_EVENTS 3000000u

@@ -35,11 +35,11 @@
 
 #include <sys/syscall.h>
 
-#include "../integration/itest.h"
+#include "../common/itest.h"
 #include "corotop/calltrace.h"
 #include "corotop/probe.h"
-#include "engine/region.h"
-#include "engine/rotor.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
 
 #define WORKERS 4
 #define CORO_PER_WORKER 3

@@ -22,7 +22,7 @@ observable.  scripted (scripted.c) sets up a fixed table and idles; lines
 written to the CTL fifo make it close two coroutines or exit.
 
 The ppt flow attaches instead (corotop -p): it starts ppt-target
-(tests/integration/ppt_target.c, --ppt-target) in the background of the
+(tests/targets/ppt_target.c, --ppt-target) in the background of the
 same shell, its stdin on a fifo the harness holds open for writing (so it
 never reads EOF) and writes commands to ("tick 30"), then types
 

@@ -3,7 +3,7 @@
  * (harness.py, flow 'replay').  `heph-fixture PATH` writes it; the same
  * bytes every time, so the replayed screens can be golden.
  *
- * The recording is laid out as corotop's recorder (src/engine/recorder.c)
+ * The recording is laid out as corotop's recorder (src/engine/heph/recorder.c)
  * writes one: the epoch, options corotop = "1", corotop_command,
  * corotop_birth (probe id, time, id) per coroutine and corotop_pid first;
  * then each state interval as an event packet ("running"/"suspended" with
@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/heph.h"
+#include "engine/heph/heph.h"
 
 #define SEC 1000000000ull
 #define T0 (100 * SEC)

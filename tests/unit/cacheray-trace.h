@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cacheray.h"
-#include "ui/batch_cacheray.h"
+#include "engine/cacheray/cacheray.h"
+#include "ui/batch/batch_cacheray.h"
 
 struct tw {
 	uint8_t b[8192];

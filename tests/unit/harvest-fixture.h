@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "common/freelist.h"
-#include "engine/harvest.h"
+#include "wire/freelist.h"
+#include "engine/ctp/harvest.h"
 
 #define NST 4u
 #define LOGMAX 256

@@ -1,7 +1,7 @@
 /*
  * batch_cacheray: the memory report of a Cacheray trace
- * (src/ui/batch_cacheray.c): the JSON parses and holds the exact counts and
- * the false-sharing suspects, the text has its sections, the thread-id-0
+ * (src/ui/batch/batch_cacheray.c): the JSON parses and holds the exact counts
+ * and the false-sharing suspects, the text has its sections, the thread-id-0
  * note, odd typename bytes, and batch_cacheray_run on a file, stdin, a
  * missing file, a corrupt file and a FIFO still being written; a
  * directory and a terminal (a path, or stdin) refused as the memory view
@@ -25,7 +25,7 @@
 
 #include "json-check.h"
 #include "cacheray-trace.h"
-#include "ui/cray_source.h"
+#include "engine/cacheray/cray_source.h"
 
 static void test_json(void **state)
 {

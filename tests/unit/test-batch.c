@@ -1,9 +1,9 @@
 /*
- * batch: the no-curses output (src/ui/batch.c) and the per-event JSON-lines
- * log (src/engine/jsonl.c).  A hand-built snapshot is printed; the JSON is
- * parsed by the small strict RFC 8259 parser of tests/common/json-check.h
- * (itself checked here to reject bad input, saying why and where) and its
- * keys, types and values are compared with the snapshot.
+ * batch: the no-curses output (src/ui/batch/batch.c) and the per-event
+ * JSON-lines log (src/engine/export/jsonl.c).  A hand-built snapshot is
+ * printed; the JSON is parsed by the small strict RFC 8259 parser of
+ * tests/common/json-check.h (itself checked here to reject bad input, saying
+ * why and where) and its keys, types and values are compared with the snapshot.
  * Text output must have the header and one row per coroutine; jsonl lines
  * must match the upstream engine's record shape byte for byte.
  */
@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/jsonl.h"
-#include "ui/batch.h"
+#include "engine/export/jsonl.h"
+#include "ui/batch/batch.h"
 
 #include "json-check.h"
 
@@ -89,15 +89,27 @@ static int teardown(void **state)
 	return 0;
 }
 
-static char *print_json(void)
+/* snap as a JSON snapshot (ppt: its "ppt" member, or NULL), or, with a
+ * buffer list l, that list as --list-buffers -f json prints it. */
+static char *print_json_of(const struct batch_ppt *ppt,
+			   const struct engine_buffer_list *l)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	batch_print_json(f, &snap, NULL, 0, NULL, NULL);
+	assert_non_null(f);
+	if (l)
+		batch_print_buffers_json(f, 42, l);
+	else
+		batch_print_json(f, &snap, NULL, 0, NULL, ppt);
 	fclose(f);
 	return buf;
+}
+
+static char *print_json(void)
+{
+	return print_json_of(NULL, NULL);
 }
 
 static char *print_text(unsigned max_rows)
@@ -767,6 +779,59 @@ static void test_json_invalid_utf8(void **state)
 	snap.error = NULL;
 }
 
+/* The "ppt" member: a buffer's object path comes from the target's maps;
+ * a byte that is not UTF-8 is U+FFFD (it used to pass raw). */
+static void test_json_ppt_invalid_utf8(void **state)
+{
+	struct batch_ppt_buffer pb = {
+		.b = {.name = "tick", .object = "/opt/b\xff.so"},
+	};
+	struct batch_ppt ppt = {
+		.info = {.enabled = true, .pid = 7}, .buf = &pb, .n = 1};
+	char *buf = print_json_of(&ppt, NULL);
+	const struct jv *b;
+	struct jv v;
+
+	(void)state;
+	assert_non_null(strstr(buf, "\"object\":\"/opt/b\\ufffd.so\""));
+	json_must_parse(buf, &v);
+	b = &json_need(&v, "ppt.buffers", J_ARR)->items[0];
+	assert_string_equal(json_need(b, "object", J_STR)->s,
+			    "/opt/b\xef\xbf\xbd.so");
+	json_free(&v);
+	free(buf);
+}
+
+/* --list-buffers -f json: a buffer's object path and error come from the
+ * target (its maps, its memory); a byte that is not UTF-8 is U+FFFD (it
+ * used to pass raw, and the line was not JSON), DEL is \u007f. */
+static void test_list_buffers_json_invalid_utf8(void **state)
+{
+	struct engine_listed_buffer e = {
+		.name = "tick",
+		.object = "/opt/bad\xff\x7f.so",
+		.abi = "1.0.0",
+		.frame_size = 64,
+		.types = "tick(count)",
+		.error = "ok \xc3\xbc",
+	};
+	struct engine_buffer_list l = {.e = &e, .n = 1};
+	char *buf = print_json_of(NULL, &l);
+	const struct jv *b;
+	struct jv v;
+
+	(void)state;
+	assert_non_null(strstr(buf, "\"/opt/bad\\ufffd\\u007f.so\""));
+	json_must_parse(buf, &v);
+	assert_int_equal(json_u64(&v, "pid"), 42);
+	b = &json_need(&v, "buffers", J_ARR)->items[0];
+	assert_string_equal(json_need(b, "object", J_STR)->s,
+			    "/opt/bad\xef\xbf\xbd\x7f.so");
+	assert_string_equal(json_need(b, "error", J_STR)->s, "ok \xc3\xbc");
+	json_free(&v);
+	free(buf);
+}
+
 static void test_jsonl_lines(void **state)
 {
 	char dir[] = "/tmp/ctp-jsonl-test.XXXXXX", path[128], link[128];
@@ -901,6 +966,8 @@ int main(void)
 		T(test_hot_json_and_text),
 		T(test_json_parked_rows),
 		T(test_json_invalid_utf8),
+		T(test_json_ppt_invalid_utf8),
+		cmocka_unit_test(test_list_buffers_json_invalid_utf8),
 		cmocka_unit_test(test_jsonl_lines),
 		cmocka_unit_test(test_jsonl_cut_back),
 	};

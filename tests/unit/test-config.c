@@ -1,6 +1,6 @@
 /*
- * config: the corotop config file (src/ui/config.c).  Each test works in a
- * fresh temporary directory.  Loading: a missing file gives the defaults;
+ * config: the corotop config file (src/ui/settings/config.c).  Each test works
+ * in a fresh temporary directory.  Loading: a missing file gives the defaults;
  * comments, blank lines, blanks and CRLF are accepted; every bad line is
  * reported once as "path:line: message" and skipped while the rest still
  * applies.  Saving one key (config_set) is checked byte for byte: every
@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ui/config.h"
+#include "ui/settings/config.h"
 
 static char dir[256];
 

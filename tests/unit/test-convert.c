@@ -34,9 +34,9 @@
 
 #include "common/jsonstr.h"
 #include "engine/convert.h"
-#include "engine/framenames.h"
-#include "engine/heph.h"
-#include "engine/hephnames.h"
+#include "engine/symbols/framenames.h"
+#include "engine/heph/heph.h"
+#include "engine/heph/hephnames.h"
 #include "json-check.h"
 
 static uint8_t buf[1 << 16];

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include <curses.h>
 
-#include "ui/cray_keys.h"
-#include "ui/cray_tabs.h"
+#include "ui/memview/memview_keys.h"
+#include "ui/memview/memview_tabs.h"
 
 static void test_unique(void **state)
 {

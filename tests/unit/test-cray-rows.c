@@ -20,7 +20,7 @@
 
 #include "cacheray-trace.h"
 #include "cray-fixture.h"
-#include "ui/cray_rows.h"
+#include "ui/memview/memview_rows.h"
 
 struct fx {
 	struct cacheray *c;
@@ -337,7 +337,7 @@ static void test_tables(void **state)
 			assert_non_null(k->cols[c].title);
 			assert_non_null(k->cols[c].help);
 			assert_non_null(k->cols[c].cell);
-			assert_true(k->cols[c].priority >= 1);
+			assert_true(k->cols[c].priority >= 0);
 			flex += k->cols[c].width < 0;
 		}
 		assert_true(flex <= 1);
@@ -363,7 +363,7 @@ static void test_layout(void **state)
 	int threads = col_of(CRAY_TAB_SHARING, "THREADS");
 	int types = col_of(CRAY_TAB_SHARING, "TYPES");
 	int layout = col_of(CRAY_TAB_SHARING, "LAYOUT");
-	struct cray_layout lay;
+	struct term_layout lay;
 
 	(void)state;
 	cray_tabs_layout(sh, 100, &lay);
@@ -382,9 +382,13 @@ static void test_layout(void **state)
 		cray_tabs_layout(sh, cols, &lay);
 		if (!lay.shown[bytes] || !lay.shown[threads])
 			assert_false(lay.shown[types]);
-		for (int c = 0; c < sh->ncols; c++)
+		for (int c = 0; c < sh->ncols; c++) {
 			if (lay.shown[c])
 				end = lay.x[c] + lay.width[c];
+			/* Priority 0: LINE and ACCESSES, on any width. */
+			if (sh->cols[c].priority == 0)
+				assert_true(lay.shown[c]);
+		}
 		assert_true(end < cols);
 	}
 	cray_tabs_layout(hot, 70, &lay);

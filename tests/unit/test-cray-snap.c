@@ -18,7 +18,7 @@
 
 #include "cacheray-trace.h"
 #include "cray-fixture.h"
-#include "ui/cray_snap.h"
+#include "engine/cacheray/cray_snap.h"
 
 static struct cacheray *feed(const struct tw *w)
 {

@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "common/ctwriter.h"
+#include "wire/ctwriter.h"
 
 struct fixture {
 	struct ct_geometry g;

@@ -1,5 +1,5 @@
 /*
- * filter: the table filter language (src/ui/filter.c) against hand-built
+ * filter: the table filter language (src/ui/rows/filter.c) against hand-built
  * coroutine records: substrings over the name cells, !regex, field terms by
  * column name (numbers compared as numbers), combinations, errors, clearing,
  * and filter_select's per-slot memo agreeing with filter_match while records
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "ui/column.h"
-#include "ui/filter.h"
+#include "ui/rows/column.h"
+#include "ui/rows/filter.h"
 
 static struct snapshot snap;
 static struct model_coro coro[3];

@@ -1,6 +1,6 @@
 /*
  * freelist: the tagged Treiber stack of recycled stations that lives in the
- * region (src/common/freelist.h).  Checked single-threaded against a
+ * region (src/wire/freelist.h).  Checked single-threaded against a
  * calloc'd region: LIFO order, the links written by push, the tag bumped by
  * every push and pop, empty and corrupt heads/links (untrusted shared
  * memory) and the ABA case the tag exists for: a CAS prepared from a stale
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "common/freelist.h"
+#include "wire/freelist.h"
 
 #define NST 8u
 

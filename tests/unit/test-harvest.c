@@ -1,5 +1,5 @@
 /*
- * harvest: the seqlock reader (src/engine/harvest.c, built here with
+ * harvest: the seqlock reader (src/engine/ctp/harvest.c, built here with
  * HARVEST_TEST_HOOKS) against scripted writer states.  A region lives in an
  * aligned buffer; the test plays the probe by writing slots directly, in the
  * corotop station style or the upstream per-slot style, and the hook

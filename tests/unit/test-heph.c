@@ -1,5 +1,5 @@
 /*
- * test-heph: the Heph packet codec (src/engine/heph.c) -- the spec's two
+ * test-heph: the Heph packet codec (src/engine/heph/heph.c) -- the spec's two
  * examples byte for byte, encoded and decoded; every attribute type
  * (string arrays and i64 arrays built by hand, since corotop never writes
  * them but other writers may); the encoder's overflow and refusals; and a
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "engine/heph.h"
+#include "engine/heph/heph.h"
 
 /* The spec's metadata example: epoch = 1610113734118010000 (23 bytes). */
 static const uint8_t golden_epoch[23] = {

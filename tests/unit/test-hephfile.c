@@ -1,5 +1,5 @@
 /*
- * test-hephfile: Heph trace files read back (src/engine/hephfile.c) --
+ * test-hephfile: Heph trace files read back (src/engine/heph/hephfile.c) --
  * written to temporary files: the epoch and events; metadata in the middle,
  * an unknown option with an odd value size, an epoch of the wrong size;
  * substream 0 and a counter that wraps; garbage between two good packets
@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "engine/hephfile.h"
+#include "engine/heph/hephfile.h"
 
 static uint8_t wbuf[4 << 20];
 

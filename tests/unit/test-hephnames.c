@@ -1,6 +1,6 @@
 /*
  * test-hephnames: the symbol names a corotop recording carries
- * (src/engine/hephnames.c) -- corotop_symbol options read back from a
+ * (src/engine/heph/hephnames.c) -- corotop_symbol options read back from a
  * trace indexed in memory: the last name of an address wins, control
  * characters and ';' (the folded separator) become '?', names are cut at
  * HEPH_NAME_LEN, values too short and other options are passed over,
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "engine/heph.h"
-#include "engine/hephnames.h"
+#include "engine/heph/heph.h"
+#include "engine/heph/hephnames.h"
 
 static uint8_t buf[1 << 18];
 

@@ -1,6 +1,7 @@
 /*
- * hotstacks: the aggregate of rotation unions (src/engine/hotstacks.c),
- * driven with hand-made unions at chosen times.
+ * hotstacks: the aggregate of rotation unions
+ * (src/engine/calltrace/hotstacks.c), driven with hand-made unions at chosen
+ * times.
  *
  *   decay     window weight = sum of slices in the window, each halved per
  *             half-life of age since the slice ended; exact values;
@@ -25,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "engine/hotstacks.h"
+#include "engine/calltrace/hotstacks.h"
 
 #define S 1000000000ull /* one second in ns */
 #define TAGC(st, gen) (CT_TAG_CORO | ((uint64_t)(gen) << 32) | (uint64_t)(st))

@@ -1,5 +1,5 @@
 /*
- * json: the strict, bounded parser for untrusted text (src/engine/json.c):
+ * json: the strict, bounded parser for untrusted text (src/common/jsonparse.c):
  * what it accepts and how it reads it (escapes, surrogate pairs, numbers
  * kept exactly as int64), what it rejects and at which byte, and its
  * limits (depth, values, bytes).
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "engine/json.h"
+#include "common/jsonparse.h"
 
 static struct json_doc *parse_ok(const char *text)
 {

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <curses.h>
 
-#include "ui/keymap.h"
+#include "ui/tui/keymap.h"
 
 static void test_unique_keys(void **state)
 {

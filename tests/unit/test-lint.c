@@ -1,5 +1,5 @@
 /*
- * lint: the per-coroutine warnings (src/engine/lint.c), their evaluation
+ * lint: the per-coroutine warnings (src/engine/ctp/lint.c), their evaluation
  * over a snapshot (snapshot_lint) and inside the engine (engine_snapshot,
  * engine_set_lints, the recycled flag set by its close callback).
  *
@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/lint.h"
-#include "engine/snapshot.h"
+#include "engine/ctp/lint.h"
+#include "engine/ctp/snapshot.h"
 
 #define SEC 1000000000ull
 #define T0 (100 * SEC)

@@ -1,5 +1,5 @@
 /*
- * matchcache: the filter's per-value result cache (src/ui/matchcache.c).
+ * matchcache: the filter's per-value result cache (src/ui/rows/matchcache.c).
  * Every stored key reads back its own result, including keys that share a
  * home bucket; reset and growth forget everything; a generation counter
  * that wraps does not bring old entries back; and a cache filled past
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "ui/matchcache.h"
+#include "ui/rows/matchcache.h"
 
 static void test_put_get(void **state)
 {

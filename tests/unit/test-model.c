@@ -1,7 +1,7 @@
 /*
  * model: the per-coroutine records built from harvested events
- * (src/engine/model.c).  Driven directly with open/event/lost/close calls at
- * chosen timestamps: time is charged to the state being left, a watched
+ * (src/engine/ctp/model.c).  Driven directly with open/event/lost/close calls
+ * at chosen timestamps: time is charged to the state being left, a watched
  * record keeps its transitions oldest first after its seed, losses attach
  * to the next transition, dead records linger and are then reused, rates come
  * from model_tick, and a recycled station always starts a fresh record.  The
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "engine/model.h"
+#include "engine/ctp/model.h"
 
 #define LINGER 500
 

@@ -1,5 +1,5 @@
 /*
- * order: the table's row sort (src/ui/order.c) against a reference.  Random
+ * order: the table's row sort (src/ui/rows/order.c) against a reference. Random
  * snapshots (records in shuffled id order, keys that vary in every byte,
  * duplicates to exercise ties, negative and special doubles) are sorted by
  * every column, ascending and inverted, flat and grouped by thread, and the
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "ui/column.h"
-#include "ui/order.h"
+#include "ui/rows/column.h"
+#include "ui/rows/order.h"
 
 #define N 3000
 

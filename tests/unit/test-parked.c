@@ -1,6 +1,6 @@
 /*
  * parked: frames of the stacks live coroutines are parked at, by trace id
- * (src/engine/parked.c).
+ * (src/engine/calltrace/parked.c).
  *
  *   keep     untagged traces whose ids are listed are kept with their
  *            frames, and stay while listed even when later unions do not
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "engine/parked.h"
+#include "engine/calltrace/parked.h"
 
 #define ID(e, b) (((uint64_t)(e) << 32) | (b))
 

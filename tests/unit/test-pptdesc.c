@@ -1,5 +1,5 @@
 /*
- * pptdesc: ppt buffer descriptions (src/engine/pptdesc.c).  The generator's
+ * pptdesc: ppt buffer descriptions (src/engine/ppt/pptdesc.c).  The generator's
  * own example ("demo": a "tick" and an "io" frame type) turns into exactly
  * the layouts and columns expected, and so does the protocol document's
  * plain spelling of it; the ABI major is checked; descriptions that lie
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "engine/pptdesc.h"
+#include "engine/ppt/pptdesc.h"
 #include "pptdesc-demo.h"
 
 /* ---- helpers ------------------------------------------------------------ */

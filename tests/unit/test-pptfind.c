@@ -1,5 +1,5 @@
 /*
- * pptfind: the ppt buffers of a running process (src/engine/pptfind.c).
+ * pptfind: the ppt buffers of a running process (src/engine/ppt/pptfind.c).
  *
  * The fixture programs of pptfix/ run as children: each prints the
  * run-time addresses of the buffers it defines ("NAME HMEM STAT JSON"),
@@ -39,7 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/pptfind.h"
+#include "engine/ppt/pptfind.h"
 
 bool pptfind_test_maps_line(const char *line, size_t len, uint64_t *start,
 			    uint64_t *end, uint64_t *offset, uint64_t *inode,

@@ -1,6 +1,6 @@
 /*
  * test-pptframe: frames decoded by hand-built descriptions
- * (src/engine/pptframe.c): seqnos and the type discriminator, every member
+ * (src/engine/ppt/pptframe.c): seqnos and the type discriminator, every member
  * type, timespec and timeval, intervals (durations that go negative, int
  * and counter deltas that wrap, float intervals), saturation at the int64
  * edges, and the exact strings for people and for JSON.
@@ -18,7 +18,7 @@
 #include <locale.h>
 #include <math.h>
 
-#include "engine/pptframe.h"
+#include "engine/ppt/pptframe.h"
 
 /* ---- building descriptions ---- */
 

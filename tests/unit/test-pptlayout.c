@@ -21,7 +21,9 @@
 #include <errno.h>
 #include <time.h>
 
+#include "common/jsonstr.h"
 #include "corotop/ppt.h"
+#include "json-check.h"
 #include "ppt-demo-types.h"
 #include "probe/ppt_internal.h"
 
@@ -227,6 +229,67 @@ static void test_copy_plans(void **state)
 	ppt_layout_finish(&l);
 }
 
+/* The probe's JSON strings follow corotop's one policy (it keeps its own
+ * copy of common/jsonstr.h): a tag value comes out of the description as
+ * jsonstr_write writes it, and the description stays strict JSON.  A byte
+ * that is not UTF-8 is U+FFFD (it used to pass raw, and corotop's own
+ * reader then refused the description), DEL is \u007f (it passed raw). */
+static void test_tag_value_policy(void **state)
+{
+	static const char *const in[] = {
+		"client/1",
+		"Gr\xc3\xbc\xc3\x9f"
+		"e",
+		"\xf0\x9f\x98\x80",
+		"\xff",
+		"a\x9b"
+		"b",
+		"\xc0\xaf",
+		"\xed\xa0\x80",
+		"\xf4\x90\x80\x80",
+		"x\xe2\x82",
+		"\x01\x1f\x7f",
+		"q\"b\\s",
+	};
+	static const struct corotop_ppt_frame_type t[] = {{"tick", tick_m, 3}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		struct ppt_layout l;
+		char *want = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&want, &n);
+		const char *at;
+		struct jv v;
+
+		assert_non_null(f);
+		jsonstr_write_cstr(f, in[i]);
+		fclose(f);
+		assert_int_equal(ppt_layout_build(&l, "tags", t, 1, 0, in[i]),
+				 0);
+		at = strstr(l.json, "\"value\":");
+		assert_non_null(at);
+		at += strlen("\"value\":");
+		assert_true(strncmp(at, want, n) == 0);
+		assert_int_equal(at[n], '}');
+		json_must_parse(l.json, &v);
+		json_free(&v);
+		free(want);
+		ppt_layout_finish(&l);
+	}
+}
+
+static void test_tag_value_invalid_utf8(void **state)
+{
+	static const struct corotop_ppt_frame_type t[] = {{"tick", tick_m, 3}};
+	struct ppt_layout l;
+
+	(void)state;
+	assert_int_equal(ppt_layout_build(&l, "tags", t, 1, 0, "a\xff\x7f"), 0);
+	assert_non_null(strstr(l.json, "\"value\":\"a\\ufffd\\u007f\"}"));
+	ppt_layout_finish(&l);
+}
+
 static void test_init_rejects(void **state)
 {
 	struct corotop_ppt_member m[PPT_MAX_MEMBERS + 1];
@@ -310,6 +373,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_init_rejects, setup,
 						teardown),
+		cmocka_unit_test(test_tag_value_policy),
+		cmocka_unit_test(test_tag_value_invalid_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
 /*
- * test-pptreader: the cursor over a ppt data block (src/engine/pptreader.c)
+ * test-pptreader: the cursor over a ppt data block (src/engine/ppt/pptreader.c)
  * against a block written by a tiny writer in this file that follows the
  * multithreaded protocol of corotop/ppt.h (seqnos 0, front, body, back),
  * one step at a time so that a test can leave a frame half written or a
@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "engine/pptreader.h"
+#include "engine/ppt/pptreader.h"
 
 #define FS 16u
 #define MS 1000000ull

@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/freelist.h"
+#include "wire/freelist.h"
 #include "corotop/probe.h"
-#include "engine/region.h"
+#include "engine/ctp/region.h"
 #include "probe/probe_internal.h"
 
 /* The region of the running test: static, so teardown can remove it when an

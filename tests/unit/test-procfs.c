@@ -1,7 +1,8 @@
 /*
- * procfs: the bounded /proc and ELF-header readers (src/engine/procfs.c):
- * maps and status parsing on fixed texts, the size bound of procfs_slurp,
- * and procfs_open_regular refusing a FIFO without blocking.
+ * procfs: the bounded /proc and ELF-header readers
+ * (src/engine/target/procfs.c): maps and status parsing on fixed texts, the
+ * size bound of procfs_slurp, and procfs_open_regular refusing a FIFO without
+ * blocking.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -19,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/procfs.h"
+#include "engine/target/procfs.h"
 
 static const char maps[] =
 	"55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 123 /usr/bin/x\n"

@@ -1,5 +1,5 @@
 /*
- * procmem: another process's memory (src/engine/procmem.c).
+ * procmem: another process's memory (src/engine/target/procmem.c).
  *
  * The target is a fork of this test, so its globals are at the addresses
  * they have here.  It waits on a pipe for one-letter commands and answers
@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/procmem.h"
+#include "engine/target/procmem.h"
 
 #define NO_SUCH_PID ((pid_t)0x7ffffff0) /* above any pid_max */
 #define RODATA_LEN 32

@@ -1,6 +1,6 @@
 /*
  * profile, folded, speedscope, framenames: what the hot-stack exports
- * write (src/engine/profile.c, folded.c, speedscope.c, framenames.c).
+ * write (src/engine/export/profile.c, folded.c, speedscope.c, framenames.c).
  *
  *   folded      golden text: root first, ';' between frames, one line per
  *               distinct name sequence (weights summed), sorted; stacks
@@ -29,8 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/framenames.h"
-#include "engine/profile.h"
+#include "engine/symbols/framenames.h"
+#include "engine/export/profile.h"
 #include "json-check.h"
 
 static void sample_profile(struct profile *p)

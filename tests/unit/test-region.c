@@ -1,6 +1,6 @@
 /*
  * region: the engine's shared-memory file and wake socket
- * (src/engine/region.c).  region_create must build a private 0700
+ * (src/engine/ctp/region.c).  region_create must build a private 0700
  * directory holding a 0600 file of exactly the cTP size with a complete
  * header and a listening socket; region_finish must remove all of it.
  * region_open treats a file as untrusted: wrong magic or version, short
@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/region.h"
+#include "engine/ctp/region.h"
 
 static char tmp[64];	/* per-test scratch directory */
 static struct region R; /* static: teardown cleans up after a failure */
@@ -221,7 +221,7 @@ static void test_base_dir_fallback(void **state)
 }
 
 /*
- * Regression (fixed; was src/engine/region.c:42 with :54): region_base_dir
+ * Regression (fixed; was src/engine/ctp/region.c:42 with :54): region_base_dir
  * accepts an XDG_RUNTIME_DIR of up to 199 characters, but the socket
  * "<base>/corotop.XXXXXX/ctp.sock" must fit sockaddr_un.sun_path (108
  * bytes).  With a valid private base of ~90..199 characters region_create

@@ -29,8 +29,8 @@
 
 #include <cmocka.h>
 
-#include "engine/heph.h"
-#include "engine/replay.h"
+#include "engine/heph/heph.h"
+#include "engine/heph/replay.h"
 
 #define MS 1000000ull
 #define EPOCH 1700000000000000000ull

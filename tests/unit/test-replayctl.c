@@ -1,6 +1,6 @@
 /*
  * test-replayctl: the replay go-to line's time syntax and the position
- * text (src/ui/replay_ctl.c): every form (seconds, [h:]m:s, units,
+ * text (src/ui/tui/replay_ctl.c): every form (seconds, [h:]m:s, units,
  * relative +/-, percent, start/end), clamping to the recording, exact
  * nanoseconds (no float truncation), what is refused and why, and
  * replay_ctl_format, also read back by replay_ctl_parse.
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "ui/replay_ctl.h"
+#include "ui/tui/replay_ctl.h"
 
 #define S 1000000000ull
 #define T0 (5 * S)	    /* the recording's first moment */

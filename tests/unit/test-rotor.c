@@ -34,10 +34,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/ctwriter.h"
+#include "wire/ctwriter.h"
 #include "corotop/probe.h"
-#include "engine/region.h"
-#include "engine/rotor.h"
+#include "engine/ctp/region.h"
+#include "engine/calltrace/rotor.h"
 
 struct rig {
 	struct region reg;

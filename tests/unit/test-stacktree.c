@@ -1,6 +1,6 @@
 /*
  * stacktree: weighted paths folded into a caller -> callee tree
- * (src/engine/stacktree.c).
+ * (src/engine/calltrace/stacktree.c).
  *
  *   build     shared callers share nodes; self and total add up (the sum of
  *             self is the sum of the paths, total = self + children);
@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "engine/stacktree.h"
+#include "engine/calltrace/stacktree.h"
 
 static void add(struct stacktree *t, const uint64_t *keys, uint32_t n, double w)
 {

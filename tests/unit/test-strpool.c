@@ -1,5 +1,5 @@
 /*
- * strpool: interned display strings (src/engine/strpool.c): one copy per
+ * strpool: interned display strings (src/common/strpool.c): one copy per
  * distinct string, cleaned of control bytes, cut at STRPOOL_STR_MAX, valid
  * until destroy, and a hard byte budget.
  */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "engine/strpool.h"
+#include "common/strpool.h"
 
 static void test_dedup(void **state)
 {

@@ -1,5 +1,6 @@
 /*
- * symbolizer: addresses of a live process as names (src/engine/symbolizer.c).
+ * symbolizer: addresses of a live process as names
+ * (src/engine/symbols/symbolizer.c).
  *
  * The fixture programs of symfix/ (one PIE, one non-PIE, both linking
  * libsymfix.so and a function built without debug info) run as children:
@@ -35,7 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/symbolizer.h"
+#include "engine/symbols/symbolizer.h"
 
 #define FIX_PIE SYMFIX_DIR "/symfix-pie"
 #define FIX_NOPIE SYMFIX_DIR "/symfix-nopie"

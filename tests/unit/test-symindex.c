@@ -1,6 +1,6 @@
 /*
- * symindex: function lookup by address (src/engine/symindex.c): sized and
- * sizeless symbols, the choice among aliases, nesting, lies about sizes,
+ * symindex: function lookup by address (src/engine/symbols/symindex.c): sized
+ * and sizeless symbols, the choice among aliases, nesting, lies about sizes,
  * and the module end.
  */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "engine/symindex.h"
+#include "engine/symbols/symindex.h"
 
 static struct symindex *index_of(const struct symindex_entry *e, size_t n,
 				 uint64_t end)

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <curses.h>
 
-#include "ui/term.h"
+#include "ui/term/term.h"
 
 static const struct term_pair pairs[] = {
 	{1, COLOR_BLACK, COLOR_CYAN, 0},

@@ -1,0 +1,174 @@
+/*
+ * parked: where each live coroutine is parked, as frames.
+ *
+ * A corotop probe that captures a coroutine's stack when it suspends puts
+ * it (untagged, usually with weight 0) and writes the trace id into the
+ * suspend event (CTP_EPOCH_TRACE_OFFSET); the model keeps that id per
+ * record.  The rotor preserves those ids across rotations, so each union
+ * holds the frames of every id still parked at.  This store copies them out
+ * of the unions -- the unions last one rotation, and the UI asks at any
+ * time -- and keeps each one exactly as long as some coroutine is parked at
+ * it (mark and sweep against the engine's list after every rotation).  A
+ * trace id always names the same frames, so a kept stack is never
+ * rewritten.
+ *
+ * Bounded: at most `max` stacks, in a fixed array with a hash index
+ * (hashidx.h) and a stack of free records.  Not thread-safe: the engine
+ * serialises calls with its hot lock.
+ */
+#include "engine/calltrace/parked.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/cttable.h"
+#include "common/hashidx.h"
+
+struct parked_rec {
+	uint64_t id; /* trace id; 0: free record */
+	uint64_t *frames;
+	uint32_t nframes;
+};
+
+struct parked {
+	struct parked_rec *r;
+	uint32_t cap, used, live;
+	uint32_t *free;
+	uint32_t nfree;
+	struct hashidx idx;
+	uint64_t dropped;
+};
+
+struct parked *parked_create(uint32_t max)
+{
+	struct parked *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->cap = max ? max : 1;
+	p->r = calloc(p->cap, sizeof(*p->r));
+	p->free = malloc(p->cap * sizeof(*p->free));
+	if (!p->r || !p->free || !hashidx_init(&p->idx, p->cap)) {
+		parked_destroy(p);
+		return NULL;
+	}
+	return p;
+}
+
+void parked_destroy(struct parked *p)
+{
+	if (!p)
+		return;
+	for (uint32_t i = 0; p->r && i < p->used; i++)
+		free(p->r[i].frames);
+	free(p->r);
+	free(p->free);
+	hashidx_finish(&p->idx);
+	free(p);
+}
+
+bool parked_sorted_has(const uint64_t *ids, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ids[mid] == id)
+			return true;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+struct parked_key {
+	const struct parked *p;
+	uint64_t id;
+};
+
+static bool parked_eq(void *ctx, uint32_t rec)
+{
+	const struct parked_key *k = ctx;
+
+	return k->p->r[rec].id == k->id;
+}
+
+static uint32_t parked_find(const struct parked *p, uint64_t id)
+{
+	struct parked_key k = {p, id};
+
+	return hashidx_find(&p->idx, ct_mix64(id), parked_eq, &k);
+}
+
+static void parked_keep(struct parked *p, uint64_t id, const uint64_t *frames,
+			uint32_t n)
+{
+	uint64_t *copy;
+	uint32_t rec;
+
+	if (parked_find(p, id) != HASHIDX_NONE)
+		return; /* an id always names the same frames */
+	if (!p->nfree && p->used == p->cap) {
+		p->dropped++;
+		return;
+	}
+	copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (!copy) {
+		p->dropped++;
+		return;
+	}
+	rec = p->nfree ? p->free[--p->nfree] : p->used++;
+	memcpy(copy, frames, n * sizeof(*copy));
+	p->r[rec] = (struct parked_rec){.id = id, .frames = copy, .nframes = n};
+	hashidx_insert(&p->idx, ct_mix64(id), rec);
+	p->live++;
+}
+
+void parked_update(struct parked *p, const struct traceset *u,
+		   const uint64_t *ids, size_t n)
+{
+	for (size_t i = 0; i < u->n && n; i++) {
+		const struct traceset_entry *e = &u->e[i];
+
+		if (!e->frames || e->nframes > CT_MAX_FRAMES ||
+		    (e->nframes && CT_TAG_IS(e->frames[e->nframes - 1])))
+			continue;
+		if (parked_sorted_has(ids, n, e->id))
+			parked_keep(p, e->id, e->frames, e->nframes);
+	}
+	for (uint32_t rec = 0; rec < p->used; rec++) {
+		struct parked_rec *r = &p->r[rec];
+
+		if (!r->id || parked_sorted_has(ids, n, r->id))
+			continue;
+		hashidx_remove(&p->idx, ct_mix64(r->id), rec);
+		free(r->frames);
+		*r = (struct parked_rec){0};
+		p->free[p->nfree++] = rec;
+		p->live--;
+	}
+}
+
+size_t parked_frames(const struct parked *p, uint64_t id, uint64_t *frames,
+		     size_t max)
+{
+	uint32_t rec = id ? parked_find(p, id) : HASHIDX_NONE;
+	size_t n;
+
+	if (rec == HASHIDX_NONE)
+		return 0;
+	n = p->r[rec].nframes < max ? p->r[rec].nframes : max;
+	if (n)
+		memcpy(frames, p->r[rec].frames, n * sizeof(*frames));
+	return n;
+}
+
+void parked_stats(const struct parked *p, struct parked_stats *out)
+{
+	out->kept = p->live;
+	out->dropped = p->dropped;
+}

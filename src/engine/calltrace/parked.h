@@ -1,0 +1,44 @@
+/*
+ * parked: the frames of the stacks live coroutines are parked at, by
+ * CallTrace id, kept by the engine for the detail view.  See parked.c.
+ */
+#ifndef COROTOP_PARKED_H
+#define COROTOP_PARKED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/calltrace/traceset.h"
+
+struct parked_stats {
+	uint64_t kept;	  /* parked stacks kept now */
+	uint64_t dropped; /* not kept: the bound was reached */
+};
+
+struct parked;
+
+/* A store of at most max stacks; NULL when out of memory. */
+struct parked *parked_create(uint32_t max);
+/* NULL is a no-op. */
+void parked_destroy(struct parked *p);
+
+/*
+ * After a rotation: keep the traces of u whose ids are in ids[0..n) (sorted
+ * ascending: what live coroutines are parked at now), and forget the kept
+ * stacks whose ids are no longer there.  Tagged traces (samples) are never
+ * parked stacks and are skipped.
+ */
+void parked_update(struct parked *p, const struct traceset *u,
+		   const uint64_t *ids, size_t n);
+
+/* The frames of trace `id` (innermost first, at most max), or 0. */
+size_t parked_frames(const struct parked *p, uint64_t id, uint64_t *frames,
+		     size_t max);
+
+void parked_stats(const struct parked *p, struct parked_stats *out);
+
+/* Is id in the sorted ids[0..n)? */
+bool parked_sorted_has(const uint64_t *ids, size_t n, uint64_t id);
+
+#endif

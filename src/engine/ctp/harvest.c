@@ -1,0 +1,685 @@
+/*
+ * harvest: the reading side of cTP, with exact loss accounting for every
+ * writing style (include/corotop/ctp.h): corotop's station style (in the
+ * eight slots or in a deep ring), the shipped SDKs' per-slot seqlock, and the
+ * literal style of a writer that follows the spec's text.
+ *
+ * Event numbers.  Every style maps a slot's seq onto one event number n per
+ * station, and event n always lives in one known slot (harvest_slot_of).
+ * The harvester keeps, per station, the next number it owes its sink
+ * (`expected`) and walks forward from it, one slot at a time:
+ *   - the slot holds a complete, validated copy of exactly `expected`:
+ *     deliver it;
+ *   - the slot holds a later number m (complete or in progress): the writer
+ *     has reused the slot, so every event from `expected` up to m - depth
+ *     was overwritten before we read it; count exactly those lost and jump;
+ *   - otherwise `expected` has not been written (or is being written): stop.
+ * So each event written is either delivered once, in order, or counted lost
+ * once, and harvested + lost never exceeds the count the highest seq seen
+ * implies.  A lying seq costs one jump, never a long loop: a walk reads at
+ * most 2 * depth + 16 slots.
+ *
+ * Validation.  A copy is taken the way upstream engines take it (D, E, F in
+ * ctp.h): acquire-load seq, copy, acquire fence, re-load; a moved seq
+ * discards the copy (counted torn).  A literal slot has no in-progress mark,
+ * so its copy is also discarded while the writer may be rewriting it: when
+ * the seq just before its next use (seq + 7) is already published.
+ *
+ * Styles of foreign stations.  A corotop probe marks its stations (the
+ * station extension); other stations are told apart from what their seqs
+ * show, per station, by harvest_classify: literal seqs sit in slot seq % 8,
+ * and seqlock slots count their writes in step (slot 0 leads, every other
+ * slot is at most one write behind it).  A real writer of one style breaks
+ * the other's rule at its first event.  A station that shows neither (or
+ * both) stays undecided: its coroutine is opened and nothing is counted; after
+ * HARVEST_DECIDE_NS it takes the most likely style.
+ *
+ * Station lifecycle.  A corotop-written station announces each occupant by
+ * bumping ctp_station_ext.gen (G/H); its death by is_dead (I/J), which is
+ * read *before* the final pass so that every event written before the flag
+ * is delivered before `close`.  Only then, when we own the region, is the
+ * station pushed onto the free list (K).  Foreign stations are never
+ * recycled: they are opened when first written and closed at is_dead.
+ */
+#define _GNU_SOURCE
+#include "engine/ctp/harvest.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wire/freelist.h"
+#include "common/hash.h"
+#include "common/clock.h"
+
+#ifdef HARVEST_TEST_HOOKS
+void (*harvest_test_after_copy)(struct ctp_epoch *e);
+#endif
+
+#define HARVEST_NONE UINT64_MAX
+
+static uint64_t harvest_clock(void)
+{
+	return clock_now_ns(CLOCK_MONOTONIC);
+}
+
+bool harvest_init(struct harvest *h, struct ctp_header *hdr, uint32_t max,
+		  bool recycle)
+{
+	memset(h, 0, sizeof(*h));
+	h->hdr = hdr;
+	h->stations = (struct ctp_station *)((char *)hdr + CTP_HEADER_SIZE);
+	h->max = max;
+	h->recycle = recycle;
+	/* The region's owner saw every station from its birth: nothing it
+	 * lacks predates it. */
+	h->started = recycle;
+	h->clock = harvest_clock;
+	h->state = calloc(max ? max : 1, sizeof(*h->state));
+	/* Read once: a writer may scribble on the header later. */
+	h->dirty_shift = hdr->ext.dirty_shift;
+	h->dirty_ok = hdr->ext.magic == CTP_HX_MAGIC &&
+		      (hdr->ext.flags & CTP_HX_DIRTY) && h->dirty_shift < 32;
+	return h->state != NULL;
+}
+
+void harvest_finish(struct harvest *h)
+{
+	free(h->state);
+	h->state = NULL;
+}
+
+void harvest_set_deep(struct harvest *h, struct ctp_deep *deep, uint32_t depth)
+{
+	if (!deep || !ctp_deep_depth_ok(depth)) {
+		h->deep = NULL;
+		h->deep_rings = NULL;
+		h->depth = 0;
+		return;
+	}
+	h->deep = deep;
+	h->deep_rings =
+		(struct ctp_epoch *)(void *)((char *)deep + CTP_DEEP_HEADER);
+	h->depth = depth;
+}
+
+void harvest_pass_done(struct harvest *h, uint64_t start_ns)
+{
+	if (!h->deep || !h->recycle)
+		return;
+	/* (R) release pairs with the probe's acquire (S): a writer that
+	 * sees this start time also sees that we read everything it had
+	 * published before it. */
+	atomic_store_explicit(&h->deep->pass_ns, start_ns,
+			      memory_order_release);
+}
+
+uint32_t harvest_allocated(const struct harvest *h)
+{
+	/* acquire: pairs with nothing stronger than the writer's relaxed
+	 * fetch_add; station contents are ordered by gen and seq instead. */
+	uint32_t a = atomic_load_explicit(&h->hdr->allocated_count,
+					  memory_order_acquire);
+
+	return a < h->max ? a : h->max;
+}
+
+/* ---- styles: where event n lives and what a seq says ---- */
+
+/* The station's ring and its depth, or NULL. */
+static struct ctp_epoch *harvest_ring(const struct harvest *h, uint32_t i,
+				      const struct harvest_station *st,
+				      uint32_t *depth)
+{
+	if (st->style == HARVEST_STYLE_DEEP) {
+		*depth = h->depth;
+		return h->deep_rings ? h->deep_rings + (size_t)i * h->depth
+				     : NULL;
+	}
+	*depth = CTP_SLOTS;
+	return h->stations[i].slots;
+}
+
+static unsigned harvest_slot_of(unsigned style, uint64_t n, uint32_t depth)
+{
+	if (style == HARVEST_STYLE_LITERAL)
+		return (unsigned)((n + 1) % CTP_SLOTS);
+	return (unsigned)(n & (depth - 1));
+}
+
+/* Event number a seq read from slot k names, or HARVEST_NONE (never
+ * written, or a seq that does not belong in that slot). */
+static uint64_t harvest_seq_event(unsigned style, uint64_t seq, unsigned k,
+				  uint32_t depth)
+{
+	uint64_t n;
+
+	if (seq == 0)
+		return HARVEST_NONE;
+	switch (style) {
+	case HARVEST_STYLE_SEQLOCK:
+		return ctp_seq_event(seq, k, 0);
+	case HARVEST_STYLE_LITERAL:
+		n = seq - 1;
+		break;
+	default:
+		n = ctp_seq_event(seq, k, 1);
+		break;
+	}
+	return harvest_slot_of(style, n, depth) == k ? n : HARVEST_NONE;
+}
+
+/* The seq says the write is complete. */
+static bool harvest_seq_done(unsigned style, uint64_t seq)
+{
+	return style == HARVEST_STYLE_LITERAL || !(seq & 1);
+}
+
+/*
+ * Copy slot k, which showed `seq` for event n, into ev.  False when the copy
+ * must be thrown away (counted torn): the seq moved, or (literal style) the
+ * writer may already be rewriting the slot.
+ */
+static bool harvest_copy(struct harvest *h, struct ctp_epoch *ring,
+			 unsigned style, unsigned k, uint64_t seq,
+			 struct harvest_event *ev)
+{
+	struct ctp_epoch *e = &ring[k];
+	uint64_t again;
+
+	/* (E) relaxed copies; validated by the re-check below. */
+	ev->ts = __atomic_load_n(&e->timestamp, __ATOMIC_RELAXED);
+	ev->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
+	ev->addr = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
+	ev->is_active = __atomic_load_n(&e->is_active, __ATOMIC_RELAXED);
+	ev->check = __atomic_load_n(
+		(uint64_t *)(void *)&e->reserved[CTP_EPOCH_CHECK_OFFSET],
+		__ATOMIC_RELAXED);
+	ev->trace = __atomic_load_n(
+		(uint64_t *)(void *)&e->reserved[CTP_EPOCH_TRACE_OFFSET],
+		__ATOMIC_RELAXED);
+#ifdef HARVEST_TEST_HOOKS
+	if (harvest_test_after_copy)
+		harvest_test_after_copy(e);
+#endif
+	/* (F) pairs with the writer's (A): a copy that overlapped a new write
+	 * sees the new seq here. */
+	atomic_thread_fence(memory_order_acquire);
+	again = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	if (again != seq) {
+		h->count.torn++;
+		return false;
+	}
+	if (style == HARVEST_STYLE_LITERAL) {
+		/* The writer stores seq + 8's payload into this slot right
+		 * after publishing seq + 7 (relaxed: ordered by the fence
+		 * above, like the re-load). */
+		uint64_t prev = atomic_load_explicit(
+			&ring[(k + CTP_SLOTS - 1) % CTP_SLOTS].seq,
+			memory_order_relaxed);
+
+		if (prev >= seq + CTP_SLOTS - 1) {
+			h->count.torn++;
+			return false;
+		}
+	}
+	ev->seq = seq;
+	ev->slot = k;
+	return true;
+}
+
+static void harvest_count_lost(struct harvest *h, uint32_t i,
+			       struct harvest_station *st,
+			       const struct harvest_sink *sink, uint64_t lost)
+{
+	if (!lost)
+		return;
+	if (st->fresh) {
+		h->count.before_start += lost;
+		return;
+	}
+	if (sink->lost)
+		sink->lost(sink->ctx, i, lost);
+	h->count.lost += lost;
+	if (h->nhot < HARVEST_HOT_MAX &&
+	    (h->nhot == 0 || h->hot[h->nhot - 1] != i))
+		h->hot[h->nhot++] = i;
+}
+
+static size_t harvest_walk(struct harvest *h, uint32_t i,
+			   struct harvest_station *st,
+			   const struct harvest_sink *sink)
+{
+	uint32_t depth;
+	struct ctp_epoch *ring = harvest_ring(h, i, st, &depth);
+	unsigned style = st->style;
+	uint64_t e = st->expected, lost = 0;
+	size_t delivered = 0;
+	/* A lap shows as one jump, then at most depth - 1 single skips
+	 * (slots the writer reached again after the one that showed the
+	 * lap), then at most depth deliveries: bounded whatever the seqs
+	 * say. */
+	unsigned steps = 2 * depth + 2 * CTP_SLOTS;
+
+	if (!ring || style == HARVEST_STYLE_UNKNOWN)
+		return 0;
+	while (steps--) {
+		unsigned k = harvest_slot_of(style, e, depth);
+		struct harvest_event ev;
+		uint64_t seq, obs;
+
+		/* (D) acquire pairs with the writer's release (C). */
+		seq = atomic_load_explicit(&ring[k].seq, memory_order_acquire);
+		obs = harvest_seq_event(style, seq, k, depth);
+		if (obs == HARVEST_NONE || obs < e)
+			break; /* not written yet */
+		if (obs > e) {
+			/* The slot was reused: e .. obs - depth are gone. */
+			uint64_t skip =
+				obs - e >= depth ? obs - e - depth + 1 : 1;
+
+			lost += skip;
+			e += skip;
+			continue;
+		}
+		if (!harvest_seq_done(style, seq))
+			break; /* being written */
+		if (!harvest_copy(h, ring, style, k, seq, &ev)) {
+			/* A moved seq is looked at again at once: it names
+			 * a later event.  A literal slot that may be in
+			 * rewrite is given up (counted torn, not lost: it
+			 * may never be overwritten), or a writer that went
+			 * quiet would hold its last seven events back. */
+			if (style == HARVEST_STYLE_LITERAL &&
+			    atomic_load_explicit(&ring[k].seq,
+						 memory_order_relaxed) == seq)
+				e++;
+			continue;
+		}
+		harvest_count_lost(h, i, st, sink, lost);
+		lost = 0;
+		ev.n = e;
+		ev.station = i;
+		ev.probe_id = st->probe_id;
+		if (sink->event)
+			sink->event(sink->ctx, &ev);
+		delivered++;
+		e++;
+	}
+	harvest_count_lost(h, i, st, sink, lost);
+	/* Only the walk that first sees the ring finds history that was
+	 * gone before we looked. */
+	if (style != HARVEST_STYLE_UNKNOWN)
+		st->fresh = false;
+	st->expected = e;
+	h->count.harvested += delivered;
+	return delivered;
+}
+
+static void harvest_open(struct harvest *h, uint32_t i,
+			 struct harvest_station *st,
+			 const struct harvest_sink *sink, uint64_t probe_id,
+			 uint64_t birth_ts)
+{
+	st->state = HARVEST_LIVE;
+	st->probe_id = probe_id;
+	st->fresh = !h->started;
+	h->count.opened++;
+	if (sink->open)
+		sink->open(sink->ctx, i, probe_id, birth_ts);
+}
+
+static void harvest_close(struct harvest *h, uint32_t i,
+			  struct harvest_station *st,
+			  const struct harvest_sink *sink)
+{
+	st->state = HARVEST_CLOSED;
+	h->count.closed++;
+	if (sink->close)
+		sink->close(sink->ctx, i);
+}
+
+/* A station written by a corotop probe: generations, recycling. */
+static size_t harvest_ours(struct harvest *h, uint32_t i,
+			   struct harvest_station *st,
+			   const struct harvest_sink *sink)
+{
+	struct ctp_station *s = &h->stations[i];
+	size_t n = 0;
+	uint64_t gen;
+	uint32_t flags;
+	bool dead;
+
+	/* (H) acquire pairs with the opener's release (G). */
+	gen = atomic_load_explicit(&s->ext.gen, memory_order_acquire);
+	if (gen != st->gen) {
+		if (st->state == HARVEST_LIVE) {
+			/* Someone reopened a station we never recycled (a
+			 * foreign engine, or a lying region).  Deliver what is
+			 * left, then start over. */
+			n += harvest_walk(h, i, st, sink);
+			harvest_close(h, i, st, sink);
+		}
+		st->gen = gen;
+		flags = __atomic_load_n(&s->ext.flags, __ATOMIC_RELAXED);
+		st->style = (flags & CTP_STX_DEEP) ? HARVEST_STYLE_DEEP
+						   : HARVEST_STYLE_STATION;
+		h->count.styles[st->style]++;
+		st->expected =
+			__atomic_load_n(&s->ext.first_n, __ATOMIC_RELAXED);
+		st->first = st->expected;
+		harvest_open(h, i, st, sink,
+			     __atomic_load_n(&s->probe_id, __ATOMIC_RELAXED),
+			     __atomic_load_n(&s->birth_ts, __ATOMIC_RELAXED));
+	}
+	if (st->state != HARVEST_LIVE)
+		return n;
+	/* (J) is_dead first, then the final pass: every event written before
+	 * the flag is delivered before close. */
+	dead = atomic_load_explicit(&s->is_dead, memory_order_acquire);
+	n += harvest_walk(h, i, st, sink);
+	if (dead) {
+		harvest_close(h, i, st, sink);
+		if (h->recycle) {
+			freelist_push(h->hdr, h->stations, i);
+			h->count.recycled++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Evidence from one read of a foreign station's eight seqs, in the order
+ * slot 0, slots 1..7, slot 0 again (a, v[1..7], b).  Returns false when
+ * every seq was 0.
+ *   - literal: a written slot k holds seq == k (mod 8), at all times;
+ *   - seqlock: slot k has started w_k = (seq + 1) / 2 writes; the writer
+ *     fills slots 0, 1, ..., 7, 0, ... so w_k is w_0 or w_0 - 1.  Seqs only
+ *     grow, so reading slot 0 before and after the others gives
+ *     w(a) - 1 <= w_k <= w(b) however the writer moved meanwhile.
+ * Odd seqs that stay put across reads at least a millisecond apart are
+ * literal writes (a seqlock's odd window lasts nanoseconds).
+ */
+static bool harvest_classify_read(struct harvest *h, uint32_t i,
+				  struct harvest_station *st)
+{
+	struct ctp_epoch *slots = h->stations[i].slots;
+	uint64_t v[CTP_SLOTS], b, wa, wb, odd = 0, now;
+	bool any = false;
+
+	for (unsigned k = 0; k < CTP_SLOTS; k++)
+		/* acquire pairs with the writer's release (C). */
+		v[k] = atomic_load_explicit(&slots[k].seq,
+					    memory_order_acquire);
+	/* acquire: as above. */
+	b = atomic_load_explicit(&slots[0].seq, memory_order_acquire);
+	wa = (v[0] + 1) / 2;
+	wb = (b + 1) / 2;
+	for (unsigned k = 0; k < CTP_SLOTS; k++) {
+		uint64_t w = (v[k] + 1) / 2;
+
+		/* An unwritten slot counts for seqlock (w = 0), not for
+		 * literal: a literal writer reaches slot 0 last. */
+		if (k && (w + 1 < wa || w > wb))
+			st->evidence |= HARVEST_EV_NOT_SEQLOCK;
+		if (!v[k])
+			continue;
+		any = true;
+		if (v[k] % CTP_SLOTS != k)
+			st->evidence |= HARVEST_EV_NOT_LITERAL;
+		if (v[k] & 1)
+			odd = odd * HASH_GOLDEN + v[k] * 8 + k;
+	}
+	if (b && b % CTP_SLOTS != 0)
+		st->evidence |= HARVEST_EV_NOT_LITERAL;
+	if (!any && !b)
+		return false;
+	if (odd) {
+		now = h->clock();
+		if (odd == st->odd_sig && now - st->odd_ns >= 1000000u)
+			st->evidence |= HARVEST_EV_ODD_STABLE;
+		else if (odd != st->odd_sig) {
+			st->odd_sig = odd;
+			st->odd_ns = now;
+		}
+	}
+	return true;
+}
+
+/* Decide a foreign station's style when the evidence allows. */
+static void harvest_classify(struct harvest *h, uint32_t i,
+			     struct harvest_station *st)
+{
+	unsigned ev;
+
+	if (!harvest_classify_read(h, i, st))
+		return;
+	ev = st->evidence & (HARVEST_EV_NOT_LITERAL | HARVEST_EV_NOT_SEQLOCK);
+	if (ev == HARVEST_EV_NOT_LITERAL) {
+		st->style = HARVEST_STYLE_SEQLOCK;
+	} else if (ev == HARVEST_EV_NOT_SEQLOCK) {
+		st->style = HARVEST_STYLE_LITERAL;
+	} else {
+		/* Neither rule broken (or both: not a writer we know). */
+		uint64_t now = h->clock();
+
+		if (!st->seen_ns) {
+			st->seen_ns = now ? now : 1;
+			return;
+		}
+		if (now - st->seen_ns < HARVEST_DECIDE_NS)
+			return;
+		st->style = ev == 0 && (st->evidence & HARVEST_EV_ODD_STABLE)
+				    ? HARVEST_STYLE_LITERAL
+				    : HARVEST_STYLE_SEQLOCK;
+	}
+	h->count.styles[st->style]++;
+}
+
+/* A station written by another cTP writer: never recycled. */
+static size_t harvest_foreign(struct harvest *h, uint32_t i,
+			      struct harvest_station *st,
+			      const struct harvest_sink *sink)
+{
+	struct ctp_station *s = &h->stations[i];
+	size_t n;
+	bool dead;
+
+	if (st->state == HARVEST_CLOSED)
+		return 0;
+	if (st->state == HARVEST_EMPTY) {
+		h->saw_upstream = true;
+		st->expected = st->first = 0;
+		harvest_open(h, i, st, sink,
+			     __atomic_load_n(&s->probe_id, __ATOMIC_RELAXED),
+			     __atomic_load_n(&s->birth_ts, __ATOMIC_RELAXED));
+	} else if (st->probe_id == 0) {
+		/* The SDK writes the header after taking the station. */
+		st->probe_id = __atomic_load_n(&s->probe_id, __ATOMIC_RELAXED);
+	}
+	/* (J) as for ours: the flag first, then the final pass. */
+	dead = atomic_load_explicit(&s->is_dead, memory_order_acquire);
+	if (st->style == HARVEST_STYLE_UNKNOWN)
+		harvest_classify(h, i, st);
+	n = harvest_walk(h, i, st, sink);
+	/* An undecided station that dies is decided now: its events must
+	 * be delivered before it closes. */
+	if (dead && st->style == HARVEST_STYLE_UNKNOWN) {
+		st->seen_ns = 1;
+		st->odd_ns = 0;
+		harvest_classify(h, i, st);
+		if (st->style == HARVEST_STYLE_UNKNOWN) {
+			st->style = HARVEST_STYLE_SEQLOCK;
+			h->count.styles[st->style]++;
+		}
+		n += harvest_walk(h, i, st, sink);
+	}
+	if (dead)
+		harvest_close(h, i, st, sink);
+	return n;
+}
+
+unsigned harvest_station_recent(const struct harvest *h, uint32_t i,
+				uint64_t probe_id, struct harvest_event *out)
+{
+	const struct harvest_station *st;
+	struct harvest_event ev[CTP_SLOTS];
+	struct ctp_epoch *ring;
+	uint32_t depth;
+	unsigned got = 0;
+
+	if (i >= h->max)
+		return 0;
+	st = &h->state[i];
+	if (st->state == HARVEST_EMPTY || st->probe_id != probe_id ||
+	    st->style == HARVEST_STYLE_UNKNOWN)
+		return 0;
+	ring = harvest_ring(h, i, st, &depth);
+	if (!ring)
+		return 0;
+	/* Newest first, from expected - 1 back to first; at most eight. */
+	for (uint64_t n = st->expected; n > st->first && got < CTP_SLOTS;) {
+		struct ctp_epoch *e;
+		uint64_t seq, again;
+		unsigned k;
+
+		n--;
+		k = harvest_slot_of(st->style, n, depth);
+		e = &ring[k];
+		/* (D) acquire pairs with the writer's release (C). */
+		seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+		if (harvest_seq_event(st->style, seq, k, depth) != n ||
+		    !harvest_seq_done(st->style, seq))
+			continue;
+		/* (E) relaxed copies, validated by (F) as in the scan. */
+		ev[got] = (struct harvest_event){0};
+		ev[got].ts = __atomic_load_n(&e->timestamp, __ATOMIC_RELAXED);
+		ev[got].tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
+		ev[got].addr = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
+		ev[got].is_active =
+			__atomic_load_n(&e->is_active, __ATOMIC_RELAXED);
+		/* (F) pairs with the writer's (A). */
+		atomic_thread_fence(memory_order_acquire);
+		again = atomic_load_explicit(&e->seq, memory_order_relaxed);
+		if (again != seq)
+			continue;
+		ev[got].n = n;
+		ev[got].seq = seq;
+		ev[got].slot = k;
+		ev[got].station = i;
+		ev[got].probe_id = probe_id;
+		got++;
+	}
+	/* Oldest first. */
+	for (unsigned j = 0; j < got; j++)
+		out[j] = ev[got - 1 - j];
+	return got;
+}
+
+size_t harvest_station_scan(struct harvest *h, uint32_t i,
+			    const struct harvest_sink *sink)
+{
+	struct harvest_station *st = &h->state[i];
+	uint32_t magic =
+		__atomic_load_n(&h->stations[i].ext.magic, __ATOMIC_RELAXED);
+
+	if (magic == CTP_STX_MAGIC || harvest_station_ours(st))
+		return harvest_ours(h, i, st, sink);
+	if (st->state != HARVEST_EMPTY)
+		return harvest_foreign(h, i, st, sink);
+	/* Allocated but not yet claimed by either kind of writer.  A corotop
+	 * probe stores its magic before its first seq (release, C), so a
+	 * non-zero seq seen with acquire and still no magic means another
+	 * writer wrote it. */
+	for (unsigned k = 0; k < CTP_SLOTS; k++) {
+		/* acquire pairs with the writer's release (C). */
+		if (atomic_load_explicit(&h->stations[i].slots[k].seq,
+					 memory_order_acquire) == 0)
+			continue;
+		magic = __atomic_load_n(&h->stations[i].ext.magic,
+					__ATOMIC_RELAXED);
+		if (magic == CTP_STX_MAGIC)
+			return harvest_ours(h, i, st, sink);
+		return harvest_foreign(h, i, st, sink);
+	}
+	return 0;
+}
+
+size_t harvest_scan(struct harvest *h, const struct harvest_sink *sink)
+{
+	uint32_t alloc = harvest_allocated(h);
+	size_t n = 0;
+
+	h->nhot = 0;
+	for (uint32_t i = 0; i < alloc; i++)
+		n += harvest_station_scan(h, i, sink);
+	h->count.scans++;
+	h->started = true;
+	return n;
+}
+
+bool harvest_has_dirty(const struct harvest *h)
+{
+	return h->dirty_ok;
+}
+
+bool harvest_dirty_collect(struct harvest *h, uint64_t *marks)
+{
+	uint64_t any = 0;
+
+	for (unsigned w = 0; w < CTP_HX_DIRTY_WORDS; w++) {
+		/* (Q) relaxed: a hint; the seq/gen/is_dead loads in the scan
+		 * carry the acquire ordering for the data itself. */
+		marks[w] = atomic_load_explicit(&h->hdr->ext.dirty[w],
+						memory_order_relaxed)
+				   ? atomic_exchange_explicit(
+					     &h->hdr->ext.dirty[w], 0,
+					     memory_order_relaxed)
+				   : 0;
+		any |= marks[w];
+	}
+	return any != 0;
+}
+
+size_t harvest_scan_marked(struct harvest *h, const uint64_t *marks,
+			   const struct harvest_sink *sink)
+{
+	uint32_t alloc = harvest_allocated(h);
+	uint32_t shift = h->dirty_shift;
+	size_t n = 0;
+
+	h->nhot = 0;
+	for (unsigned w = 0; w < CTP_HX_DIRTY_WORDS; w++) {
+		uint64_t bits = marks[w];
+
+		while (bits) {
+			uint64_t b = (uint64_t)w * 64 +
+				     (uint64_t)__builtin_ctzll(bits);
+			uint64_t first = b << shift, end = (b + 1) << shift;
+
+			bits &= bits - 1;
+			if (first >= alloc)
+				continue;
+			if (end > alloc)
+				end = alloc;
+			for (uint64_t i = first; i < end; i++)
+				n += harvest_station_scan(h, (uint32_t)i, sink);
+		}
+	}
+	h->count.scans++;
+	return n;
+}
+
+size_t harvest_scan_list(struct harvest *h, const uint32_t *list, unsigned n,
+			 const struct harvest_sink *sink)
+{
+	uint32_t alloc = harvest_allocated(h);
+	size_t got = 0;
+
+	h->nhot = 0;
+	for (unsigned k = 0; k < n; k++)
+		if (list[k] < alloc)
+			got += harvest_station_scan(h, list[k], sink);
+	h->count.scans++;
+	return got;
+}

@@ -1,0 +1,313 @@
+/*
+ * model: one record per coroutine, built from harvested events.
+ *
+ * A record is created when a station gets an occupant and is bound to that
+ * station until the occupant dies; a recycled station therefore starts a new
+ * record and never continues the history of the previous coroutine.  Dead
+ * records stay visible for `linger_ns` (so a person sees that something
+ * died) and are then reclaimed; records live in one growable array with a
+ * free stack, so steady state does not allocate.
+ *
+ * Parked stacks: a suspend event may carry the CallTrace id of the stack
+ * the coroutine parked at (CTP_EPOCH_TRACE_OFFSET); model_park keeps it in
+ * the `parked` side array (by record slot, so the 128-byte record the
+ * snapshots copy does not grow) until the next transition or death.  The
+ * engine preserves those traces across CallTrace rotations.
+ *
+ * Time accounting: each transition closes the interval since the previous
+ * one and charges it to the previous state (running or suspended).  Rates
+ * (switches/s, events/s) are recomputed by model_tick over the time since the
+ * previous tick.
+ *
+ * The model is not thread-safe; the engine serialises access with a mutex.
+ */
+#include "engine/ctp/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+
+bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)
+{
+	memset(m, 0, sizeof(*m));
+	m->stations = stations;
+	m->linger_ns = linger_ns;
+	m->by_station = malloc((size_t)(stations ? stations : 1) *
+			       sizeof(*m->by_station));
+	if (!m->by_station)
+		return false;
+	for (uint32_t i = 0; i < stations; i++)
+		m->by_station[i] = MODEL_NONE;
+	m->t.stations_max = stations;
+	m->next_id = 1;
+	return true;
+}
+
+void model_finish(struct model *m)
+{
+	free(m->coro);
+	free(m->sw_mark);
+	free(m->parked);
+	free(m->free);
+	free(m->by_station);
+	free(m->watch.ring);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Doubles the record arrays.  New records are not touched here: model_open
+ * zeroes one when it hands it out, the free stack hands out new indexes in
+ * increasing order, and every loop stops at `used` (one past the highest
+ * index ever handed out), so capacity that was never used costs no
+ * resident memory. */
+static bool model_grow(struct model *m)
+{
+	uint32_t cap = m->cap ? m->cap * 2 : 1024;
+	/* Each array holds m->cap until all four have grown; cap is 1024
+	 * times a power of two, so each grows to exactly cap. */
+	size_t c_coro = m->cap, c_sw = m->cap, c_parked = m->cap,
+	       c_free = m->cap;
+
+	if (!grow_array((void **)&m->coro, &c_coro, cap, sizeof(*m->coro)) ||
+	    !grow_array((void **)&m->sw_mark, &c_sw, cap,
+			sizeof(*m->sw_mark)) ||
+	    !grow_array((void **)&m->parked, &c_parked, cap,
+			sizeof(*m->parked)) ||
+	    !grow_array((void **)&m->free, &c_free, cap, sizeof(*m->free)))
+		return false;
+	/* Push new indexes highest first so low indexes are used first. */
+	for (uint32_t i = cap; i > m->cap; i--)
+		m->free[m->nfree++] = i - 1;
+	m->cap = cap;
+	return true;
+}
+
+static struct model_coro *model_at(struct model *m, uint32_t station)
+{
+	uint32_t r;
+
+	if (station >= m->stations)
+		return NULL;
+	r = m->by_station[station];
+	return r == MODEL_NONE ? NULL : &m->coro[r];
+}
+
+void model_open(struct model *m, uint32_t station, uint64_t probe_id,
+		uint64_t birth_ts)
+{
+	struct model_coro *c;
+	uint32_t r;
+
+	if (station >= m->stations)
+		return;
+	/* A missed close: the station already has its next occupant, so
+	 * the old one's station was recycled. */
+	if (m->by_station[station] != MODEL_NONE)
+		model_close(m, station, birth_ts, true);
+	if (!m->nfree && !model_grow(m))
+		return; /* out of memory: the coroutine stays invisible */
+	r = m->free[--m->nfree];
+	if (r >= m->used)
+		m->used = r + 1;
+	c = &m->coro[r];
+	memset(c, 0, sizeof(*c));
+	m->sw_mark[r] = 0;
+	m->parked[r] = 0;
+	c->in_use = 1;
+	c->id = m->next_id++;
+	c->slot = r;
+	c->probe_id = probe_id;
+	c->birth_ts = birth_ts;
+	c->state_ts = birth_ts;
+	c->station = station;
+	c->state = MODEL_SUSPENDED;
+	m->by_station[station] = r;
+	m->t.coroutines_seen++;
+}
+
+void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
+		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active)
+{
+	struct model_coro *c = model_at(m, station);
+
+	m->t.events++;
+	if (!c)
+		return;
+	if (ts > c->state_ts) {
+		if (c->state == MODEL_RUNNING)
+			c->run_ns += ts - c->state_ts;
+		else
+			c->susp_ns += ts - c->state_ts;
+	}
+	if (ts > c->state_ts || !c->switches)
+		c->state_ts = ts;
+	c->state = is_active ? MODEL_RUNNING : MODEL_SUSPENDED;
+	c->last_tid = tid;
+	c->last_addr = addr;
+	c->last_seq = seq;
+	c->switches++;
+	if (m->watch.id == c->id) {
+		struct model_watch *w = &m->watch;
+		uint32_t at = (w->head + w->count) % MODEL_WATCH_MAX;
+
+		w->ring[at] = (struct model_transition){
+			.ts = ts,
+			.tid = tid,
+			.addr = addr,
+			.seq = seq,
+			.n = n,
+			.lost_before = c->pending_lost,
+			.is_active = is_active,
+		};
+		if (w->count < MODEL_WATCH_MAX)
+			w->count++;
+		else
+			w->head = (w->head + 1) % MODEL_WATCH_MAX;
+	}
+	c->pending_lost = 0;
+}
+
+void model_park(struct model *m, uint32_t station, uint64_t trace)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (c)
+		m->parked[c->slot] = trace;
+}
+
+/* a + b, or UINT64_MAX when that does not fit: a lying region can name
+ * seqs near 2^64, and a total must not wrap to a small number. */
+static uint64_t model_sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+void model_lost(struct model *m, uint32_t station, uint64_t count)
+{
+	struct model_coro *c = model_at(m, station);
+
+	m->t.lost = model_sat_add(m->t.lost, count);
+	if (!c)
+		return;
+	c->lost = model_sat_add(c->lost, count);
+	c->pending_lost = model_sat_add(c->pending_lost, count);
+}
+
+void model_close(struct model *m, uint32_t station, uint64_t now, bool recycled)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (!c)
+		return;
+	if (now > c->state_ts) {
+		if (c->state == MODEL_RUNNING)
+			c->run_ns += now - c->state_ts;
+		else
+			c->susp_ns += now - c->state_ts;
+		c->state_ts = now;
+	}
+	c->state = MODEL_DEAD;
+	m->parked[c->slot] = 0;
+	c->dead_ts = now;
+	c->recycled = recycled;
+	m->by_station[station] = MODEL_NONE;
+}
+
+void model_tick(struct model *m, uint64_t now)
+{
+	uint64_t dt = now > m->tick_ts ? now - m->tick_ts : 0;
+	/* A rate over a few microseconds (the engine's last tick when it
+	 * stops right after another) says nothing: one switch would read as
+	 * a storm.  Shorter intervals leave the rates and their marks alone,
+	 * and the next tick measures over the whole time. */
+	bool rates = m->tick_ts && dt >= MODEL_RATE_MIN_NS;
+	double secs = (double)dt / 1e9;
+
+	m->t.running = m->t.suspended = m->t.dead = 0;
+	for (uint32_t r = 0; r < m->used; r++) {
+		struct model_coro *c = &m->coro[r];
+
+		if (!c->in_use)
+			continue;
+		if (c->state == MODEL_DEAD && now > c->dead_ts &&
+		    now - c->dead_ts > m->linger_ns) {
+			c->in_use = 0;
+			m->free[m->nfree++] = r;
+			continue;
+		}
+		if (rates) {
+			c->sw_per_sec =
+				(double)(c->switches - m->sw_mark[r]) / secs;
+			m->sw_mark[r] = c->switches;
+		} else if (!m->tick_ts) {
+			m->sw_mark[r] = c->switches;
+		}
+		model_totals_count(&m->t, c);
+	}
+	if (rates)
+		m->t.events_per_sec =
+			(double)(m->t.events - m->tick_events) / secs;
+	if (rates || !m->tick_ts) {
+		m->tick_events = m->t.events;
+		m->tick_ts = now;
+	}
+}
+
+void model_reset_rates(struct model *m, uint64_t now)
+{
+	for (uint32_t r = 0; r < m->used; r++) {
+		if (!m->coro[r].in_use)
+			continue;
+		m->sw_mark[r] = m->coro[r].switches;
+		m->coro[r].sw_per_sec = 0;
+	}
+	m->t.events_per_sec = 0;
+	m->tick_events = m->t.events;
+	m->tick_ts = now;
+}
+
+uint32_t model_find_at(const struct model *m, uint64_t id, uint32_t slot)
+{
+	/* Ids are never reused and a record keeps its slot for life: the
+	 * slot holds this id, or the record is gone. */
+	if (id && slot < m->used && m->coro[slot].in_use &&
+	    m->coro[slot].id == id)
+		return slot;
+	return MODEL_NONE;
+}
+
+uint32_t model_find(const struct model *m, uint64_t id)
+{
+	for (uint32_t r = 0; r < m->used; r++)
+		if (m->coro[r].in_use && m->coro[r].id == id)
+			return r;
+	return MODEL_NONE;
+}
+
+bool model_watch(struct model *m, uint64_t id,
+		 const struct model_transition *seed, uint32_t nseed)
+{
+	struct model_watch *w = &m->watch;
+
+	w->id = 0;
+	w->head = w->count = 0;
+	if (!id)
+		return true;
+	if (!w->ring) {
+		w->ring = calloc(MODEL_WATCH_MAX, sizeof(*w->ring));
+		if (!w->ring)
+			return false;
+	}
+	w->id = id;
+	if (nseed > MODEL_WATCH_MAX)
+		nseed = MODEL_WATCH_MAX;
+	if (nseed)
+		memcpy(w->ring, seed, nseed * sizeof(*seed));
+	w->count = nseed;
+	return true;
+}
+
+const struct model_transition *model_watch_at(const struct model *m, uint32_t i)
+{
+	return &m->watch.ring[(m->watch.head + i) % MODEL_WATCH_MAX];
+}

@@ -1,0 +1,167 @@
+/*
+ * model: what corotop knows about the target's coroutines, one record per
+ * coroutine plus global counters.  See model.c.
+ */
+#ifndef COROTOP_MODEL_H
+#define COROTOP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MODEL_NONE UINT32_MAX
+/* Shortest interval model_tick computes rates over. */
+#define MODEL_RATE_MIN_NS 50000000ull
+
+enum model_state {
+	MODEL_SUSPENDED = 'S',
+	MODEL_RUNNING = 'R',
+	MODEL_DEAD = 'D',
+};
+
+struct model_transition {
+	uint64_t ts;
+	uint64_t tid;
+	uint64_t addr;
+	uint64_t seq;
+	uint64_t n;	      /* event number on the station */
+	uint64_t lost_before; /* events lost right before this one */
+	uint8_t is_active;
+	/* Read back from the station's ring when the watch began: a gap
+	 * before it (lost_before) is events no longer in the ring, lost or
+	 * overwritten since -- the ring cannot tell which. */
+	uint8_t from_ring;
+};
+
+/*
+ * One coroutine.  Snapshots copy these whole, 100k at a time, so the record
+ * holds only what the table shows (128 bytes); the engine's bookkeeping
+ * lives in side arrays of struct model, and a coroutine's recent
+ * transitions are read from its station's ring when someone asks
+ * (engine_watch), not kept per record.
+ */
+struct model_coro {
+	uint64_t id; /* model-unique, never reused (unlike probe_id) */
+	uint64_t probe_id;
+	uint64_t birth_ts;
+	uint64_t state_ts; /* when the current state began */
+	uint64_t dead_ts;
+	uint64_t last_tid;
+	uint64_t last_addr;
+	uint64_t last_seq;
+	uint64_t switches;     /* transitions harvested */
+	uint64_t lost;	       /* transitions lost */
+	uint64_t run_ns;       /* closed running intervals */
+	uint64_t susp_ns;      /* closed suspended intervals */
+	uint64_t pending_lost; /* lost since the last delivered transition */
+	double sw_per_sec;
+	uint32_t station;
+	uint32_t slot; /* index of the record in the model: stable for the
+			  record's life, below every snapshot's count of
+			  records ever handed out (struct model.used) */
+	uint32_t warn; /* lint mask (1u << enum lint_kind); computed on
+			  snapshot copies only, always 0 in the model */
+	uint8_t state; /* enum model_state */
+	uint8_t in_use;
+	uint8_t recycled; /* dead, and its station went back to the free list
+			     (or to a new occupant); set by model_close */
+};
+
+struct model_totals {
+	uint64_t events;
+	uint64_t lost;
+	uint64_t before_start; /* observer: gone before its first look */
+	uint64_t torn;
+	uint64_t untraced;
+	uint64_t coroutines_seen;
+	uint64_t recycled;
+	double events_per_sec;
+	uint32_t stations_allocated;
+	uint32_t stations_max;
+	uint32_t running, suspended, dead; /* live records by state */
+};
+
+/* Count c in t's running, suspended or dead: the one count by state the
+ * model's tick, the engine's snapshot copy and replay all make. */
+static inline void model_totals_count(struct model_totals *t,
+				      const struct model_coro *c)
+{
+	if (c->state == MODEL_RUNNING)
+		t->running++;
+	else if (c->state == MODEL_DEAD)
+		t->dead++;
+	else
+		t->suspended++;
+}
+
+/* Full transition history of the one coroutine the UI is looking at. */
+#define MODEL_WATCH_MAX 4096
+
+struct model_watch {
+	uint64_t id;		       /* model id watched, 0 = none */
+	struct model_transition *ring; /* MODEL_WATCH_MAX, allocated once */
+	uint32_t head;		       /* oldest */
+	uint32_t count;
+};
+
+struct model {
+	struct model_coro *coro; /* cap records; in_use marks the live ones */
+	uint64_t *sw_mark; /* per record: switches at the last rate tick */
+	/* per record: CallTrace id of the stack it is parked at (set by the
+	 * suspend that carried one, cleared by the next transition and at
+	 * death), 0 = none.  The engine preserves these across rotations. */
+	uint64_t *parked;
+	uint32_t cap;
+	uint32_t used;	/* one past the highest record ever handed out */
+	uint32_t *free; /* stack of unused record indexes */
+	uint32_t nfree;
+	uint32_t *by_station; /* station -> record, or MODEL_NONE */
+	uint32_t stations;
+	uint64_t next_id;
+	uint64_t linger_ns; /* how long dead coroutines stay visible */
+	uint64_t tick_ts;
+	uint64_t tick_events;
+	struct model_totals t;
+	struct model_watch watch;
+};
+
+bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns);
+void model_finish(struct model *m);
+
+void model_open(struct model *m, uint32_t station, uint64_t probe_id,
+		uint64_t birth_ts);
+void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
+		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active);
+void model_lost(struct model *m, uint32_t station, uint64_t count);
+/* The station's coroutine died at `now`.  `recycled`: the station is handed
+ * back for reuse (the engine knows; the model cannot), which the
+ * dead-station lint reads. */
+void model_close(struct model *m, uint32_t station, uint64_t now,
+		 bool recycled);
+
+/* The station's coroutine is parked at CallTrace id `trace` (0: it is not,
+ * or nobody captured where).  Call after model_event. */
+void model_park(struct model *m, uint32_t station, uint64_t trace);
+
+/* Record every transition of model record `id` from now on (0 stops),
+ * after the `nseed` transitions in `seed` (oldest first, e.g. read back
+ * from the station's ring).  False if out of memory. */
+bool model_watch(struct model *m, uint64_t id,
+		 const struct model_transition *seed, uint32_t nseed);
+/* The watched history, oldest first: transition i of count. */
+const struct model_transition *model_watch_at(const struct model *m,
+					      uint32_t i);
+/* Record index of model id `id`, or MODEL_NONE (a scan of every record:
+ * one at a time only). */
+uint32_t model_find(const struct model *m, uint64_t id);
+/* The same for a record whose slot is known (a snapshot's copy carries
+ * it): O(1), MODEL_NONE when that record is gone. */
+uint32_t model_find_at(const struct model *m, uint64_t id, uint32_t slot);
+
+/* Start the rate windows over at `now` (the UI's z key). */
+void model_reset_rates(struct model *m, uint64_t now);
+
+/* Recompute rates and expire dead records older than linger. */
+void model_tick(struct model *m, uint64_t now);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * snapshot: storage and derived values of a model copy.
+ *
+ * Lints are evaluated here, on the copy, at the snapshot's own ts: the
+ * engine does it after releasing its lock, and the UI can redo it with new
+ * thresholds without a new snapshot.
+ */
+#include "engine/ctp/snapshot.h"
+
+#include <unistd.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void snapshot_init(struct snapshot *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void snapshot_finish(struct snapshot *s)
+{
+	free(s->coro);
+	free(s->history);
+	memset(s, 0, sizeof(*s));
+}
+
+static uint64_t snapshot_end(const struct snapshot *s,
+			     const struct model_coro *c)
+{
+	return c->state == MODEL_DEAD ? c->dead_ts : s->ts;
+}
+
+uint64_t snapshot_age_ns(const struct snapshot *s, const struct model_coro *c)
+{
+	uint64_t end = snapshot_end(s, c);
+
+	return end > c->birth_ts ? end - c->birth_ts : 0;
+}
+
+uint64_t snapshot_in_state_ns(const struct snapshot *s,
+			      const struct model_coro *c)
+{
+	return s->ts > c->state_ts ? s->ts - c->state_ts : 0;
+}
+
+double snapshot_run_pct(const struct snapshot *s, const struct model_coro *c)
+{
+	uint64_t run = c->run_ns, susp = c->susp_ns;
+	uint64_t open = 0, end = snapshot_end(s, c);
+
+	if (end > c->state_ts)
+		open = end - c->state_ts;
+	if (c->state == MODEL_RUNNING)
+		run += open;
+	else if (c->state == MODEL_SUSPENDED)
+		susp += open;
+	if (run + susp == 0)
+		return 0.0;
+	return 100.0 * (double)run / (double)(run + susp);
+}
+
+const char *snapshot_state_name(uint8_t state)
+{
+	switch (state) {
+	case MODEL_RUNNING:
+		return "running";
+	case MODEL_DEAD:
+		return "dead";
+	default:
+		return "suspended";
+	}
+}
+
+void snapshot_lint_record(struct snapshot *s, const struct lint_config *c,
+			  struct model_coro *r)
+{
+	uint32_t w = lint_check(c, r, s->ts);
+
+	r->warn = w;
+	for (; w; w &= w - 1)
+		s->warn_counts[__builtin_ctz(w)]++;
+}
+
+void snapshot_lint(struct snapshot *s, const struct lint_config *c)
+{
+	memset(s->warn_counts, 0, sizeof(s->warn_counts));
+	for (size_t i = 0; i < s->count; i++)
+		snapshot_lint_record(s, c, &s->coro[i]);
+}
+
+const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)
+{
+	if (s->observer)
+		snprintf(b, n, "observer");
+	else if (s->target.attached)
+		/* Not our child: attached through ppt as agent getpid(). */
+		snprintf(b, n, "pid %d %s, agent pid %d", (int)s->target.pid,
+			 s->target.running ? "attached" : "exited",
+			 (int)getpid());
+	else if (s->target.running)
+		snprintf(b, n, "pid %d running", (int)s->target.pid);
+	else if (s->target.term_signal)
+		snprintf(b, n, "pid %d killed by signal %d", (int)s->target.pid,
+			 s->target.term_signal);
+	else
+		snprintf(b, n, "pid %d exited %d", (int)s->target.pid,
+			 s->target.exit_code);
+	return b;
+}
+
+const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
+			   char *buf, size_t n)
+{
+	if (s->symtab)
+		return symtab_where(s->symtab, addr, full, buf, n);
+	symtab_hex(addr, buf, n);
+	return buf;
+}

@@ -1,0 +1,103 @@
+/*
+ * snapshot: an immutable copy of the model handed to the UI or batch
+ * printer.  The harvest thread keeps running while a snapshot is read.
+ */
+#ifndef COROTOP_SNAPSHOT_H
+#define COROTOP_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/ctp/lint.h"
+#include "engine/ctp/model.h"
+#include "engine/symbols/symtab.h"
+
+struct snapshot_target {
+	pid_t pid; /* 0 in observer mode */
+	/* Attach mode: not our child, never signalled nor reaped; its exit
+	 * is seen through a pidfd and its status is unknown (0). */
+	bool attached;
+	bool running;
+	bool exited;	 /* waited for; exit_code/term_signal are valid */
+	int exit_code;	 /* exit status, or -1 when killed by a signal */
+	int term_signal; /* signal that killed it, or 0 */
+};
+
+/* Replay (corotop --replay): where in the recording this snapshot is. */
+struct snapshot_replay {
+	bool on;
+	bool playing;
+	double speed;	 /* trace time per wall time */
+	uint64_t t0, t1; /* the recording's first and last moments */
+};
+
+/* A live --record in progress (the recorder's books, as of ts). */
+struct snapshot_record {
+	bool on;
+	const char *path;   /* engine-owned (the configured path) */
+	uint64_t bytes;	    /* written to the file so far */
+	uint64_t intervals; /* event packets written */
+	uint64_t dropped;   /* items the recorder could not keep up with
+			       (in the file as "lost" events) */
+	bool stopped;	    /* a write failed: recording stopped (warning) */
+};
+
+struct snapshot {
+	uint64_t ts;	   /* CLOCK_MONOTONIC ns, the clock events carry */
+	uint64_t wall_ns;  /* CLOCK_REALTIME ns at the same moment */
+	bool sleeping;	   /* engine asleep on the futex/socket */
+	bool observer;	   /* read-only observer of someone else's region */
+	const char *error; /* engine failure (e.g. region truncated), or NULL */
+	/* Something the engine could not do while harvesting goes on (e.g.
+	 * the --record file could not be written), or NULL; engine-owned,
+	 * valid until the engine is destroyed. */
+	const char *warning;
+	/* The target's symbols (engine-owned, thread-safe), or NULL: then
+	 * addresses show in hex.  symtab_gen as of this snapshot. */
+	struct symtab *symtab;
+	uint32_t symtab_gen;
+	struct model_totals t;
+	struct snapshot_target target;
+	/* History of the watched coroutine (engine_watch), oldest first. */
+	uint64_t history_id;		  /* 0: none */
+	struct model_transition *history; /* MODEL_WATCH_MAX entries */
+	size_t nhistory;
+	struct model_coro *coro; /* count records, in slot order */
+	size_t count;
+	size_t cap; /* allocated; also bounds every record's slot */
+	/* Lints at ts: each record's `warn` mask, and how many records trip
+	 * each lint (filled by snapshot_lint, or record by record as
+	 * engine_snapshot copies). */
+	uint32_t warn_counts[LINT_COUNT];
+	struct snapshot_replay replay; /* on: ts is a moment of a recording */
+	struct snapshot_record record; /* on: --record is writing */
+};
+
+void snapshot_init(struct snapshot *s);
+void snapshot_finish(struct snapshot *s);
+
+/* Derived values, all at the snapshot's ts. */
+uint64_t snapshot_age_ns(const struct snapshot *s, const struct model_coro *c);
+uint64_t snapshot_in_state_ns(const struct snapshot *s,
+			      const struct model_coro *c);
+/* Share of the coroutine's observed life spent running, 0..100. */
+double snapshot_run_pct(const struct snapshot *s, const struct model_coro *c);
+const char *snapshot_state_name(uint8_t state);
+/* The target for people: "pid 42 running", "pid 42 exited 3",
+ * "pid 42 killed by signal 9", or "observer".  Returns buf. */
+const char *snapshot_target_text(const struct snapshot *s, char *buf, size_t n);
+/* Where `addr` is, for people: symtab_where, or hex without symbols. */
+const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
+			   char *buf, size_t n);
+
+/* (Re)compute every record's `warn` mask and warn_counts at the snapshot's
+ * ts, e.g. after a threshold changed while the display is paused. */
+void snapshot_lint(struct snapshot *s, const struct lint_config *c);
+/* One record of s (warn, and its share of warn_counts, which the caller
+ * zeroed): engine_snapshot lints each record as it copies it. */
+void snapshot_lint_record(struct snapshot *s, const struct lint_config *c,
+			  struct model_coro *r);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * profile: the exported form of hot stacks -- every stack with its weight
+ * and its frames as names -- and the one place profiles reach the disk.
+ *
+ * Names are interned (strpool), so two frames name the same function
+ * exactly when their pointers are equal: the writers merge stacks and
+ * number frames by pointer, never by comparing text twice.  The engine
+ * fills a profile from a copy of its stacks (engine_calltrace.c); formats
+ * are entries of a const table (struct profile_format) that only turn a
+ * profile into bytes.  profile_write owns the file: temporary file next to
+ * the target, written, flushed and closed with every error checked, then
+ * renamed into place.
+ */
+#define _GNU_SOURCE
+#include "engine/export/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/grow.h"
+#include "common/strpool.h"
+
+#define PROFILE_POOL_BYTES (64u << 20)
+
+bool profile_init(struct profile *p, const char *name)
+{
+	memset(p, 0, sizeof(*p));
+	p->pool = strpool_create(PROFILE_POOL_BYTES);
+	if (!p->pool)
+		return false;
+	p->name = strpool_intern(p->pool, name, strlen(name));
+	return p->name != NULL;
+}
+
+void profile_finish(struct profile *p)
+{
+	free(p->s);
+	free(p->frames);
+	strpool_destroy(p->pool);
+	memset(p, 0, sizeof(*p));
+}
+
+static const char *profile_intern(struct profile *p, const char *s)
+{
+	const char *r = s ? strpool_intern(p->pool, s, strlen(s)) : NULL;
+
+	/* A full pool still needs a name: "?" is one. */
+	return r || !s ? r : "?";
+}
+
+bool profile_add(struct profile *p, const char *const *names,
+		 const char *const *files, uint32_t n, uint64_t weight)
+{
+	struct profile_sample *s;
+
+	if (!weight)
+		return true;
+	if (!grow_array((void **)&p->s, &p->cap_s, p->ns + 1, sizeof(*p->s)) ||
+	    !grow_array((void **)&p->frames, &p->cap_frames, p->nframes + n,
+			sizeof(*p->frames)))
+		return false;
+	s = &p->s[p->ns++];
+	s->weight = weight;
+	s->first = (uint32_t)p->nframes;
+	s->n = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct profile_frame *f = &p->frames[p->nframes++];
+
+		f->name = profile_intern(p, names[i] ? names[i] : "?");
+		f->file = files ? profile_intern(p, files[i]) : NULL;
+	}
+	p->total += weight;
+	return true;
+}
+
+bool profile_write(const struct profile *p, const struct profile_format *fmt,
+		   const char *path, char *err, size_t errlen)
+{
+	size_t len = strlen(path);
+	char *tmp = malloc(len + 8);
+	FILE *f = NULL;
+	int fd, saved;
+
+	if (!tmp) {
+		snprintf(err, errlen, "cannot write %s: out of memory", path);
+		return false;
+	}
+	memcpy(tmp, path, len);
+	memcpy(tmp + len, ".XXXXXX", 8);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen,
+			 "cannot write the %s profile %s: cannot create a "
+			 "file next to it: %s",
+			 fmt->name, path, strerror(errno));
+		free(tmp);
+		return false;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		saved = errno;
+		close(fd);
+		goto err_tmp;
+	}
+	errno = 0;
+	if (!fmt->write(f, p) || fflush(f) != 0 || ferror(f)) {
+		saved = errno ? errno : EIO;
+		fclose(f);
+		goto err_tmp;
+	}
+	if (fclose(f) != 0) {
+		saved = errno;
+		goto err_tmp;
+	}
+	if (rename(tmp, path) != 0) {
+		saved = errno;
+		goto err_tmp;
+	}
+	free(tmp);
+	return true;
+
+err_tmp:
+	unlink(tmp);
+	snprintf(err, errlen, "cannot write the %s profile %s: %s", fmt->name,
+		 path, strerror(saved));
+	free(tmp);
+	return false;
+}

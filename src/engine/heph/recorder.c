@@ -1,0 +1,859 @@
+/*
+ * recorder: --record FILE, a Heph trace written off the harvest thread.
+ *
+ * Hand-over.  The harvest side (engine callbacks, under the engine lock, so
+ * one producer at a time) copies each event, open, close and loss into a
+ * ring of fixed-size items: a 64-byte store and a release of head, no
+ * read-modify-write, no syscall; it reads the writer's tail only when its
+ * cached copy says the ring is full.  Once per harvest pass the engine
+ * calls recorder_publish, where the same Dekker pair as the cTP sleep
+ * contract decides on a wake: the producer's head store, a seq_cst fence,
+ * then its load of `sleeping`; the writer sets `sleeping` (seq_cst), then
+ * re-reads head before it waits on the futex.  A sleeping writer is woken
+ * only once REC_WAKE_BATCH items wait (and otherwise wakes on its own
+ * within 100 ms), so a steady trickle of events costs a futex wake per
+ * batch, not per pass.  A full ring drops the item and counts it; the
+ * writer records the count as a "lost" event on stream 0, substream 0
+ * (corotop itself), so a gap is always visible.
+ *
+ * The trace.  The file starts with an `epoch` metadata packet: wall-clock
+ * ns at CLOCK_MONOTONIC's zero, so that event times are the cTP timestamps
+ * themselves.  Each coroutine state interval is one event packet:
+ *   stream     the OS thread that made the transition starting it (its tid,
+ *              which fits 32 bits on Linux);
+ *   counter    per stream, wrapping at 2^32;
+ *   substream  the coroutine's probe id;
+ *   start, end the interval;
+ *   description "running" or "suspended";
+ *   attributes addr (u64) and seq (u64) of that transition; symbol
+ *              (string) of addr when it is not 0 and the symbolizer knows
+ *              it; stack (u64 array, innermost first) when the coroutine
+ *              parked at a stack corotop collected.
+ * Options after the epoch: `corotop` ("1"), `corotop_command` (what was
+ * traced), `corotop_birth` (u64 probe id, time, id) as each coroutine is
+ * born -- probe ids are reused, so that is where a substream's intervals
+ * belong to the next coroutine --
+ * and, once known, `corotop_pid` (u64); at the end `corotop_exit` (i64
+ * exit status or -1, i64 signal) when the target had exited, and last
+ * `corotop_end` (u64): when recording stopped.  Each address written (an addr,
+ * a stack frame) is named once, before the first event that uses it, by a
+ * `corotop_symbol` option (hephnames.h): replay and convert name frames
+ * without the target.
+ * Loss on a station is an event "lost" with a `count` attribute, at the
+ * time it was found, on the coroutine's last stream and its substream.
+ * An interval still open when recording stops ends at the stop time.
+ *
+ * Names.  The writer asks the symbolizer once per address: the answer (or
+ * that there is none) is kept in a table of REC_NAMED slots with the names
+ * in an arena; past either bound it asks every time, which is slower, not
+ * wrong.  "None" is only kept for REC_RETRY_NS: the symbolizer is created
+ * lazily and reads the target's mappings at most once a second, so an
+ * address asked about at launch may be known later; and at the end every
+ * address still unknown is asked once more, so that a name known by then is
+ * in the file (replay reads the names of the whole file).  Names are not
+ * refreshed when the target loads or unloads a library during the
+ * recording.
+ *
+ * Writing.  Packets are encoded into a buffer and written when it is
+ * three quarters full, when the ring runs dry, and at the end; only whole
+ * packets are ever written, and a failed or short write truncates the file
+ * back to the last whole packet and stops the recording with a message:
+ * the file never ends halfway through a packet.
+ *
+ * Books.  intervals, lost and bytes count what reached the file: a packet
+ * is counted when the write of its buffer succeeds, so once a write fails
+ * the books stop where the file stops.  The writer then only moves tail
+ * past what waits, and the harvest side stops handing items over.
+ */
+#define _GNU_SOURCE
+#include "engine/heph/recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/symbols/framenames.h"
+#include "engine/heph/heph.h"
+#include "engine/heph/hephnames.h"
+#include "common/hash.h"
+#include "common/clock.h"
+
+#define REC_RING (1u << 18) /* items; 14 MiB of 56-byte items */
+#define REC_BUF (256u << 10)
+#define REC_FLUSH (REC_BUF * 3 / 4)
+#define REC_FRAMES 64
+#define REC_STREAMS 4096       /* per-stream counters at first (they grow) */
+#define REC_NAMED (1u << 16)   /* addresses whose name is kept (slots) */
+#define REC_ARENA (8u << 20)   /* bytes of names kept */
+#define REC_WAKE_BATCH 8192u   /* items waiting before a sleeper is woken */
+#define REC_NO_NAME UINT32_MAX /* the symbolizer does not know it */
+#define REC_RETRY_NS 1000000000ull /* ... ask again after this long */
+#define REC_NICE 19		   /* the writer thread's niceness */
+
+#ifdef RECORDER_TEST_HOOKS
+void (*recorder_test_before_drain)(struct recorder *r);
+#endif
+
+enum rec_kind {
+	REC_EVENT = 1,
+	REC_OPEN,
+	REC_CLOSE,
+	REC_LOST,
+	REC_PID,  /* the target's pid (value): a corotop_pid option */
+	REC_EXIT, /* its exit (value: status, tid: signal): corotop_exit */
+};
+
+struct rec_item {
+	uint8_t kind;
+	uint8_t is_active;
+	uint32_t station;
+	uint64_t ts;
+	uint64_t tid;
+	uint64_t addr;
+	uint64_t seq;
+	uint64_t trace;
+	uint64_t value; /* probe id (open), count (lost) */
+};
+
+/* What the writer remembers per station: the transition that started the
+ * coroutine's current interval. */
+struct rec_station {
+	bool live; /* a coroutine occupies it */
+	bool have; /* ...and one transition of it was seen */
+	uint8_t is_active;
+	uint64_t probe_id;
+	uint64_t ts, tid, addr, seq, trace;
+};
+
+struct rec_stream {
+	uint32_t id;
+	uint32_t counter;
+	bool used;
+};
+
+/* A name the writer knows (or knows to be unknown). */
+struct rec_name {
+	uint64_t key; /* 0: empty slot */
+	uint32_t off; /* into the arena, or REC_NO_NAME */
+	uint32_t len; /* REC_NO_NAME: when it was asked (ms, wrapping) */
+};
+
+struct recorder {
+	struct rec_item *ring;
+	/* Producer's and consumer's words on their own lines. */
+	_Alignas(64) _Atomic uint64_t head;
+	_Atomic uint64_t dropped;
+	uint64_t phead;	    /* producer only: head as it will be published */
+	uint64_t pdropped;  /* producer only: dropped */
+	uint64_t tail_seen; /* producer only: tail as last read */
+	uint64_t woken_at;  /* producer only: head at the last wake check */
+	_Alignas(64) _Atomic uint64_t tail;
+	_Atomic uint32_t sleeping; /* the writer waits on it (futex) */
+	_Atomic bool stop;
+	uint64_t stop_ts;
+	pthread_t thread;
+	bool running;
+	int fd;
+	struct recorder_hooks hooks;
+	/* Writer thread only. */
+	struct rec_station *st;
+	uint32_t nst;
+	struct rec_stream *streams; /* open addressing, at most half full */
+	uint32_t cap_streams, nstreams;
+	struct rec_name *named; /* open addressing; REC_NAMED slots */
+	uint32_t nnamed;
+	char *arena; /* REC_ARENA bytes of names */
+	uint32_t arena_len;
+	uint8_t *buf;
+	struct heph_enc enc;
+	uint64_t file_len; /* bytes written (all whole packets) */
+	uint64_t dropped_done;
+	/* Packets in buf, counted in the statistics once written. */
+	uint64_t pend_intervals, pend_lost;
+	/* Statistics (relaxed; read by recorder_stats). */
+	_Atomic uint64_t intervals, lost, bytes;
+	_Atomic bool failed;
+	char error[160];
+};
+
+/* ---- writer: file ---- */
+
+static void rec_fail(struct recorder *r, const char *what, int e)
+{
+	/* relaxed: failed is set by this (the writer) thread only. */
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
+		return;
+	snprintf(r->error, sizeof(r->error), "%s: %s", what, strerror(e));
+	/* release: recorder_stats reads error after failed (acquire). */
+	atomic_store_explicit(&r->failed, true, memory_order_release);
+}
+
+/* Write the buffer (whole packets only); on any failure, cut the file back
+ * to the packets written before and stop recording. */
+static void rec_flush(struct recorder *r)
+{
+	size_t off = 0, len = r->enc.len;
+
+	/* relaxed: the writer's own flag (rec_fail). */
+	if (!len || atomic_load_explicit(&r->failed, memory_order_relaxed)) {
+		r->enc.len = 0;
+		r->pend_intervals = r->pend_lost = 0; /* never written */
+		return;
+	}
+	while (off < len) {
+		ssize_t w = write(r->fd, r->buf + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rec_fail(r, "writing the --record file",
+				 w < 0 ? errno : ENOSPC);
+			if (ftruncate(r->fd, (off_t)r->file_len) < 0)
+				(void)0; /* nothing better to do */
+			r->enc.len = 0;
+			r->pend_intervals = r->pend_lost = 0;
+			return;
+		}
+		off += (size_t)w;
+	}
+	r->file_len += len;
+	/* relaxed: statistics (recorder_stats); no data hangs on them.  All
+	 * are added before rec_fail's release of failed, on this thread. */
+	atomic_fetch_add_explicit(&r->bytes, len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->intervals, r->pend_intervals,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->lost, r->pend_lost, memory_order_relaxed);
+	r->pend_intervals = r->pend_lost = 0;
+	r->enc.len = 0;
+}
+
+/* Room for one more packet of up to `need` bytes. */
+static void rec_room(struct recorder *r, size_t need)
+{
+	if (r->enc.len + need > REC_FLUSH)
+		rec_flush(r);
+}
+
+/* ---- writer: packets ---- */
+
+/* Stream's slot in a table of cap (a power of two): its own, or the free
+ * one it would take; NULL when the table is full. */
+static struct rec_stream *rec_stream_slot(struct rec_stream *t, uint32_t cap,
+					  uint32_t stream)
+{
+	uint32_t h = (stream * 2654435761u) & (cap - 1);
+
+	for (uint32_t i = 0; i < cap; i++) {
+		struct rec_stream *s = &t[(h + i) & (cap - 1)];
+
+		if (!s->used || s->id == stream)
+			return s;
+	}
+	return NULL;
+}
+
+static void rec_streams_grow(struct recorder *r)
+{
+	uint32_t cap = r->cap_streams * 2;
+	struct rec_stream *t;
+
+	if (cap < r->cap_streams || !(t = calloc(cap, sizeof(*t))))
+		return; /* the table fills instead; then streams share */
+	for (uint32_t i = 0; i < r->cap_streams; i++)
+		if (r->streams[i].used)
+			*rec_stream_slot(t, cap, r->streams[i].id) =
+				r->streams[i];
+	free(r->streams);
+	r->streams = t;
+	r->cap_streams = cap;
+}
+
+/* The next counter of stream's events (each stream counts from 0,
+ * wrapping at 2^32). */
+static uint32_t rec_counter(struct recorder *r, uint32_t stream)
+{
+	struct rec_stream *s;
+
+	if ((r->nstreams + 1) * 2 > r->cap_streams)
+		rec_streams_grow(r);
+	s = rec_stream_slot(r->streams, r->cap_streams, stream);
+	if (!s) /* full, and memory ran out: share the first slot's */
+		return r->streams[0].counter++;
+	if (!s->used) {
+		*s = (struct rec_stream){.id = stream, .used = true};
+		r->nstreams++;
+	}
+	return s->counter++;
+}
+
+static uint32_t rec_ms(void)
+{
+	return (uint32_t)(clock_now_ns(CLOCK_MONOTONIC) / 1000000u);
+}
+
+/* The name of key (an address, or framename_key of a frame), asked of the
+ * symbolizer the first time and kept; a known name is written once, as a
+ * corotop_symbol option, when it is first asked for (before the event that
+ * uses it).  An unknown one is asked again once REC_RETRY_NS passed, or
+ * now when `retry`.  NULL when unknown; *len its length. */
+static const char *rec_name_ask(struct recorder *r, uint64_t key, uint32_t *len,
+				bool retry)
+{
+	static _Thread_local char sym[HEPH_NAME_LEN + 1];
+	uint32_t h = (uint32_t)hash_fib(key, 48);
+	uint8_t val[8 + HEPH_NAME_LEN];
+	struct rec_name *slot = NULL;
+	bool again = false; /* slot holds "unknown" already */
+	size_t n;
+
+	if (!key || !r->hooks.symbol)
+		return NULL;
+	for (uint32_t i = 0; i < REC_NAMED; i++, h = (h + 1) % REC_NAMED) {
+		struct rec_name *s = &r->named[h];
+
+		if (s->key == key && s->off != REC_NO_NAME) {
+			*len = s->len;
+			return r->arena + s->off;
+		}
+		if (s->key == key) {
+			if (!retry &&
+			    rec_ms() - s->len < REC_RETRY_NS / 1000000u)
+				return NULL;
+			slot = s;
+			again = true;
+			break;
+		}
+		if (!s->key)
+			break;
+	}
+	if (!again && r->nnamed < REC_NAMED / 2) /* else: ask every time */
+		slot = &r->named[h];
+	if (!r->hooks.symbol(r->hooks.ctx, key, sym, sizeof(sym))) {
+		if (slot) {
+			*slot = (struct rec_name){key, REC_NO_NAME, rec_ms()};
+			r->nnamed += !again;
+		}
+		return NULL;
+	}
+	n = heph_names_value(key, sym, val, sizeof(val));
+	*len = (uint32_t)(n - 8);
+	if (slot && r->arena_len + *len <= REC_ARENA) {
+		*slot = (struct rec_name){key, r->arena_len, *len};
+		memcpy(r->arena + r->arena_len, sym, *len);
+		r->arena_len += *len;
+		r->nnamed += !again;
+		/* Written once: only a name just kept is new to the file. */
+		rec_room(r, HEPH_META_FIXED + 14 + n);
+		heph_enc_meta(&r->enc, "corotop_symbol", val, n);
+		return r->arena + slot->off;
+	}
+	if (slot && again) /* no room to keep it: as if never asked */
+		*slot = (struct rec_name){key, REC_NO_NAME, rec_ms()};
+	return sym; /* tables full: not written as an option again */
+}
+
+static const char *rec_name(struct recorder *r, uint64_t key, uint32_t *len)
+{
+	return rec_name_ask(r, key, len, false);
+}
+
+/* At the end: every address still unknown, once more. */
+static void rec_names_last_try(struct recorder *r)
+{
+	uint32_t unused;
+
+	for (uint32_t i = 0; i < REC_NAMED; i++)
+		if (r->named[i].key && r->named[i].off == REC_NO_NAME)
+			rec_name_ask(r, r->named[i].key, &unused, true);
+}
+
+/* One interval [from.ts, end] of station s's coroutine. */
+static void rec_interval(struct recorder *r, struct rec_station *s,
+			 uint64_t end)
+{
+	uint64_t frames[REC_FRAMES];
+	const char *sym = NULL;
+	uint32_t sym_len = 0, unused;
+	size_t nf = 0;
+	uint32_t stream = (uint32_t)s->tid;
+
+	if (!s->is_active && s->trace && r->hooks.stack)
+		nf = r->hooks.stack(r->hooks.ctx, s->trace, frames, REC_FRAMES);
+	/* Names first: a reader meets them before the event using them. */
+	for (size_t k = 0; k < nf; k++)
+		rec_name(r, framename_key(frames[k], !k), &unused);
+	/* Last: with the tables full, the name is in a buffer the next
+	 * rec_name overwrites. */
+	sym = rec_name(r, s->addr, &sym_len);
+	rec_room(r,
+		 HEPH_EVENT_FIXED + 16 + 3 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
+	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),
+			     s->probe_id, s->ts, end < s->ts ? s->ts : end,
+			     s->is_active ? "running" : "suspended");
+	heph_enc_u64(&r->enc, "addr", s->addr);
+	heph_enc_u64(&r->enc, "seq", s->seq);
+	if (sym)
+		heph_enc_strn(&r->enc, "symbol", sym, sym_len);
+	if (nf)
+		heph_enc_u64_array(&r->enc, "stack", frames, nf);
+	if (heph_enc_event_end(&r->enc))
+		r->pend_intervals++; /* counted when written (rec_flush) */
+}
+
+static void rec_lost(struct recorder *r, uint32_t stream, uint64_t substream,
+		     uint64_t ts, uint64_t count)
+{
+	rec_room(r, HEPH_EVENT_FIXED + 4 + 16);
+	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream), substream,
+			     ts, ts, "lost");
+	heph_enc_u64(&r->enc, "count", count);
+	if (heph_enc_event_end(&r->enc))
+		r->pend_lost++; /* counted when written (rec_flush) */
+}
+
+static void rec_be64(uint8_t *be, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		be[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static void rec_meta_u64(struct recorder *r, const char *option, uint64_t v)
+{
+	uint8_t be[8];
+
+	rec_be64(be, v);
+	rec_room(r, HEPH_META_FIXED + 32 + sizeof(be));
+	heph_enc_meta(&r->enc, option, be, sizeof(be));
+}
+
+/* A coroutine was born: corotop_birth = substream, time and corotop's id
+ * for it (u64 each).  A
+ * probe id is reused, so this is where replay cuts a substream's
+ * intervals into coroutines (the death's time is the harvest's, which may
+ * come after the next coroutine's first transition). */
+static void rec_birth(struct recorder *r, uint64_t probe_id, uint64_t ts,
+		      uint64_t id)
+{
+	uint8_t be[24];
+
+	rec_be64(be, probe_id);
+	rec_be64(be + 8, ts);
+	rec_be64(be + 16, id);
+	rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
+	heph_enc_meta(&r->enc, "corotop_birth", be, sizeof(be));
+}
+
+/* A coroutine that never ran died: corotop_death = substream and time
+ * (u64 each).  One that ran needs none: its last interval ends there. */
+static void rec_death(struct recorder *r, uint64_t probe_id, uint64_t ts)
+{
+	uint8_t be[16];
+
+	rec_be64(be, probe_id);
+	rec_be64(be + 8, ts);
+	rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
+	heph_enc_meta(&r->enc, "corotop_death", be, sizeof(be));
+}
+
+/* One item: the interval it ends, and what it starts. */
+static void rec_apply(struct recorder *r, const struct rec_item *it)
+{
+	struct rec_station *s;
+
+	if (it->kind == REC_PID) {
+		rec_meta_u64(r, "corotop_pid", it->value);
+		return;
+	}
+	if (it->kind == REC_EXIT) {
+		/* status (exit code, or -1) and signal, as i64 each */
+		uint8_t be[16];
+
+		rec_be64(be, it->value);
+		rec_be64(be + 8, it->tid);
+		rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
+		heph_enc_meta(&r->enc, "corotop_exit", be, sizeof(be));
+		return;
+	}
+	if (it->station >= r->nst)
+		return;
+	s = &r->st[it->station];
+	switch (it->kind) {
+	case REC_OPEN:
+		if (s->live && s->have)
+			rec_interval(r, s, it->ts);
+		memset(s, 0, sizeof(*s));
+		s->live = true;
+		s->probe_id = it->value;
+		rec_birth(r, it->value, it->ts, it->seq);
+		break;
+	case REC_EVENT:
+		if (s->have)
+			rec_interval(r, s, it->ts);
+		s->live = s->have = true;
+		s->is_active = it->is_active;
+		s->ts = it->ts;
+		s->tid = it->tid;
+		s->addr = it->addr;
+		s->seq = it->seq;
+		s->trace = it->trace;
+		break;
+	case REC_CLOSE:
+		if (s->have)
+			rec_interval(r, s, it->ts);
+		else if (s->live) /* it never ran: no interval says when */
+			rec_death(r, s->probe_id, it->ts);
+		memset(s, 0, sizeof(*s));
+		break;
+	case REC_LOST:
+		rec_lost(r, (uint32_t)s->tid, s->probe_id, it->ts, it->value);
+		break;
+	}
+}
+
+/* ---- writer thread ---- */
+
+static void rec_sleep(struct recorder *r)
+{
+	/* relaxed: tail is this (the writer) thread's own. */
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	struct timespec bound = {0, 100000000}; /* 100 ms */
+
+	/* seq_cst: pairs with the producer's head store, seq_cst fence and
+	 * load of sleeping in recorder_publish (Dekker): either it sees us
+	 * asleep and wakes us, or we see its items below.  Fewer than
+	 * REC_WAKE_BATCH items wait for the bound. */
+	atomic_store_explicit(&r->sleeping, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&r->head, memory_order_seq_cst) == t &&
+	    !atomic_load_explicit(&r->stop, memory_order_acquire))
+		/* Spurious wakeups, EINTR and EAGAIN all just loop. */
+		syscall(SYS_futex, &r->sleeping, FUTEX_WAIT_PRIVATE, 1, &bound,
+			NULL, 0);
+	/* relaxed: awake again; only the producer's CAS reads it. */
+	atomic_store_explicit(&r->sleeping, 0, memory_order_relaxed);
+}
+
+static bool rec_drain(struct recorder *r)
+{
+	uint64_t h, t, dropped;
+
+#ifdef RECORDER_TEST_HOOKS
+	if (recorder_test_before_drain)
+		recorder_test_before_drain(r);
+#endif
+	/* acquire: pairs with the producer's release of head.  relaxed for
+	 * tail (the writer's own) and dropped (a count: stored before the
+	 * head the acquire saw, or counted at the next drain). */
+	h = atomic_load_explicit(&r->head, memory_order_acquire);
+	t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+	/* relaxed: the writer's own flag (rec_fail).  Stopped: what waits
+	 * is let go unread, so that the books stay where the file ends. */
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
+		t = h;
+	else if (dropped != r->dropped_done) {
+		rec_lost(r, 0, 0, clock_now_ns(CLOCK_MONOTONIC),
+			 dropped - r->dropped_done);
+		r->dropped_done = dropped;
+	}
+	for (; t != h; t++) {
+		rec_apply(r, &r->ring[t % REC_RING]);
+		/* release: pairs with the producer's acquire load of tail in
+		 * rec_push: it may reuse the items up to t.  Every 4,096, so
+		 * that a long batch frees room as it goes, not at its end. */
+		if ((t & 4095) == 4095)
+			atomic_store_explicit(&r->tail, t + 1,
+					      memory_order_release);
+	}
+	/* release: as above, for the rest. */
+	atomic_store_explicit(&r->tail, t, memory_order_release);
+	/* acquire: as above (more came meanwhile: drain again). */
+	return h != atomic_load_explicit(&r->head, memory_order_acquire);
+}
+
+static void *rec_main(void *arg)
+{
+	struct recorder *r = arg;
+
+	/* The live view first: when the CPUs are all busy the harvest (and
+	 * the target) keep theirs, and what the writer can not take in time
+	 * is dropped at the ring and recorded as lost, never silently.  A
+	 * failure to renice changes nothing else. */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), REC_NICE);
+
+	/* acquire: pairs with recorder_stop's release (stop_ts with it). */
+	while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
+		if (rec_drain(r))
+			continue;
+		rec_flush(r); /* the ring ran dry: what we have goes out */
+		rec_sleep(r);
+	}
+	rec_drain(r);
+	for (uint32_t i = 0; i < r->nst; i++)
+		if (r->st[i].live && r->st[i].have)
+			rec_interval(r, &r->st[i], r->stop_ts);
+	rec_names_last_try(r);
+	/* The end: coroutines whose last interval ends here were alive. */
+	rec_meta_u64(r, "corotop_end", r->stop_ts);
+	rec_flush(r);
+	return NULL;
+}
+
+/* ---- harvest side ---- */
+
+static void rec_push(struct recorder *r, const struct rec_item *it)
+{
+	uint64_t h = r->phead;
+
+	/* relaxed: only a shortcut, pairs with nothing: once the writer
+	 * has failed it lets every item go, so one handed over before we
+	 * see the flag is merely wasted.  After that: no more books. */
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
+		return;
+	if (h - r->tail_seen >= REC_RING) {
+		/* acquire: pairs with the writer's release of tail: the slot
+		 * is free once the writer has moved past it. */
+		r->tail_seen =
+			atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (h - r->tail_seen >= REC_RING) {
+			/* relaxed: a count the writer reads after the items
+			 * before it (drain orders by head). */
+			atomic_store_explicit(&r->dropped, ++r->pdropped,
+					      memory_order_relaxed);
+			return;
+		}
+	}
+	r->ring[h % REC_RING] = *it;
+	r->phead = h + 1;
+	/* release: pairs with the writer's acquire of head in rec_drain: the
+	 * item is written before head says so. */
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
+
+void recorder_publish(struct recorder *r)
+{
+	uint32_t one = 1;
+	uint64_t h;
+
+	if (!r || r->phead - r->woken_at < REC_WAKE_BATCH)
+		return;
+	h = r->phead;
+	r->woken_at = h;
+	/* seq_cst fence between our head store (rec_push) and the load of
+	 * sleeping: pairs with the writer's seq_cst store of sleeping and
+	 * load of head in rec_sleep (Dekker): either we see it asleep, or
+	 * it sees these items and does not sleep.  The load and the CAS
+	 * are relaxed: the fence orders them; the CAS only decides who
+	 * wakes it (one FUTEX_WAKE, not one per pass). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
+	    atomic_compare_exchange_strong_explicit(&r->sleeping, &one, 0,
+						    memory_order_relaxed,
+						    memory_order_relaxed))
+		syscall(SYS_futex, &r->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
+}
+
+void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
+		   uint64_t ts, uint64_t id)
+{
+	struct rec_item it = {.kind = REC_OPEN,
+			      .station = station,
+			      .ts = ts,
+			      .seq = id,
+			      .value = probe_id};
+
+	rec_push(r, &it);
+}
+
+void recorder_event(struct recorder *r, const struct harvest_event *ev)
+{
+	struct rec_item it = {.kind = REC_EVENT,
+			      .is_active = ev->is_active,
+			      .station = ev->station,
+			      .ts = ev->ts,
+			      .tid = ev->tid,
+			      .addr = ev->addr,
+			      .seq = ev->seq,
+			      .trace = ev->trace};
+
+	rec_push(r, &it);
+}
+
+void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
+		   uint64_t ts)
+{
+	struct rec_item it = {
+		.kind = REC_LOST, .station = station, .ts = ts, .value = count};
+
+	rec_push(r, &it);
+}
+
+void recorder_close(struct recorder *r, uint32_t station, uint64_t ts)
+{
+	struct rec_item it = {.kind = REC_CLOSE, .station = station, .ts = ts};
+
+	rec_push(r, &it);
+}
+
+void recorder_target(struct recorder *r, int64_t pid)
+{
+	struct rec_item it = {.kind = REC_PID, .value = (uint64_t)pid};
+
+	rec_push(r, &it);
+}
+
+void recorder_exit(struct recorder *r, int status, int sig)
+{
+	struct rec_item it = {.kind = REC_EXIT,
+			      .value = (uint64_t)(int64_t)status,
+			      .tid = (uint64_t)(int64_t)sig};
+
+	rec_push(r, &it);
+}
+
+/* ---- lifecycle ---- */
+
+struct recorder *recorder_create(const char *path, uint32_t stations,
+				 const struct recorder_hooks *hooks,
+				 const char *command, char *err, size_t errlen)
+{
+	struct recorder *r;
+	void *mem;
+	int rc;
+
+	if (posix_memalign(&mem, 64, sizeof(*r))) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r = memset(mem, 0, sizeof(*r));
+	r->fd = -1;
+	r->nst = stations;
+	if (hooks)
+		r->hooks = *hooks;
+	r->ring = calloc(REC_RING, sizeof(*r->ring));
+	r->st = calloc(stations ? stations : 1, sizeof(*r->st));
+	r->buf = malloc(REC_BUF);
+	r->named = calloc(REC_NAMED, sizeof(*r->named));
+	r->arena = malloc(REC_ARENA);
+	r->streams = calloc(REC_STREAMS, sizeof(*r->streams));
+	r->cap_streams = REC_STREAMS;
+	if (!r->ring || !r->st || !r->buf || !r->named || !r->arena ||
+	    !r->streams) {
+		snprintf(err, errlen, "out of memory for --record");
+		goto fail;
+	}
+	r->fd = open(path,
+		     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		     0600);
+	if (r->fd < 0) {
+		snprintf(err, errlen, "--record %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	heph_enc_init(&r->enc, r->buf, REC_BUF);
+	/* The wall clock at CLOCK_MONOTONIC's zero: event times are cTP
+	 * timestamps as they are. */
+	heph_enc_epoch(&r->enc, clock_now_ns(CLOCK_REALTIME) -
+					clock_now_ns(CLOCK_MONOTONIC));
+	/* Ours: replay knows a gap in a substream is a death and a birth. */
+	heph_enc_meta(&r->enc, "corotop", "1", 1);
+	if (command && *command)
+		heph_enc_meta(&r->enc, "corotop_command", command,
+			      strnlen(command, 4096));
+	rec_flush(r);
+	/* relaxed: no writer thread yet; this thread set it, if anyone. */
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed)) {
+		snprintf(err, errlen, "--record %s: %s", path, r->error);
+		goto fail;
+	}
+	rc = pthread_create(&r->thread, NULL, rec_main, r);
+	if (rc) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(rc));
+		goto fail;
+	}
+	r->running = true;
+	return r;
+fail:
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->ring);
+	free(r->st);
+	free(r->buf);
+	free(r->named);
+	free(r->arena);
+	free(r->streams);
+	free(r);
+	return NULL;
+}
+
+void recorder_stop(struct recorder *r, uint64_t end_ts)
+{
+	if (!r || !r->running)
+		return;
+	r->stop_ts = end_ts;
+	/* release: the writer sees stop_ts with stop. */
+	atomic_store_explicit(&r->stop, true, memory_order_release);
+	/* seq_cst: pairs with rec_sleep's store and loads (Dekker, as in
+	 * recorder_publish): it sees stop, or the wake below finds it. */
+	atomic_store_explicit(&r->sleeping, 0, memory_order_seq_cst);
+	syscall(SYS_futex, &r->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(r->thread, NULL);
+	r->running = false;
+}
+
+void recorder_stats(struct recorder *r, struct recorder_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!r)
+		return;
+	/* acquire: pairs with rec_fail's release.  Read first: the writer
+	 * adds to the statistics only before it fails, so a "failed" read
+	 * here comes with the final books below. */
+	out->failed = atomic_load_explicit(&r->failed, memory_order_acquire);
+	/* relaxed: statistics; everything handed over was either put on the
+	 * ring (head) or dropped. */
+	out->dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+	out->items = atomic_load_explicit(&r->head, memory_order_relaxed) +
+		     out->dropped;
+	out->intervals =
+		atomic_load_explicit(&r->intervals, memory_order_relaxed);
+	out->lost = atomic_load_explicit(&r->lost, memory_order_relaxed);
+	out->bytes = atomic_load_explicit(&r->bytes, memory_order_relaxed);
+	if (out->failed)
+		snprintf(out->error, sizeof(out->error), "%s", r->error);
+}
+
+bool recorder_destroy(struct recorder *r, char *err, size_t errlen)
+{
+	bool ok;
+
+	if (!r)
+		return true;
+	recorder_stop(r, clock_now_ns(CLOCK_MONOTONIC));
+	ok = !atomic_load_explicit(&r->failed, memory_order_acquire);
+	if (!ok)
+		snprintf(err, errlen, "--record: %s", r->error);
+	if (close(r->fd) < 0 && ok) {
+		snprintf(err, errlen, "--record: closing the file: %s",
+			 strerror(errno));
+		ok = false;
+	}
+	free(r->ring);
+	free(r->st);
+	free(r->buf);
+	free(r->named);
+	free(r->arena);
+	free(r->streams);
+	free(r);
+	return ok;
+}

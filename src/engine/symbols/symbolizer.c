@@ -1,0 +1,720 @@
+/*
+ * symbolizer: addresses of a live target process as names, through elfutils
+ * libdwfl, without ptrace and without reading the target's memory.
+ *
+ * The module map.  /proc/PID is opened once as a directory fd, after
+ * checking it belongs to our uid; every later read goes through that fd, so
+ * a pid recycled by another process can never be read in the target's
+ * place (the old fd only fails).  /proc/PID/maps is read into a buffer and
+ * handed to dwfl_linux_proc_maps_report, which reports one module per
+ * mapped file, at the address where it really is: PIE executables, shared
+ * libraries and ASLR need nothing more.  The vDSO line is reported by hand
+ * as module "[vdso]".
+ *
+ * Opening files (our find_elf callback).  A module path is opened as
+ * /proc/PID/root/<path>, so a target in another mount namespace gets its own
+ * files; O_NONBLOCK plus a regular-file check means a path swapped for a
+ * FIFO or device can not hang us; a "(deleted)" file is not opened at all,
+ * since whatever has that name now is not what is mapped.  libelf reads the
+ * file with pread (ELF_C_READ), not mmap: the target's owner can truncate
+ * the file under us, which would raise SIGBUS in a mapping but is only a
+ * short read here.  The vDSO is the same image in every process of our ELF
+ * class and machine on this kernel, so it is read from our own vDSO.
+ *
+ * Separate debug info (our find_debuginfo callback) is looked up by build
+ * ID under /usr/lib/debug/.build-id, then by .gnu_debuglink next to the file,
+ * in its .debug/ and under /usr/lib/debug, each candidate checked against
+ * the build ID; dwz files only under /usr/lib/debug.  Unlike the standard
+ * callback it never asks debuginfod, which could stall the UI on the
+ * network.  libdwfl opens the file we return itself, with mmap, so a
+ * separate debug file truncated while we read it can still raise SIGBUS;
+ * the usual ones are root's, under /usr/lib/debug.
+ *
+ * Each module carries a struct sym_module as its libdwfl userdata: the
+ * symbolizer (for the callbacks) and the module's function index
+ * (symindex.c), built on its first lookup, because libdwfl's own
+ * dwfl_module_addrinfo walks the whole symbol table every time.  Lines come
+ * from dwfl_module_getsrc.
+ *
+ * Lookups go through a cache: open addressing on the address, linear
+ * probing, a fixed SYM_CACHE_SLOTS entries; at 3/4 full it is emptied and
+ * starts again, so memory never grows with the number of lookups.  Failed
+ * lookups are cached too.  Names are copied into a strpool (cleaned,
+ * deduplicated, at most SYM_POOL_MAX bytes) that only symbolizer_destroy
+ * frees, which keeps returned strings valid across cache clears and
+ * refreshes.  The number of distinct names is that of the target's symbol
+ * tables, not of lookups; past the bound, new names are dropped and the
+ * address shows as module+offset.
+ */
+#define _GNU_SOURCE
+#include "engine/symbols/symbolizer.h"
+
+#include "common/hash.h"
+#include "common/numtext.h"
+#include "engine/target/procfs.h"
+#include "common/strpool.h"
+#include "engine/symbols/symindex.h"
+
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SYM_CACHE_BITS 14
+#define SYM_CACHE_SLOTS (1u << SYM_CACHE_BITS)
+#define SYM_CACHE_LIMIT (SYM_CACHE_SLOTS / 4 * 3)
+#define SYM_POOL_MAX (8u << 20)
+#define SYM_FUNCS_MAX (1u << 21) /* symbols read per module */
+#define SYM_MAPS_MAX (64u << 20)
+#define SYM_STATUS_MAX (64u << 10)
+#define SYM_VDSO_MAX (1u << 20)
+#define SYM_FULL_EVERY 10
+#define SYM_BUILD_ID_MAX 64
+#define SYM_DEBUG_DIR "/usr/lib/debug"
+#define SYM_VDSO "[vdso]"
+
+struct sym_entry {
+	uint64_t addr;
+	struct symbol sym;
+	bool used;
+	bool ok;
+};
+
+/* libdwfl's userdata of each module. */
+struct sym_module {
+	struct symbolizer *s;
+	struct symindex *funcs;
+	bool indexed; /* funcs was built (NULL then means none) */
+};
+
+struct symbolizer {
+	pid_t pid;
+	int proc_fd; /* /proc/PID: every read of the target goes through it */
+	Dwfl *dwfl;
+	bool gone;	    /* the process exited: no modules any more */
+	uint64_t vm_sig;    /* VmExe and VmLib when the maps were last read */
+	unsigned refreshes; /* calls since the last maps read */
+	uint64_t mod_sig;   /* hash of the module list, to notice changes */
+	/* Our own vDSO, lent to a target of the same ELF class and machine. */
+	bool vdso_same_abi;
+	uint64_t vdso_size;
+	char *vdso_image;
+	struct sym_entry *cache;
+	struct strpool *pool;
+	struct symbolizer_stats stats;
+};
+
+static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+			Dwarf_Addr base, char **file_name, Elf **elfp);
+static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
+			      const char *modname, Dwarf_Addr base,
+			      const char *file_name, const char *debuglink,
+			      GElf_Word crc, char **debuginfo_file_name);
+
+static const Dwfl_Callbacks sym_callbacks = {
+	.find_elf = sym_find_elf,
+	.find_debuginfo = sym_find_debuginfo,
+};
+
+/* ---- files -------------------------------------------------------------- */
+
+/* Open the target's file `path` (absolute, as the target sees it). */
+static int sym_open_target(const struct symbolizer *s, const char *path)
+{
+	char buf[PATH_MAX + 8];
+	int n = snprintf(buf, sizeof(buf), "root%s", path);
+
+	if (path[0] != '/' || n < 0 || (size_t)n >= sizeof(buf))
+		return -1;
+	return procfs_open_regular(s->proc_fd, buf);
+}
+
+/* Copy our own vDSO, once, if the target can use it.  False if not. */
+static bool sym_vdso_load(struct symbolizer *s)
+{
+	uint64_t start, end;
+	size_t len;
+	char *maps;
+
+	if (s->vdso_image)
+		return true;
+	if (!s->vdso_same_abi)
+		return false;
+	maps = procfs_slurp(AT_FDCWD, "/proc/self/maps", SYM_MAPS_MAX, &len);
+	if (maps && procfs_maps_find(maps, SYM_VDSO, &start, &end) &&
+	    end - start == s->vdso_size && end - start <= SYM_VDSO_MAX) {
+		s->vdso_image = malloc(end - start);
+		if (s->vdso_image)
+			memcpy(s->vdso_image, (const void *)(uintptr_t)start,
+			       end - start);
+	}
+	free(maps);
+	return s->vdso_image != NULL;
+}
+
+/* ---- libdwfl callbacks -------------------------------------------------- */
+
+static bool sym_deleted(const char *name)
+{
+	size_t n = strlen(name), t = sizeof(" (deleted)") - 1;
+
+	return n >= t && !strcmp(name + n - t, " (deleted)");
+}
+
+/* Dwfl_Callbacks.find_elf: *userdata is our sym_module (sym_adopt). */
+static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+			Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	struct sym_module *m = *userdata;
+	struct symbolizer *s = m ? m->s : NULL;
+	Elf *elf;
+	int fd;
+
+	(void)mod;
+	(void)base;
+	if (!s || !name)
+		return -1;
+	if (!strcmp(name, SYM_VDSO)) {
+		if (!sym_vdso_load(s))
+			return -1;
+		elf = elf_memory(s->vdso_image, s->vdso_size);
+		if (elf && elf_kind(elf) == ELF_K_ELF)
+			*elfp = elf;
+		else if (elf)
+			elf_end(elf);
+		return -1;
+	}
+	if (name[0] != '/' || sym_deleted(name))
+		return -1;
+	fd = sym_open_target(s, name);
+	if (fd < 0)
+		return -1;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		close(fd);
+		return -1;
+	}
+	*file_name = strdup(name);
+	*elfp = elf;
+	return fd;
+}
+
+/*
+ * A debug-info candidate: a regular file whose build ID is `id` (when
+ * given).  Opened through dirfd; returns the fd and its name.
+ */
+static int sym_debug_candidate(int dirfd, const char *open_path,
+			       const char *name, const unsigned char *id,
+			       int id_len, char **out_name)
+{
+	int fd = procfs_open_regular(dirfd, open_path);
+
+	if (fd < 0)
+		return -1;
+	if (id) {
+		Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+		const void *got = NULL;
+		ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &got) : -1;
+		bool same = n == id_len && got && !memcmp(got, id, (size_t)n);
+
+		elf_end(elf);
+		if (!same) {
+			close(fd);
+			return -1;
+		}
+	}
+	*out_name = strdup(name);
+	return fd;
+}
+
+/* Where a .gnu_debuglink name is looked for, around the file's directory. */
+static const struct sym_link_dir {
+	const char *prefix; /* before the file's directory */
+	const char *sub;    /* after it */
+	bool system;	    /* in our file system, not the target's */
+} sym_link_dirs[] = {
+	{.prefix = "", .sub = "", .system = false},
+	{.prefix = "", .sub = "/.debug", .system = false},
+	{.prefix = SYM_DEBUG_DIR, .sub = "", .system = true},
+};
+
+/* Dwfl_Callbacks.find_debuginfo: see the comment at the top. */
+static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
+			      const char *modname, Dwarf_Addr base,
+			      const char *file_name, const char *debuglink,
+			      GElf_Word crc, char **debuginfo_file_name)
+{
+	struct sym_module *m = *userdata;
+	struct symbolizer *s = m ? m->s : NULL;
+	const unsigned char *id = NULL;
+	GElf_Addr id_vaddr;
+	char path[PATH_MAX], root[PATH_MAX + 8];
+	int id_len, fd, off, dirlen;
+
+	(void)modname;
+	(void)base;
+	(void)crc; /* the build ID check replaces the CRC check */
+	if (!s)
+		return -1;
+	/* A dwz alternate file: a path, trusted only in the system dir. */
+	if (debuglink && strchr(debuglink, '/')) {
+		if (strncmp(debuglink, SYM_DEBUG_DIR "/",
+			    sizeof(SYM_DEBUG_DIR)) ||
+		    strstr(debuglink, "/../"))
+			return -1;
+		return sym_debug_candidate(AT_FDCWD, debuglink, debuglink, NULL,
+					   0, debuginfo_file_name);
+	}
+	/* Without a build ID no candidate can be checked: none is used. */
+	id_len = dwfl_module_build_id(mod, &id, &id_vaddr);
+	if (id_len <= 1 || id_len > SYM_BUILD_ID_MAX || !id)
+		return -1;
+	off = snprintf(path, sizeof(path), SYM_DEBUG_DIR "/.build-id/%02x/",
+		       id[0]);
+	for (int i = 1; i < id_len; i++)
+		off += snprintf(path + off, sizeof(path) - (size_t)off, "%02x",
+				id[i]);
+	snprintf(path + off, sizeof(path) - (size_t)off, ".debug");
+	fd = sym_debug_candidate(AT_FDCWD, path, path, id, id_len,
+				 debuginfo_file_name);
+	if (fd >= 0 || !debuglink || !debuglink[0] || !file_name ||
+	    file_name[0] != '/' || strlen(debuglink) > NAME_MAX)
+		return fd;
+	dirlen = (int)(strrchr(file_name, '/') - file_name);
+	for (size_t i = 0; i < sizeof(sym_link_dirs) / sizeof(sym_link_dirs[0]);
+	     i++) {
+		const struct sym_link_dir *d = &sym_link_dirs[i];
+		int n = snprintf(path, sizeof(path), "%s%.*s%s/%s", d->prefix,
+				 dirlen, file_name, d->sub, debuglink);
+
+		if (n < 0 || (size_t)n >= sizeof(path))
+			continue;
+		snprintf(root, sizeof(root), "root%s", path);
+		fd = sym_debug_candidate(d->system ? AT_FDCWD : s->proc_fd,
+					 d->system ? path : root, path, id,
+					 id_len, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* ---- the module map ----------------------------------------------------- */
+
+struct sym_walk {
+	struct symbolizer *s;
+	uint64_t sig;
+	uint32_t modules;
+};
+
+static uint64_t sym_mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * 0x100000001b3ull; /* FNV-1a, a word at a time */
+}
+
+/* Give a new module its sym_module; hash the module list. */
+static int sym_adopt(Dwfl_Module *mod, void **userdata, const char *name,
+		     Dwarf_Addr start, void *arg)
+{
+	struct sym_walk *w = arg;
+	Dwarf_Addr end = 0;
+
+	if (!*userdata) {
+		struct sym_module *m = calloc(1, sizeof(*m));
+
+		if (m)
+			m->s = w->s;
+		*userdata = m; /* NULL: the module stays unresolved */
+	}
+	dwfl_module_info(mod, NULL, NULL, &end, NULL, NULL, NULL, NULL);
+	w->sig = sym_mix(sym_mix(w->sig, start), end);
+	for (const char *p = name ? name : ""; *p; p++)
+		w->sig = sym_mix(w->sig, (unsigned char)*p);
+	w->modules++;
+	return DWARF_CB_OK;
+}
+
+/* Free a module's sym_module; `userdata` is the module's void ** (what
+ * dwfl_report_end passes its `removed` callback, despite the void *). */
+static int sym_forget(Dwfl_Module *mod, void *userdata, const char *name,
+		      Dwarf_Addr start, void *arg)
+{
+	void **slot = userdata;
+	struct sym_module *m = *slot;
+
+	(void)mod;
+	(void)name;
+	(void)start;
+	(void)arg;
+	if (m)
+		symindex_destroy(m->funcs);
+	free(m);
+	*slot = NULL;
+	return DWARF_CB_OK;
+}
+
+/* The same for dwfl_getmodules, before dwfl_end. */
+static int sym_forget_all(Dwfl_Module *mod, void **userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	return sym_forget(mod, userdata, name, start, arg);
+}
+
+static void sym_cache_clear(struct symbolizer *s)
+{
+	memset(s->cache, 0, SYM_CACHE_SLOTS * sizeof(*s->cache));
+	s->stats.cached = 0;
+}
+
+/* After a report: adopt the modules, drop the cache if they changed. */
+static void sym_settle(struct symbolizer *s)
+{
+	struct sym_walk w = {.s = s, .sig = 0xcbf29ce484222325ull};
+
+	dwfl_getmodules(s->dwfl, sym_adopt, &w, 0);
+	s->stats.modules = w.modules;
+	if (w.sig != s->mod_sig) {
+		s->mod_sig = w.sig;
+		sym_cache_clear(s);
+	}
+}
+
+/*
+ * Read /proc/PID/maps and report its modules.  0, or an errno (the modules
+ * are then unchanged, or as far as the maps could be parsed).
+ */
+static int sym_report(struct symbolizer *s)
+{
+	uint64_t start, end;
+	size_t len;
+	char *maps = procfs_slurp(s->proc_fd, "maps", SYM_MAPS_MAX, &len);
+	int rc = 0;
+
+	if (!maps)
+		return errno ? errno : EIO;
+	s->stats.maps_reads++;
+	dwfl_report_begin(s->dwfl);
+	if (len > 0) {
+		FILE *f = fmemopen(maps, len, "r");
+
+		rc = f ? dwfl_linux_proc_maps_report(s->dwfl, f) : errno;
+		if (f)
+			fclose(f);
+		if (rc < 0)
+			rc = ENOMEM; /* dwfl_report_module failed */
+	}
+	if (procfs_maps_find(maps, SYM_VDSO, &start, &end) &&
+	    end - start <= SYM_VDSO_MAX) {
+		s->vdso_size = end - start;
+		dwfl_report_module(s->dwfl, SYM_VDSO, start, end);
+	}
+	free(maps);
+	if (dwfl_report_end(s->dwfl, sym_forget, NULL) != 0 && !rc)
+		rc = ENOMEM;
+	sym_settle(s);
+	return rc;
+}
+
+/* The process exited: forget its modules; every lookup fails from now on. */
+static void sym_gone(struct symbolizer *s)
+{
+	s->gone = true;
+	dwfl_report_begin(s->dwfl);
+	dwfl_report_end(s->dwfl, sym_forget, NULL);
+	sym_settle(s);
+}
+
+/* VmExe and VmLib from /proc/PID/status.  0, or an errno. */
+static int sym_vm_sig(struct symbolizer *s, uint64_t *sig)
+{
+	size_t len;
+	char *st = procfs_slurp(s->proc_fd, "status", SYM_STATUS_MAX, &len);
+
+	if (!st)
+		return errno ? errno : EIO;
+	*sig = procfs_status_value(st, "VmExe") << 32 ^
+	       procfs_status_value(st, "VmLib");
+	free(st);
+	return 0;
+}
+
+static bool sym_errno_gone(int e)
+{
+	return e == ENOENT || e == ESRCH;
+}
+
+/* ---- the API ------------------------------------------------------------ */
+
+struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen)
+{
+	struct symbolizer *s;
+	char path[32];
+	struct stat st;
+	uint32_t abi;
+	int rc;
+
+	if (errlen)
+		err[0] = '\0';
+	if (pid <= 0) {
+		snprintf(err, errlen, "%d is not a process id", (int)pid);
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	s->proc_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->proc_fd < 0 || fstat(s->proc_fd, &st) < 0) {
+		snprintf(err, errlen,
+			 "cannot open %s: %s; is process %d running?", path,
+			 strerror(errno), (int)pid);
+		goto err_free;
+	}
+	if (st.st_uid != getuid() || st.st_uid != geteuid()) {
+		snprintf(err, errlen,
+			 "process %d belongs to uid %u, not to you (uid %u); "
+			 "corotop symbolizes only your own processes",
+			 (int)pid, (unsigned)st.st_uid, (unsigned)getuid());
+		goto err_free;
+	}
+	s->cache = calloc(SYM_CACHE_SLOTS, sizeof(*s->cache));
+	s->pool = strpool_create(SYM_POOL_MAX);
+	if (!s->cache || !s->pool) {
+		snprintf(err, errlen, "out of memory");
+		goto err_free;
+	}
+	elf_version(EV_CURRENT);
+	s->dwfl = dwfl_begin(&sym_callbacks);
+	if (!s->dwfl) {
+		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
+		goto err_free;
+	}
+	abi = procfs_elf_abi(s->proc_fd, "exe");
+	s->vdso_same_abi =
+		abi && abi == procfs_elf_abi(AT_FDCWD, "/proc/self/exe");
+	if (sym_vm_sig(s, &s->vm_sig))
+		s->vm_sig = 0;
+	rc = sym_report(s);
+	if (rc) {
+		snprintf(err, errlen,
+			 "cannot read the mappings of process %d "
+			 "(/proc/%d/maps): %s",
+			 (int)pid, (int)pid, strerror(rc));
+		goto err_free;
+	}
+	s->stats.capacity = SYM_CACHE_LIMIT;
+	return s;
+err_free:
+	symbolizer_destroy(s);
+	return NULL;
+}
+
+void symbolizer_destroy(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl) {
+		dwfl_getmodules(s->dwfl, sym_forget_all, NULL, 0);
+		dwfl_end(s->dwfl); /* before the vDSO image it may use */
+	}
+	free(s->vdso_image);
+	strpool_destroy(s->pool);
+	free(s->cache);
+	if (s->proc_fd >= 0)
+		close(s->proc_fd);
+	free(s);
+}
+
+/* The function symbols of a module, sorted (NULL if it has none). */
+static struct symindex *sym_index(Dwfl_Module *mod, Dwarf_Addr end)
+{
+	int n = dwfl_module_getsymtab(mod);
+	struct symindex_entry *v;
+	size_t k = 0;
+
+	if (n <= 1)
+		return NULL;
+	if ((unsigned)n > SYM_FUNCS_MAX)
+		n = SYM_FUNCS_MAX;
+	v = malloc((size_t)n * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							   &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		int bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !name[0] || shndx == SHN_UNDEF ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		v[k].addr = addr;
+		v[k].size = sym.st_size;
+		v[k].name = name;
+		v[k].bind = bind == STB_GLOBAL ? SYMINDEX_GLOBAL
+			    : bind == STB_WEAK ? SYMINDEX_WEAK
+					       : SYMINDEX_LOCAL;
+		k++;
+	}
+	return symindex_create(v, k, end);
+}
+
+/* Symbolize one address, uncached.  See symbolizer_lookup. */
+static bool sym_resolve(struct symbolizer *s, uint64_t addr, struct symbol *out)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	Dwarf_Addr start = 0, end = 0;
+	const struct symindex_entry *fn = NULL;
+	struct sym_module *m;
+	const char *name;
+	void **userdata;
+	Dwfl_Line *line;
+
+	memset(out, 0, sizeof(*out));
+	out->offset = addr;
+	if (!mod)
+		return false;
+	name = dwfl_module_info(mod, &userdata, &start, &end, NULL, NULL, NULL,
+				NULL);
+	m = *userdata;
+	name = name ? name : "?";
+	name = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	out->module = strpool_intern(s->pool, name, strlen(name));
+	if (!out->module)
+		out->module = "?";
+	out->offset = addr - start;
+	if (m && !m->indexed) {
+		m->funcs = sym_index(mod, end);
+		m->indexed = true;
+	}
+	fn = m ? symindex_find(m->funcs, addr) : NULL;
+	if (fn) {
+		/* "clock_gettime@@GLIBC_2.17" shows as "clock_gettime" */
+		size_t len = strcspn(fn->name, "@");
+
+		out->function =
+			len ? strpool_intern(s->pool, fn->name, len) : NULL;
+		if (out->function)
+			out->offset = addr - fn->addr;
+	}
+	line = dwfl_module_getsrc(mod, addr);
+	if (line) {
+		int lineno = 0;
+		const char *src =
+			dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+		const char *base = src ? strrchr(src, '/') : NULL;
+
+		base = base ? base + 1 : src;
+		if (base && base[0] && lineno > 0) {
+			out->file = strpool_intern(s->pool, base, strlen(base));
+			out->line = out->file ? lineno : 0;
+		}
+	}
+	return true;
+}
+
+static struct sym_entry *sym_cache_slot(struct symbolizer *s, uint64_t addr)
+{
+	uint32_t i = (uint32_t)hash_fib(addr, 64 - SYM_CACHE_BITS);
+
+	while (s->cache[i].used && s->cache[i].addr != addr)
+		i = (i + 1) & (SYM_CACHE_SLOTS - 1);
+	return &s->cache[i];
+}
+
+bool symbolizer_lookup(struct symbolizer *s, uint64_t addr, struct symbol *out)
+{
+	struct sym_entry *e;
+
+	if (!s) {
+		memset(out, 0, sizeof(*out));
+		out->offset = addr;
+		return false;
+	}
+	s->stats.lookups++;
+	e = sym_cache_slot(s, addr);
+	if (e->used) {
+		s->stats.hits++;
+	} else {
+		if (s->stats.cached >= SYM_CACHE_LIMIT) {
+			sym_cache_clear(s);
+			s->stats.clears++;
+			e = sym_cache_slot(s, addr);
+		}
+		e->ok = sym_resolve(s, addr, &e->sym);
+		e->addr = addr;
+		e->used = true;
+		s->stats.cached++;
+	}
+	*out = e->sym;
+	return e->ok;
+}
+
+const char *symbolizer_format(struct symbolizer *s, uint64_t addr, char *buf,
+			      size_t n)
+{
+	struct symbol y;
+
+	if (!buf || !n)
+		return buf;
+	if (!symbolizer_lookup(s, addr, &y)) {
+		/* "0x…" without printf: a filter formats 100k of these. */
+		snprintf(buf, n, "0x");
+		if (n > 2)
+			numtext_hex(buf + 2, n - 2, addr);
+	} else if (y.function && y.file)
+		snprintf(buf, n, "%s+0x%" PRIx64 " (%s:%d)", y.function,
+			 y.offset, y.file, y.line);
+	else
+		snprintf(buf, n, "%s+0x%" PRIx64,
+			 y.function ? y.function : y.module, y.offset);
+	return buf;
+}
+
+void symbolizer_refresh(struct symbolizer *s)
+{
+	uint64_t sig;
+	int rc;
+
+	if (!s || s->gone)
+		return;
+	rc = sym_vm_sig(s, &sig);
+	if (rc) {
+		if (sym_errno_gone(rc))
+			sym_gone(s);
+		return;
+	}
+	if (sig == s->vm_sig && ++s->refreshes < SYM_FULL_EVERY)
+		return;
+	rc = sym_report(s);
+	if (sym_errno_gone(rc)) {
+		sym_gone(s);
+		return;
+	}
+	s->vm_sig = sig;
+	s->refreshes = 0;
+}
+
+void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	*out = s->stats;
+	out->string_bytes = strpool_bytes(s->pool);
+}

@@ -1,0 +1,210 @@
+/*
+ * symtab: one symbolizer for the target, created on first use, refreshed at
+ * most once a second, behind a mutex so the UI thread (WHERE column, detail
+ * view) and the printers can share it.
+ *
+ * Lazy creation matters: at launch the target has not loaded its libraries
+ * yet, and a run that never shows a WHERE cell never pays for symbols.  A
+ * refresh re-reads the target's mappings (dlopen'd libraries); when it may
+ * have changed what an address means, `gen` moves so that cached results
+ * derived from names (the filter's memo) are recomputed.
+ *
+ * Lookups are cached by the symbolizer itself; a miss can read debug info
+ * and take microseconds, which is why the table formats only visible rows.
+ */
+#define _GNU_SOURCE
+#include "engine/symbols/symtab.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/numtext.h"
+#include "engine/symbols/symbolizer.h"
+#include "common/clock.h"
+
+#define SYMTAB_REFRESH_NS 1000000000ull
+
+#define SYMTAB_CLOCK_EVERY 256u
+
+void symtab_init(struct symtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+}
+
+void symtab_finish(struct symtab *t)
+{
+	symbolizer_destroy(t->sym);
+	pthread_mutex_destroy(&t->lock);
+	memset(t, 0, sizeof(*t));
+}
+
+void symtab_set_pid(struct symtab *t, pid_t pid)
+{
+	pthread_mutex_lock(&t->lock);
+	if (pid != t->pid) {
+		symbolizer_destroy(t->sym);
+		t->sym = NULL;
+		t->failed = false;
+		t->pid = pid;
+		t->gen++;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void symtab_set_recorded(struct symtab *t,
+			 const char *(*fn)(void *ctx, uint64_t addr), void *ctx)
+{
+	pthread_mutex_lock(&t->lock);
+	t->recorded = fn;
+	t->recorded_ctx = ctx;
+	t->gen++;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* With the lock held: the recorded name of addr, or NULL. */
+static const char *symtab_recorded(struct symtab *t, uint64_t addr)
+{
+	return t->recorded ? t->recorded(t->recorded_ctx, addr) : NULL;
+}
+
+/* A recorded "func+0xOFF (file:N)" into out's fields. */
+static void symtab_parse(const char *name, struct symtab_sym *out)
+{
+	const char *plus = strstr(name, "+0x"), *paren = strstr(name, " (");
+	size_t flen = plus ? (size_t)(plus - name) : strcspn(name, " ");
+
+	if (flen >= sizeof(out->function))
+		flen = sizeof(out->function) - 1;
+	memcpy(out->function, name, flen);
+	out->function[flen] = 0;
+	if (plus)
+		out->offset = strtoull(plus + 3, NULL, 16);
+	snprintf(out->module, sizeof(out->module), "%s", "recorded");
+	if (paren) {
+		const char *colon = strrchr(paren, ':');
+		size_t n = colon ? (size_t)(colon - paren - 2) : 0;
+
+		if (colon && n < sizeof(out->file)) {
+			memcpy(out->file, paren + 2, n);
+			out->file[n] = 0;
+			out->line = atoi(colon + 1);
+		}
+	}
+}
+
+/* With the lock held: a usable symbolizer, or NULL. */
+static struct symbolizer *symtab_get(struct symtab *t)
+{
+	uint64_t now;
+
+	if (!t->pid || t->failed)
+		return NULL;
+	/* The clock is read every SYMTAB_CLOCK_EVERY lookups: a filter over
+	 * 100k new addresses asks 100k times within a millisecond or so. */
+	if (t->sym && ++t->calls < SYMTAB_CLOCK_EVERY)
+		return t->sym;
+	t->calls = 0;
+	now = clock_now_ns(CLOCK_MONOTONIC);
+	if (!t->sym) {
+		t->sym = symbolizer_create(t->pid, t->error, sizeof(t->error));
+		t->failed = !t->sym;
+		t->refreshed_ns = now;
+		t->gen++;
+		return t->sym;
+	}
+	if (now - t->refreshed_ns >= SYMTAB_REFRESH_NS) {
+		struct symbolizer_stats before, after;
+
+		symbolizer_stats(t->sym, &before);
+		symbolizer_refresh(t->sym);
+		symbolizer_stats(t->sym, &after);
+		/* A refresh empties the cache when the modules changed. */
+		if (after.cached < before.cached ||
+		    after.modules != before.modules)
+			t->gen++;
+		t->refreshed_ns = now;
+	}
+	return t->sym;
+}
+
+void symtab_hex(uint64_t addr, char *buf, size_t n)
+{
+	if (n > 2) {
+		buf[0] = '0';
+		buf[1] = 'x';
+		numtext_hex(buf + 2, n - 2, addr);
+	} else if (n) {
+		buf[0] = '\0';
+	}
+}
+
+const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
+			 size_t n)
+{
+	struct symbolizer *s;
+	struct symbol sym;
+
+	if (!n)
+		return buf;
+	pthread_mutex_lock(&t->lock);
+	s = symtab_get(t);
+	if (s && full) {
+		symbolizer_format(s, addr, buf, n);
+	} else if (s && symbolizer_lookup(s, addr, &sym) && sym.function) {
+		snprintf(buf, n, "%s+0x%" PRIx64, sym.function, sym.offset);
+	} else if (s && sym.module) {
+		snprintf(buf, n, "%s+0x%" PRIx64, sym.module, sym.offset);
+	} else if (!s && symtab_recorded(t, addr)) {
+		const char *r = symtab_recorded(t, addr);
+
+		snprintf(buf, n, "%.*s",
+			 full ? (int)strlen(r) : (int)strcspn(r, " "), r);
+	} else {
+		symtab_hex(addr, buf, n);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return buf;
+}
+
+static void symtab_copy(char *dst, size_t n, const char *src)
+{
+	snprintf(dst, n, "%s", src ? src : "");
+}
+
+bool symtab_lookup(struct symtab *t, uint64_t addr, struct symtab_sym *out)
+{
+	struct symbolizer *s;
+	struct symbol sym;
+	bool found = false;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&t->lock);
+	s = symtab_get(t);
+	if (s && symbolizer_lookup(s, addr, &sym) && sym.module) {
+		symtab_copy(out->function, sizeof(out->function), sym.function);
+		symtab_copy(out->module, sizeof(out->module), sym.module);
+		symtab_copy(out->file, sizeof(out->file), sym.file);
+		out->line = sym.file ? sym.line : 0;
+		out->offset = sym.offset;
+		found = true;
+	} else if (!s && symtab_recorded(t, addr)) {
+		symtab_parse(symtab_recorded(t, addr), out);
+		found = true;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return found;
+}
+
+uint32_t symtab_gen(struct symtab *t)
+{
+	uint32_t g;
+
+	pthread_mutex_lock(&t->lock);
+	g = t->gen;
+	pthread_mutex_unlock(&t->lock);
+	return g;
+}

@@ -1,0 +1,151 @@
+/*
+ * procfs: the few reads the symbolizer makes of /proc and of ELF headers.
+ *
+ * Callers pass a directory fd, normally /proc/PID opened once: reading
+ * through it (openat) pins the process, since once that process is gone
+ * the old fd only fails, even if the pid is reused.
+ *
+ * Everything read is bounded (procfs_slurp's `max`), and opening a path the
+ * target controls never blocks: procfs_open_regular opens with O_NONBLOCK
+ * and then insists on a regular file, so a FIFO or a device swapped in for
+ * a library can not hang the caller.  The parsers take the text as the
+ * kernel writes it and return "not found" for anything else.
+ */
+#define _GNU_SOURCE
+#include "engine/target/procfs.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/grow.h"
+
+#define PROCFS_FIRST_BUF 16384u
+
+int procfs_open_regular(int dirfd, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	/* Look before opening: opening a device node (a target maps
+	 * /dev/dri/..., /dev/nvidia...) can have effects of its own.  The
+	 * fstat below still catches one swapped in between. */
+	if (fstatat(dirfd, path, &st, 0) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+char *procfs_slurp(int dirfd, const char *name, size_t max, size_t *len)
+{
+	size_t cap = PROCFS_FIRST_BUF, n = 0;
+	char *buf = malloc(cap);
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int e = 0;
+
+	if (fd < 0 || !buf) {
+		e = fd < 0 ? errno : ENOMEM;
+		goto fail;
+	}
+	for (;;) {
+		ssize_t got;
+
+		if (n == cap - 1) {
+			if (cap - 1 > max) {
+				e = EFBIG;
+				goto fail;
+			}
+			if (!grow_array((void **)&buf, &cap, cap + 1, 1)) {
+				e = ENOMEM;
+				goto fail;
+			}
+		}
+		got = read(fd, buf + n, cap - 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			e = errno;
+			goto fail;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	if (n > max) {
+		e = EFBIG;
+		goto fail;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	errno = e;
+	return NULL;
+}
+
+bool procfs_maps_find(const char *maps, const char *name, uint64_t *start,
+		      uint64_t *end)
+{
+	size_t nlen = strlen(name);
+
+	for (const char *line = maps; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (nlen && len > nlen && line[len - nlen - 1] == ' ' &&
+		    !memcmp(line + len - nlen, name, nlen)) {
+			char *p;
+
+			*start = strtoull(line, &p, 16);
+			if (p == line || *p != '-')
+				return false;
+			line = p + 1;
+			*end = strtoull(line, &p, 16);
+			return p != line && *p == ' ' && *end > *start;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+uint64_t procfs_status_value(const char *status, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = status; line && *line;) {
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			return strtoull(line + klen + 1, NULL, 10);
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return 0;
+}
+
+uint32_t procfs_elf_abi(int dirfd, const char *path)
+{
+	unsigned char h[EI_NIDENT + 4]; /* ident, e_type, e_machine */
+	int fd = procfs_open_regular(dirfd, path);
+	ssize_t got = fd >= 0 ? pread(fd, h, sizeof(h), 0) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG))
+		return 0;
+	return (uint32_t)h[EI_CLASS] << 24 | (uint32_t)h[EI_DATA] << 16 |
+	       (uint32_t)h[EI_NIDENT + 2] << 8 | h[EI_NIDENT + 3];
+}

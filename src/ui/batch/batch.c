@@ -1,0 +1,411 @@
+/*
+ * batch: the model printed without curses.
+ *
+ * Text mirrors top -b: a summary header, then one row per coroutine.  JSON
+ * writes one self-contained object per snapshot on one line (documented in
+ * docs/JSON.md), so `corotop -b -f json ... | jq` works line by line.
+ * Rows come in the order the caller gives (main.c: by model id, oldest
+ * first, or by --sort).  The column set is a
+ * const table, shared by the header and the rows.  WARN, the last column,
+ * lists the lints a coroutine trips (lint_format tags), or "-" for none, so
+ * every row splits into as many words as the header.
+ *
+ * Hot stacks (when the engine has a CallTrace region) follow: in JSON a
+ * "calltrace" statistics object and a "hot_stacks" array, heaviest total
+ * first, each frame with its address and symbol, innermost first; in text
+ * a short section of one line per stack (function names, innermost first).
+ */
+#include "ui/batch/batch.h"
+#include "ui/rows/column.h"
+
+#include "common/jsonstr.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+struct batch_column {
+	const char *title;
+	int width;  /* negative: left aligned */
+	int column; /* a column.c cell (enum column_id), or -1: use `cell` */
+	void (*cell)(char *buf, size_t n, const struct snapshot *s,
+		     const struct model_coro *c);
+};
+
+static void cell_addr(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "0x%016" PRIx64, c->last_addr);
+}
+
+static void cell_warn(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	(void)s;
+	if (c->warn)
+		lint_format(c->warn, b, n);
+	else
+		snprintf(b, n, "-");
+}
+
+static const struct batch_column batch_columns[] = {
+	{"ID", 14, COL_ID, NULL},
+	{"S", 1, COL_STATE, NULL},
+	{"TID", 7, COL_TID, NULL},
+	{"AGE", 8, COL_AGE, NULL},
+	{"IN-STATE", 8, COL_IN_STATE, NULL},
+	{"SWITCHES", 9, COL_SWITCHES, NULL},
+	{"SW/s", 7, COL_SWPS, NULL},
+	{"RUN%", 5, COL_RUN, NULL},
+	{"SEQ", 9, COL_SEQ, NULL},
+	{"LOST", 6, COL_LOST, NULL},
+	/* Batch keeps fixed-width addresses and "-" for no warnings, so
+	 * every row has as many words as the header. */
+	{"ADDR", -18, -1, cell_addr},
+	{"WARN", -5, -1, cell_warn},
+};
+
+#define BATCH_NCOLUMNS (sizeof(batch_columns) / sizeof(batch_columns[0]))
+
+/* Free text in the one-line header: control bytes (a newline in a path)
+ * as C escapes, so the header stays one line. */
+static void batch_text_escaped(FILE *f, const char *str)
+{
+	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+		if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
+void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
+		      size_t n, unsigned max_rows)
+{
+	char target[64], cell[64];
+	int width[BATCH_NCOLUMNS];
+	unsigned rows = 0;
+
+	snapshot_target_text(s, target, sizeof(target));
+	if (s->replay.on)
+		fprintf(f, "corotop - %s - replay at %.3f s of %.3f s%s%s\n",
+			target, (double)(s->ts - s->replay.t0) / 1e9,
+			(double)(s->replay.t1 - s->replay.t0) / 1e9,
+			s->error ? " - error: " : "", s->error ? s->error : "");
+	else /* after an error the engine harvests no more: say so */
+		fprintf(f, "corotop - %s - engine %s%s%s%s%s", target,
+			s->error      ? "stopped"
+			: s->sleeping ? "asleep"
+				      : "harvesting",
+			s->error ? " - error: " : "", s->error ? s->error : "",
+			s->warning ? " - " : "", s->warning ? s->warning : "");
+	if (!s->replay.on && s->record.on) {
+		fprintf(f, " - %s ",
+			s->record.stopped ? "recorded" : "recording");
+		batch_text_escaped(f, s->record.path ? s->record.path : "");
+		fprintf(f,
+			": %" PRIu64 " bytes, %" PRIu64 " intervals, %" PRIu64
+			" dropped",
+			s->record.bytes, s->record.intervals,
+			s->record.dropped);
+	}
+	if (!s->replay.on)
+		fputc('\n', f);
+	fprintf(f,
+		"Events: %" PRIu64 " total, %.0f/s, %" PRIu64 " lost, %" PRIu64
+		" untraced, %" PRIu64 " torn",
+		s->t.events, s->t.events_per_sec, s->t.lost, s->t.untraced,
+		s->t.torn);
+	if (s->t.before_start)
+		fprintf(f, ", %" PRIu64 " before start", s->t.before_start);
+	fputc('\n', f);
+	fprintf(f,
+		"Coroutines: %zu shown, %u running, %u suspended, %u dead; "
+		"stations %u/%u, %" PRIu64 " recycled\n\n",
+		idx ? n : s->count, s->t.running, s->t.suspended, s->t.dead,
+		s->t.stations_allocated, s->t.stations_max, s->t.recycled);
+	if (!idx)
+		n = s->count;
+	/* Columns as wide as their widest cell (a TID of 20 digits), so
+	 * every row lines up under the header. */
+	for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
+		const struct batch_column *col = &batch_columns[k];
+
+		width[k] = col->width;
+		if (col->column != COL_TID)
+			continue;
+		for (size_t i = 0; i < n && (!max_rows || i < max_rows); i++) {
+			int len;
+
+			column_table[col->column].cell(
+				cell, sizeof(cell), s,
+				&s->coro[idx ? idx[i] : i]);
+			len = (int)strlen(cell);
+			if (len > width[k])
+				width[k] = len;
+		}
+	}
+	for (size_t k = 0; k < BATCH_NCOLUMNS; k++)
+		fprintf(f, "%*s ", width[k], batch_columns[k].title);
+	fputc('\n', f);
+	for (size_t i = 0; i < n; i++) {
+		const struct model_coro *c = &s->coro[idx ? idx[i] : i];
+
+		if (max_rows && rows++ >= max_rows)
+			break;
+		for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
+			const struct batch_column *col = &batch_columns[k];
+
+			if (col->column >= 0)
+				column_table[col->column].cell(
+					cell, sizeof(cell), s, c);
+			else
+				col->cell(cell, sizeof(cell), s, c);
+			fprintf(f, "%*s ", width[k], cell);
+		}
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+}
+
+static void batch_json_target(FILE *f, const struct snapshot *s)
+{
+	fprintf(f, "\"target\":{\"pid\":%d,\"attached\":%s,\"running\":%s,",
+		(int)s->target.pid, s->target.attached ? "true" : "false",
+		s->target.running ? "true" : "false");
+	if (s->target.exited && !s->target.term_signal)
+		fprintf(f, "\"exit_status\":%d,\"term_signal\":null}",
+			s->target.exit_code);
+	else if (s->target.exited)
+		fprintf(f, "\"exit_status\":null,\"term_signal\":%d}",
+			s->target.term_signal);
+	else
+		fprintf(f, "\"exit_status\":null,\"term_signal\":null}");
+}
+
+/* The lint names of a mask, as JSON strings separated by commas. */
+static void batch_json_warn(FILE *f, uint32_t mask)
+{
+	bool first = true;
+
+	for (int k = 0; k < LINT_COUNT; k++) {
+		if (!(mask & (1u << k)))
+			continue;
+		fprintf(f, "%s\"%s\"", first ? "" : ",", lint_name(k));
+		first = false;
+	}
+}
+
+static void batch_json_calltrace(FILE *f, const struct batch_hot *hot)
+{
+	const struct engine_calltrace_stats *ct = hot ? hot->ct : NULL;
+
+	fputs(",\"calltrace\":", f);
+	if (!ct || !ct->enabled) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f,
+		"{\"rotations\":%" PRIu64 ",\"collected\":%" PRIu64
+		",\"dropped\":%" PRIu64 ",\"dropped_weight\":%" PRIu64
+		",\"stacks\":%" PRIu64 ",\"weight\":%" PRIu64
+		",\"attributed\":%" PRIu64 ",\"unattributed\":%" PRIu64
+		",\"evicted_weight\":%" PRIu64 ",\"parked\":%" PRIu64
+		",\"error\":",
+		ct->rotor.rotations, ct->rotor.weight, ct->rotor.dropped,
+		ct->rotor.dropped_weight, ct->hot.stacks, ct->hot.weight,
+		ct->hot.attributed, ct->hot.unattributed,
+		ct->hot.evicted_weight, ct->parked.kept);
+	if (ct->failed || ct->warning[0])
+		jsonstr_write_cstr(f, ct->warning);
+	else
+		fputs("null", f);
+	fputc('}', f);
+}
+
+static void batch_json_hot(FILE *f, const struct batch_hot *hot)
+{
+	char sym[256];
+
+	fputs(",\"hot_stacks\":[", f);
+	for (size_t i = 0; hot && i < hot->n; i++) {
+		const struct hot_stack *h = &hot->s[i];
+
+		fprintf(f,
+			"%s{\"id\":%" PRIu64 ",\"stack_id\":%" PRIu64
+			",\"weight\":%" PRIu64
+			",\"window_weight\":%.1f,\"self_pct\":%.1f,"
+			"\"total_pct\":%.1f,\"frames\":[",
+			i ? "," : "", h->trace_id, h->stack_id, h->total,
+			h->weight, h->self_pct, h->total_pct);
+		for (uint32_t k = 0; k < h->nframes; k++) {
+			fprintf(f,
+				"%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
+				k ? "," : "", h->frames[k]);
+			jsonstr_write_cstr(f, hot->name(hot->ctx, h->frames[k],
+							k == 0, true, sym,
+							sizeof(sym)));
+			fputc('}', f);
+		}
+		fputs("]}", f);
+	}
+	fputc(']', f);
+}
+
+void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
+			  unsigned max_rows)
+{
+	const struct engine_calltrace_stats *ct = hot ? hot->ct : NULL;
+	char name[160];
+
+	if (!ct || !ct->enabled)
+		return;
+	fprintf(f,
+		"Hot stacks: %" PRIu64 " kept, weight %" PRIu64 " in %" PRIu64
+		" rotations, %" PRIu64 " puts dropped%s%s\n",
+		ct->hot.stacks, ct->hot.weight, ct->rotor.rotations,
+		ct->rotor.dropped, ct->warning[0] ? " - " : "", ct->warning);
+	if (!hot->n || !max_rows)
+		return;
+	fprintf(f, "%9s %6s %6s  %s\n", "WEIGHT", "SELF%", "TOTAL%",
+		"STACK (innermost first)");
+	for (size_t i = 0; i < hot->n && i < max_rows; i++) {
+		const struct hot_stack *h = &hot->s[i];
+		int col = 0;
+		uint32_t k;
+
+		fprintf(f, "%9" PRIu64 " %6.1f %6.1f  ", h->total, h->self_pct,
+			h->total_pct);
+		for (k = 0; k < h->nframes && col < 100; k++) {
+			hot->name(hot->ctx, h->frames[k], k == 0, false, name,
+				  sizeof(name));
+			col += fprintf(f, "%s%s", k ? " <- " : "", name);
+		}
+		if (k < h->nframes)
+			fputs(" <- ...", f);
+		if (!h->nframes)
+			fputs("[no frames]", f);
+		fputc('\n', f);
+	}
+}
+
+#define BATCH_PARKED_FRAMES 32
+
+/* ,"parked_stack":{"id":N,"frames":[...]} when the stack the coroutine is
+ * parked on was captured (--parked-stacks) and collected; else nothing. */
+static void batch_json_parked(FILE *f, const struct batch_hot *hot,
+			      const struct model_coro *c)
+{
+	uint64_t frames[BATCH_PARKED_FRAMES], trace = 0;
+	char sym[256];
+	size_t n;
+
+	if (!hot || !hot->parked || !hot->name || c->state != MODEL_SUSPENDED)
+		return;
+	n = hot->parked(hot->ctx, c, frames, BATCH_PARKED_FRAMES, &trace);
+	if (!n)
+		return;
+	fprintf(f, ",\"parked_stack\":{\"id\":%" PRIu64 ",\"frames\":[", trace);
+	for (size_t k = 0; k < n; k++) {
+		fprintf(f, "%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
+			k ? "," : "", frames[k]);
+		jsonstr_write_cstr(f, hot->name(hot->ctx, frames[k], k == 0,
+						true, sym, sizeof(sym)));
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
+		      size_t n, const struct batch_hot *hot,
+		      const struct batch_ppt *ppt)
+{
+	char where[256];
+
+	fprintf(f,
+		"{\"ts\":%" PRIu64 ",\"wall_ns\":%" PRIu64
+		",\"stations\":{\"allocated\":%u,\"max\":%u,\"recycled\":"
+		"%" PRIu64 "},",
+		s->ts, s->wall_ns, s->t.stations_allocated, s->t.stations_max,
+		s->t.recycled);
+	fprintf(f,
+		"\"events\":{\"harvested\":%" PRIu64 ",\"lost\":%" PRIu64
+		",\"untraced\":%" PRIu64 ",\"torn\":%" PRIu64
+		",\"before_start\":%" PRIu64 ",\"per_sec\":%.1f},",
+		s->t.events, s->t.lost, s->t.untraced, s->t.torn,
+		s->t.before_start, s->t.events_per_sec);
+	fprintf(f, "\"engine\":{\"sleeping\":%s,\"observer\":%s,\"error\":",
+		s->sleeping ? "true" : "false", s->observer ? "true" : "false");
+	if (s->error)
+		jsonstr_write_cstr(f, s->error);
+	else
+		fputs("null", f);
+	fputs(",\"warning\":", f);
+	if (s->warning)
+		jsonstr_write_cstr(f, s->warning);
+	else
+		fputs("null", f);
+	if (s->record.on) {
+		fputs(",\"record\":{\"path\":", f);
+		jsonstr_write_cstr(f, s->record.path ? s->record.path : "");
+		fprintf(f,
+			",\"bytes\":%" PRIu64 ",\"intervals\":%" PRIu64
+			",\"dropped\":%" PRIu64 ",\"stopped\":%s}",
+			s->record.bytes, s->record.intervals, s->record.dropped,
+			s->record.stopped ? "true" : "false");
+	}
+	fputs("},", f);
+	batch_json_target(f, s);
+	fprintf(f,
+		",\"counts\":{\"running\":%u,\"suspended\":%u,\"dead\":%u,"
+		"\"seen\":%" PRIu64 "},",
+		s->t.running, s->t.suspended, s->t.dead, s->t.coroutines_seen);
+	fputs("\"warnings\":{", f);
+	for (int k = 0; k < LINT_COUNT; k++)
+		fprintf(f, "%s\"%s\":%u", k ? "," : "", lint_name(k),
+			s->warn_counts[k]);
+	fputs("},\"coroutines\":[", f);
+	if (!idx)
+		n = s->count;
+	for (size_t i = 0; i < n; i++) {
+		const struct model_coro *c = &s->coro[idx ? idx[i] : i];
+
+		if (i && i % BATCH_POLL_ROWS == 0 && hot && hot->interrupted &&
+		    hot->interrupted(hot->ctx))
+			break;
+		fprintf(f,
+			"%s{\"id\":%" PRIu64 ",\"probe_id\":%" PRIu64
+			",\"station\":%u,\"state\":\"%s\",\"tid\":%" PRIu64
+			",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
+			",\"switches\":%" PRIu64 ",\"lost\":%" PRIu64
+			",\"sw_per_sec\":%.1f,\"run_pct\":%.1f,\"age_ns\":"
+			"%" PRIu64 ",\"in_state_ns\":%" PRIu64 ",\"warn\":[",
+			i ? "," : "", c->id, c->probe_id, c->station,
+			snapshot_state_name(c->state), c->last_tid,
+			c->last_addr, c->last_seq, c->switches, c->lost,
+			c->sw_per_sec, snapshot_run_pct(s, c),
+			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
+		batch_json_warn(f, c->warn);
+		fputs("],\"where\":", f);
+		jsonstr_write_cstr(f, snapshot_where(s, c->last_addr, true,
+						     where, sizeof(where)));
+		batch_json_parked(f, hot, c);
+		fputs("}", f);
+	}
+	fputc(']', f);
+	batch_json_calltrace(f, hot);
+	batch_json_hot(f, hot);
+	batch_json_ppt(f, ppt);
+	if (s->replay.on)
+		fprintf(f,
+			",\"replay\":{\"pos_ns\":%" PRIu64 ",\"t0\":%" PRIu64
+			",\"t1\":%" PRIu64 "}",
+			s->ts - s->replay.t0, s->replay.t0, s->replay.t1);
+	else
+		fputs(",\"replay\":null", f);
+	fputs("}\n", f);
+}

@@ -1,0 +1,231 @@
+/*
+ * column: what each column of the coroutine table shows, how it sorts, and
+ * what the help screen says about it.  Adding a column is one entry here
+ * (plus an enum value); the view, the sort keys, the field filters and the
+ * help screen all read this table.
+ */
+#include "ui/rows/column.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/duration.h"
+#include "common/numtext.h"
+#include "engine/ctp/lint.h"
+
+static void cell_id(char *b, size_t n, const struct snapshot *s,
+		    const struct model_coro *c)
+{
+	(void)s;
+	numtext_hex(b, n, c->probe_id);
+}
+
+static void cell_state(char *b, size_t n, const struct snapshot *s,
+		       const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "%c", c->state);
+}
+
+static void cell_tid(char *b, size_t n, const struct snapshot *s,
+		     const struct model_coro *c)
+{
+	(void)s;
+	if (c->switches)
+		numtext_dec(b, n, c->last_tid);
+	else
+		snprintf(b, n, "-");
+}
+
+static void cell_age(char *b, size_t n, const struct snapshot *s,
+		     const struct model_coro *c)
+{
+	duration_format(b, n, snapshot_age_ns(s, c));
+}
+
+static void cell_in_state(char *b, size_t n, const struct snapshot *s,
+			  const struct model_coro *c)
+{
+	duration_format(b, n, snapshot_in_state_ns(s, c));
+}
+
+static void cell_switches(char *b, size_t n, const struct snapshot *s,
+			  const struct model_coro *c)
+{
+	(void)s;
+	numtext_dec(b, n, c->switches);
+}
+
+static void cell_swps(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	(void)s;
+	snprintf(b, n, "%.0f", c->sw_per_sec);
+}
+
+static void cell_run(char *b, size_t n, const struct snapshot *s,
+		     const struct model_coro *c)
+{
+	snprintf(b, n, "%.1f", snapshot_run_pct(s, c));
+}
+
+static void cell_seq(char *b, size_t n, const struct snapshot *s,
+		     const struct model_coro *c)
+{
+	(void)s;
+	numtext_dec(b, n, c->last_seq);
+}
+
+static void cell_lost(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	(void)s;
+	numtext_dec(b, n, c->lost);
+}
+
+/* Symbolized when the engine has the target's symbols. */
+static void cell_where(char *b, size_t n, const struct snapshot *s,
+		       const struct model_coro *c)
+{
+	snapshot_where(s, c->last_addr, true, b, n);
+}
+
+static void cell_warn(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	(void)s;
+	lint_format(c->warn, b, n);
+}
+
+/* ---- sort keys: ascending order of the column as one uint64_t ---- */
+
+/* Non-negative doubles order like their bit patterns; negative ones (a
+ * rate never is, but the table is untrusted arithmetic) sort first. */
+static uint64_t key_double(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return (u >> 63) ? ~u : u | (1ull << 63);
+}
+
+static uint64_t key_id(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->probe_id;
+}
+
+static uint64_t key_state(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->state == MODEL_RUNNING     ? 0
+	       : c->state == MODEL_SUSPENDED ? 1
+					     : 2;
+}
+
+static uint64_t key_tid(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->last_tid;
+}
+
+static uint64_t key_age(const struct snapshot *s, const struct model_coro *c)
+{
+	return snapshot_age_ns(s, c);
+}
+
+static uint64_t key_in_state(const struct snapshot *s,
+			     const struct model_coro *c)
+{
+	return snapshot_in_state_ns(s, c);
+}
+
+static uint64_t key_switches(const struct snapshot *s,
+			     const struct model_coro *c)
+{
+	(void)s;
+	return c->switches;
+}
+
+static uint64_t key_swps(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return key_double(c->sw_per_sec);
+}
+
+static uint64_t key_run(const struct snapshot *s, const struct model_coro *c)
+{
+	return key_double(snapshot_run_pct(s, c));
+}
+
+static uint64_t key_seq(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->last_seq;
+}
+
+static uint64_t key_lost(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->lost;
+}
+
+/* By address: the switch points of one function sort together. */
+static uint64_t key_where(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return c->last_addr;
+}
+
+/* More warnings first when inverted; the mask orders equal counts. */
+static uint64_t key_warn(const struct snapshot *s, const struct model_coro *c)
+{
+	(void)s;
+	return (uint64_t)__builtin_popcount(c->warn) << 32 | c->warn;
+}
+
+const struct column column_table[COL_COUNT] = {
+	[COL_ID] = {"id", "ID", 14, false, 0,
+		    "probe id given by the program (hex)", cell_id, key_id},
+	[COL_STATE] = {"state", "S", 1, false, 0,
+		       "R running, S suspended, D dead", cell_state, key_state},
+	[COL_TID] = {"tid", "TID", 7, false, 2, "OS thread of the last switch",
+		     cell_tid, key_tid},
+	[COL_AGE] = {"age", "AGE", 7, false, 4,
+		     "time since the coroutine was born", cell_age, key_age},
+	[COL_IN_STATE] = {"in-state", "IN-STATE", 8, false, 1,
+			  "time spent in the current state", cell_in_state,
+			  key_in_state},
+	[COL_SWITCHES] = {"switches", "SWITCHES", 8, false, 5,
+			  "state changes harvested since birth", cell_switches,
+			  key_switches},
+	[COL_SWPS] = {"sw/s", "SW/s", 6, false, 3,
+		      "state changes per second (last 1 s)", cell_swps,
+		      key_swps},
+	[COL_RUN] = {"run%", "RUN%", 5, false, 3,
+		     "share of its observed life spent running", cell_run,
+		     key_run},
+	[COL_SEQ] = {"seq", "SEQ", 8, false, 6, "seq of the last slot written",
+		     cell_seq, key_seq},
+	[COL_LOST] = {"lost", "LOST", 5, false, 5,
+		      "changes overwritten before being read", cell_lost,
+		      key_lost},
+	[COL_WHERE] =
+		{"where", "WHERE", -18, false, 1,
+		 "where it last switched (parked): function+offset (file:line)",
+		 cell_where, key_where},
+	[COL_WARN] = {"warn", "WARN", 11, true, 2,
+		      "WAKE? STALL STORM DEAD (w lists them)", cell_warn,
+		      key_warn},
+};
+
+int column_find(const char *name)
+{
+	for (int i = 0; i < COL_COUNT; i++)
+		if (!strcasecmp(name, column_table[i].name) ||
+		    !strcasecmp(name, column_table[i].title))
+			return i;
+	return -1;
+}

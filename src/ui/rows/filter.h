@@ -1,0 +1,66 @@
+/*
+ * filter: which coroutines the table shows.  See filter.c.
+ */
+#ifndef COROTOP_FILTER_H
+#define COROTOP_FILTER_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/ctp/snapshot.h"
+#include "ui/rows/matchcache.h"
+
+#define FILTER_MAX_TERMS 8
+
+struct filter_term {
+	int column; /* enum column_id */
+	char value[64];
+	bool numeric; /* value parsed as a number of the column: num */
+	uint64_t num;
+};
+
+/* One record slot's last text-match result, and what it depended on (the
+ * ID cell alone when matching cell by cell: tid, addr, warn unused). */
+struct filter_memo {
+	uint64_t id, tid, addr;
+	uint32_t warn;
+	uint32_t gen; /* struct filter.memo_gen when computed */
+	bool match;
+};
+
+struct filter {
+	char text[128]; /* as typed */
+	bool active;
+	bool regex_on;
+	regex_t regex;
+	char substr[128]; /* what is left after field terms, lowercased */
+	struct filter_term terms[FILTER_MAX_TERMS];
+	unsigned nterms;
+	bool by_cell; /* the text part matches each name cell on its own */
+	struct filter_memo *memo; /* by record slot (model_coro.slot) */
+	size_t memo_cap;
+	uint32_t memo_gen;    /* bumped by every filter_set */
+	uint32_t memo_symgen; /* snapshot.symtab_gen the memo is valid for */
+	/* Cell results by the value shown (by_cell only): TID by thread id,
+	 * WHERE by address, WARN by mask. */
+	struct matchcache tid_cache, addr_cache, warn_cache;
+};
+
+void filter_init(struct filter *f);
+void filter_finish(struct filter *f);
+/* Parse `text`; "" clears the filter.  On error the filter is unchanged
+ * and err says what is wrong. */
+bool filter_set(struct filter *f, const char *text, char *err, size_t n);
+bool filter_match(const struct filter *f, const struct snapshot *s,
+		  const struct model_coro *c);
+/* Indexes (into s->coro) of the records that match, in snapshot order;
+ * returns how many.  idx has room for s->count. */
+size_t filter_select(struct filter *f, const struct snapshot *s, uint32_t *idx);
+/* Case-insensitive substring match of `needle` (lowercase) in the name
+ * cells (ID, TID, WHERE, WARN); search uses it too. */
+bool filter_row_contains(const struct snapshot *s, const struct model_coro *c,
+			 const char *needle);
+
+#endif

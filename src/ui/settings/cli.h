@@ -1,0 +1,67 @@
+/*
+ * cli: the corotop command line, parsed into a struct cli.  See cli.c.
+ */
+#ifndef COROTOP_CLI_H
+#define COROTOP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum cli_result {
+	CLI_OK = 0,
+	CLI_HELP,
+	CLI_VERSION,
+	CLI_ERROR, /* message in err; exit 2 */
+};
+
+enum cli_format {
+	CLI_TEXT = 0,
+	CLI_JSON,
+};
+
+struct cli {
+	char **command;	 /* launch mode: NULL-terminated argv */
+	const char *shm; /* observer mode */
+	const char *sock;
+	const char *jsonl;
+	const char *record;   /* --record FILE: a Heph trace of the run */
+	const char *replay;   /* --replay FILE: show a recording */
+	bool paused;	      /* --paused: replay starts paused */
+	const char *cacheray; /* --cacheray FILE (- : stdin) */
+	bool batch;
+	unsigned iterations; /* 0 = forever */
+	unsigned delay_tenths;
+	bool delay_set; /* -d given: overrides the config file */
+	enum cli_format format;
+	uint32_t stations;
+	bool no_color;	    /* -C: monochrome */
+	bool no_mouse;	    /* -M */
+	const char *sort;   /* --sort COLUMN (validated by the caller) */
+	const char *filter; /* -F TEXT: initial filter */
+	/* Hot stacks: profiles written on exit, rows in batch output. */
+	const char *folded;	  /* --folded FILE */
+	const char *speedscope;	  /* --speedscope FILE */
+	unsigned hot_stacks;	  /* --hot-stacks N (default 50) */
+	unsigned hot_window_s;	  /* --hot-window (0: the engine's default) */
+	unsigned hot_half_life_s; /* --hot-half-life, when hot_half_life_set */
+	bool hot_half_life_set;
+	unsigned sample_hz; /* --sample HZ: the target's sampler, 0 = off */
+	bool parked_stacks; /* --parked-stacks */
+	/* Attach mode: -p PID and its ppt options. */
+	int pid;		   /* 0: none */
+	bool list_buffers;	   /* --list-buffers: print them and exit */
+	bool force_attach;	   /* --force-attach */
+	const char *counters;	   /* -c LIST */
+	const char *buffer;	   /* --buffer NAME: only this one */
+	uint32_t ppt_block_frames; /* --ppt-block N: data block size in frames
+				      (0: default) */
+	unsigned ppt_batch_frames; /* --ppt-frames N: frames per buffer in batch
+				      output */
+};
+
+enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
+			  size_t errlen);
+extern const char cli_usage[];
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * text: the one way both views put text on the screen.  Every string is
+ * formatted into a bounded buffer first, then cut to what is left of the
+ * line, so that a long name never wraps onto the next line (curses would
+ * wrap it) and a line built piece by piece stops cleanly at the edge.
+ *
+ * The screen is curses' stdscr: its size is what term_size last gave the
+ * view, since only term_size resizes it.
+ */
+#include "ui/term/text.h"
+
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int term_text(int y, int x, int attr, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int len, lines, cols;
+
+	getmaxyx(stdscr, lines, cols);
+	if (x >= cols || y < 0 || y >= lines)
+		return x;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	len = (int)strlen(buf);
+	if (len > cols - x)
+		len = cols - x;
+	attron(attr);
+	mvaddnstr(y, x, buf, len);
+	attroff(attr);
+	return x + len;
+}
+
+void term_fill(int y, int attr)
+{
+	attron(attr);
+	mvhline(y, 0, ' ', getmaxx(stdscr));
+	attroff(attr);
+}
+
+bool term_bar_key(const char *key, const char *label, int label_attr)
+{
+	int x = getcurx(stdscr);
+
+	if (x + (int)strlen(key) + (int)strlen(label) + 1 > getmaxx(stdscr))
+		return false;
+	printw("%s", key);
+	attron(label_attr);
+	printw("%s", label);
+	attroff(label_attr);
+	printw(" ");
+	return true;
+}

@@ -1,0 +1,26 @@
+/*
+ * text: writing on the screen for both interactive views -- a printf
+ * clipped to the screen, a line filled with an attribute, the entries of
+ * a key bar.  See text.c.
+ */
+#ifndef COROTOP_TERM_TEXT_H
+#define COROTOP_TERM_TEXT_H
+
+#include <stdbool.h>
+
+/* printf at (y, x) with attributes attr, cut at the screen's right edge;
+ * nothing outside the screen.  Returns the column after the text, so that
+ * a line can be built piece by piece (x itself when nothing was drawn). */
+int term_text(int y, int x, int attr, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Line y, the screen's width, blank in attributes attr (a title bar, a
+ * selected row). */
+void term_fill(int y, int attr);
+
+/* One entry of a key bar at the cursor: the key, its label in attributes
+ * label_attr, a blank.  False, and nothing drawn, when it would not fit
+ * whole on the line: the bar ends there. */
+bool term_bar_key(const char *key, const char *label, int label_attr);
+
+#endif

@@ -1,0 +1,305 @@
+/*
+ * detail_view: one coroutine, drilled into from the table (Enter; Esc goes
+ * back).  It shows the coroutine's fields, its most recent transitions
+ * (what its station's ring still held when the view opened, then every one
+ * harvested since; oldest first) with a gap marker where events were lost, a
+ * running/suspended timeline over the span those transitions cover, and the
+ * time-in-state distribution of the intervals between them.
+ *
+ * With CallTrace (engine_hot.c), above those: the stack the coroutine is
+ * parked on, fully symbolized, and its own hottest stacks (the samples
+ * taken while it ran).
+ */
+#define _GNU_SOURCE
+#include <curses.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/duration.h"
+#include "ui/tui/tui.h"
+
+static const struct model_coro *detail_find(const struct tui *t)
+{
+	for (size_t i = 0; i < t->snap.count; i++)
+		if (t->snap.coro[i].id == t->selected_id)
+			return &t->snap.coro[i];
+	return NULL;
+}
+
+static int detail_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "n intervals: p50 .. p90 .. max .." of one state's durations. */
+static void detail_dist(char *b, size_t n, uint64_t *v, size_t k)
+{
+	char p50[16], p90[16], p99[16], max[16];
+
+	if (!k) {
+		snprintf(b, n, "no complete interval");
+		return;
+	}
+	qsort(v, k, sizeof(*v), detail_cmp_u64);
+	duration_format(p50, sizeof(p50), v[(k - 1) / 2]);
+	duration_format(p90, sizeof(p90), v[(k * 9 - 1) / 10]);
+	duration_format(max, sizeof(max), v[k - 1]);
+	duration_format(p99, sizeof(p99), v[(k * 99 - 1) / 100]);
+	snprintf(b, n, "%zu interval%s  p50 %s  p90 %s  p99 %s  max %s", k,
+		 k == 1 ? "" : "s", p50, p90, p99, max);
+}
+
+/* The transitions to show, oldest first: the engine's history of this
+ * coroutine, which starts with what was still in its station's ring when
+ * the view opened and grows from there. */
+static size_t detail_history(const struct tui *t, const struct model_coro *c,
+			     const struct model_transition **out)
+{
+	*out = t->snap.history;
+	return t->snap.history_id == c->id ? t->snap.nhistory : 0;
+}
+
+#define DETAIL_RING_ROWS 8 /* transitions listed: one ring's worth */
+
+static const char *detail_bar(const struct tui *t)
+{
+	return t->ascii ? "~~" : "\u2504\u2504";
+}
+
+static void detail_gap(struct tui *t, int y, const struct model_transition *tr)
+{
+	const char *bar = detail_bar(t), *s = tr->lost_before == 1 ? "" : "s";
+
+	attron(tui_attr(t, PAIR_WARN));
+	if (tr->from_ring)
+		term_text(y, 1, A_NORMAL,
+			  "%s %" PRIu64 " event%s no longer in the ring (lost "
+			  "or overwritten) %s",
+			  bar, tr->lost_before, s, bar);
+	else
+		term_text(y, 1, A_NORMAL, "%s %" PRIu64 " event%s lost %s", bar,
+			  tr->lost_before, s, bar);
+	attroff(tui_attr(t, PAIR_WARN));
+}
+
+static int detail_ring(struct tui *t, const struct model_coro *c, int y)
+{
+	const struct model_transition *h;
+	size_t n = detail_history(t, c, &h);
+	size_t first = n > DETAIL_RING_ROWS ? n - DETAIL_RING_ROWS : 0;
+
+	if (y >= t->lines - 3)
+		return y;
+	term_text(y++, 1, A_NORMAL, "Last transitions (oldest first)");
+	attron(tui_attr(t, PAIR_TITLE));
+	term_text(y++, 1, A_NORMAL, "%10s %12s %8s %-18s %-9s %s", "EVENT",
+		  "WHEN", "TID", "ADDR", "STATE", "WHERE");
+	attroff(tui_attr(t, PAIR_TITLE));
+	for (size_t i = first; i < n && y < t->lines - 6; i++) {
+		const struct model_transition *tr = &h[i];
+		char ago[16], where[128];
+
+		if (tr->lost_before)
+			detail_gap(t, y++, tr);
+		duration_format(ago, sizeof(ago),
+				t->snap.ts > tr->ts ? t->snap.ts - tr->ts : 0);
+		/* A name only: without symbols ADDR says it all. */
+		snapshot_where(&t->snap, tr->addr, false, where, sizeof(where));
+		term_text(y++, 1, A_NORMAL,
+			  "%10" PRIu64 " %8s ago %8" PRIu64 " 0x%016" PRIx64
+			  " %-9s %s",
+			  tr->n, ago, tr->tid, tr->addr,
+			  tr->is_active ? "running" : "suspended",
+			  strncmp(where, "0x", 2) ? where : "");
+	}
+	if (!n)
+		term_text(y++, 1, A_NORMAL, "%s",
+			  c->switches ? "  (none left in its station's ring)"
+				      : "  (no transition harvested yet)");
+	if (c->pending_lost) {
+		attron(tui_attr(t, PAIR_WARN));
+		term_text(y++, 1, A_NORMAL, "%s %" PRIu64 " more lost since %s",
+			  detail_bar(t), c->pending_lost, detail_bar(t));
+		attroff(tui_attr(t, PAIR_WARN));
+	}
+	return y;
+}
+
+#define DETAIL_WINDOW_NS 10000000000ull /* timeline span: 10 s */
+
+/* Running/suspended over the last 10 s (or since the first transition
+ * known), one cell per slice, plus the switch count in that window. */
+static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
+{
+	const struct model_transition *h;
+	size_t n = detail_history(t, c, &h), in_window = 0, nrun = 0, nsusp = 0;
+	int width = t->cols - 14;
+	uint64_t end = c->state == MODEL_DEAD ? c->dead_ts : t->snap.ts;
+	uint64_t start = end > DETAIL_WINDOW_NS ? end - DETAIL_WINDOW_NS : 0;
+	uint64_t *run, *susp;
+	char span[16], line[160];
+	size_t k = 0;
+
+	if (!n || width < 10)
+		return y;
+	if (h[0].ts > start)
+		start = h[0].ts;
+	if (end <= start)
+		end = start + 1;
+	for (size_t i = 0; i < n; i++)
+		in_window += h[i].ts >= start;
+	duration_format(span, sizeof(span), end - start);
+	term_text(y++, 1, TUI_NORMAL,
+		  "Timeline, last %s: %zu switches (%s running, %s suspended)",
+		  span, in_window, t->ascii ? "#" : "\u2588",
+		  t->ascii ? "." : "\u00b7");
+	move(y, 12);
+	for (int x = 0; x < width; x++) {
+		uint64_t at =
+			start + (end - start) * (uint64_t)x / (uint64_t)width;
+		bool running = false;
+
+		/* h is in time order: advance k to the last one <= at. */
+		while (k + 1 < n && h[k + 1].ts <= at)
+			k++;
+		running = h[k].ts <= at && h[k].is_active;
+		if (running) {
+			attron(tui_attr(t, PAIR_RUNNING));
+			addstr(t->ascii ? "#" : "\u2588");
+			attroff(tui_attr(t, PAIR_RUNNING));
+		} else {
+			addstr(t->ascii ? "." : "\u00b7");
+		}
+	}
+	y += 2;
+	run = malloc(n * sizeof(*run));
+	susp = malloc(n * sizeof(*susp));
+	if (!run || !susp) {
+		free(run);
+		free(susp);
+		return y;
+	}
+	for (size_t i = 1; i < n; i++) {
+		uint64_t d = h[i].ts > h[i - 1].ts ? h[i].ts - h[i - 1].ts : 0;
+
+		if (h[i - 1].is_active)
+			run[nrun++] = d;
+		else
+			susp[nsusp++] = d;
+	}
+	/* Replay shows the recording's transitions up to the position. */
+	term_text(y++, 1, TUI_NORMAL, "Time in state, %zu transitions %s:", n,
+		  t->snap.replay.on ? "recorded up to here"
+				    : "since this view opened");
+	detail_dist(line, sizeof(line), run, nrun);
+	term_text(y++, 3, TUI_NORMAL, "running    %s", line);
+	detail_dist(line, sizeof(line), susp, nsusp);
+	term_text(y++, 3, TUI_NORMAL, "suspended  %s", line);
+	free(run);
+	free(susp);
+	return y;
+}
+
+#define DETAIL_PARKED_FRAMES 6
+#define DETAIL_HOT_STACKS 3
+
+/* Where it is parked (the captured stack) and where its CPU went. */
+static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
+{
+	uint64_t frames[DETAIL_PARKED_FRAMES + 1], trace = 0;
+	struct hot_stack hs[DETAIL_HOT_STACKS];
+	char line[512];
+	size_t n;
+	bool parked;
+
+	n = c->state == MODEL_SUSPENDED
+		    ? engine_parked_stack(t->engine, c->id, frames,
+					  DETAIL_PARKED_FRAMES + 1, &trace)
+		    : 0;
+	if (n && !trace) /* replay: the stack the recording carries */
+		term_text(y++, 1, A_BOLD, "Parked stack (recorded):");
+	else if (n)
+		term_text(y++, 1, A_BOLD,
+			  "Parked stack (trace 0x%" PRIx64 "):", trace);
+	if (n) {
+		for (size_t k = 0; k < n && k < DETAIL_PARKED_FRAMES; k++)
+			term_text(y++, 3, TUI_NORMAL, "#%-2zu %s", k,
+				  engine_frame_name(t->engine, frames[k],
+						    k == 0, true, line,
+						    sizeof(line)));
+		if (n > DETAIL_PARKED_FRAMES)
+			term_text(y++, 3, A_DIM, "...");
+	}
+	parked = n > 0; /* (a recorded stack has no trace id) */
+	n = engine_hot_stacks(t->engine, c->id, HOT_BY_TOTAL, hs,
+			      DETAIL_HOT_STACKS);
+	if (n) {
+		term_text(y++, 1, A_BOLD,
+			  "Hot stacks while it ran (%% of its samples, "
+			  "samples):");
+		for (size_t k = 0; k < n; k++) {
+			hot_view_stack_line(t, &hs[k], line, sizeof(line));
+			term_text(y++, 3, TUI_NORMAL, "%5.1f %7" PRIu64 "  %s",
+				  hs[k].self_pct, hs[k].total, line);
+		}
+	}
+	return n || parked ? y + 1 : y;
+}
+
+static void detail_view_draw(struct tui *t)
+{
+	const struct model_coro *c = detail_find(t);
+	char age[16], in[16], where[256];
+	int y = 5;
+
+	if (!c) {
+		term_text(y, 1, A_NORMAL,
+			  "That coroutine is gone (it died and its record "
+			  "expired). Esc goes back.");
+		return;
+	}
+	duration_format(age, sizeof(age), snapshot_age_ns(&t->snap, c));
+	duration_format(in, sizeof(in), snapshot_in_state_ns(&t->snap, c));
+	attron(A_BOLD);
+	if (c->station == MODEL_NONE) /* replay: stations are not recorded */
+		term_text(y++, 1, A_NORMAL,
+			  "Coroutine %" PRIx64 "  (corotop id %" PRIu64 ")",
+			  c->probe_id, c->id);
+	else
+		term_text(y++, 1, A_NORMAL,
+			  "Coroutine %" PRIx64 "  (corotop id %" PRIu64
+			  ", station %u)",
+			  c->probe_id, c->id, c->station);
+	attroff(A_BOLD);
+	term_text(y++, 1, A_NORMAL,
+		  "%s for %s, age %s, %" PRIu64 " switches (%.0f/s), "
+		  "%.1f%% running, %" PRIu64 " lost",
+		  snapshot_state_name(c->state), in, age, c->switches,
+		  c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost);
+	if (c->switches)
+		term_text(y++, 1, A_NORMAL, "%s at %s",
+			  c->state == MODEL_RUNNING ? "Last switch" : "Parked",
+			  snapshot_where(&t->snap, c->last_addr, true, where,
+					 sizeof(where)));
+	else
+		term_text(y++, 1, A_NORMAL, "No switch yet");
+	y++;
+	y = detail_stacks(t, c, y);
+	y = detail_ring(t, c, y);
+	y++;
+	if (y < t->lines - 5)
+		detail_timeline(t, c, y);
+	term_text(t->lines - 1, 0, A_NORMAL, "Esc back   F1 help   q quit");
+}
+
+/* Opened by Enter on a table row (table_view.c).  Up and Down still move
+ * the table's selection, so they go from coroutine to coroutine here. */
+const struct tui_view_impl detail_view_impl = {
+	.name = "detail",
+	.follows = true,
+	.draw = detail_view_draw,
+};

@@ -1,0 +1,530 @@
+/*
+ * table_view: the main coroutine table and the header meters above it.
+ *
+ * rebuild (after a snapshot, a sort or a filter change) selects the rows:
+ * filter, sort by the chosen column (ties broken by id so the order is
+ * stable), and with grouping on, sort by thread first and insert a header
+ * row per thread.  The selection follows the same coroutine (by model id)
+ * across rebuilds, like htop's.
+ *
+ * Layout, top to bottom: title bar, two meter lines, a status line (filter,
+ * search, messages, PAUSED), the column titles, the rows, and the key bar at
+ * the bottom (or the input line while searching or filtering).  When the
+ * terminal is narrow, columns with the highest priority number are dropped
+ * first; WHERE takes whatever width is left.
+ */
+#define _GNU_SOURCE
+#include <curses.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/ctp/lint.h"
+#include "ui/tui/replay_ctl.h"
+#include "ui/term/layout.h"
+#include "common/grow.h"
+#include "ui/tui/tui.h"
+
+#define TABLE_HEADER_LINES 4 /* title, 2 meters, status */
+
+static int table_view_first_row(const struct tui *t)
+{
+	(void)t;
+	return TABLE_HEADER_LINES + 1;
+}
+
+int table_view_visible_rows(const struct tui *t)
+{
+	int n = t->lines - table_view_first_row(t) - 1;
+
+	return n > 0 ? n : 0;
+}
+
+static const struct model_coro *table_view_selected(const struct tui *t)
+{
+	if (t->list.selected >= t->nrows ||
+	    t->rows[t->list.selected].coro == UINT32_MAX)
+		return NULL;
+	return &t->snap.coro[t->rows[t->list.selected].coro];
+}
+
+static bool table_grow(struct tui *t, size_t need)
+{
+	return grow_array((void **)&t->rows, &t->cap_rows, need,
+			  sizeof(*t->rows)) &&
+	       grow_array((void **)&t->idx, &t->cap_idx, need, sizeof(*t->idx));
+}
+
+/* t->rows from the sorted indexes, with a header row before each thread's
+ * rows when grouping. */
+static size_t table_fill(struct tui *t, size_t n)
+{
+	const struct model_coro *c = t->snap.coro;
+	size_t out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = t->idx[i];
+
+		if (t->group_by_thread &&
+		    (!i || c[t->idx[i - 1]].last_tid != c[k].last_tid)) {
+			size_t end = i + 1;
+
+			while (end < n &&
+			       c[t->idx[end]].last_tid == c[k].last_tid)
+				end++;
+			t->rows[out++] = (struct tui_row){
+				.coro = UINT32_MAX,
+				.tid = c[k].last_tid,
+				.count = (uint32_t)(end - i),
+			};
+		}
+		t->rows[out++] = (struct tui_row){.coro = k};
+	}
+	return out;
+}
+
+void table_view_rebuild(struct tui *t)
+{
+	size_t n, i;
+
+	/* Worst case: every coroutine on its own thread, plus headers. */
+	if (!table_grow(t, 2 * t->snap.count + 1)) {
+		t->nrows = 0;
+		return;
+	}
+	n = filter_select(&t->filter, &t->snap, t->idx);
+	if (!order_sort(&t->order, &t->snap, t->idx, n, t->sort_column,
+			t->sort_invert, t->group_by_thread))
+		snprintf(t->message, sizeof(t->message),
+			 "out of memory: rows are not sorted");
+	n = t->nrows = table_fill(t, n);
+	/* Keep the selection on the same coroutine: find its record (one
+	 * sequential pass), then its row (rows are small), rather than
+	 * chasing every row into the snapshot. */
+	for (i = 0; i < t->snap.count; i++)
+		if (t->snap.coro[i].id == t->selected_id)
+			break;
+	for (size_t r = 0; i < t->snap.count && r < n; r++)
+		if (t->rows[r].coro == i) {
+			t->list.selected = r;
+			return;
+		}
+	if (t->list.selected >= n)
+		t->list.selected = n ? n - 1 : 0;
+	/* The table moves on to a neighbour; the detail view keeps asking
+	 * for its own coroutine, and says so when it is gone. */
+	if (n && t->rows[t->list.selected].coro != UINT32_MAX &&
+	    !tui_view(t)->follows)
+		t->selected_id =
+			t->snap.coro[t->rows[t->list.selected].coro].id;
+}
+
+/* Move the selection to the next (dir 1) or previous (-1) search match. */
+static bool table_view_search(struct tui *t, int dir, bool include_current)
+{
+	size_t n = t->nrows;
+
+	for (size_t k = include_current ? 0 : 1; k <= n && n; k++) {
+		size_t i = (t->list.selected + (dir > 0 ? k : n - k % n)) % n;
+
+		if (t->rows[i].coro == UINT32_MAX)
+			continue;
+		if (filter_row_contains(&t->snap,
+					&t->snap.coro[t->rows[i].coro],
+					t->search)) {
+			t->list.selected = i;
+			t->selected_id = t->snap.coro[t->rows[i].coro].id;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The table's search (view.h): incremental (include_current) or n / N. */
+static void table_view_find(struct tui *t, int dir, bool include_current)
+{
+	if (!t->search[0] || table_view_search(t, dir, include_current))
+		return;
+	snprintf(t->message, sizeof(t->message),
+		 include_current ? "no match for '%s'"
+				 : "no more matches for '%s'",
+		 t->search);
+}
+
+static bool table_view_filter(struct tui *t, const char *text, char *err,
+			      size_t errlen)
+{
+	return filter_set(&t->filter, text, err, errlen);
+}
+
+static const char *table_view_filter_text(const struct tui *t)
+{
+	return t->filter.text;
+}
+
+/* ---- actions ---- */
+
+unsigned table_view_move(struct tui *t, long delta)
+{
+	long sel;
+
+	if (!term_list_move(&t->list, t->nrows, delta))
+		return REACT_NONE;
+	sel = (long)t->list.selected;
+	/* Group headers are not selectable: step on to a coroutine in the
+	 * direction of travel, or back if the header is the last row. */
+	while (t->rows[sel].coro == UINT32_MAX) {
+		long next = sel + (delta < 0 && sel > 0 ? -1 : 1);
+
+		if (delta < 0 && sel == 0)
+			next = 1;
+		if (next < 0 || next >= (long)t->nrows)
+			break;
+		sel = next;
+		if (delta < 0 && sel == 0)
+			break;
+	}
+	t->list.selected = (size_t)sel;
+	if (t->rows[sel].coro != UINT32_MAX)
+		t->selected_id = t->snap.coro[t->rows[sel].coro].id;
+	return REACT_REDRAW;
+}
+
+unsigned table_view_sort(struct tui *t, int dir)
+{
+	t->sort_column = (t->sort_column + dir + COL_COUNT) % COL_COUNT;
+	snprintf(t->message, sizeof(t->message), "sorted by %s%s",
+		 column_table[t->sort_column].title,
+		 t->sort_invert ? " (inverted)" : "");
+	return REACT_REBUILD | REACT_REDRAW;
+}
+
+/* While the table shows: Enter opens the selected coroutine, Esc clears
+ * the filter first. */
+static int table_view_action(struct tui *t, enum tui_action a, int page)
+{
+	(void)page;
+	switch (a) {
+	case ACT_ENTER:
+		if (!table_view_selected(t))
+			return REACT_NONE;
+		return (int)tui_view_show(t, VIEW_DETAIL);
+	case ACT_BACK:
+		if (!t->filter.active)
+			return -1;
+		filter_set(&t->filter, "", NULL, 0);
+		return REACT_REBUILD | REACT_REDRAW;
+	default:
+		return -1;
+	}
+}
+
+/* ---- layout ---- */
+
+/* The columns the user did not hide, dropped by priority when the screen
+ * is narrow; WHERE takes what is left (term_layout). */
+static void table_layout(const struct tui *t, struct term_layout *lay)
+{
+	struct term_layout_column col[COL_COUNT];
+
+	for (int c = 0; c < COL_COUNT; c++)
+		col[c] = (struct term_layout_column){
+			.width = column_table[c].width,
+			.priority = column_table[c].priority,
+			.hidden = t->hidden[c],
+		};
+	term_layout(lay, col, COL_COUNT, t->cols);
+}
+
+/* The column under screen column x in the titles, or -1. */
+static int table_view_column_at(const struct tui *t, int x)
+{
+	struct term_layout lay;
+
+	table_layout(t, &lay);
+	for (int c = 0; c < COL_COUNT; c++)
+		if (lay.shown[c] && x >= lay.x[c] &&
+		    x <= lay.x[c] + lay.width[c])
+			return c;
+	return -1;
+}
+
+/* The wheel moves, a click on a row selects it, a click on a column's
+ * title sorts by it (again: inverted). */
+static unsigned table_view_mouse(struct tui *t, const MEVENT *ev)
+{
+	int first = table_view_first_row(t);
+
+	if (ev->bstate & BUTTON4_PRESSED)
+		return table_view_move(t, -3);
+	if (ev->bstate & BUTTON5_PRESSED)
+		return table_view_move(t, 3);
+	if (!(ev->bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
+		return REACT_NONE;
+	if (ev->y == first - 1) {
+		int col = table_view_column_at(t, ev->x);
+
+		if (col < 0)
+			return REACT_NONE;
+		if (col == t->sort_column)
+			t->sort_invert = !t->sort_invert;
+		t->sort_column = col;
+		return table_view_sort(t, 0);
+	}
+	if (ev->y >= first && (size_t)(ev->y - first) + t->list.top < t->nrows)
+		return table_view_move(
+			t, (long)(t->list.top + (size_t)(ev->y - first)) -
+				   (long)t->list.selected);
+	return REACT_NONE;
+}
+
+/* ---- drawing ---- */
+
+/* "REC file 12.3 MB", and what the recorder had to drop, on the header
+ * line from column x: a recording in progress is never invisible. */
+static void table_record_mark(struct tui *t, int x,
+			      const struct snapshot_record *r)
+{
+	const char *slash = r->path ? strrchr(r->path, '/') : NULL;
+	const char *name = slash ? slash + 1 : r->path ? r->path : "";
+	int hdr = tui_attr(t, PAIR_HEADER);
+
+	x = term_text(0, x, hdr | A_BOLD,
+		      r->stopped ? "  REC STOPPED" : "  REC");
+	x = term_text(0, x, hdr, " %s %.1f MB", name, (double)r->bytes / 1e6);
+	if (r->dropped)
+		term_text(0, x, hdr | A_BOLD, "  %" PRIu64 " dropped",
+			  r->dropped);
+}
+
+void table_view_header(struct tui *t)
+{
+	const struct snapshot *s = &t->snap;
+	/* The filter of the rows shown: the ppt view has one of its own. */
+	const char *filter = tui_view_rows(t)->filter_text(t);
+	char target[80];
+	int meter = tui_attr(t, PAIR_METER), warn = tui_attr(t, PAIR_WARN);
+	int x;
+
+	term_fill(0, tui_attr(t, PAIR_HEADER));
+	if (s->replay.on) {
+		replay_ctl_header(t, 0);
+	} else {
+		x = term_text(0, 0, tui_attr(t, PAIR_HEADER),
+			      " corotop  %s  engine %s%s",
+			      snapshot_target_text(s, target, sizeof(target)),
+			      s->error	    ? "STOPPED"
+			      : s->sleeping ? "asleep"
+					    : "harvesting",
+			      t->paused ? "  [PAUSED]" : "");
+		if (s->record.on)
+			table_record_mark(t, x, &s->record);
+	}
+	x = term_text(1, 0, A_NORMAL, " Events ");
+	x = term_text(1, x, meter, "%.0f/s", s->t.events_per_sec);
+	x = term_text(1, x, A_NORMAL, "  lost ");
+	x = term_text(1, x, s->t.lost ? warn : meter, "%" PRIu64, s->t.lost);
+	if (!s->replay.on) { /* neither is recorded */
+		x = term_text(1, x, A_NORMAL, "  untraced ");
+		x = term_text(1, x, s->t.untraced ? warn : meter, "%" PRIu64,
+			      s->t.untraced);
+		x = term_text(1, x, A_NORMAL, "  stations ");
+		x = term_text(1, x, meter, "%u/%u", s->t.stations_allocated,
+			      s->t.stations_max);
+	}
+	term_text(1, x, A_NORMAL, "  total %" PRIu64, s->t.events);
+	x = term_text(2, 0, A_NORMAL, " Coroutines %zu: ", s->count);
+	x = term_text(2, x, tui_attr(t, PAIR_RUNNING), "R %u", s->t.running);
+	x = term_text(2, x, A_NORMAL, "  S %u  ", s->t.suspended);
+	x = term_text(2, x, tui_attr(t, PAIR_DEAD), "D %u", s->t.dead);
+	if (s->replay.on)
+		x = term_text(2, x, A_NORMAL, "   Warnings");
+	else
+		x = term_text(2, x, A_NORMAL,
+			      "  recycled %" PRIu64 "   Warnings",
+			      s->t.recycled);
+	for (int k = 0; k < LINT_COUNT; k++)
+		x = term_text(2, x, s->warn_counts[k] ? warn : TUI_NORMAL,
+			      " %s %u", lint_tag((enum lint_kind)k),
+			      s->warn_counts[k]);
+	if (t->input == INPUT_GOTO) {
+		term_text(3, 0, A_NORMAL,
+			  " Go to (12.5s, 1:30, +5s, -2s, 50%%, end): %s",
+			  t->line);
+		curs_set(1);
+	} else if (s->error)
+		term_text(3, 0, warn, " %s", s->error);
+	else if (s->warning && !t->message[0])
+		term_text(3, 0, warn, " %s", s->warning);
+	else if (t->message[0])
+		term_text(3, 0, A_NORMAL, " %s", t->message);
+	else if (filter[0] || t->search[0]) {
+		int sx = 0;
+
+		if (filter[0])
+			sx = term_text(3, 0, TUI_NORMAL, " filter: %s", filter);
+		if (t->search[0])
+			term_text(3, sx, TUI_NORMAL, " %ssearch: %s",
+				  sx ? " " : "", t->search);
+	}
+}
+
+static void table_draw_bar(struct tui *t)
+{
+	static const char *const live[][2] = {
+		{"F1", "Help"},	  {"F3", "Search"}, {"F4", "Filter"},
+		{"t", "Group"},	  {"F6", "Sort"},   {"Enter", "Detail"},
+		{"Spc", "Pause"}, {"F10", "Quit"},
+	};
+	static const char *const replay[][2] = {
+		{"F1", "Help"},	 {"Spc", "Play"},     {"[]", "Step"},
+		{"+-", "Speed"}, {"g", "GoTo"},	      {"F4", "Filter"},
+		{"F6", "Sort"},	 {"Enter", "Detail"}, {"F10", "Quit"},
+	};
+	const char *const(*bar)[2] = t->replay ? replay : live;
+	size_t nbar = t->replay ? sizeof(replay) / sizeof(replay[0])
+				: sizeof(live) / sizeof(live[0]);
+	int y = t->lines - 1;
+
+	move(y, 0);
+	if (t->input == INPUT_GOTO)
+		return; /* the header's line shows it */
+	if (t->input != INPUT_NONE) {
+		term_text(y, 0, A_NORMAL, "%s: %s",
+			  t->input == INPUT_SEARCH ? "Search" : "Filter",
+			  t->line);
+		curs_set(1);
+		return;
+	}
+	curs_set(0);
+	for (size_t i = 0; i < nbar; i++)
+		if (!term_bar_key(bar[i][0], bar[i][1],
+				  tui_attr(t, PAIR_HEADER)))
+			break;
+}
+
+static int table_row_attr(const struct tui *t, const struct model_coro *c,
+			  bool selected)
+{
+	if (selected)
+		return tui_attr(t, PAIR_SELECTED);
+	if (c->state == MODEL_RUNNING)
+		return tui_attr(t, PAIR_RUNNING);
+	if (c->state == MODEL_DEAD)
+		return tui_attr(t, PAIR_DEAD);
+	return A_NORMAL;
+}
+
+static void table_draw_row(struct tui *t, int y, const struct tui_row *r,
+			   const struct term_layout *lay, bool selected)
+{
+	const struct model_coro *c;
+	int attr;
+
+	if (r->coro == UINT32_MAX) {
+		attr = selected ? tui_attr(t, PAIR_SELECTED)
+				: tui_attr(t, PAIR_GROUP);
+		attron(attr);
+		/* tid 0: no transition yet (the TID column shows "-"). */
+		if (r->tid)
+			term_text(y, 0, TUI_NORMAL,
+				  "%s thread %" PRIu64 ": %u coroutine%s",
+				  t->ascii ? "--" : "\u2500\u2500", r->tid,
+				  r->count, r->count == 1 ? "" : "s");
+		else
+			term_text(y, 0, TUI_NORMAL,
+				  "%s not run yet: %u coroutine%s",
+				  t->ascii ? "--" : "\u2500\u2500", r->count,
+				  r->count == 1 ? "" : "s");
+		attroff(attr);
+		return;
+	}
+	c = &t->snap.coro[r->coro];
+	attr = table_row_attr(t, c, selected);
+	if (selected)
+		term_fill(y, attr);
+	attron(attr);
+	for (int k = 0; k < COL_COUNT; k++) {
+		char cell[96];
+		int w = lay->width[k];
+
+		if (!lay->shown[k])
+			continue;
+		column_table[k].cell(cell, sizeof(cell), &t->snap, c);
+		if (k == COL_WARN && c->warn && !selected) {
+			term_text(y, lay->x[k], tui_attr(t, PAIR_WARN),
+				  "%-*.*s", w, w, cell);
+			continue;
+		}
+		if (column_table[k].width < 0 || column_table[k].left)
+			term_text(y, lay->x[k], A_NORMAL, "%-*.*s", w, w, cell);
+		else
+			term_text(y, lay->x[k], A_NORMAL, "%*.*s", w, w, cell);
+	}
+	attroff(attr);
+}
+
+void table_view_draw(struct tui *t)
+{
+	struct term_layout lay;
+	int first = table_view_first_row(t), rows = table_view_visible_rows(t);
+	int title = tui_attr(t, PAIR_TITLE);
+	size_t sel;
+
+	table_layout(t, &lay);
+	term_fill(first - 1, title);
+	attron(title);
+	for (int k = 0; k < COL_COUNT; k++) {
+		int w = lay.width[k];
+		char name[32];
+
+		if (!lay.shown[k])
+			continue;
+		const char *arrow = t->sort_invert
+					    ? (t->ascii ? "v" : "\u25bc")
+					    : (t->ascii ? "^" : "\u25b2");
+
+		snprintf(name, sizeof(name), "%s", column_table[k].title);
+		if (column_table[k].width < 0 || column_table[k].left) {
+			int x = term_text(first - 1, lay.x[k], title, "%s",
+					  name);
+
+			if (k == t->sort_column)
+				term_text(first - 1, x, title, "%s", arrow);
+		} else {
+			term_text(first - 1, lay.x[k], title, "%*s", w, name);
+			/* The arrow sits in the gap after the column. */
+			if (k == t->sort_column)
+				term_text(first - 1, lay.x[k] + w, title, "%s",
+					  arrow);
+		}
+	}
+	attroff(title);
+	/* Scroll so the selection stays visible, a group's header together
+	 * with its first row. */
+	sel = t->list.selected;
+	term_list_follow(&t->list, rows,
+			 sel && sel < t->nrows &&
+				 t->rows[sel - 1].coro == UINT32_MAX);
+	term_list_fill(&t->list, t->nrows, rows);
+	for (int i = 0; i < rows && t->list.top + (size_t)i < t->nrows; i++)
+		table_draw_row(t, first + i, &t->rows[t->list.top + (size_t)i],
+			       &lay,
+			       t->list.top + (size_t)i == t->list.selected);
+	if (!t->nrows)
+		term_text(first, 1, A_NORMAL, "%s",
+			  t->filter.active ? "no coroutine matches the filter"
+					   : "no coroutines yet");
+	table_draw_bar(t);
+}
+
+const struct tui_view_impl table_view_impl = {
+	.name = "table",
+	.draw = table_view_draw,
+	.action = table_view_action,
+	.mouse = table_view_mouse,
+	.search = table_view_find,
+	.filter = table_view_filter,
+	.filter_text = table_view_filter_text,
+};

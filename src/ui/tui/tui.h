@@ -1,0 +1,197 @@
+/*
+ * tui: the interactive ncurses interface.  One libev loop on the UI thread;
+ * callbacks only set dirty flags, and one render plus one doupdate() happen
+ * per loop pass (an ev_prepare watcher).  The UI reads engine snapshots only.
+ *
+ * Layers, one per file:
+ *   keymap.c       the binding table: key -> action, plus help notes
+ *   tui.c          loop, terminal setup/restore, shared actions, input line
+ *   view.c         the views as a const table (view.h), moving between them
+ *   table_view.c   row selection (filter, sort, group), the header and the
+ *                  main table: the base view every other one stands on
+ *   detail_view.c  one coroutine: its ring slots, timeline, percentiles
+ *   help_view.c    keys and columns, drawn from the same tables
+ *   warn_view.c    the lints and their worst offenders
+ *   setup_view.c   lints and columns on and off, saved to the config
+ *   hot_view.c     hot stacks (CallTrace): top list and caller tree
+ *   ppt_view.c     the frames of the attached process's ppt buffers
+ *   replay_ctl.c   time controls while replaying
+ * ui/term holds what the memory view shares: the terminal, text, lists,
+ * column layout, keys.
+ *
+ * struct tui holds what every view stands on: the snapshot, the table's
+ * rows and their selection, the input line and the status message.  Each
+ * other view keeps its own state (t->view_state), defined in its file.
+ */
+#ifndef COROTOP_TUI_H
+#define COROTOP_TUI_H
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "engine/ctp/lint.h"
+#include "ui/rows/column.h"
+#include "ui/rows/filter.h"
+#include "ui/tui/keymap.h"
+#include "ui/rows/order.h"
+#include "ui/term/keys.h"
+#include "ui/term/list.h"
+#include "ui/term/text.h"
+#include "ui/tui/view.h"
+
+/* What an action asks the loop to do; actions never draw. */
+enum tui_reaction {
+	REACT_NONE = 0,
+	REACT_REDRAW = TERM_REDRAW,   /* re-render the screen */
+	REACT_REBUILD = TERM_REBUILD, /* re-select and re-sort rows */
+	REACT_REFRESH = TERM_REFRESH, /* take a new snapshot now */
+	REACT_QUIT = TERM_QUIT,
+};
+
+enum tui_input {
+	INPUT_NONE = 0,
+	INPUT_SEARCH,
+	INPUT_FILTER,
+	INPUT_GOTO, /* replay: a time to jump to */
+};
+
+struct tui_options {
+	unsigned delay_tenths;
+	bool color;
+	bool mouse;
+	int sort_column; /* enum column_id, or -1 for the default */
+	bool sort_invert;
+	const char *filter;
+	struct lint_config lints;
+	bool hidden[COL_COUNT];	 /* columns switched off */
+	const char *config_path; /* where setup saves, or NULL */
+	const char *folded_path; /* x writes here (--folded), or NULL */
+};
+
+/* One displayed line of the table: a coroutine or a thread group header. */
+struct tui_row {
+	uint32_t coro;	/* index into snap.coro, or UINT32_MAX for a header */
+	uint64_t tid;	/* group headers: the thread */
+	uint32_t count; /* group headers: coroutines in the group */
+};
+
+struct tui {
+	struct engine *engine;
+	struct tui_options opt;
+	struct snapshot snap;
+	bool have_snap;
+	bool paused;
+
+	/* The table's rows (table_view.c): what every view stands on.  (Its
+	 * fields are named here, not in a struct of the table's own, since
+	 * bench/render.c sets them to draw the table alone.) */
+	struct tui_row *rows;
+	size_t nrows, cap_rows;
+	size_t cap_idx;	    /* idx's capacity (grow_array) */
+	uint32_t *idx;	    /* rebuild's scratch: filtered, then sorted */
+	struct order order; /* the sort's buffers */
+	/* The table's cursor: a term_list, whose two fields bench/render.c
+	 * also sets by name. */
+	union {
+		struct term_list list;
+		struct {
+			size_t selected; /* row index */
+			size_t top;	 /* first row shown */
+		};
+	};
+	uint64_t selected_id; /* model id kept across refreshes */
+	uint64_t watching;    /* model id whose history the engine keeps */
+	int sort_column;
+	bool sort_invert;
+	bool group_by_thread;
+	struct filter filter;
+
+	enum tui_view view;		  /* shown (view.h) */
+	enum tui_view under;		  /* an overlay's: the view under it */
+	void *view_state[TUI_VIEW_COUNT]; /* each view's own, or NULL */
+
+	/* The search and filter line, for the rows of the view shown. */
+	char search[64]; /* lowercased */
+	enum tui_input input;
+	char line[128];	  /* input line being edited */
+	char before[128]; /* the filter in effect when editing began */
+	size_t line_len;
+	char message[160]; /* one-shot status line */
+
+	struct lint_config lints; /* as sent to the engine */
+	bool hidden[COL_COUNT];
+
+	bool replay;	      /* --replay: keymap_replay first */
+	char replay_name[96]; /* the recording, for the header */
+
+	bool color;
+	bool ascii; /* no UTF-8: ASCII-only drawing */
+	int lines, cols;
+	unsigned dirty; /* enum tui_reaction bits pending */
+	bool quit;
+	int exit_status;
+};
+
+/* Run the interactive interface until the user quits or a signal ends it.
+ * The terminal is restored on every way out. Returns corotop's exit code. */
+int tui_run(struct engine *e, const struct tui_options *opt);
+/* The engine's publish_hook (engine_config) while tui_run runs: wakes the
+ * loop from the harvest thread (ctx unused). */
+void tui_publish_hook(void *ctx);
+
+/* The view shown. */
+static inline const struct tui_view_impl *tui_view(const struct tui *t)
+{
+	return tui_views[t->view];
+}
+
+/* The view whose rows search and filter act on: the one shown when it has
+ * rows of its own, else the table. */
+static inline const struct tui_view_impl *tui_view_rows(const struct tui *t)
+{
+	return tui_view(t)->search ? tui_view(t) : tui_views[VIEW_TABLE];
+}
+
+/* The view that refreshes and follows: the one shown, or the one under it
+ * when it is an overlay. */
+static inline const struct tui_view_impl *tui_view_under(const struct tui *t)
+{
+	return tui_view(t)->overlay ? tui_views[t->under] : tui_view(t);
+}
+
+/* table_view.c: the table's rows, which every view stands on. */
+void table_view_rebuild(struct tui *t);
+void table_view_header(struct tui *t);
+void table_view_draw(struct tui *t);
+/* Rows on the screen below the header; a page of the table. */
+int table_view_visible_rows(const struct tui *t);
+/* Move the selection by delta rows (group headers are stepped over). */
+unsigned table_view_move(struct tui *t, long delta);
+/* Sort by the next (dir 1) or previous (-1) column, or again (0). */
+unsigned table_view_sort(struct tui *t, int dir);
+
+/* hot_view.c, for the detail view and the export key (x, any view). */
+/* "leaf <- caller <- ..." by function name, into b. */
+void hot_view_stack_line(struct tui *t, const struct hot_stack *s, char *b,
+			 size_t n);
+unsigned hot_view_export(struct tui *t);
+
+/* Colour pairs; 0 when colours are off. */
+enum tui_pair {
+	PAIR_HEADER = 1,
+	PAIR_TITLE,
+	PAIR_RUNNING,
+	PAIR_DEAD,
+	PAIR_WARN,
+	PAIR_SELECTED,
+	PAIR_METER,
+	PAIR_GROUP,
+};
+/* A_NORMAL as a plain int, for attribute expressions. */
+#define TUI_NORMAL ((int)A_NORMAL)
+int tui_attr(const struct tui *t, enum tui_pair p);
+
+#endif

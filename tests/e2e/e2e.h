@@ -1,0 +1,308 @@
+/*
+ * e2e: running the corotop binary the way people run it, for the e2e
+ * tests (test-e2e.c, test-e2e-hot.c): fork/exec with stdout and stderr
+ * captured, a private XDG_RUNTIME_DIR per test program that must be empty
+ * again after every run, strict JSON snapshots, lines.
+ *
+ * Header-only, included by one test program each; the functions are
+ * static (and marked unused: not every program calls every one).
+ */
+#ifndef COROTOP_E2E_H
+#define COROTOP_E2E_H
+
+#include <dirent.h>
+
+#include "../common/itest.h"
+#include "json-check.h"
+
+struct proc {
+	pid_t pid;
+	int out, err;
+	char *obuf, *ebuf;
+	size_t olen, elen, ocap, ecap;
+};
+
+static char xdg[256];
+
+static __attribute__((unused)) int setup_xdg(void **state)
+{
+	(void)state;
+	snprintf(xdg, sizeof(xdg), "/tmp/itest-e2e.XXXXXX");
+	return mkdtemp(xdg) ? 0 : -1;
+}
+
+/* The private runtime dir must be empty: nothing leaked. */
+static __attribute__((unused)) void assert_xdg_empty(void)
+{
+	DIR *d = opendir(xdg);
+	struct dirent *de;
+	int leaked = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		print_error("leaked in the runtime dir: %s/%s\n", xdg,
+			    de->d_name);
+		leaked++;
+	}
+	closedir(d);
+	assert_int_equal(leaked, 0);
+}
+
+static __attribute__((unused)) int teardown_xdg(void **state)
+{
+	DIR *d = opendir(xdg);
+	struct dirent *de;
+	char path[600];
+
+	(void)state;
+	/* Best effort: remove what a failed test left behind. */
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/ctp.shm", xdg, de->d_name);
+		it_remove_region_dir(path);
+		snprintf(path, sizeof(path), "%s/%s", xdg, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(xdg);
+	snprintf(path, sizeof(path), "%s.not-a-region", xdg);
+	unlink(path);
+	for (int sig = 0; sig < 32; sig++) {
+		snprintf(path, sizeof(path), "%s.shmpath-%d", xdg, sig);
+		unlink(path);
+	}
+	return 0;
+}
+
+static __attribute__((unused)) void proc_start(struct proc *p,
+					       char *const argv[])
+{
+	int o[2], e[2];
+
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(pipe2(o, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(e, O_CLOEXEC), 0);
+	p->pid = fork();
+	assert_true(p->pid >= 0);
+	if (p->pid == 0) {
+		if (dup2(o[1], 1) < 0 || dup2(e[1], 2) < 0)
+			_exit(126);
+		setenv("XDG_RUNTIME_DIR", xdg, 1);
+		/* A run that is not a terminal must not need one. */
+		unsetenv("TERM");
+		signal(SIGPIPE, SIG_DFL);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	p->out = o[0];
+	p->err = e[0];
+}
+
+static __attribute__((unused)) void proc_buf_read(int *fd, char **buf,
+						  size_t *len, size_t *cap)
+{
+	char tmp[4096];
+	ssize_t r = read(*fd, tmp, sizeof(tmp));
+
+	if (r < 0 && errno == EINTR)
+		return;
+	if (r <= 0) {
+		close(*fd);
+		*fd = -1;
+		return;
+	}
+	if (*len + (size_t)r + 1 > *cap) {
+		*cap = (*len + (size_t)r + 1) * 2;
+		*buf = realloc(*buf, *cap);
+		assert_non_null(*buf);
+	}
+	memcpy(*buf + *len, tmp, (size_t)r);
+	*len += (size_t)r;
+	(*buf)[*len] = '\0';
+}
+
+/* Collect output for up to `ms` (or until both pipes close). */
+static __attribute__((unused)) void proc_pump(struct proc *p, unsigned ms)
+{
+	uint64_t end = it_now() + (uint64_t)ms * 1000000u;
+
+	while ((p->out >= 0 || p->err >= 0) && it_now() < end) {
+		struct pollfd f[2] = {{.fd = p->out, .events = POLLIN},
+				      {.fd = p->err, .events = POLLIN}};
+		int left = (int)((end - it_now()) / 1000000u) + 1;
+
+		if (poll(f, 2, left) <= 0)
+			continue;
+		if (f[0].revents)
+			proc_buf_read(&p->out, &p->obuf, &p->olen, &p->ocap);
+		if (f[1].revents)
+			proc_buf_read(&p->err, &p->ebuf, &p->elen, &p->ecap);
+	}
+}
+
+/* The next whole line of p's stdout after *off, as a copy to free; NULL
+ * when none came within ms or the output ended.  For tests that read
+ * snapshots as they come and wait for a condition with a deadline. */
+static __attribute__((unused)) char *proc_next_line(struct proc *p, size_t *off,
+						    unsigned ms)
+{
+	uint64_t end = it_now() + (uint64_t)ms * 1000000u;
+
+	for (;;) {
+		char *from = p->obuf ? p->obuf + *off : NULL;
+		char *nl = from ? memchr(from, '\n', p->olen - *off) : NULL;
+
+		if (nl) {
+			char *line = strndup(from, (size_t)(nl - from));
+
+			assert_non_null(line);
+			*off += (size_t)(nl - from) + 1;
+			return line;
+		}
+		if (p->out < 0 || it_now() >= end)
+			return NULL;
+		proc_pump(p, 20);
+	}
+}
+
+/* Read everything and wait; returns the wait status (fails on timeout). */
+static __attribute__((unused)) int proc_finish(struct proc *p,
+					       unsigned timeout_ms)
+{
+	int status;
+
+	proc_pump(p, timeout_ms);
+	if (it_wait_pid(p->pid, 5000, &status) < 0)
+		fail_msg("%s did not exit in time", "corotop");
+	if (p->out >= 0)
+		close(p->out);
+	if (p->err >= 0)
+		close(p->err);
+	if (!p->obuf)
+		p->obuf = calloc(1, 1);
+	if (!p->ebuf)
+		p->ebuf = calloc(1, 1);
+	return status;
+}
+
+static __attribute__((unused)) void proc_free(struct proc *p)
+{
+	free(p->obuf);
+	free(p->ebuf);
+}
+
+static __attribute__((unused)) int exit_code(int status)
+{
+	if (WIFSIGNALED(status))
+		fail_msg("corotop died of signal %d", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
+
+/* Run to completion; returns the exit code. */
+static __attribute__((unused)) int run(struct proc *p, char *const argv[],
+				       unsigned timeout_ms)
+{
+	proc_start(p, argv);
+	return exit_code(proc_finish(p, timeout_ms));
+}
+
+/* ---- JSON shape ---- */
+
+/* An unsigned integer member (json_u64 fails the test otherwise). */
+static __attribute__((unused)) void need_uint(const struct jv *v,
+					      const char *path)
+{
+	(void)json_u64(v, path);
+}
+
+/*
+ * Check one snapshot line; returns its coroutine count.  `exited` expects
+ * the target's final state.
+ */
+static __attribute__((unused)) size_t
+check_snapshot(const char *line, bool exited, struct jv *out)
+{
+	const struct jv *co, *st, *es;
+
+	json_must_parse(line, out);
+	assert_int_equal(out->t, J_OBJ);
+	need_uint(out, "ts");
+	need_uint(out, "stations.allocated");
+	need_uint(out, "stations.max");
+	need_uint(out, "events.harvested");
+	need_uint(out, "events.lost");
+	need_uint(out, "events.untraced");
+	json_need(out, "events.per_sec", J_NUM);
+	assert_true(json_need(out, "events.per_sec", J_NUM)->num >= 0);
+	json_need(out, "engine.sleeping", J_BOOL);
+	need_uint(out, "target.pid");
+	assert_true(json_need(out, "target.pid", J_NUM)->num > 0);
+	assert_int_equal(json_need(out, "target.running", J_BOOL)->b, !exited);
+	es = json_get(out, "target.exit_status");
+	assert_non_null(es);
+	if (!exited)
+		assert_int_equal(es->t, J_NULL);
+	assert_true(json_need(out, "stations.allocated", J_NUM)->num <=
+		    json_need(out, "stations.max", J_NUM)->num);
+	co = json_need(out, "coroutines", J_ARR);
+	for (size_t i = 0; i < co->n; i++) {
+		const struct jv *c = &co->items[i];
+
+		assert_int_equal(c->t, J_OBJ);
+		need_uint(c, "probe_id");
+		st = json_need(c, "state", J_STR);
+		assert_true(!strcmp(st->s, "running") ||
+			    !strcmp(st->s, "suspended") ||
+			    !strcmp(st->s, "dead"));
+		need_uint(c, "tid");
+		assert_true(!strncmp(json_need(c, "addr", J_STR)->s, "0x", 2));
+		need_uint(c, "seq");
+		need_uint(c, "switches");
+		need_uint(c, "age_ns");
+		need_uint(c, "in_state_ns");
+		assert_true(strlen(json_need(c, "where", J_STR)->s) > 0);
+	}
+	return co->n;
+}
+
+/* Split stdout into lines; every line must end with '\n'. */
+static __attribute__((unused)) size_t split_lines(char *buf, char **lines,
+						  size_t max)
+{
+	size_t n = 0;
+	char *p = buf;
+
+	while (*p) {
+		char *nl = strchr(p, '\n');
+
+		if (!nl)
+			fail_msg("last line has no newline: %s", p);
+		*nl = '\0';
+		if (n < max)
+			lines[n] = p;
+		n++;
+		p = nl + 1;
+	}
+	return n;
+}
+
+/* Some coroutine of the snapshot is parked at `where` (a prefix). */
+static __attribute__((unused)) bool parked_at(const struct jv *v,
+					      const char *where)
+{
+	const struct jv *co = json_get(v, "coroutines");
+
+	for (size_t c = 0; co && c < co->n; c++)
+		if (!strncmp(json_need(&co->items[c], "where", J_STR)->s, where,
+			     strlen(where)))
+			return true;
+	return false;
+}
+
+#endif

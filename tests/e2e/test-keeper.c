@@ -1,0 +1,232 @@
+/*
+ * test-keeper: corotop killed with SIGKILL, through the real binary.
+ *
+ *   - A target on the upstream SDKs (keeper_target.c) must survive it: its
+ *     next wake is a plain write() to the socket of a dead engine, which
+ *     without the keeper (src/engine/target/keeper.c) raises SIGPIPE (status
+ * 141).
+ *   - The run directory corotop leaves behind (ctp.shm, calltrace.shm, the
+ *     socket) is kept by the next corotop while the target or the keeper
+ *     lives, and removed by the first corotop after both are gone
+ *     (src/engine/target/rundir.c).
+ *
+ * The test is a child subreaper, so that the target and the keeper, whose
+ * parent dies, become its children and their exit statuses are seen.
+ * Every wait has a deadline; no step depends on who runs first.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "../common/itest.h"
+
+static char xdg[128];
+
+/* Start corotop with our private runtime dir; output to /dev/null. */
+static pid_t kt_corotop(char *const *argv)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		setenv("XDG_RUNTIME_DIR", xdg, 1);
+		execv(ITEST_COROTOP, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* A corotop that starts, sweeps, and exits at once. */
+static void kt_sweep_run(void)
+{
+	char *argv[] = {"corotop", "-b", "-n", "1", "--", "true", NULL};
+	int status;
+
+	assert_int_equal(it_wait_pid(kt_corotop(argv), 20000, &status), 0);
+	assert_true(WIFEXITED(status));
+}
+
+/* The one corotop.* entry in the runtime dir, "" if none. */
+static void kt_rundir(char *out, size_t len)
+{
+	DIR *d = opendir(xdg);
+	struct dirent *de;
+
+	out[0] = '\0';
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "corotop.", 8))
+			snprintf(out, len, "%s/%s", xdg, de->d_name);
+	closedir(d);
+}
+
+/* Wait (deadline) for the run directory's pids file, written once corotop
+ * forked the keeper (the target may be ready before that): its 3 pids. */
+static bool kt_read_pids(const char *path, int who[3], unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		FILE *f = fopen(path, "r");
+		int n = 0;
+
+		if (f) {
+			while (n < 3 && fscanf(f, "%d %*u", &who[n]) == 1)
+				n++;
+			fclose(f);
+		}
+		if (n == 3)
+			return true;
+		it_sleep_ms(5);
+	}
+	return false;
+}
+
+/* Sockets among `pid`'s descriptors. */
+static int kt_sockets(pid_t pid)
+{
+	char path[128], link[64], dir[32];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "%s/%.16s", dir, de->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0 && !strncmp(link, "socket:", 7))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Wait (deadline) until the keeper holds the target's connection: its
+ * channel to corotop, the listening socket, and one more. */
+static bool kt_keeper_holds(pid_t keeper, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		if (kt_sockets(keeper) >= 3)
+			return true;
+		it_sleep_ms(5);
+	}
+	return false;
+}
+
+/* Wait (deadline) for `path` to hold a pid. */
+static pid_t kt_read_pid(const char *path, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		FILE *f = fopen(path, "r");
+		int pid = 0;
+
+		if (f) {
+			if (fscanf(f, "%d", &pid) != 1)
+				pid = 0;
+			fclose(f);
+		}
+		if (pid > 0)
+			return pid;
+		it_sleep_ms(5);
+	}
+	return -1;
+}
+
+static void test_sigkill_keeps_target(void **state)
+{
+	char ready[256], dir[512], pids[600], kept[600];
+	char *argv[] = {"corotop", "-b",	  "-d",	 "1",
+			"--",	   KEEPER_TARGET, ready, NULL};
+	int status, corotop_pid, keeper = 0, who[3] = {0};
+	pid_t corotop, target;
+
+	(void)state;
+	snprintf(ready, sizeof(ready), "%s.ready", xdg);
+	unlink(ready);
+	corotop = kt_corotop(argv);
+	target = kt_read_pid(ready, 20000);
+	assert_true(target > 0);
+	kt_rundir(dir, sizeof(dir));
+	assert_true(dir[0]);
+	/* Who the directory serves: corotop, the keeper, the target. */
+	snprintf(pids, sizeof(pids), "%s/pids", dir);
+	assert_true(kt_read_pids(pids, who, 20000));
+	corotop_pid = who[0];
+	keeper = who[1];
+	assert_int_equal(corotop_pid, corotop);
+	assert_int_equal(who[2], target);
+	assert_true(keeper > 0 && kill(keeper, 0) == 0);
+	/* The target connected before it said ready; corotop accepts and
+	 * hands the connection over on its own thread: wait for that. */
+	assert_true(kt_keeper_holds(keeper, 20000));
+
+	assert_int_equal(kill(corotop, SIGKILL), 0);
+	assert_int_equal(it_wait_pid(corotop, 20000, &status), 0);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	/* The target and the keeper live: the next corotop keeps it all. */
+	kt_sweep_run();
+	snprintf(kept, sizeof(kept), "%s/ctp.sock", dir);
+	assert_true(it_path_exists(kept));
+	snprintf(kept, sizeof(kept), "%s/ctp.shm", dir);
+	assert_true(it_path_exists(kept));
+
+	/* Its next wake writes to the socket of the dead engine. */
+	assert_int_equal(kill(target, SIGUSR1), 0);
+	assert_int_equal(it_wait_pid(target, 20000, &status), 0);
+	if (WIFSIGNALED(status))
+		print_error("target killed by signal %d\n", WTERMSIG(status));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The keeper goes with its target. */
+	assert_int_equal(it_wait_pid(keeper, 20000, &status), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	/* All three gone: the next corotop sweeps the directory. */
+	kt_sweep_run();
+	kt_rundir(kept, sizeof(kept));
+	assert_string_equal(kept, "");
+	unlink(ready);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sigkill_keeps_target),
+	};
+	int rc;
+
+	/* Orphans of the corotop we kill become ours. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return 77;
+	snprintf(xdg, sizeof(xdg), "/tmp/itest-keeper.XXXXXX");
+	if (!mkdtemp(xdg))
+		return 1;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rmdir(xdg);
+	return rc;
+}
