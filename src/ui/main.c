@@ -372,13 +372,13 @@ static int main_cacheray_batch(const struct cli *cli)
  * colour and mouse settings the coroutine TUI gets. */
 static int main_cacheray_view(const struct cli *cli, const struct config *conf)
 {
-	struct cray_view_options o = {
+	struct memview_options o = {
 		.delay_tenths = cli->delay_tenths,
 		.color = conf->color && !cli->no_color,
 		.mouse = conf->mouse && !cli->no_mouse,
 	};
 
-	return cray_view_run(cli->cacheray, &o);
+	return memview_run(cli->cacheray, &o);
 }
 
 /* The paths on the command line, before anything opens them (and before

@@ -1,5 +1,5 @@
 /*
- * cray_view: the interactive memory view of a Cacheray trace (corotop
+ * memview: the interactive memory view of a Cacheray trace (corotop
  * --cacheray FILE on a terminal): totals, then four tabs -- false-sharing
  * suspects, hot lines, types with their members, threads -- refreshed
  * while the trace is read.  Its own curses screen and libev loop; the
@@ -16,8 +16,8 @@
  *                  coroutine TUI)
  *   memview_draw.c the screen: header, tabs, table, byte map, help, bar
  */
-#ifndef COROTOP_CRAY_VIEW_H
-#define COROTOP_CRAY_VIEW_H
+#ifndef COROTOP_MEMVIEW_H
+#define COROTOP_MEMVIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,7 +30,7 @@
 #include "ui/term/keys.h"
 #include "ui/term/list.h"
 
-struct cray_view_options {
+struct memview_options {
 	unsigned delay_tenths; /* refresh interval (>= 1) */
 	bool color;	       /* false: monochrome (-C); NO_COLOR also */
 	bool mouse;
@@ -44,30 +44,31 @@ struct cray_view_options {
  * not be opened, 2 when path is a directory or a terminal, 128+N after
  * signal N.  Messages for those go to stderr.
  */
-int cray_view_run(const char *path, const struct cray_view_options *opt);
+int memview_run(const char *path, const struct memview_options *opt);
 
 /* ---- shared by memview.c and memview_draw.c ---- */
 
 /* What an action or a watcher asks of the loop; nothing else draws.  The
  * terminal's reactions (term/keys.h), named for this view. */
-enum cray_reaction {
-	CRAY_REDRAW = TERM_REDRAW,   /* draw the screen */
-	CRAY_REBUILD = TERM_REBUILD, /* rows again from the snapshot */
-	CRAY_REFRESH = TERM_REFRESH, /* a new snapshot (not while paused) */
-	CRAY_QUIT = TERM_QUIT,
+enum memview_reaction {
+	MEMVIEW_REDRAW = TERM_REDRAW,	/* draw the screen */
+	MEMVIEW_REBUILD = TERM_REBUILD, /* rows again from the snapshot */
+	MEMVIEW_REFRESH = TERM_REFRESH, /* a new snapshot (not while paused) */
+	MEMVIEW_QUIT = TERM_QUIT,
 };
 
-struct cray_view {
-	struct cray_view_options opt;
+struct memview {
+	struct memview_options opt;
 	struct cray_source src;
 	struct cray_snap snap;
-	struct cray_rows rows;
+	struct memview_rows rows;
 	bool have_snap;
 	uint64_t snap_got; /* src.got when the snapshot was taken */
-	enum cray_tab tab;
-	struct term_list list[CRAY_TAB_COUNT]; /* cursor and scroll per tab */
-	uint64_t sel_key[CRAY_TAB_COUNT];
-	bool have_sel[CRAY_TAB_COUNT];
+	enum memview_tab tab;
+	struct term_list
+		list[MEMVIEW_TAB_COUNT]; /* cursor and scroll per tab */
+	uint64_t sel_key[MEMVIEW_TAB_COUNT];
+	bool have_sel[MEMVIEW_TAB_COUNT];
 	bool help;
 	int help_top;
 	bool paused;
@@ -81,7 +82,7 @@ struct cray_view {
 	double rate;
 	/* Layout, as last drawn (actions page and click by it). */
 	int first_row, nvisible;
-	int tab_x[CRAY_TAB_COUNT + 1];
+	int tab_x[MEMVIEW_TAB_COUNT + 1];
 	bool color, ascii;
 	int lines, cols;
 	unsigned dirty;
@@ -89,18 +90,18 @@ struct cray_view {
 };
 
 /* Colour pairs (the same colours as the coroutine TUI's). */
-enum cray_pair {
-	CRAY_PAIR_HEADER = 1,
-	CRAY_PAIR_TITLE,
-	CRAY_PAIR_GOOD,
-	CRAY_PAIR_DIM,
-	CRAY_PAIR_WARN,
-	CRAY_PAIR_SELECTED,
-	CRAY_PAIR_METER,
+enum memview_pair {
+	MEMVIEW_PAIR_HEADER = 1,
+	MEMVIEW_PAIR_TITLE,
+	MEMVIEW_PAIR_GOOD,
+	MEMVIEW_PAIR_DIM,
+	MEMVIEW_PAIR_WARN,
+	MEMVIEW_PAIR_SELECTED,
+	MEMVIEW_PAIR_METER,
 };
 
 /* memview_draw.c */
-int cray_attr(const struct cray_view *v, enum cray_pair p);
-void cray_draw(struct cray_view *v);
+int memview_attr(const struct memview *v, enum memview_pair p);
+void memview_draw(struct memview *v);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * cray_draw: the memory view's screen, drawn from the view's state only
+ * memview_draw: the memory view's screen, drawn from the view's state only
  * (the loop calls it once per pass, when something is dirty).
  *
  * Top to bottom:
@@ -23,7 +23,7 @@
  *   table       column titles (the sort column marked), then the rows;
  *               False sharing adds the byte map of the selected line: which
  *               of its 64 bytes each thread touched
- *   key bar     as the coroutine table's (cray_keys_bar: Enter Open on
+ *   key bar     as the coroutine table's (memview_keys_bar: Enter Open on
  *               Types only), or the search line being typed
  * The help (F1) takes the table's place: the key table, then the shown
  * tab's columns, both from their const tables.  Columns are dropped by
@@ -40,21 +40,21 @@
 #include "ui/term/layout.h"
 #include "ui/term/text.h"
 
-#define CRAY_NORMAL ((int)A_NORMAL)
-#define CRAY_MAP_LABEL 22 /* the byte map starts at this column */
+#define MEMVIEW_NORMAL ((int)A_NORMAL)
+#define MEMVIEW_MAP_LABEL 22 /* the byte map starts at this column */
 
-int cray_attr(const struct cray_view *v, enum cray_pair p)
+int memview_attr(const struct memview *v, enum memview_pair p)
 {
 	if (v->color)
-		return COLOR_PAIR(p) | (p == CRAY_PAIR_TITLE ? A_BOLD : 0);
+		return COLOR_PAIR(p) | (p == MEMVIEW_PAIR_TITLE ? A_BOLD : 0);
 	switch (p) {
-	case CRAY_PAIR_HEADER:
-	case CRAY_PAIR_TITLE:
-	case CRAY_PAIR_SELECTED:
+	case MEMVIEW_PAIR_HEADER:
+	case MEMVIEW_PAIR_TITLE:
+	case MEMVIEW_PAIR_SELECTED:
 		return A_REVERSE;
-	case CRAY_PAIR_WARN:
+	case MEMVIEW_PAIR_WARN:
 		return A_BOLD;
-	case CRAY_PAIR_DIM:
+	case MEMVIEW_PAIR_DIM:
 		return A_DIM;
 	default:
 		return A_NORMAL;
@@ -62,8 +62,8 @@ int cray_attr(const struct cray_view *v, enum cray_pair p)
 }
 
 /* text over at most max lines from y, broken at blanks; lines used. */
-static int cray_wrap(const struct cray_view *v, int y, int attr,
-		     const char *text, int max)
+static int memview_wrap(const struct memview *v, int y, int attr,
+			const char *text, int max)
 {
 	int used = 0, w = v->cols - 2;
 	const char *p = text;
@@ -89,7 +89,7 @@ static int cray_wrap(const struct cray_view *v, int y, int attr,
 
 /* ---- header ---- */
 
-static const char *cray_state(const struct cray_view *v, char *b, size_t n)
+static const char *cray_state(const struct memview *v, char *b, size_t n)
 {
 	const struct cray_source *s = &v->src;
 	uint64_t off = 0;
@@ -113,25 +113,25 @@ static const char *cray_state(const struct cray_view *v, char *b, size_t n)
 	}
 }
 
-static int cray_read_line(const struct cray_view *v, int y)
+static int memview_read_line(const struct memview *v, int y)
 {
 	const struct cray_source *s = &v->src;
-	int meter = cray_attr(v, CRAY_PAIR_METER), x;
+	int meter = memview_attr(v, MEMVIEW_PAIR_METER), x;
 	struct cacheray_totals t;
 	char rate[48];
 
 	cacheray_totals(s->c, &t);
-	x = term_text(y, 0, CRAY_NORMAL, " Read ");
+	x = term_text(y, 0, MEMVIEW_NORMAL, " Read ");
 	x = term_text(y, x, meter, "%" PRIu64, s->got);
 	if (s->state == CRAY_READING && cray_source_percent(s) >= 0)
-		x = term_text(y, x, CRAY_NORMAL, " of %" PRIu64, s->size);
-	x = term_text(y, x, CRAY_NORMAL, " bytes, ");
+		x = term_text(y, x, MEMVIEW_NORMAL, " of %" PRIu64, s->size);
+	x = term_text(y, x, MEMVIEW_NORMAL, " bytes, ");
 	x = term_text(y, x, meter, "%" PRIu64, t.records);
-	x = term_text(y, x, CRAY_NORMAL, " records");
+	x = term_text(y, x, MEMVIEW_NORMAL, " records");
 	if (s->state != CRAY_READING || v->rate < 0)
 		return y + 1;
 	if (v->rate == 0 && s->pollable) {
-		term_text(y, x, CRAY_NORMAL, "  waiting for data");
+		term_text(y, x, MEMVIEW_NORMAL, "  waiting for data");
 		return y + 1;
 	}
 	cray_source_rate_text(v->rate, rate, sizeof(rate));
@@ -141,44 +141,44 @@ static int cray_read_line(const struct cray_view *v, int y)
 
 /* "label value" pairs from x, values in the meter colour; a pair with warn
  * set shows only when its value is not 0, in red. */
-struct cray_kv {
+struct memview_kv {
 	const char *label;
 	uint64_t value;
 	bool warn;
 };
 
-static void cray_kvs(const struct cray_view *v, int y, int x,
-		     const struct cray_kv *kv, size_t n)
+static void memview_kvs(const struct memview *v, int y, int x,
+			const struct memview_kv *kv, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (kv[i].warn && !kv[i].value)
 			continue;
-		x = term_text(y, x, CRAY_NORMAL, "%s%s ", i ? "  " : " ",
+		x = term_text(y, x, MEMVIEW_NORMAL, "%s%s ", i ? "  " : " ",
 			      kv[i].label);
 		x = term_text(y, x,
-			      cray_attr(v, kv[i].warn ? CRAY_PAIR_WARN
-						      : CRAY_PAIR_METER),
+			      memview_attr(v, kv[i].warn ? MEMVIEW_PAIR_WARN
+							 : MEMVIEW_PAIR_METER),
 			      "%" PRIu64, kv[i].value);
 	}
 }
 
 /* Three lines from y: accesses, their flags, RTTA. */
-static void cray_totals(const struct cray_view *v, int y)
+static void memview_totals(const struct memview *v, int y)
 {
 	const struct cacheray_totals *t = &v->snap.tot;
-	const struct cray_kv acc[] = {
+	const struct memview_kv acc[] = {
 		{"reads", t->reads, false},
 		{"writes", t->writes, false},
 		{"untyped", t->untyped, false},
 		{"cross-line", t->cross_line, false},
 		{"lines-dropped", t->lines_dropped_accesses, true},
 	};
-	const struct cray_kv flags[] = {
+	const struct memview_kv flags[] = {
 		{"atomic", t->atomics, false},
 		{"rmw-pairs", t->atomic_rmw, false},
 		{"unaligned", t->unaligned, false},
 	};
-	const struct cray_kv rtta[] = {
+	const struct memview_kv rtta[] = {
 		{"adds", t->rtta_adds, false},
 		{"removes", t->rtta_removes, false},
 		{"live", t->rtta_live, false},
@@ -186,19 +186,19 @@ static void cray_totals(const struct cray_view *v, int y)
 		{"unknown-removes", t->rtta_remove_unknown, true},
 		{"refused", t->rtta_full, true},
 	};
-	int x = term_text(y, 0, CRAY_NORMAL, " Accesses ");
+	int x = term_text(y, 0, MEMVIEW_NORMAL, " Accesses ");
 
-	x = term_text(y, x, cray_attr(v, CRAY_PAIR_METER), "%" PRIu64,
+	x = term_text(y, x, memview_attr(v, MEMVIEW_PAIR_METER), "%" PRIu64,
 		      t->accesses);
-	x = term_text(y, x, CRAY_NORMAL, ":");
-	cray_kvs(v, y, x, acc, sizeof(acc) / sizeof(acc[0]));
-	x = term_text(y + 1, 0, CRAY_NORMAL, " Flags");
-	cray_kvs(v, y + 1, x, flags, sizeof(flags) / sizeof(flags[0]));
-	x = term_text(y + 2, 0, CRAY_NORMAL, " RTTA");
-	cray_kvs(v, y + 2, x, rtta, sizeof(rtta) / sizeof(rtta[0]));
+	x = term_text(y, x, MEMVIEW_NORMAL, ":");
+	memview_kvs(v, y, x, acc, sizeof(acc) / sizeof(acc[0]));
+	x = term_text(y + 1, 0, MEMVIEW_NORMAL, " Flags");
+	memview_kvs(v, y + 1, x, flags, sizeof(flags) / sizeof(flags[0]));
+	x = term_text(y + 2, 0, MEMVIEW_NORMAL, " RTTA");
+	memview_kvs(v, y + 2, x, rtta, sizeof(rtta) / sizeof(rtta[0]));
 }
 
-static const char *const cray_note_text[] = {
+static const char *const memview_note_text[] = {
 	[CRAY_NOTE_NONE] = "",
 	[CRAY_NOTE_TID0] =
 		"note: every access has thread id 0 (the shipped Cacheray "
@@ -210,7 +210,7 @@ static const char *const cray_note_text[] = {
 };
 
 /* Problem, note and status lines from y; returns the next free line. */
-static int cray_notices(const struct cray_view *v, int y)
+static int memview_notices(const struct memview *v, int y)
 {
 	const struct cray_source *s = &v->src;
 	char b[512];
@@ -232,7 +232,8 @@ static int cray_notices(const struct cray_view *v, int y)
 		} else {
 			snprintf(b, sizeof(b), "%s", s->problem);
 		}
-		y += cray_wrap(v, y, cray_attr(v, CRAY_PAIR_WARN), b, 3);
+		y += memview_wrap(v, y, memview_attr(v, MEMVIEW_PAIR_WARN), b,
+				  3);
 	} else if (s->state == CRAY_TRUNCATED) {
 		struct cacheray_totals t;
 
@@ -241,50 +242,51 @@ static int cray_notices(const struct cray_view *v, int y)
 			 "truncated: the trace ends %zu bytes into a record "
 			 "that starts at byte %" PRIu64,
 			 cacheray_pending(s->c), t.bytes_read);
-		y += cray_wrap(v, y, cray_attr(v, CRAY_PAIR_WARN), b, 2);
+		y += memview_wrap(v, y, memview_attr(v, MEMVIEW_PAIR_WARN), b,
+				  2);
 	}
 	if (v->snap.note)
-		y += cray_wrap(v, y, CRAY_NORMAL, cray_note_text[v->snap.note],
-			       2);
+		y += memview_wrap(v, y, MEMVIEW_NORMAL,
+				  memview_note_text[v->snap.note], 2);
 	if (v->message[0])
-		term_text(y, 0, CRAY_NORMAL, " %s", v->message);
+		term_text(y, 0, MEMVIEW_NORMAL, " %s", v->message);
 	else if (v->search[0] && !v->typing)
-		term_text(y, 0, CRAY_NORMAL, " search: %s", v->search);
+		term_text(y, 0, MEMVIEW_NORMAL, " search: %s", v->search);
 	return y + 1;
 }
 
-static void cray_header(struct cray_view *v)
+static void memview_header(struct memview *v)
 {
 	char state[64];
 
-	term_fill(0, cray_attr(v, CRAY_PAIR_HEADER));
-	term_text(0, 0, cray_attr(v, CRAY_PAIR_HEADER),
+	term_fill(0, memview_attr(v, MEMVIEW_PAIR_HEADER));
+	term_text(0, 0, memview_attr(v, MEMVIEW_PAIR_HEADER),
 		  " corotop  memory  %.60s  %s%s", v->src.name,
 		  cray_state(v, state, sizeof(state)),
 		  v->paused ? "  [PAUSED]" : "");
-	cray_read_line(v, 1);
-	cray_totals(v, 2);
+	memview_read_line(v, 1);
+	memview_totals(v, 2);
 }
 
 /* ---- tabs ---- */
 
-static void cray_tab_count(const struct cray_view *v, int k, char *b, size_t n)
+static void memview_tab_count(const struct memview *v, int k, char *b, size_t n)
 {
 	const struct cray_snap *s = &v->snap;
 
 	switch (k) {
-	case CRAY_TAB_SHARING:
+	case MEMVIEW_TAB_SHARING:
 		snprintf(b, n, "%zu%s", s->nlines[1],
 			 s->nlines[1] >= CRAY_SNAP_LINES ? "+" : "");
 		return;
-	case CRAY_TAB_HOT:
+	case MEMVIEW_TAB_HOT:
 		if (s->tot.lines > s->nlines[0])
 			snprintf(b, n, "%zu of %" PRIu64, s->nlines[0],
 				 s->tot.lines);
 		else
 			snprintf(b, n, "%zu", s->nlines[0]);
 		return;
-	case CRAY_TAB_TYPES:
+	case MEMVIEW_TAB_TYPES:
 		snprintf(b, n, "%zu", s->ntypes);
 		return;
 	default:
@@ -292,31 +294,32 @@ static void cray_tab_count(const struct cray_view *v, int k, char *b, size_t n)
 	}
 }
 
-static void cray_tabs_line(struct cray_view *v, int y)
+static void memview_tabs_line(struct memview *v, int y)
 {
 	int x = 0;
 
-	for (int k = 0; k < CRAY_TAB_COUNT; k++) {
+	for (int k = 0; k < MEMVIEW_TAB_COUNT; k++) {
 		char count[48];
 
-		cray_tab_count(v, k, count, sizeof(count));
+		memview_tab_count(v, k, count, sizeof(count));
 		v->tab_x[k] = x;
 		x = term_text(y, x + 1,
 			      k == (int)v->tab
-				      ? cray_attr(v, CRAY_PAIR_SELECTED)
-				      : CRAY_NORMAL,
-			      " %d %s (%s) ", k + 1, cray_tabs[k].name, count);
+				      ? memview_attr(v, MEMVIEW_PAIR_SELECTED)
+				      : MEMVIEW_NORMAL,
+			      " %d %s (%s) ", k + 1, memview_tabs[k].name,
+			      count);
 	}
-	v->tab_x[CRAY_TAB_COUNT] = x;
+	v->tab_x[MEMVIEW_TAB_COUNT] = x;
 }
 
 /* ---- table ---- */
 
-static void cray_titles(const struct cray_view *v, int y,
-			const struct cray_tab_impl *t,
-			const struct term_layout *lay)
+static void memview_titles(const struct memview *v, int y,
+			   const struct memview_tab_impl *t,
+			   const struct term_layout *lay)
 {
-	int title = cray_attr(v, CRAY_PAIR_TITLE);
+	int title = memview_attr(v, MEMVIEW_PAIR_TITLE);
 	int sort = v->rows.sort[v->tab];
 	const char *arrow = v->rows.invert[v->tab] != t->cols[sort].desc
 				    ? (v->ascii ? "v" : "\u25bc")
@@ -324,7 +327,7 @@ static void cray_titles(const struct cray_view *v, int y,
 
 	term_fill(y, title);
 	for (int c = 0; c < t->ncols; c++) {
-		const struct cray_column *col = &t->cols[c];
+		const struct memview_column *col = &t->cols[c];
 		int x;
 
 		if (!lay->shown[c])
@@ -343,21 +346,22 @@ static void cray_titles(const struct cray_view *v, int y,
 	}
 }
 
-static int cray_row_attr(const struct cray_view *v, size_t i, bool selected)
+static int memview_row_attr(const struct memview *v, size_t i, bool selected)
 {
-	const struct cray_rows *r = &v->rows;
+	const struct memview_rows *r = &v->rows;
 
 	if (selected)
-		return cray_attr(v, CRAY_PAIR_SELECTED);
-	if (r->tab == CRAY_TAB_TYPES && r->row[i].member == CRAY_ROW_ITEM &&
+		return memview_attr(v, MEMVIEW_PAIR_SELECTED);
+	if (r->tab == MEMVIEW_TAB_TYPES &&
+	    r->row[i].member == MEMVIEW_ROW_ITEM &&
 	    r->snap->types[r->row[i].item].special)
-		return cray_attr(v, CRAY_PAIR_DIM);
-	return CRAY_NORMAL;
+		return memview_attr(v, MEMVIEW_PAIR_DIM);
+	return MEMVIEW_NORMAL;
 }
 
 /* A count wider than its column is shown as 1.2M (or K, G, ...), never
  * with its digits cut. */
-static void cray_fit(char *cell, size_t n, int w)
+static void memview_fit(char *cell, size_t n, int w)
 {
 	static const char suffix[] = "KMGTPE";
 	size_t len = strlen(cell);
@@ -374,11 +378,11 @@ static void cray_fit(char *cell, size_t n, int w)
 	}
 }
 
-static void cray_row(const struct cray_view *v, int y, size_t i,
-		     const struct cray_tab_impl *t,
-		     const struct term_layout *lay, bool selected)
+static void memview_row(const struct memview *v, int y, size_t i,
+			const struct memview_tab_impl *t,
+			const struct term_layout *lay, bool selected)
 {
-	int attr = cray_row_attr(v, i, selected);
+	int attr = memview_row_attr(v, i, selected);
 
 	if (selected)
 		term_fill(y, attr);
@@ -388,13 +392,13 @@ static void cray_row(const struct cray_view *v, int y, size_t i,
 
 		if (!lay->shown[c])
 			continue;
-		cray_rows_cell(&v->rows, i, c, cell, sizeof(cell));
+		memview_rows_cell(&v->rows, i, c, cell, sizeof(cell));
 		if (!t->cols[c].left)
-			cray_fit(cell, sizeof(cell), w);
+			memview_fit(cell, sizeof(cell), w);
 		/* Disjoint bytes on a shared line: false sharing proper. */
-		if (!selected && v->tab == CRAY_TAB_SHARING &&
+		if (!selected && v->tab == MEMVIEW_TAB_SHARING &&
 		    !strcmp(cell, "disjoint"))
-			a = cray_attr(v, CRAY_PAIR_WARN);
+			a = memview_attr(v, MEMVIEW_PAIR_WARN);
 		if (t->cols[c].left)
 			term_text(y, lay->x[c], a, "%-*.*s", w, w, cell);
 		else
@@ -403,20 +407,20 @@ static void cray_row(const struct cray_view *v, int y, size_t i,
 }
 
 /* Which of the selected line's 64 bytes each thread touched. */
-static void cray_byte_map(const struct cray_view *v, int y)
+static void memview_byte_map(const struct memview *v, int y)
 {
-	const struct cray_rows *r = &v->rows;
+	const struct memview_rows *r = &v->rows;
 	const struct cacheray_line *l;
-	int warn = cray_attr(v, CRAY_PAIR_WARN);
+	int warn = memview_attr(v, MEMVIEW_PAIR_WARN);
 	char label[32];
 
 	if (!r->nrows || v->list[v->tab].selected >= r->nrows)
 		return;
-	l = cray_rows_line(r, &r->row[v->list[v->tab].selected]);
+	l = memview_rows_line(r, &r->row[v->list[v->tab].selected]);
 	snprintf(label, sizeof(label), " Line 0x%" PRIx64, l->addr);
-	term_text(y, 0, A_BOLD, "%.*s", CRAY_MAP_LABEL - 1, label);
+	term_text(y, 0, A_BOLD, "%.*s", MEMVIEW_MAP_LABEL - 1, label);
 	for (int b = 0; b < 64; b += 8)
-		term_text(y, CRAY_MAP_LABEL + b, CRAY_NORMAL, "%d", b);
+		term_text(y, MEMVIEW_MAP_LABEL + b, MEMVIEW_NORMAL, "%d", b);
 	for (unsigned s = 0; s < l->nthreads; s++) {
 		uint64_t mine = l->thread[s].bytes, other = l->thread[!s].bytes;
 		char who[32];
@@ -428,12 +432,12 @@ static void cray_byte_map(const struct cray_view *v, int y)
 			snprintf(who, sizeof(who), "thread %" PRIu64 "%s",
 				 l->thread[s].t->id,
 				 l->thread[s].wrote ? " (w)" : "");
-		term_text(y + 1 + (int)s, 3, CRAY_NORMAL, "%.16s", who);
+		term_text(y + 1 + (int)s, 3, MEMVIEW_NORMAL, "%.16s", who);
 		for (int b = 0; b < 64; b++) {
 			bool on = mine >> b & 1, both = on && (other >> b & 1);
 
-			term_text(y + 1 + (int)s, CRAY_MAP_LABEL + b,
-				  both ? warn : CRAY_NORMAL, "%s",
+			term_text(y + 1 + (int)s, MEMVIEW_MAP_LABEL + b,
+				  both ? warn : MEMVIEW_NORMAL, "%s",
 				  both	     ? "X"
 				  : on	     ? (v->ascii ? "#" : "\u2588")
 				  : v->ascii ? "."
@@ -441,164 +445,166 @@ static void cray_byte_map(const struct cray_view *v, int y)
 		}
 	}
 	if (l->more_threads)
-		term_text(y + 3, 3, CRAY_NORMAL,
+		term_text(y + 3, 3, MEMVIEW_NORMAL,
 			  "(more threads touched the line; their bytes are not "
 			  "kept)");
 }
 
-static void cray_table(struct cray_view *v, int y)
+static void memview_table(struct memview *v, int y)
 {
-	const struct cray_tab_impl *t = &cray_tabs[v->tab];
+	const struct memview_tab_impl *t = &memview_tabs[v->tab];
 	struct term_layout lay;
 	struct term_list *l = &v->list[v->tab];
 	int rows = v->lines - 1 - (y + 1);
-	bool map = v->tab == CRAY_TAB_SHARING && v->rows.nrows &&
-		   v->cols >= CRAY_MAP_LABEL + 64 + 1 && rows >= 10;
+	bool map = v->tab == MEMVIEW_TAB_SHARING && v->rows.nrows &&
+		   v->cols >= MEMVIEW_MAP_LABEL + 64 + 1 && rows >= 10;
 
 	if (map)
 		rows -= 5; /* a blank line, the map's four */
-	cray_tabs_layout(t, v->cols, &lay);
-	cray_titles(v, y, t, &lay);
+	memview_tabs_layout(t, v->cols, &lay);
+	memview_titles(v, y, t, &lay);
 	v->first_row = y + 1;
 	v->nvisible = rows > 0 ? rows : 0;
 	term_list_follow(l, rows, 0);
 	term_list_fill(l, v->rows.nrows, rows);
 	for (int i = 0; i < rows && l->top + (size_t)i < v->rows.nrows; i++)
-		cray_row(v, y + 1 + i, l->top + (size_t)i, t, &lay,
-			 l->top + (size_t)i == l->selected);
+		memview_row(v, y + 1 + i, l->top + (size_t)i, t, &lay,
+			    l->top + (size_t)i == l->selected);
 	if (!v->rows.nrows)
-		term_text(y + 1, 1, CRAY_NORMAL, "%s", t->empty);
+		term_text(y + 1, 1, MEMVIEW_NORMAL, "%s", t->empty);
 	if (map)
-		cray_byte_map(v, y + 1 + rows + 1);
+		memview_byte_map(v, y + 1 + rows + 1);
 }
 
 /* ---- help ---- */
 
 /* Help lines are numbered from 0; those from help_top on that fit between
  * first and last are drawn. */
-struct cray_help_cursor {
-	const struct cray_view *v;
+struct memview_help_cursor {
+	const struct memview *v;
 	int line, first, last;
 };
 
 /* The screen row of the next help line, or -1 when it is not shown. */
-static int cray_help_row(struct cray_help_cursor *h)
+static int memview_help_row(struct memview_help_cursor *h)
 {
 	int y = h->first + h->line++ - h->v->help_top;
 
 	return y >= h->first && y <= h->last ? y : -1;
 }
 
-static void cray_help_keys(struct cray_help_cursor *h)
+static void memview_help_keys(struct memview_help_cursor *h)
 {
-	const struct cray_view *v = h->v;
-	int y = cray_help_row(h);
+	const struct memview *v = h->v;
+	int y = memview_help_row(h);
 
 	if (y >= 0)
 		term_text(y, 1, A_BOLD, "Keys");
-	for (size_t i = 0; i < cray_keys_count; i++) {
+	for (size_t i = 0; i < memview_keys_count; i++) {
 		char keys[48] = "";
 		size_t used = 0;
 
-		if (!cray_keys[i].help)
+		if (!memview_keys[i].help)
 			continue;
-		for (size_t j = i; j < cray_keys_count &&
-				   cray_keys[j].action == cray_keys[i].action;
+		for (size_t j = i;
+		     j < memview_keys_count &&
+		     memview_keys[j].action == memview_keys[i].action;
 		     j++) {
-			if (!cray_keys[j].keyname || used >= sizeof(keys) - 1)
+			if (!memview_keys[j].keyname ||
+			    used >= sizeof(keys) - 1)
 				continue;
 			used += (size_t)snprintf(
 				keys + used, sizeof(keys) - used, "%s%s",
-				used ? " " : "", cray_keys[j].keyname);
+				used ? " " : "", memview_keys[j].keyname);
 		}
-		y = cray_help_row(h);
+		y = memview_help_row(h);
 		if (y < 0)
 			continue;
-		term_text(y, 2, cray_attr(v, CRAY_PAIR_METER), "%-21.21s",
+		term_text(y, 2, memview_attr(v, MEMVIEW_PAIR_METER), "%-21.21s",
 			  keys);
-		term_text(y, 24, CRAY_NORMAL, "%s", cray_keys[i].help);
+		term_text(y, 24, MEMVIEW_NORMAL, "%s", memview_keys[i].help);
 	}
 }
 
-static void cray_help_columns(struct cray_help_cursor *h)
+static void memview_help_columns(struct memview_help_cursor *h)
 {
-	const struct cray_view *v = h->v;
-	const struct cray_tab_impl *t = &cray_tabs[v->tab];
-	int y = cray_help_row(h);
+	const struct memview *v = h->v;
+	const struct memview_tab_impl *t = &memview_tabs[v->tab];
+	int y = memview_help_row(h);
 
 	if (y >= 0)
 		term_text(y, 1, A_BOLD, "Columns of %s", t->name);
 	for (int c = 0; c < t->ncols; c++) {
-		y = cray_help_row(h);
+		y = memview_help_row(h);
 		if (y < 0)
 			continue;
-		term_text(y, 2, cray_attr(v, CRAY_PAIR_METER), "%-9s",
+		term_text(y, 2, memview_attr(v, MEMVIEW_PAIR_METER), "%-9s",
 			  t->cols[c].title);
-		term_text(y, 12, CRAY_NORMAL, "%s", t->cols[c].help);
+		term_text(y, 12, MEMVIEW_NORMAL, "%s", t->cols[c].help);
 	}
 }
 
-static void cray_help(struct cray_view *v, int y0)
+static void memview_help(struct memview *v, int y0)
 {
-	struct cray_help_cursor h = {v, 0, y0, v->lines - 2};
+	struct memview_help_cursor h = {v, 0, y0, v->lines - 2};
 	int rows = h.last - h.first + 1, total = 1;
 
-	for (size_t i = 0; i < cray_keys_count; i++)
-		total += cray_keys[i].help != NULL;
-	total += 2 + cray_tabs[v->tab].ncols; /* a blank line, the columns */
+	for (size_t i = 0; i < memview_keys_count; i++)
+		total += memview_keys[i].help != NULL;
+	total += 2 + memview_tabs[v->tab].ncols; /* a blank line, the columns */
 	v->help_top = term_pager_top(v->help_top, total, rows);
 	v->first_row = y0;
 	v->nvisible = rows;
-	cray_help_keys(&h);
-	cray_help_row(&h);
-	cray_help_columns(&h);
-	term_text(v->lines - 1, 0, CRAY_NORMAL, "%s",
+	memview_help_keys(&h);
+	memview_help_row(&h);
+	memview_help_columns(&h);
+	term_text(v->lines - 1, 0, MEMVIEW_NORMAL, "%s",
 		  total > rows ? "Esc or F1 goes back   Up/Down scroll"
 			       : "Esc or F1 goes back");
 }
 
 /* ---- key bar ---- */
 
-static void cray_bar(const struct cray_view *v)
+static void memview_bar(const struct memview *v)
 {
 	int y = v->lines - 1;
 
 	move(y, 0);
 	if (v->typing) {
-		term_text(y, 0, CRAY_NORMAL, "Search: %s", v->line);
+		term_text(y, 0, MEMVIEW_NORMAL, "Search: %s", v->line);
 		curs_set(1);
 		return;
 	}
 	curs_set(0);
-	for (size_t i = 0; i < cray_keys_bar_count; i++) {
-		const struct cray_bar_key *b = &cray_keys_bar[i];
+	for (size_t i = 0; i < memview_keys_bar_count; i++) {
+		const struct memview_bar_key *b = &memview_keys_bar[i];
 
-		if (!cray_keys_bar_on(b, (int)v->tab))
+		if (!memview_keys_bar_on(b, (int)v->tab))
 			continue;
 		if (!term_bar_key(b->key, b->label,
-				  cray_attr(v, CRAY_PAIR_HEADER)))
+				  memview_attr(v, MEMVIEW_PAIR_HEADER)))
 			break;
 	}
 }
 
-void cray_draw(struct cray_view *v)
+void memview_draw(struct memview *v)
 {
 	int y;
 
 	erase();
 	if (v->lines < 10 || v->cols < 40) {
-		term_text(0, 0, CRAY_NORMAL, "corotop needs 40x10");
-		term_text(1, 0, CRAY_NORMAL, "(this is %dx%d)", v->cols,
+		term_text(0, 0, MEMVIEW_NORMAL, "corotop needs 40x10");
+		term_text(1, 0, MEMVIEW_NORMAL, "(this is %dx%d)", v->cols,
 			  v->lines);
 	} else {
-		cray_header(v);
-		y = cray_notices(v, 5);
-		cray_tabs_line(v, y);
+		memview_header(v);
+		y = memview_notices(v, 5);
+		memview_tabs_line(v, y);
 		if (v->help) {
-			cray_help(v, y + 1);
+			memview_help(v, y + 1);
 		} else {
-			cray_table(v, y + 1);
-			cray_bar(v);
+			memview_table(v, y + 1);
+			memview_bar(v);
 		}
 	}
 	wnoutrefresh(stdscr);

@@ -1,5 +1,5 @@
 /*
- * cray_rows: the rows a tab of the memory view shows, from a snapshot.
+ * memview_rows: the rows a tab of the memory view shows, from a snapshot.
  *
  * Rows are sorted by one column (a stable merge sort, so equal keys keep
  * the snapshot's order: lines by accesses then address, types and threads
@@ -19,14 +19,14 @@
 
 /* ---- rows ---- */
 
-void cray_rows_init(struct cray_rows *r)
+void memview_rows_init(struct memview_rows *r)
 {
 	memset(r, 0, sizeof(*r));
-	for (int k = 0; k < CRAY_TAB_COUNT; k++)
-		r->sort[k] = cray_tabs[k].sort;
+	for (int k = 0; k < MEMVIEW_TAB_COUNT; k++)
+		r->sort[k] = memview_tabs[k].sort;
 }
 
-void cray_rows_finish(struct cray_rows *r)
+void memview_rows_finish(struct memview_rows *r)
 {
 	free(r->row);
 	free(r->idx);
@@ -35,12 +35,12 @@ void cray_rows_finish(struct cray_rows *r)
 	memset(r, 0, sizeof(*r));
 }
 
-bool cray_rows_is_open(const struct cray_rows *r, uint32_t index)
+bool memview_rows_is_open(const struct memview_rows *r, uint32_t index)
 {
 	return index < r->open_bits && (r->open[index / 8] & (1u << index % 8));
 }
 
-bool cray_rows_set_open(struct cray_rows *r, uint32_t index, bool open)
+bool memview_rows_set_open(struct memview_rows *r, uint32_t index, bool open)
 {
 	if (index >= r->open_bits) {
 		size_t bits = r->open_bits ? r->open_bits : 1024;
@@ -64,16 +64,17 @@ bool cray_rows_set_open(struct cray_rows *r, uint32_t index, bool open)
 	return true;
 }
 
-static size_t cray_rows_items(const struct cray_snap *s, enum cray_tab tab,
-			      const void **base, size_t *size)
+static size_t memview_rows_items(const struct cray_snap *s,
+				 enum memview_tab tab, const void **base,
+				 size_t *size)
 {
 	switch (tab) {
-	case CRAY_TAB_SHARING:
-	case CRAY_TAB_HOT:
-		*base = s->lines[tab == CRAY_TAB_SHARING];
+	case MEMVIEW_TAB_SHARING:
+	case MEMVIEW_TAB_HOT:
+		*base = s->lines[tab == MEMVIEW_TAB_SHARING];
 		*size = sizeof(*s->lines[0]);
-		return s->nlines[tab == CRAY_TAB_SHARING];
-	case CRAY_TAB_TYPES:
+		return s->nlines[tab == MEMVIEW_TAB_SHARING];
+	case MEMVIEW_TAB_TYPES:
 		*base = s->types;
 		*size = sizeof(*s->types);
 		return s->ntypes;
@@ -84,21 +85,22 @@ static size_t cray_rows_items(const struct cray_snap *s, enum cray_tab tab,
 	}
 }
 
-struct cray_sort_ctx {
+struct memview_sort_ctx {
 	const char *base;
 	size_t size;
 	int (*cmp)(const void *, const void *);
 	int sign;
 };
 
-static int cray_sort_cmp(const struct cray_sort_ctx *k, uint32_t a, uint32_t b)
+static int memview_sort_cmp(const struct memview_sort_ctx *k, uint32_t a,
+			    uint32_t b)
 {
 	return k->sign * k->cmp(k->base + a * k->size, k->base + b * k->size);
 }
 
 /* Stable merge sort of v[0..n) (bottom-up, through tmp). */
-static void cray_sort(const struct cray_sort_ctx *k, uint32_t *v, uint32_t *tmp,
-		      size_t n)
+static void memview_sort(const struct memview_sort_ctx *k, uint32_t *v,
+			 uint32_t *tmp, size_t n)
 {
 	uint32_t *src = v, *dst = tmp;
 
@@ -109,9 +111,10 @@ static void cray_sort(const struct cray_sort_ctx *k, uint32_t *v, uint32_t *tmp,
 			size_t i = lo, j = mid, o = lo;
 
 			while (i < mid && j < hi)
-				dst[o++] = cray_sort_cmp(k, src[j], src[i]) < 0
-						   ? src[j++]
-						   : src[i++];
+				dst[o++] =
+					memview_sort_cmp(k, src[j], src[i]) < 0
+						? src[j++]
+						: src[i++];
 			while (i < mid)
 				dst[o++] = src[i++];
 			while (j < hi)
@@ -126,7 +129,7 @@ static void cray_sort(const struct cray_sort_ctx *k, uint32_t *v, uint32_t *tmp,
 		memcpy(v, src, n * sizeof(*v));
 }
 
-static bool cray_rows_grow(struct cray_rows *r, size_t need, size_t nidx)
+static bool memview_rows_grow(struct memview_rows *r, size_t need, size_t nidx)
 {
 	if (!grow_array((void **)&r->row, &r->cap, need, sizeof(*r->row)))
 		return false;
@@ -144,45 +147,47 @@ static bool cray_rows_grow(struct cray_rows *r, size_t need, size_t nidx)
 	return true;
 }
 
-bool cray_rows_build(struct cray_rows *r, const struct cray_snap *snap,
-		     enum cray_tab tab)
+bool memview_rows_build(struct memview_rows *r, const struct cray_snap *snap,
+			enum memview_tab tab)
 {
-	const struct cray_column *col = &cray_tabs[tab].cols[r->sort[tab]];
-	struct cray_sort_ctx k;
-	size_t n = cray_rows_items(snap, tab, (const void **)&k.base, &k.size);
-	size_t need = n + (tab == CRAY_TAB_TYPES ? snap->nmembers : 0);
+	const struct memview_column *col =
+		&memview_tabs[tab].cols[r->sort[tab]];
+	struct memview_sort_ctx k;
+	size_t n =
+		memview_rows_items(snap, tab, (const void **)&k.base, &k.size);
+	size_t need = n + (tab == MEMVIEW_TAB_TYPES ? snap->nmembers : 0);
 
 	r->snap = snap;
 	r->tab = tab;
 	r->nrows = 0;
-	if (!cray_rows_grow(r, need ? need : 1, n ? n : 1))
+	if (!memview_rows_grow(r, need ? need : 1, n ? n : 1))
 		return false;
 	for (size_t i = 0; i < n; i++)
 		r->idx[i] = (uint32_t)i;
 	k.cmp = col->cmp;
 	k.sign = (col->desc != r->invert[tab]) ? -1 : 1;
 	if (k.cmp)
-		cray_sort(&k, r->idx, r->tmp, n);
+		memview_sort(&k, r->idx, r->tmp, n);
 	for (size_t i = 0; i < n; i++) {
 		size_t first, nm = 0;
 
 		r->row[r->nrows++] =
-			(struct cray_row){r->idx[i], CRAY_ROW_ITEM};
-		if (tab != CRAY_TAB_TYPES ||
-		    !cray_rows_is_open(r, snap->types[r->idx[i]].index))
+			(struct memview_row){r->idx[i], MEMVIEW_ROW_ITEM};
+		if (tab != MEMVIEW_TAB_TYPES ||
+		    !memview_rows_is_open(r, snap->types[r->idx[i]].index))
 			continue;
 		nm = cray_snap_type_members(snap, snap->types[r->idx[i]].index,
 					    &first);
 		for (size_t m = 0; m < nm; m++)
-			r->row[r->nrows++] = (struct cray_row){
+			r->row[r->nrows++] = (struct memview_row){
 				r->idx[i], (uint32_t)(first + m)};
 	}
 	return true;
 }
 
-void cray_rows_sort(struct cray_rows *r, int dir)
+void memview_rows_sort(struct memview_rows *r, int dir)
 {
-	const struct cray_tab_impl *t = &cray_tabs[r->tab];
+	const struct memview_tab_impl *t = &memview_tabs[r->tab];
 	int c = r->sort[r->tab];
 
 	if (!dir)
@@ -195,45 +200,45 @@ void cray_rows_sort(struct cray_rows *r, int dir)
 	r->sort[r->tab] = c;
 }
 
-uint32_t cray_rows_type(const struct cray_rows *r, size_t i)
+uint32_t memview_rows_type(const struct memview_rows *r, size_t i)
 {
-	if (r->tab != CRAY_TAB_TYPES || i >= r->nrows)
+	if (r->tab != MEMVIEW_TAB_TYPES || i >= r->nrows)
 		return UINT32_MAX;
 	return r->snap->types[r->row[i].item].index;
 }
 
-bool cray_rows_openable(const struct cray_rows *r, size_t i)
+bool memview_rows_openable(const struct memview_rows *r, size_t i)
 {
-	return r->tab == CRAY_TAB_TYPES && i < r->nrows &&
+	return r->tab == MEMVIEW_TAB_TYPES && i < r->nrows &&
 	       !r->snap->types[r->row[i].item].special;
 }
 
-void cray_rows_cell(const struct cray_rows *r, size_t i, int col, char *b,
-		    size_t n)
+void memview_rows_cell(const struct memview_rows *r, size_t i, int col, char *b,
+		       size_t n)
 {
 	if (!n)
 		return;
 	b[0] = '\0';
-	if (i < r->nrows && col >= 0 && col < cray_tabs[r->tab].ncols)
-		cray_tabs[r->tab].cols[col].cell(r, &r->row[i], b, n);
+	if (i < r->nrows && col >= 0 && col < memview_tabs[r->tab].ncols)
+		memview_tabs[r->tab].cols[col].cell(r, &r->row[i], b, n);
 }
 
-uint64_t cray_rows_key(const struct cray_rows *r, size_t i)
+uint64_t memview_rows_key(const struct memview_rows *r, size_t i)
 {
-	const struct cray_row *row;
+	const struct memview_row *row;
 
 	if (i >= r->nrows)
 		return UINT64_MAX;
 	row = &r->row[i];
 	switch (r->tab) {
-	case CRAY_TAB_SHARING:
-	case CRAY_TAB_HOT:
-		return cray_rows_line(r, row)->addr;
-	case CRAY_TAB_TYPES:
+	case MEMVIEW_TAB_SHARING:
+	case MEMVIEW_TAB_HOT:
+		return memview_rows_line(r, row)->addr;
+	case MEMVIEW_TAB_TYPES:
 		/* The type row UINT32_MAX, a member its offset, the "no
 		 * member counts" row one below the type's. */
 		return (uint64_t)r->snap->types[row->item].index << 32 |
-		       (row->member == CRAY_ROW_ITEM ? UINT32_MAX
+		       (row->member == MEMVIEW_ROW_ITEM ? UINT32_MAX
 			: r->snap->members[row->member].offset ==
 					CRAY_SNAP_NO_MEMBERS
 				? UINT32_MAX - 1
@@ -243,22 +248,23 @@ uint64_t cray_rows_key(const struct cray_rows *r, size_t i)
 	}
 }
 
-size_t cray_rows_find(const struct cray_rows *r, uint64_t key)
+size_t memview_rows_find(const struct memview_rows *r, uint64_t key)
 {
 	for (size_t i = 0; i < r->nrows; i++)
-		if (cray_rows_key(r, i) == key)
+		if (memview_rows_key(r, i) == key)
 			return i;
 	return SIZE_MAX;
 }
 
-bool cray_rows_match(const struct cray_rows *r, size_t i, const char *needle)
+bool memview_rows_match(const struct memview_rows *r, size_t i,
+			const char *needle)
 {
 	char cell[320];
 
 	if (!needle[0])
 		return false;
-	for (int c = 0; c < cray_tabs[r->tab].ncols; c++) {
-		cray_rows_cell(r, i, c, cell, sizeof(cell));
+	for (int c = 0; c < memview_tabs[r->tab].ncols; c++) {
+		memview_rows_cell(r, i, c, cell, sizeof(cell));
 		for (char *p = cell; *p; p++)
 			*p = (char)tolower((unsigned char)*p);
 		if (strstr(cell, needle))

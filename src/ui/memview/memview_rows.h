@@ -1,11 +1,11 @@
 /*
- * cray_rows: the rows a tab of the memory view shows from a snapshot:
+ * memview_rows: the rows a tab of the memory view shows from a snapshot:
  * sorted by the chosen column, types followed by the member rows of those
  * the user opened; their cells' text and keys.  No curses: the view lays
  * the cells out.  See memview_rows.c.
  */
-#ifndef COROTOP_CRAY_ROWS_H
-#define COROTOP_CRAY_ROWS_H
+#ifndef COROTOP_MEMVIEW_ROWS_H
+#define COROTOP_MEMVIEW_ROWS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,15 +14,15 @@
 #include "engine/cacheray/cray_snap.h"
 #include "ui/memview/memview_tabs.h"
 
-struct cray_rows {
+struct memview_rows {
 	const struct cray_snap *snap;
-	enum cray_tab tab;
+	enum memview_tab tab;
 	bool ascii; /* open/closed markers without UTF-8 */
-	int sort[CRAY_TAB_COUNT];
-	bool invert[CRAY_TAB_COUNT];
+	int sort[MEMVIEW_TAB_COUNT];
+	bool invert[MEMVIEW_TAB_COUNT];
 	uint8_t *open; /* bit per reader type index: members shown */
 	size_t open_bits;
-	struct cray_row *row;
+	struct memview_row *row;
 	size_t nrows, cap;
 	uint32_t *idx, *tmp; /* the sort's scratch */
 	size_t cap_idx;
@@ -30,43 +30,44 @@ struct cray_rows {
 
 /* The line of a row of a line tab (False sharing, Hot lines). */
 static inline const struct cacheray_line *
-cray_rows_line(const struct cray_rows *r, const struct cray_row *row)
+memview_rows_line(const struct memview_rows *r, const struct memview_row *row)
 {
-	return &r->snap->lines[r->tab == CRAY_TAB_SHARING][row->item];
+	return &r->snap->lines[r->tab == MEMVIEW_TAB_SHARING][row->item];
 }
 
-void cray_rows_init(struct cray_rows *r);
-void cray_rows_finish(struct cray_rows *r);
+void memview_rows_init(struct memview_rows *r);
+void memview_rows_finish(struct memview_rows *r);
 
 /* The rows of tab from snap (which must outlive them).  False when out of
  * memory (no rows then). */
-bool cray_rows_build(struct cray_rows *r, const struct cray_snap *snap,
-		     enum cray_tab tab);
+bool memview_rows_build(struct memview_rows *r, const struct cray_snap *snap,
+			enum memview_tab tab);
 
 /* The next (dir 1) or previous (-1) sortable column of the current tab;
  * dir 0 keeps the column.  The caller rebuilds. */
-void cray_rows_sort(struct cray_rows *r, int dir);
+void memview_rows_sort(struct memview_rows *r, int dir);
 
 /* Types: whether the members of reader type index are shown; set. */
-bool cray_rows_is_open(const struct cray_rows *r, uint32_t index);
-bool cray_rows_set_open(struct cray_rows *r, uint32_t index, bool open);
+bool memview_rows_is_open(const struct memview_rows *r, uint32_t index);
+bool memview_rows_set_open(struct memview_rows *r, uint32_t index, bool open);
 
 /* The reader type index of a Types row (its type's, for a member row);
  * UINT32_MAX for other tabs. */
-uint32_t cray_rows_type(const struct cray_rows *r, size_t i);
+uint32_t memview_rows_type(const struct memview_rows *r, size_t i);
 /* Whether a Types row's type has anything to open (not "(untyped)"). */
-bool cray_rows_openable(const struct cray_rows *r, size_t i);
+bool memview_rows_openable(const struct memview_rows *r, size_t i);
 
 /* The text of row i's cell in column col. */
-void cray_rows_cell(const struct cray_rows *r, size_t i, int col, char *b,
-		    size_t n);
+void memview_rows_cell(const struct memview_rows *r, size_t i, int col, char *b,
+		       size_t n);
 
 /* A key that names row i across rebuilds (line address, type and member,
  * thread), and the row with that key (SIZE_MAX: gone). */
-uint64_t cray_rows_key(const struct cray_rows *r, size_t i);
-size_t cray_rows_find(const struct cray_rows *r, uint64_t key);
+uint64_t memview_rows_key(const struct memview_rows *r, size_t i);
+size_t memview_rows_find(const struct memview_rows *r, uint64_t key);
 
 /* Whether any cell of row i contains needle (lowercase), ignoring case. */
-bool cray_rows_match(const struct cray_rows *r, size_t i, const char *needle);
+bool memview_rows_match(const struct memview_rows *r, size_t i,
+			const char *needle);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * cray_tabs: the memory view's four tabs, each a const table of columns
+ * memview_tabs: the memory view's four tabs, each a const table of columns
  * (title, width, priority, sort order, cell, help): adding a column is an
  * entry and a cell function.
  *
@@ -30,8 +30,8 @@
 #include "ui/memview/memview_rows.h"
 
 /* A typename as text: cut at max with "...", n > max + 3. */
-static void cray_tabs_name(char *b, size_t n, const char *s, size_t len,
-			   size_t max)
+static void memview_tabs_name(char *b, size_t n, const char *s, size_t len,
+			      size_t max)
 {
 	size_t o = 0;
 
@@ -47,21 +47,21 @@ static void cray_tabs_name(char *b, size_t n, const char *s, size_t len,
 
 /* ---- items ---- */
 
-static const struct cray_type_copy *row_type(const struct cray_rows *r,
-					     const struct cray_row *row)
+static const struct cray_type_copy *row_type(const struct memview_rows *r,
+					     const struct memview_row *row)
 {
 	return &r->snap->types[row->item];
 }
 
-static const struct cray_member_copy *row_member(const struct cray_rows *r,
-						 const struct cray_row *row)
+static const struct cray_member_copy *row_member(const struct memview_rows *r,
+						 const struct memview_row *row)
 {
-	return row->member == CRAY_ROW_ITEM ? NULL
-					    : &r->snap->members[row->member];
+	return row->member == MEMVIEW_ROW_ITEM ? NULL
+					       : &r->snap->members[row->member];
 }
 
-static const struct cray_thread_copy *row_thread(const struct cray_rows *r,
-						 const struct cray_row *row)
+static const struct cray_thread_copy *row_thread(const struct memview_rows *r,
+						 const struct memview_row *row)
 {
 	return &r->snap->threads[row->item];
 }
@@ -101,43 +101,43 @@ static int line_writes_cmp(const void *a, const void *b)
 	return cmp_u64(x->writes, y->writes);
 }
 
-static void line_addr(const struct cray_rows *r, const struct cray_row *row,
-		      char *b, size_t n)
+static void line_addr(const struct memview_rows *r,
+		      const struct memview_row *row, char *b, size_t n)
 {
-	snprintf(b, n, "0x%" PRIx64, cray_rows_line(r, row)->addr);
+	snprintf(b, n, "0x%" PRIx64, memview_rows_line(r, row)->addr);
 }
 
-static void line_acc(const struct cray_rows *r, const struct cray_row *row,
-		     char *b, size_t n)
+static void line_acc(const struct memview_rows *r,
+		     const struct memview_row *row, char *b, size_t n)
 {
-	const struct cacheray_line *l = cray_rows_line(r, row);
+	const struct cacheray_line *l = memview_rows_line(r, row);
 
 	snprintf(b, n, "%" PRIu64, l->reads + l->writes);
 }
 
-static void line_reads(const struct cray_rows *r, const struct cray_row *row,
-		       char *b, size_t n)
+static void line_reads(const struct memview_rows *r,
+		       const struct memview_row *row, char *b, size_t n)
 {
-	snprintf(b, n, "%" PRIu64, cray_rows_line(r, row)->reads);
+	snprintf(b, n, "%" PRIu64, memview_rows_line(r, row)->reads);
 }
 
-static void line_writes(const struct cray_rows *r, const struct cray_row *row,
-			char *b, size_t n)
+static void line_writes(const struct memview_rows *r,
+			const struct memview_row *row, char *b, size_t n)
 {
-	snprintf(b, n, "%" PRIu64, cray_rows_line(r, row)->writes);
+	snprintf(b, n, "%" PRIu64, memview_rows_line(r, row)->writes);
 }
 
-static void line_layout(const struct cray_rows *r, const struct cray_row *row,
-			char *b, size_t n)
+static void line_layout(const struct memview_rows *r,
+			const struct memview_row *row, char *b, size_t n)
 {
 	snprintf(b, n, "%s",
-		 cacheray_layout_text(cray_rows_line(r, row)->layout));
+		 cacheray_layout_text(memview_rows_line(r, row)->layout));
 }
 
-static void line_bytes(const struct cray_rows *r, const struct cray_row *row,
-		       char *b, size_t n)
+static void line_bytes(const struct memview_rows *r,
+		       const struct memview_row *row, char *b, size_t n)
 {
-	const struct cacheray_line *l = cray_rows_line(r, row);
+	const struct cacheray_line *l = memview_rows_line(r, row);
 
 	snprintf(b, n, "%s",
 		 l->nthreads < 2   ? "-"
@@ -146,10 +146,10 @@ static void line_bytes(const struct cray_rows *r, const struct cray_row *row,
 				   : "overlap");
 }
 
-static void line_threads(const struct cray_rows *r, const struct cray_row *row,
-			 char *b, size_t n)
+static void line_threads(const struct memview_rows *r,
+			 const struct memview_row *row, char *b, size_t n)
 {
-	const struct cacheray_line *l = cray_rows_line(r, row);
+	const struct cacheray_line *l = memview_rows_line(r, row);
 	size_t o = 0;
 
 	b[0] = '\0';
@@ -168,18 +168,18 @@ static void line_threads(const struct cray_rows *r, const struct cray_row *row,
 			 l->more_threads_wrote ? ",+(w)" : ",+");
 }
 
-static void line_types(const struct cray_rows *r, const struct cray_row *row,
-		       char *b, size_t n)
+static void line_types(const struct memview_rows *r,
+		       const struct memview_row *row, char *b, size_t n)
 {
-	const struct cacheray_line *l = cray_rows_line(r, row);
+	const struct cacheray_line *l = memview_rows_line(r, row);
 	size_t o = 0;
 
 	b[0] = '\0';
 	for (unsigned s = 0; s < l->ntypes && o + 1 < n; s++) {
 		if (s)
 			b[o++] = ',';
-		cray_tabs_name(b + o, n - o, l->type[s]->name,
-			       l->type[s]->name_len, 60);
+		memview_tabs_name(b + o, n - o, l->type[s]->name,
+				  l->type[s]->name_len, 60);
 		o += strlen(b + o);
 	}
 	if (l->more_types && o + 5 <= n)
@@ -234,7 +234,7 @@ static void line_types(const struct cray_rows *r, const struct cray_row *row,
 		.help = "the types seen on the line (... more)"                \
 	}
 
-static const struct cray_column sharing_cols[] = {
+static const struct memview_column sharing_cols[] = {
 	LINE_COL_ADDR,
 	LINE_COL_ACC,
 	LINE_COL_READS,
@@ -250,7 +250,7 @@ static const struct cray_column sharing_cols[] = {
 	LINE_COL_TYPES(3),
 };
 
-static const struct cray_column hot_cols[] = {
+static const struct memview_column hot_cols[] = {
 	LINE_COL_ADDR,	 LINE_COL_ACC,	   LINE_COL_READS,    LINE_COL_WRITES,
 	LINE_COL_LAYOUT, LINE_COL_THREADS, LINE_COL_TYPES(0),
 };
@@ -304,7 +304,7 @@ static int type_name_cmp(const void *a, const void *b)
 	return c ? c : cmp_u64(x->name_len, y->name_len);
 }
 
-static void type_n(const struct cray_rows *r, const struct cray_row *row,
+static void type_n(const struct memview_rows *r, const struct memview_row *row,
 		   int which, char *b, size_t n)
 {
 	const struct cray_member_copy *m = row_member(r, row);
@@ -318,26 +318,26 @@ static void type_n(const struct cray_rows *r, const struct cray_row *row,
 		snprintf(b, n, "%" PRIu64, v[which]);
 }
 
-static void type_acc_cell(const struct cray_rows *r, const struct cray_row *row,
-			  char *b, size_t n)
+static void type_acc_cell(const struct memview_rows *r,
+			  const struct memview_row *row, char *b, size_t n)
 {
 	type_n(r, row, -1, b, n);
 }
 
-static void type_reads_cell(const struct cray_rows *r,
-			    const struct cray_row *row, char *b, size_t n)
+static void type_reads_cell(const struct memview_rows *r,
+			    const struct memview_row *row, char *b, size_t n)
 {
 	type_n(r, row, 0, b, n);
 }
 
-static void type_writes_cell(const struct cray_rows *r,
-			     const struct cray_row *row, char *b, size_t n)
+static void type_writes_cell(const struct memview_rows *r,
+			     const struct memview_row *row, char *b, size_t n)
 {
 	type_n(r, row, 1, b, n);
 }
 
-static void type_size_cell(const struct cray_rows *r,
-			   const struct cray_row *row, char *b, size_t n)
+static void type_size_cell(const struct memview_rows *r,
+			   const struct memview_row *row, char *b, size_t n)
 {
 	const struct cray_type_copy *t = row_type(r, row);
 
@@ -347,8 +347,8 @@ static void type_size_cell(const struct cray_rows *r,
 		snprintf(b, n, "%" PRIu32, t->elemsize);
 }
 
-static void type_regions_cell(const struct cray_rows *r,
-			      const struct cray_row *row, char *b, size_t n)
+static void type_regions_cell(const struct memview_rows *r,
+			      const struct memview_row *row, char *b, size_t n)
 {
 	const struct cray_type_copy *t = row_type(r, row);
 
@@ -358,8 +358,8 @@ static void type_regions_cell(const struct cray_rows *r,
 		snprintf(b, n, "%" PRIu64, t->regions);
 }
 
-static void type_name_cell(const struct cray_rows *r,
-			   const struct cray_row *row, char *b, size_t n)
+static void type_name_cell(const struct memview_rows *r,
+			   const struct memview_row *row, char *b, size_t n)
 {
 	const struct cray_type_copy *t = row_type(r, row);
 	const struct cray_member_copy *m = row_member(r, row);
@@ -376,14 +376,16 @@ static void type_name_cell(const struct cray_rows *r,
 		snprintf(b, n, "    +%" PRIu32, m->offset);
 		return;
 	}
-	mark = t->special			? " "
-	       : cray_rows_is_open(r, t->index) ? (r->ascii ? "-" : "\u25be")
-						: (r->ascii ? "+" : "\u25b8");
+	mark = t->special ? " "
+	       : memview_rows_is_open(r, t->index)
+		       ? (r->ascii ? "-" : "\u25be")
+		       : (r->ascii ? "+" : "\u25b8");
 	snprintf(b, n, "%s ", mark);
-	cray_tabs_name(b + strlen(b), n - strlen(b), t->name, t->name_len, 200);
+	memview_tabs_name(b + strlen(b), n - strlen(b), t->name, t->name_len,
+			  200);
 }
 
-static const struct cray_column types_cols[] = {
+static const struct memview_column types_cols[] = {
 	{.title = "ACCESSES",
 	 .width = 10,
 	 .priority = 0,
@@ -461,8 +463,8 @@ static int thread_writes_cmp(const void *a, const void *b)
 	return cmp_u64(x->n[1], y->n[1]);
 }
 
-static void thread_id_cell(const struct cray_rows *r,
-			   const struct cray_row *row, char *b, size_t n)
+static void thread_id_cell(const struct memview_rows *r,
+			   const struct memview_row *row, char *b, size_t n)
 {
 	const struct cray_thread_copy *t = row_thread(r, row);
 
@@ -472,28 +474,28 @@ static void thread_id_cell(const struct cray_rows *r,
 		snprintf(b, n, "%" PRIu64, t->id);
 }
 
-static void thread_acc_cell(const struct cray_rows *r,
-			    const struct cray_row *row, char *b, size_t n)
+static void thread_acc_cell(const struct memview_rows *r,
+			    const struct memview_row *row, char *b, size_t n)
 {
 	const struct cray_thread_copy *t = row_thread(r, row);
 
 	snprintf(b, n, "%" PRIu64, t->n[0] + t->n[1]);
 }
 
-static void thread_reads_cell(const struct cray_rows *r,
-			      const struct cray_row *row, char *b, size_t n)
+static void thread_reads_cell(const struct memview_rows *r,
+			      const struct memview_row *row, char *b, size_t n)
 {
 	snprintf(b, n, "%" PRIu64, row_thread(r, row)->n[0]);
 }
 
-static void thread_writes_cell(const struct cray_rows *r,
-			       const struct cray_row *row, char *b, size_t n)
+static void thread_writes_cell(const struct memview_rows *r,
+			       const struct memview_row *row, char *b, size_t n)
 {
 	snprintf(b, n, "%" PRIu64, row_thread(r, row)->n[1]);
 }
 
-static void thread_share_cell(const struct cray_rows *r,
-			      const struct cray_row *row, char *b, size_t n)
+static void thread_share_cell(const struct memview_rows *r,
+			      const struct memview_row *row, char *b, size_t n)
 {
 	const struct cray_thread_copy *t = row_thread(r, row);
 	uint64_t all = r->snap->tot.accesses;
@@ -502,7 +504,7 @@ static void thread_share_cell(const struct cray_rows *r,
 		 all ? 100.0 * (double)(t->n[0] + t->n[1]) / (double)all : 0.0);
 }
 
-static const struct cray_column threads_cols[] = {
+static const struct memview_column threads_cols[] = {
 	{.title = "THREAD",
 	 .width = 20,
 	 .left = true,
@@ -539,10 +541,10 @@ static const struct cray_column threads_cols[] = {
 	 .help = "the thread's part of all accesses"},
 };
 
-#define CRAY_COLS(a) .cols = a, .ncols = (int)(sizeof(a) / sizeof(a[0]))
+#define MEMVIEW_COLS(a) .cols = a, .ncols = (int)(sizeof(a) / sizeof(a[0]))
 
-void cray_tabs_layout(const struct cray_tab_impl *t, int cols,
-		      struct term_layout *lay)
+void memview_tabs_layout(const struct memview_tab_impl *t, int cols,
+			 struct term_layout *lay)
 {
 	struct term_layout_column col[TERM_LAYOUT_MAX];
 	int n = t->ncols < TERM_LAYOUT_MAX ? t->ncols : TERM_LAYOUT_MAX;
@@ -555,23 +557,24 @@ void cray_tabs_layout(const struct cray_tab_impl *t, int cols,
 	term_layout(lay, col, n, cols);
 }
 
-const struct cray_tab_impl cray_tabs[CRAY_TAB_COUNT] = {
-	[CRAY_TAB_SHARING] = {.name = "False sharing",
-			      CRAY_COLS(sharing_cols),
-			      .sort = 1,
-			      .empty = "No false-sharing suspect: no line was "
-				       "written by one thread and touched by "
-				       "another."},
-	[CRAY_TAB_HOT] = {.name = "Hot lines",
-			  CRAY_COLS(hot_cols),
-			  .sort = 1,
-			  .empty = "No accesses yet."},
-	[CRAY_TAB_TYPES] = {.name = "Types",
-			    CRAY_COLS(types_cols),
-			    .sort = 0,
-			    .empty = "No accesses and no RTTA regions yet."},
-	[CRAY_TAB_THREADS] = {.name = "Threads",
-			      CRAY_COLS(threads_cols),
-			      .sort = 1,
-			      .empty = "No accesses yet."},
+const struct memview_tab_impl memview_tabs[MEMVIEW_TAB_COUNT] = {
+	[MEMVIEW_TAB_SHARING] =
+		{.name = "False sharing",
+		 MEMVIEW_COLS(sharing_cols),
+		 .sort = 1,
+		 .empty = "No false-sharing suspect: no line was "
+			  "written by one thread and touched by "
+			  "another."},
+	[MEMVIEW_TAB_HOT] = {.name = "Hot lines",
+			     MEMVIEW_COLS(hot_cols),
+			     .sort = 1,
+			     .empty = "No accesses yet."},
+	[MEMVIEW_TAB_TYPES] = {.name = "Types",
+			       MEMVIEW_COLS(types_cols),
+			       .sort = 0,
+			       .empty = "No accesses and no RTTA regions yet."},
+	[MEMVIEW_TAB_THREADS] = {.name = "Threads",
+				 MEMVIEW_COLS(threads_cols),
+				 .sort = 1,
+				 .empty = "No accesses yet."},
 };

@@ -1,8 +1,8 @@
 /*
- * cray_rows and cray_tabs: the memory view's rows from a snapshot of the
- * fixture trace (cray-fixture.h) -- every tab's cells, the default sorts
- * and their ties, sorting by other columns and inverted, skipping columns
- * that are no sort key, types opened into member rows and closed, the
+ * test-memview-rows: memview_rows and memview_tabs, the memory view's rows from
+ * a snapshot of the fixture trace (cray-fixture.h) -- every tab's cells, the
+ * default sorts and their ties, sorting by other columns and inverted, skipping
+ * columns that are no sort key, types opened into member rows and closed, the
  * selection key across rebuilds, search, odd typenames, a type without
  * member counts, the "(other threads)" entry; which columns a narrow
  * screen keeps.
@@ -25,7 +25,7 @@
 struct fx {
 	struct cacheray *c;
 	struct cray_snap snap;
-	struct cray_rows rows;
+	struct memview_rows rows;
 };
 
 static struct fx *fx_new(const struct tw *w, const struct cacheray_config *cfg)
@@ -37,14 +37,14 @@ static struct fx *fx_new(const struct tw *w, const struct cacheray_config *cfg)
 	assert_non_null(f->c);
 	assert_true(cacheray_feed(f->c, w->b, w->n));
 	cray_snap_init(&f->snap);
-	cray_rows_init(&f->rows);
+	memview_rows_init(&f->rows);
 	assert_true(cray_snap_take(&f->snap, f->c, NULL, 0));
 	return f;
 }
 
 static void fx_free(struct fx *f)
 {
-	cray_rows_finish(&f->rows);
+	memview_rows_finish(&f->rows);
 	cray_snap_finish(&f->snap);
 	cacheray_destroy(f->c);
 	free(f);
@@ -68,31 +68,31 @@ static int teardown(void **state)
 }
 
 /* Row i's cells joined by '|', trailing blanks kept as they are. */
-static const char *cells(const struct cray_rows *r, size_t i)
+static const char *cells(const struct memview_rows *r, size_t i)
 {
 	static char out[1024];
 	size_t o = 0;
 
-	for (int c = 0; c < cray_tabs[r->tab].ncols; c++) {
+	for (int c = 0; c < memview_tabs[r->tab].ncols; c++) {
 		char b[320];
 
-		cray_rows_cell(r, i, c, b, sizeof(b));
+		memview_rows_cell(r, i, c, b, sizeof(b));
 		o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%s",
 				      c ? "|" : "", b);
 	}
 	return out;
 }
 
-static void build(struct fx *f, enum cray_tab tab)
+static void build(struct fx *f, enum memview_tab tab)
 {
-	assert_true(cray_rows_build(&f->rows, &f->snap, tab));
+	assert_true(memview_rows_build(&f->rows, &f->snap, tab));
 }
 
 static void test_sharing(void **state)
 {
 	struct fx *f = *state;
 
-	build(f, CRAY_TAB_SHARING);
+	build(f, MEMVIEW_TAB_SHARING);
 	assert_int_equal(f->rows.nrows, 2);
 	assert_string_equal(cells(&f->rows, 0),
 			    "0x10000|80|10|70|diff-elements|disjoint|1(w),2(w)|"
@@ -100,16 +100,16 @@ static void test_sharing(void **state)
 	assert_string_equal(cells(&f->rows, 1),
 			    "0x10040|12|5|7|one-element|overlap|1(w),2(w)|"
 			    "struct counter");
-	assert_int_equal(cray_rows_key(&f->rows, 0), 0x10000);
-	assert_int_equal(cray_rows_type(&f->rows, 0), UINT32_MAX);
-	assert_false(cray_rows_openable(&f->rows, 0));
+	assert_int_equal(memview_rows_key(&f->rows, 0), 0x10000);
+	assert_int_equal(memview_rows_type(&f->rows, 0), UINT32_MAX);
+	assert_false(memview_rows_openable(&f->rows, 0));
 }
 
 static void test_hot(void **state)
 {
 	struct fx *f = *state;
 
-	build(f, CRAY_TAB_HOT);
+	build(f, MEMVIEW_TAB_HOT);
 	assert_int_equal(f->rows.nrows, 4);
 	assert_string_equal(cells(&f->rows, 0), "0x10000|80|10|70|"
 						"diff-elements|1(w),2(w)|"
@@ -125,15 +125,15 @@ static void test_types(void **state)
 	struct fx *f = *state;
 
 	f->rows.ascii = true;
-	build(f, CRAY_TAB_TYPES);
+	build(f, MEMVIEW_TAB_TYPES);
 	assert_int_equal(f->rows.nrows, 3);
 	/* Accesses, most first; the tie (5 and 5) in first-seen order. */
 	assert_string_equal(cells(&f->rows, 0),
 			    "92|15|77|16|1|+ struct counter");
 	assert_string_equal(cells(&f->rows, 1), "5|5|0|||  (untyped)");
 	assert_string_equal(cells(&f->rows, 2), "5|3|2|32|2|+ struct node");
-	assert_true(cray_rows_openable(&f->rows, 0));
-	assert_false(cray_rows_openable(&f->rows, 1));
+	assert_true(memview_rows_openable(&f->rows, 0));
+	assert_false(memview_rows_openable(&f->rows, 1));
 	f->rows.ascii = false;
 	assert_string_equal(cells(&f->rows, 0),
 			    "92|15|77|16|1|\u25b8 struct counter");
@@ -146,14 +146,14 @@ static void test_open_close(void **state)
 	uint64_t key;
 
 	f->rows.ascii = true;
-	build(f, CRAY_TAB_TYPES);
-	counter = cray_rows_type(&f->rows, 0);
-	assert_true(cray_rows_set_open(&f->rows, counter, true));
+	build(f, MEMVIEW_TAB_TYPES);
+	counter = memview_rows_type(&f->rows, 0);
+	assert_true(memview_rows_set_open(&f->rows, counter, true));
 	assert_false(cray_snap_has_members(&f->snap, counter));
 	assert_true(cray_snap_take(&f->snap, f->c, f->rows.open,
 				   f->rows.open_bits));
 	assert_true(cray_snap_has_members(&f->snap, counter));
-	build(f, CRAY_TAB_TYPES);
+	build(f, MEMVIEW_TAB_TYPES);
 	assert_int_equal(f->rows.nrows, 6);
 	assert_string_equal(cells(&f->rows, 0),
 			    "92|15|77|16|1|- struct counter");
@@ -162,33 +162,33 @@ static void test_open_close(void **state)
 	assert_string_equal(cells(&f->rows, 3), "10|10|0|||    +8");
 	assert_string_equal(cells(&f->rows, 4), "5|5|0|||  (untyped)");
 	/* A member row belongs to its type. */
-	assert_int_equal(cray_rows_type(&f->rows, 2), counter);
-	key = cray_rows_key(&f->rows, 2);
+	assert_int_equal(memview_rows_type(&f->rows, 2), counter);
+	key = memview_rows_key(&f->rows, 2);
 	assert_int_equal(key, (uint64_t)counter << 32 | 3);
-	assert_int_equal(cray_rows_find(&f->rows, key), 2);
+	assert_int_equal(memview_rows_find(&f->rows, key), 2);
 	/* A new snapshot keeps the open type's members. */
 	assert_true(cray_snap_take(&f->snap, f->c, f->rows.open,
 				   f->rows.open_bits));
-	build(f, CRAY_TAB_TYPES);
+	build(f, MEMVIEW_TAB_TYPES);
 	assert_int_equal(f->rows.nrows, 6);
 	/* Closed: the members are gone, the type's row stays findable. */
-	assert_true(cray_rows_set_open(&f->rows, counter, false));
-	build(f, CRAY_TAB_TYPES);
+	assert_true(memview_rows_set_open(&f->rows, counter, false));
+	build(f, MEMVIEW_TAB_TYPES);
 	assert_int_equal(f->rows.nrows, 3);
-	assert_int_equal(cray_rows_find(&f->rows, key), SIZE_MAX);
-	assert_int_equal(
-		cray_rows_find(&f->rows, (uint64_t)counter << 32 | UINT32_MAX),
-		0);
+	assert_int_equal(memview_rows_find(&f->rows, key), SIZE_MAX);
+	assert_int_equal(memview_rows_find(&f->rows, (uint64_t)counter << 32 |
+							     UINT32_MAX),
+			 0);
 	/* Closing what was never opened, past the bitmap, is fine. */
-	assert_true(cray_rows_set_open(&f->rows, 100000, false));
-	assert_false(cray_rows_is_open(&f->rows, 100000));
+	assert_true(memview_rows_set_open(&f->rows, 100000, false));
+	assert_false(memview_rows_is_open(&f->rows, 100000));
 }
 
 static void test_threads(void **state)
 {
 	struct fx *f = *state;
 
-	build(f, CRAY_TAB_THREADS);
+	build(f, MEMVIEW_TAB_THREADS);
 	assert_int_equal(f->rows.nrows, 2);
 	assert_string_equal(cells(&f->rows, 0), "1|60|13|47|58.8");
 	assert_string_equal(cells(&f->rows, 1), "2|42|10|32|41.2");
@@ -197,48 +197,48 @@ static void test_threads(void **state)
 static void test_sort(void **state)
 {
 	struct fx *f = *state;
-	struct cray_rows *r = &f->rows;
+	struct memview_rows *r = &f->rows;
 
 	/* Lines: from ACCESSES on, READS, WRITES, then (LAYOUT, THREADS,
 	 * TYPES are no sort key) LINE, by address, lowest first. */
-	build(f, CRAY_TAB_HOT);
-	assert_int_equal(r->sort[CRAY_TAB_HOT], 1);
-	cray_rows_sort(r, 1);
-	assert_int_equal(r->sort[CRAY_TAB_HOT], 2);
-	cray_rows_sort(r, 1);
-	cray_rows_sort(r, 1);
-	assert_int_equal(r->sort[CRAY_TAB_HOT], 0);
-	build(f, CRAY_TAB_HOT);
-	assert_int_equal(cray_rows_key(r, 0), 0x10000);
-	assert_int_equal(cray_rows_key(r, 3), 0x30000);
-	r->invert[CRAY_TAB_HOT] = true;
-	build(f, CRAY_TAB_HOT);
-	assert_int_equal(cray_rows_key(r, 0), 0x30000);
+	build(f, MEMVIEW_TAB_HOT);
+	assert_int_equal(r->sort[MEMVIEW_TAB_HOT], 1);
+	memview_rows_sort(r, 1);
+	assert_int_equal(r->sort[MEMVIEW_TAB_HOT], 2);
+	memview_rows_sort(r, 1);
+	memview_rows_sort(r, 1);
+	assert_int_equal(r->sort[MEMVIEW_TAB_HOT], 0);
+	build(f, MEMVIEW_TAB_HOT);
+	assert_int_equal(memview_rows_key(r, 0), 0x10000);
+	assert_int_equal(memview_rows_key(r, 3), 0x30000);
+	r->invert[MEMVIEW_TAB_HOT] = true;
+	build(f, MEMVIEW_TAB_HOT);
+	assert_int_equal(memview_rows_key(r, 0), 0x30000);
 	/* Back from LINE: the last sort key, WRITES. */
-	cray_rows_sort(r, -1);
-	assert_int_equal(r->sort[CRAY_TAB_HOT], 3);
+	memview_rows_sort(r, -1);
+	assert_int_equal(r->sort[MEMVIEW_TAB_HOT], 3);
 	/* Each tab keeps its own. */
-	assert_int_equal(r->sort[CRAY_TAB_SHARING], 1);
+	assert_int_equal(r->sort[MEMVIEW_TAB_SHARING], 1);
 	/* Types by name, A to Z: '(' sorts before 's'. */
-	r->tab = CRAY_TAB_TYPES;
-	cray_rows_sort(r, -1);
-	assert_int_equal(r->sort[CRAY_TAB_TYPES], 5);
+	r->tab = MEMVIEW_TAB_TYPES;
+	memview_rows_sort(r, -1);
+	assert_int_equal(r->sort[MEMVIEW_TAB_TYPES], 5);
 	r->ascii = true;
-	build(f, CRAY_TAB_TYPES);
+	build(f, MEMVIEW_TAB_TYPES);
 	assert_string_equal(cells(r, 0), "5|5|0|||  (untyped)");
 	assert_string_equal(cells(r, 2), "5|3|2|32|2|+ struct node");
 	/* Regions, most first (inverted: fewest first, ties stable). */
-	r->sort[CRAY_TAB_TYPES] = 4;
-	r->invert[CRAY_TAB_TYPES] = true;
-	build(f, CRAY_TAB_TYPES);
+	r->sort[MEMVIEW_TAB_TYPES] = 4;
+	r->invert[MEMVIEW_TAB_TYPES] = true;
+	build(f, MEMVIEW_TAB_TYPES);
 	assert_string_equal(cells(r, 0), "5|5|0|||  (untyped)");
 	assert_string_equal(cells(r, 1), "92|15|77|16|1|+ struct counter");
 	assert_string_equal(cells(r, 2), "5|3|2|32|2|+ struct node");
 	/* Threads by READS, inverted: 2 (10) before 1 (13). */
-	r->tab = CRAY_TAB_THREADS;
-	r->sort[CRAY_TAB_THREADS] = 2;
-	r->invert[CRAY_TAB_THREADS] = true;
-	build(f, CRAY_TAB_THREADS);
+	r->tab = MEMVIEW_TAB_THREADS;
+	r->sort[MEMVIEW_TAB_THREADS] = 2;
+	r->invert[MEMVIEW_TAB_THREADS] = true;
+	build(f, MEMVIEW_TAB_THREADS);
 	assert_string_equal(cells(r, 0), "2|42|10|32|41.2");
 }
 
@@ -246,14 +246,14 @@ static void test_search(void **state)
 {
 	struct fx *f = *state;
 
-	build(f, CRAY_TAB_HOT);
-	assert_false(cray_rows_match(&f->rows, 0, "node"));
-	assert_true(cray_rows_match(&f->rows, 2, "node"));
+	build(f, MEMVIEW_TAB_HOT);
+	assert_false(memview_rows_match(&f->rows, 0, "node"));
+	assert_true(memview_rows_match(&f->rows, 2, "node"));
 	/* Needles are lowercase; cells are compared lowercased. */
-	assert_true(cray_rows_match(&f->rows, 1, "one-el"));
-	assert_false(cray_rows_match(&f->rows, 1, ""));
-	build(f, CRAY_TAB_TYPES);
-	assert_true(cray_rows_match(&f->rows, 1, "(untyped)"));
+	assert_true(memview_rows_match(&f->rows, 1, "one-el"));
+	assert_false(memview_rows_match(&f->rows, 1, ""));
+	build(f, MEMVIEW_TAB_TYPES);
+	assert_true(memview_rows_match(&f->rows, 1, "(untyped)"));
 }
 
 /* Typenames with odd bytes, a type too big for member counts, and more
@@ -277,24 +277,24 @@ static void test_odd(void **state)
 	f = fx_new(w, &cfg);
 	free(w);
 	f->rows.ascii = true;
-	build(f, CRAY_TAB_TYPES);
+	build(f, MEMVIEW_TAB_TYPES);
 	assert_string_equal(cells(&f->rows, 0), "3|0|3|8|1|+ a?b?");
 	assert_string_equal(cells(&f->rows, 1), "3|3|0|8192|1|+ huge");
-	big = cray_rows_type(&f->rows, 1);
-	assert_true(cray_rows_set_open(&f->rows, big, true));
+	big = memview_rows_type(&f->rows, 1);
+	assert_true(memview_rows_set_open(&f->rows, big, true));
 	assert_true(cray_snap_take(&f->snap, f->c, f->rows.open,
 				   f->rows.open_bits));
-	build(f, CRAY_TAB_TYPES);
+	build(f, MEMVIEW_TAB_TYPES);
 	assert_int_equal(f->rows.nrows, 3);
 	assert_string_equal(cells(&f->rows, 2),
 			    "|||||    (no member counts: element over 4096 "
 			    "bytes or the counter budget spent)");
-	assert_int_equal(cray_rows_key(&f->rows, 2),
+	assert_int_equal(memview_rows_key(&f->rows, 2),
 			 (uint64_t)big << 32 | (UINT32_MAX - 1));
 	/* Thread 3 went to "(other threads)", which sorts last by id. */
-	build(f, CRAY_TAB_THREADS);
-	f->rows.sort[CRAY_TAB_THREADS] = 0;
-	build(f, CRAY_TAB_THREADS);
+	build(f, MEMVIEW_TAB_THREADS);
+	f->rows.sort[MEMVIEW_TAB_THREADS] = 0;
+	build(f, MEMVIEW_TAB_THREADS);
 	assert_int_equal(f->rows.nrows, 3);
 	assert_string_equal(cells(&f->rows, 0), "1|3|0|3|50.0");
 	assert_string_equal(cells(&f->rows, 2), "(other threads)|1|1|0|16.7");
@@ -309,15 +309,15 @@ static void test_empty(void **state)
 	char b[8] = "x";
 
 	(void)state;
-	for (int t = 0; t < CRAY_TAB_COUNT; t++) {
-		build(f, (enum cray_tab)t);
+	for (int t = 0; t < MEMVIEW_TAB_COUNT; t++) {
+		build(f, (enum memview_tab)t);
 		assert_int_equal(f->rows.nrows, 0);
-		assert_non_null(cray_tabs[t].empty);
+		assert_non_null(memview_tabs[t].empty);
 	}
-	cray_rows_cell(&f->rows, 0, 0, b, sizeof(b));
+	memview_rows_cell(&f->rows, 0, 0, b, sizeof(b));
 	assert_string_equal(b, "");
-	assert_int_equal(cray_rows_key(&f->rows, 0), UINT64_MAX);
-	assert_int_equal(cray_rows_find(&f->rows, 0x1000), SIZE_MAX);
+	assert_int_equal(memview_rows_key(&f->rows, 0), UINT64_MAX);
+	assert_int_equal(memview_rows_find(&f->rows, 0x1000), SIZE_MAX);
 	fx_free(f);
 }
 
@@ -326,8 +326,8 @@ static void test_empty(void **state)
 static void test_tables(void **state)
 {
 	(void)state;
-	for (int t = 0; t < CRAY_TAB_COUNT; t++) {
-		const struct cray_tab_impl *k = &cray_tabs[t];
+	for (int t = 0; t < MEMVIEW_TAB_COUNT; t++) {
+		const struct memview_tab_impl *k = &memview_tabs[t];
 		int flex = 0;
 
 		assert_non_null(k->name);
@@ -344,10 +344,10 @@ static void test_tables(void **state)
 	}
 }
 
-static int col_of(enum cray_tab t, const char *title)
+static int col_of(enum memview_tab t, const char *title)
 {
-	for (int c = 0; c < cray_tabs[t].ncols; c++)
-		if (!strcmp(cray_tabs[t].cols[c].title, title))
+	for (int c = 0; c < memview_tabs[t].ncols; c++)
+		if (!strcmp(memview_tabs[t].cols[c].title, title))
 			return c;
 	fail_msg("no column %s", title);
 	return -1;
@@ -357,29 +357,29 @@ static int col_of(enum cray_tab t, const char *title)
  * LAYOUT goes first, as at 80 columns before); Hot lines keeps TYPES. */
 static void test_layout(void **state)
 {
-	const struct cray_tab_impl *sh = &cray_tabs[CRAY_TAB_SHARING];
-	const struct cray_tab_impl *hot = &cray_tabs[CRAY_TAB_HOT];
-	int bytes = col_of(CRAY_TAB_SHARING, "BYTES");
-	int threads = col_of(CRAY_TAB_SHARING, "THREADS");
-	int types = col_of(CRAY_TAB_SHARING, "TYPES");
-	int layout = col_of(CRAY_TAB_SHARING, "LAYOUT");
+	const struct memview_tab_impl *sh = &memview_tabs[MEMVIEW_TAB_SHARING];
+	const struct memview_tab_impl *hot = &memview_tabs[MEMVIEW_TAB_HOT];
+	int bytes = col_of(MEMVIEW_TAB_SHARING, "BYTES");
+	int threads = col_of(MEMVIEW_TAB_SHARING, "THREADS");
+	int types = col_of(MEMVIEW_TAB_SHARING, "TYPES");
+	int layout = col_of(MEMVIEW_TAB_SHARING, "LAYOUT");
 	struct term_layout lay;
 
 	(void)state;
-	cray_tabs_layout(sh, 100, &lay);
+	memview_tabs_layout(sh, 100, &lay);
 	for (int c = 0; c < sh->ncols; c++)
 		assert_true(lay.shown[c]);
 	assert_int_equal(lay.x[types] + lay.width[types], 98); /* flexible */
-	cray_tabs_layout(sh, 80, &lay);
+	memview_tabs_layout(sh, 80, &lay);
 	assert_false(lay.shown[layout]);
 	assert_true(lay.shown[types] && lay.shown[bytes] && lay.shown[threads]);
-	cray_tabs_layout(sh, 70, &lay);
+	memview_tabs_layout(sh, 70, &lay);
 	assert_false(lay.shown[types]);
 	assert_true(lay.shown[bytes] && lay.shown[threads]);
 	for (int cols = 40; cols <= 120; cols++) {
 		int end = 0;
 
-		cray_tabs_layout(sh, cols, &lay);
+		memview_tabs_layout(sh, cols, &lay);
 		if (!lay.shown[bytes] || !lay.shown[threads])
 			assert_false(lay.shown[types]);
 		for (int c = 0; c < sh->ncols; c++) {
@@ -391,9 +391,9 @@ static void test_layout(void **state)
 		}
 		assert_true(end < cols);
 	}
-	cray_tabs_layout(hot, 70, &lay);
-	assert_true(lay.shown[col_of(CRAY_TAB_HOT, "TYPES")]);
-	assert_false(lay.shown[col_of(CRAY_TAB_HOT, "THREADS")]);
+	memview_tabs_layout(hot, 70, &lay);
+	assert_true(lay.shown[col_of(MEMVIEW_TAB_HOT, "TYPES")]);
+	assert_false(lay.shown[col_of(MEMVIEW_TAB_HOT, "THREADS")]);
 }
 
 int main(void)
