@@ -25,6 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/tmpbeside.h"
+
 /* "a FIFO", "a directory", ...: what a mode is, for messages. */
 static inline const char *pathcheck_kind(mode_t mode)
 {
@@ -72,7 +74,6 @@ static inline bool pathcheck_output(const char *opt, const char *path,
 static inline bool pathcheck_replaceable(const char *opt, const char *path,
 					 char *err, size_t errlen)
 {
-	size_t len = strlen(path);
 	struct stat st;
 	char *tmp;
 	int fd;
@@ -82,20 +83,16 @@ static inline bool pathcheck_replaceable(const char *opt, const char *path,
 			 opt, path);
 		return false;
 	}
-	tmp = malloc(len + 8);
-	if (!tmp) {
+	fd = tmp_beside(path, &tmp);
+	if (fd < 0 && errno == ENOMEM) {
 		snprintf(err, errlen, "%s %s: out of memory", opt, path);
 		return false;
 	}
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".XXXXXX", 8);
-	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen,
 			 "%s %s: cannot create a file there: %s; give a path "
 			 "in a directory you can write",
 			 opt, path, strerror(errno));
-		free(tmp);
 		return false;
 	}
 	close(fd);

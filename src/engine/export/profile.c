@@ -22,6 +22,7 @@
 
 #include "common/grow.h"
 #include "common/strpool.h"
+#include "common/tmpbeside.h"
 
 #define PROFILE_POOL_BYTES (64u << 20)
 
@@ -79,24 +80,19 @@ bool profile_add(struct profile *p, const char *const *names,
 bool profile_write(const struct profile *p, const struct profile_format *fmt,
 		   const char *path, char *err, size_t errlen)
 {
-	size_t len = strlen(path);
-	char *tmp = malloc(len + 8);
 	FILE *f = NULL;
-	int fd, saved;
+	char *tmp;
+	int fd = tmp_beside(path, &tmp), saved;
 
-	if (!tmp) {
+	if (fd < 0 && errno == ENOMEM) {
 		snprintf(err, errlen, "cannot write %s: out of memory", path);
 		return false;
 	}
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".XXXXXX", 8);
-	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen,
 			 "cannot write the %s profile %s: cannot create a "
 			 "file next to it: %s",
 			 fmt->name, path, strerror(errno));
-		free(tmp);
 		return false;
 	}
 	f = fdopen(fd, "w");
