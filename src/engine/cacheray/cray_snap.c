@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/lowerbound.h"
 
 void cray_snap_init(struct cray_snap *s)
 {
@@ -188,17 +189,10 @@ const struct cray_type_copy *cray_snap_type(const struct cray_snap *s,
 size_t cray_snap_type_members(const struct cray_snap *s, uint32_t index,
 			      size_t *first)
 {
-	size_t lo = 0, hi = s->nmembers, n = 0;
+	size_t lo, n = 0;
 
 	/* The first row of a type >= index. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->members[mid].type < index)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	LOWER_BOUND(lo, s->members, s->nmembers, type, index);
 	*first = lo;
 	while (lo + n < s->nmembers && s->members[lo + n].type == index)
 		n++;

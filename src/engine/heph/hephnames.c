@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/lowerbound.h"
 
 static int hn_cmp(const void *a, const void *b)
 {
@@ -82,16 +83,10 @@ void heph_names_finish(struct heph_names *n)
 
 const char *heph_names_find(const struct heph_names *n, uint64_t addr)
 {
-	size_t lo = 0, hi = n ? n->n : 0;
+	size_t lo = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (n->v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	if (n)
+		LOWER_BOUND(lo, n->v, n->n, addr, addr);
 	return lo < (n ? n->n : 0) && n->v[lo].addr == addr
 		       ? n->pool + n->v[lo].off
 		       : NULL;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/lowerbound.h"
 #include "engine/heph/streammap.h"
 
 /* Groups are keyed (substream) for corotop's recordings (stream 0),
@@ -96,19 +97,12 @@ static int rp_birth_cmp2(const void *a, const void *b)
 static const struct replay_birth *rp_births_of(const struct replay *r,
 					       uint64_t sub, size_t *n)
 {
-	size_t lo = 0, hi = r->nbirth_opt, end;
+	size_t lo, end;
 
 	*n = 0;
 	if (!r->birth_opt)
 		return NULL; /* NULL + 0 is undefined in C */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->birth_opt[mid].sub < sub)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	LOWER_BOUND(lo, r->birth_opt, r->nbirth_opt, sub, sub);
 	for (end = lo; end < r->nbirth_opt && r->birth_opt[end].sub == sub;
 	     end++)
 		;
