@@ -43,16 +43,10 @@
  * time it was found, on the coroutine's last stream and its substream.
  * An interval still open when recording stops ends at the stop time.
  *
- * Names.  The writer asks the symbolizer once per address: the answer (or
- * that there is none) is kept in a table of REC_NAMED slots with the names
- * in an arena; past either bound it asks every time, which is slower, not
- * wrong.  "None" is only kept for REC_RETRY_NS: the symbolizer is created
- * lazily and reads the target's mappings at most once a second, so an
- * address asked about at launch may be known later; and at the end every
- * address still unknown is asked once more, so that a name known by then is
- * in the file (replay reads the names of the whole file).  Names are not
- * refreshed when the target loads or unloads a library during the
- * recording.
+ * Names.  The writer asks the symbolizer once per address (recnames.c
+ * keeps the answers, and asks an address still unknown once more at the
+ * end).  Names are not refreshed when the target loads or unloads a
+ * library during the recording.
  *
  * Writing.  Packets are encoded into a buffer and written when it is
  * three quarters full, when the ring runs dry, and at the end; only whole
@@ -85,20 +79,16 @@
 #include "engine/symbols/framenames.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
-#include "common/hash.h"
+#include "engine/heph/recnames.h"
 #include "common/clock.h"
 
 #define REC_RING (1u << 18) /* items; 14 MiB of 56-byte items */
 #define REC_BUF (256u << 10)
 #define REC_FLUSH (REC_BUF * 3 / 4)
 #define REC_FRAMES 64
-#define REC_STREAMS 4096       /* per-stream counters at first (they grow) */
-#define REC_NAMED (1u << 16)   /* addresses whose name is kept (slots) */
-#define REC_ARENA (8u << 20)   /* bytes of names kept */
-#define REC_WAKE_BATCH 8192u   /* items waiting before a sleeper is woken */
-#define REC_NO_NAME UINT32_MAX /* the symbolizer does not know it */
-#define REC_RETRY_NS 1000000000ull /* ... ask again after this long */
-#define REC_NICE 19		   /* the writer thread's niceness */
+#define REC_STREAMS 4096     /* per-stream counters at first (they grow) */
+#define REC_WAKE_BATCH 8192u /* items waiting before a sleeper is woken */
+#define REC_NICE 19	     /* the writer thread's niceness */
 
 #ifdef RECORDER_TEST_HOOKS
 void (*recorder_test_before_drain)(struct recorder *r);
@@ -141,13 +131,6 @@ struct rec_stream {
 	bool used;
 };
 
-/* A name the writer knows (or knows to be unknown). */
-struct rec_name {
-	uint64_t key; /* 0: empty slot */
-	uint32_t off; /* into the arena, or REC_NO_NAME */
-	uint32_t len; /* REC_NO_NAME: when it was asked (ms, wrapping) */
-};
-
 struct recorder {
 	struct rec_item *ring;
 	/* Producer's and consumer's words on their own lines. */
@@ -170,10 +153,7 @@ struct recorder {
 	uint32_t nst;
 	struct rec_stream *streams; /* open addressing, at most half full */
 	uint32_t cap_streams, nstreams;
-	struct rec_name *named; /* open addressing; REC_NAMED slots */
-	uint32_t nnamed;
-	char *arena; /* REC_ARENA bytes of names */
-	uint32_t arena_len;
+	struct recnames names; /* asked once per address (recnames.c) */
 	uint8_t *buf;
 	struct heph_enc enc;
 	uint64_t file_len; /* bytes written (all whole packets) */
@@ -296,85 +276,21 @@ static uint32_t rec_counter(struct recorder *r, uint32_t stream)
 	return s->counter++;
 }
 
-static uint32_t rec_ms(void)
+/* The names' writer: a corotop_symbol option, into the buffer. */
+static void rec_emit_name(void *ctx, const uint8_t *val, size_t n)
 {
-	return (uint32_t)(clock_now_ns(CLOCK_MONOTONIC) / 1000000u);
-}
+	struct recorder *r = ctx;
 
-/* The name of key (an address, or framename_key of a frame), asked of the
- * symbolizer the first time and kept; a known name is written once, as a
- * corotop_symbol option, when it is first asked for (before the event that
- * uses it).  An unknown one is asked again once REC_RETRY_NS passed, or
- * now when `retry`.  NULL when unknown; *len its length. */
-static const char *rec_name_ask(struct recorder *r, uint64_t key, uint32_t *len,
-				bool retry)
-{
-	static _Thread_local char sym[HEPH_NAME_LEN + 1];
-	uint32_t h = (uint32_t)hash_fib(key, 48);
-	uint8_t val[8 + HEPH_NAME_LEN];
-	struct rec_name *slot = NULL;
-	bool again = false; /* slot holds "unknown" already */
-	size_t n;
-
-	if (!key || !r->hooks.symbol)
-		return NULL;
-	for (uint32_t i = 0; i < REC_NAMED; i++, h = (h + 1) % REC_NAMED) {
-		struct rec_name *s = &r->named[h];
-
-		if (s->key == key && s->off != REC_NO_NAME) {
-			*len = s->len;
-			return r->arena + s->off;
-		}
-		if (s->key == key) {
-			if (!retry &&
-			    rec_ms() - s->len < REC_RETRY_NS / 1000000u)
-				return NULL;
-			slot = s;
-			again = true;
-			break;
-		}
-		if (!s->key)
-			break;
-	}
-	if (!again && r->nnamed < REC_NAMED / 2) /* else: ask every time */
-		slot = &r->named[h];
-	if (!r->hooks.symbol(r->hooks.ctx, key, sym, sizeof(sym))) {
-		if (slot) {
-			*slot = (struct rec_name){key, REC_NO_NAME, rec_ms()};
-			r->nnamed += !again;
-		}
-		return NULL;
-	}
-	n = heph_names_value(key, sym, val, sizeof(val));
-	*len = (uint32_t)(n - 8);
-	if (slot && r->arena_len + *len <= REC_ARENA) {
-		*slot = (struct rec_name){key, r->arena_len, *len};
-		memcpy(r->arena + r->arena_len, sym, *len);
-		r->arena_len += *len;
-		r->nnamed += !again;
-		/* Written once: only a name just kept is new to the file. */
-		rec_room(r, HEPH_META_FIXED + 14 + n);
-		heph_enc_meta(&r->enc, "corotop_symbol", val, n);
-		return r->arena + slot->off;
-	}
-	if (slot && again) /* no room to keep it: as if never asked */
-		*slot = (struct rec_name){key, REC_NO_NAME, rec_ms()};
-	return sym; /* tables full: not written as an option again */
+	rec_room(r, HEPH_META_FIXED + 14 + n);
+	heph_enc_meta(&r->enc, "corotop_symbol", val, n);
 }
 
 static const char *rec_name(struct recorder *r, uint64_t key, uint32_t *len)
 {
-	return rec_name_ask(r, key, len, false);
-}
+	struct recnames_io io = {r->hooks.symbol, r->hooks.ctx, rec_emit_name,
+				 r};
 
-/* At the end: every address still unknown, once more. */
-static void rec_names_last_try(struct recorder *r)
-{
-	uint32_t unused;
-
-	for (uint32_t i = 0; i < REC_NAMED; i++)
-		if (r->named[i].key && r->named[i].off == REC_NO_NAME)
-			rec_name_ask(r, r->named[i].key, &unused, true);
+	return recnames_ask(&r->names, &io, key, len, false);
 }
 
 /* One interval [from.ts, end] of station s's coroutine. */
@@ -601,7 +517,12 @@ static void *rec_main(void *arg)
 	for (uint32_t i = 0; i < r->nst; i++)
 		if (r->st[i].live && r->st[i].have)
 			rec_interval(r, &r->st[i], r->stop_ts);
-	rec_names_last_try(r);
+	{
+		struct recnames_io io = {r->hooks.symbol, r->hooks.ctx,
+					 rec_emit_name, r};
+
+		recnames_last_try(&r->names, &io);
+	}
 	/* The end: coroutines whose last interval ends here were alive. */
 	rec_meta_u64(r, "corotop_end", r->stop_ts);
 	rec_flush(r);
@@ -743,11 +664,9 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 	r->ring = calloc(REC_RING, sizeof(*r->ring));
 	r->st = calloc(stations ? stations : 1, sizeof(*r->st));
 	r->buf = malloc(REC_BUF);
-	r->named = calloc(REC_NAMED, sizeof(*r->named));
-	r->arena = malloc(REC_ARENA);
 	r->streams = calloc(REC_STREAMS, sizeof(*r->streams));
 	r->cap_streams = REC_STREAMS;
-	if (!r->ring || !r->st || !r->buf || !r->named || !r->arena ||
+	if (!recnames_init(&r->names) || !r->ring || !r->st || !r->buf ||
 	    !r->streams) {
 		snprintf(err, errlen, "out of memory for --record");
 		goto fail;
@@ -789,8 +708,7 @@ fail:
 	free(r->ring);
 	free(r->st);
 	free(r->buf);
-	free(r->named);
-	free(r->arena);
+	recnames_finish(&r->names);
 	free(r->streams);
 	free(r);
 	return NULL;
@@ -851,8 +769,7 @@ bool recorder_destroy(struct recorder *r, char *err, size_t errlen)
 	free(r->ring);
 	free(r->st);
 	free(r->buf);
-	free(r->named);
-	free(r->arena);
+	recnames_finish(&r->names);
 	free(r->streams);
 	free(r);
 	return ok;
