@@ -26,6 +26,22 @@
 
 #include "ppt-it.h"
 
+/* Agent `agent` detached from t's buffer: both words back to 0, and once
+ * the client lets go (at its next save) none of the agent's segments is
+ * left. */
+static void assert_let_go(struct target *t, pid_t agent)
+{
+	size_t unmarked;
+	char r[160];
+	int hmem, stat;
+
+	target_state(t, &hmem, &stat);
+	assert_int_equal(hmem, 0);
+	assert_int_equal(stat, 0);
+	target_cmd(t, "tick 1", r, sizeof(r));
+	assert_int_equal(segments_of(agent, &unmarked), 0);
+}
+
 /* ---- the tests ---- */
 
 static void test_attach_exact(void **state)
@@ -34,8 +50,8 @@ static void test_attach_exact(void **state)
 	struct proc p;
 	struct seen s;
 	char r[160];
-	int hmem, stat, status;
-	size_t ticks = 0, ios = 0, unmarked;
+	int status;
+	size_t ticks = 0, ios = 0;
 
 	(void)state;
 	target_start(&t, PPT_TARGET);
@@ -99,13 +115,7 @@ static void test_attach_exact(void **state)
 	assert_int_equal(ticks, 100);
 	assert_int_equal(ios, 3);
 	seen_free(&s);
-	/* Detached: both words back to 0... */
-	target_state(&t, &hmem, &stat);
-	assert_int_equal(hmem, 0);
-	assert_int_equal(stat, 0);
-	/* ...and once the client lets go (at its next save), no segment. */
-	target_cmd(&t, "tick 1", r, sizeof(r));
-	assert_int_equal(segments_of(p.pid, &unmarked), 0);
+	assert_let_go(&t, p.pid);
 	proc_free(&p);
 	target_stop(&t);
 	assert_xdg_empty();
@@ -526,8 +536,7 @@ static void test_signals_detach(void **state)
 	target_start(&t, PPT_TARGET);
 	for (size_t i = 0; i < 3; i++) {
 		struct proc p;
-		size_t unmarked;
-		int hmem, stat, status;
+		int status;
 		char *argv[] = {ITEST_COROTOP, "-b",   "-d",
 				"5",	       "-p",   (char *)pid_arg(t.pid),
 				"--buffer",    "demo", NULL};
@@ -539,11 +548,7 @@ static void test_signals_detach(void **state)
 		status = proc_finish(&p, 10000);
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 128 + sigs[i]);
-		target_state(&t, &hmem, &stat);
-		assert_int_equal(hmem, 0);
-		assert_int_equal(stat, 0);
-		target_cmd(&t, "tick 1", r, sizeof(r));
-		assert_int_equal(segments_of(p.pid, &unmarked), 0);
+		assert_let_go(&t, p.pid);
 		proc_free(&p);
 	}
 	target_stop(&t);
