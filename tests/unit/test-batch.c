@@ -1,11 +1,9 @@
 /*
- * batch: the no-curses output (src/ui/batch/batch.c) and the per-event
- * JSON-lines log (src/engine/export/jsonl.c).  A hand-built snapshot is
- * printed; the JSON is parsed by the small strict RFC 8259 parser of
- * tests/common/json-check.h (itself checked here to reject bad input, saying
- * why and where) and its keys, types and values are compared with the snapshot.
- * Text output must have the header and one row per coroutine; jsonl lines
- * must match the upstream engine's record shape byte for byte.
+ * test-batch: the no-curses output (src/ui/batch/batch.c, batch_ppt.c).  A
+ * hand-built snapshot is printed; the JSON is parsed by the strict parser
+ * of tests/common/json-check.h (tested in test-json-check.c) and its keys,
+ * types and values are compared with the snapshot.  Text output must have
+ * the header and one row per coroutine.  The JSONL log is test-jsonl.c.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -24,10 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/export/jsonl.h"
 #include "ui/batch/batch.h"
 
 #include "json-check.h"
+#include "lines.h"
 
 /* ---- snapshot fixture ---- */
 
@@ -121,201 +119,6 @@ static char *print_text(unsigned max_rows)
 	batch_print_text(f, &snap, NULL, 0, max_rows);
 	fclose(f);
 	return buf;
-}
-
-/*
- * The parser itself: every kind of invalid text is rejected, with the reason
- * and the byte offset of the offending character; valid texts are accepted
- * and decoded.
- */
-static void test_parser_rejects_bad_json(void **state)
-{
-	static const struct {
-		const char *text;
-		size_t at;
-		const char *why; /* a substring of the reason */
-	} bad[] = {
-		{"", 0, "end of text"},
-		{"   ", 3, "end of text"},
-		{"{", 1, "end of text"},
-		{"[1,2", 4, "end of text"},
-		/* trailing commas, missing separators, unquoted keys */
-		{"{\"a\":1,}", 7, "trailing comma"},
-		{"[1,]", 3, "trailing comma"},
-		{"[1,,2]", 3, "unexpected character"},
-		{"[1 2]", 3, "expected ',' or ']'"},
-		{"{\"a\":1 \"b\":2}", 7, "expected ',' or '}'"},
-		{"{\"a\" 1}", 5, "expected ':'"},
-		{"{\"a\":1,\"b\"}", 10, "expected ':'"},
-		{"{a:1}", 1, "quoted key"},
-		{"{'a':1}", 1, "quoted key"},
-		{"{\"a\":1,\"a\":2}", 7, "duplicate key"},
-		{"{\"\\u0000\":1}", 1, "key"},
-		/* trailing garbage: exactly one value per text */
-		{"{\"a\":1}x", 7, "text after the value"},
-		{"[1]]", 3, "text after the value"},
-		{"{} {}", 3, "text after the value"},
-		{"1 2", 2, "text after the value"},
-		/* literals */
-		{"tru", 0, "bad literal"},
-		{"nul", 0, "bad literal"},
-		{"True", 0, "unexpected character"},
-		{"{\"a\":nan}", 5, "bad literal"},
-		{"NaN", 0, "unexpected character"},
-		{"Infinity", 0, "unexpected character"},
-		{"-Infinity", 1, "bad number"},
-		/* numbers */
-		{"01", 0, "leading zero"},
-		{"-01", 0, "leading zero"},
-		{"{\"a\":01}", 5, "leading zero"},
-		{"{\"a\":-}", 6, "bad number"},
-		{"+1", 0, "unexpected character"},
-		{".5", 0, "unexpected character"},
-		{"{\"a\":1.}", 7, "bad fraction"},
-		{"1.e5", 2, "bad fraction"},
-		{"1e", 2, "bad exponent"},
-		{"1e+", 3, "bad exponent"},
-		{"0x10", 1, "text after the value"},
-		/* strings */
-		{"\"abc", 4, "unterminated string"},
-		{"\"abc\\", 4, "unterminated string"},
-		{"\"\x01\"", 1, "control character"},
-		{"\"a\tb\"", 2, "control character"},
-		{"\"a\nb\"", 2, "control character"},
-		{"\"\\x\"", 1, "bad escape"},
-		{"\"\\U0041\"", 1, "bad escape"},
-		{"\"ab\\'\"", 3, "bad escape"},
-		{"\"\\u12G4\"", 1, "\\u escape"},
-		{"\"\\u12\"", 1, "\\u escape"},
-		{"\"\\ud800\"", 1, "unpaired high surrogate"},
-		{"\"\\ud800\\u0041\"", 1, "unpaired high surrogate"},
-		{"\"\\ud800\\u00\"", 7, "\\u escape"},
-		{"\"\\udc00\"", 1, "unpaired low surrogate"},
-		/* not UTF-8: a stray byte, overlong, a surrogate, truncated */
-		{"\"\xff\"", 1, "UTF-8"},
-		{"\"a\x80\"", 2, "UTF-8"},
-		{"\"\xc0\xaf\"", 1, "UTF-8"},
-		{"\"\xed\xa0\x80\"", 1, "UTF-8"},
-		{"\"\xe2\x82\"", 1, "UTF-8"},
-		{"\"\xf4\x90\x80\x80\"", 1, "UTF-8"},
-		/* only space, tab, CR and LF are whitespace */
-		{"\f1", 0, "unexpected character"},
-		{"[1,\v2]", 3, "unexpected character"},
-	};
-	static const char *good[] = {
-		"{}",
-		"[]",
-		"{\"a\":[1,-2.5e3,true,null]}",
-		"\"\\u0041\\n\"",
-		"0",
-		"-0.5",
-		" \t\r\n[ 1 , 2 ]\n",
-		"-0",
-		"0.0e-0",
-		"1E+2",
-		"18446744073709551615",
-		"\"\x7f\"",
-		"\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"",
-		"{\"\":\"\",\"a\":{},\"b\":[[]]}",
-	};
-	char deep[2 * (JSON_MAX_DEPTH + 1) + 1];
-	struct json_err err;
-	struct jv v;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		if (json_parse(bad[i].text, &v, &err))
-			fail_msg("parser accepted %s", bad[i].text);
-		/* A rejected text leaves nothing behind. */
-		assert_int_equal(v.t, J_NULL);
-		assert_int_equal(v.n, 0);
-		assert_null(v.s);
-		assert_null(v.items);
-		assert_non_null(err.why);
-		if (!strstr(err.why, bad[i].why) || err.at != bad[i].at)
-			fail_msg("%s: got \"%s\" at %zu, want \"%s\" at %zu",
-				 bad[i].text, err.why, err.at, bad[i].why,
-				 bad[i].at);
-		json_free(&v);
-	}
-	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
-		if (!json_parse(good[i], &v, &err))
-			fail_msg("parser rejected %s (%s at byte %zu)", good[i],
-				 err.why, err.at);
-		assert_null(err.why);
-		json_free(&v);
-	}
-
-	/* The depth limit: JSON_MAX_DEPTH nested arrays, and one more. */
-	memset(deep, '[', JSON_MAX_DEPTH);
-	memset(deep + JSON_MAX_DEPTH, ']', JSON_MAX_DEPTH);
-	deep[2 * JSON_MAX_DEPTH] = '\0';
-	json_must_parse(deep, &v);
-	json_free(&v);
-	memset(deep, '[', JSON_MAX_DEPTH + 1);
-	memset(deep + JSON_MAX_DEPTH + 1, ']', JSON_MAX_DEPTH + 1);
-	deep[2 * (JSON_MAX_DEPTH + 1)] = '\0';
-	assert_false(json_parse(deep, &v, &err));
-	assert_string_equal(err.why, "nested too deep");
-	assert_int_equal(err.at, JSON_MAX_DEPTH);
-	json_free(&v);
-}
-
-/* What the parser builds, and the lookups. */
-static void test_parser_values(void **state)
-{
-	const struct jv *m;
-	struct jv v;
-
-	(void)state;
-	/* Escapes decode to UTF-8, surrogate pairs included. */
-	json_must_parse("\"\\u0041\\u00e9\\u20ac\\ud83d\\ude00\\/\\b\\f\\n"
-			"\\r\\t\\\"\\\\\"",
-			&v);
-	assert_int_equal(v.t, J_STR);
-	assert_string_equal(v.s, "A\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
-				 "/\b\f\n\r\t\"\\");
-	assert_int_equal(v.len, strlen(v.s));
-	json_free(&v);
-	/* "\u0000" is legal in a string value: the length says so. */
-	json_must_parse("\"a\\u0000b\"", &v);
-	assert_int_equal(v.len, 3);
-	assert_memory_equal(v.s, "a\0b", 4);
-	json_free(&v);
-
-	json_must_parse("{\"a\":{\"b\":[1,\"x\"]},\"c\":18446744073709551615,"
-			"\"d\":-1,\"e\":1.5,\"f\":2e3,\"g\":false,\"h\":null}",
-			&v);
-	assert_int_equal(v.t, J_OBJ);
-	assert_int_equal(v.n, 7);
-	/* Key order is kept. */
-	assert_string_equal(v.keys[0], "a");
-	assert_string_equal(v.keys[6], "h");
-	m = json_need(&v, "a.b", J_ARR);
-	assert_int_equal(m->n, 2);
-	assert_int_equal(m->items[0].t, J_NUM);
-	assert_string_equal(m->items[1].s, "x");
-	assert_ptr_equal(json_get(&v, "a.b"), m);
-	assert_null(json_get(&v, "a.x"));
-	assert_null(json_get(&v, "a.b.c")); /* not an object */
-	assert_null(json_get(&v, "x"));
-	assert_null(json_get(&v, "ab"));
-	/* Numbers: exact text, and a double. */
-	assert_true(json_u64(&v, "c") == UINT64_MAX);
-	assert_string_equal(json_need(&v, "c", J_NUM)->s,
-			    "18446744073709551615");
-	assert_true(json_need(&v, "d", J_NUM)->num == -1.0);
-	assert_true(json_need(&v, "e", J_NUM)->num == 1.5);
-	assert_true(json_need(&v, "f", J_NUM)->num == 2000.0);
-	assert_false(json_is_uint(json_get(&v, "d")));
-	assert_false(json_is_uint(json_get(&v, "e")));
-	assert_false(json_is_uint(json_get(&v, "f")));
-	assert_false(json_is_uint(json_get(&v, "g")));
-	assert_true(json_is_uint(json_get(&v, "c")));
-	assert_false(json_need(&v, "g", J_BOOL)->b);
-	json_need(&v, "h", J_NULL);
-	json_free(&v);
-	json_free(&v); /* idempotent */
 }
 
 static void test_json_snapshot(void **state)
@@ -418,23 +221,6 @@ static void test_json_target_states_and_error(void **state)
 	free(out);
 }
 
-/* Split into lines (modifies buf); returns the count. */
-static size_t lines(char *buf, char **line, size_t max)
-{
-	size_t n = 0;
-
-	for (char *p = buf; *p && n < max;) {
-		char *nl = strchr(p, '\n');
-
-		line[n++] = p;
-		if (!nl)
-			break;
-		*nl = '\0';
-		p = nl + 1;
-	}
-	return n;
-}
-
 static size_t tokens(char *s, char **tok, size_t max)
 {
 	size_t n = 0;
@@ -450,7 +236,7 @@ static void test_text_output(void **state)
 	size_t nl, nh;
 
 	(void)state;
-	nl = lines(out, line, 32);
+	nl = split_lines(out, line, 32);
 	assert_string_equal(line[0],
 			    "corotop - pid 42 running - engine harvesting");
 	assert_memory_equal(line[1], "Events: 1234 total", 18);
@@ -483,7 +269,7 @@ static void test_text_output(void **state)
 	free(out);
 
 	out = print_text(1); /* max_rows */
-	nl = lines(out, line, 32);
+	nl = split_lines(out, line, 32);
 	assert_int_equal(nl, 5 + 1 + 1);
 	free(out);
 }
@@ -495,7 +281,7 @@ static void test_text_header_variants(void **state)
 	(void)state;
 	snap.observer = true;
 	out = print_text(0);
-	lines(out, line, 32);
+	split_lines(out, line, 32);
 	assert_string_equal(line[0], "corotop - observer - engine harvesting");
 	free(out);
 	snap.observer = false;
@@ -506,7 +292,7 @@ static void test_text_header_variants(void **state)
 	snap.error = "region truncated";
 	snap.coro[0].switches = 0;
 	out = print_text(0);
-	lines(out, line, 32);
+	split_lines(out, line, 32);
 	/* An error stops the engine: never "harvesting" or "asleep". */
 	assert_string_equal(line[0],
 			    "corotop - pid 42 killed by signal 9 - "
@@ -517,7 +303,7 @@ static void test_text_header_variants(void **state)
 	snap.target.exit_code = 3;
 	snap.error = NULL;
 	out = print_text(0);
-	lines(out, line, 32);
+	split_lines(out, line, 32);
 	assert_string_equal(line[0],
 			    "corotop - pid 42 exited 3 - engine asleep");
 	free(out);
@@ -525,7 +311,7 @@ static void test_text_header_variants(void **state)
 	snap.coro[0].last_tid = UINT64_MAX;
 	snap.coro[0].switches = 20;
 	out = print_text(0);
-	lines(out, line, 32);
+	split_lines(out, line, 32);
 	{
 		const char *h = strstr(line[4], "TID"), *v;
 
@@ -542,26 +328,13 @@ static void test_text_header_variants(void **state)
 	snap.record.on = true;
 	snap.record.path = "rec\nfake line\x01.heph";
 	out = print_text(0);
-	lines(out, line, 32);
+	split_lines(out, line, 32);
 	assert_non_null(
 		strstr(line[0], "recording rec\\nfake line\\x01.heph: "));
 	assert_true(!strncmp(line[1], "Events: ", 8));
 	free(out);
 	snap.record.on = false;
 	snap.record.path = NULL;
-}
-
-/* ---- jsonl ---- */
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 4096);
-
-	assert_non_null(f);
-	assert_true(fread(buf, 1, 4095, f) < 4095);
-	fclose(f);
-	return buf;
 }
 
 /* ---- hot stacks ---- */
@@ -832,133 +605,11 @@ static void test_list_buffers_json_invalid_utf8(void **state)
 	free(buf);
 }
 
-static void test_jsonl_lines(void **state)
-{
-	char dir[] = "/tmp/ctp-jsonl-test.XXXXXX", path[128], link[128];
-	char err[256] = "", *buf, *line[8];
-	struct jsonl j;
-	struct stat st;
-	struct jv v;
-
-	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/ev.jsonl", dir);
-	snprintf(link, sizeof(link), "%s/link.jsonl", dir);
-	assert_true(jsonl_open(&j, path, err, sizeof(err)));
-	jsonl_write(&j, 1, 2, 0xff, 4, true, 5);
-	jsonl_write(&j, UINT64_MAX, 0, UINT64_MAX, 0, false, 0);
-	assert_true(j.written == 2);
-	assert_true(jsonl_close(&j));
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0600);
-	buf = slurp(path);
-	assert_string_equal(
-		buf,
-		"{\"probe_id\":1,\"tid\":2,\"addr\":\"0x00000000000000ff\","
-		"\"seq\":4,\"is_active\":true,\"ts\":5}\n"
-		"{\"probe_id\":18446744073709551615,\"tid\":0,\"addr\":"
-		"\"0xffffffffffffffff\",\"seq\":0,\"is_active\":false,"
-		"\"ts\":0}\n");
-	assert_int_equal(lines(buf, line, 8), 2);
-	for (int i = 0; i < 2; i++) {
-		/* The upstream record: these keys, in this order. */
-		static const char *keys[] = {"probe_id", "tid",	      "addr",
-					     "seq",	 "is_active", "ts"};
-		static const enum json_type types[] = {J_NUM, J_NUM,  J_STR,
-						       J_NUM, J_BOOL, J_NUM};
-
-		json_must_parse(line[i], &v);
-		assert_int_equal(v.n, 6);
-		for (size_t k = 0; k < 6; k++) {
-			assert_string_equal(v.keys[k], keys[k]);
-			assert_int_equal(v.items[k].t, types[k]);
-		}
-		json_free(&v);
-	}
-	free(buf);
-	/* Reopening appends, never truncates. */
-	assert_true(jsonl_open(&j, path, err, sizeof(err)));
-	jsonl_write(&j, 9, 9, 9, 9, true, 9);
-	assert_true(jsonl_flush(&j));
-	assert_true(jsonl_close(&j));
-	buf = slurp(path);
-	assert_int_equal(lines(buf, line, 8), 3);
-	assert_memory_equal(line[2], "{\"probe_id\":9,", 14);
-	free(buf);
-	/* A symlink is refused (O_NOFOLLOW) with a message naming it. */
-	assert_int_equal(symlink(path, link), 0);
-	assert_false(jsonl_open(&j, link, err, sizeof(err)));
-	assert_non_null(strstr(err, link));
-	assert_null(j.f);
-	/* A FIFO with no reader is refused at once, not waited on. */
-	unlink(link);
-	assert_int_equal(mkfifo(link, 0600), 0);
-	assert_false(jsonl_open(&j, link, err, sizeof(err)));
-	assert_non_null(strstr(err, link));
-	unlink(link);
-	/* An unopened log ignores writes and closes cleanly. */
-	jsonl_write(&j, 1, 1, 1, 1, true, 1);
-	assert_true(j.written == 0);
-	assert_true(jsonl_close(&j));
-	unlink(link);
-	unlink(path);
-	rmdir(dir);
-}
-
-/* A file that stops growing (RLIMIT_FSIZE, as a full disk): the log is
- * cut back to its last whole line, stops, and says why. */
-static void test_jsonl_cut_back(void **state)
-{
-	char dir[] = "/tmp/ctp-jsonl-test.XXXXXX", path[128], err[256] = "";
-	struct rlimit lim, old;
-	struct jsonl j;
-	struct stat st;
-	char *buf, *line[64];
-	size_t n;
-	struct jv v;
-
-	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/ev.jsonl", dir);
-	assert_true(jsonl_open(&j, path, err, sizeof(err)));
-	for (uint64_t i = 0; i < 1000; i++)
-		jsonl_write(&j, i, i, i, i, true, i);
-	signal(SIGXFSZ, SIG_IGN);
-	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-	lim = (struct rlimit){1000, old.rlim_max}; /* inside a line */
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	errno = 0;
-	assert_false(jsonl_flush(&j));
-	assert_int_equal(errno, EFBIG);
-	/* Stopped: nothing more is written, even with room again. */
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
-	jsonl_write(&j, 1, 1, 1, 1, true, 1);
-	assert_false(jsonl_flush(&j));
-	assert_false(jsonl_close(&j));
-	assert_int_equal(errno, EFBIG);
-	signal(SIGXFSZ, SIG_DFL);
-	assert_int_equal(stat(path, &st), 0);
-	assert_true(st.st_size > 0 && st.st_size <= 1000);
-	buf = slurp(path);
-	assert_int_equal(buf[st.st_size - 1], '\n');
-	n = lines(buf, line, 64);
-	assert_true(n >= 1);
-	for (size_t i = 0; i < n; i++) {
-		json_must_parse(line[i], &v);
-		json_free(&v);
-	}
-	free(buf);
-	unlink(path);
-	rmdir(dir);
-}
-
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parser_rejects_bad_json),
-		cmocka_unit_test(test_parser_values),
 		T(test_json_snapshot),
 		T(test_json_target_states_and_error),
 		T(test_text_output),
@@ -968,8 +619,6 @@ int main(void)
 		T(test_json_invalid_utf8),
 		T(test_json_ppt_invalid_utf8),
 		cmocka_unit_test(test_list_buffers_json_invalid_utf8),
-		cmocka_unit_test(test_jsonl_lines),
-		cmocka_unit_test(test_jsonl_cut_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
