@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/tmpbeside.h"
 #include "engine/convert.h"
 
 static const char convert_usage[] =
@@ -92,13 +93,23 @@ static FILE *convert_tmp(const char *path, char *tmp, size_t n)
 {
 	struct stat old;
 	mode_t mask;
+	char *name;
 	int fd;
 	FILE *f;
 
-	snprintf(tmp, n, "%s.XXXXXX", path);
-	fd = mkstemp(tmp);
+	fd = tmp_beside(path, &name);
 	if (fd < 0)
 		return NULL;
+	/* Kept in the caller's buffer: a SIGBUS longjmp unlinks it. */
+	if (strlen(name) >= n) {
+		close(fd);
+		unlink(name);
+		free(name);
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	memcpy(tmp, name, strlen(name) + 1);
+	free(name);
 	if (!stat(path, &old) && S_ISREG(old.st_mode)) {
 		/* The owner first: chown clears set-id bits. */
 		if (fchown(fd, old.st_uid, old.st_gid) < 0 && errno != EPERM)
