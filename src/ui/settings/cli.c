@@ -266,6 +266,58 @@ static enum cli_result cli_set_number(struct cli *out,
 }
 
 /*
+ * The options that only store: a text kept as given (a path, a name, a
+ * filter; checked by whoever uses it), or a switch turned on.
+ */
+struct cli_store_option {
+	int opt;      /* getopt_long's value */
+	size_t field; /* offsetof(struct cli, ...) */
+};
+
+static const struct cli_store_option cli_texts[] = {
+	{OPT_JSONL, offsetof(struct cli, jsonl)},
+	{OPT_RECORD, offsetof(struct cli, record)},
+	{OPT_REPLAY, offsetof(struct cli, replay)},
+	{OPT_CACHERAY, offsetof(struct cli, cacheray)},
+	{OPT_SHM, offsetof(struct cli, shm)},
+	{OPT_SOCK, offsetof(struct cli, sock)},
+	{OPT_SORT, offsetof(struct cli, sort)},
+	{'F', offsetof(struct cli, filter)},
+	{OPT_FOLDED, offsetof(struct cli, folded)},
+	{OPT_SPEEDSCOPE, offsetof(struct cli, speedscope)},
+	{OPT_BUFFER, offsetof(struct cli, buffer)},
+};
+
+static const struct cli_store_option cli_switches[] = {
+	{'b', offsetof(struct cli, batch)},
+	{OPT_PAUSED, offsetof(struct cli, paused)},
+	{'C', offsetof(struct cli, no_color)},
+	{'M', offsetof(struct cli, no_mouse)},
+	{OPT_PARKED, offsetof(struct cli, parked_stacks)},
+	{OPT_LIST_BUFFERS, offsetof(struct cli, list_buffers)},
+	{OPT_FORCE_ATTACH, offsetof(struct cli, force_attach)},
+};
+
+/* Store what option c says, if it is one of the tables above. */
+static bool cli_store(struct cli *out, int c, const char *arg)
+{
+	char *base = (char *)out;
+
+	for (size_t i = 0; i < sizeof(cli_texts) / sizeof(*cli_texts); i++)
+		if (cli_texts[i].opt == c) {
+			*(const char **)(base + cli_texts[i].field) = arg;
+			return true;
+		}
+	for (size_t i = 0; i < sizeof(cli_switches) / sizeof(*cli_switches);
+	     i++)
+		if (cli_switches[i].opt == c) {
+			*(bool *)(base + cli_switches[i].field) = true;
+			return true;
+		}
+	return false;
+}
+
+/*
  * How to name the option getopt complained about: the long option as typed
  * (without any "=value"), or "-x" for a short one.  getopt leaves optopt at
  * the option's value for long options, which is not a character for the
@@ -347,10 +399,9 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 				return CLI_ERROR;
 			continue;
 		}
+		if (cli_store(out, c, optarg))
+			continue;
 		switch (c) {
-		case 'b':
-			out->batch = true;
-			break;
 		case 'f':
 			if (strcmp(optarg, "text") == 0)
 				out->format = CLI_TEXT;
@@ -375,54 +426,6 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						optarg);
 			out->sort = optarg;
 			break;
-		case OPT_JSONL:
-			out->jsonl = optarg;
-			break;
-		case OPT_RECORD:
-			out->record = optarg;
-			break;
-		case OPT_REPLAY:
-			out->replay = optarg;
-			break;
-		case OPT_PAUSED:
-			out->paused = true;
-			break;
-		case OPT_CACHERAY:
-			out->cacheray = optarg;
-			break;
-		case OPT_SHM:
-			out->shm = optarg;
-			break;
-		case OPT_SOCK:
-			out->sock = optarg;
-			break;
-		case 'C':
-			out->no_color = true;
-			break;
-		case 'M':
-			out->no_mouse = true;
-			break;
-		case OPT_SORT:
-			out->sort = optarg;
-			break;
-		case 'F':
-			out->filter = optarg;
-			break;
-		case OPT_FOLDED:
-			out->folded = optarg;
-			break;
-		case OPT_SPEEDSCOPE:
-			out->speedscope = optarg;
-			break;
-		case OPT_PARKED:
-			out->parked_stacks = true;
-			break;
-		case OPT_LIST_BUFFERS:
-			out->list_buffers = true;
-			break;
-		case OPT_FORCE_ATTACH:
-			out->force_attach = true;
-			break;
 		case 'c': {
 			/* Named here, before any process is looked at: a
 			 * typo is a usage error (exit 2). */
@@ -434,9 +437,6 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 			out->counters = optarg;
 			break;
 		}
-		case OPT_BUFFER:
-			out->buffer = optarg;
-			break;
 		case 'h':
 			return CLI_HELP;
 		case 'V':
