@@ -33,6 +33,7 @@
 
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
+#include "engine/ctp/harvest.h"
 #include "engine/engine.h"
 #include "common/clock.h"
 

@@ -44,7 +44,17 @@ void engine_config_defaults(struct engine_config *cfg)
 	cfg->ct_traces = 65536;
 	cfg->ct_rotate_ms = 1000;
 	cfg->ct_idle_rotate_ms = 10000;
-	hotstacks_config_defaults(&cfg->hot);
+	{
+		struct hotstacks_config h;
+
+		hotstacks_config_defaults(&h);
+		cfg->hot = (struct engine_hot_config){
+			.window_s = h.window_s,
+			.half_life_s = h.half_life_s,
+			.max_stacks = h.max_stacks,
+			.max_coro = h.max_coro,
+		};
+	}
 }
 
 /* ---- lifecycle ---- */
@@ -181,7 +191,12 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->ct.hot_lock, NULL);
 	symtab_init(&e->symtab);
-	if (!e->mode->create(e, err, errlen)) {
+	e->names = engine_names_create(e);
+	if (!e->names || !e->mode->create(e, err, errlen)) {
+		if (!e->names)
+			snprintf(err, errlen, "cannot start naming symbols: %s",
+				 strerror(errno));
+		namecache_destroy(e->names);
 		symtab_finish(&e->symtab);
 		pthread_mutex_destroy(&e->ct.hot_lock);
 		pthread_mutex_destroy(&e->lock);
@@ -333,6 +348,7 @@ bool engine_destroy(struct engine *e)
 		return true;
 	engine_stop(e);
 	ok = e->mode->destroy(e);
+	namecache_destroy(e->names); /* its thread reads the symtab */
 	symtab_finish(&e->symtab);
 	pthread_mutex_destroy(&e->ct.hot_lock);
 	pthread_mutex_destroy(&e->lock);

@@ -1,6 +1,13 @@
 /*
  * engine: owns a region, the target process, the harvest thread and the
  * model, and hands out snapshots.  No curses here.  See engine.c.
+ *
+ * This header is the facade: the UI includes it, the snapshot, the lint
+ * names, convert.h and Cacheray's reader, and nothing else of the engine
+ * (tests/check/layout.py).  Its types are its own -- copies the engine
+ * fills from its internal ones -- so an internal header can change without
+ * touching the UI; the only internal names here are opaque (declared, never
+ * defined) or the public wire headers' limits.
  */
 #ifndef COROTOP_ENGINE_H
 #define COROTOP_ENGINE_H
@@ -10,13 +17,26 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "engine/ctp/harvest.h"
-#include "engine/calltrace/hotstacks.h"
+#include "corotop/calltrace.h"
+#include "corotop/ppt.h"
 #include "engine/ctp/lint.h"
-#include "engine/calltrace/parked.h"
-#include "engine/ppt/pptagent.h"
-#include "engine/calltrace/rotor.h"
 #include "engine/ctp/snapshot.h"
+
+/* Opaque here: what event_hook sees (engine/ctp/harvest.h, for tests), a
+ * ppt buffer's description (read through engine_ppt_type and friends) and
+ * the recorder's books (engine/heph/recorder.h, for benchmarks). */
+struct harvest_event;
+struct ppt_desc;
+struct recorder_stats;
+
+/* The hot-stacks aggregate's window and bounds. */
+struct engine_hot_config {
+	unsigned window_s;    /* weights count over the last window (30) */
+	unsigned half_life_s; /* ... halved every half-life of age (10; 0:
+				 no decay, a plain sliding sum) */
+	uint32_t max_stacks;  /* distinct stacks kept (16384) */
+	uint32_t max_coro;    /* (stack, coroutine) weights kept (65536) */
+};
 
 struct engine_config {
 	char *const *argv;    /* launch mode: the target command */
@@ -58,11 +78,18 @@ struct engine_config {
 	unsigned ct_rotate_ms;	    /* rotate this often while writers put
 				       or coroutines switch (1000) */
 	unsigned ct_idle_rotate_ms; /* ... and this often otherwise (10000) */
-	struct hotstacks_config hot;
+	struct engine_hot_config hot;
 	/* Called on the harvest thread for every event, after the model. */
 	void (*event_hook)(void *ctx, const struct harvest_event *ev);
-	/* Called on the harvest thread after each rate tick (UI wakeup). */
+	/* Called on the harvest thread after each rate tick (UI wakeup), and
+	 * on the names thread when names arrived (names_later). */
 	void (*publish_hook)(void *ctx);
+	/* Name the addresses snapshots carry on a thread of the engine's:
+	 * engine_snapshot never waits for the symbolizer, an address shows
+	 * in hex until its name arrives, and publish_hook says when (the
+	 * TUI).  Else engine_snapshot names them before it returns (batch
+	 * output).  A replay's names are a table lookup: always at once. */
+	bool names_later;
 	/* Tests: runs on the harvest thread before every pass, so a test can
 	 * hold the harvester still (and lap it) deterministically. */
 	void (*pass_hook)(void *ctx);
@@ -112,20 +139,53 @@ struct engine_calltrace_stats {
 	bool enabled;	   /* the engine owns a CallTrace region */
 	bool failed;	   /* abandoned after a fault in its mapping */
 	char warning[256]; /* the last rotation's or failure's message, or "" */
-	struct rotor_stats rotor; /* as of the last rotation */
-	struct hotstacks_stats hot;
-	struct parked_stats parked;
+	struct {	   /* the rotations, as of the last */
+		uint64_t rotations; /* completed swaps of the active table */
+		uint64_t traces, weight; /* what they collected, summed */
+		uint64_t preserved; /* parked ids carried into a new table */
+		uint64_t dropped, dropped_weight; /* puts the writers dropped */
+	} rotor;
+	struct {		 /* the hot-stacks aggregate */
+		uint64_t stacks; /* kept now */
+		uint64_t weight; /* taken in since start (zero included) */
+		uint64_t attributed, unattributed; /* tagged weight credited
+						      to a coroutine, or not */
+		uint64_t evicted_weight; /* totals of stacks dropped */
+	} hot;
+	struct {
+		uint64_t kept; /* parked stacks kept now */
+	} parked;
 	uint64_t names; /* frame names kept (readable after the target exits) */
 };
 
 void engine_calltrace_stats(struct engine *e,
 			    struct engine_calltrace_stats *out);
 
+/* What a top list is sorted by, and what its percentages are of. */
+enum engine_hot_order {
+	ENGINE_HOT_BY_WINDOW = 0, /* window weight (decayed); pct of it */
+	ENGINE_HOT_BY_TOTAL,	  /* raw weight since start or zero */
+};
+
+/* One stack of a top list: a copy, the caller's to keep. */
+struct engine_hot_stack {
+	uint64_t stack_id; /* stable while the stack is kept, never reused */
+	uint64_t trace_id; /* the CallTrace id last merged into it */
+	uint64_t total;	   /* raw weight since start or the last zero */
+	double weight;	   /* over the window, decayed */
+	/* Of the list's basis, over the same set (all stacks, or one
+	 * coroutine's), 0..100.  self: this stack exactly; total: this
+	 * stack and every stack it is a caller of. */
+	double self_pct, total_pct;
+	uint32_t nframes;
+	uint64_t frames[CT_MAX_FRAMES]; /* innermost first, tag removed */
+};
+
 /* The top `max` stacks of every coroutine (model_id 0) or of one, sorted
- * and weighed by `order` (hotstacks.h).  Returns how many. */
+ * and weighed by `order`.  Returns how many. */
 size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
-			 enum hot_order order, struct hot_stack *out,
-			 size_t max);
+			 enum engine_hot_order order,
+			 struct engine_hot_stack *out, size_t max);
 
 /* One node of the caller -> callee tree, in pre-order. */
 struct hot_node {
@@ -199,10 +259,28 @@ struct engine_ppt_info {
 /* Buffers attached at most (the first, by name; --buffer picks one). */
 #define ENGINE_PPT_MAX_BUFFERS 64
 
+/* Where the engine stands with a buffer. */
+enum engine_ppt_state {
+	ENGINE_PPT_DETACHED = 0,
+	ENGINE_PPT_UNHOOKING, /* --force-attach: waiting for the client to let
+				 go of the old segment */
+	ENGINE_PPT_WAITING,   /* our segment published; no client yet */
+	ENGINE_PPT_ATTACHED,  /* the client took it */
+	ENGINE_PPT_GONE,      /* the target exited */
+	ENGINE_PPT_LOST,      /* another agent took the buffer over */
+};
+
+/* One delivered frame's place and time (its bytes travel beside it). */
+struct engine_ppt_frame {
+	uint64_t pos;	/* delivery position: 0, 1, 2... (never reused) */
+	uint32_t index; /* the frame's seqno */
+	uint64_t ts;	/* CLOCK_MONOTONIC ns when it was read */
+};
+
 struct engine_ppt_buffer {
 	char name[64];
 	char object[256];
-	enum pptagent_state state;
+	enum engine_ppt_state state;
 	bool dynamic, rendezvous, counters_setup;
 	uint32_t frame_size, ntypes;
 	uint64_t nframes;
@@ -219,6 +297,14 @@ size_t engine_ppt_buffers(struct engine *e, struct engine_ppt_buffer *out,
 			  size_t max);
 /* Buffer i's description; immutable for the engine's life (NULL: none). */
 const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i);
+/* What a description says: the bytes of one frame, its frame types, and
+ * type t's name with its columns' (c < *ncolumns) names; the strings live
+ * as long as the description. */
+uint32_t engine_ppt_frame_size(const struct ppt_desc *d);
+size_t engine_ppt_types(const struct ppt_desc *d);
+const char *engine_ppt_type(const struct ppt_desc *d, size_t t,
+			    size_t *ncolumns);
+const char *engine_ppt_column(const struct ppt_desc *d, size_t t, size_t c);
 /*
  * Buffer i's frames at delivery positions from `from` on, oldest first, at
  * most max: their bytes (frame_size each) into bytes, their meta into meta.
@@ -226,7 +312,7 @@ const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i);
  * time); *skipped counts positions from `from` that are no longer kept.
  */
 size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
-			 struct pptagent_frame *meta, size_t max,
+			 struct engine_ppt_frame *meta, size_t max,
 			 uint64_t *next, uint64_t *skipped);
 /* One decoded member of a frame: its name (the description's, valid while
  * the description is) and its value as text. */
@@ -338,7 +424,6 @@ bool engine_destroy(struct engine *e);
 const char *engine_output_error(void);
 
 /* --record: the recording's statistics (zeros without one). */
-struct recorder_stats;
 void engine_record_stats(struct engine *e, struct recorder_stats *out);
 
 #endif

@@ -88,7 +88,12 @@ bool engine_ct_create(struct engine *e, char *err, size_t errlen)
 	rc.max_traces = e->cfg.ct_traces;
 	rc.pool_frames = frames > CT_POOL_FRAMES_LIMIT ? CT_POOL_FRAMES_LIMIT
 						       : (uint32_t)frames;
-	ct->hot = hotstacks_create(&e->cfg.hot);
+	ct->hot = hotstacks_create(&(struct hotstacks_config){
+		.window_s = e->cfg.hot.window_s,
+		.half_life_s = e->cfg.hot.half_life_s,
+		.max_stacks = e->cfg.hot.max_stacks,
+		.max_coro = e->cfg.hot.max_coro,
+	});
 	ct->parked = parked_create(e->cfg.hot.max_stacks);
 	ct->names = framenames_create(CT_NAMES_MAX, CT_NAMES_BYTES);
 	if (!ct->hot || !ct->parked || !ct->names) {
@@ -111,6 +116,9 @@ void engine_ct_destroy(struct engine *e)
 	free(ct->preserve);
 	free(ct->seen);
 	free(ct->owner);
+	free(ct->top);
+	ct->top = NULL;
+	ct->top_cap = 0;
 	ct->rotor = NULL;
 	ct->hot = NULL;
 	ct->parked = NULL;

@@ -38,27 +38,65 @@ void engine_calltrace_stats(struct engine *e,
 	out->enabled = ct->rotor != NULL;
 	out->failed = ct->failed;
 	snprintf(out->warning, sizeof(out->warning), "%s", ct->warning);
-	out->rotor = ct->rs;
-	if (ct->hot)
-		hotstacks_stats(ct->hot, &out->hot);
-	if (ct->parked)
-		parked_stats(ct->parked, &out->parked);
+	out->rotor.rotations = ct->rs.rotations;
+	out->rotor.traces = ct->rs.traces;
+	out->rotor.weight = ct->rs.weight;
+	out->rotor.preserved = ct->rs.preserved;
+	out->rotor.dropped = ct->rs.dropped;
+	out->rotor.dropped_weight = ct->rs.dropped_weight;
+	if (ct->hot) {
+		struct hotstacks_stats h;
+
+		hotstacks_stats(ct->hot, &h);
+		out->hot.stacks = h.stacks;
+		out->hot.weight = h.weight;
+		out->hot.attributed = h.attributed;
+		out->hot.unattributed = h.unattributed;
+		out->hot.evicted_weight = h.evicted_weight;
+	}
+	if (ct->parked) {
+		struct parked_stats p;
+
+		parked_stats(ct->parked, &p);
+		out->parked.kept = p.kept;
+	}
 	if (ct->names)
 		out->names = framenames_count(ct->names);
 	pthread_mutex_unlock(&ct->hot_lock);
 }
 
 size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
-			 enum hot_order order, struct hot_stack *out,
-			 size_t max)
+			 enum engine_hot_order order,
+			 struct engine_hot_stack *out, size_t max)
 {
+	struct engine_ct *ct = &e->ct;
 	size_t n = 0;
 
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.hot)
-		n = hotstacks_top(e->ct.hot, model_id, order,
-				  clock_now_ns(CLOCK_MONOTONIC), out, max);
-	pthread_mutex_unlock(&e->ct.hot_lock);
+	pthread_mutex_lock(&ct->hot_lock);
+	/* hotstacks writes its own rows into a scratch array kept under the
+	 * hot lock; each is copied into the facade's. */
+	if (ct->hot &&
+	    grow_array((void **)&ct->top, &ct->top_cap, max, sizeof(*ct->top)))
+		n = hotstacks_top(ct->hot, model_id,
+				  order == ENGINE_HOT_BY_TOTAL ? HOT_BY_TOTAL
+							       : HOT_BY_WINDOW,
+				  clock_now_ns(CLOCK_MONOTONIC), ct->top, max);
+	for (size_t i = 0; i < n; i++) {
+		const struct hot_stack *h = &ct->top[i];
+
+		out[i] = (struct engine_hot_stack){
+			.stack_id = h->stack_id,
+			.trace_id = h->trace_id,
+			.total = h->total,
+			.weight = h->weight,
+			.self_pct = h->self_pct,
+			.total_pct = h->total_pct,
+			.nframes = h->nframes,
+		};
+		memcpy(out[i].frames, h->frames,
+		       h->nframes * sizeof(h->frames[0]));
+	}
+	pthread_mutex_unlock(&ct->hot_lock);
 	return n;
 }
 

@@ -16,14 +16,19 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "engine/calltrace/hotstacks.h"
+#include "engine/calltrace/parked.h"
+#include "engine/calltrace/rotor.h"
 #include "engine/ctp/harvest.h"
 #include "engine/export/jsonl.h"
 #include "engine/ctp/model.h"
 #include "engine/heph/recorder.h"
 #include "engine/ppt/perfctr.h"
+#include "engine/ppt/pptagent.h"
 #include "engine/ppt/pptfind.h"
 #include "engine/target/procmem.h"
 #include "engine/ctp/region.h"
+#include "engine/symbols/namecache.h"
 #include "engine/symbols/symtab.h"
 
 #define ENGINE_MAX_CLIENTS 64
@@ -76,7 +81,9 @@ struct engine_ct {
 	struct parked *parked;
 	struct framenames *names;
 	struct rotor_stats rs; /* copied after each rotation */
-	bool failed;	       /* SIGBUS in the mapping: rotor abandoned */
+	struct hot_stack *top; /* engine_hot_stacks' scratch, top_cap rows */
+	size_t top_cap;
+	bool failed; /* SIGBUS in the mapping: rotor abandoned */
 	char warning[256];
 	/* Rotating thread only. */
 	bool dead; /* its copy of failed */
@@ -122,14 +129,15 @@ struct engine {
 	struct harvest harvest;
 	struct model model;
 	struct jsonl jsonl;
-	struct recorder *rec;  /* --record, or NULL */
-	char rec_warning[200]; /* engine_rec_warning's text, once failed */
-	struct symtab symtab;  /* the target's symbols (own lock) */
-	struct engine_ct ct;   /* CallTrace rotation and hot stacks */
-	struct engine_ppt ppt; /* attach mode */
-	struct engine_rp *rp;  /* replay mode (engine_replay.c), or NULL */
-	pthread_mutex_t lock;  /* guards model, harvest counters, target,
-				cfg.lints */
+	struct recorder *rec;	 /* --record, or NULL */
+	char rec_warning[200];	 /* engine_rec_warning's text, once failed */
+	struct symtab symtab;	 /* the target's symbols (own lock) */
+	struct namecache *names; /* their names, for snapshots (own lock) */
+	struct engine_ct ct;	 /* CallTrace rotation and hot stacks */
+	struct engine_ppt ppt;	 /* attach mode */
+	struct engine_rp *rp;	 /* replay mode (engine_replay.c), or NULL */
+	pthread_mutex_t lock;	 /* guards model, harvest counters, target,
+				  cfg.lints */
 	pthread_t harvest_thread;
 	pthread_t waker_thread;
 	bool harvest_running;
@@ -171,6 +179,8 @@ bool engine_live_create(struct engine *e, char *err, size_t errlen);
 bool engine_live_start(struct engine *e, char *err, size_t errlen);
 void engine_live_stop(struct engine *e);
 bool engine_live_destroy(struct engine *e);
+/* The names thread (or not: cfg.names_later), for engine_create. */
+struct namecache *engine_names_create(struct engine *e);
 void engine_live_snapshot(struct engine *e, struct snapshot *out);
 void engine_live_history(struct engine *e, struct snapshot *out);
 void engine_live_watch(struct engine *e, uint64_t id);

@@ -381,6 +381,16 @@ void engine_ppt_info(struct engine *e, struct engine_ppt_info *out)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* The agent's state as the facade names it. */
+static const enum engine_ppt_state engine_ppt_states[] = {
+	[PPTAGENT_DETACHED] = ENGINE_PPT_DETACHED,
+	[PPTAGENT_UNHOOKING] = ENGINE_PPT_UNHOOKING,
+	[PPTAGENT_WAITING] = ENGINE_PPT_WAITING,
+	[PPTAGENT_ATTACHED] = ENGINE_PPT_ATTACHED,
+	[PPTAGENT_GONE] = ENGINE_PPT_GONE,
+	[PPTAGENT_LOST] = ENGINE_PPT_LOST,
+};
+
 size_t engine_ppt_buffers(struct engine *e, struct engine_ppt_buffer *out,
 			  size_t max)
 {
@@ -398,7 +408,11 @@ size_t engine_ppt_buffers(struct engine *e, struct engine_ppt_buffer *out,
 		snprintf(b->name, sizeof(b->name), "%s", p->found.buf[n].name);
 		snprintf(b->object, sizeof(b->object), "%s",
 			 p->found.buf[n].object);
-		b->state = a->state;
+		b->state =
+			(size_t)a->state < sizeof(engine_ppt_states) /
+						   sizeof(engine_ppt_states[0])
+				? engine_ppt_states[a->state]
+				: ENGINE_PPT_DETACHED;
 		b->dynamic = a->dynamic;
 		b->rendezvous = a->rendezvous;
 		b->counters_setup = a->st.counters_setup;
@@ -433,8 +447,35 @@ const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i)
 	return &p->agents[i].desc;
 }
 
+uint32_t engine_ppt_frame_size(const struct ppt_desc *d)
+{
+	return d ? d->frame_size : 0;
+}
+
+size_t engine_ppt_types(const struct ppt_desc *d)
+{
+	return d ? d->ntypes : 0;
+}
+
+const char *engine_ppt_type(const struct ppt_desc *d, size_t t,
+			    size_t *ncolumns)
+{
+	*ncolumns = 0;
+	if (!d || t >= d->ntypes)
+		return NULL;
+	*ncolumns = d->types[t].ncols;
+	return d->types[t].name;
+}
+
+const char *engine_ppt_column(const struct ppt_desc *d, size_t t, size_t c)
+{
+	if (!d || t >= d->ntypes || c >= d->types[t].ncols)
+		return NULL;
+	return d->types[t].cols[c].name;
+}
+
 size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
-			 struct pptagent_frame *meta, size_t max,
+			 struct engine_ppt_frame *meta, size_t max,
 			 uint64_t *next, uint64_t *skipped)
 {
 	struct engine_ppt *p = &e->ppt;
@@ -456,8 +497,10 @@ size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
 		pos = oldest;
 	}
 	for (; n < max && pos < a->hist_pos; pos++, n++) {
-		const void *f = pptagent_frame(a, pos, &meta[n]);
+		struct pptagent_frame m;
+		const void *f = pptagent_frame(a, pos, &m);
 
+		meta[n] = (struct engine_ppt_frame){m.pos, m.index, m.ts};
 		memcpy((unsigned char *)bytes + n * fs, f, fs);
 	}
 	*next = pos;

@@ -1,6 +1,8 @@
 /*
  * engine_query: what callers read from a running engine -- snapshots (the
- * model copied under the lock, linted outside it), the watched coroutine's
+ * model copied under the lock, linted outside it, the addresses named from
+ * the engine's name cache: never the symbolizer on the caller's thread
+ * when names come later), the watched coroutine's
  * history (seeded from its station's ring), lint settings, rate resets and
  * statistics.  The harvest thread keeps running meanwhile; everything here
  * takes the engine's lock for as short a time as it can.
@@ -31,9 +33,81 @@ static void engine_copy_history(struct engine *e, struct snapshot *out)
 	out->nhistory = m->watch.count;
 }
 
+/* ---- names: the addresses a snapshot carries, named by the engine ---- */
+
+/* The names thread's (or engine_snapshot's) one call into the symbolizer. */
+static uint32_t engine_name_resolve(void *ctx, uint64_t addr, char *full,
+				    char *brief)
+{
+	struct engine *e = ctx;
+
+	symtab_where(&e->symtab, addr, true, full, NAMECACHE_NAME_MAX);
+	symtab_where(&e->symtab, addr, false, brief, NAMECACHE_NAME_MAX);
+	return symtab_gen(&e->symtab);
+}
+
+static void engine_name_arrived(void *ctx)
+{
+	struct engine *e = ctx;
+
+	if (e->cfg.publish_hook)
+		e->cfg.publish_hook(e->cfg.hook_ctx);
+}
+
+struct namecache *engine_names_create(struct engine *e)
+{
+	struct namecache_config c = {
+		.resolve = engine_name_resolve,
+		.notify = engine_name_arrived,
+		.ctx = e,
+		.later = e->cfg.names_later && !e->cfg.replay_path,
+		.max_names = 65536,
+		.max_queued = 4096,
+	};
+
+	return namecache_create(&c);
+}
+
+/* One address into out's names, from the cache (which asks for it when
+ * it is not there yet). */
+static void engine_name_one(struct engine *e, struct snapshot *out,
+			    uint64_t addr)
+{
+	const char *full, *brief;
+
+	if (!addr || snapshot_name_known(out, addr))
+		return;
+	if (namecache_find(e->names, addr, &full, &brief))
+		snapshot_name_put(out, addr, full, brief);
+	else
+		snapshot_name_put(out, addr, NULL, NULL);
+}
+
+/* Name the history's addresses, and (all) the records' too.  Records at
+ * one place come in runs (one table probe per run), and each distinct
+ * address costs one cache probe under one lock for the whole pass. */
+static void engine_name(struct engine *e, struct snapshot *out, bool all)
+{
+	uint64_t prev = 0;
+
+	if (all)
+		snapshot_names_reset(out);
+	namecache_begin(e->names);
+	for (size_t i = 0; all && i < out->count; i++) {
+		if (out->coro[i].last_addr == prev)
+			continue;
+		prev = out->coro[i].last_addr;
+		engine_name_one(e, out, prev);
+	}
+	for (size_t i = 0; i < out->nhistory; i++)
+		engine_name_one(e, out, out->history[i].addr);
+	out->names_gen = namecache_end(e->names);
+}
+
 void engine_snapshot(struct engine *e, struct snapshot *out)
 {
 	e->mode->snapshot(e, out);
+	engine_name(e, out, true);
 }
 
 void engine_live_snapshot(struct engine *e, struct snapshot *out)
@@ -65,7 +139,6 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	 * by its warning, never the other way round. */
 	engine_rec_snapshot(e, &out->record);
 	out->warning = engine_rec_warning(e);
-	out->symtab = &e->symtab;
 	lints = e->cfg.lints;
 	out->t.running = out->t.suspended = out->t.dead = 0;
 	/* Room for every record ever handed out (not the model's capacity:
@@ -92,7 +165,6 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	out->count = k;
 	engine_copy_history(e, out);
 	pthread_mutex_unlock(&e->lock);
-	out->symtab_gen = symtab_gen(&e->symtab);
 }
 
 void engine_set_lints(struct engine *e, const struct lint_config *c)
@@ -167,6 +239,7 @@ void engine_live_watch(struct engine *e, uint64_t id)
 void engine_history(struct engine *e, struct snapshot *out)
 {
 	e->mode->history(e, out);
+	engine_name(e, out, false);
 }
 
 void engine_live_history(struct engine *e, struct snapshot *out)
@@ -238,4 +311,5 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 void engine_symbolize_pid(struct engine *e, pid_t pid)
 {
 	symtab_set_pid(&e->symtab, pid);
+	namecache_clear(e->names);
 }

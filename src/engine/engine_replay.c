@@ -207,7 +207,6 @@ void engine_rp_snapshot(struct engine *e, struct snapshot *out)
 	}
 	rp_copy(&p->good, out);
 	out->error = p->error;
-	out->symtab = &e->symtab;
 	out->target = e->target;
 	out->target.pid = p->r.pid > 0 ? (pid_t)p->r.pid : 0;
 	/* The target runs until the recording's end, and then had exited
@@ -227,7 +226,6 @@ void engine_rp_snapshot(struct engine *e, struct snapshot *out)
 	};
 	pthread_mutex_unlock(&e->lock);
 	snapshot_lint(out, &lints);
-	out->symtab_gen = symtab_gen(&e->symtab);
 }
 
 void engine_rp_watch(struct engine *e, uint64_t id)

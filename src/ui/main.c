@@ -61,12 +61,12 @@ struct main_loop {
 	struct order order;
 	uint32_t *idx;
 	size_t cap_idx;
-	struct hot_stack *hot; /* --hot-stacks rows for batch output */
+	struct engine_hot_stack *hot; /* --hot-stacks rows for batch output */
 	/* Attach mode: per ppt buffer, what the next snapshot prints from. */
 	struct batch_ppt_buffer *ppt;
 	uint64_t *ppt_from;
 	unsigned char **ppt_bytes;
-	struct pptagent_frame **ppt_meta;
+	struct engine_ppt_frame **ppt_meta;
 	size_t nppt;
 };
 
@@ -155,10 +155,11 @@ static void main_ppt(struct main_loop *m, struct batch_ppt *out)
 		p->omitted = 0;
 		if (!d || !max)
 			continue;
-		if (max > MAIN_PPT_BYTES / d->frame_size)
-			max = MAIN_PPT_BYTES / d->frame_size;
+		if (max > MAIN_PPT_BYTES / engine_ppt_frame_size(d))
+			max = MAIN_PPT_BYTES / engine_ppt_frame_size(d);
 		if (!m->ppt_bytes[i]) {
-			m->ppt_bytes[i] = malloc(max * d->frame_size);
+			m->ppt_bytes[i] =
+				malloc(max * engine_ppt_frame_size(d));
 			m->ppt_meta[i] = malloc(max * sizeof(*m->ppt_meta[i]));
 			if (!m->ppt_bytes[i] || !m->ppt_meta[i])
 				continue;
@@ -194,8 +195,8 @@ static void main_print(struct main_loop *m)
 	engine_snapshot(m->engine, &m->snap);
 	engine_calltrace_stats(m->engine, &ct);
 	if (ct.enabled && m->hot)
-		hot.n = engine_hot_stacks(m->engine, 0, HOT_BY_TOTAL, m->hot,
-					  m->cli.hot_stacks);
+		hot.n = engine_hot_stacks(m->engine, 0, ENGINE_HOT_BY_TOTAL,
+					  m->hot, m->cli.hot_stacks);
 	idx = main_order(m, &n);
 	main_ppt(m, &ppt);
 	if (m->cli.format == CLI_JSON) {
@@ -521,6 +522,7 @@ int main(int argc, char **argv)
 	cfg.lints = conf.lints;
 	if (m.live)
 		cfg.publish_hook = tui_publish_hook;
+	cfg.names_later = m.live; /* the TUI redraws when they come */
 	m.engine = engine_create(&cfg, err, sizeof(err));
 	if (!m.engine) {
 		fprintf(stderr, "corotop: %s\n", err);

@@ -9,6 +9,9 @@
    to be acyclic, so rule 1 implies it for the real includes).
 3. A UI file (src/ui/...) includes from src/engine only the facade:
    FACADE below.  Everything else of the engine is internal.
+4. A facade header includes only other facade headers (besides system,
+   include/corotop and src/common ones): the facade defines its own types,
+   so an internal header can change without reaching the UI.
 
 Usage: layout.py SRC_DIR [--self-test].  Prints each violation as
 "file:line: message" and exits 1 when there is one.
@@ -51,10 +54,12 @@ FACADE = {
     'engine/engine.h',          # the facade
     'engine/convert.h',         # corotop convert's entry point
     'engine/ctp/snapshot.h',    # what a snapshot holds
+    'engine/ctp/coro.h',        # ... its records (data only)
     'engine/ctp/lint.h',        # the lints' names and settings
     'engine/cacheray/cacheray.h',     # the memory report's reader
     'engine/cacheray/cray_source.h',  # the memory view's input
     'engine/cacheray/cray_snap.h',    # ... and what it draws from
+    'engine/cacheray/linetab.h',      # ... whose rows are cache lines
 }
 
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
@@ -124,6 +129,11 @@ def check(src):
                         inc.startswith('engine/') and inc not in FACADE:
                     bad.append('%s: UI includes engine-internal %s' %
                                (where, inc))
+                me = os.path.relpath(path, src)
+                if me in FACADE and not inc.startswith('common/') and \
+                        inc not in FACADE:
+                    bad.append('%s: facade header includes engine-internal '
+                               '%s' % (where, inc))
     return bad
 
 
@@ -144,6 +154,7 @@ def self_test():
         put('newdir/x.c', '#include "common/a.h"\n')
         bad = check(d)
         want = ['ui/tui/v.c:2: UI includes engine-internal',
+                'engine/engine.h:1: facade header includes engine-internal',
                 'common/b.c:1: common may not include engine/engine.h',
                 'probe/p.c:1: "a.h" is not root-relative',
                 'newdir/x.c:1: folder newdir is not in ALLOWED']

@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "engine/engine.h"
+#include "engine/ppt/pptdesc.h"
 #include "e2e.h"
 
 #include "ppt-it.h"
@@ -617,7 +618,7 @@ static void test_resize_lossless(void **state)
 	{
 		const struct ppt_desc *d = engine_ppt_desc(e, 0);
 		unsigned char *bytes = malloc(saved * d->frame_size);
-		struct pptagent_frame *meta = malloc(saved * sizeof(*meta));
+		struct engine_ppt_frame *meta = malloc(saved * sizeof(*meta));
 		uint64_t next, skipped;
 		size_t n = engine_ppt_frames(e, 0, 0, bytes, meta, saved, &next,
 					     &skipped);

@@ -69,7 +69,7 @@ static char *slurp(const char *path)
 static void test_hot_stacks_summed(void **state)
 {
 	static const uint64_t A[3] = {0xa1, 0xa2, 0xa3}, B[2] = {0xb1, 0xb2};
-	static struct hot_stack hs[8];
+	static struct engine_hot_stack hs[8];
 	static struct hot_node tree[16];
 	char *argv[] = {CT_TARGET, "hot", "3", "400", NULL};
 	struct engine_calltrace_stats st;
@@ -106,7 +106,8 @@ static void test_hot_stacks_summed(void **state)
 	assert_int_equal(st.hot.unattributed, 3 * 11);
 
 	/* Global: the tags are gone, A's three variants are one stack. */
-	assert_int_equal(engine_hot_stacks(r.e, 0, HOT_BY_TOTAL, hs, 8), 2);
+	assert_int_equal(engine_hot_stacks(r.e, 0, ENGINE_HOT_BY_TOTAL, hs, 8),
+			 2);
 	assert_true(frames_are(hs[0].frames, hs[0].nframes, A, 3));
 	assert_int_equal(hs[0].total, 3 * 23);
 	assert_true(frames_are(hs[1].frames, hs[1].nframes, B, 2));
@@ -119,12 +120,12 @@ static void test_hot_stacks_summed(void **state)
 	c1 = it_find_coro(&r.snap, IT_PROBE_ID(1));
 	assert_non_null(c0);
 	assert_non_null(c1);
-	assert_int_equal(engine_hot_stacks(r.e, c0->id, HOT_BY_TOTAL, hs, 8),
-			 1);
+	assert_int_equal(
+		engine_hot_stacks(r.e, c0->id, ENGINE_HOT_BY_TOTAL, hs, 8), 1);
 	assert_int_equal(hs[0].total, 3 * 5);
 	assert_true(frames_are(hs[0].frames, hs[0].nframes, A, 3));
-	assert_int_equal(engine_hot_stacks(r.e, c1->id, HOT_BY_WINDOW, hs, 8),
-			 1);
+	assert_int_equal(
+		engine_hot_stacks(r.e, c1->id, ENGINE_HOT_BY_WINDOW, hs, 8), 1);
 	assert_int_equal(hs[0].total, 3 * 7);
 
 	/* The window's tree: a3 -> a2 -> a1, then b2 -> b1; every phase put
@@ -154,7 +155,8 @@ static void test_hot_stacks_summed(void **state)
 
 	/* z: every weight forgotten. */
 	engine_hot_zero(r.e);
-	assert_int_equal(engine_hot_stacks(r.e, 0, HOT_BY_TOTAL, hs, 8), 0);
+	assert_int_equal(engine_hot_stacks(r.e, 0, ENGINE_HOT_BY_TOTAL, hs, 8),
+			 0);
 	it_run_finish(&r);
 }
 
@@ -276,7 +278,7 @@ static void test_truncated_region_survives(void **state)
 {
 	struct engine_calltrace_stats st;
 	const struct model_coro *c;
-	static struct hot_stack hs[4];
+	static struct engine_hot_stack hs[4];
 	uint64_t before, end;
 	struct it_run r;
 	char line[64];
@@ -313,7 +315,7 @@ static void test_truncated_region_survives(void **state)
 	assert_true(c->switches > before);
 	assert_null(r.snap.error);
 	/* What was collected before stays readable. */
-	engine_hot_stacks(r.e, 0, HOT_BY_TOTAL, hs, 4);
+	engine_hot_stacks(r.e, 0, ENGINE_HOT_BY_TOTAL, hs, 4);
 	for (end = it_now() + 30000000000ull; !engine_reap(r.e); it_sleep_ms(5))
 		assert_true(it_now() < end);
 	assert_int_equal(r.snap.target.pid, engine_target_pid(r.e));
@@ -326,7 +328,7 @@ static void test_truncated_region_survives(void **state)
 static void test_readers_while_rotating(void **state)
 {
 	char *argv[] = {CT_TARGET, "hot", "8", "120", NULL};
-	static struct hot_stack hs[8];
+	static struct engine_hot_stack hs[8];
 	static struct hot_node tree[32];
 	struct engine_calltrace_stats st;
 	struct engine_config cfg;
@@ -352,7 +354,8 @@ static void test_readers_while_rotating(void **state)
 	end = it_now() + 60000000000ull;
 	st.rotor.rotations = 0;
 	while (!engine_reap(r.e) || reads <= 10 || st.rotor.rotations < 2) {
-		size_t n = engine_hot_stacks(r.e, 0, HOT_BY_WINDOW, hs, 8);
+		size_t n =
+			engine_hot_stacks(r.e, 0, ENGINE_HOT_BY_WINDOW, hs, 8);
 
 		for (size_t i = 0; i < n && i < 2; i++)
 			engine_frame_name(r.e, hs[i].frames[0], true, true,

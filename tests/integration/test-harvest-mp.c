@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "engine/ctp/harvest.h"
 #include "engine/engine.h"
 #include "../common/itest.h"
 

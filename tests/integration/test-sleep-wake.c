@@ -41,6 +41,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
+#include "engine/ctp/harvest.h"
 #include "engine/engine.h"
 #include "../common/itest.h"
 

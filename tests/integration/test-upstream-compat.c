@@ -39,6 +39,7 @@
 #include <sys/un.h>
 
 #include "wire/freelist.h"
+#include "engine/ctp/harvest.h"
 #include "engine/engine.h"
 #include "../common/itest.h"
 

@@ -409,7 +409,7 @@ static void check_attached(struct engine *e, const struct cycle *cy)
 		t = totals(e, &count);
 		engine_ppt_buffers(e, &b, 1);
 		if ((count > 0 && t.events > 0 && b.delivered > 0 &&
-		     b.state == PPTAGENT_ATTACHED) ||
+		     b.state == ENGINE_PPT_ATTACHED) ||
 		    it_now() > deadline)
 			break;
 		it_sleep_ms(5);

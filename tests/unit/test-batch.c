@@ -349,7 +349,8 @@ static const char *fake_name(void *ctx, uint64_t addr, bool leaf, bool full,
 	return buf;
 }
 
-static void hot_fixture(struct engine_calltrace_stats *ct, struct hot_stack *hs)
+static void hot_fixture(struct engine_calltrace_stats *ct,
+			struct engine_hot_stack *hs)
 {
 	memset(ct, 0, sizeof(*ct));
 	ct->enabled = true;
@@ -358,24 +359,24 @@ static void hot_fixture(struct engine_calltrace_stats *ct, struct hot_stack *hs)
 	ct->hot.weight = 30;
 	ct->hot.stacks = 2;
 	memset(hs, 0, 2 * sizeof(*hs));
-	hs[0] = (struct hot_stack){.stack_id = 7,
-				   .trace_id = 1ull << 32 | 5,
-				   .total = 20,
-				   .weight = 12.5,
-				   .self_pct = 66.7,
-				   .total_pct = 70.0,
-				   .nframes = 2,
-				   .frames = {0xa1, 0xa2}};
-	hs[1] = (struct hot_stack){.stack_id = 8,
-				   .trace_id = 2ull << 32 | 9,
-				   .total = 10,
-				   .nframes = 0};
+	hs[0] = (struct engine_hot_stack){.stack_id = 7,
+					  .trace_id = 1ull << 32 | 5,
+					  .total = 20,
+					  .weight = 12.5,
+					  .self_pct = 66.7,
+					  .total_pct = 70.0,
+					  .nframes = 2,
+					  .frames = {0xa1, 0xa2}};
+	hs[1] = (struct engine_hot_stack){.stack_id = 8,
+					  .trace_id = 2ull << 32 | 9,
+					  .total = 10,
+					  .nframes = 0};
 }
 
 static void test_hot_json_and_text(void **state)
 {
 	struct engine_calltrace_stats ct;
-	static struct hot_stack hs[2];
+	static struct engine_hot_stack hs[2];
 	struct batch_hot hot = {.s = hs, .n = 2, .ct = &ct, .name = fake_name};
 	const struct jv *h, *fr;
 	char *buf = NULL;

@@ -165,7 +165,7 @@ static void test_select_memo(void **state)
 		if (round % 6 == 4)
 			coro[1].switches = coro[1].switches ? 0 : 3; /* "-" */
 		if (round % 11 == 5)
-			snap.symtab_gen++;
+			snap.names_gen++;
 		n = filter_select(&f, &snap, idx);
 		for (uint32_t i = 0; i < 3; i++)
 			if (filter_match(&f, &snap, &coro[i])) {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/ctp/model.h"
+#include "engine/ctp/coro.h"
 
 enum lint_kind {
 	LINT_LOST_WAKEUP = 0,

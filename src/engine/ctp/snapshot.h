@@ -11,8 +11,7 @@
 #include <sys/types.h>
 
 #include "engine/ctp/lint.h"
-#include "engine/ctp/model.h"
-#include "engine/symbols/symtab.h"
+#include "engine/ctp/coro.h"
 
 struct snapshot_target {
 	pid_t pid; /* 0 in observer mode */
@@ -31,6 +30,22 @@ struct snapshot_replay {
 	bool playing;
 	double speed;	 /* trace time per wall time */
 	uint64_t t0, t1; /* the recording's first and last moments */
+};
+
+/*
+ * The names of the code addresses a snapshot carries (its records' WHERE,
+ * the watched history's), copied in by the engine, which resolves them off
+ * the drawing thread: an open-addressing table from address to the two
+ * forms' offsets in `text`.  An address the engine could not name yet is
+ * kept too, without a name (SNAPSHOT_NO_NAME), and shows in hex.
+ */
+#define SNAPSHOT_NO_NAME UINT32_MAX
+struct snapshot_names {
+	uint64_t *addr;		/* slots entries, 0: empty */
+	uint32_t *full, *brief; /* offsets into text, or SNAPSHOT_NO_NAME */
+	uint32_t slots, n;	/* a power of two (or 0), entries in use */
+	char *text;
+	size_t len, cap;
 };
 
 /* A live --record in progress (the recorder's books, as of ts). */
@@ -54,10 +69,11 @@ struct snapshot {
 	 * the --record file could not be written), or NULL; engine-owned,
 	 * valid until the engine is destroyed. */
 	const char *warning;
-	/* The target's symbols (engine-owned, thread-safe), or NULL: then
-	 * addresses show in hex.  symtab_gen as of this snapshot. */
-	struct symtab *symtab;
-	uint32_t symtab_gen;
+	/* Names of the addresses below (snapshot_where); names_gen changes
+	 * whenever a name was added or may have changed, so that what was
+	 * derived from the names (a filter's matches) can be redone. */
+	struct snapshot_names names;
+	uint32_t names_gen;
 	struct model_totals t;
 	struct snapshot_target target;
 	/* History of the watched coroutine (engine_watch), oldest first. */
@@ -88,9 +104,19 @@ const char *snapshot_state_name(uint8_t state);
 /* The target for people: "pid 42 running", "pid 42 exited 3",
  * "pid 42 killed by signal 9", or "observer".  Returns buf. */
 const char *snapshot_target_text(const struct snapshot *s, char *buf, size_t n);
-/* Where `addr` is, for people: symtab_where, or hex without symbols. */
+/* Where `addr` is, for people: its name as the engine resolved it (full:
+ * "func+0x1a (file.c:42)", else "func+0x1a"), or hex ("0x7f...") while it
+ * has none.  Returns buf. */
 const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
 			   char *buf, size_t n);
+
+/* The engine's side of the names: forget them all; whether addr has an
+ * entry (named or not); and add one (full NULL: no name yet).  False when
+ * out of memory (addr then shows in hex). */
+void snapshot_names_reset(struct snapshot *s);
+bool snapshot_name_known(const struct snapshot *s, uint64_t addr);
+bool snapshot_name_put(struct snapshot *s, uint64_t addr, const char *full,
+		       const char *brief);
 
 /* (Re)compute every record's `warn` mask and warn_counts at the snapshot's
  * ts, e.g. after a threshold changed while the display is paused. */

@@ -233,7 +233,7 @@ static void batch_json_hot(FILE *f, const struct batch_hot *hot)
 
 	fputs(",\"hot_stacks\":[", f);
 	for (size_t i = 0; hot && i < hot->n; i++) {
-		const struct hot_stack *h = &hot->s[i];
+		const struct engine_hot_stack *h = &hot->s[i];
 
 		fprintf(f,
 			"%s{\"id\":%" PRIu64 ",\"stack_id\":%" PRIu64
@@ -274,7 +274,7 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 	fprintf(f, "%9s %6s %6s  %s\n", "WEIGHT", "SELF%", "TOTAL%",
 		"STACK (innermost first)");
 	for (size_t i = 0; i < hot->n && i < max_rows; i++) {
-		const struct hot_stack *h = &hot->s[i];
+		const struct engine_hot_stack *h = &hot->s[i];
 		int col = 0;
 		uint32_t k;
 

@@ -13,9 +13,9 @@
 #include "engine/ctp/snapshot.h"
 
 /* The hot stacks a batch snapshot prints: a top list (engine_hot_stacks,
- * HOT_BY_TOTAL), the CallTrace statistics, and how to name a frame. */
+ * ENGINE_HOT_BY_TOTAL), the CallTrace statistics, and how to name a frame. */
 struct batch_hot {
-	const struct hot_stack *s;
+	const struct engine_hot_stack *s;
 	size_t n;
 	const struct engine_calltrace_stats *ct; /* NULL: no CallTrace */
 	const char *(*name)(void *ctx, uint64_t addr, bool leaf, bool full,
@@ -41,7 +41,7 @@ struct batch_ppt_buffer {
 	struct engine_ppt_buffer b;
 	const struct ppt_desc *desc; /* NULL: not described */
 	const unsigned char *bytes;  /* n frames of desc->frame_size bytes */
-	const struct pptagent_frame *meta;
+	const struct engine_ppt_frame *meta;
 	size_t n;
 	uint64_t omitted;
 };

@@ -22,18 +22,18 @@
  * (pptdesc.h allows 256 per type, padding included). */
 #define BATCH_PPT_CELLS 256
 
-static const char *batch_ppt_state(enum pptagent_state s)
+static const char *batch_ppt_state(enum engine_ppt_state s)
 {
 	switch (s) {
-	case PPTAGENT_UNHOOKING:
+	case ENGINE_PPT_UNHOOKING:
 		return "unhooking";
-	case PPTAGENT_WAITING:
+	case ENGINE_PPT_WAITING:
 		return "waiting";
-	case PPTAGENT_ATTACHED:
+	case ENGINE_PPT_ATTACHED:
 		return "attached";
-	case PPTAGENT_GONE:
+	case ENGINE_PPT_GONE:
 		return "gone";
-	case PPTAGENT_LOST:
+	case ENGINE_PPT_LOST:
 		return "lost";
 	default:
 		return "detached";
@@ -43,16 +43,17 @@ static const char *batch_ppt_state(enum pptagent_state s)
 static void batch_json_columns(FILE *f, const struct ppt_desc *d)
 {
 	fputs(",\"types\":[", f);
-	for (uint32_t t = 0; d && t < d->ntypes; t++) {
-		const struct ppt_layout *l = &d->types[t];
+	for (size_t t = 0; t < engine_ppt_types(d); t++) {
+		size_t ncols;
+		const char *name = engine_ppt_type(d, t, &ncols);
 
 		fputs(t ? ",{\"name\":" : "{\"name\":", f);
-		jsonstr_write_cstr(f, l->name);
+		jsonstr_write_cstr(f, name);
 		fputs(",\"columns\":[", f);
-		for (uint32_t c = 0; c < l->ncols; c++) {
+		for (size_t c = 0; c < ncols; c++) {
 			if (c)
 				fputc(',', f);
-			jsonstr_write_cstr(f, l->cols[c].name);
+			jsonstr_write_cstr(f, engine_ppt_column(d, t, c));
 		}
 		fputs("]}", f);
 	}
@@ -61,7 +62,7 @@ static void batch_json_columns(FILE *f, const struct ppt_desc *d)
 
 static void batch_json_frame(FILE *f, const struct ppt_desc *d,
 			     const unsigned char *bytes,
-			     const struct pptagent_frame *m)
+			     const struct engine_ppt_frame *m)
 {
 	struct engine_ppt_cell cell[BATCH_PPT_CELLS];
 	const char *type;
@@ -116,7 +117,8 @@ static void batch_json_buffer(FILE *f, const struct batch_ppt_buffer *p)
 	for (size_t i = 0; p->desc && i < p->n; i++) {
 		if (i)
 			fputc(',', f);
-		batch_json_frame(f, p->desc, p->bytes + i * p->desc->frame_size,
+		batch_json_frame(f, p->desc,
+				 p->bytes + i * engine_ppt_frame_size(p->desc),
 				 &p->meta[i]);
 	}
 	fputs("]}", f);
@@ -155,7 +157,7 @@ void batch_json_ppt(FILE *f, const struct batch_ppt *ppt)
 
 static void batch_text_frame(FILE *f, const struct ppt_desc *d,
 			     const unsigned char *bytes,
-			     const struct pptagent_frame *m)
+			     const struct engine_ppt_frame *m)
 {
 	struct engine_ppt_cell cell[BATCH_PPT_CELLS];
 	const char *type;
@@ -209,9 +211,10 @@ void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
 			fprintf(f, "  warning: %s\n", b->warning);
 		for (size_t k = p->n; p->desc && k-- > 0 && shown < max_rows;
 		     shown++)
-			batch_text_frame(f, p->desc,
-					 p->bytes + k * p->desc->frame_size,
-					 &p->meta[k]);
+			batch_text_frame(
+				f, p->desc,
+				p->bytes + k * engine_ppt_frame_size(p->desc),
+				&p->meta[k]);
 	}
 }
 

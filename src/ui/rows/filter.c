@@ -414,8 +414,8 @@ static bool filter_prepare(struct filter *f, const struct snapshot *s)
 {
 	bool memo = filter_memo_grow(f, s->cap);
 
-	if (s->symtab_gen != f->memo_symgen) {
-		f->memo_symgen = s->symtab_gen;
+	if (s->names_gen != f->memo_symgen) {
+		f->memo_symgen = s->names_gen;
 		f->memo_gen = f->memo_gen + 1 ? f->memo_gen + 1 : 1;
 		matchcache_reset(&f->addr_cache);
 	}

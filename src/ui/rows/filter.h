@@ -42,7 +42,7 @@ struct filter {
 	struct filter_memo *memo; /* by record slot (model_coro.slot) */
 	size_t memo_cap;
 	uint32_t memo_gen;    /* bumped by every filter_set */
-	uint32_t memo_symgen; /* snapshot.symtab_gen the memo is valid for */
+	uint32_t memo_symgen; /* snapshot.names_gen the memo is valid for */
 	/* Cell results by the value shown (by_cell only): TID by thread id,
 	 * WHERE by address, WARN by mask. */
 	struct matchcache tid_cache, addr_cache, warn_cache;

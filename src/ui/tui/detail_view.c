@@ -211,7 +211,7 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 {
 	uint64_t frames[DETAIL_PARKED_FRAMES + 1], trace = 0;
-	struct hot_stack hs[DETAIL_HOT_STACKS];
+	struct engine_hot_stack hs[DETAIL_HOT_STACKS];
 	char line[512];
 	size_t n;
 	bool parked;
@@ -235,7 +235,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 			term_text(y++, 3, A_DIM, "...");
 	}
 	parked = n > 0; /* (a recorded stack has no trace id) */
-	n = engine_hot_stacks(t->engine, c->id, HOT_BY_TOTAL, hs,
+	n = engine_hot_stacks(t->engine, c->id, ENGINE_HOT_BY_TOTAL, hs,
 			      DETAIL_HOT_STACKS);
 	if (n) {
 		term_text(y++, 1, A_BOLD,

@@ -41,7 +41,7 @@ struct hot_view {
 	bool tree;	 /* the caller -> callee tree, not the top list */
 	bool expand_all; /* nodes' state unless toggled (E / C) */
 	struct engine_calltrace_stats stats;
-	struct hot_stack *stacks; /* the top list, copied on refresh */
+	struct engine_hot_stack *stacks; /* the top list, copied on refresh */
 	size_t nstacks;
 	struct hot_node *nodes; /* the tree, pre-order */
 	size_t nnodes;
@@ -178,15 +178,16 @@ static void hot_view_refresh(struct tui *t)
 					    HOT_MAX_NODES);
 		hot_layout_tree(h);
 	} else {
-		h->nstacks = engine_hot_stacks(t->engine, 0, HOT_BY_WINDOW,
-					       h->stacks, HOT_MAX_STACKS);
+		h->nstacks =
+			engine_hot_stacks(t->engine, 0, ENGINE_HOT_BY_WINDOW,
+					  h->stacks, HOT_MAX_STACKS);
 	}
 	hot_reselect(t);
 }
 
 /* "leaf+0x12 (file.c:3) <- caller <- caller", as much as fits. */
-void hot_view_stack_line(struct tui *t, const struct hot_stack *s, char *b,
-			 size_t n)
+void hot_view_stack_line(struct tui *t, const struct engine_hot_stack *s,
+			 char *b, size_t n)
 {
 	const char *arrow = t->ascii ? " <- " : " \u2190 ";
 	size_t used = 0;
@@ -220,7 +221,7 @@ static void hot_draw_list(struct tui *t)
 	for (int r = 0; r < list_rows && h->list.top + (size_t)r < h->nstacks;
 	     r++) {
 		size_t i = h->list.top + (size_t)r;
-		const struct hot_stack *s = &h->stacks[i];
+		const struct engine_hot_stack *s = &h->stacks[i];
 		int attr = i == h->list.selected ? tui_attr(t, PAIR_SELECTED)
 						 : TUI_NORMAL;
 
@@ -230,7 +231,7 @@ static void hot_draw_list(struct tui *t)
 			  s->total_pct, s->total, t->cols, line);
 	}
 	if (h->list.selected < h->nstacks) {
-		const struct hot_stack *s = &h->stacks[h->list.selected];
+		const struct engine_hot_stack *s = &h->stacks[h->list.selected];
 		int y = HOT_FIRST_ROW + list_rows + 1;
 
 		term_text(y++, 1, A_BOLD,
@@ -294,14 +295,13 @@ static void hot_view_draw(struct tui *t)
 			  "(e.g. --sample 997), or have it call "
 			  "corotop_calltrace_put().");
 	} else {
-		const struct rotor_stats *r = &h->stats.rotor;
-
 		term_text(4, 1, TUI_NORMAL,
 			  "Hot stacks: %" PRIu64 " stacks, %" PRIu64
 			  " samples since start or z; %% of the recent "
 			  "window%s; dropped %" PRIu64,
 			  h->stats.hot.stacks, h->stats.hot.weight,
-			  h->tree ? ", by function" : "", r->dropped_weight);
+			  h->tree ? ", by function" : "",
+			  h->stats.rotor.dropped_weight);
 		if (h->tree)
 			hot_draw_tree(t);
 		else

@@ -45,7 +45,7 @@ struct ppt_view {
 	bool tab_set;
 	/* The copy: a ring of cap frames, positions next - n .. next - 1. */
 	unsigned char *bytes;
-	struct pptagent_frame *meta;
+	struct engine_ppt_frame *meta;
 	size_t cap, n;
 	uint64_t next;	  /* engine position after the newest copied */
 	uint64_t omitted; /* frames that went by faster than the copy */
@@ -91,9 +91,12 @@ static size_t ppt_columns(const struct ppt_desc *d, const char **names)
 {
 	size_t n = 0;
 
-	for (uint32_t ty = 0; d && ty < d->ntypes; ty++)
-		for (uint32_t c = 0; c < d->types[ty].ncols; c++) {
-			const char *name = d->types[ty].cols[c].name;
+	for (size_t ty = 0; ty < engine_ppt_types(d); ty++) {
+		size_t ncols;
+
+		engine_ppt_type(d, ty, &ncols);
+		for (size_t c = 0; c < ncols; c++) {
+			const char *name = engine_ppt_column(d, ty, c);
 			size_t k = 0;
 
 			while (k < n && strcmp(names[k], name))
@@ -101,6 +104,7 @@ static size_t ppt_columns(const struct ppt_desc *d, const char **names)
 			if (k == n && n < PPT_UI_COLS)
 				names[n++] = name;
 		}
+	}
 	return n;
 }
 
@@ -108,8 +112,8 @@ static size_t ppt_columns(const struct ppt_desc *d, const char **names)
  * "TYPE name=value ..." for search and filter. */
 struct ppt_row {
 	const char *type;
-	const char *names[PPTDESC_MAX_MEMBERS];
-	const char *values[PPTDESC_MAX_MEMBERS];
+	const char *names[PPT_UI_COLS];
+	const char *values[PPT_UI_COLS];
 	struct engine_ppt_cell cells[PPT_UI_COLS];
 	size_t ncells;
 	char line[1024];
@@ -159,7 +163,7 @@ static void ppt_rebuild(struct tui *t)
 	for (size_t k = 0; k < p->n; k++) {
 		size_t s = ppt_slot(p, k);
 
-		ppt_row_fill(d, p->bytes + s * d->frame_size, r);
+		ppt_row_fill(d, p->bytes + s * engine_ppt_frame_size(d), r);
 		if (!ppt_row_matches(p, r))
 			continue;
 		if (p->meta[s].pos == p->selected_pos)
@@ -181,15 +185,15 @@ static void ppt_reset_copy(struct tui *t)
 	/* The frame size comes from the target: a byte budget too. */
 	size_t keep = PPT_UI_KEEP;
 
-	if (d && keep > PPT_UI_BYTES / d->frame_size)
-		keep = PPT_UI_BYTES / d->frame_size;
+	if (d && keep > PPT_UI_BYTES / engine_ppt_frame_size(d))
+		keep = PPT_UI_BYTES / engine_ppt_frame_size(d);
 	p->n = 0;
 	p->omitted = 0;
 	p->next = next > keep ? next - keep : 0;
 	p->list.selected = p->list.top = 0;
 	p->selected_pos = UINT64_MAX;
 	free(p->bytes);
-	p->bytes = d && keep ? malloc(keep * d->frame_size) : NULL;
+	p->bytes = d && keep ? malloc(keep * engine_ppt_frame_size(d)) : NULL;
 	if (!p->meta)
 		p->meta = malloc(PPT_UI_KEEP * sizeof(*p->meta));
 	if (!p->rows)
@@ -217,7 +221,8 @@ static void ppt_pull(struct tui *t)
 		size_t room = p->cap - slot, got;
 
 		got = engine_ppt_frames(t->engine, p->tab, p->next,
-					p->bytes + slot * d->frame_size,
+					p->bytes +
+						slot * engine_ppt_frame_size(d),
 					p->meta + slot, room, &next, &skipped);
 		p->omitted += skipped;
 		if (!got && next == p->next)
@@ -242,10 +247,10 @@ static void ppt_view_refresh(struct tui *t)
 
 		for (size_t i = 0; i < p->nbufs && pick == SIZE_MAX; i++)
 			if (!p->bufs[i].rendezvous &&
-			    p->bufs[i].state != PPTAGENT_DETACHED)
+			    p->bufs[i].state != ENGINE_PPT_DETACHED)
 				pick = i;
 		for (size_t i = 0; i < p->nbufs && pick == SIZE_MAX; i++)
-			if (p->bufs[i].state != PPTAGENT_DETACHED)
+			if (p->bufs[i].state != ENGINE_PPT_DETACHED)
 				pick = i;
 		p->tab = pick == SIZE_MAX ? 0 : pick;
 		p->tab_set = true;
@@ -300,18 +305,18 @@ static void ppt_draw_tabs(struct tui *t)
 		term_text(4, t->cols - 1, TUI_NORMAL, ">");
 }
 
-static const char *ppt_state_name(enum pptagent_state s)
+static const char *ppt_state_name(enum engine_ppt_state s)
 {
 	switch (s) {
-	case PPTAGENT_UNHOOKING:
+	case ENGINE_PPT_UNHOOKING:
 		return "waiting for the client to let go of an old segment";
-	case PPTAGENT_WAITING:
+	case ENGINE_PPT_WAITING:
 		return "waiting for the client";
-	case PPTAGENT_ATTACHED:
+	case ENGINE_PPT_ATTACHED:
 		return "attached";
-	case PPTAGENT_GONE:
+	case ENGINE_PPT_GONE:
 		return "process exited";
-	case PPTAGENT_LOST:
+	case ENGINE_PPT_LOST:
 		return "lost: another agent took the buffer over";
 	default:
 		return "not attached";
@@ -393,7 +398,7 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 		char seq[16];
 		int w;
 
-		ppt_row_fill(d, p->bytes + s * d->frame_size, r);
+		ppt_row_fill(d, p->bytes + s * engine_ppt_frame_size(d), r);
 		w = snprintf(seq, sizeof(seq), "%u", p->meta[s].index);
 		if (w > seqw)
 			seqw = w;
@@ -415,13 +420,13 @@ static void ppt_draw_rows(struct tui *t, const struct ppt_desc *d)
 		mvaddch(6, cx, ' ' | tui_attr(t, PAIR_TITLE));
 	for (int i = 0; i < rows && p->list.top + (size_t)i < p->nrows; i++) {
 		size_t k = p->list.top + (size_t)i, s = p->rows[k];
-		const struct pptagent_frame *m = &p->meta[s];
+		const struct engine_ppt_frame *m = &p->meta[s];
 		int attr = k == p->list.selected ? tui_attr(t, PAIR_SELECTED)
 						 : TUI_NORMAL;
 		char age[32];
 		int y = PPT_FIRST_ROW + i;
 
-		ppt_row_fill(d, p->bytes + s * d->frame_size, r);
+		ppt_row_fill(d, p->bytes + s * engine_ppt_frame_size(d), r);
 		duration_format(age, sizeof(age),
 				now > m->ts ? now - m->ts : 0);
 		if (attr != TUI_NORMAL)
@@ -541,9 +546,9 @@ static void ppt_view_draw(struct tui *t)
 		term_text(5, 1, TUI_NORMAL, "No buffers attached.");
 	} else {
 		ppt_draw_tabs(t);
-		if (p->bufs[p->tab].state != PPTAGENT_DETACHED)
+		if (p->bufs[p->tab].state != ENGINE_PPT_DETACHED)
 			ppt_draw_books(t);
-		if (!d || p->bufs[p->tab].state == PPTAGENT_DETACHED)
+		if (!d || p->bufs[p->tab].state == ENGINE_PPT_DETACHED)
 			ppt_draw_wrapped(
 				t, 6, tui_attr(t, PAIR_WARN),
 				"not attached: ", p->bufs[p->tab].warning);
@@ -642,7 +647,7 @@ static void ppt_view_search(struct tui *t, int dir, bool include_current)
 		size_t k = (size_t)(at < 0 ? at + (long)p->nrows : at);
 		size_t s = p->rows[k];
 
-		ppt_row_fill(d, p->bytes + s * d->frame_size, r);
+		ppt_row_fill(d, p->bytes + s * engine_ppt_frame_size(d), r);
 		if (pptfilter_contains(r->line, t->search)) {
 			p->list.selected = k;
 			p->selected_pos = p->meta[s].pos;

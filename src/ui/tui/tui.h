@@ -175,7 +175,7 @@ unsigned table_view_sort(struct tui *t, int dir);
 
 /* hot_view.c, for the detail view and the export key (x, any view). */
 /* "leaf <- caller <- ..." by function name, into b. */
-void hot_view_stack_line(struct tui *t, const struct hot_stack *s, char *b,
+void hot_view_stack_line(struct tui *t, const struct engine_hot_stack *s, char *b,
 			 size_t n);
 unsigned hot_view_export(struct tui *t);
 

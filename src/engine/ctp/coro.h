@@ -1,0 +1,98 @@
+/*
+ * coro: one coroutine as the model keeps it and a snapshot copies it (struct
+ * model_coro), one of its transitions, and the totals over all of them.
+ * Data only: snapshots hand these to the UI, which includes this header
+ * through snapshot.h; the model that fills them is model.h.
+ */
+#ifndef COROTOP_CORO_H
+#define COROTOP_CORO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* No record (the model's indexes), and no station (a replayed record). */
+#define MODEL_NONE UINT32_MAX
+
+enum model_state {
+	MODEL_SUSPENDED = 'S',
+	MODEL_RUNNING = 'R',
+	MODEL_DEAD = 'D',
+};
+
+struct model_transition {
+	uint64_t ts;
+	uint64_t tid;
+	uint64_t addr;
+	uint64_t seq;
+	uint64_t n;	      /* event number on the station */
+	uint64_t lost_before; /* events lost right before this one */
+	uint8_t is_active;
+	/* Read back from the station's ring when the watch began: a gap
+	 * before it (lost_before) is events no longer in the ring, lost or
+	 * overwritten since -- the ring cannot tell which. */
+	uint8_t from_ring;
+};
+
+/*
+ * One coroutine.  Snapshots copy these whole, 100k at a time, so the record
+ * holds only what the table shows (128 bytes); the engine's bookkeeping
+ * lives in side arrays of struct model, and a coroutine's recent
+ * transitions are read from its station's ring when someone asks
+ * (engine_watch), not kept per record.
+ */
+struct model_coro {
+	uint64_t id; /* model-unique, never reused (unlike probe_id) */
+	uint64_t probe_id;
+	uint64_t birth_ts;
+	uint64_t state_ts; /* when the current state began */
+	uint64_t dead_ts;
+	uint64_t last_tid;
+	uint64_t last_addr;
+	uint64_t last_seq;
+	uint64_t switches;     /* transitions harvested */
+	uint64_t lost;	       /* transitions lost */
+	uint64_t run_ns;       /* closed running intervals */
+	uint64_t susp_ns;      /* closed suspended intervals */
+	uint64_t pending_lost; /* lost since the last delivered transition */
+	double sw_per_sec;
+	uint32_t station;
+	uint32_t slot; /* index of the record in the model: stable for the
+			  record's life, below every snapshot's count of
+			  records ever handed out (struct model.used) */
+	uint32_t warn; /* lint mask (1u << enum lint_kind); computed on
+			  snapshot copies only, always 0 in the model */
+	uint8_t state; /* enum model_state */
+	uint8_t in_use;
+	uint8_t recycled; /* dead, and its station went back to the free list
+			     (or to a new occupant); set by model_close */
+};
+
+struct model_totals {
+	uint64_t events;
+	uint64_t lost;
+	uint64_t before_start; /* observer: gone before its first look */
+	uint64_t torn;
+	uint64_t untraced;
+	uint64_t coroutines_seen;
+	uint64_t recycled;
+	double events_per_sec;
+	uint32_t stations_allocated;
+	uint32_t stations_max;
+	uint32_t running, suspended, dead; /* live records by state */
+};
+
+/* Count c in t's running, suspended or dead: the one count by state the
+ * model's tick, the engine's snapshot copy and replay all make. */
+static inline void model_totals_count(struct model_totals *t,
+				      const struct model_coro *c)
+{
+	if (c->state == MODEL_RUNNING)
+		t->running++;
+	else if (c->state == MODEL_DEAD)
+		t->dead++;
+	else
+		t->suspended++;
+}
+
+#endif
