@@ -279,9 +279,11 @@ int main(int argc, char **argv)
 
 	engine_config_defaults(&cfg);
 	cfg.stations = STATIONS;
+	cfg.names_later = true; /* as main.c sets it for the TUI */
 	e = bench_engine_create(&cfg);
 	/* Symbols as for a launched target: the WHERE cells (drawn, and
-	 * matched by the text filters) go through the symbolizer. */
+	 * matched by the text filters) are named by the engine's names
+	 * thread, through the symbolizer. */
 	engine_symbolize_pid(e, getpid());
 	bench_probe_attach();
 	bench_engine_start(e);

@@ -16,6 +16,10 @@
 #include "engine/calltrace/parked.h"
 #include "common/clock.h"
 
+/* Addresses the name cache keeps at most (a million: an upstream probe
+ * parks each coroutine at its own frame address). */
+#define ENGINE_NAMES_MAX (1u << 20)
+
 /* With the lock held: the watched coroutine's history into `out`. */
 static void engine_copy_history(struct engine *e, struct snapshot *out)
 {
@@ -35,15 +39,17 @@ static void engine_copy_history(struct engine *e, struct snapshot *out)
 
 /* ---- names: the addresses a snapshot carries, named by the engine ---- */
 
-/* The names thread's (or engine_snapshot's) one call into the symbolizer. */
-static uint32_t engine_name_resolve(void *ctx, uint64_t addr, char *full,
-				    char *brief)
+/* The names thread's (or engine_snapshot's) one call into the symbolizer:
+ * an address the symbolizer gives only in hex has no name. */
+static bool engine_name_resolve(void *ctx, uint64_t addr, char *full,
+				char *brief, uint32_t *gen)
 {
 	struct engine *e = ctx;
 
 	symtab_where(&e->symtab, addr, true, full, NAMECACHE_NAME_MAX);
 	symtab_where(&e->symtab, addr, false, brief, NAMECACHE_NAME_MAX);
-	return symtab_gen(&e->symtab);
+	*gen = symtab_gen(&e->symtab);
+	return strncmp(full, "0x", 2) != 0;
 }
 
 static void engine_name_arrived(void *ctx)
@@ -61,47 +67,37 @@ struct namecache *engine_names_create(struct engine *e)
 		.notify = engine_name_arrived,
 		.ctx = e,
 		.later = e->cfg.names_later && !e->cfg.replay_path,
-		.max_names = 65536,
+		.max_names = ENGINE_NAMES_MAX,
 		.max_queued = 4096,
 	};
 
 	return namecache_create(&c);
 }
 
-/* One address into out's names, from the cache (which asks for it when
- * it is not there yet). */
-static void engine_name_one(struct engine *e, struct snapshot *out,
-			    uint64_t addr)
-{
-	const char *full, *brief;
-
-	if (!addr || snapshot_name_known(out, addr))
-		return;
-	if (namecache_find(e->names, addr, &full, &brief))
-		snapshot_name_put(out, addr, full, brief);
-	else
-		snapshot_name_put(out, addr, NULL, NULL);
-}
-
-/* Name the history's addresses, and (all) the records' too.  Records at
- * one place come in runs (one table probe per run), and each distinct
- * address costs one cache probe under one lock for the whole pass. */
-static void engine_name(struct engine *e, struct snapshot *out, bool all)
+/* Without the names thread: every address of out named before it is
+ * returned, on this thread (runs of records at one place cost one). */
+static void engine_name_now(struct engine *e, struct snapshot *out, bool all)
 {
 	uint64_t prev = 0;
 
-	if (all)
-		snapshot_names_reset(out);
-	namecache_begin(e->names);
 	for (size_t i = 0; all && i < out->count; i++) {
 		if (out->coro[i].last_addr == prev)
 			continue;
 		prev = out->coro[i].last_addr;
-		engine_name_one(e, out, prev);
+		namecache_ensure(e->names, prev);
 	}
 	for (size_t i = 0; i < out->nhistory; i++)
-		engine_name_one(e, out, out->history[i].addr);
-	out->names_gen = namecache_end(e->names);
+		namecache_ensure(e->names, out->history[i].addr);
+}
+
+/* The snapshot's names: the engine's cache (text only), and its
+ * generation as of now. */
+static void engine_name(struct engine *e, struct snapshot *out, bool all)
+{
+	if (!e->cfg.names_later || e->cfg.replay_path)
+		engine_name_now(e, out, all);
+	out->names = e->names;
+	out->names_gen = namecache_gen(e->names);
 }
 
 void engine_snapshot(struct engine *e, struct snapshot *out)

@@ -1,12 +1,12 @@
 /*
- * test-namecache: the engine's names of code addresses (namecache.c) and
- * the copy a snapshot carries (snapshot.c's names).
+ * test-namecache: the engine's names of code addresses (namecache.c), and
+ * how a snapshot shows them (snapshot_where).
  *
  * The resolver here is the test's: it counts its calls, names an address
- * "fn_<hex>" with a brief form "fn_<hex>" and a full one with a file, and
- * can be held at a gate, so that "not resolved yet" is a state the test
- * holds, not a race it hopes to win.  Every wait for the names thread is
- * for a condition, with a deadline.
+ * "fn_<hex>+0x4" (brief) or "fn_<hex>+0x4 (f.c:GEN)" (full), gives no name
+ * to addresses from 0xdead0000 up, and can be held at a gate, so that "not
+ * resolved yet" is a state the test holds, not a race it hopes to win.
+ * Every wait for the names thread is for a condition, with a deadline.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -32,12 +32,12 @@ struct fake {
 	unsigned waiting;  /* resolves waiting at the gate now */
 	unsigned calls;	   /* resolves made */
 	uint32_t gen;	   /* the generation returned */
-	atomic_uint notes; /* notify calls (relaxed: a count the test polls
-			      with a deadline; the names are read under
-			      the cache's lock) */
+	atomic_uint notes; /* notify calls (relaxed: a count the test reads
+			      after joining the thread) */
 };
 
-static uint32_t fake_resolve(void *ctx, uint64_t addr, char *full, char *brief)
+static bool fake_resolve(void *ctx, uint64_t addr, char *full, char *brief,
+			 uint32_t *genp)
 {
 	struct fake *f = ctx;
 	uint32_t gen;
@@ -55,7 +55,8 @@ static uint32_t fake_resolve(void *ctx, uint64_t addr, char *full, char *brief)
 		 (unsigned long long)addr, gen);
 	snprintf(brief, NAMECACHE_NAME_MAX, "fn_%llx+0x4",
 		 (unsigned long long)addr);
-	return gen;
+	*genp = gen;
+	return addr < 0xdead0000u;
 }
 
 static void fake_notify(void *ctx)
@@ -80,6 +81,16 @@ static void fake_hold(struct fake *f, bool held)
 	pthread_mutex_unlock(&f->lock);
 }
 
+static unsigned fake_calls(struct fake *f)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->calls;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -88,7 +99,7 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Wait (30 s at most) until resolves are waiting at the gate. */
+/* Wait (30 s at most) until n resolves are waiting at the gate. */
 static void fake_wait_gate(struct fake *f, unsigned n)
 {
 	struct timespec until;
@@ -103,28 +114,12 @@ static void fake_wait_gate(struct fake *f, unsigned n)
 	pthread_mutex_unlock(&f->lock);
 }
 
-/* Look addr up in one pass; its full form into buf, or false. */
-static bool find(struct namecache *nc, uint64_t addr, char *buf, size_t n,
-		 uint32_t *gen)
-{
-	const char *full = NULL, *brief = NULL;
-	bool ok;
-
-	namecache_begin(nc);
-	ok = namecache_find(nc, addr, &full, &brief);
-	if (ok)
-		snprintf(buf, n, "%s", full);
-	*gen = namecache_end(nc);
-	return ok;
-}
-
-/* Until addr is named (the thread's notify and the name both), 30 s. */
+/* Until addr is named, 30 s at most. */
 static void wait_named(struct namecache *nc, uint64_t addr, char *buf, size_t n)
 {
 	uint64_t end = now_ms() + 30000;
-	uint32_t gen;
 
-	while (!find(nc, addr, buf, n, &gen)) {
+	while (!namecache_name(nc, addr, true, buf, n, NULL)) {
 		assert_true(now_ms() < end);
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	}
@@ -146,29 +141,43 @@ static struct namecache *make(struct fake *f, bool later, uint32_t max_names)
 	return nc;
 }
 
-/* Resolving now: the first lookup names at once, the second costs no
- * resolve; address 0 is never named. */
+/* Without the thread: a lookup never resolves (false until ensured);
+ * ensure resolves once; both forms; no name; address 0. */
 static void test_now(void **state)
 {
 	struct fake f;
 	struct namecache *nc;
 	char buf[NAMECACHE_NAME_MAX];
-	uint32_t g0, g1, g2;
+	uint32_t g0, g1;
+	bool st;
 
 	(void)state;
 	fake_init(&f);
 	nc = make(&f, false, 64);
-	assert_false(find(nc, 0, buf, sizeof(buf), &g0));
-	assert_true(find(nc, 0x1234, buf, sizeof(buf), &g1));
-	assert_string_equal(buf, "fn_1234+0x4 (f.c:0)");
-	assert_int_not_equal(g0, g1);
-	assert_true(find(nc, 0x1234, buf, sizeof(buf), &g2));
-	assert_int_equal(g1, g2); /* nothing new */
+	g0 = namecache_gen(nc);
+	assert_false(namecache_name(nc, 0x1234, true, buf, sizeof(buf), &st));
+	assert_true(st); /* nothing will come without ensure */
+	assert_int_equal(f.calls, 0);
+	namecache_ensure(nc, 0x1234);
+	namecache_ensure(nc, 0x1234);
+	namecache_ensure(nc, 0);
 	assert_int_equal(f.calls, 1);
+	g1 = namecache_gen(nc);
+	assert_int_equal(g0, g1); /* a first name forgets nothing */
+	assert_true(namecache_name(nc, 0x1234, true, buf, sizeof(buf), NULL));
+	assert_string_equal(buf, "fn_1234+0x4 (f.c:0)");
+	assert_true(namecache_name(nc, 0x1234, false, buf, sizeof(buf), NULL));
+	assert_string_equal(buf, "fn_1234+0x4");
+	assert_int_equal(namecache_gen(nc), g1); /* lookups add nothing */
+	namecache_ensure(nc, 0xdead0001);
+	assert_false(
+		namecache_name(nc, 0xdead0001, true, buf, sizeof(buf), NULL));
+	namecache_ensure(nc, 0xdead0001); /* no name is an answer too */
+	assert_int_equal(f.calls, 2);
 	namecache_destroy(nc);
 }
 
-/* Resolving later: a miss returns at once and queues the address once,
+/* With the thread: a miss returns at once and queues the address once,
  * however often it is asked for; the name comes with a notify and a new
  * generation; a lookup never waits for the resolver. */
 static void test_later(void **state)
@@ -177,18 +186,23 @@ static void test_later(void **state)
 	struct namecache *nc;
 	struct namecache_stats st;
 	char buf[NAMECACHE_NAME_MAX];
-	uint32_t g0, g1;
+	uint32_t g0;
+	bool settled;
 
 	(void)state;
 	fake_init(&f);
 	fake_hold(&f, true);
 	nc = make(&f, true, 64);
 	for (int i = 0; i < 100; i++)
-		assert_false(find(nc, 0xabc, buf, sizeof(buf), &g0));
-	/* The thread took the one miss and is held resolving it: the
-	 * lookups still answer (hex for now), without waiting. */
+		assert_false(namecache_name(nc, 0xabc, true, buf, sizeof(buf),
+					    NULL));
+	/* The thread took the one miss and is held resolving it: lookups
+	 * still answer (hex for now), without waiting. */
 	fake_wait_gate(&f, 1);
-	assert_false(find(nc, 0xabc, buf, sizeof(buf), &g0));
+	assert_false(
+		namecache_name(nc, 0xabc, false, buf, sizeof(buf), &settled));
+	assert_false(settled); /* a name may still come */
+	g0 = namecache_gen(nc);
 	namecache_stats(nc, &st);
 	assert_int_equal(st.queued, 0);
 	assert_int_equal(st.resolves, 0);
@@ -196,14 +210,17 @@ static void test_later(void **state)
 	fake_hold(&f, false);
 	wait_named(nc, 0xabc, buf, sizeof(buf));
 	assert_string_equal(buf, "fn_abc+0x4 (f.c:0)");
-	assert_true(find(nc, 0xabc, buf, sizeof(buf), &g1));
-	assert_int_not_equal(g0, g1);
-	assert_int_equal(f.calls, 1); /* queued once for 101 asks */
+	assert_true(
+		namecache_name(nc, 0xabc, false, buf, sizeof(buf), &settled));
+	assert_true(settled);
+	assert_string_equal(buf, "fn_abc+0x4");
+	assert_int_equal(namecache_gen(nc), g0); /* nothing forgotten */
+	assert_int_equal(fake_calls(&f), 1);	 /* queued once for 101 asks */
 	namecache_destroy(nc);
 	assert_true(atomic_load(&f.notes) >= 1);
 }
 
-/* Misses past max_queued are not queued (a later pass asks again), and
+/* Misses past max_queued are not queued (a later lookup asks again), and
  * none is lost: every address is named in the end. */
 static void test_queue_bound(void **state)
 {
@@ -211,16 +228,16 @@ static void test_queue_bound(void **state)
 	struct namecache *nc;
 	struct namecache_stats st;
 	char buf[NAMECACHE_NAME_MAX];
-	uint32_t g;
 
 	(void)state;
 	fake_init(&f);
 	fake_hold(&f, true);
 	nc = make(&f, true, 64);
-	assert_false(find(nc, 1, buf, sizeof(buf), &g));
+	assert_false(namecache_name(nc, 1, true, buf, sizeof(buf), NULL));
 	fake_wait_gate(&f, 1); /* the thread holds address 1 */
 	for (uint64_t a = 2; a < 20; a++)
-		assert_false(find(nc, a, buf, sizeof(buf), &g));
+		assert_false(
+			namecache_name(nc, a, true, buf, sizeof(buf), NULL));
 	namecache_stats(nc, &st);
 	assert_int_equal(st.queued, 8);
 	fake_hold(&f, false);
@@ -233,7 +250,7 @@ static void test_queue_bound(void **state)
 }
 
 /* The resolver's generation moving forgets every earlier name; the bound
- * on names forgets them all too; clear does. */
+ * on names forgets them all too; so does clear. */
 static void test_forget(void **state)
 {
 	struct fake f;
@@ -246,23 +263,51 @@ static void test_forget(void **state)
 	fake_init(&f);
 	nc = make(&f, false, 4);
 	for (uint64_t a = 1; a <= 4; a++)
-		assert_true(find(nc, a, buf, sizeof(buf), &g));
+		namecache_ensure(nc, a);
 	namecache_stats(nc, &st);
 	assert_int_equal(st.names, 4);
-	assert_true(find(nc, 5, buf, sizeof(buf), &g)); /* past the bound */
+	g = namecache_gen(nc);
+	namecache_ensure(nc, 5); /* past the bound */
+	assert_int_not_equal(namecache_gen(nc), g);
 	namecache_stats(nc, &st);
 	assert_int_equal(st.names, 1);
+	assert_false(namecache_name(nc, 1, true, buf, sizeof(buf), NULL));
 	f.gen = 7; /* libraries came or went */
-	assert_true(find(nc, 6, buf, sizeof(buf), &g));
+	namecache_ensure(nc, 6);
+	assert_true(namecache_name(nc, 6, true, buf, sizeof(buf), NULL));
 	assert_string_equal(buf, "fn_6+0x4 (f.c:7)");
 	namecache_stats(nc, &st);
 	assert_int_equal(st.names, 1);
-	assert_true(find(nc, 5, buf, sizeof(buf), &g)); /* asked again */
+	namecache_ensure(nc, 5); /* asked again */
+	assert_true(namecache_name(nc, 5, true, buf, sizeof(buf), NULL));
 	assert_string_equal(buf, "fn_5+0x4 (f.c:7)");
 	assert_int_equal(f.calls, 7);
 	namecache_clear(nc);
 	namecache_stats(nc, &st);
 	assert_int_equal(st.names, 0);
+	namecache_destroy(nc);
+}
+
+/* Past the first table (1024 slots): every name kept and found. */
+static void test_many(void **state)
+{
+	struct fake f;
+	struct namecache *nc;
+	char buf[NAMECACHE_NAME_MAX], want[64];
+
+	(void)state;
+	fake_init(&f);
+	nc = make(&f, false, 1u << 16);
+	for (uint64_t a = 1; a <= 5000; a++)
+		namecache_ensure(nc, a << 4);
+	for (uint64_t a = 1; a <= 5000; a++) {
+		snprintf(want, sizeof(want), "fn_%llx+0x4",
+			 (unsigned long long)(a << 4));
+		assert_true(namecache_name(nc, a << 4, false, buf, sizeof(buf),
+					   NULL));
+		assert_string_equal(buf, want);
+	}
+	assert_int_equal(f.calls, 5000);
 	namecache_destroy(nc);
 }
 
@@ -274,72 +319,57 @@ static void test_clear_in_flight(void **state)
 	struct namecache *nc;
 	struct namecache_stats st;
 	char buf[NAMECACHE_NAME_MAX];
-	uint32_t g;
 
 	(void)state;
 	fake_init(&f);
 	fake_hold(&f, true);
 	nc = make(&f, true, 64);
-	assert_false(find(nc, 0x99, buf, sizeof(buf), &g));
+	assert_false(namecache_name(nc, 0x99, true, buf, sizeof(buf), NULL));
 	fake_wait_gate(&f, 1);
 	namecache_clear(nc);
 	fake_hold(&f, false);
 	/* The thread takes misses in order: once 0x98, asked after the
 	 * clear, is named, the resolve of 0x99 is over. */
-	assert_false(find(nc, 0x98, buf, sizeof(buf), &g));
+	assert_false(namecache_name(nc, 0x98, true, buf, sizeof(buf), NULL));
 	wait_named(nc, 0x98, buf, sizeof(buf));
 	namecache_stats(nc, &st);
 	assert_int_equal(st.resolves, 1); /* 0x98's only */
 	assert_int_equal(st.names, 1);
-	assert_false(find(nc, 0x99, buf, sizeof(buf), &g)); /* asked again */
+	assert_false(namecache_name(nc, 0x99, true, buf, sizeof(buf), NULL));
 	namecache_destroy(nc);
 }
 
-/* A snapshot's names: named, known without a name (hex), unknown (hex),
- * both forms, growth past the first table, and reset. */
-static void test_snapshot_names(void **state)
+/* A snapshot shows the engine's names, or hex: without names, for an
+ * address not named, and in a buffer too small. */
+static void test_snapshot_where(void **state)
 {
+	struct fake f;
 	struct snapshot s;
 	char buf[64], small[4];
+	bool settled;
 
 	(void)state;
+	fake_init(&f);
 	snapshot_init(&s);
 	assert_string_equal(snapshot_where(&s, 0x7f01, true, buf, sizeof(buf)),
 			    "0x7f01");
-	assert_true(
-		snapshot_name_put(&s, 0x7f01, "main+0x1 (m.c:3)", "main+0x1"));
-	assert_true(snapshot_name_put(&s, 0x7f02, NULL, NULL));
-	assert_false(snapshot_name_put(&s, 0, "zero", "zero"));
-	assert_true(snapshot_name_known(&s, 0x7f01));
-	assert_true(snapshot_name_known(&s, 0x7f02));
-	assert_false(snapshot_name_known(&s, 0x7f03));
+	s.names = make(&f, false, 64);
+	namecache_ensure(s.names, 0x7f01);
+	namecache_ensure(s.names, 0xdead0002);
 	assert_string_equal(snapshot_where(&s, 0x7f01, true, buf, sizeof(buf)),
-			    "main+0x1 (m.c:3)");
+			    "fn_7f01+0x4 (f.c:0)");
 	assert_string_equal(snapshot_where(&s, 0x7f01, false, buf, sizeof(buf)),
-			    "main+0x1");
-	assert_string_equal(snapshot_where(&s, 0x7f02, true, buf, sizeof(buf)),
-			    "0x7f02");
-	assert_string_equal(snapshot_where(&s, 0x7f01, true, small, 4), "mai");
-	for (uint64_t a = 1; a <= 1000; a++) {
-		char n[32];
-
-		snprintf(n, sizeof(n), "f%llu", (unsigned long long)a);
-		assert_true(snapshot_name_put(&s, a << 12, n, n));
-	}
-	for (uint64_t a = 1; a <= 1000; a++) {
-		char n[32];
-
-		snprintf(n, sizeof(n), "f%llu", (unsigned long long)a);
-		assert_string_equal(
-			snapshot_where(&s, a << 12, false, buf, sizeof(buf)),
-			n);
-	}
-	assert_string_equal(snapshot_where(&s, 0x7f01, false, buf, sizeof(buf)),
-			    "main+0x1");
-	snapshot_names_reset(&s);
-	assert_false(snapshot_name_known(&s, 0x7f01));
-	assert_string_equal(snapshot_where(&s, 0x7f01, true, buf, sizeof(buf)),
-			    "0x7f01");
+			    "fn_7f01+0x4");
+	assert_string_equal(
+		snapshot_where(&s, 0xdead0002, true, buf, sizeof(buf)),
+		"0xdead0002");
+	assert_string_equal(snapshot_where(&s, 0x7f03, true, buf, sizeof(buf)),
+			    "0x7f03");
+	snapshot_where_settled(&s, 0x7f03, true, buf, sizeof(buf), &settled);
+	assert_true(settled); /* no thread: nothing will come */
+	assert_string_equal(snapshot_where(&s, 0x7f01, true, small, 4), "fn_");
+	namecache_destroy(s.names);
+	s.names = NULL;
 	snapshot_finish(&s);
 }
 
@@ -350,8 +380,9 @@ int main(void)
 		cmocka_unit_test(test_later),
 		cmocka_unit_test(test_queue_bound),
 		cmocka_unit_test(test_forget),
+		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_clear_in_flight),
-		cmocka_unit_test(test_snapshot_names),
+		cmocka_unit_test(test_snapshot_where),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,21 +32,9 @@ struct snapshot_replay {
 	uint64_t t0, t1; /* the recording's first and last moments */
 };
 
-/*
- * The names of the code addresses a snapshot carries (its records' WHERE,
- * the watched history's), copied in by the engine, which resolves them off
- * the drawing thread: an open-addressing table from address to the two
- * forms' offsets in `text`.  An address the engine could not name yet is
- * kept too, without a name (SNAPSHOT_NO_NAME), and shows in hex.
- */
-#define SNAPSHOT_NO_NAME UINT32_MAX
-struct snapshot_names {
-	uint64_t *addr;		/* slots entries, 0: empty */
-	uint32_t *full, *brief; /* offsets into text, or SNAPSHOT_NO_NAME */
-	uint32_t slots, n;	/* a power of two (or 0), entries in use */
-	char *text;
-	size_t len, cap;
-};
+/* The engine's names of code addresses (engine/symbols/namecache.h):
+ * text only, thread-safe, never a symbolizer (see snapshot_where). */
+struct namecache;
 
 /* A live --record in progress (the recorder's books, as of ts). */
 struct snapshot_record {
@@ -69,10 +57,12 @@ struct snapshot {
 	 * the --record file could not be written), or NULL; engine-owned,
 	 * valid until the engine is destroyed. */
 	const char *warning;
-	/* Names of the addresses below (snapshot_where); names_gen changes
-	 * whenever a name was added or may have changed, so that what was
-	 * derived from the names (a filter's matches) can be redone. */
-	struct snapshot_names names;
+	/* The names of the addresses below (snapshot_where), engine-owned
+	 * and valid while the engine is, or NULL: hex.  names_gen as of this
+	 * snapshot: it changes whenever names given earlier may have
+	 * changed, so that what was derived from settled names (a filter's
+	 * matches) can be redone. */
+	struct namecache *names;
 	uint32_t names_gen;
 	struct model_totals t;
 	struct snapshot_target target;
@@ -106,17 +96,17 @@ const char *snapshot_state_name(uint8_t state);
 const char *snapshot_target_text(const struct snapshot *s, char *buf, size_t n);
 /* Where `addr` is, for people: its name as the engine resolved it (full:
  * "func+0x1a (file.c:42)", else "func+0x1a"), or hex ("0x7f...") while it
- * has none.  Returns buf. */
+ * has none.  Copies text; never runs the symbolizer: in the TUI an
+ * address not named yet is handed to the engine's names thread.  Returns
+ * buf. */
 const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
 			   char *buf, size_t n);
-
-/* The engine's side of the names: forget them all; whether addr has an
- * entry (named or not); and add one (full NULL: no name yet).  False when
- * out of memory (addr then shows in hex). */
-void snapshot_names_reset(struct snapshot *s);
-bool snapshot_name_known(const struct snapshot *s, uint64_t addr);
-bool snapshot_name_put(struct snapshot *s, uint64_t addr, const char *full,
-		       const char *brief);
+/* The same, and whether the text is settled: true when it stands while
+ * names_gen does (a name, or an address that has none), false while a
+ * name may still come (hex for now: do not keep what was derived). */
+const char *snapshot_where_settled(const struct snapshot *s, uint64_t addr,
+				   bool full, char *buf, size_t n,
+				   bool *settled);
 
 /* (Re)compute every record's `warn` mask and warn_counts at the snapshot's
  * ts, e.g. after a threshold changed while the display is paused. */

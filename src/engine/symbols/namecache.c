@@ -5,33 +5,39 @@
  *
  * An address asked for and not known yet gets an entry marked pending, so
  * that a hundred thousand records parked at one place queue it once; the
- * thread fills the entry.  The table never holds more than max_names
- * entries: the insert that would pass the bound forgets every name first
- * (the next pass asks again for what it still shows), which keeps the
- * probe sequences short and the memory bounded without an eviction order.
+ * thread fills the entry, with the name or with "no name" (an address in
+ * no file, a stack address an upstream probe passes: hex, not asked for
+ * again).  The table doubles at half full and never holds more than
+ * max_names entries: the insert that would pass the bound forgets every
+ * name first (what is still shown is asked for again), which keeps memory
+ * bounded without an eviction order.
  *
  * Locking: `lock` guards everything but cfg (immutable) and the thread
- * handle.  A pass (namecache_begin .. namecache_end) holds it throughout;
- * the thread holds it only to take misses and to store names, never while
- * it resolves, so a pass waits at most for a few table operations.
+ * handle.  A lookup holds it for one probe and a copy; the thread holds it
+ * only to take misses and to store a batch of names, never while it
+ * resolves; a lookup of a cache with a thread only tries the lock, so the
+ * caller (the UI) never waits for the thread at all.
  */
 #define _GNU_SOURCE
 #include "engine/symbols/namecache.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
 #include "common/hash.h"
 
-#define NAMECACHE_PENDING UINT32_MAX /* entry.full: asked, not resolved */
-#define NAMECACHE_BATCH 64u	     /* misses the thread takes at once */
+#define NAMECACHE_PENDING UINT32_MAX	  /* asked for, not resolved yet */
+#define NAMECACHE_NONAME (UINT32_MAX - 1) /* resolved: it has no name */
+#define NAMECACHE_BATCH 256u		  /* misses the thread takes at once */
+#define NAMECACHE_SLOTS0 1024u		  /* the first table */
 
 struct namecache_entry {
 	uint64_t addr;	      /* 0: an empty slot */
-	uint32_t full, brief; /* offsets into text, or NAMECACHE_PENDING */
+	uint32_t full, brief; /* offsets into text, or a mark above */
 };
 
 struct namecache {
@@ -39,30 +45,37 @@ struct namecache {
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* the thread waits on it for misses or stop */
 	struct namecache_entry *slot;
-	uint32_t nslots, shift; /* a power of two, at least 2 * max_names */
-	uint32_t n;		/* entries in use, pending ones included */
+	uint32_t nslots; /* a power of two */
+	uint32_t n;	 /* entries in use, pending ones included */
 	char *text;
 	size_t len, cap;
 	uint64_t *queue; /* max_queued misses for the thread */
 	uint32_t nqueue;
-	uint32_t gen;	 /* bumped when names are added or forgotten */
+	uint32_t gen;	 /* bumped when names are forgotten */
 	uint32_t rgen;	 /* the resolver's generation last seen */
 	uint32_t clears; /* namecache_clear calls: a resolve in flight
 			    across one is dropped */
 	uint64_t resolves;
+	bool idle; /* the thread waits on `wake`: the next miss signals */
 	bool stop;
 	bool threaded;
 	pthread_t thread;
 };
 
-static struct namecache_entry *namecache_slot(struct namecache *nc,
+static struct namecache_entry *namecache_slot(struct namecache_entry *slot,
+					      uint32_t nslots, uint64_t addr)
+{
+	uint32_t i = (uint32_t)hash_fib(addr, 64 - __builtin_ctz(nslots));
+
+	while (slot[i].addr && slot[i].addr != addr)
+		i = (i + 1) & (nslots - 1);
+	return &slot[i];
+}
+
+static struct namecache_entry *namecache_find(struct namecache *nc,
 					      uint64_t addr)
 {
-	uint32_t i = (uint32_t)hash_fib(addr, nc->shift);
-
-	while (nc->slot[i].addr && nc->slot[i].addr != addr)
-		i = (i + 1) & (nc->nslots - 1);
-	return &nc->slot[i];
+	return namecache_slot(nc->slot, nc->nslots, addr);
 }
 
 static void namecache_forget(struct namecache *nc)
@@ -74,42 +87,62 @@ static void namecache_forget(struct namecache *nc)
 	nc->gen++;
 }
 
-/* A copy of s in the arena; its offset, or NAMECACHE_PENDING when out of
- * memory (the address then stays unnamed). */
+/* Twice the slots, every entry placed again; false when out of memory. */
+static bool namecache_grow(struct namecache *nc)
+{
+	uint32_t slots = nc->nslots * 2;
+	struct namecache_entry *s = calloc(slots, sizeof(*s));
+
+	if (!s)
+		return false;
+	for (uint32_t i = 0; i < nc->nslots; i++)
+		if (nc->slot[i].addr)
+			*namecache_slot(s, slots, nc->slot[i].addr) =
+				nc->slot[i];
+	free(nc->slot);
+	nc->slot = s;
+	nc->nslots = slots;
+	return true;
+}
+
+/* A copy of s in the arena; its offset, or NAMECACHE_NONAME when out of
+ * memory (the address then shows in hex). */
 static uint32_t namecache_text(struct namecache *nc, const char *s)
 {
 	size_t l = strnlen(s, NAMECACHE_NAME_MAX - 1);
-	uint32_t at = (uint32_t)nc->len;
+	size_t at = nc->len;
 
-	if (!grow_array((void **)&nc->text, &nc->cap, nc->len + l + 1, 1))
-		return NAMECACHE_PENDING;
-	memcpy(nc->text + nc->len, s, l);
-	nc->text[nc->len + l] = '\0';
+	if (at + l + 1 >= NAMECACHE_NONAME ||
+	    !grow_array((void **)&nc->text, &nc->cap, at + l + 1, 1))
+		return NAMECACHE_NONAME;
+	memcpy(nc->text + at, s, l);
+	nc->text[at + l] = '\0';
 	nc->len += l + 1;
-	return at;
+	return (uint32_t)at;
 }
 
 /* The entry for addr, made (pending) when missing; NULL when none can be. */
 static struct namecache_entry *namecache_entry(struct namecache *nc,
 					       uint64_t addr)
 {
-	struct namecache_entry *e = namecache_slot(nc, addr);
+	struct namecache_entry *e = namecache_find(nc, addr);
 
 	if (e->addr)
 		return e;
-	if (nc->n >= nc->cfg.max_names) {
+	if (nc->n >= nc->cfg.max_names)
 		namecache_forget(nc);
-		e = namecache_slot(nc, addr);
-	}
+	if ((nc->n + 1) * 2 > nc->nslots && !namecache_grow(nc))
+		return NULL;
+	e = namecache_find(nc, addr);
 	*e = (struct namecache_entry){addr, NAMECACHE_PENDING,
 				      NAMECACHE_PENDING};
 	nc->n++;
 	return e;
 }
 
-/* Store a resolved name (under the lock). */
-static void namecache_store(struct namecache *nc, uint64_t addr, uint32_t rgen,
-			    const char *full, const char *brief)
+/* Store what a resolve said (under the lock). */
+static void namecache_store(struct namecache *nc, uint64_t addr, bool named,
+			    uint32_t rgen, const char *full, const char *brief)
 {
 	struct namecache_entry *e;
 
@@ -118,14 +151,18 @@ static void namecache_store(struct namecache *nc, uint64_t addr, uint32_t rgen,
 			namecache_forget(nc);
 		nc->rgen = rgen;
 	}
-	e = namecache_entry(nc, addr);
-	e->full = namecache_text(nc, full);
-	e->brief = e->full == NAMECACHE_PENDING ? NAMECACHE_PENDING
-						: namecache_text(nc, brief);
-	if (e->brief == NAMECACHE_PENDING)
-		e->full = NAMECACHE_PENDING;
 	nc->resolves++;
-	nc->gen++;
+	e = namecache_entry(nc, addr);
+	if (!e)
+		return;
+	e->full = e->brief = NAMECACHE_NONAME;
+	if (!named)
+		return;
+	e->full = namecache_text(nc, full);
+	if (e->full != NAMECACHE_NONAME)
+		e->brief = namecache_text(nc, brief);
+	if (e->brief == NAMECACHE_NONAME)
+		e->full = NAMECACHE_NONAME;
 }
 
 static void *namecache_main(void *arg)
@@ -135,13 +172,16 @@ static void *namecache_main(void *arg)
 	char brief[NAMECACHE_BATCH][NAMECACHE_NAME_MAX];
 	uint64_t addr[NAMECACHE_BATCH];
 	uint32_t rgen[NAMECACHE_BATCH];
+	bool named[NAMECACHE_BATCH];
 
 	pthread_mutex_lock(&nc->lock);
 	while (!nc->stop) {
 		uint32_t k = 0, clears;
 
 		if (!nc->nqueue) {
+			nc->idle = true;
 			pthread_cond_wait(&nc->wake, &nc->lock);
+			nc->idle = false;
 			continue;
 		}
 		while (nc->nqueue && k < NAMECACHE_BATCH)
@@ -149,15 +189,15 @@ static void *namecache_main(void *arg)
 		clears = nc->clears;
 		pthread_mutex_unlock(&nc->lock);
 		for (uint32_t i = 0; i < k; i++)
-			rgen[i] = nc->cfg.resolve(nc->cfg.ctx, addr[i], full[i],
-						  brief[i]);
+			named[i] = nc->cfg.resolve(nc->cfg.ctx, addr[i],
+						   full[i], brief[i], &rgen[i]);
 		pthread_mutex_lock(&nc->lock);
 		/* Names of a process that is no longer the one named are
-		 * dropped; the next pass asks again. */
+		 * dropped; a later lookup asks again. */
 		if (clears != nc->clears)
 			continue;
 		for (uint32_t i = 0; i < k; i++)
-			namecache_store(nc, addr[i], rgen[i], full[i],
+			namecache_store(nc, addr[i], named[i], rgen[i], full[i],
 					brief[i]);
 		pthread_mutex_unlock(&nc->lock);
 		if (nc->cfg.notify)
@@ -171,7 +211,6 @@ static void *namecache_main(void *arg)
 struct namecache *namecache_create(const struct namecache_config *c)
 {
 	struct namecache *nc = calloc(1, sizeof(*nc));
-	uint32_t slots = 2;
 
 	if (!nc)
 		return NULL;
@@ -180,13 +219,11 @@ struct namecache *namecache_create(const struct namecache_config *c)
 		nc->cfg.max_names = 1;
 	if (nc->cfg.max_names > (1u << 30))
 		nc->cfg.max_names = 1u << 30;
-	while (slots < 2 * nc->cfg.max_names)
-		slots *= 2;
-	nc->nslots = slots;
-	nc->shift = 64 - (uint32_t)__builtin_ctz(slots);
-	nc->slot = calloc(slots, sizeof(*nc->slot));
-	nc->queue = calloc(nc->cfg.max_queued ? nc->cfg.max_queued : 1,
-			   sizeof(*nc->queue));
+	if (!nc->cfg.max_queued)
+		nc->cfg.max_queued = 1;
+	nc->nslots = NAMECACHE_SLOTS0;
+	nc->slot = calloc(nc->nslots, sizeof(*nc->slot));
+	nc->queue = calloc(nc->cfg.max_queued, sizeof(*nc->queue));
 	pthread_mutex_init(&nc->lock, NULL);
 	pthread_cond_init(&nc->wake, NULL);
 	if (!nc->slot || !nc->queue) {
@@ -226,47 +263,80 @@ void namecache_destroy(struct namecache *nc)
 	free(nc);
 }
 
-void namecache_begin(struct namecache *nc)
-{
-	pthread_mutex_lock(&nc->lock);
-}
-
-bool namecache_find(struct namecache *nc, uint64_t addr, const char **full,
-		    const char **brief)
+bool namecache_name(struct namecache *nc, uint64_t addr, bool full, char *buf,
+		    size_t n, bool *settled)
 {
 	struct namecache_entry *e;
+	bool ok = false, done = !nc->cfg.later;
 
-	if (!addr)
+	if (settled)
+		*settled = true;
+	if (!addr || !n)
 		return false;
-	e = namecache_slot(nc, addr);
-	if (!e->addr && nc->cfg.later) {
-		if (nc->nqueue >= nc->cfg.max_queued)
-			return false; /* asked again by a later pass */
-		e = namecache_entry(nc, addr);
+	/* The thread stores a batch of names under the lock: a lookup that
+	 * finds it busy does not wait, it answers "no name yet" (hex, not
+	 * settled, so nothing derived is kept) and is asked again. */
+	if (nc->cfg.later) {
+		if (pthread_mutex_trylock(&nc->lock)) {
+			if (settled)
+				*settled = false;
+			return false;
+		}
+	} else {
+		pthread_mutex_lock(&nc->lock);
+	}
+	e = namecache_find(nc, addr);
+	if (e->addr) {
+		uint32_t at = full ? e->full : e->brief;
+
+		ok = at < NAMECACHE_NONAME;
+		if (ok)
+			snprintf(buf, n, "%s", nc->text + at);
+		done = e->full != NAMECACHE_PENDING;
+	} else if (nc->cfg.later && nc->nqueue < nc->cfg.max_queued &&
+		   namecache_entry(nc, addr)) {
+		/* Past max_queued nothing is marked: a later lookup asks. */
 		nc->queue[nc->nqueue++] = addr;
-		pthread_cond_signal(&nc->wake);
-		return false;
+		/* One wakeup per burst of misses, not a syscall each. */
+		if (nc->idle) {
+			nc->idle = false;
+			pthread_cond_signal(&nc->wake);
+		}
 	}
-	if (!e->addr) {
-		/* Resolve now, on this thread, with the lock held: nobody
-		 * else uses a cache that has no thread meanwhile. */
-		char f[NAMECACHE_NAME_MAX], b[NAMECACHE_NAME_MAX];
-		uint32_t rgen = nc->cfg.resolve(nc->cfg.ctx, addr, f, b);
-
-		namecache_store(nc, addr, rgen, f, b);
-		e = namecache_slot(nc, addr);
-	}
-	if (!e->addr || e->full == NAMECACHE_PENDING)
-		return false;
-	*full = nc->text + e->full;
-	*brief = nc->text + e->brief;
-	return true;
+	pthread_mutex_unlock(&nc->lock);
+	if (settled)
+		*settled = done;
+	return ok;
 }
 
-uint32_t namecache_end(struct namecache *nc)
+void namecache_ensure(struct namecache *nc, uint64_t addr)
 {
-	uint32_t gen = nc->gen;
+	char full[NAMECACHE_NAME_MAX], brief[NAMECACHE_NAME_MAX];
+	uint32_t rgen, clears;
+	bool known, named;
 
+	if (!addr)
+		return;
+	pthread_mutex_lock(&nc->lock);
+	known = namecache_find(nc, addr)->addr &&
+		namecache_find(nc, addr)->full != NAMECACHE_PENDING;
+	clears = nc->clears;
+	pthread_mutex_unlock(&nc->lock);
+	if (known)
+		return;
+	named = nc->cfg.resolve(nc->cfg.ctx, addr, full, brief, &rgen);
+	pthread_mutex_lock(&nc->lock);
+	if (clears == nc->clears)
+		namecache_store(nc, addr, named, rgen, full, brief);
+	pthread_mutex_unlock(&nc->lock);
+}
+
+uint32_t namecache_gen(struct namecache *nc)
+{
+	uint32_t gen;
+
+	pthread_mutex_lock(&nc->lock);
+	gen = nc->gen;
 	pthread_mutex_unlock(&nc->lock);
 	return gen;
 }

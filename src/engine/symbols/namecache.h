@@ -5,11 +5,11 @@
  *
  * A name has two forms: full ("func+0x1a (file.c:42)") and brief
  * ("func+0x1a").  A cache that resolves later has a thread of its own: a
- * lookup that misses queues the address and returns at once, the thread
- * resolves it (which may take libdwfl seconds the first time) and calls
- * `notify`, and the next lookup finds it.  A cache that resolves now does
- * the work inside the lookup, on the caller's thread (batch output, where
- * the first snapshot printed must already carry names).
+ * lookup that misses queues the address and returns at once (the caller
+ * shows hex), the thread resolves it -- which may take libdwfl seconds the
+ * first time -- and calls `notify`, and a later lookup finds it.  A cache
+ * without the thread is filled by namecache_ensure, on the caller's thread
+ * (batch output, where the first snapshot printed must carry its names).
  */
 #ifndef COROTOP_NAMECACHE_H
 #define COROTOP_NAMECACHE_H
@@ -22,19 +22,21 @@
 #define NAMECACHE_NAME_MAX 160
 
 struct namecache_config {
-	/* Fill both forms of addr's name (never called for 0).  It may
-	 * block: on the thread with no lock of the cache held, or (a cache
-	 * that resolves now) inside namecache_find.  It returns the
-	 * resolver's generation: when that differs from the last one seen,
-	 * every name given earlier is forgotten (libraries came or went). */
-	uint32_t (*resolve)(void *ctx, uint64_t addr, char *full, char *brief);
+	/* Fill both forms of addr's name (never called for 0) and return
+	 * true, or false: the address has no name (it shows in hex, and is
+	 * not asked for again).  *gen is the resolver's generation: when it
+	 * differs from the last one seen, every name given earlier is
+	 * forgotten (libraries came or went).  It may block; it runs with no
+	 * lock of the cache held, on the thread or in namecache_ensure. */
+	bool (*resolve)(void *ctx, uint64_t addr, char *full, char *brief,
+			uint32_t *gen);
 	/* Later only: called by the thread after names arrived. */
 	void (*notify)(void *ctx);
 	void *ctx;
-	bool later;	     /* a thread resolves misses (else lookups do) */
-	uint32_t max_names;  /* names kept at most (then all are dropped) */
+	bool later;	     /* a thread resolves what lookups miss */
+	uint32_t max_names;  /* addresses kept at most (then all are dropped) */
 	uint32_t max_queued; /* misses waiting at most (more are asked
-				again by the next lookup) */
+				again by a later lookup) */
 };
 
 struct namecache;
@@ -45,23 +47,28 @@ struct namecache *namecache_create(const struct namecache_config *c);
 void namecache_destroy(struct namecache *nc);
 
 /*
- * One pass of lookups, between namecache_begin and namecache_end: the
- * cache's lock is held, so a pass over a snapshot's every record costs one
- * lock.  namecache_find returns the forms of addr's name, valid until the
- * next namecache_find or namecache_end (copy them), or false: not known yet
- * (queued, with a cache that resolves later).  namecache_end returns the
- * generation of the names the pass saw: it changes whenever a name was added or
- * forgotten since.
+ * addr's name (full or brief form) into buf, or false: no name, or none
+ * yet -- a cache that resolves later then queues addr for its thread.
+ * *settled (when not NULL) is false while a name may still come, true when
+ * the answer stands until namecache_gen changes.  Never resolves on the
+ * caller's thread; with the thread, never waits for it either (a cache
+ * busy storing answers "not yet", unsettled).  Thread-safe.
  */
-void namecache_begin(struct namecache *nc);
-bool namecache_find(struct namecache *nc, uint64_t addr, const char **full,
-		    const char **brief);
-uint32_t namecache_end(struct namecache *nc);
+bool namecache_name(struct namecache *nc, uint64_t addr, bool full, char *buf,
+		    size_t n, bool *settled);
+
+/* Resolve addr now, on this thread, unless the cache knows it already. */
+void namecache_ensure(struct namecache *nc, uint64_t addr);
+
+/* Changes whenever names given earlier are forgotten (and may come back
+ * different); not when an address is named for the first time, which
+ * only settles an answer that was not (namecache_name's *settled). */
+uint32_t namecache_gen(struct namecache *nc);
 
 /* Forget every name (the process to name changed). */
 void namecache_clear(struct namecache *nc);
 
-/* Tests: names kept, resolves made, and misses waiting now. */
+/* Tests: addresses kept, resolves made, and misses waiting now. */
 struct namecache_stats {
 	uint32_t names;
 	uint64_t resolves;

@@ -336,6 +336,25 @@ static bool filter_cached(struct filter *f, struct matchcache *mc, uint64_t key,
 	return r;
 }
 
+/* The WHERE cell's result by address; kept only when the cell's text is
+ * settled (a name not come yet shows in hex for now: asked again). */
+static bool filter_where(struct filter *f, const struct snapshot *s,
+			 const struct model_coro *c)
+{
+	int r = matchcache_get(&f->addr_cache, c->last_addr);
+	char cell[256];
+	bool settled;
+
+	if (r >= 0)
+		return r;
+	snapshot_where_settled(s, c->last_addr, true, cell, sizeof(cell),
+			       &settled);
+	r = filter_cell_text(f, cell);
+	if (settled)
+		matchcache_put(&f->addr_cache, c->last_addr, r);
+	return r;
+}
+
 /* Cell by cell, cheapest first; the ID cell's result is kept per slot. */
 static bool filter_by_cell(struct filter *f, const struct snapshot *s,
 			   const struct model_coro *c, bool memo)
@@ -358,7 +377,7 @@ static bool filter_by_cell(struct filter *f, const struct snapshot *s,
 	} else if (filter_cell(f, s, c, COL_ID)) {
 		return true;
 	}
-	return filter_cached(f, &f->addr_cache, c->last_addr, s, c, COL_WHERE);
+	return filter_where(f, s, c);
 }
 
 /* What the joined name cells depend on, besides the record's identity. */
@@ -380,7 +399,10 @@ static bool filter_by_row(struct filter *f, const struct snapshot *s,
 	if (!memo || c->slot >= f->memo_cap)
 		return filter_text_match(f, s, c);
 	m = &f->memo[c->slot];
-	if (!filter_memo_valid(f, m, c))
+	if (!filter_memo_valid(f, m, c)) {
+		char where[8];
+		bool settled;
+
 		*m = (struct filter_memo){
 			.id = c->id,
 			.tid = filter_tid_key(c),
@@ -389,6 +411,12 @@ static bool filter_by_row(struct filter *f, const struct snapshot *s,
 			.gen = f->memo_gen,
 			.match = filter_text_match(f, s, c),
 		};
+		/* A WHERE not named yet: not kept (gen 0 is never current). */
+		snapshot_where_settled(s, c->last_addr, true, where,
+				       sizeof(where), &settled);
+		if (!settled)
+			m->gen = 0;
+	}
 	return m->match;
 }
 
@@ -408,8 +436,10 @@ static bool filter_memo_grow(struct filter *f, size_t need)
 	return true;
 }
 
-/* Memory for the memo and the caches; the caches' results go when the
- * symbols change (every WHERE cell may read differently). */
+/* Memory for the memo and the caches; the caches' results go when names
+ * given earlier may have changed (every WHERE cell may read differently).
+ * A name arriving for an address shown in hex changes nothing kept:
+ * results from unsettled WHERE cells are never kept. */
 static bool filter_prepare(struct filter *f, const struct snapshot *s)
 {
 	bool memo = filter_memo_grow(f, s->cap);
