@@ -6,8 +6,10 @@
 COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Packages every build needs; callers may append more.
+# Boost.Context and Boost.Fiber: the programs the preload tests trace.
 COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
-	libncurses-dev libev-dev libcmocka-dev libdw-dev tmux)
+	libncurses-dev libev-dev libcmocka-dev libdw-dev tmux
+	libboost-context-dev libboost-fiber-dev)
 
 ensure_deps() {
 	local missing=() p

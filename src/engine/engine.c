@@ -277,6 +277,11 @@ pid_t engine_target_pid(const struct engine *e)
 	return e->target.pid;
 }
 
+const char *engine_autotrace_note(const struct engine *e)
+{
+	return e->autotrace_note;
+}
+
 void engine_terminate_target(struct engine *e, unsigned grace_ms)
 {
 	/* Never signal a process we attached to: it is not ours. */

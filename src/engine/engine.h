@@ -69,6 +69,10 @@ struct engine_config {
 	unsigned ring_depth;
 	bool no_futex;	    /* advertise socket wakeups only (benchmarks) */
 	bool no_membarrier; /* use a full fence in the probe (benchmarks) */
+	/* launch mode: do not put libcorotop-preload in the target's
+	 * LD_PRELOAD (--no-auto); a program that does not call the probe is
+	 * then not traced. */
+	bool no_auto;
 	unsigned sample_hz; /* launch mode: COROTOP_SAMPLE_HZ, 0 = unset */
 	bool parked_stacks; /* launch mode: COROTOP_PARKED_STACKS=1 */
 	struct lint_config lints; /* warnings computed into every snapshot */
@@ -403,6 +407,10 @@ void engine_replay_seek(struct engine *e, uint64_t t);
 /* Pause and move to the next (dir > 0) or previous transition: of model
  * record `id`, or of any coroutine (0).  Returns the new position. */
 uint64_t engine_replay_step(struct engine *e, uint64_t id, int dir);
+
+/* Why the launched target's context switches are not traced without
+ * code changes (a static or setuid program, a sanitizer), or "". */
+const char *engine_autotrace_note(const struct engine *e);
 
 /* Collect the target's exit status if it exited (call on SIGCHLD). */
 bool engine_reap(struct engine *e);

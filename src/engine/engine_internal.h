@@ -129,15 +129,16 @@ struct engine {
 	struct harvest harvest;
 	struct model model;
 	struct jsonl jsonl;
-	struct recorder *rec;	 /* --record, or NULL */
-	char rec_warning[200];	 /* engine_rec_warning's text, once failed */
-	struct symtab symtab;	 /* the target's symbols (own lock) */
-	struct namecache *names; /* their names, for snapshots (own lock) */
-	struct engine_ct ct;	 /* CallTrace rotation and hot stacks */
-	struct engine_ppt ppt;	 /* attach mode */
-	struct engine_rp *rp;	 /* replay mode (engine_replay.c), or NULL */
-	pthread_mutex_t lock;	 /* guards model, harvest counters, target,
-				  cfg.lints */
+	struct recorder *rec;	  /* --record, or NULL */
+	char rec_warning[200];	  /* engine_rec_warning's text, once failed */
+	struct symtab symtab;	  /* the target's symbols (own lock) */
+	struct namecache *names;  /* their names, for snapshots (own lock) */
+	char autotrace_note[256]; /* launch: why not traced by preload */
+	struct engine_ct ct;	  /* CallTrace rotation and hot stacks */
+	struct engine_ppt ppt;	  /* attach mode */
+	struct engine_rp *rp;	  /* replay mode (engine_replay.c), or NULL */
+	pthread_mutex_t lock;	  /* guards model, harvest counters, target,
+				   cfg.lints */
 	pthread_t harvest_thread;
 	pthread_t waker_thread;
 	bool harvest_running;

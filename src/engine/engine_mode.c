@@ -25,6 +25,7 @@
 
 #include "engine/engine_internal.h"
 #include "engine/symbols/symtab.h"
+#include "engine/target/autotrace.h"
 #include "engine/target/keeper.h"
 #include "engine/target/launch.h"
 
@@ -39,11 +40,21 @@ enum engine_mode_id {
 /* launch: the target starts with the CTP_* environment of our region. */
 static bool launch_start(struct engine *e, char *err, size_t errlen)
 {
-	struct launch_probe lp = {e->cfg.sample_hz, e->cfg.parked_stacks};
-	pid_t pid = launch_spawn(e->cfg.argv, e->region.shm_path,
-				 e->region.sock_path, e->region.stations, &lp,
-				 err, errlen);
+	struct launch_probe lp = {e->cfg.sample_hz, e->cfg.parked_stacks, NULL};
+	struct autotrace at;
+	pid_t pid;
 
+	/* A program that does not call the probe is traced through its
+	 * context switches (src/preload), unless told not to. */
+	if (!e->cfg.no_auto) {
+		autotrace_check(e->cfg.argv[0], &at);
+		if (at.verdict == AUTOTRACE_PRELOAD)
+			lp.preload = at.library;
+		snprintf(e->autotrace_note, sizeof(e->autotrace_note), "%s",
+			 at.note);
+	}
+	pid = launch_spawn(e->cfg.argv, e->region.shm_path, e->region.sock_path,
+			   e->region.stations, &lp, err, errlen);
 	if (pid < 0)
 		return false;
 	e->target.pid = pid;

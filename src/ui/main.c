@@ -510,6 +510,7 @@ int main(int argc, char **argv)
 	cfg.replay_play = m.live && !m.cli.paused; /* batch seeks */
 	cfg.sample_hz = m.cli.sample_hz;
 	cfg.parked_stacks = m.cli.parked_stacks;
+	cfg.no_auto = m.cli.no_auto;
 	cfg.attach_pid = m.cli.pid;
 	cfg.force_attach = m.cli.force_attach;
 	cfg.counters = m.cli.counters;
@@ -535,6 +536,9 @@ int main(int argc, char **argv)
 		engine_destroy(m.engine);
 		return 1;
 	}
+	if (engine_autotrace_note(m.engine)[0])
+		fprintf(stderr, "corotop: %s\n",
+			engine_autotrace_note(m.engine));
 	snapshot_init(&m.snap);
 	if (m.cli.hot_stacks)
 		m.hot = calloc(m.cli.hot_stacks, sizeof(*m.hot));

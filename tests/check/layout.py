@@ -25,6 +25,7 @@ ALLOWED = {
     'common': [],
     'wire': [],
     'probe': ['wire'],
+    'preload': [],
     'engine/target': ['common'],
     'engine/symbols': ['common', 'engine/target', 'wire'],
     'engine/ctp': ['common', 'wire', 'engine/target', 'engine/symbols'],

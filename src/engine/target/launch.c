@@ -21,6 +21,21 @@
 
 #include "corotop/ctp.h"
 
+/* LD_PRELOAD with lib first (the program's own list after it). */
+static int launch_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char v[8192];
+
+	if ((size_t)snprintf(v, sizeof(v), "%s%s%s", lib,
+			     old && *old ? ":" : "",
+			     old ? old : "") >= sizeof(v)) {
+		errno = E2BIG;
+		return -1;
+	}
+	return setenv("LD_PRELOAD", v, 1);
+}
+
 static void launch_child(int fd, char *const *argv, const char *shm,
 			 const char *sock, uint32_t stations,
 			 const struct launch_probe *probe)
@@ -43,7 +58,8 @@ static void launch_child(int fd, char *const *argv, const char *shm,
 	    setenv(CTP_ENV_MAX, max, 1) < 0 ||
 	    (sample_hz && setenv("COROTOP_SAMPLE_HZ", hz, 1) < 0) ||
 	    (probe && probe->parked_stacks &&
-	     setenv("COROTOP_PARKED_STACKS", "1", 1) < 0))
+	     setenv("COROTOP_PARKED_STACKS", "1", 1) < 0) ||
+	    (probe && probe->preload && launch_preload(probe->preload) < 0))
 		e = errno;
 	else {
 		execvp(argv[0], argv);

@@ -11,8 +11,9 @@
 
 /* What corotop asks of the target's probe, through its environment. */
 struct launch_probe {
-	unsigned sample_hz; /* COROTOP_SAMPLE_HZ=N (its sampler); 0: unset */
-	bool parked_stacks; /* COROTOP_PARKED_STACKS=1; false: unset */
+	unsigned sample_hz;  /* COROTOP_SAMPLE_HZ=N (its sampler); 0: unset */
+	bool parked_stacks;  /* COROTOP_PARKED_STACKS=1; false: unset */
+	const char *preload; /* put first in LD_PRELOAD, or NULL */
 };
 
 /*

@@ -79,6 +79,10 @@ const char cli_usage[] =
 	"parks\n"
 	"                           (its stack at every suspend; default "
 	"off)\n"
+	"      --no-auto            do not trace a program that does not call "
+	"the probe\n"
+	"                           through its ucontext/Boost.Context "
+	"switches (LD_PRELOAD)\n"
 	"  -p, --pid PID            attach to running process PID through "
 	"its ppt buffers\n"
 	"      --list-buffers       with -p: list its ppt buffers and exit\n"
@@ -119,6 +123,7 @@ enum {
 	OPT_REPLAY,
 	OPT_PAUSED,
 	OPT_CACHERAY,
+	OPT_NO_AUTO,
 };
 
 static const struct option cli_options[] = {
@@ -146,6 +151,7 @@ static const struct option cli_options[] = {
 	{"hot-half-life", required_argument, NULL, OPT_HOT_HALF_LIFE},
 	{"sample", required_argument, NULL, OPT_SAMPLE},
 	{"parked-stacks", no_argument, NULL, OPT_PARKED},
+	{"no-auto", no_argument, NULL, OPT_NO_AUTO},
 	{"pid", required_argument, NULL, 'p'},
 	{"list-buffers", no_argument, NULL, OPT_LIST_BUFFERS},
 	{"force-attach", no_argument, NULL, OPT_FORCE_ATTACH},
@@ -294,6 +300,7 @@ static const struct cli_store_option cli_switches[] = {
 	{'C', offsetof(struct cli, no_color)},
 	{'M', offsetof(struct cli, no_mouse)},
 	{OPT_PARKED, offsetof(struct cli, parked_stacks)},
+	{OPT_NO_AUTO, offsetof(struct cli, no_auto)},
 	{OPT_LIST_BUFFERS, offsetof(struct cli, list_buffers)},
 	{OPT_FORCE_ATTACH, offsetof(struct cli, force_attach)},
 };

@@ -37,6 +37,7 @@ struct cli {
 	uint32_t stations;
 	bool no_color;	    /* -C: monochrome */
 	bool no_mouse;	    /* -M */
+	bool no_auto;	    /* --no-auto: no libcorotop-preload */
 	const char *sort;   /* --sort COLUMN (validated by the caller) */
 	const char *filter; /* -F TEXT: initial filter */
 	/* Hot stacks: profiles written on exit, rows in batch output. */

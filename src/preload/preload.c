@@ -1,0 +1,467 @@
+/*
+ * preload: libcorotop-preload, put in LD_PRELOAD by `corotop -- CMD` so
+ * that a program that never calls the probe is traced anyway, through the
+ * functions every C and C++ coroutine library switches with:
+ *
+ *   glibc       makecontext, swapcontext, setcontext (getcontext returns
+ *               twice and cannot be wrapped: it passes through)
+ *   Boost       make_fcontext, jump_fcontext, ontop_fcontext (exported by
+ *               libboost_context.so; Boost.Fiber and Boost.Coroutine2 are
+ *               built on them)
+ *
+ * A coroutine is a context made by makecontext or make_fcontext; each
+ * thread's own stack is that thread's root context.  Every switch suspends
+ * the context running on this thread and resumes the one switched to, on
+ * this thread (M:N migration shows as the new thread).  The context being
+ * resumed is found by what the switch is given: the ucontext_t (the table
+ * maps each one to the context last saved in it), or the fcontext_t, which
+ * is the stack pointer the resumed context saved when it suspended (the
+ * table learns it on the other side of that suspend: the switch returns it
+ * to whoever was resumed, as transfer_t.fctx).
+ *
+ * A context dies when its entry returns (makecontext), when Boost leaves it
+ * through ontop_fcontext with a function that frees it (what that function
+ * returns to the resumed side is a null fcontext_t), or when its stack is
+ * given to a new context.
+ *
+ * Thread-local state is read only before a switch, or in a function called
+ * after it that the compiler may not inline (the switch may return on
+ * another thread; a TLS address computed before it would be the old one).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "corotop/probe.h"
+#include "preload/ctxtable.h"
+
+#define PRELOAD_DEFAULT_CONTEXTS 65536u
+#define PRELOAD_MAX_CONTEXTS (1u << 22)
+
+#define PRELOAD_API __attribute__((visibility("default")))
+#define PRELOAD_NOIPA __attribute__((noinline, noipa))
+
+/* Boost.Context's C interface (boost/context/detail/fcontext.hpp). */
+typedef void *fcontext_t;
+typedef struct {
+	fcontext_t fctx;
+	void *data;
+} transfer_t;
+
+typedef fcontext_t (*make_fcontext_fn)(void *, size_t, void (*)(transfer_t));
+typedef transfer_t (*jump_fcontext_fn)(fcontext_t, void *);
+typedef transfer_t (*ontop_fcontext_fn)(fcontext_t, void *,
+					transfer_t (*)(transfer_t));
+typedef void (*makecontext_fn)(ucontext_t *, void (*)(void), int, ...);
+typedef int (*swapcontext_fn)(ucontext_t *, const ucontext_t *);
+typedef int (*setcontext_fn)(const ucontext_t *);
+
+static struct ctxtable preload_table;
+/* Written once by the constructor, before the program's code runs. */
+static bool preload_on;
+static pthread_key_t preload_root_key;
+
+/* The real functions, found on first use (relaxed: any thread that finds
+ * one stores the same pointer). */
+static _Atomic(makecontext_fn) real_makecontext;
+static _Atomic(swapcontext_fn) real_swapcontext;
+static _Atomic(setcontext_fn) real_setcontext;
+static _Atomic(make_fcontext_fn) real_make_fcontext;
+static _Atomic(jump_fcontext_fn) real_jump_fcontext;
+static _Atomic(ontop_fcontext_fn) real_ontop_fcontext;
+
+/* This thread: the context running on it, its root, and the context the
+ * last switch from this thread suspended. */
+static __thread uint32_t preload_cur = CTXTABLE_NONE;
+static __thread uint32_t preload_root = CTXTABLE_NONE;
+static __thread uint32_t preload_from = CTXTABLE_NONE;
+
+static void *preload_next(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!f) {
+		/* Nothing to forward to: the program could not have called
+		 * this without the library that defines it. */
+		fprintf(stderr, "corotop: preload: no %s to forward to\n",
+			name);
+		abort();
+	}
+	return f;
+}
+
+#define PRELOAD_REAL(var, name)                                                \
+	({                                                                     \
+		__typeof__(atomic_load_explicit(&var,                          \
+						memory_order_relaxed)) f_ =    \
+			atomic_load_explicit(&var, memory_order_relaxed);      \
+		if (!f_) {                                                     \
+			f_ = (__typeof__(f_))preload_next(name);               \
+			atomic_store_explicit(&var, f_, memory_order_relaxed); \
+		}                                                              \
+		f_;                                                            \
+	})
+
+static struct ctx *preload_ctx(uint32_t i)
+{
+	return &preload_table.ctx[i];
+}
+
+/* A context record with its probe state opened; CTXTABLE_NONE when the
+ * table is full (the context then runs untraced). */
+static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
+{
+	uint32_t i = ctxtable_alloc(&preload_table, kind);
+	struct ctx *c;
+
+	if (i == CTXTABLE_NONE)
+		return i;
+	c = preload_ctx(i);
+	c->stack_lo = lo;
+	c->stack_hi = hi;
+	c->tid = (uint64_t)syscall(SYS_gettid);
+	corotop_coro_open(&c->coro,
+			  /* relaxed: unique ids, no ordering. */
+			  atomic_fetch_add_explicit(&preload_table.next_id, 1,
+						    memory_order_relaxed));
+	if (hi > lo)
+		corotop_coro_set_stack(&c->coro, (const void *)lo,
+				       (const void *)hi);
+	return i;
+}
+
+/* The context is gone: out of both maps (where they still name it), its
+ * probe state closed, the record free. */
+static void preload_close(uint32_t i)
+{
+	struct ctx *c = preload_ctx(i);
+
+	if (c->stack_key &&
+	    ctxmap_get(&preload_table.by_stack, c->stack_key) == i)
+		ctxmap_take(&preload_table.by_stack, c->stack_key);
+	if (c->saved_key &&
+	    ctxmap_get(&preload_table.by_ptr, c->saved_key) == i)
+		ctxmap_take(&preload_table.by_ptr, c->saved_key);
+	corotop_coro_close(&c->coro);
+	ctxtable_free(&preload_table, i);
+}
+
+/* Where context i's state is kept when it suspends (a ucontext_t, or the
+ * fcontext_t its suspend saved). */
+static void preload_saved(uint32_t i, uint64_t key)
+{
+	if (i == CTXTABLE_NONE || !key)
+		return;
+	preload_ctx(i)->saved_key = key;
+	ctxmap_put(&preload_table.by_ptr, key, i);
+}
+
+static void preload_root_gone(void *arg)
+{
+	uint32_t i = (uint32_t)(uintptr_t)arg - 1;
+
+	if (i < preload_table.cap)
+		preload_close(i);
+}
+
+/* The context running on this thread: its root the first time. */
+static uint32_t preload_current(uint64_t addr)
+{
+	if (preload_cur != CTXTABLE_NONE)
+		return preload_cur;
+	if (preload_root == CTXTABLE_NONE) {
+		preload_root = preload_open(CTX_ROOT, 0, 0);
+		if (preload_root == CTXTABLE_NONE)
+			return CTXTABLE_NONE;
+		corotop_coro_resume(&preload_ctx(preload_root)->coro, addr);
+		pthread_setspecific(preload_root_key,
+				    (void *)(uintptr_t)(preload_root + 1));
+	}
+	/* A thread that switched to a context nobody made (one saved by
+	 * getcontext, say) is taken to be back on its own stack. */
+	preload_cur = preload_root;
+	return preload_cur;
+}
+
+/* One switch on this thread, before the real one: `from` suspends and
+ * `to` (CTXTABLE_NONE: not known) resumes, both at addr. */
+static void preload_switch(uint32_t from, uint32_t to, uint64_t addr)
+{
+	if (from != CTXTABLE_NONE)
+		corotop_coro_suspend(&preload_ctx(from)->coro, addr);
+	if (to != CTXTABLE_NONE)
+		corotop_coro_resume(&preload_ctx(to)->coro, addr);
+	preload_from = from;
+	preload_cur = to;
+}
+
+/* ---- glibc ucontext ---- */
+
+/* Entry of every context made by makecontext: the program's entry with
+ * its int arguments, then the context's death, then glibc resumes
+ * uc_link (which no wrapper sees, so the resume is recorded here). */
+static void preload_uc_entry(int idx)
+{
+	struct ctx *c = preload_ctx((uint32_t)idx);
+	void *link = c->link;
+	uint32_t next;
+	int *a = c->argv;
+
+	/* The program's entry takes argc ints: call it with that many.
+	 * Passing more than a function takes is harmless on x86-64 and
+	 * AArch64 (the caller owns the argument area), so argc > 8 gets 16. */
+	switch (c->argc) {
+	case 0:
+		((void (*)(void))c->entry)();
+		break;
+	case 1:
+		((void (*)(int))c->entry)(a[0]);
+		break;
+	case 2:
+		((void (*)(int, int))c->entry)(a[0], a[1]);
+		break;
+	case 3:
+		((void (*)(int, int, int))c->entry)(a[0], a[1], a[2]);
+		break;
+	case 4:
+		((void (*)(int, int, int, int))c->entry)(a[0], a[1], a[2],
+							 a[3]);
+		break;
+	default:
+		((void (*)(int, int, int, int, int, int, int, int, int, int,
+			   int, int, int, int, int, int))c->entry)(
+			a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
+			a[9], a[10], a[11], a[12], a[13], a[14], a[15]);
+		break;
+	}
+	/* The entry may have returned on another thread than it started. */
+	next = link ? ctxmap_get(&preload_table.by_ptr, (uint64_t)link)
+		    : CTXTABLE_NONE;
+	preload_cur = CTXTABLE_NONE;
+	preload_close((uint32_t)idx);
+	if (next != CTXTABLE_NONE) {
+		corotop_coro_resume(&preload_ctx(next)->coro,
+				    (uint64_t)__builtin_return_address(0));
+		preload_cur = next;
+	}
+}
+
+/* makecontext with n ints from a (glibc reads n of the varargs; the
+ * rest are ignored). */
+static void preload_makecontext(makecontext_fn f, ucontext_t *ucp,
+				void (*func)(void), int n, const int *a)
+{
+	f(ucp, func, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
+	  a[9], a[10], a[11], a[12], a[13], a[14], a[15]);
+}
+
+PRELOAD_API void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
+{
+	makecontext_fn real = PRELOAD_REAL(real_makecontext, "makecontext");
+	int a[CTX_MAX_ARGS] = {0};
+	int n = argc < 0 ? 0 : argc > CTX_MAX_ARGS ? CTX_MAX_ARGS : argc;
+	uint64_t lo = (uint64_t)ucp->uc_stack.ss_sp;
+	uint64_t hi = lo + ucp->uc_stack.ss_size;
+	uint32_t old, i;
+	va_list ap;
+
+	va_start(ap, argc);
+	for (int k = 0; k < n; k++)
+		a[k] = va_arg(ap, int);
+	va_end(ap);
+	if (argc > CTX_MAX_ARGS)
+		fprintf(stderr,
+			"corotop: preload: makecontext with %d int arguments: "
+			"only %d are passed on (run with --no-auto)\n",
+			argc, CTX_MAX_ARGS);
+	if (!preload_on) {
+		preload_makecontext(real, ucp, func, n, a);
+		return;
+	}
+	/* A stack given to a new context: the old one is gone.  So is the
+	 * context this ucontext_t made before, if any. */
+	old = ctxmap_take(&preload_table.by_stack, hi);
+	if (old != CTXTABLE_NONE)
+		preload_close(old);
+	old = ctxmap_get(&preload_table.by_ptr, (uint64_t)ucp);
+	/* relaxed: the record's kind is fixed while it is in a map. */
+	if (old != CTXTABLE_NONE &&
+	    atomic_load_explicit(&preload_ctx(old)->kind,
+				 memory_order_relaxed) == CTX_UCONTEXT)
+		preload_close(old);
+	i = preload_open(CTX_UCONTEXT, lo, hi);
+	if (i == CTXTABLE_NONE) {
+		preload_makecontext(real, ucp, func, n, a);
+		return;
+	}
+	preload_ctx(i)->entry = func;
+	preload_ctx(i)->argc = n;
+	memcpy(preload_ctx(i)->argv, a, sizeof(a));
+	preload_ctx(i)->link = ucp->uc_link;
+	preload_ctx(i)->stack_key = hi;
+	ctxmap_put(&preload_table.by_stack, hi, i);
+	preload_saved(i, (uint64_t)ucp);
+	real(ucp, (void (*)(void))preload_uc_entry, 1, (int)i);
+}
+
+PRELOAD_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
+{
+	swapcontext_fn real = PRELOAD_REAL(real_swapcontext, "swapcontext");
+	uint64_t addr = (uint64_t)__builtin_return_address(0);
+	uint32_t from;
+
+	if (preload_on) {
+		from = preload_current(addr);
+		preload_saved(from, (uint64_t)oucp);
+		preload_switch(from,
+			       ctxmap_get(&preload_table.by_ptr, (uint64_t)ucp),
+			       addr);
+	}
+	return real(oucp, ucp);
+}
+
+PRELOAD_API int setcontext(const ucontext_t *ucp)
+{
+	setcontext_fn real = PRELOAD_REAL(real_setcontext, "setcontext");
+	uint64_t addr = (uint64_t)__builtin_return_address(0);
+
+	if (preload_on)
+		preload_switch(preload_current(addr),
+			       ctxmap_get(&preload_table.by_ptr, (uint64_t)ucp),
+			       addr);
+	return real(ucp);
+}
+
+/* ---- Boost.Context fcontext ---- */
+
+PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
+				     void (*fn)(transfer_t));
+PRELOAD_API transfer_t jump_fcontext(fcontext_t to, void *vp);
+PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
+				      transfer_t (*fn)(transfer_t));
+
+/* After a switch returned into a context: whoever switched to it is now
+ * suspended at t.fctx -- or, when t.fctx is null, was freed by the
+ * function ontop_fcontext ran (Boost's fiber_exit).  On the thread it
+ * returned on: not inlined, so its TLS is that thread's. */
+static PRELOAD_NOIPA void preload_arrived(fcontext_t fctx)
+{
+	uint32_t from = preload_from;
+
+	preload_from = CTXTABLE_NONE;
+	if (from == CTXTABLE_NONE)
+		return;
+	if (fctx)
+		preload_saved(from, (uint64_t)fctx);
+	else if (from != preload_root)
+		preload_close(from);
+}
+
+/* Entry of every context made by make_fcontext. */
+static void preload_fc_entry(transfer_t t)
+{
+	void (*entry)(transfer_t);
+
+	preload_arrived(t.fctx);
+	/* This context is the one the switch that started it resumed. */
+	entry = preload_cur != CTXTABLE_NONE
+			? (void (*)(transfer_t))preload_ctx(preload_cur)->entry
+			: NULL;
+	if (entry)
+		entry(t);
+	/* Boost's entries never return (returning ends the thread). */
+	abort();
+}
+
+PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
+				     void (*fn)(transfer_t))
+{
+	make_fcontext_fn real =
+		PRELOAD_REAL(real_make_fcontext, "make_fcontext");
+	uint64_t hi = (uint64_t)sp;
+	uint32_t old, i;
+	fcontext_t f;
+
+	if (!preload_on)
+		return real(sp, size, fn);
+	old = ctxmap_take(&preload_table.by_stack, hi);
+	if (old != CTXTABLE_NONE)
+		preload_close(old);
+	i = preload_open(CTX_FCONTEXT, hi - size, hi);
+	if (i == CTXTABLE_NONE)
+		return real(sp, size, fn);
+	preload_ctx(i)->entry = (void (*)(void))fn;
+	preload_ctx(i)->stack_key = hi;
+	ctxmap_put(&preload_table.by_stack, hi, i);
+	f = real(sp, size, preload_fc_entry);
+	preload_saved(i, (uint64_t)f);
+	return f;
+}
+
+PRELOAD_API transfer_t jump_fcontext(fcontext_t to, void *vp)
+{
+	jump_fcontext_fn real =
+		PRELOAD_REAL(real_jump_fcontext, "jump_fcontext");
+	transfer_t t;
+
+	if (!preload_on)
+		return real(to, vp);
+	preload_switch(preload_current((uint64_t)__builtin_return_address(0)),
+		       ctxmap_take(&preload_table.by_ptr, (uint64_t)to),
+		       (uint64_t)__builtin_return_address(0));
+	t = real(to, vp);
+	preload_arrived(t.fctx);
+	return t;
+}
+
+PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
+				      transfer_t (*fn)(transfer_t))
+{
+	ontop_fcontext_fn real =
+		PRELOAD_REAL(real_ontop_fcontext, "ontop_fcontext");
+	transfer_t t;
+
+	if (!preload_on)
+		return real(to, vp, fn);
+	preload_switch(preload_current((uint64_t)__builtin_return_address(0)),
+		       ctxmap_take(&preload_table.by_ptr, (uint64_t)to),
+		       (uint64_t)__builtin_return_address(0));
+	t = real(to, vp, fn);
+	preload_arrived(t.fctx);
+	return t;
+}
+
+/* ---- load ---- */
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	const char *env = getenv("COROTOP_CONTEXTS");
+	unsigned long cap = env ? strtoul(env, NULL, 10) : 0;
+
+	/* ASan must come first in the library list and keeps its own view
+	 * of stacks: stepping aside is the honest choice. */
+	if (dlsym(RTLD_DEFAULT, "__asan_init")) {
+		fprintf(stderr, "corotop: preload: AddressSanitizer is loaded; "
+				"context switches are not traced\n");
+		return;
+	}
+	if (!cap || cap > PRELOAD_MAX_CONTEXTS)
+		cap = PRELOAD_DEFAULT_CONTEXTS;
+	if (pthread_key_create(&preload_root_key, preload_root_gone) ||
+	    !ctxtable_init(&preload_table, (uint32_t)cap)) {
+		fprintf(stderr,
+			"corotop: preload: out of memory for %lu "
+			"contexts; context switches are not traced\n",
+			cap);
+		return;
+	}
+	preload_on = true;
+}

@@ -1,0 +1,403 @@
+/*
+ * test-preload: `corotop -- CMD` traces programs that never call the probe,
+ * through libcorotop-preload (src/preload): a ucontext scheduler and tasks
+ * on Boost.Context's raw fcontext, both knowing nothing of corotop
+ * (tests/targets/uctx_target.c, fctx_target.c).
+ *
+ * Exact accounting comes from --jsonl, which holds every transition: each
+ * context's count against what the program's shape implies, and the total
+ * against the program's own count of its switches (printed on stdout).
+ * The final snapshot must show no finished context as suspended or
+ * running; the program's output and exit status pass through unchanged.
+ * A program held alive (--hold) shows its stuck context by name.  The
+ * preload steps aside, with a one-line note, for what the loader would
+ * not honour (a static or set-user-ID program), under a sanitizer (the
+ * ASan build's targets: these tests then skip), with --no-auto, and for a
+ * program that links the probe itself.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+/* Small enough that no station takes more transitions than its ring
+ * holds (64 epochs: the root's are 2 * NCORO * (ROUNDS + 1) + 1): the
+ * program runs flat out, and a ring may be lapped before the engine
+ * wakes.  Each run asserts that nothing was lost. */
+#define ROUNDS 5
+#define NCORO 4
+
+/* Per probe id: transitions, and the tid of the first and the last. */
+struct tally {
+	uint64_t id[64];
+	unsigned n[64];
+	long first_tid[64], last_tid[64];
+	size_t ids;
+	unsigned total;
+};
+
+static void tally_jsonl(const char *path, struct tally *t)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+
+	memset(t, 0, sizeof(*t));
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		struct jv v;
+		uint64_t id;
+		long tid;
+		size_t k;
+
+		json_must_parse(line, &v);
+		id = json_u64(&v, "probe_id");
+		tid = (long)json_u64(&v, "tid");
+		json_free(&v);
+		for (k = 0; k < t->ids && t->id[k] != id; k++)
+			;
+		if (k == t->ids) {
+			assert_true(t->ids < 64);
+			t->id[t->ids++] = id;
+			t->first_tid[k] = tid;
+		}
+		t->n[k]++;
+		t->last_tid[k] = tid;
+		t->total++;
+	}
+	fclose(f);
+}
+
+/* The program's own line ("KEY=N ...") from corotop's stdout. */
+static long target_value(const char *out, const char *key)
+{
+	const char *p = strstr(out, key);
+
+	if (!p)
+		fail_msg("no %s in the output: %s", key, out);
+	return strtol(p + strlen(key), NULL, 10);
+}
+
+/* The last JSON snapshot line of the output, parsed. */
+static void last_snapshot(const char *out, struct jv *v)
+{
+	const char *last = NULL;
+
+	for (const char *p = out; p && *p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (*p == '{')
+			last = p;
+	}
+	assert_non_null(last);
+	{
+		char *line = strndup(last, strcspn(last, "\n"));
+
+		json_must_parse(line, v);
+		free(line);
+	}
+}
+
+/* Skip (77-free: cmocka's skip) when the preload stepped aside because
+ * the targets are built with a sanitizer. */
+static void skip_under_sanitizer(const struct proc *p)
+{
+	if (p->ebuf && strstr(p->ebuf, "built with a sanitizer")) {
+		print_message("targets built with a sanitizer: the preload "
+			      "steps aside, as it says: %s",
+			      p->ebuf);
+		skip();
+	}
+}
+
+/* Finished contexts are dead or gone, never suspended or running; only
+ * the `alive` contexts (roots, the stuck one) may be. */
+static void check_final(const struct jv *snap, unsigned alive)
+{
+	const struct jv *co = json_need(snap, "coroutines", J_ARR);
+	unsigned live = 0;
+
+	for (size_t i = 0; i < co->n; i++) {
+		const char *st = json_need(&co->items[i], "state", J_STR)->s;
+
+		live += strcmp(st, "dead") != 0;
+	}
+	assert_int_equal(live, alive);
+}
+
+static void test_ucontext_exact(void **state)
+{
+	char jsonl[512];
+	char *argv[] = {
+		ITEST_COROTOP, "-b",	  "-f",	 "json", "-d",
+		"50",	       "--jsonl", jsonl, "--",	 ITEST_UCTX_TARGET,
+		"4",	       "5",	  NULL};
+	unsigned workers = 0;
+	struct tally t;
+	struct proc p;
+	struct jv snap;
+	long swaps;
+	int code;
+
+	(void)state;
+	snprintf(jsonl, sizeof(jsonl), "%s.uctx.jsonl", xdg);
+	code = run(&p, argv, 60000);
+	skip_under_sanitizer(&p);
+	assert_int_equal(code, 0); /* the program's status */
+	assert_string_equal(p.ebuf, "");
+	swaps = target_value(p.obuf, "swaps=");
+	assert_int_equal(target_value(p.obuf, "coroutines="), NCORO);
+	tally_jsonl(jsonl, &t);
+	/* Each worker: ROUNDS + 1 resumes, ROUNDS yields; plus the root.
+	 * Every swap is two transitions; the root's first sight is one
+	 * resume, and each worker's return resumes the root once. */
+	assert_int_equal(t.ids, NCORO + 1);
+	for (size_t k = 0; k < t.ids; k++)
+		workers += t.n[k] == 2 * ROUNDS + 1;
+	assert_int_equal(workers, NCORO);
+	assert_int_equal(t.total, 2 * swaps + 1 + NCORO);
+	last_snapshot(p.obuf, &snap);
+	assert_int_equal(json_u64(&snap, "events.lost"), 0);
+	assert_int_equal(json_u64(&snap, "events.harvested"), t.total);
+	assert_int_equal(json_u64(&snap, "counts.seen"), NCORO + 1);
+	check_final(&snap, 1); /* the root, running at exit */
+	json_free(&snap);
+	unlink(jsonl);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+
+/* Alive, the stuck context shows by name (the program's own function),
+ * parked; the others finished and are not shown as live. */
+static void test_ucontext_stuck_named(void **state)
+{
+	char *argv[] = {
+		ITEST_COROTOP,	   "-b", "-f", "json",	  "-d",	    "2", "--",
+		ITEST_UCTX_TARGET, "2",	 "3",  "--stuck", "--hold", NULL};
+	uint64_t end = it_now() + 60ull * 1000000000u;
+	bool found = false;
+	struct proc p;
+	size_t off = 0;
+
+	(void)state;
+	proc_start(&p, argv);
+	while (!found && it_now() < end) {
+		char *line = proc_next_line(&p, &off, 1000);
+		const struct jv *co;
+		struct jv v;
+
+		if (!line) {
+			skip_under_sanitizer(&p);
+			continue;
+		}
+		if (line[0] != '{') { /* the program's own line */
+			free(line);
+			continue;
+		}
+		json_must_parse(line, &v);
+		free(line);
+		co = json_need(&v, "coroutines", J_ARR);
+		for (size_t i = 0; i < co->n; i++) {
+			const struct jv *c = &co->items[i];
+
+			if (!strcmp(json_need(c, "state", J_STR)->s,
+				    "suspended") &&
+			    json_u64(c, "switches") == 2 &&
+			    strstr(json_need(c, "where", J_STR)->s,
+				   "stuck_wait"))
+				found = true;
+		}
+		json_free(&v);
+	}
+	skip_under_sanitizer(&p);
+	assert_true(found);
+	kill(p.pid, SIGINT);
+	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+
+#ifdef ITEST_FCTX_TARGET
+/* Tasks started on thread A and finished on thread B: every transition
+ * counted, each task's first on A and last on B; the stuck task parked on
+ * A; finished tasks (freed through ontop_fcontext) dead. */
+static void test_fcontext_migration(void **state)
+{
+	char jsonl[512];
+	char *argv[] = {
+		ITEST_COROTOP, "-b",	  "-f",	     "json", "-d",
+		"50",	       "--jsonl", jsonl,     "--",   ITEST_FCTX_TARGET,
+		"4",	       "5",	  "--stuck", NULL};
+	unsigned tasks = 0, stuck = 0;
+	long jumps, tid_a, tid_b;
+	struct tally t;
+	struct proc p;
+	struct jv snap;
+	int code;
+
+	(void)state;
+	snprintf(jsonl, sizeof(jsonl), "%s.fctx.jsonl", xdg);
+	code = run(&p, argv, 60000);
+	skip_under_sanitizer(&p);
+	assert_int_equal(code, 0);
+	assert_string_equal(p.ebuf, "");
+	jumps = target_value(p.obuf, "jumps=");
+	tid_a = target_value(p.obuf, "tid_a=");
+	tid_b = target_value(p.obuf, "tid_b=");
+	tally_jsonl(jsonl, &t);
+	for (size_t k = 0; k < t.ids; k++) {
+		/* ROUNDS + 1 resumes, ROUNDS yields, and the switch out
+		 * through ontop_fcontext that ended it. */
+		if (t.n[k] == 2 * ROUNDS + 2) {
+			tasks++;
+			assert_int_equal(t.first_tid[k], tid_a);
+			assert_int_equal(t.last_tid[k], tid_b);
+		} else if (t.n[k] == 2) {
+			stuck++;
+			assert_int_equal(t.last_tid[k], tid_a);
+		}
+	}
+	assert_int_equal(tasks, NCORO);
+	assert_int_equal(stuck, 1);
+	assert_int_equal(t.ids, NCORO + 1 + 2); /* and the two roots */
+	/* Every jump or ontop is two transitions; each root's first sight
+	 * one more. */
+	assert_int_equal(t.total, 2 * jumps + 2);
+	last_snapshot(p.obuf, &snap);
+	assert_int_equal(json_u64(&snap, "events.lost"), 0);
+	assert_int_equal(json_u64(&snap, "events.harvested"), t.total);
+	/* At exit: the stuck task parked; the roots of the threads, which
+	 * ended, are dead like the tasks. */
+	check_final(&snap, 1);
+	json_free(&snap);
+	unlink(jsonl);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+#endif
+
+/* --no-auto: the same program, untraced. */
+static void test_no_auto(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b", "-f",
+			"json",	       "-d", "50",
+			"--no-auto",   "--", ITEST_UCTX_TARGET,
+			"2",	       "3",  NULL};
+	struct proc p;
+	struct jv snap;
+
+	(void)state;
+	assert_int_equal(run(&p, argv, 60000), 0);
+	assert_string_equal(p.ebuf, "");
+	assert_non_null(strstr(p.obuf, "coroutines=2 rounds=3"));
+	last_snapshot(p.obuf, &snap);
+	assert_int_equal(json_u64(&snap, "counts.seen"), 0);
+	json_free(&snap);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+
+/* A set-user-ID program: a one-line note, no tracing, the program runs. */
+static void test_setuid_note(void **state)
+{
+	char copy[512], cmd[1200];
+	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-d", "50",
+			"--",	       copy, "2",  "3",	   NULL};
+	struct proc p;
+
+	(void)state;
+	snprintf(copy, sizeof(copy), "%s.setuid-target", xdg);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", ITEST_UCTX_TARGET, copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(copy, 04755), 0);
+	assert_int_equal(run(&p, argv, 60000), 0);
+	unlink(copy);
+	assert_non_null(strstr(p.ebuf, "set-user/group-ID"));
+	assert_int_equal(strchr(p.ebuf, '\n') - p.ebuf + 1, (long)p.elen);
+	assert_non_null(strstr(p.obuf, "coroutines=2 rounds=3"));
+	proc_free(&p);
+	assert_xdg_empty();
+}
+
+#ifdef ITEST_STATIC_TARGET
+/* A static program: a one-line note saying why it is not traced. */
+static void test_static_note(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json",
+			"-d",	       "50", "--", ITEST_STATIC_TARGET,
+			NULL};
+	struct proc p;
+
+	(void)state;
+	assert_int_equal(run(&p, argv, 60000), 0);
+	assert_non_null(strstr(p.ebuf, "statically linked"));
+	assert_int_equal(strchr(p.ebuf, '\n') - p.ebuf + 1, (long)p.elen);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+#endif
+
+#ifdef ITEST_DEMO
+/* The demo links the probe: it is not preloaded (not traced twice). */
+static void test_linked_not_preloaded(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json", "-d", "2", "--",
+			ITEST_DEMO,    "-d", "60", "-c",   "20", NULL};
+	char path[64], env[65536];
+	struct proc p;
+	size_t off = 0, n;
+	struct jv v;
+	char *line;
+	FILE *f;
+
+	(void)state;
+	proc_start(&p, argv);
+	line = proc_next_line(&p, &off, 30000);
+	assert_non_null(line);
+	json_must_parse(line, &v);
+	free(line);
+	snprintf(path, sizeof(path), "/proc/%llu/environ",
+		 (unsigned long long)json_u64(&v, "target.pid"));
+	json_free(&v);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(env, 1, sizeof(env) - 1, f);
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (!env[i])
+			env[i] = '\n';
+	env[n] = '\0';
+	assert_null(strstr(env, "libcorotop-preload"));
+	assert_non_null(strstr(env, "CTP_SHM_PATH=")); /* it is ours */
+	kill(p.pid, SIGINT);
+	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
+	assert_null(strstr(p.ebuf, "corotop: ")); /* no note */
+	proc_free(&p);
+	assert_xdg_empty();
+}
+#endif
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ucontext_exact),
+		cmocka_unit_test(test_ucontext_stuck_named),
+#ifdef ITEST_FCTX_TARGET
+		cmocka_unit_test(test_fcontext_migration),
+#endif
+		cmocka_unit_test(test_no_auto),
+		cmocka_unit_test(test_setuid_note),
+#ifdef ITEST_STATIC_TARGET
+		cmocka_unit_test(test_static_note),
+#endif
+#ifdef ITEST_DEMO
+		cmocka_unit_test(test_linked_not_preloaded),
+#endif
+	};
+
+	return cmocka_run_group_tests(tests, setup_xdg, teardown_xdg);
+}
