@@ -206,7 +206,9 @@ uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind)
 	}
 	memset(&t->ctx[i].coro, 0, sizeof(t->ctx[i].coro));
 	t->ctx[i].stack_lo = t->ctx[i].stack_hi = 0;
-	t->ctx[i].stack_key = t->ctx[i].saved_key = 0;
+	t->ctx[i].stack_key = 0;
+	/* relaxed: see preload_close (cleared before the record is freed). */
+	atomic_store_explicit(&t->ctx[i].saved_key, 0, memory_order_relaxed);
 	t->ctx[i].entry = NULL;
 	t->ctx[i].argc = 0;
 	t->ctx[i].link = NULL;

@@ -37,7 +37,10 @@ struct ctx {
 	_Atomic uint32_t next_free;  /* while free: the next free record */
 	uint64_t stack_lo, stack_hi; /* [lo, hi): 0, 0 for a root */
 	uint64_t stack_key;	     /* its key in the stack map, or 0 */
-	uint64_t saved_key;	     /* its key in the pointer map, or 0 */
+	/* Where it was last saved (a ucontext_t, or the fcontext_t its last
+	 * suspend made): its key in the pointer map, or 0.  Read by any
+	 * thread that resumes it, to check a cached lookup. */
+	_Atomic uint64_t saved_key;
 	/* The entry, for the trampolines (written before the context can
 	 * run, read on it). */
 	void (*entry)(void);

@@ -24,6 +24,12 @@
  * returns to the resumed side is a null fcontext_t), or when its stack is
  * given to a new context.
  *
+ * The map from ucontext_t or fcontext_t to record is consulted only when a
+ * small per-thread cache misses: a switch resumes a context saved at the
+ * same place as last time (a loop's yield) far more often than not, and a
+ * cached entry is checked against the record's own saved_key, so the hot
+ * path takes no lock and makes no atomic read-modify-write.
+ *
  * Thread-local state is read only before a switch, or in a function called
  * after it that the compiler may not inline (the switch may return on
  * another thread; a TLS address computed before it would be the old one).
@@ -44,6 +50,7 @@
 #include "preload/ctxtable.h"
 
 #define PRELOAD_DEFAULT_CONTEXTS 65536u
+#define PRELOAD_CACHE 16u /* per-thread lookups kept (a power of two) */
 #define PRELOAD_MAX_CONTEXTS (1u << 22)
 
 #define PRELOAD_API __attribute__((visibility("default")))
@@ -78,11 +85,17 @@ static _Atomic(make_fcontext_fn) real_make_fcontext;
 static _Atomic(jump_fcontext_fn) real_jump_fcontext;
 static _Atomic(ontop_fcontext_fn) real_ontop_fcontext;
 
-/* This thread: the context running on it, its root, and the context the
- * last switch from this thread suspended. */
-static __thread uint32_t preload_cur = CTXTABLE_NONE;
-static __thread uint32_t preload_root = CTXTABLE_NONE;
-static __thread uint32_t preload_from = CTXTABLE_NONE;
+/* This thread: the context running on it, its root, the context the last
+ * switch from this thread suspended, and the lookup cache.  Initial-exec
+ * TLS: the library is loaded at start (LD_PRELOAD), so its TLS is in the
+ * static block and an access is one %fs-relative load, not a call to
+ * __tls_get_addr. */
+#define PRELOAD_TLS static __thread __attribute__((tls_model("initial-exec")))
+PRELOAD_TLS uint32_t preload_cur = CTXTABLE_NONE;
+PRELOAD_TLS uint32_t preload_root = CTXTABLE_NONE;
+PRELOAD_TLS uint32_t preload_from = CTXTABLE_NONE;
+PRELOAD_TLS uint64_t preload_cache_key[PRELOAD_CACHE];
+PRELOAD_TLS uint32_t preload_cache_idx[PRELOAD_CACHE];
 
 static void *preload_next(const char *name)
 {
@@ -143,13 +156,18 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
 static void preload_close(uint32_t i)
 {
 	struct ctx *c = preload_ctx(i);
+	uint64_t key;
 
 	if (c->stack_key &&
 	    ctxmap_get(&preload_table.by_stack, c->stack_key) == i)
 		ctxmap_take(&preload_table.by_stack, c->stack_key);
-	if (c->saved_key &&
-	    ctxmap_get(&preload_table.by_ptr, c->saved_key) == i)
-		ctxmap_take(&preload_table.by_ptr, c->saved_key);
+	/* relaxed: this thread's own store; a cached lookup elsewhere that
+	 * reads 0 misses (and a context being closed is not being resumed:
+	 * the program cannot resume a context whose stack it reuses). */
+	key = atomic_load_explicit(&c->saved_key, memory_order_relaxed);
+	if (key && ctxmap_get(&preload_table.by_ptr, key) == i)
+		ctxmap_take(&preload_table.by_ptr, key);
+	atomic_store_explicit(&c->saved_key, 0, memory_order_relaxed);
 	corotop_coro_close(&c->coro);
 	ctxtable_free(&preload_table, i);
 }
@@ -158,10 +176,43 @@ static void preload_close(uint32_t i)
  * fcontext_t its suspend saved). */
 static void preload_saved(uint32_t i, uint64_t key)
 {
+	struct ctx *c;
+	uint64_t old;
+
 	if (i == CTXTABLE_NONE || !key)
 		return;
-	preload_ctx(i)->saved_key = key;
+	c = preload_ctx(i);
+	/* relaxed: only the thread switching away from i writes it. */
+	old = atomic_load_explicit(&c->saved_key, memory_order_relaxed);
+	if (old == key)
+		return; /* saved where it was last time: nothing changes */
+	if (old && ctxmap_get(&preload_table.by_ptr, old) == i)
+		ctxmap_take(&preload_table.by_ptr, old);
+	/* relaxed: a cached lookup compares it; the map entry below is
+	 * published with release for the uncached ones. */
+	atomic_store_explicit(&c->saved_key, key, memory_order_relaxed);
 	ctxmap_put(&preload_table.by_ptr, key, i);
+}
+
+/* The context saved at key (CTXTABLE_NONE: not one of ours): from this
+ * thread's cache when the record still says it is saved there. */
+static uint32_t preload_find(uint64_t key)
+{
+	unsigned h = (unsigned)(key >> 4) & (PRELOAD_CACHE - 1);
+	uint32_t i = preload_cache_idx[h];
+
+	/* relaxed: the program's own synchronization (the hand-over of the
+	 * context to this thread) orders the record's state before this. */
+	if (key && preload_cache_key[h] == key &&
+	    atomic_load_explicit(&preload_ctx(i)->saved_key,
+				 memory_order_relaxed) == key)
+		return i;
+	i = ctxmap_get(&preload_table.by_ptr, key);
+	if (i != CTXTABLE_NONE) {
+		preload_cache_key[h] = key;
+		preload_cache_idx[h] = i;
+	}
+	return i;
 }
 
 static void preload_root_gone(void *arg)
@@ -195,10 +246,16 @@ static uint32_t preload_current(uint64_t addr)
  * `to` (CTXTABLE_NONE: not known) resumes, both at addr. */
 static void preload_switch(uint32_t from, uint32_t to, uint64_t addr)
 {
-	if (from != CTXTABLE_NONE)
-		corotop_coro_suspend(&preload_ctx(from)->coro, addr);
-	if (to != CTXTABLE_NONE)
-		corotop_coro_resume(&preload_ctx(to)->coro, addr);
+	/* relaxed: the same hint corotop_coro_record tests, once for both
+	 * records (see probe.h); the out-of-line record re-reads it with the
+	 * ordering it needs. */
+	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
+	    __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED)) {
+		if (from != CTXTABLE_NONE)
+			corotop_coro_record_(&preload_ctx(from)->coro, 0, addr);
+		if (to != CTXTABLE_NONE)
+			corotop_coro_record_(&preload_ctx(to)->coro, 1, addr);
+	}
 	preload_from = from;
 	preload_cur = to;
 }
@@ -321,9 +378,7 @@ PRELOAD_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	if (preload_on) {
 		from = preload_current(addr);
 		preload_saved(from, (uint64_t)oucp);
-		preload_switch(from,
-			       ctxmap_get(&preload_table.by_ptr, (uint64_t)ucp),
-			       addr);
+		preload_switch(from, preload_find((uint64_t)ucp), addr);
 	}
 	return real(oucp, ucp);
 }
@@ -335,8 +390,7 @@ PRELOAD_API int setcontext(const ucontext_t *ucp)
 
 	if (preload_on)
 		preload_switch(preload_current(addr),
-			       ctxmap_get(&preload_table.by_ptr, (uint64_t)ucp),
-			       addr);
+			       preload_find((uint64_t)ucp), addr);
 	return real(ucp);
 }
 
@@ -415,7 +469,7 @@ PRELOAD_API transfer_t jump_fcontext(fcontext_t to, void *vp)
 	if (!preload_on)
 		return real(to, vp);
 	preload_switch(preload_current((uint64_t)__builtin_return_address(0)),
-		       ctxmap_take(&preload_table.by_ptr, (uint64_t)to),
+		       preload_find((uint64_t)to),
 		       (uint64_t)__builtin_return_address(0));
 	t = real(to, vp);
 	preload_arrived(t.fctx);
@@ -432,7 +486,7 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 	if (!preload_on)
 		return real(to, vp, fn);
 	preload_switch(preload_current((uint64_t)__builtin_return_address(0)),
-		       ctxmap_take(&preload_table.by_ptr, (uint64_t)to),
+		       preload_find((uint64_t)to),
 		       (uint64_t)__builtin_return_address(0));
 	t = real(to, vp, fn);
 	preload_arrived(t.fctx);
