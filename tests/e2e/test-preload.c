@@ -102,14 +102,15 @@ static void last_snapshot(const char *out, struct jv *v)
 	}
 }
 
-/* Skip (77-free: cmocka's skip) when the preload stepped aside because
- * the targets are built with a sanitizer. */
-static void skip_under_sanitizer(const struct proc *p)
+/* Skip when the preload stepped aside because the target is built with
+ * a sanitizer (it says so), after freeing what the run collected. */
+static void skip_under_sanitizer(struct proc *p)
 {
 	if (p->ebuf && strstr(p->ebuf, "built with a sanitizer")) {
-		print_message("targets built with a sanitizer: the preload "
+		print_message("target built with a sanitizer: the preload "
 			      "steps aside, as it says: %s",
 			      p->ebuf);
+		proc_free(p);
 		skip();
 	}
 }
@@ -190,10 +191,14 @@ static void test_ucontext_stuck_named(void **state)
 		const struct jv *co;
 		struct jv v;
 
-		if (!line) {
+		/* proc_next_line reads stderr too: a note says skip. */
+		if (p.ebuf && strstr(p.ebuf, "built with a sanitizer")) {
+			kill(p.pid, SIGINT);
+			proc_finish(&p, 30000);
 			skip_under_sanitizer(&p);
-			continue;
 		}
+		if (!line)
+			continue;
 		if (line[0] != '{') { /* the program's own line */
 			free(line);
 			continue;
@@ -427,6 +432,13 @@ static void test_linked_not_preloaded(void **state)
 
 int main(void)
 {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* This corotop is a sanitizer build: its preload library is
+	 * instrumented too and could not be loaded into a program that is
+	 * not, so it never preloads (engine/target/autotrace.c). */
+	printf("skipped: corotop built with a sanitizer does not preload\n");
+	return 77;
+#endif
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ucontext_exact),
 		cmocka_unit_test(test_ucontext_stuck_named),

@@ -11,6 +11,11 @@
  *
  * The library is looked for, in order: $COROTOP_PRELOAD, the build tree's
  * copy (a corotop run from its build directory), the installed copy.
+ *
+ * A corotop built with AddressSanitizer or ThreadSanitizer (a developer's
+ * build: scripts/test makes them) has an instrumented preload library too,
+ * which cannot be loaded into a program that is not: such a corotop never
+ * preloads, and says nothing (its tests of the preload skip).
  */
 #define _GNU_SOURCE
 #include "engine/target/autotrace.h"
@@ -151,6 +156,9 @@ void autotrace_check(const char *argv0, struct autotrace *out)
 
 	memset(out, 0, sizeof(*out));
 	out->verdict = AUTOTRACE_UNKNOWN;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return;
+#endif
 	if (!argv0 || !autotrace_find(argv0, out->path, sizeof(out->path)))
 		return;
 	fd = open(out->path, O_RDONLY | O_CLOEXEC);
