@@ -159,10 +159,8 @@ bool ctxtable_init(struct ctxtable *t, uint32_t cap)
 		return false;
 	}
 	t->cap = cap;
-	for (uint32_t i = 0; i < cap; i++)
-		atomic_init(&t->ctx[i].next_free,
-			    i + 1 < cap ? i + 1 : CTXTABLE_NONE);
-	atomic_init(&t->free_head, cap ? 0 : CTXTABLE_NONE);
+	atomic_init(&t->free_head, CTXTABLE_NONE);
+	atomic_init(&t->fresh, 0);
 	atomic_init(&t->next_id, 1);
 	return true;
 }
@@ -188,7 +186,16 @@ uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind)
 
 		i = (uint32_t)head;
 		if (i == CTXTABLE_NONE) {
-			/* relaxed: a statistic. */
+			/* relaxed: an index handed out once; the record is
+			 * this thread's until published (release there). */
+			i = atomic_fetch_add_explicit(&t->fresh, 1,
+						      memory_order_relaxed);
+			if (i < t->cap)
+				goto got;
+			/* relaxed: undoes the overshoot, keeps it bounded;
+			 * and a statistic. */
+			atomic_fetch_sub_explicit(&t->fresh, 1,
+						  memory_order_relaxed);
 			atomic_fetch_add_explicit(&t->dropped, 1,
 						  memory_order_relaxed);
 			return CTXTABLE_NONE;
@@ -204,6 +211,7 @@ uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind)
 			    memory_order_acquire))
 			break;
 	}
+got:
 	memset(&t->ctx[i].coro, 0, sizeof(t->ctx[i].coro));
 	t->ctx[i].stack_lo = t->ctx[i].stack_hi = 0;
 	t->ctx[i].stack_key = 0;

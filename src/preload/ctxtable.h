@@ -62,8 +62,11 @@ struct ctxtable {
 	struct ctx *ctx;
 	uint32_t cap;
 	/* Free records: a Treiber stack of indexes, its head tagged against
-	 * ABA (upper 32 bits: a counter; lower: the index). */
+	 * ABA (upper 32 bits: a counter; lower: the index), and the records
+	 * never used yet, from `fresh` up (so that a table of 65536 touches
+	 * only the pages of the records a program uses). */
 	_Atomic uint64_t free_head;
+	_Atomic uint32_t fresh;
 	_Atomic uint64_t next_id; /* probe ids handed out */
 	_Atomic uint64_t dropped; /* contexts not tracked: table full */
 	struct ctxmap by_ptr;	  /* ucontext_t * or fcontext_t -> record */
