@@ -71,15 +71,17 @@ bool ctxmap_put(struct ctxmap *m, uint64_t key, uint32_t value)
 		if (k == 0)
 			break;
 	}
-	/* Not present: claim the first tomb on the path, else an empty slot
-	 * at or after where the walk stopped. */
-	for (uint32_t n = 0; n <= m->mask; n++) {
-		uint32_t at =
-			reuse != CTXTABLE_NONE ? reuse : (i + n) & m->mask;
-		uint64_t k =
-			atomic_load_explicit(&m->key[at], memory_order_relaxed);
+	/* Not present: claim the first tomb on the path, else the empty slot
+	 * where the walk stopped or the first free one after it (a slot never
+	 * becomes empty again, so a reader's walk from the key's home passes
+	 * every slot before the one claimed). */
+	for (uint32_t n = 0; n <= m->mask + 1; n++) {
+		uint32_t at = reuse;
+		uint64_t k;
 
-		reuse = CTXTABLE_NONE;
+		if (n || reuse == CTXTABLE_NONE)
+			at = (i + n - (reuse != CTXTABLE_NONE)) & m->mask;
+		k = atomic_load_explicit(&m->key[at], memory_order_relaxed);
 		if ((k == 0 || k == CTXMAP_TOMB) &&
 		    /* relaxed: BUSY publishes nothing; the release below
 		     * does. */
