@@ -7,14 +7,14 @@ COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Packages every build needs; callers may append more.
 COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
-	libncurses-dev libev-dev libcmocka-dev libdw-dev tmux)
+	libncurses-dev libev-dev libcmocka-dev libdw-dev libiberty-dev tmux)
 
 ensure_deps() {
 	local missing=() p
 	if ! command -v dpkg-query >/dev/null 2>&1; then
 		for p in meson ninja pkg-config cc; do
 			command -v "$p" >/dev/null 2>&1 || {
-				echo "corotop: '$p' is missing; install meson, ninja, pkg-config, a C compiler, ncurses, libev, cmocka and elfutils libdw" >&2
+				echo "corotop: '$p' is missing; install meson, ninja, pkg-config, a C compiler, ncurses, libev, cmocka, elfutils libdw and libiberty" >&2
 				exit 1
 			}
 		done
