@@ -17,9 +17,10 @@
  *
  * Bounds: the names are the target's, read from its ELF files, so they are
  * untrusted.
- *   - A mangled name longer than SYMNAME_MANGLED_MAX is not demangled: the
- *     C++ demangler keeps its parse on the stack, in arrays sized by the
- *     name's length (about 36 bytes per mangled byte).
+ *   - A mangled name longer than SYMNAME_MANGLED_MAX (1 KiB) is not
+ *     demangled: the C++ demangler keeps its parse on the stack, in arrays
+ *     sized by the name's length (about 72 bytes per mangled byte), and
+ *     refuses longer names itself; the bound holds for Rust's too.
  *   - Output: a short mangled name can demangle to an exponential amount
  *     of text (a template argument that refers back to two copies of the
  *     one before it, 30 deep, is 300 bytes mangled and gigabytes printed;
@@ -72,6 +73,8 @@ _Static_assert((SYMNAME_DMGL & DMGL_VERBOSE) == 0,
 #define SYMNAME_WORK 4096
 _Static_assert(SYMNAME_MANGLED_MAX < SYMNAME_WORK,
 	       "a mangled name fits the work buffers");
+/* The clone markers a coroutine's part keeps at most. */
+#define SYMNAME_CLONES_MAX 128
 /* A group collapses only when its contents are longer than this. */
 #define SYMNAME_GROUP_MIN 3
 
@@ -150,11 +153,58 @@ static bool symname_demangle(struct symname_work *w, const char *m)
 	return m[1] == 'Z' && symname_try(w, m, false);
 }
 
+/* Does t hold a coroutine clone marker? */
+static bool symname_is_coro(const char *t)
+{
+	for (size_t k = 0;
+	     k < sizeof(symname_coro_clones) / sizeof(symname_coro_clones[0]);
+	     k++)
+		if (strstr(t, symname_coro_clones[k]))
+			return true;
+	return false;
+}
+
+/*
+ * GCC's coroutine parts take a pointer to a frame type local to the
+ * coroutine, named after the coroutine's own mangled name:
+ * "_ZN2ns5plainEPZNS_5plainEiE20_ZN2ns5plainEi.Frame.actor" holds the
+ * source name "20_ZN2ns5plainEi.Frame".  Its "_Z..." (NUL-terminated in
+ * place) is the coroutine; false when m holds no such name.
+ */
+static bool symname_gcc_ramp(char *m, const char **ramp)
+{
+	static const char frame[] = ".Frame";
+	const size_t fl = sizeof(frame) - 1;
+
+	for (char *p = strstr(m, frame); p; p = strstr(p + 1, frame))
+		for (char *z = m + 1; z + 2 <= p; z++) {
+			size_t want = (size_t)(p - z) + fl, got = 0, mul = 1;
+			char *d = z;
+
+			if (z[0] != '_' || z[1] != 'Z')
+				continue;
+			/* the source name's length, the digits before it */
+			while (d > m && d[-1] >= '0' && d[-1] <= '9' &&
+			       mul <= want) {
+				got += (size_t)(d[-1] - '0') * mul;
+				mul *= 10;
+				d--;
+			}
+			if (d < z && got == want &&
+			    !(d > m && d[-1] >= '0' && d[-1] <= '9')) {
+				*p = '\0';
+				*ramp = z;
+				return true;
+			}
+		}
+	return false;
+}
+
 /* Drop every coroutine clone marker from t (len bytes); the new length. */
 static size_t symname_drop_clones(char *t, size_t len)
 {
-	for (size_t k = 0; k < sizeof(symname_coro_clones) /
-				       sizeof(symname_coro_clones[0]);
+	for (size_t k = 0;
+	     k < sizeof(symname_coro_clones) / sizeof(symname_coro_clones[0]);
 	     k++) {
 		const char *c = symname_coro_clones[k];
 		size_t cl = strlen(c);
@@ -167,6 +217,35 @@ static size_t symname_drop_clones(char *t, size_t len)
 		}
 	}
 	return len;
+}
+
+/*
+ * w->text is a coroutine's part; m its mangled name.  GCC's name the
+ * coroutine inside (symname_gcc_ramp): then w->text becomes the
+ * coroutine's name, with the part's clone markers after it ("[clone
+ * .actor] [clone .cold]"), which the caller drops or keeps.  Clang's
+ * "_Z4taskv.resume" needs nothing more.
+ */
+static void symname_coro(struct symname_work *w, char *m)
+{
+	char clones[SYMNAME_CLONES_MAX];
+	const char *ramp, *c = strstr(w->text, " [clone .");
+	size_t cl = c ? strlen(c) : 0;
+
+	if (!c || cl >= sizeof(clones) || !symname_gcc_ramp(m, &ramp))
+		return;
+	memcpy(clones, c, cl + 1);
+	if (!symname_demangle(w, ramp) || w->cut) {
+		/* not a name after all: the part's own, demangled again */
+		m[strlen(m)] = '.';
+		symname_demangle(w, m);
+		return;
+	}
+	if (cl > sizeof(w->text) - 1 - w->len)
+		cl = sizeof(w->text) - 1 - w->len;
+	memcpy(w->text + w->len, clones, cl);
+	w->len += cl;
+	w->text[w->len] = '\0';
 }
 
 /* ---- shortening ------------------------------------------------------- */
@@ -238,8 +317,8 @@ static size_t symname_match(const char *t, size_t len, size_t i, char open,
  * "<...>", into out (which has room for len bytes: the text only
  * shrinks).  The new length.
  */
-static size_t symname_collapse(const char *t, size_t len, char *out,
-			       char open, char close, int d)
+static size_t symname_collapse(const char *t, size_t len, char *out, char open,
+			       char close, int d)
 {
 	static const char anon[] = "(anonymous namespace)";
 	size_t o = 0, skip;
@@ -325,6 +404,8 @@ size_t symname_format(const char *raw, size_t len, char *buf, size_t n)
 		mangled[len] = '\0';
 	}
 	if (len <= SYMNAME_MANGLED_MAX && symname_demangle(&w, mangled)) {
+		if (symname_is_coro(w.text))
+			symname_coro(&w, mangled);
 		w.len = symname_drop_clones(w.text, w.len);
 		if (w.cut && w.len >= 3)
 			memcpy(w.text + w.len - 3, "...", 3);
@@ -343,11 +424,31 @@ size_t symname_format(const char *raw, size_t len, char *buf, size_t n)
 	return w.len;
 }
 
+/* Does where[0..len) end with " (FILE:LINE)"?  Its start, or len. */
+static size_t symname_file_suffix(const char *where, size_t len)
+{
+	const char *open, *colon;
+	size_t i = len;
+
+	if (!len || where[len - 1] != ')')
+		return len;
+	while (i > 1 && where[i - 2] >= '0' && where[i - 2] <= '9')
+		i--;
+	if (i == len || i < 3 || where[i - 2] != ':')
+		return len;
+	colon = where + i - 2;
+	for (open = colon; open > where + 1; open--)
+		if (open[-1] == ' ' && open[0] == '(')
+			return (size_t)(open - 1 - where);
+	return len;
+}
+
 size_t symname_function_len(const char *where)
 {
 	size_t len = strlen(where), found = len;
 
-	for (const char *p = strstr(where, "+0x"); p; p = strstr(p + 1, "+0x")) {
+	for (const char *p = strstr(where, "+0x"); p;
+	     p = strstr(p + 1, "+0x")) {
 		const char *q = p + 3;
 
 		while ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f') ||
@@ -356,5 +457,5 @@ size_t symname_function_len(const char *where)
 		if (q > p + 3 && (!*q || !strncmp(q, " (", 2)))
 			found = (size_t)(p - where);
 	}
-	return found;
+	return found < len ? found : symname_file_suffix(where, len);
 }

@@ -16,8 +16,10 @@
 
 /* Mangled names longer than this are not demangled (they show as they
  * are, shortened): it bounds the demangler's stack, which grows with the
- * name. */
-#define SYMNAME_MANGLED_MAX 2048
+ * name.  libiberty's C++ demangler refuses longer ones itself (its arrays
+ * of 2 * length components past DEMANGLE_RECURSION_LIMIT); the same bound
+ * holds for Rust's. */
+#define SYMNAME_MANGLED_MAX 1024
 
 /*
  * The first `len` bytes of `raw` -- a symbol as an ELF file spells it,
@@ -34,8 +36,8 @@ size_t symname_format(const char *raw, size_t len, char *buf, size_t n);
  * In `where`, a name as corotop writes it -- "func+0x1a" or
  * "func+0x1a (file.c:42)", where func may itself hold spaces, '+' and
  * parentheses ("operator+(int, char const*)") -- the length of func: up to
- * the last "+0x<hex>" that ends the text or comes before " (".  The whole
- * length when there is none.
+ * the last "+0x<hex>" that ends the text or comes before " (".  Without
+ * one, up to a " (FILE:LINE)" that ends the text; else the whole length.
  */
 size_t symname_function_len(const char *where);
 
