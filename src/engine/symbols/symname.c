@@ -369,8 +369,8 @@ static void symname_fit(struct symname_work *w, char *spare, size_t max)
 					       brackets[k][1], d);
 			memcpy(t, spare, len);
 		}
-	if (len > max && max < 3) {
-		len = max;
+	if (len > max && max < 4) {
+		len = max; /* no room for "x...": the first bytes */
 	} else if (len > max) {
 		head = max / 3;
 		tail = max - head - 3;
