@@ -11,7 +11,7 @@
  *     coroutines have a parked_stack, and its lost wakeups are parked in
  *     chan_recv under stuck_wait_for_reply;
  *   - a C++20 coroutine's names demangled in the JSON snapshot, the
- *     folded file and speedscope (cxx-target).
+ *     folded file, speedscope and a recording's Chrome trace (cxx-target).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -349,7 +349,8 @@ static void test_demo_parked_stacks(void **state)
  * and the stack's two frames -- the body, GCC's "....Frame.actor" or
  * Clang's ".resume", as the coroutine itself; then the target is released
  * (a file it waits for), and the folded and speedscope files written on
- * exit carry the same names.  Nothing mangled anywhere.
+ * exit carry the same names, as does the recording (--record) converted
+ * to a Chrome trace.  Nothing mangled anywhere.
  */
 #ifdef CXX_TARGET
 static bool cxx_named(const struct jv *v)
@@ -375,11 +376,14 @@ static bool cxx_named(const struct jv *v)
 static void test_cxx_names(void **state)
 {
 #ifdef CXX_TARGET
-	char folded[300], speed[300], release[300];
-	char *argv[] = {ITEST_COROTOP,	"-b",  "-f",	   "json",
-			"-d",		"1",   "--folded", folded,
-			"--speedscope", speed, "--",	   CXX_TARGET,
-			release,	NULL};
+	char folded[300], speed[300], release[300], rec[300], chrome[300];
+	char *argv[] = {ITEST_COROTOP, "-b",	   "-f",	   "json",
+			"-d",	       "1",	   "--folded",	   folded,
+			"--record",    rec,	   "--speedscope", speed,
+			"--",	       CXX_TARGET, release,	   NULL};
+	char *convert[] = {ITEST_COROTOP, "convert", "--to", "chrome",
+			   rec,		  "-o",	     chrome, NULL};
+	char *big;
 	uint64_t end = it_now() + 60ull * 1000000000u;
 	size_t off = 0, n = 0;
 	bool found = false;
@@ -394,6 +398,8 @@ static void test_cxx_names(void **state)
 	snprintf(folded, sizeof(folded), "%s.cxx.folded", xdg);
 	snprintf(speed, sizeof(speed), "%s.cxx.speedscope.json", xdg);
 	snprintf(release, sizeof(release), "%s.cxx.release", xdg);
+	snprintf(rec, sizeof(rec), "%s.cxx.heph", xdg);
+	snprintf(chrome, sizeof(chrome), "%s.cxx.chrome.json", xdg);
 	proc_start(&p, argv);
 	while (!found && it_now() < end &&
 	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
@@ -439,8 +445,27 @@ static void test_cxx_names(void **state)
 	assert_non_null(strstr(buf, "\"ct::leaf(unsigned long*)\""));
 	assert_null(strstr(buf, "_Z"));
 	json_free(&sv);
-	assert_xdg_empty();
 	proc_free(&p);
+
+	/* The recording's names, through corotop convert's Chrome trace. */
+	rc = run(&p, convert, 60000);
+	if (rc != 0)
+		fail_msg("corotop convert exit %d; stderr: %s", rc, p.ebuf);
+	proc_free(&p);
+	f = fopen(chrome, "r");
+	assert_non_null(f);
+	big = calloc(1, 1 << 20);
+	assert_non_null(big);
+	assert_true(fread(big, 1, (1 << 20) - 1, f) > 0);
+	fclose(f);
+	json_must_parse(big, &sv);
+	json_free(&sv);
+	assert_non_null(strstr(big, "ct::worker(int)+0x"));
+	assert_null(strstr(big, "_Z"));
+	free(big);
+	unlink(chrome);
+	unlink(rec);
+	assert_xdg_empty();
 #else
 	(void)state;
 	skip(); /* no C++ compiler: cxx-target was not built */
