@@ -44,7 +44,10 @@
  * frees, which keeps returned strings valid across cache clears and
  * refreshes.  The number of distinct names is that of the target's symbol
  * tables, not of lookups; past the bound, new names are dropped and the
- * address shows as module+offset.
+ * address shows as module+offset.  A function's name is the symbol as
+ * people read it (symname.c: demangled, a coroutine's parts named after
+ * the coroutine, shortened), made the first time the symbol is found and
+ * kept in its index entry, so each symbol is demangled once.
  */
 #define _GNU_SOURCE
 #include "engine/symbols/symbolizer.h"
