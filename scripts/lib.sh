@@ -8,7 +8,7 @@ COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Packages every build needs; callers may append more.
 # Boost.Context and Boost.Fiber: the programs the preload tests trace.
 COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
-	libncurses-dev libev-dev libcmocka-dev libdw-dev tmux
+	libncurses-dev libev-dev libcmocka-dev libdw-dev libiberty-dev tmux
 	libboost-context-dev libboost-fiber-dev)
 
 ensure_deps() {
@@ -16,7 +16,7 @@ ensure_deps() {
 	if ! command -v dpkg-query >/dev/null 2>&1; then
 		for p in meson ninja pkg-config cc; do
 			command -v "$p" >/dev/null 2>&1 || {
-				echo "corotop: '$p' is missing; install meson, ninja, pkg-config, a C compiler, ncurses, libev, cmocka and elfutils libdw" >&2
+				echo "corotop: '$p' is missing; install meson, ninja, pkg-config, a C compiler, ncurses, libev, cmocka, elfutils libdw and libiberty" >&2
 				exit 1
 			}
 		done

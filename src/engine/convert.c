@@ -43,6 +43,7 @@
 #include "engine/heph/hephfile.h"
 #include "engine/heph/hephnames.h"
 #include "engine/symbols/framenames.h"
+#include "engine/symbols/symname.h"
 #include "engine/heph/streammap.h"
 
 const struct convert_format convert_formats[] = {
@@ -520,7 +521,7 @@ static const char *convert_name(void *ctx, uint64_t addr, bool leaf)
 
 	if (!n)
 		return NULL;
-	len = strcspn(n, "+ ");
+	len = symname_function_len(n); /* "operator+(int) const+0x1a" */
 	if (!len || len > HEPH_NAME_LEN)
 		return n;
 	memcpy(buf, n, len);

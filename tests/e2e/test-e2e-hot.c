@@ -9,7 +9,9 @@
  *     heaviest stacks of the hot_stacks array;
  *   - the demo with --parked-stacks: at least 90% of its suspended
  *     coroutines have a parked_stack, and its lost wakeups are parked in
- *     chan_recv under stuck_wait_for_reply.
+ *     chan_recv under stuck_wait_for_reply;
+ *   - a C++20 coroutine's names demangled in the JSON snapshot, the
+ *     folded file, speedscope and a recording's Chrome trace (cxx-target).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -340,6 +342,136 @@ static void test_demo_parked_stacks(void **state)
 #endif
 }
 
+/*
+ * C++ names through every output (cxx-target): its coroutine ct::worker(int)
+ * puts its own stack from its body and parks at a co_await.  Snapshots
+ * are read as they come until one shows, demangled, the coroutine's WHERE
+ * and the stack's two frames -- the body, GCC's "....Frame.actor" or
+ * Clang's ".resume", as the coroutine itself; then the target is released
+ * (a file it waits for), and the folded and speedscope files written on
+ * exit carry the same names, as does the recording (--record) converted
+ * to a Chrome trace.  Nothing mangled anywhere.
+ */
+#ifdef CXX_TARGET
+static bool cxx_named(const struct jv *v)
+{
+	const struct jv *co = json_need(v, "coroutines", J_ARR);
+	const struct jv *hot = json_need(v, "hot_stacks", J_ARR), *fr;
+	bool where = false;
+
+	for (size_t i = 0; i < co->n; i++)
+		where |= !strncmp(json_need(&co->items[i], "where", J_STR)->s,
+				  "ct::worker(int)+0x", 18);
+	if (!where || hot->n != 1)
+		return false;
+	fr = json_need(&hot->items[0], "frames", J_ARR);
+	return fr->n == 2 &&
+	       !strncmp(json_need(&fr->items[0], "symbol", J_STR)->s,
+			"ct::leaf(unsigned long*)+0x0", 28) &&
+	       !strncmp(json_need(&fr->items[1], "symbol", J_STR)->s,
+			"ct::worker(int)+0x", 18);
+}
+#endif
+
+static void test_cxx_names(void **state)
+{
+#ifdef CXX_TARGET
+	char folded[300], speed[300], release[300], rec[300], chrome[300];
+	char *argv[] = {ITEST_COROTOP, "-b",	   "-f",	   "json",
+			"-d",	       "1",	   "--folded",	   folded,
+			"--record",    rec,	   "--speedscope", speed,
+			"--",	       CXX_TARGET, release,	   NULL};
+	char *convert[] = {ITEST_COROTOP, "convert", "--to", "chrome",
+			   rec,		  "-o",	     chrome, NULL};
+	char *big;
+	uint64_t end = it_now() + 60ull * 1000000000u;
+	size_t off = 0, n = 0;
+	bool found = false;
+	char buf[4096] = {0};
+	struct proc p;
+	struct jv sv;
+	char *line;
+	FILE *f;
+	int rc;
+
+	(void)state;
+	snprintf(folded, sizeof(folded), "%s.cxx.folded", xdg);
+	snprintf(speed, sizeof(speed), "%s.cxx.speedscope.json", xdg);
+	snprintf(release, sizeof(release), "%s.cxx.release", xdg);
+	snprintf(rec, sizeof(rec), "%s.cxx.heph", xdg);
+	snprintf(chrome, sizeof(chrome), "%s.cxx.chrome.json", xdg);
+	proc_start(&p, argv);
+	while (!found && it_now() < end &&
+	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
+		struct jv v;
+
+		check_snapshot(line, false, &v);
+		assert_null(strstr(line, "_Z"));
+		assert_null(strstr(line, "[clone"));
+		found = cxx_named(&v);
+		json_free(&v);
+		free(line);
+		n++;
+	}
+	f = fopen(release, "w");
+	assert_non_null(f);
+	fclose(f);
+	rc = exit_code(proc_finish(&p, 60000));
+	unlink(release);
+	if (rc == 77)
+		skip();
+	if (!found)
+		fail_msg("no snapshot named ct::worker and its stack within "
+			 "60 s (%zu read); exit %d; stderr: %s",
+			 n, rc, p.ebuf);
+	assert_int_equal(rc, 0);
+
+	f = fopen(folded, "r");
+	assert_non_null(f);
+	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+	fclose(f);
+	unlink(folded);
+	assert_string_equal(buf,
+			    "ct::worker(int);ct::leaf(unsigned long*) 4\n");
+
+	f = fopen(speed, "r");
+	assert_non_null(f);
+	memset(buf, 0, sizeof(buf));
+	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+	fclose(f);
+	unlink(speed);
+	json_must_parse(buf, &sv);
+	assert_non_null(strstr(buf, "\"ct::worker(int)\""));
+	assert_non_null(strstr(buf, "\"ct::leaf(unsigned long*)\""));
+	assert_null(strstr(buf, "_Z"));
+	json_free(&sv);
+	proc_free(&p);
+
+	/* The recording's names, through corotop convert's Chrome trace. */
+	rc = run(&p, convert, 60000);
+	if (rc != 0)
+		fail_msg("corotop convert exit %d; stderr: %s", rc, p.ebuf);
+	proc_free(&p);
+	f = fopen(chrome, "r");
+	assert_non_null(f);
+	big = calloc(1, 1 << 20);
+	assert_non_null(big);
+	assert_true(fread(big, 1, (1 << 20) - 1, f) > 0);
+	fclose(f);
+	json_must_parse(big, &sv);
+	json_free(&sv);
+	assert_non_null(strstr(big, "ct::worker(int)+0x"));
+	assert_null(strstr(big, "_Z"));
+	free(big);
+	unlink(chrome);
+	unlink(rec);
+	assert_xdg_empty();
+#else
+	(void)state;
+	skip(); /* no C++ compiler: cxx-target was not built */
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_hot_stacks_named_after_exit),
 		cmocka_unit_test(test_demo_burners_on_top),
 		cmocka_unit_test(test_demo_parked_stacks),
+		cmocka_unit_test(test_cxx_names),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

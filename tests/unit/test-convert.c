@@ -35,6 +35,7 @@
 #include "common/jsonstr.h"
 #include "engine/convert.h"
 #include "engine/symbols/framenames.h"
+#include "engine/symbols/symname.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
 #include "json-check.h"
@@ -699,8 +700,9 @@ static void sym(struct heph_enc *e, uint64_t addr, const char *name, size_t len)
 	assert_true(heph_enc_meta(e, "corotop_symbol", val, 8 + len));
 }
 
-/* Like corotop convert: the recorded name of the frame's key, up to its
- * first '+' or ' ', in one buffer reused from call to call. */
+/* Like corotop convert: the recorded name of the frame's key, its
+ * function only (symname_function_len: a C++ name holds spaces and '+'),
+ * in one buffer reused from call to call. */
 static const char *name_of(void *ctx, uint64_t addr, bool leaf)
 {
 	static char one[HEPH_NAME_LEN + 1];
@@ -708,7 +710,7 @@ static const char *name_of(void *ctx, uint64_t addr, bool leaf)
 
 	if (!n)
 		return NULL;
-	snprintf(one, sizeof(one), "%.*s", (int)strcspn(n, "+ "), n);
+	snprintf(one, sizeof(one), "%.*s", (int)symname_function_len(n), n);
 	return one;
 }
 
@@ -726,6 +728,9 @@ static size_t build_folded(void)
 {
 	static const uint64_t deep[] = {0x111, 0x222, 0x333};
 	static const uint64_t leaf[] = {0x111};
+	static const uint64_t cxx[] = {0x111, 0x444};
+	static const char vec[] = "std::vector<int, std::allocator<int> "
+				  ">::push_back(int const&)+0x1a (v.cpp:3)";
 	struct heph_enc e;
 
 	heph_enc_init(&e, buf, sizeof(buf));
@@ -733,12 +738,14 @@ static size_t build_folded(void)
 	sym(&e, 0x111, "leaf_fn+0x4 (a.c:3)", 19);
 	sym(&e, 0x221, "mid;fn\x01 (b.c:9)", 15);
 	sym(&e, 0x333, "", 0); /* no name: ignored */
+	sym(&e, 0x443, vec, sizeof(vec) - 1);
 	parked(&e, 100, 400, "suspended", deep, 3);
 	parked(&e, 500, 600, "suspended", deep, 3);
 	parked(&e, 700, 750, "suspended", leaf, 1);
 	parked(&e, 0, 100, "running", leaf, 1);	     /* not parked */
 	parked(&e, 800, 800, "suspended", leaf, 1);  /* no time */
 	parked(&e, 900, 1000, "suspended", NULL, 0); /* no stack */
+	parked(&e, 1100, 1120, "suspended", cxx, 2);
 	ev(&e, 1, 7, 1000, 1010, "suspended");
 	assert_true(heph_enc_u64(&e, "stack", 0x111)); /* not an array */
 	ev_end(&e);
@@ -759,16 +766,19 @@ static void test_folded(void **state)
 					  sizeof(err)));
 	assert_int_equal(f.nproblems, 0);
 	heph_names_init(&names, &f);
-	assert_int_equal(names.n, 2);
+	assert_int_equal(names.n, 3);
 	out = convert(&f, CONVERT_FOLDED, name_of, &names, &st);
 	assert_string_equal(out, "0x333;mid?fn?;leaf_fn 400\n"
-				 "leaf_fn 50\n");
-	assert_int_equal(st.written, 3);
-	assert_int_equal(st.events, 7);
+				 "leaf_fn 50\n"
+				 "std::vector<int, std::allocator<int> "
+				 ">::push_back(int const&);leaf_fn 20\n");
+	assert_int_equal(st.written, 4);
+	assert_int_equal(st.events, 8);
 	free(out);
 	out = convert(&f, CONVERT_FOLDED, NULL, NULL, &st);
 	assert_string_equal(out, "0x111 50\n"
-				 "0x333;0x222;0x111 400\n");
+				 "0x333;0x222;0x111 400\n"
+				 "0x444;0x111 20\n");
 	free(out);
 	heph_names_finish(&names);
 	heph_file_close(&f);

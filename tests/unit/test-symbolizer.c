@@ -10,6 +10,10 @@
  * lines and the exact text of symbolizer_format; then closes the child's
  * stdin and checks that lookups in the exited process fail cleanly.
  *
+ * symfix-coro, a C++20 program, runs the same way: its coroutine (the
+ * ramp, the resume function, a co_await in the body), a template and a
+ * lambda must come out demangled, the coroutine's parts as the coroutine.
+ *
  * The rest runs on this process itself: unmapped addresses, the vDSO,
  * the cache (identical results, bounded size), a library dlopen'ed after
  * the symbolizer was created, and the refusals (another uid's process, no
@@ -270,6 +274,121 @@ static void test_nopie(void **state)
 	(void)state;
 	run_fixture(FIX_NOPIE, "symfix-nopie", ET_EXEC);
 }
+
+#ifdef SYMFIX_CORO
+/*
+ * C++ names as the compiler made them (symfix_coro.cpp): a coroutine's
+ * resume function and a point in its body show as the coroutine, a
+ * template and a lambda demangled -- the names every output of corotop
+ * shows, since they all come from here.
+ */
+enum cxx_fn { CXX_RAMP, CXX_RESUME, CXX_AWAIT, CXX_TMPL, CXX_LAMBDA, CXX_N };
+
+static const char *const cxx_keys[CXX_N] = {
+	[CXX_RAMP] = "ramp", [CXX_RESUME] = "resume", [CXX_AWAIT] = "await",
+	[CXX_TMPL] = "tmpl", [CXX_LAMBDA] = "lambda",
+};
+
+static void cxx_start(struct fixture *f, uint64_t addr[CXX_N])
+{
+	int to_child[2], from_child[2];
+	char buf[256];
+	unsigned seen = 0;
+
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(from_child), 0);
+	f->pid = fork();
+	assert_true(f->pid >= 0);
+	if (f->pid == 0) {
+		dup2(to_child[0], 0);
+		dup2(from_child[1], 1);
+		close(to_child[1]);
+		close(from_child[0]);
+		execl(SYMFIX_CORO, SYMFIX_CORO, (char *)NULL);
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	f->in_fd = to_child[1];
+	f->out = fdopen(from_child[0], "r");
+	assert_non_null(f->out);
+	while (fgets(buf, sizeof(buf), f->out) && strcmp(buf, "ready\n")) {
+		char key[32];
+		uint64_t a;
+
+		assert_int_equal(sscanf(buf, "%31s %" SCNx64, key, &a), 2);
+		for (int i = 0; i < CXX_N; i++)
+			if (!strcmp(key, cxx_keys[i])) {
+				addr[i] = a;
+				seen |= 1u << i;
+			}
+	}
+	assert_int_equal(seen, (1u << CXX_N) - 1);
+}
+
+/* addr's function, which must be `want`, and its symbolizer_format. */
+static const char *cxx_check(struct symbolizer *s, uint64_t addr,
+			     const char *want, char *buf, size_t n)
+{
+	struct symbol y;
+
+	assert_true(symbolizer_lookup(s, addr, &y));
+	assert_string_equal(y.module, "symfix-coro");
+	assert_non_null(y.function);
+	assert_string_equal(y.function, want);
+	return symbolizer_format(s, addr, buf, n);
+}
+
+static void test_cxx_names(void **state)
+{
+	static const char coro[] = "symfix::coro_task(int)";
+	uint64_t addr[CXX_N] = {0};
+	struct symbolizer *s;
+	struct fixture f;
+	char err[256], buf[256], want[256];
+	struct symbol y;
+
+	(void)state;
+	cxx_start(&f, addr);
+	s = symbolizer_create(f.pid, err, sizeof(err));
+	if (!s)
+		fail_msg("symbolizer_create(%d): %s", (int)f.pid, err);
+	cxx_check(s, addr[CXX_RAMP], coro, buf, sizeof(buf));
+	/* The resume function ("....Frame.actor" with GCC, ".resume" with
+	 * Clang) is the coroutine, with no clone marker. */
+	cxx_check(s, addr[CXX_RESUME], coro, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "%s+0x0", coro);
+	assert_true(!strncmp(buf, want, strlen(want)));
+	/* A co_await in the body: the coroutine, an offset, its file. */
+	cxx_check(s, addr[CXX_AWAIT], coro, buf, sizeof(buf));
+	assert_true(symbolizer_lookup(s, addr[CXX_AWAIT], &y));
+	assert_true(y.offset > 0);
+	assert_non_null(y.file);
+	assert_string_equal(y.file, "symfix_coro.cpp");
+	snprintf(want, sizeof(want), "%s+0x%" PRIx64 " (symfix_coro.cpp:%d)",
+		 coro, y.offset, y.line);
+	assert_string_equal(buf, want);
+	cxx_check(s, addr[CXX_TMPL], "long symfix::twice<long>(long)", buf,
+		  sizeof(buf));
+	cxx_check(s, addr[CXX_LAMBDA], "main::{lambda(int)#1}::_FUN(int)", buf,
+		  sizeof(buf));
+	/* Nothing mangled is left anywhere in what it prints. */
+	for (int i = 0; i < CXX_N; i++) {
+		symbolizer_format(s, addr[i], buf, sizeof(buf));
+		assert_null(strstr(buf, "_Z"));
+		assert_null(strstr(buf, "[clone"));
+	}
+	assert_true(WIFEXITED(fixture_stop(&f)));
+	symbolizer_destroy(s);
+}
+#else
+static void test_cxx_names(void **state)
+{
+	(void)state;
+	skip(); /* no C++ compiler: symfix-coro was not built */
+}
+#endif
 
 static struct symbolizer *self_symbolizer(void)
 {
@@ -533,6 +652,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
+		cmocka_unit_test(test_cxx_names),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_unmapped),
 		cmocka_unit_test(test_format_truncates),

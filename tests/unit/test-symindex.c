@@ -26,7 +26,7 @@ static struct symindex *index_of(const struct symindex_entry *e, size_t n,
 	return symindex_create(v, n, end);
 }
 
-static const char *name_at(const struct symindex *x, uint64_t addr)
+static const char *name_at(struct symindex *x, uint64_t addr)
 {
 	const struct symindex_entry *e = symindex_find(x, addr);
 

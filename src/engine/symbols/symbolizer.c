@@ -44,7 +44,10 @@
  * frees, which keeps returned strings valid across cache clears and
  * refreshes.  The number of distinct names is that of the target's symbol
  * tables, not of lookups; past the bound, new names are dropped and the
- * address shows as module+offset.
+ * address shows as module+offset.  A function's name is the symbol as
+ * people read it (symname.c: demangled, a coroutine's parts named after
+ * the coroutine, shortened), made the first time the symbol is found and
+ * kept in its index entry, so each symbol is demangled once.
  */
 #define _GNU_SOURCE
 #include "engine/symbols/symbolizer.h"
@@ -54,6 +57,7 @@
 #include "engine/target/procfs.h"
 #include "common/strpool.h"
 #include "engine/symbols/symindex.h"
+#include "engine/symbols/symname.h"
 
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -566,6 +570,7 @@ static struct symindex *sym_index(Dwfl_Module *mod, Dwarf_Addr end)
 		v[k].addr = addr;
 		v[k].size = sym.st_size;
 		v[k].name = name;
+		v[k].shown = NULL;
 		v[k].bind = bind == STB_GLOBAL ? SYMINDEX_GLOBAL
 			    : bind == STB_WEAK ? SYMINDEX_WEAK
 					       : SYMINDEX_LOCAL;
@@ -574,12 +579,22 @@ static struct symindex *sym_index(Dwfl_Module *mod, Dwarf_Addr end)
 	return symindex_create(v, k, end);
 }
 
+/* A function symbol's name as people read it (symname), pooled; NULL when
+ * it is empty or the pool is full.  Once per symbol: the index keeps it. */
+static const char *sym_show(struct symbolizer *s, const char *raw)
+{
+	char shown[SYMNAME_MAX + 1];
+	size_t len = symname_format(raw, strlen(raw), shown, sizeof(shown));
+
+	return len ? strpool_intern(s->pool, shown, len) : NULL;
+}
+
 /* Symbolize one address, uncached.  See symbolizer_lookup. */
 static bool sym_resolve(struct symbolizer *s, uint64_t addr, struct symbol *out)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
 	Dwarf_Addr start = 0, end = 0;
-	const struct symindex_entry *fn = NULL;
+	struct symindex_entry *fn = NULL;
 	struct sym_module *m;
 	const char *name;
 	void **userdata;
@@ -603,14 +618,11 @@ static bool sym_resolve(struct symbolizer *s, uint64_t addr, struct symbol *out)
 		m->indexed = true;
 	}
 	fn = m ? symindex_find(m->funcs, addr) : NULL;
-	if (fn) {
-		/* "clock_gettime@@GLIBC_2.17" shows as "clock_gettime" */
-		size_t len = strcspn(fn->name, "@");
-
-		out->function =
-			len ? strpool_intern(s->pool, fn->name, len) : NULL;
-		if (out->function)
-			out->offset = addr - fn->addr;
+	if (fn && !fn->shown)
+		fn->shown = sym_show(s, fn->name);
+	if (fn && fn->shown) {
+		out->function = fn->shown;
+		out->offset = addr - fn->addr;
 	}
 	line = dwfl_module_getsrc(mod, addr);
 	if (line) {

@@ -27,7 +27,9 @@ struct symbolizer;
  * Strings are owned by the symbolizer and stay valid until
  * symbolizer_destroy, even across symbolizer_refresh.  They are at most 255
  * bytes (longer ones end in "..."), printable ASCII only: any other byte of
- * a name the target's files supply is shown as '?'.
+ * a name the target's files supply is shown as '?'.  A function is named as
+ * people read it (symname.h): C++ and Rust names demangled, a C++20
+ * coroutine's parts named after the coroutine, at most SYMNAME_MAX bytes.
  */
 struct symbol {
 	/* basename of the ELF file, or NULL if no mapping */

@@ -110,8 +110,7 @@ void symindex_destroy(struct symindex *x)
 	free(x);
 }
 
-const struct symindex_entry *symindex_find(const struct symindex *x,
-					   uint64_t addr)
+struct symindex_entry *symindex_find(struct symindex *x, uint64_t addr)
 {
 	size_t lo = 0, hi;
 

@@ -19,7 +19,10 @@ struct symindex_entry {
 	uint64_t addr;	  /* where the function starts */
 	uint64_t size;	  /* 0: unknown, it runs up to the next symbol */
 	const char *name; /* not copied: must outlive the index */
-	uint8_t bind;	  /* enum symindex_bind */
+	/* The name as people read it (symname), kept by the caller the first
+	 * time it is asked for; NULL until then. */
+	const char *shown;
+	uint8_t bind; /* enum symindex_bind */
 };
 
 struct symindex;
@@ -39,10 +42,10 @@ void symindex_destroy(struct symindex *x);
 /*
  * The function containing `addr`, or NULL.  When several symbols start at
  * the same address, the one with the fewest leading underscores wins, then
- * global over weak over local, then the first name in strcmp order.
+ * global over weak over local, then the first name in strcmp order.  Not
+ * const: the caller may set the entry's `shown` name.
  */
-const struct symindex_entry *symindex_find(const struct symindex *x,
-					   uint64_t addr);
+struct symindex_entry *symindex_find(struct symindex *x, uint64_t addr);
 
 size_t symindex_count(const struct symindex *x);
 

@@ -23,6 +23,7 @@
 
 #include "common/numtext.h"
 #include "engine/symbols/symbolizer.h"
+#include "engine/symbols/symname.h"
 #include "common/clock.h"
 
 #define SYMTAB_REFRESH_NS 1000000000ull
@@ -71,18 +72,20 @@ static const char *symtab_recorded(struct symtab *t, uint64_t addr)
 	return t->recorded ? t->recorded(t->recorded_ctx, addr) : NULL;
 }
 
-/* A recorded "func+0xOFF (file:N)" into out's fields. */
+/* A recorded "func+0xOFF (file:N)" into out's fields.  func may hold
+ * spaces, '+' and parentheses (a C++ name): symname_function_len finds
+ * where it ends. */
 static void symtab_parse(const char *name, struct symtab_sym *out)
 {
-	const char *plus = strstr(name, "+0x"), *paren = strstr(name, " (");
-	size_t flen = plus ? (size_t)(plus - name) : strcspn(name, " ");
+	size_t flen = symname_function_len(name);
+	const char *rest = name + flen, *paren = strstr(rest, " (");
 
 	if (flen >= sizeof(out->function))
 		flen = sizeof(out->function) - 1;
 	memcpy(out->function, name, flen);
 	out->function[flen] = 0;
-	if (plus)
-		out->offset = strtoull(plus + 3, NULL, 16);
+	if (!strncmp(rest, "+0x", 3))
+		out->offset = strtoull(rest + 3, NULL, 16);
 	snprintf(out->module, sizeof(out->module), "%s", "recorded");
 	if (paren) {
 		const char *colon = strrchr(paren, ':');
@@ -94,6 +97,16 @@ static void symtab_parse(const char *name, struct symtab_sym *out)
 			out->line = atoi(colon + 1);
 		}
 	}
+}
+
+/* How much of a recorded name is its brief form: "func+0xOFF" without
+ * " (file:N)". */
+static size_t symtab_brief_len(const char *name)
+{
+	size_t flen = symname_function_len(name);
+	const char *paren = strstr(name + flen, " (");
+
+	return paren ? (size_t)(paren - name) : strlen(name);
 }
 
 /* With the lock held: a usable symbolizer, or NULL. */
@@ -162,7 +175,7 @@ const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
 		const char *r = symtab_recorded(t, addr);
 
 		snprintf(buf, n, "%.*s",
-			 full ? (int)strlen(r) : (int)strcspn(r, " "), r);
+			 (int)(full ? strlen(r) : symtab_brief_len(r)), r);
 	} else {
 		symtab_hex(addr, buf, n);
 	}
