@@ -569,9 +569,17 @@ static void test_refresh_sees_dlopen(void **state)
 		fail_msg("dlopen %s: %s", FIX_LIB, dlerror());
 	fn = dlsym(h, "symfix_lib_func");
 	assert_non_null(fn);
-	/* mapped after our maps were read: unknown, and cached as such */
-	assert_false(symbolizer_lookup(s, (uint64_t)(uintptr_t)fn, &y));
-	assert_false(symbolizer_lookup(s, (uint64_t)(uintptr_t)fn, &y));
+	/* Mapped after our maps were read: not known as the library, and
+	 * cached as such.  The loader may place it in a hole of a module
+	 * read before (under ASan, inside libasan's range: then that module
+	 * is what the lookup names), so "not the library" is what holds. */
+	for (int k = 0; k < 2; k++)
+		if (symbolizer_lookup(s, (uint64_t)(uintptr_t)fn, &y) &&
+		    (!y.module || !strcmp(y.module, "libsymfix.so")))
+			fail_msg("%p known before the refresh: module %s, "
+				 "function %s",
+				 fn, y.module ? y.module : "-",
+				 y.function ? y.function : "-");
 
 	symbolizer_stats(s, &st0);
 	symbolizer_refresh(s);
