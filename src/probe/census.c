@@ -91,7 +91,7 @@ static pthread_mutex_t census_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t census_live;
 /* Statistics (relaxed: nobody orders against them). */
 static struct {
-	_Atomic uint64_t walks, visited, published, raced, unreadable,
+	_Atomic uint64_t walks, visited, published, events, raced, unreadable,
 		no_station, aborted, no_barrier, inline_walks;
 } census_n;
 
@@ -193,6 +193,8 @@ void census_walk(struct probe_region *r)
 		}
 		station_publish(r, spare);
 		census_count(&census_n.published, 1);
+		if (copy.last_ts)
+			census_count(&census_n.events, 1);
 		atomic_fetch_add_explicit(&probe_global.opened, 1,
 					  memory_order_relaxed);
 		if (recycled)
@@ -258,6 +260,8 @@ void census_stats(struct census_stats *out)
 						memory_order_relaxed),
 		.published = atomic_load_explicit(&census_n.published,
 						  memory_order_relaxed),
+		.events = atomic_load_explicit(&census_n.events,
+					       memory_order_relaxed),
 		.raced = atomic_load_explicit(&census_n.raced,
 					      memory_order_relaxed),
 		.unreadable = atomic_load_explicit(&census_n.unreadable,

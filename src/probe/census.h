@@ -16,6 +16,7 @@ struct census_stats {
 	uint64_t walks;	     /* walks done (one per late attach) */
 	uint64_t visited;    /* coroutines pinned */
 	uint64_t published;  /* ... handed a station with their state */
+	uint64_t events;     /* ... of which with a census event (they ran) */
 	uint64_t raced;	     /* ... whose owner claimed or closed them first */
 	uint64_t unreadable; /* ... whose memory could not be read */
 	uint64_t no_station; /* ... left for want of a station */
