@@ -398,10 +398,16 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
 				    uint64_t addr)
 {
+	uint64_t now = coro_coarse_now();
 	struct coro_frame f;
 
 	CORO_FRAME(f);
-	coro_note(c, is_active, addr, coro_coarse_now(), &f);
+	/* The coarse clock lags the precise one by up to a tick: never
+	 * before the birth (a precise time), or the coroutine would seem
+	 * to have parked before it was born. */
+	if (COROTOP_UNLIKELY(now < c->birth_ts))
+		now = c->birth_ts;
+	coro_note(c, is_active, addr, now, &f);
 	/* (W) the note before the second look: pairs with the census's
 	 * membarrier (X).  relaxed loads as in probe.h's wrapper; an agent
 	 * that came meanwhile is served now rather than at the next
