@@ -184,10 +184,11 @@ uint64_t registry_remove(uint32_t reg)
 	return w;
 }
 
-/* a was claimed before b (serial numbers: attach counts wrap at 2^32). */
+/* a was claimed before b (serial numbers: attach counts wrap at 2^32, and
+ * skip 0, which is "never claimed"). */
 static bool registry_before(uint32_t a, uint32_t b)
 {
-	return (int32_t)(a - b) < 0;
+	return a == 0 || (int32_t)(a - b) < 0;
 }
 
 enum registry_claim registry_claim(uint32_t reg, uint32_t attach,
