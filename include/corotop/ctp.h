@@ -51,6 +51,8 @@
  *
  *   (G) station_ext.gen++, release after   (H) gen acquire-load before
  *       writing probe_id/birth_ts/first_n      reading the station header
+ *       (and, for a census station, the        (and the census event)
+ *       census block and event first_n)
  *   G pairs with H: a new occupant's header is complete once gen moves.
  *
  *   (I) is_dead = 1, release, after the    (J) is_dead acquire-load, then a

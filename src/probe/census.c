@@ -245,6 +245,13 @@ void census_start(struct probe_region *r)
 	census_main(r);
 }
 
+void census_atfork_child(void)
+{
+	pthread_mutex_init(&census_lock, NULL);
+	/* relaxed: alone in the child. */
+	atomic_store_explicit(&census_live, 0, memory_order_relaxed);
+}
+
 uint32_t census_running(void)
 {
 	/* acquire: pairs with census_main's release. */

@@ -31,6 +31,9 @@ struct census_stats {
 void census_start(struct probe_region *r);
 /* The walk itself (the census thread's body). */
 void census_walk(struct probe_region *r);
+/* In a forked child (one thread): a walk the parent ran is not here, and
+ * its lock may have been held across the fork. */
+void census_atfork_child(void);
 /* Walks started and not finished (tests wait for 0). */
 uint32_t census_running(void);
 void census_stats(struct census_stats *out);

@@ -16,6 +16,7 @@
  * the sampler (COROTOP_SAMPLE_HZ, sampler.c).
  */
 #define _GNU_SOURCE
+#include "probe/census.h"
 #include "probe/probe_internal.h"
 #include "probe/registry.h"
 
@@ -337,6 +338,7 @@ static void probe_atfork_child(void)
 	probe_pid = (uint32_t)getpid();
 	sampler_atfork_child();
 	registry_atfork_child();
+	census_atfork_child();
 	probe_late_atfork_child();
 }
 
