@@ -100,9 +100,12 @@ static struct {
 	 * the writers are paused. */
 	struct corotop_coro mine;
 	bool mine_active;
-	/* hook books (census thread; read after census_running() == 0) */
+	/* hook books: visits and cur are the census threads' (walks run one
+	 * at a time, under the census's lock); the forced counts are read
+	 * by the main thread at any time (relaxed atomics: what they count
+	 * is ordered by census_running()'s acquire) */
 	unsigned visits, cur;
-	uint64_t forced_unreadable, forced_raced;
+	_Atomic uint64_t forced_unreadable, forced_raced;
 } S;
 
 static uint64_t rnd_next(uint64_t *s)
@@ -113,6 +116,12 @@ static uint64_t rnd_next(uint64_t *s)
 	x ^= x >> 7;
 	x ^= x << 17;
 	return *s = x;
+}
+
+/* relaxed: a count; what it counts is ordered by census_running(). */
+static uint64_t forced_n(_Atomic uint64_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
 }
 
 /* ---- a slot's coroutine (slot mutex held) ---- */
@@ -195,13 +204,16 @@ static void census_hook(enum census_step step, uint32_t reg_slot,
 	if (sl->c == c) {
 		if (want == 0) {
 			slot_close(sl, true);
-			S.forced_unreadable++;
+			atomic_fetch_add_explicit(&S.forced_unreadable, 1,
+						  memory_order_relaxed);
 		} else if (want == 3) {
 			slot_close(sl, false);
-			S.forced_raced++;
+			atomic_fetch_add_explicit(&S.forced_raced, 1,
+						  memory_order_relaxed);
 		} else {
 			slot_record(sl);
-			S.forced_raced++;
+			atomic_fetch_add_explicit(&S.forced_raced, 1,
+						  memory_order_relaxed);
 		}
 	}
 	pthread_mutex_unlock(&sl->mu);
@@ -444,8 +456,8 @@ static void run_cycles(unsigned cycles)
 
 		census_stats(&c0);
 		corotop_probe_stats(&p0);
-		forced_u0 = S.forced_unreadable;
-		forced_r0 = S.forced_raced;
+		forced_u0 = forced_n(&S.forced_unreadable);
+		forced_r0 = forced_n(&S.forced_raced);
 		if (paused) {
 			/* Attach with the writers paused: the walk meets
 			 * every open coroutine, and races only the hook's. */
@@ -475,11 +487,14 @@ static void run_cycles(unsigned cycles)
 			assert_true(c1.visited - c0.visited >= open0 &&
 				    c1.visited - c0.visited <= open0 + 1);
 			assert_int_equal(c1.unreadable - c0.unreadable,
-					 S.forced_unreadable - forced_u0);
+					 forced_n(&S.forced_unreadable) -
+						 forced_u0);
 			assert_true(c1.raced - c0.raced >=
-					    S.forced_raced - forced_r0 &&
+					    forced_n(&S.forced_raced) -
+						    forced_r0 &&
 				    c1.raced - c0.raced <=
-					    S.forced_raced - forced_r0 + 1);
+					    forced_n(&S.forced_raced) -
+						    forced_r0 + 1);
 			resume_all();
 		}
 		/* Some traced time after the walk, then the books. */
@@ -513,9 +528,11 @@ static void run_cycles(unsigned cycles)
 		       (unsigned long long)(c1.raced - c0.raced),
 		       (unsigned long long)(c1.unreadable - c0.unreadable),
 		       (unsigned long long)(c1.no_station - c0.no_station),
-		       (unsigned long long)(S.forced_unreadable - forced_u0),
-		       (unsigned long long)(S.forced_raced - forced_r0), alloc,
-		       nfree);
+		       (unsigned long long)(forced_n(&S.forced_unreadable) -
+					    forced_u0),
+		       (unsigned long long)(forced_n(&S.forced_raced) -
+					    forced_r0),
+		       alloc, nfree);
 		fflush(stdout);
 		assert_int_equal(c1.visited - c0.visited,
 				 (c1.published - c0.published) +
@@ -524,8 +541,9 @@ static void run_cycles(unsigned cycles)
 					 (c1.no_station - c0.no_station));
 		assert_int_equal(c1.no_station - c0.no_station, 0);
 		assert_true(c1.unreadable - c0.unreadable >=
-			    S.forced_unreadable - forced_u0);
-		assert_true(c1.raced - c0.raced >= S.forced_raced - forced_r0);
+			    forced_n(&S.forced_unreadable) - forced_u0);
+		assert_true(c1.raced - c0.raced >=
+			    forced_n(&S.forced_raced) - forced_r0);
 		assert_int_equal(c1.aborted, c0.aborted);
 		assert_int_equal(alloc - nfree, open);
 		assert_int_equal(rs.live, open);
@@ -579,8 +597,8 @@ static void test_census_races(void **state)
 	census_stats(&cs);
 	/* Every race was forced at least once over the run (the hook acts
 	 * on every fourth coroutine a walk visits). */
-	assert_true(S.forced_unreadable > 0);
-	assert_true(S.forced_raced > 0);
+	assert_true(forced_n(&S.forced_unreadable) > 0);
+	assert_true(forced_n(&S.forced_raced) > 0);
 	assert_true(cs.published > 0);
 	census_test_hook = NULL;
 	for (unsigned i = 0; i < SLOTS; i++)

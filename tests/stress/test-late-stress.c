@@ -531,8 +531,11 @@ static void relic_keep(void)
 	/* Only a station of the attachment just retired. */
 	if (!at || S.stale.attach != probe_attach || nrelics == RELICS)
 		return;
+	/* Once per attachment: a later one may map its region over the
+	 * same range (probe_reuse_range) and hand the stale coroutine the
+	 * same station index -- the census walks the registry in order. */
 	for (unsigned i = 0; i < nrelics; i++)
-		if (relic[i].at == at)
+		if (relic[i].at == at && relic[i].region == probe_retired)
 			return;
 	relic[nrelics].at = at;
 	memcpy(&relic[nrelics].copy, at, sizeof(*at));
