@@ -92,7 +92,7 @@ static _Atomic uint32_t census_live;
 /* Statistics (relaxed: nobody orders against them). */
 static struct {
 	_Atomic uint64_t walks, visited, published, events, raced, unreadable,
-		no_station, aborted, no_barrier, inline_walks;
+		no_station, aborted, no_barrier, inline_walks, walk_ns;
 } census_n;
 
 static void census_count(_Atomic uint64_t *c, uint64_t v)
@@ -151,10 +151,11 @@ static void census_fill(struct probe_region *r, uint32_t idx,
 void census_walk(struct probe_region *r)
 {
 	uint32_t attach = r->attach, spare = FREELIST_EMPTY;
-	uint64_t published = 0;
+	uint64_t published = 0, t0;
 	bool recycled = false;
 
 	pthread_mutex_lock(&census_lock);
+	t0 = probe_now();
 	census_count(&census_n.walks, 1);
 	if (!census_barrier())
 		census_count(&census_n.no_barrier, 1);
@@ -208,6 +209,7 @@ void census_walk(struct probe_region *r)
 		station_give_back(r, spare);
 	if (published)
 		station_check_sleeping(r);
+	census_count(&census_n.walk_ns, probe_now() - t0);
 	pthread_mutex_unlock(&census_lock);
 }
 
@@ -281,5 +283,7 @@ void census_stats(struct census_stats *out)
 						   memory_order_relaxed),
 		.inline_walks = atomic_load_explicit(&census_n.inline_walks,
 						     memory_order_relaxed),
+		.walk_ns = atomic_load_explicit(&census_n.walk_ns,
+						memory_order_relaxed),
 	};
 }

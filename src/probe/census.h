@@ -23,6 +23,7 @@ struct census_stats {
 	uint64_t aborted;    /* walks cut short by a detach */
 	uint64_t no_barrier; /* walks without membarrier (see census.c) */
 	uint64_t inline_walks; /* walks run on the attaching thread */
+	uint64_t walk_ns;      /* CLOCK_MONOTONIC ns spent walking */
 };
 
 /* Walk the registry for attachment r on a thread of the census's own (or,

@@ -519,8 +519,8 @@ static void run_cycles(unsigned cycles)
 		printf("census-stress: cycle %2u (%s attach): %u open, walk "
 		       "visited %llu: "
 		       "%llu published (%llu with an event), %llu raced, %llu "
-		       "unreadable, %llu without a station; forced %llu "
-		       "unreadable, %llu raced; stations %u - %u free\n",
+		       "unreadable, %llu without a station in %.3f ms; forced "
+		       "%llu unreadable, %llu raced; stations %u - %u free\n",
 		       k, paused ? "paused" : "running", open,
 		       (unsigned long long)(c1.visited - c0.visited),
 		       (unsigned long long)(c1.published - c0.published),
@@ -528,6 +528,7 @@ static void run_cycles(unsigned cycles)
 		       (unsigned long long)(c1.raced - c0.raced),
 		       (unsigned long long)(c1.unreadable - c0.unreadable),
 		       (unsigned long long)(c1.no_station - c0.no_station),
+		       (double)(c1.walk_ns - c0.walk_ns) / 1e6,
 		       (unsigned long long)(forced_n(&S.forced_unreadable) -
 					    forced_u0),
 		       (unsigned long long)(forced_n(&S.forced_raced) -
