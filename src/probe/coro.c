@@ -79,15 +79,15 @@ static inline uint64_t coro_coarse_now(void)
  * parked stack can be walked from; otherwise nobody reads it. */
 static inline __attribute__((always_inline)) void
 coro_note(struct corotop_coro *c, int is_active, uint64_t addr, uint64_t now,
-	  const struct coro_frame *f)
+	  struct coro_frame f)
 {
 	c->last_ts = now;
 	c->last_tid = probe_tid();
 	c->last_addr = addr;
 	c->last_active = (uint8_t)(is_active != 0);
-	c->park_sp = f->sp;
-	c->park_fp = f->fp;
-	c->park_pc = f->pc;
+	c->park_sp = f.sp;
+	c->park_fp = f.fp;
+	c->park_pc = f.pc;
 }
 
 /* Deep rings: nothing of ours is in the ring yet at event n; check the
@@ -246,7 +246,7 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
  */
 static inline __attribute__((always_inline)) void
 coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
-	       uint64_t addr, uint64_t now, const struct coro_frame *f)
+	       uint64_t addr, uint64_t now, struct coro_frame f)
 {
 	struct probe_thread *t = &probe_self;
 	struct ctp_station *s;
@@ -269,7 +269,7 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 		if (t->sampling)
 			probe_thread_leave(t);
 		if (t->parked && s)
-			trace = probe_thread_parked(t, c, f->sp, f->fp, f->pc);
+			trace = probe_thread_parked(t, c, f.sp, f.fp, f.pc);
 	}
 	if (COROTOP_UNLIKELY(!s))
 		return;
@@ -346,7 +346,7 @@ void probe_lap(struct corotop_coro *c, struct probe_region *r, uint64_t n,
  */
 static inline __attribute__((always_inline)) void
 coro_record(struct corotop_coro *c, int is_active, uint64_t addr,
-	    const struct coro_frame *f)
+	    struct coro_frame f)
 {
 	uint64_t now = probe_now();
 	struct probe_region *r;
@@ -381,9 +381,9 @@ coro_record(struct corotop_coro *c, int is_active, uint64_t addr,
 /* The untraced note found the probe attached after all: record. */
 static __attribute__((noinline)) void
 coro_record_late(struct corotop_coro *c, int is_active, uint64_t addr,
-		 const struct coro_frame *f)
+		 uint64_t sp, uint64_t fp, uint64_t pc)
 {
-	coro_record(c, is_active, addr, f);
+	coro_record(c, is_active, addr, (struct coro_frame){sp, fp, pc});
 }
 
 COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
@@ -392,7 +392,7 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	struct coro_frame f;
 
 	CORO_FRAME(f);
-	coro_record(c, is_active, addr, &f);
+	coro_record(c, is_active, addr, f);
 }
 
 COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
@@ -407,7 +407,7 @@ COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
 	 * to have parked before it was born. */
 	if (COROTOP_UNLIKELY(now < c->birth_ts))
 		now = c->birth_ts;
-	coro_note(c, is_active, addr, now, &f);
+	coro_note(c, is_active, addr, now, f);
 	/* (W) the note before the second look: pairs with the census's
 	 * membarrier (X).  relaxed loads as in probe.h's wrapper; an agent
 	 * that came meanwhile is served now rather than at the next
@@ -416,7 +416,7 @@ COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
 	if (COROTOP_UNLIKELY(
 		    __atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
 		    __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED)))
-		coro_record_late(c, is_active, addr, &f);
+		coro_record_late(c, is_active, addr, f.sp, f.fp, f.pc);
 }
 
 COROTOP_API void corotop_coro_close(struct corotop_coro *c)
