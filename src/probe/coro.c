@@ -74,14 +74,14 @@ static inline uint64_t coro_coarse_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The transition, kept in c whether traced or not (census.c reads it).
- * The frame is kept at every transition: at a suspend it is where the
- * parked stack can be walked from; otherwise nobody reads it. */
+/* The transition, kept in c whether traced or not (census.c reads it),
+ * but for its time (last_ts), which the caller stores.  The frame is kept
+ * at every transition: at a suspend it is where the parked stack can be
+ * walked from; otherwise nobody reads it. */
 static inline __attribute__((always_inline)) void
-coro_note(struct corotop_coro *c, int is_active, uint64_t addr, uint64_t now,
+coro_note(struct corotop_coro *c, int is_active, uint64_t addr,
 	  struct coro_frame f)
 {
-	c->last_ts = now;
 	c->last_tid = probe_tid();
 	c->last_addr = addr;
 	c->last_active = (uint8_t)(is_active != 0);
@@ -352,7 +352,8 @@ coro_record(struct corotop_coro *c, int is_active, uint64_t addr,
 	struct probe_region *r;
 	int hmem;
 
-	coro_note(c, is_active, addr, now, f);
+	coro_note(c, is_active, addr, f);
+	c->last_ts = now;
 	/* (W) the note before the look at the attachment: pairs with the
 	 * census's membarrier (X), census.c. */
 	atomic_signal_fence(memory_order_seq_cst);
@@ -398,25 +399,30 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
 				    uint64_t addr)
 {
-	uint64_t now = coro_coarse_now();
 	struct coro_frame f;
+	uint64_t now;
 
 	CORO_FRAME(f);
+	/* Everything but the time first: only c stays live across the
+	 * clock call (fewer registers saved; this is the untraced path). */
+	coro_note(c, is_active, addr, f);
+	now = coro_coarse_now();
 	/* The coarse clock lags the precise one by up to a tick: never
 	 * before the birth (a precise time), or the coroutine would seem
 	 * to have parked before it was born. */
 	if (COROTOP_UNLIKELY(now < c->birth_ts))
 		now = c->birth_ts;
-	coro_note(c, is_active, addr, now, f);
+	c->last_ts = now;
 	/* (W) the note before the second look: pairs with the census's
 	 * membarrier (X).  relaxed loads as in probe.h's wrapper; an agent
 	 * that came meanwhile is served now rather than at the next
-	 * transition. */
+	 * transition (the transition read back from c). */
 	atomic_signal_fence(memory_order_seq_cst);
 	if (COROTOP_UNLIKELY(
 		    __atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
 		    __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED)))
-		coro_record_late(c, is_active, addr, f.sp, f.fp, f.pc);
+		coro_record_late(c, c->last_active, c->last_addr, c->park_sp,
+				 c->park_fp, c->park_pc);
 }
 
 COROTOP_API void corotop_coro_close(struct corotop_coro *c)
