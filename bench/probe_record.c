@@ -9,9 +9,13 @@
  *          minus the median cost of an empty rdtsc pair.
  *
  * Cases, all in this one process so they share the machine state:
- *   untraced      no CTP_* environment: the inline wrapper's one branch;
+ *   untraced      no CTP_* environment: the inline wrapper's branch and
+ *                 corotop_coro_note_ (a coarse clock read and the stores
+ *                 that keep the transition in the struct, for the census);
  *   clock         the floor: one clock_gettime(CLOCK_MONOTONIC), which every
- *                 record has to make for its timestamp;
+ *                 traced record has to make for its timestamp;
+ *   clock-coarse  one clock_gettime(CLOCK_MONOTONIC_COARSE): the untraced
+ *                 record's clock;
  *   gettid        one gettid syscall and
  *   fence         one seq_cst fence: the two costs the upstream SDKs pay per
  *                 event and the corotop probe avoids;
@@ -342,6 +346,9 @@ int main(void)
 
 	MEASURE(r, sink += clock_now_ns(CLOCK_MONOTONIC));
 	result_print("clock", &r, NULL);
+
+	MEASURE(r, sink += clock_now_ns(CLOCK_MONOTONIC_COARSE));
+	result_print("clock-coarse", &r, NULL);
 	clock_med = r.batch.p50;
 
 	MEASURE(r, sink += (uint64_t)syscall(SYS_gettid));

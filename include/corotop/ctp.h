@@ -51,6 +51,8 @@
  *
  *   (G) station_ext.gen++, release after   (H) gen acquire-load before
  *       writing probe_id/birth_ts/first_n      reading the station header
+ *       (and, for a census station, the        (and the census event)
+ *       census block and event first_n)
  *   G pairs with H: a new occupant's header is complete once gen moves.
  *
  *   (I) is_dead = 1, release, after the    (J) is_dead acquire-load, then a
@@ -189,6 +191,27 @@ struct ctp_header {
 /* The occupant writes its events into the station's deep ring (ctp_deep),
  * not into slots[]; station-style seqs, event n in deep slot n % depth. */
 #define CTP_STX_DEEP (1u << 1)
+/* The census (a corotop probe's rendezvous walk, docs/WIRE.md): the
+ * occupant lived before this attachment, and event first_n is not a new
+ * transition but the last one it made before (its real time, thread,
+ * address and state).  ext.census says where its stack can be walked from
+ * when that state is a suspend. */
+#define CTP_STX_CENSUS (1u << 2)
+
+/*
+ * Where a coroutine parked before an attach can have its stack walked, in
+ * the target's memory, by the engine: the innermost return address (pc,
+ * the first frame), the frame record to follow from (fp), the lowest
+ * address of the stack the walk may read (sp), and the stack the scheduler
+ * declared (corotop_coro_set_stack; 0, 0 = unknown).  Written with the
+ * rest of the header before the generation moves (G); 0 = unknown.
+ */
+struct ctp_census {
+	uint64_t sp;
+	uint64_t fp;
+	uint64_t pc;
+	uint64_t stack_lo, stack_hi;
+};
 
 struct ctp_station_ext {
 	uint32_t magic; /* CTP_STX_MAGIC once a corotop probe opened it */
@@ -201,6 +224,9 @@ struct ctp_station_ext {
 	uint64_t next_n;
 	/* Free-list link: index + 1 of the next free station, 0 = none. */
 	CTP_ATOMIC(uint64_t) next_free;
+	/* CTP_STX_CENSUS: where the stack of the census event's suspend
+	 * can be walked from; zeros otherwise. */
+	struct ctp_census census;
 };
 
 struct ctp_station {
@@ -258,6 +284,8 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, gen) == 8, "gen");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, first_n) == 16, "first_n");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, next_n) == 24, "next_n");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, next_free) == 32, "link");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, census) == 40, "census");
+CTP_STATIC_ASSERT(sizeof(struct ctp_census) == 40, "census is 40 bytes");
 
 /* Size in bytes of a region with n stations. */
 static inline uint64_t ctp_region_size(uint32_t n)

@@ -15,11 +15,15 @@
  * The probe finds the shared region through the environment, exactly as the
  * upstream cTP SDKs do (CTP_SHM_PATH, CTP_SOCK_PATH, CTP_MAX_STATIONS).  When
  * any of them is missing or the region fails validation, the probe stays
- * untraced and every call above costs one predictable branch -- until an
+ * untraced, and a transition only keeps itself in the coroutine's struct
+ * (a coarse clock read and a few plain stores: its time, thread, address,
+ * state and, at a suspend, where its stack can be walked from) -- until an
  * agent attaches to the probe's own ppt buffer (corotop -p PID): the next
- * transition then maps the region the agent names and tracing begins;
- * coroutines opened before get a station at their next transition.  When
- * the agent detaches, tracing stops again (the region is replaced by
+ * transition then maps the region the agent names and tracing begins.
+ * Every coroutine open at that moment is published at once with its true
+ * birth, its last transition and its parked stack's frame record (the
+ * census, src/probe/census.c); the others follow with their transitions.
+ * When the agent detaches, tracing stops again (the region is replaced by
  * private zero pages, never unmapped under a recorder).
  *
  * Guarantees to the program that links it:
@@ -28,9 +32,11 @@
  *     corotop_sampler_start/stop, which serialize on a mutex, and the one
  *     transition after corotop -p attaches or detaches (it maps or retires
  *     the region: open, mmap, malloc, and starting or stopping the
- *     sampler, which may wait for its timers); COROTOP_LATE_ATTACH=0 in
- *     the environment turns late attach off (the probe's ppt buffer then
- *     stays unpublished);
+ *     sampler, which may wait for its timers, and starts the census
+ *     thread); COROTOP_LATE_ATTACH=0 in the environment turns late attach
+ *     off (the probe's ppt buffer then stays unpublished);
+ *   - open and close take and give back a slot of the probe's registry of
+ *     live coroutines: a compare-and-swap on a free list each, no lock;
  *   - no call ever raises a signal (the socket is written with MSG_NOSIGNAL)
  *     other than the sampler's own SIGPROF timers, when asked for;
  *   - if the engine dies, the program keeps running untouched.
@@ -77,20 +83,37 @@ extern "C" {
 
 struct ctp_station;
 
-/* Per-coroutine probe state, embedded by the scheduler.  Treat as opaque. */
+/*
+ * Per-coroutine probe state, embedded by the scheduler.  Treat as opaque.
+ * It must stay at its address from corotop_coro_open to corotop_coro_close
+ * (the probe's registry of live coroutines points at it), and be opened
+ * once per close.
+ */
 struct corotop_coro {
 	struct ctp_station *station; /* NULL: no station (untraced) */
 	uint64_t n;		     /* next event number on the station */
 	uint64_t probe_id;
-	uint64_t birth_ts;
-	uint32_t index;	 /* station index, valid when station != NULL */
-	uint32_t attach; /* probe attachment the station belongs to */
+	uint64_t birth_ts; /* CLOCK_MONOTONIC ns at corotop_coro_open */
+	uint32_t index;	   /* station index, valid when station != NULL */
+	uint32_t attach;   /* probe attachment the station belongs to */
 	/* Stack declared by corotop_coro_set_stack; 0, 0 = unknown. */
 	uint64_t stack_lo, stack_hi;
 	/* Deep rings (corotop/ctp.h): the next event number at which the
 	 * probe checks how far the engine got, the last event number known
 	 * published before chk_ts, and when it last woke the engine. */
 	uint64_t lap_check, chk_n, chk_ts, wake_ns;
+	/* The last transition, kept traced or not, so that an engine that
+	 * attaches later sees the coroutine as it is (src/probe/census.c):
+	 * when (CLOCK_MONOTONIC ns; CLOCK_MONOTONIC_COARSE while untraced;
+	 * 0 = none yet), on which thread, at which address, in which state. */
+	uint64_t last_ts, last_tid, last_addr;
+	/* At the last suspend: the lowest stack address a walk may read, the
+	 * caller's frame record and the return address into the caller --
+	 * what lets the engine walk the parked stack later. */
+	uint64_t park_sp, park_fp, park_pc;
+	uint32_t reg;	     /* registry slot + 1; 0 = not registered */
+	uint8_t last_active; /* 1 running, 0 suspended (last_ts != 0) */
+	uint8_t pad_[3];
 };
 
 /* Counters of this process's probe; all run freely from 0. */
@@ -121,9 +144,13 @@ COROTOP_API void corotop_probe_stats(struct corotop_probe_stats *out);
 
 COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id);
 COROTOP_API void corotop_coro_close(struct corotop_coro *c);
-/* Out-of-line record; use the inline wrappers below. */
+/* Out-of-line record; use the inline wrappers below.  _record_ writes the
+ * transition (traced, or an agent knocking); _note_ only keeps it in c
+ * (untraced: a coarse clock and a few stores, no syscall, no fence). */
 COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 				      uint64_t addr);
+COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
+				    uint64_t addr);
 
 /*
  * CallTrace: store one call stack (frames[0] = innermost, as the caller
@@ -204,7 +231,8 @@ struct corotop_sampler_stats {
 COROTOP_API void corotop_sampler_stats(struct corotop_sampler_stats *out);
 
 /* Record a transition: is_active 1 = now running, 0 = now suspended.
- * Untraced, and no agent knocking: one predictable branch. */
+ * Untraced, and no agent knocking: one predictable branch and a call that
+ * keeps the transition in c (corotop_coro_note_). */
 static inline void corotop_coro_record(struct corotop_coro *c, int is_active,
 				       uint64_t addr)
 {
@@ -212,12 +240,15 @@ static inline void corotop_coro_record(struct corotop_coro *c, int is_active,
 	 * probe publishes live with release, an agent writes _hmem from
 	 * another process; corotop_coro_record_ re-reads both sides with the
 	 * ordering they need (its acquire load of the attachment, and the
-	 * late-attach poll).  Atomic, not plain: these words change under a
-	 * running loop, and a plain load may legally be hoisted out of it. */
+	 * late-attach poll), and corotop_coro_note_ looks again after its
+	 * stores.  Atomic, not plain: these words change under a running
+	 * loop, and a plain load may legally be hoisted out of it. */
 	if (COROTOP_UNLIKELY(
 		    !(__atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
-		      __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED))))
+		      __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED)))) {
+		corotop_coro_note_(c, is_active, addr);
 		return;
+	}
 	corotop_coro_record_(c, is_active, addr);
 }
 

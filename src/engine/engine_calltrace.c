@@ -32,7 +32,9 @@
  * One rotation.
  *   1. Under the engine lock: the trace ids live coroutines are parked at
  *      (model.parked, set from the suspend events' CTP_EPOCH_TRACE_OFFSET
- *      word), deduplicated and sorted: the liveness list.
+ *      word, or by engine_census.c for a stack the engine walked itself),
+ *      deduplicated and sorted: the liveness list (the engine's own ids
+ *      last: the rotor preserves only the CallTrace ones).
  *   2. rotor_rotate with that list, so those traces keep their ids (the
  *      drain is bounded by the rotor: a stuck writer quarantines a table,
  *      it never blocks the harvest past drain_timeout_ms).
@@ -188,7 +190,7 @@ static void engine_ct_do_rotate(struct engine *e, void *arg)
 	struct engine_ct *ct = &e->ct;
 	struct engine_ct_rot *o = arg;
 
-	o->rotated = rotor_rotate(ct->rotor, ct->preserve, ct->npreserve);
+	o->rotated = rotor_rotate(ct->rotor, ct->preserve, ct->npreserve_ct);
 	rotor_stats(ct->rotor, &o->rs);
 	snprintf(o->warning, sizeof(o->warning), "%s",
 		 rotor_warning(ct->rotor));
@@ -217,7 +219,7 @@ static void engine_ct_parked_ids(struct engine *e)
 	const struct model *m = &e->model;
 	size_t cand = 0, slots = 16;
 
-	ct->npreserve = 0;
+	ct->npreserve = ct->npreserve_ct = 0;
 	for (uint32_t r = 0; r < m->used; r++)
 		cand += engine_ct_is_id(m->parked[r]);
 	if (!cand)
@@ -254,6 +256,12 @@ static void engine_ct_parked_ids(struct engine *e)
 	}
 	qsort(ct->preserve, ct->npreserve, sizeof(*ct->preserve),
 	      engine_ct_u64_cmp);
+	/* The engine's own ids (census stacks, PARKED_OWN_ID) sort last:
+	 * the parked store keeps them, the rotor has never seen them. */
+	ct->npreserve_ct = ct->npreserve;
+	while (ct->npreserve_ct &&
+	       (ct->preserve[ct->npreserve_ct - 1] & PARKED_OWN_ID))
+		ct->npreserve_ct--;
 }
 
 /* ---- tags -> coroutines (engine lock held) ---- */

@@ -78,15 +78,27 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 			      e->model.next_id - 1);
 }
 
-static void engine_on_event(void *ctx, const struct harvest_event *ev)
+static void engine_on_event(void *ctx, const struct harvest_event *in)
 {
 	struct engine *e = ctx;
+	struct harvest_event census;
+	const struct harvest_event *ev = in;
 
-	model_event(&e->model, ev->station, ev->ts, ev->tid, ev->addr, ev->seq,
-		    ev->n, ev->is_active);
-	/* A suspend may say where it parked (CallTrace id); any transition
-	 * ends the previous parking. */
-	model_park(&e->model, ev->station, ev->is_active ? 0 : ev->trace);
+	if (in->census) {
+		/* Found at a late attach: its state, and its parked stack
+		 * walked in the target (engine_census.c), whose id the
+		 * recording and the hooks see as the event's. */
+		census = *in;
+		census.trace = engine_census(e, in);
+		ev = &census;
+	} else {
+		model_event(&e->model, ev->station, ev->ts, ev->tid, ev->addr,
+			    ev->seq, ev->n, ev->is_active);
+		/* A suspend may say where it parked (CallTrace id); any
+		 * transition ends the previous parking. */
+		model_park(&e->model, ev->station,
+			   ev->is_active ? 0 : ev->trace);
+	}
 	if (e->jsonl.f)
 		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr, ev->seq,
 			    ev->is_active, ev->ts);

@@ -91,7 +91,8 @@ struct engine_ct {
 	uint64_t active_mark, dropped_mark; /* as the last rotation left */
 	uint64_t *preserve;		    /* sorted unique ids parked at */
 	size_t npreserve, cap_preserve;
-	uint64_t *seen; /* open-addressing set for the dedup */
+	size_t npreserve_ct; /* ... of which CallTrace ids (the first) */
+	uint64_t *seen;	     /* open-addressing set for the dedup */
 	size_t seen_slots;
 	uint64_t *owner; /* per union entry: the model id its tag names */
 	size_t cap_owner;
@@ -189,6 +190,11 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 			  const struct model_coro *c, uint64_t *frames,
 			  size_t max, uint64_t *trace_id);
 bool engine_replay_create(struct engine *e, char *err, size_t errlen);
+
+/* engine_census.c: a census event (a coroutine found at a late attach)
+ * into the model, with its parked stack walked in the target when it is
+ * parked; the stack's id (model_park'ed), or 0.  Engine lock held. */
+uint64_t engine_census(struct engine *e, const struct harvest_event *ev);
 
 /* engine_calltrace.c: lifecycle (create before the target starts) and
  * the rotation cadence, called from the harvest loop. */

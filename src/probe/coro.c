@@ -1,15 +1,27 @@
 /*
- * coro: one coroutine's life on a cTP station, as the probe writes it.
+ * coro: one coroutine's life as the probe sees it -- kept in its own
+ * struct always, and on a cTP station while the program is traced.
  *
- * open    takes a station (a recycled one from the free list first, then a
- *         fresh one by fetch_add on allocated_count) and publishes the new
- *         occupant by bumping the station's generation (G).
- * record  writes one transition into slot n % 8 as a seqlock: odd seq, then
- *         the payload, then even seq (A, B, C in ctp.h), then checks whether
- *         the engine sleeps (M) and wakes it if so (O).
+ * open    stamps the birth, registers the coroutine (registry.c) and,
+ *         traced, takes a station (a recycled one from the free list
+ *         first, then a fresh one by fetch_add on allocated_count) and
+ *         publishes the new occupant by bumping its generation (G).
+ * note    every transition, traced or not, first keeps itself in the
+ *         struct: its time, thread, address and state, and the caller's
+ *         frame record (what a later walk of a parked stack starts from).
+ *         Untraced, that is all: a coarse clock read (no syscall: vDSO)
+ *         and a few plain stores, then one more look at the attachment
+ *         (W) -- the census (census.c) relies on that order.
+ * record  traced, writes the transition into the station as a seqlock:
+ *         odd seq, then the payload, then even seq (A, B, C in ctp.h),
+ *         then checks whether the engine sleeps (M) and wakes it if so
+ *         (O).  The first record under an attachment claims the coroutine
+ *         in the registry: it takes a station itself, or adopts the one the
+ *         census published it on (and goes on after its census event).
  * close   stores the next event number for the station's next occupant and
- *         raises is_dead (I).  The engine recycles the station once it has
- *         harvested everything before that flag.
+ *         raises is_dead (I) -- also for a census station it never got to
+ *         adopt -- and leaves the registry.  The engine recycles the station
+ *         once it has harvested everything before that flag.
  *
  * A coroutine that finds no station stays untraced and retries at its next
  * transition, so a burst that exhausts the stations heals by itself; every
@@ -23,87 +35,88 @@
  * window does not grow by a put.
  */
 #define _GNU_SOURCE
-#include "wire/freelist.h"
 #include "corotop/calltrace.h"
 #include "probe/probe_internal.h"
+#include "probe/registry.h"
+#include "probe/station.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-/* (P): tell the engine which station group changed.  Load first so the
- * common case (bit already set) costs no atomic read-modify-write. */
-static inline void coro_mark(struct probe_region *r, uint32_t idx)
-{
-	_Atomic uint64_t *w;
-	uint32_t bit;
-	uint64_t m;
+/*
+ * The frame of the probe's entry point (corotop_coro_record_ or _note_):
+ * the lowest stack address of the caller's frame, the caller's frame
+ * pointer (our frame record's first word) and the return address into the
+ * caller.  A macro: it must read the entry point's own frame.
+ */
+struct coro_frame {
+	uint64_t sp, fp, pc;
+};
 
-	if (!r->dirty)
-		return;
-	bit = idx >> r->dirty_shift;
-	if (COROTOP_UNLIKELY(bit >= r->dirty_bits))
-		return;
-	w = &r->dirty[bit / 64];
-	m = 1ull << (bit % 64);
-	/* relaxed: a hint; ordering comes from (M) and the engine's (Q). */
-	if (!(atomic_load_explicit(w, memory_order_relaxed) & m))
-		atomic_fetch_or_explicit(w, m, memory_order_relaxed);
+#define CORO_FRAME(f)                                                          \
+	do {                                                                   \
+		const uintptr_t *rec_ = __builtin_frame_address(0);            \
+		(f).sp = (uintptr_t)rec_ + 2 * sizeof(uintptr_t);              \
+		(f).fp = rec_[0];                                              \
+		(f).pc = (uintptr_t)__builtin_return_address(0);               \
+	} while (0)
+
+/* CLOCK_MONOTONIC_COARSE in ns: what an untraced transition costs (a vDSO
+ * read; within a tick of CLOCK_MONOTONIC, plenty for a coroutine parked
+ * for seconds). */
+static inline uint64_t coro_coarse_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
+/* The transition, kept in c whether traced or not (census.c reads it),
+ * but for its time (last_ts), which the caller stores.  The frame is kept
+ * at every transition: at a suspend it is where the parked stack can be
+ * walked from; otherwise nobody reads it. */
+static inline __attribute__((always_inline)) void
+coro_note(struct corotop_coro *c, int is_active, uint64_t addr,
+	  struct coro_frame f)
 {
-	struct ctp_header *hdr = p->hdr;
-	struct ctp_station *s;
-	bool recycled = false;
-	uint32_t idx = FREELIST_EMPTY;
+	c->last_tid = probe_tid();
+	c->last_addr = addr;
+	c->last_active = (uint8_t)(is_active != 0);
+	c->park_sp = f.sp;
+	c->park_fp = f.fp;
+	c->park_pc = f.pc;
+}
 
-	if (p->hx_flags & CTP_HX_FREELIST) {
-		idx = freelist_pop(hdr, p->stations, p->max);
-		recycled = idx != FREELIST_EMPTY;
-	}
-	if (!recycled) {
-		/* Load first so a full region does not keep bumping the
-		 * cursor towards wrap-around. relaxed: no data is published
-		 * through the cursor itself. */
-		if (atomic_load_explicit(&hdr->allocated_count,
-					 memory_order_relaxed) >= p->max)
-			return false;
-		idx = atomic_fetch_add_explicit(&hdr->allocated_count, 1,
-						memory_order_relaxed);
-		if (idx >= p->max)
-			return false;
-	}
-	s = &p->stations[idx];
-	if (!c->birth_ts)
-		c->birth_ts = probe_now();
-	/* The previous occupant's next_n was published to us by the free-list
-	 * acquire (L); a fresh station reads 0. */
-	c->n = __atomic_load_n(&s->ext.next_n, __ATOMIC_RELAXED);
-	c->station = s;
-	c->index = idx;
-	c->attach = p->attach;
-	/* relaxed: all of these are published by the release in (G). */
-	__atomic_store_n(&s->probe_id, c->probe_id, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->birth_ts, c->birth_ts, __ATOMIC_RELAXED);
-	atomic_store_explicit(&s->is_dead, 0, memory_order_relaxed);
-	__atomic_store_n(&s->ext.magic, CTP_STX_MAGIC, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->ext.flags,
-			 CTP_STX_SEQ_STATION |
-				 (p->deep_rings ? CTP_STX_DEEP : 0u),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&s->ext.first_n, c->n, __ATOMIC_RELAXED);
-	/* Deep rings: nothing of ours is in the ring yet; check the engine's
-	 * progress half a ring from here. */
+/* Deep rings: nothing of ours is in the ring yet at event n; check the
+ * engine's progress half a ring from here. */
+static inline void coro_lap_init(struct corotop_coro *c,
+				 const struct probe_region *p)
+{
 	c->chk_n = c->n;
 	c->chk_ts = probe_now();
 	c->wake_ns = 0;
 	c->lap_check = p->deep_rings ? c->n + p->depth / 2 : UINT64_MAX;
-	/* release (G) pairs with the engine's acquire (H): the header above is
-	 * complete once the generation moves. */
-	atomic_fetch_add_explicit(&s->ext.gen, 1, memory_order_release);
-	coro_mark(p, idx);
+}
+
+static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
+{
+	bool recycled;
+	uint32_t idx = station_take(p, &recycled);
+
+	if (idx == FREELIST_EMPTY)
+		return false;
+	if (!c->birth_ts)
+		c->birth_ts = probe_now();
+	c->n = station_next_n(p, idx);
+	c->station = &p->stations[idx];
+	c->index = idx;
+	c->attach = p->attach;
+	station_header(p, idx, c->probe_id, c->birth_ts, c->n, 0, NULL);
+	coro_lap_init(c, p);
+	station_publish(p, idx);
 	atomic_fetch_add_explicit(&probe_global.opened, 1,
 				  memory_order_relaxed);
 	if (recycled)
@@ -112,21 +125,27 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	return true;
 }
 
-static inline void coro_check_sleeping(struct probe_region *r)
+/* The station the census published c on (registry_claim returned it):
+ * its header is the census's, the next event follows the census event. */
+static bool coro_adopt(struct corotop_coro *c, struct probe_region *p,
+		       uint32_t idx)
 {
-	struct ctp_header *hdr = r->hdr;
+	struct ctp_station *s;
+	uint32_t flags;
 
-	/* (M) pairs with the engine's (N).  With the asymmetric fence the
-	 * engine's membarrier(GLOBAL_EXPEDITED) orders us; else a full
-	 * fence here. */
-	if (r->asym_fence)
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
-	/* relaxed: the fence above provides the ordering. */
-	if (COROTOP_UNLIKELY(atomic_load_explicit(&hdr->tracer_sleeping,
-						  memory_order_relaxed) == 1))
-		probe_wake(r);
+	if (idx >= p->max)
+		return false;
+	s = &p->stations[idx];
+	/* relaxed: published to us by the hand-over's release, which the
+	 * claim (or remove) acquired. */
+	flags = __atomic_load_n(&s->ext.flags, __ATOMIC_RELAXED);
+	c->n = __atomic_load_n(&s->ext.first_n, __ATOMIC_RELAXED) +
+	       ((flags & CTP_STX_CENSUS) ? 1 : 0);
+	c->station = s;
+	c->index = idx;
+	c->attach = p->attach;
+	coro_lap_init(c, p);
+	return true;
 }
 
 static void coro_untraced(struct probe_region *r)
@@ -139,13 +158,34 @@ static void coro_untraced(struct probe_region *r)
 					  memory_order_relaxed);
 }
 
-/* The coroutine's station, or NULL when it has none in this attachment. */
-static inline struct ctp_station *coro_station(struct corotop_coro *c,
-					       const struct probe_region *r)
+/*
+ * c's first record (or open) under attachment r, or one after it found no
+ * station: claim it in the registry, then take a station, or adopt the
+ * census's.  NULL when it has none (counted untraced when `count`).
+ */
+static struct ctp_station *coro_sync(struct corotop_coro *c,
+				     struct probe_region *r, bool count)
 {
-	if (COROTOP_UNLIKELY(c->attach != r->attach))
-		c->station = NULL;
-	return c->station;
+	uint32_t idx = 0;
+
+	c->station = NULL;
+	switch (registry_claim(c->reg, r->attach, &idx)) {
+	case REGISTRY_CLAIM_HANDOFF:
+		if (coro_adopt(c, r, idx))
+			return c->station;
+		break;
+	case REGISTRY_CLAIM_STALE:
+		/* r is older than the attachment that claimed c: it is
+		 * retired, nothing of c goes there. */
+		return NULL;
+	case REGISTRY_CLAIM_OWN:
+		if (coro_acquire(c, r))
+			return c->station;
+		break;
+	}
+	if (count)
+		coro_untraced(r);
+	return NULL;
 }
 
 /* The sampler's tag frame for c running on station s. */
@@ -156,12 +196,6 @@ static inline uint64_t coro_tag(const struct corotop_coro *c,
 	uint64_t gen = atomic_load_explicit(&s->ext.gen, memory_order_relaxed);
 
 	return CT_TAG_CORO | (gen & 0xffffu) << 32 | c->index;
-}
-
-/* The parked-stack word of a slot (8-aligned: reserved is at 0x20). */
-static inline uint64_t *coro_trace_word(struct ctp_epoch *e)
-{
-	return (uint64_t *)(void *)(e->reserved + CTP_EPOCH_TRACE_OFFSET);
 }
 
 COROTOP_API void corotop_coro_set_stack(struct corotop_coro *c, const void *lo,
@@ -182,20 +216,26 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 	c->station = NULL;
 	c->n = 0;
 	c->probe_id = probe_id ? probe_id : (uint64_t)(uintptr_t)c;
-	c->birth_ts = 0;
+	c->birth_ts = probe_now();
 	c->index = 0;
 	c->attach = 0;
 	c->stack_lo = 0;
 	c->stack_hi = 0;
 	c->lap_check = UINT64_MAX;
 	c->chk_n = c->chk_ts = c->wake_ns = 0;
+	c->last_ts = c->last_tid = c->last_addr = 0;
+	c->park_sp = c->park_fp = c->park_pc = 0;
+	c->last_active = 0;
+	/* Registered before the attachment is looked at (W): a census that
+	 * published its attachment before this look finds c. */
+	c->reg = registry_add(c);
+	atomic_signal_fence(memory_order_seq_cst);
 	r = probe_region();
 	if (!r)
 		return;
-	c->birth_ts = probe_now();
 	/* No station: it is retried, and counted untraced, at each
 	 * transition (docs/JSON.md: untraced counts transitions). */
-	(void)coro_acquire(c, r);
+	(void)coro_sync(c, r, false);
 }
 
 /*
@@ -206,20 +246,16 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
  */
 static inline __attribute__((always_inline)) void
 coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
-	       uint64_t addr)
+	       uint64_t addr, uint64_t now, struct coro_frame f)
 {
 	struct probe_thread *t = &probe_self;
 	struct ctp_station *s;
 	struct ctp_epoch *e;
-	uint64_t n, now, trace = 0;
+	uint64_t n, trace = 0;
 
-	s = coro_station(c, r);
-	if (COROTOP_UNLIKELY(!s)) {
-		if (coro_acquire(c, r))
-			s = c->station;
-		else
-			coro_untraced(r);
-	}
+	s = c->station;
+	if (COROTOP_UNLIKELY(c->attach != r->attach || !s))
+		s = coro_sync(c, r, true);
 	/* relaxed: a stale value only delays the set-up by one transition;
 	 * probe_thread_sync acquires it. */
 	if (COROTOP_UNLIKELY(t->epoch !=
@@ -233,12 +269,11 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 		if (t->sampling)
 			probe_thread_leave(t);
 		if (t->parked && s)
-			trace = probe_thread_parked(t, c);
+			trace = probe_thread_parked(t, c, f.sp, f.fp, f.pc);
 	}
 	if (COROTOP_UNLIKELY(!s))
 		return;
 	n = c->n++;
-	now = probe_now();
 	if (r->deep_rings) {
 		e = &r->deep_rings[(size_t)c->index * r->depth +
 				   (n & (r->depth - 1))];
@@ -248,23 +283,9 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	} else {
 		e = &s->slots[n % CTP_SLOTS];
 	}
-	/* (A) odd seq first; the release fence keeps the payload stores
-	 * below from becoming visible before it.  The store itself is a
-	 * release too: an engine that sees any seq of ours also sees the
-	 * station's magic (free on x86). */
-	atomic_store_explicit(&e->seq, 2 * n + 1, memory_order_release);
-	atomic_thread_fence(memory_order_release);
-	/* (B) payload: relaxed atomics, so a racing reader is not UB. */
-	__atomic_store_n(&e->timestamp, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->tid, probe_tid(), __ATOMIC_RELAXED);
-	__atomic_store_n(&e->addr, addr, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->is_active, (uint8_t)(is_active != 0),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(coro_trace_word(e), trace, __ATOMIC_RELAXED);
-	/* (C) release pairs with the engine's acquire load (D). */
-	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
-	coro_check_sleeping(r);
-	coro_mark(r, c->index);
+	station_write(e, n, now, c->last_tid, addr, is_active, trace);
+	station_check_sleeping(r);
+	station_mark(r, c->index);
 }
 
 /*
@@ -318,16 +339,29 @@ void probe_lap(struct corotop_coro *c, struct probe_region *r, uint64_t n,
 	 * usual check (M); nothing more to do here. */
 }
 
-COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
-				      uint64_t addr)
+/*
+ * A transition while traced, or while an agent knocks: noted in c (with
+ * the precise clock, which the event carries too), then (W), then the
+ * attachment looked at and the transition written.
+ */
+static inline __attribute__((always_inline)) void
+coro_record(struct corotop_coro *c, int is_active, uint64_t addr,
+	    struct coro_frame f)
 {
-	struct probe_region *r = probe_region();
+	uint64_t now = probe_now();
+	struct probe_region *r;
 	int hmem;
 
+	coro_note(c, is_active, addr, f);
+	c->last_ts = now;
+	/* (W) the note before the look at the attachment: pairs with the
+	 * census's membarrier (X), census.c. */
+	atomic_signal_fence(memory_order_seq_cst);
+	r = probe_region();
 	/* The region from the environment stays for good: nothing to check,
 	 * and its address is known. */
 	if (COROTOP_LIKELY(r == &probe_env_region)) {
-		coro_record_in(c, &probe_env_region, is_active, addr);
+		coro_record_in(c, &probe_env_region, is_active, addr, now, f);
 		return;
 	}
 	/* Untraced, or traced through corotop -p: an agent may have come or
@@ -342,21 +376,79 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 	}
 	if (COROTOP_UNLIKELY(!r))
 		return;
-	coro_record_in(c, r, is_active, addr);
+	coro_record_in(c, r, is_active, addr, now, f);
+}
+
+/* The untraced note found the probe attached after all: record. */
+static __attribute__((noinline)) void
+coro_record_late(struct corotop_coro *c, int is_active, uint64_t addr,
+		 uint64_t sp, uint64_t fp, uint64_t pc)
+{
+	coro_record(c, is_active, addr, (struct coro_frame){sp, fp, pc});
+}
+
+COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
+				      uint64_t addr)
+{
+	struct coro_frame f;
+
+	CORO_FRAME(f);
+	coro_record(c, is_active, addr, f);
+}
+
+COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
+				    uint64_t addr)
+{
+	struct coro_frame f;
+	uint64_t now;
+
+	CORO_FRAME(f);
+	/* Everything but the time first: only c stays live across the
+	 * clock call (fewer registers saved; this is the untraced path). */
+	coro_note(c, is_active, addr, f);
+	now = coro_coarse_now();
+	/* The coarse clock lags the precise one by up to a tick: never
+	 * before the birth (a precise time), or the coroutine would seem
+	 * to have parked before it was born. */
+	if (COROTOP_UNLIKELY(now < c->birth_ts))
+		now = c->birth_ts;
+	c->last_ts = now;
+	/* (W) the note before the second look: pairs with the census's
+	 * membarrier (X).  relaxed loads as in probe.h's wrapper; an agent
+	 * that came meanwhile is served now rather than at the next
+	 * transition (the transition read back from c). */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (COROTOP_UNLIKELY(
+		    __atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
+		    __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED)))
+		coro_record_late(c, c->last_active, c->last_addr, c->park_sp,
+				 c->park_fp, c->park_pc);
 }
 
 COROTOP_API void corotop_coro_close(struct corotop_coro *c)
 {
+	/* Out of the registry first: no census can hand c a station after
+	 * this, and one handed before is in w (acq_rel: its station is
+	 * complete, and the attachment it belongs to is visible below). */
+	uint64_t w = registry_remove(c->reg);
 	struct probe_region *r = probe_region();
 	struct ctp_station *s;
 
-	/* Detached, or the station belongs to an earlier attachment whose
-	 * mapping is gone: nothing to tell anyone. */
-	if (!r || !coro_station(c, r)) {
+	c->reg = 0;
+	if (!r) {
 		c->station = NULL;
 		return;
 	}
+	/* A station of an earlier attachment (its mapping is gone), or a
+	 * census station c never got to adopt. */
+	if (c->attach != r->attach) {
+		c->station = NULL;
+		if ((w & REGISTRY_HANDOFF) && REGISTRY_ATTACH(w) == r->attach)
+			(void)coro_adopt(c, r, REGISTRY_STATION(w));
+	}
 	s = c->station;
+	if (!s)
+		return;
 	/* Closed while running here: the sampler must not name it. */
 	if (probe_self.sampling) {
 		/* relaxed: our own thread-local (struct probe_thread). */
@@ -372,6 +464,6 @@ COROTOP_API void corotop_coro_close(struct corotop_coro *c)
 	 * and next_n are visible before the engine recycles the station. */
 	atomic_store_explicit(&s->is_dead, 1, memory_order_release);
 	c->station = NULL;
-	coro_check_sleeping(r);
-	coro_mark(r, c->index);
+	station_check_sleeping(r);
+	station_mark(r, c->index);
 }

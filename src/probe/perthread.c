@@ -16,9 +16,10 @@
  * The hot path pays one relaxed load of the epoch and a compare.
  *
  * Parked stacks.  At a suspend recorded on the coroutine's own stack, the
- * probe walks its own frame chain up from probe_thread_parked's frame
- * (unwind.h: bounded, every read checked), drops its own frame, and stores
- * the rest with weight 0: a parked coroutine uses no CPU, so it must not
+ * probe walks the frame chain from its entry point's caller (unwind.h:
+ * bounded, every read checked; the same frame record the census hands the
+ * engine for a coroutine parked before an attach), and stores the stack
+ * with weight 0: a parked coroutine uses no CPU, so it must not
  * add to any CPU profile, but the put still returns the stack's trace id,
  * which coro.c writes into the suspend event (CTP_EPOCH_TRACE_OFFSET).
  * Coroutines parked at the same place share one trace.  No tag frame.
@@ -31,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Frames of a parked stack, the probe's own frame included (dropped). */
+/* Frames of a parked stack. */
 #define PARKED_FRAMES 64u
 
 __thread struct probe_thread probe_self
@@ -120,15 +121,16 @@ int probe_thread_sync(struct probe_thread *t)
 }
 
 /*
- * noinline: the walk starts at this function's own frame, whose return
- * address (into corotop_coro_record_) is dropped; the next one is the
- * scheduler's call of the probe.
+ * The stack at the probe's entry point: pc (the return address into the
+ * scheduler, the first frame), then the frame records from fp, inside the
+ * stack that holds sp (the caller's frame; everything from there up is
+ * live while the probe runs).
  */
-__attribute__((noinline)) uint64_t
-probe_thread_parked(struct probe_thread *t, const struct corotop_coro *c)
+uint64_t probe_thread_parked(struct probe_thread *t,
+			     const struct corotop_coro *c, uint64_t sp,
+			     uint64_t fp, uint64_t pc)
 {
 	uint64_t f[PARKED_FRAMES];
-	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
 	struct unwind_stack coro = {(uintptr_t)c->stack_lo,
 				    (uintptr_t)c->stack_hi};
 	/* relaxed: written by this thread only (probe_thread_bounds). */
@@ -138,11 +140,12 @@ probe_thread_parked(struct probe_thread *t, const struct corotop_coro *c)
 	unsigned n;
 	uint64_t id;
 
-	if (!UNWIND_SUPPORTED)
+	if (!UNWIND_SUPPORTED || pc < UNWIND_MIN_CODE || pc >> 63)
 		return 0;
-	n = unwind_fp(fp, unwind_range(fp, &coro, &thread), f, PARKED_FRAMES);
-	if (n < 2)
-		return 0;
-	id = probe_calltrace_put(f + 1, n - 1, 0);
+	f[0] = pc;
+	n = 1 + unwind_fp((uintptr_t)fp,
+			  unwind_range((uintptr_t)sp, &coro, &thread), f + 1,
+			  PARKED_FRAMES - 1);
+	id = probe_calltrace_put(f, n, 0);
 	return id == COROTOP_CALLTRACE_DROPPED ? 0 : id;
 }

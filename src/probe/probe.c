@@ -16,7 +16,9 @@
  * the sampler (COROTOP_SAMPLE_HZ, sampler.c).
  */
 #define _GNU_SOURCE
+#include "probe/census.h"
 #include "probe/probe_internal.h"
+#include "probe/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -335,6 +337,8 @@ static void probe_atfork_child(void)
 	probe_tid_cache = 0;
 	probe_pid = (uint32_t)getpid();
 	sampler_atfork_child();
+	registry_atfork_child();
+	census_atfork_child();
 	probe_late_atfork_child();
 }
 
@@ -342,6 +346,8 @@ __attribute__((constructor)) static void probe_autoinit(void)
 {
 	probe_pid = (uint32_t)getpid();
 	pthread_atfork(NULL, NULL, probe_atfork_child);
+	/* Before any coroutine opens: the census's list of them. */
+	(void)registry_init();
 	corotop_probe_init();
 	/* The probe's own ppt buffer: corotop -p finds us through it. */
 	probe_late_init();

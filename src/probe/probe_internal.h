@@ -193,10 +193,12 @@ void probe_thread_bounds(struct probe_thread *t);
 void probe_parked_configure(bool attached);
 /* Switch them on (when a CallTrace region is attached) or off. */
 void probe_parked_set(bool on);
-/* The parked stack of the calling thread, stored with weight 0: its trace
- * id, or 0 when not stored. */
+/* The parked stack -- pc, then the frame records from fp inside the stack
+ * that holds sp (the probe's caller's frame) -- stored with weight 0: its
+ * trace id, or 0 when not stored. */
 uint64_t probe_thread_parked(struct probe_thread *t,
-			     const struct corotop_coro *c);
+			     const struct corotop_coro *c, uint64_t sp,
+			     uint64_t fp, uint64_t pc);
 
 /* sampler.c */
 /* Arm (sampler on) or disarm this thread's timer for session `epoch`.

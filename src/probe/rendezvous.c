@@ -9,8 +9,9 @@
  * in the control segment: the paths of the cTP region it created, its
  * station count, and the stack captures asked for.  The probe then maps
  * that region exactly as it would have from the CTP_* environment
- * (probe_attach_region) and the table fills: coroutines opened before get
- * a station at their next transition.
+ * (probe_attach_region) and the table fills: every coroutine open at that
+ * moment is published at once by the census (census.c, on a thread of its
+ * own), before its next event; later ones as they transition.
  *
  * Who runs this.  The record path reads _ppt_hmem_corotop (relaxed) and
  * compares it with probe_late_seen, the value last handled; on a change
@@ -48,6 +49,7 @@
  * ends the watch within a second: the generation moved.
  */
 #define _GNU_SOURCE
+#include "probe/census.h"
 #include "probe/ppt_internal.h"
 #include "probe/probe_internal.h"
 
@@ -294,6 +296,8 @@ static void late_attached(struct corotop_ppt_buffer *b, const void *seg,
 	if (r.sample_hz)
 		(void)corotop_sampler_start(r.sample_hz);
 	late_watch_start(&r);
+	/* Every coroutine open now, published before its next event. */
+	census_start(probe_region());
 }
 
 static void late_detached(struct corotop_ppt_buffer *b, void *ctx)

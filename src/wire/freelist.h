@@ -2,9 +2,12 @@
  * freelist: the lock-free stack of recycled stations that lives in the cTP
  * region (ctp_header_ext.free_head, linked through ctp_station_ext.next_free).
  *
- * The engine is the only pusher: it recycles a station after it has seen the
- * station's is_dead flag and harvested its last events, so a new occupant can
- * never be mixed up with the old one.  Any number of probe threads pop.
+ * The engine pushes: it recycles a station after it has seen the station's
+ * is_dead flag and harvested its last events, so a new occupant can never be
+ * mixed up with the old one.  A probe's census (src/probe/census.c) also
+ * pushes back a station it took and never published (its generation did
+ * not move: no engine ever saw an occupant there).  Any number of probe
+ * threads pop; the push is a CAS loop, safe with several pushers.
  *
  * free_head packs (tag << 32) | (index + 1).  Every successful push and pop
  * bumps the tag, so a pop that read a stale `next` (the classic ABA: the head
@@ -31,7 +34,8 @@ static inline uint64_t freelist_pack(uint32_t tag, uint32_t index_plus_one)
 	return ((uint64_t)tag << 32) | index_plus_one;
 }
 
-/* Engine side: push station `index` (single pusher). */
+/* Push station `index` (the engine; a probe's census for a station it never
+ * published). */
 static inline void freelist_push(struct ctp_header *hdr,
 				 struct ctp_station *stations, uint32_t index)
 {

@@ -28,10 +28,13 @@
  *   - at the end of each attachment (workers paused, engine drained): the
  *     region's untraced count == the probe's untraced delta; and when the
  *     attach happened with the workers paused, harvested + lost == the
- *     transitions recorded since that left their coroutine on a station,
- *     exactly (with a running attach, <=: transitions before the attach
- *     are nobody's).  The test peeks at corotop_coro.station for that: the
- *     probe's untraced count also holds opens that found no station;
+ *     transitions recorded since that left their coroutine on a station
+ *     plus the census events the attach wrote (one per open coroutine
+ *     that ran before it: src/probe/census.c), exactly (with a running
+ *     attach, <=: transitions before the attach are nobody's), and no
+ *     more census events harvested than written.  The test peeks at
+ * corotop_coro.station for that: the probe's untraced count also holds opens
+ * that found no station;
  *   - after each detach (flashes too): corotop_probe_live_ == 0,
  *     _ppt_hmem_corotop == 0, no region, the ppt buffer detached, the
  *     sampler stopped, puts return 0, and as many regions retired as the
@@ -59,6 +62,7 @@
 #include "corotop/ppt.h"
 #include "corotop/probe.h"
 #include "engine/engine.h"
+#include "probe/census.h"
 #include "probe/probe_internal.h"
 
 /* The probe's own ppt buffer (src/probe/rendezvous.c; hidden in the shared
@@ -258,11 +262,13 @@ static void *stale_main(void *arg)
 
 struct books {
 	uint64_t records, traced, untraced, puts;
+	uint64_t census; /* census events the probe wrote (census.c) */
 };
 
 static struct books books_now(void)
 {
 	struct corotop_probe_stats ps;
+	struct census_stats cs;
 	struct books b = {0};
 
 	for (unsigned i = 0; i < WORKERS; i++) {
@@ -274,6 +280,8 @@ static struct books books_now(void)
 	b.traced += S.stale_traced + S.main_traced;
 	corotop_probe_stats(&ps);
 	b.untraced = ps.untraced;
+	census_stats(&cs);
+	b.census = cs.events;
 	return b;
 }
 
@@ -440,28 +448,37 @@ static struct model_totals check_books(struct engine *e, const struct cycle *cy,
 	uint64_t untraced = b1.untraced - b0->untraced;
 	uint64_t traced = b1.traced - b0->traced;
 	uint64_t records = b1.records - b0->records;
+	uint64_t census = b1.census - b0->census;
 	uint64_t deadline = it_now() + WAIT_MS * 1000000ull;
 	struct model_totals t;
 
 	for (;;) {
 		t = totals(e, NULL);
-		if (t.untraced == untraced &&
-		    (cy->paused_attach ? t.events + t.lost == traced
-				       : t.events + t.lost <= traced))
+		/* Census events (src/probe/census.c: the coroutines open
+		 * at the attach, each one's last transition before it) are
+		 * written by the attach, not recorded; the engine delivers
+		 * them (t.census of them) or counts them lost like any
+		 * other. */
+		if (t.untraced == untraced && t.census <= census &&
+		    (cy->paused_attach ? t.events + t.lost == traced + census
+				       : t.events + t.lost <= traced + census))
 			break;
 		if (it_now() > deadline)
 			fail_msg("cycle %u (%s attach): engine harvested %llu "
-				 "+ lost %llu, region untraced %llu; probe "
-				 "recorded %llu transitions, %llu on a "
-				 "station, %llu untraced (opens included)",
+				 "(%llu census) + lost %llu, region untraced "
+				 "%llu; probe recorded %llu transitions, %llu "
+				 "on a station, %llu untraced (opens "
+				 "included), %llu census events",
 				 cy->k,
 				 cy->paused_attach ? "paused" : "running",
 				 (unsigned long long)t.events,
+				 (unsigned long long)t.census,
 				 (unsigned long long)t.lost,
 				 (unsigned long long)t.untraced,
 				 (unsigned long long)records,
 				 (unsigned long long)traced,
-				 (unsigned long long)untraced);
+				 (unsigned long long)untraced,
+				 (unsigned long long)census);
 		it_sleep_ms(2);
 	}
 	/* Attached all along: a transition without a station was untraced
@@ -514,8 +531,11 @@ static void relic_keep(void)
 	/* Only a station of the attachment just retired. */
 	if (!at || S.stale.attach != probe_attach || nrelics == RELICS)
 		return;
+	/* Once per attachment: a later one may map its region over the
+	 * same range (probe_reuse_range) and hand the stale coroutine the
+	 * same station index -- the census walks the registry in order. */
 	for (unsigned i = 0; i < nrelics; i++)
-		if (relic[i].at == at)
+		if (relic[i].at == at && relic[i].region == probe_retired)
 			return;
 	relic[nrelics].at = at;
 	memcpy(&relic[nrelics].copy, at, sizeof(*at));

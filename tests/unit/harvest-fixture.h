@@ -74,10 +74,16 @@ static void on_open(void *ctx, uint32_t st, uint64_t probe_id, uint64_t birth)
 	rec_log(r, 'O', st, probe_id);
 }
 
+/* The last census event delivered (test-harvest's census test). */
+static struct harvest_event census_seen;
+
 static void on_event(void *ctx, const struct harvest_event *ev)
 {
 	struct rec *r = ctx;
 	uint32_t st = ev->station;
+
+	if (ev->census)
+		census_seen = *ev;
 
 	if (r->have_last[st] && ev->n <= r->last_n[st])
 		r->bad++; /* duplicate or out of order */

@@ -40,7 +40,7 @@ int main()
 	CHECK(offsetof(ctp_header, ext) == 0x18);
 	CHECK(offsetof(ctp_epoch, seq) == 0x18);
 	CHECK(offsetof(ctp_epoch, is_active) == 0x3F);
-	CHECK(sizeof(corotop_coro) == 88);
+	CHECK(sizeof(corotop_coro) == 144);
 	CHECK(ctp_seq_event(2, 5, 0) == 5);
 	CHECK(ctp_seq_event(0, 5, 0) == UINT64_MAX);
 	CHECK(sizeof(ppt_control) == 440);

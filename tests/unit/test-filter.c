@@ -168,7 +168,7 @@ static void test_select_memo(void **state)
 		if (round % 5 == 3)
 			coro[0].warn ^= 1;
 		if (round % 6 == 4)
-			coro[1].switches = coro[1].switches ? 0 : 3; /* "-" */
+			coro[1].last_tid = coro[1].last_tid ? 0 : 77; /* "-" */
 		if (round % 11 == 5)
 			snap.names_gen++;
 		n = filter_select(&f, &snap, idx);
@@ -187,6 +187,18 @@ static void test_select_memo(void **state)
 	assert_int_equal(filter_select(&f, &snap, idx), 1);
 	assert_int_equal(idx[0], 2);
 	filter_finish(&f);
+}
+
+/* A coroutine found at a late attach has a thread but no switch yet (a
+ * census): its TID shows and matches; one that never ran shows "-". */
+static void test_census_tid(void **state)
+{
+	(void)state;
+	coro[0].switches = 0; /* found at the attach, thread 4242 */
+	coro[2].last_tid = 0; /* never ran */
+	assert_int_equal(kept("tid=4242"), 1);
+	assert_int_equal(kept("4242"), 1);
+	assert_int_equal(kept("tid=0"), 0);
 }
 
 static void test_errors(void **state)
@@ -310,6 +322,7 @@ int main(void)
 		cmocka_unit_test_setup(test_select_memo, setup),
 		cmocka_unit_test_setup(test_column_find, setup),
 		cmocka_unit_test_setup(test_where_named_later, setup),
+		cmocka_unit_test_setup(test_census_tid, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@
  * corotop station style or the upstream per-slot style, and the hook
  * harvest_test_after_copy plays a writer racing the reader mid-copy.  Every
  * delivered payload is checked against what was written for its n, per
- * station n must strictly increase, and delivered + lost == written.
+ * station n must strictly increase, and delivered + lost == written.  A
+ * census station's first event (and only it) is flagged census.
  */
 #include "harvest-fixture.h"
 
@@ -606,6 +607,35 @@ static void test_null_sink_callbacks(void **state)
 	assert_int_equal(f->h.count.opened, 1);
 }
 
+/* A census station (src/probe/census.c): its first event is flagged and
+ * carries the header's ctp_census; the occupant's next events are not. */
+static void test_census_first_event(void **state)
+{
+	struct fx *f = *state;
+	struct ctp_station *s = &f->st[1];
+
+	s->ext.census = (struct ctp_census){1, 2, 3, 4, 5};
+	ours_open(f, 1, 0xCE, 10);
+	s->ext.flags |= CTP_STX_CENSUS;
+	ours_write(f, 1, 10);
+	assert_int_equal(scan(f), 1);
+	assert_int_equal(f->h.count.census, 1);
+	ours_write(f, 1, 11);
+	ours_write(f, 1, 12);
+	assert_int_equal(scan(f), 2);
+	assert_int_equal(f->h.count.census, 1);
+	assert_string_equal(logstr(f->r, 1), "O E10 E11 E12");
+	assert_int_equal(f->r->bad, 0);
+	assert_int_equal(census_seen.n, 10);
+	assert_int_equal(census_seen.where.fp, 2);
+	assert_int_equal(census_seen.where.stack_hi, 5);
+	/* A plain station: never census. */
+	ours_open(f, 2, 0xCF, 0);
+	ours_write(f, 2, 0);
+	assert_int_equal(scan(f), 1);
+	assert_int_equal(f->h.count.census, 1);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -633,6 +663,7 @@ int main(void)
 		T(test_garbage_seqs_bounded),
 		T(test_garbage_fuzz),
 		T(test_null_sink_callbacks),
+		T(test_census_first_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

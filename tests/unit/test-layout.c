@@ -22,7 +22,7 @@ _Static_assert(offsetof(struct ctp_header, ext) == 0x18, "ext at reserved");
 _Static_assert(offsetof(struct ctp_station, ext) == 0x240, "stx at flexible");
 _Static_assert(sizeof(struct ctp_header_ext) == 40 + 8 * CTP_HX_DIRTY_WORDS,
 	       "header ext size");
-_Static_assert(sizeof(struct ctp_station_ext) == 40, "station ext size");
+_Static_assert(sizeof(struct ctp_station_ext) == 80, "station ext size");
 
 static void test_epoch_layout(void **state)
 {
@@ -110,9 +110,15 @@ static void test_station_ext_layout(void **state)
 	assert_int_equal(offsetof(struct ctp_station_ext, first_n), 16);
 	assert_int_equal(offsetof(struct ctp_station_ext, next_n), 24);
 	assert_int_equal(offsetof(struct ctp_station_ext, next_free), 32);
-	assert_int_equal(sizeof(struct ctp_station_ext), 40);
+	assert_int_equal(offsetof(struct ctp_station_ext, census), 40);
+	assert_int_equal(offsetof(struct ctp_census, sp), 0);
+	assert_int_equal(offsetof(struct ctp_census, fp), 8);
+	assert_int_equal(offsetof(struct ctp_census, pc), 16);
+	assert_int_equal(offsetof(struct ctp_census, stack_lo), 24);
+	assert_int_equal(offsetof(struct ctp_census, stack_hi), 32);
+	assert_int_equal(sizeof(struct ctp_station_ext), 80);
 	/* The probe's per-coroutine state is embedded by schedulers: ABI. */
-	assert_int_equal(sizeof(struct corotop_coro), 88);
+	assert_int_equal(sizeof(struct corotop_coro), 144);
 }
 
 /* Bytes as they appear in the file, on the little-endian targets we ship. */

@@ -6,7 +6,8 @@
  * to the next transition, dead records linger and are then reused, rates come
  * from model_tick, and a recycled station always starts a fresh record.  The
  * `recycled` flag of model_close is kept on the dead record (the dead-station
- * lint reads it) and never leaks into the station's next record.
+ * lint reads it) and never leaks into the station's next record.  A census
+ * event sets the state since its time without a switch or an interval.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -435,6 +436,41 @@ static void test_parked_side_array(void **state)
 	assert_int_equal(m->parked[slot], 0);
 }
 
+/* A census event (a coroutine found at a late attach): its state since
+ * its real time, no switch, no interval charged; the next transition then
+ * charges from there. */
+static void test_census(void **state)
+{
+	struct model *m = *state;
+	struct model_coro *c;
+
+	model_open(m, 0, 0xC0, 100);
+	model_census(m, 0, 150, 7, 0x99, 2, false);
+	c = rec(m, 0);
+	assert_int_equal(c->state, MODEL_SUSPENDED);
+	assert_int_equal(c->state_ts, 150);
+	assert_int_equal(c->birth_ts, 100);
+	assert_int_equal(c->last_tid, 7);
+	assert_int_equal(c->last_addr, 0x99);
+	assert_int_equal(c->last_seq, 2);
+	assert_int_equal(c->switches, 0);
+	assert_int_equal(c->run_ns + c->susp_ns, 0);
+	assert_int_equal(m->t.census, 1);
+	assert_int_equal(m->t.events, 1);
+	ev(m, 0, 400, 1, true);
+	assert_int_equal(c->switches, 1);
+	assert_int_equal(c->susp_ns, 250);
+	assert_int_equal(c->state, MODEL_RUNNING);
+	/* Running since before the attach. */
+	model_open(m, 1, 0xC1, 100);
+	model_census(m, 1, 120, 8, 0x98, 2, true);
+	assert_int_equal(rec(m, 1)->state, MODEL_RUNNING);
+	assert_int_equal(rec(m, 1)->state_ts, 120);
+	/* No record on the station: counted, nothing else. */
+	model_census(m, 5, 130, 1, 1, 2, false);
+	assert_int_equal(m->t.census, 3);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -454,6 +490,7 @@ int main(void)
 		T(test_close_records_recycled),
 		T(test_watch_history),
 		T(test_parked_side_array),
+		T(test_census),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,6 +71,40 @@ static void test_keep_and_sweep(void **state)
 	parked_destroy(p);
 }
 
+/* Stacks the engine walked itself (a census): kept under their own ids,
+ * swept by the same list, one id per distinct stack. */
+static void test_own_stacks(void **state)
+{
+	struct parked *p = parked_create(8);
+	uint64_t a[3] = {0x401000, 0x402000, 0x403000};
+	uint64_t b[3] = {0x401000, 0x402000, 0x404000};
+	uint64_t ida = parked_own_id(a, 3), idb = parked_own_id(b, 3);
+	uint64_t ids[2], f[8];
+	struct traceset u;
+
+	(void)state;
+	assert_non_null(p);
+	assert_true(ida & PARKED_OWN_ID);
+	assert_true(ida != idb);
+	assert_true(ida == parked_own_id(a, 3));
+	parked_put(p, ida, a, 3);
+	parked_put(p, idb, b, 3);
+	assert_int_equal(parked_frames(p, ida, f, 8), 3);
+	assert_int_equal(f[2], 0x403000);
+	/* Listed (sorted), kept across an update; unlisted, gone. */
+	traceset_init(&u, 64, 1024);
+	union_of(&u, NULL, 0, false);
+	ids[0] = ida < idb ? ida : idb;
+	ids[1] = ida < idb ? idb : ida;
+	parked_update(p, &u, ids, 2);
+	assert_int_equal(parked_frames(p, idb, f, 8), 3);
+	parked_update(p, &u, &ida, 1);
+	assert_int_equal(parked_frames(p, idb, f, 8), 0);
+	assert_int_equal(parked_frames(p, ida, f, 8), 3);
+	traceset_finish(&u);
+	parked_destroy(p);
+}
+
 static void test_bound(void **state)
 {
 	struct parked *p = parked_create(4);
@@ -105,6 +139,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keep_and_sweep),
 		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_own_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

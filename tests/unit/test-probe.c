@@ -5,7 +5,8 @@
  * already ran once at load, with no environment) and then reads the station
  * bytes the probe wrote through the engine's own mapping: seqs, payload,
  * tid, timestamps, is_dead, next_n, gen.  Also: running out of stations,
- * retry after the engine frees one, wakeups, and refusing bad regions.
+ * retry after the engine frees one, wakeups, refusing bad regions, and
+ * what a transition keeps in the coroutine's struct, traced or not.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -130,6 +131,60 @@ static void test_missing_env_records_are_noops(void **state)
 	corotop_coro_close(&c);
 	after = stats();
 	assert_memory_equal(&before, &after, sizeof(before));
+}
+
+/* Records the suspend from a frame of its own, so the frame record the
+ * probe keeps can be checked against it. */
+static __attribute__((noinline)) void park_here(struct corotop_coro *c)
+{
+	corotop_coro_suspend(c, 0x22);
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+/* Untraced, a transition only keeps itself in the struct (census.c reads
+ * it at a late attach): when, on which thread, where, the state, and at a
+ * suspend the caller's frame record.  Traced, the same, with the event's
+ * own time. */
+static void test_untraced_keeps_state(void **state)
+{
+	struct corotop_coro c;
+	struct corotop_probe_stats before = stats(), after;
+	uint64_t t0 = now_ns(), t1;
+	struct ctp_station *s;
+
+	(void)state;
+	clear_env();
+	corotop_coro_open(&c, 7);
+	assert_true(c.birth_ts >= t0 && c.birth_ts <= now_ns());
+	assert_true(c.reg != 0);
+	assert_int_equal(c.last_ts, 0);
+	corotop_coro_resume(&c, 0x11);
+	t1 = now_ns();
+	assert_true(c.last_ts >= c.birth_ts && c.last_ts <= t1);
+	assert_int_equal(c.last_active, 1);
+	assert_int_equal(c.last_addr, 0x11);
+	assert_true(c.last_tid == my_tid());
+	park_here(&c);
+	assert_int_equal(c.last_active, 0);
+	assert_int_equal(c.last_addr, 0x22);
+	/* The return address into park_here, its frame above the probe's. */
+	assert_true(c.park_pc > (uint64_t)(uintptr_t)park_here &&
+		    c.park_pc < (uint64_t)(uintptr_t)park_here + 256);
+	assert_true(c.park_fp >= c.park_sp && c.park_sp != 0);
+	corotop_coro_close(&c);
+	assert_int_equal(c.reg, 0);
+	after = stats();
+	assert_memory_equal(&before, &after, sizeof(before));
+	/* Traced: the note carries the event's own time. */
+	attach(&R, 4, CTP_HX_FREELIST);
+	s = station(&R, 0);
+	corotop_coro_open(&c, 8);
+	corotop_coro_resume(&c, 0x33);
+	assert_true(c.last_ts == s->slots[0].timestamp);
+	assert_int_equal(c.last_addr, 0x33);
+	corotop_coro_close(&c);
+	corotop_probe_shutdown();
+	region_finish(&R);
 }
 
 static void test_init_attaches_and_is_idempotent(void **state)
@@ -691,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_loaded_without_env),
 		cmocka_unit_test_teardown(test_missing_env_records_are_noops,
 					  teardown),
+		cmocka_unit_test_teardown(test_untraced_keeps_state, teardown),
 		cmocka_unit_test_teardown(test_init_attaches_and_is_idempotent,
 					  teardown),
 		cmocka_unit_test_teardown(test_record_writes_station, teardown),

@@ -12,6 +12,10 @@
  * trace id always names the same frames, so a kept stack is never
  * rewritten.
  *
+ * The engine also keeps stacks it walked itself in the target's memory
+ * (a coroutine parked before a late attach: engine_census.c), under ids of
+ * its own (parked_own_id), swept by the same list.
+ *
  * Bounded: at most `max` stacks, in a fixed array with a hash index
  * (hashidx.h) and a stack of free records.  Not thread-safe: the engine
  * serialises calls with its hot lock.
@@ -126,6 +130,20 @@ static void parked_keep(struct parked *p, uint64_t id, const uint64_t *frames,
 	p->r[rec] = (struct parked_rec){.id = id, .frames = copy, .nframes = n};
 	hashidx_insert(&p->idx, ct_mix64(id), rec);
 	p->live++;
+}
+
+void parked_put(struct parked *p, uint64_t id, const uint64_t *frames,
+		uint32_t n)
+{
+	if (id && n <= CT_MAX_FRAMES)
+		parked_keep(p, id, frames, n);
+}
+
+uint64_t parked_own_id(const uint64_t *frames, uint32_t n)
+{
+	uint64_t h = ct_hash(frames, n);
+
+	return PARKED_OWN_ID | (h >> 1);
 }
 
 void parked_update(struct parked *p, const struct traceset *u,

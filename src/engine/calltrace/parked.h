@@ -32,6 +32,20 @@ void parked_destroy(struct parked *p);
 void parked_update(struct parked *p, const struct traceset *u,
 		   const uint64_t *ids, size_t n);
 
+/*
+ * Keep a stack the engine found itself (a census: the engine walked it in
+ * the target's memory), under an id outside the CallTrace ids
+ * (PARKED_OWN_ID): kept as long as parked_update's ids name it, like the
+ * others.  A no-op when id is already kept or the bound is reached.
+ */
+void parked_put(struct parked *p, uint64_t id, const uint64_t *frames,
+		uint32_t n);
+/* The id of such a stack: bit 63 set (no trace id has it: their epochs stay
+ * far below 2^31), the rest a hash of the frames, so coroutines parked at
+ * the same place share one. */
+uint64_t parked_own_id(const uint64_t *frames, uint32_t n);
+#define PARKED_OWN_ID (1ull << 63)
+
 /* The frames of trace `id` (innermost first, at most max), or 0. */
 size_t parked_frames(const struct parked *p, uint64_t id, uint64_t *frames,
 		     size_t max);

@@ -69,7 +69,8 @@ struct model_coro {
 };
 
 struct model_totals {
-	uint64_t events;
+	uint64_t events; /* census events included */
+	uint64_t census; /* coroutines found at a late attach (census events) */
 	uint64_t lost;
 	uint64_t before_start; /* observer: gone before its first look */
 	uint64_t torn;

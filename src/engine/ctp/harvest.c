@@ -40,6 +40,11 @@
  * is delivered before `close`.  Only then, when we own the region, is the
  * station pushed onto the free list (K).  Foreign stations are never
  * recycled: they are opened when first written and closed at is_dead.
+ *
+ * Census.  A station a corotop probe published at a late attach for a
+ * coroutine that lived before it (CTP_STX_CENSUS) starts with a census
+ * event: delivered like any other, flagged, with the header's ctp_census
+ * (where the parked stack can be walked from) copied into it.
  */
 #define _GNU_SOURCE
 #include "engine/ctp/harvest.h"
@@ -246,6 +251,31 @@ static void harvest_count_lost(struct harvest *h, uint32_t i,
 		h->hot[h->nhot++] = i;
 }
 
+/*
+ * A census event (the station's first, CTP_STX_CENSUS) carries where its
+ * stack can be walked from, in the station's header: written before the
+ * generation moved (G), which this walk's open acquired (H).  Relaxed:
+ * only hints for the engine's walk, which checks everything it reads.
+ */
+static void harvest_census(struct harvest *h, uint32_t i,
+			   const struct harvest_station *st,
+			   struct harvest_event *ev)
+{
+	const struct ctp_census *c = &h->stations[i].ext.census;
+
+	ev->census = st->census && ev->n == st->first;
+	if (!ev->census) {
+		memset(&ev->where, 0, sizeof(ev->where));
+		return;
+	}
+	h->count.census++;
+	ev->where.sp = __atomic_load_n(&c->sp, __ATOMIC_RELAXED);
+	ev->where.fp = __atomic_load_n(&c->fp, __ATOMIC_RELAXED);
+	ev->where.pc = __atomic_load_n(&c->pc, __ATOMIC_RELAXED);
+	ev->where.stack_lo = __atomic_load_n(&c->stack_lo, __ATOMIC_RELAXED);
+	ev->where.stack_hi = __atomic_load_n(&c->stack_hi, __ATOMIC_RELAXED);
+}
+
 static size_t harvest_walk(struct harvest *h, uint32_t i,
 			   struct harvest_station *st,
 			   const struct harvest_sink *sink)
@@ -301,6 +331,7 @@ static size_t harvest_walk(struct harvest *h, uint32_t i,
 		ev.n = e;
 		ev.station = i;
 		ev.probe_id = st->probe_id;
+		harvest_census(h, i, st, &ev);
 		if (sink->event)
 			sink->event(sink->ctx, &ev);
 		delivered++;
@@ -364,6 +395,7 @@ static size_t harvest_ours(struct harvest *h, uint32_t i,
 		flags = __atomic_load_n(&s->ext.flags, __ATOMIC_RELAXED);
 		st->style = (flags & CTP_STX_DEEP) ? HARVEST_STYLE_DEEP
 						   : HARVEST_STYLE_STATION;
+		st->census = (flags & CTP_STX_CENSUS) != 0;
 		h->count.styles[st->style]++;
 		st->expected =
 			__atomic_load_n(&s->ext.first_n, __ATOMIC_RELAXED);

@@ -23,6 +23,11 @@ struct harvest_event {
 	uint32_t station;
 	uint32_t slot; /* ring slot it was read from */
 	uint8_t is_active;
+	/* A census event (CTP_STX_CENSUS): not a transition seen live but
+	 * the last one the coroutine made before a late attach, at its real
+	 * time; `where` says where its parked stack can be walked from. */
+	uint8_t census;
+	struct ctp_census where;
 };
 
 /* Where harvested data goes.  Callbacks run on the harvesting thread. */
@@ -75,6 +80,7 @@ struct harvest_station {
 	uint8_t evidence; /* HARVEST_EV_* */
 	bool fresh;	  /* opened by an observer's first scan: what its ring
 			   * lacks was written before we started, not lost */
+	bool census;	  /* event `first` is a census event (CTP_STX_CENSUS) */
 };
 
 /* Written by a corotop probe (generations, recycling, CallTrace tags). */
@@ -93,6 +99,7 @@ struct harvest_counters {
 	uint64_t opened;       /* coroutines seen */
 	uint64_t closed;       /* coroutines seen dead */
 	uint64_t recycled;     /* stations pushed to the free list */
+	uint64_t census;       /* census events delivered (in harvested) */
 	uint64_t scans;
 	uint64_t styles[5]; /* stations decided per enum harvest_style */
 };

@@ -14,6 +14,10 @@
  * snapshots copy does not grow) until the next transition or death.  The
  * engine preserves those traces across CallTrace rotations.
  *
+ * A census event (a coroutine that lived before a late attach) sets the
+ * state it was in and since when, without counting a switch or charging
+ * the time before it to anything: nobody watched it.
+ *
  * Time accounting: each transition closes the interval since the previous
  * one and charges it to the previous state (running or suspended).  Rates
  * (switches/s, events/s) are recomputed by model_tick over the time since the
@@ -164,6 +168,23 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		else
 			w->head = (w->head + 1) % MODEL_WATCH_MAX;
 	}
+	c->pending_lost = 0;
+}
+
+void model_census(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
+		  uint64_t addr, uint64_t seq, bool is_active)
+{
+	struct model_coro *c = model_at(m, station);
+
+	m->t.events++;
+	m->t.census++;
+	if (!c)
+		return;
+	c->state_ts = ts;
+	c->state = is_active ? MODEL_RUNNING : MODEL_SUSPENDED;
+	c->last_tid = tid;
+	c->last_addr = addr;
+	c->last_seq = seq;
 	c->pending_lost = 0;
 }
 

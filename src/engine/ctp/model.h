@@ -52,6 +52,12 @@ void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 		uint64_t birth_ts);
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active);
+/* The station's coroutine as a late attach found it (a census event): in
+ * state is_active since ts, its last transition made on tid at addr before
+ * the attach.  Not a switch, and the time before ts is nobody's: no
+ * interval is charged.  Call instead of model_event. */
+void model_census(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
+		  uint64_t addr, uint64_t seq, bool is_active);
 void model_lost(struct model *m, uint32_t station, uint64_t count);
 /* The station's coroutine died at `now`.  `recycled`: the station is handed
  * back for reuse (the engine knows; the model cannot), which the

@@ -33,7 +33,9 @@ static void cell_tid(char *b, size_t n, const struct snapshot *s,
 		     const struct model_coro *c)
 {
 	(void)s;
-	if (c->switches)
+	/* A thread is known once a transition is: harvested, or found at a
+	 * late attach (a census, which is no switch). */
+	if (c->last_tid)
 		numtext_dec(b, n, c->last_tid);
 	else
 		snprintf(b, n, "-");

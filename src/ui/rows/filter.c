@@ -220,7 +220,7 @@ static bool filter_term_match(const struct filter_term *t,
 		case COL_ID:
 			return c->probe_id == t->num;
 		case COL_TID:
-			return c->switches && c->last_tid == t->num;
+			return c->last_tid && c->last_tid == t->num;
 		case COL_SWITCHES:
 			return c->switches == t->num;
 		case COL_SEQ:
@@ -293,7 +293,7 @@ static bool filter_cell(const struct filter *f, const struct snapshot *s,
 /* The value a name cell shows, which is what its cache is keyed by. */
 static uint64_t filter_tid_key(const struct model_coro *c)
 {
-	return c->switches ? c->last_tid : UINT64_MAX; /* "-" */
+	return c->last_tid ? c->last_tid : UINT64_MAX; /* "-" */
 }
 
 /* The text part of the filter (regex or substring), without the memo. */

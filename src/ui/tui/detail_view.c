@@ -280,7 +280,8 @@ static void detail_view_draw(struct tui *t)
 		  "%.1f%% running, %" PRIu64 " lost",
 		  snapshot_state_name(c->state), in, age, c->switches,
 		  c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost);
-	if (c->switches)
+	/* A transition is known: harvested, or found at a late attach. */
+	if (c->switches || c->last_tid)
 		term_text(y++, 1, A_NORMAL, "%s at %s",
 			  c->state == MODEL_RUNNING ? "Last switch" : "Parked",
 			  snapshot_where(&t->snap, c->last_addr, true, where,

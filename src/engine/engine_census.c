@@ -1,0 +1,62 @@
+/*
+ * engine_census: the engine's side of the census -- a coroutine a late
+ * attach found (the probe's census event, src/probe/census.c) enters the
+ * model in the state it was in, since the time it entered it, and when
+ * that is a suspend, with its parked stack: walked here, in the target's
+ * memory, from the frame record the probe kept (engine/target/stackwalk),
+ * and kept with the parked stacks under an id of the engine's own
+ * (parked_own_id), so that the detail view, batch JSON, the hot stacks'
+ * liveness list and a recording see it like a stack captured live.
+ *
+ * Runs on the harvest thread under the engine lock, before the pass that
+ * delivered the event ends: the first snapshot that shows the coroutine
+ * shows its stack.  The walk needs the target's memory, which only attach
+ * mode has (the probe's census only runs there); it costs one or two
+ * process_vm_readv per parked coroutine, once, at the attach.
+ */
+#define _GNU_SOURCE
+#include "engine/engine.h"
+
+#include "engine/engine_internal.h"
+#include "engine/target/stackwalk.h"
+#include "corotop/calltrace.h"
+
+/* Frames kept of a census stack (as many as the probe's parked stacks). */
+#define ENGINE_CENSUS_FRAMES 64
+
+/* The parked stack of a census event, kept; its id, or 0. */
+static uint64_t engine_census_stack(struct engine *e,
+				    const struct harvest_event *ev)
+{
+	struct stackwalk_start s = {
+		.sp = ev->where.sp,
+		.fp = ev->where.fp,
+		.pc = ev->where.pc,
+		.stack_lo = ev->where.stack_lo,
+		.stack_hi = ev->where.stack_hi,
+	};
+	uint64_t frames[ENGINE_CENSUS_FRAMES], id;
+	size_t n;
+
+	if (ev->is_active || !e->ppt.enabled || !e->ct.parked)
+		return 0;
+	n = stackwalk_fp(&e->ppt.pm, &s, frames, ENGINE_CENSUS_FRAMES, NULL);
+	if (!n)
+		return 0;
+	id = parked_own_id(frames, (uint32_t)n);
+	pthread_mutex_lock(&e->ct.hot_lock);
+	parked_put(e->ct.parked, id, frames, (uint32_t)n);
+	pthread_mutex_unlock(&e->ct.hot_lock);
+	return id;
+}
+
+uint64_t engine_census(struct engine *e, const struct harvest_event *ev)
+{
+	uint64_t id;
+
+	model_census(&e->model, ev->station, ev->ts, ev->tid, ev->addr, ev->seq,
+		     ev->is_active);
+	id = engine_census_stack(e, ev);
+	model_park(&e->model, ev->station, id);
+	return id;
+}

@@ -1,0 +1,340 @@
+/*
+ * registry: every coroutine between corotop_coro_open and _close, traced or
+ * not, in slots of the probe's own memory, so that the census (census.c)
+ * can publish each one once when an agent attaches late.
+ *
+ * Slots.  A fixed array reserved at load (address space only: REGISTRY_MAX
+ * slots of 24 bytes, pages touched as slots are first used), handed out
+ * from a tagged free list (a Treiber stack, like the stations') or, when it
+ * is empty, from a cursor that only grows: `used` bounds every walk.  A
+ * slot holds the coroutine's address and one word:
+ *
+ *   bit 0   LIVE      open, not yet closed
+ *   bit 1   PIN       a walker is looking at it (the slot is not reused)
+ *   bit 2   HANDOFF   the walker published it on `station`
+ *   8..31   station   the station of a hand-over
+ *   32..63  attach    the attachment it was last claimed under (0: none)
+ *
+ * Attachment numbers (probe_attach) only grow, so "claimed under attach"
+ * means: the coroutine has, or is getting, a station in that attachment's
+ * region, and nobody may give it another there.
+ *
+ * Exactly once.  For each attachment A and each coroutine c live when A's
+ * walk runs, exactly one of two things happens, decided by one CAS on c's
+ * word: c's owner claims it (registry_claim: attach < A -> A, at c's first
+ * record, open or close under A) and takes a station itself, or the walker
+ * does (registry_hand: the pinned word -> A | HANDOFF | station) and the
+ * owner adopts that station at its first record under A.  Both CASes
+ * expect a word whose attach is older than A, and each moves it to A, so
+ * at most one succeeds; the owner's CAS keeps PIN, so a walker whose pin
+ * was overtaken fails its hand and drops the station it prepared (never
+ * published).  Hence no coroutine gets two stations in A (published
+ * twice), and the walker only skips a live coroutine whose word already
+ * says A, i.e. whose owner claimed it (and records itself) -- none is lost.
+ * A coroutine opened after the walk's barrier sees the attachment itself
+ * (census.c explains the barrier); one closed under a pin is freed by the
+ * walker's unpin instead of its owner (remove keeps PIN and leaves the
+ * slot alone), so a pinned slot is never reused under the walker: the
+ * coroutine it read is the one it hands to.  A word whose attach is newer
+ * than the caller's (a stale attachment, a walker overtaken by another
+ * attach) is never moved back.
+ *
+ * The owner's side costs nothing on the record path: add and remove are a
+ * free-list CAS each at open and close; claim runs only on the first
+ * record under a new attachment (the record path's c->attach check).
+ *
+ * Memory orders are named at each atomic.  The walker reads the coroutine
+ * itself only through census.c's checked copy (the owner may free it at
+ * any moment); it relies on the word alone.
+ */
+#define _GNU_SOURCE
+#include "probe/registry.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/mman.h>
+
+struct registry_slot {
+	_Atomic uint64_t word;
+	_Atomic uintptr_t coro;
+	_Atomic uint32_t next; /* free list: slot + 1, 0 = end */
+	uint32_t pad_;
+};
+
+_Static_assert(sizeof(struct registry_slot) == 24, "24-byte slots");
+
+#define REGISTRY_NONE UINT32_MAX
+
+static struct registry_slot *registry_slots;
+/* Tagged free-list head: tag << 32 | (slot + 1). */
+static _Atomic uint64_t registry_free;
+static _Atomic uint32_t registry_used;
+/* Statistics (relaxed: nobody orders against them). */
+static _Atomic uint64_t registry_live, registry_full, registry_pins;
+
+bool registry_init(void)
+{
+	void *p;
+
+	if (registry_slots)
+		return true;
+	p = mmap(NULL, (size_t)REGISTRY_MAX * sizeof(struct registry_slot),
+		 PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	registry_slots = p;
+	return true;
+}
+
+static void registry_push(uint32_t i)
+{
+	/* relaxed: the CAS below publishes the link. */
+	uint64_t h = atomic_load_explicit(&registry_free, memory_order_relaxed);
+	uint64_t nh;
+
+	do {
+		/* relaxed: published by the release CAS (pairs with the
+		 * pop's acquire). */
+		atomic_store_explicit(&registry_slots[i].next, (uint32_t)h,
+				      memory_order_relaxed);
+		nh = ((h >> 32) + 1) << 32 | (i + 1);
+	} while (!atomic_compare_exchange_weak_explicit(&registry_free, &h, nh,
+							memory_order_release,
+							memory_order_relaxed));
+}
+
+static uint32_t registry_pop(void)
+{
+	/* acquire: pairs with the push's release CAS; the link is set. */
+	uint64_t h = atomic_load_explicit(&registry_free, memory_order_acquire);
+
+	for (;;) {
+		uint32_t top = (uint32_t)h, next;
+		uint64_t nh;
+
+		if (!top)
+			return REGISTRY_NONE;
+		/* relaxed: a stale link is rejected by the tagged CAS. */
+		next = atomic_load_explicit(&registry_slots[top - 1].next,
+					    memory_order_relaxed);
+		nh = ((h >> 32) + 1) << 32 | next;
+		/* acquire: as the load above (pairs with push). */
+		if (atomic_compare_exchange_weak_explicit(
+			    &registry_free, &h, nh, memory_order_acquire,
+			    memory_order_acquire))
+			return top - 1;
+	}
+}
+
+uint32_t registry_add(struct corotop_coro *c)
+{
+	uint32_t i;
+
+	if (!registry_slots)
+		return 0;
+	i = registry_pop();
+	if (i == REGISTRY_NONE) {
+		/* Load first: a full registry does not keep bumping the
+		 * cursor.  relaxed: the slot's word orders what matters. */
+		i = atomic_load_explicit(&registry_used, memory_order_relaxed);
+		if (i >= REGISTRY_MAX ||
+		    (i = atomic_fetch_add_explicit(&registry_used, 1,
+						   memory_order_relaxed)) >=
+			    REGISTRY_MAX) {
+			atomic_fetch_add_explicit(&registry_full, 1,
+						  memory_order_relaxed);
+			return 0;
+		}
+	}
+	/* relaxed: published by the release store of the word. */
+	atomic_store_explicit(&registry_slots[i].coro, (uintptr_t)c,
+			      memory_order_relaxed);
+	/* release: pairs with the walker's acquire in registry_pin; a free
+	 * slot's word is 0 and nobody else writes it (a walker only CASes
+	 * live words), so a plain store. */
+	atomic_store_explicit(&registry_slots[i].word, REGISTRY_LIVE,
+			      memory_order_release);
+	atomic_fetch_add_explicit(&registry_live, 1, memory_order_relaxed);
+	return i + 1;
+}
+
+uint64_t registry_remove(uint32_t reg)
+{
+	struct registry_slot *s;
+	uint64_t w;
+
+	if (!reg || reg > REGISTRY_MAX || !registry_slots)
+		return 0;
+	s = &registry_slots[reg - 1];
+	/* relaxed: the CAS re-reads it. */
+	w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	/* acq_rel: release pairs with the walker's hand/unpin CAS (it sees
+	 * the coroutine dead and frees the slot after our last use of it);
+	 * acquire keeps the owner's later accesses (freeing the coroutine)
+	 * after the word changed, which census.c's copy relies on. */
+	while (!atomic_compare_exchange_weak_explicit(
+		&s->word, &w, w & REGISTRY_PIN, memory_order_acq_rel,
+		memory_order_relaxed))
+		;
+	atomic_fetch_sub_explicit(&registry_live, 1, memory_order_relaxed);
+	/* Pinned: the walker's unpin frees it. */
+	if (!(w & REGISTRY_PIN))
+		registry_push(reg - 1);
+	return w;
+}
+
+/* a was claimed before b (serial numbers: attach counts wrap at 2^32, and
+ * skip 0, which is "never claimed"). */
+static bool registry_before(uint32_t a, uint32_t b)
+{
+	return a == 0 || (int32_t)(a - b) < 0;
+}
+
+enum registry_claim registry_claim(uint32_t reg, uint32_t attach,
+				   uint32_t *station)
+{
+	struct registry_slot *s;
+	uint64_t w;
+
+	if (!reg || reg > REGISTRY_MAX || !registry_slots)
+		return REGISTRY_CLAIM_OWN;
+	s = &registry_slots[reg - 1];
+	/* acquire: pairs with the walker's release in registry_hand; the
+	 * station it hands over is complete. */
+	w = atomic_load_explicit(&s->word, memory_order_acquire);
+	for (;;) {
+		uint32_t a = REGISTRY_ATTACH(w);
+
+		if (a == attach) {
+			if (!(w & REGISTRY_HANDOFF))
+				return REGISTRY_CLAIM_OWN;
+			*station = REGISTRY_STATION(w);
+			return REGISTRY_CLAIM_HANDOFF;
+		}
+		if (!registry_before(a, attach))
+			return REGISTRY_CLAIM_STALE;
+		/* acq_rel: acquire as above (a hand-over that beat us);
+		 * release pairs with the walker's pin and hand CASes,
+		 * which then fail.  PIN is kept: the walker owns it. */
+		if (atomic_compare_exchange_weak_explicit(
+			    &s->word, &w,
+			    (w & (REGISTRY_LIVE | REGISTRY_PIN)) |
+				    (uint64_t)attach << 32,
+			    memory_order_acq_rel, memory_order_acquire))
+			return REGISTRY_CLAIM_OWN;
+	}
+}
+
+uint32_t registry_size(void)
+{
+	/* relaxed: the census's barrier orders it (census.c). */
+	uint32_t n = atomic_load_explicit(&registry_used, memory_order_relaxed);
+
+	return registry_slots ? (n < REGISTRY_MAX ? n : REGISTRY_MAX) : 0;
+}
+
+bool registry_pin(uint32_t slot, uint32_t attach, uint64_t *word,
+		  struct corotop_coro **c)
+{
+	struct registry_slot *s;
+	uint64_t w;
+
+	if (slot >= registry_size())
+		return false;
+	s = &registry_slots[slot];
+	/* acquire: pairs with registry_add's release (the coroutine's
+	 * address is set) and the owner's claim. */
+	w = atomic_load_explicit(&s->word, memory_order_acquire);
+	for (;;) {
+		if (!(w & REGISTRY_LIVE) || (w & REGISTRY_PIN) ||
+		    !registry_before(REGISTRY_ATTACH(w), attach))
+			return false;
+		/* acquire: as above, for the word we pin. */
+		if (atomic_compare_exchange_weak_explicit(
+			    &s->word, &w, w | REGISTRY_PIN,
+			    memory_order_acquire, memory_order_acquire))
+			break;
+	}
+	atomic_fetch_add_explicit(&registry_pins, 1, memory_order_relaxed);
+	*word = w | REGISTRY_PIN;
+	/* relaxed: ordered by the acquire CAS above, which read the word
+	 * registry_add published after storing it (or a later RMW of that
+	 * release sequence). */
+	*c = (struct corotop_coro *)atomic_load_explicit(&s->coro,
+							 memory_order_relaxed);
+	return true;
+}
+
+void registry_unpin(uint32_t slot)
+{
+	struct registry_slot *s = &registry_slots[slot];
+	/* relaxed: the CAS re-reads it. */
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+
+	/* acq_rel: acquire pairs with remove's release (a slot closed under
+	 * the pin is ours to free, after its owner's last use); release
+	 * pairs with a later pin or claim. */
+	while (!atomic_compare_exchange_weak_explicit(
+		&s->word, &w, w & ~REGISTRY_PIN, memory_order_acq_rel,
+		memory_order_relaxed))
+		;
+	atomic_fetch_sub_explicit(&registry_pins, 1, memory_order_relaxed);
+	if (!(w & REGISTRY_LIVE))
+		registry_push(slot);
+}
+
+bool registry_hand(uint32_t slot, uint64_t word, uint32_t attach,
+		   uint32_t station)
+{
+	struct registry_slot *s = &registry_slots[slot];
+	uint64_t expect = word;
+
+	/* release: pairs with the owner's acquire in registry_claim; the
+	 * station's header and census event, written before, are complete
+	 * for the owner that adopts it. */
+	if (atomic_compare_exchange_strong_explicit(
+		    &s->word, &expect,
+		    REGISTRY_LIVE | REGISTRY_HANDOFF |
+			    (uint64_t)(station & 0xffffffu) << 8 |
+			    (uint64_t)attach << 32,
+		    memory_order_release, memory_order_relaxed)) {
+		atomic_fetch_sub_explicit(&registry_pins, 1,
+					  memory_order_relaxed);
+		return true;
+	}
+	registry_unpin(slot);
+	return false;
+}
+
+uint64_t registry_word(uint32_t slot)
+{
+	/* acquire: a test reads what the walker and owners did. */
+	return slot < registry_size()
+		       ? atomic_load_explicit(&registry_slots[slot].word,
+					      memory_order_acquire)
+		       : 0;
+}
+
+void registry_stats(struct registry_stats *out)
+{
+	out->used = registry_size();
+	out->live = atomic_load_explicit(&registry_live, memory_order_relaxed);
+	out->full = atomic_load_explicit(&registry_full, memory_order_relaxed);
+	out->pins = atomic_load_explicit(&registry_pins, memory_order_relaxed);
+}
+
+void registry_atfork_child(void)
+{
+	uint32_t n = registry_size();
+
+	/* relaxed: alone in the child. */
+	if (!atomic_load_explicit(&registry_pins, memory_order_relaxed))
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		/* relaxed: alone in the child. */
+		if (atomic_load_explicit(&registry_slots[i].word,
+					 memory_order_relaxed) &
+		    REGISTRY_PIN)
+			registry_unpin(i);
+}
