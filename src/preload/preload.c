@@ -255,6 +255,13 @@ static void preload_switch(uint32_t from, uint32_t to, uint64_t addr)
 			corotop_coro_record_(&preload_ctx(from)->coro, 0, addr);
 		if (to != CTXTABLE_NONE)
 			corotop_coro_record_(&preload_ctx(to)->coro, 1, addr);
+	} else {
+		/* Untraced: kept in the contexts' probe state, so that an
+		 * attach later (corotop -p) finds them as they are. */
+		if (from != CTXTABLE_NONE)
+			corotop_coro_note_(&preload_ctx(from)->coro, 0, addr);
+		if (to != CTXTABLE_NONE)
+			corotop_coro_note_(&preload_ctx(to)->coro, 1, addr);
 	}
 	preload_from = from;
 	preload_cur = to;
