@@ -23,8 +23,7 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? std::atol(argv[1]) : 200000;
 	int batches = argc > 2 ? std::atoi(argv[2]) : 11;
 	const char *pre = std::getenv("LD_PRELOAD");
-	const char *mode = !pre || !std::strstr(pre, "corotop-preload")
-				   ? "bare"
+	const char *mode = !pre || !std::strstr(pre, "corotop-preload") ? "bare"
 			   : std::getenv("CTP_SHM_PATH") ? "traced"
 							 : "interposed";
 	std::vector<double> ns;
@@ -54,7 +53,6 @@ int main(int argc, char **argv)
 	std::sort(ns.begin(), ns.end());
 	std::printf("fiber_pingpong mode=%s messages=%ld batches=%d "
 		    "ns_per_message_median=%.1f min=%.1f max=%.1f\n",
-		    mode, n, batches, ns[ns.size() / 2], ns.front(),
-		    ns.back());
+		    mode, n, batches, ns[ns.size() / 2], ns.front(), ns.back());
 	return 0;
 }

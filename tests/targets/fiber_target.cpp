@@ -102,8 +102,8 @@ int main(int argc, char **argv)
 		while (!tid_b.load())
 			boost::this_fiber::yield();
 		std::printf("fibers=%d items=%d sum=%ld tids=%ld,%ld\n", fibers,
-			    pairs * items, sum.load(), (long)syscall(SYS_gettid),
-			    tid_b.load());
+			    pairs * items, sum.load(),
+			    (long)syscall(SYS_gettid), tid_b.load());
 		std::fflush(stdout);
 		while (hold)
 			pause(); /* until a signal ends it */

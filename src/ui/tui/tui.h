@@ -175,8 +175,8 @@ unsigned table_view_sort(struct tui *t, int dir);
 
 /* hot_view.c, for the detail view and the export key (x, any view). */
 /* "leaf <- caller <- ..." by function name, into b. */
-void hot_view_stack_line(struct tui *t, const struct engine_hot_stack *s, char *b,
-			 size_t n);
+void hot_view_stack_line(struct tui *t, const struct engine_hot_stack *s,
+			 char *b, size_t n);
 unsigned hot_view_export(struct tui *t);
 
 /* Colour pairs; 0 when colours are off. */
