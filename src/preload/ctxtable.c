@@ -215,14 +215,12 @@ uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind)
 	}
 got:
 	memset(&t->ctx[i].coro, 0, sizeof(t->ctx[i].coro));
-	t->ctx[i].stack_lo = t->ctx[i].stack_hi = 0;
 	t->ctx[i].stack_key = 0;
 	/* relaxed: see preload_close (cleared before the record is freed). */
 	atomic_store_explicit(&t->ctx[i].saved_key, 0, memory_order_relaxed);
 	t->ctx[i].entry = NULL;
 	t->ctx[i].argc = 0;
 	t->ctx[i].link = NULL;
-	t->ctx[i].tid = 0;
 	/* relaxed: the record is this thread's until it is published
 	 * through a map (release there). */
 	atomic_store_explicit(&t->ctx[i].kind, kind, memory_order_relaxed);

@@ -34,9 +34,8 @@ enum ctx_kind {
 struct ctx {
 	struct corotop_coro coro; /* the probe's state for it */
 	_Atomic uint32_t kind; /* enum ctx_kind; CTX_FREE: on the free list */
-	_Atomic uint32_t next_free;  /* while free: the next free record */
-	uint64_t stack_lo, stack_hi; /* [lo, hi): 0, 0 for a root */
-	uint64_t stack_key;	     /* its key in the stack map, or 0 */
+	_Atomic uint32_t next_free; /* while free: the next free record */
+	uint64_t stack_key;	    /* its key in the stack map, or 0 */
 	/* Where it was last saved (a ucontext_t, or the fcontext_t its last
 	 * suspend made): its key in the pointer map, or 0.  Read by any
 	 * thread that resumes it, to check a cached lookup. */
@@ -47,8 +46,6 @@ struct ctx {
 	int argc;
 	int argv[CTX_MAX_ARGS];
 	void *link; /* makecontext: ucp->uc_link */
-	/* Contexts that ever ran on a thread (a root: whose root it is). */
-	uint64_t tid;
 };
 
 /* A map from a pointer-sized key (never 0) to a record index. */

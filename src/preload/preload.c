@@ -138,9 +138,6 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
 	if (i == CTXTABLE_NONE)
 		return i;
 	c = preload_ctx(i);
-	c->stack_lo = lo;
-	c->stack_hi = hi;
-	c->tid = (uint64_t)syscall(SYS_gettid);
 	corotop_coro_open(&c->coro,
 			  /* relaxed: unique ids, no ordering. */
 			  atomic_fetch_add_explicit(&preload_table.next_id, 1,
