@@ -147,6 +147,19 @@ CTP_STATIC_ASSERT(sizeof(struct ppt_control) == 440, "ppt_control size");
 #define COROTOP_RDV_OFFSET 512u
 #define COROTOP_RDV_PARKED_STACKS (1u << 0)
 
+/*
+ * The doorbell.  The ppt protocol attaches a client at its next saved
+ * frame, and the probe saves one at its next transition: a program whose
+ * every coroutine is parked and every thread blocked -- a hung server, the
+ * case late attach is for -- would never notice the agent.  So the probe
+ * also listens on an abstract Unix socket named COROTOP_DOORBELL_FMT with
+ * its pid (SOCK_SEQPACKET), on a thread of its own that sleeps in accept:
+ * a connection from a process of the same uid makes it run the attach
+ * check at once.  Nothing is sent either way; the agent rings right after
+ * it wrote _hmem, and again after it wrote it back to 0.
+ */
+#define COROTOP_DOORBELL_FMT "corotop-doorbell-%d"
+
 struct corotop_rendezvous {
 	uint64_t magic;	       /* COROTOP_RDV_MAGIC */
 	uint32_t version;      /* COROTOP_RDV_VERSION */

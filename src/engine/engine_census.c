@@ -22,9 +22,11 @@
 #include "corotop/calltrace.h"
 
 /* Frames kept of a census stack (as many as the probe's parked stacks). */
-#define ENGINE_CENSUS_FRAMES 64
+#define ENGINE_CENSUS_FRAMES ENGINE_UNWIND_MAX
 
-/* The parked stack of a census event, kept; its id, or 0. */
+/* The parked stack of a census event, kept; its id, or 0.  WHERE becomes
+ * the first frame of the program's own code in it when the switch was
+ * recorded in a runtime's (model_where). */
 static uint64_t engine_census_stack(struct engine *e,
 				    const struct harvest_event *ev)
 {
@@ -36,12 +38,21 @@ static uint64_t engine_census_stack(struct engine *e,
 		.stack_hi = ev->where.stack_hi,
 	};
 	uint64_t frames[ENGINE_CENSUS_FRAMES], id;
+	struct symtab_unwound marks;
+	bool busy;
 	size_t n;
 
-	if (ev->is_active || !e->ppt.enabled || !e->ct.parked)
+	if (ev->is_active || !e->ppt.enabled)
 		return 0;
-	n = stackwalk_fp(&e->ppt.pm, &s, frames, ENGINE_CENSUS_FRAMES, NULL);
-	if (!n)
+	/* Once, at the attach: worth waiting for the names thread. */
+	n = engine_unwind(e, &e->ppt.pm, &s, frames, ENGINE_CENSUS_FRAMES, true,
+			  &marks, &busy);
+	/* Only when the switch was recorded inside a runtime (the preload,
+	 * called by Boost): a scheduler that calls the probe itself chose
+	 * its address, and frame 0 is its own code. */
+	if (marks.where > 0)
+		model_where(&e->model, ev->station, frames[marks.where]);
+	if (!n || !e->ct.parked)
 		return 0;
 	id = parked_own_id(frames, (uint32_t)n);
 	pthread_mutex_lock(&e->ct.hot_lock);

@@ -191,6 +191,18 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 			  size_t max, uint64_t *trace_id);
 bool engine_replay_create(struct engine *e, char *err, size_t errlen);
 
+/* engine_unwind.c: a parked coroutine's stack walked in the target's
+ * memory from where its probe saved it (CFI first, frame records else),
+ * at most max (<= ENGINE_UNWIND_MAX) frames, with its program frames
+ * marked; 0 when the stack is not declared.  Without `wait`, *busy when
+ * the symbol table was busy (nothing walked: ask again later). */
+#define ENGINE_UNWIND_MAX 64
+struct stackwalk_start;
+size_t engine_unwind(struct engine *e, struct procmem *pm,
+		     const struct stackwalk_start *s, uint64_t *frames,
+		     size_t max, bool wait, struct symtab_unwound *marks,
+		     bool *busy);
+
 /* engine_census.c: a census event (a coroutine found at a late attach)
  * into the model, with its parked stack walked in the target when it is
  * parked; the stack's id (model_park'ed), or 0.  Engine lock held. */

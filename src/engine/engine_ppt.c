@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
+#include "engine/target/doorbell.h"
 #include "engine/ppt/perfctr.h"
 #include "engine/ppt/pptframe.h"
 #include "engine/ppt/pptlist.h"
@@ -254,6 +255,7 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 		.max_frames = PPTAGENT_MAX_FRAMES,
 	};
 	size_t ok = 0;
+	bool rdv = false;
 	int rc;
 
 	if (!p->enabled)
@@ -264,11 +266,16 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 	memcpy(cfg.counters, p->ctr.attrs, sizeof(cfg.counters));
 	for (size_t i = 0; i < p->n; i++) {
 		if (pptagent_attach(&p->agents[i], &p->pm, &p->found.buf[i],
-				    &cfg, p->errors[i], sizeof(p->errors[0])))
+				    &cfg, p->errors[i], sizeof(p->errors[0]))) {
 			ok++;
-		else
+			rdv |= p->agents[i].rendezvous;
+		} else {
 			engine_ppt_warn(p, p->errors[i]);
+		}
 	}
+	/* A program in which nothing transitions hears us now. */
+	if (rdv)
+		(void)doorbell_ring(p->pid);
 	if (!ok) {
 		/* The first failure is the one worth reading. */
 		snprintf(err, errlen, "%s", p->errors[0]);
@@ -301,18 +308,25 @@ void engine_ppt_destroy(struct engine *e)
 
 	if (!p->enabled)
 		return;
+	bool rdv = false;
+
 	engine_ppt_stop(e);
 	for (size_t i = 0; p->agents && i < p->n; i++) {
 		struct pptagent *a = &p->agents[i];
 
 		if (pptagent_live(a->state)) {
-			if (engine_ppt_alive(p))
+			if (engine_ppt_alive(p)) {
+				rdv |= a->rendezvous;
 				pptagent_detach(a);
-			else
+			} else {
 				pptagent_forget(a);
+			}
 		}
 		pptagent_finish(a);
 	}
+	/* The probe retires the region now, not at its next transition. */
+	if (rdv)
+		(void)doorbell_ring(p->pid);
 	free(p->agents);
 	free(p->errors);
 	free(p->tick_delivered);

@@ -46,6 +46,10 @@ struct ctx {
 	int argc;
 	int argv[CTX_MAX_ARGS];
 	void *link; /* makecontext: ucp->uc_link */
+	/* make_fcontext: the data the first switch to it passed (Boost's
+	 * record of the context, which its exit passes to ontop_fcontext
+	 * again); written on the context itself. */
+	void *first_data;
 };
 
 /* A map from a pointer-sized key (never 0) to a record index. */

@@ -20,9 +20,14 @@
  * to whoever was resumed, as transfer_t.fctx).
  *
  * A context dies when its entry returns (makecontext), when Boost leaves it
- * through ontop_fcontext with a function that frees it (what that function
- * returns to the resumed side is a null fcontext_t), or when its stack is
- * given to a new context.
+ * through ontop_fcontext to free it, or when its stack is given to a new
+ * context.  Boost's exit (fiber_exit, context_exit) is told apart from the
+ * other uses of ontop_fcontext (Boost.Fiber suspends with resume_with,
+ * whose function keeps the suspended context and also returns a null
+ * fcontext_t) by its data: the exit passes the context's own record, the
+ * data the first switch into the context passed to its entry.  For the
+ * others the function ontop_fcontext runs is wrapped: it receives the
+ * suspended context's fcontext_t, which is where that context is saved.
  *
  * The map from ucontext_t or fcontext_t to record is consulted only when a
  * small per-thread cache misses: a switch resumes a context saved at the
@@ -94,6 +99,10 @@ static _Atomic(ontop_fcontext_fn) real_ontop_fcontext;
 PRELOAD_TLS uint32_t preload_cur = CTXTABLE_NONE;
 PRELOAD_TLS uint32_t preload_root = CTXTABLE_NONE;
 PRELOAD_TLS uint32_t preload_from = CTXTABLE_NONE;
+/* The switch in progress is a context's exit (ontop_fcontext with its own
+ * record); and the function an ontop_fcontext runs, for its wrapper. */
+PRELOAD_TLS bool preload_exiting;
+PRELOAD_TLS transfer_t (*preload_ontop_fn)(transfer_t);
 PRELOAD_TLS uint64_t preload_cache_key[PRELOAD_CACHE];
 PRELOAD_TLS uint32_t preload_cache_idx[PRELOAD_CACHE];
 
@@ -138,6 +147,7 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
 	if (i == CTXTABLE_NONE)
 		return i;
 	c = preload_ctx(i);
+	c->first_data = NULL;
 	corotop_coro_open(&c->coro,
 			  /* relaxed: unique ids, no ordering. */
 			  atomic_fetch_add_explicit(&preload_table.next_id, 1,
@@ -407,20 +417,39 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 				      transfer_t (*fn)(transfer_t));
 
 /* After a switch returned into a context: whoever switched to it is now
- * suspended at t.fctx -- or, when t.fctx is null, was freed by the
- * function ontop_fcontext ran (Boost's fiber_exit).  On the thread it
+ * suspended at t.fctx -- or, when it was exiting, freed by the function
+ * ontop_fcontext ran (Boost's fiber_exit); a null t.fctx otherwise means
+ * an ontop function kept it (its wrapper saw where).  On the thread it
  * returned on: not inlined, so its TLS is that thread's. */
 static PRELOAD_NOIPA void preload_arrived(fcontext_t fctx)
 {
 	uint32_t from = preload_from;
+	bool exiting = preload_exiting;
 
 	preload_from = CTXTABLE_NONE;
+	preload_exiting = false;
 	if (from == CTXTABLE_NONE)
 		return;
-	if (fctx)
+	if (exiting) {
+		if (from != preload_root)
+			preload_close(from);
+	} else if (fctx) {
 		preload_saved(from, (uint64_t)fctx);
-	else if (from != preload_root)
-		preload_close(from);
+	}
+}
+
+/* What ontop_fcontext runs on top of the resumed context, for a switch
+ * that is not an exit: t.fctx is where the suspended context is saved
+ * (the function may keep it elsewhere and return null). */
+static PRELOAD_NOIPA transfer_t preload_ontop(transfer_t t)
+{
+	transfer_t (*fn)(transfer_t) = preload_ontop_fn;
+	uint32_t from = preload_from;
+
+	preload_ontop_fn = NULL;
+	if (from != CTXTABLE_NONE && t.fctx)
+		preload_saved(from, (uint64_t)t.fctx);
+	return fn(t);
 }
 
 /* Entry of every context made by make_fcontext. */
@@ -430,9 +459,11 @@ static void preload_fc_entry(transfer_t t)
 
 	preload_arrived(t.fctx);
 	/* This context is the one the switch that started it resumed. */
-	entry = preload_cur != CTXTABLE_NONE
-			? (void (*)(transfer_t))preload_ctx(preload_cur)->entry
-			: NULL;
+	entry = NULL;
+	if (preload_cur != CTXTABLE_NONE) {
+		entry = (void (*)(transfer_t))preload_ctx(preload_cur)->entry;
+		preload_ctx(preload_cur)->first_data = t.data;
+	}
 	if (entry)
 		entry(t);
 	/* Boost's entries never return (returning ends the thread). */
@@ -486,13 +517,21 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 	ontop_fcontext_fn real =
 		PRELOAD_REAL(real_ontop_fcontext, "ontop_fcontext");
 	transfer_t t;
+	uint32_t from;
 
 	if (!preload_on)
 		return real(to, vp, fn);
-	preload_switch(preload_current((uint64_t)__builtin_return_address(0)),
-		       preload_find((uint64_t)to),
+	from = preload_current((uint64_t)__builtin_return_address(0));
+	preload_exiting = from != CTXTABLE_NONE && vp &&
+			  vp == preload_ctx(from)->first_data;
+	preload_switch(from, preload_find((uint64_t)to),
 		       (uint64_t)__builtin_return_address(0));
-	t = real(to, vp, fn);
+	if (preload_exiting || !fn) {
+		t = real(to, vp, fn);
+	} else {
+		preload_ontop_fn = fn;
+		t = real(to, vp, preload_ontop);
+	}
 	preload_arrived(t.fctx);
 	return t;
 }

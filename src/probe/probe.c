@@ -340,6 +340,7 @@ static void probe_atfork_child(void)
 	registry_atfork_child();
 	census_atfork_child();
 	probe_late_atfork_child();
+	probe_doorbell_atfork_child();
 }
 
 __attribute__((constructor)) static void probe_autoinit(void)

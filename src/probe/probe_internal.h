@@ -119,6 +119,11 @@ void probe_late_poll(int hmem);
  * retired here (the child starts untraced). */
 void probe_late_atfork_child(void);
 extern int probe_late_seen; /* the _ppt_hmem_corotop value handled last */
+/* doorbell.c: the socket corotop -p rings so that a program in which
+ * nothing transitions still attaches (started by probe_late_init); a
+ * forked child closes its copy. */
+void probe_doorbell_start(void);
+void probe_doorbell_atfork_child(void);
 
 uint64_t probe_tid_slow(void);
 void probe_wake(struct probe_region *r);

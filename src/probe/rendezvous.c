@@ -324,8 +324,14 @@ void probe_late_init(void)
 	 * buffer is not initialized). */
 	if (off && !strcmp(off, "0"))
 		return;
-	(void)ppt_client_init(&corotop, late_types, 1, 0, COROTOP_RDV_TAG_VALUE,
-			      &late_hooks);
+	if (ppt_client_init(&corotop, late_types, 1, 0, COROTOP_RDV_TAG_VALUE,
+			    &late_hooks) != 0)
+		return;
+	/* Traced from the environment already: corotop launched us and
+	 * will not attach late.  Else a hung program must hear an agent. */
+	/* acquire: pairs with the release that made the probe live. */
+	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE))
+		probe_doorbell_start();
 }
 
 void probe_late_poll(int hmem)

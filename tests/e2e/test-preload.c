@@ -9,7 +9,9 @@
  * against the program's own count of its switches (printed on stdout).
  * The final snapshot must show no finished context as suspended or
  * running; the program's output and exit status pass through unchanged.
- * A program held alive (--hold) shows its stuck context by name.  The
+ * A program held alive (--hold) shows its stuck context by name; a
+ * Boost.Fiber program that hung before corotop -p attached shows its stuck
+ * fiber flagged, parked in the program's own function.  The
  * preload steps aside, with a one-line note, for what the loader would
  * not honour (a static or set-user-ID program), under a sanitizer (the
  * ASan build's targets: these tests then skip), with --no-auto, and for a
@@ -329,6 +331,88 @@ static void test_boost_fiber(void **state)
 }
 #endif
 
+#if defined(ITEST_FIBER_TARGET) && defined(ITEST_PRELOAD_LIB)
+/* A coroutine of the snapshot whose WHERE starts with `where`, or NULL. */
+static const struct jv *coro_where(const struct jv *v, const char *where)
+{
+	const struct jv *co = json_get(v, "coroutines");
+
+	for (size_t c = 0; co && c < co->n; c++)
+		if (!strncmp(json_need(&co->items[c], "where", J_STR)->s, where,
+			     strlen(where)))
+			return &co->items[c];
+	return NULL;
+}
+
+/*
+ * The case late attach is for: a Boost.Fiber program, preloaded but
+ * started without corotop, in which nothing moves any more -- its fibers
+ * finished but one, blocked forever on a condition variable, and its main
+ * thread in pause().  corotop -p must still see it (the doorbell: no
+ * transition will ever run the attach check), flag it WAKE? at first sight
+ * (it has been parked past the threshold), and name the program's
+ * function it waits in, not Boost's (its stack walked with Boost's CFI:
+ * Debian's Boost has no frame pointers).
+ */
+static void test_fiber_attach_hung(void **state)
+{
+	char *tgt[] = {ITEST_FIBER_TARGET, "2",	     "20",
+		       "--stuck",	   "--hold", NULL};
+	char *att[] = {ITEST_COROTOP, "-b", "-d", "2", "-f",
+		       "json",	      "-p", NULL, NULL};
+	char pid_s[16];
+	struct proc t, c;
+	const struct jv *stuck = NULL;
+	struct jv v;
+	size_t off = 0;
+	char *line;
+
+	(void)state;
+	setenv("LD_PRELOAD", ITEST_PRELOAD_LIB, 1);
+	proc_start(&t, tgt);
+	unsetenv("LD_PRELOAD");
+	/* Every fiber but the stuck one has finished when it prints. */
+	line = proc_next_line(&t, &off, 60000);
+	assert_non_null(line);
+	assert_non_null(strstr(line, "fibers=5"));
+	free(line);
+	/* The stuck fiber parked before that: past the 5 s threshold now. */
+	sleep(6);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)t.pid);
+	att[7] = pid_s;
+	proc_start(&c, att);
+	off = 0;
+	while (!stuck && (line = proc_next_line(&c, &off, 30000))) {
+		json_must_parse(line, &v);
+		free(line);
+		stuck = coro_where(&v, "stuck_wait_for_signal");
+		if (!stuck) {
+			json_free(&v);
+			continue;
+		}
+		print_message("stuck fiber: where %s, age %.1f s, in state "
+			      "%.1f s\n",
+			      json_need(stuck, "where", J_STR)->s,
+			      (double)json_u64(stuck, "age_ns") / 1e9,
+			      (double)json_u64(stuck, "in_state_ns") / 1e9);
+		assert_string_equal(json_need(stuck, "state", J_STR)->s,
+				    "suspended");
+		assert_int_equal(json_u64(stuck, "switches"), 0);
+		assert_true(json_u64(stuck, "in_state_ns") > 5000000000ull);
+		assert_true(json_u64(&v, "warnings.lost-wakeup") >= 1);
+		json_free(&v);
+	}
+	assert_non_null(stuck);
+	kill(c.pid, SIGINT);
+	assert_int_equal(exit_code(proc_finish(&c, 30000)), 130);
+	kill(t.pid, SIGTERM);
+	proc_finish(&t, 30000);
+	proc_free(&c);
+	proc_free(&t);
+	assert_xdg_empty();
+}
+#endif
+
 /* --no-auto: the same program, untraced. */
 static void test_no_auto(void **state)
 {
@@ -447,6 +531,9 @@ int main(void)
 #endif
 #ifdef ITEST_FIBER_TARGET
 		cmocka_unit_test(test_boost_fiber),
+#endif
+#if defined(ITEST_FIBER_TARGET) && defined(ITEST_PRELOAD_LIB)
+		cmocka_unit_test(test_fiber_attach_hung),
 #endif
 		cmocka_unit_test(test_no_auto),
 		cmocka_unit_test(test_setuid_note),

@@ -196,6 +196,14 @@ void model_park(struct model *m, uint32_t station, uint64_t trace)
 		m->parked[c->slot] = trace;
 }
 
+void model_where(struct model *m, uint32_t station, uint64_t addr)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (c && c->state == MODEL_SUSPENDED && addr)
+		c->last_addr = addr;
+}
+
 /* a + b, or UINT64_MAX when that does not fit: a lying region can name
  * seqs near 2^64, and a total must not wrap to a small number. */
 static uint64_t model_sat_add(uint64_t a, uint64_t b)

@@ -68,6 +68,10 @@ void model_close(struct model *m, uint32_t station, uint64_t now,
 /* The station's coroutine is parked at CallTrace id `trace` (0: it is not,
  * or nobody captured where).  Call after model_event. */
 void model_park(struct model *m, uint32_t station, uint64_t trace);
+/* WHERE of the coroutine at station while it stays suspended: addr, the
+ * first frame of the program's own code in its parked stack (its last
+ * transition's address is the scheduler's). */
+void model_where(struct model *m, uint32_t station, uint64_t addr);
 
 /* Record every transition of model record `id` from now on (0 stops),
  * after the `nseed` transitions in `seed` (oldest first, e.g. read back

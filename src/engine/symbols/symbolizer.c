@@ -58,6 +58,7 @@
 #include "common/strpool.h"
 #include "engine/symbols/symindex.h"
 #include "engine/symbols/symname.h"
+#include "engine/symbols/unwinder.h"
 
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -114,6 +115,10 @@ struct symbolizer {
 	struct sym_entry *cache;
 	struct strpool *pool;
 	struct symbolizer_stats stats;
+	/* The CFI unwinder on this session (unwinder.c), made on first use;
+	 * unw_failed: libdwfl refused, do not retry. */
+	struct unwinder *unw;
+	bool unw_failed;
 };
 
 static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
@@ -533,6 +538,7 @@ void symbolizer_destroy(struct symbolizer *s)
 		dwfl_getmodules(s->dwfl, sym_forget_all, NULL, 0);
 		dwfl_end(s->dwfl); /* before the vDSO image it may use */
 	}
+	unwinder_destroy(s->unw); /* after dwfl_end, which may call it */
 	free(s->vdso_image);
 	strpool_destroy(s->pool);
 	free(s->cache);
@@ -729,4 +735,17 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out)
 		return;
 	*out = s->stats;
 	out->string_bytes = strpool_bytes(s->pool);
+}
+
+size_t symbolizer_unwind(struct symbolizer *s, const struct unwinder_regs *r,
+			 unwinder_read_fn read, void *ctx, uint64_t *frames,
+			 size_t max)
+{
+	if (!s || s->gone)
+		return 0;
+	if (!s->unw && !s->unw_failed) {
+		s->unw = unwinder_create(s->dwfl, s->pid);
+		s->unw_failed = !s->unw;
+	}
+	return unwinder_run(s->unw, r, read, ctx, frames, max);
 }

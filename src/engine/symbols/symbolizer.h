@@ -11,7 +11,8 @@
  * Only the caller's own processes: symbolizer_create refuses a pid whose
  * /proc entry belongs to another uid.  The target is never ptrace'd and its
  * memory is never read; everything comes from /proc/PID/{maps,status,exe}
- * and the ELF files it maps.
+ * and the ELF files it maps (symbolizer_unwind reads stacks only through
+ * the caller's reader).
  */
 #ifndef COROTOP_SYMBOLIZER_H
 #define COROTOP_SYMBOLIZER_H
@@ -20,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "engine/symbols/unwinder.h"
 
 struct symbolizer;
 
@@ -93,6 +96,16 @@ const char *symbolizer_format(struct symbolizer *s, uint64_t addr, char *buf,
  */
 void symbolizer_refresh(struct symbolizer *s);
 
+/*
+ * Walk a stack of the target with its call frame information, from the
+ * registers in r, reading its memory only through `read` (unwinder.h):
+ * frames[0] = r->pc, then each caller's return address; how many (0 when
+ * libdwfl cannot unwind here).  The symbolizer still never reads the
+ * target's memory itself.
+ */
+size_t symbolizer_unwind(struct symbolizer *s, const struct unwinder_regs *r,
+			 unwinder_read_fn read, void *ctx, uint64_t *frames,
+			 size_t max);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
 
 #endif

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "common/numtext.h"
+#include "engine/symbols/framekind.h"
 #include "engine/symbols/symbolizer.h"
 #include "engine/symbols/symname.h"
 #include "common/clock.h"
@@ -220,4 +221,39 @@ uint32_t symtab_gen(struct symtab *t)
 	g = t->gen;
 	pthread_mutex_unlock(&t->lock);
 	return g;
+}
+
+enum symtab_unwind_rc symtab_unwind(struct symtab *t,
+				    const struct unwinder_regs *regs,
+				    unwinder_read_fn read, void *ctx,
+				    uint64_t *frames, size_t max, bool wait,
+				    struct symtab_unwound *out)
+{
+	struct symbolizer *s;
+	struct symbol sym;
+
+	out->n = 0;
+	out->where = out->entry = -1;
+	if (wait)
+		pthread_mutex_lock(&t->lock);
+	else if (pthread_mutex_trylock(&t->lock))
+		return SYMTAB_UNWIND_BUSY;
+	s = symtab_get(t);
+	if (!s) {
+		pthread_mutex_unlock(&t->lock);
+		return SYMTAB_UNWIND_NONE;
+	}
+	out->n = symbolizer_unwind(s, regs, read, ctx, frames, max);
+	for (size_t i = 0; i < out->n; i++) {
+		/* Every frame is a return address: name its call. */
+		bool known = symbolizer_lookup(s, frames[i] - 1, &sym);
+
+		if (known && framekind_runtime(sym.module, sym.function))
+			continue;
+		if (out->where < 0)
+			out->where = (int)i;
+		out->entry = (int)i;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return SYMTAB_UNWIND_DONE;
 }

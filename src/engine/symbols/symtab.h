@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "engine/symbols/unwinder.h"
+
 struct symbolizer;
 
 struct symtab {
@@ -58,6 +60,30 @@ struct symtab_sym {
  * is then set).  Thread-safe. */
 bool symtab_lookup(struct symtab *t, uint64_t addr, struct symtab_sym *out);
 
+/* A stack walked with the target's CFI (symtab_unwind): which of its
+ * frames are the program's own code (framekind.h); -1 = none. */
+struct symtab_unwound {
+	size_t n;  /* frames stored */
+	int where; /* the innermost program frame: what led to the switch */
+	int entry; /* the outermost: the first program code the entry ran */
+};
+/*
+ * Walk a stack of the target from regs (unwinder.h), reading its memory
+ * through `read`, and mark its program frames.  Unless `wait`, never
+ * waits for the lock: BUSY when another thread holds it (ask again later).
+ * NONE when there are no symbols of a live target; DONE with out->n
+ * frames otherwise.
+ */
+enum symtab_unwind_rc {
+	SYMTAB_UNWIND_DONE,
+	SYMTAB_UNWIND_BUSY,
+	SYMTAB_UNWIND_NONE,
+};
+enum symtab_unwind_rc symtab_unwind(struct symtab *t,
+				    const struct unwinder_regs *regs,
+				    unwinder_read_fn read, void *ctx,
+				    uint64_t *frames, size_t max, bool wait,
+				    struct symtab_unwound *out);
 /* "0x7f..." (no leading zeros): how an address without a name shows. */
 void symtab_hex(uint64_t addr, char *buf, size_t n);
 

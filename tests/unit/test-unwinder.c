@@ -1,0 +1,191 @@
+/*
+ * test-unwinder: stacks walked with CFI (engine/symbols/unwinder.c through
+ * symbolizer_unwind) see through frames built without frame pointers, and
+ * framekind tells the program's frames from the runtimes'.
+ *
+ * The walk is of this process's own stack: three functions built with
+ * -fomit-frame-pointer call a capture function, which hands the unwinder
+ * its return address, the stack pointer after its return and a frame
+ * pointer register that means nothing (omitting it made rbp a general
+ * register), through a reader bounded to the stack above it.  A
+ * frame-pointer walk stops there; the CFI walk must name all three.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "engine/symbols/framekind.h"
+#include "engine/symbols/symbolizer.h"
+
+#define NOFP __attribute__((noinline, optimize("omit-frame-pointer")))
+
+static struct symbolizer *sym;
+static uint64_t frames[32];
+static size_t nframes;
+static uint64_t stack_lo, stack_hi;
+static unsigned reads_refused;
+
+static bool read_own(void *ctx, uint64_t addr, uint64_t *word)
+{
+	(void)ctx;
+	if (addr < stack_lo || addr > stack_hi - 8) {
+		reads_refused++;
+		return false;
+	}
+	memcpy(word, (const void *)(uintptr_t)addr, 8);
+	return true;
+}
+
+static __attribute__((noinline)) void capture(void)
+{
+	uint64_t *rec = __builtin_frame_address(0);
+	struct unwinder_regs r = {
+		.pc = (uint64_t)(uintptr_t)__builtin_return_address(0),
+		.sp = (uint64_t)(uintptr_t)(rec + 2),
+		.fp = 0xdeadbeefu, /* the callers use rbp as they like */
+	};
+
+	stack_lo = r.sp;
+	stack_hi = r.sp + 256 * 1024;
+	nframes = symbolizer_unwind(sym, &r, read_own, NULL, frames, 32);
+}
+
+/* volatile sinks keep the calls from being tail calls. */
+static volatile int sink;
+
+static NOFP void level3(int x)
+{
+	capture();
+	sink = x;
+}
+
+static NOFP void level2(int x)
+{
+	level3(x + 1);
+	sink = x;
+}
+
+static NOFP void level1(int x)
+{
+	level2(x + 1);
+	sink = x;
+}
+
+static bool frame_named(const char *name, size_t *at)
+{
+	for (size_t i = 0; i < nframes; i++) {
+		struct symbol s;
+
+		if (symbolizer_lookup(sym, frames[i] - 1, &s) && s.function &&
+		    !strcmp(s.function, name)) {
+			*at = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void test_cfi_sees_through(void **state)
+{
+	char err[256];
+	size_t a, b, c;
+
+	(void)state;
+	sym = symbolizer_create(getpid(), err, sizeof(err));
+	assert_non_null(sym);
+	level1(1);
+	print_message("%zu frames, %u reads refused\n", nframes, reads_refused);
+	assert_true(nframes >= 4);
+	assert_true(frame_named("level3", &a));
+	assert_true(frame_named("level2", &b));
+	assert_true(frame_named("level1", &c));
+	assert_true(a < b && b < c); /* innermost first */
+	symbolizer_destroy(sym);
+	sym = NULL;
+}
+
+/* A reader that refuses everything: the walk is the first frame alone,
+ * and nothing is read past what the reader allows. */
+static bool read_none(void *ctx, uint64_t addr, uint64_t *word)
+{
+	(void)ctx;
+	(void)addr;
+	(void)word;
+	return false;
+}
+
+static void test_reader_bounds(void **state)
+{
+	struct unwinder_regs r = {
+		.pc = (uint64_t)(uintptr_t)&level1 + 4, .sp = 0x1000, .fp = 0};
+	char err[256];
+
+	(void)state;
+	sym = symbolizer_create(getpid(), err, sizeof(err));
+	assert_non_null(sym);
+	nframes = symbolizer_unwind(sym, &r, read_none, NULL, frames, 32);
+	assert_true(nframes <= 1);
+	assert_int_equal(symbolizer_unwind(sym, &r, read_none, NULL, frames, 0),
+			 0);
+	symbolizer_destroy(sym);
+	sym = NULL;
+}
+
+static void test_framekind(void **state)
+{
+	static const struct {
+		const char *module, *function;
+		bool runtime;
+	} cases[] = {
+		{"libboost_fiber.so.1.74.0",
+		 "boost::fibers::context::resume(boost::fibers::context*)",
+		 true},
+		{"fiber-target",
+		 "void boost::context::detail::fiber_entry<boost::context::"
+		 "detail::fiber_record<...> >(boost::context::detail::"
+		 "transfer_t)",
+		 true},
+		{"fiber-target",
+		 "std::_Function_handler<void (), main::{lambda()#1}>::"
+		 "_M_invoke(std::_Any_data const&)",
+		 true},
+		{"fiber-target", "main::{lambda()#1}::operator()() const",
+		 false},
+		{"fiber-target", "stuck_wait_for_signal()", false},
+		{"fiber-target", "void ns::wait<int>(int)", false},
+		{"libc.so.6", "swapcontext", true},
+		{"libcorotop-preload.so", "jump_fcontext", true},
+		{"libstdc++.so.6", "execute_native_thread_routine", true},
+		{"libmyapp.so", "handle_request", false},
+		{"uctx-target", NULL, false},
+		{NULL, NULL, false},
+		{"fiber-target", "", false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (framekind_runtime(cases[i].module, cases[i].function) !=
+		    cases[i].runtime)
+			fail_msg("%s in %s: expected %s",
+				 cases[i].function ? cases[i].function
+						   : "(none)",
+				 cases[i].module ? cases[i].module : "(none)",
+				 cases[i].runtime ? "runtime" : "program");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cfi_sees_through),
+		cmocka_unit_test(test_reader_bounds),
+		cmocka_unit_test(test_framekind),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
