@@ -35,6 +35,9 @@
  *     sampler, which may wait for its timers, and starts the census
  *     thread); COROTOP_LATE_ATTACH=0 in the environment turns late attach
  *     off (the probe's ppt buffer then stays unpublished);
+ *   - with late attach on, a thread of the probe's sleeps in accept on the
+ *     doorbell (corotop/ppt.h), so that corotop -p reaches a program in
+ *     which nothing transitions; COROTOP_DOORBELL=0 leaves it out;
  *   - open and close take and give back a slot of the probe's registry of
  *     live coroutines: a compare-and-swap on a free list each, no lock;
  *   - no call ever raises a signal (the socket is written with MSG_NOSIGNAL)

@@ -329,8 +329,11 @@ void probe_late_init(void)
 		return;
 	/* Traced from the environment already: corotop launched us and
 	 * will not attach late.  Else a hung program must hear an agent. */
-	/* acquire: pairs with the release that made the probe live. */
-	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE))
+	/* acquire: pairs with the release that made the probe live.
+	 * COROTOP_DOORBELL=0: attach at the next transition only. */
+	off = getenv("COROTOP_DOORBELL");
+	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE) &&
+	    !(off && !strcmp(off, "0")))
 		probe_doorbell_start();
 }
 
