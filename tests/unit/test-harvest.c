@@ -660,7 +660,10 @@ static void test_who_hostile_names(void **state)
 
 	/* Escapes, DEL, UTF-8 and a NUL with garbage after it. */
 	memset(s->ext.name, 0, sizeof(s->ext.name));
-	memcpy(s->ext.name, "a\x1b[2Jb\x7f\xc3\xa9" "c\0zzz", 14);
+	memcpy(s->ext.name,
+	       "a\x1b[2Jb\x7f\xc3\xa9"
+	       "c\0zzz",
+	       14);
 	ours_close(f, 0, 1);
 	assert_int_equal(scan(f), 0); /* recycled */
 	ours_open(f, 0, 0x2, 1);
