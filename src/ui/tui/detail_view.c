@@ -264,15 +264,10 @@ static void detail_view_draw(struct tui *t)
 	}
 	duration_format(age, sizeof(age), snapshot_age_ns(&t->snap, c));
 	duration_format(in, sizeof(in), snapshot_in_state_ns(&t->snap, c));
-	snapshot_name(&t->snap, c, name + 2, sizeof(name) - 3);
-	if (name[2]) { /* "  \"worker-3\"" after the id */
-		size_t n = strlen(name);
-
-		name[0] = ' ';
-		name[1] = '"';
-		name[n] = '"';
-		name[n + 1] = '\0';
-	}
+	/* Its name, quoted after the id: Coroutine 7f10 "worker-3". */
+	snapshot_name(&t->snap, c, where, sizeof(where));
+	if (where[0])
+		snprintf(name, sizeof(name), " \"%.160s\"", where);
 	attron(A_BOLD);
 	if (c->station == MODEL_NONE) /* replay: stations are not recorded */
 		term_text(y++, 1, A_NORMAL,
