@@ -197,6 +197,8 @@ struct ctp_header {
  * address and state).  ext.census says where its stack can be walked from
  * when that state is a suspend. */
 #define CTP_STX_CENSUS (1u << 2)
+/* Bytes of ctp_station_ext.name, the NUL included (COROTOP_NAME_MAX). */
+#define CTP_STX_NAME_LEN 48u
 
 /*
  * Where a coroutine parked before an attach can have its stack walked, in
@@ -227,6 +229,15 @@ struct ctp_station_ext {
 	/* CTP_STX_CENSUS: where the stack of the census event's suspend
 	 * can be walked from; zeros otherwise. */
 	struct ctp_census census;
+	/* The address of the occupant's struct corotop_coro in the writing
+	 * process (for an engine that reads its saved state from there), 0
+	 * = unknown.  Written with the header, before (G). */
+	uint64_t coro;
+	/* The occupant's name (corotop_coro_open_named): bytes up to the
+	 * first NUL, NUL-padded to the end; all zeros = no name.  Written
+	 * with the header, before (G); untrusted like every byte here (an
+	 * engine copies at most CTP_STX_NAME_LEN - 1 bytes and checks them). */
+	char name[CTP_STX_NAME_LEN];
 };
 
 struct ctp_station {
@@ -286,6 +297,9 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, next_n) == 24, "next_n");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, next_free) == 32, "link");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, census) == 40, "census");
 CTP_STATIC_ASSERT(sizeof(struct ctp_census) == 40, "census is 40 bytes");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, coro) == 80, "coro");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, name) == 88, "name");
+CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 136, "station ext");
 
 /* Size in bytes of a region with n stations. */
 static inline uint64_t ctp_region_size(uint32_t n)

@@ -12,6 +12,9 @@
  *     corotop_coro_suspend(&c, (uint64_t)where);   // parked at `where`
  *     corotop_coro_close(&c);                      // dead
  *
+ * corotop_coro_open_named(&c, id, "worker", COROTOP_NAME_STATIC) opens it
+ * with a name (below).
+ *
  * The probe finds the shared region through the environment, exactly as the
  * upstream cTP SDKs do (CTP_SHM_PATH, CTP_SOCK_PATH, CTP_MAX_STATIONS).  When
  * any of them is missing or the region fails validation, the probe stays
@@ -146,6 +149,31 @@ COROTOP_API const char *corotop_probe_status(void);
 COROTOP_API void corotop_probe_stats(struct corotop_probe_stats *out);
 
 COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id);
+
+/*
+ * Names.  A coroutine may carry a name for people (corotop's NAME column,
+ * its detail view, JSON and Heph recordings): corotop_coro_open_named is
+ * corotop_coro_open with one.  name NULL or "" is no name.  flags:
+ *   COROTOP_NAME_COPY    the first COROTOP_NAME_MAX - 1 bytes are copied
+ *                        at open (cut at a UTF-8 character boundary); the
+ *                        caller may reuse or free the string at once;
+ *   COROTOP_NAME_STATIC  the pointer is kept, not the text: a string
+ *                        literal, or any string that stays valid and
+ *                        unchanged until corotop_coro_close returns (its
+ *                        first COROTOP_NAME_MAX - 1 bytes are read
+ *                        whenever the coroutine takes a station).
+ * The name lives in the probe's registry of live coroutines, not in
+ * struct corotop_coro (whose size is ABI): a coroutine opened while the
+ * registry is full (more than 2^20 live) is unnamed.  No allocation, no
+ * lock: a copy costs at most COROTOP_NAME_MAX bytes of stores.  corotop
+ * shows printable ASCII; other bytes appear as '?'.
+ */
+#define COROTOP_NAME_MAX 48 /* bytes kept, the terminating NUL included */
+#define COROTOP_NAME_COPY 0u
+#define COROTOP_NAME_STATIC 1u
+COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
+					 uint64_t probe_id, const char *name,
+					 unsigned flags);
 COROTOP_API void corotop_coro_close(struct corotop_coro *c);
 /* Out-of-line record; use the inline wrappers below.  _record_ writes the
  * transition (traced, or an agent knocking); _note_ only keeps it in c

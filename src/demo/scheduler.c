@@ -342,13 +342,20 @@ void scheduler_destroy(struct scheduler *s)
 
 int scheduler_spawn(struct scheduler *s, coro_fn *fn, void *arg)
 {
+	return scheduler_spawn_named(s, fn, arg, NULL, COROTOP_NAME_COPY);
+}
+
+int scheduler_spawn_named(struct scheduler *s, coro_fn *fn, void *arg,
+			  const char *name, unsigned flags)
+{
 	struct coro *co;
 	unsigned home;
 
 	co = coro_create(fn, arg, s->stack_size);
 	if (!co)
 		return -errno;
-	corotop_coro_open(&co->probe, (uint64_t)(uintptr_t)co);
+	corotop_coro_open_named(&co->probe, (uint64_t)(uintptr_t)co, name,
+				flags);
 	corotop_coro_set_stack(&co->probe, co->stack,
 			       (char *)co->stack + co->stack_size);
 	/* The first run "continues" at the entry function. */

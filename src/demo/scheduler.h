@@ -13,7 +13,8 @@
  * no wakeup can race a half-finished switch.
  *
  * Probe contract, all recorded by the worker thread:
- *   spawn          corotop_coro_open(probe_id = coroutine address), then
+ *   spawn          corotop_coro_open_named(probe_id = coroutine address,
+ *                  its role's name), then
  *                  corotop_coro_set_stack(the coroutine's stack)
  *   before switch  corotop_coro_resume(addr = entry function, then the park
  *                  address it continues from)
@@ -55,6 +56,11 @@ void scheduler_stop(struct scheduler *s);
 bool scheduler_stopping(struct scheduler *s);
 /* Create a coroutine running fn(arg), runnable at once.  Any thread. */
 int scheduler_spawn(struct scheduler *s, coro_fn *fn, void *arg);
+/* The same, named for corotop: name and flags as corotop_coro_open_named
+ * takes them (COROTOP_NAME_STATIC keeps the pointer, COROTOP_NAME_COPY
+ * copies the text). */
+int scheduler_spawn_named(struct scheduler *s, coro_fn *fn, void *arg,
+			  const char *name, unsigned flags);
 /* Make a parked coroutine runnable.  Any thread; one call per park. */
 void scheduler_ready(struct scheduler *s, struct coro *co);
 /* Counters; exact once scheduler_stop() returned. */

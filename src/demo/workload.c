@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -393,7 +394,9 @@ static void spawner_main(void *arg)
 		if (n > w->cfg.spawn_rate)
 			n = w->cfg.spawn_rate;
 		while (n--)
-			(void)scheduler_spawn(w->sched, request_main, w);
+			(void)scheduler_spawn_named(w->sched, request_main, w,
+						    "request",
+						    COROTOP_NAME_STATIC);
 
 		/* relaxed, here and below: see struct workload. */
 		alive = atomic_load_explicit(&w->conns_alive,
@@ -403,7 +406,9 @@ static void spawner_main(void *arg)
 		     burst++, alive++) {
 			atomic_fetch_add_explicit(&w->conns_alive, 1,
 						  memory_order_relaxed);
-			if (scheduler_spawn(w->sched, conn_main, w) < 0) {
+			if (scheduler_spawn_named(w->sched, conn_main, w,
+						  "conn",
+						  COROTOP_NAME_STATIC) < 0) {
 				atomic_fetch_sub_explicit(&w->conns_alive, 1,
 							  memory_order_relaxed);
 				break;
@@ -474,30 +479,48 @@ static coro_fn *const workload_burners[WORKLOAD_MAX_BURNERS] = {
 	cpu_compress_main, cpu_rehash_main, cpu_parse_main,
 	cpu_rehash_main,   cpu_parse_main,
 };
+static const char *const workload_burner_names[WORKLOAD_MAX_BURNERS] = {
+	"burn-compress", "burn-rehash", "burn-parse",
+	"burn-rehash",	 "burn-parse",
+};
 
 int workload_start(struct workload *w)
 {
 	struct scheduler *s = w->sched;
+	char name[32];
 	unsigned i;
 	int err = 0;
 
-	for (i = 0; !err && i < w->roles.stuck; i++)
-		err = scheduler_spawn(s, stuck_session_main, w);
+	/* Names for corotop's NAME column: a role's is a literal (kept as a
+	 * pointer), one with a number is built here (copied at open). */
+	for (i = 0; !err && i < w->roles.stuck; i++) {
+		snprintf(name, sizeof(name), "session-%u", i + 1);
+		err = scheduler_spawn_named(s, stuck_session_main, w, name,
+					    COROTOP_NAME_COPY);
+	}
 	if (!err)
-		err = scheduler_spawn(s, spawner_main, w);
+		err = scheduler_spawn_named(s, spawner_main, w, "spawner",
+					    COROTOP_NAME_STATIC);
 	for (i = 0; !err && i < w->roles.burners; i++)
-		err = scheduler_spawn(s, workload_burners[i], w);
+		err = scheduler_spawn_named(s, workload_burners[i], w,
+					    workload_burner_names[i],
+					    COROTOP_NAME_STATIC);
 	for (i = 0; !err && i < w->roles.pipe_pairs; i++) {
-		err = scheduler_spawn(s, pipe_consume_main, &w->pipes[i]);
+		snprintf(name, sizeof(name), "pipe-%u-recv", i + 1);
+		err = scheduler_spawn_named(s, pipe_consume_main, &w->pipes[i],
+					    name, COROTOP_NAME_COPY);
+		snprintf(name, sizeof(name), "pipe-%u-send", i + 1);
 		if (!err)
-			err = scheduler_spawn(s, pipe_produce_main,
-					      &w->pipes[i]);
+			err = scheduler_spawn_named(s, pipe_produce_main,
+						    &w->pipes[i], name,
+						    COROTOP_NAME_COPY);
 	}
 	for (i = 0; !err && i < w->roles.conns; i++) {
 		/* relaxed: see struct workload. */
 		atomic_fetch_add_explicit(&w->conns_alive, 1,
 					  memory_order_relaxed);
-		err = scheduler_spawn(s, conn_main, w);
+		err = scheduler_spawn_named(s, conn_main, w, "conn",
+					    COROTOP_NAME_STATIC);
 		if (err)
 			atomic_fetch_sub_explicit(&w->conns_alive, 1,
 						  memory_order_relaxed);

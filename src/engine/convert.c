@@ -10,19 +10,20 @@
  *          U+FFFD), u64 and i64 beyond 2^53 as decimal strings so that no
  *          JavaScript reader rounds them, f64 infinities and NaN as null.
  *          A substream beyond 2^31 gets a small thread id of its own (its
- *          name keeps the real one).  Two events of one thread that start
- *          at the same nanosecond would hide each other: the later one is
- *          moved 1 ns later (counted in `nudged`).
- * jsonl    coroTracer's record shape, one transition per line in start-time
- *          order: {"probe_id","tid","addr","seq","is_active","ts"} from a
- *          "running"/"suspended" interval (its substream, stream, `addr`
- *          and `seq` attributes, start); another writer's span is two
- *          records, active at its start and inactive at its end.  "lost"
- *          events have no place in that shape: they are counted.
- * folded   the `stack` attributes of suspended intervals, weighted by the
- *          interval's length in nanoseconds: where coroutines spent their
- *          time parked.  Frames are named by the caller (names recorded in
- *          the trace), else hex.
+ *          name keeps the real one).  A named coroutine (corotop_name)
+ *          names its thread, "NAME (substream N)", after the first one
+ *          seen on it, and every event's args carry "coroutine": NAME.  Two
+ * events of one thread that start at the same nanosecond would hide each other:
+ * the later one is moved 1 ns later (counted in `nudged`). jsonl coroTracer's
+ * record shape, one transition per line in start-time order:
+ * {"probe_id","tid","addr","seq","is_active","ts"} from a "running"/"suspended"
+ * interval (its substream, stream, `addr` and `seq` attributes, start); another
+ * writer's span is two records, active at its start and inactive at its end.  A
+ * named coroutine's lines end with "name" (corotop_name).  "lost" events have
+ * no place in that shape: they are counted. folded   the `stack` attributes of
+ * suspended intervals, weighted by the interval's length in nanoseconds: where
+ * coroutines spent their time parked.  Frames are named by the caller (names
+ * recorded in the trace), else hex.
  *
  * Everything is written in one pass in file order (chrome, folded) or in
  * start order through the index (jsonl); memory is the index's plus one
@@ -40,6 +41,7 @@
 #include "common/grow.h"
 #include "common/jsonstr.h"
 #include "engine/export/profile.h"
+#include "engine/heph/hephcoronames.h"
 #include "engine/heph/hephfile.h"
 #include "engine/heph/hephnames.h"
 #include "engine/symbols/framenames.h"
@@ -228,8 +230,9 @@ static bool cv_dups(const struct heph_packet *p, uint32_t n, uint32_t *dup)
 	return true;
 }
 
-/* args: every attribute; a name seen before in the packet gets "#2"... */
-static void cv_args(FILE *f, const struct heph_packet *p)
+/* args: every attribute; a name seen before in the packet gets "#2"...;
+ * then "coroutine": the coroutine's name, when it has one. */
+static void cv_args(FILE *f, const struct heph_packet *p, const char *coro)
 {
 	struct heph_attr a, b;
 	uint32_t pos = 0, k = 0, n = 0, *dups = NULL;
@@ -274,11 +277,16 @@ static void cv_args(FILE *f, const struct heph_packet *p)
 		cv_value(f, &a);
 		k++;
 	}
+	if (coro) {
+		fputs(k ? ",\"coroutine\":" : "\"coroutine\":", f);
+		jsonstr_write_cstr(f, coro);
+	}
 	fputc('}', f);
 	free(dups);
 }
 
 static bool cv_chrome_event(FILE *f, struct cv_map *m,
+			    const struct heph_coronames *cn,
 			    const struct heph_packet *p,
 			    struct convert_stats *st, bool *first)
 {
@@ -286,7 +294,8 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 	uint64_t start = p->start,
 		 dur = p->end > p->start ? p->end - p->start : 0;
 	int fresh = cv_new_stream(m, p->stream);
-	char name[64];
+	const char *coro = heph_coronames_at(cn, p->substream, p->start);
+	char name[128];
 	int n;
 
 	if (!t || fresh < 0)
@@ -302,8 +311,13 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 		*first = false;
 	}
 	if (!t->named) {
-		n = snprintf(name, sizeof(name), "substream %" PRIu64,
-			     p->substream);
+		/* The track is named after the first coroutine seen on it
+		 * (a probe id may be reused: each event's args say whose). */
+		n = coro ? snprintf(name, sizeof(name),
+				    "%s (substream %" PRIu64 ")", coro,
+				    p->substream)
+			 : snprintf(name, sizeof(name), "substream %" PRIu64,
+				    p->substream);
 		fprintf(f,
 			"%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":"
 			"%" PRIu32 ",\"tid\":%" PRIu64 ",\"args\":{\"name\":",
@@ -332,14 +346,15 @@ static bool cv_chrome_event(FILE *f, struct cv_map *m,
 	cv_us(f, start);
 	fputs(",\"dur\":", f);
 	cv_us(f, dur);
-	cv_args(f, p);
+	cv_args(f, p, coro);
 	fputc('}', f);
 	*first = false;
 	st->written++;
 	return true;
 }
 
-static bool cv_chrome(const struct heph_file *hf, FILE *f,
+static bool cv_chrome(const struct heph_file *hf,
+		      const struct heph_coronames *cn, FILE *f,
 		      struct convert_stats *st)
 {
 	struct cv_map m;
@@ -356,7 +371,7 @@ static bool cv_chrome(const struct heph_file *hf, FILE *f,
 			continue;
 		}
 		st->events++;
-		ok = cv_chrome_event(f, &m, &p, st, &first);
+		ok = cv_chrome_event(f, &m, cn, &p, st, &first);
 	}
 	fputs("\n]}\n", f);
 	cv_map_finish(&m);
@@ -366,7 +381,7 @@ static bool cv_chrome(const struct heph_file *hf, FILE *f,
 /* ---- jsonl ---- */
 
 static void cv_line(FILE *f, const struct heph_packet *p, bool active,
-		    uint64_t ts)
+		    uint64_t ts, const char *name)
 {
 	uint64_t addr = 0, seq = 0;
 
@@ -375,9 +390,14 @@ static void cv_line(FILE *f, const struct heph_packet *p, bool active,
 	fprintf(f,
 		"{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu32
 		",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
-		",\"is_active\":%s,\"ts\":%" PRIu64 "}\n",
+		",\"is_active\":%s,\"ts\":%" PRIu64,
 		p->substream, p->stream, addr, seq, active ? "true" : "false",
 		ts);
+	if (name) {
+		fputs(",\"name\":", f);
+		jsonstr_write_cstr(f, name);
+	}
+	fputs("}\n", f);
 }
 
 static bool cv_is(const struct heph_packet *p, const char *s)
@@ -387,12 +407,14 @@ static bool cv_is(const struct heph_packet *p, const char *s)
 	return p->desc_len == n && !memcmp(p->desc, s, n);
 }
 
-static bool cv_jsonl(const struct heph_file *hf, FILE *f,
+static bool cv_jsonl(const struct heph_file *hf,
+		     const struct heph_coronames *cn, FILE *f,
 		     struct convert_stats *st)
 {
 	for (size_t k = 0; k < hf->nev; k++) {
 		struct heph_packet p;
 		uint64_t count = 1;
+		const char *name;
 
 		if (!heph_file_event(hf, hf->by_start[k], &p)) {
 			st->skipped++;
@@ -406,12 +428,15 @@ static bool cv_jsonl(const struct heph_file *hf, FILE *f,
 					   ? UINT64_MAX
 					   : st->lost + count;
 			st->skipped++;
-		} else if (cv_is(&p, "running") || cv_is(&p, "suspended")) {
-			cv_line(f, &p, cv_is(&p, "running"), p.start);
+			continue;
+		}
+		name = heph_coronames_at(cn, p.substream, p.start);
+		if (cv_is(&p, "running") || cv_is(&p, "suspended")) {
+			cv_line(f, &p, cv_is(&p, "running"), p.start, name);
 			st->written++;
 		} else {
-			cv_line(f, &p, true, p.start);
-			cv_line(f, &p, false, p.end);
+			cv_line(f, &p, true, p.start, name);
+			cv_line(f, &p, false, p.end, name);
 			st->written += 2;
 		}
 	}
@@ -480,23 +505,28 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		   convert_name_fn names, void *ctx, struct convert_stats *st,
 		   char *err, size_t errlen)
 {
+	struct heph_coronames cn;
 	bool ok;
 
 	memset(st, 0, sizeof(*st));
+	/* Coroutine names, for chrome's tracks and jsonl's lines. */
+	heph_coronames_init(&cn, f);
 	switch (to) {
 	case CONVERT_CHROME:
-		ok = cv_chrome(f, out, st);
+		ok = cv_chrome(f, &cn, out, st);
 		break;
 	case CONVERT_JSONL:
-		ok = cv_jsonl(f, out, st);
+		ok = cv_jsonl(f, &cn, out, st);
 		break;
 	case CONVERT_FOLDED:
 		ok = cv_folded(f, out, names, ctx, st);
 		break;
 	default:
+		heph_coronames_finish(&cn);
 		snprintf(err, errlen, "unknown format");
 		return false;
 	}
+	heph_coronames_finish(&cn);
 	/* folded's writer says false for a failed write too. */
 	if (!ok && !ferror(out)) {
 		snprintf(err, errlen, "out of memory");

@@ -71,11 +71,16 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 			   uint64_t birth_ts)
 {
 	struct engine *e = ctx;
+	struct harvest_who who;
 
+	/* Its name and struct address, from the station's header (a
+	 * corotop probe's; none from other writers). */
+	harvest_who(&e->harvest, station, &who);
 	model_open(&e->model, station, probe_id, birth_ts);
+	model_occupant(&e->model, station, who.name, who.coro);
 	if (e->rec)
 		recorder_open(e->rec, station, probe_id, birth_ts,
-			      e->model.next_id - 1);
+			      e->model.next_id - 1, who.name);
 }
 
 static void engine_on_event(void *ctx, const struct harvest_event *in)

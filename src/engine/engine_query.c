@@ -159,6 +159,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 		model_totals_count(&out->t, c);
 	}
 	out->count = k;
+	out->coro_names = m->names;
 	engine_copy_history(e, out);
 	pthread_mutex_unlock(&e->lock);
 }

@@ -11,7 +11,8 @@
  * (time, thread, address, state) and, at that transition, the caller's
  * frame record (sp, fp, return address).  The walk gives each registered
  * coroutine (registry.c) a station whose header carries its probe id and
- * birth, whose first event (CTP_STX_CENSUS, number first_n) is that last
+ * birth (and its name, from the registry, and its struct's address),
+ * whose first event (CTP_STX_CENSUS, number first_n) is that last
  * transition with its real time, and whose ctp_census says where the
  * engine can walk the parked stack in the program's memory.  A coroutine
  * that never ran gets the station alone.  The owner adopts the station at
@@ -124,13 +125,16 @@ static bool census_copy(const struct corotop_coro *c, struct corotop_coro *out)
 	       (ssize_t)sizeof(*out);
 }
 
-/* Station idx, taken for the coroutine copied in c: its header and, when
- * it ever ran, its census event. */
+/* Station idx, taken for the coroutine copied in c (at `at`, registry
+ * slot `slot`, pinned): its header and, when it ever ran, its census
+ * event. */
 static void census_fill(struct probe_region *r, uint32_t idx,
-			const struct corotop_coro *c)
+			const struct corotop_coro *c,
+			const struct corotop_coro *at, uint32_t slot)
 {
 	uint64_t n = station_next_n(r, idx);
 	struct ctp_census where = {0};
+	struct station_who who = {.coro = (uint64_t)(uintptr_t)at};
 	bool ran = c->last_ts != 0;
 
 	if (ran && !c->last_active)
@@ -141,8 +145,9 @@ static void census_fill(struct probe_region *r, uint32_t idx,
 			.stack_lo = c->stack_lo,
 			.stack_hi = c->stack_hi,
 		};
+	(void)registry_name(slot + 1, who.name, true);
 	station_header(r, idx, c->probe_id, c->birth_ts, n,
-		       ran ? CTP_STX_CENSUS : 0u, &where);
+		       ran ? CTP_STX_CENSUS : 0u, &where, &who);
 	if (ran)
 		station_write(station_epoch(r, idx, n), n, c->last_ts,
 			      c->last_tid, c->last_addr, c->last_active, 0);
@@ -186,7 +191,7 @@ void census_walk(struct probe_region *r)
 				continue;
 			}
 		}
-		census_fill(r, spare, &copy);
+		census_fill(r, spare, &copy, c, i);
 		CENSUS_HOOK(CENSUS_FILLED, i, c);
 		if (!registry_hand(i, w, attach, spare)) {
 			census_count(&census_n.raced, 1);

@@ -2,10 +2,13 @@
  * coro: one coroutine's life as the probe sees it -- kept in its own
  * struct always, and on a cTP station while the program is traced.
  *
- * open    stamps the birth, registers the coroutine (registry.c) and,
+ * open    stamps the birth, registers the coroutine with its name, if
+ *         it has one (registry.c), and,
  *         traced, takes a station (a recycled one from the free list
  *         first, then a fresh one by fetch_add on allocated_count) and
  *         publishes the new occupant by bumping its generation (G).
+ *         The station's header names it: probe id, birth, the address of
+ *         its struct and its name (station_who).
  * note    every transition, traced or not, first keeps itself in the
  *         struct: its time, thread, address and state, and the caller's
  *         frame record (what a later walk of a parked stack starts from).
@@ -103,6 +106,7 @@ static inline void coro_lap_init(struct corotop_coro *c,
 
 static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 {
+	struct station_who who;
 	bool recycled;
 	uint32_t idx = station_take(p, &recycled);
 
@@ -114,7 +118,9 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	c->station = &p->stations[idx];
 	c->index = idx;
 	c->attach = p->attach;
-	station_header(p, idx, c->probe_id, c->birth_ts, c->n, 0, NULL);
+	who.coro = (uint64_t)(uintptr_t)c;
+	(void)registry_name(c->reg, who.name, false);
+	station_header(p, idx, c->probe_id, c->birth_ts, c->n, 0, NULL, &who);
 	coro_lap_init(c, p);
 	station_publish(p, idx);
 	atomic_fetch_add_explicit(&probe_global.opened, 1,
@@ -211,6 +217,13 @@ COROTOP_API void corotop_coro_set_stack(struct corotop_coro *c, const void *lo,
 
 COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 {
+	corotop_coro_open_named(c, probe_id, NULL, COROTOP_NAME_COPY);
+}
+
+COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
+					 uint64_t probe_id, const char *name,
+					 unsigned flags)
+{
 	struct probe_region *r;
 
 	c->station = NULL;
@@ -228,7 +241,7 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 	c->last_active = 0;
 	/* Registered before the attachment is looked at (W): a census that
 	 * published its attachment before this look finds c. */
-	c->reg = registry_add(c);
+	c->reg = registry_add_named(c, name, flags);
 	atomic_signal_fence(memory_order_seq_cst);
 	r = probe_region();
 	if (!r)

@@ -15,6 +15,14 @@
  *   8..31   station   the station of a hand-over
  *   32..63  attach    the attachment it was last claimed under (0: none)
  *
+ * Names.  Beside each slot, the coroutine's name (corotop_coro_open_named):
+ * a copy of at most COROTOP_NAME_MAX - 1 bytes, or the pointer to a static
+ * one, written by add before the word's release store.  Another array of
+ * REGISTRY_MAX entries of 56 bytes, address space only like the slots.
+ * registry_name hands it out when the coroutine takes a station -- its
+ * owner, or the census walker, which reads a static name without ever
+ * faulting (its owner may close it, and free the string, meanwhile).
+ *
  * Attachment numbers (probe_attach) only grow, so "claimed under attach"
  * means: the coroutine has, or is getting, a station in that attachment's
  * region, and nobody may give it another there.
@@ -52,7 +60,10 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 struct registry_slot {
 	_Atomic uint64_t word;
@@ -63,9 +74,22 @@ struct registry_slot {
 
 _Static_assert(sizeof(struct registry_slot) == 24, "24-byte slots");
 
+/* A slot's name, beside it (the slots stay 24 bytes): written by add
+ * before the word's release store, read by the owner or by a walker that
+ * pinned the slot (acquire), so plain accesses.  A pinned slot is never
+ * reused, so its name does not change under the walker. */
+struct registry_name {
+	char text[COROTOP_NAME_MAX]; /* a copied name, NUL-terminated */
+	const char *ptr;	     /* a static name (COROTOP_NAME_STATIC) */
+};
+
+_Static_assert(COROTOP_NAME_MAX == CTP_STX_NAME_LEN, "one name length");
+
 #define REGISTRY_NONE UINT32_MAX
 
 static struct registry_slot *registry_slots;
+/* REGISTRY_MAX names, or NULL (out of address space: no names). */
+static struct registry_name *registry_names;
 /* Tagged free-list head: tag << 32 | (slot + 1). */
 static _Atomic uint64_t registry_free;
 static _Atomic uint32_t registry_used;
@@ -84,7 +108,73 @@ bool registry_init(void)
 	if (p == MAP_FAILED)
 		return false;
 	registry_slots = p;
+	p = mmap(NULL, (size_t)REGISTRY_MAX * sizeof(struct registry_name),
+		 PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p != MAP_FAILED)
+		registry_names = p;
 	return true;
+}
+
+size_t registry_name_len(const char *s, size_t len)
+{
+	size_t n = strnlen(s, len);
+
+	if (n < COROTOP_NAME_MAX)
+		return n;
+	/* s[n] is the first byte dropped: a continuation byte means the
+	 * character it belongs to began before the cut (at most 3 back). */
+	n = COROTOP_NAME_MAX - 1;
+	for (int k = 0; k < 3 && n && ((unsigned char)s[n] & 0xc0) == 0x80; k++)
+		n--;
+	return n;
+}
+
+/* Up to COROTOP_NAME_MAX bytes at p into buf without ever faulting: two
+ * pieces split at p's page end, because process_vm_readv transfers an
+ * iovec whole or not at all (a short literal may end a page). */
+static size_t registry_read(const char *p, char *buf)
+{
+	uintptr_t a = (uintptr_t)p;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	size_t first = (size_t)(page - a % page);
+	struct iovec local = {buf, COROTOP_NAME_MAX};
+	struct iovec remote[2] = {{(void *)a, COROTOP_NAME_MAX}, {0, 0}};
+	ssize_t got;
+
+	if (first < COROTOP_NAME_MAX) {
+		remote[0].iov_len = first;
+		remote[1] = (struct iovec){(void *)(a + first),
+					   COROTOP_NAME_MAX - first};
+	}
+	got = process_vm_readv(getpid(), &local, 1, remote,
+			       remote[1].iov_len ? 2 : 1, 0);
+	return got > 0 ? (size_t)got : 0;
+}
+
+size_t registry_name(uint32_t reg, char out[COROTOP_NAME_MAX], bool checked)
+{
+	const struct registry_name *nm;
+	char buf[COROTOP_NAME_MAX];
+	const char *src;
+	size_t n;
+
+	memset(out, 0, COROTOP_NAME_MAX);
+	if (!reg || reg > REGISTRY_MAX || !registry_names)
+		return 0;
+	nm = &registry_names[reg - 1];
+	if (!nm->ptr) {
+		src = nm->text;
+		n = strnlen(src, COROTOP_NAME_MAX - 1);
+	} else if (checked) {
+		src = buf;
+		n = registry_name_len(buf, registry_read(nm->ptr, buf));
+	} else {
+		src = nm->ptr;
+		n = registry_name_len(src, COROTOP_NAME_MAX);
+	}
+	memcpy(out, src, n);
+	return n;
 }
 
 static void registry_push(uint32_t i)
@@ -127,7 +217,8 @@ static uint32_t registry_pop(void)
 	}
 }
 
-uint32_t registry_add(struct corotop_coro *c)
+uint32_t registry_add_named(struct corotop_coro *c, const char *name,
+			    unsigned flags)
 {
 	uint32_t i;
 
@@ -150,6 +241,21 @@ uint32_t registry_add(struct corotop_coro *c)
 	/* relaxed: published by the release store of the word. */
 	atomic_store_explicit(&registry_slots[i].coro, (uintptr_t)c,
 			      memory_order_relaxed);
+	/* Plain stores, published by the same release. */
+	if (registry_names) {
+		struct registry_name *nm = &registry_names[i];
+
+		nm->ptr = NULL;
+		nm->text[0] = '\0';
+		if (name && *name && (flags & COROTOP_NAME_STATIC)) {
+			nm->ptr = name;
+		} else if (name && *name) {
+			size_t n = registry_name_len(name, COROTOP_NAME_MAX);
+
+			memcpy(nm->text, name, n);
+			nm->text[n] = '\0';
+		}
+	}
 	/* release: pairs with the walker's acquire in registry_pin; a free
 	 * slot's word is 0 and nobody else writes it (a walker only CASes
 	 * live words), so a plain store. */

@@ -43,13 +43,20 @@ struct registry_stats {
  * any coroutine opens.  False: nothing is registered. */
 bool registry_init(void);
 
-/* Owner side.  add: c is live from now on (REGISTRY_LIVE, attachment 0);
+/* Owner side.  add: c is live from now on (REGISTRY_LIVE, attachment 0),
+ * with its name (corotop_coro_open_named's name and flags: copied now, or
+ * the pointer kept), which the slot keeps until it is reused;
  * returns its reg (slot + 1), or 0 when no slot is left.  remove: c is
  * dead, no walker can hand it a station any more; returns the word it had
  * (a hand-over it never adopted is in it), and the slot is reused once no
  * walker holds it.  claim: the owner's first record under `attach` (a
  * non-zero attachment number). */
-uint32_t registry_add(struct corotop_coro *c);
+uint32_t registry_add_named(struct corotop_coro *c, const char *name,
+			    unsigned flags);
+static inline uint32_t registry_add(struct corotop_coro *c)
+{
+	return registry_add_named(c, NULL, COROTOP_NAME_COPY);
+}
 uint64_t registry_remove(uint32_t reg);
 enum registry_claim registry_claim(uint32_t reg, uint32_t attach,
 				   uint32_t *station);
@@ -67,6 +74,18 @@ bool registry_pin(uint32_t slot, uint32_t attach, uint64_t *word,
 bool registry_hand(uint32_t slot, uint64_t word, uint32_t attach,
 		   uint32_t station);
 void registry_unpin(uint32_t slot);
+
+/* The name of registered coroutine reg (slot + 1) into out, NUL-padded;
+ * returns its length (0: none, or reg is 0).  The owner's call (at a
+ * station take) reads a static name directly; the walker's (`checked`,
+ * on a pinned slot whose coroutine may close meanwhile) reads it with
+ * process_vm_readv, so a string freed after the close never faults. */
+size_t registry_name(uint32_t reg, char out[COROTOP_NAME_MAX], bool checked);
+
+/* The bytes of name s to keep: at most COROTOP_NAME_MAX - 1 of the `len`
+ * readable (a NUL ends it sooner), cut back to a UTF-8 character
+ * boundary when the cut would split one. */
+size_t registry_name_len(const char *s, size_t len);
 
 /* The word of a slot (tests). */
 uint64_t registry_word(uint32_t slot);

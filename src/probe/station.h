@@ -93,12 +93,21 @@ static inline uint64_t station_next_n(struct probe_region *p, uint32_t idx)
 	return __atomic_load_n(&p->stations[idx].ext.next_n, __ATOMIC_RELAXED);
 }
 
+/* Who occupies a station, beside its probe id and birth: the address of
+ * its struct corotop_coro and its name (CTP_STX_NAME_LEN bytes,
+ * NUL-padded; all zeros: none). */
+struct station_who {
+	uint64_t coro;
+	char name[CTP_STX_NAME_LEN];
+};
+
 /* The new occupant's header; published by station_publish (G).  census:
  * NULL, or where its census event's stack can be walked from. */
 static inline void station_header(struct probe_region *p, uint32_t idx,
 				  uint64_t probe_id, uint64_t birth_ts,
 				  uint64_t first_n, uint32_t flags,
-				  const struct ctp_census *census)
+				  const struct ctp_census *census,
+				  const struct station_who *who)
 {
 	struct ctp_station *s = &p->stations[idx];
 	struct ctp_census *cs = &s->ext.census;
@@ -106,6 +115,12 @@ static inline void station_header(struct probe_region *p, uint32_t idx,
 
 	if (!census)
 		census = &none;
+	/* relaxed, byte by byte: published by (G) like the rest; a reader
+	 * racing a reuse gets a torn name, which it checks anyway. */
+	__atomic_store_n(&s->ext.coro, who->coro, __ATOMIC_RELAXED);
+	for (unsigned k = 0; k < CTP_STX_NAME_LEN; k++)
+		__atomic_store_n(&s->ext.name[k], who->name[k],
+				 __ATOMIC_RELAXED);
 	/* relaxed: all of these are published by the release in (G). */
 	__atomic_store_n(&s->probe_id, probe_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->birth_ts, birth_ts, __ATOMIC_RELAXED);

@@ -266,6 +266,7 @@ check_snapshot(const char *line, bool exited, struct jv *out)
 		need_uint(c, "switches");
 		need_uint(c, "age_ns");
 		need_uint(c, "in_state_ns");
+		json_need(c, "name", J_STR); /* "" when it has none */
 		assert_true(strlen(json_need(c, "where", J_STR)->s) > 0);
 	}
 	return co->n;

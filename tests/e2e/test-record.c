@@ -283,7 +283,7 @@ static void test_round_trip(void **state)
 	for (size_t i = 0; i < lc->n; i++) {
 		static const char *const keys[] = {
 			"probe_id", "state", "tid",    "addr",	  "seq",
-			"switches", "lost",  "age_ns", "run_pct",
+			"switches", "lost",  "age_ns", "run_pct", "name",
 		};
 		const struct jv *a = &lc->items[i];
 		const struct jv *b = by_id(rc, json_u64(a, "id"));

@@ -9,12 +9,15 @@
  * harvester must never crash, hang or read outside the mapping, and its
  * accounting must stay consistent: delivered events per station strictly
  * increase, the sink's counts agree with the harvester's, and per
- * occupancy delivered + lost never exceeds the numbers walked.
+ * occupancy delivered + lost never exceeds the numbers walked.  At each
+ * open, who the occupant is (harvest_who) is read as the engine does: its
+ * name must come out NUL-terminated within bounds, printable ASCII only.
  *
  * Built as a libFuzzer target with clang (-Dfuzz=true) and, always, with
  * tests/fuzz/driver.c, which replays a seeded pseudo-random corpus in the
  * normal test suite.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,7 @@
 #define FUZZ_DEPTH 16u
 
 struct fuzz_sink_state {
+	const struct harvest *h;
 	uint64_t events;
 	uint64_t lost;
 	uint64_t last_n[FUZZ_STATIONS];
@@ -45,10 +49,20 @@ static void fuzz_on_open(void *ctx, uint32_t st, uint64_t id, uint64_t birth)
 {
 	struct fuzz_sink_state *s = ctx;
 
+	struct harvest_who who;
+	size_t n;
+
 	(void)id;
 	(void)birth;
 	if (st >= FUZZ_STATIONS)
 		abort();
+	harvest_who(s->h, st, &who);
+	n = strnlen(who.name, sizeof(who.name));
+	if (n >= sizeof(who.name))
+		abort();
+	for (size_t k = 0; k < n; k++)
+		if (who.name[k] < 0x20 || who.name[k] > 0x7e)
+			abort();
 	s->seen[st] = 0;
 	s->got[st] = s->gone[st] = 0;
 }
@@ -123,6 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	h.clock = fuzz_clock;
+	st.h = &h;
 	fuzz_ns = 1;
 	harvest_set_deep(&h, (struct ctp_deep *)(void *)(mem + stations),
 			 FUZZ_DEPTH);

@@ -7,7 +7,7 @@
  * Input byte 0 picks the mode (a multiple of 4: raw).  Mode "raw" indexes
  * the rest as it is.  Mode "built" reads the rest 4 bytes at a time as
  * instructions for a trace writer -- corotop's options (corotop, births
- * with and without ids, pid, exit, end, command, symbols), intervals
+ * with and without ids, names, pid, exit, end, command, symbols), intervals
  * "running"/"suspended" with addr, seq, symbol and stack on a few streams
  * and substreams, losses (also corotop's own, stream 0 substream 0), other
  * writers' spans with attributes of every type, times that go backwards
@@ -20,8 +20,9 @@
  * coroutines and of none; chrome, jsonl and folded (with the recorded
  * names) into /dev/null.  It must not crash, leak or hang, and:
  *   - a snapshot's time is within [t0, t1], its records number at most the
- *     coroutines, are in use with distinct non-zero ids and a known state,
- *     and the state totals add up to the count;
+ *     coroutines, are in use with distinct non-zero ids, a known state and
+ *     a name (if any) of printable ASCII under 48 bytes, and the state
+ *     totals add up to the count;
  *   - history returns at most max transitions, oldest first, none after t;
  *   - a parked stack has at most max frames;
  *   - a step forwards never goes back, a step backwards never forwards.
@@ -142,6 +143,16 @@ static void fb_op(struct fuzz_build *b, const uint8_t *g)
 		fb_meta_u64s(b, "corotop_exit", v, g[3] & 0x80 ? 1 : 2);
 		break;
 	case 6:
+		if (g[2] & 0x80) { /* a name, for a small id, hostile bytes */
+			fb_be64(name, g[3] % 8);
+			memcpy(name + 8,
+			       "n\x1b\xff"
+			       "ame;\0x",
+			       8);
+			heph_enc_meta(&b->e, "corotop_name", name,
+				      8 + g[2] % 9);
+			break;
+		}
 		heph_enc_meta(&b->e, "corotop_command", "a\tb\x01\xff",
 			      g[2] % 6);
 		break;
@@ -180,6 +191,7 @@ static void fuzz_snapshot(const struct replay *r, uint64_t t,
 			  struct snapshot *s)
 {
 	uint32_t states = 0;
+	char name[128];
 
 	replay_snapshot(r, t, s);
 	if (s->ts < r->t0 || s->ts > r->t1 || s->count > r->ncoro)
@@ -193,6 +205,13 @@ static void fuzz_snapshot(const struct replay *r, uint64_t t,
 			abort();
 		for (size_t j = 0; j < i; j++)
 			if (s->coro[j].id == c->id)
+				abort();
+		/* A recorded name: bounded, printable ASCII. */
+		snapshot_name(s, c, name, sizeof(name));
+		if (strlen(name) >= 48)
+			abort();
+		for (const char *p = name; *p; p++)
+			if (*p < 0x20 || *p > 0x7e)
 				abort();
 	}
 	states = s->t.running + s->t.suspended + s->t.dead;

@@ -27,6 +27,11 @@
  *   shmpath FILE SECS    write "CTP_SHM_PATH PID" to FILE, then events every
  *                        5 ms for SECS seconds
  *   run SECS M           M coroutines switching every millisecond for SECS
+ *   named SECS           as run with 5 coroutines opened with names
+ *                        (corotop_coro_open_named): "acceptor" (static),
+ *                        "conn 42" (copied, then the buffer overwritten),
+ *                        "bad\x1b[31m\x7f" (control bytes), 60 'x' (too long)
+ *                        and none
  *
  * Exit status 77: the probe did not attach (its reason goes to stderr).
  */
@@ -327,6 +332,38 @@ static int writer_run(unsigned secs, unsigned m)
 	return 0;
 }
 
+/* writer named SECS: see the top. */
+static int writer_named(unsigned secs)
+{
+	struct corotop_coro co[5];
+	char buf[64], long_name[61];
+	uint64_t end = it_now() + (uint64_t)secs * 1000000000u;
+	uint64_t e = 0;
+
+	memset(long_name, 'x', 60);
+	long_name[60] = '\0';
+	corotop_coro_open_named(&co[0], IT_PROBE_ID(0), "acceptor",
+				COROTOP_NAME_STATIC);
+	snprintf(buf, sizeof(buf), "conn %d", 42);
+	corotop_coro_open_named(&co[1], IT_PROBE_ID(1), buf, COROTOP_NAME_COPY);
+	memset(buf, '!', sizeof(buf) - 1); /* copied: no effect */
+	corotop_coro_open_named(&co[2], IT_PROBE_ID(2), "bad\x1b[31m\x7f",
+				COROTOP_NAME_COPY);
+	corotop_coro_open_named(&co[3], IT_PROBE_ID(3), long_name,
+				COROTOP_NAME_COPY);
+	corotop_coro_open(&co[4], IT_PROBE_ID(4));
+	while (it_now() < end) {
+		for (unsigned c = 0; c < 5; c++)
+			corotop_coro_record(&co[c], (int)((e + c) & 1),
+					    IT_ADDR(c, e));
+		e++;
+		it_sleep_ms(1);
+	}
+	for (unsigned c = 0; c < 5; c++)
+		corotop_coro_close(&co[c]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -372,6 +409,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "run"))
 		return writer_run((unsigned)writer_arg(argv, 2, argc),
 				  (unsigned)writer_arg(argv, 3, argc));
+	if (!strcmp(mode, "named"))
+		return writer_named((unsigned)writer_arg(argv, 2, argc));
 	fprintf(stderr, "writer: unknown mode '%s'\n", mode);
 	return 2;
 }

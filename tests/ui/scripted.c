@@ -9,7 +9,8 @@
  * tests/ui/normalize.py masks):
  *
  *   - the main thread opens 12 coroutines with probe ids 0x1001..0x100c, in
- *     that order (so stations 0..11, and corotop ids in the same order);
+ *     that order (so stations 0..11, and corotop ids in the same order),
+ *     each with a name (coro_names: NAME);
  *   - thread T1 records its transitions and is joined, then thread T2
  *     records its own (T2 is created after T1 ended, so in practice its tid
  *     is the larger one; the tests sort groups by tid);
@@ -77,6 +78,13 @@ struct step {
 /* Resume at the coroutine's entry, park at a fixed address. */
 /* clang-format off */
 #define R(c) {c, 1, 0x401000u + 0x100u * (c)}
+
+/* NAME of 1001..100c (1004 and 100a: "closer-1", "closer-2", copied).
+ * None holds a text the flows filter or search for (cafe, bee, zz). */
+static const char *const coro_names[NCORO] = {
+	"acceptor", "reader", "parser",	  NULL,	    "migrant", "ring-full",
+	"ticker",   "writer", "parser-2", NULL,	    "poller",  "never-ran",
+};
 #define S(c, a) {c, 0, a}
 
 static const struct step steps_t1[] = {
@@ -216,8 +224,22 @@ int main(int argc, char **argv)
 		write_info(argv[3], info);
 		return 77;
 	}
-	for (int i = 0; i < NCORO; i++)
-		corotop_coro_open(&coros[i], 0x1001u + (unsigned)i);
+	for (int i = 0; i < NCORO; i++) {
+		char name[16];
+
+		/* The two that close are numbered: copied at open. */
+		if (i == 3 || i == 9) {
+			snprintf(name, sizeof(name), "closer-%d",
+				 i == 3 ? 1 : 2);
+			corotop_coro_open_named(&coros[i],
+						0x1001u + (unsigned)i, name,
+						COROTOP_NAME_COPY);
+		} else {
+			corotop_coro_open_named(
+				&coros[i], 0x1001u + (unsigned)i, coro_names[i],
+				COROTOP_NAME_STATIC);
+		}
+	}
 	if (run_thread(steps_t1, sizeof(steps_t1) / sizeof(steps_t1[0]), 0) ||
 	    run_thread(steps_t2, sizeof(steps_t2) / sizeof(steps_t2[0]), 1)) {
 		write_info(argv[3], "error pthread\n");

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/ctp/namepool.h"
 #include "ui/batch/batch.h"
 
 #include "json-check.h"
@@ -67,6 +68,9 @@ static int setup(void **state)
 	c[0].birth_ts = 1000000000ull;
 	c[0].state_ts = 4000000000ull;
 	c[0].run_ns = c[0].susp_ns = 1000000000ull;
+	/* A name with a blank: one word in text, as given in JSON. */
+	snap.coro_names = namepool_create(16);
+	c[0].name = namepool_intern(snap.coro_names, "conn worker", 0);
 	c[1].id = 2;
 	c[1].probe_id = UINT64_MAX;
 	c[1].state = MODEL_DEAD;
@@ -83,6 +87,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	namepool_destroy(snap.coro_names);
 	snapshot_finish(&snap);
 	return 0;
 }
@@ -162,11 +167,13 @@ static void test_json_snapshot(void **state)
 	assert_true(json_u64(c, "age_ns") == 4000000000ull);
 	assert_true(json_u64(c, "in_state_ns") == 1000000000ull);
 	assert_int_equal(json_need(c, "warn", J_ARR)->n, 0);
+	assert_string_equal(json_need(c, "name", J_STR)->s, "conn worker");
 	c = &o->items[1];
 	/* Exact 64-bit integers, not rounded through a double. */
 	assert_string_equal(json_need(c, "probe_id", J_NUM)->s,
 			    "18446744073709551615");
 	assert_string_equal(json_need(c, "state", J_STR)->s, "dead");
+	assert_string_equal(json_need(c, "name", J_STR)->s, ""); /* none */
 	assert_true(json_u64(c, "age_ns") == 2500000000ull); /* ends at death */
 	assert_true(json_u64(c, "in_state_ns") == 500000000ull);
 	/* Lint names, in lint order. */
@@ -243,12 +250,13 @@ static void test_text_output(void **state)
 	assert_memory_equal(line[2], "Coroutines: 2 shown", 19);
 	assert_string_equal(line[3], "");
 	nh = tokens(line[4], hdr, 32);
-	assert_int_equal(nh, 12);
+	assert_int_equal(nh, 13);
 	assert_string_equal(hdr[0], "ID");
 	assert_string_equal(hdr[1], "S");
 	assert_string_equal(hdr[2], "TID");
 	assert_string_equal(hdr[10], "ADDR");
 	assert_string_equal(hdr[11], "WARN");
+	assert_string_equal(hdr[12], "NAME");
 	/* Exactly one row per coroutine, then a blank line. */
 	assert_int_equal(nl, 5 + 2 + 1);
 	assert_string_equal(line[7], "");
@@ -262,10 +270,12 @@ static void test_text_output(void **state)
 	assert_string_equal(tok[8], "42");
 	assert_string_equal(tok[10], "0x00000000deadbeef");
 	assert_string_equal(tok[11], "-"); /* no warnings */
+	assert_string_equal(tok[12], "conn_worker");
 	assert_int_equal(tokens(line[6], tok, 32), nh);
 	assert_string_equal(tok[0], "ffffffffffffffff");
 	assert_string_equal(tok[1], "D");
 	assert_string_equal(tok[11], "WAKE?,DEAD");
+	assert_string_equal(tok[12], "-"); /* no name */
 	free(out);
 
 	out = print_text(1); /* max_rows */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "engine/ctp/namepool.h"
 #include "engine/symbols/namecache.h"
 #include "ui/rows/column.h"
 #include "ui/rows/filter.h"
@@ -129,6 +130,45 @@ static void test_fields(void **state)
 	assert_int_equal(kept("switches=7x"), 0); /* not a number: as text */
 	assert_int_equal(kept("id=0x0099"), 4);
 	assert_int_equal(kept("lost=0"), 7);
+}
+
+/* NAME is a name cell: substring, regex and joined text reach it, and
+ * name= compares it whole; an unnamed row's empty cell adds no blank to
+ * the joined text.  filter_select (its NAME cache by name id) agrees. */
+static void test_name(void **state)
+{
+	struct namepool *p = namepool_create(8);
+	struct filter f;
+	char err[160];
+	uint32_t idx[3];
+
+	(void)state;
+	snap.coro_names = p;
+	coro[0].name = namepool_intern(p, "Acceptor", 0);
+	coro[2].name = namepool_intern(p, "conn worker", 0);
+	assert_int_equal(kept("accept"), 1);
+	assert_int_equal(kept("!^conn"), 4);
+	assert_int_equal(kept("name=acceptor"), 1);
+	assert_int_equal(kept("name=accept"), 0);
+	assert_int_equal(kept("4242 conn worker 0x403"), 4);
+	assert_int_equal(kept("77 0x402000"), 2); /* no name: no blank */
+	snap.coro = coro;
+	snap.count = snap.cap = 3;
+	filter_init(&f);
+	assert_true(filter_set(&f, "worker", err, sizeof(err)));
+	assert_int_equal(filter_select(&f, &snap, idx), 1);
+	assert_int_equal(idx[0], 2);
+	assert_int_equal(filter_select(&f, &snap, idx), 1); /* cached */
+	filter_finish(&f);
+	/* Sorted by name: unnamed first, then as text sorts. */
+	assert_true(column_table[COL_NAME].key(&snap, &coro[1]) <
+		    column_table[COL_NAME].key(&snap, &coro[0]));
+	assert_true(column_table[COL_NAME].key(&snap, &coro[0]) <
+		    column_table[COL_NAME].key(&snap, &coro[2]));
+	snap.coro_names = NULL;
+	snap.coro = NULL;
+	snap.count = snap.cap = 0;
+	namepool_destroy(p);
 }
 
 /* filter_select (memoised by record slot) keeps exactly the records
@@ -318,6 +358,7 @@ int main(void)
 		cmocka_unit_test_setup(test_regex, setup),
 		cmocka_unit_test_setup(test_joined, setup),
 		cmocka_unit_test_setup(test_fields, setup),
+		cmocka_unit_test_setup(test_name, setup),
 		cmocka_unit_test_setup(test_errors, setup),
 		cmocka_unit_test_setup(test_select_memo, setup),
 		cmocka_unit_test_setup(test_column_find, setup),

@@ -636,6 +636,59 @@ static void test_census_first_event(void **state)
 	assert_int_equal(f->h.count.census, 1);
 }
 
+/* Who occupies a station (harvest_who): the header's coro and name, as
+ * untrusted bytes -- a name without a NUL is cut at 47 bytes, bytes that
+ * are not printable ASCII read '?', a NUL ends it, another writer's
+ * station has none, and a copy the next occupant raced is dropped. */
+static void test_who_hostile_names(void **state)
+{
+	struct fx *f = *state;
+	struct ctp_station *s = &f->st[0];
+	struct harvest_who who;
+	char want[CTP_STX_NAME_LEN];
+
+	memset(s->ext.name, 'A', sizeof(s->ext.name)); /* no NUL at all */
+	s->ext.coro = 0x7f0000001000ull;
+	ours_open(f, 0, 0x1, 0);
+	ours_write(f, 0, 0);
+	assert_int_equal(scan(f), 1);
+	harvest_who(&f->h, 0, &who);
+	memset(want, 'A', sizeof(want) - 1);
+	want[sizeof(want) - 1] = '\0';
+	assert_string_equal(who.name, want);
+	assert_true(who.coro == 0x7f0000001000ull);
+
+	/* Escapes, DEL, UTF-8 and a NUL with garbage after it. */
+	memset(s->ext.name, 0, sizeof(s->ext.name));
+	memcpy(s->ext.name,
+	       "a\x1b[2Jb\x7f\xc3\xa9"
+	       "c\0zzz",
+	       14);
+	ours_close(f, 0, 1);
+	assert_int_equal(scan(f), 0); /* recycled */
+	ours_open(f, 0, 0x2, 1);
+	ours_write(f, 0, 1);
+	assert_int_equal(scan(f), 1);
+	harvest_who(&f->h, 0, &who);
+	assert_string_equal(who.name, "a?[2Jb???c");
+
+	/* The generation moved since the harvest opened it: nothing. */
+	atomic_fetch_add(&s->ext.gen, 1);
+	harvest_who(&f->h, 0, &who);
+	assert_string_equal(who.name, "");
+	assert_true(who.coro == 0);
+
+	/* Another writer's station (no magic): no name, whatever it holds. */
+	memcpy(f->st[1].ext.name, "upstream", 9);
+	up_write(f, 1);
+	scan(f);
+	harvest_who(&f->h, 1, &who);
+	assert_string_equal(who.name, "");
+	/* Out of range. */
+	harvest_who(&f->h, NST, &who);
+	assert_string_equal(who.name, "");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -664,6 +717,7 @@ int main(void)
 		T(test_garbage_fuzz),
 		T(test_null_sink_callbacks),
 		T(test_census_first_event),
+		T(test_who_hostile_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

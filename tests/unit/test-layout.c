@@ -22,7 +22,7 @@ _Static_assert(offsetof(struct ctp_header, ext) == 0x18, "ext at reserved");
 _Static_assert(offsetof(struct ctp_station, ext) == 0x240, "stx at flexible");
 _Static_assert(sizeof(struct ctp_header_ext) == 40 + 8 * CTP_HX_DIRTY_WORDS,
 	       "header ext size");
-_Static_assert(sizeof(struct ctp_station_ext) == 80, "station ext size");
+_Static_assert(sizeof(struct ctp_station_ext) == 136, "station ext size");
 
 static void test_epoch_layout(void **state)
 {
@@ -116,7 +116,12 @@ static void test_station_ext_layout(void **state)
 	assert_int_equal(offsetof(struct ctp_census, pc), 16);
 	assert_int_equal(offsetof(struct ctp_census, stack_lo), 24);
 	assert_int_equal(offsetof(struct ctp_census, stack_hi), 32);
-	assert_int_equal(sizeof(struct ctp_station_ext), 80);
+	assert_int_equal(offsetof(struct ctp_station_ext, coro), 80);
+	assert_int_equal(offsetof(struct ctp_station_ext, name), 88);
+	assert_int_equal(sizeof(((struct ctp_station_ext *)0)->name),
+			 CTP_STX_NAME_LEN);
+	assert_int_equal(CTP_STX_NAME_LEN, COROTOP_NAME_MAX);
+	assert_int_equal(sizeof(struct ctp_station_ext), 136);
 	/* The probe's per-coroutine state is embedded by schedulers: ABI. */
 	assert_int_equal(sizeof(struct corotop_coro), 144);
 }

@@ -60,13 +60,21 @@ struct model_coro {
 	uint32_t slot; /* index of the record in the model: stable for the
 			  record's life, below every snapshot's count of
 			  records ever handed out (struct model.used) */
-	uint32_t warn; /* lint mask (1u << enum lint_kind); computed on
+	/* Its name: an id in the model's name pool (engine/ctp/namepool.h,
+	 * read through snapshot_name), 0 = none.  The pool holds the name
+	 * the probe gave and the code address a name can come from instead
+	 * (name_pc): there is no room for those here. */
+	uint32_t name;
+	uint8_t warn;  /* lint mask (1u << enum lint_kind); computed on
 			  snapshot copies only, always 0 in the model */
 	uint8_t state; /* enum model_state */
 	uint8_t in_use;
 	uint8_t recycled; /* dead, and its station went back to the free list
 			     (or to a new occupant); set by model_close */
 };
+
+_Static_assert(sizeof(struct model_coro) == 128,
+	       "snapshots copy 100k records: keep them 128 bytes");
 
 struct model_totals {
 	uint64_t events; /* census events included */

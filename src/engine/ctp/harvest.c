@@ -56,6 +56,7 @@
 #include "wire/freelist.h"
 #include "common/hash.h"
 #include "common/clock.h"
+#include "engine/ctp/namepool.h"
 
 #ifdef HARVEST_TEST_HOOKS
 void (*harvest_test_after_copy)(struct ctp_epoch *e);
@@ -274,6 +275,32 @@ static void harvest_census(struct harvest *h, uint32_t i,
 	ev->where.pc = __atomic_load_n(&c->pc, __ATOMIC_RELAXED);
 	ev->where.stack_lo = __atomic_load_n(&c->stack_lo, __ATOMIC_RELAXED);
 	ev->where.stack_hi = __atomic_load_n(&c->stack_hi, __ATOMIC_RELAXED);
+}
+
+void harvest_who(const struct harvest *h, uint32_t i, struct harvest_who *out)
+{
+	const struct ctp_station *s;
+	char raw[CTP_STX_NAME_LEN];
+
+	memset(out, 0, sizeof(*out));
+	if (i >= h->max || !harvest_station_ours(&h->state[i]))
+		return;
+	s = &h->stations[i];
+	/* relaxed: written before the generation moved (G), which the open
+	 * acquired (H); the re-check below drops a copy a reuse raced. */
+	if (__atomic_load_n(&s->ext.magic, __ATOMIC_RELAXED) != CTP_STX_MAGIC)
+		return;
+	out->coro = __atomic_load_n(&s->ext.coro, __ATOMIC_RELAXED);
+	for (unsigned k = 0; k < CTP_STX_NAME_LEN; k++)
+		raw[k] = __atomic_load_n(&s->ext.name[k], __ATOMIC_RELAXED);
+	/* The copy is done before the generation is looked at again. */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&s->ext.gen, memory_order_relaxed) !=
+	    h->state[i].gen) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	namepool_clean(out->name, raw, sizeof(raw));
 }
 
 static size_t harvest_walk(struct harvest *h, uint32_t i,

@@ -180,6 +180,22 @@ size_t harvest_scan_list(struct harvest *h, const uint32_t *list, unsigned n,
 unsigned harvest_station_recent(const struct harvest *h, uint32_t i,
 				uint64_t probe_id, struct harvest_event *out);
 
+/* Who occupies a station beyond its probe id and birth, as a corotop
+ * probe's station header says (zeros for another writer's). */
+struct harvest_who {
+	uint64_t coro; /* its struct corotop_coro in the target, 0: unknown */
+	char name[CTP_STX_NAME_LEN]; /* cleaned (printable ASCII); "": none */
+};
+
+/*
+ * Station i's occupant as of the generation the harvest last opened
+ * (call it from the sink's open): its header's coro and name, read as
+ * untrusted bytes -- at most CTP_STX_NAME_LEN - 1 of them, up to a NUL,
+ * non-printable ones as '?' -- and dropped when the generation moved
+ * while they were read (a newer occupant's, or a torn copy).
+ */
+void harvest_who(const struct harvest *h, uint32_t i, struct harvest_who *out);
+
 /* One station; exposed for unit tests. */
 size_t harvest_station_scan(struct harvest *h, uint32_t i,
 			    const struct harvest_sink *sink);

@@ -20,6 +20,9 @@ enum lint_kind {
 	LINT_COUNT,
 };
 
+/* A record's mask of them is one byte (struct model_coro.warn). */
+_Static_assert(LINT_COUNT <= 8, "lint masks fit model_coro.warn");
+
 struct lint_config {
 	bool enabled[LINT_COUNT];
 	uint64_t suspended_ns; /* LOST_WAKEUP: suspended longer than this */

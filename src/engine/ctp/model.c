@@ -14,6 +14,12 @@
  * snapshots copy does not grow) until the next transition or death.  The
  * engine preserves those traces across CallTrace rotations.
  *
+ * Names: a record's name is an id in the model's name pool (namepool.c),
+ * set from the station's header (model_occupant) or from a code address
+ * (model_name_pc); the record holds a reference from then until it is
+ * reclaimed, so a name costs the record 4 bytes and the pool one entry per
+ * distinct name.
+ *
  * A census event (a coroutine that lived before a late attach) sets the
  * state it was in and since when, without counting a switch or charging
  * the time before it to anything: nobody watched it.
@@ -31,6 +37,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "engine/ctp/namepool.h"
 
 bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)
 {
@@ -45,6 +52,8 @@ bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)
 		m->by_station[i] = MODEL_NONE;
 	m->t.stations_max = stations;
 	m->next_id = 1;
+	/* Without it every coroutine is unnamed; nothing else changes. */
+	m->names = namepool_create(NAMEPOOL_MAX);
 	return true;
 }
 
@@ -53,6 +62,8 @@ void model_finish(struct model *m)
 	free(m->coro);
 	free(m->sw_mark);
 	free(m->parked);
+	free(m->coro_at);
+	namepool_destroy(m->names);
 	free(m->free);
 	free(m->by_station);
 	free(m->watch.ring);
@@ -67,9 +78,9 @@ void model_finish(struct model *m)
 static bool model_grow(struct model *m)
 {
 	uint32_t cap = m->cap ? m->cap * 2 : 1024;
-	/* Each array holds m->cap until all four have grown; cap is 1024
+	/* Each array holds m->cap until all five have grown; cap is 1024
 	 * times a power of two, so each grows to exactly cap. */
-	size_t c_coro = m->cap, c_sw = m->cap, c_parked = m->cap,
+	size_t c_coro = m->cap, c_sw = m->cap, c_parked = m->cap, c_at = m->cap,
 	       c_free = m->cap;
 
 	if (!grow_array((void **)&m->coro, &c_coro, cap, sizeof(*m->coro)) ||
@@ -77,6 +88,8 @@ static bool model_grow(struct model *m)
 			sizeof(*m->sw_mark)) ||
 	    !grow_array((void **)&m->parked, &c_parked, cap,
 			sizeof(*m->parked)) ||
+	    !grow_array((void **)&m->coro_at, &c_at, cap,
+			sizeof(*m->coro_at)) ||
 	    !grow_array((void **)&m->free, &c_free, cap, sizeof(*m->free)))
 		return false;
 	/* Push new indexes highest first so low indexes are used first. */
@@ -117,6 +130,7 @@ void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 	memset(c, 0, sizeof(*c));
 	m->sw_mark[r] = 0;
 	m->parked[r] = 0;
+	m->coro_at[r] = 0;
 	c->in_use = 1;
 	c->id = m->next_id++;
 	c->slot = r;
@@ -127,6 +141,42 @@ void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 	c->state = MODEL_SUSPENDED;
 	m->by_station[station] = r;
 	m->t.coroutines_seen++;
+}
+
+void model_occupant(struct model *m, uint32_t station, const char *name,
+		    uint64_t coro)
+{
+	struct model_coro *c = model_at(m, station);
+	uint32_t old;
+
+	if (!c)
+		return;
+	m->coro_at[c->slot] = coro;
+	old = c->name;
+	c->name = namepool_intern(m->names, name, 0);
+	namepool_drop(m->names, old);
+}
+
+void model_name_pc(struct model *m, uint32_t station, uint64_t pc)
+{
+	struct model_coro *c = model_at(m, station);
+	char text[NAMEPOOL_TEXT_MAX];
+	uint64_t had;
+	uint32_t old;
+
+	if (!c)
+		return;
+	old = c->name;
+	namepool_get(m->names, old, text, sizeof(text), &had);
+	if (had == pc)
+		return;
+	c->name = namepool_intern(m->names, text, pc);
+	namepool_drop(m->names, old);
+}
+
+uint64_t model_coro_at(const struct model *m, uint32_t slot)
+{
+	return slot < m->used ? m->coro_at[slot] : 0;
 }
 
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
@@ -261,6 +311,8 @@ void model_tick(struct model *m, uint64_t now)
 		if (c->state == MODEL_DEAD && now > c->dead_ts &&
 		    now - c->dead_ts > m->linger_ns) {
 			c->in_use = 0;
+			namepool_drop(m->names, c->name);
+			c->name = 0;
 			m->free[m->nfree++] = r;
 			continue;
 		}

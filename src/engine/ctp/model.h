@@ -31,6 +31,12 @@ struct model {
 	 * suspend that carried one, cleared by the next transition and at
 	 * death), 0 = none.  The engine preserves these across rotations. */
 	uint64_t *parked;
+	/* per record: where the coroutine's struct corotop_coro is in the
+	 * target (the station's ext.coro; model_occupant), 0 = unknown. */
+	uint64_t *coro_at;
+	/* The records' names (struct model_coro.name); NULL: none (out of
+	 * memory at init).  Snapshots read it (snapshot_name). */
+	struct namepool *names;
 	uint32_t cap;
 	uint32_t used;	/* one past the highest record ever handed out */
 	uint32_t *free; /* stack of unused record indexes */
@@ -50,6 +56,18 @@ void model_finish(struct model *m);
 
 void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 		uint64_t birth_ts);
+/* Who the station's coroutine is, as its station's header says: its name
+ * (NAMEPOOL_TEXT_MAX bytes at most, cleaned here; "" or NULL: none) and
+ * the address of its struct corotop_coro in the target (0: unknown).
+ * Call after model_open. */
+void model_occupant(struct model *m, uint32_t station, const char *name,
+		    uint64_t coro);
+/* The code address the station's coroutine takes its name from when the
+ * probe gave none (its entry, say; 0: none), which snapshot_name shows by
+ * its symbol. */
+void model_name_pc(struct model *m, uint32_t station, uint64_t pc);
+/* The struct corotop_coro address of record `slot` (model_occupant). */
+uint64_t model_coro_at(const struct model *m, uint32_t slot);
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active);
 /* The station's coroutine as a late attach found it (a census event): in

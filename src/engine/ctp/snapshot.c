@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "common/numtext.h"
+#include "engine/ctp/namepool.h"
 #include "engine/symbols/namecache.h"
+#include "engine/symbols/symname.h"
 
 void snapshot_init(struct snapshot *s)
 {
@@ -80,7 +82,7 @@ void snapshot_lint_record(struct snapshot *s, const struct lint_config *c,
 {
 	uint32_t w = lint_check(c, r, s->ts);
 
-	r->warn = w;
+	r->warn = (uint8_t)w;
 	for (; w; w &= w - 1)
 		s->warn_counts[__builtin_ctz(w)]++;
 }
@@ -137,4 +139,36 @@ const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
 	bool settled;
 
 	return snapshot_where_settled(s, addr, full, buf, n, &settled);
+}
+
+const char *snapshot_name_settled(const struct snapshot *s,
+				  const struct model_coro *c, char *buf,
+				  size_t n, bool *settled)
+{
+	char where[NAMECACHE_NAME_MAX];
+	uint64_t pc = 0;
+	size_t len;
+
+	*settled = true;
+	if (!n)
+		return buf;
+	if (!namepool_get(s->coro_names, c->name, buf, n, &pc) || buf[0] || !pc)
+		return buf;
+	/* Its function only: "fiber_main+0x1a" names the coroutine as
+	 * "fiber_main". */
+	snapshot_where_settled(s, pc, false, where, sizeof(where), settled);
+	len = symname_function_len(where);
+	if (len >= n)
+		len = n - 1;
+	memcpy(buf, where, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+const char *snapshot_name(const struct snapshot *s, const struct model_coro *c,
+			  char *buf, size_t n)
+{
+	bool settled;
+
+	return snapshot_name_settled(s, c, buf, n, &settled);
 }

@@ -35,6 +35,9 @@ struct snapshot_replay {
 /* The engine's names of code addresses (engine/symbols/namecache.h):
  * text only, thread-safe, never a symbolizer (see snapshot_where). */
 struct namecache;
+/* The coroutines' names (engine/ctp/namepool.h): thread-safe, read
+ * through snapshot_name. */
+struct namepool;
 
 /* A live --record in progress (the recorder's books, as of ts). */
 struct snapshot_record {
@@ -64,6 +67,9 @@ struct snapshot {
 	 * matches) can be redone. */
 	struct namecache *names;
 	uint32_t names_gen;
+	/* The records' names (struct model_coro.name), engine-owned and
+	 * valid while the engine is, or NULL: none. */
+	struct namepool *coro_names;
 	struct model_totals t;
 	struct snapshot_target target;
 	/* History of the watched coroutine (engine_watch), oldest first. */
@@ -107,6 +113,20 @@ const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
 const char *snapshot_where_settled(const struct snapshot *s, uint64_t addr,
 				   bool full, char *buf, size_t n,
 				   bool *settled);
+
+/* The coroutine's name, for people: the name its probe gave, else the
+ * function of its name_pc (model_name_pc) by the name cache, as
+ * snapshot_where finds it (hex while it has none), else "".  Printable
+ * ASCII, at most NAMEPOOL_TEXT_MAX - 1 bytes for a probe's name.  Copies
+ * text, never runs the symbolizer.  Returns buf. */
+const char *snapshot_name(const struct snapshot *s, const struct model_coro *c,
+			  char *buf, size_t n);
+/* The same, and whether the text is settled (snapshot_where_settled): a
+ * probe's name always is; one from name_pc is not while its symbol may
+ * still come. */
+const char *snapshot_name_settled(const struct snapshot *s,
+				  const struct model_coro *c, char *buf,
+				  size_t n, bool *settled);
 
 /* (Re)compute every record's `warn` mask and warn_counts at the snapshot's
  * ts, e.g. after a threshold changed while the display is paused. */

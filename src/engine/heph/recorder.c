@@ -32,7 +32,8 @@
  * Options after the epoch: `corotop` ("1"), `corotop_command` (what was
  * traced), `corotop_birth` (u64 probe id, time, id) as each coroutine is
  * born -- probe ids are reused, so that is where a substream's intervals
- * belong to the next coroutine --
+ * belong to the next coroutine -- and right after it `corotop_name` (u64
+ * id, then the name) when the coroutine has one,
  * and, once known, `corotop_pid` (u64); at the end `corotop_exit` (i64
  * exit status or -1, i64 signal) when the target had exited, and last
  * `corotop_end` (u64): when recording stopped.  Each address written (an addr,
@@ -101,19 +102,28 @@ enum rec_kind {
 	REC_LOST,
 	REC_PID,  /* the target's pid (value): a corotop_pid option */
 	REC_EXIT, /* its exit (value: status, tid: signal): corotop_exit */
+	REC_NAME, /* the name of the coroutine the station's REC_OPEN
+		     just opened (name): corotop_name */
 };
 
 struct rec_item {
 	uint8_t kind;
 	uint8_t is_active;
 	uint32_t station;
-	uint64_t ts;
-	uint64_t tid;
-	uint64_t addr;
-	uint64_t seq;
-	uint64_t trace;
-	uint64_t value; /* probe id (open), count (lost) */
+	union {
+		struct {
+			uint64_t ts;
+			uint64_t tid;
+			uint64_t addr;
+			uint64_t seq; /* corotop's id (open) */
+			uint64_t trace;
+			uint64_t value; /* probe id (open), count (lost) */
+		};
+		char name[48]; /* REC_NAME, NUL-terminated */
+	};
 };
+
+_Static_assert(sizeof(struct rec_item) == 56, "56-byte items");
 
 /* What the writer remembers per station: the transition that started the
  * coroutine's current interval. */
@@ -122,6 +132,7 @@ struct rec_station {
 	bool have; /* ...and one transition of it was seen */
 	uint8_t is_active;
 	uint64_t probe_id;
+	uint64_t id; /* corotop's id for it (its corotop_birth's) */
 	uint64_t ts, tid, addr, seq, trace;
 };
 
@@ -369,6 +380,20 @@ static void rec_birth(struct recorder *r, uint64_t probe_id, uint64_t ts,
 	heph_enc_meta(&r->enc, "corotop_birth", be, sizeof(be));
 }
 
+/* Its name (a probe's, cleaned by the harvest): corotop_name = corotop's
+ * id (u64, as in its corotop_birth), then the name, right after the
+ * birth. */
+static void rec_coro_name(struct recorder *r, uint64_t id, const char *name)
+{
+	uint8_t val[8 + sizeof(((struct rec_item *)0)->name)];
+	size_t n = strnlen(name, sizeof(val) - 8 - 1);
+
+	rec_be64(val, id);
+	memcpy(val + 8, name, n);
+	rec_room(r, HEPH_META_FIXED + 16 + 8 + n);
+	heph_enc_meta(&r->enc, "corotop_name", val, 8 + n);
+}
+
 /* A coroutine that never ran died: corotop_death = substream and time
  * (u64 each).  One that ran needs none: its last interval ends there. */
 static void rec_death(struct recorder *r, uint64_t probe_id, uint64_t ts)
@@ -410,7 +435,12 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 		memset(s, 0, sizeof(*s));
 		s->live = true;
 		s->probe_id = it->value;
+		s->id = it->seq;
 		rec_birth(r, it->value, it->ts, it->seq);
+		break;
+	case REC_NAME:
+		if (s->live && s->id)
+			rec_coro_name(r, s->id, it->name);
 		break;
 	case REC_EVENT:
 		if (s->have)
@@ -585,7 +615,7 @@ void recorder_publish(struct recorder *r)
 }
 
 void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
-		   uint64_t ts, uint64_t id)
+		   uint64_t ts, uint64_t id, const char *name)
 {
 	struct rec_item it = {.kind = REC_OPEN,
 			      .station = station,
@@ -593,6 +623,12 @@ void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
 			      .seq = id,
 			      .value = probe_id};
 
+	rec_push(r, &it);
+	if (!name || !*name)
+		return;
+	/* A second item: the name is as long as an item's payload. */
+	it = (struct rec_item){.kind = REC_NAME, .station = station};
+	memcpy(it.name, name, strnlen(name, sizeof(it.name) - 1));
 	rec_push(r, &it);
 }
 

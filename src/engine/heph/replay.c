@@ -33,6 +33,8 @@
 
 #include "common/grow.h"
 #include "common/lowerbound.h"
+#include "engine/ctp/namepool.h"
+#include "engine/heph/hephcoronames.h"
 #include "engine/heph/streammap.h"
 
 /* Groups are keyed (substream) for corotop's recordings (stream 0),
@@ -110,6 +112,25 @@ static const struct replay_birth *rp_births_of(const struct replay *r,
 	return r->birth_opt + lo;
 }
 
+/* Each birth's name, by its id (interned once per birth; a coroutine
+ * takes its birth's). */
+static void rp_names_link(struct replay *r)
+{
+	struct heph_coronames cn;
+
+	heph_coronames_init(&cn, &r->f);
+	if (cn.nnames)
+		r->names = namepool_create(NAMEPOOL_MAX);
+	for (size_t i = 0; r->names && i < r->nbirth_opt; i++) {
+		struct replay_birth *b = &r->birth_opt[i];
+		const char *name = b->id ? heph_coronames_id(&cn, b->id) : NULL;
+
+		if (name)
+			b->name = namepool_intern(r->names, name, 0);
+	}
+	heph_coronames_finish(&cn);
+}
+
 /* corotop's own options (hephfile kept where they are). */
 static void rp_options(struct replay *r)
 {
@@ -164,6 +185,7 @@ static void rp_options(struct replay *r)
 	}
 	streammap_finish(&m);
 	free(last);
+	rp_names_link(r);
 }
 
 static int rp_iv_cmp(const void *a, const void *b)
@@ -291,7 +313,8 @@ static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
 	if (birth && birth->ts < c->birth)
 		c->birth = birth->ts;
 	c->id = birth ? birth->id : 0; /* checked in rp_ids */
-	if (birth)		       /* rp_cut's births are r->birth_opt's */
+	c->name = birth ? birth->name : 0;
+	if (birth) /* rp_cut's births are r->birth_opt's */
 		r->birth_opt[birth - r->birth_opt].used = true;
 	return true;
 }
@@ -321,6 +344,7 @@ static bool rp_unrun(struct replay *r, size_t *cap)
 		if (!c)
 			return false;
 		c->id = b->id;
+		c->name = b->name;
 		c->birth = c->end = b->ts;
 		if (end) {
 			c->end = end;
@@ -664,5 +688,6 @@ void replay_close(struct replay *r)
 	free(r->birth_opt);
 	free(r->lost);
 	free(r->glost);
+	namepool_destroy(r->names);
 	memset(r, 0, sizeof(*r));
 }

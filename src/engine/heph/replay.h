@@ -35,6 +35,7 @@ struct replay_birth {
 	uint64_t sub, ts;
 	uint64_t id;	/* corotop's id for it, 0: none */
 	uint64_t death; /* its corotop_death (it never ran), 0: none */
+	uint32_t name;	/* its corotop_name in r->names, 0: none */
 	bool used;	/* a birth that owns intervals (rp_emit) */
 };
 
@@ -46,6 +47,7 @@ struct replay_coro {
 	uint64_t birth, end; /* first start, last end */
 	uint32_t first, n;   /* its intervals: iv[first .. first + n) */
 	uint32_t lfirst, nl; /* its losses: lost[lfirst .. lfirst + nl) */
+	uint32_t name;	     /* its birth's name (r->names), 0: none */
 	bool dead;	     /* ended before the recording did */
 };
 
@@ -72,6 +74,9 @@ struct replay {
 	uint64_t end_mark; /* when recording stopped (corotop_end), or 0 */
 	struct replay_birth *birth_opt; /* by (sub, ts) */
 	size_t nbirth_opt, cap_birth_opt;
+	/* The coroutines' names (corotop_name options), which snapshots
+	 * carry; NULL: none. */
+	struct namepool *names;
 	bool exited;   /* the target exited (corotop_exit) ... */
 	int exit_code; /* ... with this status (-1: a signal) */
 	int exit_signal;

@@ -130,6 +130,7 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 	out->slot = (uint32_t)k;
 	out->station = MODEL_NONE;
 	out->probe_id = c->substream;
+	out->name = c->name;
 	out->birth_ts = c->birth;
 	out->in_use = 1;
 	/* Not recorded: where a station went.  No dead-station warnings. */
@@ -200,6 +201,7 @@ void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 	out->sleeping = false;
 	out->observer = false;
 	out->error = NULL;
+	out->coro_names = r->names;
 	memset(&out->t, 0, sizeof(out->t));
 	memset(out->warn_counts, 0, sizeof(out->warn_counts));
 	if (out->cap < r->ncoro) {

@@ -6,9 +6,10 @@
  * docs/JSON.md), so `corotop -b -f json ... | jq` works line by line.
  * Rows come in the order the caller gives (main.c: by model id, oldest
  * first, or by --sort).  The column set is a
- * const table, shared by the header and the rows.  WARN, the last column,
- * lists the lints a coroutine trips (lint_format tags), or "-" for none, so
- * every row splits into as many words as the header.
+ * const table, shared by the header and the rows.  WARN lists the lints a
+ * coroutine trips (lint_format tags), or "-" for none, and NAME, the last
+ * column, is its name with blanks as '_', or "-": every row splits into as
+ * many words as the header.
  *
  * Hot stacks (when the engine has a CallTrace region) follow: in JSON a
  * "calltrace" statistics object and a "hot_stacks" array, heaviest total
@@ -48,6 +49,18 @@ static void cell_warn(char *b, size_t n, const struct snapshot *s,
 		snprintf(b, n, "-");
 }
 
+/* The name as one word: "-" for none, blanks as '_'. */
+static void cell_name(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	snapshot_name(s, c, b, n);
+	if (!*b)
+		snprintf(b, n, "-");
+	for (char *p = b; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+}
+
 static const struct batch_column batch_columns[] = {
 	{"ID", 14, COL_ID, NULL},
 	{"S", 1, COL_STATE, NULL},
@@ -63,6 +76,8 @@ static const struct batch_column batch_columns[] = {
 	 * every row has as many words as the header. */
 	{"ADDR", -18, -1, cell_addr},
 	{"WARN", -5, -1, cell_warn},
+	/* Last: the columns before it stay where scripts find them. */
+	{"NAME", -4, -1, cell_name},
 };
 
 #define BATCH_NCOLUMNS (sizeof(batch_columns) / sizeof(batch_columns[0]))
@@ -324,7 +339,7 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, const struct batch_hot *hot,
 		      const struct batch_ppt *ppt)
 {
-	char where[256];
+	char where[256], name[256];
 
 	fprintf(f,
 		"{\"ts\":%" PRIu64 ",\"wall_ns\":%" PRIu64
@@ -390,7 +405,9 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			c->sw_per_sec, snapshot_run_pct(s, c),
 			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
 		batch_json_warn(f, c->warn);
-		fputs("],\"where\":", f);
+		fputs("],\"name\":", f);
+		jsonstr_write_cstr(f, snapshot_name(s, c, name, sizeof(name)));
+		fputs(",\"where\":", f);
 		jsonstr_write_cstr(f, snapshot_where(s, c->last_addr, true,
 						     where, sizeof(where)));
 		batch_json_parked(f, hot, c);

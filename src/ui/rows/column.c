@@ -87,6 +87,13 @@ static void cell_lost(char *b, size_t n, const struct snapshot *s,
 	numtext_dec(b, n, c->lost);
 }
 
+/* The probe's name, else its entry's function (snapshot_name). */
+static void cell_name(char *b, size_t n, const struct snapshot *s,
+		      const struct model_coro *c)
+{
+	snapshot_name(s, c, b, n);
+}
+
 /* Symbolized when the engine has the target's symbols. */
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
@@ -174,6 +181,22 @@ static uint64_t key_lost(const struct snapshot *s, const struct model_coro *c)
 	return c->lost;
 }
 
+/* By its first eight bytes, as text sorts them (ties fall to the id);
+ * unnamed ones first. */
+static uint64_t key_name(const struct snapshot *s, const struct model_coro *c)
+{
+	char name[16];
+	uint64_t k = 0;
+	size_t i;
+
+	if (!c->name)
+		return 0;
+	snapshot_name(s, c, name, sizeof(name));
+	for (i = 0; i < 8 && name[i]; i++)
+		k = k << 8 | (unsigned char)name[i];
+	return i ? k << (8 * (8 - i)) : 0;
+}
+
 /* By address: the switch points of one function sort together. */
 static uint64_t key_where(const struct snapshot *s, const struct model_coro *c)
 {
@@ -214,6 +237,9 @@ const struct column column_table[COL_COUNT] = {
 	[COL_LOST] = {"lost", "LOST", 5, false, 5,
 		      "changes overwritten before being read", cell_lost,
 		      key_lost},
+	[COL_NAME] = {"name", "NAME", 16, true, 2,
+		      "its name: the program's, or its entry function's",
+		      cell_name, key_name},
 	[COL_WHERE] =
 		{"where", "WHERE", -18, false, 1,
 		 "where it last switched (parked): function+offset (file:line)",

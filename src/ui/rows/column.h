@@ -22,6 +22,7 @@ enum column_id {
 	COL_RUN,
 	COL_SEQ,
 	COL_LOST,
+	COL_NAME,
 	COL_WHERE,
 	COL_WARN,
 	COL_COUNT,

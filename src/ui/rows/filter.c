@@ -12,7 +12,7 @@
  *                  substring combine with AND: "state=S tid=42 conn".
  *
  * The name cells are the ones that say which coroutine a row is and where
- * it is: ID, TID, WHERE and WARN.  Numbers that move with time (AGE,
+ * it is: ID, TID, NAME, WHERE and WARN.  Numbers that move with time (AGE,
  * SW/s, ...) are not text to search in; field terms reach every column.
  *
  * Keys are column names (column.c), so every column is filterable.  Terms on
@@ -22,7 +22,8 @@
  * them, and on a busy program every record changes between two refreshes.
  * A cell-by-cell match (regex, or text without a space) therefore remembers
  * each cell's result by the value the cell shows (matchcache.c): TID by
- * thread, WHERE by address, WARN by mask, and ID per record slot.  A record
+ * thread, WHERE by address, WARN by mask, NAME by name id, and ID per
+ * record slot.  A record
  * that changed thread and state formats nothing new; only values never seen
  * under this filter (and these symbols) are formatted and matched.  A
  * joined-text match (text with a space) is memoised per record slot: valid
@@ -44,6 +45,8 @@
 
 /* Distinct thread ids the TID cache is sized for; more only cost misses. */
 #define FILTER_TID_CACHE 4096u
+/* Distinct names the NAME cache is sized for; more only cost misses. */
+#define FILTER_NAME_CACHE 4096u
 /* How many rows ahead filter_select prefetches address-cache buckets. */
 #define FILTER_PREFETCH 16u
 
@@ -53,6 +56,7 @@ void filter_init(struct filter *f)
 	matchcache_init(&f->tid_cache);
 	matchcache_init(&f->addr_cache);
 	matchcache_init(&f->warn_cache);
+	matchcache_init(&f->name_cache);
 }
 
 void filter_finish(struct filter *f)
@@ -63,6 +67,7 @@ void filter_finish(struct filter *f)
 	matchcache_finish(&f->tid_cache);
 	matchcache_finish(&f->addr_cache);
 	matchcache_finish(&f->warn_cache);
+	matchcache_finish(&f->name_cache);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -112,9 +117,9 @@ static size_t filter_lower(char *s)
 static void filter_adopt(struct filter *f, struct filter *nf)
 {
 	struct matchcache *mine[] = {&f->tid_cache, &f->addr_cache,
-				     &f->warn_cache};
+				     &f->warn_cache, &f->name_cache};
 	struct matchcache *theirs[] = {&nf->tid_cache, &nf->addr_cache,
-				       &nf->warn_cache};
+				       &nf->warn_cache, &nf->name_cache};
 
 	nf->memo = f->memo;
 	nf->memo_cap = f->memo_cap;
@@ -238,8 +243,10 @@ static bool filter_term_match(const struct filter_term *t,
 	return !strcasecmp(cell, t->value);
 }
 
-/* The name cells, space-separated and lowercased. */
-static const int filter_name_cells[] = {COL_ID, COL_TID, COL_WHERE, COL_WARN};
+/* The name cells, space-separated and lowercased; an empty cell (no
+ * name) adds no blank. */
+static const int filter_name_cells[] = {COL_ID, COL_TID, COL_NAME, COL_WHERE,
+					COL_WARN};
 
 static size_t filter_row_text(char *buf, size_t n, const struct snapshot *s,
 			      const struct model_coro *c)
@@ -251,11 +258,17 @@ static size_t filter_row_text(char *buf, size_t n, const struct snapshot *s,
 	     k < sizeof(filter_name_cells) / sizeof(filter_name_cells[0]) &&
 	     used + 2 < n;
 	     k++) {
-		if (k)
-			buf[used++] = ' ';
-		column_table[filter_name_cells[k]].cell(buf + used, n - used, s,
-							c);
-		used += filter_lower(buf + used);
+		size_t at = used && used + 1 < n ? used + 1 : used, len;
+
+		column_table[filter_name_cells[k]].cell(buf + at, n - at, s, c);
+		len = filter_lower(buf + at);
+		if (!len) {
+			buf[used] = '\0';
+			continue;
+		}
+		if (at > used)
+			buf[used] = ' ';
+		used = at + len;
 	}
 	return used;
 }
@@ -355,6 +368,24 @@ static bool filter_where(struct filter *f, const struct snapshot *s,
 	return r;
 }
 
+/* The NAME cell's result by name id; kept only when the name is settled
+ * (one from an entry's address may still come). */
+static bool filter_name(struct filter *f, const struct snapshot *s,
+			const struct model_coro *c)
+{
+	int r = matchcache_get(&f->name_cache, c->name);
+	char cell[256];
+	bool settled;
+
+	if (r >= 0)
+		return r;
+	snapshot_name_settled(s, c, cell, sizeof(cell), &settled);
+	r = filter_cell_text(f, cell);
+	if (settled)
+		matchcache_put(&f->name_cache, c->name, r);
+	return r;
+}
+
 /* Cell by cell, cheapest first; the ID cell's result is kept per slot. */
 static bool filter_by_cell(struct filter *f, const struct snapshot *s,
 			   const struct model_coro *c, bool memo)
@@ -362,7 +393,8 @@ static bool filter_by_cell(struct filter *f, const struct snapshot *s,
 	struct filter_memo *m;
 
 	if (filter_cached(f, &f->warn_cache, c->warn, s, c, COL_WARN) ||
-	    filter_cached(f, &f->tid_cache, filter_tid_key(c), s, c, COL_TID))
+	    filter_cached(f, &f->tid_cache, filter_tid_key(c), s, c, COL_TID) ||
+	    filter_name(f, s, c))
 		return true;
 	if (memo && c->slot < f->memo_cap) {
 		m = &f->memo[c->slot];
@@ -387,7 +419,7 @@ static bool filter_memo_valid(const struct filter *f,
 {
 	return m->gen == f->memo_gen && m->id == c->id &&
 	       m->tid == filter_tid_key(c) && m->addr == c->last_addr &&
-	       m->warn == c->warn;
+	       m->warn == c->warn && m->name == c->name;
 }
 
 /* The joined text, memoised per slot. */
@@ -408,12 +440,17 @@ static bool filter_by_row(struct filter *f, const struct snapshot *s,
 			.tid = filter_tid_key(c),
 			.addr = c->last_addr,
 			.warn = c->warn,
+			.name = c->name,
 			.gen = f->memo_gen,
 			.match = filter_text_match(f, s, c),
 		};
-		/* A WHERE not named yet: not kept (gen 0 is never current). */
+		/* A WHERE or NAME not named yet: not kept (gen 0 is never
+		 * current). */
 		snapshot_where_settled(s, c->last_addr, true, where,
 				       sizeof(where), &settled);
+		if (settled)
+			snapshot_name_settled(s, c, where, sizeof(where),
+					      &settled);
 		if (!settled)
 			m->gen = 0;
 	}
@@ -448,6 +485,7 @@ static bool filter_prepare(struct filter *f, const struct snapshot *s)
 		f->memo_symgen = s->names_gen;
 		f->memo_gen = f->memo_gen + 1 ? f->memo_gen + 1 : 1;
 		matchcache_reset(&f->addr_cache);
+		matchcache_reset(&f->name_cache);
 	}
 	if (f->by_cell) {
 		/* This refresh's addresses and the last one's: a coroutine
@@ -455,6 +493,7 @@ static bool filter_prepare(struct filter *f, const struct snapshot *s)
 		matchcache_reserve(&f->addr_cache, 2 * s->count);
 		matchcache_reserve(&f->tid_cache, FILTER_TID_CACHE);
 		matchcache_reserve(&f->warn_cache, 1u << LINT_COUNT);
+		matchcache_reserve(&f->name_cache, FILTER_NAME_CACHE);
 	}
 	return memo;
 }

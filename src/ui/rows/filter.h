@@ -26,6 +26,7 @@ struct filter_term {
 struct filter_memo {
 	uint64_t id, tid, addr;
 	uint32_t warn;
+	uint32_t name;
 	uint32_t gen; /* struct filter.memo_gen when computed */
 	bool match;
 };
@@ -44,8 +45,8 @@ struct filter {
 	uint32_t memo_gen;    /* bumped by every filter_set */
 	uint32_t memo_symgen; /* snapshot.names_gen the memo is valid for */
 	/* Cell results by the value shown (by_cell only): TID by thread id,
-	 * WHERE by address, WARN by mask. */
-	struct matchcache tid_cache, addr_cache, warn_cache;
+	 * WHERE by address, WARN by mask, NAME by name id. */
+	struct matchcache tid_cache, addr_cache, warn_cache, name_cache;
 };
 
 void filter_init(struct filter *f);
@@ -59,7 +60,7 @@ bool filter_match(const struct filter *f, const struct snapshot *s,
  * returns how many.  idx has room for s->count. */
 size_t filter_select(struct filter *f, const struct snapshot *s, uint32_t *idx);
 /* Case-insensitive substring match of `needle` (lowercase) in the name
- * cells (ID, TID, WHERE, WARN); search uses it too. */
+ * cells (ID, TID, NAME, WHERE, WARN); search uses it too. */
 bool filter_row_contains(const struct snapshot *s, const struct model_coro *c,
 			 const char *needle);
 

@@ -253,7 +253,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 static void detail_view_draw(struct tui *t)
 {
 	const struct model_coro *c = detail_find(t);
-	char age[16], in[16], where[256];
+	char age[16], in[16], where[256], name[176] = "";
 	int y = 5;
 
 	if (!c) {
@@ -264,16 +264,20 @@ static void detail_view_draw(struct tui *t)
 	}
 	duration_format(age, sizeof(age), snapshot_age_ns(&t->snap, c));
 	duration_format(in, sizeof(in), snapshot_in_state_ns(&t->snap, c));
+	/* Its name, quoted after the id: Coroutine 7f10 "worker-3". */
+	snapshot_name(&t->snap, c, where, sizeof(where));
+	if (where[0])
+		snprintf(name, sizeof(name), " \"%.160s\"", where);
 	attron(A_BOLD);
 	if (c->station == MODEL_NONE) /* replay: stations are not recorded */
 		term_text(y++, 1, A_NORMAL,
-			  "Coroutine %" PRIx64 "  (corotop id %" PRIu64 ")",
-			  c->probe_id, c->id);
+			  "Coroutine %" PRIx64 "%s  (corotop id %" PRIu64 ")",
+			  c->probe_id, name, c->id);
 	else
 		term_text(y++, 1, A_NORMAL,
-			  "Coroutine %" PRIx64 "  (corotop id %" PRIu64
+			  "Coroutine %" PRIx64 "%s  (corotop id %" PRIu64
 			  ", station %u)",
-			  c->probe_id, c->id, c->station);
+			  c->probe_id, name, c->id, c->station);
 	attroff(A_BOLD);
 	term_text(y++, 1, A_NORMAL,
 		  "%s for %s, age %s, %" PRIu64 " switches (%.0f/s), "

@@ -11,7 +11,8 @@
  * search, messages, PAUSED), the column titles, the rows, and the key bar at
  * the bottom (or the input line while searching or filtering).  When the
  * terminal is narrow, columns with the highest priority number are dropped
- * first; WHERE takes whatever width is left.
+ * first; WHERE takes whatever width is left.  NAME is shown only while some
+ * coroutine of the snapshot has a name.
  */
 #define _GNU_SOURCE
 #include <curses.h>
@@ -93,6 +94,9 @@ void table_view_rebuild(struct tui *t)
 		t->nrows = 0;
 		return;
 	}
+	t->named = false;
+	for (i = 0; i < t->snap.count && !t->named; i++)
+		t->named = t->snap.coro[i].name != 0;
 	n = filter_select(&t->filter, &t->snap, t->idx);
 	if (!order_sort(&t->order, &t->snap, t->idx, n, t->sort_column,
 			t->sort_invert, t->group_by_thread))
@@ -223,7 +227,8 @@ static int table_view_action(struct tui *t, enum tui_action a, int page)
 /* ---- layout ---- */
 
 /* The columns the user did not hide, dropped by priority when the screen
- * is narrow; WHERE takes what is left (term_layout). */
+ * is narrow; WHERE takes what is left (term_layout).  NAME only while some
+ * coroutine has a name. */
 static void table_layout(const struct tui *t, struct term_layout *lay)
 {
 	struct term_layout_column col[COL_COUNT];
@@ -232,7 +237,7 @@ static void table_layout(const struct tui *t, struct term_layout *lay)
 		col[c] = (struct term_layout_column){
 			.width = column_table[c].width,
 			.priority = column_table[c].priority,
-			.hidden = t->hidden[c],
+			.hidden = t->hidden[c] || (c == COL_NAME && !t->named),
 		};
 	term_layout(lay, col, COL_COUNT, t->cols);
 }

@@ -123,6 +123,9 @@ struct tui {
 
 	struct lint_config lints; /* as sent to the engine */
 	bool hidden[COL_COUNT];
+	/* Some coroutine of the snapshot has a name (rebuild): NAME is shown
+	 * only then, so programs that name none keep its width. */
+	bool named;
 
 	bool replay;	      /* --replay: keymap_replay first */
 	char replay_name[96]; /* the recording, for the header */

@@ -1,0 +1,241 @@
+/*
+ * test-names: coroutine names through the corotop binary, against the
+ * writer's `named` mode (tests/targets/writer.c): "acceptor" (a static
+ * name), "conn 42" (copied, its buffer overwritten after the open),
+ * "bad\x1b[31m\x7f" (control bytes), 60 'x' (too long) and one unnamed.
+ *
+ *   - batch JSON: each coroutine's "name" is what the program gave, cut at
+ *     47 bytes, control bytes as '?', "" for none -- waited for with a
+ *     deadline, as every snapshot on the way is checked for its shape;
+ *     `-s name` orders them: the unnamed first, then as text sorts;
+ *   - batch text: NAME is the last column, one word ("conn_42", "-"), and
+ *     `-F name=acceptor` keeps that row alone;
+ *   - --record, then corotop convert: jsonl lines carry "name", and
+ *     chrome names the coroutines' threads after them.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "../common/itest.h"
+#include "json-check.h"
+
+#ifndef ITEST_WRITER
+#error "ITEST_WRITER must name the writer program"
+#endif
+
+#include "e2e.h"
+
+/* The names the writer's coroutines c = 0..4 must show. */
+static const char *want_name(unsigned c)
+{
+	static char xs[48];
+
+	switch (c) {
+	case 0:
+		return "acceptor";
+	case 1:
+		return "conn 42";
+	case 2:
+		return "bad?[31m?";
+	case 3:
+		memset(xs, 'x', 47);
+		xs[47] = '\0';
+		return xs;
+	default:
+		return "";
+	}
+}
+
+/* All five, each named as it should be; false while some are missing. */
+static bool five_named(const struct jv *v)
+{
+	const struct jv *co = json_get(v, "coroutines");
+	unsigned seen = 0;
+
+	for (size_t i = 0; co && i < co->n; i++) {
+		const struct jv *c = &co->items[i];
+		uint64_t id = json_u64(c, "probe_id");
+		unsigned k = (unsigned)(id - IT_PROBE_ID(0));
+
+		assert_true(id >= IT_PROBE_ID(0) && k < 5);
+		assert_string_equal(json_need(c, "name", J_STR)->s,
+				    want_name(k));
+		seen |= 1u << k;
+	}
+	return seen == 31;
+}
+
+/* Read snapshots as they come until `done` says so (60 s at most), then
+ * SIGINT.  Returns the line that did, to free. */
+static char *until(char *const argv[], bool (*done)(const struct jv *))
+{
+	uint64_t end = it_now() + 60ull * 1000000000u;
+	char *line, *found = NULL;
+	size_t off = 0;
+	struct proc p;
+
+	proc_start(&p, argv);
+	while (!found && it_now() < end &&
+	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
+		struct jv v;
+
+		check_snapshot(line, false, &v);
+		if (done(&v))
+			found = line;
+		else
+			free(line);
+		json_free(&v);
+	}
+	kill(p.pid, SIGINT);
+	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
+	if (!found)
+		fail_msg("no snapshot with the five named within 60 s; "
+			 "stderr: %s",
+			 p.ebuf);
+	assert_xdg_empty();
+	proc_free(&p);
+	return found;
+}
+
+static void test_json_names(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b",	"-d", "2", "-f", "json", "--",
+			ITEST_WRITER,  "named", "60", NULL};
+
+	(void)state;
+	free(until(argv, five_named));
+}
+
+static void test_json_sort_by_name(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b", "-d",   "2",  "-f",
+			"json",	       "-s", "name", "--", ITEST_WRITER,
+			"named",       "60", NULL};
+	static const unsigned order[] = {4, 0, 2, 1, 3};
+	char *line = NULL;
+	const struct jv *co;
+	struct jv v;
+
+	(void)state;
+	line = until(argv, five_named);
+	json_must_parse(line, &v);
+	co = json_need(&v, "coroutines", J_ARR);
+	assert_int_equal(co->n, 5);
+	for (size_t i = 0; i < 5; i++)
+		assert_string_equal(json_need(&co->items[i], "name", J_STR)->s,
+				    want_name(order[i]));
+	json_free(&v);
+	free(line);
+}
+
+/* The last word of a text row. */
+static const char *last_word(char *row)
+{
+	char *end = row + strlen(row);
+
+	while (end > row && end[-1] == ' ')
+		*--end = '\0';
+	while (end > row && end[-1] != ' ')
+		end--;
+	return end;
+}
+
+static void test_text_name_column_and_filter(void **state)
+{
+	char *argv[] = {
+		ITEST_COROTOP,	 "-b", "-n",	     "2",     "-d", "5", "-F",
+		"name=acceptor", "--", ITEST_WRITER, "named", "60", NULL};
+	char *lines[64], *hdr = NULL, *row = NULL;
+	struct proc p;
+	size_t n;
+	int rc;
+
+	(void)state;
+	rc = run(&p, argv, 60000);
+	if (rc)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	n = split_lines(p.obuf, lines, 64);
+	/* The last snapshot's column titles and its rows. */
+	for (size_t i = 0; i < n && i < 64; i++) {
+		if (!strncmp(lines[i] + strspn(lines[i], " "), "ID ", 3)) {
+			hdr = lines[i];
+			row = i + 1 < n ? lines[i + 1] : NULL;
+		}
+	}
+	assert_non_null(hdr);
+	assert_string_equal(last_word(hdr), "NAME");
+	/* Filtered: one row (the writer opened them all before the first
+	 * snapshot's delay ran out), acceptor's. */
+	assert_non_null(row);
+	assert_string_equal(last_word(row), "acceptor");
+	assert_xdg_empty();
+	proc_free(&p);
+}
+
+static void test_record_convert(void **state)
+{
+	char rec[300], *lines[4096];
+	char *live[] = {ITEST_COROTOP, "-b",	   "-n", "2",  "-d",
+			"5",	       "--record", rec,	 "--", ITEST_WRITER,
+			"named",       "60",	   NULL};
+	char *jsonl[] = {ITEST_COROTOP, "convert", "--to", "jsonl",
+			 "-q",		rec,	   NULL};
+	char *chrome[] = {ITEST_COROTOP, "convert", "--to", "chrome",
+			  "-q",		 rec,	    NULL};
+	bool named[5] = {false};
+	struct proc p;
+	size_t n;
+	int rc;
+
+	(void)state;
+	snprintf(rec, sizeof(rec), "%s.names.heph", xdg);
+	rc = run(&p, live, 60000);
+	if (rc)
+		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
+	proc_free(&p);
+	assert_int_equal(run(&p, jsonl, 60000), 0);
+	n = split_lines(p.obuf, lines, 4096);
+	assert_true(n > 5);
+	for (size_t i = 0; i < n && i < 4096; i++) {
+		struct jv v;
+		const struct jv *nm;
+		unsigned k;
+
+		json_must_parse(lines[i], &v);
+		k = (unsigned)(json_u64(&v, "probe_id") - IT_PROBE_ID(0));
+		assert_true(k < 5);
+		nm = json_get(&v, "name");
+		if (k == 4) {
+			assert_null(nm); /* unnamed: the upstream shape */
+		} else {
+			assert_non_null(nm);
+			assert_string_equal(nm->s, want_name(k));
+			named[k] = true;
+		}
+		json_free(&v);
+	}
+	assert_true(named[0] && named[1] && named[2] && named[3]);
+	proc_free(&p);
+	assert_int_equal(run(&p, chrome, 60000), 0);
+	assert_non_null(strstr(p.obuf, "\"acceptor (substream "));
+	assert_non_null(strstr(p.obuf, "\"conn 42 (substream "));
+	proc_free(&p);
+	unlink(rec);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_names),
+		cmocka_unit_test(test_json_sort_by_name),
+		cmocka_unit_test(test_text_name_column_and_filter),
+		cmocka_unit_test(test_record_convert),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup_xdg, teardown_xdg);
+}
