@@ -354,6 +354,7 @@ bool engine_destroy(struct engine *e)
 	engine_stop(e);
 	ok = e->mode->destroy(e);
 	namecache_destroy(e->names); /* its thread reads the symtab */
+	engine_unwind_finish(e);
 	symtab_finish(&e->symtab);
 	pthread_mutex_destroy(&e->ct.hot_lock);
 	pthread_mutex_destroy(&e->lock);

@@ -52,6 +52,12 @@ static uint64_t engine_census_stack(struct engine *e,
 	 * its address, and frame 0 is its own code. */
 	if (marks.where > 0)
 		model_where(&e->model, ev->station, frames[marks.where]);
+	else if (marks.inlined_at > 0)
+		model_where(&e->model, ev->station, frames[marks.inlined_at]);
+	if (marks.entry >= 0)
+		model_name_pc(&e->model, ev->station, frames[marks.entry]);
+	else if (marks.inlined[0])
+		model_name_text(&e->model, ev->station, marks.inlined);
 	if (!n || !e->ct.parked)
 		return 0;
 	id = parked_own_id(frames, (uint32_t)n);

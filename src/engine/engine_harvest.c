@@ -353,8 +353,11 @@ static void engine_pace(struct engine *e)
 
 void engine_tick(struct engine *e)
 {
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+
 	pthread_mutex_lock(&e->lock);
-	model_tick(&e->model, clock_now_ns(CLOCK_MONOTONIC));
+	model_tick(&e->model, now);
+	engine_unwind_parked(e, now);
 	if (e->jsonl.f && !jsonl_flush(&e->jsonl) && !e->error)
 		e->error = "writing the --jsonl file failed";
 	pthread_mutex_unlock(&e->lock);

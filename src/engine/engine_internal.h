@@ -123,6 +123,19 @@ struct engine_ppt {
 	char warning[512];
 };
 
+/* Walks of parked stacks made while watching (engine_unwind.c); harvest
+ * thread, engine lock. */
+struct engine_unwind_state {
+	struct procmem pm; /* launch mode's, opened when first needed */
+	bool pm_open, pm_failed;
+	uint64_t *done_ts; /* per record: the park last walked (state_ts) */
+	uint64_t *tried;   /* per record: the coroutine (id) whose walk
+			      found no program frame */
+	uint32_t cap;
+	uint32_t cursor, next; /* round robin over the records */
+	uint64_t walks;	       /* walks believed */
+};
+
 struct engine {
 	struct engine_config cfg;
 	const struct engine_mode *mode;
@@ -137,9 +150,10 @@ struct engine {
 	char autotrace_note[256]; /* launch: why not traced by preload */
 	struct engine_ct ct;	  /* CallTrace rotation and hot stacks */
 	struct engine_ppt ppt;	  /* attach mode */
-	struct engine_rp *rp;	  /* replay mode (engine_replay.c), or NULL */
-	pthread_mutex_t lock;	  /* guards model, harvest counters, target,
-				   cfg.lints */
+	struct engine_unwind_state unwind; /* parked stacks walked */
+	struct engine_rp *rp; /* replay mode (engine_replay.c), or NULL */
+	pthread_mutex_t lock; /* guards model, harvest counters, target,
+			       cfg.lints */
 	pthread_t harvest_thread;
 	pthread_t waker_thread;
 	bool harvest_running;
@@ -202,6 +216,11 @@ size_t engine_unwind(struct engine *e, struct procmem *pm,
 		     const struct stackwalk_start *s, uint64_t *frames,
 		     size_t max, bool wait, struct symtab_unwound *marks,
 		     bool *busy);
+
+/* Walk the stacks of coroutines parked a while, a few per call (engine
+ * lock held, harvest thread); free what that kept. */
+void engine_unwind_parked(struct engine *e, uint64_t now);
+void engine_unwind_finish(struct engine *e);
 
 /* engine_census.c: a census event (a coroutine found at a late attach)
  * into the model, with its parked stack walked in the target when it is

@@ -148,10 +148,14 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
 		return i;
 	c = preload_ctx(i);
 	c->first_data = NULL;
-	corotop_coro_open(&c->coro,
-			  /* relaxed: unique ids, no ordering. */
-			  atomic_fetch_add_explicit(&preload_table.next_id, 1,
-						    memory_order_relaxed));
+	/* A thread's own stack is named so; a made context is named by
+	 * corotop after the program's first frame its entry runs. */
+	corotop_coro_open_named(
+		&c->coro,
+		/* relaxed: unique ids, no ordering. */
+		atomic_fetch_add_explicit(&preload_table.next_id, 1,
+					  memory_order_relaxed),
+		kind == CTX_ROOT ? "root" : NULL, COROTOP_NAME_STATIC);
 	if (hi > lo)
 		corotop_coro_set_stack(&c->coro, (const void *)lo,
 				       (const void *)hi);

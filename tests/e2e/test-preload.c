@@ -305,6 +305,89 @@ static void test_boost_fiber(void **state)
 }
 #endif
 
+#ifdef ITEST_FIBER_TARGET
+/* The name of the coroutine, or "". */
+static const char *coro_name(const struct jv *c)
+{
+	const struct jv *n = json_get(c, "name");
+
+	return n && n->t == J_STR ? n->s : "";
+}
+
+/*
+ * Names and WHERE while watching a running Boost.Fiber program (launch
+ * mode): each fiber is named after the program's code it runs -- the
+ * producers' and consumers' lambdas, inlined into Boost's worker_context,
+ * by the lambda; the stuck fiber by its function, where it also waits --,
+ * each thread's own stack is "root".  Fibers are seen on both threads
+ * (work sharing).  Boost's dispatchers are named ("boost.fiber
+ * dispatcher") only once a walk caught one parked: counted, not required.
+ */
+static void test_fiber_live_names(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b",	  "-f",	     "json",
+			"-d",	       "3",	  "--",	     ITEST_FIBER_TARGET,
+			"4",	       "1000000", "--stuck", "--pace",
+			NULL};
+	uint64_t end = it_now() + 60ull * 1000000000u;
+	bool stuck = false, done = false;
+	unsigned prod = 0, cons = 0, roots = 0, disp = 0;
+	long tids[2] = {0, 0};
+	struct proc p;
+	size_t off = 0;
+
+	(void)state;
+	proc_start(&p, argv);
+	while (!done && it_now() < end) {
+		char *line = proc_next_line(&p, &off, 1000);
+		const struct jv *co;
+		struct jv v;
+
+		if (!line)
+			continue;
+		if (line[0] != '{') {
+			free(line);
+			continue;
+		}
+		json_must_parse(line, &v);
+		free(line);
+		co = json_need(&v, "coroutines", J_ARR);
+		prod = cons = roots = disp = 0;
+		stuck = false;
+		for (size_t i = 0; i < co->n; i++) {
+			const struct jv *c = &co->items[i];
+			const char *name = coro_name(c);
+			long tid = (long)json_u64(c, "tid");
+
+			prod += !strcmp(name, "main::{lambda()#2}");
+			cons += !strcmp(name, "main::{lambda()#3}");
+			roots += !strcmp(name, "root");
+			disp += !strcmp(name, "boost.fiber dispatcher");
+			if (!strncmp(name, "stuck_wait_for_signal", 21) &&
+			    !strncmp(json_need(c, "where", J_STR)->s,
+				     "stuck_wait_for_signal", 21))
+				stuck = true;
+			if (strncmp(name, "main::", 6))
+				continue;
+			if (!tids[0])
+				tids[0] = tid;
+			else if (tid != tids[0])
+				tids[1] = tid;
+		}
+		json_free(&v);
+		done = stuck && prod == 4 && cons == 4 && roots == 2 && tids[1];
+	}
+	print_message("producers %u, consumers %u, roots %u, dispatchers %u, "
+		      "stuck %d, fibers on threads %ld and %ld\n",
+		      prod, cons, roots, disp, stuck, tids[0], tids[1]);
+	assert_true(done);
+	kill(p.pid, SIGINT);
+	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+#endif
+
 #if defined(ITEST_FIBER_TARGET) && defined(ITEST_PRELOAD_LIB)
 /* A coroutine of the snapshot whose WHERE starts with `where`, or NULL. */
 static const struct jv *coro_where(const struct jv *v, const char *where)
@@ -505,6 +588,9 @@ int main(void)
 #endif
 #ifdef ITEST_FIBER_TARGET
 		cmocka_unit_test(test_boost_fiber),
+#endif
+#ifdef ITEST_FIBER_TARGET
+		cmocka_unit_test(test_fiber_live_names),
 #endif
 #if defined(ITEST_FIBER_TARGET) && defined(ITEST_PRELOAD_LIB)
 		cmocka_unit_test(test_fiber_attach_hung),

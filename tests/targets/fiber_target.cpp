@@ -4,19 +4,23 @@
  * consumers talking over a buffered channel, and optionally one fiber
  * blocked forever on a condition variable nobody notifies.
  *
- * usage: fiber-target PAIRS ITEMS [--stuck] [--hold]
+ * usage: fiber-target PAIRS ITEMS [--stuck] [--hold] [--pace]
  *
  * PAIRS producers each push ITEMS values into one channel; PAIRS consumers
  * pop them all.  With --stuck one more fiber waits in stuck_wait_for_signal
  * on a condition variable; with --hold the main thread then stays (in
  * pause) until a signal ends the program, else the stuck fiber is notified
- * at the end so that every fiber finishes.  On stdout:
+ * at the end so that every fiber finishes.  With --pace each producer
+ * sleeps 2 ms (boost::this_fiber::sleep_for) after each value, so that a
+ * run of a few seconds shows its fibers parked and moving between threads.
+ * On stdout:
  *   fibers=F items=I sum=S tids=A,B
  * F counts the fibers the program made; S the values consumed.
  */
 #include <boost/fiber/all.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,7 +48,7 @@ int main(int argc, char **argv)
 {
 	int pairs = argc > 1 ? std::atoi(argv[1]) : 4;
 	int items = argc > 2 ? std::atoi(argv[2]) : 100;
-	bool stuck = false, hold = false;
+	bool stuck = false, hold = false, pace = false;
 	std::atomic<long> sum{0};
 	std::atomic<bool> done{false};
 	std::atomic<long> tid_b{0};
@@ -53,10 +57,11 @@ int main(int argc, char **argv)
 	for (int i = 3; i < argc; i++) {
 		stuck |= !std::strcmp(argv[i], "--stuck");
 		hold |= !std::strcmp(argv[i], "--hold");
+		pace |= !std::strcmp(argv[i], "--pace");
 	}
 	if (pairs < 1 || items < 1) {
 		std::fprintf(stderr, "usage: fiber-target PAIRS ITEMS "
-				     "[--stuck] [--hold]\n");
+				     "[--stuck] [--hold] [--pace]\n");
 		return 2;
 	}
 	bf::use_scheduling_algorithm<bf::algo::shared_work>();
@@ -79,9 +84,15 @@ int main(int argc, char **argv)
 			fibers++;
 		}
 		for (int p = 0; p < pairs; p++) {
-			fs.emplace_back([&ch, items, p] {
-				for (int i = 1; i <= items; i++)
+			fs.emplace_back([&ch, items, p, pace] {
+				for (int i = 1; i <= items; i++) {
 					ch.push((long)p * items + i);
+					if (pace)
+						boost::this_fiber::sleep_for(
+							std::chrono::
+								milliseconds(
+									2));
+				}
 			});
 			fibers++;
 		}

@@ -1,7 +1,8 @@
 /*
  * test-unwinder: stacks walked with CFI (engine/symbols/unwinder.c through
  * symbolizer_unwind) see through frames built without frame pointers, and
- * framekind tells the program's frames from the runtimes'.
+ * framekind tells the program's frames from the runtimes' (and names the
+ * program's code a runtime frame runs inlined).
  *
  * The walk is of this process's own stack: three functions built with
  * -fomit-frame-pointer call a capture function, which hands the unwinder
@@ -179,12 +180,63 @@ static void test_framekind(void **state)
 				 cases[i].runtime ? "runtime" : "program");
 }
 
+static void test_framekind_inlined(void **state)
+{
+	static const struct {
+		const char *function, *name; /* name NULL: none */
+	} cases[] = {
+		{"boost::fibers::worker_context<main::{lambda()#2}>::run_("
+		 "boost::context::fiber&&)",
+		 "main::{lambda()#2}"},
+		{"boost::fibers::worker_context<Server::accept_loop()::"
+		 "{lambda()#1}>::run_(boost::context::fiber&&)",
+		 "Server::accept_loop()::{lambda()#1}"},
+		{"boost::fibers::worker_context<void (*)(int), int>::run_("
+		 "boost::context::fiber&&)",
+		 NULL},
+		{"boost::fibers::worker_context<std::_Bind<void (*())()> >::"
+		 "run_(boost::context::fiber&&)",
+		 NULL},
+		{"boost::fibers::worker_context<...>::run_(boost::context::"
+		 "fiber&&)",
+		 NULL},
+		{"boost::fibers::worker_context<main::{lambda()#2}", NULL},
+		{"boost::fibers::dispatcher_context::run_(boost::context::"
+		 "fiber&&)",
+		 "boost.fiber dispatcher"},
+		{"boost::fibers::context::resume()", NULL},
+		{"main", NULL},
+		{NULL, NULL},
+	};
+	char out[48];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool got =
+			framekind_inlined(cases[i].function, out, sizeof(out));
+
+		if (got != (cases[i].name != NULL) ||
+		    (got && strcmp(out, cases[i].name)))
+			fail_msg("%s: got %s, expected %s",
+				 cases[i].function ? cases[i].function
+						   : "(null)",
+				 got ? out : "(none)",
+				 cases[i].name ? cases[i].name : "(none)");
+	}
+	/* Cut to the buffer, terminated. */
+	assert_true(framekind_inlined(
+		"boost::fibers::worker_context<main::{lambda()#2}>::run_()",
+		out, 8));
+	assert_string_equal(out, "main::{");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cfi_sees_through),
 		cmocka_unit_test(test_reader_bounds),
 		cmocka_unit_test(test_framekind),
+		cmocka_unit_test(test_framekind_inlined),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

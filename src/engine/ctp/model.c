@@ -174,6 +174,23 @@ void model_name_pc(struct model *m, uint32_t station, uint64_t pc)
 	namepool_drop(m->names, old);
 }
 
+void model_name_text(struct model *m, uint32_t station, const char *name)
+{
+	struct model_coro *c = model_at(m, station);
+	char text[NAMEPOOL_TEXT_MAX];
+	uint64_t pc;
+	uint32_t old;
+
+	if (!c || !name || !*name)
+		return;
+	old = c->name;
+	namepool_get(m->names, old, text, sizeof(text), &pc);
+	if (text[0])
+		return; /* the probe's, or already derived */
+	c->name = namepool_intern(m->names, name, pc);
+	namepool_drop(m->names, old);
+}
+
 uint64_t model_coro_at(const struct model *m, uint32_t slot)
 {
 	return slot < m->used ? m->coro_at[slot] : 0;

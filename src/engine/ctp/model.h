@@ -66,6 +66,9 @@ void model_occupant(struct model *m, uint32_t station, const char *name,
  * probe gave none (its entry, say; 0: none), which snapshot_name shows by
  * its symbol. */
 void model_name_pc(struct model *m, uint32_t station, uint64_t pc);
+/* A name the engine derived for the station's coroutine (the function a
+ * runtime frame runs inlined, say), kept only when the probe gave none. */
+void model_name_text(struct model *m, uint32_t station, const char *name);
 /* The struct corotop_coro address of record `slot` (model_occupant). */
 uint64_t model_coro_at(const struct model *m, uint32_t slot);
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,

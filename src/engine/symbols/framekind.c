@@ -16,10 +16,18 @@
  * class of the program's code ("main::{lambda()#1}::operator()") is the
  * program's.  Everything else, unknown frames included, is the program's:
  * the rule only ever skips what it recognizes.
+ *
+ * A fiber whose function is a lambda often has no frame of the program's
+ * at all: the lambda is inlined into Boost's worker_context<F>::run_.  Its
+ * name then comes from that frame's template argument (framekind_inlined),
+ * when the argument is a name of the program's (not a function pointer
+ * type, whose target has a frame of its own).  A context the runtime made
+ * for itself (Boost.Fiber's dispatcher) is named for what it is.
  */
 #include "engine/symbols/framekind.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const framekind_modules[] = {
@@ -52,6 +60,63 @@ static const char *framekind_qualified(const char *f)
 		if (*p == ' ')
 			start = p + 1;
 	return start;
+}
+
+static const char *const framekind_runners[] = {
+	"boost::fibers::worker_context<",
+};
+
+/* Contexts a runtime makes for itself, named for what they are. */
+static const struct {
+	const char *prefix, *name;
+} framekind_roles[] = {
+	{"boost::fibers::dispatcher_context::", "boost.fiber dispatcher"},
+};
+
+bool framekind_inlined(const char *function, char *out, size_t n)
+{
+	const char *f, *a = NULL;
+	size_t len, depth = 1;
+
+	if (!function || !n)
+		return false;
+	f = framekind_qualified(function);
+	for (size_t i = 0;
+	     i < sizeof(framekind_roles) / sizeof(framekind_roles[0]); i++)
+		if (!strncmp(f, framekind_roles[i].prefix,
+			     strlen(framekind_roles[i].prefix))) {
+			snprintf(out, n, "%s", framekind_roles[i].name);
+			return true;
+		}
+	for (size_t i = 0;
+	     !a && i < sizeof(framekind_runners) / sizeof(framekind_runners[0]);
+	     i++)
+		if (!strncmp(f, framekind_runners[i],
+			     strlen(framekind_runners[i])))
+			a = f + strlen(framekind_runners[i]);
+	if (!a)
+		return false;
+	/* The argument: up to the '>' that closes the runner's '<'. */
+	for (len = 0; a[len]; len++) {
+		if (a[len] == '<')
+			depth++;
+		else if (a[len] == '>' && !--depth)
+			break;
+	}
+	/* Unclosed, empty, shortened ("..."), a runtime's own type
+	 * (std::_Bind<...>), or a function pointer type ("void (*)(int)"),
+	 * which names no function: not a name. */
+	if (!a[len] || !len || !strncmp(a, "...", 3) ||
+	    framekind_prefixed(a, framekind_spaces,
+			       sizeof(framekind_spaces) /
+				       sizeof(framekind_spaces[0])) ||
+	    memchr(a, '*', len) || memchr(a, ' ', len))
+		return false;
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, a, len);
+	out[len] = '\0';
+	return true;
 }
 
 bool framekind_runtime(const char *module, const char *function)

@@ -234,6 +234,8 @@ enum symtab_unwind_rc symtab_unwind(struct symtab *t,
 
 	out->n = 0;
 	out->where = out->entry = -1;
+	out->inlined[0] = '\0';
+	out->inlined_at = -1;
 	if (wait)
 		pthread_mutex_lock(&t->lock);
 	else if (pthread_mutex_trylock(&t->lock))
@@ -248,11 +250,20 @@ enum symtab_unwind_rc symtab_unwind(struct symtab *t,
 		/* Every frame is a return address: name its call. */
 		bool known = symbolizer_lookup(s, frames[i] - 1, &sym);
 
-		if (known && framekind_runtime(sym.module, sym.function))
+		if (known && framekind_runtime(sym.module, sym.function)) {
+			if (out->where < 0 && out->inlined_at < 0 &&
+			    framekind_inlined(sym.function, out->inlined,
+					      sizeof(out->inlined)))
+				out->inlined_at = (int)i;
 			continue;
+		}
 		if (out->where < 0)
 			out->where = (int)i;
 		out->entry = (int)i;
+	}
+	if (out->where >= 0) {
+		out->inlined[0] = '\0';
+		out->inlined_at = -1;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return SYMTAB_UNWIND_DONE;

@@ -66,6 +66,11 @@ struct symtab_unwound {
 	size_t n;  /* frames stored */
 	int where; /* the innermost program frame: what led to the switch */
 	int entry; /* the outermost: the first program code the entry ran */
+	/* No program frame, but a runtime frame runs the program's code
+	 * inlined (framekind_inlined): that frame (else -1), and the name of
+	 * the code (else ""). */
+	int inlined_at;
+	char inlined[48];
 };
 /*
  * Walk a stack of the target from regs (unwinder.h), reading its memory
