@@ -380,9 +380,10 @@ static void test_fiber_live_names(void **state)
 	print_message("producers %u, consumers %u, roots %u, dispatchers %u, "
 		      "stuck %d, fibers on threads %ld and %ld\n",
 		      prod, cons, roots, disp, stuck, tids[0], tids[1]);
-	assert_true(done);
+	/* Stopped before any assertion: a failure leaves nothing running. */
 	kill(p.pid, SIGINT);
 	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
+	assert_true(done);
 	proc_free(&p);
 	assert_xdg_empty();
 }
@@ -417,12 +418,14 @@ static void test_fiber_attach_hung(void **state)
 		       "--stuck",	   "--hold", NULL};
 	char *att[] = {ITEST_COROTOP, "-b", "-d", "2", "-f",
 		       "json",	      "-p", NULL, NULL};
-	char pid_s[16];
+	char pid_s[16], where[128] = "", state_s[16] = "";
+	uint64_t sw = UINT64_MAX, in_state = 0, wakes = 0;
 	struct proc t, c;
-	const struct jv *stuck = NULL;
+	bool seen = false, printed;
 	struct jv v;
 	size_t off = 0;
 	char *line;
+	int code;
 
 	(void)state;
 	setenv("LD_PRELOAD", ITEST_PRELOAD_LIB, 1);
@@ -430,42 +433,58 @@ static void test_fiber_attach_hung(void **state)
 	unsetenv("LD_PRELOAD");
 	/* Every fiber but the stuck one has finished when it prints. */
 	line = proc_next_line(&t, &off, 60000);
-	assert_non_null(line);
-	assert_non_null(strstr(line, "fibers=5"));
+	printed = line && strstr(line, "fibers=5");
 	free(line);
+	if (!printed) {
+		kill(t.pid, SIGKILL);
+		proc_finish(&t, 30000);
+		proc_free(&t);
+		fail_msg("fiber-target did not print its line");
+	}
 	/* The stuck fiber parked before that: past the 5 s threshold now. */
 	sleep(6);
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)t.pid);
 	att[7] = pid_s;
 	proc_start(&c, att);
 	off = 0;
-	while (!stuck && (line = proc_next_line(&c, &off, 30000))) {
+	/* Read until the first snapshot that shows it; no assertion before
+	 * both processes are stopped (a failure must leave none behind: the
+	 * target holds forever). */
+	while (!seen && (line = proc_next_line(&c, &off, 30000))) {
+		const struct jv *stuck;
+
 		json_must_parse(line, &v);
 		free(line);
 		stuck = coro_where(&v, "stuck_wait_for_signal");
-		if (!stuck) {
-			json_free(&v);
-			continue;
+		if (stuck) {
+			seen = true;
+			snprintf(where, sizeof(where), "%s",
+				 json_need(stuck, "where", J_STR)->s);
+			snprintf(state_s, sizeof(state_s), "%s",
+				 json_need(stuck, "state", J_STR)->s);
+			sw = json_u64(stuck, "switches");
+			in_state = json_u64(stuck, "in_state_ns");
+			wakes = json_u64(&v, "warnings.lost-wakeup");
+			print_message("stuck fiber: where %s, age %.1f s, in "
+				      "state %.1f s\n",
+				      where,
+				      (double)json_u64(stuck, "age_ns") / 1e9,
+				      (double)in_state / 1e9);
 		}
-		print_message("stuck fiber: where %s, age %.1f s, in state "
-			      "%.1f s\n",
-			      json_need(stuck, "where", J_STR)->s,
-			      (double)json_u64(stuck, "age_ns") / 1e9,
-			      (double)json_u64(stuck, "in_state_ns") / 1e9);
-		assert_string_equal(json_need(stuck, "state", J_STR)->s,
-				    "suspended");
-		assert_int_equal(json_u64(stuck, "switches"), 0);
-		assert_true(json_u64(stuck, "in_state_ns") > 5000000000ull);
-		assert_true(json_u64(&v, "warnings.lost-wakeup") >= 1);
 		json_free(&v);
 	}
-	assert_non_null(stuck);
 	kill(c.pid, SIGINT);
-	assert_int_equal(exit_code(proc_finish(&c, 30000)), 130);
+	code = exit_code(proc_finish(&c, 30000));
 	kill(t.pid, SIGTERM);
 	proc_finish(&t, 30000);
 	proc_free(&c);
 	proc_free(&t);
+	assert_true(seen);
+	assert_int_equal(code, 130);
+	assert_string_equal(state_s, "suspended");
+	assert_int_equal(sw, 0);
+	assert_true(in_state > 5000000000ull);
+	assert_true(wakes >= 1);
 	assert_xdg_empty();
 }
 #endif

@@ -64,14 +64,18 @@ int main(int argc, char **argv)
 				     "[--stuck] [--hold] [--pace]\n");
 		return 2;
 	}
+	/* Boost's default shared_work: a thread with nothing to run spins in
+	 * its dispatcher (suspend = false), which keeps both threads taking
+	 * fibers from the shared queue -- the migration the tests look for.
+	 * A held program (--hold) therefore keeps a core busy until killed. */
 	bf::use_scheduling_algorithm<bf::algo::shared_work>();
 	/* The second thread takes fibers from the shared queue until the
 	 * work is done. */
 	std::thread helper([&] {
 		tid_b = syscall(SYS_gettid);
 		bf::use_scheduling_algorithm<bf::algo::shared_work>();
-		/* Blocked as a fiber, not spinning: the thread runs shared
-		 * fibers meanwhile, and sleeps when there are none. */
+		/* Blocked as a fiber: the thread runs shared fibers
+		 * meanwhile (its dispatcher spins when there are none). */
 		std::unique_lock<bf::mutex> lk(done_mutex);
 		done_cv.wait(lk, [&] { return done.load(); });
 	});
