@@ -379,7 +379,8 @@ coro_switch_in(struct corotop_coro *from, struct corotop_coro *to,
 	station_check_sleeping(r);
 	if (sf)
 		station_mark(r, from->index);
-	if (st)
+	/* A second mark of the same bit would only load the word again. */
+	if (st && !(sf && station_same_mark(r, from->index, to->index)))
 		station_mark(r, to->index);
 }
 

@@ -12,6 +12,7 @@
  *              with one time, in order;
  *   NULL       from or to NULL: only the other one's event; both NULL:
  *              nothing;
+ *   dirty      both stations marked, once when they share a bit;
  *   untraced   both notes kept, with one coarse clock read: the same
  *              last_ts on both, never before either birth, within the
  *              coarse clock's reads around the call; nothing counted;
@@ -70,13 +71,14 @@ static struct ctp_station *station(uint32_t i)
 	return (struct ctp_station *)((char *)R.hdr + CTP_HEADER_SIZE) + i;
 }
 
-/* A region of `max` stations (and a CallTrace region when `parked`,
- * with parked stacks on), probe attached. */
-static void attach(uint32_t max, bool parked)
+/* A region of `max` stations with extension flags `hx` (and a CallTrace
+ * region when `parked`, with parked stacks on), probe attached. */
+static void attach(uint32_t max, uint32_t hx, bool parked)
 {
 	char err[512], maxs[16];
 
-	assert_true(region_create(&R, max, CTP_HX_FREELIST, err, sizeof(err)));
+	assert_true(
+		region_create(&R, max, CTP_HX_FREELIST | hx, err, sizeof(err)));
 	if (parked) {
 		struct rotor_config cfg;
 
@@ -164,7 +166,7 @@ static void test_traced_one_event_each(void **state)
 	uint64_t t0, t1, ts;
 
 	(void)state;
-	attach(4, false);
+	attach(4, 0, false);
 	corotop_coro_open(&a, 0xA);
 	corotop_coro_open(&b, 0xB);
 	assert_int_equal(a.index, 0);
@@ -208,7 +210,7 @@ static void test_traced_ping_pong(void **state)
 	uint64_t prev = 0;
 
 	(void)state;
-	attach(4, false);
+	attach(4, 0, false);
 	corotop_coro_open(&c[0], 1);
 	corotop_coro_open(&c[1], 2);
 	corotop_coro_resume(&c[0], 0);
@@ -236,7 +238,7 @@ static void test_traced_null_sides(void **state)
 	struct corotop_coro a, b;
 
 	(void)state;
-	attach(4, false);
+	attach(4, 0, false);
 	corotop_coro_open(&a, 0xA);
 	corotop_coro_open(&b, 0xB);
 	corotop_coro_switch_(NULL, &a, 0x30); /* a resumes: event 0 */
@@ -302,6 +304,50 @@ static void test_untraced_notes(void **state)
 	assert_memory_equal(&before, &after, sizeof(before));
 }
 
+static uint64_t dirty0(void)
+{
+	return atomic_load(&R.hdr->ext.dirty[0]);
+}
+
+/* Both stations marked (P): two bits, or one when they share it. */
+static void test_dirty_marks_both(void **state)
+{
+	struct corotop_coro c[6];
+
+	(void)state;
+	attach(8, CTP_HX_DIRTY, false);
+	assert_int_equal(R.hdr->ext.dirty_shift, 0);
+	for (int i = 0; i < 3; i++)
+		corotop_coro_open(&c[i], 1 + (uint64_t)i);
+	atomic_store(&R.hdr->ext.dirty[0], 0); /* the engine collects */
+	corotop_coro_switch_(&c[0], &c[2], 0);
+	assert_true(dirty0() == (1u << 0 | 1u << 2));
+	atomic_store(&R.hdr->ext.dirty[0], 0);
+	corotop_coro_switch_(NULL, &c[1], 0);
+	assert_true(dirty0() == 1u << 1);
+	atomic_store(&R.hdr->ext.dirty[0], 0);
+	corotop_coro_switch_(&c[2], NULL, 0);
+	assert_true(dirty0() == 1u << 2);
+	/* Groups of 4 stations: 3 and 4 share none, 4 and 5 share bit 1. */
+	corotop_probe_shutdown();
+	R.hdr->ext.dirty_shift = 2;
+	assert_true(corotop_probe_init());
+	for (int i = 3; i < 6; i++) {
+		corotop_coro_open(&c[i], 1 + (uint64_t)i);
+		assert_int_equal(c[i].index, i);
+	}
+	atomic_store(&R.hdr->ext.dirty[0], 0);
+	corotop_coro_switch_(&c[3], &c[4], 0);
+	assert_true(dirty0() == (1u << 0 | 1u << 1));
+	atomic_store(&R.hdr->ext.dirty[0], 0);
+	corotop_coro_switch_(&c[4], &c[5], 0);
+	assert_true(dirty0() == 1u << 1);
+	check_event(4, 1, 0, 0);
+	check_event(5, 0, 1, 0);
+	for (int i = 0; i < 6; i++)
+		corotop_coro_close(&c[i]);
+}
+
 /* Parked stacks on: from's suspend stores the stack it parks on. */
 static void test_parked_stack_of_from(void **state)
 {
@@ -310,7 +356,7 @@ static void test_parked_stack_of_from(void **state)
 	uint64_t id;
 
 	(void)state;
-	attach(4, true);
+	attach(4, 0, true);
 	corotop_coro_open(&a, 0xA);
 	corotop_coro_open(&b, 0xB);
 	corotop_coro_resume(&a, 0);
@@ -337,6 +383,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_traced_ping_pong, teardown),
 		cmocka_unit_test_teardown(test_traced_null_sides, teardown),
 		cmocka_unit_test_teardown(test_untraced_notes, teardown),
+		cmocka_unit_test_teardown(test_dirty_marks_both, teardown),
 		cmocka_unit_test_teardown(test_parked_stack_of_from, teardown),
 	};
 
