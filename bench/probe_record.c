@@ -39,6 +39,13 @@
  *                 it: what a record costs when stacks can be stored (the
  *                 parked stack captured at each suspend, when enabled).
  *                 Half of the records are suspends.
+ *   untraced-switch, traced-pair, traced-switch
+ *                 a switch between two coroutines, as libcorotop-preload
+ *                 records one: two records (suspend one, resume the other:
+ *                 traced-pair, two clock reads) or one corotop_coro_switch_
+ *                 (one clock read); their numbers are per switch, not per
+ *                 record.  Target (issue 15): a switch adds at most one
+ *                 clock read + 15 ns.
  * The writer records flat out into one station, the worst case for
  * contention with the harvester.  Traced lines also report the function-
  * call IPIs the writer's CPU received per second (membarrier is delivered
@@ -77,7 +84,7 @@ static double tsc_overhead; /* ticks of an empty rdtsc pair, median */
 static double batch_ns[BATCHES];
 static double call_ticks[CALLS];
 static volatile uint64_t sink;
-static struct corotop_coro coro;
+static struct corotop_coro coro, other;
 static uint64_t counter;
 
 struct result {
@@ -123,6 +130,30 @@ __attribute__((always_inline)) static inline void record_one(void)
 
 	corotop_coro_record(&coro, (int)(k & 1), k);
 }
+
+/* A switch as two records: one coroutine suspends, the other resumes. */
+__attribute__((always_inline)) static inline void pair_one(void)
+{
+	uint64_t k = counter++;
+	struct corotop_coro *from = k & 1 ? &other : &coro;
+	struct corotop_coro *to = k & 1 ? &coro : &other;
+
+	corotop_coro_record(from, 0, k);
+	corotop_coro_record(to, 1, k);
+}
+
+/* The same switch as one call. */
+__attribute__((always_inline)) static inline void switch_one(void)
+{
+	uint64_t k = counter++;
+
+	if (k & 1)
+		corotop_coro_switch_(&other, &coro, k);
+	else
+		corotop_coro_switch_(&coro, &other, k);
+}
+
+enum traced_op { OP_RECORD, OP_PAIR, OP_SWITCH };
 
 static void result_fill(struct result *r)
 {
@@ -267,7 +298,7 @@ static struct rotor *calltrace_attach(struct engine *e)
 }
 
 static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
-		   unsigned scan_interval_us, bool calltrace,
+		   unsigned scan_interval_us, bool calltrace, enum traced_op op,
 		   double *median_out)
 {
 	struct rotor *rot = NULL;
@@ -296,14 +327,23 @@ static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 	bench_engine_start(e);
 	bench_pin(0);
 	corotop_coro_open(&coro, 1);
-	if (!coro.station)
-		bench_die("the probe gave the coroutine no station");
+	if (op != OP_RECORD)
+		corotop_coro_open(&other, 2);
+	if (!coro.station || (op != OP_RECORD && !other.station))
+		bench_die("the probe gave the coroutines no station");
 	t_start = clock_now_ns(CLOCK_MONOTONIC);
 	ipi0 = bench_ipis(0);
-	MEASURE(r, record_one());
+	if (op == OP_PAIR)
+		MEASURE(r, pair_one());
+	else if (op == OP_SWITCH)
+		MEASURE(r, switch_one());
+	else
+		MEASURE(r, record_one());
 	ipi1 = bench_ipis(0);
 	t_end = clock_now_ns(CLOCK_MONOTONIC);
 	corotop_coro_close(&coro);
+	if (op != OP_RECORD)
+		corotop_coro_close(&other);
 	engine_stop(e);
 	engine_stats(e, &st);
 	snapshot_init(&snap);
@@ -330,7 +370,9 @@ static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 int main(void)
 {
 	struct result r;
-	double clock_med, traced_med, flat_med, nomb_med, nodirty_med, ct_med;
+	double clock_med, coarse_med, traced_med, flat_med, nomb_med,
+		nodirty_med, ct_med, pair_med, switch_med, untraced_med,
+		untraced_switch_med;
 
 	if (corotop_probe_live_)
 		bench_die("unset CTP_SHM_PATH/CTP_SOCK_PATH/CTP_MAX_STATIONS: "
@@ -343,13 +385,22 @@ int main(void)
 	corotop_coro_open(&coro, 1); /* untraced: no station */
 	MEASURE(r, record_one());
 	result_print("untraced", &r, NULL);
+	untraced_med = r.batch.p50;
+
+	corotop_coro_open(&other, 2);
+	MEASURE(r, switch_one());
+	result_print("untraced-switch", &r, NULL);
+	untraced_switch_med = r.batch.p50;
+	corotop_coro_close(&other);
+	corotop_coro_close(&coro);
 
 	MEASURE(r, sink += clock_now_ns(CLOCK_MONOTONIC));
 	result_print("clock", &r, NULL);
+	clock_med = r.batch.p50;
 
 	MEASURE(r, sink += clock_now_ns(CLOCK_MONOTONIC_COARSE));
 	result_print("clock-coarse", &r, NULL);
-	clock_med = r.batch.p50;
+	coarse_med = r.batch.p50;
 
 	MEASURE(r, sink += (uint64_t)syscall(SYS_gettid));
 	result_print("gettid", &r, NULL);
@@ -362,14 +413,19 @@ int main(void)
 	result_print("upstream", &r, NULL);
 
 	/* The engine as it ships: dirty hint, asymmetric fence. */
-	traced("traced", false, true, 500, false, &traced_med);
-	traced("traced-flat", false, true, 0, false, &flat_med);
+	traced("traced", false, true, 500, false, OP_RECORD, &traced_med);
+	traced("traced-flat", false, true, 0, false, OP_RECORD, &flat_med);
 	/* The probe fences itself; the engine never IPIs it. */
-	traced("traced-nomb", true, true, 500, false, &nomb_med);
+	traced("traced-nomb", true, true, 500, false, OP_RECORD, &nomb_med);
 	/* Asymmetric fence, but no dirty scans (membarrier only at sleep). */
-	traced("traced-nodirty", false, false, 500, false, &nodirty_med);
+	traced("traced-nodirty", false, false, 500, false, OP_RECORD,
+	       &nodirty_med);
 	/* With a CallTrace region the probe can store stacks. */
-	traced("traced-ct", false, true, 500, true, &ct_med);
+	traced("traced-ct", false, true, 500, true, OP_RECORD, &ct_med);
+	/* A switch: two records, then one call. */
+	traced("traced-pair", false, true, 500, false, OP_PAIR, &pair_med);
+	traced("traced-switch", false, true, 500, false, OP_SWITCH,
+	       &switch_med);
 
 	printf("probe_record target traced_median=%.2f clock_median=%.2f "
 	       "overhead_ns=%.2f limit_ns=5.00 %s\n",
@@ -381,6 +437,16 @@ int main(void)
 	printf("probe_record calltrace_delta traced_ct_minus_traced_ns=%.2f "
 	       "ratio=%.3f\n",
 	       ct_med - traced_med, ct_med / traced_med);
+	printf("probe_record switch traced_switch_median=%.2f "
+	       "traced_pair_median=%.2f saved_ns=%.2f clock_median=%.2f "
+	       "overhead_ns=%.2f limit_ns=15.00 %s\n",
+	       switch_med, pair_med, pair_med - switch_med, clock_med,
+	       switch_med - clock_med,
+	       switch_med <= clock_med + 15.0 ? "PASS" : "MISS");
+	printf("probe_record untraced_switch median=%.2f two_notes=%.2f "
+	       "saved_ns=%.2f clock_coarse_median=%.2f\n",
+	       untraced_switch_med, 2 * untraced_med,
+	       2 * untraced_med - untraced_switch_med, coarse_med);
 	(void)flat_med;
 	free(up.hdr);
 	return 0;

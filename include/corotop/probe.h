@@ -182,6 +182,15 @@ COROTOP_API void corotop_coro_record_(struct corotop_coro *c, int is_active,
 				      uint64_t addr);
 COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
 				    uint64_t addr);
+/* A switch, on the thread that makes it, on from's stack before the real
+ * switch: from suspends and to resumes, both at addr (either may be NULL).
+ * The same as recording the two transitions (traced or not, as the
+ * wrapper below decides for each), but the two share one clock read:
+ * both keep, and both events carry, the same time.  For an interposer
+ * (libcorotop-preload); a scheduler that links the probe records its
+ * coroutines with corotop_coro_resume/_suspend. */
+COROTOP_API void corotop_coro_switch_(struct corotop_coro *from,
+				      struct corotop_coro *to, uint64_t addr);
 
 /*
  * CallTrace: store one call stack (frames[0] = innermost, as the caller

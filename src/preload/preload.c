@@ -254,26 +254,15 @@ static uint32_t preload_current(uint64_t addr)
 }
 
 /* One switch on this thread, before the real one: `from` suspends and
- * `to` (CTXTABLE_NONE: not known) resumes, both at addr. */
+ * `to` (CTXTABLE_NONE: not known) resumes, both at addr -- one probe call
+ * and one clock read for both, traced or not (untraced, the probe keeps
+ * them in the contexts' probe state, so that an attach later finds them
+ * as they are). */
 static void preload_switch(uint32_t from, uint32_t to, uint64_t addr)
 {
-	/* relaxed: the same hint corotop_coro_record tests, once for both
-	 * records (see probe.h); the out-of-line record re-reads it with the
-	 * ordering it needs. */
-	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
-	    __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED)) {
-		if (from != CTXTABLE_NONE)
-			corotop_coro_record_(&preload_ctx(from)->coro, 0, addr);
-		if (to != CTXTABLE_NONE)
-			corotop_coro_record_(&preload_ctx(to)->coro, 1, addr);
-	} else {
-		/* Untraced: kept in the contexts' probe state, so that an
-		 * attach later (corotop -p) finds them as they are. */
-		if (from != CTXTABLE_NONE)
-			corotop_coro_note_(&preload_ctx(from)->coro, 0, addr);
-		if (to != CTXTABLE_NONE)
-			corotop_coro_note_(&preload_ctx(to)->coro, 1, addr);
-	}
+	corotop_coro_switch_(
+		from != CTXTABLE_NONE ? &preload_ctx(from)->coro : NULL,
+		to != CTXTABLE_NONE ? &preload_ctx(to)->coro : NULL, addr);
 	preload_from = from;
 	preload_cur = to;
 }

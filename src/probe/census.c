@@ -28,8 +28,9 @@
  *
  * Fresh, not stale: (W) and (X).  The record path keeps a transition in the
  * coroutine first and only then looks whether the probe is attached
- * (coro.c: the note, a compiler barrier (W), then the attachment); the walk
- * publishes the attachment first, then issues (X),
+ * (coro.c: the note, a compiler barrier (W), then the attachment; a switch
+ * makes both of its notes before its one (W)); the walk publishes the
+ * attachment first, then issues (X),
  * membarrier(PRIVATE_EXPEDITED) -- a full barrier on every thread of the
  * process -- and only then reads coroutines.  So for each transition either
  * the walk's copy sees it, or the transition's own check sees the

@@ -21,6 +21,10 @@
  *         (O).  The first record under an attachment claims the coroutine
  *         in the registry: it takes a station itself, or adopts the one the
  *         census published it on (and goes on after its census event).
+ * switch  one coroutine suspends and another resumes (the preload's
+ *         interposed switches): both notes, then one clock read for both
+ *         (precise while traced, coarse while not), one (W), one look at
+ *         the attachment, both events written, one sleeping check (M).
  * close   stores the next event number for the station's next occupant and
  *         raises is_dead (I) -- also for a census station it never got to
  *         adopt -- and leaves the registry.  The engine recycles the station
@@ -91,6 +95,29 @@ coro_note(struct corotop_coro *c, int is_active, uint64_t addr,
 	c->park_sp = f.sp;
 	c->park_fp = f.fp;
 	c->park_pc = f.pc;
+}
+
+/* A switch's two notes, for the thread tid (read once for both): from
+ * suspends, with the frame; to resumes, and keeps the frame of its last
+ * suspend (nobody reads it while it runs: census_fill takes park_* only
+ * from a suspended copy).  Either may be NULL. */
+static inline __attribute__((always_inline)) void
+coro_note_switch(struct corotop_coro *from, struct corotop_coro *to,
+		 uint64_t addr, struct coro_frame f, uint64_t tid)
+{
+	if (from) {
+		from->last_tid = tid;
+		from->last_addr = addr;
+		from->last_active = 0;
+		from->park_sp = f.sp;
+		from->park_fp = f.fp;
+		from->park_pc = f.pc;
+	}
+	if (to) {
+		to->last_tid = tid;
+		to->last_addr = addr;
+		to->last_active = 1;
+	}
 }
 
 /* Deep rings: nothing of ours is in the ring yet at event n; check the
@@ -251,6 +278,53 @@ COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
 	(void)coro_sync(c, r, false);
 }
 
+/* c's station in r: at its first record under r (or after it found
+ * none), claimed through coro_sync.  NULL: untraced this time. */
+static inline __attribute__((always_inline)) struct ctp_station *
+coro_station(struct corotop_coro *c, struct probe_region *r)
+{
+	struct ctp_station *s = c->station;
+
+	if (COROTOP_UNLIKELY(c->attach != r->attach || !s))
+		s = coro_sync(c, r, true);
+	return s;
+}
+
+/* This thread set up for what the stack captures need now. */
+static inline __attribute__((always_inline)) void
+coro_thread_sync(struct probe_thread *t)
+{
+	/* relaxed: a stale value only delays the set-up by one transition;
+	 * probe_thread_sync acquires it. */
+	if (COROTOP_UNLIKELY(t->epoch !=
+			     atomic_load_explicit(&probe_capture_epoch,
+						  memory_order_relaxed)))
+		(void)probe_thread_sync(t);
+}
+
+/* c's next event into its station s of region r: the seqlock write (A, B,
+ * C), after the deep ring's lap check.  The caller then runs (M) once and
+ * marks the station (P). */
+static inline __attribute__((always_inline)) void
+coro_write(struct corotop_coro *c, struct probe_region *r,
+	   struct ctp_station *s, int is_active, uint64_t addr, uint64_t now,
+	   uint64_t trace)
+{
+	uint64_t n = c->n++;
+	struct ctp_epoch *e;
+
+	if (r->deep_rings) {
+		e = &r->deep_rings[(size_t)c->index * r->depth +
+				   (n & (r->depth - 1))];
+		/* One compare while the engine keeps up (ctp.h, R/S). */
+		if (COROTOP_UNLIKELY(n >= c->lap_check))
+			probe_lap(c, r, n, now);
+	} else {
+		e = &s->slots[n % CTP_SLOTS];
+	}
+	station_write(e, n, now, c->last_tid, addr, is_active, trace);
+}
+
 /*
  * One transition recorded in region r.  Inlined twice below: once for the
  * region from the environment, whose address is a constant (so its fields
@@ -262,19 +336,10 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	       uint64_t addr, uint64_t now, struct coro_frame f)
 {
 	struct probe_thread *t = &probe_self;
-	struct ctp_station *s;
-	struct ctp_epoch *e;
-	uint64_t n, trace = 0;
+	struct ctp_station *s = coro_station(c, r);
+	uint64_t trace = 0;
 
-	s = c->station;
-	if (COROTOP_UNLIKELY(c->attach != r->attach || !s))
-		s = coro_sync(c, r, true);
-	/* relaxed: a stale value only delays the set-up by one transition;
-	 * probe_thread_sync acquires it. */
-	if (COROTOP_UNLIKELY(t->epoch !=
-			     atomic_load_explicit(&probe_capture_epoch,
-						  memory_order_relaxed)))
-		(void)probe_thread_sync(t);
+	coro_thread_sync(t);
 	if (is_active) {
 		if (t->sampling)
 			probe_thread_enter(t, s ? coro_tag(c, s) : 0, c);
@@ -286,19 +351,50 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	}
 	if (COROTOP_UNLIKELY(!s))
 		return;
-	n = c->n++;
-	if (r->deep_rings) {
-		e = &r->deep_rings[(size_t)c->index * r->depth +
-				   (n & (r->depth - 1))];
-		/* One compare while the engine keeps up (ctp.h, R/S). */
-		if (COROTOP_UNLIKELY(n >= c->lap_check))
-			probe_lap(c, r, n, now);
-	} else {
-		e = &s->slots[n % CTP_SLOTS];
-	}
-	station_write(e, n, now, c->last_tid, addr, is_active, trace);
+	coro_write(c, r, s, is_active, addr, now, trace);
 	station_check_sleeping(r);
 	station_mark(r, c->index);
+}
+
+/*
+ * A switch recorded in region r: from's suspend, then to's resume (either
+ * may be NULL), both at time now -- what coro_record_in does for each, with
+ * the thread's set-up looked at once and the engine's sleep checked once
+ * (M), after both writes and before both marks (P).
+ */
+static inline __attribute__((always_inline)) void
+coro_switch_in(struct corotop_coro *from, struct corotop_coro *to,
+	       struct probe_region *r, uint64_t addr, uint64_t now,
+	       struct coro_frame f)
+{
+	struct probe_thread *t = &probe_self;
+	struct ctp_station *sf = from ? coro_station(from, r) : NULL;
+	struct ctp_station *st = to ? coro_station(to, r) : NULL;
+	uint64_t trace = 0;
+
+	coro_thread_sync(t);
+	/* The captures in the order of two records. */
+	if (from) {
+		if (t->sampling)
+			probe_thread_leave(t);
+		/* On from's own stack: the switch has not happened yet. */
+		if (t->parked && sf)
+			trace = probe_thread_parked(t, from, f.sp, f.fp, f.pc);
+	}
+	if (to && t->sampling)
+		probe_thread_enter(t, st ? coro_tag(to, st) : 0, to);
+	if (sf)
+		coro_write(from, r, sf, 0, addr, now, trace);
+	if (st)
+		coro_write(to, r, st, 1, addr, now, 0);
+	if (COROTOP_UNLIKELY(!sf && !st))
+		return;
+	station_check_sleeping(r);
+	if (sf)
+		station_mark(r, from->index);
+	/* A second mark of the same bit would only load the word again. */
+	if (st && !(sf && station_same_mark(r, from->index, to->index)))
+		station_mark(r, to->index);
 }
 
 /*
@@ -436,6 +532,87 @@ COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
 		    __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED)))
 		coro_record_late(c, c->last_active, c->last_addr, c->park_sp,
 				 c->park_fp, c->park_pc);
+}
+
+/*
+ * A switch while traced, or while an agent knocks: both notes (one clock
+ * read, the precise one, which both events carry), then (W) once for both,
+ * then the attachment looked at once and both transitions written.
+ */
+static __attribute__((noinline)) void coro_switch(struct corotop_coro *from,
+						  struct corotop_coro *to,
+						  uint64_t addr, uint64_t sp,
+						  uint64_t fp, uint64_t pc)
+{
+	struct coro_frame f = {sp, fp, pc};
+	uint64_t now = probe_now();
+	struct probe_region *r;
+	int hmem;
+
+	coro_note_switch(from, to, addr, f, probe_tid());
+	if (from)
+		from->last_ts = now;
+	if (to)
+		to->last_ts = now;
+	/* (W) both notes before the look at the attachment: pairs with the
+	 * census's membarrier (X), census.c. */
+	atomic_signal_fence(memory_order_seq_cst);
+	r = probe_region();
+	if (COROTOP_LIKELY(r == &probe_env_region)) {
+		coro_switch_in(from, to, &probe_env_region, addr, now, f);
+		return;
+	}
+	/* As in coro_record: an agent may have come or gone. */
+	hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
+	if (hmem != __atomic_load_n(&probe_late_seen, __ATOMIC_RELAXED)) {
+		probe_late_poll(hmem);
+		r = probe_region();
+	}
+	if (COROTOP_UNLIKELY(!r))
+		return;
+	coro_switch_in(from, to, r, addr, now, f);
+}
+
+COROTOP_API void corotop_coro_switch_(struct corotop_coro *from,
+				      struct corotop_coro *to, uint64_t addr)
+{
+	struct coro_frame f;
+	uint64_t now;
+
+	CORO_FRAME(f);
+	/* relaxed: the hint probe.h's wrapper tests; coro_switch re-reads
+	 * the attachment with acquire. */
+	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
+	    __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED)) {
+		coro_switch(from, to, addr, f.sp, f.fp, f.pc);
+		return;
+	}
+	/* Untraced: both notes, then one coarse clock read for both. */
+	coro_note_switch(from, to, addr, f, probe_tid());
+	now = coro_coarse_now();
+	/* Never before either birth (see corotop_coro_note_): the later of
+	 * the two is still before now, and both keep the same time. */
+	if (from && COROTOP_UNLIKELY(now < from->birth_ts))
+		now = from->birth_ts;
+	if (to && COROTOP_UNLIKELY(now < to->birth_ts))
+		now = to->birth_ts;
+	if (from)
+		from->last_ts = now;
+	if (to)
+		to->last_ts = now;
+	/* (W) both notes before the second look, as in corotop_coro_note_;
+	 * an agent that came meanwhile gets both transitions now (read back
+	 * from the structs: from's frame is in its park_*). */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (COROTOP_UNLIKELY(
+		    __atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
+		    __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED))) {
+		if (from)
+			coro_switch(from, to, from->last_addr, from->park_sp,
+				    from->park_fp, from->park_pc);
+		else if (to)
+			coro_switch(NULL, to, to->last_addr, 0, 0, 0);
+	}
 }
 
 COROTOP_API void corotop_coro_close(struct corotop_coro *c)

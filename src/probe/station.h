@@ -34,6 +34,13 @@ static inline void station_mark(struct probe_region *r, uint32_t idx)
 		atomic_fetch_or_explicit(w, m, memory_order_relaxed);
 }
 
+/* Stations a and b share one dirty bit: marking one marks both. */
+static inline bool station_same_mark(const struct probe_region *r, uint32_t a,
+				     uint32_t b)
+{
+	return (a >> r->dirty_shift) == (b >> r->dirty_shift);
+}
+
 /* (M), then (O) when the engine sleeps. */
 static inline void station_check_sleeping(struct probe_region *r)
 {

@@ -6,20 +6,22 @@
  * Concept.  The process starts untraced (no CTP_* environment).  Worker
  * threads run coroutines in a tight loop: open, resume, suspend, close,
  * some with CallTrace puts, one in bursts that lap its station's 8-slot
- * ring on purpose.  A "stale" thread keeps one coroutine open for the whole
- * run and records on it across every detach: the station it took under an
- * attachment must be dropped at the next one (c->attach != r->attach),
- * never written again.  The main thread attaches an in-process engine to
- * the process's own "corotop" ppt buffer (engine_create with attach_pid =
- * getpid()), with the sampler asked for through the rendezvous, lets it
- * harvest a few hundred ms, and destroys it: the agent detaches and the
- * probe retires the region at its next transition.  The timing varies per
- * cycle (seeded, printed; LATE_STRESS_SEED repeats a run): attach while
- * the workers are paused (the main thread's own transition attaches) or
- * while they run, few stations (untraced transitions, recycling) or many,
- * parked stacks on or off, destroy right away or later.  Every other cycle
- * adds a "flash" attachment, destroyed 0..3 ms after it was created: the
- * probe may attach after the engine removed its files, or not at all.
+ * ring on purpose, one through corotop_coro_switch_ (from one coroutine
+ * to another, and with either side NULL).  A "stale" thread keeps one
+ * coroutine open for the whole run and records on it across every detach:
+ * the station it took under an attachment must be dropped at the next one
+ * (c->attach != r->attach), never written again.  The main thread
+ * attaches an in-process engine to the process's own "corotop" ppt buffer
+ * (engine_create with attach_pid = getpid()), with the sampler asked for
+ * through the rendezvous, lets it harvest a few hundred ms, and destroys
+ * it: the agent detaches and the probe retires the region at its next
+ * transition.  The timing varies per cycle (seeded, printed;
+ * LATE_STRESS_SEED repeats a run): attach while the workers are paused
+ * (the main thread's own transition attaches) or while they run, few
+ * stations (untraced transitions, recycling) or many, parked stacks on or
+ * off, destroy right away or later.  Every other cycle adds a "flash"
+ * attachment, destroyed 0..3 ms after it was created: the probe may attach
+ * after the engine removed its files, or not at all.
  *
  * The workers can be paused between two transitions (a gate under a
  * mutex), which makes the books exact:
@@ -83,7 +85,7 @@ struct worker {
 	uint64_t rnd;
 	/* Books, read by the main thread only while the workers are paused
 	 * (the gate's mutex orders them). */
-	uint64_t records; /* corotop_coro_record calls */
+	uint64_t records; /* transitions recorded (a switch makes two) */
 	uint64_t traced;  /* ... after which the coroutine had a station */
 	uint64_t puts; /* corotop_calltrace_put calls that stored or dropped */
 	struct corotop_coro co[CORO_PER_WORKER];
@@ -188,6 +190,22 @@ static void record(struct corotop_coro *c, int active, uint64_t addr,
 	*traced += c->station != NULL;
 }
 
+/* A switch as libcorotop-preload records one (corotop_coro_switch_): each
+ * side that is there is a transition, booked as record() books it. */
+static void record_switch(struct corotop_coro *from, struct corotop_coro *to,
+			  uint64_t addr, uint64_t *records, uint64_t *traced)
+{
+	corotop_coro_switch_(from, to, addr);
+	if (from) {
+		(*records)++;
+		*traced += from->station != NULL;
+	}
+	if (to) {
+		(*records)++;
+		*traced += to->station != NULL;
+	}
+}
+
 static void spin(unsigned n)
 {
 	for (volatile unsigned i = 0; i < n; i++)
@@ -215,6 +233,20 @@ static void worker_step(struct worker *w)
 					     (rnd_next(&w->rnd) & 0xffffffff));
 		w->open[j] = true;
 		return;
+	}
+	/* Worker 2 switches: c resumes, c switches to the next coroutine
+	 * (when it is open), that one suspends. */
+	if (w->id == 2) {
+		unsigned j2 = (j + 1) % CORO_PER_WORKER;
+		struct corotop_coro *o = w->open[j2] ? &w->co[j2] : NULL;
+
+		record_switch(NULL, c, 0x1000 + j, &w->records, &w->traced);
+		spin(20);
+		record_switch(c, o, 0x2000 + j, &w->records, &w->traced);
+		if (o)
+			record_switch(o, NULL, 0x2000 + j2, &w->records,
+				      &w->traced);
+		rounds = 0;
 	}
 	for (unsigned k = 0; k < rounds; k++) {
 		record(c, 1, 0x1000 + j, &w->records, &w->traced);
