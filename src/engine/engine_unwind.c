@@ -32,7 +32,8 @@
  * The walk gives WHERE (when the switch was recorded inside a runtime),
  * the coroutine's NAME (its outermost program frame: the first program
  * code its entry ran; model_name_pc) and, with --parked-stacks, its parked
- * stack when the probe captured none.
+ * stack when the probe captured none or a shorter one (its frame-pointer
+ * walk stops at the first frame built without frame pointers).
  *
  * Waits only when asked.  The symbol table's lock may be held by the names
  * thread: without `wait` the walk is then not made now (*busy), and the
@@ -211,13 +212,24 @@ static bool engine_unwind_one(struct engine *e, struct procmem *pm, uint32_t r)
 		model_where(m, c->station, frames[marks.where]);
 	else if (marks.inlined_at > 0)
 		model_where(m, c->station, frames[marks.inlined_at]);
-	if (n && e->ct.parked && !m->parked[r]) {
-		uint64_t id = parked_own_id(frames, (uint32_t)n);
+	if (n && e->ct.parked) {
+		uint64_t had[ENGINE_UNWIND_MAX], id = 0;
+		size_t nhad = 0;
 
+		/* The probe's own capture is a frame-pointer walk: it stops
+		 * at the first frame built without one.  Ours replaces it
+		 * when it went further. */
 		pthread_mutex_lock(&e->ct.hot_lock);
-		parked_put(e->ct.parked, id, frames, (uint32_t)n);
+		if (m->parked[r])
+			nhad = parked_frames(e->ct.parked, m->parked[r], had,
+					     ENGINE_UNWIND_MAX);
+		if (n > nhad) {
+			id = parked_own_id(frames, (uint32_t)n);
+			parked_put(e->ct.parked, id, frames, (uint32_t)n);
+		}
 		pthread_mutex_unlock(&e->ct.hot_lock);
-		model_park(m, c->station, id);
+		if (id)
+			model_park(m, c->station, id);
 	}
 	return true;
 }
