@@ -1500,6 +1500,7 @@ def flow_cacheray(fl):
 
 # (after every definition above: flow_replay imports this module)
 import flow_replay  # noqa: E402
+import flow_preload  # noqa: E402
 
 FLOWS = {
     'start': flow_start,
@@ -1524,6 +1525,7 @@ FLOWS = {
     'ascii': flow_ascii,
     'ppt': flow_ppt,
     'replay': flow_replay.flow_replay,
+    'preload': flow_preload.flow_preload,
     'cacheray': flow_cacheray,
 }
 
@@ -1554,6 +1556,8 @@ def main():
                     help='ppt-target (tests/integration), for the ppt flow')
     ap.add_argument('--heph-fixture', default='',
                     help='heph-fixture (tests/ui), for the replay flow')
+    ap.add_argument('--uctx-target', default='',
+                    help='uctx-target (tests/targets), for the preload flow')
     ap.add_argument('--regen', action='store_true')
     ap.add_argument('--list', action='store_true')
     ap.add_argument('flows', nargs='*')
@@ -1566,7 +1570,8 @@ def main():
         return 77
     for p in (args.corotop, args.workload) + \
             ((args.ppt_target,) if args.ppt_target else ()) + \
-            ((args.heph_fixture,) if args.heph_fixture else ()):
+            ((args.heph_fixture,) if args.heph_fixture else ()) + \
+            ((args.uctx_target,) if args.uctx_target else ()):
         if not p or not os.access(p, os.X_OK):
             log('no executable %r' % p)
             return 2
@@ -1577,6 +1582,8 @@ def main():
         args.ppt_target = os.path.abspath(args.ppt_target)
     if args.heph_fixture:
         args.heph_fixture = os.path.abspath(args.heph_fixture)
+    if args.uctx_target:
+        args.uctx_target = os.path.abspath(args.uctx_target)
     unknown = [f for f in args.flows if f not in FLOWS]
     if unknown or not args.flows:
         log('flows: %s' % ' '.join(FLOWS))

@@ -1,0 +1,87 @@
+"""flow_preload: the 'preload' UI flow, for harness.py -- a program that
+never heard of corotop, traced through its context switches.
+
+corotop -- uctx-target 2 3 --stuck --hold (tests/targets/uctx_target.c):
+a ucontext scheduler whose two workers each yield three times and return,
+and whose third coroutine parks once in stuck_wait and is never resumed;
+the program then holds in pause().  Its stdout goes to /dev/null (through
+sh -c 'exec ...', which the preload follows: LD_PRELOAD is inherited), so
+that only corotop draws on the terminal.
+
+What must show, once the finished workers are gone from the table: the
+stuck coroutine, named after its entry (stuck_wait: the first program
+code the context runs, found by walking its parked stack) and parked
+there, and the thread's own stack, named root and running.  The table
+has a golden.  The detail view's parked stack holds addresses and a trace
+id that change with every run (ASLR) and corotop's own frames (whose
+lines move with every edit of the preload), so it is checked by its text:
+the heading names the coroutine, WHERE is stuck_wait, and the stack goes
+through stuck_wait and the preload's entry trampoline.  q ends corotop and
+the held program with it.
+"""
+import os
+import shlex
+
+import harness as h
+import normalize as nz
+
+PRELOAD_TABLE = h.both(
+    h.has(r'Coroutines 2: R 1 +S 1 '),
+    h.has(r'^\s+3 S .* stuck_wait +stuck_wait\+0x'),
+    h.has(r'^\s+4 R .* root '),
+    h.lacks(r'^\s+\d+ D '))
+
+
+def start_preload(fl):
+    """Type corotop -- uctx-target ... into the shell; wait for the
+    table's final state.  The workload's pid and its one thread come from
+    /proc (it writes no info file)."""
+    fl.run_no += 1
+    n = fl.run_no
+    f = {k: os.path.join(fl.dir, '%s%d' % (k, n))
+         for k in ('rc', 'stty-before', 'stty-after')}
+    q = shlex.quote
+    target = fl.args.uctx_target
+    fl.files = f
+    fl.workload_pid = None
+    fl.workload_exe = target
+    fl.type('stty -a > %s; %s -d 2 -- sh -c %s %s 2 3 --stuck --hold; '
+            'echo corotop-rc=$? > %s; stty -a > %s' % (
+                q(f['stty-before']), q(fl.args.corotop),
+                q('exec "$0" "$@" >/dev/null'), q(target),
+                q(f['rc']), q(f['stty-after'])))
+    fl.keys('Enter')
+    s = fl.wait(PRELOAD_TABLE, 'corotop shows the traced program')
+    fl.corotop_pid = h.child_running(fl.shell_pid(), fl.args.corotop)
+    fl.workload_pid = fl.corotop_pid and \
+        h.child_running(fl.corotop_pid, target)
+    if not fl.workload_pid:
+        raise h.Abort('no uctx-target under corotop')
+    fl.info = nz.Info('pid %d\ntid1 %d\n' % (fl.workload_pid,
+                                             fl.workload_pid))
+    return s
+
+
+def flow_preload(fl):
+    """corotop -- uctx-target (a ucontext scheduler knowing nothing of
+    corotop, traced through libcorotop-preload): the table once the workers
+    finished -- the stuck coroutine named and parked in stuck_wait, the
+    thread's root running; Enter shows the stuck one's parked stack; q
+    ends corotop and the program."""
+    if not fl.args.uctx_target:
+        raise h.Skip('no --uctx-target')
+    fl.open()
+    start_preload(fl)
+    fl.step('table', marker=PRELOAD_TABLE)
+    s = fl.step('detail', keys=['Enter'],
+                marker=h.both(h.has(r'^ Coroutine 3 "stuck_wait" '),
+                              h.has(r'^ Parked stack')),
+                golden=False)
+    fl.check(s.has(r'^ Parked at stuck_wait\+0x'),
+             'detail: parked at stuck_wait')
+    fl.check(s.has(r'^\s+#\d+\s+stuck_wait\+0x') and
+             s.has(r'^\s+#\d+\s+preload_uc_entry\+0x'),
+             'detail: the parked stack goes through stuck_wait and the '
+             "preload's entry", h.screen_dump(s))
+    fl.keys('q')
+    fl.finish(0, 'quit')
