@@ -78,6 +78,16 @@ static NOFP void level1(int x)
 	sink = x;
 }
 
+/* A recursion: every level returns to the same address. */
+static NOFP void recurse(int depth)
+{
+	if (depth > 0)
+		recurse(depth - 1);
+	else
+		capture();
+	sink = depth;
+}
+
 static bool frame_named(const char *name, size_t *at)
 {
 	for (size_t i = 0; i < nframes; i++) {
@@ -107,6 +117,26 @@ static void test_cfi_sees_through(void **state)
 	assert_true(frame_named("level2", &b));
 	assert_true(frame_named("level1", &c));
 	assert_true(a < b && b < c); /* innermost first */
+	symbolizer_destroy(sym);
+	sym = NULL;
+}
+
+/* A recursion repeats return addresses, not stack pointers: the walk
+ * goes through every level. */
+static void test_cfi_recursion(void **state)
+{
+	char err[256];
+	size_t same = 0, at;
+
+	(void)state;
+	sym = symbolizer_create(getpid(), err, sizeof(err));
+	assert_non_null(sym);
+	recurse(12);
+	assert_true(frame_named("recurse", &at));
+	for (size_t i = at; i < nframes; i++)
+		same += frames[i] == frames[at + 1];
+	print_message("%zu frames, %zu at one return address\n", nframes, same);
+	assert_true(same >= 12);
 	symbolizer_destroy(sym);
 	sym = NULL;
 }
@@ -234,6 +264,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cfi_sees_through),
+		cmocka_unit_test(test_cfi_recursion),
 		cmocka_unit_test(test_reader_bounds),
 		cmocka_unit_test(test_framekind),
 		cmocka_unit_test(test_framekind_inlined),

@@ -22,8 +22,9 @@
  * attached once (dwfl_attach_state), then walked any number of times.
  *
  * Bounds.  At most `max` frames; a walk ends at the first frame whose pc
- * libdwfl cannot find, or whose memory the reader refuses.  The reader is
- * the only way into the target: a lying stack ends a walk, it cannot
+ * libdwfl cannot find, whose memory the reader refuses, or whose stack
+ * pointer is not above the one before (a lying stack cannot loop).  The reader
+ * is the only way into the target: a lying stack ends a walk, it cannot
  * redirect a read outside what the reader allows.
  */
 #define _GNU_SOURCE
@@ -50,6 +51,7 @@ struct unwinder {
 	void *ctx;
 	uint64_t *frames;
 	size_t max, n;
+	uint64_t last_sp; /* the last frame's stack pointer */
 };
 
 static pid_t unwinder_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -145,13 +147,23 @@ static int unwinder_frame(Dwfl_Frame *state, void *arg)
 	struct unwinder *u = arg;
 	Dwarf_Addr pc;
 
+	Dwarf_Word sp = 0;
+
 	if (u->n >= u->max || !dwfl_frame_pc(state, &pc, NULL))
 		return DWARF_CB_ABORT;
-	/* The first frame is the request's own pc; a zero or repeated
-	 * outermost return address ends a walk (an entry's sentinel). */
-	if (!pc || (u->n && u->frames[u->n - 1] == pc && u->n > 1 &&
-		    u->frames[u->n - 2] == pc))
+	/* A zero return address ends a walk (an entry's sentinel); so does
+	 * a frame whose stack pointer did not move up (a lying stack would
+	 * loop).  A recursion repeats return addresses, not stack
+	 * pointers. */
+	if (!pc)
 		return DWARF_CB_ABORT;
+#if defined(UNWINDER_REG_SP)
+	if (dwfl_frame_reg(state, UNWINDER_REG_SP, &sp) == 0) {
+		if (u->n && sp <= u->last_sp)
+			return DWARF_CB_ABORT;
+		u->last_sp = sp;
+	}
+#endif
 	u->frames[u->n++] = pc;
 	return DWARF_CB_OK;
 }
@@ -168,6 +180,7 @@ size_t unwinder_run(struct unwinder *u, const struct unwinder_regs *r,
 	u->frames = frames;
 	u->max = max;
 	u->n = 0;
+	u->last_sp = 0;
 	/* The return value is ignored: libdwfl reports the end of a stack
 	 * as an error on some targets; what was walked is the answer. */
 	(void)dwfl_getthread_frames(u->dwfl, u->pid, unwinder_frame, u);
