@@ -449,6 +449,31 @@ void probe_lap(struct corotop_coro *c, struct probe_region *r, uint64_t n,
 }
 
 /*
+ * The attachment a transition writes to, looked at after (W); NULL while
+ * untraced.  The region from the environment stays for good: nothing to
+ * check.  Otherwise an agent may have come or gone (corotop -p).  relaxed:
+ * _hmem is a hint that an agent published or withdrew the probe's ppt
+ * buffer; rendezvous.c reads it again under its lock; probe_late_seen
+ * pairs with the relaxed store in probe_late_poll, and a stale value costs
+ * one more poll.
+ */
+static inline __attribute__((always_inline)) struct probe_region *
+coro_attachment(void)
+{
+	struct probe_region *r = probe_region();
+	int hmem;
+
+	if (COROTOP_LIKELY(r == &probe_env_region))
+		return r;
+	hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
+	if (hmem != __atomic_load_n(&probe_late_seen, __ATOMIC_RELAXED)) {
+		probe_late_poll(hmem);
+		r = probe_region();
+	}
+	return r;
+}
+
+/*
  * A transition while traced, or while an agent knocks: noted in c (with
  * the precise clock, which the event carries too), then (W), then the
  * attachment looked at and the transition written.
@@ -459,29 +484,17 @@ coro_record(struct corotop_coro *c, int is_active, uint64_t addr,
 {
 	uint64_t now = probe_now();
 	struct probe_region *r;
-	int hmem;
 
 	coro_note(c, is_active, addr, f);
 	c->last_ts = now;
 	/* (W) the note before the look at the attachment: pairs with the
 	 * census's membarrier (X), census.c. */
 	atomic_signal_fence(memory_order_seq_cst);
-	r = probe_region();
-	/* The region from the environment stays for good: nothing to check,
-	 * and its address is known. */
+	r = coro_attachment();
+	/* The environment's region: its address is known. */
 	if (COROTOP_LIKELY(r == &probe_env_region)) {
 		coro_record_in(c, &probe_env_region, is_active, addr, now, f);
 		return;
-	}
-	/* Untraced, or traced through corotop -p: an agent may have come or
-	 * gone.  relaxed: a hint that an agent published or withdrew the
-	 * probe's ppt buffer; rendezvous.c reads it again under its lock;
-	 * probe_late_seen pairs with the relaxed store in probe_late_poll,
-	 * and a stale value costs one more poll. */
-	hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
-	if (hmem != __atomic_load_n(&probe_late_seen, __ATOMIC_RELAXED)) {
-		probe_late_poll(hmem);
-		r = probe_region();
 	}
 	if (COROTOP_UNLIKELY(!r))
 		return;
@@ -547,7 +560,6 @@ static __attribute__((noinline)) void coro_switch(struct corotop_coro *from,
 	struct coro_frame f = {sp, fp, pc};
 	uint64_t now = probe_now();
 	struct probe_region *r;
-	int hmem;
 
 	coro_note_switch(from, to, addr, f, probe_tid());
 	if (from)
@@ -557,16 +569,10 @@ static __attribute__((noinline)) void coro_switch(struct corotop_coro *from,
 	/* (W) both notes before the look at the attachment: pairs with the
 	 * census's membarrier (X), census.c. */
 	atomic_signal_fence(memory_order_seq_cst);
-	r = probe_region();
+	r = coro_attachment();
 	if (COROTOP_LIKELY(r == &probe_env_region)) {
 		coro_switch_in(from, to, &probe_env_region, addr, now, f);
 		return;
-	}
-	/* As in coro_record: an agent may have come or gone. */
-	hmem = __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED);
-	if (hmem != __atomic_load_n(&probe_late_seen, __ATOMIC_RELAXED)) {
-		probe_late_poll(hmem);
-		r = probe_region();
 	}
 	if (COROTOP_UNLIKELY(!r))
 		return;
