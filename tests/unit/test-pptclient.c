@@ -316,8 +316,10 @@ static void test_detach_and_reuse(void **state)
 		if (cycle == 1)
 			lines = maps_lines();
 	}
-	/* Repeated cycles do not grow the address space. */
-	assert_int_equal(maps_lines(), lines);
+	/* Repeated cycles do not grow the address space.  (Fewer lines is
+	 * fine: ASan's allocator gives mappings back at any moment; it did
+	 * so by 4 lines once, in CI.) */
+	assert_true(maps_lines() <= lines);
 	assert_true(stats(&demo).attaches == 51);
 	assert_true(stats(&demo).detaches == 51);
 }
