@@ -38,8 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "corotop/ppt.h"
 #include "corotop/probe.h"
+#include "wire/doorbell.h"
 
 /* The listening socket; -1: none.  Written by the thread that loads the
  * library and by a fork's child, alone then. */
@@ -76,23 +76,18 @@ static void *doorbell_main(void *arg)
 
 void probe_doorbell_start(void)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa;
 	socklen_t len;
 	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t th;
-	int fd, n, rc;
+	int fd, rc;
 
 	if (doorbell_fd >= 0)
 		return;
-	/* sun_path[0] = 0: the abstract namespace; the name is not
-	 * NUL-terminated, its length is the address length. */
-	n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
-		     COROTOP_DOORBELL_FMT, (int)getpid());
-	if (n <= 0 || (size_t)n >= sizeof(sa.sun_path) - 1)
+	len = doorbell_addr(getpid(), &sa);
+	if (!len)
 		return;
-	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-			  (size_t)n);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;

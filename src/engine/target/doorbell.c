@@ -19,26 +19,23 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "corotop/ppt.h"
+#include "wire/doorbell.h"
 
 bool doorbell_ring(pid_t pid)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa;
+	socklen_t alen = doorbell_addr(pid, &sa);
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
 	bool ok;
-	int fd, n;
+	int fd;
 
-	n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
-		     COROTOP_DOORBELL_FMT, (int)pid);
-	if (pid <= 0 || n <= 0 || (size_t)n >= sizeof(sa.sun_path) - 1)
+	if (!alen)
 		return false;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return false;
-	ok = !connect(fd, (struct sockaddr *)&sa,
-		      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-				  (size_t)n)) &&
+	ok = !connect(fd, (struct sockaddr *)&sa, alen) &&
 	     !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) &&
 	     cr.pid == pid && cr.uid == getuid();
 	close(fd);
