@@ -217,6 +217,13 @@ size_t engine_unwind(struct engine *e, struct procmem *pm,
 		     size_t max, bool wait, struct symtab_unwound *marks,
 		     bool *busy);
 
+/* engine_doorbell.c: connect to pid's doorbell (corotop/ppt.h) and hang
+ * up, so that a program in which nothing transitions notices corotop -p
+ * at once.  True when a listener of pid's answered; false when there is
+ * none (an older probe, another network namespace): the probe then
+ * attaches at its next transition. */
+bool engine_doorbell_ring(pid_t pid);
+
 /* Walk the stacks of coroutines parked a while, a few per call (engine
  * lock held, harvest thread); free what that kept. */
 void engine_unwind_parked(struct engine *e, uint64_t now);

@@ -36,7 +36,6 @@
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
-#include "engine/target/doorbell.h"
 #include "engine/ppt/perfctr.h"
 #include "engine/ppt/pptframe.h"
 #include "engine/ppt/pptlist.h"
@@ -275,7 +274,7 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 	}
 	/* A program in which nothing transitions hears us now. */
 	if (rdv)
-		(void)doorbell_ring(p->pid);
+		(void)engine_doorbell_ring(p->pid);
 	if (!ok) {
 		/* The first failure is the one worth reading. */
 		snprintf(err, errlen, "%s", p->errors[0]);
@@ -326,7 +325,7 @@ void engine_ppt_destroy(struct engine *e)
 	}
 	/* The probe retires the region now, not at its next transition. */
 	if (rdv)
-		(void)doorbell_ring(p->pid);
+		(void)engine_doorbell_ring(p->pid);
 	free(p->agents);
 	free(p->errors);
 	free(p->tick_delivered);

@@ -1,8 +1,8 @@
 /*
- * doorbell: the agent's side of the probe's doorbell (src/probe/doorbell.c,
- * corotop/ppt.h).  corotop -p rings right after it wrote _hmem and right
- * after it wrote it back to 0; the probe's thread then runs the attach
- * check that a transition would have run.
+ * engine_doorbell: the agent's side of the probe's doorbell
+ * (src/probe/doorbell.c, corotop/ppt.h).  corotop -p rings right after it wrote
+ * _hmem and right after it wrote it back to 0; the probe's thread then runs the
+ * attach check that a transition would have run.
  *
  * The socket is abstract (no file to create or follow) and non-blocking:
  * a full backlog or a listener that does not accept never stalls the
@@ -11,7 +11,7 @@
  * by any other process (or another uid) is not counted as an answer.
  */
 #define _GNU_SOURCE
-#include "engine/target/doorbell.h"
+#include "engine/engine_internal.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 
 #include "wire/doorbell.h"
 
-bool doorbell_ring(pid_t pid)
+bool engine_doorbell_ring(pid_t pid)
 {
 	struct sockaddr_un sa;
 	socklen_t alen = doorbell_addr(pid, &sa);
