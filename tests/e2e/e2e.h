@@ -293,17 +293,25 @@ static __attribute__((unused)) size_t split_lines(char *buf, char **lines,
 	return n;
 }
 
-/* Some coroutine of the snapshot is parked at `where` (a prefix). */
-static __attribute__((unused)) bool parked_at(const struct jv *v,
-					      const char *where)
+/* The first coroutine of the snapshot whose WHERE starts with `where`, or
+ * NULL. */
+static __attribute__((unused)) const struct jv *coro_where(const struct jv *v,
+							   const char *where)
 {
 	const struct jv *co = json_get(v, "coroutines");
 
 	for (size_t c = 0; co && c < co->n; c++)
 		if (!strncmp(json_need(&co->items[c], "where", J_STR)->s, where,
 			     strlen(where)))
-			return true;
-	return false;
+			return &co->items[c];
+	return NULL;
+}
+
+/* Some coroutine of the snapshot is parked at `where` (a prefix). */
+static __attribute__((unused)) bool parked_at(const struct jv *v,
+					      const char *where)
+{
+	return coro_where(v, where) != NULL;
 }
 
 #endif

@@ -390,18 +390,6 @@ static void test_fiber_live_names(void **state)
 #endif
 
 #if defined(ITEST_FIBER_TARGET) && defined(ITEST_PRELOAD_LIB)
-/* A coroutine of the snapshot whose WHERE starts with `where`, or NULL. */
-static const struct jv *coro_where(const struct jv *v, const char *where)
-{
-	const struct jv *co = json_get(v, "coroutines");
-
-	for (size_t c = 0; co && c < co->n; c++)
-		if (!strncmp(json_need(&co->items[c], "where", J_STR)->s, where,
-			     strlen(where)))
-			return &co->items[c];
-	return NULL;
-}
-
 /*
  * The case late attach is for: a Boost.Fiber program, preloaded but
  * started without corotop, in which nothing moves any more -- its fibers
