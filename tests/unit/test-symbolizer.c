@@ -78,11 +78,10 @@ struct fixture {
 	int line[FN_COUNT];
 };
 
-static void fixture_start(struct fixture *f, const char *path)
+/* Start the fixture program at path, its stdin and stdout on pipes. */
+static void fixture_spawn(struct fixture *f, const char *path)
 {
 	int to_child[2], from_child[2];
-	char buf[256];
-	unsigned seen = 0;
 
 	memset(f, 0, sizeof(*f));
 	assert_int_equal(pipe(to_child), 0);
@@ -102,7 +101,21 @@ static void fixture_start(struct fixture *f, const char *path)
 	f->in_fd = to_child[1];
 	f->out = fdopen(from_child[0], "r");
 	assert_non_null(f->out);
-	while (fgets(buf, sizeof(buf), f->out) && strcmp(buf, "ready\n")) {
+}
+
+/* The fixture's next line before its "ready"; false at "ready" or EOF. */
+static bool fixture_line(struct fixture *f, char *buf, int n)
+{
+	return fgets(buf, n, f->out) && strcmp(buf, "ready\n");
+}
+
+static void fixture_start(struct fixture *f, const char *path)
+{
+	char buf[256];
+	unsigned seen = 0;
+
+	fixture_spawn(f, path);
+	while (fixture_line(f, buf, sizeof(buf))) {
 		char key[32];
 		uint64_t addr;
 		int line;
@@ -291,29 +304,11 @@ static const char *const cxx_keys[CXX_N] = {
 
 static void cxx_start(struct fixture *f, uint64_t addr[CXX_N])
 {
-	int to_child[2], from_child[2];
 	char buf[256];
 	unsigned seen = 0;
 
-	memset(f, 0, sizeof(*f));
-	assert_int_equal(pipe(to_child), 0);
-	assert_int_equal(pipe(from_child), 0);
-	f->pid = fork();
-	assert_true(f->pid >= 0);
-	if (f->pid == 0) {
-		dup2(to_child[0], 0);
-		dup2(from_child[1], 1);
-		close(to_child[1]);
-		close(from_child[0]);
-		execl(SYMFIX_CORO, SYMFIX_CORO, (char *)NULL);
-		_exit(127);
-	}
-	close(to_child[0]);
-	close(from_child[1]);
-	f->in_fd = to_child[1];
-	f->out = fdopen(from_child[0], "r");
-	assert_non_null(f->out);
-	while (fgets(buf, sizeof(buf), f->out) && strcmp(buf, "ready\n")) {
+	fixture_spawn(f, SYMFIX_CORO);
+	while (fixture_line(f, buf, sizeof(buf))) {
 		char key[32];
 		uint64_t a;
 
