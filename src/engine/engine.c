@@ -32,6 +32,7 @@ void engine_config_defaults(struct engine_config *cfg)
 	cfg->stations = 4096;
 	cfg->linger_ns = 3000000000ull;
 	cfg->idle_scans = 3;
+	cfg->sample_snapshots = true;
 	cfg->sleep_timeout_ms = 100;
 	cfg->sleep_max_ms = 1000;
 	cfg->scan_interval_us = 500;

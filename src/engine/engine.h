@@ -74,6 +74,10 @@ struct engine_config {
 	 * then not traced. */
 	bool no_auto;
 	unsigned sample_hz; /* launch mode: COROTOP_SAMPLE_HZ, 0 = unset */
+	/* Samples' stacks walked by the engine with CFI from the probe's
+	 * stack copies (the snapshot ring); false: the handler's frame-pointer
+	 * walk only (COROTOP_SNAPSHOTS=0, for comparison). */
+	bool sample_snapshots;
 	bool parked_stacks; /* launch mode: COROTOP_PARKED_STACKS=1 */
 	struct lint_config lints; /* warnings computed into every snapshot */
 	/* CallTrace (launch mode): the region's size, the rotation cadence and
@@ -159,6 +163,19 @@ struct engine_calltrace_stats {
 	struct {
 		uint64_t kept; /* parked stacks kept now */
 	} parked;
+	struct {	      /* CPU samples walked by the engine */
+		bool enabled; /* a snapshot ring exists (--sample) */
+		bool failed;  /* abandoned after a fault in its mapping */
+		/* Tickets: taken (walked), lapped, torn (overwritten while
+		 * read), skipped (never finished), bad (counts out of
+		 * range); busy: writers that found their record busy and
+		 * used CallTrace instead. */
+		uint64_t taken, lapped, torn, skipped, bad, busy;
+		/* How taken stacks were made: the CFI walk of the copy,
+		 * ... with the frame walk spliced on, the frame walk
+		 * alone; overflow: not kept (too many distinct stacks). */
+		uint64_t cfi, spliced, fp, overflow;
+	} snapshots;
 	uint64_t names; /* frame names kept (readable after the target exits) */
 };
 

@@ -104,13 +104,14 @@ bool engine_ct_create(struct engine *e, char *err, size_t errlen)
 	}
 	ct->rotor =
 		rotor_create(e->region.dir, e->region.hdr, &rc, err, errlen);
-	return ct->rotor != NULL;
+	return ct->rotor != NULL && engine_samples_create(e, err, errlen);
 }
 
 void engine_ct_destroy(struct engine *e)
 {
 	struct engine_ct *ct = &e->ct;
 
+	engine_samples_destroy(e);
 	rotor_destroy(ct->rotor);
 	hotstacks_destroy(ct->hot);
 	parked_destroy(ct->parked);
@@ -131,6 +132,7 @@ void engine_ct_destroy(struct engine *e)
 void engine_ct_unlink(const struct engine *e)
 {
 	rotor_unlink(e->ct.rotor);
+	engine_samples_unlink(e);
 }
 
 /* ---- faults ---- */
@@ -283,7 +285,7 @@ static uint64_t engine_ct_owner(struct engine *e, uint64_t tag)
 	return r == MODEL_NONE ? 0 : e->model.coro[r].id;
 }
 
-static uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u)
+uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u)
 {
 	struct engine_ct *ct = &e->ct;
 
@@ -369,6 +371,7 @@ static void engine_ct_rotate(struct engine *e, uint64_t now)
 	if (o.warning[0] || o.rotated)
 		snprintf(ct->warning, sizeof(ct->warning), "%s", o.warning);
 	pthread_mutex_unlock(&ct->hot_lock);
+	engine_samples_ingest(e, now);
 	engine_ct_name(e, now);
 }
 
@@ -377,9 +380,12 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	struct engine_ct *ct = &e->ct;
 	struct engine_ct_rot p;
 	uint64_t since, grown;
-	bool moved, idle;
+	bool moved, idle, walked;
 
-	if (!ct->rotor || ct->dead || now < ct->next_check)
+	if (!ct->rotor || ct->dead)
+		return;
+	walked = engine_samples_drain(e, now);
+	if (now < ct->next_check)
 		return;
 	ct->next_check = now + CT_CHECK_NS;
 	if (!engine_ct_guard(e, "a peek at the CallTrace region",
@@ -387,7 +393,8 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 		return;
 	since = now - ct->last_rotate;
 	grown = p.active > ct->active_mark ? p.active - ct->active_mark : 0;
-	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark;
+	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark ||
+		walked;
 	/* Idle rotations only when something could be waiting: a weight-only
 	 * put needs a stack already in ACTIVE (the preserved ones), preserved
 	 * stacks reach ACTIVE a rotation after they are first named, and a
@@ -402,6 +409,13 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 
 void engine_ct_final(struct engine *e)
 {
-	if (e->ct.rotor && !e->ct.dead)
-		engine_ct_rotate(e, clock_now_ns(CLOCK_MONOTONIC));
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+
+	if (!e->ct.rotor || e->ct.dead)
+		return;
+	/* What the sampler left in the snapshot ring, a pass per half of
+	 * it at most (a ticket still being written is not waited for). */
+	for (int i = 0; i < 4; i++)
+		engine_samples_drain(e, now);
+	engine_ct_rotate(e, now);
 }

@@ -19,6 +19,8 @@
 #include "engine/calltrace/hotstacks.h"
 #include "engine/calltrace/parked.h"
 #include "engine/calltrace/rotor.h"
+#include "engine/calltrace/snapreader.h"
+#include "engine/calltrace/traceset.h"
 #include "engine/ctp/harvest.h"
 #include "engine/export/jsonl.h"
 #include "engine/ctp/model.h"
@@ -73,8 +75,39 @@ const struct engine_mode *engine_mode_of(const struct engine_config *cfg);
  * thread, then the caller of engine_stop after it joined.  Everything
  * under hot_lock is what other threads read.
  */
+/* Samples walked by the engine (engine_samples.c): harvest thread only,
+ * but `shown` and `error`, under hot_lock. */
+struct engine_samples_walk_stats {
+	uint64_t cfi;	   /* stacks from the CFI walk of the copy */
+	uint64_t spliced;  /* ... with the handler's frame walk spliced on */
+	uint64_t fp;	   /* the handler's frame walk alone */
+	uint64_t busy;	   /* of those, because the symbols were busy */
+	uint64_t overflow; /* samples not kept: the traceset was full */
+};
+
+struct snapring;
+struct samples_walk_scratch {
+	struct engine *e;
+	uint64_t now;
+	uint64_t frames[CT_MAX_FRAMES];
+};
+
+struct engine_samples {
+	struct snapring *ring; /* NULL: no snapshot ring */
+	bool inited, dead;
+	struct traceset walked; /* since the last rotation */
+	struct engine_samples_walk_stats st;
+	struct samples_walk_scratch scratch;
+	struct {
+		struct snapreader_stats ring;
+		struct engine_samples_walk_stats walk;
+	} shown;
+	char error[256];
+};
+
 struct engine_ct {
 	struct rotor *rotor; /* NULL: no CallTrace region */
+	struct engine_samples samples;
 	pthread_mutex_t hot_lock;
 	/* Under hot_lock. */
 	struct hotstacks *hot;
@@ -242,6 +275,18 @@ void engine_ct_unlink(const struct engine *e);
 void engine_ct_poll(struct engine *e, uint64_t now);
 /* One last rotation after the threads stopped. */
 void engine_ct_final(struct engine *e);
+/* The model id each entry's tag names (0: none), in ct.owner (engine lock
+ * held). */
+uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u);
+
+/* engine_samples.c: the snapshot ring (only with sample_hz; after the
+ * rotor), drained on the harvest thread -- true while walked stacks wait
+ * for a rotation -- and ingested at each rotation. */
+bool engine_samples_create(struct engine *e, char *err, size_t errlen);
+void engine_samples_destroy(struct engine *e);
+void engine_samples_unlink(const struct engine *e);
+bool engine_samples_drain(struct engine *e, uint64_t now);
+void engine_samples_ingest(struct engine *e, uint64_t now);
 
 /* engine_ppt.c: attach mode.  create: find the buffers (before the region
  * exists: a process without any is refused early); start: attach them and

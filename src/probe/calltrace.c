@@ -14,9 +14,17 @@
  * Only attach and detach run outside a put; a put itself is ctwriter.h's
  * ct_writer_put: async-signal-safe, no allocation, no lock, no syscall
  * after the first on a thread (gettid, cached).
+ *
+ * The snapshot ring.  When the CallTrace header announces one (a
+ * ct_snap_desc, corotop/snapring.h: the engine asked for CPU samples), it
+ * is attached with the region, the same way (same directory, exact size,
+ * snap_view_init), and retired with it.  probe_snap_put is the sampler's
+ * store of a sample's registers and stack copy; without a ring it says
+ * false and the sampler stores its frame-pointer walk in CallTrace.
  */
 #define _GNU_SOURCE
 #include "wire/ctwriter.h"
+#include "wire/snapwriter.h"
 #include "probe/probe_internal.h"
 
 #include <fcntl.h>
@@ -33,6 +41,9 @@ struct probe_ct_attachment {
 	struct ct_view view;
 	void *base;
 	size_t size;
+	struct snap_view snap;
+	void *snap_base; /* NULL: no snapshot ring */
+	size_t snap_size;
 	struct probe_ct_attachment *retired_next;
 	uint64_t retired_ns;
 	bool reused;
@@ -42,6 +53,8 @@ static struct probe_ct_attachment *probe_ct_cur;
 static struct probe_ct_attachment *probe_ct_retired;
 /* The view, once attached; NULL = detached. */
 static struct ct_view *_Atomic probe_ct;
+/* The snapshot ring's view, once attached; NULL = none. */
+static struct snap_view *_Atomic probe_snap;
 
 static bool probe_ct_name_ok(const char *name)
 {
@@ -60,9 +73,9 @@ static bool probe_ct_name_ok(const char *name)
 	return true;
 }
 
-/* A retired attachment's range of exactly `size` bytes, retired long
- * enough ago (as probe_reuse_range in probe.c), or NULL. */
-static void *probe_ct_reuse(uint64_t size)
+/* A retired attachment whose CallTrace range is exactly `size` bytes,
+ * retired long enough ago (as probe_reuse_range in probe.c), or NULL. */
+static struct probe_ct_attachment *probe_ct_reuse(uint64_t size)
 {
 	uint64_t now = probe_now();
 
@@ -71,49 +84,96 @@ static void *probe_ct_reuse(uint64_t size)
 		if (!o->reused && o->size == size &&
 		    now - o->retired_ns >= PROBE_REUSE_GRACE_NS) {
 			o->reused = true;
-			return o->base;
+			return o;
 		}
 	return NULL;
+}
+
+/* Open `dir`/name (dir: the first dlen bytes of path) for a mapping of
+ * exactly `size` bytes: a regular file of that size, not a symlink. */
+static int probe_ct_open(const char *path, size_t dlen, const char *name,
+			 uint64_t size)
+{
+	char p[4096];
+	struct stat st;
+	int fd;
+
+	if (dlen)
+		snprintf(p, sizeof(p), "%.*s/%s", (int)dlen, path, name);
+	else
+		snprintf(p, sizeof(p), "%s", name);
+	fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	/* A short file would SIGBUS us on first touch: exact size only. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The snapshot ring the CallTrace header of a announces, if any (over
+ * the range of `old`, a reused attachment, when it fits). */
+static void probe_snap_attach(struct probe_ct_attachment *a, const char *path,
+			      size_t dlen,
+			      const struct probe_ct_attachment *old)
+{
+	struct ct_snap_desc d;
+	void *base, *reuse;
+	int fd;
+
+	memcpy(&d, ct_snap_desc(a->view.hdr), sizeof(d));
+	if (d.magic != CT_SNAP_MAGIC || d.version < CT_SNAP_VERSION ||
+	    d.size < sizeof(d) || d.region_size < SNAP_HEADER_SIZE)
+		return;
+	d.name[CT_SNAP_NAME_MAX - 1] = '\0';
+	if (!probe_ct_name_ok(d.name))
+		return;
+	fd = probe_ct_open(path, dlen, d.name, d.region_size);
+	if (fd < 0)
+		return;
+	reuse = old && old->snap_size == d.region_size ? old->snap_base : NULL;
+	base = mmap(reuse, d.region_size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | (reuse ? MAP_FIXED : 0), fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+		return;
+	if (!snap_view_init(&a->snap, base, d.region_size)) {
+		munmap(base, d.region_size);
+		return;
+	}
+	a->snap_base = base;
+	a->snap_size = d.region_size;
 }
 
 void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr)
 {
 	struct ctp_calltrace_desc d;
-	char path[4096];
 	const char *slash = strrchr(shm_path, '/');
-	struct probe_ct_attachment *a;
-	struct stat st;
-	void *base, *reuse;
+	size_t dlen = slash ? (size_t)(slash - shm_path) : 0;
+	struct probe_ct_attachment *a, *old;
+	void *base;
 	int fd;
 
 	/* Written before the target started; a copy so it can not change
 	 * between the checks and the use. */
 	memcpy(&d, ctp_calltrace_desc(hdr), sizeof(d));
 	if (d.magic != CTP_CT_MAGIC || d.version < CTP_CT_VERSION ||
-	    d.size < sizeof(d))
+	    d.size < sizeof(d) || d.region_size < CT_HEADER_SIZE)
 		return;
 	d.name[CTP_CT_NAME_MAX - 1] = '\0';
 	if (!probe_ct_name_ok(d.name))
 		return;
-	if (slash)
-		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - shm_path),
-			 shm_path, d.name);
-	else
-		snprintf(path, sizeof(path), "%s", d.name);
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	fd = probe_ct_open(shm_path, dlen, d.name, d.region_size);
 	if (fd < 0)
 		return;
-	/* A short file would SIGBUS us on first touch: exact size only. */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size != d.region_size ||
-	    d.region_size < CT_HEADER_SIZE) {
-		close(fd);
-		return;
-	}
 	a = calloc(1, sizeof(*a));
-	reuse = probe_ct_reuse(d.region_size);
-	base = a ? mmap(reuse, d.region_size, PROT_READ | PROT_WRITE,
-			MAP_SHARED | (reuse ? MAP_FIXED : 0), fd, 0)
+	old = a ? probe_ct_reuse(d.region_size) : NULL;
+	base = a ? mmap(old ? old->base : NULL, d.region_size,
+			PROT_READ | PROT_WRITE,
+			MAP_SHARED | (old ? MAP_FIXED : 0), fd, 0)
 		 : MAP_FAILED;
 	close(fd);
 	if (base == MAP_FAILED) {
@@ -127,7 +187,12 @@ void probe_calltrace_attach(const char *shm_path, struct ctp_header *hdr)
 	}
 	a->base = base;
 	a->size = d.region_size;
+	probe_snap_attach(a, shm_path, dlen, old);
 	probe_ct_cur = a;
+	/* release: a sampler that sees the pointer sees the view. */
+	if (a->snap_base)
+		atomic_store_explicit(&probe_snap, &a->snap,
+				      memory_order_release);
 	/* release: a put that sees the pointer sees the view. */
 	atomic_store_explicit(&probe_ct, &a->view, memory_order_release);
 }
@@ -141,7 +206,10 @@ void probe_calltrace_detach(void)
 	/* release: later puts see NULL (not safe against concurrent puts,
 	 * like corotop_probe_shutdown itself). */
 	atomic_store_explicit(&probe_ct, NULL, memory_order_release);
+	atomic_store_explicit(&probe_snap, NULL, memory_order_release);
 	munmap(a->base, a->size);
+	if (a->snap_base)
+		munmap(a->snap_base, a->snap_size);
 	free(a);
 	probe_ct_cur = NULL;
 }
@@ -155,7 +223,10 @@ void probe_calltrace_retire(void)
 	/* release: pairs with the puts' acquire; a put that loaded the view
 	 * before this keeps writing into what becomes zero pages. */
 	atomic_store_explicit(&probe_ct, NULL, memory_order_release);
+	atomic_store_explicit(&probe_snap, NULL, memory_order_release);
 	probe_zero_pages(a->base, a->size);
+	if (a->snap_base)
+		probe_zero_pages(a->snap_base, a->snap_size);
 	a->retired_ns = probe_now();
 	a->retired_next = probe_ct_retired;
 	probe_ct_retired = a;
@@ -184,4 +255,13 @@ COROTOP_API uint64_t corotop_calltrace_put(const uint64_t *frames, unsigned n,
 					   uint64_t weight)
 {
 	return probe_calltrace_put(frames, n, weight);
+}
+
+bool probe_snap_put(const struct snap_sample_in *in)
+{
+	/* acquire: pairs with the release in probe_calltrace_attach. */
+	const struct snap_view *v =
+		atomic_load_explicit(&probe_snap, memory_order_acquire);
+
+	return v && snap_writer_put(v, in);
 }

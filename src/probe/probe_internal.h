@@ -142,6 +142,12 @@ uint64_t probe_calltrace_put(const uint64_t *frames, unsigned n,
 			     uint64_t weight);
 bool probe_calltrace_attached(void);
 
+/* calltrace.c: the sampler's store of one sample into the snapshot ring
+ * the CallTrace header announced (wire/snapwriter.h); false when there is
+ * none or the record was busy: the caller stores the sample in CallTrace. */
+struct snap_sample_in;
+bool probe_snap_put(const struct snap_sample_in *in);
+
 /*
  * Per-thread state of the stack captures (perthread.c, sampler.c).  Written
  * only by its own thread, outside signal handlers; the fields marked

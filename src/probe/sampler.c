@@ -57,6 +57,7 @@
 #define _GNU_SOURCE
 #include "probe/probe_internal.h"
 #include "probe/unwind.h"
+#include "wire/snapwriter.h"
 
 #include "corotop/calltrace.h"
 
@@ -294,7 +295,8 @@ static bool sampler_context(const void *ucv, uintptr_t *pc, uintptr_t *sp,
 static void sampler_sample(const void *ucv)
 {
 	struct probe_thread *t = &probe_self;
-	struct unwind_stack coro, thread;
+	struct unwind_stack coro, thread, range;
+	struct snap_sample_in in;
 	uint64_t f[SAMPLER_FRAMES], tag, id;
 	uintptr_t pc, sp, fp;
 	unsigned n = 0;
@@ -310,10 +312,33 @@ static void sampler_sample(const void *ucv)
 	thread.hi = atomic_load_explicit(&t->stack_hi, memory_order_relaxed);
 	atomic_signal_fence(memory_order_acquire);
 	thread.lo = atomic_load_explicit(&t->stack_lo, memory_order_relaxed);
+	range = unwind_range(sp, &coro, &thread);
 	f[n++] = pc;
-	n += unwind_fp(fp, unwind_range(sp, &coro, &thread), f + n,
-		       SAMPLER_FRAMES - 2);
-	f[n++] = tag ? tag : CT_TAG_THREAD | (probe_tid() & 0xffffffffffffull);
+	n += unwind_fp(fp, range, f + n, SAMPLER_FRAMES - 2);
+	tag = tag ? tag : CT_TAG_THREAD | (probe_tid() & 0xffffffffffffull);
+	/* The registers and the stack's top, for the engine's CFI walk; the
+	 * frame-pointer walk goes along (the engine splices it on where the
+	 * copy ends).  Without a ring, or with its record busy, the walk
+	 * alone goes to CallTrace. */
+	in = (struct snap_sample_in){
+		.tag = tag,
+		.pc = pc,
+		.sp = sp,
+		.fp = fp,
+		.weight = 1,
+		.frames = f,
+		.nframes = n,
+		.ncopy = sp >= range.lo && sp < range.hi
+				 ? (range.hi - sp < SNAP_COPY_MAX
+					    ? (uint32_t)(range.hi - sp)
+					    : SNAP_COPY_MAX)
+				 : 0,
+	};
+	if (in.ncopy && probe_snap_put(&in)) {
+		atomic_fetch_add_explicit(&st_stored, 1, memory_order_relaxed);
+		return;
+	}
+	f[n++] = tag;
 	id = probe_calltrace_put(f, n, 1);
 	if (id == COROTOP_CALLTRACE_DROPPED)
 		atomic_fetch_add_explicit(&st_dropped, 1, memory_order_relaxed);

@@ -509,6 +509,10 @@ int main(int argc, char **argv)
 	cfg.replay_path = m.cli.replay;
 	cfg.replay_play = m.live && !m.cli.paused; /* batch seeks */
 	cfg.sample_hz = m.cli.sample_hz;
+	/* COROTOP_SNAPSHOTS=0: sampled stacks as the frame-pointer walk in
+	 * the signal handler gives them (docs/TRACING.md compares). */
+	cfg.sample_snapshots = !getenv("COROTOP_SNAPSHOTS") ||
+			       strcmp(getenv("COROTOP_SNAPSHOTS"), "0") != 0;
 	cfg.parked_stacks = m.cli.parked_stacks;
 	cfg.no_auto = m.cli.no_auto;
 	cfg.attach_pid = m.cli.pid;

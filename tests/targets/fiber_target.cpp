@@ -4,7 +4,7 @@
  * consumers talking over a buffered channel, and optionally one fiber
  * blocked forever on a condition variable nobody notifies.
  *
- * usage: fiber-target PAIRS ITEMS [--stuck] [--hold] [--pace]
+ * usage: fiber-target PAIRS ITEMS [--stuck] [--hold] [--pace] [--burn]
  *
  * PAIRS producers each push ITEMS values into one channel; PAIRS consumers
  * pop them all.  With --stuck one more fiber waits in stuck_wait_for_signal
@@ -13,6 +13,10 @@
  * at the end so that every fiber finishes.  With --pace each producer
  * sleeps 2 ms (boost::this_fiber::sleep_for) after each value, so that a
  * run of a few seconds shows its fibers parked and moving between threads.
+ * With --burn one more fiber sorts (glibc's qsort, built without frame
+ * pointers) with a comparator that burns CPU, in burn_sort_rounds, about
+ * a second of CPU in all, yielding between rounds: a sampled stack shows
+ * burn_sort_rounds only when it was walked with CFI.
  * On stdout:
  *   fibers=F items=I sum=S tids=A,B
  * F counts the fibers the program made; S the values consumed.
@@ -44,11 +48,36 @@ static __attribute__((noinline)) void stuck_wait_for_signal()
 	stuck_cv.wait(lk, [] { return stuck_released; });
 }
 
+static int burn_compare(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	volatile unsigned spin = 0;
+
+	for (int k = 0; k < 40; k++)
+		spin = spin + (unsigned)k;
+	return (x > y) - (x < y);
+}
+
+static __attribute__((noinline)) long burn_sort_rounds(int rounds)
+{
+	static int v[20000];
+	long check = 0;
+
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < 20000; i++)
+			v[i] = (int)((unsigned)(i + r) * 2654435761u % 100003u);
+		std::qsort(v, 20000, sizeof(v[0]), burn_compare);
+		check += v[r % 20000];
+		boost::this_fiber::yield();
+	}
+	return check;
+}
+
 int main(int argc, char **argv)
 {
 	int pairs = argc > 1 ? std::atoi(argv[1]) : 4;
 	int items = argc > 2 ? std::atoi(argv[2]) : 100;
-	bool stuck = false, hold = false, pace = false;
+	bool stuck = false, hold = false, pace = false, burn = false;
 	std::atomic<long> sum{0};
 	std::atomic<bool> done{false};
 	std::atomic<long> tid_b{0};
@@ -58,10 +87,11 @@ int main(int argc, char **argv)
 		stuck |= !std::strcmp(argv[i], "--stuck");
 		hold |= !std::strcmp(argv[i], "--hold");
 		pace |= !std::strcmp(argv[i], "--pace");
+		burn |= !std::strcmp(argv[i], "--burn");
 	}
 	if (pairs < 1 || items < 1) {
 		std::fprintf(stderr, "usage: fiber-target PAIRS ITEMS "
-				     "[--stuck] [--hold] [--pace]\n");
+				     "[--stuck] [--hold] [--pace] [--burn]\n");
 		return 2;
 	}
 	/* Boost's default shared_work: a thread with nothing to run spins in
@@ -85,6 +115,10 @@ int main(int argc, char **argv)
 
 		if (stuck) {
 			fs.emplace_back(stuck_wait_for_signal);
+			fibers++;
+		}
+		if (burn) {
+			fs.emplace_back([] { (void)burn_sort_rounds(60); });
 			fibers++;
 		}
 		for (int p = 0; p < pairs; p++) {

@@ -239,6 +239,23 @@ static void batch_json_calltrace(FILE *f, const struct batch_hot *hot)
 		jsonstr_write_cstr(f, ct->warning);
 	else
 		fputs("null", f);
+	fputs(",\"snapshots\":", f);
+	if (ct->snapshots.enabled)
+		fprintf(f,
+			"{\"taken\":%" PRIu64 ",\"lapped\":%" PRIu64
+			",\"torn\":%" PRIu64 ",\"skipped\":%" PRIu64
+			",\"bad\":%" PRIu64 ",\"busy\":%" PRIu64
+			",\"cfi\":%" PRIu64 ",\"spliced\":%" PRIu64
+			",\"fp\":%" PRIu64 ",\"overflow\":%" PRIu64
+			",\"failed\":%s}",
+			ct->snapshots.taken, ct->snapshots.lapped,
+			ct->snapshots.torn, ct->snapshots.skipped,
+			ct->snapshots.bad, ct->snapshots.busy,
+			ct->snapshots.cfi, ct->snapshots.spliced,
+			ct->snapshots.fp, ct->snapshots.overflow,
+			ct->snapshots.failed ? "true" : "false");
+	else
+		fputs("null", f);
 	fputc('}', f);
 }
 
