@@ -18,6 +18,7 @@
  * preloads (engine/target/autotrace.c): there the whole file skips.
  */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -420,6 +421,92 @@ static void test_fiber_live_names(void **state)
 }
 #endif
 
+#ifdef ITEST_FIBER_TARGET
+/* Weight of the hot stacks whose leaf is in burn_compare (*leaf) and, of
+ * those, of the ones that go on through frames of glibc's qsort (at least
+ * one, none of the program's) to burn_sort_rounds, the function that
+ * called qsort. */
+static uint64_t burn_through(const struct jv *snap, uint64_t *leaf)
+{
+	const struct jv *hs = json_need(snap, "hot_stacks", J_ARR);
+	uint64_t through = 0;
+
+	*leaf = 0;
+	for (size_t i = 0; i < hs->n; i++) {
+		const struct jv *f = json_need(&hs->items[i], "frames", J_ARR);
+		uint64_t w = json_u64(&hs->items[i], "weight");
+		size_t k;
+
+		if (!f->n ||
+		    strncmp(json_need(&f->items[0], "symbol", J_STR)->s,
+			    "burn_compare", 12))
+			continue;
+		*leaf += w;
+		for (k = 1; k < f->n; k++)
+			if (!strncmp(
+				    json_need(&f->items[k], "symbol", J_STR)->s,
+				    "burn_", 5))
+				break;
+		if (k >= 2 && k < f->n &&
+		    !strncmp(json_need(&f->items[k], "symbol", J_STR)->s,
+			     "burn_sort_rounds", 16))
+			through += w;
+	}
+	return through;
+}
+
+/*
+ * --sample on a preloaded Boost.Fiber program (a fiber sorting with
+ * glibc's qsort and a comparator that burns CPU): its stacks are the
+ * engine's CFI walks of the sampler's stack copies, from the comparator
+ * through qsort's frames (glibc keeps no frame pointers) to
+ * burn_sort_rounds, which called qsort.  The same run with
+ * COROTOP_SNAPSHOTS=0 -- the signal handler's frame-pointer walk alone --
+ * samples the comparator as often, and never gets from it to
+ * burn_sort_rounds: what the copies are for.
+ */
+static void test_fiber_sample_cfi(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b",  "-f",	"json",
+			"-n",	       "1",   "-d",	"600",
+			"--sample",    "997", "--",	ITEST_FIBER_TARGET,
+			"2",	       "10",  "--burn", NULL};
+	uint64_t through[2], leaf[2], cfi = 0, taken = 0;
+
+	(void)state;
+	for (int snapshots = 0; snapshots < 2; snapshots++) {
+		struct proc p;
+		struct jv v;
+
+		setenv("COROTOP_SNAPSHOTS", snapshots ? "1" : "0", 1);
+		assert_int_equal(run(&p, argv, 60000), 0);
+		unsetenv("COROTOP_SNAPSHOTS");
+		assert_string_equal(p.ebuf, "");
+		assert_non_null(strstr(p.obuf, "fibers=5 "));
+		last_snapshot(p.obuf, &v);
+		through[snapshots] = burn_through(&v, &leaf[snapshots]);
+		if (snapshots) {
+			cfi = json_u64(&v, "calltrace.snapshots.cfi");
+			taken = json_u64(&v, "calltrace.snapshots.taken");
+		} else {
+			assert_null(json_get(&v, "calltrace.snapshots.taken"));
+		}
+		json_free(&v);
+		proc_free(&p);
+	}
+	print_message("burn_compare sampled: %" PRIu64 " (walked to "
+		      "burn_sort_rounds %" PRIu64 ") with the copies, %" PRIu64
+		      " (%" PRIu64 ") without; %" PRIu64 " of %" PRIu64
+		      " walked with CFI\n",
+		      leaf[1], through[1], leaf[0], through[0], cfi, taken);
+	assert_true(leaf[0] > 0);
+	assert_int_equal(through[0], 0);
+	assert_true(through[1] > 0);
+	assert_true(cfi > 0);
+	assert_xdg_empty();
+}
+#endif
+
 #if defined(ITEST_FIBER_TARGET) && defined(ITEST_PRELOAD_LIB)
 /*
  * The case late attach is for: a Boost.Fiber program, preloaded but
@@ -629,6 +716,7 @@ int main(void)
 #endif
 #ifdef ITEST_FIBER_TARGET
 		cmocka_unit_test(test_fiber_live_names),
+		cmocka_unit_test(test_fiber_sample_cfi),
 #endif
 #if defined(ITEST_FIBER_TARGET) && defined(ITEST_PRELOAD_LIB)
 		cmocka_unit_test(test_fiber_attach_hung),
