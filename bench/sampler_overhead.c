@@ -25,7 +25,13 @@
  *                   of ours, while CPU taken by other processes on this
  *                   shared machine is not, so this one is the steadier.
  *
- *   sampler_overhead [ROUND_SECONDS [PAIRS [WORKERS]]]   (1.0 5 2)
+ *   sampler_overhead [ROUND_SECONDS [PAIRS [WORKERS [SNAP]]]]   (1.0 5 2 0)
+ *
+ * SNAP 1 also creates the snapshot ring (corotop/snapring.h), as the
+ * engine does for --sample: each sample then copies registers, the frame
+ * walk and up to 8 KiB of stack into it instead of a CallTrace put.  The
+ * ring is not drained here (the engine's walks are measured by
+ * bench/cfi_walk.c); writers lap it, which costs them nothing more.
  *
  * Target (issue 4): overhead <= 3% of throughput at 1 kHz per thread.
  *
@@ -59,6 +65,7 @@
 
 #include "engine/ctp/region.h"
 #include "engine/calltrace/rotor.h"
+#include "engine/calltrace/snapring.h"
 
 #define MAX_WORKERS 8
 #define CORO_PER_WORKER 8
@@ -243,6 +250,8 @@ int main(int argc, char **argv)
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
 	unsigned pairs = argc > 2 ? (unsigned)atoi(argv[2]) : 5;
 	unsigned nw = argc > 3 ? (unsigned)atoi(argv[3]) : 2;
+	bool snap = argc > 4 && atoi(argv[4]) != 0;
+	struct snapring *ring = NULL;
 	double off_s[64], on_s[64], off_c[64], on_c[64];
 	struct rotor_config cfg;
 	struct region reg;
@@ -267,12 +276,19 @@ int main(int argc, char **argv)
 	rot = rotor_create(reg.dir, reg.hdr, &cfg, err, sizeof(err));
 	if (!rot)
 		bench_die("rotor_create: %s", err);
+	if (snap) {
+		ring = snapring_create(reg.dir, rotor_base(rot), 512, 50000000u,
+				       err, sizeof(err));
+		if (!ring)
+			bench_die("snapring_create: %s", err);
+	}
 	bench_probe_env(reg.shm_path, reg.sock_path, reg.stations);
 	bench_probe_attach();
 	printf("sampler_overhead config round_s=%.2f pairs=%u workers=%u "
-	       "coroutines_per_worker=%u burn_iters=%u hz=%u ncpu=%d\n",
+	       "coroutines_per_worker=%u burn_iters=%u hz=%u ncpu=%d "
+	       "snapshots=%d\n",
 	       seconds, pairs, nw, CORO_PER_WORKER, BURN_ITERS, SAMPLE_HZ,
-	       bench_ncpu());
+	       bench_ncpu(), snap);
 	for (unsigned i = 0; i < nw; i++)
 		if (pthread_create(&workers[i].th, NULL, worker_main,
 				   &workers[i]))
@@ -351,7 +367,18 @@ int main(int argc, char **argv)
 		       h, d, 1000.0 * (h + d) / 1e9 * 100.0,
 		       1000.0 * (h + d) / 1e9 * 100.0 <= 3.0 ? "PASS" : "MISS");
 	}
+	if (ring) {
+		struct snapreader_stats ss;
+
+		snapreader_stats(snapring_reader(ring), &ss);
+		printf("sampler_overhead snapshots head=%llu stored=%llu "
+		       "busy=%llu\n",
+		       (unsigned long long)ss.head,
+		       (unsigned long long)ss.stored,
+		       (unsigned long long)ss.busy);
+	}
 	corotop_probe_shutdown();
+	snapring_destroy(ring);
 	rotor_destroy(rot);
 	region_finish(&reg);
 	return 0;
