@@ -467,10 +467,30 @@ static uint64_t burn_through(const struct jv *snap, uint64_t *leaf)
  */
 static void test_fiber_sample_cfi(void **state)
 {
-	char *argv[] = {ITEST_COROTOP, "-b",  "-f",	"json",
-			"-n",	       "1",   "-d",	"600",
-			"--sample",    "997", "--",	ITEST_FIBER_TARGET,
-			"2",	       "10",  "--burn", NULL};
+	/* Every stack (--hot-stacks): a busy dispatcher's many one-frame
+	 * stacks may outweigh the comparator's in a top list.  The snapshot
+	 * is taken at 2.5 s, while the program runs (its producers pace it
+	 * to 4 s at least): stacks first collected after a target exited
+	 * keep their addresses, unnamed. */
+	char *argv[] = {ITEST_COROTOP,
+			"-b",
+			"-f",
+			"json",
+			"-n",
+			"1",
+			"-d",
+			"25",
+			"--sample",
+			"997",
+			"--hot-stacks",
+			"10000",
+			"--",
+			ITEST_FIBER_TARGET,
+			"2",
+			"2000",
+			"--pace",
+			"--burn",
+			NULL};
 	uint64_t through[2], leaf[2], cfi = 0, taken = 0;
 
 	(void)state;
@@ -482,7 +502,6 @@ static void test_fiber_sample_cfi(void **state)
 		assert_int_equal(run(&p, argv, 60000), 0);
 		unsetenv("COROTOP_SNAPSHOTS");
 		assert_string_equal(p.ebuf, "");
-		assert_non_null(strstr(p.obuf, "fibers=5 "));
 		last_snapshot(p.obuf, &v);
 		through[snapshots] = burn_through(&v, &leaf[snapshots]);
 		if (snapshots) {
