@@ -45,7 +45,9 @@
  *   4. Under the hot lock: the union into hotstacks, the parked frames
  *      into parked.
  *   5. Without either lock: the frames of new stacks named through symtab
- *      into framenames, within CT_NAME_BUDGET_NS, while the target lives.
+ *      into framenames, within CT_NAME_BUDGET_NS -- CT_FINAL_NAME_BUDGET_NS
+ *      at the last rotation, which has the stacks a target that exited
+ *      left behind (its modules stay known).
  * The engine lock is held only for the two linear passes (1, 3), never
  * across the rotation or the aggregation, so snapshots are not delayed.
  *
@@ -73,6 +75,10 @@
 
 #define CT_CHECK_NS 50000000ull	      /* peek at most every 50 ms */
 #define CT_NAME_BUDGET_NS 20000000ull /* naming per rotation */
+/* ... and at the last one: the UI waits for it once, and a target that
+ * exited left its last stacks to it (the first lookups in a module load
+ * its DWARF: tens of ms each). */
+#define CT_FINAL_NAME_BUDGET_NS 2000000000ull
 #define CT_NAME_CHUNK 64
 #define CT_NAMES_MAX 65536u	  /* frame names kept */
 #define CT_NAMES_BYTES (8u << 20) /* ... and their strings */
@@ -306,14 +312,14 @@ uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u)
 
 /* ---- naming new frames while the target lives ---- */
 
-static void engine_ct_name(struct engine *e, uint64_t now)
+static void engine_ct_name(struct engine *e, uint64_t now, uint64_t budget)
 {
 	struct engine_ct *ct = &e->ct;
 	struct hot_frame todo[CT_NAME_CHUNK];
 	struct symtab_sym sym[CT_NAME_CHUNK];
 	uint64_t key[CT_NAME_CHUNK];
 	bool ok[CT_NAME_CHUNK];
-	uint64_t deadline = now + CT_NAME_BUDGET_NS;
+	uint64_t deadline = now + budget;
 
 	/* target.pid is written before the threads start. */
 	if (!e->target.pid)
@@ -345,7 +351,7 @@ static void engine_ct_name(struct engine *e, uint64_t now)
 
 /* ---- rotation ---- */
 
-static void engine_ct_rotate(struct engine *e, uint64_t now)
+static void engine_ct_rotate(struct engine *e, uint64_t now, uint64_t budget)
 {
 	struct engine_ct *ct = &e->ct;
 	struct engine_ct_rot o;
@@ -372,7 +378,7 @@ static void engine_ct_rotate(struct engine *e, uint64_t now)
 		snprintf(ct->warning, sizeof(ct->warning), "%s", o.warning);
 	pthread_mutex_unlock(&ct->hot_lock);
 	engine_samples_ingest(e, now);
-	engine_ct_name(e, now);
+	engine_ct_name(e, now, budget);
 }
 
 void engine_ct_poll(struct engine *e, uint64_t now)
@@ -404,7 +410,7 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	if (grown >= rotor_max_traces(ct->rotor) / 2 ||
 	    (idle && since >= (uint64_t)e->cfg.ct_idle_rotate_ms * 1000000u) ||
 	    (moved && since >= (uint64_t)e->cfg.ct_rotate_ms * 1000000u))
-		engine_ct_rotate(e, now);
+		engine_ct_rotate(e, now, CT_NAME_BUDGET_NS);
 }
 
 void engine_ct_final(struct engine *e)
@@ -417,5 +423,5 @@ void engine_ct_final(struct engine *e)
 	 * it at most (a ticket still being written is not waited for). */
 	for (int i = 0; i < 4; i++)
 		engine_samples_drain(e, now);
-	engine_ct_rotate(e, now);
+	engine_ct_rotate(e, now, CT_FINAL_NAME_BUDGET_NS);
 }

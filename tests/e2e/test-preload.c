@@ -470,8 +470,7 @@ static void test_fiber_sample_cfi(void **state)
 	/* Every stack (--hot-stacks): a busy dispatcher's many one-frame
 	 * stacks may outweigh the comparator's in a top list.  The snapshot
 	 * is taken at 2.5 s, while the program runs (its producers pace it
-	 * to 4 s at least): stacks first collected after a target exited
-	 * keep their addresses, unnamed. */
+	 * to 4 s at least). */
 	char *argv[] = {ITEST_COROTOP,
 			"-b",
 			"-f",
