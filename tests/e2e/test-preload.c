@@ -490,7 +490,7 @@ static void test_fiber_sample_cfi(void **state)
 			"--pace",
 			"--burn",
 			NULL};
-	uint64_t through[2], leaf[2], cfi = 0, taken = 0;
+	uint64_t through[2], leaf[2], cfi = 0, taken = 0, after_exit = 0;
 
 	(void)state;
 	for (int snapshots = 0; snapshots < 2; snapshots++) {
@@ -512,6 +512,31 @@ static void test_fiber_sample_cfi(void **state)
 		json_free(&v);
 		proc_free(&p);
 	}
+	/* A program that ends first (no --pace, the snapshot after its
+	 * exit): the last rotation still names the stacks it collected then
+	 * (frame walks: those all come from the final rotation's tables). */
+	{
+		char *early[] = {
+			ITEST_COROTOP, "-b",  "-f",	"json",
+			"-n",	       "1",   "-d",	"600",
+			"--sample",    "997", "--",	ITEST_FIBER_TARGET,
+			"2",	       "10",  "--burn", NULL};
+		struct proc p;
+		struct jv v;
+
+		setenv("COROTOP_SNAPSHOTS", "0", 1);
+		assert_int_equal(run(&p, early, 60000), 0);
+		unsetenv("COROTOP_SNAPSHOTS");
+		assert_non_null(strstr(p.obuf, "fibers=5 "));
+		last_snapshot(p.obuf, &v);
+		(void)burn_through(&v, &after_exit);
+		json_free(&v);
+		proc_free(&p);
+	}
+	print_message("after the program's exit, burn_compare named in "
+		      "%" PRIu64 " samples\n",
+		      after_exit);
+	assert_true(after_exit > 0);
 	print_message("burn_compare sampled: %" PRIu64 " (walked to "
 		      "burn_sort_rounds %" PRIu64 ") with the copies, %" PRIu64
 		      " (%" PRIu64 ") without; %" PRIu64 " of %" PRIu64
