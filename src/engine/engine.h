@@ -78,7 +78,7 @@ struct engine_config {
 	 * stack copies (the snapshot ring); false: the handler's frame-pointer
 	 * walk only (COROTOP_SNAPSHOTS=0, for comparison). */
 	bool sample_snapshots;
-	bool parked_stacks; /* launch mode: COROTOP_PARKED_STACKS=1 */
+	bool parked_stacks;	  /* launch mode: COROTOP_PARKED_STACKS=1 */
 	struct lint_config lints; /* warnings computed into every snapshot */
 	/* CallTrace (launch mode): the region's size, the rotation cadence and
 	 * the hot-stacks aggregate (engine_calltrace.c). */
@@ -175,6 +175,7 @@ struct engine_calltrace_stats {
 		 * ... with the frame walk spliced on, the frame walk
 		 * alone; overflow: not kept (too many distinct stacks). */
 		uint64_t cfi, spliced, fp, overflow;
+		uint64_t walk_ns; /* the harvest thread's time walking them */
 	} snapshots;
 	uint64_t names; /* frame names kept (readable after the target exits) */
 };

@@ -71,6 +71,7 @@ void engine_calltrace_stats(struct engine *e,
 		out->snapshots.spliced = w->spliced;
 		out->snapshots.fp = w->fp;
 		out->snapshots.overflow = w->overflow;
+		out->snapshots.walk_ns = w->walk_ns;
 		if (ct->samples.error[0] && !ct->warning[0])
 			snprintf(out->warning, sizeof(out->warning), "%s",
 				 ct->samples.error);

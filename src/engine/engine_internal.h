@@ -83,6 +83,7 @@ struct engine_samples_walk_stats {
 	uint64_t fp;	   /* the handler's frame walk alone */
 	uint64_t busy;	   /* of those, because the symbols were busy */
 	uint64_t overflow; /* samples not kept: the traceset was full */
+	uint64_t walk_ns;  /* CLOCK_MONOTONIC spent walking them */
 };
 
 struct snapring;

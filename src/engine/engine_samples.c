@@ -11,14 +11,15 @@
  * it.  A DWARF unwinder cannot run in a signal handler; from a frozen copy
  * of the stack it can run anywhere, later.
  *
- * The stack of a sample.  The CFI walk (symtab_unwind, reading only the
- * copy) from the interrupted pc, sp and fp.  Where the copy ends before the
- * stack does (SNAP_COPY_MAX bytes), the handler's frame-pointer walk, which
- * read the live stack, is spliced on after the walk's last frame when it
- * holds that frame's return address.  The frame-pointer walk alone when the
- * CFI walk could not run (the names thread held the symbols: the harvest
- * thread never waits for it) or found fewer frames and no splice point.
- * The sample's tag frame goes last, as in CallTrace.
+ * The stack of a sample.  The CFI walk (symtab_unwind_frames, reading only
+ * the copy; no frame is looked up here, naming happens at rotation) from the
+ * interrupted pc, sp and fp.  Where the copy ends before the stack does
+ * (SNAP_COPY_MAX bytes), the handler's frame-pointer walk, which read the live
+ * stack, is spliced on after the walk's last frame when it holds that frame's
+ * return address.  The frame-pointer walk alone when the CFI walk could not run
+ * (the names thread held the symbols: the harvest thread never waits for it) or
+ * found fewer frames and no splice point. The sample's tag frame goes last, as
+ * in CallTrace.
  *
  * Cadence.  Drained on every harvest-loop pass that finds tickets waiting
  * (a relaxed load of the ring's head otherwise), at most SAMPLES_PER_PASS
@@ -40,6 +41,7 @@
 
 #include "engine/calltrace/snapring.h"
 #include "wire/cttable.h"
+#include "common/clock.h"
 
 /* Tickets consumed per harvest pass at most (the walks are ~20 us each). */
 #define SAMPLES_PER_PASS 256u
@@ -84,15 +86,15 @@ static void samples_one(void *ctx, const struct snap_sample *s)
 	struct engine *e = w->e;
 	struct engine_samples *sm = &e->ct.samples;
 	struct unwinder_regs regs = {.pc = s->pc, .sp = s->sp, .fp = s->fp};
-	struct symtab_unwound marks;
-	size_t max = CT_MAX_FRAMES - 1, n = 0, sp;
+	size_t max = CT_MAX_FRAMES - 1, n = 0, walked = 0, sp;
 	enum symtab_unwind_rc rc = SYMTAB_UNWIND_NONE;
+	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
 	if (s->ncopy)
-		rc = symtab_unwind(&e->symtab, &regs, samples_read, (void *)s,
-				   w->frames, max, false, &marks);
+		rc = symtab_unwind_frames(&e->symtab, &regs, samples_read,
+					  (void *)s, w->frames, max, &walked);
 	if (rc == SYMTAB_UNWIND_DONE)
-		n = marks.n;
+		n = walked;
 	if (rc == SYMTAB_UNWIND_BUSY)
 		sm->st.busy++;
 	if (n >= 2 && n >= s->nframes) {
@@ -114,6 +116,7 @@ static void samples_one(void *ctx, const struct snap_sample *s)
 			  PARKED_OWN_ID | ct_hash(w->frames, (unsigned)n) >> 1,
 			  s->weight ? s->weight : 1, 1, w->frames, (uint32_t)n))
 		sm->st.overflow++;
+	sm->st.walk_ns += clock_now_ns(CLOCK_MONOTONIC) - t0;
 }
 
 bool engine_samples_create(struct engine *e, char *err, size_t errlen)

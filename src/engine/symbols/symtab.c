@@ -223,11 +223,11 @@ uint32_t symtab_gen(struct symtab *t)
 	return g;
 }
 
-enum symtab_unwind_rc symtab_unwind(struct symtab *t,
-				    const struct unwinder_regs *regs,
-				    unwinder_read_fn read, void *ctx,
-				    uint64_t *frames, size_t max, bool wait,
-				    struct symtab_unwound *out)
+/* The walk, and with `mark` the program's frames marked in out. */
+static enum symtab_unwind_rc
+symtab_walk(struct symtab *t, const struct unwinder_regs *regs,
+	    unwinder_read_fn read, void *ctx, uint64_t *frames, size_t max,
+	    bool wait, bool mark, struct symtab_unwound *out)
 {
 	struct symbolizer *s;
 	struct symbol sym;
@@ -246,7 +246,7 @@ enum symtab_unwind_rc symtab_unwind(struct symtab *t,
 		return SYMTAB_UNWIND_NONE;
 	}
 	out->n = symbolizer_unwind(s, regs, read, ctx, frames, max);
-	for (size_t i = 0; i < out->n; i++) {
+	for (size_t i = 0; mark && i < out->n; i++) {
 		/* Every frame is a return address: name its call. */
 		bool known = symbolizer_lookup(s, frames[i] - 1, &sym);
 
@@ -267,4 +267,27 @@ enum symtab_unwind_rc symtab_unwind(struct symtab *t,
 	}
 	pthread_mutex_unlock(&t->lock);
 	return SYMTAB_UNWIND_DONE;
+}
+
+enum symtab_unwind_rc symtab_unwind(struct symtab *t,
+				    const struct unwinder_regs *regs,
+				    unwinder_read_fn read, void *ctx,
+				    uint64_t *frames, size_t max, bool wait,
+				    struct symtab_unwound *out)
+{
+	return symtab_walk(t, regs, read, ctx, frames, max, wait, true, out);
+}
+
+enum symtab_unwind_rc symtab_unwind_frames(struct symtab *t,
+					   const struct unwinder_regs *regs,
+					   unwinder_read_fn read, void *ctx,
+					   uint64_t *frames, size_t max,
+					   size_t *n)
+{
+	struct symtab_unwound out;
+	enum symtab_unwind_rc rc = symtab_walk(t, regs, read, ctx, frames, max,
+					       false, false, &out);
+
+	*n = out.n;
+	return rc;
 }

@@ -247,12 +247,13 @@ static void batch_json_calltrace(FILE *f, const struct batch_hot *hot)
 			",\"bad\":%" PRIu64 ",\"busy\":%" PRIu64
 			",\"cfi\":%" PRIu64 ",\"spliced\":%" PRIu64
 			",\"fp\":%" PRIu64 ",\"overflow\":%" PRIu64
-			",\"failed\":%s}",
+			",\"walk_ns\":%" PRIu64 ",\"failed\":%s}",
 			ct->snapshots.taken, ct->snapshots.lapped,
 			ct->snapshots.torn, ct->snapshots.skipped,
 			ct->snapshots.bad, ct->snapshots.busy,
 			ct->snapshots.cfi, ct->snapshots.spliced,
 			ct->snapshots.fp, ct->snapshots.overflow,
+			ct->snapshots.walk_ns,
 			ct->snapshots.failed ? "true" : "false");
 	else
 		fputs("null", f);
