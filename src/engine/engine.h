@@ -182,6 +182,9 @@ struct engine_calltrace_stats {
 
 void engine_calltrace_stats(struct engine *e,
 			    struct engine_calltrace_stats *out);
+/* Samples lost on the way: puts the writers dropped, and snapshot-ring
+ * tickets lapped, torn, skipped or bad (weight 1 each). */
+uint64_t engine_calltrace_lost(const struct engine_calltrace_stats *s);
 
 /* What a top list is sorted by, and what its percentages are of. */
 enum engine_hot_order {

@@ -28,6 +28,12 @@
 #define HOT_TREE_NODES 65536u /* nodes a tree is built with at most */
 #define HOT_MEMO 4096u	      /* frame -> key memo of one tree build */
 
+uint64_t engine_calltrace_lost(const struct engine_calltrace_stats *s)
+{
+	return s->rotor.dropped_weight + s->snapshots.lapped +
+	       s->snapshots.torn + s->snapshots.skipped + s->snapshots.bad;
+}
+
 void engine_calltrace_stats(struct engine *e,
 			    struct engine_calltrace_stats *out)
 {

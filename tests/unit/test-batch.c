@@ -368,6 +368,17 @@ static void hot_fixture(struct engine_calltrace_stats *ct,
 	ct->rotor.weight = 30;
 	ct->hot.weight = 30;
 	ct->hot.stacks = 2;
+	ct->rotor.dropped_weight = 2;
+	ct->snapshots.enabled = true;
+	ct->snapshots.taken = 25;
+	ct->snapshots.lapped = 3;
+	ct->snapshots.torn = 1;
+	ct->snapshots.skipped = 1;
+	ct->snapshots.busy = 4;
+	ct->snapshots.cfi = 20;
+	ct->snapshots.spliced = 2;
+	ct->snapshots.fp = 3;
+	ct->snapshots.walk_ns = 777;
 	memset(hs, 0, 2 * sizeof(*hs));
 	hs[0] = (struct engine_hot_stack){.stack_id = 7,
 					  .trace_id = 1ull << 32 | 5,
@@ -403,6 +414,18 @@ static void test_hot_json_and_text(void **state)
 	assert_int_equal(json_u64(&v, "calltrace.rotations"), 4);
 	assert_int_equal(json_u64(&v, "calltrace.collected"), 30);
 	json_need(&v, "calltrace.error", J_NULL);
+	/* The snapshot ring's books, each under its own key. */
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.taken"), 25);
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.lapped"), 3);
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.torn"), 1);
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.skipped"), 1);
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.bad"), 0);
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.busy"), 4);
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.cfi"), 20);
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.spliced"), 2);
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.fp"), 3);
+	assert_int_equal(json_u64(&v, "calltrace.snapshots.walk_ns"), 777);
+	assert_false(json_need(&v, "calltrace.snapshots.failed", J_BOOL)->b);
 	h = json_need(&v, "hot_stacks", J_ARR);
 	assert_int_equal(h->n, 2);
 	assert_true(json_u64(&h->items[0], "id") == (1ull << 32 | 5));
@@ -437,8 +460,8 @@ static void test_hot_json_and_text(void **state)
 	batch_print_hot_text(f, &hot, 1);
 	fclose(f);
 	assert_string_equal(buf,
-			    "Hot stacks: 2 kept, weight 30 in 4 rotations, 0 "
-			    "puts dropped\n"
+			    "Hot stacks: 2 kept, weight 30 in 4 rotations, 7 "
+			    "samples dropped\n"
 			    "   WEIGHT  SELF% TOTAL%  STACK (innermost first)\n"
 			    "       20   66.7   70.0  fa1@leaf <- fa2\n");
 	free(buf);

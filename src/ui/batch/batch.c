@@ -299,9 +299,10 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 		return;
 	fprintf(f,
 		"Hot stacks: %" PRIu64 " kept, weight %" PRIu64 " in %" PRIu64
-		" rotations, %" PRIu64 " puts dropped%s%s\n",
+		" rotations, %" PRIu64 " samples dropped%s%s\n",
 		ct->hot.stacks, ct->hot.weight, ct->rotor.rotations,
-		ct->rotor.dropped, ct->warning[0] ? " - " : "", ct->warning);
+		engine_calltrace_lost(ct), ct->warning[0] ? " - " : "",
+		ct->warning);
 	if (!hot->n || !max_rows)
 		return;
 	fprintf(f, "%9s %6s %6s  %s\n", "WEIGHT", "SELF%", "TOTAL%",

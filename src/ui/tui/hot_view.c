@@ -301,7 +301,7 @@ static void hot_view_draw(struct tui *t)
 			  "window%s; dropped %" PRIu64,
 			  h->stats.hot.stacks, h->stats.hot.weight,
 			  h->tree ? ", by function" : "",
-			  h->stats.rotor.dropped_weight);
+			  engine_calltrace_lost(&h->stats));
 		if (h->tree)
 			hot_draw_tree(t);
 		else
