@@ -98,6 +98,7 @@ struct engine_samples {
 	bool inited, dead;
 	struct traceset walked; /* since the last rotation */
 	struct engine_samples_walk_stats st;
+	struct snapreader_stats ring_st; /* as the last drain read them */
 	struct samples_walk_scratch scratch;
 	struct {
 		struct snapreader_stats ring;

@@ -153,16 +153,20 @@ void engine_samples_unlink(const struct engine *e)
 	snapring_unlink(e->ct.samples.ring);
 }
 
-/* The drain under a SIGBUS landing pad of its own: a target that
- * truncated the file costs the ring, nothing else. */
+/* The drain -- every read of the ring, its header included -- under a
+ * SIGBUS landing pad of its own: a target that truncated the file costs
+ * the ring, nothing else.  sigsetjmp saves no signal mask (no syscall on
+ * every harvest pass): engine_sigbus is installed with SA_NODEFER, so a
+ * fault leaves the mask as it was. */
 static void samples_drain_guarded(struct engine *e,
 				  struct samples_walk_scratch *w)
 {
 	struct engine_samples *sm = &e->ct.samples;
+	struct snapreader *rd = snapring_reader(sm->ring);
 	sigjmp_buf jb;
 	sigjmp_buf *volatile outer = engine_guard;
 
-	if (sigsetjmp(jb, 1)) {
+	if (sigsetjmp(jb, 0)) {
 		engine_guard = outer;
 		sm->dead = true;
 		pthread_mutex_lock(&e->ct.hot_lock);
@@ -175,8 +179,10 @@ static void samples_drain_guarded(struct engine *e,
 		return;
 	}
 	engine_guard = &jb;
-	snapreader_poll(snapring_reader(sm->ring), w->now, samples_one, w,
-			SAMPLES_PER_PASS);
+	if (snapreader_pending(rd)) {
+		snapreader_poll(rd, w->now, samples_one, w, SAMPLES_PER_PASS);
+		snapreader_stats(rd, &sm->ring_st);
+	}
 	engine_guard = outer;
 }
 
@@ -185,8 +191,7 @@ bool engine_samples_drain(struct engine *e, uint64_t now)
 	struct engine_samples *sm = &e->ct.samples;
 	struct samples_walk_scratch *w;
 
-	if (!sm->ring || sm->dead ||
-	    !snapreader_pending(snapring_reader(sm->ring)))
+	if (!sm->ring || sm->dead)
 		return sm->walked.n > 0;
 	w = &sm->scratch;
 	w->e = e;
@@ -198,7 +203,6 @@ bool engine_samples_drain(struct engine *e, uint64_t now)
 void engine_samples_ingest(struct engine *e, uint64_t now)
 {
 	struct engine_samples *sm = &e->ct.samples;
-	struct snapreader_stats rs;
 	uint64_t *owner;
 
 	if (!sm->inited)
@@ -213,12 +217,8 @@ void engine_samples_ingest(struct engine *e, uint64_t now)
 		pthread_mutex_unlock(&e->ct.hot_lock);
 		traceset_clear(&sm->walked);
 	}
-	if (sm->ring && !sm->dead)
-		snapreader_stats(snapring_reader(sm->ring), &rs);
-	else
-		rs = sm->shown.ring;
 	pthread_mutex_lock(&e->ct.hot_lock);
-	sm->shown.ring = rs;
+	sm->shown.ring = sm->ring_st;
 	sm->shown.walk = sm->st;
 	pthread_mutex_unlock(&e->ct.hot_lock);
 }

@@ -15,6 +15,9 @@
  *   truncate  the target truncates the CallTrace file: the engine's next
  *             look at it faults, is caught (SIGBUS guard), reports it, and
  *             harvesting goes on.
+ *   truncate-snap  the same for the snapshot ring (--sample): the drain
+ *             faults, is caught, says so in calltrace.snapshots and the
+ *             warning; the CallTrace region and harvesting go on.
  *
  *   readers   every call the UI will make (top, tree, names, parked,
  *             stats, export, zero), in a loop while the harvest thread
@@ -274,6 +277,52 @@ static void test_parked_keeps_its_id(void **state)
 	it_run_finish(&r);
 }
 
+static void test_truncated_snapshots_survive(void **state)
+{
+	struct engine_calltrace_stats st;
+	struct engine_config cfg;
+	const struct model_coro *c;
+	uint64_t before = 0, end;
+	struct it_run r;
+	char line[64];
+	int fd;
+
+	(void)state;
+	cfg_for(&cfg, NULL);
+	cfg.sample_hz = 997;
+	fd = start_with_pipe(&r, "truncate-snap", "2", &cfg);
+	assert_true(it_read_line(fd, line, sizeof(line), 30000) > 0);
+	assert_string_equal(line, "truncated");
+	close(fd);
+	/* The drain looks at the ring on every pass: it faults at once. */
+	end = it_now() + 30000000000ull;
+	do {
+		engine_calltrace_stats(r.e, &st);
+		if (st.snapshots.failed)
+			break;
+		it_sleep_ms(20);
+	} while (it_now() < end);
+	assert_true(st.snapshots.enabled);
+	assert_true(st.snapshots.failed);
+	assert_non_null(strstr(st.warning, "snapshots"));
+	assert_false(st.failed); /* the CallTrace region is fine */
+	/* Harvesting goes on (deadline, not a sleep). */
+	for (end = it_now() + 30000000000ull;; it_sleep_ms(20)) {
+		engine_snapshot(r.e, &r.snap);
+		c = it_find_coro(&r.snap, IT_PROBE_ID(0));
+		if (c && !before)
+			before = c->switches;
+		if ((c && before && c->switches > before) || it_now() > end)
+			break;
+	}
+	assert_non_null(c);
+	assert_true(c->switches > before);
+	assert_null(r.snap.error);
+	for (end = it_now() + 30000000000ull; !engine_reap(r.e); it_sleep_ms(5))
+		assert_true(it_now() < end);
+	it_run_finish(&r);
+}
+
 static void test_truncated_region_survives(void **state)
 {
 	struct engine_calltrace_stats st;
@@ -391,6 +440,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_parked_keeps_its_id,
 					  it_teardown_run),
 		cmocka_unit_test_teardown(test_truncated_region_survives,
+					  it_teardown_run),
+		cmocka_unit_test_teardown(test_truncated_snapshots_survive,
 					  it_teardown_run),
 		cmocka_unit_test_teardown(test_readers_while_rotating,
 					  it_teardown_run),

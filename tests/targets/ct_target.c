@@ -26,6 +26,12 @@
  *       (prints "truncated"), then switches coroutine 0 every 10 ms for
  *       SECS (never putting again: its own mapping would fault) and exits.
  *
+ *   ct-target truncate-snap SECS OUTFD
+ *       With the sampler on (the engine's --sample): coroutine 0 burns
+ *       300 ms of CPU (samples go to the snapshot ring), the sampler is
+ *       stopped, the snapshot ring's file truncated to 0 bytes (prints
+ *       "truncated"), then coroutine 0 switches every 10 ms for SECS.
+ *
  *   ct-target real GAP_MS
  *       Puts its own stack, target_real -> real_mid -> real_leaf (the
  *       leaf's entry as the exact pc, then two return addresses), weight
@@ -233,6 +239,45 @@ static int target_truncate(unsigned secs, int out)
 	return 0;
 }
 
+/* The snapshot ring next to the CallTrace file, truncated to nothing. */
+static int target_truncate_snap(unsigned secs, int out)
+{
+	const char *shm = getenv(CTP_ENV_SHM);
+	const char *slash = shm ? strrchr(shm, '/') : NULL;
+	volatile uint64_t spin = 0;
+	struct corotop_coro c;
+	char path[4096];
+	uint64_t end;
+	unsigned i = 0;
+	int fd;
+
+	corotop_coro_open(&c, IT_PROBE_ID(0));
+	if (!c.station || !slash)
+		return need(false, "no station");
+	corotop_coro_resume(&c, 0x4000);
+	for (end = it_now() + 300000000u; it_now() < end;)
+		spin = spin + 1;
+	corotop_coro_suspend(&c, 0x4002);
+	/* Our own handler would write into what is truncated next. */
+	corotop_sampler_stop();
+	snprintf(path, sizeof(path), "%.*s/snapshots.shm", (int)(slash - shm),
+		 shm);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || ftruncate(fd, 0) != 0) {
+		perror("ct-target: truncate snapshots.shm");
+		return 1;
+	}
+	close(fd);
+	dprintf(out, "truncated\n");
+	end = it_now() + (uint64_t)secs * 1000000000u;
+	while (it_now() < end) {
+		switch_both(&c, 1, 0x4010 + (i++ % 64) * 2);
+		it_sleep_ms(10);
+	}
+	corotop_coro_close(&c);
+	return 0;
+}
+
 /* Real frames: no inlining, no tail calls (the empty asm after each call
  * keeps the caller's frame), so the return addresses are where they seem. */
 __attribute__((noinline)) static uint64_t real_leaf(uint64_t *f)
@@ -277,6 +322,8 @@ int main(int argc, char **argv)
 		return target_park(a, (int)b);
 	if (!strcmp(mode, "truncate"))
 		return target_truncate(a, (int)b);
+	if (!strcmp(mode, "truncate-snap"))
+		return target_truncate_snap(a, (int)b);
 	if (!strcmp(mode, "real"))
 		return target_real(a);
 	fprintf(stderr, "ct-target: unknown mode '%s'\n", mode);

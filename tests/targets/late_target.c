@@ -44,8 +44,9 @@ static void *switcher(void *arg)
 	return NULL;
 }
 
-/* Mappings of the region's files: "/ctp.shm" or "/calltrace.shm" at the
- * end of a line of /proc/self/maps (a retired one is anonymous). */
+/* Mappings of the region's files: "/ctp.shm", "/calltrace.shm" or
+ * "/snapshots.shm" (with --sample) at the end of a line of /proc/self/maps
+ * (a retired one is anonymous). */
 static int region_maps(void)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -55,7 +56,9 @@ static int region_maps(void)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "/ctp.shm") || strstr(line, "/calltrace.shm"))
+		if (strstr(line, "/ctp.shm") ||
+		    strstr(line, "/calltrace.shm") ||
+		    strstr(line, "/snapshots.shm"))
 			n++;
 	fclose(f);
 	return n;
