@@ -31,7 +31,8 @@
  * Ordering contract ("W" a writer, "E" the engine):
  *
  *   (a) W: t = head fetch_add 1, relaxed (a ticket; carries no data)
- *   (b) W: seq CAS even s -> 2t + 1, relaxed, only when s < 2t + 1: a
+ *   (b) W: seq CAS even s -> 2t + 1, acquire (pairs with the previous
+ *          writer's d: its payload before ours), only when s < 2t + 1: a
  *          record still odd (a writer a lap behind, preempted) or already
  *          past t (a writer a lap ahead) is not touched -- the sample goes
  *          to CallTrace instead and `busy` counts it

@@ -85,11 +85,13 @@ static inline bool snap_writer_put(const struct snap_view *v,
 	/* (a) relaxed: a ticket, no data. */
 	t = atomic_fetch_add_explicit(&h->head, 1, memory_order_relaxed);
 	r = &v->rec[t & v->mask];
-	/* (b) relaxed: the CAS alone decides who writes. */
+	/* (b) the CAS decides who writes; acquire on success pairs with the
+	 * previous writer's release (d), so its payload stores are ordered
+	 * before ours (free on x86-64 and arm64). */
 	s = atomic_load_explicit(&r->seq, memory_order_relaxed);
 	if ((s & 1) || s >= 2 * t + 1 ||
 	    !atomic_compare_exchange_strong_explicit(&r->seq, &s, 2 * t + 1,
-						     memory_order_relaxed,
+						     memory_order_acquire,
 						     memory_order_relaxed)) {
 		/* relaxed: a statistic. */
 		atomic_fetch_add_explicit(&h->busy, 1, memory_order_relaxed);

@@ -587,6 +587,22 @@ static void test_unfinished_waited(void **state)
 /* A writer that gave up at (b): head bumped, seq untouched -- still 0 in
  * the first lap, still the ticket a lap older afterwards.  Waited for,
  * then skipped. */
+/* A clock that goes back (or 0 twice) starts the wait over: an unfinished
+ * ticket is never skipped before a whole grace period of the caller's
+ * clock went by. */
+static void test_clock_back(void **state)
+{
+	struct sr *d = sr_new(8, 0, false);
+	uint64_t t = sr_take(d);
+
+	(void)state;
+	sr_set_seq(d, t, 2 * t + 1);
+	assert_int_equal(sr_poll(d, 1000 * MS, 64), 0);
+	assert_int_equal(sr_poll(d, 1000 * MS - 1, 64), 0);
+	assert_true(d->r.st.skipped == 0);
+	sr_free(d);
+}
+
 static void test_gave_up(void **state)
 {
 	struct sr *d = sr_new(2, 0, false);
@@ -736,7 +752,7 @@ static void test_resync(void **state)
 		assert_true(sr_put_t(d));
 	assert_int_equal(sr_poll(d, now, 64), 5);
 	sr_set_head(d, 2); /* backwards */
-	assert_true(snapreader_pending(&d->r) == 0);
+	assert_true(snapreader_pending(&d->r) == 1); /* a poll resyncs */
 	assert_int_equal(sr_poll(d, now, 64), 0);
 	assert_true(d->r.st.resyncs == 1 && d->r.st.lapped == 0);
 	assert_true(d->r.st.tail == 2);
@@ -1013,6 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_busy),
 		cmocka_unit_test(test_bad_counts),
 		cmocka_unit_test(test_resync),
+		cmocka_unit_test(test_clock_back),
 		cmocka_unit_test(test_max),
 		cmocka_unit_test(test_start_midway),
 		cmocka_unit_test(test_torn_forced),

@@ -15,11 +15,14 @@
  *                  to grace_ns from when t was first seen unfinished, then
  *                  skipped
  *
- * When head is more than a ring ahead of tail, the oldest tickets were
- * certainly overwritten: tail jumps to head - records and they count as
- * lapped -- unless the jump is beyond what any writer could have done
- * since the last poll (SNAP_JUMP_MAX) or head went backwards: the region
- * lies, tail resyncs to head and nothing is counted but the resync.
+ * When head is more than a ring ahead of tail, the oldest tickets are gone
+ * (overwritten, or given up and never written): tail jumps to head -
+ * records and they count as lapped -- unless the jump is beyond what any
+ * writer could have done since the last poll (SNAP_JUMP_MAX) or head went
+ * backwards: the region lies, tail resyncs to head and nothing is counted
+ * but the resync (records of tickets already delivered may then be
+ * delivered again: a region that lies about its head gets its own samples
+ * back, nothing worse).
  *
  * The copy is made of relaxed atomic loads, as the ppt reader's: the record
  * is written concurrently, and only atomic loads make the seqlock a
@@ -109,7 +112,10 @@ size_t snapreader_poll(struct snapreader *r, uint64_t now, snapreader_fn fn,
 
 		if (s <= 2 * t + 1) {
 			/* Not complete: wait for it, within the grace. */
-			if (!r->waiting_since) {
+			/* A clock that went back (a caller's, never
+			 * CLOCK_MONOTONIC) starts the wait over rather than
+			 * ending it. */
+			if (!r->waiting_since || now < r->waiting_since) {
 				r->waiting_since = now ? now : 1;
 				break;
 			}
@@ -141,7 +147,9 @@ uint64_t snapreader_pending(const struct snapreader *r)
 	uint64_t head =
 		atomic_load_explicit(&r->hdr->head, memory_order_relaxed);
 
-	return head > r->st.tail ? head - r->st.tail : 0;
+	if (head < r->st.tail)
+		return 1; /* went back: a poll resyncs */
+	return head - r->st.tail;
 }
 
 void snapreader_stats(const struct snapreader *r, struct snapreader_stats *out)

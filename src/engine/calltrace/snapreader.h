@@ -58,15 +58,17 @@ typedef void (*snapreader_fn)(void *ctx, const struct snap_sample *s);
 
 /*
  * Consume tickets in order up to the writers' head, delivering complete
- * records to fn; at most max tickets per call (bulk-lapped ones count as
- * one).  now: a monotonic time in ns, for the grace period.  Returns the
- * samples delivered.  The region is untrusted: every count is bounded, and
- * a head that lies costs a resync, never a long loop.
+ * records to fn; at most max tickets examined one by one per call (a bulk
+ * lap of the tickets more than a ring behind head comes on top, and is
+ * made even with max 0).  now: a monotonic time in ns, for the grace period.
+ * Returns the samples delivered.  The region is untrusted: every count is
+ * bounded, and a head that lies costs a resync, never a long loop.
  */
 size_t snapreader_poll(struct snapreader *r, uint64_t now, snapreader_fn fn,
 		       void *ctx, size_t max);
 
-/* Tickets waiting: head - tail, as the region says (0 if it went back). */
+/* Tickets waiting: head - tail, as the region says; 1 when head went
+ * back (a poll then resyncs); 0: nothing to do. */
 uint64_t snapreader_pending(const struct snapreader *r);
 
 void snapreader_stats(const struct snapreader *r, struct snapreader_stats *out);
