@@ -160,4 +160,22 @@ static inline uint64_t snap_region_size(uint32_t records)
 	       (uint64_t)records * sizeof(struct snap_record);
 }
 
+/* The geometry of a new ring of `records` records and `size` bytes (the
+ * engine's: snap_region_size(records)) into h, magic last; pid: the
+ * engine's, for diagnostics. */
+static inline void snap_header_init(struct snap_header *h, uint32_t records,
+				    uint64_t size, uint32_t pid)
+{
+	h->version = SNAP_VERSION;
+	h->header_size = SNAP_HEADER_SIZE;
+	h->records = records;
+	h->record_size = sizeof(struct snap_record);
+	h->fp_max = SNAP_FP_MAX;
+	h->copy_max = SNAP_COPY_MAX;
+	h->records_offset = SNAP_HEADER_SIZE;
+	h->region_size = size;
+	h->engine_pid = pid;
+	h->magic = SNAP_MAGIC;
+}
+
 #endif

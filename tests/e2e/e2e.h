@@ -307,6 +307,20 @@ static __attribute__((unused)) const struct jv *coro_where(const struct jv *v,
 	return NULL;
 }
 
+/* Some frame of coroutine c's parked stack names a function starting
+ * with sym. */
+static __attribute__((unused)) bool stack_has(const struct jv *c,
+					      const char *sym)
+{
+	const struct jv *f = json_get(c, "parked_stack.frames");
+
+	for (size_t k = 0; f && f->t == J_ARR && k < f->n; k++)
+		if (!strncmp(json_need(&f->items[k], "symbol", J_STR)->s, sym,
+			     strlen(sym)))
+			return true;
+	return false;
+}
+
 /* Some coroutine of the snapshot is parked at `where` (a prefix). */
 static __attribute__((unused)) bool parked_at(const struct jv *v,
 					      const char *where)

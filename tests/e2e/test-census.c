@@ -122,18 +122,6 @@ static bool stack_starts(const struct jv *c, const char *const *syms, size_t n)
 	return true;
 }
 
-/* Some frame of c's parked stack names a function starting with sym. */
-static bool stack_has(const struct jv *c, const char *sym)
-{
-	const struct jv *f = json_get(c, "parked_stack.frames");
-
-	for (size_t k = 0; f && f->t == J_ARR && k < f->n; k++)
-		if (!strncmp(json_need(&f->items[k], "symbol", J_STR)->s, sym,
-			     strlen(sym)))
-			return true;
-	return false;
-}
-
 /*
  * c at its first appearance: WAKE?, suspended, no switch since the
  * attach, born and parked exactly when `t` says; with the stack `syms`

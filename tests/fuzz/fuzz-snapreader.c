@@ -71,15 +71,7 @@ static uint64_t fz_u64(struct fz_in *in)
 
 static void fz_header(struct snap_header *h, uint64_t size)
 {
-	h->version = SNAP_VERSION;
-	h->header_size = SNAP_HEADER_SIZE;
-	h->records = FZ_RECORDS;
-	h->record_size = sizeof(struct snap_record);
-	h->fp_max = SNAP_FP_MAX;
-	h->copy_max = SNAP_COPY_MAX;
-	h->records_offset = SNAP_HEADER_SIZE;
-	h->region_size = size;
-	h->magic = SNAP_MAGIC;
+	snap_header_init(h, FZ_RECORDS, size, 0);
 }
 
 /* relaxed, every region access here: one thread. */

@@ -127,16 +127,7 @@ struct ss_writer {
 /* The header as snapring_create writes it. */
 static void ss_header(struct snap_header *h, uint32_t records, uint64_t size)
 {
-	h->version = SNAP_VERSION;
-	h->header_size = SNAP_HEADER_SIZE;
-	h->records = records;
-	h->record_size = sizeof(struct snap_record);
-	h->fp_max = SNAP_FP_MAX;
-	h->copy_max = SNAP_COPY_MAX;
-	h->records_offset = SNAP_HEADER_SIZE;
-	h->region_size = size;
-	h->engine_pid = (uint32_t)getpid();
-	h->magic = SNAP_MAGIC;
+	snap_header_init(h, records, size, (uint32_t)getpid());
 }
 
 static bool ss_late(struct ss *p)

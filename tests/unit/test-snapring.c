@@ -107,16 +107,7 @@ struct sr {
 /* The header as snapring_create writes it. */
 static void sr_header(struct snap_header *h, uint32_t records, uint64_t size)
 {
-	h->version = SNAP_VERSION;
-	h->header_size = SNAP_HEADER_SIZE;
-	h->records = records;
-	h->record_size = sizeof(struct snap_record);
-	h->fp_max = SNAP_FP_MAX;
-	h->copy_max = SNAP_COPY_MAX;
-	h->records_offset = SNAP_HEADER_SIZE;
-	h->region_size = size;
-	h->engine_pid = (uint32_t)getpid();
-	h->magic = SNAP_MAGIC;
+	snap_header_init(h, records, size, (uint32_t)getpid());
 }
 
 /* A ring of `records` whose head starts at head0; mapped: the region is
@@ -751,7 +742,7 @@ static void test_resync(void **state)
 	for (int i = 0; i < 5; i++)
 		assert_true(sr_put_t(d));
 	assert_int_equal(sr_poll(d, now, 64), 5);
-	sr_set_head(d, 2); /* backwards */
+	sr_set_head(d, 2);			     /* backwards */
 	assert_true(snapreader_pending(&d->r) == 1); /* a poll resyncs */
 	assert_int_equal(sr_poll(d, now, 64), 0);
 	assert_true(d->r.st.resyncs == 1 && d->r.st.lapped == 0);

@@ -50,7 +50,6 @@ struct snapring *snapring_create(const char *dir, struct ct_header *ct,
 				 size_t errlen)
 {
 	struct snapring *r = calloc(1, sizeof(*r));
-	struct snap_header *h;
 
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
@@ -91,17 +90,7 @@ struct snapring *snapring_create(const char *dir, struct ct_header *ct,
 		snapring_destroy(r);
 		return NULL;
 	}
-	h = r->base;
-	h->version = SNAP_VERSION;
-	h->header_size = SNAP_HEADER_SIZE;
-	h->records = records;
-	h->record_size = sizeof(struct snap_record);
-	h->fp_max = SNAP_FP_MAX;
-	h->copy_max = SNAP_COPY_MAX;
-	h->records_offset = SNAP_HEADER_SIZE;
-	h->region_size = r->size;
-	h->engine_pid = (uint32_t)getpid();
-	h->magic = SNAP_MAGIC;
+	snap_header_init(r->base, records, r->size, (uint32_t)getpid());
 	snapreader_init(&r->rd, r->base, records, grace_ns);
 	if (ct)
 		snapring_announce(r, ct);
