@@ -61,6 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/calltrace/shmfile.h"
 #include "wire/ctslot.h"
 #include "wire/cttable.h"
 #include "common/clock.h"
@@ -83,8 +84,8 @@ struct rotor {
 	struct ct_geometry g;
 	struct ct_header *hdr;
 	struct ct_slot *slots;
-	void *base;
-	int fd;
+	void *base; /* file.base */
+	struct shmfile file;
 	struct rotor_table t[CT_TABLES];
 	unsigned act, stby, scr; /* private roles; the region's are copies */
 	uint64_t gen;
@@ -93,7 +94,6 @@ struct rotor {
 	unsigned cur; /* sets[cur] is the last rotation's union */
 	struct rotor_stats st;
 	char warning[768];
-	char path[512];
 };
 
 void rotor_config_defaults(struct rotor_config *cfg)
@@ -152,7 +152,7 @@ struct rotor *rotor_create(const char *dir, struct ctp_header *ctp,
 		return NULL;
 	}
 	r->cfg = *cfg;
-	r->fd = -1;
+	r->file.fd = -1;
 	if (ct_geometry(&r->g, cfg->max_traces, cfg->pool_frames) != 0) {
 		snprintf(err, errlen,
 			 "calltrace tables of %u traces and %u frames are out "
@@ -161,29 +161,10 @@ struct rotor *rotor_create(const char *dir, struct ctp_header *ctp,
 			 CT_POOL_FRAMES_LIMIT);
 		goto err_free;
 	}
-	snprintf(r->path, sizeof(r->path), "%s/%s", dir, ROTOR_FILE);
-	r->fd = open(r->path,
-		     O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (r->fd < 0) {
-		snprintf(err, errlen, "cannot create %s: %s", r->path,
-			 strerror(errno));
-		r->path[0] = '\0';
-		goto err_free;
-	}
-	if (ftruncate(r->fd, (off_t)r->g.region_size) < 0) {
-		snprintf(err, errlen, "cannot size %s to %llu bytes: %s",
-			 r->path, (unsigned long long)r->g.region_size,
-			 strerror(errno));
+	if (!shmfile_create(&r->file, dir, ROTOR_FILE, r->g.region_size, err,
+			    errlen))
 		goto err_file;
-	}
-	r->base = mmap(NULL, r->g.region_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, r->fd, 0);
-	if (r->base == MAP_FAILED) {
-		r->base = NULL;
-		snprintf(err, errlen, "cannot map %s (%llu bytes): %s", r->path,
-			 (unsigned long long)r->g.region_size, strerror(errno));
-		goto err_file;
-	}
+	r->base = r->file.base;
 	r->hdr = r->base;
 	r->slots =
 		(struct ct_slot *)(void *)((char *)r->base + r->g.slots_offset);
@@ -225,19 +206,15 @@ err_free:
 
 void rotor_unlink(const struct rotor *r)
 {
-	if (r && r->path[0])
-		unlink(r->path);
+	if (r)
+		shmfile_unlink(&r->file);
 }
 
 void rotor_destroy(struct rotor *r)
 {
 	if (!r)
 		return;
-	if (r->base)
-		munmap(r->base, r->g.region_size);
-	if (r->fd >= 0)
-		close(r->fd);
-	rotor_unlink(r);
+	shmfile_finish(&r->file);
 	for (unsigned i = 0; i < CT_TABLES; i++)
 		free(r->t[i].kept);
 	for (unsigned i = 0; i < 2; i++)
@@ -247,7 +224,7 @@ void rotor_destroy(struct rotor *r)
 
 const char *rotor_path(const struct rotor *r)
 {
-	return r->path;
+	return r->file.path;
 }
 
 void *rotor_base(const struct rotor *r)
@@ -535,15 +512,14 @@ static bool rotor_usable(struct rotor *r, unsigned i)
 
 static bool rotor_size_ok(struct rotor *r)
 {
-	struct stat st = {0};
+	long long now;
 
-	if (fstat(r->fd, &st) == 0 && (uint64_t)st.st_size >= r->g.region_size)
+	if (shmfile_size_ok(&r->file, &now))
 		return true;
 	snprintf(r->warning, sizeof(r->warning),
 		 "calltrace: %s was truncated (now %lld bytes, need %llu); "
 		 "not touching it again",
-		 r->path, (long long)st.st_size,
-		 (unsigned long long)r->g.region_size);
+		 r->file.path, now, (unsigned long long)r->g.region_size);
 	return false;
 }
 
