@@ -230,6 +230,10 @@ bool engine_live_start(struct engine *e, char *err, size_t errlen)
 		return false;
 	}
 	e->harvest_running = true;
+	/* Started after the target (a fork with it running could copy its
+	 * locks held). */
+	if (!engine_samples_start(e, err, errlen))
+		return false;
 	/* After the harvest runs: the probe may start writing the moment its
 	 * buffer is attached. */
 	return engine_ppt_start(e, err, errlen);

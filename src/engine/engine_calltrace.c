@@ -390,7 +390,7 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 
 	if (!ct->rotor || ct->dead)
 		return;
-	walked = engine_samples_drain(e, now);
+	walked = engine_samples_waiting(e);
 	if (now < ct->next_check)
 		return;
 	ct->next_check = now + CT_CHECK_NS;
@@ -419,9 +419,7 @@ void engine_ct_final(struct engine *e)
 
 	if (!e->ct.rotor || e->ct.dead)
 		return;
-	/* What the sampler left in the snapshot ring, a pass per half of
-	 * it at most (a ticket still being written is not waited for). */
-	for (int i = 0; i < 4; i++)
-		engine_samples_drain(e, now);
+	/* What the sampler left in the snapshot ring. */
+	engine_samples_final(e);
 	engine_ct_rotate(e, now, CT_FINAL_NAME_BUDGET_NS);
 }

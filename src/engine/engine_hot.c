@@ -60,28 +60,6 @@ void engine_calltrace_stats(struct engine *e,
 		out->hot.unattributed = h.unattributed;
 		out->hot.evicted_weight = h.evicted_weight;
 	}
-	if (ct->samples.ring) {
-		const struct snapreader_stats *r = &ct->samples.shown.ring;
-		const struct engine_samples_walk_stats *w =
-			&ct->samples.shown.walk;
-
-		out->snapshots.enabled = true;
-		out->snapshots.failed = ct->samples.error[0] != '\0';
-		out->snapshots.taken = r->taken;
-		out->snapshots.lapped = r->lapped;
-		out->snapshots.torn = r->torn;
-		out->snapshots.skipped = r->skipped;
-		out->snapshots.bad = r->bad;
-		out->snapshots.busy = r->busy;
-		out->snapshots.cfi = w->cfi;
-		out->snapshots.spliced = w->spliced;
-		out->snapshots.fp = w->fp;
-		out->snapshots.overflow = w->overflow;
-		out->snapshots.walk_ns = w->walk_ns;
-		if (ct->samples.error[0] && !ct->warning[0])
-			snprintf(out->warning, sizeof(out->warning), "%s",
-				 ct->samples.error);
-	}
 	if (ct->parked) {
 		struct parked_stats p;
 
@@ -91,6 +69,7 @@ void engine_calltrace_stats(struct engine *e,
 	if (ct->names)
 		out->names = framenames_count(ct->names);
 	pthread_mutex_unlock(&ct->hot_lock);
+	engine_samples_stats(e, out);
 }
 
 size_t engine_hot_stacks(struct engine *e, uint64_t model_id,

@@ -75,13 +75,12 @@ const struct engine_mode *engine_mode_of(const struct engine_config *cfg);
  * thread, then the caller of engine_stop after it joined.  Everything
  * under hot_lock is what other threads read.
  */
-/* Samples walked by the engine (engine_samples.c): harvest thread only,
- * but `shown` and `error`, under hot_lock. */
+/* Samples walked by the engine (engine_samples.c), on the samples thread;
+ * under `lock`: walked[], fill, st, ring_st, failed, error. */
 struct engine_samples_walk_stats {
 	uint64_t cfi;	   /* stacks from the CFI walk of the copy */
 	uint64_t spliced;  /* ... with the handler's frame walk spliced on */
 	uint64_t fp;	   /* the handler's frame walk alone */
-	uint64_t busy;	   /* of those, because the symbols were busy */
 	uint64_t overflow; /* samples not kept: the traceset was full */
 	uint64_t walk_ns;  /* CLOCK_MONOTONIC spent walking them */
 };
@@ -89,21 +88,23 @@ struct engine_samples_walk_stats {
 struct snapring;
 struct samples_walk_scratch {
 	struct engine *e;
-	uint64_t now;
 	uint64_t frames[CT_MAX_FRAMES];
 };
 
 struct engine_samples {
 	struct snapring *ring; /* NULL: no snapshot ring */
-	bool inited, dead;
-	struct traceset walked; /* since the last rotation */
-	struct engine_samples_walk_stats st;
-	struct snapreader_stats ring_st; /* as the last drain read them */
+	bool inited, running;
+	pthread_t thread;
+	_Atomic bool stop;
+	/* The samples thread's (its caller's after the join). */
+	bool dead; /* the ring faulted */
 	struct samples_walk_scratch scratch;
-	struct {
-		struct snapreader_stats ring;
-		struct engine_samples_walk_stats walk;
-	} shown;
+	pthread_mutex_t lock;	   /* a leaf */
+	struct traceset walked[2]; /* walked[fill] is being filled */
+	unsigned fill;
+	struct engine_samples_walk_stats st;
+	struct snapreader_stats ring_st; /* as the last poll read them */
+	bool failed;
 	char error[256];
 };
 
@@ -282,12 +283,17 @@ void engine_ct_final(struct engine *e);
 uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u);
 
 /* engine_samples.c: the snapshot ring (only with sample_hz; after the
- * rotor), drained on the harvest thread -- true while walked stacks wait
- * for a rotation -- and ingested at each rotation. */
+ * rotor) and its thread (started with the harvest, joined by _final, which
+ * drains what is left); _waiting: walked stacks wait for a rotation, which
+ * _ingest's into the hot stacks; _stats fills out->snapshots. */
 bool engine_samples_create(struct engine *e, char *err, size_t errlen);
+bool engine_samples_start(struct engine *e, char *err, size_t errlen);
+void engine_samples_stop(struct engine *e);
+void engine_samples_final(struct engine *e);
 void engine_samples_destroy(struct engine *e);
 void engine_samples_unlink(const struct engine *e);
-bool engine_samples_drain(struct engine *e, uint64_t now);
+bool engine_samples_waiting(struct engine *e);
+void engine_samples_stats(struct engine *e, struct engine_calltrace_stats *out);
 void engine_samples_ingest(struct engine *e, uint64_t now);
 
 /* engine_ppt.c: attach mode.  create: find the buffers (before the region

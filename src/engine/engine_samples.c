@@ -14,24 +14,31 @@
  * The stack of a sample.  The CFI walk (symtab_unwind_frames, reading only
  * the copy; no frame is looked up here, naming happens at rotation) from the
  * interrupted pc, sp and fp.  Where the copy ends before the stack does
- * (SNAP_COPY_MAX bytes), the handler's frame-pointer walk, which read the live
- * stack, is spliced on after the walk's last frame when it holds that frame's
- * return address.  The frame-pointer walk alone when the CFI walk could not run
- * (the names thread held the symbols: the harvest thread never waits for it) or
- * found fewer frames and no splice point. The sample's tag frame goes last, as
- * in CallTrace.
+ * (SNAP_COPY_MAX bytes), the handler's frame-pointer walk, which read the
+ * live stack, is spliced on after the walk's last frame when it holds that
+ * frame's return address.  The frame-pointer walk alone when the CFI walk
+ * found fewer frames and no splice point.  The sample's tag frame goes
+ * last, as in CallTrace.
  *
- * Cadence.  Drained on every harvest-loop pass that finds tickets waiting
- * (a relaxed load of the ring's head otherwise), at most SAMPLES_PER_PASS
- * a pass; walked stacks are kept in a traceset of the engine's own ids
- * (PARKED_OWN_ID | hash: never a CallTrace id) and go into the hot stacks
- * at the next rotation, which their presence triggers.  The engine sleeps
- * at most SAMPLES_SLEEP_MS while the ring exists (engine.c), so a ring of
- * SAMPLES_RECORDS holds several sleeps' worth of samples at 997 Hz on
- * every core.
+ * A thread of its own.  A walk costs tens of microseconds, and the first
+ * ones in a module load its CFI (about 100 ms): on the harvest thread they
+ * delayed harvesting enough to lose cTP events of a busy target.  So the
+ * samples thread drains the ring (SAMPLES_PER_POLL tickets a poll, a poll
+ * every SAMPLES_IDLE_NS while it is empty), waits for the symbol table's
+ * lock when the names thread holds it, and adds each stack to the traceset
+ * being filled (walked[fill], under `lock`).  A rotation (harvest thread)
+ * swaps the two sets under the lock and ingests the full one into the hot
+ * stacks without it.  Ids are the engine's own (PARKED_OWN_ID | hash:
+ * never a CallTrace id); stacks waiting make the next rotation happen.
+ * The thread starts with the others (engine_live_start) and is joined
+ * before the last rotation, which drains what is left on its caller.
  *
- * Faults.  The file is the target's to truncate: the drain runs under the
- * CallTrace SIGBUS guard, and a fault abandons the ring (not the rotor).
+ * Faults.  The file is the target's to truncate: every read of it is under
+ * the thread's own SIGBUS landing pad, and a fault abandons the ring (not
+ * the rotor), with a message.
+ *
+ * Locks.  `lock` is a leaf: nothing else is taken while it is held (the
+ * rotation takes e->lock and hot_lock only after releasing it).
  */
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
@@ -43,14 +50,15 @@
 #include "wire/cttable.h"
 #include "common/clock.h"
 
-/* Tickets consumed per harvest pass at most (the walks are ~20 us each). */
-#define SAMPLES_PER_PASS 256u
+/* Tickets consumed per poll at most. */
+#define SAMPLES_PER_POLL 64u
+/* The thread's pause when the ring is empty. */
+#define SAMPLES_IDLE_NS 5000000u
 /* A ticket not completed in this long was given up by its writer. */
 #define SAMPLES_GRACE_NS 50000000ull
 /* The ring: 512 records of 8.6 KiB (4.3 MiB), 0.25 s of samples at 997 Hz
- * on two busy cores; the engine sleeps at most SAMPLES_SLEEP_MS. */
+ * on two busy cores, fifty of the thread's pauses. */
 #define SAMPLES_RECORDS 512u
-#define SAMPLES_SLEEP_MS 100u
 /* Distinct stacks kept between two rotations, and their frames. */
 #define SAMPLES_TRACES 8192u
 
@@ -87,36 +95,98 @@ static void samples_one(void *ctx, const struct snap_sample *s)
 	struct engine_samples *sm = &e->ct.samples;
 	struct unwinder_regs regs = {.pc = s->pc, .sp = s->sp, .fp = s->fp};
 	size_t max = CT_MAX_FRAMES - 1, n = 0, walked = 0, sp;
-	enum symtab_unwind_rc rc = SYMTAB_UNWIND_NONE;
-	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC), *cnt;
+	bool kept;
 
-	if (s->ncopy)
-		rc = symtab_unwind_frames(&e->symtab, &regs, samples_read,
-					  (void *)s, w->frames, max, &walked);
-	if (rc == SYMTAB_UNWIND_DONE)
+	if (s->ncopy && symtab_unwind_frames(&e->symtab, &regs, samples_read,
+					     (void *)s, w->frames, max, true,
+					     &walked) == SYMTAB_UNWIND_DONE)
 		n = walked;
-	if (rc == SYMTAB_UNWIND_BUSY)
-		sm->st.busy++;
 	if (n >= 2 && n >= s->nframes) {
-		sm->st.cfi++;
+		cnt = &sm->st.cfi;
 	} else if (n >= 2 && s->ncopy == SNAP_COPY_MAX &&
 		   (sp = samples_splice(w->frames, n, max, s))) {
 		n = sp;
-		sm->st.spliced++;
+		cnt = &sm->st.spliced;
 	} else if (n >= 2 && s->ncopy < SNAP_COPY_MAX) {
 		/* The copy held the whole stack: the walk is the stack. */
-		sm->st.cfi++;
+		cnt = &sm->st.cfi;
 	} else {
 		n = s->nframes < max ? s->nframes : max;
 		memcpy(w->frames, s->frames, n * sizeof(*w->frames));
-		sm->st.fp++;
+		cnt = &sm->st.fp;
 	}
 	w->frames[n++] = s->tag;
-	if (!traceset_add(&sm->walked,
-			  PARKED_OWN_ID | ct_hash(w->frames, (unsigned)n) >> 1,
-			  s->weight ? s->weight : 1, 1, w->frames, (uint32_t)n))
-		sm->st.overflow++;
+	pthread_mutex_lock(&sm->lock);
+	kept = traceset_add(
+		&sm->walked[sm->fill],
+		PARKED_OWN_ID | ct_hash(w->frames, (unsigned)n) >> 1,
+		s->weight ? s->weight : 1, 1, w->frames, (uint32_t)n);
+	(*cnt)++;
+	sm->st.overflow += !kept;
 	sm->st.walk_ns += clock_now_ns(CLOCK_MONOTONIC) - t0;
+	pthread_mutex_unlock(&sm->lock);
+}
+
+/*
+ * One poll of the ring -- every read of it, its header included -- under
+ * a SIGBUS landing pad of this thread's own: a target that truncated the
+ * file costs the ring, nothing else.  sigsetjmp saves no signal mask (no
+ * syscall a poll): engine_sigbus is installed with SA_NODEFER, so a fault
+ * leaves the mask as it was.  Returns the tickets the poll consumed (0:
+ * none waiting, or the ring is dead).
+ */
+static uint64_t samples_poll(struct engine *e, uint64_t now)
+{
+	struct engine_samples *sm = &e->ct.samples;
+	struct snapreader *rd = snapring_reader(sm->ring);
+	struct snapreader_stats st;
+	sigjmp_buf jb;
+	sigjmp_buf *volatile outer = engine_guard;
+	volatile uint64_t tail0 = rd->st.tail;
+
+	if (sm->dead)
+		return 0;
+	if (sigsetjmp(jb, 0)) {
+		engine_guard = outer;
+		sm->dead = true;
+		pthread_mutex_lock(&sm->lock);
+		snprintf(sm->error, sizeof(sm->error),
+			 "snapshots: reading %s faulted (SIGBUS: truncated%s); "
+			 "samples go on through CallTrace only",
+			 snapring_path(sm->ring),
+			 snapring_size_ok(sm->ring) ? "?" : "");
+		sm->failed = true;
+		pthread_mutex_unlock(&sm->lock);
+		return 0;
+	}
+	engine_guard = &jb;
+	sm->scratch.e = e;
+	if (!snapreader_pending(rd)) {
+		engine_guard = outer;
+		return 0;
+	}
+	snapreader_poll(rd, now, samples_one, &sm->scratch, SAMPLES_PER_POLL);
+	snapreader_stats(rd, &st);
+	engine_guard = outer;
+	pthread_mutex_lock(&sm->lock);
+	sm->ring_st = st;
+	pthread_mutex_unlock(&sm->lock);
+	return st.tail != tail0 ? st.tail - tail0 : 0;
+}
+
+static void *samples_main(void *arg)
+{
+	struct engine *e = arg;
+	struct engine_samples *sm = &e->ct.samples;
+	struct timespec idle = {0, SAMPLES_IDLE_NS};
+
+	/* acquire: pairs with engine_samples_stop's release store. */
+	while (!atomic_load_explicit(&sm->stop, memory_order_acquire) &&
+	       !sm->dead)
+		if (!samples_poll(e, clock_now_ns(CLOCK_MONOTONIC)))
+			nanosleep(&idle, NULL);
+	return NULL;
 }
 
 bool engine_samples_create(struct engine *e, char *err, size_t errlen)
@@ -130,21 +200,54 @@ bool engine_samples_create(struct engine *e, char *err, size_t errlen)
 				SAMPLES_RECORDS, SAMPLES_GRACE_NS, err, errlen);
 	if (!sm->ring)
 		return false;
-	if (e->cfg.sleep_max_ms > SAMPLES_SLEEP_MS)
-		e->cfg.sleep_max_ms = SAMPLES_SLEEP_MS;
-	traceset_init(&sm->walked, SAMPLES_TRACES,
-		      (size_t)SAMPLES_TRACES * CT_MAX_FRAMES / 4);
+	for (int i = 0; i < 2; i++)
+		traceset_init(&sm->walked[i], SAMPLES_TRACES,
+			      (size_t)SAMPLES_TRACES * CT_MAX_FRAMES / 4);
+	pthread_mutex_init(&sm->lock, NULL);
 	sm->inited = true;
 	return true;
+}
+
+bool engine_samples_start(struct engine *e, char *err, size_t errlen)
+{
+	struct engine_samples *sm = &e->ct.samples;
+	int rc;
+
+	if (!sm->inited || sm->running)
+		return true;
+	rc = pthread_create(&sm->thread, NULL, samples_main, e);
+	if (rc) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(rc));
+		return false;
+	}
+	sm->running = true;
+	return true;
+}
+
+void engine_samples_stop(struct engine *e)
+{
+	struct engine_samples *sm = &e->ct.samples;
+
+	if (!sm->running)
+		return;
+	/* release: pairs with the thread's acquire load. */
+	atomic_store_explicit(&sm->stop, true, memory_order_release);
+	pthread_join(sm->thread, NULL);
+	sm->running = false;
 }
 
 void engine_samples_destroy(struct engine *e)
 {
 	struct engine_samples *sm = &e->ct.samples;
 
+	engine_samples_stop(e);
 	snapring_destroy(sm->ring);
-	if (sm->inited)
-		traceset_finish(&sm->walked);
+	if (sm->inited) {
+		for (int i = 0; i < 2; i++)
+			traceset_finish(&sm->walked[i]);
+		pthread_mutex_destroy(&sm->lock);
+	}
 	memset(sm, 0, sizeof(*sm));
 }
 
@@ -153,72 +256,79 @@ void engine_samples_unlink(const struct engine *e)
 	snapring_unlink(e->ct.samples.ring);
 }
 
-/* The drain -- every read of the ring, its header included -- under a
- * SIGBUS landing pad of its own: a target that truncated the file costs
- * the ring, nothing else.  sigsetjmp saves no signal mask (no syscall on
- * every harvest pass): engine_sigbus is installed with SA_NODEFER, so a
- * fault leaves the mask as it was. */
-static void samples_drain_guarded(struct engine *e,
-				  struct samples_walk_scratch *w)
+bool engine_samples_waiting(struct engine *e)
 {
 	struct engine_samples *sm = &e->ct.samples;
-	struct snapreader *rd = snapring_reader(sm->ring);
-	sigjmp_buf jb;
-	sigjmp_buf *volatile outer = engine_guard;
+	bool waiting;
 
-	if (sigsetjmp(jb, 0)) {
-		engine_guard = outer;
-		sm->dead = true;
-		pthread_mutex_lock(&e->ct.hot_lock);
-		snprintf(sm->error, sizeof(sm->error),
-			 "snapshots: reading %s faulted (SIGBUS: truncated%s); "
-			 "samples go on through CallTrace only",
-			 snapring_path(sm->ring),
-			 snapring_size_ok(sm->ring) ? "?" : "");
-		pthread_mutex_unlock(&e->ct.hot_lock);
-		return;
-	}
-	engine_guard = &jb;
-	if (snapreader_pending(rd)) {
-		snapreader_poll(rd, w->now, samples_one, w, SAMPLES_PER_PASS);
-		snapreader_stats(rd, &sm->ring_st);
-	}
-	engine_guard = outer;
+	if (!sm->inited)
+		return false;
+	pthread_mutex_lock(&sm->lock);
+	waiting = sm->walked[sm->fill].n > 0;
+	pthread_mutex_unlock(&sm->lock);
+	return waiting;
 }
 
-bool engine_samples_drain(struct engine *e, uint64_t now)
+void engine_samples_final(struct engine *e)
 {
 	struct engine_samples *sm = &e->ct.samples;
-	struct samples_walk_scratch *w;
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 
-	if (!sm->ring || sm->dead)
-		return sm->walked.n > 0;
-	w = &sm->scratch;
-	w->e = e;
-	w->now = now;
-	samples_drain_guarded(e, w);
-	return sm->walked.n > 0;
+	if (!sm->inited)
+		return;
+	engine_samples_stop(e);
+	/* What is left, on this thread now (a ticket still being written is
+	 * not waited for); bounded: a ring's worth, a poll at a time. */
+	for (unsigned i = 0; i <= SAMPLES_RECORDS / SAMPLES_PER_POLL; i++)
+		if (!samples_poll(e, now))
+			break;
 }
 
 void engine_samples_ingest(struct engine *e, uint64_t now)
 {
 	struct engine_samples *sm = &e->ct.samples;
+	struct traceset *full;
 	uint64_t *owner;
 
 	if (!sm->inited)
 		return;
-	if (sm->walked.n) {
-		traceset_seal(&sm->walked);
+	pthread_mutex_lock(&sm->lock);
+	full = &sm->walked[sm->fill];
+	sm->fill ^= 1;
+	pthread_mutex_unlock(&sm->lock);
+	if (full->n) {
+		traceset_seal(full);
 		pthread_mutex_lock(&e->lock);
-		owner = engine_ct_resolve(e, &sm->walked);
+		owner = engine_ct_resolve(e, full);
 		pthread_mutex_unlock(&e->lock);
 		pthread_mutex_lock(&e->ct.hot_lock);
-		hotstacks_ingest(e->ct.hot, &sm->walked, owner, now);
+		hotstacks_ingest(e->ct.hot, full, owner, now);
 		pthread_mutex_unlock(&e->ct.hot_lock);
-		traceset_clear(&sm->walked);
+		traceset_clear(full);
 	}
-	pthread_mutex_lock(&e->ct.hot_lock);
-	sm->shown.ring = sm->ring_st;
-	sm->shown.walk = sm->st;
-	pthread_mutex_unlock(&e->ct.hot_lock);
+}
+
+void engine_samples_stats(struct engine *e, struct engine_calltrace_stats *out)
+{
+	struct engine_samples *sm = &e->ct.samples;
+
+	if (!sm->inited)
+		return;
+	pthread_mutex_lock(&sm->lock);
+	out->snapshots.enabled = true;
+	out->snapshots.failed = sm->failed;
+	out->snapshots.taken = sm->ring_st.taken;
+	out->snapshots.lapped = sm->ring_st.lapped;
+	out->snapshots.torn = sm->ring_st.torn;
+	out->snapshots.skipped = sm->ring_st.skipped;
+	out->snapshots.bad = sm->ring_st.bad;
+	out->snapshots.busy = sm->ring_st.busy;
+	out->snapshots.cfi = sm->st.cfi;
+	out->snapshots.spliced = sm->st.spliced;
+	out->snapshots.fp = sm->st.fp;
+	out->snapshots.overflow = sm->st.overflow;
+	out->snapshots.walk_ns = sm->st.walk_ns;
+	if (sm->error[0] && !out->warning[0])
+		snprintf(out->warning, sizeof(out->warning), "%s", sm->error);
+	pthread_mutex_unlock(&sm->lock);
 }

@@ -282,11 +282,11 @@ enum symtab_unwind_rc symtab_unwind_frames(struct symtab *t,
 					   const struct unwinder_regs *regs,
 					   unwinder_read_fn read, void *ctx,
 					   uint64_t *frames, size_t max,
-					   size_t *n)
+					   bool wait, size_t *n)
 {
 	struct symtab_unwound out;
-	enum symtab_unwind_rc rc = symtab_walk(t, regs, read, ctx, frames, max,
-					       false, false, &out);
+	enum symtab_unwind_rc rc =
+		symtab_walk(t, regs, read, ctx, frames, max, wait, false, &out);
 
 	*n = out.n;
 	return rc;

@@ -89,13 +89,12 @@ enum symtab_unwind_rc symtab_unwind(struct symtab *t,
 				    unwinder_read_fn read, void *ctx,
 				    uint64_t *frames, size_t max, bool wait,
 				    struct symtab_unwound *out);
-/* The same walk, without marking frames (no symbol lookups) and without
- * waiting for the lock: *n frames. */
+/* The same walk without marking frames (no symbol lookups): *n frames. */
 enum symtab_unwind_rc symtab_unwind_frames(struct symtab *t,
 					   const struct unwinder_regs *regs,
 					   unwinder_read_fn read, void *ctx,
 					   uint64_t *frames, size_t max,
-					   size_t *n);
+					   bool wait, size_t *n);
 /* "0x7f..." (no leading zeros): how an address without a name shows. */
 void symtab_hex(uint64_t addr, char *buf, size_t n);
 
