@@ -11,9 +11,13 @@
  *     coroutines have a parked_stack, and its lost wakeups are parked in
  *     chan_recv under stuck_wait_for_reply;
  *   - a C++20 coroutine's names demangled in the JSON snapshot, the
- *     folded file, speedscope and a recording's Chrome trace (cxx-target).
+ *     folded file, speedscope and a recording's Chrome trace (cxx-target);
+ *   - a sampled stack deeper than the probe's 8 KiB copy: the CFI walk of
+ *     the copy ends inside it, and the frame walk of the live stack is
+ *     joined on, up to the function 8 KiB above (sampler-target coro).
  */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -203,6 +207,108 @@ static void demo_last_snapshot(char *const argv[], struct proc *p, struct jv *v)
 /* The demo sampled at 997 Hz for about 4 s: the stacks its burn_*
  * functions head carry most of the weight, and the heaviest leaf function
  * is one of them. */
+/* "KEY LO HI" of sampler-target's report, [lo, hi). */
+static void report_range(const char *path, const char *key, uint64_t *lo,
+			 uint64_t *hi)
+{
+	char line[256], k[32];
+	unsigned long long a, b;
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	*lo = *hi = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%31s %llx %llx", k, &a, &b) == 3 &&
+		    !strcmp(k, key))
+			*lo = a, *hi = b;
+	fclose(f);
+	assert_true(*lo && *hi > *lo);
+}
+
+/* The frame's address (0x + 16 hex digits). */
+static uint64_t frame_addr(const struct jv *fr, size_t k)
+{
+	return strtoull(json_need(&fr->items[k], "addr", J_STR)->s, NULL, 16);
+}
+
+/*
+ * sampler-target coro burns in target_burn_coro, called through
+ * target_deep, whose 8 KiB of locals put its caller's return address
+ * beyond the probe's stack copy.  The samples of the burner must still
+ * reach that caller ("outer"): the CFI walk of the copy ends in
+ * target_deep, and the handler's frame walk (the target keeps frame
+ * pointers) is spliced on.  calltrace.snapshots says so.
+ */
+static void test_deep_sample_spliced(void **state)
+{
+	char report[4200], *argv[] = {ITEST_COROTOP,  "-b",
+				      "-f",	      "json",
+				      "-n",	      "1",
+				      "-d",	      "600",
+				      "--sample",     "997",
+				      "--hot-stacks", "10000",
+				      "--",	      ITEST_SAMPLER_TARGET,
+				      "coro",	      "1.0",
+				      report,	      NULL};
+	uint64_t burn_lo, burn_hi, out_lo, out_hi, leaf = 0, outer = 0;
+	const struct jv *hot;
+	const char *last = NULL;
+	struct proc p;
+	struct jv v;
+
+	(void)state;
+	snprintf(report, sizeof(report), "%s/sampler-report", xdg);
+	assert_int_equal(run(&p, argv, 60000), 0);
+	for (const char *q = p.obuf; q && *q; q = strchr(q, '\n')) {
+		if (*q == '\n')
+			q++;
+		if (*q == '{')
+			last = q;
+	}
+	assert_non_null(last);
+	{
+		char *line = strndup(last, strcspn(last, "\n"));
+
+		json_must_parse(line, &v);
+		free(line);
+	}
+	report_range(report, "burn", &burn_lo, &burn_hi);
+	report_range(report, "outer", &out_lo, &out_hi);
+	unlink(report);
+	hot = json_need(&v, "hot_stacks", J_ARR);
+	for (size_t i = 0; i < hot->n; i++) {
+		const struct jv *fr =
+			json_need(&hot->items[i], "frames", J_ARR);
+		uint64_t w = json_u64(&hot->items[i], "weight");
+		uint64_t pc = fr->n ? frame_addr(fr, 0) : 0;
+
+		if (pc < burn_lo || pc >= burn_hi)
+			continue;
+		leaf += w;
+		for (size_t k = 1; k < fr->n; k++) {
+			uint64_t ra = frame_addr(fr, k);
+
+			/* A return address into outer: after its call. */
+			if (ra > out_lo && ra <= out_hi) {
+				outer += w;
+				break;
+			}
+		}
+	}
+	print_message("burner sampled %" PRIu64 ", %" PRIu64
+		      " reaching outer; snapshots: cfi %" PRIu64
+		      " spliced %" PRIu64 " fp %" PRIu64 "\n",
+		      leaf, outer, json_u64(&v, "calltrace.snapshots.cfi"),
+		      json_u64(&v, "calltrace.snapshots.spliced"),
+		      json_u64(&v, "calltrace.snapshots.fp"));
+	assert_true(leaf > 0);
+	assert_true(outer > 0);
+	assert_true(json_u64(&v, "calltrace.snapshots.spliced") > 0);
+	json_free(&v);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+
 static void test_demo_burners_on_top(void **state)
 {
 #ifdef ITEST_DEMO
@@ -480,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_demo_burners_on_top),
 		cmocka_unit_test(test_demo_parked_stacks),
 		cmocka_unit_test(test_cxx_names),
+		cmocka_unit_test(test_deep_sample_spliced),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
