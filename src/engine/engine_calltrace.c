@@ -386,12 +386,9 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	struct engine_ct *ct = &e->ct;
 	struct engine_ct_rot p;
 	uint64_t since, grown;
-	bool moved, idle, walked;
+	bool moved, idle;
 
-	if (!ct->rotor || ct->dead)
-		return;
-	walked = engine_samples_waiting(e);
-	if (now < ct->next_check)
+	if (!ct->rotor || ct->dead || now < ct->next_check)
 		return;
 	ct->next_check = now + CT_CHECK_NS;
 	if (!engine_ct_guard(e, "a peek at the CallTrace region",
@@ -400,7 +397,7 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	since = now - ct->last_rotate;
 	grown = p.active > ct->active_mark ? p.active - ct->active_mark : 0;
 	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark ||
-		walked;
+		engine_samples_waiting(e);
 	/* Idle rotations only when something could be waiting: a weight-only
 	 * put needs a stack already in ACTIVE (the preserved ones), preserved
 	 * stacks reach ACTIVE a rotation after they are first named, and a
