@@ -33,40 +33,11 @@
 #include "probe/probe_internal.h"
 #include "probe/registry.h"
 
-static struct region R;
-
-static struct ctp_station *station(struct region *r, uint32_t i)
-{
-	return (struct ctp_station *)((char *)r->hdr + CTP_HEADER_SIZE) + i;
-}
+#include "probe-fixture.h"
 
 static void attach(struct region *r, uint32_t max, uint32_t flags)
 {
-	char err[256], maxs[16];
-
-	assert_true(region_create(r, max, flags, err, sizeof(err)));
-	snprintf(maxs, sizeof(maxs), "%u", max);
-	setenv(CTP_ENV_SHM, r->shm_path, 1);
-	setenv(CTP_ENV_SOCK, r->sock_path, 1);
-	setenv(CTP_ENV_MAX, maxs, 1);
-	assert_true(corotop_probe_init());
-}
-
-static void detach_env(void)
-{
-	unsetenv(CTP_ENV_SHM);
-	unsetenv(CTP_ENV_SOCK);
-	unsetenv(CTP_ENV_MAX);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	corotop_probe_shutdown();
-	detach_env();
-	if (R.hdr || R.owner)
-		region_finish(&R);
-	return 0;
+	probe_fixture_attach(r, max, flags);
 }
 
 /* The station's name is exactly `want`, NUL-padded to the end. */
@@ -87,7 +58,7 @@ static void test_copy_and_static(void **state)
 	struct corotop_coro a, b, c;
 
 	(void)state;
-	detach_env();
+	clear_env();
 	corotop_coro_open_named(&a, 1, buf, COROTOP_NAME_COPY);
 	corotop_coro_open_named(&b, 2, shared, COROTOP_NAME_STATIC);
 	corotop_coro_open_named(&c, 3, "", COROTOP_NAME_STATIC);
@@ -119,7 +90,7 @@ static void test_cut(void **state)
 	struct corotop_coro c;
 
 	(void)state;
-	detach_env();
+	clear_env();
 	memset(long_name, 'x', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
 	corotop_coro_open_named(&c, 1, long_name, COROTOP_NAME_COPY);
@@ -178,7 +149,7 @@ static void test_late_claim_carries_name(void **state)
 	struct ctp_station *s;
 
 	(void)state;
-	detach_env();
+	clear_env();
 	corotop_coro_open_named(&c, 0x20, buf, COROTOP_NAME_COPY);
 	buf[0] = 'X';
 	attach(&R, 2, CTP_HX_FREELIST);
@@ -214,7 +185,7 @@ static void test_census_carries_name(void **state)
 	assert_true(gone != MAP_FAILED);
 	memcpy(gone, "gone", 5);
 
-	detach_env();
+	clear_env();
 	corotop_coro_open_named(&a, 0x31, "parked-a", COROTOP_NAME_COPY);
 	corotop_coro_open_named(&b, 0x32, edge, COROTOP_NAME_STATIC);
 	corotop_coro_open_named(&c, 0x33, gone, COROTOP_NAME_STATIC);

@@ -34,9 +34,10 @@
 #include "engine/ctp/region.h"
 #include "probe/probe_internal.h"
 
+#include "probe-fixture.h"
+
 /* The region of the running test: static, so teardown can remove it when an
  * assertion leaves the test early. */
-static struct region R;
 static int loaded_live = -1;
 static char loaded_status[200];
 
@@ -53,46 +54,12 @@ static uint64_t my_tid(void)
 	return (uint64_t)syscall(SYS_gettid);
 }
 
-static void set_env(const char *shm, const char *sock, const char *max)
-{
-	setenv(CTP_ENV_SHM, shm, 1);
-	setenv(CTP_ENV_SOCK, sock, 1);
-	setenv(CTP_ENV_MAX, max, 1);
-}
-
-static void clear_env(void)
-{
-	unsetenv(CTP_ENV_SHM);
-	unsetenv(CTP_ENV_SOCK);
-	unsetenv(CTP_ENV_MAX);
-}
-
-static struct ctp_station *station(struct region *r, uint32_t i)
-{
-	return (struct ctp_station *)((char *)r->hdr + CTP_HEADER_SIZE) + i;
-}
-
 /* A region of `max` stations with extension flags, probe attached. */
 static void attach(struct region *r, uint32_t max, uint32_t flags)
 {
-	char err[256], maxs[16];
-
-	assert_true(region_create(r, max, flags, err, sizeof(err)));
-	snprintf(maxs, sizeof(maxs), "%u", max);
-	set_env(r->shm_path, r->sock_path, maxs);
-	assert_true(corotop_probe_init());
+	probe_fixture_attach(r, max, flags);
 	assert_int_equal(corotop_probe_live_, 1);
 	assert_string_equal(corotop_probe_status(), "");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	corotop_probe_shutdown();
-	clear_env();
-	if (R.hdr || R.owner)
-		region_finish(&R);
-	return 0;
 }
 
 static struct corotop_probe_stats stats(void)
