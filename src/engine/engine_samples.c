@@ -22,7 +22,7 @@
  *
  * A thread of its own.  A walk costs tens of microseconds, and the first
  * ones in a module load its CFI (about 100 ms): on the harvest thread they
- * delayed harvesting enough to lose cTP events of a busy target.  So the
+ * would stall the harvest of cTP events for as long.  So the
  * samples thread drains the ring (SAMPLES_PER_POLL tickets a poll, a poll
  * every SAMPLES_IDLE_NS while it is empty), waits for the symbol table's
  * lock when the names thread holds it, and adds each stack to the traceset
