@@ -47,7 +47,10 @@
  *   5. Without either lock: the frames of new stacks named through symtab
  *      into framenames, within CT_NAME_BUDGET_NS -- CT_FINAL_NAME_BUDGET_NS
  *      at the last rotation, which has the stacks a target that exited
- *      left behind (its modules stay known).
+ *      left behind.  Those are named from the modules it had: the peek
+ *      primes the symbols (symtab_prime) as soon as stacks arrive, the
+ *      symbolizer opens each module's file as it learns of it, and keeps
+ *      them after the exit.
  * The engine lock is held only for the two linear passes (1, 3), never
  * across the rotation or the aggregation, so snapshots are not delayed.
  *
@@ -394,6 +397,11 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	if (!engine_ct_guard(e, "a peek at the CallTrace region",
 			     engine_ct_do_peek, &p))
 		return;
+	/* A target that put stacks gets its symbols made (and refreshed
+	 * each second) while it runs: it may exit before the next rotation,
+	 * whose stacks are then named from the modules it had. */
+	if (p.active || p.dropped)
+		symtab_prime(&e->symtab);
 	since = now - ct->last_rotate;
 	grown = p.active > ct->active_mark ? p.active - ct->active_mark : 0;
 	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark ||

@@ -223,10 +223,10 @@ static void run_fixture(const char *path, const char *exe_name,
 			uint16_t want_type)
 {
 	struct fixture f;
-	struct symbolizer *s;
+	struct symbolizer *s, *fresh;
 	struct symbol y;
-	char err[256], buf[256], want[64];
-	uint64_t lib_base, late;
+	char err[256], buf[256];
+	uint64_t lib_base;
 
 	assert_int_equal(elf_type(path), want_type);
 	fixture_start(&f, path);
@@ -255,24 +255,26 @@ static void run_fixture(const char *path, const char *exe_name,
 	assert_string_equal(symbolizer_format(s, 0x10, buf, sizeof(buf)),
 			    "0x10");
 
-	/* The child exits.  A lookup not cached yet may or may not resolve
-	 * (the module map is the old one); it must not crash.  After a
-	 * refresh everything is unmapped. */
+	/* The child exits (reaped: /proc/PID is gone).  Its modules stay,
+	 * their files opened when they were reported: `fresh`, made while
+	 * the child ran but asked nothing then, names every function after
+	 * the exit and after refreshes as s did in life; an unmapped
+	 * address still has no name. */
+	fresh = symbolizer_create(f.pid, err, sizeof(err));
+	if (!fresh)
+		fail_msg("symbolizer_create(%d): %s", (int)f.pid, err);
 	assert_true(WIFEXITED(fixture_stop(&f)));
-	late = f.addr[FN_MAIN] + 9;
-	(void)symbolizer_lookup(s, late, &y);
-	(void)symbolizer_format(s, f.addr[FN_LIB] + 3, buf, sizeof(buf));
-	symbolizer_refresh(s);
-	assert_false(symbolizer_lookup(s, f.addr[FN_MAIN], &y));
-	assert_null(y.module);
-	assert_null(y.function);
-	assert_null(y.file);
-	assert_true(y.offset == f.addr[FN_MAIN]);
-	snprintf(want, sizeof(want), "0x%" PRIx64, f.addr[FN_MAIN]);
-	assert_string_equal(
-		symbolizer_format(s, f.addr[FN_MAIN], buf, sizeof(buf)), want);
-	symbolizer_refresh(s); /* again: nothing left to do, no crash */
-	assert_false(symbolizer_lookup(s, late, &y));
+	symbolizer_refresh(fresh);
+	symbolizer_refresh(fresh); /* again: nothing left to do */
+	check_fn(fresh, &f, FN_MAIN, exe_name, "symfix_main.c");
+	check_fn(fresh, &f, FN_NODEBUG, exe_name, NULL);
+	check_fn(fresh, &f, FN_LIB, "libsymfix.so", "symfix_lib.c");
+	assert_false(symbolizer_lookup(fresh, 0x20, &y));
+	assert_string_equal(symbolizer_format(fresh, 0x20, buf, sizeof(buf)),
+			    "0x20");
+	/* A symbolizer made after the exit has nothing to read. */
+	assert_null(symbolizer_create(f.pid, err, sizeof(err)));
+	symbolizer_destroy(fresh);
 	symbolizer_destroy(s);
 }
 

@@ -104,8 +104,8 @@ struct symbolizer {
 	pid_t pid;
 	int proc_fd; /* /proc/PID: every read of the target goes through it */
 	Dwfl *dwfl;
-	bool gone;	    /* the process exited: no modules any more */
-	uint64_t vm_sig;    /* VmExe and VmLib when the maps were last read */
+	bool gone;	 /* the process exited: its modules stay as they were */
+	uint64_t vm_sig; /* VmExe and VmLib when the maps were last read */
 	unsigned refreshes; /* calls since the last maps read */
 	uint64_t mod_sig;   /* hash of the module list, to notice changes */
 	/* Our own vDSO, lent to a target of the same ELF class and machine. */
@@ -339,10 +339,16 @@ static int sym_adopt(Dwfl_Module *mod, void **userdata, const char *name,
 
 	if (!*userdata) {
 		struct sym_module *m = calloc(1, sizeof(*m));
+		Dwarf_Addr bias;
 
 		if (m)
 			m->s = w->s;
 		*userdata = m; /* NULL: the module stays unresolved */
+		/* Its file opened now, through /proc/PID/root, while that
+		 * exists: after the exit the stacks the target left are
+		 * still named from it (the fd outlives the process). */
+		if (m && !w->s->gone)
+			(void)dwfl_module_getelf(mod, &bias);
 	}
 	dwfl_module_info(mod, NULL, NULL, &end, NULL, NULL, NULL, NULL);
 	w->sig = sym_mix(sym_mix(w->sig, start), end);
@@ -410,6 +416,10 @@ static int sym_report(struct symbolizer *s)
 
 	if (!maps)
 		return errno ? errno : EIO;
+	if (!len) { /* a zombie's: every live process maps something */
+		free(maps);
+		return ESRCH;
+	}
 	s->stats.maps_reads++;
 	dwfl_report_begin(s->dwfl);
 	if (len > 0) {
@@ -433,13 +443,17 @@ static int sym_report(struct symbolizer *s)
 	return rc;
 }
 
-/* The process exited: forget its modules; every lookup fails from now on. */
+/*
+ * The process exited: its maps are read no more, and the modules it had
+ * stay -- no address can change meaning in a process that runs no more,
+ * and the stacks it left behind (the last CallTrace rotation, the
+ * sampler's copies) are named from them.  Their files were opened when
+ * they were reported (sym_adopt); one that could not be opened then has
+ * no names now.
+ */
 static void sym_gone(struct symbolizer *s)
 {
 	s->gone = true;
-	dwfl_report_begin(s->dwfl);
-	dwfl_report_end(s->dwfl, sym_forget, NULL);
-	sym_settle(s);
 }
 
 /* VmExe and VmLib from /proc/PID/status.  0, or an errno. */
@@ -741,7 +755,7 @@ size_t symbolizer_unwind(struct symbolizer *s, const struct unwinder_regs *r,
 			 unwinder_read_fn read, void *ctx, uint64_t *frames,
 			 size_t max)
 {
-	if (!s || s->gone)
+	if (!s)
 		return 0;
 	if (!s->unw && !s->unw_failed) {
 		s->unw = unwinder_create(s->dwfl, s->pid);

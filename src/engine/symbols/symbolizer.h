@@ -74,10 +74,11 @@ void symbolizer_destroy(struct symbolizer *s);
  * Symbolize `addr` into *out (out must not be NULL; s may be, which gives
  * false).  True when it lies in a mapped ELF file (or the vDSO):
  * module is set, and function/file when known.  False when it lies in no
- * such mapping or the process has exited: module, function and file are
- * NULL and offset is addr.  Results, negative ones included, are cached
- * until the cache fills (then it is emptied) or symbolizer_refresh sees a
- * different set of modules.
+ * such mapping: module, function and file are NULL and offset is addr.
+ * After the process exited, the modules it had last stay (their files were
+ * opened while it ran), so the addresses it left behind are still named.
+ * Results, negative ones included, are cached until the cache fills (then it is
+ * emptied) or symbolizer_refresh sees a different set of modules.
  */
 bool symbolizer_lookup(struct symbolizer *s, uint64_t addr, struct symbol *out);
 
@@ -92,7 +93,8 @@ const char *symbolizer_format(struct symbolizer *s, uint64_t addr, char *buf,
  * Catch up with libraries mapped or unmapped since the last read.  Cheap to
  * call once a second: it reads /proc/PID/status and re-reads the maps only
  * when the executable mappings changed size (VmExe, VmLib), or every tenth
- * call.  Once the process has exited every lookup returns false.
+ * call.  Once the process has exited (or is a zombie) it reads nothing
+ * again and changes nothing.
  */
 void symbolizer_refresh(struct symbolizer *s);
 

@@ -110,19 +110,13 @@ static size_t symtab_brief_len(const char *name)
 	return paren ? (size_t)(paren - name) : strlen(name);
 }
 
-/* With the lock held: a usable symbolizer, or NULL. */
-static struct symbolizer *symtab_get(struct symtab *t)
+/* With the lock held: the symbolizer created, or refreshed when its
+ * last refresh is SYMTAB_REFRESH_NS old; it, or NULL. */
+static struct symbolizer *symtab_tick(struct symtab *t)
 {
-	uint64_t now;
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 
-	if (!t->pid || t->failed)
-		return NULL;
-	/* The clock is read every SYMTAB_CLOCK_EVERY lookups: a filter over
-	 * 100k new addresses asks 100k times within a millisecond or so. */
-	if (t->sym && ++t->calls < SYMTAB_CLOCK_EVERY)
-		return t->sym;
 	t->calls = 0;
-	now = clock_now_ns(CLOCK_MONOTONIC);
 	if (!t->sym) {
 		t->sym = symbolizer_create(t->pid, t->error, sizeof(t->error));
 		t->failed = !t->sym;
@@ -143,6 +137,28 @@ static struct symbolizer *symtab_get(struct symtab *t)
 		t->refreshed_ns = now;
 	}
 	return t->sym;
+}
+
+/* With the lock held: a usable symbolizer, or NULL. */
+static struct symbolizer *symtab_get(struct symtab *t)
+{
+	if (!t->pid || t->failed)
+		return NULL;
+	/* The clock is read every SYMTAB_CLOCK_EVERY lookups: a filter over
+	 * 100k new addresses asks 100k times within a millisecond or so. */
+	if (t->sym && ++t->calls < SYMTAB_CLOCK_EVERY)
+		return t->sym;
+	return symtab_tick(t);
+}
+
+void symtab_prime(struct symtab *t)
+{
+	/* Whoever holds the lock is using the symbolizer (or making it). */
+	if (pthread_mutex_trylock(&t->lock))
+		return;
+	if (t->pid && !t->failed && !t->recorded)
+		(void)symtab_tick(t);
+	pthread_mutex_unlock(&t->lock);
 }
 
 void symtab_hex(uint64_t addr, char *buf, size_t n)

@@ -37,6 +37,14 @@ void symtab_finish(struct symtab *t);
  * the first lookup. */
 void symtab_set_pid(struct symtab *t, pid_t pid);
 
+/*
+ * Make the symbolizer now, or refresh it when it is a second old, unless
+ * another thread holds it (never waits).  For a target whose stacks are
+ * named late: the modules the process had when it was last primed are
+ * the ones its stacks are named from after it exited.
+ */
+void symtab_prime(struct symtab *t);
+
 /* Name addresses from a recording's table instead of a process. */
 void symtab_set_recorded(struct symtab *t,
 			 const char *(*fn)(void *ctx, uint64_t addr),
