@@ -25,6 +25,7 @@
 #include "engine/engine_internal.h"
 #include "engine/target/keeper.h"
 #include "engine/target/launch.h"
+#include "engine/target/output.h"
 
 void engine_config_defaults(struct engine_config *cfg)
 {
@@ -244,11 +245,34 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 	return e->mode->start(e, err, errlen);
 }
 
+uint64_t engine_now(struct engine *e)
+{
+	/* relaxed: a value on its own; the lock orders what goes with it. */
+	uint64_t x = atomic_load_explicit(&e->exit_ns, memory_order_relaxed);
+
+	return x ? x : clock_now_ns(CLOCK_MONOTONIC);
+}
+
+void engine_mark_exit(struct engine *e)
+{
+	uint64_t zero = 0;
+
+	/* relaxed: see engine_now; the first exit seen wins. */
+	if (atomic_compare_exchange_strong_explicit(
+		    &e->exit_ns, &zero, clock_now_ns(CLOCK_MONOTONIC),
+		    memory_order_relaxed, memory_order_relaxed))
+		/* The rates up to the exit, at once: every snapshot from
+		 * the first that says "exited" shows the same final state
+		 * (later ticks, at the stopped clock, change no rate). */
+		model_tick(&e->model, engine_now(e));
+	e->target.running = false;
+	e->target.exited = true;
+}
+
 static void engine_set_status(struct engine *e, int status)
 {
 	pthread_mutex_lock(&e->lock);
-	e->target.running = false;
-	e->target.exited = true;
+	engine_mark_exit(e);
 	if (WIFEXITED(status)) {
 		e->target.exit_code = WEXITSTATUS(status);
 		e->target.term_signal = 0;
@@ -280,6 +304,42 @@ bool engine_reap(struct engine *e)
 pid_t engine_target_pid(const struct engine *e)
 {
 	return e->target.pid;
+}
+
+_Static_assert(ENGINE_OUTPUT_LINE_MAX == OUTPUT_LINE_MAX,
+	       "the facade's line length is output.c's");
+
+int engine_output_fd(struct engine *e)
+{
+	return e->output ? output_fd(e->output) : -1;
+}
+
+size_t engine_output_drain(struct engine *e)
+{
+	return e->output ? output_drain(e->output) : 0;
+}
+
+void engine_output_lines(struct engine *e, struct engine_output_lines *out)
+{
+	const struct output *o = e->output;
+
+	*out = (struct engine_output_lines){.file_error = ""};
+	if (!o)
+		return;
+	out->on = true;
+	out->ended = output_ended(o);
+	out->first = output_first(o);
+	out->total = output_total(o);
+	out->partial = output_partial(o)[0] != '\0';
+	out->file_error = output_file_error(o);
+}
+
+const char *engine_output_line(struct engine *e, uint64_t n)
+{
+	if (!e->output)
+		return "";
+	return n == output_total(e->output) ? output_partial(e->output)
+					    : output_line(e->output, n);
 }
 
 const char *engine_autotrace_note(const struct engine *e)
@@ -361,6 +421,7 @@ bool engine_destroy(struct engine *e)
 	namecache_destroy(e->names); /* its thread reads the symtab */
 	engine_unwind_finish(e);
 	symtab_finish(&e->symtab);
+	output_destroy(e->output);
 	pthread_mutex_destroy(&e->ct.hot_lock);
 	pthread_mutex_destroy(&e->lock);
 	free(e);

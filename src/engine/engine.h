@@ -38,9 +38,23 @@ struct engine_hot_config {
 	uint32_t max_coro;    /* (stack, coroutine) weights kept (65536) */
 };
 
+/* Launch mode: where the target's stdin, stdout and stderr go. */
+enum engine_output {
+	ENGINE_OUTPUT_INHERIT = 0, /* ours (tests, benchmarks) */
+	/* Batch: its stdout and stderr to our stderr, or both appended to
+	 * output_path; stdin ours.  Our stdout carries only our output. */
+	ENGINE_OUTPUT_STDERR,
+	/* The TUI: all three on a pty the engine creates and the caller
+	 * drains (engine_target_output), and appended to output_path. */
+	ENGINE_OUTPUT_CAPTURE,
+};
+
 struct engine_config {
-	char *const *argv;    /* launch mode: the target command */
-	const char *shm_path; /* observer mode: an existing region */
+	char *const *argv; /* launch mode: the target command */
+	enum engine_output output;
+	const char *output_path;      /* --output FILE, or NULL */
+	int output_cols, output_rows; /* the pty's size (0: 80x24) */
+	const char *shm_path;	      /* observer mode: an existing region */
 	/* Attach mode (corotop -p): a running process, through its ppt
 	 * buffers (engine_ppt.c). */
 	pid_t attach_pid;
@@ -432,6 +446,30 @@ uint64_t engine_replay_step(struct engine *e, uint64_t id, int dir);
 /* Why the launched target's context switches are not traced without
  * code changes (a static or setuid program, a sanitizer), or "". */
 const char *engine_autotrace_note(const struct engine *e);
+
+/*
+ * Launch mode with ENGINE_OUTPUT_CAPTURE: the target's output, read on one
+ * thread of the caller's (the TUI's loop), and kept as its last lines
+ * (engine/target/output.h).  Its descriptor to poll for reading, -1 when
+ * there is none or it ended; drain reads what is there without waiting
+ * and returns the lines it completed.
+ */
+int engine_output_fd(struct engine *e);
+size_t engine_output_drain(struct engine *e);
+/* The longest line kept; a longer one is kept as several. */
+#define ENGINE_OUTPUT_LINE_MAX 1024
+struct engine_output_lines {
+	bool on;    /* the output is captured */
+	bool ended; /* its end was read */
+	/* Lines first .. total-1 are kept; line `total` is the one being
+	 * written, when partial. */
+	uint64_t first, total;
+	bool partial;
+	const char *file_error; /* the --output file failed, or "" */
+};
+void engine_output_lines(struct engine *e, struct engine_output_lines *out);
+/* Line n of them, printable text only; "" when not kept. */
+const char *engine_output_line(struct engine *e, uint64_t n);
 
 /* Collect the target's exit status if it exited (call on SIGCHLD). */
 bool engine_reap(struct engine *e);

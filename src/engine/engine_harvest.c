@@ -136,7 +136,7 @@ static void engine_on_close(void *ctx, uint32_t station)
 	struct engine *e = ctx;
 	bool recycled = e->harvest.recycle && station < e->harvest.max &&
 			harvest_station_ours(&e->harvest.state[station]);
-	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+	uint64_t now = engine_now(e);
 
 	model_close(&e->model, station, now, recycled);
 	if (e->rec)
@@ -353,7 +353,7 @@ static void engine_pace(struct engine *e)
 
 void engine_tick(struct engine *e)
 {
-	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+	uint64_t now = engine_now(e);
 
 	pthread_mutex_lock(&e->lock);
 	model_tick(&e->model, now);

@@ -87,7 +87,7 @@ size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 		n = hotstacks_top(ct->hot, model_id,
 				  order == ENGINE_HOT_BY_TOTAL ? HOT_BY_TOTAL
 							       : HOT_BY_WINDOW,
-				  clock_now_ns(CLOCK_MONOTONIC), ct->top, max);
+				  engine_now(e), ct->top, max);
 	for (size_t i = 0; i < n; i++) {
 		const struct hot_stack *h = &ct->top[i];
 
@@ -120,7 +120,7 @@ void engine_hot_zero(struct engine *e)
 {
 	pthread_mutex_lock(&e->ct.hot_lock);
 	if (e->ct.hot)
-		hotstacks_zero(e->ct.hot, clock_now_ns(CLOCK_MONOTONIC));
+		hotstacks_zero(e->ct.hot, engine_now(e));
 	pthread_mutex_unlock(&e->ct.hot_lock);
 }
 
@@ -220,8 +220,8 @@ static bool hot_copy_take(struct engine *e, uint64_t model_id, bool window,
 	c->window = window;
 	pthread_mutex_lock(&e->ct.hot_lock);
 	if (e->ct.hot)
-		hotstacks_each(e->ct.hot, model_id,
-			       clock_now_ns(CLOCK_MONOTONIC), hot_copy_one, c);
+		hotstacks_each(e->ct.hot, model_id, engine_now(e), hot_copy_one,
+			       c);
 	pthread_mutex_unlock(&e->ct.hot_lock);
 	return !c->oom;
 }

@@ -37,6 +37,7 @@
 
 struct framenames;
 struct engine_rp;
+struct output;
 struct engine;
 
 /*
@@ -184,6 +185,7 @@ struct engine {
 	struct symtab symtab;	  /* the target's symbols (own lock) */
 	struct namecache *names;  /* their names, for snapshots (own lock) */
 	char autotrace_note[256]; /* launch: why not traced by preload */
+	struct output *output;	  /* launch, captured: the target's output */
 	struct engine_ct ct;	  /* CallTrace rotation and hot stacks */
 	struct engine_ppt ppt;	  /* attach mode */
 	struct engine_unwind_state unwind; /* parked stacks walked */
@@ -196,6 +198,10 @@ struct engine {
 	bool waker_running;
 	bool asym_fence; /* we issue membarrier(GLOBAL_EXPEDITED) */
 	atomic_bool stop;
+	/* CLOCK_MONOTONIC when the target's exit was seen, 0 before: the
+	 * engine's clock stops there (engine_now), so the final state stays
+	 * as it was -- dead rows do not expire, ages do not grow. */
+	_Atomic uint64_t exit_ns;
 	int stop_pipe[2];
 	struct snapshot_target target;
 	const char *error;
@@ -222,6 +228,10 @@ void engine_sigbus(int sig, siginfo_t *si, void *uc);
 void *engine_harvest_main(void *arg);
 void *engine_waker_main(void *arg);
 size_t engine_scan(struct engine *e);
+/* The engine's clock: CLOCK_MONOTONIC, stopped at the target's exit. */
+uint64_t engine_now(struct engine *e);
+/* The target's exit was seen: stop the clock (under e->lock). */
+void engine_mark_exit(struct engine *e);
 void engine_tick(struct engine *e);
 void engine_kick(struct engine *e);
 

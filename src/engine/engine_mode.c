@@ -22,12 +22,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "engine/engine_internal.h"
 #include "engine/symbols/symtab.h"
 #include "engine/target/autotrace.h"
 #include "engine/target/keeper.h"
 #include "engine/target/launch.h"
+#include "engine/target/output.h"
 
 enum engine_mode_id {
 	ENGINE_LAUNCH = 0,
@@ -37,11 +39,47 @@ enum engine_mode_id {
 	ENGINE_SERVE,
 };
 
+/* Where the target's stdin, stdout and stderr go (enum engine_output);
+ * *file: a descriptor to close once it runs. */
+static bool launch_output(struct engine *e, struct launch_stdio *io, int *file,
+			  char *err, size_t errlen)
+{
+	const struct engine_config *c = &e->cfg;
+
+	*io = (struct launch_stdio){-1, -1, -1};
+	*file = -1;
+	switch (c->output) {
+	case ENGINE_OUTPUT_INHERIT:
+		break;
+	case ENGINE_OUTPUT_STDERR:
+		if (c->output_path) {
+			*file = output_file_open(c->output_path, err, errlen);
+			if (*file < 0)
+				return false;
+			io->out = io->err = *file;
+		} else {
+			io->out = STDERR_FILENO;
+		}
+		break;
+	case ENGINE_OUTPUT_CAPTURE:
+		e->output = output_create(c->output_path, c->output_cols,
+					  c->output_rows, err, errlen);
+		if (!e->output)
+			return false;
+		io->in = output_target_in(e->output);
+		io->out = io->err = output_target_out(e->output);
+		break;
+	}
+	return true;
+}
+
 /* launch: the target starts with the CTP_* environment of our region. */
 static bool launch_start(struct engine *e, char *err, size_t errlen)
 {
 	struct launch_probe lp = {e->cfg.sample_hz, e->cfg.parked_stacks, NULL};
+	struct launch_stdio io;
 	struct autotrace at;
+	int file;
 	pid_t pid;
 
 	/* A program that does not call the probe is traced through its
@@ -53,12 +91,21 @@ static bool launch_start(struct engine *e, char *err, size_t errlen)
 		snprintf(e->autotrace_note, sizeof(e->autotrace_note), "%s",
 			 at.note);
 	}
+	if (!launch_output(e, &io, &file, err, errlen))
+		return false;
 	pid = launch_spawn(e->cfg.argv, e->region.shm_path, e->region.sock_path,
-			   e->region.stations, &lp, err, errlen);
+			   e->region.stations, &lp, &io, err, errlen);
+	if (file >= 0)
+		close(file);
+	if (e->output)
+		output_spawned(e->output); /* before the keeper's fork */
 	if (pid < 0)
 		return false;
 	e->target.pid = pid;
 	keeper_start(e->region.dir, pid, e->region.listen_fd);
+	if (e->output)
+		keeper_hold_output(output_fd(e->output),
+				   output_file_fd(e->output));
 	symtab_set_pid(&e->symtab, pid);
 	e->target.running = true;
 	return engine_live_start(e, err, errlen);

@@ -176,8 +176,7 @@ static void engine_ppt_gone(struct engine *e)
 			pptagent_forget(&p->agents[i]);
 	pthread_mutex_unlock(&p->lock);
 	pthread_mutex_lock(&e->lock);
-	e->target.running = false;
-	e->target.exited = true;
+	engine_mark_exit(e);
 	e->target.exit_code = 0;
 	pthread_mutex_unlock(&e->lock);
 	kill(getpid(), SIGCHLD);

@@ -113,7 +113,8 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	size_t k = 0;
 
 	pthread_mutex_lock(&e->lock);
-	out->ts = clock_now_ns(CLOCK_MONOTONIC);
+	/* Stopped at the target's exit: the final state. */
+	out->ts = engine_now(e);
 	out->wall_ns = clock_now_ns(CLOCK_REALTIME);
 	out->t = m->t;
 	out->t.torn = e->harvest.count.torn;
@@ -127,7 +128,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	 * is harvesting, even if it naps between bursts at this instant. */
 	out->sleeping =
 		atomic_load_explicit(&e->asleep, memory_order_relaxed) &&
-		m->t.events_per_sec == 0;
+		(m->t.events_per_sec == 0 || e->target.exited);
 	out->observer = !e->region.owner;
 	out->target = e->target;
 	out->error = e->error;

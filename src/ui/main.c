@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,6 +396,8 @@ static bool main_check_paths(const struct cli *cli, char *err, size_t errlen)
 		pathcheck_output("--record", cli->record, err, errlen)) &&
 	       (!cli->jsonl ||
 		pathcheck_output("--jsonl", cli->jsonl, err, errlen)) &&
+	       (!cli->output ||
+		pathcheck_output("--output", cli->output, err, errlen)) &&
 	       (!cli->folded ||
 		pathcheck_replaceable("--folded", cli->folded, err, errlen)) &&
 	       (!cli->speedscope ||
@@ -502,6 +505,18 @@ int main(int argc, char **argv)
 
 	engine_config_defaults(&cfg);
 	cfg.argv = m.cli.command;
+	/* The target's output never mixes with ours: the TUI shows it in
+	 * its output view, batch mode sends it to stderr (or --output). */
+	cfg.output = m.live ? ENGINE_OUTPUT_CAPTURE : ENGINE_OUTPUT_STDERR;
+	cfg.output_path = m.cli.output;
+	if (m.live) {
+		struct winsize ws;
+
+		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
+			cfg.output_cols = ws.ws_col;
+			cfg.output_rows = ws.ws_row;
+		}
+	}
 	cfg.shm_path = m.cli.shm;
 	cfg.stations = m.cli.stations;
 	cfg.jsonl_path = m.cli.jsonl;

@@ -382,13 +382,17 @@ static void test_sample_sets_env(void **state)
 	unsetenv("COROTOP_SAMPLE_HZ");
 	unsetenv("COROTOP_PARKED_STACKS");
 	assert_int_equal(run(&p, with, 30000), 0);
-	if (!strstr(p.obuf, "sample=[250] parked=[1]"))
+	/* The target's stdout goes to our stderr in batch mode: our stdout
+	 * is JSON only. */
+	if (!strstr(p.ebuf, "sample=[250] parked=[1]"))
 		fail_msg("target did not see COROTOP_SAMPLE_HZ=250 and "
 			 "COROTOP_PARKED_STACKS=1: %s",
-			 p.obuf);
+			 p.ebuf);
+	assert_null(strstr(p.obuf, "sample="));
 	proc_free(&p);
 	assert_int_equal(run(&p, without, 30000), 0);
-	assert_non_null(strstr(p.obuf, "sample=[] parked=[]"));
+	assert_non_null(strstr(p.ebuf, "sample=[] parked=[]"));
+	assert_null(strstr(p.obuf, "sample="));
 	proc_free(&p);
 	usage_error(bad, "--sample out of range");
 	assert_xdg_empty();

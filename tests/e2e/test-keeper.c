@@ -10,12 +10,21 @@
  *     lives, and removed by the first corotop after both are gone
  *     (src/engine/target/rundir.c).
  *
+ *   - The target's output, which the TUI reads through a pty, goes on being
+ *     drained by the keeper into the --output file: the target prints
+ *     more than any pty holds after corotop is killed, and ends.
+ *
  * The test is a child subreaper, so that the target and the keeper, whose
  * parent dies, become its children and their exit statuses are seen.
  * Every wait has a deadline; no step depends on who runs first.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
+#include <pty.h>
+#include <signal.h>
+#include <termios.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -213,10 +222,193 @@ static void test_sigkill_keeps_target(void **state)
 	unlink(ready);
 }
 
+/* Whether `pid` holds a pty master (the keeper's copy of the output). */
+static bool kt_holds_pty(pid_t pid)
+{
+	char path[128], link[64], dir[32];
+	struct dirent *de;
+	DIR *d;
+	bool found = false;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "%s/%.16s", dir, de->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = '\0';
+			found |= !strcmp(link, "/dev/ptmx") ||
+				 !strncmp(link, "/dev/pts/ptmx", 13);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * corotop's TUI on a terminal of our own, as a shell would run it: `shell`
+ * is the session leader holding the terminal (so that corotop's death
+ * hangs nothing up), corotop its child.  Returns the shell; *corotop is
+ * read from the run directory's pids file by the caller.
+ */
+static pid_t kt_tui(char *const *argv, int *master)
+{
+	int slave;
+	pid_t shell;
+	struct winsize ws = {.ws_row = 24, .ws_col = 80};
+
+	assert_int_equal(openpty(master, &slave, NULL, NULL, &ws), 0);
+	shell = fork();
+	assert_true(shell >= 0);
+	if (shell == 0) {
+		pid_t c;
+		int st;
+
+		close(*master);
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+		if (slave > 2)
+			close(slave);
+		c = fork();
+		if (c == 0) {
+			setenv("XDG_RUNTIME_DIR", xdg, 1);
+			setenv("TERM", "xterm", 1);
+			execv(ITEST_COROTOP, argv);
+			_exit(127);
+		}
+		while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+			;
+		/* Hold the terminal until told to go. */
+		pause();
+		_exit(0);
+	}
+	close(slave);
+	fcntl(*master, F_SETFL, O_NONBLOCK);
+	return shell;
+}
+
+/* Wait (deadline) until `pid`, whose parent was killed, is our child. */
+static bool kt_adopted(pid_t pid, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		char path[64];
+		int ppid = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (f) {
+			if (fscanf(f, "%*d (%*[^)]) %*c %d", &ppid) != 1)
+				ppid = 0;
+			fclose(f);
+		}
+		if (ppid == getpid())
+			return true;
+		it_sleep_ms(5);
+	}
+	return false;
+}
+
+/* Drop what the TUI drew, so it never blocks on its terminal. */
+static void kt_drain(int master)
+{
+	char buf[4096];
+
+	while (read(master, buf, sizeof(buf)) > 0)
+		;
+}
+
+static void test_sigkill_keeps_output(void **state)
+{
+	char ready[256], go[256], out[256], cmd[1024], dir[512], pids[600];
+	char *argv[] = {"corotop", "--output", out, "--",
+			"/bin/sh", "-c",       cmd, NULL};
+	int master, who[3] = {0}, status;
+	pid_t shell, target;
+	uint64_t end;
+	FILE *f;
+	char *text = NULL;
+	size_t cap = 0;
+	ssize_t got;
+
+	(void)state;
+	snprintf(ready, sizeof(ready), "%s.out-ready", xdg);
+	snprintf(go, sizeof(go), "%s.out-go", xdg);
+	snprintf(out, sizeof(out), "%s.out-log", xdg);
+	unlink(ready);
+	unlink(go);
+	unlink(out);
+	/* 20000 lines of about 12 bytes: more than a pty holds (4 KiB to
+	 * 64 KiB), so the target ends only if someone reads. */
+	snprintf(cmd, sizeof(cmd),
+		 "echo before; echo $$ > %s; while [ ! -e %s ]; do sleep "
+		 "0.01; done; i=0; while [ $i -lt 20000 ]; do echo line $i; "
+		 "i=$((i+1)); done; echo after-kill",
+		 ready, go);
+	shell = kt_tui(argv, &master);
+	end = it_now() + 20000000000ull;
+	target = -1;
+	while (target <= 0 && it_now() < end) {
+		kt_drain(master);
+		target = kt_read_pid(ready, 10);
+	}
+	assert_true(target > 0);
+	kt_rundir(dir, sizeof(dir));
+	assert_true(dir[0]);
+	snprintf(pids, sizeof(pids), "%s/pids", dir);
+	assert_true(kt_read_pids(pids, who, 20000));
+	assert_int_equal(who[2], target);
+	/* The keeper got its copy of the output (sent right after the fork
+	 * that made it). */
+	end = it_now() + 20000000000ull;
+	while (!kt_holds_pty(who[1]) && it_now() < end) {
+		kt_drain(master);
+		it_sleep_ms(5);
+	}
+	assert_true(kt_holds_pty(who[1]));
+
+	assert_int_equal(kill(who[0], SIGKILL), 0);
+	f = fopen(go, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_true(kt_adopted(target, 20000));
+	assert_true(kt_adopted(who[1], 20000));
+	/* The target prints everything and ends: someone read it. */
+	assert_int_equal(it_wait_pid(target, 60000, &status), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(it_wait_pid(who[1], 20000, &status), 0);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	got = getdelim(&text, &cap, '\0', f);
+	fclose(f);
+	assert_true(got > 0);
+	assert_non_null(strstr(text, "before\n"));
+	assert_non_null(strstr(text, "\nline 19999\nafter-kill\n"));
+	free(text);
+
+	kill(shell, SIGTERM);
+	assert_int_equal(it_wait_pid(shell, 20000, &status), 0);
+	close(master);
+	kt_sweep_run();
+	unlink(ready);
+	unlink(go);
+	unlink(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigkill_keeps_target),
+		cmocka_unit_test(test_sigkill_keeps_output),
 	};
 	int rc;
 

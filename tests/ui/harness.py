@@ -1061,15 +1061,50 @@ def flow_typeahead(fl):
 
 
 def flow_exit(fl):
-    """The target exits: the header and the status line say so, the table
-    stays; q then exits with the target's status."""
+    """The target exits: the header and the status line say so, and the
+    table freezes on the final state -- the dead rows stay past the 3 s
+    they linger while the target runs, and the ages stop; q then exits
+    with the target's status."""
     fl.open()
     fl.start()
+    fl.control('close')
+    fl.step('closed', marker=has(r'Coroutines 12: R 1 +S 9 +D 2 '),
+            golden=False)
     fl.control('exit')
-    fl.step('target-exited', marker=has(r'exited %d' % STATUS),
-            timeout=WAIT)
+    s = fl.step('target-exited',
+                marker=has(r'exited \(status %d\)' % STATUS), timeout=WAIT)
+    # Past the linger (3 s of the engine's clock): a clock that did not
+    # stop at the exit would have dropped 1004 and 100a by now.  (A
+    # machine too slow to refresh in that time makes this weaker, never
+    # wrong.)
+    time.sleep(4)
+    s2 = fl.step('frozen', marker=has(r'exited \(status %d\)' % STATUS),
+                 same_as='exit-02-target-exited')
+    fl.check(s2.has(r'Coroutines 12: R 1 +S 9 +D 2 ') and
+             s2.text[4:-1] == s.text[4:-1],
+             'the final state stays: dead rows kept, ages stopped',
+             screen_dump(s) + '\n' + screen_dump(s2))
     fl.keys('q')
     fl.finish(STATUS, 'quit after the target exited')
+
+
+def flow_output(fl):
+    """The target prints on stdout and stderr: the table stays intact and
+    the header counts the new lines; o shows them in the order written,
+    without their escape sequences, following the end; Home scrolls to
+    the first; Esc goes back and the count is gone."""
+    fl.open()
+    fl.start()
+    fl.control('noise 20')
+    fl.step('noisy', marker=has(r'output \+40 \(o\)'))
+    fl.step('output-view', keys=['o'],
+            marker=both(has(r'^partial$'), has(r'^err line 20$')))
+    fl.step('output-home', keys=['g'],
+            marker=both(has(r'^out line 1$'), has(r'scrolled')))
+    fl.step('back', keys=['Escape'],
+            marker=both(TABLE_ROWS, lacks(r'output \+')))
+    fl.keys('q')
+    fl.finish(0, 'quit')
 
 
 def flow_record(fl):
@@ -1081,7 +1116,7 @@ def flow_record(fl):
     fl.start(opts='--record %s' % shlex.quote(rec))
     fl.step('recording', marker=has(r'REC ui\.heph \d+\.\d MB'))
     fl.control('exit')
-    fl.step('target-exited', marker=has(r'exited %d' % STATUS),
+    fl.step('target-exited', marker=has(r'exited \(status %d\)' % STATUS),
             timeout=WAIT)
     fl.keys('q')
     fl.finish(STATUS, 'quit after the target exited')
@@ -1518,6 +1553,7 @@ FLOWS = {
     'dead': flow_dead,
     'typeahead': flow_typeahead,
     'exit': flow_exit,
+    'output': flow_output,
     'record': flow_record,
     'quit': flow_quit,
     'sigterm': flow_sigterm,

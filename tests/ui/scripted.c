@@ -44,11 +44,15 @@
  *              hot_leaf_b <- hot_mid <- hot_root, tagged 1002, weight 30
  *              hot_leaf_b <- hot_root, untagged,              weight 10
  *            (no transition: the engine collects on its own cadence)
+ *   noise N  print N numbered lines on stdout and N on stderr, the first
+ *            of each coloured with escape sequences, then "partial" with
+ *            no newline: the output a server logs, which corotop must
+ *            keep out of its table (the output view shows it)
  *   exit     exit with STATUS (so does any other line, EOF or SIGTERM)
  * INFO_FILE is written once the script has run (atomically, by rename):
  *   "pid P\ntid1 A\ntid2 B\n"; or "error ..." when the probe is not attached
- *   (exit 77).  The program never writes to stdout or stderr: corotop's
- *   interface owns the terminal.
+ *   (exit 77).  The program writes to stdout or stderr only when told to
+ *   (noise).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -195,6 +199,19 @@ static void on_term(int sig)
 	got_term = 1;
 }
 
+static void make_noise(int n)
+{
+	for (int i = 1; i <= n; i++) {
+		fprintf(stdout, "%sout line %d%s\n", i == 1 ? "\033[1;31m" : "",
+			i, i == 1 ? "\033[0m" : "");
+		fprintf(stderr, "%serr line %d%s\n", i == 1 ? "\033[33m" : "",
+			i, i == 1 ? "\033[0m" : "");
+	}
+	fputs("partial", stdout);
+	fflush(stdout);
+	fflush(stderr);
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa;
@@ -267,6 +284,10 @@ int main(int argc, char **argv)
 		len = 0;
 		if (strcmp(line, "hot") == 0) {
 			put_hot_stacks();
+			continue;
+		}
+		if (strncmp(line, "noise ", 6) == 0) {
+			make_noise(atoi(line + 6));
 			continue;
 		}
 		if (strcmp(line, "close") != 0)

@@ -305,7 +305,7 @@ static void test_text_header_variants(void **state)
 	split_lines(out, line, 32);
 	/* An error stops the engine: never "harvesting" or "asleep". */
 	assert_string_equal(line[0],
-			    "corotop - pid 42 killed by signal 9 - "
+			    "corotop - pid 42 killed by SIGKILL - "
 			    "engine stopped - error: region truncated");
 	assert_non_null(strstr(line[5], " - ")); /* no tid before a switch */
 	free(out);
@@ -315,7 +315,7 @@ static void test_text_header_variants(void **state)
 	out = print_text(0);
 	split_lines(out, line, 32);
 	assert_string_equal(line[0],
-			    "corotop - pid 42 exited 3 - engine asleep");
+			    "corotop - pid 42 exited (status 3) - engine asleep");
 	free(out);
 	/* A 20-digit TID: the column widens, rows stay under the header. */
 	snap.coro[0].last_tid = UINT64_MAX;

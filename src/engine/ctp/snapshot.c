@@ -5,6 +5,7 @@
  * engine does it after releasing its lock, and the UI can redo it with new
  * thresholds without a new snapshot.
  */
+#define _GNU_SOURCE
 #include "engine/ctp/snapshot.h"
 
 #include <unistd.h>
@@ -105,12 +106,17 @@ const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)
 			 (int)getpid());
 	else if (s->target.running)
 		snprintf(b, n, "pid %d running", (int)s->target.pid);
+	else if (s->target.term_signal && sigabbrev_np(s->target.term_signal))
+		snprintf(b, n, "pid %d killed by SIG%s", (int)s->target.pid,
+			 sigabbrev_np(s->target.term_signal));
 	else if (s->target.term_signal)
 		snprintf(b, n, "pid %d killed by signal %d", (int)s->target.pid,
 			 s->target.term_signal);
-	else
-		snprintf(b, n, "pid %d exited %d", (int)s->target.pid,
+	else if (s->target.exited)
+		snprintf(b, n, "pid %d exited (status %d)", (int)s->target.pid,
 			 s->target.exit_code);
+	else
+		snprintf(b, n, "pid %d", (int)s->target.pid);
 	return b;
 }
 

@@ -31,8 +31,12 @@
  * to /, and blocks the terminal's signals (SIGINT, SIGQUIT, SIGHUP), which
  * are for the target and corotop; SIGTERM and SIGKILL still end it.
  *
- * The messages carry a kind byte (enum keeper_kind), so that the target's
- * output (issue 16) can travel the same way.
+ * The target's output travels the same way: the messages carry a kind
+ * byte (enum keeper_kind), and the keeper keeps one copy of our end of the
+ * target's pty (output.c) and one of the --output file.  While corotop
+ * lives the keeper does not poll the pty (corotop reads it); orphaned, it
+ * reads it and appends what it reads to the file, or drops it when there
+ * is none, until it reads the end.
  */
 #define _GNU_SOURCE
 #include "engine/target/keeper.h"
@@ -131,9 +135,9 @@ static void keeper_detach_stdio(void)
 		close(fd);
 }
 
-/* One message from corotop: 1 and *fd set (or -1) for a message, 0 for
- * EOF (corotop is gone), -1 for nothing now. */
-static int keeper_recv(int chan, int *fd)
+/* One message from corotop: 1 and *fd (or -1) and *kind set for a
+ * message, 0 for EOF (corotop is gone), -1 for nothing now. */
+static int keeper_recv(int chan, int *fd, char *kindp)
 {
 	union {
 		struct cmsghdr h;
@@ -157,10 +161,12 @@ static int keeper_recv(int chan, int *fd)
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 		    c->cmsg_len == CMSG_LEN(sizeof(int)))
 			memcpy(fd, CMSG_DATA(c), sizeof(int));
-	if (*fd >= 0 && kind != KEEPER_SOCKET) {
+	if (*fd >= 0 && kind != KEEPER_SOCKET && kind != KEEPER_OUTPUT &&
+	    kind != KEEPER_FILE) {
 		close(*fd); /* a kind this keeper does not know */
 		*fd = -1;
 	}
+	*kindp = kind;
 	return 1;
 }
 
@@ -175,12 +181,50 @@ static bool keeper_target_gone(int pidfd, short revents, pid_t target,
 	return now == 0 || (start && now != start);
 }
 
+/* Orphaned: what the target printed, into the file (or nowhere).  False
+ * once the output ended. */
+static bool keeper_pass_output(int out, int file)
+{
+	char buf[4096];
+	ssize_t got;
+
+	do
+		got = read(out, buf, sizeof(buf));
+	while (got < 0 && errno == EINTR);
+	if (got < 0 && errno == EAGAIN)
+		return true;
+	if (got <= 0)
+		return false;
+	for (ssize_t off = 0; file >= 0 && off < got;) {
+		ssize_t w = write(file, buf + off, (size_t)(got - off));
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break; /* the file failed: drop the rest */
+		off += w;
+	}
+	return true;
+}
+
+/* Keep the latest copy of a descriptor of one kind. */
+static void keeper_replace(int *slot, int fd)
+{
+	if (*slot >= 0)
+		close(*slot);
+	*slot = fd;
+}
+
+/* The pollfd slots before the held connections. */
+enum { KP_CHAN = 0, KP_LISTEN, KP_PIDFD, KP_OUTPUT, KP_FIXED };
+
 static _Noreturn void keeper_main(int chan, int listen_fd, int pidfd,
 				  pid_t target, uint64_t start)
 {
-	struct pollfd p[3 + KEEPER_MAX];
+	struct pollfd p[KP_FIXED + KEEPER_MAX];
 	int keep[3];
-	nfds_t n = 3;
+	int out = -1, file = -1;
+	nfds_t n = KP_FIXED;
 	bool orphan = false;
 	char drain[512];
 	sigset_t term;
@@ -206,46 +250,68 @@ static _Noreturn void keeper_main(int chan, int listen_fd, int pidfd,
 	for (;;) {
 		int r;
 
-		p[0] = (struct pollfd){.fd = orphan ? -1 : chan,
-				       .events = POLLIN};
-		p[1] = (struct pollfd){.fd = orphan ? listen_fd : -1,
-				       .events = POLLIN};
-		p[2] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+		p[KP_CHAN] = (struct pollfd){.fd = orphan ? -1 : chan,
+					     .events = POLLIN};
+		p[KP_LISTEN] = (struct pollfd){.fd = orphan ? listen_fd : -1,
+					       .events = POLLIN};
+		p[KP_PIDFD] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+		/* The output is corotop's to read while it lives (a pty with
+		 * no slave left would poll ready for ever). */
+		p[KP_OUTPUT] = (struct pollfd){.fd = orphan ? out : -1,
+					       .events = POLLIN};
 		/* Holding: only hang-ups (the wake bytes are corotop's).
 		 * Orphaned: read everything. */
-		for (nfds_t i = 3; i < n; i++)
+		for (nfds_t i = KP_FIXED; i < n; i++)
 			p[i].events = orphan ? POLLIN : 0;
 		r = poll(p, n, pidfd >= 0 ? -1 : KEEPER_POLL_MS);
 		if (r < 0 && errno != EINTR && errno != EAGAIN)
 			_exit(1);
-		if (keeper_target_gone(pidfd, r > 0 ? p[2].revents : 0, target,
-				       start))
+		if (r > 0 && p[KP_OUTPUT].revents &&
+		    !keeper_pass_output(out, file)) {
+			close(out);
+			out = -1;
+		}
+		/* The output goes first: what the target printed last is
+		 * in the file before the keeper leaves. */
+		if (keeper_target_gone(pidfd, r > 0 ? p[KP_PIDFD].revents : 0,
+				       target, start)) {
+			while (orphan && out >= 0 &&
+			       keeper_pass_output(out, file) &&
+			       poll(&p[KP_OUTPUT], 1, 0) > 0)
+				;
 			_exit(0);
+		}
 		if (r <= 0)
 			continue;
-		if (p[0].revents) {
-			int fd, got = keeper_recv(chan, &fd);
+		if (p[KP_CHAN].revents) {
+			int fd, got;
+			char kind = 0;
 
+			got = keeper_recv(chan, &fd, &kind);
 			if (got == 0) {
 				/* corotop is gone: the keeper takes over. */
 				close(chan);
 				orphan = true;
-			} else if (fd >= 0 && n < 3 + KEEPER_MAX) {
+			} else if (fd >= 0 && kind == KEEPER_OUTPUT) {
+				keeper_replace(&out, fd);
+			} else if (fd >= 0 && kind == KEEPER_FILE) {
+				keeper_replace(&file, fd);
+			} else if (fd >= 0 && n < KP_FIXED + KEEPER_MAX) {
 				p[n++] = (struct pollfd){.fd = fd};
 			} else if (fd >= 0) {
 				close(fd);
 			}
 		}
-		if (p[1].revents & POLLIN) {
+		if (p[KP_LISTEN].revents & POLLIN) {
 			int fd = accept4(listen_fd, NULL, NULL,
 					 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-			if (fd >= 0 && n < 3 + KEEPER_MAX)
+			if (fd >= 0 && n < KP_FIXED + KEEPER_MAX)
 				p[n++] = (struct pollfd){.fd = fd};
 			else if (fd >= 0)
 				close(fd);
 		}
-		for (nfds_t i = 3; i < n; i++) {
+		for (nfds_t i = KP_FIXED; i < n; i++) {
 			bool drop = false;
 
 			if (!p[i].revents)
@@ -313,13 +379,13 @@ bool keeper_start(const char *dir, pid_t target, int listen_fd)
 	return true;
 }
 
-int keeper_hold(int fd)
+/* Send one descriptor of one kind, never waiting. */
+static void keeper_send(char kind, int fd)
 {
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} u;
-	char kind = KEEPER_SOCKET;
 	struct iovec iov = {.iov_base = &kind, .iov_len = 1};
 	struct msghdr msg = {.msg_iov = &iov,
 			     .msg_iovlen = 1,
@@ -328,7 +394,7 @@ int keeper_hold(int fd)
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 
 	if (keeper_one.chan < 0 || fd < 0)
-		return fd;
+		return;
 	memset(u.buf, 0, sizeof(u.buf));
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -336,7 +402,18 @@ int keeper_hold(int fd)
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	/* Never wait on the keeper: a full or dead one is skipped. */
 	(void)sendmsg(keeper_one.chan, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+int keeper_hold(int fd)
+{
+	keeper_send(KEEPER_SOCKET, fd);
 	return fd;
+}
+
+void keeper_hold_output(int out, int file)
+{
+	keeper_send(KEEPER_FILE, file);
+	keeper_send(KEEPER_OUTPUT, out);
 }
 
 void keeper_stop(bool target_gone)

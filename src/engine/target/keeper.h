@@ -12,10 +12,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* What a message to the keeper hands it.  Only sockets so far; the
- * target's output (issue 16) would be one more kind. */
+/* What a message to the keeper hands it. */
 enum keeper_kind {
 	KEEPER_SOCKET = 's', /* a connection accepted on the wake socket */
+	KEEPER_OUTPUT = 'o', /* our end of the target's output (output.h) */
+	KEEPER_FILE = 'f',   /* the --output file it is appended to */
 };
 
 /*
@@ -30,6 +31,11 @@ bool keeper_start(const char *dir, pid_t target, int listen_fd);
  * blocking; a keeper that is gone or full is skipped).  Returns fd, so
  * that the accept loop can pass it on in the same expression. */
 int keeper_hold(int fd);
+
+/* Hand the keeper copies of our end of the target's output and of the
+ * --output file (-1: none): once corotop is gone it reads the output on,
+ * into the file, so the target never blocks on a full pty. */
+void keeper_hold_output(int out, int file);
 
 /*
  * Let go of the keeper: it drains and holds the connections until the

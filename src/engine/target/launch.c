@@ -36,9 +36,22 @@ static int launch_preload(const char *lib)
 	return setenv("LD_PRELOAD", v, 1);
 }
 
+/* dup2 keeps the descriptors of io apart: each is above 2 or already in
+ * place (stderr as stdout), and dup2 clears close-on-exec on the copy. */
+static int launch_stdio_set(const struct launch_stdio *io)
+{
+	int want[3] = {io->in, io->out, io->err};
+
+	for (int k = 0; k < 3; k++)
+		if (want[k] >= 0 && want[k] != k && dup2(want[k], k) < 0)
+			return -1;
+	return 0;
+}
+
 static void launch_child(int fd, char *const *argv, const char *shm,
 			 const char *sock, uint32_t stations,
-			 const struct launch_probe *probe)
+			 const struct launch_probe *probe,
+			 const struct launch_stdio *io)
 {
 	unsigned sample_hz = probe ? probe->sample_hz : 0;
 	char max[16], hz[16];
@@ -53,7 +66,8 @@ static void launch_child(int fd, char *const *argv, const char *shm,
 	signal(SIGXFSZ, SIG_DFL);
 	snprintf(max, sizeof(max), "%u", stations);
 	snprintf(hz, sizeof(hz), "%u", sample_hz);
-	if (setenv(CTP_ENV_SHM, shm, 1) < 0 ||
+	if ((io && launch_stdio_set(io) < 0) ||
+	    setenv(CTP_ENV_SHM, shm, 1) < 0 ||
 	    setenv(CTP_ENV_SOCK, sock, 1) < 0 ||
 	    setenv(CTP_ENV_MAX, max, 1) < 0 ||
 	    (sample_hz && setenv("COROTOP_SAMPLE_HZ", hz, 1) < 0) ||
@@ -72,7 +86,7 @@ static void launch_child(int fd, char *const *argv, const char *shm,
 
 pid_t launch_spawn(char *const *argv, const char *shm, const char *sock,
 		   uint32_t stations, const struct launch_probe *probe,
-		   char *err, size_t errlen)
+		   const struct launch_stdio *io, char *err, size_t errlen)
 {
 	int fds[2], e = 0;
 	ssize_t got;
@@ -91,7 +105,7 @@ pid_t launch_spawn(char *const *argv, const char *shm, const char *sock,
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		launch_child(fds[1], argv, shm, sock, stations, probe);
+		launch_child(fds[1], argv, shm, sock, stations, probe, io);
 	}
 	close(fds[1]);
 	do

@@ -16,17 +16,23 @@ struct launch_probe {
 	const char *preload; /* put first in LD_PRELOAD, or NULL */
 };
 
+/* The descriptors the target gets as 0, 1 and 2; -1 keeps ours. */
+struct launch_stdio {
+	int in, out, err;
+};
+
 /*
  * Fork and exec argv[0] (searched in PATH) with CTP_SHM_PATH, CTP_SOCK_PATH
  * and CTP_MAX_STATIONS added to our environment, plus what `probe` asks
  * for (NULL: nothing; what it leaves unset keeps our environment's value).
  * The child gets the default signal mask and dispositions.  An exec failure
  * is reported here, with the errno of the child, not as a silent exit 127.
- * Returns the pid or -1.
+ * io (NULL: ours) says where its stdin, stdout and stderr go.  Returns the
+ * pid or -1.
  */
 pid_t launch_spawn(char *const *argv, const char *shm, const char *sock,
 		   uint32_t stations, const struct launch_probe *probe,
-		   char *err, size_t errlen);
+		   const struct launch_stdio *io, char *err, size_t errlen);
 
 /* Non-blocking: true (and the wait status) once `pid` has exited. */
 bool launch_reap(pid_t pid, int *status);

@@ -48,6 +48,10 @@ const char cli_usage[] =
 	"line\n"
 	"      --record FILE        record the run as a Heph trace (replay: "
 	"--replay FILE)\n"
+	"      --output FILE        append the target's stdout and stderr "
+	"here (else: the\n"
+	"                           TUI's output view (o); batch: our "
+	"stderr)\n"
 	"      --replay FILE        show a recording, with time controls "
 	"(batch: one\n"
 	"                           snapshot per delay of trace time, then "
@@ -124,6 +128,7 @@ enum {
 	OPT_PAUSED,
 	OPT_CACHERAY,
 	OPT_NO_AUTO,
+	OPT_OUTPUT,
 };
 
 static const struct option cli_options[] = {
@@ -134,6 +139,7 @@ static const struct option cli_options[] = {
 	{"stations", required_argument, NULL, OPT_STATIONS},
 	{"jsonl", required_argument, NULL, OPT_JSONL},
 	{"record", required_argument, NULL, OPT_RECORD},
+	{"output", required_argument, NULL, OPT_OUTPUT},
 	{"replay", required_argument, NULL, OPT_REPLAY},
 	{"paused", no_argument, NULL, OPT_PAUSED},
 	{"cacheray", required_argument, NULL, OPT_CACHERAY},
@@ -283,6 +289,7 @@ struct cli_store_option {
 static const struct cli_store_option cli_texts[] = {
 	{OPT_JSONL, offsetof(struct cli, jsonl)},
 	{OPT_RECORD, offsetof(struct cli, record)},
+	{OPT_OUTPUT, offsetof(struct cli, output)},
 	{OPT_REPLAY, offsetof(struct cli, replay)},
 	{OPT_CACHERAY, offsetof(struct cli, cacheray)},
 	{OPT_SHM, offsetof(struct cli, shm)},
@@ -510,5 +517,11 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 				"--sample and --parked-stacks only go with a "
 				"command: an observed program is already "
 				"running");
+	if (out->output && !out->command)
+		return cli_fail(err, errlen, "%s",
+				"--output goes with a command to run (corotop "
+				"--output FILE -- CMD): the output of a "
+				"program corotop did not start is not its to "
+				"take");
 	return CLI_OK;
 }

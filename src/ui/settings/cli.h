@@ -26,6 +26,7 @@ struct cli {
 	const char *sock;
 	const char *jsonl;
 	const char *record;   /* --record FILE: a Heph trace of the run */
+	const char *output;   /* --output FILE: the target's stdout, stderr */
 	const char *replay;   /* --replay FILE: show a recording */
 	bool paused;	      /* --paused: replay starts paused */
 	const char *cacheray; /* --cacheray FILE (- : stdin) */

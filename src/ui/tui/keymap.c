@@ -58,6 +58,8 @@ const struct key_binding keymap[] = {
 	{'x', "x", ACT_EXPORT,
 	 "write the hot stacks, folded (--folded FILE or corotop-PID.folded)"},
 	{'P', "P", ACT_PPT, "ppt frames of the attached process (-p)"},
+	{'o', "o", ACT_OUTPUT,
+	 "the target's output: what it printed (End follows the end)"},
 	{'\t', "Tab", ACT_TAB_NEXT, "ppt frames: next buffer"},
 	{KEY_BTAB, "Shift-Tab", ACT_TAB_PREV, "ppt frames: previous buffer"},
 	{KEY_F(2), "F2", ACT_SETUP, "setup: columns and thresholds"},

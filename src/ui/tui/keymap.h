@@ -44,6 +44,7 @@ enum tui_action {
 	ACT_PPT,	  /* the ppt frames view */
 	ACT_TAB_NEXT,	  /* ppt view: next buffer */
 	ACT_TAB_PREV,	  /* ppt view: previous buffer */
+	ACT_OUTPUT,	  /* the target's output */
 	/* Replay (--replay): the replay keymap below, consulted first. */
 	ACT_PLAY,	  /* play or pause the recording */
 	ACT_STEP_BACK,	  /* to the previous transition */

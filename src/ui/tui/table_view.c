@@ -27,8 +27,6 @@
 #include "common/grow.h"
 #include "ui/tui/tui.h"
 
-#define TABLE_HEADER_LINES 4 /* title, 2 meters, status */
-
 static int table_view_first_row(const struct tui *t)
 {
 	(void)t;
@@ -309,6 +307,7 @@ void table_view_header(struct tui *t)
 	/* The filter of the rows shown: the ppt view has one of its own. */
 	const char *filter = tui_view_rows(t)->filter_text(t);
 	char target[80];
+	struct engine_output_lines ol;
 	int meter = tui_attr(t, PAIR_METER), warn = tui_attr(t, PAIR_WARN);
 	int x;
 
@@ -323,6 +322,11 @@ void table_view_header(struct tui *t)
 			      : s->sleeping ? "asleep"
 					    : "harvesting",
 			      t->paused ? "  [PAUSED]" : "");
+		engine_output_lines(t->engine, &ol);
+		if (ol.total > t->output_seen && t->view != VIEW_OUTPUT)
+			x = term_text(0, x, tui_attr(t, PAIR_HEADER) | A_BOLD,
+				      "  output +%" PRIu64 " (o)",
+				      ol.total - t->output_seen);
 		if (s->record.on)
 			table_record_mark(t, x, &s->record);
 	}
@@ -375,19 +379,43 @@ void table_view_header(struct tui *t)
 	}
 }
 
+/* One key of the table's key bar, shown when its view exists. */
+struct table_bar_key {
+	const char *key, *label;
+	enum tui_view needs; /* VIEW_TABLE: always */
+};
+
+/* Whether the view a bar key opens exists now. */
+static bool table_bar_shows(const struct tui *t, enum tui_view v)
+{
+	switch (v) {
+	case VIEW_OUTPUT:
+		return t->output;
+	case VIEW_PPT:
+		return t->snap.target.attached;
+	default:
+		return true;
+	}
+}
+
 static void table_draw_bar(struct tui *t)
 {
-	static const char *const live[][2] = {
-		{"F1", "Help"},	  {"F3", "Search"}, {"F4", "Filter"},
-		{"t", "Group"},	  {"F6", "Sort"},   {"Enter", "Detail"},
-		{"Spc", "Pause"}, {"F10", "Quit"},
+	static const struct table_bar_key live[] = {
+		{"F1", "Help", VIEW_TABLE},	 {"F3", "Search", VIEW_TABLE},
+		{"F4", "Filter", VIEW_TABLE},	 {"F6", "Sort", VIEW_TABLE},
+		{"Enter", "Detail", VIEW_TABLE}, {"o", "Output", VIEW_OUTPUT},
+		{"w", "Warn", VIEW_TABLE},	 {"H", "Hot", VIEW_TABLE},
+		{"P", "ppt", VIEW_PPT},		 {"t", "Group", VIEW_TABLE},
+		{"Spc", "Pause", VIEW_TABLE},	 {"F10", "Quit", VIEW_TABLE},
 	};
-	static const char *const replay[][2] = {
-		{"F1", "Help"},	 {"Spc", "Play"},     {"[]", "Step"},
-		{"+-", "Speed"}, {"g", "GoTo"},	      {"F4", "Filter"},
-		{"F6", "Sort"},	 {"Enter", "Detail"}, {"F10", "Quit"},
+	static const struct table_bar_key replay[] = {
+		{"F1", "Help", VIEW_TABLE},  {"Spc", "Play", VIEW_TABLE},
+		{"[]", "Step", VIEW_TABLE},  {"+-", "Speed", VIEW_TABLE},
+		{"g", "GoTo", VIEW_TABLE},   {"F4", "Filter", VIEW_TABLE},
+		{"F6", "Sort", VIEW_TABLE},  {"Enter", "Detail", VIEW_TABLE},
+		{"F10", "Quit", VIEW_TABLE},
 	};
-	const char *const(*bar)[2] = t->replay ? replay : live;
+	const struct table_bar_key *bar = t->replay ? replay : live;
 	size_t nbar = t->replay ? sizeof(replay) / sizeof(replay[0])
 				: sizeof(live) / sizeof(live[0]);
 	int y = t->lines - 1;
@@ -404,7 +432,8 @@ static void table_draw_bar(struct tui *t)
 	}
 	curs_set(0);
 	for (size_t i = 0; i < nbar; i++)
-		if (!term_bar_key(bar[i][0], bar[i][1],
+		if (table_bar_shows(t, bar[i].needs) &&
+		    !term_bar_key(bar[i].key, bar[i].label,
 				  tui_attr(t, PAIR_HEADER)))
 			break;
 }

@@ -8,6 +8,9 @@
  *             SIGCHLD reaps the target
  *   refresh   ev_timer every delay: take a new snapshot
  *   publish   ev_async, sent by the engine's harvest thread after each tick
+ *   output    ev_io on the launched target's pty: drained as it comes (the
+ *             target must never block on a full pty), drawn at most every
+ *             TUI_OUTPUT_DRAW_S by a one-shot ev_timer
  *   render    ev_prepare: the single place that draws, once per loop pass,
  *             ending in one doupdate()
  * Every other callback only sets bits in t->dirty.  Actions (keys, mouse)
@@ -49,7 +52,12 @@ struct tui_loop {
 	ev_timer refresh;
 	ev_async publish;
 	ev_prepare render;
+	ev_io output;
+	ev_timer output_draw;
 };
+
+/* A target printing without pause redraws the screen this often at most. */
+#define TUI_OUTPUT_DRAW_S 0.05
 
 /* The engine's publish hook runs on the harvest thread; it may only send
  * the async watcher, and only once the loop exists. */
@@ -362,6 +370,31 @@ static void tui_on_publish(struct ev_loop *loop, ev_async *w, int revents)
 	l->t->dirty |= REACT_REFRESH;
 }
 
+/* The target printed: read it all now, draw it soon. */
+static void tui_on_output(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct tui_loop *l = w->data;
+	struct tui *t = l->t;
+
+	(void)revents;
+	engine_output_drain(t->engine);
+	if (engine_output_fd(t->engine) < 0)
+		ev_io_stop(loop, w);
+	if (!ev_is_active(&l->output_draw)) {
+		ev_timer_set(&l->output_draw, TUI_OUTPUT_DRAW_S, 0.);
+		ev_timer_start(loop, &l->output_draw);
+	}
+}
+
+static void tui_on_output_draw(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct tui_loop *l = w->data;
+
+	(void)loop;
+	(void)revents;
+	l->t->dirty |= REACT_REDRAW;
+}
+
 static void tui_draw(struct tui *t)
 {
 	erase();
@@ -499,6 +532,16 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	ev_async_init(&l.publish, tui_on_publish);
 	l.publish.data = &l;
 	ev_async_start(l.loop, &l.publish);
+	t.output = engine_output_fd(e) >= 0;
+	ev_timer_init(&l.output_draw, tui_on_output_draw, TUI_OUTPUT_DRAW_S,
+		      0.);
+	l.output_draw.data = &l;
+	if (t.output) {
+		ev_io_init(&l.output, tui_on_output, engine_output_fd(e),
+			   EV_READ);
+		l.output.data = &l;
+		ev_io_start(l.loop, &l.output);
+	}
 	ev_prepare_init(&l.render, tui_on_prepare);
 	l.render.data = &l;
 	ev_prepare_start(l.loop, &l.render);

@@ -127,6 +127,12 @@ struct tui {
 	 * only then, so programs that name none keep its width. */
 	bool named;
 
+	/* The launched target's output is captured (engine_output_lines),
+	 * drained by the loop.  output_seen: its lines when the output view
+	 * last showed them. */
+	bool output;
+	uint64_t output_seen;
+
 	bool replay;	      /* --replay: keymap_replay first */
 	char replay_name[96]; /* the recording, for the header */
 
@@ -166,6 +172,8 @@ static inline const struct tui_view_impl *tui_view_under(const struct tui *t)
 }
 
 /* table_view.c: the table's rows, which every view stands on. */
+/* The header's lines: title, two meters, status. */
+#define TABLE_HEADER_LINES 4
 void table_view_rebuild(struct tui *t);
 void table_view_header(struct tui *t);
 void table_view_draw(struct tui *t);

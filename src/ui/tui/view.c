@@ -18,7 +18,7 @@ const struct tui_view_impl *const tui_views[TUI_VIEW_COUNT] = {
 	[VIEW_TABLE] = &table_view_impl, [VIEW_DETAIL] = &detail_view_impl,
 	[VIEW_HELP] = &help_view_impl,	 [VIEW_WARNINGS] = &warn_view_impl,
 	[VIEW_SETUP] = &setup_view_impl, [VIEW_HOT] = &hot_view_impl,
-	[VIEW_PPT] = &ppt_view_impl,
+	[VIEW_PPT] = &ppt_view_impl,	 [VIEW_OUTPUT] = &output_view_impl,
 };
 
 unsigned tui_view_show(struct tui *t, enum tui_view v)

@@ -25,6 +25,7 @@ enum tui_view {
 	VIEW_SETUP,
 	VIEW_HOT,
 	VIEW_PPT,
+	VIEW_OUTPUT,
 	TUI_VIEW_COUNT,
 };
 
@@ -90,6 +91,7 @@ extern const struct tui_view_impl warn_view_impl;
 extern const struct tui_view_impl setup_view_impl;
 extern const struct tui_view_impl hot_view_impl;
 extern const struct tui_view_impl ppt_view_impl;
+extern const struct tui_view_impl output_view_impl;
 
 /* Show view v: its open callback runs.  Returns REACT_REDRAW. */
 unsigned tui_view_show(struct tui *t, enum tui_view v);
