@@ -787,7 +787,8 @@ def flow_sort(fl):
 
 
 def flow_search(fl):
-    """/ incremental search, Enter keeps it, n and N cycle, no match."""
+    """/ incremental search, Enter keeps it, n and N cycle, Esc clears
+    it, no match."""
     fl.open()
     fl.start()
     fl.step('prompt', keys=['/'], marker=has(r'^Search:$'))
@@ -802,6 +803,9 @@ def flow_search(fl):
     fl.step('next-2', keys=['n'], marker=selected('100b'), golden=False)
     fl.step('next-wraps', keys=['n'], marker=selected('1003'))
     fl.step('prev-wraps', keys=['N'], marker=selected('100b'))
+    fl.step('esc-clears', keys=['Escape'],
+            marker=both(lacks(r'search: cafe'), has('F10Quit'),
+                        selected('100b')), golden=False)
     fl.step('no-match', keys=['/'], text='qqq',
             marker=has(r"no match for 'qqq'"), golden=False)
     fl.step('no-match-kept', keys=['Enter'],
@@ -948,17 +952,22 @@ def flow_hot(fl):
 
 
 def flow_help(fl):
-    """F1 and ? show the same help; Esc, F1 and ? go back."""
+    """F1 and ? show the same help; Esc, F1 and ? go back.  Long notes
+    wrap (at 80 columns too), and a glossary of the header's words and
+    the warnings ends it."""
     fl.open()
     s0 = fl.start()
     titles = [t for t, _, _ in s0.titles()]
     s = fl.step('f1', keys=['F1'], marker=has(r'^ Keys$'))
     # Narrow help is one column, scrolled with the movement keys: G (End)
-    # shows the column explanations.
-    s2 = fl.step('f1-end', keys=['G'], marker=has(r'^ Columns$'))
+    # shows the glossary, a page up the column explanations.
+    s2 = fl.step('f1-end', keys=['G'],
+                 marker=has(r'^ Header words and warnings$'))
+    s3 = fl.step('f1-columns', keys=['PPage'], marker=has(r'^ Columns$'),
+                 golden=False)
     missing = [t for t in titles
-               if not s.has(r'^\s+%s\s' % re.escape(t))
-               and not s2.has(r'^\s+%s\s' % re.escape(t))]
+               if not any(x.has(r'^\s+%s\s' % re.escape(t))
+                          for x in (s, s2, s3))]
     fl.check(not missing, 'help explains every column of the table',
              'not on the help screen: %s\n%s' % (' '.join(missing),
                                                   screen_dump(s2)))
@@ -972,6 +981,14 @@ def flow_help(fl):
             same_as='help-01-f1')
     fl.step('f1-back', keys=['F1'], marker=TABLE_ROWS,
             same_as='start-01-table')
+    # 80 columns: every note wraps at a word, none is cut.
+    fl.resize_step(80, 24, '80x24', marker=size(80, 24))
+    s4 = fl.step('f1-80x24-end', keys=['F1', 'G'],
+                 marker=has(r'slot leaks\. \(dead-station'))
+    fl.check(s4.has(r'^  window$') and
+             all(len(x.rstrip()) <= 80 for x in s4.text),
+             'help wraps its long lines at 80 columns',
+             screen_dump(s4))
     fl.keys('q')
     fl.finish(0, 'quit')
 

@@ -32,11 +32,15 @@ struct batch_column {
 		     const struct model_coro *c);
 };
 
-static void cell_addr(char *b, size_t n, const struct snapshot *s,
-		      const struct model_coro *c)
+/* Where it last switched, as the table's WHERE names it (function+offset,
+ * without the file and line; hex when it has no name), as one word. */
+static void cell_where(char *b, size_t n, const struct snapshot *s,
+		       const struct model_coro *c)
 {
-	(void)s;
-	snprintf(b, n, "0x%016" PRIx64, c->last_addr);
+	snapshot_where(s, c->last_addr, false, b, n);
+	for (char *p = b; *p; p++)
+		if (*p == ' ')
+			*p = '_';
 }
 
 static void cell_warn(char *b, size_t n, const struct snapshot *s,
@@ -72,9 +76,9 @@ static const struct batch_column batch_columns[] = {
 	{"RUN%", 5, COL_RUN, NULL},
 	{"SEQ", 9, COL_SEQ, NULL},
 	{"LOST", 6, COL_LOST, NULL},
-	/* Batch keeps fixed-width addresses and "-" for no warnings, so
-	 * every row has as many words as the header. */
-	{"ADDR", -18, -1, cell_addr},
+	/* Batch keeps WHERE one word and "-" for no warnings, so every row
+	 * has as many words as the header. */
+	{"WHERE", -24, -1, cell_where},
 	{"WARN", -5, -1, cell_warn},
 	/* Last: the columns before it stay where scripts find them. */
 	{"NAME", -4, -1, cell_name},
@@ -295,7 +299,9 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 	const struct engine_calltrace_stats *ct = hot ? hot->ct : NULL;
 	char name[160];
 
-	if (!ct || !ct->enabled)
+	/* Nothing sampled nor put (no --sample): no section at all. */
+	if (!ct || !ct->enabled ||
+	    (!ct->hot.stacks && !engine_calltrace_lost(ct) && !ct->warning[0]))
 		return;
 	fprintf(f,
 		"Hot stacks: %" PRIu64 " kept, weight %" PRIu64 " in %" PRIu64

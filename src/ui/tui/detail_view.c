@@ -298,6 +298,10 @@ static void detail_view_draw(struct tui *t)
 	y++;
 	if (y < t->lines - 5)
 		detail_timeline(t, c, y);
+	/* Sections that ran long on a short screen end above the key bar:
+	 * its line is cleared before it is drawn. */
+	move(t->lines - 1, 0);
+	clrtoeol();
 	term_text(t->lines - 1, 0, A_NORMAL, "Esc back   F1 help   q quit");
 }
 

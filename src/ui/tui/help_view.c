@@ -2,7 +2,9 @@
  * help_view: the keys and the columns, drawn from the binding table and
  * the column table themselves, so help can not drift from behaviour.
  * Replaying, the replay keys come first, and the other table leaves out
- * the keys they take (g is "go to", not "first row", then).
+ * the keys they take (g is "go to", not "first row", then).  A glossary
+ * of the header's words and of each warning (with its threshold now)
+ * follows.  Long notes wrap at word boundaries; nothing is cut.
  */
 #include <curses.h>
 #include <stdbool.h>
@@ -10,8 +12,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/ctp/lint.h"
 #include "ui/tui/keymap.h"
 #include "ui/tui/tui.h"
+
+/* The header's words, for the glossary (each warning follows, from the
+ * lint table). */
+static const struct {
+	const char *word, *meaning;
+} help_glossary[] = {
+	{"harvesting", "the engine is reading the region: events arrived in "
+		       "the last rate window"},
+	{"engine asleep", "nothing to read: the engine sleeps on a futex or "
+			  "its socket until the probe wakes it"},
+	{"lost", "transitions overwritten in a station's ring before the "
+		 "engine read them (only the ones really skipped)"},
+	{"untraced", "transitions of coroutines that had no station (all "
+		     "stations were taken)"},
+	{"stations", "stations in use / stations in the region: one per "
+		     "live coroutine"},
+	{"recycled", "stations of dead coroutines handed back for reuse"},
+	{"output +N", "lines the target printed that the output view (o) has "
+		      "not shown"},
+};
+
+#define HELP_GLOSSARY (sizeof(help_glossary) / sizeof(help_glossary[0]))
+/* Its entries, and one for each warning. */
+#define HELP_GLOSS_ALL ((int)HELP_GLOSSARY + LINT_COUNT)
 
 /* The help's state: a pager. */
 struct help_view {
@@ -37,6 +64,57 @@ static int help_row(struct help_cursor *c)
 
 	c->line++;
 	return y >= c->first && y <= c->last ? y : -1;
+}
+
+/* The length of the first line of text wrapped at width: up to its last
+ * blank that fits (the whole width for a word longer than that). */
+static int help_wrap(const char *text, int width)
+{
+	int len = (int)strlen(text), cut = 0;
+
+	if (width < 1)
+		width = 1;
+	if (len <= width)
+		return len;
+	for (int i = 0; i <= width; i++)
+		if (text[i] == ' ')
+			cut = i;
+	return cut ? cut : width;
+}
+
+/* Lines text takes wrapped at width. */
+static int help_lines(const char *text, int width)
+{
+	int n = 0;
+
+	do {
+		text += help_wrap(text, width);
+		while (*text == ' ')
+			text++;
+		n++;
+	} while (*text);
+	return n;
+}
+
+/* Text wrapped at width from column x, a line each (help_row); the first
+ * line's row, or -1 when it is off the screen. */
+static int help_text(struct help_cursor *c, int x, int width, int attr,
+		     const char *text)
+{
+	int first = -2;
+
+	do {
+		int len = help_wrap(text, width), y = help_row(c);
+
+		if (first == -2)
+			first = y;
+		if (y >= 0)
+			term_text(y, x, attr, "%.*s", len, text);
+		text += len;
+		while (*text == ' ')
+			text++;
+	} while (*text);
+	return first;
 }
 
 /* Replaying, a replay key wins over the same key of the other table
@@ -88,12 +166,10 @@ static void help_table(struct help_cursor *c, int width, const char *title,
 		if (!map[i].help ||
 		    !help_keynames(t, map, count, i, keys, sizeof(keys)))
 			continue;
-		y = help_row(c);
-		if (y < 0)
-			continue;
-		term_text(y, 2, tui_attr(t, PAIR_METER), "%-21.21s", keys);
-		term_text(y, 24, TUI_NORMAL, "%.*s", width > 0 ? width : 0,
-			  map[i].help);
+		y = help_text(c, 24, width, TUI_NORMAL, map[i].help);
+		if (y >= 0)
+			term_text(y, 2, tui_attr(t, PAIR_METER), "%-21.21s",
+				  keys);
 	}
 }
 
@@ -108,32 +184,74 @@ static void help_keys(struct help_cursor *c, int width)
 	help_table(c, width, "Keys", keymap, keymap_count);
 }
 
+/* Glossary entry g as one text ("word: meaning"): the header's words,
+ * then each warning with its threshold now. */
+static void help_gloss(const struct tui *t, int g, char *text, size_t n)
+{
+	int k = g - (int)HELP_GLOSSARY;
+
+	if (k < 0)
+		snprintf(text, n, "%s: %s", help_glossary[g].word,
+			 help_glossary[g].meaning);
+	else
+		snprintf(text, n, "%s: %s (%s, threshold %g%s)", lint_tag(k),
+			 lint_help(k), lint_name(k),
+			 lint_threshold(&t->lints, k), lint_unit(k));
+}
+
+/* The lines a key table takes, its notes wrapped at width. */
 static int help_count(const struct tui *t, const struct key_binding *map,
-		      size_t count)
+		      size_t count, int width)
 {
 	char keys[48];
 	int n = 0;
 
 	for (size_t i = 0; i < count; i++)
-		n += map[i].help != NULL &&
-		     help_keynames(t, map, count, i, keys, sizeof(keys)) > 0;
+		if (map[i].help &&
+		    help_keynames(t, map, count, i, keys, sizeof(keys)) > 0)
+			n += help_lines(map[i].help, width);
 	return n;
 }
 
-static void help_columns(struct help_cursor *c, int x)
+/* Lines of the columns and the glossary, text wrapped at width, titles
+ * and the blank line between them included. */
+static int help_count_columns(const struct tui *t, int width)
+{
+	char text[256];
+	int n = 3;
+
+	for (int k = 0; k < COL_COUNT; k++)
+		n += help_lines(column_table[k].help, width);
+	for (int g = 0; g < HELP_GLOSS_ALL; g++) {
+		help_gloss(t, g, text, sizeof(text));
+		n += help_lines(text, width + 10);
+	}
+	return n;
+}
+
+/* The columns, then the glossary, from column x, text wrapped at
+ * width. */
+static void help_columns(struct help_cursor *c, int x, int width)
 {
 	struct tui *t = c->t;
-	int y = help_row(c);
+	char text[256];
+	int y = help_row(c), meter = tui_attr(t, PAIR_METER);
 
 	if (y >= 0)
 		term_text(y, x - 1, A_BOLD, "Columns");
 	for (int k = 0; k < COL_COUNT; k++) {
-		y = help_row(c);
-		if (y < 0)
-			continue;
-		term_text(y, x, tui_attr(t, PAIR_METER), "%-9s",
-			  column_table[k].title);
-		term_text(y, x + 10, TUI_NORMAL, "%s", column_table[k].help);
+		y = help_text(c, x + 10, width, TUI_NORMAL,
+			      column_table[k].help);
+		if (y >= 0)
+			term_text(y, x, meter, "%-9s", column_table[k].title);
+	}
+	help_row(c);
+	y = help_row(c);
+	if (y >= 0)
+		term_text(y, x - 1, A_BOLD, "Header words and warnings");
+	for (int g = 0; g < HELP_GLOSS_ALL; g++) {
+		help_gloss(t, g, text, sizeof(text));
+		help_text(c, x, width + 10, TUI_NORMAL, text);
 	}
 }
 
@@ -141,22 +259,28 @@ static void help_view_draw(struct tui *t)
 {
 	struct help_view *h = help_of(t);
 	struct help_cursor c = {.t = t, .first = 5, .last = t->lines - 2};
-	int keys = help_count(t, keymap, keymap_count) + 1;
-	int total = COL_COUNT + 2; /* titles, blank line, columns */
+	bool wide = t->cols >= 110;
+	/* Key notes from column 24; column notes 10 after their x. */
+	int kw = (wide ? 66 : t->cols) - 25;
+	int cw = wide ? t->cols - 67 - 10 - 1 : t->cols - 12 - 1;
+	int keys = help_count(t, keymap, keymap_count, kw) + 1;
+	int cols = help_count_columns(t, cw);
+	int total;
 
 	if (t->snap.replay.on)
-		keys += help_count(t, keymap_replay, keymap_replay_count) + 2;
-	total += keys;
-	if (t->cols >= 110) {
-		/* Keys on the left, columns on the right; the keys scroll
-		 * when they are taller than the screen. */
+		keys += help_count(t, keymap_replay, keymap_replay_count, kw) +
+			2;
+	total = keys + 1 + cols;
+	if (wide) {
+		/* Keys on the left, columns on the right; the taller one
+		 * scrolls both when it is taller than the screen. */
 		int rows = c.last - c.first + 1;
-		int tall = keys > COL_COUNT + 1 ? keys : COL_COUNT + 1;
+		int tall = keys > cols ? keys : cols;
 
 		h->top = term_pager_top(h->top, tall, rows);
-		help_keys(&c, 66 - 25);
+		help_keys(&c, kw);
 		c.line = 0;
-		help_columns(&c, 67);
+		help_columns(&c, 67, cw);
 		term_text(t->lines - 1, 0, TUI_NORMAL,
 			  tall > rows ? "Esc or F1 goes back   Up/Down scroll"
 				      : "Esc or F1 goes back");
@@ -164,9 +288,9 @@ static void help_view_draw(struct tui *t)
 	}
 	/* One column: keys, then columns, scrolled with Up/Down/PgUp/PgDn. */
 	h->top = term_pager_top(h->top, total, c.last - c.first + 1);
-	help_keys(&c, t->cols - 25);
+	help_keys(&c, kw);
 	help_row(&c);
-	help_columns(&c, 2);
+	help_columns(&c, 2, cw);
 	term_text(t->lines - 1, 0, TUI_NORMAL,
 		  "Esc or F1 goes back   Up/Down scroll (%d/%d)",
 		  h->top + (c.last - c.first + 1) < c.line

@@ -212,7 +212,16 @@ static int table_view_action(struct tui *t, enum tui_action a, int page)
 		if (!table_view_selected(t))
 			return REACT_NONE;
 		return (int)tui_view_show(t, VIEW_DETAIL);
+	case ACT_TREE:
+		/* htop's F5 is its tree; the table's tree is by thread. */
+		t->group_by_thread = !t->group_by_thread;
+		return REACT_REBUILD | REACT_REDRAW;
 	case ACT_BACK:
+		/* Esc clears the search line, then the filter. */
+		if (t->search[0]) {
+			t->search[0] = '\0';
+			return REACT_REDRAW;
+		}
 		if (!t->filter.active)
 			return -1;
 		filter_set(&t->filter, "", NULL, 0);
@@ -347,16 +356,31 @@ void table_view_header(struct tui *t)
 	x = term_text(2, x, tui_attr(t, PAIR_RUNNING), "R %u", s->t.running);
 	x = term_text(2, x, A_NORMAL, "  S %u  ", s->t.suspended);
 	x = term_text(2, x, tui_attr(t, PAIR_DEAD), "D %u", s->t.dead);
-	if (s->replay.on)
-		x = term_text(2, x, A_NORMAL, "   Warnings");
-	else
-		x = term_text(2, x, A_NORMAL,
-			      "  recycled %" PRIu64 "   Warnings",
-			      s->t.recycled);
-	for (int k = 0; k < LINT_COUNT; k++)
-		x = term_text(2, x, s->warn_counts[k] ? warn : TUI_NORMAL,
-			      " %s %u", lint_tag((enum lint_kind)k),
-			      s->warn_counts[k]);
+	/* The warning counts are never cut: on a narrow screen "recycled"
+	 * goes first, then the spaces inside the counts. */
+	{
+		char rec[40] = "", counts[LINT_COUNT][24];
+		int wlen = 0;
+		bool tight;
+
+		if (!s->replay.on)
+			snprintf(rec, sizeof(rec), "  recycled %" PRIu64,
+				 s->t.recycled);
+		for (int k = 0; k < LINT_COUNT; k++)
+			wlen += snprintf(counts[k], sizeof(counts[k]), " %s %u",
+					 lint_tag((enum lint_kind)k),
+					 s->warn_counts[k]);
+		if (x + (int)strlen(rec) + 11 + wlen > t->cols)
+			rec[0] = '\0';
+		tight = x + 11 + wlen > t->cols;
+		x = term_text(2, x, A_NORMAL, "%s%s", rec,
+			      tight ? "  Warn" : "   Warnings");
+		for (int k = 0; k < LINT_COUNT; k++)
+			x = term_text(
+				2, x, s->warn_counts[k] ? warn : TUI_NORMAL,
+				tight ? " %s%u" : " %s %u",
+				lint_tag((enum lint_kind)k), s->warn_counts[k]);
+	}
 	if (t->input == INPUT_GOTO) {
 		term_text(3, 0, A_NORMAL,
 			  " Go to (12.5s, 1:30, +5s, -2s, 50%%, end): %s",
@@ -405,8 +429,8 @@ static void table_draw_bar(struct tui *t)
 		{"F4", "Filter", VIEW_TABLE},	 {"F6", "Sort", VIEW_TABLE},
 		{"Enter", "Detail", VIEW_TABLE}, {"o", "Output", VIEW_OUTPUT},
 		{"w", "Warn", VIEW_TABLE},	 {"H", "Hot", VIEW_TABLE},
-		{"P", "ppt", VIEW_PPT},		 {"t", "Group", VIEW_TABLE},
-		{"Spc", "Pause", VIEW_TABLE},	 {"F10", "Quit", VIEW_TABLE},
+		{"P", "ppt", VIEW_PPT},		 {"F10", "Quit", VIEW_TABLE},
+		{"t", "Group", VIEW_TABLE},	 {"Spc", "Pause", VIEW_TABLE},
 	};
 	static const struct table_bar_key replay[] = {
 		{"F1", "Help", VIEW_TABLE},  {"Spc", "Play", VIEW_TABLE},
