@@ -98,7 +98,7 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 		ev = &census;
 	} else {
 		model_event(&e->model, ev->station, ev->ts, ev->tid, ev->addr,
-			    ev->seq, ev->n, ev->is_active);
+			    ev->seq, ev->n, ev->slot, ev->is_active);
 		/* A suspend may say where it parked (CallTrace id); any
 		 * transition ends the previous parking. */
 		model_park(&e->model, ev->station,

@@ -203,6 +203,7 @@ static void engine_watch_locked(struct engine *e, uint64_t id)
 			.addr = ev[i].addr,
 			.seq = ev[i].seq,
 			.n = ev[i].n,
+			.slot = ev[i].slot,
 			.lost_before = i ? ev[i].n - ev[i - 1].n - 1 : 0,
 			.is_active = ev[i].is_active,
 			.from_ring = 1,

@@ -48,7 +48,8 @@ static struct model_coro *rec(struct model *m, uint32_t station)
 static void ev(struct model *m, uint32_t st, uint64_t ts, uint64_t n,
 	       bool active)
 {
-	model_event(m, st, ts, 100 + n, 0x1000 + n, 2 * n + 2, n, active);
+	model_event(m, st, ts, 100 + n, 0x1000 + n, 2 * n + 2, n, n % 8,
+		    active);
 }
 
 static void test_open_event_close(void **state)
@@ -84,7 +85,7 @@ static void test_open_event_close(void **state)
 	assert_true(m->t.coroutines_seen == 1);
 	/* Out-of-range stations are ignored safely. */
 	model_open(m, 8, 1, 1);
-	model_event(m, 99, 1, 1, 1, 1, 1, true);
+	model_event(m, 99, 1, 1, 1, 1, 1, 0, true);
 	model_lost(m, 99, 5);
 	model_close(m, 99, 1, true);
 	assert_true(m->t.coroutines_seen == 1);
@@ -382,20 +383,23 @@ static void test_watch_history(void **state)
 	model_open(m, 0, 0xA, 10);
 	model_open(m, 1, 0xB, 10);
 	for (uint64_t n = 0; n < 10; n++)
-		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n & 1);
+		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n % 8, n & 1);
 	id = rec(m, 0)->id;
 	assert_true(model_find(m, id) == m->by_station[0]);
 	assert_true(model_find(m, 12345) == MODEL_NONE);
 	assert_true(model_watch(m, id, NULL, 0));
 	assert_int_equal(m->watch.count, 0);
 	for (uint64_t n = 0; n < 8; n++)
-		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n & 1);
+		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n % 8, n & 1);
 	assert_int_equal(m->watch.count, 8);
 	assert_int_equal(model_watch_at(m, 0)->n, 0);
-	model_event(m, 1, 500, 1, 0, 2, 0, 1); /* not watched */
+	/* Each keeps the slot and the raw seq it was read with. */
+	assert_int_equal(model_watch_at(m, 5)->slot, 5);
+	assert_int_equal(model_watch_at(m, 5)->seq, 12);
+	model_event(m, 1, 500, 1, 0, 2, 0, 0, 1); /* not watched */
 	assert_int_equal(m->watch.count, 8);
 	for (uint64_t n = 10; n < 10 + MODEL_WATCH_MAX; n++)
-		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n & 1);
+		model_event(m, 0, 100 + n, 1, n, 2 * n + 2, n, n % 8, n & 1);
 	assert_int_equal(m->watch.count, MODEL_WATCH_MAX);
 	/* Oldest kept is the one MODEL_WATCH_MAX before the newest. */
 	assert_int_equal(model_watch_at(m, 0)->n, 10);
@@ -403,7 +407,7 @@ static void test_watch_history(void **state)
 			 9 + MODEL_WATCH_MAX);
 	assert_true(model_watch(m, 0, NULL, 0));
 	assert_int_equal(m->watch.count, 0);
-	model_event(m, 0, 99999, 1, 0, 2, 99999, 0);
+	model_event(m, 0, 99999, 1, 0, 2, 99999, 99999 % 8, 0);
 	assert_int_equal(m->watch.count, 0);
 }
 

@@ -20,12 +20,16 @@ enum model_state {
 	MODEL_DEAD = 'D',
 };
 
+#define MODEL_NO_SLOT UINT32_MAX
+
 struct model_transition {
 	uint64_t ts;
 	uint64_t tid;
 	uint64_t addr;
 	uint64_t seq;
 	uint64_t n;	      /* event number on the station */
+	uint32_t slot;	      /* the ring slot it was read from; MODEL_NO_SLOT
+				 when not known (a recording) */
 	uint64_t lost_before; /* events lost right before this one */
 	uint8_t is_active;
 	/* Read back from the station's ring when the watch began: a gap

@@ -197,7 +197,8 @@ uint64_t model_coro_at(const struct model *m, uint32_t slot)
 }
 
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
-		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active)
+		 uint64_t addr, uint64_t seq, uint64_t n, uint32_t slot,
+		 bool is_active)
 {
 	struct model_coro *c = model_at(m, station);
 
@@ -227,6 +228,7 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 			.addr = addr,
 			.seq = seq,
 			.n = n,
+			.slot = slot,
 			.lost_before = c->pending_lost,
 			.is_active = is_active,
 		};

@@ -72,7 +72,8 @@ void model_name_text(struct model *m, uint32_t station, const char *name);
 /* The struct corotop_coro address of record `slot` (model_occupant). */
 uint64_t model_coro_at(const struct model *m, uint32_t slot);
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
-		 uint64_t addr, uint64_t seq, uint64_t n, bool is_active);
+		 uint64_t addr, uint64_t seq, uint64_t n, uint32_t slot,
+		 bool is_active);
 /* The station's coroutine as a late attach found it (a census event): in
  * state is_active since ts, its last transition made on tid at addr before
  * the attach.  Not a switch, and the time before ts is nobody's: no

@@ -99,6 +99,7 @@ static void rp_transition(const struct replay *r, uint32_t k,
 	struct heph_packet p;
 
 	memset(out, 0, sizeof(*out));
+	out->slot = MODEL_NO_SLOT; /* a recording keeps no slots */
 	out->ts = r->iv[k].start;
 	out->tid = e->stream;
 	out->is_active = (uint8_t)r->iv[k].running;

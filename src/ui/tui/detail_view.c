@@ -96,25 +96,26 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 		return y;
 	term_text(y++, 1, A_NORMAL, "Last transitions (oldest first)");
 	attron(tui_attr(t, PAIR_TITLE));
-	term_text(y++, 1, A_NORMAL, "%10s %12s %8s %-18s %-9s %s", "EVENT",
-		  "WHEN", "TID", "ADDR", "STATE", "WHERE");
+	term_text(y++, 1, A_NORMAL, "%4s %20s %12s %8s %-9s %s", "SLOT", "SEQ",
+		  "WHEN", "TID", "STATE", "WHERE");
 	attroff(tui_attr(t, PAIR_TITLE));
 	for (size_t i = first; i < n && y < t->lines - 6; i++) {
 		const struct model_transition *tr = &h[i];
-		char ago[16], where[128];
+		char ago[16], where[128], slot[12] = "-";
 
 		if (tr->lost_before)
 			detail_gap(t, y++, tr);
 		duration_format(ago, sizeof(ago),
 				t->snap.ts > tr->ts ? t->snap.ts - tr->ts : 0);
-		/* A name only: without symbols ADDR says it all. */
+		/* The ring slot and the seq as read from the region: what a
+		 * writer's bug looks like (a recording keeps no slots). */
+		if (tr->slot != MODEL_NO_SLOT)
+			snprintf(slot, sizeof(slot), "%u", tr->slot);
 		snapshot_where(&t->snap, tr->addr, false, where, sizeof(where));
 		term_text(y++, 1, A_NORMAL,
-			  "%10" PRIu64 " %8s ago %8" PRIu64 " 0x%016" PRIx64
-			  " %-9s %s",
-			  tr->n, ago, tr->tid, tr->addr,
-			  tr->is_active ? "running" : "suspended",
-			  strncmp(where, "0x", 2) ? where : "");
+			  "%4s %20" PRIu64 " %8s ago %8" PRIu64 " %-9s %s",
+			  slot, tr->seq, ago, tr->tid,
+			  tr->is_active ? "running" : "suspended", where);
 	}
 	if (!n)
 		term_text(y++, 1, A_NORMAL, "%s",
