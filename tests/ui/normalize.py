@@ -192,8 +192,9 @@ def has_color_escapes(raw):
 DUR = r'(?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|s)|\d+m\d\ds|\d+h\d\dm|\d+d\d\dh)'
 MARKERS = '\u25b2\u25bc^v'
 GROUP_RE = re.compile(r'^(\s*(?:\u2500\u2500|--) thread )(\d+)(: )')
-RING_RE = re.compile(r'^(\s*\d+)(\s+)(' + DUR + r'|DUR)( ago)(\s+)'
-                     r'(\d+|T\d|\?\d+|-)( 0x[0-9a-f]+ .*)$')
+# A row of the detail view's ring: SLOT SEQ WHEN ago TID STATE WHERE.
+RING_RE = re.compile(r'^(\s*(?:\d+|-)\s+\d+)(\s+)(' + DUR + r'|DUR)( ago)'
+                     r'(\s+)(\d+|T\d|\?\d+|-)( (?:running|suspended) .*)$')
 BAR_RE = re.compile(r'^(\s*)([\u2588\u00b7]+|[#.]+)$')
 # The ppt view's books line (ppt_view.c, ppt_draw_books) and its frame
 # titles; what lies between SEQ and TYPE in a row is the AGE cell.
