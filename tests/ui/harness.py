@@ -1105,6 +1105,25 @@ def flow_exit(fl):
     fl.finish(STATUS, 'quit after the target exited')
 
 
+def flow_warnings(fl):
+    """w lists each warning and its offenders by name and WHERE; Enter
+    on an offender opens its detail view, which says which warning flags
+    it and why; Esc goes back to the table, the offender selected."""
+    fl.open()
+    fl.start()
+    fl.step('pane', keys=['w'],
+            marker=both(has(r'^ STALL +stall +on'),
+                        has(r'^ +ticker +R .* 0x401600 ')))
+    fl.step('detail', keys=['Enter'],
+            marker=both(has(r'^ Coroutine 1007 "ticker"'),
+                        has(r'^ Flagged STALL \(stall, threshold')))
+    # Back on the table, with the offender selected.
+    fl.step('back', keys=['Escape'],
+            marker=both(TABLE_ROWS, selected('1007')))
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
 def flow_output(fl):
     """The target prints on stdout and stderr: the table stays intact and
     the header counts the new lines; o shows them in the order written,
@@ -1571,6 +1590,7 @@ FLOWS = {
     'typeahead': flow_typeahead,
     'exit': flow_exit,
     'output': flow_output,
+    'warnings': flow_warnings,
     'record': flow_record,
     'quit': flow_quit,
     'sigterm': flow_sigterm,

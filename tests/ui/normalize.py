@@ -32,6 +32,7 @@ count, an address or a title can never be masked by accident):
                 time from attach to the first frame; "-" before it is
                 kept); under the "SEQ AGE TYPE" titles the AGE cell of each
                 frame row -> DUR, right-aligned in its cell
+    warnings    an offender's IN-STATE (DUR) and tid (T1)
     detail      "<state> for DUR, age DUR, 4 switches (N/s), P% running",
                 the ring's "WHEN ago" and TID cells, "Timeline, last DUR",
                 the timeline bar (-> <bar utf8|ascii W>), and p50/p90/p99/max
@@ -285,7 +286,21 @@ def mask_row(text, titles, info):
     return text
 
 
+# An offender of the warnings pane: NAME S IN-STATE WHERE tid TID id ID.
+WARN_ROW_RE = re.compile(r'^(     .{16} [RSD] )( *(?:' + DUR + r'|DUR))'
+                         r'(  .{30} tid )(\S+)( *)( id \S+)$')
+
+
 def mask_detail(text, info):
+    m = WARN_ROW_RE.match(text)
+    if m:
+        g = list(m.groups())
+        g[1] = 'DUR'.rjust(len(g[1]))
+        tid = info.tid(g[3])
+        g[4] = ' ' * max(1, len(g[3]) + len(g[4]) - len(tid)) \
+            if g[4] else ''
+        g[3] = tid
+        return ''.join(g)
     m = re.match(r'^( (?:running|suspended|dead) for )(\S+)(, age )(\S+)'
                  r'(, \d+ switches \()(\S+)(/s\), )(\S+)(% running.*)$', text)
     if m:

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "common/duration.h"
+#include "engine/ctp/lint.h"
 #include "ui/tui/tui.h"
 
 static const struct model_coro *detail_find(const struct tui *t)
@@ -205,6 +206,42 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 	return y;
 }
 
+/* Which warnings flag it, and why: the lint's threshold and its note. */
+static int detail_lints(struct tui *t, const struct model_coro *c, int y)
+{
+	int width = t->cols - 3;
+
+	for (int k = 0; k < LINT_COUNT; k++) {
+		char text[320];
+		const char *p = text;
+
+		if (!(c->warn & (1u << k)))
+			continue;
+		snprintf(text, sizeof(text),
+			 "Flagged %s (%s, threshold %g%s): %s", lint_tag(k),
+			 lint_name(k), lint_threshold(&t->lints, k),
+			 lint_unit(k), lint_help(k));
+		/* Wrapped at a blank, the rest indented: never cut. */
+		while (*p && width > 10) {
+			int len = (int)strlen(p), cut = len;
+
+			if (len > width)
+				for (cut = width; cut > 0 && p[cut] != ' ';
+				     cut--)
+					;
+			if (cut <= 0)
+				cut = width < len ? width : len;
+			term_text(y++, p == text ? 1 : 3,
+				  tui_attr(t, PAIR_WARN), "%.*s", cut, p);
+			p += cut;
+			while (*p == ' ')
+				p++;
+			width = t->cols - 5;
+		}
+	}
+	return y;
+}
+
 #define DETAIL_PARKED_FRAMES 6
 #define DETAIL_HOT_STACKS 3
 
@@ -293,6 +330,7 @@ static void detail_view_draw(struct tui *t)
 					 sizeof(where)));
 	else
 		term_text(y++, 1, A_NORMAL, "No switch yet");
+	y = detail_lints(t, c, y);
 	y++;
 	y = detail_stacks(t, c, y);
 	y = detail_ring(t, c, y);

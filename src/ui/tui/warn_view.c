@@ -1,7 +1,9 @@
 /*
  * warn_view: the warnings pane (w).  For each lint: whether it is on, its
  * threshold, how many coroutines trip it, and the worst offenders (longest
- * in their state first), so a lost wakeup is one key away from the table.
+ * in their state first), each by its name and WHERE.  The offenders are
+ * rows: Up/Down select one, Enter opens its detail view, so a lost wakeup
+ * is two keys away from the table.
  */
 #define _GNU_SOURCE
 #include <curses.h>
@@ -12,6 +14,26 @@
 #include "common/duration.h"
 #include "engine/ctp/lint.h"
 #include "ui/tui/tui.h"
+
+#define WARN_SHOWN 5 /* offenders listed per lint */
+
+/* The pane's rows: the offenders drawn last, in screen order. */
+struct warn_view {
+	size_t cursor;
+	size_t nshown;
+	uint64_t shown[LINT_COUNT * WARN_SHOWN]; /* their model ids */
+};
+
+static struct warn_view *warn_of(const struct tui *t)
+{
+	return t->view_state[VIEW_WARNINGS];
+}
+
+static void *warn_view_create(struct tui *t)
+{
+	(void)t;
+	return calloc(1, sizeof(struct warn_view));
+}
 
 static int warn_cmp(const void *pa, const void *pb, void *ctx)
 {
@@ -27,9 +49,11 @@ static int warn_cmp(const void *pa, const void *pb, void *ctx)
 static void warn_view_draw(struct tui *t)
 {
 	const struct snapshot *s = &t->snap;
+	struct warn_view *v = warn_of(t);
 	const struct model_coro **list;
 	int y = 5;
 
+	v->nshown = 0;
 	list = malloc((s->count ? s->count : 1) * sizeof(*list));
 	if (!list)
 		return;
@@ -49,17 +73,26 @@ static void warn_view_draw(struct tui *t)
 			  lc->enabled[k] ? "on " : "off", lint_threshold(lc, k),
 			  lint_unit(k), n, n == 1 ? "" : "s");
 		term_text(y++, 3, A_DIM, "%s", lint_help(k));
-		for (size_t i = 0; i < n && y < t->lines - 2 && shown < 5;
+		for (size_t i = 0;
+		     i < n && y < t->lines - 2 && shown < WARN_SHOWN;
 		     i++, shown++) {
-			char in[16];
+			char in[16], name[64], where[160];
+			bool sel = v->nshown == v->cursor;
 
 			duration_format(in, sizeof(in),
 					snapshot_in_state_ns(s, list[i]));
-			term_text(y++, 5, A_NORMAL,
-				  "%14" PRIx64 " %c %8s  tid %-8" PRIu64
-				  " 0x%" PRIx64,
-				  list[i]->probe_id, list[i]->state, in,
-				  list[i]->last_tid, list[i]->last_addr);
+			snapshot_name(s, list[i], name, sizeof(name));
+			snapshot_where(s, list[i]->last_addr, false, where,
+				       sizeof(where));
+			if (sel)
+				term_fill(y, tui_attr(t, PAIR_SELECTED));
+			term_text(y++, 5,
+				  sel ? tui_attr(t, PAIR_SELECTED) : TUI_NORMAL,
+				  "%-16.16s %c %8s  %-30.30s tid %-8" PRIu64
+				  " id %" PRIx64,
+				  name[0] ? name : "-", list[i]->state, in,
+				  where, list[i]->last_tid, list[i]->probe_id);
+			v->shown[v->nshown++] = list[i]->id;
 		}
 		if ((size_t)shown < n && y < t->lines - 2)
 			term_text(y++, 5, A_DIM,
@@ -69,12 +102,46 @@ static void warn_view_draw(struct tui *t)
 		y++;
 	}
 	free(list);
+	if (v->cursor >= v->nshown)
+		v->cursor = v->nshown ? v->nshown - 1 : 0;
 	term_text(t->lines - 1, 0, A_NORMAL,
-		  "Esc back   S setup thresholds   F1 help   q quit");
+		  "Up/Down select   Enter detail   Esc back   S setup "
+		  "thresholds   F1 help   q quit");
+}
+
+/* Up and Down pick an offender, Enter opens its detail view. */
+static int warn_view_action(struct tui *t, enum tui_action a, int page)
+{
+	struct warn_view *v = warn_of(t);
+
+	(void)page;
+	switch (a) {
+	case ACT_UP:
+		if (v->cursor)
+			v->cursor--;
+		return REACT_REDRAW;
+	case ACT_DOWN:
+		if (v->cursor + 1 < v->nshown)
+			v->cursor++;
+		return REACT_REDRAW;
+	case ACT_HOME:
+		v->cursor = 0;
+		return REACT_REDRAW;
+	case ACT_ENTER:
+		if (v->cursor >= v->nshown)
+			return REACT_NONE;
+		t->selected_id = v->shown[v->cursor];
+		return (int)(tui_view_show(t, VIEW_DETAIL) | REACT_REBUILD);
+	default:
+		return -1;
+	}
 }
 
 const struct tui_view_impl warn_view_impl = {
 	.name = "warnings",
 	.opens = ACT_WARNINGS,
+	.create = warn_view_create,
+	.destroy = free,
 	.draw = warn_view_draw,
+	.action = warn_view_action,
 };
