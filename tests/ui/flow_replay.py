@@ -191,9 +191,9 @@ def playing(s):
 
 def flow_replay(fl):
     """corotop --replay of heph-fixture's recording, --paused: the start,
-    } (end), g 4s, ] and [ (next and previous transition, a death is
+    } (end), T 4s, ] and [ (next and previous transition, a death is
     one), Enter (detail: recorded transitions, the parked stack, named),
-    ] there (its own next transition, past a loss), Esc, g 50%, + (x2),
+    ] there (its own next transition, past a loss), Esc, T 50%, + (x2),
     F1 (replay keys first), Space (plays to the end and stops), 80x24
     (the header keeps the time); q quits with status 0."""
     if not fl.args.heph_fixture:
@@ -211,13 +211,13 @@ def flow_replay(fl):
     check_at(fl, s, 0, 'start')
     s = fl.step('end', keys=['}'], marker=message('end: 0:10.000000'))
     check_at(fl, s, END, 'end')
-    fl.step('goto-prompt', keys=['g'], text='4s',
+    fl.step('goto-prompt', keys=['T'], text='4s',
             marker=h.has(r'^ Go to \(.*\): 4s$'))
     s = fl.step('at-4s', keys=['Enter'], marker=message('at: 0:04.000000'))
-    check_at(fl, s, 4000, 'g 4s')
+    check_at(fl, s, 4000, 'T 4s')
     fl.check(coro_at(4, 4000)['S'] == 'D' and
              h.has(r'^\s+1004 D ')(s),
-             'g 4s: 1004 is dead (D) at the moment it dies')
+             'T 4s: 1004 is dead (D) at the moment it dies')
     s = fl.step('next-transition', keys=[']'],
                 marker=message('transition: 0:04.500000'))
     check_at(fl, s, 4500, ']')
@@ -245,9 +245,9 @@ def flow_replay(fl):
                 marker=h.both(h.has(r'^\s+ID'), h.has(r'^\s+1008 S ')),
                 golden=False)
     check_at(fl, s, 7000, 'back at 7 s')
-    s = fl.step('half', keys=['g'], text='50%\r',
+    s = fl.step('half', keys=['T'], text='50%\r',
                 marker=message('at: 0:05.000000'))
-    check_at(fl, s, 5000, 'g 50%')
+    check_at(fl, s, 5000, 'T 50%')
     s = fl.step('faster', keys=['+'], marker=message('speed x2'))
     check_at(fl, s, 5000, '+', speed=2)
     s = fl.step('help', keys=['F1'], marker=h.has(r'^ Replay keys$'))
@@ -255,9 +255,11 @@ def flow_replay(fl):
              s.text[6].startswith('  Space Z ') and
              s.text.index(' Keys') > 6,
              'help: the replay keys come first', h.screen_dump(s))
-    fl.check(h.has(r'^  Home\s+first row$')(s) and
+    # g is not taken: it goes to the first row in replay too (T is "go
+    # to a time").
+    fl.check(h.has(r'^  Home g\s+first row$')(s) and
              not h.has(r'^  Space Z\s+pause')(s),
-             'help: the usual keys without those replay takes (g, Space, '
+             'help: the usual keys without those replay takes (Space, '
              'Z)', h.screen_dump(s))
     fl.step('help-back', keys=['Escape'], marker=h.has(r'^\s+ID'),
             golden=False)

@@ -84,12 +84,36 @@ static void test_conventions(void **state)
 	assert_null(keymap_find('@'));
 }
 
+/* Replaying, g and Home still go to the first row (g is not "go to", so
+ * the key means one thing in every mode); T asks for a time; F5 is the
+ * table's tree (group by thread) as in htop. */
+static void test_replay_keys_keep_conventions(void **state)
+{
+	(void)state;
+	assert_int_equal(keymap_find_replay('g')->action, ACT_HOME);
+	assert_int_equal(keymap_find_replay(KEY_HOME)->action, ACT_HOME);
+	assert_int_equal(keymap_find_replay('T')->action, ACT_GOTO);
+	assert_int_equal(keymap_find(KEY_F(5))->action, ACT_TREE);
+	for (size_t i = 0; i < keymap_replay_count; i++) {
+		const struct key_binding *b = keymap_find(keymap_replay[i].key);
+
+		/* A replay key may only shadow a key of the same sense
+		 * (Space, Z: pause -> play) or of the hot-stack tree. */
+		if (b && b->action != ACT_PAUSE && b->action != ACT_EXPAND &&
+		    b->action != ACT_COLLAPSE)
+			fail_msg("replay key %s hides %s",
+				 keymap_replay[i].keyname,
+				 b->keyname ? b->keyname : "?");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unique_keys),
 		cmocka_unit_test(test_help_per_action),
 		cmocka_unit_test(test_conventions),
+		cmocka_unit_test(test_replay_keys_keep_conventions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,7 +80,8 @@ const size_t keymap_count = sizeof(keymap) / sizeof(keymap[0]);
 /* Replay: space plays and pauses the recording (the display follows it),
  * [ and ] step through transitions (of the coroutine shown in the detail
  * view, else of any), + and - change the speed (except in the hot-stack
- * tree, where they keep their meaning), g asks for a time. */
+ * tree, where they keep their meaning), T asks for a time ("go to"; not
+ * g, which stays "first row" as in every other view). */
 const struct key_binding keymap_replay[] = {
 	{' ', "Space", ACT_PLAY, "replay: play or pause"},
 	{'Z', "Z", ACT_PLAY, NULL},
@@ -91,7 +92,7 @@ const struct key_binding keymap_replay[] = {
 	{'+', "+", ACT_FASTER, "replay: twice as fast"},
 	{'=', NULL, ACT_FASTER, NULL},
 	{'-', "-", ACT_SLOWER, "replay: half as fast"},
-	{'g', "g", ACT_GOTO,
+	{'T', "T", ACT_GOTO,
 	 "replay: go to a time (12.5s, 1:30, +5s, -2s, 50%, start, end)"},
 	{'{', "{", ACT_REPLAY_START, "replay: to the start"},
 	{'}', "}", ACT_REPLAY_END, "replay: to the end"},

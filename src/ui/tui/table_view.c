@@ -435,7 +435,7 @@ static void table_draw_bar(struct tui *t)
 	static const struct table_bar_key replay[] = {
 		{"F1", "Help", VIEW_TABLE},  {"Spc", "Play", VIEW_TABLE},
 		{"[]", "Step", VIEW_TABLE},  {"+-", "Speed", VIEW_TABLE},
-		{"g", "GoTo", VIEW_TABLE},   {"F4", "Filter", VIEW_TABLE},
+		{"T", "GoTo", VIEW_TABLE},   {"F4", "Filter", VIEW_TABLE},
 		{"F6", "Sort", VIEW_TABLE},  {"Enter", "Detail", VIEW_TABLE},
 		{"F10", "Quit", VIEW_TABLE},
 	};
