@@ -129,6 +129,24 @@ static int kt_sockets(pid_t pid)
 	return n;
 }
 
+/* Whether `pid` is the keeper set up: it names itself corotop-keeper
+ * after it closed what it inherited from corotop's fork (the pty master
+ * among them), so a pty master it holds after that is the one sent. */
+static bool kt_keeper_ready(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return !strcmp(comm, "corotop-keeper\n");
+}
+
 /* Wait (deadline) until the keeper holds the target's connection: its
  * channel to corotop, the listening socket, and one more. */
 static bool kt_keeper_holds(pid_t keeper, unsigned timeout_ms)
@@ -136,7 +154,8 @@ static bool kt_keeper_holds(pid_t keeper, unsigned timeout_ms)
 	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
 
 	while (it_now() < end) {
-		if (kt_sockets(keeper) >= 3)
+		/* Set up first: right after the fork it holds corotop's. */
+		if (kt_keeper_ready(keeper) && kt_sockets(keeper) >= 3)
 			return true;
 		it_sleep_ms(5);
 	}
@@ -367,12 +386,15 @@ static void test_sigkill_keeps_output(void **state)
 	assert_true(kt_read_pids(pids, who, 20000));
 	assert_int_equal(who[2], target);
 	/* The keeper got its copy of the output (sent right after the fork
-	 * that made it). */
+	 * that made it).  Right after the fork it still holds corotop's own
+	 * descriptors, so look only once it is set up. */
 	end = it_now() + 20000000000ull;
-	while (!kt_holds_pty(who[1]) && it_now() < end) {
+	while (!(kt_keeper_ready(who[1]) && kt_holds_pty(who[1])) &&
+	       it_now() < end) {
 		kt_drain(master);
 		it_sleep_ms(5);
 	}
+	assert_true(kt_keeper_ready(who[1]));
 	assert_true(kt_holds_pty(who[1]));
 
 	assert_int_equal(kill(who[0], SIGKILL), 0);
