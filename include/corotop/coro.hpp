@@ -43,8 +43,10 @@
  * Threads: a coroutine may be resumed on any thread; its records then come
  * from that thread, one at a time, which is all the probe asks.
  *
- * The probe is inert unless corotop started the program (CTP_* environment);
- * then every record above costs one predictable branch.
+ * The probe is inert until corotop is there: when corotop started the
+ * program (CTP_* environment), or when `corotop -p PID` attaches to it
+ * later (its ppt rendezvous); until then every record above costs one
+ * predictable branch.
  */
 #ifndef COROTOP_CORO_HPP
 #define COROTOP_CORO_HPP
