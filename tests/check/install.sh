@@ -59,4 +59,19 @@ if not ok:
     print(json.dumps(lines[-1])[:2000], file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
+# The C++20 example: 4 coroutines; every event it writes is either
+# harvested or counted lost (it runs in a burst, faster than any harvest).
+if [ -x "$tmp/ex/coro_example" ]; then
+	"$bin" -b -f json -- "$tmp/ex/coro_example" 100 >"$tmp/out.json" \
+		2>"$tmp/err" || { cat "$tmp/err" >&2; fail "coro_example failed"; }
+	python3 - "$tmp/out.json" <<'PY' || fail "coro_example's snapshot"
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1])][-1]
+e = s['events']
+ok = len(s['coroutines']) == 4 and e['harvested'] + e['lost'] == 816
+if not ok:
+    print(json.dumps(s)[:2000], file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+fi
 echo "install: ok ($(basename "$bin"), $(basename "$lib"), $(basename "$pc"))"
