@@ -209,6 +209,15 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 		}
 	}
 	ok = convert_write_to(c, out, &res, err, sizeof(err));
+	/* Folded stacks of a recording that holds none: say so, rather
+	 * than leave an empty profile that looks like a result. */
+	if (ok && fmt->to == CONVERT_FOLDED && res.st.written == 0) {
+		snprintf(err, sizeof(err),
+			 "%.300s holds no parked stacks to fold (record with "
+			 "--parked-stacks); nothing written",
+			 in);
+		ok = false;
+	}
 	if (out != stdout) {
 		if (fclose(out) && ok) {
 			snprintf(err, sizeof(err), "closing: %s",

@@ -700,10 +700,11 @@ static void test_convert_jsonl_and_folded(void **state)
 		json_free(&v);
 	}
 	proc_free(&p);
-	/* The writer parks nowhere: no stacks, an empty folded file. */
-	assert_int_equal(run(&p, fo, 30000), 0);
+	/* The writer parks nowhere: no stacks to fold, which is an error
+	 * that says why, not an empty profile. */
+	assert_int_equal(run(&p, fo, 30000), 1);
 	assert_string_equal(p.obuf, "");
-	assert_string_equal(p.ebuf, "");
+	assert_non_null(strstr(p.ebuf, "holds no parked stacks to fold"));
 	proc_free(&p);
 	free(lines);
 }
