@@ -18,14 +18,16 @@
  * What the mixin records (see corotop/probe.h for the probe itself):
  *   constructor     corotop_coro_open, probe_id = the coroutine frame address
  *   initial_suspend  a resume when the coroutine first runs, addr = its
- *                   resume function (symbolizes to the coroutine's name)
+ *                   resume function, an exact address (the _pc form:
+ *                   symbolizes to the coroutine's name)
  *   every co_await  await_transform wraps the awaitable: a suspend just
  *                   before the inner await_suspend hands the coroutine away,
  *                   a resume first thing in await_resume; addr = the call
  *                   site of the co_await (await_transform is noinline, so its
  *                   return address lies in the coroutine body)
  *   final_suspend   a suspend, addr = the resume function (as saved at the
- *                   start: compilers clear it in the frame when done)
+ *                   start: compilers clear it in the frame when done; the
+ *                   _pc form again)
  *   destructor      corotop_coro_close
  *
  * A co_await that does not suspend (await_ready() true, or await_suspend
@@ -264,12 +266,13 @@ template <class Derived> class traced_promise
 	void trace_start() noexcept
 	{
 		entry_ = detail::frame_entry(frame());
-		corotop_coro_resume(&probe_, entry_);
+		/* An entry, not a return address: named at itself. */
+		corotop_coro_resume_pc(&probe_, entry_);
 	}
 	void trace_final() noexcept
 	{
 		/* The frame's resume pointer is cleared by now. */
-		corotop_coro_suspend(&probe_, entry_);
+		corotop_coro_suspend_pc(&probe_, entry_);
 	}
 	void trace_resume(std::uint64_t addr) noexcept
 	{

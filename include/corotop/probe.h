@@ -302,6 +302,24 @@ static inline void corotop_coro_suspend(struct corotop_coro *c, uint64_t addr)
 	corotop_coro_record(c, 0, addr);
 }
 
+/*
+ * The kind of `addr`.  corotop_coro_resume and _suspend take a return
+ * address (__builtin_return_address(0) in a yield function): corotop names
+ * it at its call site, addr - 1, as a debugger does, so WHERE shows the
+ * line of the call, not the line after it.  An exact code address (a
+ * function's entry, a resume label) goes through the _pc forms, which
+ * record pc + 1 so that it is named at pc itself.  0 stays 0 (none).
+ */
+static inline void corotop_coro_resume_pc(struct corotop_coro *c, uint64_t pc)
+{
+	corotop_coro_record(c, 1, pc ? pc + 1 : 0);
+}
+
+static inline void corotop_coro_suspend_pc(struct corotop_coro *c, uint64_t pc)
+{
+	corotop_coro_record(c, 0, pc ? pc + 1 : 0);
+}
+
 #ifdef __cplusplus
 }
 #endif

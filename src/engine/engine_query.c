@@ -40,14 +40,19 @@ static void engine_copy_history(struct engine *e, struct snapshot *out)
 /* ---- names: the addresses a snapshot carries, named by the engine ---- */
 
 /* The names thread's (or engine_snapshot's) one call into the symbolizer:
- * an address the symbolizer gives only in hex has no name. */
-static bool engine_name_resolve(void *ctx, uint64_t addr, char *full,
+ * an address the symbolizer gives only in hex has no name.  A key tagged
+ * SNAPSHOT_WHERE_TAG is a `where`, named at its call site. */
+static bool engine_name_resolve(void *ctx, uint64_t key, char *full,
 				char *brief, uint32_t *gen)
 {
 	struct engine *e = ctx;
+	bool call_site = (key & SNAPSHOT_WHERE_TAG) != 0;
+	uint64_t addr = key & ~SNAPSHOT_WHERE_TAG;
 
-	symtab_where(&e->symtab, addr, true, full, NAMECACHE_NAME_MAX);
-	symtab_where(&e->symtab, addr, false, brief, NAMECACHE_NAME_MAX);
+	symtab_where(&e->symtab, addr, call_site, true, full,
+		     NAMECACHE_NAME_MAX);
+	symtab_where(&e->symtab, addr, call_site, false, brief,
+		     NAMECACHE_NAME_MAX);
 	*gen = symtab_gen(&e->symtab);
 	return strncmp(full, "0x", 2) != 0;
 }
@@ -81,13 +86,16 @@ static void engine_name_now(struct engine *e, struct snapshot *out, bool all)
 	uint64_t prev = 0;
 
 	for (size_t i = 0; all && i < out->count; i++) {
-		if (out->coro[i].last_addr == prev)
+		if (out->coro[i].last_addr == prev || !out->coro[i].last_addr)
 			continue;
 		prev = out->coro[i].last_addr;
-		namecache_ensure(e->names, prev);
+		namecache_ensure(e->names, SNAPSHOT_WHERE_KEY(prev));
 	}
 	for (size_t i = 0; i < out->nhistory; i++)
-		namecache_ensure(e->names, out->history[i].addr);
+		if (out->history[i].addr)
+			namecache_ensure(
+				e->names,
+				SNAPSHOT_WHERE_KEY(out->history[i].addr));
 }
 
 /* The snapshot's names: the engine's cache (text only), and its

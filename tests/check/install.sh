@@ -59,6 +59,24 @@ if not ok:
     print(json.dumps(lines[-1])[:2000], file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
+# WHERE names the call: the line of `yield();` in work(), not the line
+# after it (the return address's).  Taken while the workers are parked.
+line=$(grep -n 'yield(); /\*' "$src/examples/minimal.c" | cut -d: -f1)
+"$bin" -b -f json -d 5 -n 1 -- "$tmp/ex/minimal" >"$tmp/out.json" 2>"$tmp/err" ||
+	{ cat "$tmp/err" >&2; fail "installed corotop on minimal (-n 1) failed"; }
+python3 - "$tmp/out.json" "$line" <<'PY' || fail "WHERE is not the call site"
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1])][-1]
+want = '(minimal.c:%s)' % sys.argv[2]
+wheres = [c.get('where', '') for c in s['coroutines']
+          if c['state'] == 'suspended']
+ok = wheres and all(w.startswith('work+') and w.endswith(want)
+                    for w in wheres)
+if not ok:
+    print('want work+0x.. %s, got %s' % (want, wheres), file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+
 # The C++20 example: 4 coroutines; every event it writes is either
 # harvested or counted lost (it runs in a burst, faster than any harvest).
 if [ -x "$tmp/ex/coro_example" ]; then

@@ -53,13 +53,26 @@ static void test_recorded_forms(void **state)
 	symtab_init(&t);
 	symtab_set_recorded(&t, lookup, NULL);
 	for (size_t i = 0; i < sizeof(recorded) / sizeof(recorded[0]); i++) {
-		symtab_where(&t, recorded[i].addr, true, buf, sizeof(buf));
+		symtab_where(&t, recorded[i].addr, false, true, buf,
+			     sizeof(buf));
 		assert_string_equal(buf, recorded[i].name);
-		symtab_where(&t, recorded[i].addr, false, buf, sizeof(buf));
+		symtab_where(&t, recorded[i].addr, false, false, buf,
+			     sizeof(buf));
 		assert_string_equal(buf, brief[i]);
 	}
-	symtab_where(&t, 0x99, false, buf, sizeof(buf));
+	symtab_where(&t, 0x99, false, false, buf, sizeof(buf));
 	assert_string_equal(buf, "0x99");
+	/* A where (a return address) is named at its call site, addr - 1:
+	 * 0x41 is the call ending at 0x40; hex stays addr itself.  A
+	 * recording made before call sites keeps it under addr: 0x30. */
+	symtab_where(&t, 0x41, true, false, buf, sizeof(buf));
+	assert_string_equal(buf, "plain_c+0x2c");
+	symtab_where(&t, 0x30, true, true, buf, sizeof(buf));
+	assert_string_equal(buf, "f(void (*)(int))+0x0");
+	symtab_where(&t, 0x99, true, false, buf, sizeof(buf));
+	assert_string_equal(buf, "0x99");
+	symtab_where(&t, 0x41, false, false, buf, sizeof(buf));
+	assert_string_equal(buf, "0x41");
 	symtab_finish(&t);
 }
 

@@ -120,14 +120,16 @@ const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)
 	return b;
 }
 
-const char *snapshot_where_settled(const struct snapshot *s, uint64_t addr,
-				   bool full, char *buf, size_t n,
-				   bool *settled)
+/* The name under cache key `key`, else hex of addr. */
+static const char *snapshot_code_settled(const struct snapshot *s, uint64_t key,
+					 uint64_t addr, bool full, char *buf,
+					 size_t n, bool *settled)
 {
 	*settled = true;
 	if (!n)
 		return buf;
-	if (s->names && namecache_name(s->names, addr, full, buf, n, settled))
+	if (s->names && addr &&
+	    namecache_name(s->names, key, full, buf, n, settled))
 		return buf;
 	if (n > 2) {
 		buf[0] = '0';
@@ -137,6 +139,14 @@ const char *snapshot_where_settled(const struct snapshot *s, uint64_t addr,
 		buf[0] = '\0';
 	}
 	return buf;
+}
+
+const char *snapshot_where_settled(const struct snapshot *s, uint64_t addr,
+				   bool full, char *buf, size_t n,
+				   bool *settled)
+{
+	return snapshot_code_settled(s, SNAPSHOT_WHERE_KEY(addr), addr, full,
+				     buf, n, settled);
 }
 
 const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
@@ -162,7 +172,8 @@ const char *snapshot_name_settled(const struct snapshot *s,
 		return buf;
 	/* Its function only: "fiber_main+0x1a" names the coroutine as
 	 * "fiber_main". */
-	snapshot_where_settled(s, pc, false, where, sizeof(where), settled);
+	/* An entry: named at itself, not at a call site. */
+	snapshot_code_settled(s, pc, pc, false, where, sizeof(where), settled);
 	len = symname_function_len(where);
 	if (len >= n)
 		len = n - 1;

@@ -97,16 +97,23 @@ uint64_t snapshot_in_state_ns(const struct snapshot *s,
 /* Share of the coroutine's observed life spent running, 0..100. */
 double snapshot_run_pct(const struct snapshot *s, const struct model_coro *c);
 const char *snapshot_state_name(uint8_t state);
-/* The target for people: "pid 42 running", "pid 42 exited 3",
- * "pid 42 killed by signal 9", or "observer".  Returns buf. */
+/* The target for people: "pid 42 running", "pid 42 exited (status 3)",
+ * "pid 42 killed by SIGKILL", or "observer".  Returns buf. */
 const char *snapshot_target_text(const struct snapshot *s, char *buf, size_t n);
-/* Where `addr` is, for people: its name as the engine resolved it (full:
- * "func+0x1a (file.c:42)", else "func+0x1a"), or hex ("0x7f...") while it
- * has none.  Copies text; never runs the symbolizer: in the TUI an
- * address not named yet is handed to the engine's names thread.  Returns
- * buf. */
+/* Where `addr` -- a coroutine's `where`, a return address -- is, for
+ * people: the name of its call site (addr - 1) as the engine resolved it
+ * (full: "func+0x19 (file.c:41)", else "func+0x19"), or hex of addr
+ * ("0x7f...") while it has none.  (The probe records an exact code address
+ * as pc + 1: corotop_coro_suspend_pc.)  Copies text; never runs the
+ * symbolizer: in the TUI an address not named yet is handed to the
+ * engine's names thread.  Returns buf. */
 const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
 			   char *buf, size_t n);
+/* The name cache's key for a `where` (a return address, named at its call
+ * site: SNAPSHOT_WHERE_KEY(addr)), apart from the key of an exact code
+ * address (a coroutine's entry, named at itself: the address). */
+#define SNAPSHOT_WHERE_TAG (1ull << 63)
+#define SNAPSHOT_WHERE_KEY(addr) ((addr) | SNAPSHOT_WHERE_TAG)
 /* The same, and whether the text is settled: true when it stands while
  * names_gen does (a name, or an address that has none), false while a
  * name may still come (hex for now: do not keep what was derived). */

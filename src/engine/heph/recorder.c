@@ -26,11 +26,11 @@
  *   start, end the interval;
  *   description "running" or "suspended";
  *   attributes addr (u64) and seq (u64) of that transition; symbol
- *              (string) of addr when it is not 0 and the symbolizer knows
- *              it; stack (u64 array, innermost first) when the coroutine
- *              parked at a stack corotop collected.
- * Options after the epoch: `corotop` ("1"), `corotop_command` (what was
- * traced), `corotop_birth` (u64 probe id, time, id) as each coroutine is
+ *              (string) of addr's call site (addr - 1: addr is a return
+ *              address) when it is not 0 and the symbolizer knows it; stack
+ * (u64 array, innermost first) when the coroutine parked at a stack corotop
+ * collected. Options after the epoch: `corotop` ("1"), `corotop_command` (what
+ * was traced), `corotop_birth` (u64 probe id, time, id) as each coroutine is
  * born -- probe ids are reused, so that is where a substream's intervals
  * belong to the next coroutine -- and right after it `corotop_name` (u64
  * id, then the name) when the coroutine has one,
@@ -320,8 +320,10 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	for (size_t k = 0; k < nf; k++)
 		rec_name(r, framename_key(frames[k], !k), &unused);
 	/* Last: with the tables full, the name is in a buffer the next
-	 * rec_name overwrites. */
-	sym = rec_name(r, s->addr, &sym_len);
+	 * rec_name overwrites.  The transition's addr is a `where`, a
+	 * return address: its name is its call site's, kept under addr - 1
+	 * as a caller frame's is (framename_key). */
+	sym = rec_name(r, framename_key(s->addr, false), &sym_len);
 	rec_room(r,
 		 HEPH_EVENT_FIXED + 16 + 3 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
 	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),

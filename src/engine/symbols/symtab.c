@@ -172,9 +172,10 @@ void symtab_hex(uint64_t addr, char *buf, size_t n)
 	}
 }
 
-const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
-			 size_t n)
+const char *symtab_where(struct symtab *t, uint64_t addr, bool call_site,
+			 bool full, char *buf, size_t n)
 {
+	uint64_t at = call_site && addr ? addr - 1 : addr;
 	struct symbolizer *s;
 	struct symbol sym;
 
@@ -183,13 +184,19 @@ const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
 	pthread_mutex_lock(&t->lock);
 	s = symtab_get(t);
 	if (s && full) {
-		symbolizer_format(s, addr, buf, n);
-	} else if (s && symbolizer_lookup(s, addr, &sym) && sym.function) {
+		symbolizer_format(s, at, buf, n);
+		if (!strncmp(buf, "0x", 2)) /* no name: the address itself */
+			symtab_hex(addr, buf, n);
+	} else if (s && symbolizer_lookup(s, at, &sym) && sym.function) {
 		snprintf(buf, n, "%s+0x%" PRIx64, sym.function, sym.offset);
 	} else if (s && sym.module) {
 		snprintf(buf, n, "%s+0x%" PRIx64, sym.module, sym.offset);
-	} else if (!s && symtab_recorded(t, addr)) {
-		const char *r = symtab_recorded(t, addr);
+	} else if (!s && (symtab_recorded(t, at) || symtab_recorded(t, addr))) {
+		/* A recording keeps a where's name under its call site
+		 * (framename_key); one made before that, under addr. */
+		const char *r = symtab_recorded(t, at)
+					? symtab_recorded(t, at)
+					: symtab_recorded(t, addr);
 
 		snprintf(buf, n, "%.*s",
 			 (int)(full ? strlen(r) : symtab_brief_len(r)), r);

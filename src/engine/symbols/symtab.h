@@ -50,9 +50,12 @@ void symtab_set_recorded(struct symtab *t,
 			 const char *(*fn)(void *ctx, uint64_t addr),
 			 void *ctx);
 /* `addr` as "func+0x1a (file.c:42)", "lib.so+0x1234" or "0x7f..." (no
- * symbols); thread-safe.  `full` false leaves out " (file:line)". */
-const char *symtab_where(struct symtab *t, uint64_t addr, bool full, char *buf,
-			 size_t n);
+ * symbols); thread-safe.  `full` false leaves out " (file:line)".
+ * `call_site`: addr is a return address, named at its call (addr - 1) by
+ * the symbolizer, as debuggers do; a recording's table already holds the
+ * call site's name under addr, and hex is addr itself. */
+const char *symtab_where(struct symtab *t, uint64_t addr, bool call_site,
+			 bool full, char *buf, size_t n);
 
 /* One lookup's answer, copied out (the symbolizer's strings may go away
  * with it once the lock is released).  Empty strings: unknown. */
