@@ -185,7 +185,8 @@ static void worker_run(struct worker *w, struct coro *co)
 	/* A park recorded its suspend on the coroutine's stack
 	 * (scheduler_park); a finished coroutine's is recorded here. */
 	if (co->finished)
-		corotop_coro_suspend(&co->probe, (uint64_t)(uintptr_t)co->fn);
+		corotop_coro_suspend_pc(&co->probe,
+					(uint64_t)(uintptr_t)co->fn);
 	/* relaxed: a statistic, single writer. */
 	atomic_fetch_add_explicit(&w->switches, 1, memory_order_relaxed);
 	if (co->finished) {
@@ -358,8 +359,10 @@ int scheduler_spawn_named(struct scheduler *s, coro_fn *fn, void *arg,
 				flags);
 	corotop_coro_set_stack(&co->probe, co->stack,
 			       (char *)co->stack + co->stack_size);
-	/* The first run "continues" at the entry function. */
-	co->resume_addr = (uint64_t)(uintptr_t)fn;
+	/* The first run "continues" at the entry function: an exact
+	 * address, kept as pc + 1 (corotop_coro_resume_pc's form), since a
+	 * where is read as a return address (corotop/probe.h). */
+	co->resume_addr = (uint64_t)(uintptr_t)fn + 1;
 	co->park_addr = co->resume_addr;
 	/* relaxed: spreading only. */
 	home = atomic_fetch_add_explicit(&s->rr, 1, memory_order_relaxed);

@@ -14,6 +14,7 @@
 
 #include "engine/engine_internal.h"
 #include "engine/calltrace/parked.h"
+#include "engine/ctp/namepool.h"
 #include "common/clock.h"
 
 /* Addresses the name cache keeps at most (a million: an upstream probe
@@ -86,9 +87,20 @@ static void engine_name_now(struct engine *e, struct snapshot *out, bool all)
 	uint64_t prev = 0;
 
 	for (size_t i = 0; all && i < out->count; i++) {
-		if (out->coro[i].last_addr == prev || !out->coro[i].last_addr)
+		const struct model_coro *c = &out->coro[i];
+		char name[8];
+		uint64_t pc = 0;
+
+		/* A coroutine named by its entry's code, an exact address
+		 * (snapshot_name): a key of its own. */
+		if (c->name &&
+		    namepool_get(out->coro_names, c->name, name, sizeof(name),
+				 &pc) &&
+		    !name[0] && pc)
+			namecache_ensure(e->names, pc);
+		if (c->last_addr == prev || !c->last_addr)
 			continue;
-		prev = out->coro[i].last_addr;
+		prev = c->last_addr;
 		namecache_ensure(e->names, SNAPSHOT_WHERE_KEY(prev));
 	}
 	for (size_t i = 0; i < out->nhistory; i++)

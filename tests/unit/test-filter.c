@@ -289,6 +289,7 @@ static bool gate_resolve(void *ctx, uint64_t addr, char *full, char *brief,
 			 uint32_t *gen)
 {
 	(void)ctx;
+	addr &= ~SNAPSHOT_WHERE_TAG; /* a where's key names its address */
 	pthread_mutex_lock(&gate_lock);
 	while (gate_held)
 		pthread_cond_wait(&gate_cond, &gate_lock);
@@ -335,8 +336,8 @@ static void test_where_named_later(void **state)
 		pthread_mutex_unlock(&gate_lock);
 		clock_gettime(CLOCK_MONOTONIC, &end);
 		end.tv_sec += 30;
-		while (!namecache_name(snap.names, 0x401000, true, buf,
-				       sizeof(buf), NULL)) {
+		while (!namecache_name(snap.names, SNAPSHOT_WHERE_KEY(0x401000),
+				       true, buf, sizeof(buf), NULL)) {
 			struct timespec now;
 
 			clock_gettime(CLOCK_MONOTONIC, &now);

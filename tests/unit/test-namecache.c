@@ -42,6 +42,8 @@ static bool fake_resolve(void *ctx, uint64_t addr, char *full, char *brief,
 	struct fake *f = ctx;
 	uint32_t gen;
 
+	/* A where's key (SNAPSHOT_WHERE_KEY) names its address. */
+	addr &= ~SNAPSHOT_WHERE_TAG;
 	pthread_mutex_lock(&f->lock);
 	f->waiting++;
 	pthread_cond_broadcast(&f->cond);
@@ -363,8 +365,11 @@ static void test_snapshot_where(void **state)
 	assert_string_equal(snapshot_where(&s, 0x7f01, true, buf, sizeof(buf)),
 			    "0x7f01");
 	s.names = make(&f, false, 64);
-	namecache_ensure(s.names, 0x7f01);
-	namecache_ensure(s.names, 0xdead0002);
+	namecache_ensure(s.names, SNAPSHOT_WHERE_KEY(0x7f01));
+	namecache_ensure(s.names, SNAPSHOT_WHERE_KEY(0xdead0002));
+	/* An exact address (a coroutine's entry) is another key. */
+	assert_false(
+		namecache_name(s.names, 0x7f01, true, buf, sizeof(buf), NULL));
 	assert_string_equal(snapshot_where(&s, 0x7f01, true, buf, sizeof(buf)),
 			    "fn_7f01+0x4 (f.c:0)");
 	assert_string_equal(snapshot_where(&s, 0x7f01, false, buf, sizeof(buf)),

@@ -183,6 +183,13 @@ const char *symtab_where(struct symtab *t, uint64_t addr, bool call_site,
 		return buf;
 	pthread_mutex_lock(&t->lock);
 	s = symtab_get(t);
+	/* A return address no call precedes: a trampoline's start pushed as
+	 * one (makecontext's __start_context).  Before it lies no function,
+	 * at it one begins: named at itself. */
+	if (s && at != addr &&
+	    !(symbolizer_lookup(s, at, &sym) && sym.function) &&
+	    symbolizer_lookup(s, addr, &sym) && sym.function && !sym.offset)
+		at = addr;
 	if (s && full) {
 		symbolizer_format(s, at, buf, n);
 		if (!strncmp(buf, "0x", 2)) /* no name: the address itself */
