@@ -106,8 +106,9 @@ static bool kt_read_pids(const char *path, int who[3], unsigned timeout_ms)
 	return false;
 }
 
-/* Sockets among `pid`'s descriptors. */
-static int kt_sockets(pid_t pid)
+/* `pid`'s descriptors whose link starts with prefix (or with prefix2,
+ * when not NULL). */
+static int kt_fds(pid_t pid, const char *prefix, const char *prefix2)
 {
 	char path[128], link[64], dir[32];
 	struct dirent *de;
@@ -121,12 +122,21 @@ static int kt_sockets(pid_t pid)
 
 		snprintf(path, sizeof(path), "%s/%.16s", dir, de->d_name);
 		len = readlink(path, link, sizeof(link) - 1);
-		if (len > 0 && !strncmp(link, "socket:", 7))
-			n++;
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		n += !strncmp(link, prefix, strlen(prefix)) ||
+		     (prefix2 && !strncmp(link, prefix2, strlen(prefix2)));
 	}
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* Sockets among `pid`'s descriptors. */
+static int kt_sockets(pid_t pid)
+{
+	return kt_fds(pid, "socket:", NULL);
 }
 
 /* Whether `pid` is the keeper set up: it names itself corotop-keeper
@@ -244,27 +254,7 @@ static void test_sigkill_keeps_target(void **state)
 /* Whether `pid` holds a pty master (the keeper's copy of the output). */
 static bool kt_holds_pty(pid_t pid)
 {
-	char path[128], link[64], dir[32];
-	struct dirent *de;
-	DIR *d;
-	bool found = false;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		ssize_t len;
-
-		snprintf(path, sizeof(path), "%s/%.16s", dir, de->d_name);
-		len = readlink(path, link, sizeof(link) - 1);
-		if (len > 0) {
-			link[len] = '\0';
-			found |= !strcmp(link, "/dev/ptmx") ||
-				 !strncmp(link, "/dev/pts/ptmx", 13);
-		}
-	}
-	if (d)
-		closedir(d);
-	return found;
+	return kt_fds(pid, "/dev/ptmx", "/dev/pts/ptmx") > 0;
 }
 
 /*
