@@ -6,6 +6,7 @@
  * site).  Build it against the installed probe (examples/Makefile), with
  * frame pointers so that parked stacks walk, and run: corotop -- ./minimal
  */
+#define _GNU_SOURCE /* nanosleep, ucontext */
 #include <corotop/probe.h>
 #include <stdio.h>
 #include <time.h>
@@ -31,21 +32,26 @@ static void work(void)
 	finished[cur] = 1;
 }
 
+/* Worker i: its context on its own stack, and its probe state. */
+static void start(int i)
+{
+	getcontext(&ctx[i]);
+	ctx[i].uc_stack.ss_sp = stack[i];
+	ctx[i].uc_stack.ss_size = sizeof(stack[i]);
+	ctx[i].uc_link = &sched;
+	makecontext(&ctx[i], work, 0);
+	corotop_coro_open_named(&probe[i], (uint64_t)i + 1, "worker",
+				COROTOP_NAME_STATIC);
+	corotop_coro_set_stack(&probe[i], stack[i],
+			       stack[i] + sizeof(stack[i]));
+}
+
 int main(void)
 {
-	struct timespec tick = {0, 50 * 1000 * 1000};
+	static const struct timespec tick = {0, 50 * 1000 * 1000};
 
-	for (int i = 0; i < N; i++) {
-		getcontext(&ctx[i]);
-		ctx[i].uc_stack.ss_sp = stack[i];
-		ctx[i].uc_stack.ss_size = sizeof(stack[i]);
-		ctx[i].uc_link = &sched;
-		makecontext(&ctx[i], work, 0);
-		corotop_coro_open_named(&probe[i], (uint64_t)i + 1, "worker",
-					COROTOP_NAME_STATIC);
-		corotop_coro_set_stack(&probe[i], stack[i],
-				       stack[i] + sizeof(stack[i]));
-	}
+	for (int i = 0; i < N; i++)
+		start(i);
 	while (done < N) /* round robin until every worker returned */
 		for (cur = 0; cur < N; cur++) {
 			if (finished[cur])
