@@ -133,6 +133,19 @@ static int kt_fds(pid_t pid, const char *prefix, const char *prefix2)
 	return n;
 }
 
+/* The run directory (into dir) and who it serves, from its pids file:
+ * corotop, the keeper, and `target`. */
+static void kt_who(char *dir, size_t len, int who[3], pid_t target)
+{
+	char pids[600];
+
+	kt_rundir(dir, len);
+	assert_true(dir[0]);
+	snprintf(pids, sizeof(pids), "%s/pids", dir);
+	assert_true(kt_read_pids(pids, who, 20000));
+	assert_int_equal(who[2], target);
+}
+
 /* Sockets among `pid`'s descriptors. */
 static int kt_sockets(pid_t pid)
 {
@@ -195,7 +208,7 @@ static pid_t kt_read_pid(const char *path, unsigned timeout_ms)
 
 static void test_sigkill_keeps_target(void **state)
 {
-	char ready[256], dir[512], pids[600], kept[600];
+	char ready[256], dir[512], kept[600];
 	char *argv[] = {"corotop", "-b",	  "-d",	 "1",
 			"--",	   KEEPER_TARGET, ready, NULL};
 	int status, corotop_pid, keeper = 0, who[3] = {0};
@@ -207,15 +220,10 @@ static void test_sigkill_keeps_target(void **state)
 	corotop = kt_corotop(argv);
 	target = kt_read_pid(ready, 20000);
 	assert_true(target > 0);
-	kt_rundir(dir, sizeof(dir));
-	assert_true(dir[0]);
-	/* Who the directory serves: corotop, the keeper, the target. */
-	snprintf(pids, sizeof(pids), "%s/pids", dir);
-	assert_true(kt_read_pids(pids, who, 20000));
+	kt_who(dir, sizeof(dir), who, target);
 	corotop_pid = who[0];
 	keeper = who[1];
 	assert_int_equal(corotop_pid, corotop);
-	assert_int_equal(who[2], target);
 	assert_true(keeper > 0 && kill(keeper, 0) == 0);
 	/* The target connected before it said ready; corotop accepts and
 	 * hands the connection over on its own thread: wait for that. */
@@ -337,7 +345,7 @@ static void kt_drain(int master)
 
 static void test_sigkill_keeps_output(void **state)
 {
-	char ready[256], go[256], out[256], cmd[1024], dir[512], pids[600];
+	char ready[256], go[256], out[256], cmd[1024], dir[512];
 	char *argv[] = {"corotop", "--output", out, "--",
 			"/bin/sh", "-c",       cmd, NULL};
 	int master, who[3] = {0}, status;
@@ -370,11 +378,7 @@ static void test_sigkill_keeps_output(void **state)
 		target = kt_read_pid(ready, 10);
 	}
 	assert_true(target > 0);
-	kt_rundir(dir, sizeof(dir));
-	assert_true(dir[0]);
-	snprintf(pids, sizeof(pids), "%s/pids", dir);
-	assert_true(kt_read_pids(pids, who, 20000));
-	assert_int_equal(who[2], target);
+	kt_who(dir, sizeof(dir), who, target);
 	/* The keeper got its copy of the output (sent right after the fork
 	 * that made it).  Right after the fork it still holds corotop's own
 	 * descriptors, so look only once it is set up. */

@@ -269,7 +269,7 @@ static void test_text_output(void **state)
 	assert_string_equal(tok[5], "20");
 	assert_string_equal(tok[8], "42");
 	assert_string_equal(tok[10], "0xdeadbeef"); /* no names here */
-	assert_string_equal(tok[11], "-"); /* no warnings */
+	assert_string_equal(tok[11], "-");	    /* no warnings */
 	assert_string_equal(tok[12], "conn_worker");
 	assert_int_equal(tokens(line[6], tok, 32), nh);
 	assert_string_equal(tok[0], "ffffffffffffffff");
@@ -314,8 +314,8 @@ static void test_text_header_variants(void **state)
 	snap.error = NULL;
 	out = print_text(0);
 	split_lines(out, line, 32);
-	assert_string_equal(line[0],
-			    "corotop - pid 42 exited (status 3) - engine asleep");
+	assert_string_equal(
+		line[0], "corotop - pid 42 exited (status 3) - engine asleep");
 	free(out);
 	/* A 20-digit TID: the column widens, rows stay under the header. */
 	snap.coro[0].last_tid = UINT64_MAX;
