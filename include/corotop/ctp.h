@@ -116,7 +116,7 @@ struct ctp_epoch {
 	uint64_t tid;			    /* OS thread id */
 	uint64_t addr; /* switch address or frame pointer */
 	CTP_ATOMIC(uint64_t) seq;
-	uint8_t reserved[31]; /* payload; corotop stores ctp_epoch_check here */
+	uint8_t reserved[31]; /* payload: check word, trace id, flags (below) */
 	uint8_t is_active;    /* 1 running, 0 suspended */
 };
 
@@ -135,6 +135,22 @@ struct ctp_epoch {
  * 0 = not captured.  Other cTP writers leave it 0.
  */
 #define CTP_EPOCH_TRACE_OFFSET 8u
+
+/*
+ * Optional event-flags byte in ctp_epoch.reserved (u8), payload like the
+ * words above: written before the slot's seq is published, read inside the
+ * seqlock copy.  0 = none; other cTP writers leave it 0, and an engine
+ * reads it only on stations a corotop probe opened (ext.magic STX1), since
+ * the spec lets other writers put business payload in the reserved bytes.
+ *   CTP_EPF_LONG_WAIT  on a suspend (is_active 0): the program expects this
+ *                      wait to be long (an idle keep-alive connection, a
+ *                      worker waiting for jobs), so a long suspension is not
+ *                      a sign of a lost wakeup.  Meaningless on a resume
+ *                      (written 0 there).
+ * Bits other than these are reserved: written 0, ignored when read.
+ */
+#define CTP_EPOCH_FLAGS_OFFSET 16u
+#define CTP_EPF_LONG_WAIT (1u << 0)
 
 /* Extension descriptor at the start of ctp_header._reserved. */
 #define CTP_HX_MAGIC 0x31585443u /* "CTX1" little-endian */
@@ -260,6 +276,9 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, addr) == 0x10, "addr");
 CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, seq) == 0x18, "seq");
 CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, reserved) == 0x20, "reserved");
 CTP_STATIC_ASSERT(offsetof(struct ctp_epoch, is_active) == 0x3F, "is_active");
+CTP_STATIC_ASSERT(CTP_EPOCH_TRACE_OFFSET + 8 <= CTP_EPOCH_FLAGS_OFFSET &&
+			  CTP_EPOCH_FLAGS_OFFSET < 31,
+		  "epoch flags byte after the trace word, inside reserved");
 
 CTP_STATIC_ASSERT(sizeof(struct ctp_header) == 1024, "header is 1 KiB");
 CTP_STATIC_ASSERT(CTP_ALIGNOF(struct ctp_header) == 1024,

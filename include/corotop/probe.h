@@ -119,7 +119,11 @@ struct corotop_coro {
 	uint64_t park_sp, park_fp, park_pc;
 	uint32_t reg;	     /* registry slot + 1; 0 = not registered */
 	uint8_t last_active; /* 1 running, 0 suspended (last_ts != 0) */
-	uint8_t pad_[3];
+	/* Long waits: every suspend of c is one (corotop_coro_set_long_waits);
+	 * the next suspend is one (set by corotop_coro_suspend_long, cleared
+	 * by the probe at that transition); the last suspend was one (what
+	 * its event said, kept for the census). */
+	uint8_t long_waits, long_next, last_long;
 };
 
 /* Counters of this process's probe; all run freely from 0. */
@@ -303,6 +307,30 @@ static inline void corotop_coro_suspend(struct corotop_coro *c, uint64_t addr)
 }
 
 /*
+ * Long waits.  corotop's lost-wakeup lint (WAKE?) flags a coroutine
+ * suspended longer than its threshold, which is also what an idle
+ * keep-alive connection or a worker waiting for jobs does by design.  A
+ * suspend the program expects to last says so, and corotop does not flag
+ * it (stall, storm and dead-station are unchanged):
+ *   corotop_coro_suspend_long   this suspend only: the mark ends at the
+ *                               coroutine's next transition;
+ *   corotop_coro_set_long_waits every suspend of c from its next one on,
+ *                               until turned off (or c is closed; call it
+ *                               after corotop_coro_open, which forgets it).
+ * The mark travels with the suspend event (CTP_EPF_LONG_WAIT, corotop/ctp.h):
+ * a byte of the slot's payload, no extra store elsewhere, no syscall.  Like
+ * every record, it is made by the thread that records c.
+ */
+COROTOP_API void corotop_coro_set_long_waits(struct corotop_coro *c, bool on);
+
+static inline void corotop_coro_suspend_long(struct corotop_coro *c,
+					     uint64_t addr)
+{
+	c->long_next = 1;
+	corotop_coro_record(c, 0, addr);
+}
+
+/*
  * The kind of `addr`.  corotop_coro_resume and _suspend take a return
  * address (__builtin_return_address(0) in a yield function): corotop names
  * it at its call site, addr - 1, as a debugger does, so WHERE shows the
@@ -318,6 +346,12 @@ static inline void corotop_coro_resume_pc(struct corotop_coro *c, uint64_t pc)
 static inline void corotop_coro_suspend_pc(struct corotop_coro *c, uint64_t pc)
 {
 	corotop_coro_record(c, 0, pc ? pc + 1 : 0);
+}
+
+static inline void corotop_coro_suspend_long_pc(struct corotop_coro *c,
+						uint64_t pc)
+{
+	corotop_coro_suspend_long(c, pc ? pc + 1 : 0);
 }
 
 #ifdef __cplusplus

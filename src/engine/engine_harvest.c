@@ -104,6 +104,10 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 		model_park(&e->model, ev->station,
 			   ev->is_active ? 0 : ev->trace);
 	}
+	/* A suspend the program marked a long wait (census events too);
+	 * the transition above cleared the previous mark. */
+	if (!ev->is_active && (ev->flags & CTP_EPF_LONG_WAIT))
+		model_long_wait(&e->model, ev->station, true);
 	if (e->jsonl.f)
 		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr, ev->seq,
 			    ev->is_active, ev->ts);

@@ -34,6 +34,11 @@
  * transition, so a burst that exhausts the stations heals by itself; every
  * untraced transition is counted, in the process and in the region.
  *
+ * Long waits (probe.h): the note decides whether a suspend is one (its
+ * own mark, consumed by the note, or the coroutine's setting) and keeps
+ * the answer in last_long; the event carries it as CTP_EPF_LONG_WAIT in
+ * its flags byte, and a census event as well.
+ *
  * Stack captures ride on record (perthread.c): a resume tells the sampler which
  * coroutine now runs on this thread (its tag frame), a suspend clears that
  * and, with parked stacks on, stores the suspending stack and writes its
@@ -81,6 +86,22 @@ static inline uint64_t coro_coarse_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether c's transition is a long wait (probe.h): a suspend marked for
+ * itself (long_next, consumed here by any transition) or by c's setting.
+ * Kept in last_long, which the event and the census carry. */
+static inline __attribute__((always_inline)) void
+coro_note_long(struct corotop_coro *c, int is_active)
+{
+	c->last_long = (uint8_t)(!is_active && (c->long_next | c->long_waits));
+	c->long_next = 0;
+}
+
+/* The event flags (CTP_EPF_*) of c's transition just noted. */
+static inline uint8_t coro_flags(const struct corotop_coro *c)
+{
+	return c->last_long ? (uint8_t)CTP_EPF_LONG_WAIT : 0;
+}
+
 /* The transition, kept in c whether traced or not (census.c reads it),
  * but for its time (last_ts), which the caller stores.  The frame is kept
  * at every transition: at a suspend it is where the parked stack can be
@@ -92,6 +113,7 @@ coro_note(struct corotop_coro *c, int is_active, uint64_t addr,
 	c->last_tid = probe_tid();
 	c->last_addr = addr;
 	c->last_active = (uint8_t)(is_active != 0);
+	coro_note_long(c, is_active);
 	c->park_sp = f.sp;
 	c->park_fp = f.fp;
 	c->park_pc = f.pc;
@@ -109,6 +131,7 @@ coro_note_switch(struct corotop_coro *from, struct corotop_coro *to,
 		from->last_tid = tid;
 		from->last_addr = addr;
 		from->last_active = 0;
+		coro_note_long(from, 0);
 		from->park_sp = f.sp;
 		from->park_fp = f.fp;
 		from->park_pc = f.pc;
@@ -117,6 +140,7 @@ coro_note_switch(struct corotop_coro *from, struct corotop_coro *to,
 		to->last_tid = tid;
 		to->last_addr = addr;
 		to->last_active = 1;
+		coro_note_long(to, 1);
 	}
 }
 
@@ -242,6 +266,11 @@ COROTOP_API void corotop_coro_set_stack(struct corotop_coro *c, const void *lo,
 	c->stack_hi = h;
 }
 
+COROTOP_API void corotop_coro_set_long_waits(struct corotop_coro *c, bool on)
+{
+	c->long_waits = on ? 1 : 0;
+}
+
 COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
 {
 	corotop_coro_open_named(c, probe_id, NULL, COROTOP_NAME_COPY);
@@ -266,6 +295,7 @@ COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
 	c->last_ts = c->last_tid = c->last_addr = 0;
 	c->park_sp = c->park_fp = c->park_pc = 0;
 	c->last_active = 0;
+	c->long_waits = c->long_next = c->last_long = 0;
 	/* Registered before the attachment is looked at (W): a census that
 	 * published its attachment before this look finds c. */
 	c->reg = registry_add_named(c, name, flags);
@@ -308,7 +338,7 @@ coro_thread_sync(struct probe_thread *t)
 static inline __attribute__((always_inline)) void
 coro_write(struct corotop_coro *c, struct probe_region *r,
 	   struct ctp_station *s, int is_active, uint64_t addr, uint64_t now,
-	   uint64_t trace)
+	   uint64_t trace, uint8_t flags)
 {
 	uint64_t n = c->n++;
 	struct ctp_epoch *e;
@@ -322,7 +352,7 @@ coro_write(struct corotop_coro *c, struct probe_region *r,
 	} else {
 		e = &s->slots[n % CTP_SLOTS];
 	}
-	station_write(e, n, now, c->last_tid, addr, is_active, trace);
+	station_write(e, n, now, c->last_tid, addr, is_active, trace, flags);
 }
 
 /*
@@ -351,7 +381,7 @@ coro_record_in(struct corotop_coro *c, struct probe_region *r, int is_active,
 	}
 	if (COROTOP_UNLIKELY(!s))
 		return;
-	coro_write(c, r, s, is_active, addr, now, trace);
+	coro_write(c, r, s, is_active, addr, now, trace, coro_flags(c));
 	station_check_sleeping(r);
 	station_mark(r, c->index);
 }
@@ -384,9 +414,9 @@ coro_switch_in(struct corotop_coro *from, struct corotop_coro *to,
 	if (to && t->sampling)
 		probe_thread_enter(t, st ? coro_tag(to, st) : 0, to);
 	if (sf)
-		coro_write(from, r, sf, 0, addr, now, trace);
+		coro_write(from, r, sf, 0, addr, now, trace, coro_flags(from));
 	if (st)
-		coro_write(to, r, st, 1, addr, now, 0);
+		coro_write(to, r, st, 1, addr, now, 0, 0);
 	if (COROTOP_UNLIKELY(!sf && !st))
 		return;
 	station_check_sleeping(r);
@@ -506,6 +536,8 @@ static __attribute__((noinline)) void
 coro_record_late(struct corotop_coro *c, int is_active, uint64_t addr,
 		 uint64_t sp, uint64_t fp, uint64_t pc)
 {
+	/* The note consumed the one-shot mark; the same transition again. */
+	c->long_next = c->last_long;
 	coro_record(c, is_active, addr, (struct coro_frame){sp, fp, pc});
 }
 
@@ -613,10 +645,13 @@ COROTOP_API void corotop_coro_switch_(struct corotop_coro *from,
 	if (COROTOP_UNLIKELY(
 		    __atomic_load_n(&corotop_probe_live_, __ATOMIC_RELAXED) |
 		    __atomic_load_n(&_ppt_hmem_corotop, __ATOMIC_RELAXED))) {
-		if (from)
+		if (from) {
+			/* The notes again: from's one-shot mark as it
+			 * was. */
+			from->long_next = from->last_long;
 			coro_switch(from, to, from->last_addr, from->park_sp,
 				    from->park_fp, from->park_pc);
-		else if (to)
+		} else if (to)
 			coro_switch(NULL, to, to->last_addr, 0, 0, 0);
 	}
 }

@@ -170,10 +170,11 @@ static inline uint64_t *station_trace_word(struct ctp_epoch *e)
 	return (uint64_t *)(void *)(e->reserved + CTP_EPOCH_TRACE_OFFSET);
 }
 
-/* Event n into epoch e as a seqlock (A, B, C). */
+/* Event n into epoch e as a seqlock (A, B, C).  flags: CTP_EPF_*, written
+ * on every event (the slot may hold an earlier event's). */
 static inline void station_write(struct ctp_epoch *e, uint64_t n, uint64_t ts,
 				 uint64_t tid, uint64_t addr, int is_active,
-				 uint64_t trace)
+				 uint64_t trace, uint8_t flags)
 {
 	/* (A) odd seq first; the release fence keeps the payload stores
 	 * below from becoming visible before it.  The store itself is a
@@ -188,6 +189,8 @@ static inline void station_write(struct ctp_epoch *e, uint64_t n, uint64_t ts,
 	__atomic_store_n(&e->is_active, (uint8_t)(is_active != 0),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(station_trace_word(e), trace, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->reserved[CTP_EPOCH_FLAGS_OFFSET], flags,
+			 __ATOMIC_RELAXED);
 	/* (C) release pairs with the engine's acquire load (D). */
 	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
 }

@@ -9,6 +9,13 @@
  * recycled.  The engine test writes a real region by hand: a corotop-style
  * station (recycled when its coroutine dies), an upstream-style one (never
  * recycled) and a live suspended one, then drains it with engine_stop.
+ *
+ * Long waits (issue 16): a suspended record whose suspend the program
+ * marked long (long_wait) is never a lost wakeup, however long it waits;
+ * the other lints are unchanged.  Through the engine: the mark is read from
+ * a corotop station's event flags byte (CTP_EPF_LONG_WAIT), ended by the
+ * next transition, and ignored on an upstream station (whose reserved
+ * bytes are another writer's payload).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -94,6 +101,43 @@ static void test_lost_wakeup_boundary(void **state)
 	c = coro(MODEL_SUSPENDED, T0);
 	assert_int_equal(lint_check(&cfg, &c, T0), 0);
 	assert_int_equal(lint_check(&cfg, &c, T0 + 1), WAKE);
+}
+
+static void test_long_wait_not_lost_wakeup(void **state)
+{
+	struct lint_config cfg;
+	struct model_coro plain = coro(MODEL_SUSPENDED, T0);
+	struct model_coro marked = coro(MODEL_SUSPENDED, T0);
+	uint64_t late = T0 + 3600 * SEC;
+
+	(void)state;
+	lint_config_defaults(&cfg);
+	marked.long_wait = 1;
+	/* Past the threshold: the plain one trips, the marked one never. */
+	assert_int_equal(lint_check(&cfg, &plain, T0 + 5 * SEC + 1), WAKE);
+	assert_int_equal(lint_check(&cfg, &marked, T0 + 5 * SEC + 1), 0);
+	assert_int_equal(lint_check(&cfg, &plain, late), WAKE);
+	assert_int_equal(lint_check(&cfg, &marked, late), 0);
+	cfg.suspended_ns = 0;
+	assert_int_equal(lint_check(&cfg, &marked, late), 0);
+	/* The other lints do not look at it. */
+	marked.sw_per_sec = 1e6;
+	assert_int_equal(lint_check(&cfg, &marked, late), STORM);
+	marked.sw_per_sec = 0;
+	marked.state = MODEL_RUNNING;
+	assert_int_equal(lint_check(&cfg, &marked, T0 + SEC + 1), STALL);
+	marked = coro(MODEL_DEAD, T0);
+	marked.long_wait = 1;
+	assert_int_equal(lint_check(&cfg, &marked, T0 + SEC + 1), DEAD);
+	/* The flag shares the record's last byte with recycled: each one
+	 * reads back alone. */
+	marked = coro(MODEL_DEAD, T0);
+	marked.recycled = 1;
+	assert_int_equal(marked.long_wait, 0);
+	marked.long_wait = 1;
+	marked.recycled = 0;
+	assert_int_equal(marked.long_wait, 1);
+	assert_int_equal(marked.recycled, 0);
 }
 
 static void test_stall_boundary(void **state)
@@ -350,14 +394,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
 }
 
-static void write_slot(struct ctp_epoch *e, uint64_t seq_done, bool active)
+static void write_slot_flags(struct ctp_epoch *e, uint64_t seq_done,
+			     bool active, uint8_t flags)
 {
 	atomic_store(&e->seq, seq_done - 1);
 	e->timestamp = now_ns();
 	e->tid = 42;
 	e->addr = 0x1000;
 	e->is_active = active;
+	e->reserved[CTP_EPOCH_FLAGS_OFFSET] = flags;
 	atomic_store(&e->seq, seq_done);
+}
+
+static void write_slot(struct ctp_epoch *e, uint64_t seq_done, bool active)
+{
+	write_slot_flags(e, seq_done, active, 0);
 }
 
 /* A corotop probe's station: open (gen), one event n = 0, maybe dead. */
@@ -469,11 +520,99 @@ static void test_engine_snapshot_lints(void **state)
 	assert_true(engine_destroy(e));
 }
 
+/* A corotop probe's live station: open, then events 0..n-1, suspends with
+ * the event flags flags[k] (0: a resume). */
+static void write_ours_events(struct ctp_header *h, uint32_t i, uint64_t pid,
+			      const int *ev, unsigned n)
+{
+	struct ctp_station *s = region_station(h, i);
+
+	s->probe_id = pid;
+	s->birth_ts = now_ns();
+	s->ext.magic = CTP_STX_MAGIC;
+	s->ext.flags = CTP_STX_SEQ_STATION;
+	s->ext.first_n = 0;
+	atomic_fetch_add(&s->ext.gen, 1);
+	for (unsigned k = 0; k < n; k++)
+		write_slot_flags(&s->slots[k], ctp_event_seq(k),
+				 ev[k]<0, ev[k]> 0 ? (uint8_t)ev[k] : 0);
+}
+
+static void test_engine_long_wait(void **state)
+{
+	/* Events: -1 a resume, 0 a plain suspend, CTP_EPF_LONG_WAIT a marked
+	 * one (0xFF: every bit, the unknown ones ignored). */
+	static const int marked[] = {-1, CTP_EPF_LONG_WAIT};
+	static const int plain[] = {-1, 0};
+	static const int ended[] = {-1, CTP_EPF_LONG_WAIT, -1, 0};
+	static const int again[] = {-1, 0, -1, 0xFF};
+	struct engine_config cfg;
+	struct lint_config lints;
+	struct snapshot snap;
+	struct ctp_header *h;
+	struct timespec ms = {0, 2000000};
+	char err[256];
+	struct engine *e;
+	size_t size = (size_t)ctp_region_size(8);
+	int fd;
+
+	(void)state;
+	engine_config_defaults(&cfg);
+	cfg.stations = 8;
+	e = engine_create(&cfg, err, sizeof(err));
+	if (!e)
+		fail_msg("engine_create: %s", err);
+	fd = open(engine_shm_path(e), O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(h != MAP_FAILED);
+	write_ours_events(h, 0, 2001, marked, 2);
+	write_ours_events(h, 1, 2002, plain, 2);
+	write_ours_events(h, 2, 2003, ended, 4);
+	write_ours_events(h, 3, 2004, again, 4);
+	/* An upstream SDK's live station whose reserved bytes hold the
+	 * writer's own payload: not a mark. */
+	region_station(h, 4)->probe_id = 2005;
+	region_station(h, 4)->birth_ts = now_ns();
+	write_slot_flags(&region_station(h, 4)->slots[0], 2, false, 0xFF);
+	atomic_store(&h->allocated_count, 5);
+	engine_stop(e); /* drains one last scan */
+	nanosleep(&ms, NULL);
+
+	/* Every threshold at 0: any time suspended is too long. */
+	lint_config_defaults(&lints);
+	lints.suspended_ns = 0;
+	engine_set_lints(e, &lints);
+	snapshot_init(&snap);
+	engine_snapshot(e, &snap);
+	assert_int_equal(snap.count, 5);
+	for (uint64_t pid = 2001; pid <= 2005; pid++)
+		assert_int_equal(by_probe(&snap, pid)->state, MODEL_SUSPENDED);
+	assert_int_equal(by_probe(&snap, 2001)->long_wait, 1);
+	assert_int_equal(by_probe(&snap, 2001)->warn, 0);
+	assert_int_equal(by_probe(&snap, 2002)->long_wait, 0);
+	assert_int_equal(by_probe(&snap, 2002)->warn, WAKE);
+	/* Marked once, resumed, suspended plainly: flagged again. */
+	assert_int_equal(by_probe(&snap, 2003)->long_wait, 0);
+	assert_int_equal(by_probe(&snap, 2003)->warn, WAKE);
+	assert_int_equal(by_probe(&snap, 2004)->long_wait, 1);
+	assert_int_equal(by_probe(&snap, 2004)->warn, 0);
+	assert_int_equal(by_probe(&snap, 2005)->long_wait, 0);
+	assert_int_equal(by_probe(&snap, 2005)->warn, WAKE);
+	assert_int_equal(snap.warn_counts[LINT_LOST_WAKEUP], 3);
+
+	snapshot_finish(&snap);
+	munmap(h, size);
+	assert_true(engine_destroy(e));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_lost_wakeup_boundary),
+		cmocka_unit_test(test_long_wait_not_lost_wakeup),
 		cmocka_unit_test(test_stall_boundary),
 		cmocka_unit_test(test_storm_boundary),
 		cmocka_unit_test(test_dead_station_only_when_not_recycled),
@@ -483,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_snapshot_lint_counts),
 		cmocka_unit_test(test_engine_snapshot_lints),
+		cmocka_unit_test(test_engine_long_wait),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -217,6 +217,80 @@ static void test_record_writes_station(void **state)
 	region_finish(&R);
 }
 
+/* The event flags byte of event n on station s (slots[]). */
+static uint8_t ev_flags(const struct ctp_station *s, uint64_t n)
+{
+	return s->slots[n % CTP_SLOTS].reserved[CTP_EPOCH_FLAGS_OFFSET];
+}
+
+/* Long waits (issue 16): corotop_coro_suspend_long marks its own suspend
+ * only; corotop_coro_set_long_waits marks every suspend until turned off;
+ * a resume never carries the mark; a reused slot loses an earlier mark;
+ * open forgets the setting; untraced, the struct keeps the answer for the
+ * census; a switch marks from's suspend by from's setting. */
+static void test_long_wait_flags(void **state)
+{
+	struct corotop_coro c, d;
+	struct ctp_station *s;
+
+	(void)state;
+	clear_env();
+	corotop_coro_open(&c, 5);
+	corotop_coro_resume(&c, 0x1);
+	corotop_coro_suspend_long(&c, 0x2);
+	assert_int_equal(c.last_long, 1);
+	assert_int_equal(c.long_next, 0);
+	corotop_coro_resume(&c, 0x3);
+	assert_int_equal(c.last_long, 0);
+	corotop_coro_close(&c);
+
+	attach(&R, 4, CTP_HX_FREELIST);
+	s = station(&R, 0);
+	corotop_coro_open(&c, 6);
+	corotop_coro_resume(&c, 0x1);	    /* 0 */
+	corotop_coro_suspend_long(&c, 0x2); /* 1: marked */
+	corotop_coro_resume(&c, 0x3);	    /* 2 */
+	corotop_coro_suspend(&c, 0x4);	    /* 3: the mark was spent */
+	assert_int_equal(ev_flags(s, 0), 0);
+	assert_int_equal(ev_flags(s, 1), CTP_EPF_LONG_WAIT);
+	assert_int_equal(ev_flags(s, 2), 0);
+	assert_int_equal(ev_flags(s, 3), 0);
+	corotop_coro_set_long_waits(&c, true);
+	corotop_coro_resume(&c, 0x5);	  /* 4 */
+	corotop_coro_suspend(&c, 0x6);	  /* 5: marked */
+	corotop_coro_resume(&c, 0x7);	  /* 6 */
+	corotop_coro_suspend_pc(&c, 0x8); /* 7: marked */
+	assert_int_equal(ev_flags(s, 4), 0);
+	assert_int_equal(ev_flags(s, 5), CTP_EPF_LONG_WAIT);
+	assert_int_equal(ev_flags(s, 6), 0);
+	assert_int_equal(ev_flags(s, 7), CTP_EPF_LONG_WAIT);
+	corotop_coro_set_long_waits(&c, false);
+	corotop_coro_resume(&c, 0x9);  /* 8 */
+	corotop_coro_suspend(&c, 0xa); /* 9, in slot 1 that held a mark */
+	assert_true(atomic_load(&s->slots[1].seq) == ctp_event_seq(9));
+	assert_int_equal(ev_flags(s, 9), 0);
+	corotop_coro_suspend_long_pc(&c, 0xb); /* 10 */
+	assert_int_equal(ev_flags(s, 10), CTP_EPF_LONG_WAIT);
+	assert_true(s->slots[10 % CTP_SLOTS].addr == 0xc);
+	/* A switch: from's suspend by from's setting, to's resume never. */
+	corotop_coro_open(&d, 7);
+	corotop_coro_set_long_waits(&c, true);
+	corotop_coro_switch_(&c, &d, 0xd); /* c: 11 */
+	assert_int_equal(ev_flags(s, 11), CTP_EPF_LONG_WAIT);
+	assert_int_equal(station(&R, d.index)->slots[0].is_active, 1);
+	assert_int_equal(
+		station(&R, d.index)->slots[0].reserved[CTP_EPOCH_FLAGS_OFFSET],
+		0);
+	corotop_coro_close(&d);
+	/* Open forgets the setting. */
+	corotop_coro_close(&c);
+	corotop_coro_open(&c, 8);
+	assert_int_equal(c.long_waits, 0);
+	corotop_coro_close(&c);
+	corotop_probe_shutdown();
+	region_finish(&R);
+}
+
 static void test_probe_id_zero_uses_address(void **state)
 {
 	struct corotop_coro c;
@@ -717,6 +791,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_init_attaches_and_is_idempotent,
 					  teardown),
 		cmocka_unit_test_teardown(test_record_writes_station, teardown),
+		cmocka_unit_test_teardown(test_long_wait_flags, teardown),
 		cmocka_unit_test_teardown(test_probe_id_zero_uses_address,
 					  teardown),
 		cmocka_unit_test_teardown(test_tid_of_recording_thread,

@@ -73,8 +73,15 @@ struct model_coro {
 			  snapshot copies only, always 0 in the model */
 	uint8_t state; /* enum model_state */
 	uint8_t in_use;
-	uint8_t recycled; /* dead, and its station went back to the free list
-			     (or to a new occupant); set by model_close */
+	/* One-bit flags sharing the record's last byte (unsigned bit-fields,
+	 * standard C11; the record must stay 128 bytes). */
+	unsigned recycled : 1;	/* dead, and its station went back to the
+				   free list (or to a new occupant); set by
+				   model_close */
+	unsigned long_wait : 1; /* suspended at a suspend the program marked
+				   a long wait (CTP_EPF_LONG_WAIT): the
+				   lost-wakeup lint skips it; cleared by its
+				   next transition (model_long_wait) */
 };
 
 _Static_assert(sizeof(struct model_coro) == 128,

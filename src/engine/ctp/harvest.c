@@ -204,6 +204,16 @@ static bool harvest_copy(struct harvest *h, struct ctp_epoch *ring,
 	ev->trace = __atomic_load_n(
 		(uint64_t *)(void *)&e->reserved[CTP_EPOCH_TRACE_OFFSET],
 		__ATOMIC_RELAXED);
+	/* Only a corotop probe's stations give the byte a meaning
+	 * (CTP_EPOCH_FLAGS_OFFSET); only the bits we know. */
+	ev->flags =
+		(style == HARVEST_STYLE_STATION || style == HARVEST_STYLE_DEEP)
+			? (uint8_t)(__atomic_load_n(
+					    &e->reserved
+						     [CTP_EPOCH_FLAGS_OFFSET],
+					    __ATOMIC_RELAXED) &
+				    CTP_EPF_LONG_WAIT)
+			: 0;
 #ifdef HARVEST_TEST_HOOKS
 	if (harvest_test_after_copy)
 		harvest_test_after_copy(e);

@@ -23,6 +23,9 @@ struct harvest_event {
 	uint32_t station;
 	uint32_t slot; /* ring slot it was read from */
 	uint8_t is_active;
+	/* CTP_EPF_* from the event's flags byte; always 0 from a station no
+	 * corotop probe opened (its reserved bytes are another writer's). */
+	uint8_t flags;
 	/* A census event (CTP_STX_CENSUS): not a transition seen live but
 	 * the last one the coroutine made before a late attach, at its real
 	 * time; `where` says where its parked stack can be walked from. */

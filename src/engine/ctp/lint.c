@@ -8,7 +8,10 @@
  * copy outside its lock and the tests can drive it at chosen timestamps.
  *
  *   lost-wakeup   suspended (not dead) for more than suspended_ns: nobody
- *                 resumed it; a wakeup may have been lost.
+ *                 resumed it; a wakeup may have been lost.  Not when the
+ *                 program marked that suspend a long wait (record flag
+ *                 `long_wait`: an idle keep-alive connection is not a
+ *                 lost wakeup).
  *   stall         running for more than running_ns without a switch: a
  *                 blocking call or a busy loop inside the coroutine.
  *   storm         more than storm_per_sec switches per second over the last
@@ -97,7 +100,7 @@ uint32_t lint_check(const struct lint_config *c, const struct model_coro *co,
 
 	switch (co->state) {
 	case MODEL_SUSPENDED:
-		if (c->enabled[LINT_LOST_WAKEUP] &&
+		if (c->enabled[LINT_LOST_WAKEUP] && !co->long_wait &&
 		    lint_since(now, co->state_ts) > c->suspended_ns)
 			mask |= 1u << LINT_LOST_WAKEUP;
 		break;

@@ -1,7 +1,8 @@
 /*
- * lint: warnings about single coroutines (a possible lost wakeup, a stall, a
- * resume storm, a dead coroutine whose station was not recycled), each with
- * a threshold and an on/off switch.  See lint.c.
+ * lint: warnings about single coroutines (a possible lost wakeup, unless
+ * the program marked the wait long; a stall; a resume storm; a dead
+ * coroutine whose station was not recycled), each with a threshold and an
+ * on/off switch.  See lint.c.
  */
 #ifndef COROTOP_LINT_H
 #define COROTOP_LINT_H

@@ -20,6 +20,12 @@
  * reclaimed, so a name costs the record 4 bytes and the pool one entry per
  * distinct name.
  *
+ * Long waits: a suspend the program marked as expected to last
+ * (CTP_EPF_LONG_WAIT) sets the record's long_wait bit (model_long_wait),
+ * which the lost-wakeup lint reads; the next transition or the death
+ * clears it.  A mark per coroutine is the probe's business: it marks each
+ * of that coroutine's suspends.
+ *
  * A census event (a coroutine that lived before a late attach) sets the
  * state it was in and since when, without counting a switch or charging
  * the time before it to anything: nobody watched it.
@@ -214,6 +220,7 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 	if (ts > c->state_ts || !c->switches)
 		c->state_ts = ts;
 	c->state = is_active ? MODEL_RUNNING : MODEL_SUSPENDED;
+	c->long_wait = 0;
 	c->last_tid = tid;
 	c->last_addr = addr;
 	c->last_seq = seq;
@@ -251,6 +258,7 @@ void model_census(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		return;
 	c->state_ts = ts;
 	c->state = is_active ? MODEL_RUNNING : MODEL_SUSPENDED;
+	c->long_wait = 0;
 	c->last_tid = tid;
 	c->last_addr = addr;
 	c->last_seq = seq;
@@ -263,6 +271,14 @@ void model_park(struct model *m, uint32_t station, uint64_t trace)
 
 	if (c)
 		m->parked[c->slot] = trace;
+}
+
+void model_long_wait(struct model *m, uint32_t station, bool long_wait)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (c && c->state == MODEL_SUSPENDED)
+		c->long_wait = long_wait;
 }
 
 void model_where(struct model *m, uint32_t station, uint64_t addr)
@@ -305,6 +321,7 @@ void model_close(struct model *m, uint32_t station, uint64_t now, bool recycled)
 		c->state_ts = now;
 	}
 	c->state = MODEL_DEAD;
+	c->long_wait = 0;
 	m->parked[c->slot] = 0;
 	c->dead_ts = now;
 	c->recycled = recycled;

@@ -90,6 +90,12 @@ void model_close(struct model *m, uint32_t station, uint64_t now,
 /* The station's coroutine is parked at CallTrace id `trace` (0: it is not,
  * or nobody captured where).  Call after model_event. */
 void model_park(struct model *m, uint32_t station, uint64_t trace);
+/* The station's coroutine, suspended, is in a wait its program marked
+ * long (CTP_EPF_LONG_WAIT: corotop_coro_suspend_long or _set_long_waits),
+ * which the lost-wakeup lint does not flag.  Every transition (model_event,
+ * model_census) and death clears the mark; call after them, with the
+ * transition's flag.  Ignored unless the coroutine is suspended. */
+void model_long_wait(struct model *m, uint32_t station, bool long_wait);
 /* WHERE of the coroutine at station while it stays suspended: addr, the
  * first frame of the program's own code in its parked stack (its last
  * transition's address is the scheduler's). */
