@@ -167,6 +167,7 @@ static void test_json_snapshot(void **state)
 	assert_true(json_u64(c, "age_ns") == 4000000000ull);
 	assert_true(json_u64(c, "in_state_ns") == 1000000000ull);
 	assert_int_equal(json_need(c, "warn", J_ARR)->n, 0);
+	assert_false(json_need(c, "long_wait", J_BOOL)->b);
 	assert_string_equal(json_need(c, "name", J_STR)->s, "conn worker");
 	c = &o->items[1];
 	/* Exact 64-bit integers, not rounded through a double. */
@@ -187,6 +188,27 @@ static void test_json_snapshot(void **state)
 	assert_true(json_u64(o, "stall") == 0);
 	assert_true(json_u64(o, "storm") == 0);
 	assert_true(json_u64(o, "dead-station") == 1);
+	json_free(&v);
+	free(out);
+}
+
+/* A coroutine suspended at a suspend marked a long wait says so. */
+static void test_json_long_wait(void **state)
+{
+	const struct jv *c;
+	struct jv v;
+	char *out;
+
+	(void)state;
+	snap.coro[0].state = MODEL_SUSPENDED;
+	snap.coro[0].long_wait = 1;
+	out = print_json();
+	json_must_parse(out, &v);
+	c = &json_need(&v, "coroutines", J_ARR)->items[0];
+	assert_string_equal(json_need(c, "state", J_STR)->s, "suspended");
+	assert_true(json_need(c, "long_wait", J_BOOL)->b);
+	c = &json_need(&v, "coroutines", J_ARR)->items[1];
+	assert_false(json_need(c, "long_wait", J_BOOL)->b);
 	json_free(&v);
 	free(out);
 }
@@ -645,6 +667,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_json_snapshot),
+		T(test_json_long_wait),
 		T(test_json_target_states_and_error),
 		T(test_text_output),
 		T(test_text_header_variants),

@@ -430,7 +430,10 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			c->sw_per_sec, snapshot_run_pct(s, c),
 			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
 		batch_json_warn(f, c->warn);
-		fputs("],\"name\":", f);
+		/* A suspend the program marked a long wait: why a long
+		 * suspension is not a lost-wakeup. */
+		fprintf(f, "],\"long_wait\":%s,\"name\":",
+			c->long_wait ? "true" : "false");
 		jsonstr_write_cstr(f, snapshot_name(s, c, name, sizeof(name)));
 		fputs(",\"where\":", f);
 		jsonstr_write_cstr(f, snapshot_where(s, c->last_addr, true,
