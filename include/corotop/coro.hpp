@@ -42,6 +42,13 @@
  * trace_final() or trace(awaitable) themselves; co_yield goes through
  * yield_value, not await_transform, so wrap its awaiter with trace() too.
  *
+ * Long waits: corotop's lost-wakeup lint (WAKE?) flags a coroutine parked
+ * longer than its threshold.  A co_await the program expects to last (an
+ * idle connection's read) says so, and is not flagged:
+ *     co_await corotop::long_wait(sock.read());   // this suspension
+ *     promise.long_waits(true);                   // every one from now on
+ * (corotop_coro_suspend_long and corotop_coro_set_long_waits in probe.h).
+ *
  * Threads: a coroutine may be resumed on any thread; its records then come
  * from that thread, one at a time, which is all the probe asks.
  *
@@ -130,6 +137,30 @@ inline std::uint64_t frame_entry(void *frame) noexcept
 
 } // namespace detail
 
+/*
+ * co_await corotop::long_wait(x): x, whose suspension (if it suspends) is
+ * expected to be long -- not a lost wakeup.  Holds x by reference: it is
+ * the operand of the co_await, alive until the end of its full expression.
+ */
+template <class A> struct long_wait_t {
+	A &&awaitable;
+};
+
+template <class A> long_wait_t<A> long_wait(A &&a) noexcept
+{
+	return long_wait_t<A>{static_cast<A &&>(a)};
+}
+
+namespace detail
+{
+
+template <class T> struct is_long_wait : std::false_type {
+};
+template <class A> struct is_long_wait<long_wait_t<A>> : std::true_type {
+};
+
+} // namespace detail
+
 /* Wraps one awaiter: records the suspend and the resume around it. */
 template <class Awaiter> class traced_awaiter
 {
@@ -137,10 +168,11 @@ template <class Awaiter> class traced_awaiter
 	/* A held reference binds to aw as an lvalue; a held value is
 	 * initialized from aw forwarded (moved from operator co_await). */
 	template <class A>
-	traced_awaiter(A &&aw, corotop_coro *probe, std::uint64_t addr)
+	traced_awaiter(A &&aw, corotop_coro *probe, std::uint64_t addr,
+		       bool long_wait = false)
 	    : aw_(static_cast<std::conditional_t<std::is_reference_v<Awaiter>,
 						 Awaiter, A &&>>(aw)),
-	      probe_(probe), addr_(addr)
+	      probe_(probe), addr_(addr), long_wait_(long_wait)
 	{
 	}
 
@@ -153,7 +185,10 @@ template <class Awaiter> class traced_awaiter
 	decltype(auto) await_suspend(std::coroutine_handle<Promise> h)
 	{
 		suspended_ = true;
-		corotop_coro_suspend(probe_, addr_);
+		if (long_wait_)
+			corotop_coro_suspend_long(probe_, addr_);
+		else
+			corotop_coro_suspend(probe_, addr_);
 #if defined(__cpp_exceptions)
 		try {
 			return aw_.await_suspend(h);
@@ -181,6 +216,7 @@ template <class Awaiter> class traced_awaiter
 	Awaiter aw_;
 	corotop_coro *probe_;
 	std::uint64_t addr_;
+	bool long_wait_;
 	bool suspended_ = false;
 };
 
@@ -250,7 +286,8 @@ template <class Derived> class traced_promise
 		return awaiter{this};
 	}
 
-	/* Every co_await in the body comes through here. */
+	/* Every co_await in the body comes through here (and
+	 * co_await corotop::long_wait(x) marks x's suspension long). */
 	template <class A> COROTOP_CORO_NOINLINE auto await_transform(A &&a)
 	{
 		return trace_at(std::forward<A>(a), COROTOP_CORO_CALLER());
@@ -260,6 +297,13 @@ template <class Derived> class traced_promise
 	template <class A> COROTOP_CORO_NOINLINE auto trace(A &&a)
 	{
 		return trace_at(std::forward<A>(a), COROTOP_CORO_CALLER());
+	}
+
+	/* Every suspension of this coroutine from now on is a long wait (or,
+	 * false, none but those marked one by one). */
+	void long_waits(bool on) noexcept
+	{
+		corotop_coro_set_long_waits(&probe_, on);
 	}
 
 	/* The records, for promises that override the hooks above. */
@@ -305,11 +349,26 @@ template <class Derived> class traced_promise
 
 	template <class A> auto trace_at(A &&a, std::uint64_t addr)
 	{
-		using inner = decltype(detail::get_awaiter(std::forward<A>(a)));
-		using held = detail::awaiter_storage_t<inner>;
+		if constexpr (detail::is_long_wait<std::remove_cv_t<
+				      std::remove_reference_t<A>>>::value) {
+			auto &&inner_a = a.awaitable;
+			using B = decltype(a.awaitable);
+			using inner = decltype(detail::get_awaiter(
+				static_cast<B &&>(inner_a)));
+			using held = detail::awaiter_storage_t<inner>;
 
-		return traced_awaiter<held>(
-			detail::get_awaiter(std::forward<A>(a)), &probe_, addr);
+			return traced_awaiter<held>(
+				detail::get_awaiter(static_cast<B &&>(inner_a)),
+				&probe_, addr, true);
+		} else {
+			using inner = decltype(detail::get_awaiter(
+				std::forward<A>(a)));
+			using held = detail::awaiter_storage_t<inner>;
+
+			return traced_awaiter<held>(
+				detail::get_awaiter(std::forward<A>(a)),
+				&probe_, addr);
+		}
 	}
 
 	corotop_coro probe_;
