@@ -475,11 +475,46 @@ static void test_census(void **state)
 	assert_int_equal(m->t.census, 3);
 }
 
+/* A long-wait mark (issue 16) holds only while the coroutine stays in the
+ * suspend that carried it: any transition, a census event or the death
+ * clears it, and a running coroutine never takes one. */
+static void test_long_wait_mark(void **state)
+{
+	struct model *m = *state;
+	struct model_coro *c;
+
+	model_open(m, 0, 1, 100);
+	c = rec(m, 0);
+	ev(m, 0, 200, 0, true);
+	model_long_wait(m, 0, true); /* running: ignored */
+	assert_int_equal(c->long_wait, 0);
+	ev(m, 0, 300, 1, false);
+	model_long_wait(m, 0, true);
+	assert_int_equal(c->long_wait, 1);
+	ev(m, 0, 400, 2, true);
+	assert_int_equal(c->long_wait, 0);
+	ev(m, 0, 500, 3, false); /* a plain suspend */
+	assert_int_equal(c->long_wait, 0);
+	model_long_wait(m, 0, true);
+	ev(m, 0, 600, 4, false); /* suspended again, unmarked */
+	assert_int_equal(c->long_wait, 0);
+	model_long_wait(m, 0, true);
+	model_census(m, 0, 700, 1, 1, 12, false);
+	assert_int_equal(c->long_wait, 0);
+	model_long_wait(m, 0, true);
+	model_close(m, 0, 800, true);
+	assert_int_equal(c->long_wait, 0);
+	assert_int_equal(c->recycled, 1);
+	model_long_wait(m, 0, true);  /* no occupant: nothing */
+	model_long_wait(m, 99, true); /* no such station */
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_long_wait_mark),
 		T(test_open_event_close),
 		T(test_time_accounting),
 		T(test_watch_order_and_seed),
