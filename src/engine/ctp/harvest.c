@@ -181,6 +181,20 @@ static bool harvest_seq_done(unsigned style, uint64_t seq)
 	return style == HARVEST_STYLE_LITERAL || !(seq & 1);
 }
 
+/* The event flags byte (CTP_EPOCH_FLAGS_OFFSET), the bits we know: only a
+ * corotop probe's stations give it a meaning; elsewhere the reserved bytes
+ * are the writer's own payload.  Relaxed, inside the copy (E). */
+static uint8_t harvest_flags(struct ctp_epoch *e, unsigned style)
+{
+	uint8_t f;
+
+	if (style != HARVEST_STYLE_STATION && style != HARVEST_STYLE_DEEP)
+		return 0;
+	f = __atomic_load_n(&e->reserved[CTP_EPOCH_FLAGS_OFFSET],
+			    __ATOMIC_RELAXED);
+	return (uint8_t)(f & CTP_EPF_LONG_WAIT);
+}
+
 /*
  * Copy slot k, which showed `seq` for event n, into ev.  False when the copy
  * must be thrown away (counted torn): the seq moved, or (literal style) the
@@ -204,16 +218,7 @@ static bool harvest_copy(struct harvest *h, struct ctp_epoch *ring,
 	ev->trace = __atomic_load_n(
 		(uint64_t *)(void *)&e->reserved[CTP_EPOCH_TRACE_OFFSET],
 		__ATOMIC_RELAXED);
-	/* Only a corotop probe's stations give the byte a meaning
-	 * (CTP_EPOCH_FLAGS_OFFSET); only the bits we know. */
-	ev->flags =
-		(style == HARVEST_STYLE_STATION || style == HARVEST_STYLE_DEEP)
-			? (uint8_t)(__atomic_load_n(
-					    &e->reserved
-						     [CTP_EPOCH_FLAGS_OFFSET],
-					    __ATOMIC_RELAXED) &
-				    CTP_EPF_LONG_WAIT)
-			: 0;
+	ev->flags = harvest_flags(e, style);
 #ifdef HARVEST_TEST_HOOKS
 	if (harvest_test_after_copy)
 		harvest_test_after_copy(e);
