@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "common/grow.h"
+#include "engine/heph/hephzst.h"
 
 #define HEPHFILE_MAX_EVENTS (1u << 28)
 #define RESYNC_MAX (1u << 20)		    /* garbage bytes before giving up */
@@ -72,17 +73,29 @@
 #define RA_CHUNK ((size_t)32 << 20)	    /* read ahead by this much ... */
 #define RA_AHEAD ((size_t)128 << 20) /* ... when within this of the end */
 #define HEPH_FILE_MAPPED_ (1u << 31) /* (open's own flag) a file's pages */
+#define HEPHFILE_ARENA_MAX ((size_t)1 << 30) /* a compressed file's options */
 
-/* The state of one walk over the bytes [from, to) (a packet that starts
- * before `to` is read whole, wherever it ends). */
+/* The state of one walk over the bytes [from, to) of map (a packet that
+ * starts before `to` is read whole, wherever it ends).  map is the file's
+ * bytes, or (a compressed file) one frame's: base is the offset of map[0]
+ * in the Heph bytes, which the index and the problems give. */
 struct walk {
 	struct heph_file *f;
+	const uint8_t *map;
+	size_t size;
+	uint64_t base;
 	size_t cap;	 /* of f->ev */
 	uint64_t budget; /* left for resync decodes */
 	size_t from, to;
 	size_t end; /* where the walk stopped: the next packet's offset */
 	size_t ra;  /* a mapped file: read ahead up to here (0: do not) */
 	bool stop;
+	bool frame; /* map is one frame: its end is not the file's */
+	bool halt;  /* stop for good (a bound of the whole file was hit) */
+	/* A compressed file: the metadata packets kept, one after the other
+	 * (they become f->map; f->meta_off are offsets in it). */
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
 };
 
 size_t heph_file_split_min = (size_t)64 << 20;
@@ -121,6 +134,8 @@ static bool event_add(struct walk *w, uint64_t off,
 	struct heph_file *f = w->f;
 	struct heph_ref *r;
 
+	off += w->base;
+
 	if (f->nev >= HEPHFILE_MAX_EVENTS) {
 		problem_add(f, off,
 			    "more than %u events: reading stopped here (split "
@@ -157,27 +172,46 @@ static bool event_add(struct walk *w, uint64_t off,
 }
 
 /* Where an option other than epoch was, for readers of their own options
- * (hephnames.c); the first HEPHFILE_META_MAX, doubling as they come. */
-static void meta_keep(struct heph_file *f, uint64_t off)
+ * (hephnames.c); the first HEPHFILE_META_MAX, doubling as they come.  A
+ * compressed file's are copied into the arena (at most HEPHFILE_ARENA_MAX
+ * bytes of them), and the offset kept is the copy's. */
+static void meta_keep(struct walk *w, size_t off, const struct heph_packet *pk)
 {
+	struct heph_file *f = w->f;
+	uint64_t at = w->base + off;
+
+	if (f->nmeta_off >= HEPHFILE_META_MAX)
+		return;
+	if (w->frame) {
+		if (w->arena_len + pk->size > HEPHFILE_ARENA_MAX ||
+		    !grow_array((void **)&w->arena, &w->arena_cap,
+				w->arena_len + pk->size, 1))
+			return;
+		at = w->arena_len;
+	}
 	if (!grow_array_max((void **)&f->meta_off, &f->cap_meta_off,
 			    f->nmeta_off + 1, HEPHFILE_META_MAX,
 			    sizeof(*f->meta_off)))
 		return;
-	f->meta_off[f->nmeta_off++] = off;
+	if (w->frame) {
+		memcpy(w->arena + w->arena_len, w->map + off, pk->size);
+		w->arena_len += pk->size;
+	}
+	f->meta_off[f->nmeta_off++] = at;
 }
 
-static void meta_add(struct heph_file *f, uint64_t off,
-		     const struct heph_packet *pk)
+static void meta_add(struct walk *w, size_t off, const struct heph_packet *pk)
 {
+	struct heph_file *f = w->f;
+
 	f->nmeta++;
 	if (pk->option_len != 5 || memcmp(pk->option, "epoch", 5)) {
 		f->unknown_options++;
-		meta_keep(f, off);
+		meta_keep(w, off, pk);
 		return;
 	}
 	if (pk->value_len != 8) {
-		problem_add(f, off,
+		problem_add(f, w->base + off,
 			    "epoch option with a %u-byte value (want a u64, "
 			    "8 bytes): ignored",
 			    pk->value_len);
@@ -206,8 +240,8 @@ static bool budget_take(struct walk *w, uint64_t size)
 /* The offset of the next packet that decodes, from `from` on (*at). */
 static enum resync_end resync(struct walk *w, size_t from, size_t *at)
 {
-	const uint8_t *m = w->f->map;
-	size_t size = w->f->size;
+	const uint8_t *m = w->map;
+	size_t size = w->size;
 	size_t lim = size - from > RESYNC_MAX ? from + RESYNC_MAX : size;
 	struct heph_packet pk;
 
@@ -235,15 +269,15 @@ static enum resync_end resync(struct walk *w, size_t from, size_t *at)
 /* What decoding the bytes at off may have walked: as far as the size
  * says when a magic starts them (within the file), 8 bytes otherwise
  * (garbage: the decoder looked at the magic and stopped). */
-static uint64_t decode_cost(const struct heph_file *f, size_t off)
+static uint64_t decode_cost(const uint8_t *map, size_t size, size_t off)
 {
-	size_t left = f->size - off;
+	size_t left = size - off;
 	uint32_t magic, said;
 
 	if (left < 8)
 		return left;
-	magic = heph_be32(f->map + off);
-	said = heph_be32(f->map + off + 4);
+	magic = heph_be32(map + off);
+	said = heph_be32(map + off + 4);
 	if (magic != HEPH_META_MAGIC && magic != HEPH_EVENT_MAGIC)
 		return 8;
 	return said < left ? said : left;
@@ -259,8 +293,9 @@ static size_t walk_recover(struct walk *w, size_t off, enum heph_status st,
 			   const char *err)
 {
 	struct heph_file *f = w->f;
-	size_t left = f->size - off, next = 0;
-	enum resync_end end = budget_take(w, decode_cost(f, off))
+	size_t left = w->size - off, next = 0;
+	uint64_t at = w->base + off;
+	enum resync_end end = budget_take(w, decode_cost(w->map, w->size, off))
 				      ? resync(w, off + 1, &next)
 				      : RESYNC_BUDGET_;
 
@@ -268,39 +303,46 @@ static size_t walk_recover(struct walk *w, size_t off, enum heph_status st,
 	switch (end) {
 	case RESYNC_FOUND:
 		f->skipped_bytes += next - off;
-		problem_add(f, off, "%zu bytes skipped%s: %s", next - off,
+		problem_add(f, at, "%zu bytes skipped%s: %s", next - off,
 			    st == HEPH_SHORT ? " (the size lied)" : "", err);
 		return next;
 	case RESYNC_EOF:
-		if (st == HEPH_SHORT) {
+		if (w->frame) { /* the frame ends, the file goes on */
+			f->skipped_bytes += left;
+			problem_add(f, at,
+				    "%zu bytes skipped to the end of their "
+				    "zstd frame: %s",
+				    left, err);
+		} else if (st == HEPH_SHORT) {
 			f->truncated = true;
-			problem_add(f, off, "truncated: %s", err);
+			problem_add(f, at, "truncated: %s", err);
 		} else {
 			f->skipped_bytes += left;
-			problem_add(f, off, "%zu bytes skipped to the end: %s",
+			problem_add(f, at, "%zu bytes skipped to the end: %s",
 				    left, err);
 		}
 		break;
 	case RESYNC_LIMIT:
-		if (st == HEPH_SHORT) {
+		if (st == HEPH_SHORT && !w->frame) {
 			f->truncated = true;
-			problem_add(f, off, "truncated: %s", err);
+			problem_add(f, at, "truncated: %s", err);
 		} else {
-			problem_add(f, off,
+			problem_add(f, at,
 				    "no packet in the next %u KiB, reading "
 				    "stopped: %s",
 				    RESYNC_MAX >> 10, err);
 		}
 		break;
 	case RESYNC_BUDGET_:
-		problem_add(f, off,
+		w->halt = true;
+		problem_add(f, at,
 			    "too many lying packets, reading stopped (%llu MiB "
 			    "of them decoded): %s",
 			    (unsigned long long)(RESYNC_BUDGET >> 20), err);
 		break;
 	}
 	w->stop = true;
-	return f->size;
+	return w->size;
 }
 
 /* Ask the kernel for the next RA_CHUNK bytes of the file, so that the
@@ -310,28 +352,27 @@ static void read_ahead(struct walk *w)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t at = w->ra & ~(page - 1);
-	size_t n = w->f->size - at < RA_CHUNK ? w->f->size - at : RA_CHUNK;
+	size_t n = w->size - at < RA_CHUNK ? w->size - at : RA_CHUNK;
 
-	madvise((void *)(uintptr_t)(w->f->map + at), n, MADV_WILLNEED);
+	madvise((void *)(uintptr_t)(w->map + at), n, MADV_WILLNEED);
 	w->ra = at + n;
 }
 
 static void walk_packets(struct walk *w)
 {
-	struct heph_file *f = w->f;
 	size_t off = w->from;
 	struct heph_packet pk;
 	char err[160];
 
-	while (off < w->to && off < f->size && !w->stop) {
+	while (off < w->to && off < w->size && !w->stop) {
 		enum heph_status st;
 
-		if (w->ra && off + RA_AHEAD > w->ra && w->ra < f->size)
+		if (w->ra && off + RA_AHEAD > w->ra && w->ra < w->size)
 			read_ahead(w);
 		/* The hardware prefetcher loses the thread at page ends. */
-		if (f->size - off > 4096)
-			__builtin_prefetch(f->map + off + 4096);
-		st = heph_decode(f->map + off, f->size - off, &pk, err,
+		if (w->size - off > 4096)
+			__builtin_prefetch(w->map + off + 4096);
+		st = heph_decode(w->map + off, w->size - off, &pk, err,
 				 sizeof(err));
 
 		if (st != HEPH_OK) {
@@ -339,9 +380,9 @@ static void walk_packets(struct walk *w)
 			continue;
 		}
 		if (pk.kind == HEPH_META)
-			meta_add(f, off, &pk);
+			meta_add(w, off, &pk);
 		else if (!event_add(w, off, &pk)) {
-			w->stop = true; /* said why; not again */
+			w->stop = w->halt = true; /* said why; not again */
 			break;
 		}
 		off += pk.size;
@@ -368,7 +409,7 @@ static size_t split_find(const struct heph_file *f, size_t from)
 		if (p[at] != 0x75 && p[at] != 0xC1)
 			continue;
 		for (k = 0; k < 16 && off < size; k++) {
-			uint64_t cost = decode_cost(f, off);
+			uint64_t cost = decode_cost(p, size, off);
 
 			/* Lies that chain to one huge packet: no split. */
 			if (cost > budget)
@@ -519,6 +560,8 @@ static bool half_merge(struct heph_file *f, struct heph_file *b)
 static void walk_all(struct heph_file *f, bool mapped)
 {
 	struct walk w = {.f = f,
+			 .map = f->map,
+			 .size = f->size,
 			 .budget = RESYNC_BUDGET,
 			 .to = f->size,
 			 .ra = mapped ? 1 : 0};
@@ -539,6 +582,8 @@ static void walk_all(struct heph_file *f, bool mapped)
 		fb.size = f->size;
 		fb.in_order = true;
 		b.w = (struct walk){.f = &fb,
+				    .map = f->map,
+				    .size = f->size,
 				    .budget = RESYNC_BUDGET,
 				    .from = split,
 				    .to = f->size,
@@ -576,6 +621,53 @@ static void walk_all(struct heph_file *f, bool mapped)
 	}
 }
 
+/* ---- a compressed file ---- */
+
+/*
+ * Frame after frame (hephzst.c decompresses each into a bounded buffer),
+ * each frame's Heph bytes walked as a window of their own: a packet never
+ * spans two frames (recfile.c writes whole packets), so one cut by its
+ * frame's end is a problem, not a truncation, and reading goes on with
+ * the next frame.  Offsets in the index are offsets in the Heph bytes.
+ * The options kept are copied into an arena that becomes f->map.
+ */
+static void walk_zst(struct heph_file *f, struct heph_zst *zs)
+{
+	struct walk w = {.f = f, .budget = RESYNC_BUDGET, .frame = true};
+	const uint8_t *p;
+	uint64_t uoff, at;
+	char why[200];
+	size_t n;
+
+	while (!w.halt) {
+		enum heph_zst_step st =
+			heph_zst_next(zs, &p, &n, &uoff, &at, why, sizeof(why));
+
+		if (st == HEPH_ZST_END)
+			break;
+		if (st != HEPH_ZST_FRAME) {
+			problem_add(f, uoff, "at file byte %llu: %s",
+				    (unsigned long long)at, why);
+			if (st == HEPH_ZST_CUT) {
+				f->truncated = zs->truncated;
+				break;
+			}
+			continue;
+		}
+		w.map = p;
+		w.size = n;
+		w.base = uoff;
+		w.from = 0;
+		w.to = n;
+		w.stop = false;
+		walk_packets(&w);
+	}
+	if (!w.halt && !heph_zst_seek_check(zs, why, sizeof(why)))
+		problem_add(f, zs->usize, "%s", why);
+	f->map = w.arena;
+	f->size = w.arena_len;
+}
+
 /* ---- the file ---- */
 
 bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
@@ -592,13 +684,26 @@ bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,
 	bool ok = true;
 
 	memset(f, 0, sizeof(*f));
-	f->map = p;
-	f->size = p ? size : 0;
 	f->in_order = true;
-	/* Ours to unmap from now on: a fault in the walk leaves f to the
-	 * caller's heph_file_close. */
-	f->mapped = p && (flags & HEPH_FILE_MAPPED_);
-	walk_all(f, f->mapped);
+	if (heph_zst_is(p, size)) {
+		f->zst = heph_zst_create(p, size);
+		if (!f->zst) {
+			snprintf(err, errlen, "out of memory for zstd frames");
+			if (flags & HEPH_FILE_MAPPED_)
+				munmap((void *)(uintptr_t)p, size);
+			return false;
+		}
+		/* Ours to unmap from now on (heph_file_close). */
+		f->zst->mapped = flags & HEPH_FILE_MAPPED_;
+		walk_zst(f, f->zst);
+	} else {
+		f->map = p;
+		f->size = p ? size : 0;
+		/* Ours to unmap from now on: a fault in the walk leaves f to
+		 * the caller's heph_file_close. */
+		f->mapped = p && (flags & HEPH_FILE_MAPPED_);
+		walk_all(f, f->mapped);
+	}
 	/* Give back what doubling left unused. */
 	if (f->nev) {
 		ev = realloc(f->ev, f->nev * sizeof(*ev));
@@ -675,6 +780,9 @@ void heph_file_close(struct heph_file *f)
 {
 	if (f->mapped && f->map)
 		munmap((void *)f->map, f->size);
+	if (f->zst)
+		free((void *)(uintptr_t)f->map); /* the options' arena */
+	heph_zst_destroy(f->zst);
 	free(f->ev);
 	free(f->by_start);
 	free(f->meta_off);
@@ -689,6 +797,14 @@ bool heph_file_event(const struct heph_file *f, size_t i,
 	if (i >= f->nev)
 		return false;
 	r = &f->ev[i];
+	if (f->zst) {
+		size_t avail = 0;
+		const uint8_t *p = heph_zst_at(f->zst, r->off, &avail);
+
+		return p && avail >= r->size &&
+		       heph_decode(p, r->size, out, NULL, 0) == HEPH_OK &&
+		       out->kind == HEPH_EVENT && out->size == r->size;
+	}
 	if (r->off > f->size || f->size - r->off < r->size)
 		return false;
 	return heph_decode(f->map + r->off, r->size, out, NULL, 0) == HEPH_OK &&

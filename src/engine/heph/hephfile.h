@@ -42,9 +42,15 @@ struct heph_ref {
 	uint32_t kind; /* enum heph_desc, told while the packet was read */
 };
 
+struct heph_zst;
+
 struct heph_file {
-	const uint8_t *map; /* the whole file, read-only */
+	/* The whole file, read-only.  A compressed one (zstd frames,
+	 * hephzst.h): only the options the index keeps, one after the other
+	 * (meta_off are offsets in it); its events are read through zst. */
+	const uint8_t *map;
 	size_t size;
+	struct heph_zst *zst; /* a compressed file's frames, or NULL */
 	bool have_epoch;
 	uint64_t epoch_ns;   /* the last `epoch` option seen */
 	struct heph_ref *ev; /* events in file order */
@@ -97,7 +103,10 @@ bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,
 				 size_t size, unsigned flags, char *err,
 				 size_t errlen);
 
-/* Decode event i (file order); false when it no longer decodes. */
+/* Decode event i (file order); false when it no longer decodes.  A
+ * compressed file's packet points into its cache of decompressed frames:
+ * valid until HEPH_ZST_CACHE other frames were read, and one thread reads
+ * a compressed file at a time. */
 bool heph_file_event(const struct heph_file *f, size_t i,
 		     struct heph_packet *out);
 /* The first position in by_start whose event starts at or after t

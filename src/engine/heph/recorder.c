@@ -49,16 +49,19 @@
  * end).  Names are not refreshed when the target loads or unloads a
  * library during the recording.
  *
- * Writing.  Packets are encoded into a buffer and written when it is
- * three quarters full, when the ring runs dry, and at the end; only whole
- * packets are ever written, and a failed or short write truncates the file
- * back to the last whole packet and stops the recording with a message:
- * the file never ends halfway through a packet.
+ * Writing.  Packets are encoded into a buffer and handed to the file
+ * (recfile.c) when it is three quarters full, when the ring runs dry, and
+ * at the end; only whole packets are ever written, and a failed or short
+ * write truncates the file back to the last whole packet (or, compressed,
+ * frame) and stops the recording with a message: the file never ends
+ * halfway through a packet.  A FILE ending in .zst is written as zstd
+ * frames of about 1 MiB of packets each, closed within a second.
  *
  * Books.  intervals, lost and bytes count what reached the file: a packet
- * is counted when the write of its buffer succeeds, so once a write fails
- * the books stop where the file stops.  The writer then only moves tail
- * past what waits, and the harvest side stops handing items over.
+ * is counted when the write of its buffer (compressed: of its frame)
+ * succeeds, so once a write fails the books stop where the file stops.
+ * The writer then only moves tail past what waits, and the harvest side
+ * stops handing items over.
  */
 #define _GNU_SOURCE
 #include "engine/heph/recorder.h"
@@ -80,6 +83,7 @@
 #include "engine/symbols/framenames.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
+#include "engine/heph/recfile.h"
 #include "engine/heph/recnames.h"
 #include "common/clock.h"
 
@@ -157,7 +161,7 @@ struct recorder {
 	uint64_t stop_ts;
 	pthread_t thread;
 	bool running;
-	int fd;
+	struct recfile *file;
 	struct recorder_hooks hooks;
 	/* Writer thread only. */
 	struct rec_station *st;
@@ -167,10 +171,11 @@ struct recorder {
 	struct recnames names; /* asked once per address (recnames.c) */
 	uint8_t *buf;
 	struct heph_enc enc;
-	uint64_t file_len; /* bytes written (all whole packets) */
 	uint64_t dropped_done;
-	/* Packets in buf, counted in the statistics once written. */
+	/* Packets in buf, counted in the statistics once written; held: those
+	 * handed to a compressed file whose frame is not written yet. */
 	uint64_t pend_intervals, pend_lost;
+	uint64_t held_intervals, held_lost;
 	/* Statistics (relaxed; read by recorder_stats). */
 	_Atomic uint64_t intervals, lost, bytes;
 	_Atomic bool failed;
@@ -189,43 +194,61 @@ static void rec_fail(struct recorder *r, const char *what, int e)
 	atomic_store_explicit(&r->failed, true, memory_order_release);
 }
 
-/* Write the buffer (whole packets only); on any failure, cut the file back
- * to the packets written before and stop recording. */
+/* What reached the file into the statistics: the held packets once the
+ * file has all it was given (before the last hand-over: all_but_last). */
+static void rec_books(struct recorder *r, uint64_t given_before)
+{
+	uint64_t c = recfile_committed(r->file);
+
+	if (c >= recfile_given(r->file)) {
+		r->held_intervals += r->pend_intervals;
+		r->held_lost += r->pend_lost;
+		r->pend_intervals = r->pend_lost = 0;
+	}
+	if (c >= given_before) {
+		/* relaxed: statistics (recorder_stats); no data hangs on
+		 * them.  All are added before rec_fail's release of failed,
+		 * on this thread. */
+		atomic_fetch_add_explicit(&r->intervals, r->held_intervals,
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->lost, r->held_lost,
+					  memory_order_relaxed);
+		r->held_intervals = r->held_lost = 0;
+	}
+	r->held_intervals += r->pend_intervals;
+	r->held_lost += r->pend_lost;
+	r->pend_intervals = r->pend_lost = 0;
+	/* relaxed: as above. */
+	atomic_store_explicit(&r->bytes, recfile_bytes(r->file),
+			      memory_order_relaxed);
+}
+
+/* Hand the buffer (whole packets only) to the file, and close a
+ * compressed file's frame that is old enough; on any failure the file is
+ * cut back to what was whole and recording stops. */
 static void rec_flush(struct recorder *r)
 {
-	size_t off = 0, len = r->enc.len;
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+	uint64_t before = recfile_given(r->file);
+	int rc;
 
 	/* relaxed: the writer's own flag (rec_fail). */
-	if (!len || atomic_load_explicit(&r->failed, memory_order_relaxed)) {
+	if (atomic_load_explicit(&r->failed, memory_order_relaxed)) {
 		r->enc.len = 0;
 		r->pend_intervals = r->pend_lost = 0; /* never written */
 		return;
 	}
-	while (off < len) {
-		ssize_t w = write(r->fd, r->buf + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			rec_fail(r, "writing the --record file",
-				 w < 0 ? errno : ENOSPC);
-			if (ftruncate(r->fd, (off_t)r->file_len) < 0)
-				(void)0; /* nothing better to do */
-			r->enc.len = 0;
-			r->pend_intervals = r->pend_lost = 0;
-			return;
-		}
-		off += (size_t)w;
-	}
-	r->file_len += len;
-	/* relaxed: statistics (recorder_stats); no data hangs on them.  All
-	 * are added before rec_fail's release of failed, on this thread. */
-	atomic_fetch_add_explicit(&r->bytes, len, memory_order_relaxed);
-	atomic_fetch_add_explicit(&r->intervals, r->pend_intervals,
-				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&r->lost, r->pend_lost, memory_order_relaxed);
-	r->pend_intervals = r->pend_lost = 0;
+	rc = recfile_write(r->file, r->buf, r->enc.len, now);
 	r->enc.len = 0;
+	if (!rc)
+		rc = recfile_tick(r->file, now);
+	if (rc) {
+		rec_fail(r, "writing the --record file", -rc);
+		r->pend_intervals = r->pend_lost = 0;
+		r->held_intervals = r->held_lost = 0;
+		return;
+	}
+	rec_books(r, before);
 }
 
 /* Room for one more packet of up to `need` bytes. */
@@ -558,6 +581,15 @@ static void *rec_main(void *arg)
 	/* The end: coroutines whose last interval ends here were alive. */
 	rec_meta_u64(r, "corotop_end", r->stop_ts);
 	rec_flush(r);
+	/* relaxed: the writer's own flag (rec_fail). */
+	if (!atomic_load_explicit(&r->failed, memory_order_relaxed)) {
+		int rc = recfile_finish(r->file);
+
+		if (rc)
+			rec_fail(r, "writing the --record file", -rc);
+		else
+			rec_books(r, recfile_given(r->file));
+	}
 	return NULL;
 }
 
@@ -695,7 +727,6 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 		return NULL;
 	}
 	r = memset(mem, 0, sizeof(*r));
-	r->fd = -1;
 	r->nst = stations;
 	if (hooks)
 		r->hooks = *hooks;
@@ -709,13 +740,9 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 		snprintf(err, errlen, "out of memory for --record");
 		goto fail;
 	}
-	r->fd = open(path,
-		     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		     0600);
-	if (r->fd < 0) {
-		snprintf(err, errlen, "--record %s: %s", path, strerror(errno));
+	r->file = recfile_create(path, recfile_wants_zstd(path), err, errlen);
+	if (!r->file)
 		goto fail;
-	}
 	heph_enc_init(&r->enc, r->buf, REC_BUF);
 	/* The wall clock at CLOCK_MONOTONIC's zero: event times are cTP
 	 * timestamps as they are. */
@@ -741,8 +768,7 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 	r->running = true;
 	return r;
 fail:
-	if (r->fd >= 0)
-		close(r->fd);
+	recfile_destroy(r->file);
 	free(r->ring);
 	free(r->st);
 	free(r->buf);
@@ -799,10 +825,14 @@ bool recorder_destroy(struct recorder *r, char *err, size_t errlen)
 	ok = !atomic_load_explicit(&r->failed, memory_order_acquire);
 	if (!ok)
 		snprintf(err, errlen, "--record: %s", r->error);
-	if (close(r->fd) < 0 && ok) {
-		snprintf(err, errlen, "--record: closing the file: %s",
-			 strerror(errno));
-		ok = false;
+	{
+		int rc = recfile_destroy(r->file);
+
+		if (rc && ok) {
+			snprintf(err, errlen, "--record: closing the file: %s",
+				 strerror(-rc));
+			ok = false;
+		}
 	}
 	free(r->ring);
 	free(r->st);
