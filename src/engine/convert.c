@@ -1,33 +1,52 @@
 /*
  * convert: a Heph trace for other tools.
  *
- * chrome   Chrome Trace Event JSON (the JSON Object Format), which Perfetto
- *          and chrome://tracing open.  One process per stream and one
- *          thread per substream, named by "M" events; each event packet is
- *          a complete event, ph "X", its description as name, ts and dur in
- *          microseconds with nanosecond decimals, and every attribute in
- *          args -- arrays as JSON arrays, strings escaped (invalid UTF-8 as
- *          U+FFFD), u64 and i64 beyond 2^53 as decimal strings so that no
- *          JavaScript reader rounds them, f64 infinities and NaN as null.
- *          A substream beyond 2^31 gets a small thread id of its own (its
- *          name keeps the real one).  A named coroutine (corotop_name)
- *          names its thread, "NAME (substream N)", after the first one
- *          seen on it, and every event's args carry "coroutine": NAME.  Two
- * events of one thread that start at the same nanosecond would hide each other:
- * the later one is moved 1 ns later (counted in `nudged`). jsonl coroTracer's
- * record shape, one transition per line in start-time order:
- * {"probe_id","tid","addr","seq","is_active","ts"} from a "running"/"suspended"
- * interval (its substream, stream, `addr` and `seq` attributes, start); another
- * writer's span is two records, active at its start and inactive at its end.  A
- * named coroutine's lines end with "name" (corotop_name).  "lost" events have
- * no place in that shape: they are counted. folded   the `stack` attributes of
- * suspended intervals, weighted by the interval's length in nanoseconds: where
- * coroutines spent their time parked.  Frames are named by the caller (names
- * recorded in the trace), else hex.
+ * A coroutine, for chrome's tracks and for every summary: in a corotop
+ * recording, a probe id (substream) from one corotop_birth to the next --
+ * probe ids are reused, so a reused one is a new coroutine -- on whatever
+ * streams (OS threads) it ran; in another writer's trace, a (stream,
+ * substream) pair, as replay groups them.
  *
- * Everything is written in one pass in file order (chrome, folded) or in
- * start order through the index (jsonl); memory is the index's plus one
- * entry per thread.
+ * chrome   Chrome Trace Event JSON (the JSON Object Format), which Perfetto
+ *          and chrome://tracing open.  One process for the traced program
+ *          (pid: corotop_pid when it fits 31 bits, else 1; named by a
+ *          process_name event from corotop_command), one thread track per
+ *          coroutine (tids 1, 2, ... in order of first start, the pid
+ *          skipped), named at the end by thread_name -- its corotop_name,
+ *          else its WHERE (the `symbol` of its first parked interval that
+ *          has one, else that interval's innermost stack frame by name),
+ *          else "coroutine ID" -- and ordered by thread_sort_index.  Each
+ *          event packet is a complete event, ph "X", its description as
+ *          name, ts and dur in microseconds with nanosecond decimals, every
+ *          attribute in args -- arrays as JSON arrays, strings escaped
+ *          (invalid UTF-8 as U+FFFD), u64 and i64 beyond 2^53 as decimal
+ *          strings so that no JavaScript reader rounds them, f64
+ *          infinities and NaN as null -- then "os_tid" (another writer's:
+ *          "stream"), and "coroutine": its name.  Migration: a running
+ *          interval on another OS thread than the coroutine's previous
+ *          running interval carries "migrated_from": that thread, and a
+ *          flow (ph "s" on the previous running slice, "f" with bp "e" on
+ *          this one, one id) draws the arrow.  A track's slices start in
+ *          order, never together: one that starts at or before the last
+ *          start written on its track is moved just after it (counted in
+ *          `nudged`).
+ * jsonl    coroTracer's record shape, one transition per line in start
+ *          order: {"probe_id","tid","addr","seq","is_active","ts"} from a
+ *          "running"/"suspended" interval (its substream, stream, `addr`
+ *          and `seq` attributes, start); another writer's span is two
+ *          records, active at its start and inactive at its end.  A named
+ *          coroutine's lines end with "name" (corotop_name).  "lost" events
+ *          have no place in that shape: they are counted.
+ * folded   the `stack` attributes of suspended intervals, weighted by the
+ *          interval's length in nanoseconds: where coroutines spent their
+ *          time parked.  Frames are named by the caller (names recorded in
+ *          the trace), else hex.
+ *
+ * chrome and jsonl walk the events once in start order through the index
+ * and count coroutines, streams, migrations and losses through the same
+ * code, so their summaries of one file agree (convert_summary); folded
+ * walks them in file order.  Memory is the index's, the births', and one
+ * entry per coroutine (with its WHERE, at most 120 bytes).
  */
 #define _GNU_SOURCE
 #include "engine/convert.h"
@@ -60,71 +79,7 @@ const size_t convert_nformats =
 
 #define CONVERT_EXACT (UINT64_C(1) << 53) /* beyond: a JSON string */
 
-/* ---- chrome ---- */
-
-/* A Chrome thread: one (stream, substream) pair of the trace. */
-struct cv_thread {
-	bool named;
-	bool seen;
-	uint64_t tid;	   /* as written */
-	uint64_t last;	   /* the last start seen (as in the file) */
-	uint64_t last_out; /* ... and as written */
-};
-
-struct cv_map {
-	struct streammap pairs; /* (stream, substream) -> t[number] */
-	struct cv_thread *t;
-	size_t n, cap;
-	uint64_t next_tid;	  /* for substreams beyond 2^31 */
-	struct streammap streams; /* (stream, 0): the streams named so far */
-};
-
-static void cv_map_init(struct cv_map *m)
-{
-	memset(m, 0, sizeof(*m));
-	streammap_init(&m->pairs);
-	streammap_init(&m->streams);
-}
-
-static void cv_map_finish(struct cv_map *m)
-{
-	streammap_finish(&m->pairs);
-	streammap_finish(&m->streams);
-	free(m->t);
-}
-
-static struct cv_thread *cv_thread(struct cv_map *m, uint64_t sub,
-				   uint32_t stream)
-{
-	long k = streammap_get(&m->pairs, sub, stream, true);
-
-	if (k < 0)
-		return NULL;
-	/* A new pair: its record, in the order the pairs are numbered. */
-	if ((size_t)k >= m->n &&
-	    !grow_array((void **)&m->t, &m->cap, (size_t)k + 1, sizeof(*m->t)))
-		return NULL;
-	for (; m->n <= (size_t)k; m->n++) {
-		uint64_t s = m->pairs.key[m->n].substream;
-
-		m->t[m->n] = (struct cv_thread){
-			.tid = s <= INT32_MAX
-				       ? s
-				       : (uint64_t)INT32_MAX + ++m->next_tid,
-		};
-	}
-	return &m->t[k];
-}
-
-/* 1 the first time a stream is seen, 0 after, -1 out of memory. */
-static int cv_new_stream(struct cv_map *m, uint32_t stream)
-{
-	size_t had = m->streams.n;
-
-	if (streammap_get(&m->streams, 0, stream, true) < 0)
-		return -1;
-	return m->streams.n > had;
-}
+/* ---- JSON values ---- */
 
 static void cv_us(FILE *f, uint64_t ns)
 {
@@ -230,9 +185,24 @@ static bool cv_dups(const struct heph_packet *p, uint32_t n, uint32_t *dup)
 	return true;
 }
 
+/* Whether p has an attribute named `name`. */
+static bool cv_has(const struct heph_packet *p, const char *name)
+{
+	size_t n = strlen(name);
+	struct heph_attr a;
+	uint32_t pos = 0;
+
+	while (heph_attr_next(p, &pos, &a))
+		if (a.name_len == n && !memcmp(a.name, name, n))
+			return true;
+	return false;
+}
+
 /* args: every attribute; a name seen before in the packet gets "#2"...;
- * then "coroutine": the coroutine's name, when it has one. */
-static void cv_args(FILE *f, const struct heph_packet *p, const char *coro)
+ * then the stream it ran on (as `where`: "os_tid" or "stream"), the
+ * stream a migration came from (from >= 0), and the coroutine's name. */
+static void cv_args(FILE *f, const struct heph_packet *p, const char *where,
+		    const char *coro, int64_t from)
 {
 	struct heph_attr a, b;
 	uint32_t pos = 0, k = 0, n = 0, *dups = NULL;
@@ -277,7 +247,14 @@ static void cv_args(FILE *f, const struct heph_packet *p, const char *coro)
 		cv_value(f, &a);
 		k++;
 	}
-	if (coro) {
+	/* Ours after the packet's own, unless it has them (one key once). */
+	if (!cv_has(p, where))
+		fprintf(f, "%s\"%s\":%" PRIu32, k++ ? "," : "", where,
+			p->stream);
+	if (from >= 0 && !cv_has(p, "migrated_from"))
+		fprintf(f, "%s\"migrated_from\":%" PRId64, k++ ? "," : "",
+			from);
+	if (coro && !cv_has(p, "coroutine")) {
 		fputs(k ? ",\"coroutine\":" : "\"coroutine\":", f);
 		jsonstr_write_cstr(f, coro);
 	}
@@ -285,96 +262,413 @@ static void cv_args(FILE *f, const struct heph_packet *p, const char *coro)
 	free(dups);
 }
 
-static bool cv_chrome_event(FILE *f, struct cv_map *m,
-			    const struct heph_coronames *cn,
-			    const struct heph_packet *p,
-			    struct convert_stats *st, bool *first)
+static bool cv_is(const struct heph_packet *p, const char *s)
 {
-	struct cv_thread *t = cv_thread(m, p->substream, p->stream);
+	size_t n = strlen(s);
+
+	return p->desc_len == n && !memcmp(p->desc, s, n);
+}
+
+/* ---- coroutines: chrome's tracks, and what every summary counts ---- */
+
+/* A corotop_birth option: probe id `sub` became a new coroutine. */
+struct cv_birth {
+	uint64_t sub, ts, id;
+};
+
+/* One coroutine of the trace: a Chrome thread track. */
+struct cv_coro {
+	uint64_t sub, id; /* probe id; corotop's id for it (0: unknown) */
+	uint32_t stream;  /* the first stream it was seen on */
+	uint32_t ran_on;  /* the stream of its last running interval */
+	uint32_t tid;	  /* as written */
+	bool ran, counted, seen;
+	uint64_t ran_ts;   /* its last running interval's ts, written */
+	uint64_t last_out; /* the last ts written on the track */
+	const char *name;  /* corotop_name, or NULL */
+	char *where;	   /* its first parked symbol or frame, or NULL */
+};
+
+struct cv_coros {
+	bool ours; /* a corotop recording: its options have meaning */
+	uint64_t pid;
+	char command[160];
+	struct cv_birth *births; /* by (sub, ts) */
+	size_t nbirths;
+	struct streammap keys; /* (sub, birth + 1 | stream) -> c[number] */
+	struct cv_coro *c;
+	size_t n, cap;
+	struct streammap streams; /* (0, stream): the streams seen */
+	const struct heph_coronames *cn;
+	struct convert_stats *st;
+};
+
+#define CV_BIRTHS_MAX (1u << 24)
+#define CV_WHERE_MAX 120 /* bytes of a WHERE kept for a track name */
+
+static int cv_birth_cmp(const void *a, const void *b)
+{
+	const struct cv_birth *x = a, *y = b;
+
+	if (x->sub != y->sub)
+		return x->sub < y->sub ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static bool cv_option_is(const struct heph_packet *p, const char *name)
+{
+	size_t n = strlen(name);
+
+	return p->option_len == n && !memcmp(p->option, name, n);
+}
+
+/* corotop's options: the program (pid, command) and every birth. */
+static void cv_options(struct cv_coros *cs, const struct heph_file *f)
+{
+	size_t cap = 0;
+	char err[64];
+
+	for (size_t i = 0; i < f->nmeta_off; i++) {
+		struct heph_packet p;
+		uint64_t off = f->meta_off[i];
+
+		if (off >= f->size ||
+		    heph_decode(f->map + off, f->size - off, &p, err,
+				sizeof(err)) != HEPH_OK ||
+		    p.kind != HEPH_META)
+			continue;
+		if (cv_option_is(&p, "corotop")) {
+			cs->ours = true;
+		} else if (cv_option_is(&p, "corotop_pid") &&
+			   p.value_len == 8) {
+			cs->pid = heph_be64(p.value);
+		} else if (cv_option_is(&p, "corotop_command")) {
+			size_t n = p.value_len < sizeof(cs->command) - 1
+					   ? p.value_len
+					   : sizeof(cs->command) - 1;
+
+			/* Untrusted: printable ASCII only. */
+			for (size_t k = 0; k < n; k++)
+				cs->command[k] =
+					p.value[k] >= 0x20 && p.value[k] < 0x7f
+						? (char)p.value[k]
+						: '?';
+			cs->command[n] = 0;
+		} else if (cv_option_is(&p, "corotop_birth") &&
+			   (p.value_len == 16 || p.value_len == 24) &&
+			   cs->nbirths < CV_BIRTHS_MAX &&
+			   grow_array((void **)&cs->births, &cap,
+				      cs->nbirths + 1, sizeof(*cs->births))) {
+			cs->births[cs->nbirths++] = (struct cv_birth){
+				.sub = heph_be64(p.value),
+				.ts = heph_be64(p.value + 8),
+				.id = p.value_len == 24
+					      ? heph_be64(p.value + 16)
+					      : 0,
+			};
+		}
+	}
+	if (cs->nbirths)
+		qsort(cs->births, cs->nbirths, sizeof(*cs->births),
+		      cv_birth_cmp);
+	if (!cs->ours) /* another writer's options mean nothing to us */
+		cs->nbirths = 0;
+}
+
+static void cv_coros_init(struct cv_coros *cs, const struct heph_file *f,
+			  const struct heph_coronames *cn,
+			  struct convert_stats *st)
+{
+	memset(cs, 0, sizeof(*cs));
+	streammap_init(&cs->keys);
+	streammap_init(&cs->streams);
+	cs->cn = cn;
+	cs->st = st;
+	cv_options(cs, f);
+}
+
+static void cv_coros_finish(struct cv_coros *cs)
+{
+	for (size_t i = 0; i < cs->n; i++)
+		free(cs->c[i].where);
+	free(cs->c);
+	free(cs->births);
+	streammap_finish(&cs->keys);
+	streammap_finish(&cs->streams);
+}
+
+/* 1 + the latest birth of sub at or before ts, 0 when there is none. */
+static uint32_t cv_birth_at(const struct cv_coros *cs, uint64_t sub,
+			    uint64_t ts)
+{
+	size_t lo = 0, hi = cs->nbirths;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cv_birth *b = &cs->births[mid];
+
+		if (b->sub < sub || (b->sub == sub && b->ts <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && cs->births[lo - 1].sub == sub ? (uint32_t)lo : 0;
+}
+
+/*
+ * The coroutine of event p, and the summary's counts.  In a corotop
+ * recording a coroutine is a probe id from one corotop_birth to the next
+ * (ids are reused), whatever stream it ran on; in another writer's trace
+ * it is a (stream, substream) pair, as replay groups them.  *from: the
+ * stream a running interval migrated from, or -1.  NULL: no memory.
+ */
+static struct cv_coro *cv_coro_of(struct cv_coros *cs,
+				  const struct heph_packet *p, bool lost,
+				  int64_t *from)
+{
+	uint32_t b = cs->ours ? cv_birth_at(cs, p->substream, p->start) : 0;
+	long k = streammap_get(&cs->keys, p->substream,
+			       cs->ours ? b : p->stream, true);
+	struct cv_coro *c;
+
+	*from = -1;
+	if (k < 0)
+		return NULL;
+	if ((size_t)k >= cs->n) {
+		if (!grow_array((void **)&cs->c, &cs->cap, (size_t)k + 1,
+				sizeof(*cs->c)))
+			return NULL;
+		cs->c[k] = (struct cv_coro){
+			.sub = p->substream,
+			.id = b ? cs->births[b - 1].id : 0,
+			.stream = p->stream,
+		};
+		if (cs->c[k].id)
+			cs->c[k].name = heph_coronames_id(cs->cn, cs->c[k].id);
+		cs->n = (size_t)k + 1;
+	}
+	c = &cs->c[k];
+	if (lost) {
+		uint64_t count = 1;
+
+		heph_packet_u64(p, "count", &count);
+		/* From the file: saturate, never wrap. */
+		cs->st->lost = count > UINT64_MAX - cs->st->lost
+				       ? UINT64_MAX
+				       : cs->st->lost + count;
+		return c;
+	}
+	if (!c->counted) {
+		c->counted = true;
+		cs->st->coroutines++;
+	}
+	k = streammap_get(&cs->streams, 0, p->stream, true);
+	if (k < 0)
+		return NULL;
+	cs->st->streams = cs->streams.n;
+	if (cv_is(p, "running")) {
+		if (c->ran && c->ran_on != p->stream) {
+			*from = c->ran_on;
+			cs->st->migrations++;
+		}
+		c->ran = true;
+		c->ran_on = p->stream;
+	}
+	return c;
+}
+
+/* The WHERE of a coroutine: the `symbol` of its first parked interval
+ * that has one, else the name of that interval's innermost `stack`
+ * frame.  Kept only for a coroutine without a name of its own. */
+static void cv_where(struct cv_coro *c, const struct heph_packet *p,
+		     convert_name_fn fn, void *ctx)
+{
+	const char *s = NULL;
+	struct heph_attr a;
+	uint32_t pos = 0;
+	uint16_t len = 0;
+
+	if (c->where || c->name || !cv_is(p, "suspended"))
+		return;
+	while (!s && heph_attr_next(p, &pos, &a))
+		if (a.name_len == 6 && !memcmp(a.name, "symbol", 6) &&
+		    a.type == HEPH_STR)
+			s = heph_attr_str(&a, 0, &len);
+	for (pos = 0; !s && fn && heph_attr_next(p, &pos, &a);)
+		if (a.name_len == 5 && !memcmp(a.name, "stack", 5) &&
+		    a.type == (HEPH_U64 | HEPH_ARRAY) && a.count &&
+		    (s = fn(ctx, heph_attr_u64(&a, 0), true)))
+			len = (uint16_t)strnlen(s, CV_WHERE_MAX);
+	if (s && len)
+		c->where = strndup(s, len < CV_WHERE_MAX ? len : CV_WHERE_MAX);
+}
+
+/* ---- chrome ---- */
+
+struct cv_chrome {
+	FILE *f;
+	struct cv_coros cs;
+	uint32_t pid;
+	uint64_t flows; /* flow ids handed out */
+	bool first;
+	convert_name_fn fn;
+	void *ctx;
+};
+
+/* The separator before the next trace event. */
+static void cv_next(struct cv_chrome *ch)
+{
+	fputs(ch->first ? "\n" : ",\n", ch->f);
+	ch->first = false;
+}
+
+/* A metadata event: `what` of (pid, tid) is {key: text or number}. */
+static void cv_meta(struct cv_chrome *ch, const char *what, uint32_t tid,
+		    const char *key, const char *text, uint64_t num)
+{
+	cv_next(ch);
+	fprintf(ch->f,
+		"{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRIu32
+		",\"tid\":%" PRIu32 ",\"args\":{\"%s\":",
+		what, ch->pid, tid, key);
+	if (text)
+		jsonstr_write_cstr(ch->f, text);
+	else
+		fprintf(ch->f, "%" PRIu64, num);
+	fputs("}}", ch->f);
+}
+
+/* One half of a migration's flow: "s" on the interval it left, "f" on
+ * the one it arrived at (bound to the slice around ts: bp "e"). */
+static void cv_flow(struct cv_chrome *ch, const struct cv_coro *c, bool end,
+		    uint64_t ts)
+{
+	cv_next(ch);
+	fprintf(ch->f,
+		"{\"name\":\"migration\",\"cat\":\"migration\",\"ph\":\"%s\","
+		"\"id\":%" PRIu64 ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+		",\"ts\":",
+		end ? "f\",\"bp\":\"e" : "s", ch->flows, ch->pid, c->tid);
+	cv_us(ch->f, ts);
+	fputc('}', ch->f);
+}
+
+static bool cv_chrome_event(struct cv_chrome *ch, const struct heph_packet *p,
+			    struct convert_stats *st)
+{
+	bool lost = cv_is(p, "lost");
 	uint64_t start = p->start,
 		 dur = p->end > p->start ? p->end - p->start : 0;
-	int fresh = cv_new_stream(m, p->stream);
-	const char *coro = heph_coronames_at(cn, p->substream, p->start);
-	char name[128];
-	int n;
+	int64_t from;
+	struct cv_coro *c = cv_coro_of(&ch->cs, p, lost, &from);
+	FILE *f = ch->f;
 
-	if (!t || fresh < 0)
+	if (!c)
 		return false;
-	if (fresh) {
-		n = snprintf(name, sizeof(name), "stream %" PRIu32, p->stream);
-		fprintf(f,
-			"%s\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":"
-			"%" PRIu32 ",\"tid\":0,\"args\":{\"name\":",
-			*first ? "" : ",", p->stream);
-		jsonstr_write(f, name, (size_t)n);
-		fputs("}}", f);
-		*first = false;
+	if (!c->tid) {
+		/* Tracks numbered from 1 in order of first event; the
+		 * program's pid is skipped (its main thread's number). */
+		c->tid = (uint32_t)ch->cs.n + (ch->cs.n >= ch->pid);
 	}
-	if (!t->named) {
-		/* The track is named after the first coroutine seen on it
-		 * (a probe id may be reused: each event's args say whose). */
-		n = coro ? snprintf(name, sizeof(name),
-				    "%s (substream %" PRIu64 ")", coro,
-				    p->substream)
-			 : snprintf(name, sizeof(name), "substream %" PRIu64,
-				    p->substream);
-		fprintf(f,
-			"%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":"
-			"%" PRIu32 ",\"tid\":%" PRIu64 ",\"args\":{\"name\":",
-			*first ? "" : ",", p->stream, t->tid);
-		jsonstr_write(f, name, (size_t)n);
-		fputs("}}", f);
-		t->named = true;
-		*first = false;
-	}
-	/* Same thread, same start: one would hide the other. */
-	if (t->seen && p->start == t->last && t->last_out < UINT64_MAX) {
-		start = t->last_out + 1;
+	cv_where(c, p, ch->fn, ch->ctx);
+	/* One track's slices start in order and never together: the same
+	 * start (or an earlier one, after a nudge) would hide one. */
+	if (c->seen && p->start <= c->last_out && c->last_out < UINT64_MAX) {
+		start = c->last_out + 1;
 		/* The end stays: the start moved start - p->start ns. */
 		dur = dur > start - p->start ? dur - (start - p->start) : 0;
 		st->nudged++;
+	} else if (c->seen && p->start <= c->last_out) {
+		start = c->last_out;
 	}
-	t->seen = true;
-	t->last = p->start;
-	t->last_out = start;
-	fprintf(f, "%s\n{\"name\":", *first ? "" : ",");
+	c->seen = true;
+	c->last_out = start;
+	if (from >= 0) {
+		ch->flows++;
+		cv_flow(ch, c, false, c->ran_ts);
+		cv_flow(ch, c, true, start);
+	}
+	if (cv_is(p, "running"))
+		c->ran_ts = start;
+	cv_next(ch);
+	fputs("{\"name\":", f);
 	jsonstr_write(f, p->desc, p->desc_len);
 	fprintf(f,
 		",\"cat\":\"heph\",\"ph\":\"X\",\"pid\":%" PRIu32
-		",\"tid\":%" PRIu64 ",\"ts\":",
-		p->stream, t->tid);
+		",\"tid\":%" PRIu32 ",\"ts\":",
+		ch->pid, c->tid);
 	cv_us(f, start);
 	fputs(",\"dur\":", f);
 	cv_us(f, dur);
-	cv_args(f, p, coro);
+	cv_args(f, p, ch->cs.ours ? "os_tid" : "stream", c->name, from);
 	fputc('}', f);
-	*first = false;
 	st->written++;
 	return true;
 }
 
+/* The track's name: the coroutine's, its WHERE, or its number. */
+static void cv_track_name(const struct cv_chrome *ch, const struct cv_coro *c,
+			  char *buf, size_t n)
+{
+	if (c->name)
+		snprintf(buf, n, "%s", c->name);
+	else if (c->where)
+		snprintf(buf, n, "%s", c->where);
+	else if (c->id)
+		snprintf(buf, n, "coroutine %" PRIu64, c->id);
+	else if (ch->cs.ours && !c->sub)
+		snprintf(buf, n, "corotop");
+	else if (ch->cs.ours)
+		snprintf(buf, n, "coroutine (probe 0x%" PRIx64 ")", c->sub);
+	else
+		snprintf(buf, n, "substream %" PRIu64 " (stream %" PRIu32 ")",
+			 c->sub, c->stream);
+}
+
 static bool cv_chrome(const struct heph_file *hf,
 		      const struct heph_coronames *cn, FILE *f,
-		      struct convert_stats *st)
+		      convert_name_fn fn, void *ctx, struct convert_stats *st)
 {
-	struct cv_map m;
-	bool first = true, ok = true;
+	struct cv_chrome ch = {.f = f, .first = true, .fn = fn, .ctx = ctx};
+	char name[200];
+	bool ok = true;
 
-	cv_map_init(&m);
-
+	cv_coros_init(&ch.cs, hf, cn, st);
+	/* One process: the traced program, by its pid when it fits. */
+	ch.pid = ch.cs.pid && ch.cs.pid <= INT32_MAX ? (uint32_t)ch.cs.pid : 1;
+	if (!ch.cs.ours)
+		snprintf(name, sizeof(name), "Heph trace");
+	else if (ch.cs.command[0] && ch.cs.pid)
+		snprintf(name, sizeof(name), "%s (pid %" PRIu64 ")",
+			 ch.cs.command, ch.cs.pid);
+	else
+		snprintf(name, sizeof(name), "%s",
+			 ch.cs.command[0] ? ch.cs.command
+					  : "corotop recording");
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
-	for (size_t i = 0; i < hf->nev && ok; i++) {
+	cv_meta(&ch, "process_name", 0, "name", name, 0);
+	for (size_t k = 0; k < hf->nev && ok; k++) {
 		struct heph_packet p;
 
-		if (!heph_file_event(hf, i, &p)) {
+		if (!heph_file_event(hf, hf->by_start ? hf->by_start[k] : k,
+				     &p)) {
 			st->skipped++;
 			continue;
 		}
 		st->events++;
-		ok = cv_chrome_event(f, &m, cn, &p, st, &first);
+		ok = cv_chrome_event(&ch, &p, st);
+	}
+	/* Names last: a coroutine's WHERE is known once it parked. */
+	for (size_t i = 0; i < ch.cs.n && ok; i++) {
+		const struct cv_coro *c = &ch.cs.c[i];
+
+		cv_track_name(&ch, c, name, sizeof(name));
+		cv_meta(&ch, "thread_name", c->tid, "name", name, 0);
+		cv_meta(&ch, "thread_sort_index", c->tid, "sort_index", NULL,
+			i);
 	}
 	fputs("\n]}\n", f);
-	cv_map_finish(&m);
+	cv_coros_finish(&ch.cs);
 	return ok;
 }
 
@@ -400,47 +694,44 @@ static void cv_line(FILE *f, const struct heph_packet *p, bool active,
 	fputs("}\n", f);
 }
 
-static bool cv_is(const struct heph_packet *p, const char *s)
-{
-	size_t n = strlen(s);
-
-	return p->desc_len == n && !memcmp(p->desc, s, n);
-}
-
 static bool cv_jsonl(const struct heph_file *hf,
 		     const struct heph_coronames *cn, FILE *f,
 		     struct convert_stats *st)
 {
-	for (size_t k = 0; k < hf->nev; k++) {
-		struct heph_packet p;
-		uint64_t count = 1;
-		const char *name;
+	struct cv_coros cs;
+	bool ok = true;
 
-		if (!heph_file_event(hf, hf->by_start[k], &p)) {
+	/* The coroutines only for the summary (the lines name no track). */
+	cv_coros_init(&cs, hf, cn, st);
+	for (size_t k = 0; k < hf->nev && ok; k++) {
+		struct heph_packet p;
+		bool lost;
+		int64_t from;
+		const struct cv_coro *c;
+
+		if (!heph_file_event(hf, hf->by_start ? hf->by_start[k] : k,
+				     &p)) {
 			st->skipped++;
 			continue;
 		}
 		st->events++;
-		if (cv_is(&p, "lost")) {
-			heph_packet_u64(&p, "count", &count);
-			/* From the file: saturate, never wrap. */
-			st->lost = count > UINT64_MAX - st->lost
-					   ? UINT64_MAX
-					   : st->lost + count;
+		lost = cv_is(&p, "lost");
+		c = cv_coro_of(&cs, &p, lost, &from);
+		if (!c) {
+			ok = false;
+		} else if (lost) {
 			st->skipped++;
-			continue;
-		}
-		name = heph_coronames_at(cn, p.substream, p.start);
-		if (cv_is(&p, "running") || cv_is(&p, "suspended")) {
-			cv_line(f, &p, cv_is(&p, "running"), p.start, name);
+		} else if (cv_is(&p, "running") || cv_is(&p, "suspended")) {
+			cv_line(f, &p, cv_is(&p, "running"), p.start, c->name);
 			st->written++;
 		} else {
-			cv_line(f, &p, true, p.start, name);
-			cv_line(f, &p, false, p.end, name);
+			cv_line(f, &p, true, p.start, c->name);
+			cv_line(f, &p, false, p.end, c->name);
 			st->written += 2;
 		}
 	}
-	return true;
+	cv_coros_finish(&cs);
+	return ok;
 }
 
 /* ---- folded ---- */
@@ -513,7 +804,7 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 	heph_coronames_init(&cn, f);
 	switch (to) {
 	case CONVERT_CHROME:
-		ok = cv_chrome(f, &cn, out, st);
+		ok = cv_chrome(f, &cn, out, names, ctx, st);
 		break;
 	case CONVERT_JSONL:
 		ok = cv_jsonl(f, &cn, out, st);
@@ -538,6 +829,17 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		return false;
 	}
 	return true;
+}
+
+const char *convert_summary(const struct convert_stats *st, char *buf,
+			    size_t len)
+{
+	snprintf(buf, len,
+		 "%" PRIu64 " events, %" PRIu64 " coroutines on %" PRIu64
+		 " streams, %" PRIu64 " migrations, %" PRIu64 " lost",
+		 st->events, st->coroutines, st->streams, st->migrations,
+		 st->lost);
+	return buf;
 }
 
 /* ---- corotop convert ---- */
@@ -578,9 +880,9 @@ struct convert *convert_create(const char *in, enum convert_to to,
 		return NULL;
 	}
 	c->to = to;
-	/* Only jsonl goes in start order. */
+	/* chrome and jsonl go in start order, folded in file order. */
 	if (!heph_file_open_flags(&c->f, in,
-				  to == CONVERT_JSONL ? 0 : HEPH_FILE_NOSORT,
+				  to == CONVERT_FOLDED ? HEPH_FILE_NOSORT : 0,
 				  err, errlen)) {
 		free(c);
 		return NULL;

@@ -30,12 +30,23 @@ struct convert_format {
 extern const struct convert_format convert_formats[];
 extern const size_t convert_nformats;
 
+/*
+ * What a conversion read and wrote.  events, coroutines, streams,
+ * migrations and lost are counted the same way by chrome and jsonl (one
+ * walk in start order through one definition of a coroutine), so the two
+ * summaries of one file agree; folded counts events only.
+ */
 struct convert_stats {
-	uint64_t events;  /* event packets read */
-	uint64_t written; /* records (trace events, lines, stacks) written */
-	uint64_t nudged;  /* chrome: start times moved 1 ns to stay visible */
-	uint64_t lost;	  /* "lost" events (their count attributes summed) */
-	uint64_t skipped; /* events the format has no place for */
+	uint64_t events;     /* event packets read */
+	uint64_t coroutines; /* coroutines with an interval (chrome: tracks,
+				without the ones only a "lost" event is on) */
+	uint64_t streams;    /* streams (OS threads) they ran on */
+	uint64_t migrations; /* running intervals on another stream than the
+				coroutine's previous running interval */
+	uint64_t lost;	     /* "lost" events (their count attributes summed) */
+	uint64_t written;    /* records (trace events, lines, stacks) written */
+	uint64_t nudged;     /* chrome: starts moved 1 ns to stay visible */
+	uint64_t skipped;    /* events the format has no place for */
 };
 
 /* The name recorded for frame addr (leaf: the innermost), or NULL. */
@@ -46,6 +57,12 @@ typedef const char *(*convert_name_fn)(void *ctx, uint64_t addr, bool leaf);
 bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		   convert_name_fn names, void *ctx, struct convert_stats *st,
 		   char *err, size_t errlen);
+
+/* The summary line of st, the part every format shares: "N events, N
+ * coroutines on N streams, N migrations, N lost" (lost: transitions the
+ * "lost" events count).  Returns buf. */
+const char *convert_summary(const struct convert_stats *st, char *buf,
+			    size_t len);
 
 /* A packet of the trace that could not be read: its byte offset and why. */
 typedef void (*convert_problem_fn)(void *ctx, uint64_t off, const char *what);

@@ -181,7 +181,14 @@ static void want_str(const struct jv *v, const char *path, const char *text)
 		fail_msg("%s is \"%s\", want \"%s\"", path, m->s, text);
 }
 
-/* Every trace event has the keys its phase needs; returns the events. */
+static const char *m_name(const struct jv *evs, const char *what, uint64_t pid,
+			  uint64_t tid);
+
+/* Every trace event has the keys its phase needs (the Trace Event
+ * Format's: name, ph, pid, tid; ts and dur for X, id and ts for the flow
+ * phases s and f; args.name or args.sort_index for M); a track's X events
+ * start in order; every pid and tid used is named by an M event.  nm:
+ * process_name and thread_name events, nx: X events.  Returns the events. */
 static const struct jv *chrome_events(const struct jv *root, size_t *nm,
 				      size_t *nx)
 {
@@ -192,20 +199,46 @@ static const struct jv *chrome_events(const struct jv *root, size_t *nm,
 	for (size_t i = 0; i < evs->n; i++) {
 		const struct jv *x = item(evs, i);
 		const struct jv *ph = json_need(x, "ph", J_STR);
+		const char *name = json_need(x, "name", J_STR)->s;
+		uint64_t pid = json_u64(x, "pid"), tid = json_u64(x, "tid");
 
-		json_need(x, "name", J_STR);
-		json_u64(x, "pid");
-		json_u64(x, "tid");
 		if (!strcmp(ph->s, "M")) {
-			json_need(x, "args.name", J_STR);
-			++*nm;
-		} else {
-			assert_string_equal(ph->s, "X");
-			json_need(x, "ts", J_NUM);
-			json_need(x, "dur", J_NUM);
-			json_need(x, "args", J_OBJ);
-			++*nx;
+			if (!strcmp(name, "thread_sort_index")) {
+				json_u64(x, "args.sort_index");
+			} else {
+				json_need(x, "args.name", J_STR);
+				++*nm;
+			}
+			continue;
 		}
+		json_need(x, "ts", J_NUM);
+		m_name(evs, "process_name", pid, 0);
+		m_name(evs, "thread_name", pid, tid);
+		m_name(evs, "thread_sort_index", pid, tid);
+		if (!strcmp(ph->s, "s") || !strcmp(ph->s, "f")) {
+			json_u64(x, "id");
+			json_need(x, "cat", J_STR);
+			if (!strcmp(ph->s, "f"))
+				want_str(x, "bp", "e");
+			continue;
+		}
+		assert_string_equal(ph->s, "X");
+		json_need(x, "dur", J_NUM);
+		json_need(x, "args", J_OBJ);
+		/* In order on its track: the first X before on the same
+		 * track starts no later. */
+		for (size_t j = i; j-- > 0;) {
+			const struct jv *y = &evs->items[j];
+
+			if (strcmp(json_get(y, "ph")->s, "X") ||
+			    json_u64(y, "pid") != pid ||
+			    json_u64(y, "tid") != tid)
+				continue;
+			assert_true(json_get(y, "ts")->num <=
+				    json_get(x, "ts")->num);
+			break;
+		}
+		++*nx;
 	}
 	return evs;
 }
@@ -241,7 +274,9 @@ static const char *m_name(const struct jv *evs, const char *what, uint64_t pid,
 			fail_msg("%s of %llu/%llu twice", what,
 				 (unsigned long long)pid,
 				 (unsigned long long)tid);
-		found = json_get(x, "args.name")->s;
+		found = json_get(x, "args.name")
+				? json_get(x, "args.name")->s
+				: json_get(x, "args.sort_index")->s;
 	}
 	if (!found)
 		fail_msg("no %s for %llu/%llu", what, (unsigned long long)pid,
@@ -249,6 +284,23 @@ static const char *m_name(const struct jv *evs, const char *what, uint64_t pid,
 	return found;
 }
 
+/* The tid of the track named `name` (its thread_name) in process pid. */
+static uint64_t tid_named(const struct jv *evs, uint64_t pid, const char *name)
+{
+	for (size_t i = 0; i < evs->n; i++) {
+		const struct jv *x = &evs->items[i];
+
+		if (!strcmp(json_get(x, "ph")->s, "M") &&
+		    !strcmp(json_get(x, "name")->s, "thread_name") &&
+		    json_u64(x, "pid") == pid &&
+		    !strcmp(json_get(x, "args.name")->s, name))
+			return json_u64(x, "tid");
+	}
+	fail_msg("no track named %s", name);
+	return 0;
+}
+
+/* Another writer's trace: one process, a track per (stream, substream). */
 static void test_chrome_shape(void **state)
 {
 	struct convert_stats st;
@@ -281,40 +333,48 @@ static void test_chrome_shape(void **state)
 	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
 	json_must_parse(out, &root);
 	evs = chrome_events(&root, &nm, &nx);
-	assert_int_equal(nm, 3 + 5); /* 3 streams, 5 substreams */
+	assert_int_equal(nm, 1 + 5); /* the program, 5 (stream, substream) */
 	assert_int_equal(nx, 7);
 	assert_int_equal(st.events, 7);
 	assert_int_equal(st.written, 7);
 	assert_int_equal(st.nudged, 0);
 	assert_int_equal(st.skipped, 0);
-	assert_string_equal(m_name(evs, "process_name", 1, 0), "stream 1");
-	assert_string_equal(m_name(evs, "process_name", 2, 0), "stream 2");
-	assert_string_equal(m_name(evs, "process_name", 3, 0), "stream 3");
-	assert_string_equal(m_name(evs, "thread_name", 1, 0), "substream 0");
-	assert_string_equal(m_name(evs, "thread_name", 1, 5), "substream 5");
-	assert_string_equal(m_name(evs, "thread_name", 2, 5), "substream 5");
-	assert_string_equal(m_name(evs, "thread_name", 2, 2147483648u),
-			    "substream 1099511627776");
-	assert_string_equal(m_name(evs, "thread_name", 3, 2147483649u),
-			    "substream 2199023255552");
+	assert_int_equal(st.coroutines, 5);
+	assert_int_equal(st.streams, 3);
+	assert_int_equal(st.migrations, 0);
+	assert_string_equal(m_name(evs, "process_name", 1, 0), "Heph trace");
+	/* Tracks in order of their first start, from 2 (pid 1 is the
+	 * program's main thread), sorted that way. */
+	assert_int_equal(tid_named(evs, 1, "substream 0 (stream 1)"), 2);
+	assert_int_equal(tid_named(evs, 1, "substream 5 (stream 2)"), 3);
+	assert_int_equal(
+		tid_named(evs, 1, "substream 1099511627776 (stream 2)"), 4);
+	assert_int_equal(
+		tid_named(evs, 1, "substream 2199023255552 (stream 3)"), 5);
+	assert_int_equal(tid_named(evs, 1, "substream 5 (stream 1)"), 6);
+	assert_string_equal(m_name(evs, "thread_sort_index", 1, 2), "0");
+	assert_string_equal(m_name(evs, "thread_sort_index", 1, 6), "4");
 
 	x = x_named(evs, "poll");
 	assert_int_equal(json_u64(x, "pid"), 1);
-	assert_int_equal(json_u64(x, "tid"), 0);
+	assert_int_equal(json_u64(x, "tid"), 2);
 	want_num(x, "ts", "1.000");
 	want_num(x, "dur", "2.500");
 	assert_int_equal(json_u64(x, "args.n"), 7);
+	assert_int_equal(json_u64(x, "args.stream"), 1);
+	assert_null(json_get(x, "args.os_tid")); /* not corotop's */
 	x = x_named(evs, "task");
-	assert_int_equal(json_u64(x, "tid"), 5);
+	assert_int_equal(json_u64(x, "tid"), 6);
 	want_num(x, "ts", "1234.567");
 	want_num(x, "dur", "5.433");
-	assert_int_equal(json_need(x, "args", J_OBJ)->n, 0);
+	assert_int_equal(json_need(x, "args", J_OBJ)->n, 1);
 	x = x_named(evs, "mark");
-	assert_int_equal(json_u64(x, "pid"), 2);
+	assert_int_equal(json_u64(x, "pid"), 1);
+	assert_int_equal(json_u64(x, "args.stream"), 2);
 	want_num(x, "ts", "2.000");
 	want_num(x, "dur", "0.000");
 	x = x_named(evs, "big");
-	assert_int_equal(json_u64(x, "tid"), 2147483648u);
+	assert_int_equal(json_u64(x, "tid"), 4);
 	want_num(x, "ts", "7.000");
 	want_num(x, "dur", "1.000");
 	x = x_named(evs, "backwards"); /* ends before it starts */
@@ -324,7 +384,7 @@ static void test_chrome_shape(void **state)
 	heph_file_close(&f);
 }
 
-/* Equal starts on one thread: 1 ns apart, same ends; not across threads. */
+/* Equal starts on one track: 1 ns apart, same ends; not across tracks. */
 static void test_chrome_nudge(void **state)
 {
 	struct convert_stats st;
@@ -345,6 +405,9 @@ static void test_chrome_nudge(void **state)
 	ev_end(&e);
 	ev(&e, 1, 1, 1000, 1800, "c");
 	ev_end(&e);
+	/* Later than the others' start, not than where they were moved. */
+	ev(&e, 1, 1, 1001, 1900, "i");
+	ev_end(&e);
 	ev(&e, 2, 1, 1000, 1000, "e");
 	ev_end(&e);
 	ev(&e, 2, 1, 1000, 1000, "f");
@@ -358,14 +421,16 @@ static void test_chrome_nudge(void **state)
 	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
 	json_must_parse(out, &root);
 	evs = chrome_events(&root, &nm, &nx);
-	assert_int_equal(nx, 8);
-	assert_int_equal(st.nudged, 3);
+	assert_int_equal(nx, 9);
+	assert_int_equal(st.nudged, 4);
 	want_num(x_named(evs, "a"), "ts", "1.000");
 	want_num(x_named(evs, "a"), "dur", "1.000");
 	want_num(x_named(evs, "b"), "ts", "1.001");
 	want_num(x_named(evs, "b"), "dur", "0.499");
 	want_num(x_named(evs, "c"), "ts", "1.002");
 	want_num(x_named(evs, "c"), "dur", "0.798");
+	want_num(x_named(evs, "i"), "ts", "1.003");
+	want_num(x_named(evs, "i"), "dur", "0.897");
 	want_num(x_named(evs, "d"), "ts", "1.000");
 	want_num(x_named(evs, "e"), "ts", "1.000");
 	want_num(x_named(evs, "f"), "ts", "1.001");
@@ -418,7 +483,7 @@ static void test_chrome_values(void **state)
 	index_bytes(&f, &e);
 	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
 	json_must_parse(out, &root);
-	x = item(chrome_events(&root, &nm, &nx), 2);
+	x = x_named(chrome_events(&root, &nm, &nx), "values");
 	assert_int_equal(nx, 1);
 	want_num(x, "args.small", "9007199254740991");
 	want_str(x, "args.big", "9007199254740992");
@@ -458,7 +523,7 @@ static void test_chrome_values(void **state)
 	assert_int_equal(json_u64(x, "args.x"), 1);
 	want_str(x, "args.x#2", "two");
 	assert_int_equal(json_u64(x, "args.x#3"), 3);
-	assert_int_equal(json_need(x, "args", J_OBJ)->n, 19);
+	assert_int_equal(json_need(x, "args", J_OBJ)->n, 19 + 1); /* stream */
 	json_free(&root);
 	free(out);
 	heph_file_close(&f);
@@ -488,8 +553,8 @@ static void test_chrome_many_attrs(void **state)
 	index_bytes(&f, &e);
 	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
 	json_must_parse(out, &root);
-	x = item(chrome_events(&root, &nm, &nx), 2);
-	assert_int_equal(json_need(x, "args", J_OBJ)->n, 40);
+	x = x_named(chrome_events(&root, &nm, &nx), "many");
+	assert_int_equal(json_need(x, "args", J_OBJ)->n, 40 + 1);
 	for (unsigned i = 0; i < 40; i++) {
 		if (i < 10)
 			snprintf(path, sizeof(path), "args.n%u", i);
@@ -556,10 +621,10 @@ static void test_chrome_strings(void **state)
 	index_bytes(&f, &e);
 	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
 	json_must_parse(out, &root);
-	x = item(chrome_events(&root, &nm, &nx), 2);
+	x = item(chrome_events(&root, &nm, &nx), 1);
 	want_raw(json_need(x, "name", J_STR));
 	args = json_need(x, "args", J_OBJ);
-	assert_int_equal(args->n, 2);
+	assert_int_equal(args->n, 3);
 	assert_string_equal(args->keys[0], "s");
 	want_raw(&args->items[0]);
 	assert_string_equal(args->keys[1], "k\"\x01\xef\xbf\xbd");
@@ -578,6 +643,226 @@ static void test_chrome_strings(void **state)
 	fclose(m);
 	assert_string_equal(s, "\"\" \"ab\\ufffd\" \"\xf0\x9f\x98\x80\"");
 	free(s);
+}
+
+/* ---- coroutines of a corotop recording ---- */
+
+static void meta_u64s(struct heph_enc *e, const char *option, uint64_t a,
+		      uint64_t b, uint64_t c, size_t n)
+{
+	uint8_t v[24];
+	const uint64_t x[3] = {a, b, c};
+
+	for (size_t k = 0; k < n; k++)
+		for (int i = 0; i < 8; i++)
+			v[8 * k + (size_t)i] = (uint8_t)(x[k] >> (56 - 8 * i));
+	assert_true(heph_enc_meta(e, option, v, 8 * n));
+}
+
+static void meta_name(struct heph_enc *e, uint64_t id, const char *name)
+{
+	uint8_t v[8 + 47];
+	size_t n = strlen(name);
+
+	assert_true(n <= 47);
+	for (int i = 0; i < 8; i++)
+		v[i] = (uint8_t)(id >> (56 - 8 * i));
+	memcpy(v + 8, name, n);
+	assert_true(heph_enc_meta(e, "corotop_name", v, 8 + n));
+}
+
+/* An interval of a corotop recording, maybe with a symbol. */
+static void civ(struct heph_enc *e, uint32_t os_tid, uint64_t probe,
+		uint64_t start, uint64_t stop, bool running, const char *sym)
+{
+	ev(e, os_tid, probe, start, stop, running ? "running" : "suspended");
+	assert_true(heph_enc_u64(e, "addr", 0xA0));
+	assert_true(heph_enc_u64(e, "seq", start));
+	if (sym)
+		assert_true(heph_enc_str(e, "symbol", sym));
+	ev_end(e);
+}
+
+static const char *stack_name(void *ctx, uint64_t addr, bool leaf)
+{
+	(void)ctx;
+	return addr == 0xAAA && leaf ? "parked_in_stack" : NULL;
+}
+
+/* A recording of six coroutines, on three OS threads:
+ *   id 1 "acceptor" (probe 0x5000) runs on 101, parks, runs on 102;
+ *   id 3, probe 0x5000 again (born at 1000), unnamed, parks at reader;
+ *   id 2 (probe 0x6000) parks at worker_wait, runs on 101 both times;
+ *   id 4 (probe 0x7000) parks on a stack only the name callback knows;
+ *   probe 0x8000 was never born (no id);
+ * and the recorder's own losses (stream 0, substream 0). */
+static void build_recording(struct heph_enc *e)
+{
+	heph_enc_init(e, buf, sizeof(buf));
+	assert_true(heph_enc_meta(e, "corotop", "1", 1));
+	assert_true(heph_enc_meta(e, "corotop_command", "./prog -x\x01", 10));
+	meta_u64s(e, "corotop_pid", 4242, 0, 0, 1);
+	meta_u64s(e, "corotop_birth", 0x5000, 100, 1, 3);
+	meta_name(e, 1, "acceptor");
+	meta_u64s(e, "corotop_birth", 0x6000, 100, 2, 3);
+	meta_u64s(e, "corotop_birth", 0x7000, 100, 4, 3);
+	meta_u64s(e, "corotop_birth", 0x5000, 1000, 3, 3);
+	/* File order is end order, as the recorder writes them. */
+	civ(e, 101, 0x8000, 50, 60, true, NULL);
+	civ(e, 103, 0x7000, 100, 120, true, NULL);
+	civ(e, 101, 0x5000, 100, 200, true, NULL);
+	civ(e, 101, 0x6000, 150, 250, true, NULL);
+	civ(e, 101, 0x5000, 200, 300, false, "park_here+0x1 (a.c:1)");
+	civ(e, 102, 0x5000, 300, 400, true, NULL);
+	ev(e, 101, 0x6000, 250, 500, "suspended");
+	assert_true(heph_enc_u64(e, "os_tid", 1)); /* a key of ours */
+	assert_true(heph_enc_str(e, "symbol", "worker_wait+0x3 (c.c:3)"));
+	ev_end(e);
+	civ(e, 101, 0x6000, 500, 600, true, "not_the_first");
+	ev(e, 0, 0, 700, 700, "lost");
+	assert_true(heph_enc_u64(e, "count", 3));
+	ev_end(e);
+	ev(e, 103, 0x7000, 120, 900, "suspended");
+	{
+		const uint64_t stack[] = {0xAAA, 0xBBB};
+
+		assert_true(heph_enc_u64_array(e, "stack", stack, 2));
+	}
+	ev_end(e);
+	civ(e, 102, 0x5000, 400, 1000, false, "later+0x9 (a.c:9)");
+	civ(e, 102, 0x5000, 1000, 1100, true, NULL);
+	civ(e, 102, 0x5000, 1100, 1200, false, "reader+0x2 (b.c:2)");
+}
+
+static void test_chrome_coroutines(void **state)
+{
+	struct convert_stats st, sj;
+	struct heph_file f;
+	struct heph_enc e;
+	struct jv root;
+	const struct jv *evs, *x, *s = NULL, *fl = NULL;
+	uint64_t acc, reader, worker, stacked, probe, own;
+	size_t nm, nx;
+	char *out, *jl, a[200], b[200];
+
+	(void)state;
+	build_recording(&e);
+	index_bytes(&f, &e);
+	out = convert(&f, CONVERT_CHROME, stack_name, NULL, &st);
+	json_must_parse(out, &root);
+	evs = chrome_events(&root, &nm, &nx);
+	assert_int_equal(nx, 13);
+	assert_int_equal(nm, 1 + 6);
+	/* One process: the program, by its pid. */
+	assert_string_equal(m_name(evs, "process_name", 4242, 0),
+			    "./prog -x? (pid 4242)");
+	/* A track per coroutine, named by name, else WHERE, else number. */
+	acc = tid_named(evs, 4242, "acceptor");
+	reader = tid_named(evs, 4242, "reader+0x2 (b.c:2)");
+	worker = tid_named(evs, 4242, "worker_wait+0x3 (c.c:3)");
+	stacked = tid_named(evs, 4242, "parked_in_stack");
+	probe = tid_named(evs, 4242, "coroutine (probe 0x8000)");
+	own = tid_named(evs, 4242, "corotop");
+	assert_true(acc != reader); /* a reused probe id: a new track */
+	/* Numbered in order of first start. */
+	assert_int_equal(probe, 1);
+	assert_int_equal(stacked, 2);
+	assert_int_equal(acc, 3);
+	assert_int_equal(worker, 4);
+	assert_int_equal(own, 5);
+	assert_int_equal(reader, 6);
+	assert_string_equal(m_name(evs, "thread_sort_index", 4242, reader),
+			    "5");
+	for (size_t i = 0; i < evs->n; i++) {
+		x = &evs->items[i];
+		assert_int_equal(json_u64(x, "pid"), 4242);
+		if (!strcmp(json_get(x, "ph")->s, "s"))
+			s = x;
+		if (!strcmp(json_get(x, "ph")->s, "f"))
+			fl = x;
+		if (strcmp(json_get(x, "ph")->s, "X"))
+			continue;
+		if (!strcmp(json_get(x, "name")->s, "lost")) {
+			assert_int_equal(json_u64(x, "tid"), own);
+			continue;
+		}
+		/* Every slice: the OS thread it ran on; a named one's name. */
+		json_u64(x, "args.os_tid");
+		if (json_u64(x, "tid") == acc)
+			want_str(x, "args.coroutine", "acceptor");
+		else
+			assert_null(json_get(x, "args.coroutine"));
+		if (json_u64(x, "tid") == reader)
+			assert_int_equal(json_u64(x, "args.os_tid"), 102);
+	}
+	/* The one migration: acceptor from 101 to 102, as an arg of the
+	 * slice it arrived in and as a flow from the one it left. */
+	assert_non_null(s);
+	assert_non_null(fl);
+	assert_int_equal(json_u64(s, "id"), json_u64(fl, "id"));
+	assert_int_equal(json_u64(s, "tid"), acc);
+	assert_int_equal(json_u64(fl, "tid"), acc);
+	want_num(s, "ts", "0.100");
+	want_num(fl, "ts", "0.300");
+	for (size_t i = 0; i < evs->n; i++) {
+		x = &evs->items[i];
+		if (strcmp(json_get(x, "ph")->s, "X"))
+			continue;
+		if (json_u64(x, "tid") == acc &&
+		    !strcmp(json_get(x, "ts")->s, "0.300")) {
+			assert_int_equal(json_u64(x, "args.migrated_from"),
+					 101);
+			assert_int_equal(json_u64(x, "args.os_tid"), 102);
+		} else {
+			assert_null(json_get(x, "args.migrated_from"));
+		}
+	}
+	/* The packet's own os_tid stays, ours is left out (no key twice:
+	 * the parser refuses that). */
+	for (size_t i = 0; i < evs->n; i++) {
+		x = &evs->items[i];
+		if (!strcmp(json_get(x, "ph")->s, "X") &&
+		    json_u64(x, "tid") == worker &&
+		    !strcmp(json_get(x, "ts")->s, "0.250"))
+			assert_int_equal(json_u64(x, "args.os_tid"), 1);
+	}
+	assert_int_equal(st.events, 13);
+	assert_int_equal(st.written, 13);
+	assert_int_equal(st.coroutines, 5); /* not the recorder's own */
+	assert_int_equal(st.streams, 3);
+	assert_int_equal(st.migrations, 1);
+	assert_int_equal(st.lost, 3);
+	json_free(&root);
+
+	/* jsonl counts the same file the same way, and names only the
+	 * lines of the coroutine that has the name. */
+	jl = convert(&f, CONVERT_JSONL, NULL, NULL, &sj);
+	assert_string_equal(convert_summary(&st, a, sizeof(a)),
+			    "13 events, 5 coroutines on 3 streams, "
+			    "1 migrations, 3 lost");
+	assert_string_equal(convert_summary(&sj, b, sizeof(b)), a);
+	assert_int_equal(sj.written, 12);
+	for (char *line = strtok(jl, "\n"); line; line = strtok(NULL, "\n")) {
+		struct jv v;
+		uint64_t ts;
+
+		json_must_parse(line, &v);
+		ts = json_u64(&v, "ts");
+		if (json_u64(&v, "probe_id") == 0x5000 && ts < 1000)
+			want_str(&v, "name", "acceptor");
+		else
+			assert_null(json_get(&v, "name"));
+		json_free(&v);
+	}
+	free(jl);
+	free(out);
+	/* The same file twice: the same bytes (a stable order). */
+	out = convert(&f, CONVERT_CHROME, stack_name, NULL, &st);
+	jl = convert(&f, CONVERT_CHROME, stack_name, NULL, &st);
+	assert_string_equal(out, jl);
+	free(jl);
+	free(out);
+	heph_file_close(&f);
 }
 
 /* An unknown format, and an output that can not be written. */
@@ -682,7 +967,9 @@ static void test_jsonl(void **state)
 	free(out);
 	out = convert(&f, CONVERT_CHROME, NULL, NULL, &st);
 	assert_string_equal(out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["
-				 "\n]}\n");
+				 "\n{\"ph\":\"M\",\"name\":\"process_name\","
+				 "\"pid\":1,\"tid\":0,\"args\":{\"name\":"
+				 "\"Heph trace\"}}\n]}\n");
 	free(out);
 	heph_file_close(&f);
 }
@@ -792,6 +1079,7 @@ int main(void)
 		cmocka_unit_test(test_chrome_values),
 		cmocka_unit_test(test_chrome_many_attrs),
 		cmocka_unit_test(test_chrome_strings),
+		cmocka_unit_test(test_chrome_coroutines),
 		cmocka_unit_test(test_write_errors),
 		cmocka_unit_test(test_jsonl),
 		cmocka_unit_test(test_folded),
