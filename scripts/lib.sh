@@ -9,7 +9,7 @@ COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Boost.Context and Boost.Fiber: the programs the preload tests trace.
 COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
 	libncurses-dev libev-dev libcmocka-dev libdw-dev libiberty-dev tmux
-	libboost-context-dev libboost-fiber-dev)
+	libboost-context-dev libboost-fiber-dev libzstd-dev)
 
 ensure_deps() {
 	local missing=() p

@@ -96,4 +96,13 @@ bool convert_write_to(struct convert *c, FILE *out, struct convert_result *res,
 		      char *err, size_t errlen);
 void convert_destroy(struct convert *c);
 
+/* corotop convert --to heph: the plain Heph bytes of the trace at in to
+ * out -- a compressed recording decompressed frame by frame (frames that
+ * can not be read are told to problem() and left out), a plain one
+ * copied.  *bytes: written; *problems: told.  False with a message when in
+ * can not be read or out written.  (convert_heph.c) */
+bool convert_heph(const char *in, FILE *out, convert_problem_fn problem,
+		  void *ctx, uint64_t *bytes, size_t *problems, char *err,
+		  size_t errlen);
+
 #endif

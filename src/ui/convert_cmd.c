@@ -1,5 +1,5 @@
 /*
- * convert_cmd: corotop convert --to chrome|jsonl|folded FILE [-o OUT].
+ * convert_cmd: corotop convert --to chrome|jsonl|folded|heph FILE [-o OUT].
  *
  * The trace is indexed (hephfile.c) and written in the chosen format to
  * OUT, or to standard output without -o (or with -o -).  OUT is written
@@ -10,6 +10,8 @@
  * Problems in the trace -- a truncated or lying packet -- are reported on
  * stderr with their byte offsets; what could be read is still converted.  A
  * summary line goes to stderr as well, so that stdout carries only the output.
+ * --to heph writes the trace's plain Heph bytes (a compressed recording,
+ * FILE.zst, decompressed) for tools that read Heph but not zstd.
  */
 #define _GNU_SOURCE
 #include "ui/convert_cmd.h"
@@ -35,7 +37,7 @@ static const char convert_usage[] =
 	"Rewrite a Heph trace (corotop --record, or any Heph writer's) for "
 	"other tools.\n"
 	"\n"
-	"  -t, --to FORMAT      chrome, jsonl or folded (see below)\n"
+	"  -t, --to FORMAT      chrome, jsonl, folded or heph (see below)\n"
 	"  -o, --output OUT     write OUT (atomically); default or '-': "
 	"standard output\n"
 	"  -q, --quiet          no summary line on stderr\n"
@@ -49,6 +51,8 @@ static void convert_help(FILE *f)
 	for (size_t i = 0; i < convert_nformats; i++)
 		fprintf(f, "  %-8s %s\n", convert_formats[i].name,
 			convert_formats[i].what);
+	fprintf(f, "  %-8s %s\n", "heph",
+		"plain Heph (a compressed recording, FILE.zst, decompressed)");
 }
 
 static int convert_usage_error(const char *what, const char *arg)
@@ -151,6 +155,79 @@ static void convert_problem(void *ctx, uint64_t off, const char *what)
 		(const char *)ctx, off, what);
 }
 
+/* --to heph: the plain Heph bytes of `in` to out_path (NULL or "-":
+ * stdout), atomically as convert_run writes: the exit status. */
+static int convert_run_heph(const char *in, const char *out_path, bool quiet)
+{
+	FILE *volatile out = stdout;
+	volatile bool direct = false;
+	static char tmp[4096];
+	uint64_t bytes = 0;
+	size_t problems = 0;
+	char err[512];
+	bool ok;
+
+	if (out_path && !strcmp(out_path, "-"))
+		out_path = NULL;
+	if (out_path) {
+		struct stat ost;
+		int rc = convert_check_out(in, out_path);
+
+		if (rc)
+			return rc;
+		direct = !stat(out_path, &ost) && !S_ISREG(ost.st_mode);
+		out = direct ? fopen(out_path, "w")
+			     : convert_tmp(out_path, tmp, sizeof(tmp));
+		if (!out) {
+			fprintf(stderr,
+				"corotop convert: cannot write %s: %s\n",
+				out_path, strerror(errno));
+			return 1;
+		}
+	}
+	if (sigsetjmp(convert_jb, 1)) {
+		fprintf(stderr,
+			"corotop convert: %s changed size while being read "
+			"(SIGBUS); nothing written\n",
+			in);
+		if (out != stdout) {
+			fclose(out);
+			if (!direct)
+				unlink(tmp);
+		}
+		return 1;
+	}
+	signal(SIGBUS, convert_sigbus);
+	ok = convert_heph(in, out, convert_problem, (void *)in, &bytes,
+			  &problems, err, sizeof(err));
+	if (out != stdout) {
+		if (fclose(out) && ok) {
+			snprintf(err, sizeof(err), "closing: %s",
+				 strerror(errno));
+			ok = false;
+		}
+		if (ok && !direct && rename(tmp, out_path)) {
+			snprintf(err, sizeof(err), "renaming %.200s: %s", tmp,
+				 strerror(errno));
+			ok = false;
+		}
+		if (!ok && !direct)
+			unlink(tmp);
+	} else if (fflush(stdout) && ok) {
+		snprintf(err, sizeof(err), "writing: %s", strerror(errno));
+		ok = false;
+	}
+	if (!ok)
+		fprintf(stderr, "corotop convert: %s: %s\n",
+			out_path ? out_path : "stdout", err);
+	else if (!quiet)
+		fprintf(stderr,
+			"corotop convert: %" PRIu64
+			" bytes of Heph written to %s (%zu problems)\n",
+			bytes, out_path ? out_path : "stdout", problems);
+	return ok ? 0 : 1;
+}
+
 /* Convert `in` to out_path (NULL or "-": stdout): the exit status. */
 static int convert_run(const char *in, const struct convert_format *fmt,
 		       const char *out_path, bool quiet)
@@ -159,7 +236,7 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 	FILE *volatile out = stdout;
 	struct convert_result res;
 	struct convert *volatile c = NULL;
-	char err[512];
+	char err[512], sum[200];
 	static char tmp[4096];
 	volatile bool direct = false; /* out is out_path itself, not tmp */
 	bool ok;
@@ -236,20 +313,21 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 		fprintf(stderr, "corotop convert: %s%s%s\n",
 			out_path ? out_path : "stdout", ": ", err);
 	else if (!quiet)
+		/* The counts chrome and jsonl share (convert_summary) first,
+		 * so the two summaries of one file start with the same text. */
 		fprintf(stderr,
-			"corotop convert: %zu events, %" PRIu64
+			"corotop convert: %s; %" PRIu64
 			" %s written to %s (%" PRIu64 " nudged, %" PRIu64
-			" lost in \"lost\" events, %" PRIu64
 			" skipped, %zu problems)\n",
-			res.events, res.st.written,
+			convert_summary(&res.st, sum, sizeof(sum)),
+			res.st.written,
 			fmt->to == CONVERT_CHROME  ? "trace events"
 			: fmt->to == CONVERT_JSONL ? "lines"
 						   : "stacks",
 			out == stdout || !out_path || !strcmp(out_path, "-")
 				? "stdout"
 				: out_path,
-			res.st.nudged, res.st.lost, res.st.skipped,
-			res.problems);
+			res.st.nudged, res.st.skipped, res.problems);
 	convert_destroy(c);
 	return ok ? 0 : 1;
 }
@@ -265,7 +343,7 @@ int convert_cmd_main(int argc, char **argv)
 	};
 	const struct convert_format *fmt = NULL;
 	const char *out_path = NULL;
-	bool quiet = false;
+	bool quiet = false, heph = false;
 	int c;
 
 	optind = 1;
@@ -273,13 +351,15 @@ int convert_cmd_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":t:o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
+			fmt = NULL;
+			heph = !strcmp(optarg, "heph");
 			for (size_t i = 0; i < convert_nformats; i++)
 				if (!strcmp(optarg, convert_formats[i].name))
 					fmt = &convert_formats[i];
-			if (!fmt)
+			if (!fmt && !heph)
 				return convert_usage_error(
-					"--to expects chrome, jsonl or folded, "
-					"got",
+					"--to expects chrome, jsonl, folded or "
+					"heph, got",
 					optarg);
 			break;
 		case 'o':
@@ -299,9 +379,9 @@ int convert_cmd_main(int argc, char **argv)
 						   argv[optind - 1]);
 		}
 	}
-	if (!fmt)
+	if (!fmt && !heph)
 		return convert_usage_error("give the format: --to chrome, "
-					   "jsonl or folded",
+					   "jsonl, folded or heph",
 					   NULL);
 	if (optind != argc - 1)
 		return convert_usage_error(
@@ -309,5 +389,7 @@ int convert_cmd_main(int argc, char **argv)
 				       : "one trace FILE only, got "
 					 "more:",
 			optind >= argc ? NULL : argv[optind + 1]);
+	if (heph)
+		return convert_run_heph(argv[optind], out_path, quiet);
 	return convert_run(argv[optind], fmt, out_path, quiet);
 }

@@ -646,7 +646,7 @@ static void walk_zst(struct heph_file *f, struct heph_zst *zs)
 		if (st == HEPH_ZST_END)
 			break;
 		if (st != HEPH_ZST_FRAME) {
-			problem_add(f, uoff, "at file byte %llu: %s",
+			problem_add(f, uoff, "file byte %llu: %s",
 				    (unsigned long long)at, why);
 			if (st == HEPH_ZST_CUT) {
 				f->truncated = zs->truncated;

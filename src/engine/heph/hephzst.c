@@ -178,9 +178,8 @@ static enum heph_zst_step zst_frame(struct heph_zst *zs, const uint8_t **p,
 		if (ZSTD_getErrorCode(zlen) == ZSTD_error_srcSize_wrong &&
 		    zst_resync(zs, zs->pos + 1) == zs->zsize) {
 			snprintf(why, whylen,
-				 "the last zstd frame is cut after %zu bytes "
-				 "(the recording stopped abruptly): read up to "
-				 "the frame before",
+				 "last zstd frame cut after %zu bytes: read up "
+				 "to the one before",
 				 left);
 			zs->truncated = true;
 			zs->pos = zs->zsize;
