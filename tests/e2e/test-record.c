@@ -18,7 +18,11 @@
  *     byte offset;
  *   - corotop convert: chrome output parses and every event has the keys
  *     the format requires, jsonl lines are coroTracer records, folded lines
- *     are "frames weight"; usage mistakes exit 2.
+ *     are "frames weight"; usage mistakes exit 2;
+ *   - compressed (--record FILE.zst): zstd frames; convert --to heph makes
+ *     the plain file (whole packets, corotop_end last), and jsonl from
+ *     either is the same, line for line; both replay; one cut inside a
+ *     frame replays and says so.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -36,6 +40,7 @@
 #define MAX_LINES 256
 
 static char rec[300], out[300];
+static char zrec[300], zplain[300]; /* compressed, and made plain */
 
 static int setup(void **state)
 {
@@ -43,6 +48,8 @@ static int setup(void **state)
 		return -1;
 	snprintf(rec, sizeof(rec), "%s.heph", xdg);
 	snprintf(out, sizeof(out), "%s.out", xdg);
+	snprintf(zrec, sizeof(zrec), "%s.heph.zst", xdg);
+	snprintf(zplain, sizeof(zplain), "%s.plain.heph", xdg);
 	return 0;
 }
 
@@ -50,6 +57,8 @@ static int teardown(void **state)
 {
 	unlink(rec);
 	unlink(out);
+	unlink(zrec);
+	unlink(zplain);
 	return teardown_xdg(state);
 }
 
@@ -717,6 +726,70 @@ static void test_convert_jsonl_and_folded(void **state)
 	free(lines);
 }
 
+/* ---- compressed ---- */
+
+static void test_record_compressed(void **state)
+{
+#ifndef ITEST_DEMO
+	(void)state;
+	skip();
+#else
+	char *live[] = {ITEST_COROTOP, "-b", "-d", "5",	 "--record", zrec, "--",
+			ITEST_DEMO,    "-d", "2",  "-c", "300",	     NULL};
+	char *unz[] = {ITEST_COROTOP, "convert", "--to", "heph",
+		       zrec,	      "-o",	 zplain, NULL};
+	char *jz[] = {ITEST_COROTOP, "convert", "-q", "--to",
+		      "jsonl",	     zrec,	NULL};
+	char *jp[] = {ITEST_COROTOP, "convert", "-q", "--to",
+		      "jsonl",	     zplain,	NULL};
+	char *rz[] = {ITEST_COROTOP, "--replay", zrec, "-b",
+		      "-f",	     "json",	 NULL};
+	char *rcut[] = {ITEST_COROTOP, "--replay", rec, "-b",
+			"-f",	       "json",	   NULL};
+	struct rec_shape sh;
+	struct proc p, q;
+	size_t len;
+	char *z;
+	FILE *f;
+	int code;
+
+	(void)state;
+	code = run(&p, live, 60000);
+	if (code)
+		fail_msg("corotop exit %d; stderr: %s", code, p.ebuf);
+	proc_free(&p);
+	z = slurp(zrec, &len);
+	assert_true(len > 8);
+	assert_memory_equal(z, "\x28\xb5\x2f\xfd", 4); /* a zstd frame */
+	/* The plain Heph, for tools that do not read zstd. */
+	assert_int_equal(run(&p, unz, 30000), 0);
+	assert_non_null(strstr(p.ebuf, "bytes of Heph written"));
+	proc_free(&p);
+	check_file(zplain, &sh);
+	assert_true(sh.end_last);
+	assert_true(sh.intervals > 0);
+	/* Either converts to the same lines. */
+	assert_int_equal(run(&p, jz, 30000), 0);
+	assert_int_equal(run(&q, jp, 30000), 0);
+	assert_true(strlen(p.obuf) > 0);
+	assert_string_equal(p.obuf, q.obuf);
+	proc_free(&p);
+	proc_free(&q);
+	assert_int_equal(run(&p, rz, 30000), 0);
+	assert_string_equal(p.ebuf, "");
+	proc_free(&p);
+	/* Cut inside its last frames: replays, and says where. */
+	f = fopen(rec, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(z, 1, len * 2 / 3, f), len * 2 / 3);
+	fclose(f);
+	assert_int_equal(run(&p, rcut, 30000), 0);
+	assert_non_null(strstr(p.ebuf, "zstd frame cut"));
+	proc_free(&p);
+	free(z);
+#endif
+}
+
 static void test_convert_usage(void **state)
 {
 	char *nofmt[] = {ITEST_COROTOP, "convert", rec, NULL};
@@ -752,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_convert_chrome),
 		cmocka_unit_test(test_convert_jsonl_and_folded),
 		cmocka_unit_test(test_convert_usage),
+		cmocka_unit_test(test_record_compressed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
