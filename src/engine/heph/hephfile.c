@@ -23,6 +23,13 @@
  * Then (unless HEPH_FILE_NOSORT asks for it later) heph_file_sort orders
  * the events by start time (hephsort.c).
  *
+ * A compressed file (a zstd frame at byte 0: --record FILE.zst) is walked
+ * frame by frame instead (walk_zst, hephzst.c): each frame's Heph bytes
+ * are a window the same packet walk reads, offsets in the index are
+ * offsets in the Heph bytes, the options kept are copied into an arena
+ * that stands in for the map, and heph_file_event decompresses the one
+ * frame an event is in (a cache of HEPH_ZST_CACHE frames).
+ *
  * A file of heph_file_split_min bytes or more, on a machine with two
  * CPUs, is walked in two halves at once: the second starts at the first
  * offset past the middle where packets decode one after the other; the

@@ -2,7 +2,8 @@
  * hephfile: a Heph trace file read for replay and conversion -- mapped,
  * its packets indexed on open (where each event is, its stream, substream
  * and times), problems recorded with their byte offsets, and reading going
- * on past a lying packet where the next one can be found.  See hephfile.c.
+ * on past a lying packet where the next one can be found.  A compressed
+ * recording (zstd frames, hephzst.h) reads the same.  See hephfile.c.
  */
 #ifndef COROTOP_HEPHFILE_H
 #define COROTOP_HEPHFILE_H
@@ -33,7 +34,7 @@ enum heph_desc {
 
 /* One event of the file, as the index keeps it (48 bytes). */
 struct heph_ref {
-	uint64_t off; /* of its packet */
+	uint64_t off; /* of its packet (compressed file: in the Heph bytes) */
 	uint64_t start, end;
 	uint64_t substream;
 	uint32_t stream;
