@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# consumers.sh: corotop's exports held to their real consumers' rules.
+#
+#   consumers.sh chrome  COROTOP TARGET...   record TARGET, convert it to
+#       chrome and jsonl: tests/check/chrome_check.py passes the Chrome
+#       trace (the Trace Event Format's required fields, flows bound to
+#       slices, every track named), both summaries give the same counts,
+#       and those counts are the Chrome file's own (coroutines = tracks
+#       with an interval, migrations = flows).
+#   consumers.sh schema  COROTOP CACHE CT_TARGET   --speedscope of the
+#       calltrace target, validated against the file-format-schema.json
+#       of the speedscope npm package (pinned below; fetched with
+#       `npm pack` into CACHE once).
+#   consumers.sh render  COROTOP CACHE CT_TARGET   the same file opened by
+#       the real speedscope app of that package, served on 127.0.0.1, in
+#       headless Chromium: the page's title becomes "NAME - speedscope"
+#       only once speedscope has imported the profile and drawn it (a
+#       file it can not import leaves the title alone and opens an alert,
+#       which keeps headless Chromium waiting: no negative run here).
+#
+# Exit 77 (meson: skipped) with the reason when npm, the registry,
+# python3-jsonschema or chromium is not there.
+set -euo pipefail
+
+SPEEDSCOPE_VERSION=1.25.0
+here=$(cd "$(dirname "$0")" && pwd)
+check=$here/../check
+mode=$1
+corotop=$2
+shift 2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/corotop-consumers.XXXXXX")
+server=
+cleanup() {
+	[ -n "$server" ] && kill "$server" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+skip() {
+	echo "consumers.sh $mode: SKIP: $*"
+	exit 77
+}
+
+fail() {
+	echo "consumers.sh $mode: FAIL: $*" >&2
+	exit 1
+}
+
+# The speedscope package's dist/release directory, in $1 (the cache).
+speedscope_release() {
+	local cache=$1 dir=$1/speedscope-$SPEEDSCOPE_VERSION
+	if [ ! -f "$dir/package/dist/release/file-format-schema.json" ]; then
+		command -v npm >/dev/null ||
+			skip "npm is not installed (apt-get install npm)"
+		mkdir -p "$dir"
+		if ! (cd "$dir" && timeout 120 npm pack --silent \
+			--fetch-timeout=30000 --fetch-retries=1 \
+			"speedscope@$SPEEDSCOPE_VERSION" >/dev/null 2>"$tmp/npm.err"); then
+			sed 's/^/  npm: /' "$tmp/npm.err" | tail -5
+			skip "npm pack speedscope@$SPEEDSCOPE_VERSION failed (no registry?)"
+		fi
+		tar -xzf "$dir/speedscope-$SPEEDSCOPE_VERSION.tgz" -C "$dir"
+	fi
+	echo "$dir/package/dist/release"
+}
+
+# A speedscope file of the calltrace target's hot stacks, in $tmp.
+speedscope_file() {
+	"$corotop" -b -n 1 -d 5 --speedscope "$tmp/profile.json" -- \
+		"$1" hot 1 300 >/dev/null 2>"$tmp/record.err" ||
+		fail "corotop --speedscope: $(tail -3 "$tmp/record.err")"
+	[ -s "$tmp/profile.json" ] || fail "no speedscope file written"
+}
+
+case $mode in
+chrome)
+	"$corotop" -b -n 4 -d 5 --record "$tmp/rec.heph" -- "$@" \
+		>/dev/null 2>"$tmp/record.err" ||
+		fail "corotop --record: $(tail -3 "$tmp/record.err")"
+	"$corotop" convert --to chrome "$tmp/rec.heph" -o "$tmp/chrome.json" \
+		2>"$tmp/chrome.err" || fail "convert: $(cat "$tmp/chrome.err")"
+	"$corotop" convert --to jsonl "$tmp/rec.heph" -o "$tmp/out.jsonl" \
+		2>"$tmp/jsonl.err" || fail "convert: $(cat "$tmp/jsonl.err")"
+	python3 "$check/chrome_check.py" "$tmp/chrome.json"
+	cat "$tmp/chrome.err" "$tmp/jsonl.err"
+	# "corotop convert: N events, ... lost; <what the format wrote>"
+	a=$(sed -n 's/^corotop convert: \([^;]*\);.*/\1/p' "$tmp/chrome.err")
+	b=$(sed -n 's/^corotop convert: \([^;]*\);.*/\1/p' "$tmp/jsonl.err")
+	[ -n "$a" ] || fail "no summary line from convert --to chrome"
+	[ "$a" = "$b" ] || fail "summaries differ: chrome '$a', jsonl '$b'"
+	python3 - "$tmp/chrome.json" "$a" <<'PY' || exit 1
+import json, re, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+m = re.match(r"(\d+) events, (\d+) coroutines on (\d+) streams, "
+             r"(\d+) migrations, (\d+) lost$", sys.argv[2])
+events, coros, streams, migr, lost = map(int, m.groups())
+x = [e for e in ev if e["ph"] == "X"]
+tracks = {e["tid"] for e in x if e["name"] != "lost"}
+os_tids = {e["args"]["os_tid"] for e in x if e["name"] != "lost"}
+got = (len(x), len(tracks), len(os_tids),
+       sum(e["ph"] == "s" for e in ev),
+       sum(e["args"].get("count", 1) for e in x if e["name"] == "lost"))
+want = (events, coros, streams, migr, lost)
+if got != want:
+    sys.exit("consumers.sh chrome: FAIL: the file holds %s (events, tracks,"
+             " os_tids, flows, lost), the summary says %s" % (got, want))
+print("consumers.sh chrome: the summary is the file's own: %s" % (want,))
+PY
+	;;
+schema)
+	cache=$1
+	python3 -c 'import jsonschema' 2>/dev/null ||
+		skip "python3-jsonschema is not installed"
+	release=$(speedscope_release "$cache")
+	speedscope_file "$2"
+	python3 "$check/speedscope_check.py" \
+		"$release/file-format-schema.json" "$tmp/profile.json"
+	;;
+render)
+	cache=$1
+	browser=$(command -v chromium || command -v chromium-browser || true)
+	[ -n "$browser" ] || skip "chromium is not installed"
+	release=$(speedscope_release "$cache")
+	speedscope_file "$2"
+	mkdir "$tmp/www"
+	cp -r "$release/." "$tmp/www/"
+	cp "$tmp/profile.json" "$tmp/www/profile.json"
+	# Port 0: the kernel picks a free one, http.server prints it.
+	(cd "$tmp/www" && exec python3 -u -m http.server --bind 127.0.0.1 0) \
+		>"$tmp/http.log" 2>&1 &
+	server=$!
+	port=
+	for _ in $(seq 100); do
+		port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$tmp/http.log")
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	[ -n "$port" ] || fail "http.server did not start: $(cat "$tmp/http.log")"
+	title() { # the page's <title> once speedscope has loaded $1
+		timeout 120 "$browser" --headless --no-sandbox --disable-gpu \
+			--no-first-run --user-data-dir="$tmp/profile-$1" \
+			--virtual-time-budget=15000 --dump-dom \
+			"http://127.0.0.1:$port/index.html#profileURL=http%3A%2F%2F127.0.0.1%3A$port%2F$1" \
+			2>"$tmp/chromium.err" | tr -d '\n' |
+			sed -n 's/.*<title>\([^<]*\)<\/title>.*/\1/p'
+	}
+	name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["profiles"][0]["name"])' \
+		"$tmp/profile.json")
+	got=$(title profile.json)
+	echo "consumers.sh render: speedscope $SPEEDSCOPE_VERSION in $("$browser" --version 2>/dev/null): title '$got'"
+	[ "$got" = "$name - speedscope" ] ||
+		fail "speedscope did not render our file (title '$got', want '$name - speedscope'); chromium said: $(tail -3 "$tmp/chromium.err")"
+	;;
+*)
+	echo "usage: consumers.sh chrome|schema|render COROTOP ..." >&2
+	exit 2
+	;;
+esac
