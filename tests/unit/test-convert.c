@@ -5,9 +5,11 @@
  *
  * chrome  the output is parsed by the strict checker (tests/common):
  *         every trace event has its keys, ts/dur are exact microseconds
- *         with nanosecond decimals, one process per stream and one thread
- *         per substream (a substream beyond 2^31 gets a small tid), equal
- *         starts on a thread are nudged 1 ns apart (counted), integers
+ *         with nanosecond decimals, one process per traced program and
+ *         one track per coroutine (a reused probe id is a new one, named
+ *         by name, WHERE or id; migrations as args and flows; the chrome
+ *         and jsonl summaries agree), starts on a track are nudged 1 ns
+ *         apart (counted), integers
  *         beyond 2^53 are strings, arrays of every type are arrays, NaN
  *         and infinities are null, strings with quotes, backslashes,
  *         control characters, NUL and bad UTF-8 decode to the right text,
