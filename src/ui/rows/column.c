@@ -216,7 +216,7 @@ const struct column column_table[COL_COUNT] = {
 		    "probe id given by the program (hex)", cell_id, key_id},
 	[COL_STATE] = {"state", "S", 1, false, 0,
 		       "R running, S suspended, D dead", cell_state, key_state},
-	[COL_TID] = {"tid", "TID", 7, false, 2, "OS thread of the last switch",
+	[COL_TID] = {"tid", "TID", 7, false, 3, "OS thread of the last switch",
 		     cell_tid, key_tid},
 	[COL_AGE] = {"age", "AGE", 7, false, 4,
 		     "time since the coroutine was born", cell_age, key_age},
@@ -244,7 +244,7 @@ const struct column column_table[COL_COUNT] = {
 		{"where", "WHERE", -18, false, 1,
 		 "where it last switched (parked): function+offset (file:line)",
 		 cell_where, key_where},
-	[COL_WARN] = {"warn", "WARN", 11, true, 2,
+	[COL_WARN] = {"warn", "WARN", 11, true, 1,
 		      "WAKE? STALL STORM DEAD (w lists them)", cell_warn,
 		      key_warn},
 };

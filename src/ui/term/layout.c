@@ -2,7 +2,9 @@
  * layout: columns on a screen that may be too narrow for them all.
  *
  * Every shown column takes its width and one blank after it; a flexible
- * column counts TERM_LAYOUT_FLEX.  While the total is wider than the
+ * column counts its least width (TERM_LAYOUT_FLEX unless it says more),
+ * so that a column people read (WHERE) outranks the columns of a higher
+ * priority number when the screen is short.  While the total is wider than the
  * screen, the columns of the highest priority number are dropped, the
  * rightmost first among equals; priority 0 is never dropped.  Then the
  * flexible column takes what the others leave, less one column spare at
@@ -27,8 +29,9 @@ void term_layout(struct term_layout *lay, const struct term_layout_column *col,
 		lay->x[c] = lay->width[c] = 0;
 		if (!lay->shown[c])
 			continue;
-		lay->width[c] =
-			col[c].width < 0 ? TERM_LAYOUT_FLEX : col[c].width;
+		lay->width[c] = col[c].width >= 0  ? col[c].width
+				: col[c].least > 0 ? col[c].least
+						   : TERM_LAYOUT_FLEX;
 		total += lay->width[c] + 1;
 		if (col[c].priority > lowest)
 			lowest = col[c].priority;

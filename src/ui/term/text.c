@@ -6,6 +6,11 @@
  *
  * The screen is curses' stdscr: its size is what term_size last gave the
  * view, since only term_size resizes it.
+ *
+ * A view taller than the screen draws all of itself through a window
+ * (term_window): lines are moved up by its shift, and those that land
+ * outside it are not drawn, so its code knows nothing of scrolling.  The
+ * interface is single-threaded; the window is the one piece of state.
  */
 #include "ui/term/text.h"
 
@@ -14,6 +19,24 @@
 #include <stdio.h>
 #include <string.h>
 
+static struct {
+	bool on;
+	int top, bottom, shift;
+} term_win;
+
+void term_window(int top, int bottom, int shift)
+{
+	term_win.on = true;
+	term_win.top = top;
+	term_win.bottom = bottom;
+	term_win.shift = shift;
+}
+
+void term_window_end(void)
+{
+	term_win.on = false;
+}
+
 int term_text(int y, int x, int attr, const char *fmt, ...)
 {
 	char buf[512];
@@ -21,6 +44,11 @@ int term_text(int y, int x, int attr, const char *fmt, ...)
 	int len, lines, cols;
 
 	getmaxyx(stdscr, lines, cols);
+	if (term_win.on) {
+		y -= term_win.shift;
+		if (y < term_win.top || y >= term_win.bottom)
+			return x;
+	}
 	if (x >= cols || y < 0 || y >= lines)
 		return x;
 	va_start(ap, fmt);

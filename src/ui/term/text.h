@@ -14,6 +14,12 @@
 int term_text(int y, int x, int attr, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* A vertical window for term_text, for a view that scrolls: line y is
+ * drawn on screen line y - shift, and only when that is in [top, bottom).
+ * term_window_end draws on every line again. */
+void term_window(int top, int bottom, int shift);
+void term_window_end(void);
+
 /* Line y, the screen's width, blank in attributes attr (a title bar, a
  * selected row). */
 void term_fill(int y, int attr);

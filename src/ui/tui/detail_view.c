@@ -93,14 +93,12 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 	size_t n = detail_history(t, c, &h);
 	size_t first = n > DETAIL_RING_ROWS ? n - DETAIL_RING_ROWS : 0;
 
-	if (y >= t->lines - 3)
-		return y;
 	term_text(y++, 1, A_NORMAL, "Last transitions (oldest first)");
 	attron(tui_attr(t, PAIR_TITLE));
 	term_text(y++, 1, A_NORMAL, "%4s %20s %12s %8s %-9s %s", "SLOT", "SEQ",
 		  "WHEN", "TID", "STATE", "WHERE");
 	attroff(tui_attr(t, PAIR_TITLE));
-	for (size_t i = first; i < n && y < t->lines - 6; i++) {
+	for (size_t i = first; i < n; i++) {
 		const struct model_transition *tr = &h[i];
 		char ago[16], where[128], slot[12] = "-";
 
@@ -159,7 +157,6 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 		  "Timeline, last %s: %zu switches (%s running, %s suspended)",
 		  span, in_window, t->ascii ? "#" : "\u2588",
 		  t->ascii ? "." : "\u00b7");
-	move(y, 12);
 	for (int x = 0; x < width; x++) {
 		uint64_t at =
 			start + (end - start) * (uint64_t)x / (uint64_t)width;
@@ -169,13 +166,12 @@ static int detail_timeline(struct tui *t, const struct model_coro *c, int y)
 		while (k + 1 < n && h[k + 1].ts <= at)
 			k++;
 		running = h[k].ts <= at && h[k].is_active;
-		if (running) {
-			attron(tui_attr(t, PAIR_RUNNING));
-			addstr(t->ascii ? "#" : "\u2588");
-			attroff(tui_attr(t, PAIR_RUNNING));
-		} else {
-			addstr(t->ascii ? "." : "\u00b7");
-		}
+		if (running)
+			term_text(y, 12 + x, tui_attr(t, PAIR_RUNNING), "%s",
+				  t->ascii ? "#" : "\u2588");
+		else
+			term_text(y, 12 + x, A_NORMAL, "%s",
+				  t->ascii ? "." : "\u00b7");
 	}
 	y += 2;
 	run = malloc(n * sizeof(*run));
@@ -288,11 +284,77 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 	return n || parked ? y + 1 : y;
 }
 
+#define DETAIL_TOP 5 /* the first line under the header */
+
+/* The key bar, and where the view is scrolled to when it is taller than
+ * the screen. */
+static void detail_draw_bar(struct tui *t, int shown)
+{
+	static const struct {
+		const char *key, *label;
+	} bar[] = {
+		{"Esc", "Back"}, {"Up/Dn", "Scroll"}, {"J/K", "Next/Prev"},
+		{"F1", "Help"},	 {"q", "Quit"},
+	};
+	char where[48];
+
+	move(t->lines - 1, 0);
+	clrtoeol();
+	for (size_t i = 0; i < sizeof(bar) / sizeof(bar[0]); i++)
+		if (!term_bar_key(bar[i].key, bar[i].label,
+				  tui_attr(t, PAIR_HEADER)))
+			return;
+	if (t->detail_height <= shown)
+		return;
+	snprintf(where, sizeof(where), "lines %d-%d of %d", t->detail_top + 1,
+		 t->detail_top + shown, t->detail_height);
+	if (getcurx(stdscr) + (int)strlen(where) < t->cols)
+		term_text(t->lines - 1, t->cols - 1 - (int)strlen(where),
+			  A_NORMAL, "%s", where);
+}
+
+/* Up and Down (and the page keys) scroll while there is more that way;
+ * at the end they fall through to the table's, which move to the next
+ * coroutine, as J and K always do. */
+static int detail_view_action(struct tui *t, enum tui_action a, int page)
+{
+	int shown = t->lines - 1 - DETAIL_TOP;
+	int most = t->detail_height - shown, to = t->detail_top;
+
+	(void)page;
+	if (most < 0)
+		most = 0;
+	switch (a) {
+	case ACT_UP:
+		to--;
+		break;
+	case ACT_DOWN:
+		to++;
+		break;
+	case ACT_PAGE_UP:
+		to -= shown > 1 ? shown - 1 : 1;
+		break;
+	case ACT_PAGE_DOWN:
+		to += shown > 1 ? shown - 1 : 1;
+		break;
+	default:
+		return -1;
+	}
+	if (to > most)
+		to = most;
+	if (to < 0)
+		to = 0;
+	if (to == t->detail_top)
+		return -1;
+	t->detail_top = to;
+	return REACT_REDRAW;
+}
+
 static void detail_view_draw(struct tui *t)
 {
 	const struct model_coro *c = detail_find(t);
 	char age[16], in[16], where[256], name[176] = "";
-	int y = 5;
+	int y = DETAIL_TOP, shown = t->lines - 1 - DETAIL_TOP;
 
 	if (!c) {
 		term_text(y, 1, A_NORMAL,
@@ -300,6 +362,11 @@ static void detail_view_draw(struct tui *t)
 			  "expired). Esc goes back.");
 		return;
 	}
+	if (t->detail_top > t->detail_height - shown)
+		t->detail_top =
+			t->detail_height > shown ? t->detail_height - shown : 0;
+	/* All of it is drawn; the window shows the lines scrolled to. */
+	term_window(DETAIL_TOP, t->lines - 1, t->detail_top);
 	duration_format(age, sizeof(age), snapshot_age_ns(&t->snap, c));
 	duration_format(in, sizeof(in), snapshot_in_state_ns(&t->snap, c));
 	/* Its name, quoted after the id: Coroutine 7f10 "worker-3". */
@@ -330,24 +397,36 @@ static void detail_view_draw(struct tui *t)
 					 sizeof(where)));
 	else
 		term_text(y++, 1, A_NORMAL, "No switch yet");
+	if (c->state == MODEL_SUSPENDED && c->long_wait)
+		term_text(y++, 1, A_NORMAL,
+			  "A long wait, as the program marked it: not a lost "
+			  "wakeup however long it lasts");
 	y = detail_lints(t, c, y);
 	y++;
 	y = detail_stacks(t, c, y);
 	y = detail_ring(t, c, y);
 	y++;
-	if (y < t->lines - 5)
-		detail_timeline(t, c, y);
-	/* Sections that ran long on a short screen end above the key bar:
-	 * its line is cleared before it is drawn. */
-	move(t->lines - 1, 0);
-	clrtoeol();
-	term_text(t->lines - 1, 0, A_NORMAL, "Esc back   F1 help   q quit");
+	y = detail_timeline(t, c, y);
+	term_window_end();
+	t->detail_height = y - DETAIL_TOP;
+	detail_draw_bar(t, shown);
 }
 
-/* Opened by Enter on a table row (table_view.c).  Up and Down still move
- * the table's selection, so they go from coroutine to coroutine here. */
+/* Help over it and back keeps the place; from elsewhere it opens at the
+ * top. */
+static void detail_view_open(struct tui *t, enum tui_view from)
+{
+	if (from != VIEW_HELP)
+		t->detail_top = 0;
+}
+
+/* Opened by Enter on a table row (table_view.c).  Up and Down scroll it,
+ * then move the table's selection; J and K go from coroutine to coroutine
+ * (the view follows the selection). */
 const struct tui_view_impl detail_view_impl = {
 	.name = "detail",
 	.follows = true,
 	.draw = detail_view_draw,
+	.action = detail_view_action,
+	.open = detail_view_open,
 };

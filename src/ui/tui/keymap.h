@@ -45,6 +45,10 @@ enum tui_action {
 	ACT_TAB_NEXT,	  /* ppt view: next buffer */
 	ACT_TAB_PREV,	  /* ppt view: previous buffer */
 	ACT_OUTPUT,	  /* the target's output */
+	ACT_LEFT,	  /* table: scroll left; elsewhere: back */
+	ACT_RIGHT,	  /* table: scroll right */
+	ACT_CORO_NEXT,	  /* detail view: the next coroutine of the table */
+	ACT_CORO_PREV,	  /* detail view: the previous one */
 	/* Replay (--replay): the replay keymap below, consulted first. */
 	ACT_PLAY,	  /* play or pause the recording */
 	ACT_STEP_BACK,	  /* to the previous transition */

@@ -11,8 +11,15 @@
  * search, messages, PAUSED), the column titles, the rows, and the key bar at
  * the bottom (or the input line while searching or filtering).  When the
  * terminal is narrow, columns with the highest priority number are dropped
- * first; WHERE takes whatever width is left.  NAME is shown only while some
- * coroutine of the snapshot has a name.
+ * first, while WHERE, the column people read, keeps TABLE_WHERE_LEAST
+ * characters; it takes whatever width is left.  NAME is shown only while
+ * some coroutine of the snapshot has a name.
+ *
+ * Right scrolls (as htop's arrows do): the table becomes the full one,
+ * every column the user did not hide and WHERE TABLE_WHERE_WIDE wide,
+ * shifted left by `hscroll` screen columns; Left scrolls back, and at 0
+ * the fitted table returns.  A `<` or `>` at the titles' ends says there
+ * is more that way.
  */
 #define _GNU_SOURCE
 #include <curses.h>
@@ -165,6 +172,103 @@ static const char *table_view_filter_text(const struct tui *t)
 	return t->filter.text;
 }
 
+/* ---- layout ---- */
+
+/* The columns the user did not hide, dropped by priority when the screen
+ * is narrow; WHERE takes what is left (term_layout).  NAME only while some
+ * coroutine has a name. */
+#define TABLE_WHERE_LEAST 24 /* WHERE's width before SEQ, LOST... go */
+#define TABLE_WHERE_WIDE 64  /* scrolled: WHERE's width, a whole name */
+#define TABLE_HSCROLL_STEP 8
+
+static void table_layout(const struct tui *t, struct term_layout *lay)
+{
+	struct term_layout_column col[COL_COUNT];
+	bool wide = t->hscroll > 0;
+	int full = 1; /* the full table's width, and the spare column */
+
+	for (int c = 0; c < COL_COUNT; c++) {
+		col[c] = (struct term_layout_column){
+			.width = column_table[c].width,
+			/* Scrolled: nothing is dropped, WHERE is wide. */
+			.least = wide ? TABLE_WHERE_WIDE : TABLE_WHERE_LEAST,
+			.priority = wide ? 0 : column_table[c].priority,
+			.hidden = t->hidden[c] || (c == COL_NAME && !t->named),
+		};
+		if (!col[c].hidden)
+			full += (col[c].width < 0 ? col[c].least
+						  : col[c].width) +
+				1;
+	}
+	term_layout(lay, col, COL_COUNT, wide ? full : t->cols);
+}
+
+/* The full table's width: where the last shown column ends. */
+static int table_full_width(const struct tui *t)
+{
+	struct tui probe = {.hscroll = 1, .named = t->named};
+	struct term_layout lay;
+	int end = 0;
+
+	memcpy(probe.hidden, t->hidden, sizeof(probe.hidden));
+	table_layout(&probe, &lay);
+	for (int c = 0; c < COL_COUNT; c++)
+		if (lay.shown[c] && lay.x[c] + lay.width[c] > end)
+			end = lay.x[c] + lay.width[c];
+	return end;
+}
+
+/* Right and Left: scroll by TABLE_HSCROLL_STEP, within the full table. */
+static unsigned table_view_hscroll(struct tui *t, int dir)
+{
+	int most = table_full_width(t) - t->cols + 1;
+	int to = t->hscroll + dir * TABLE_HSCROLL_STEP;
+
+	if (to > most)
+		to = most;
+	if (to < 0)
+		to = 0;
+	if (to == t->hscroll) {
+		if (dir > 0 && to == 0)
+			snprintf(t->message, sizeof(t->message),
+				 "the whole table fits: nothing to scroll");
+		return dir > 0 && to == 0 ? REACT_REDRAW : REACT_NONE;
+	}
+	t->hscroll = to;
+	return REACT_REDRAW;
+}
+
+/* Text of width w at the full table's column x, shifted by the scroll and
+ * cut at the screen's left edge (term_text cuts the right). */
+static void table_cell(const struct tui *t, int y, int x, int w, int attr,
+		       bool left, const char *text)
+{
+	char buf[160];
+	int skip;
+
+	if (w > (int)sizeof(buf) - 1)
+		w = (int)sizeof(buf) - 1;
+	snprintf(buf, sizeof(buf), left ? "%-*.*s" : "%*.*s", w, w, text);
+	x -= t->hscroll;
+	skip = x < 0 ? -x : 0;
+	while (skip < w && (buf[skip] & 0xc0) == 0x80)
+		skip++; /* not into a UTF-8 sequence */
+	if (skip >= w)
+		return;
+	term_text(y, x + skip, attr, "%s", buf + skip);
+}
+
+/* A column's title at the full table's column x, then the sort arrow
+ * when it is the sort column (else NULL); shifted like the cells. */
+static void table_title(const struct tui *t, int y, int x, int attr,
+			const char *name, const char *arrow)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%s%s", name, arrow ? arrow : "");
+	table_cell(t, y, x, (int)strlen(buf), attr, true, buf);
+}
+
 /* ---- actions ---- */
 
 unsigned table_view_move(struct tui *t, long delta)
@@ -188,6 +292,7 @@ unsigned table_view_move(struct tui *t, long delta)
 			break;
 	}
 	t->list.selected = (size_t)sel;
+	t->detail_top = 0; /* another coroutine's detail starts at its top */
 	if (t->rows[sel].coro != UINT32_MAX)
 		t->selected_id = t->snap.coro[t->rows[sel].coro].id;
 	return REACT_REDRAW;
@@ -212,6 +317,10 @@ static int table_view_action(struct tui *t, enum tui_action a, int page)
 		if (!table_view_selected(t))
 			return REACT_NONE;
 		return (int)tui_view_show(t, VIEW_DETAIL);
+	case ACT_RIGHT:
+		return (int)table_view_hscroll(t, 1);
+	case ACT_LEFT:
+		return (int)table_view_hscroll(t, -1);
 	case ACT_TREE:
 		/* htop's F5 is its tree; the table's tree is by thread. */
 		t->group_by_thread = !t->group_by_thread;
@@ -231,30 +340,13 @@ static int table_view_action(struct tui *t, enum tui_action a, int page)
 	}
 }
 
-/* ---- layout ---- */
-
-/* The columns the user did not hide, dropped by priority when the screen
- * is narrow; WHERE takes what is left (term_layout).  NAME only while some
- * coroutine has a name. */
-static void table_layout(const struct tui *t, struct term_layout *lay)
-{
-	struct term_layout_column col[COL_COUNT];
-
-	for (int c = 0; c < COL_COUNT; c++)
-		col[c] = (struct term_layout_column){
-			.width = column_table[c].width,
-			.priority = column_table[c].priority,
-			.hidden = t->hidden[c] || (c == COL_NAME && !t->named),
-		};
-	term_layout(lay, col, COL_COUNT, t->cols);
-}
-
 /* The column under screen column x in the titles, or -1. */
 static int table_view_column_at(const struct tui *t, int x)
 {
 	struct term_layout lay;
 
 	table_layout(t, &lay);
+	x += t->hscroll;
 	for (int c = 0; c < COL_COUNT; c++)
 		if (lay.shown[c] && x >= lay.x[c] &&
 		    x <= lay.x[c] + lay.width[c])
@@ -510,15 +602,12 @@ static void table_draw_row(struct tui *t, int y, const struct tui_row *r,
 		if (!lay->shown[k])
 			continue;
 		column_table[k].cell(cell, sizeof(cell), &t->snap, c);
-		if (k == COL_WARN && c->warn && !selected) {
-			term_text(y, lay->x[k], tui_attr(t, PAIR_WARN),
-				  "%-*.*s", w, w, cell);
-			continue;
-		}
-		if (column_table[k].width < 0 || column_table[k].left)
-			term_text(y, lay->x[k], A_NORMAL, "%-*.*s", w, w, cell);
-		else
-			term_text(y, lay->x[k], A_NORMAL, "%*.*s", w, w, cell);
+		table_cell(t, y, lay->x[k], w,
+			   k == COL_WARN && c->warn && !selected
+				   ? tui_attr(t, PAIR_WARN)
+				   : (int)A_NORMAL,
+			   column_table[k].width < 0 || column_table[k].left,
+			   cell);
 	}
 	attroff(attr);
 }
@@ -533,31 +622,27 @@ void table_view_draw(struct tui *t)
 	table_layout(t, &lay);
 	term_fill(first - 1, title);
 	attron(title);
+	const char *arrow = t->sort_invert ? (t->ascii ? "v" : "\u25bc")
+					   : (t->ascii ? "^" : "\u25b2");
+
 	for (int k = 0; k < COL_COUNT; k++) {
-		int w = lay.width[k];
-		char name[32];
+		const char *name = column_table[k].title;
+		int x = lay.x[k], w = lay.width[k];
 
 		if (!lay.shown[k])
 			continue;
-		const char *arrow = t->sort_invert
-					    ? (t->ascii ? "v" : "\u25bc")
-					    : (t->ascii ? "^" : "\u25b2");
-
-		snprintf(name, sizeof(name), "%s", column_table[k].title);
-		if (column_table[k].width < 0 || column_table[k].left) {
-			int x = term_text(first - 1, lay.x[k], title, "%s",
-					  name);
-
-			if (k == t->sort_column)
-				term_text(first - 1, x, title, "%s", arrow);
-		} else {
-			term_text(first - 1, lay.x[k], title, "%*s", w, name);
-			/* The arrow sits in the gap after the column. */
-			if (k == t->sort_column)
-				term_text(first - 1, lay.x[k] + w, title, "%s",
-					  arrow);
-		}
+		/* The arrow follows a left-aligned title and sits in the gap
+		 * after a right-aligned one. */
+		if (!(column_table[k].width < 0 || column_table[k].left))
+			x += w - (int)strlen(name);
+		table_title(t, first - 1, x, title, name,
+			    k == t->sort_column ? arrow : NULL);
 	}
+	/* More to the left, more to the right. */
+	if (t->hscroll > 0)
+		term_text(first - 1, 0, title, "<");
+	if (table_full_width(t) - t->hscroll > t->cols - 1 && t->hscroll > 0)
+		term_text(first - 1, t->cols - 1, title, ">");
 	attroff(title);
 	/* Scroll so the selection stays visible, a group's header together
 	 * with its first row. */

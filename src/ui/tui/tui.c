@@ -145,6 +145,9 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 	enum term_motion m = keymap_motion(a);
 	int open = tui_view_opened_by(a);
 
+	/* Left scrolls the table; every other view takes it for Esc. */
+	if (a == ACT_LEFT && t->view != VIEW_TABLE)
+		a = ACT_BACK;
 	if (v->action) {
 		int r = v->action(t, a, page);
 
@@ -160,6 +163,10 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 	switch (a) {
 	case ACT_BACK:
 		return tui_view_show(t, VIEW_TABLE);
+	case ACT_CORO_NEXT:
+		return table_view_move(t, 1);
+	case ACT_CORO_PREV:
+		return table_view_move(t, -1);
 	case ACT_SORT_NEXT:
 		return table_view_sort(t, 1);
 	case ACT_SORT_PREV:

@@ -108,6 +108,13 @@ struct tui {
 	bool sort_invert;
 	bool group_by_thread;
 	struct filter filter;
+	/* Right/Left: the table's horizontal scroll, in screen columns; 0 is
+	 * the fitted table, more the full one shifted (table_view.c). */
+	int hscroll;
+	/* The detail view's vertical scroll, and its content's height when
+	 * last drawn (detail_view.c). */
+	int detail_top;
+	int detail_height;
 
 	enum tui_view view;		  /* shown (view.h) */
 	enum tui_view under;		  /* an overlay's: the view under it */
