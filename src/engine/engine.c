@@ -26,6 +26,7 @@
 #include "engine/target/keeper.h"
 #include "engine/target/launch.h"
 #include "engine/target/output.h"
+#include "engine/target/threadcpu.h"
 
 void engine_config_defaults(struct engine_config *cfg)
 {
@@ -306,6 +307,39 @@ pid_t engine_target_pid(const struct engine *e)
 	return e->target.pid;
 }
 
+_Static_assert(sizeof(((struct engine_thread *)0)->comm) ==
+		       sizeof(((struct threadcpu_thread *)0)->comm),
+	       "the facade's comm is threadcpu's");
+
+size_t engine_threads(struct engine *e, struct engine_thread *out, size_t max)
+{
+	struct threadcpu_thread th[THREADCPU_MAX];
+	pid_t pid = e->target.pid;
+	size_t n;
+
+	/* A target that exited has no threads (and its pid may be reused). */
+	if (pid <= 0 || !e->target.running || e->rp) {
+		threadcpu_destroy(e->threadcpu);
+		e->threadcpu = NULL;
+		return 0;
+	}
+	if (!e->threadcpu || e->threadcpu_pid != pid) {
+		threadcpu_destroy(e->threadcpu);
+		e->threadcpu = threadcpu_create(pid);
+		e->threadcpu_pid = pid;
+	}
+	if (!e->threadcpu)
+		return 0;
+	n = threadcpu_sample(e->threadcpu, clock_now_ns(CLOCK_MONOTONIC), th,
+			     max < THREADCPU_MAX ? max : THREADCPU_MAX);
+	for (size_t k = 0; k < n; k++) {
+		out[k].tid = th[k].tid;
+		out[k].cpu_pct = th[k].pct;
+		memcpy(out[k].comm, th[k].comm, sizeof(out[k].comm));
+	}
+	return n;
+}
+
 _Static_assert(ENGINE_OUTPUT_LINE_MAX == OUTPUT_LINE_MAX,
 	       "the facade's line length is output.c's");
 
@@ -422,6 +456,7 @@ bool engine_destroy(struct engine *e)
 	engine_unwind_finish(e);
 	symtab_finish(&e->symtab);
 	output_destroy(e->output);
+	threadcpu_destroy(e->threadcpu);
 	pthread_mutex_destroy(&e->ct.hot_lock);
 	pthread_mutex_destroy(&e->lock);
 	free(e);

@@ -474,6 +474,17 @@ const char *engine_output_line(struct engine *e, uint64_t n);
 /* Collect the target's exit status if it exited (call on SIGCHLD). */
 bool engine_reap(struct engine *e);
 pid_t engine_target_pid(const struct engine *e);
+
+/* One OS thread of the target, for the table's meters. */
+struct engine_thread {
+	uint64_t tid;
+	double cpu_pct; /* of one CPU since the last call; < 0: not yet */
+	char comm[16];
+};
+/* The live target's threads in tid order, up to max, each with its CPU
+ * share since the previous call (procfs); 0 without one (observer,
+ * replay, exited).  One caller thread: the interface's. */
+size_t engine_threads(struct engine *e, struct engine_thread *out, size_t max);
 /* SIGTERM the target, then SIGKILL after grace_ms; reaps it. */
 void engine_terminate_target(struct engine *e, unsigned grace_ms);
 /* Paths of the region and socket (for messages and tests). */

@@ -186,8 +186,12 @@ struct engine {
 	struct namecache *names;  /* their names, for snapshots (own lock) */
 	char autotrace_note[256]; /* launch: why not traced by preload */
 	struct output *output;	  /* launch, captured: the target's output */
-	struct engine_ct ct;	  /* CallTrace rotation and hot stacks */
-	struct engine_ppt ppt;	  /* attach mode */
+	/* engine_threads: the target's threads' CPU (the caller's thread
+	 * only), for the pid it was made for. */
+	struct threadcpu *threadcpu;
+	pid_t threadcpu_pid;
+	struct engine_ct ct;   /* CallTrace rotation and hot stacks */
+	struct engine_ppt ppt; /* attach mode */
 	struct engine_unwind_state unwind; /* parked stacks walked */
 	struct engine_rp *rp; /* replay mode (engine_replay.c), or NULL */
 	pthread_mutex_t lock; /* guards model, harvest counters, target,

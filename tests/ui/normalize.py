@@ -32,6 +32,9 @@ count, an address or a title can never be masked by accident):
                 time from attach to the first frame; "-" before it is
                 kept); under the "SEQ AGE TYPE" titles the AGE cell of each
                 frame row -> DUR, right-aligned in its cell
+    meters      above the column titles, each thread meter's tid -> T1/T2
+                and its bar and share -> "CPU" (right-aligned in the
+                brackets); the running coroutine after it is kept
     warnings    an offender's IN-STATE (DUR) and tid (T1)
     detail      "<state> for DUR, age DUR, 4 switches (N/s), P% running",
                 the ring's "WHEN ago" and TID cells, "Timeline, last DUR",
@@ -351,6 +354,18 @@ def mask_ppt_row(text):
     return m.group(1) + 'DUR'.rjust(len(m.group(2))) + text[m.end():]
 
 
+METER_RE = re.compile(r'(\s*)(\d+|T\d|\?\d+) \[([^\]]{12})\] ')
+
+
+def mask_meters(text, info):
+    """Each thread meter: its tid as in the TID column, its bar and
+    share masked, widths kept."""
+    def one(m):
+        width = len(m.group(1)) + len(m.group(2))
+        return '%*s [%12s] ' % (width, info.tid(m.group(2)), 'CPU')
+    return METER_RE.sub(one, text)
+
+
 def normalize_lines(lines, info, width=None):
     """[(tag, text)] -> [str] golden lines.  `width`: the screen's, when
     known; a header meter line that fills it was cut by the screen edge at
@@ -380,6 +395,8 @@ def normalize_lines(lines, info, width=None):
             ppt_rows = True
         elif titles is None and PPT_BOOKS_RE.match(text):
             text = mask_ppt_books(text)
+        elif titles is None and n >= 4 and METER_RE.match(text):
+            text = mask_meters(text, info)
         elif titles is None and title_tokens(text):
             titles = title_tokens(text)
         elif titles is not None and not last:

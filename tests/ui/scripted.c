@@ -11,9 +11,11 @@
  *   - the main thread opens 12 coroutines with probe ids 0x1001..0x100c, in
  *     that order (so stations 0..11, and corotop ids in the same order),
  *     each with a name (coro_names: NAME);
- *   - thread T1 records its transitions and is joined, then thread T2
- *     records its own (T2 is created after T1 ended, so in practice its tid
- *     is the larger one; the tests sort groups by tid);
+ *   - thread T1 records its transitions, then thread T2 records its own
+ *     (T2 is created after T1 is done, so in practice its tid is the
+ *     larger one; the tests sort groups by tid).  Both then stay, idle,
+ *     every signal blocked, until the program exits: the table's thread
+ *     meters show them (T1 with no coroutine running, T2 running 1007);
  *   - no coroutine records more than 8 transitions, the size of a station's
  *     ring, so nothing can be lost however late the engine harvests.
  *
@@ -58,6 +60,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -156,25 +159,39 @@ struct thread_arg {
 	int which;
 };
 
+static sem_t steps_done;
+
 static void *run_steps(void *p)
 {
 	const struct thread_arg *a = p;
+	sigset_t all;
 
+	/* Signals are the main thread's: its read of the control pipe must
+	 * see SIGTERM. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	tids[a->which] = (uint64_t)syscall(SYS_gettid);
 	for (size_t i = 0; i < a->n; i++)
 		corotop_coro_record(&coros[a->steps[i].coro],
 				    a->steps[i].active, a->steps[i].addr);
+	sem_post(&steps_done);
+	for (;;)
+		pause(); /* idle until the program exits */
 	return NULL;
 }
 
 static int run_thread(const struct step *steps, size_t n, int which)
 {
-	struct thread_arg a = {steps, n, which};
+	static struct thread_arg a[2];
 	pthread_t th;
 
-	if (pthread_create(&th, NULL, run_steps, &a))
+	a[which] = (struct thread_arg){steps, n, which};
+	if (pthread_create(&th, NULL, run_steps, &a[which]))
 		return -1;
-	return pthread_join(th, NULL) ? -1 : 0;
+	pthread_detach(th);
+	while (sem_wait(&steps_done) && errno == EINTR)
+		;
+	return 0;
 }
 
 static void write_info(const char *path, const char *text)
@@ -222,6 +239,7 @@ int main(int argc, char **argv)
 	if (argc != 4)
 		return 2;
 	status = atoi(argv[1]);
+	sem_init(&steps_done, 0, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term; /* no SA_RESTART: read() returns EINTR */
 	sigemptyset(&sa.sa_mask);

@@ -36,8 +36,7 @@
 
 static int table_view_first_row(const struct tui *t)
 {
-	(void)t;
-	return TABLE_HEADER_LINES + 1;
+	return TABLE_HEADER_LINES + thread_meters_lines(t) + 1;
 }
 
 int table_view_visible_rows(const struct tui *t)
@@ -620,6 +619,7 @@ void table_view_draw(struct tui *t)
 	size_t sel;
 
 	table_layout(t, &lay);
+	thread_meters_draw(t, TABLE_HEADER_LINES);
 	term_fill(first - 1, title);
 	attron(title);
 	const char *arrow = t->sort_invert ? (t->ascii ? "v" : "\u25bc")

@@ -452,6 +452,7 @@ static void tui_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 			under->update(t);
 		engine_snapshot(t->engine, &t->snap);
 		t->have_snap = true;
+		thread_meters_update(t);
 		if (t->snap.target.exited && !t->message[0])
 			snprintf(t->message, sizeof(t->message),
 				 "the target has exited; q quits");

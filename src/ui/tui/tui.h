@@ -71,6 +71,15 @@ struct tui_options {
 	const char *folded_path; /* x writes here (--folded), or NULL */
 };
 
+/* One thread meter above the table (thread_meters.c). */
+#define TUI_METERS_MAX 64
+struct tui_meter {
+	uint64_t tid;
+	double pct;    /* CPU, of one CPU; < 0: not known */
+	uint32_t coro; /* running on it now: index into snap.coro, or
+			  UINT32_MAX */
+};
+
 /* One displayed line of the table: a coroutine or a thread group header. */
 struct tui_row {
 	uint32_t coro;	/* index into snap.coro, or UINT32_MAX for a header */
@@ -111,6 +120,11 @@ struct tui {
 	/* Right/Left: the table's horizontal scroll, in screen columns; 0 is
 	 * the fitted table, more the full one shifted (table_view.c). */
 	int hscroll;
+	/* The thread meters (thread_meters.c): the target's threads seen
+	 * last (nthreads: procfs listed them), when, and the meters shown. */
+	size_t nthreads, nmeters;
+	uint64_t meters_ns;
+	struct tui_meter meters[TUI_METERS_MAX];
 	/* The detail view's vertical scroll, and its content's height when
 	 * last drawn (detail_view.c). */
 	int detail_top;
@@ -177,6 +191,13 @@ static inline const struct tui_view_impl *tui_view_under(const struct tui *t)
 {
 	return tui_view(t)->overlay ? tui_views[t->under] : tui_view(t);
 }
+
+/* thread_meters.c: after a refresh, sample the threads' CPU (at most
+ * every half second) and see who runs on them; how many lines the meters
+ * take on this screen; draw them from line y. */
+void thread_meters_update(struct tui *t);
+int thread_meters_lines(const struct tui *t);
+void thread_meters_draw(struct tui *t, int y);
 
 /* table_view.c: the table's rows, which every view stands on. */
 /* The header's lines: title, two meters, status. */

@@ -1,0 +1,195 @@
+/*
+ * thread_meters: htop's CPU meters, one per OS thread of the target that
+ * runs coroutines, between the table's header and its column titles.
+ *
+ * Each meter is the thread's tid, its CPU share of one CPU since the last
+ * sample as a bar with the percentage in it (procfs, engine_threads), and
+ * the coroutine running on it now (its name, else where it last switched,
+ * else its id; "-" when none is).  A thread counts once some coroutine's
+ * last switch was on it: the scheduler's workers, not the program's
+ * other threads.  Without a live target (replay, observer) the threads
+ * of the running coroutines are shown with no share; after the target
+ * exited, none.
+ *
+ * Samples are taken at a refresh at most every THREAD_METERS_MIN_NS, so a
+ * share always spans half a second or more.  As many meters go on a line
+ * as fit; at most THREAD_METERS_LINES lines, fewer on a short screen, and
+ * the last cell of a full block says how many threads did not fit.
+ */
+#define _GNU_SOURCE
+#include <curses.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ui/tui/tui.h"
+
+#define THREAD_METERS_MIN_NS 500000000ull
+#define THREAD_METERS_LINES 3
+#define THREAD_METER_BAR 12   /* inside the brackets */
+#define THREAD_METER_LABEL 14 /* the running coroutine */
+/* "  12345 [|||||  42.1%] label         " and a gap */
+#define THREAD_METER_WIDTH                                                     \
+	(7 + 2 + THREAD_METER_BAR + 2 + THREAD_METER_LABEL + 2)
+
+static uint64_t thread_meters_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether some coroutine's last switch was on thread tid, and the one
+ * running there now (UINT32_MAX when none). */
+static bool thread_meters_coro(const struct tui *t, uint64_t tid,
+			       uint32_t *running)
+{
+	bool seen = false;
+
+	*running = UINT32_MAX;
+	for (size_t i = 0; i < t->snap.count; i++) {
+		const struct model_coro *c = &t->snap.coro[i];
+
+		if (c->last_tid != tid)
+			continue;
+		seen = true;
+		if (c->state == MODEL_RUNNING) {
+			*running = (uint32_t)i;
+			break;
+		}
+	}
+	return seen;
+}
+
+void thread_meters_update(struct tui *t)
+{
+	struct engine_thread th[TUI_METERS_MAX];
+	uint64_t now = thread_meters_now();
+	size_t n = 0;
+
+	if (t->meters_ns && now - t->meters_ns < THREAD_METERS_MIN_NS &&
+	    t->nthreads) {
+		/* Too soon for a share: keep it, and find who runs now. */
+		for (size_t k = 0; k < t->nmeters; k++)
+			thread_meters_coro(t, t->meters[k].tid,
+					   &t->meters[k].coro);
+		return;
+	}
+	t->meters_ns = now;
+	t->nthreads = engine_threads(t->engine, th, TUI_METERS_MAX);
+	t->nmeters = 0;
+	if (t->nthreads) {
+		for (size_t k = 0; k < t->nthreads; k++) {
+			uint32_t coro;
+
+			if (!thread_meters_coro(t, th[k].tid, &coro))
+				continue;
+			t->meters[n++] = (struct tui_meter){
+				.tid = th[k].tid,
+				.pct = th[k].cpu_pct,
+				.coro = coro,
+			};
+		}
+		t->nmeters = n;
+		return;
+	}
+	/* No live target: the running coroutines' threads, no share (not
+	 * after an exit: those threads are gone). */
+	for (size_t i = 0;
+	     !t->snap.target.exited && i < t->snap.count && n < TUI_METERS_MAX;
+	     i++) {
+		const struct model_coro *c = &t->snap.coro[i];
+		size_t k;
+
+		if (c->state != MODEL_RUNNING || !c->last_tid)
+			continue;
+		for (k = 0; k < n && t->meters[k].tid != c->last_tid; k++)
+			;
+		if (k < n)
+			continue;
+		/* In tid order, as procfs lists them. */
+		for (k = n; k > 0 && t->meters[k - 1].tid > c->last_tid; k--)
+			t->meters[k] = t->meters[k - 1];
+		t->meters[k] = (struct tui_meter){
+			.tid = c->last_tid, .pct = -1, .coro = (uint32_t)i};
+		n++;
+	}
+	t->nmeters = n;
+}
+
+static int thread_meters_per_line(const struct tui *t)
+{
+	int per = (t->cols - 1) / THREAD_METER_WIDTH;
+
+	return per > 0 ? per : 1;
+}
+
+int thread_meters_lines(const struct tui *t)
+{
+	int most = t->lines >= 30   ? THREAD_METERS_LINES
+		   : t->lines >= 20 ? 2
+		   : t->lines >= 16 ? 1
+				    : 0;
+	int per = thread_meters_per_line(t);
+	int need = (int)((t->nmeters + (size_t)per - 1) / (size_t)per);
+
+	return need < most ? need : most;
+}
+
+static void thread_meter_draw(struct tui *t, int y, int x,
+			      const struct tui_meter *m)
+{
+	char pct[8] = "", label[64] = "-";
+	int bars = 0;
+
+	if (m->pct >= 0) {
+		double p = m->pct > 999.9 ? 999.9 : m->pct;
+
+		snprintf(pct, sizeof(pct), "%.1f%%", p);
+		bars = (int)(p * THREAD_METER_BAR / 100.0 + 0.5);
+		if (bars > THREAD_METER_BAR)
+			bars = THREAD_METER_BAR;
+	}
+	if (m->coro != UINT32_MAX && m->coro < t->snap.count) {
+		const struct model_coro *c = &t->snap.coro[m->coro];
+
+		snapshot_name(&t->snap, c, label, sizeof(label));
+		if (!label[0])
+			snapshot_where(&t->snap, c->last_addr, false, label,
+				       sizeof(label));
+	}
+	x = term_text(y, x, A_NORMAL, "%7" PRIu64 " [", m->tid);
+	/* The bar, then the share over its right end, as htop draws it. */
+	for (int k = 0; k < THREAD_METER_BAR; k++) {
+		int from = THREAD_METER_BAR - (int)strlen(pct);
+
+		if (k >= from)
+			x = term_text(y, x, A_NORMAL, "%c", pct[k - from]);
+		else if (k < bars)
+			x = term_text(y, x, tui_attr(t, PAIR_RUNNING), "|");
+		else
+			x = term_text(y, x, A_NORMAL, " ");
+	}
+	term_text(y, x, A_NORMAL, "] %-*.*s", THREAD_METER_LABEL,
+		  THREAD_METER_LABEL, label);
+}
+
+void thread_meters_draw(struct tui *t, int y)
+{
+	int lines = thread_meters_lines(t), per = thread_meters_per_line(t);
+	size_t room = (size_t)lines * (size_t)per;
+
+	for (size_t k = 0; k < t->nmeters && k < room; k++) {
+		int row = (int)(k / (size_t)per), col = (int)(k % (size_t)per);
+
+		if (k + 1 == room && t->nmeters > room) {
+			term_text(y + row, col * THREAD_METER_WIDTH, A_DIM,
+				  "   +%zu more threads", t->nmeters - k);
+			break;
+		}
+		thread_meter_draw(t, y + row, col * THREAD_METER_WIDTH,
+				  &t->meters[k]);
+	}
+}
