@@ -15,7 +15,8 @@
  *          skipped), named at the end by thread_name -- its corotop_name,
  *          else its WHERE (the `symbol` of its first parked interval that
  *          has one, else that interval's innermost stack frame by name),
- *          else "coroutine ID" -- and ordered by thread_sort_index.  Each
+ *          else "coroutine ID", the probe id in hex as the table spells it
+ *          -- and ordered by thread_sort_index.  Each
  *          event packet is a complete event, ph "X", its description as
  *          name, ts and dur in microseconds with nanosecond decimals, every
  *          attribute in args -- arrays as JSON arrays, strings escaped
@@ -614,12 +615,10 @@ static void cv_track_name(const struct cv_chrome *ch, const struct cv_coro *c,
 		snprintf(buf, n, "%s", c->name);
 	else if (c->where)
 		snprintf(buf, n, "%s", c->where);
-	else if (c->id)
-		snprintf(buf, n, "coroutine %" PRIu64, c->id);
 	else if (ch->cs.ours && !c->sub)
 		snprintf(buf, n, "corotop");
-	else if (ch->cs.ours)
-		snprintf(buf, n, "coroutine (probe 0x%" PRIx64 ")", c->sub);
+	else if (ch->cs.ours) /* its probe id as the table spells it */
+		snprintf(buf, n, "coroutine %" PRIx64, c->sub);
 	else
 		snprintf(buf, n, "substream %" PRIu64 " (stream %" PRIu32 ")",
 			 c->sub, c->stream);

@@ -158,6 +158,8 @@ static void test_json_snapshot(void **state)
 	assert_int_equal(o->n, 2);
 	c = &o->items[0];
 	assert_true(json_u64(c, "probe_id") == 0xABC);
+	/* The table's spelling of the same id. */
+	assert_string_equal(json_need(c, "probe_id_hex", J_STR)->s, "abc");
 	assert_string_equal(json_need(c, "state", J_STR)->s, "running");
 	assert_true(json_u64(c, "tid") == 4242);
 	assert_string_equal(json_need(c, "addr", J_STR)->s,

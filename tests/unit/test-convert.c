@@ -763,7 +763,7 @@ static void test_chrome_coroutines(void **state)
 	reader = tid_named(evs, 4242, "reader+0x2 (b.c:2)");
 	worker = tid_named(evs, 4242, "worker_wait+0x3 (c.c:3)");
 	stacked = tid_named(evs, 4242, "parked_in_stack");
-	probe = tid_named(evs, 4242, "coroutine (probe 0x8000)");
+	probe = tid_named(evs, 4242, "coroutine 8000");
 	own = tid_named(evs, 4242, "corotop");
 	assert_true(acc != reader); /* a reused probe id: a new track */
 	/* Numbered in order of first start. */

@@ -419,13 +419,14 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			break;
 		fprintf(f,
 			"%s{\"id\":%" PRIu64 ",\"probe_id\":%" PRIu64
+			",\"probe_id_hex\":\"%" PRIx64 "\""
 			",\"station\":%u,\"state\":\"%s\",\"tid\":%" PRIu64
 			",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
 			",\"switches\":%" PRIu64 ",\"lost\":%" PRIu64
 			",\"sw_per_sec\":%.1f,\"run_pct\":%.1f,\"age_ns\":"
 			"%" PRIu64 ",\"in_state_ns\":%" PRIu64 ",\"warn\":[",
-			i ? "," : "", c->id, c->probe_id, c->station,
-			snapshot_state_name(c->state), c->last_tid,
+			i ? "," : "", c->id, c->probe_id, c->probe_id,
+			c->station, snapshot_state_name(c->state), c->last_tid,
 			c->last_addr, c->last_seq, c->switches, c->lost,
 			c->sw_per_sec, snapshot_run_pct(s, c),
 			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
