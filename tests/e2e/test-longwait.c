@@ -14,6 +14,12 @@
  * a 60 s deadline.  That snapshot must flag exactly the unmarked two, say
  * "long_wait" true for the marked two and false for the others, and count
  * 2 lost-wakeups.
+ *
+ * The run is recorded (--record), and the recording replayed in batch
+ * mode: its last snapshot, the recording's end, when all four had been
+ * parked past the threshold, flags the same two and says long_wait for
+ * the same two (the recorder writes the mark as a `long_wait` attribute of
+ * the suspended interval).
  */
 #define _GNU_SOURCE
 #include <sys/stat.h>
@@ -74,6 +80,8 @@ static int teardown(void **state)
 
 	snprintf(path, sizeof(path), "%s/corotop/config", confdir);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/longwait.heph", confdir);
+	unlink(path);
 	snprintf(path, sizeof(path), "%s/corotop", confdir);
 	rmdir(path);
 	rmdir(confdir);
@@ -130,11 +138,42 @@ static void check_marked_never_flagged(const struct jv *v)
 	}
 }
 
+/* Snapshot v flags exactly the unmarked two and says long_wait for the
+ * marked two. */
+static void check_flags(const struct jv *v, const char *what)
+{
+	for (unsigned k = 0; k < 4; k++) {
+		const struct jv *c = coro_of(v, k);
+
+		if (!c)
+			fail_msg("%s: coroutine %s missing", what,
+				 want[k].name);
+		assert_string_equal(json_need(c, "name", J_STR)->s,
+				    want[k].name);
+		if (warned(c, "lost-wakeup") == want[k].marked)
+			fail_msg("%s: %s: lost-wakeup %s, expected %s", what,
+				 want[k].name,
+				 want[k].marked ? "flagged" : "not flagged",
+				 want[k].marked ? "none" : "flagged");
+		if (json_need(c, "long_wait", J_BOOL)->b != want[k].marked)
+			fail_msg("%s: %s: long_wait %s", what, want[k].name,
+				 want[k].marked ? "false" : "true");
+	}
+	assert_int_equal(json_u64(v, "warnings.lost-wakeup"), 2);
+}
+
 static void test_long_waits_not_flagged(void **state)
 {
-	char *argv[] = {ITEST_COROTOP, "-b", "-d",   "1",  "-n",
-			"60",	       "-f", "json", "--", LONGWAIT_TARGET,
+	char rec[400];
+	char *argv[] = {ITEST_COROTOP, "-b", "-d", "1",
+			"-n",	       "60", "-f", "json",
+			"--record",    rec,  "--", LONGWAIT_TARGET,
 			"120",	       NULL};
+	char *replay[] = {ITEST_COROTOP, "--replay", rec,   "-b", "-f",
+			  "json",	 "-d",	     "600", NULL};
+	char *lines[64];
+	struct proc rp;
+	size_t nl;
 	uint64_t end = it_now() + DEADLINE_NS;
 	char *line, *found = NULL;
 	size_t off = 0;
@@ -143,6 +182,7 @@ static void test_long_waits_not_flagged(void **state)
 	int code;
 
 	(void)state;
+	snprintf(rec, sizeof(rec), "%s/longwait.heph", confdir);
 	proc_start(&p, argv);
 	while (!found && it_now() < end &&
 	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
@@ -163,25 +203,23 @@ static void test_long_waits_not_flagged(void **state)
 			 "60 s; stderr: %s",
 			 (unsigned long long)THRESHOLD_NS, p.ebuf);
 	check_snapshot(found, false, &v);
-	for (unsigned k = 0; k < 4; k++) {
-		const struct jv *c = coro_of(&v, k);
-
-		assert_non_null(c);
-		assert_string_equal(json_need(c, "name", J_STR)->s,
-				    want[k].name);
-		if (warned(c, "lost-wakeup") == want[k].marked)
-			fail_msg("%s: lost-wakeup %s, expected %s",
-				 want[k].name,
-				 want[k].marked ? "flagged" : "not flagged",
-				 want[k].marked ? "none" : "flagged");
-		assert_int_equal(json_need(c, "long_wait", J_BOOL)->b,
-				 want[k].marked);
-	}
-	assert_int_equal(json_u64(&v, "warnings.lost-wakeup"), 2);
+	check_flags(&v, "live");
 	json_free(&v);
 	free(found);
-	assert_xdg_empty();
 	proc_free(&p);
+
+	/* The recording, replayed: its end is later than that snapshot. */
+	code = run(&rp, replay, 60000);
+	if (code)
+		fail_msg("replay exit %d; stderr: %s", code, rp.ebuf);
+	nl = split_lines(rp.obuf, lines, 64);
+	assert_true(nl >= 1);
+	json_must_parse(lines[nl - 1], &v);
+	check_flags(&v, "replay");
+	json_free(&v);
+	proc_free(&rp);
+	unlink(rec);
+	assert_xdg_empty();
 }
 
 int main(void)

@@ -29,20 +29,20 @@
  *              (string) of addr's call site (addr - 1: addr is a return
  *              address) when it is not 0 and the symbolizer knows it; stack
  * (u64 array, innermost first) when the coroutine parked at a stack corotop
- * collected. Options after the epoch: `corotop` ("1"), `corotop_command` (what
- * was traced), `corotop_birth` (u64 probe id, time, id) as each coroutine is
- * born -- probe ids are reused, so that is where a substream's intervals
- * belong to the next coroutine -- and right after it `corotop_name` (u64
- * id, then the name) when the coroutine has one,
- * and, once known, `corotop_pid` (u64); at the end `corotop_exit` (i64
- * exit status or -1, i64 signal) when the target had exited, and last
- * `corotop_end` (u64): when recording stopped.  Each address written (an addr,
- * a stack frame) is named once, before the first event that uses it, by a
- * `corotop_symbol` option (hephnames.h): replay and convert name frames
- * without the target.
- * Loss on a station is an event "lost" with a `count` attribute, at the
- * time it was found, on the coroutine's last stream and its substream.
- * An interval still open when recording stops ends at the stop time.
+ * collected; long_wait (u64 1) on a suspension the program marked as
+ * expected to be long (CTP_EPF_LONG_WAIT). Options after the epoch: `corotop`
+ * ("1"), `corotop_command` (what was traced), `corotop_birth` (u64 probe id,
+ * time, id) as each coroutine is born -- probe ids are reused, so that is where
+ * a substream's intervals belong to the next coroutine -- and right after it
+ * `corotop_name` (u64 id, then the name) when the coroutine has one, and, once
+ * known, `corotop_pid` (u64); at the end `corotop_exit` (i64 exit status or -1,
+ * i64 signal) when the target had exited, and last `corotop_end` (u64): when
+ * recording stopped.  Each address written (an addr, a stack frame) is named
+ * once, before the first event that uses it, by a `corotop_symbol` option
+ * (hephnames.h): replay and convert name frames without the target. Loss on a
+ * station is an event "lost" with a `count` attribute, at the time it was
+ * found, on the coroutine's last stream and its substream. An interval still
+ * open when recording stops ends at the stop time.
  *
  * Names.  The writer asks the symbolizer once per address (recnames.c
  * keeps the answers, and asks an address still unknown once more at the
@@ -65,6 +65,8 @@
  */
 #define _GNU_SOURCE
 #include "engine/heph/recorder.h"
+
+#include "corotop/ctp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -113,6 +115,7 @@ enum rec_kind {
 struct rec_item {
 	uint8_t kind;
 	uint8_t is_active;
+	uint8_t flags; /* REC_EVENT: CTP_EPF_* of the transition */
 	uint32_t station;
 	union {
 		struct {
@@ -135,6 +138,7 @@ struct rec_station {
 	bool live; /* a coroutine occupies it */
 	bool have; /* ...and one transition of it was seen */
 	uint8_t is_active;
+	uint8_t flags; /* CTP_EPF_* of that transition */
 	uint64_t probe_id;
 	uint64_t id; /* corotop's id for it (its corotop_birth's) */
 	uint64_t ts, tid, addr, seq, trace;
@@ -348,7 +352,7 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	 * as a caller frame's is (framename_key). */
 	sym = rec_name(r, framename_key(s->addr, false), &sym_len);
 	rec_room(r,
-		 HEPH_EVENT_FIXED + 16 + 3 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
+		 HEPH_EVENT_FIXED + 16 + 4 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
 	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),
 			     s->probe_id, s->ts, end < s->ts ? s->ts : end,
 			     s->is_active ? "running" : "suspended");
@@ -358,6 +362,10 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 		heph_enc_strn(&r->enc, "symbol", sym, sym_len);
 	if (nf)
 		heph_enc_u64_array(&r->enc, "stack", frames, nf);
+	/* A wait the program marked as expected to be long (replay spares
+	 * it the lost-wakeup lint, as the live view does). */
+	if (!s->is_active && (s->flags & CTP_EPF_LONG_WAIT))
+		heph_enc_u64(&r->enc, "long_wait", 1);
 	if (heph_enc_event_end(&r->enc))
 		r->pend_intervals++; /* counted when written (rec_flush) */
 }
@@ -472,6 +480,7 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 			rec_interval(r, s, it->ts);
 		s->live = s->have = true;
 		s->is_active = it->is_active;
+		s->flags = it->flags;
 		s->ts = it->ts;
 		s->tid = it->tid;
 		s->addr = it->addr;
@@ -670,6 +679,7 @@ void recorder_event(struct recorder *r, const struct harvest_event *ev)
 {
 	struct rec_item it = {.kind = REC_EVENT,
 			      .is_active = ev->is_active,
+			      .flags = ev->flags,
 			      .station = ev->station,
 			      .ts = ev->ts,
 			      .tid = ev->tid,

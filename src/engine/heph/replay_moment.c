@@ -91,10 +91,13 @@ static size_t rp_u64_upto(const uint64_t *v, size_t n, uint64_t t)
 	return lo;
 }
 
-/* The transition that began interval k: its thread, address and seq. */
+/* The transition that began interval k: its thread, address and seq,
+ * and whether the program marked the wait it began as long. */
 static void rp_transition(const struct replay *r, uint32_t k,
-			  struct model_transition *out)
+			  struct model_transition *out, bool *long_wait)
 {
+	uint64_t lw = 0;
+
 	const struct heph_ref *e = &r->f.ev[r->iv[k].ev];
 	struct heph_packet p;
 
@@ -106,7 +109,9 @@ static void rp_transition(const struct replay *r, uint32_t k,
 	if (heph_file_event(&r->f, r->iv[k].ev, &p)) {
 		heph_packet_u64(&p, "addr", &out->addr);
 		heph_packet_u64(&p, "seq", &out->seq);
+		heph_packet_u64(&p, "long_wait", &lw);
 	}
+	*long_wait = lw != 0;
 }
 
 /* Coroutine k at t into out; false when it is not visible then. */
@@ -117,6 +122,7 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 	const struct replay_iv *iv = r->iv + c->first;
 	uint64_t lsum = 0, ev_end, old;
 	struct model_transition tr;
+	bool long_wait;
 	size_t i;
 
 	/* Most coroutines of a long recording are not alive at t: they
@@ -150,7 +156,7 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 		return true;
 	}
 	i--;
-	rp_transition(r, c->first + (uint32_t)i, &tr);
+	rp_transition(r, c->first + (uint32_t)i, &tr, &long_wait);
 	out->last_tid = tr.tid;
 	out->last_addr = tr.addr;
 	out->last_seq = tr.seq;
@@ -161,6 +167,7 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 			       : 0;
 	out->state = iv[i].running ? MODEL_RUNNING : MODEL_SUSPENDED;
 	out->state_ts = iv[i].start;
+	out->long_wait = !iv[i].running && long_wait;
 	ev_end = r->f.ev[iv[i].ev].end;
 	if (c->dead && i + 1 == c->n && t >= c->end) {
 		if (iv[i].running)
@@ -261,8 +268,9 @@ size_t replay_history(const struct replay *r, uint64_t id, uint64_t t,
 	for (size_t i = from; i < upto; i++) {
 		struct model_transition *tr = &out[n++];
 		uint64_t lost = 0;
+		bool lw; /* (the coroutine's record carries it, not a row) */
 
-		rp_transition(r, c->first + (uint32_t)i, tr);
+		rp_transition(r, c->first + (uint32_t)i, tr, &lw);
 		tr->n = i;
 		/* Losses found since the previous transition. */
 		while (li < c->nl && r->lost[c->lfirst + li].ts <= tr->ts) {
