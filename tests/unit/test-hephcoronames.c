@@ -150,8 +150,9 @@ static void test_round_trip(void **state)
 	replay_close(&rp);
 
 	out = convert_to(CONVERT_CHROME);
-	assert_non_null(strstr(out, "\"worker-1 (substream 7)\""));
-	assert_non_null(strstr(out, "\"substream 8\""));
+	/* Tracks named by the name, else the probe id in hex. */
+	assert_non_null(strstr(out, "\"args\":{\"name\":\"worker-1\"}"));
+	assert_non_null(strstr(out, "\"args\":{\"name\":\"coroutine 8\"}"));
 	assert_non_null(strstr(out, "\"coroutine\":\"worker-1\""));
 	free(out);
 	out = convert_to(CONVERT_JSONL);

@@ -89,6 +89,29 @@ static void test_narrow_drops_by_priority(void **state)
 	}
 }
 
+/* A flexible column with a least width of its own counts that much: the
+ * columns of higher priority numbers go to keep it (WHERE over SEQ). */
+static void test_least(void **state)
+{
+	struct term_layout_column c[NCOLS];
+	struct term_layout lay;
+
+	(void)state;
+	for (int i = 0; i < NCOLS; i++)
+		c[i] = cols[i];
+	c[4].least = TERM_LAYOUT_FLEX + 9;
+	/* Where everything fit at the default, C (priority 3) now goes. */
+	term_layout(&lay, c, NCOLS, MIN_TOTAL);
+	assert_false(lay.shown[3]);
+	assert_true(lay.shown[2] && lay.shown[4]);
+	assert_int_equal(lay.width[4], TERM_LAYOUT_FLEX + 9);
+	/* With room for all, the flexible one takes the rest as before. */
+	term_layout(&lay, c, NCOLS, MIN_TOTAL + 9);
+	for (int i = 0; i < NCOLS; i++)
+		assert_true(lay.shown[i]);
+	assert_int_equal(lay.width[4], TERM_LAYOUT_FLEX + 9);
+}
+
 static void test_hidden(void **state)
 {
 	struct term_layout_column c[NCOLS];
@@ -112,6 +135,7 @@ int main(void)
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_narrow_drops_by_priority),
 		cmocka_unit_test(test_hidden),
+		cmocka_unit_test(test_least),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

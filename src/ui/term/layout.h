@@ -14,9 +14,9 @@
 /* One column as the layout sees it. */
 struct term_layout_column {
 	int width;    /* < 0: flexible, takes what the others leave */
-	int least;    /* flexible: its least width (0: TERM_LAYOUT_FLEX) */
 	int priority; /* 0: always shown; higher numbers are dropped first */
 	bool hidden;  /* switched off by the user: never shown */
+	int least;    /* flexible: its least width (0: TERM_LAYOUT_FLEX) */
 };
 
 /* The result: per column, whether it shows, its x and its width. */
