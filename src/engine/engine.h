@@ -216,6 +216,11 @@ struct engine_hot_stack {
 	 * coroutine's), 0..100.  self: this stack exactly; total: this
 	 * stack and every stack it is a caller of. */
 	double self_pct, total_pct;
+	/* engine_hot_rows: what the row is merged by (a hash, stable across
+	 * calls) and how many stacks it holds; frames, stack_id and trace_id
+	 * are its heaviest stack's.  engine_hot_stacks: the stack id, 1. */
+	uint64_t key;
+	uint32_t merged;
 	uint32_t nframes;
 	uint64_t frames[CT_MAX_FRAMES]; /* innermost first, tag removed */
 };
@@ -225,6 +230,43 @@ struct engine_hot_stack {
 size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 			 enum engine_hot_order order,
 			 struct engine_hot_stack *out, size_t max);
+
+/* What the rows of a hot list are: stacks whose frames are equal at this
+ * granularity are one row. */
+enum engine_hot_by {
+	ENGINE_HOT_BY_FUNCTION = 0, /* each frame's function (its start) */
+	ENGINE_HOT_BY_LINE,	    /* ... its file:line */
+	ENGINE_HOT_BY_ADDRESS,	    /* ... its address: stacks as sampled */
+};
+#define ENGINE_HOT_BY_COUNT 3
+
+/* "function", "line", "address"; NULL when out of range. */
+const char *engine_hot_by_name(enum engine_hot_by by);
+/* The granularity named s (as engine_hot_by_name); false when none. */
+bool engine_hot_by_parse(const char *s, enum engine_hot_by *out);
+
+/*
+ * The top `max` rows of every coroutine's (model_id 0) or one's stacks
+ * merged `by` granularity, sorted and weighed by `order` (ties: the other
+ * weight).  Of the list's basis over the same set, 0..100:
+ *   self_pct   samples whose whole stack is this row's (at `by`);
+ *   total_pct  samples with the row's leaf function (line, address)
+ *              anywhere on the stack, each sample once even when it
+ *              recurses: the inclusive time of the leaf.
+ * Merged from the heaviest ENGINE_HOT_MERGE_STACKS stacks (the rest, a
+ * long tail, count in the basis only).  Returns how many.
+ */
+#define ENGINE_HOT_MERGE_STACKS 4096u
+size_t engine_hot_rows(struct engine *e, uint64_t model_id,
+		       enum engine_hot_order order, enum engine_hot_by by,
+		       struct engine_hot_stack *out, size_t max);
+
+/* Frame addr (leaf: innermost) as a row at `by` shows it: the function;
+ * "function (file.c:LINE)" (callers "function:LINE"); by address, as
+ * engine_frame_name full for the leaf, the function for callers.
+ * Returns buf. */
+const char *engine_hot_frame_label(struct engine *e, uint64_t addr, bool leaf,
+				   enum engine_hot_by by, char *buf, size_t n);
 
 /* One node of the caller -> callee tree, in pre-order. */
 struct hot_node {

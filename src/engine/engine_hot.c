@@ -1,7 +1,8 @@
 /*
  * engine_hot: what callers read of the hot stacks -- the top stacks, the
  * caller -> callee tree, a coroutine's parked stack, frame names, zero,
- * window, and the folded / speedscope exports.
+ * window, the top list merged by function, line or address (hotmerge),
+ * and the folded / speedscope exports.
  *
  * Every answer is a copy taken under the hot lock, which the harvest
  * thread holds only while it feeds one rotation in (engine_calltrace.c);
@@ -16,6 +17,7 @@
 
 #include "engine/engine_internal.h"
 #include "engine/symbols/framenames.h"
+#include "engine/calltrace/hotmerge.h"
 #include "engine/calltrace/hotstacks.h"
 #include "engine/calltrace/parked.h"
 #include "engine/export/profile.h"
@@ -72,6 +74,22 @@ void engine_calltrace_stats(struct engine *e,
 	engine_samples_stats(e, out);
 }
 
+static void hot_stack_out(const struct hot_stack *h, struct engine_hot_stack *o)
+{
+	*o = (struct engine_hot_stack){
+		.stack_id = h->stack_id,
+		.trace_id = h->trace_id,
+		.total = h->total,
+		.weight = h->weight,
+		.self_pct = h->self_pct,
+		.total_pct = h->total_pct,
+		.key = h->key,
+		.merged = h->merged,
+		.nframes = h->nframes,
+	};
+	memcpy(o->frames, h->frames, h->nframes * sizeof(h->frames[0]));
+}
+
 size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 			 enum engine_hot_order order,
 			 struct engine_hot_stack *out, size_t max)
@@ -88,21 +106,8 @@ size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 				  order == ENGINE_HOT_BY_TOTAL ? HOT_BY_TOTAL
 							       : HOT_BY_WINDOW,
 				  engine_now(e), ct->top, max);
-	for (size_t i = 0; i < n; i++) {
-		const struct hot_stack *h = &ct->top[i];
-
-		out[i] = (struct engine_hot_stack){
-			.stack_id = h->stack_id,
-			.trace_id = h->trace_id,
-			.total = h->total,
-			.weight = h->weight,
-			.self_pct = h->self_pct,
-			.total_pct = h->total_pct,
-			.nframes = h->nframes,
-		};
-		memcpy(out[i].frames, h->frames,
-		       h->nframes * sizeof(h->frames[0]));
-	}
+	for (size_t i = 0; i < n; i++)
+		hot_stack_out(&ct->top[i], &out[i]);
 	pthread_mutex_unlock(&ct->hot_lock);
 	return n;
 }
@@ -173,6 +178,158 @@ const char *engine_frame_name(struct engine *e, uint64_t addr, bool leaf,
 
 	return full ? framename_full(have ? &nm : NULL, addr, leaf, buf, n)
 		    : framename_function(have ? &nm : NULL, addr, leaf, buf, n);
+}
+
+/* ---- merged rows ---- */
+
+static const char *const hot_by_names[ENGINE_HOT_BY_COUNT] = {
+	[ENGINE_HOT_BY_FUNCTION] = "function",
+	[ENGINE_HOT_BY_LINE] = "line",
+	[ENGINE_HOT_BY_ADDRESS] = "address",
+};
+
+const char *engine_hot_by_name(enum engine_hot_by by)
+{
+	return (unsigned)by < ENGINE_HOT_BY_COUNT ? hot_by_names[by] : NULL;
+}
+
+bool engine_hot_by_parse(const char *s, enum engine_hot_by *out)
+{
+	for (unsigned i = 0; s && i < ENGINE_HOT_BY_COUNT; i++)
+		if (!strcmp(s, hot_by_names[i])) {
+			*out = (enum engine_hot_by)i;
+			return true;
+		}
+	return false;
+}
+
+/* The heaviest stacks, copied out under the lock for hotmerge. */
+struct hot_merge_copy {
+	struct hotmerge_stack *s;
+	size_t ns, cap_s;
+	uint64_t *frames;
+	size_t nframes, cap_frames;
+	bool oom;
+};
+
+static void hot_merge_take(void *ctx, const struct hot_ref *r)
+{
+	struct hot_merge_copy *c = ctx;
+
+	if (c->oom)
+		return;
+	if (!grow_array((void **)&c->frames, &c->cap_frames,
+			c->nframes + r->nframes, sizeof(*c->frames)) ||
+	    !grow_array((void **)&c->s, &c->cap_s, c->ns + 1, sizeof(*c->s))) {
+		c->oom = true;
+		return;
+	}
+	if (r->nframes)
+		memcpy(c->frames + c->nframes, r->frames,
+		       r->nframes * sizeof(*r->frames));
+	c->s[c->ns++] = (struct hotmerge_stack){
+		.stack_id = r->stack_id,
+		.trace_id = r->trace_id,
+		.total = r->total,
+		.weight = r->weight,
+		.first = (uint32_t)c->nframes,
+		.nframes = r->nframes,
+	};
+	c->nframes += r->nframes;
+}
+
+struct hot_keyer {
+	struct engine *e;
+	enum engine_hot_by by;
+};
+
+static uint64_t hot_fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* A frame's key at the keyer's granularity: the function's start and name
+ * (the name tells inlined code apart), with the file and line; a frame
+ * without a function name (no symbols) is its own address. */
+static uint64_t hot_frame_key(void *ctx, uint64_t addr, bool leaf)
+{
+	const struct hot_keyer *k = ctx;
+	struct symtab_sym scratch;
+	struct framename nm;
+	uint64_t h;
+
+	if (k->by == ENGINE_HOT_BY_ADDRESS ||
+	    !engine_frame_lookup(k->e, addr, leaf, &nm, &scratch) ||
+	    !nm.function)
+		return ct_mix64(addr << 1 | (uint64_t)leaf);
+	h = hot_fnv(0xcbf29ce484222325ull, nm.function) ^
+	    ct_mix64(framename_key(addr, leaf) - nm.offset);
+	if (k->by == ENGINE_HOT_BY_LINE && nm.file && nm.line > 0)
+		h = ct_mix64(hot_fnv(h, nm.file) ^ (uint64_t)nm.line);
+	return h;
+}
+
+size_t engine_hot_rows(struct engine *e, uint64_t model_id,
+		       enum engine_hot_order order, enum engine_hot_by by,
+		       struct engine_hot_stack *out, size_t max)
+{
+	struct engine_ct *ct = &e->ct;
+	enum hot_order o =
+		order == ENGINE_HOT_BY_TOTAL ? HOT_BY_TOTAL : HOT_BY_WINDOW;
+	struct hot_keyer k = {.e = e, .by = by};
+	struct hot_merge_copy c = {0};
+	struct hot_stack *rows = NULL;
+	double sum = 0.0;
+	size_t n = 0;
+
+	if (!max)
+		return 0;
+	pthread_mutex_lock(&ct->hot_lock);
+	if (ct->hot)
+		hotstacks_heaviest(ct->hot, model_id, o, engine_now(e),
+				   ENGINE_HOT_MERGE_STACKS, hot_merge_take, &c,
+				   &sum);
+	pthread_mutex_unlock(&ct->hot_lock);
+	/* Named and merged outside the lock: naming may take it. */
+	rows = c.ns && !c.oom ? malloc(max * sizeof(*rows)) : NULL;
+	if (rows) {
+		struct hotmerge_in in = {
+			.s = c.s,
+			.n = c.ns,
+			.frames = c.frames,
+			.order = o,
+			.sum = sum,
+		};
+
+		n = hotmerge(&in, hot_frame_key, &k, rows, max);
+		for (size_t i = 0; i < n; i++)
+			hot_stack_out(&rows[i], &out[i]);
+	}
+	free(rows);
+	free(c.s);
+	free(c.frames);
+	return n;
+}
+
+const char *engine_hot_frame_label(struct engine *e, uint64_t addr, bool leaf,
+				   enum engine_hot_by by, char *buf, size_t n)
+{
+	struct symtab_sym scratch;
+	struct framename nm;
+
+	if (by == ENGINE_HOT_BY_ADDRESS)
+		return engine_frame_name(e, addr, leaf, leaf, buf, n);
+	if (by != ENGINE_HOT_BY_LINE ||
+	    !engine_frame_lookup(e, addr, leaf, &nm, &scratch) ||
+	    !nm.function || !nm.file || nm.line <= 0)
+		return engine_frame_name(e, addr, leaf, false, buf, n);
+	if (leaf)
+		snprintf(buf, n, "%s (%s:%d)", nm.function, nm.file, nm.line);
+	else
+		snprintf(buf, n, "%s:%d", nm.function, nm.line);
+	return buf;
 }
 
 /* ---- copies of the stacks ---- */

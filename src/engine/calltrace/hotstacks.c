@@ -652,16 +652,18 @@ static bool hot_is_caller(const struct hot_stack_rec *a,
 	       !memcmp(a->frames, b->frames + skip, a->nframes * 8u);
 }
 
-size_t hotstacks_top(struct hotstacks *h, uint64_t coro, enum hot_order order,
-		     uint64_t now, struct hot_stack *out, size_t max)
+/* The set's stacks with a basis, sorted into h->cand; their basis summed
+ * into *sum.  Returns how many. */
+static size_t hot_select(struct hotstacks *h, uint64_t coro,
+			 enum hot_order order, uint64_t now, double *sum)
 {
-	size_t n = hot_gather(h, coro, now), keep = 0, got;
-	double sum = 0.0;
+	size_t n = hot_gather(h, coro, now), keep = 0;
 
+	*sum = 0.0;
 	for (size_t i = 0; i < n; i++) {
 		double v = hot_basis(&h->cand[i], order);
 
-		sum += v;
+		*sum += v;
 		if (v > 0.0)
 			h->cand[keep++] = h->cand[i];
 	}
@@ -669,6 +671,38 @@ size_t hotstacks_top(struct hotstacks *h, uint64_t coro, enum hot_order order,
 		qsort(h->cand, keep, sizeof(*h->cand),
 		      order == HOT_BY_TOTAL ? hot_cand_by_total
 					    : hot_cand_by_window);
+	return keep;
+}
+
+size_t hotstacks_heaviest(struct hotstacks *h, uint64_t coro,
+			  enum hot_order order, uint64_t now, size_t max,
+			  hotstacks_visit_fn fn, void *ctx, double *sum)
+{
+	size_t keep = hot_select(h, coro, order, now, sum);
+	size_t got = keep < max ? keep : max;
+
+	for (size_t i = 0; i < got; i++) {
+		const struct hot_cand *c = &h->cand[i];
+		const struct hot_stack_rec *s = &h->s[c->stack];
+
+		fn(ctx, &(struct hot_ref){
+				.stack_id = s->id,
+				.trace_id = s->trace_id,
+				.total = c->total,
+				.weight = c->weight,
+				.frames = s->frames,
+				.nframes = s->nframes,
+			});
+	}
+	return got;
+}
+
+size_t hotstacks_top(struct hotstacks *h, uint64_t coro, enum hot_order order,
+		     uint64_t now, struct hot_stack *out, size_t max)
+{
+	double sum;
+	size_t keep = hot_select(h, coro, order, now, &sum), got;
+
 	got = keep < max ? keep : max;
 	for (size_t i = 0; i < got; i++) {
 		const struct hot_cand *c = &h->cand[i];
@@ -686,6 +720,8 @@ size_t hotstacks_top(struct hotstacks *h, uint64_t coro, enum hot_order order,
 		o->self_pct =
 			sum > 0.0 ? 100.0 * hot_basis(c, order) / sum : 0.0;
 		o->total_pct = sum > 0.0 ? 100.0 * under / sum : 0.0;
+		o->key = s->id;
+		o->merged = 1;
 		o->nframes = s->nframes;
 		memcpy(o->frames, s->frames, s->nframes * sizeof(*s->frames));
 	}

@@ -46,6 +46,11 @@ struct hot_stack {
 	 * total: this stack and every stack it is a caller of (the same
 	 * frames on the root side, more on the leaf side). */
 	double self_pct, total_pct;
+	/* A row of a merged list (hotmerge.h): what it is merged by, stable
+	 * across queries, and how many stacks it holds (the frames are its
+	 * heaviest one's).  hotstacks_top: the stack id, and 1. */
+	uint64_t key;
+	uint32_t merged;
 	uint32_t nframes;
 	uint64_t frames[CT_MAX_FRAMES]; /* innermost first, tag removed */
 };
@@ -101,6 +106,26 @@ void hotstacks_zero(struct hotstacks *h, uint64_t now);
  */
 size_t hotstacks_top(struct hotstacks *h, uint64_t coro, enum hot_order order,
 		     uint64_t now, struct hot_stack *out, size_t max);
+
+/* One stack as a query hands it out; frames valid during the call. */
+struct hot_ref {
+	uint64_t stack_id, trace_id;
+	uint64_t total;		/* raw weight since start or zero */
+	double weight;		/* over the window, decayed */
+	const uint64_t *frames; /* innermost first, tag removed */
+	uint32_t nframes;
+};
+typedef void (*hotstacks_visit_fn)(void *ctx, const struct hot_ref *s);
+
+/*
+ * The heaviest `max` stacks of hotstacks_top's list, in its order, to fn,
+ * without its %total (no caller scan: O(n log n) in the stacks kept); the
+ * basis (enum hot_order) of every stack of the set, listed or not, summed
+ * into *sum.  Returns how many fn was called for.  For hotmerge.
+ */
+size_t hotstacks_heaviest(struct hotstacks *h, uint64_t coro,
+			  enum hot_order order, uint64_t now, size_t max,
+			  hotstacks_visit_fn fn, void *ctx, double *sum);
 
 /* Every stack (coro 0) or model id coro's, with its window weight and
  * total, in no particular order; returns how many fn was called for. */
