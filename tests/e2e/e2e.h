@@ -11,6 +11,7 @@
 #define COROTOP_E2E_H
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include "../common/itest.h"
 #include "json-check.h"
@@ -48,6 +49,53 @@ static __attribute__((unused)) void assert_xdg_empty(void)
 	}
 	closedir(d);
 	assert_int_equal(leaked, 0);
+}
+
+/* A config directory of a test's own (XDG_CONFIG_HOME=dir, holding
+ * corotop/config with `text`), and the CTP_* environment cleared: what
+ * setup_xdg does, plus settings such as a lint threshold. */
+static __attribute__((unused)) char conf_dir[256];
+
+static __attribute__((unused)) int setup_conf(void **state, const char *text)
+{
+	char path[400];
+	FILE *f;
+
+	if (setup_xdg(state))
+		return -1;
+	snprintf(conf_dir, sizeof(conf_dir), "/tmp/itest-conf.XXXXXX");
+	if (!mkdtemp(conf_dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/corotop", conf_dir);
+	if (mkdir(path, 0700))
+		return -1;
+	snprintf(path, sizeof(path), "%s/corotop/config", conf_dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	fclose(f);
+	setenv("XDG_CONFIG_HOME", conf_dir, 1);
+	unsetenv("CTP_SHM_PATH");
+	unsetenv("CTP_SOCK_PATH");
+	unsetenv("CTP_MAX_STATIONS");
+	return 0;
+}
+
+/* Remove what setup_conf made (and file `extra` in it, when not NULL). */
+static __attribute__((unused)) void teardown_conf(const char *extra)
+{
+	char path[400];
+
+	if (extra) {
+		snprintf(path, sizeof(path), "%s/%s", conf_dir, extra);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/corotop/config", conf_dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/corotop", conf_dir);
+	rmdir(path);
+	rmdir(conf_dir);
 }
 
 static __attribute__((unused)) int teardown_xdg(void **state)

@@ -38,44 +38,15 @@
 #define DEADLINE_NS 60000000000ull
 #define NPARKED 3
 
-static char confdir[256];
-
 /* A config of the test's own: the lost-wakeup threshold at 1 s. */
 static int setup(void **state)
 {
-	char path[400];
-	FILE *f;
-
-	if (setup_xdg(state))
-		return -1;
-	snprintf(confdir, sizeof(confdir), "/tmp/itest-census-conf.XXXXXX");
-	if (!mkdtemp(confdir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/corotop", confdir);
-	if (mkdir(path, 0700))
-		return -1;
-	snprintf(path, sizeof(path), "%s/corotop/config", confdir);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs("lint.lost-wakeup.threshold = 1\n", f);
-	fclose(f);
-	setenv("XDG_CONFIG_HOME", confdir, 1);
-	unsetenv("CTP_SHM_PATH");
-	unsetenv("CTP_SOCK_PATH");
-	unsetenv("CTP_MAX_STATIONS");
-	return 0;
+	return setup_conf(state, "lint.lost-wakeup.threshold = 1\n");
 }
 
 static int teardown(void **state)
 {
-	char path[400];
-
-	snprintf(path, sizeof(path), "%s/corotop/config", confdir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/corotop", confdir);
-	rmdir(path);
-	rmdir(confdir);
+	teardown_conf(NULL);
 	return teardown_xdg(state);
 }
 

@@ -45,46 +45,15 @@ static const struct {
 	{"stuck", false},
 };
 
-static char confdir[256];
-
 /* A config of the test's own: the lost-wakeup threshold at 1 s. */
 static int setup(void **state)
 {
-	char path[400];
-	FILE *f;
-
-	if (setup_xdg(state))
-		return -1;
-	snprintf(confdir, sizeof(confdir), "/tmp/itest-longwait-conf.XXXXXX");
-	if (!mkdtemp(confdir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/corotop", confdir);
-	if (mkdir(path, 0700))
-		return -1;
-	snprintf(path, sizeof(path), "%s/corotop/config", confdir);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs("lint.lost-wakeup.threshold = 1\n", f);
-	fclose(f);
-	setenv("XDG_CONFIG_HOME", confdir, 1);
-	unsetenv("CTP_SHM_PATH");
-	unsetenv("CTP_SOCK_PATH");
-	unsetenv("CTP_MAX_STATIONS");
-	return 0;
+	return setup_conf(state, "lint.lost-wakeup.threshold = 1\n");
 }
 
 static int teardown(void **state)
 {
-	char path[400];
-
-	snprintf(path, sizeof(path), "%s/corotop/config", confdir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/longwait.heph", confdir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/corotop", confdir);
-	rmdir(path);
-	rmdir(confdir);
+	teardown_conf("longwait.heph");
 	return teardown_xdg(state);
 }
 
@@ -182,7 +151,7 @@ static void test_long_waits_not_flagged(void **state)
 	int code;
 
 	(void)state;
-	snprintf(rec, sizeof(rec), "%s/longwait.heph", confdir);
+	snprintf(rec, sizeof(rec), "%s/longwait.heph", conf_dir);
 	proc_start(&p, argv);
 	while (!found && it_now() < end &&
 	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
