@@ -155,90 +155,96 @@ static void convert_problem(void *ctx, uint64_t off, const char *what)
 		(const char *)ctx, off, what);
 }
 
+/* Where a conversion writes: standard output, OUT itself (a device or a
+ * FIFO, -o /dev/null, is written to, never replaced by a file renamed
+ * over it), or a temporary file beside OUT renamed over it at the end.
+ * Static, so a SIGBUS longjmp finds it as it was. */
+static struct {
+	FILE *f;
+	const char *path; /* NULL: standard output */
+	bool direct;	  /* f is path itself */
+	char tmp[4096];
+} convert_out;
+
+/* Open out_path (NULL or "-": standard output); false, said, on failure. */
+static bool convert_out_open(const char *out_path)
+{
+	struct stat ost;
+
+	convert_out.f = stdout;
+	convert_out.path = NULL;
+	convert_out.direct = false;
+	if (!out_path || !strcmp(out_path, "-"))
+		return true;
+	convert_out.path = out_path;
+	convert_out.direct = !stat(out_path, &ost) && !S_ISREG(ost.st_mode);
+	convert_out.f = convert_out.direct
+				? fopen(out_path, "w")
+				: convert_tmp(out_path, convert_out.tmp,
+					      sizeof(convert_out.tmp));
+	if (convert_out.f)
+		return true;
+	fprintf(stderr, "corotop convert: cannot write %s: %s\n", out_path,
+		strerror(errno));
+	convert_out.f = stdout; /* nothing to close */
+	return false;
+}
+
+/* Close it: rename the temporary file over OUT when ok, else remove it.
+ * Returns ok, false with err set when closing or renaming fails. */
+static bool convert_out_close(bool ok, char *err, size_t errlen)
+{
+	if (convert_out.f == stdout) {
+		if (fflush(stdout) && ok) {
+			snprintf(err, errlen, "writing: %s", strerror(errno));
+			ok = false;
+		}
+		return ok;
+	}
+	if (fclose(convert_out.f) && ok) {
+		snprintf(err, errlen, "closing: %s", strerror(errno));
+		ok = false;
+	}
+	convert_out.f = stdout;
+	if (ok && !convert_out.direct &&
+	    rename(convert_out.tmp, convert_out.path)) {
+		snprintf(err, errlen, "renaming %.200s: %s", convert_out.tmp,
+			 strerror(errno));
+		ok = false;
+	}
+	if (!ok && !convert_out.direct)
+		unlink(convert_out.tmp);
+	return ok;
+}
+
+/* The trace shrank under us (SIGBUS): nothing is written. */
+static int convert_out_abandon(const char *in)
+{
+	fprintf(stderr,
+		"corotop convert: %s changed size while being read (SIGBUS); "
+		"nothing written\n",
+		in);
+	if (convert_out.f != stdout) {
+		fclose(convert_out.f);
+		if (!convert_out.direct)
+			unlink(convert_out.tmp);
+	}
+	convert_out.f = stdout;
+	return 1;
+}
+
+static const char *convert_out_name(void)
+{
+	return convert_out.path ? convert_out.path : "stdout";
+}
+
 /* --to heph: the plain Heph bytes of `in` to out_path (NULL or "-":
  * stdout), atomically as convert_run writes: the exit status. */
 static int convert_run_heph(const char *in, const char *out_path, bool quiet)
 {
-	FILE *volatile out = stdout;
-	volatile bool direct = false;
-	static char tmp[4096];
 	uint64_t bytes = 0;
 	size_t problems = 0;
 	char err[512];
-	bool ok;
-
-	if (out_path && !strcmp(out_path, "-"))
-		out_path = NULL;
-	if (out_path) {
-		struct stat ost;
-		int rc = convert_check_out(in, out_path);
-
-		if (rc)
-			return rc;
-		direct = !stat(out_path, &ost) && !S_ISREG(ost.st_mode);
-		out = direct ? fopen(out_path, "w")
-			     : convert_tmp(out_path, tmp, sizeof(tmp));
-		if (!out) {
-			fprintf(stderr,
-				"corotop convert: cannot write %s: %s\n",
-				out_path, strerror(errno));
-			return 1;
-		}
-	}
-	if (sigsetjmp(convert_jb, 1)) {
-		fprintf(stderr,
-			"corotop convert: %s changed size while being read "
-			"(SIGBUS); nothing written\n",
-			in);
-		if (out != stdout) {
-			fclose(out);
-			if (!direct)
-				unlink(tmp);
-		}
-		return 1;
-	}
-	signal(SIGBUS, convert_sigbus);
-	ok = convert_heph(in, out, convert_problem, (void *)in, &bytes,
-			  &problems, err, sizeof(err));
-	if (out != stdout) {
-		if (fclose(out) && ok) {
-			snprintf(err, sizeof(err), "closing: %s",
-				 strerror(errno));
-			ok = false;
-		}
-		if (ok && !direct && rename(tmp, out_path)) {
-			snprintf(err, sizeof(err), "renaming %.200s: %s", tmp,
-				 strerror(errno));
-			ok = false;
-		}
-		if (!ok && !direct)
-			unlink(tmp);
-	} else if (fflush(stdout) && ok) {
-		snprintf(err, sizeof(err), "writing: %s", strerror(errno));
-		ok = false;
-	}
-	if (!ok)
-		fprintf(stderr, "corotop convert: %s: %s\n",
-			out_path ? out_path : "stdout", err);
-	else if (!quiet)
-		fprintf(stderr,
-			"corotop convert: %" PRIu64
-			" bytes of Heph written to %s (%zu problems)\n",
-			bytes, out_path ? out_path : "stdout", problems);
-	return ok ? 0 : 1;
-}
-
-/* Convert `in` to out_path (NULL or "-": stdout): the exit status. */
-static int convert_run(const char *in, const struct convert_format *fmt,
-		       const char *out_path, bool quiet)
-{
-	/* volatile: set after sigsetjmp and read after a longjmp. */
-	FILE *volatile out = stdout;
-	struct convert_result res;
-	struct convert *volatile c = NULL;
-	char err[512], sum[200];
-	static char tmp[4096];
-	volatile bool direct = false; /* out is out_path itself, not tmp */
 	bool ok;
 
 	if (out_path && strcmp(out_path, "-")) {
@@ -247,18 +253,45 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 		if (rc)
 			return rc;
 	}
-	if (sigsetjmp(convert_jb, 1)) {
-		fprintf(stderr,
-			"corotop convert: %s changed size while being read "
-			"(SIGBUS); nothing written\n",
-			in);
-		if (out != stdout) {
-			fclose(out);
-			if (!direct)
-				unlink(tmp);
-		}
+	if (!convert_out_open(out_path))
 		return 1;
+	if (sigsetjmp(convert_jb, 1))
+		return convert_out_abandon(in);
+	signal(SIGBUS, convert_sigbus);
+	ok = convert_heph(in, convert_out.f, convert_problem, (void *)in,
+			  &bytes, &problems, err, sizeof(err));
+	ok = convert_out_close(ok, err, sizeof(err));
+	if (!ok)
+		fprintf(stderr, "corotop convert: %s: %s\n", convert_out_name(),
+			err);
+	else if (!quiet)
+		fprintf(stderr,
+			"corotop convert: %" PRIu64
+			" bytes of Heph written to %s (%zu problems)\n",
+			bytes, convert_out_name(), problems);
+	return ok ? 0 : 1;
+}
+
+/* Convert `in` to out_path (NULL or "-": stdout): the exit status. */
+static int convert_run(const char *in, const struct convert_format *fmt,
+		       const char *out_path, bool quiet)
+{
+	struct convert_result res;
+	struct convert *c;
+	char err[512], sum[200];
+	bool ok;
+
+	if (out_path && strcmp(out_path, "-")) {
+		int rc = convert_check_out(in, out_path);
+
+		if (rc)
+			return rc;
 	}
+	convert_out.f = stdout;
+	/* (c is left as the fault found it: freeing it could touch the
+	 * mapping again; the process ends here.) */
+	if (sigsetjmp(convert_jb, 1))
+		return convert_out_abandon(in);
 	signal(SIGBUS, convert_sigbus);
 	c = convert_create(in, fmt->to, convert_problem, (void *)in, &res, err,
 			   sizeof(err));
@@ -269,23 +302,11 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 	if (res.problems > res.told)
 		fprintf(stderr, "corotop convert: %s: %zu more problems\n", in,
 			res.problems - res.told);
-	if (out_path && strcmp(out_path, "-")) {
-		struct stat ost;
-
-		/* A device or a FIFO (-o /dev/null) is written to, never
-		 * replaced by a file renamed over it. */
-		direct = !stat(out_path, &ost) && !S_ISREG(ost.st_mode);
-		out = direct ? fopen(out_path, "w")
-			     : convert_tmp(out_path, tmp, sizeof(tmp));
-		if (!out) {
-			fprintf(stderr,
-				"corotop convert: cannot write %s: %s\n",
-				out_path, strerror(errno));
-			convert_destroy(c);
-			return 1;
-		}
+	if (!convert_out_open(out_path)) {
+		convert_destroy(c);
+		return 1;
 	}
-	ok = convert_write_to(c, out, &res, err, sizeof(err));
+	ok = convert_write_to(c, convert_out.f, &res, err, sizeof(err));
 	/* Folded stacks of a recording that holds none: say so, rather
 	 * than leave an empty profile that looks like a result. */
 	if (ok && fmt->to == CONVERT_FOLDED && res.st.written == 0) {
@@ -295,23 +316,10 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 			 in);
 		ok = false;
 	}
-	if (out != stdout) {
-		if (fclose(out) && ok) {
-			snprintf(err, sizeof(err), "closing: %s",
-				 strerror(errno));
-			ok = false;
-		}
-		if (ok && !direct && rename(tmp, out_path)) {
-			snprintf(err, sizeof(err), "renaming %.200s: %s", tmp,
-				 strerror(errno));
-			ok = false;
-		}
-		if (!ok && !direct)
-			unlink(tmp);
-	}
+	ok = convert_out_close(ok, err, sizeof(err));
 	if (!ok)
-		fprintf(stderr, "corotop convert: %s%s%s\n",
-			out_path ? out_path : "stdout", ": ", err);
+		fprintf(stderr, "corotop convert: %s: %s\n", convert_out_name(),
+			err);
 	else if (!quiet)
 		/* The counts chrome and jsonl share (convert_summary) first,
 		 * so the two summaries of one file start with the same text. */
@@ -324,10 +332,8 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 			fmt->to == CONVERT_CHROME  ? "trace events"
 			: fmt->to == CONVERT_JSONL ? "lines"
 						   : "stacks",
-			out == stdout || !out_path || !strcmp(out_path, "-")
-				? "stdout"
-				: out_path,
-			res.st.nudged, res.st.skipped, res.problems);
+			convert_out_name(), res.st.nudged, res.st.skipped,
+			res.problems);
 	convert_destroy(c);
 	return ok ? 0 : 1;
 }
