@@ -51,6 +51,7 @@
  */
 #define _GNU_SOURCE
 #include "engine/convert.h"
+#include "engine/convert_coros.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -263,252 +264,9 @@ static void cv_args(FILE *f, const struct heph_packet *p, const char *where,
 	free(dups);
 }
 
-static bool cv_is(const struct heph_packet *p, const char *s)
-{
-	size_t n = strlen(s);
-
-	return p->desc_len == n && !memcmp(p->desc, s, n);
-}
-
-/* ---- coroutines: chrome's tracks, and what every summary counts ---- */
-
-/* A corotop_birth option: probe id `sub` became a new coroutine. */
-struct cv_birth {
-	uint64_t sub, ts, id;
-};
-
-/* One coroutine of the trace: a Chrome thread track. */
-struct cv_coro {
-	uint64_t sub, id; /* probe id; corotop's id for it (0: unknown) */
-	uint32_t stream;  /* the first stream it was seen on */
-	uint32_t ran_on;  /* the stream of its last running interval */
-	uint32_t tid;	  /* as written */
-	bool ran, counted, seen;
-	uint64_t ran_ts;   /* its last running interval's ts, written */
-	uint64_t last_out; /* the last ts written on the track */
-	const char *name;  /* corotop_name, or NULL */
-	char *where;	   /* its first parked symbol or frame, or NULL */
-};
-
-struct cv_coros {
-	bool ours; /* a corotop recording: its options have meaning */
-	uint64_t pid;
-	char command[160];
-	struct cv_birth *births; /* by (sub, ts) */
-	size_t nbirths;
-	struct streammap keys; /* (sub, birth + 1 | stream) -> c[number] */
-	struct cv_coro *c;
-	size_t n, cap;
-	struct streammap streams; /* (0, stream): the streams seen */
-	const struct heph_coronames *cn;
-	struct convert_stats *st;
-};
-
-#define CV_BIRTHS_MAX (1u << 24)
-#define CV_WHERE_MAX 120 /* bytes of a WHERE kept for a track name */
-
-static int cv_birth_cmp(const void *a, const void *b)
-{
-	const struct cv_birth *x = a, *y = b;
-
-	if (x->sub != y->sub)
-		return x->sub < y->sub ? -1 : 1;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-static bool cv_option_is(const struct heph_packet *p, const char *name)
-{
-	size_t n = strlen(name);
-
-	return p->option_len == n && !memcmp(p->option, name, n);
-}
-
-/* corotop's options: the program (pid, command) and every birth. */
-static void cv_options(struct cv_coros *cs, const struct heph_file *f)
-{
-	size_t cap = 0;
-	char err[64];
-
-	for (size_t i = 0; i < f->nmeta_off; i++) {
-		struct heph_packet p;
-		uint64_t off = f->meta_off[i];
-
-		if (off >= f->size ||
-		    heph_decode(f->map + off, f->size - off, &p, err,
-				sizeof(err)) != HEPH_OK ||
-		    p.kind != HEPH_META)
-			continue;
-		if (cv_option_is(&p, "corotop")) {
-			cs->ours = true;
-		} else if (cv_option_is(&p, "corotop_pid") &&
-			   p.value_len == 8) {
-			cs->pid = heph_be64(p.value);
-		} else if (cv_option_is(&p, "corotop_command")) {
-			size_t n = p.value_len < sizeof(cs->command) - 1
-					   ? p.value_len
-					   : sizeof(cs->command) - 1;
-
-			/* Untrusted: printable ASCII only. */
-			for (size_t k = 0; k < n; k++)
-				cs->command[k] =
-					p.value[k] >= 0x20 && p.value[k] < 0x7f
-						? (char)p.value[k]
-						: '?';
-			cs->command[n] = 0;
-		} else if (cv_option_is(&p, "corotop_birth") &&
-			   (p.value_len == 16 || p.value_len == 24) &&
-			   cs->nbirths < CV_BIRTHS_MAX &&
-			   grow_array((void **)&cs->births, &cap,
-				      cs->nbirths + 1, sizeof(*cs->births))) {
-			cs->births[cs->nbirths++] = (struct cv_birth){
-				.sub = heph_be64(p.value),
-				.ts = heph_be64(p.value + 8),
-				.id = p.value_len == 24
-					      ? heph_be64(p.value + 16)
-					      : 0,
-			};
-		}
-	}
-	if (cs->nbirths)
-		qsort(cs->births, cs->nbirths, sizeof(*cs->births),
-		      cv_birth_cmp);
-	if (!cs->ours) /* another writer's options mean nothing to us */
-		cs->nbirths = 0;
-}
-
-static void cv_coros_init(struct cv_coros *cs, const struct heph_file *f,
-			  const struct heph_coronames *cn,
-			  struct convert_stats *st)
-{
-	memset(cs, 0, sizeof(*cs));
-	streammap_init(&cs->keys);
-	streammap_init(&cs->streams);
-	cs->cn = cn;
-	cs->st = st;
-	cv_options(cs, f);
-}
-
-static void cv_coros_finish(struct cv_coros *cs)
-{
-	for (size_t i = 0; i < cs->n; i++)
-		free(cs->c[i].where);
-	free(cs->c);
-	free(cs->births);
-	streammap_finish(&cs->keys);
-	streammap_finish(&cs->streams);
-}
-
-/* 1 + the latest birth of sub at or before ts, 0 when there is none. */
-static uint32_t cv_birth_at(const struct cv_coros *cs, uint64_t sub,
-			    uint64_t ts)
-{
-	size_t lo = 0, hi = cs->nbirths;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct cv_birth *b = &cs->births[mid];
-
-		if (b->sub < sub || (b->sub == sub && b->ts <= ts))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && cs->births[lo - 1].sub == sub ? (uint32_t)lo : 0;
-}
-
-/*
- * The coroutine of event p, and the summary's counts.  In a corotop
- * recording a coroutine is a probe id from one corotop_birth to the next
- * (ids are reused), whatever stream it ran on; in another writer's trace
- * it is a (stream, substream) pair, as replay groups them.  *from: the
- * stream a running interval migrated from, or -1.  NULL: no memory.
- */
-static struct cv_coro *cv_coro_of(struct cv_coros *cs,
-				  const struct heph_packet *p, bool lost,
-				  int64_t *from)
-{
-	uint32_t b = cs->ours ? cv_birth_at(cs, p->substream, p->start) : 0;
-	long k = streammap_get(&cs->keys, p->substream,
-			       cs->ours ? b : p->stream, true);
-	struct cv_coro *c;
-
-	*from = -1;
-	if (k < 0)
-		return NULL;
-	if ((size_t)k >= cs->n) {
-		if (!grow_array((void **)&cs->c, &cs->cap, (size_t)k + 1,
-				sizeof(*cs->c)))
-			return NULL;
-		cs->c[k] = (struct cv_coro){
-			.sub = p->substream,
-			.id = b ? cs->births[b - 1].id : 0,
-			.stream = p->stream,
-		};
-		if (cs->c[k].id)
-			cs->c[k].name = heph_coronames_id(cs->cn, cs->c[k].id);
-		cs->n = (size_t)k + 1;
-	}
-	c = &cs->c[k];
-	if (lost) {
-		uint64_t count = 1;
-
-		heph_packet_u64(p, "count", &count);
-		/* From the file: saturate, never wrap. */
-		cs->st->lost = count > UINT64_MAX - cs->st->lost
-				       ? UINT64_MAX
-				       : cs->st->lost + count;
-		return c;
-	}
-	if (!c->counted) {
-		c->counted = true;
-		cs->st->coroutines++;
-	}
-	k = streammap_get(&cs->streams, 0, p->stream, true);
-	if (k < 0)
-		return NULL;
-	cs->st->streams = cs->streams.n;
-	if (cv_is(p, "running")) {
-		if (c->ran && c->ran_on != p->stream) {
-			*from = c->ran_on;
-			cs->st->migrations++;
-		}
-		c->ran = true;
-		c->ran_on = p->stream;
-	}
-	return c;
-}
-
-/* The WHERE of a coroutine: the `symbol` of its first parked interval
- * that has one, else the name of that interval's innermost `stack`
- * frame.  Kept only for a coroutine without a name of its own. */
-static void cv_where(struct cv_coro *c, const struct heph_packet *p,
-		     convert_name_fn fn, void *ctx)
-{
-	const char *s = NULL;
-	struct heph_attr a;
-	uint32_t pos = 0;
-	uint16_t len = 0;
-
-	if (c->where || c->name || !cv_is(p, "suspended"))
-		return;
-	while (!s && heph_attr_next(p, &pos, &a))
-		if (a.name_len == 6 && !memcmp(a.name, "symbol", 6) &&
-		    a.type == HEPH_STR)
-			s = heph_attr_str(&a, 0, &len);
-	for (pos = 0; !s && fn && heph_attr_next(p, &pos, &a);)
-		if (a.name_len == 5 && !memcmp(a.name, "stack", 5) &&
-		    a.type == (HEPH_U64 | HEPH_ARRAY) && a.count &&
-		    (s = fn(ctx, heph_attr_u64(&a, 0), true)))
-			len = (uint16_t)strnlen(s, CV_WHERE_MAX);
-	if (s && len)
-		c->where = strndup(s, len < CV_WHERE_MAX ? len : CV_WHERE_MAX);
-}
-
-/* ---- chrome ---- */
-
 struct cv_chrome {
 	FILE *f;
-	struct cv_coros cs;
+	struct convert_coros cs;
 	uint32_t pid;
 	uint64_t flows; /* flow ids handed out */
 	bool first;
@@ -541,8 +299,8 @@ static void cv_meta(struct cv_chrome *ch, const char *what, uint32_t tid,
 
 /* One half of a migration's flow: "s" on the interval it left, "f" on
  * the one it arrived at (bound to the slice around ts: bp "e"). */
-static void cv_flow(struct cv_chrome *ch, const struct cv_coro *c, bool end,
-		    uint64_t ts)
+static void cv_flow(struct cv_chrome *ch, const struct convert_coro *c,
+		    bool end, uint64_t ts)
 {
 	cv_next(ch);
 	fprintf(ch->f,
@@ -557,11 +315,11 @@ static void cv_flow(struct cv_chrome *ch, const struct cv_coro *c, bool end,
 static bool cv_chrome_event(struct cv_chrome *ch, const struct heph_packet *p,
 			    struct convert_stats *st)
 {
-	bool lost = cv_is(p, "lost");
+	bool lost = convert_desc_is(p, "lost");
 	uint64_t start = p->start,
 		 dur = p->end > p->start ? p->end - p->start : 0;
 	int64_t from;
-	struct cv_coro *c = cv_coro_of(&ch->cs, p, lost, &from);
+	struct convert_coro *c = convert_coro_of(&ch->cs, p, lost, &from);
 	FILE *f = ch->f;
 
 	if (!c)
@@ -571,7 +329,7 @@ static bool cv_chrome_event(struct cv_chrome *ch, const struct heph_packet *p,
 		 * program's pid is skipped (its main thread's number). */
 		c->tid = (uint32_t)ch->cs.n + (ch->cs.n >= ch->pid);
 	}
-	cv_where(c, p, ch->fn, ch->ctx);
+	convert_coro_where(c, p, ch->fn, ch->ctx);
 	/* One track's slices start in order and never together: the same
 	 * start (or an earlier one, after a nudge) would hide one. */
 	if (c->seen && p->start <= c->last_out && c->last_out < UINT64_MAX) {
@@ -589,7 +347,7 @@ static bool cv_chrome_event(struct cv_chrome *ch, const struct heph_packet *p,
 		cv_flow(ch, c, false, c->ran_ts);
 		cv_flow(ch, c, true, start);
 	}
-	if (cv_is(p, "running"))
+	if (convert_desc_is(p, "running"))
 		c->ran_ts = start;
 	cv_next(ch);
 	fputs("{\"name\":", f);
@@ -608,8 +366,8 @@ static bool cv_chrome_event(struct cv_chrome *ch, const struct heph_packet *p,
 }
 
 /* The track's name: the coroutine's, its WHERE, or its number. */
-static void cv_track_name(const struct cv_chrome *ch, const struct cv_coro *c,
-			  char *buf, size_t n)
+static void cv_track_name(const struct cv_chrome *ch,
+			  const struct convert_coro *c, char *buf, size_t n)
 {
 	if (c->name)
 		snprintf(buf, n, "%s", c->name);
@@ -632,7 +390,7 @@ static bool cv_chrome(const struct heph_file *hf,
 	char name[200];
 	bool ok = true;
 
-	cv_coros_init(&ch.cs, hf, cn, st);
+	convert_coros_init(&ch.cs, hf, cn, st);
 	/* One process: the traced program, by its pid when it fits. */
 	ch.pid = ch.cs.pid && ch.cs.pid <= INT32_MAX ? (uint32_t)ch.cs.pid : 1;
 	if (!ch.cs.ours)
@@ -659,7 +417,7 @@ static bool cv_chrome(const struct heph_file *hf,
 	}
 	/* Names last: a coroutine's WHERE is known once it parked. */
 	for (size_t i = 0; i < ch.cs.n && ok; i++) {
-		const struct cv_coro *c = &ch.cs.c[i];
+		const struct convert_coro *c = &ch.cs.c[i];
 
 		cv_track_name(&ch, c, name, sizeof(name));
 		cv_meta(&ch, "thread_name", c->tid, "name", name, 0);
@@ -667,7 +425,7 @@ static bool cv_chrome(const struct heph_file *hf,
 			i);
 	}
 	fputs("\n]}\n", f);
-	cv_coros_finish(&ch.cs);
+	convert_coros_finish(&ch.cs);
 	return ok;
 }
 
@@ -697,16 +455,16 @@ static bool cv_jsonl(const struct heph_file *hf,
 		     const struct heph_coronames *cn, FILE *f,
 		     struct convert_stats *st)
 {
-	struct cv_coros cs;
+	struct convert_coros cs;
 	bool ok = true;
 
 	/* The coroutines only for the summary (the lines name no track). */
-	cv_coros_init(&cs, hf, cn, st);
+	convert_coros_init(&cs, hf, cn, st);
 	for (size_t k = 0; k < hf->nev && ok; k++) {
 		struct heph_packet p;
 		bool lost;
 		int64_t from;
-		const struct cv_coro *c;
+		const struct convert_coro *c;
 
 		if (!heph_file_event(hf, hf->by_start ? hf->by_start[k] : k,
 				     &p)) {
@@ -714,14 +472,16 @@ static bool cv_jsonl(const struct heph_file *hf,
 			continue;
 		}
 		st->events++;
-		lost = cv_is(&p, "lost");
-		c = cv_coro_of(&cs, &p, lost, &from);
+		lost = convert_desc_is(&p, "lost");
+		c = convert_coro_of(&cs, &p, lost, &from);
 		if (!c) {
 			ok = false;
 		} else if (lost) {
 			st->skipped++;
-		} else if (cv_is(&p, "running") || cv_is(&p, "suspended")) {
-			cv_line(f, &p, cv_is(&p, "running"), p.start, c->name);
+		} else if (convert_desc_is(&p, "running") ||
+			   convert_desc_is(&p, "suspended")) {
+			cv_line(f, &p, convert_desc_is(&p, "running"), p.start,
+				c->name);
 			st->written++;
 		} else {
 			cv_line(f, &p, true, p.start, c->name);
@@ -729,7 +489,7 @@ static bool cv_jsonl(const struct heph_file *hf,
 			st->written += 2;
 		}
 	}
-	cv_coros_finish(&cs);
+	convert_coros_finish(&cs);
 	return ok;
 }
 
@@ -757,7 +517,7 @@ static bool cv_folded(const struct heph_file *hf, FILE *f, convert_name_fn fn,
 			continue;
 		}
 		st->events++;
-		if (!cv_is(&p, "suspended") || p.end <= p.start)
+		if (!convert_desc_is(&p, "suspended") || p.end <= p.start)
 			continue;
 		while (heph_attr_next(&p, &pos, &a)) {
 			uint16_t n = a.count < CV_FRAMES ? a.count : CV_FRAMES;
