@@ -16,7 +16,8 @@
  * some coroutine of the snapshot has a name.
  *
  * Right scrolls (as htop's arrows do): the table becomes the full one,
- * every column the user did not hide and WHERE TABLE_WHERE_WIDE wide,
+ * every column the user did not hide and WHERE as wide as the longest on
+ * the screen (TABLE_WHERE_WIDE to TABLE_WHERE_MAX),
  * shifted left by `hscroll` screen columns; Left scrolls back, and at 0
  * the fitted table returns.  A `<` or `>` at the titles' ends says there
  * is more that way.
@@ -177,20 +178,45 @@ static const char *table_view_filter_text(const struct tui *t)
  * is narrow; WHERE takes what is left (term_layout).  NAME only while some
  * coroutine has a name. */
 #define TABLE_WHERE_LEAST 24 /* WHERE's width before SEQ, LOST... go */
-#define TABLE_WHERE_WIDE 64  /* scrolled: WHERE's width, a whole name */
+#define TABLE_WHERE_WIDE 64  /* scrolled: WHERE's least width ... */
+#define TABLE_WHERE_MAX 200  /* ... and its most: the longest shown */
 #define TABLE_HSCROLL_STEP 8
 
-static void table_layout(const struct tui *t, struct term_layout *lay)
+/* Scrolled, WHERE is as wide as the longest of the rows on the screen
+ * (TABLE_WHERE_WIDE to TABLE_WHERE_MAX), so that Right reads it whole. */
+static int table_where_wide(const struct tui *t)
+{
+	int most = TABLE_WHERE_WIDE, rows = table_view_visible_rows(t);
+
+	for (size_t i = t->list.top;
+	     i < t->nrows && i < t->list.top + (size_t)rows; i++) {
+		char cell[TABLE_WHERE_MAX + 1];
+		int len;
+
+		if (t->rows[i].coro == UINT32_MAX)
+			continue;
+		column_table[COL_WHERE].cell(cell, sizeof(cell), &t->snap,
+					     &t->snap.coro[t->rows[i].coro]);
+		len = (int)strlen(cell);
+		if (len > most)
+			most = len;
+	}
+	return most;
+}
+
+/* The fitted table, or with `wide` the full one (Right). */
+static void table_layout(const struct tui *t, struct term_layout *lay,
+			 bool wide)
 {
 	struct term_layout_column col[COL_COUNT];
-	bool wide = t->hscroll > 0;
 	int full = 1; /* the full table's width, and the spare column */
+	int where = wide ? table_where_wide(t) : TABLE_WHERE_LEAST;
 
 	for (int c = 0; c < COL_COUNT; c++) {
 		col[c] = (struct term_layout_column){
 			.width = column_table[c].width,
 			/* Scrolled: nothing is dropped, WHERE is wide. */
-			.least = wide ? TABLE_WHERE_WIDE : TABLE_WHERE_LEAST,
+			.least = where,
 			.priority = wide ? 0 : column_table[c].priority,
 			.hidden = t->hidden[c] || (c == COL_NAME && !t->named),
 		};
@@ -205,12 +231,10 @@ static void table_layout(const struct tui *t, struct term_layout *lay)
 /* The full table's width: where the last shown column ends. */
 static int table_full_width(const struct tui *t)
 {
-	struct tui probe = {.hscroll = 1, .named = t->named};
 	struct term_layout lay;
 	int end = 0;
 
-	memcpy(probe.hidden, t->hidden, sizeof(probe.hidden));
-	table_layout(&probe, &lay);
+	table_layout(t, &lay, true);
 	for (int c = 0; c < COL_COUNT; c++)
 		if (lay.shown[c] && lay.x[c] + lay.width[c] > end)
 			end = lay.x[c] + lay.width[c];
@@ -242,7 +266,7 @@ static unsigned table_view_hscroll(struct tui *t, int dir)
 static void table_cell(const struct tui *t, int y, int x, int w, int attr,
 		       bool left, const char *text)
 {
-	char buf[160];
+	char buf[TABLE_WHERE_MAX + 8];
 	int skip;
 
 	if (w > (int)sizeof(buf) - 1)
@@ -344,7 +368,7 @@ static int table_view_column_at(const struct tui *t, int x)
 {
 	struct term_layout lay;
 
-	table_layout(t, &lay);
+	table_layout(t, &lay, t->hscroll > 0);
 	x += t->hscroll;
 	for (int c = 0; c < COL_COUNT; c++)
 		if (lay.shown[c] && x >= lay.x[c] &&
@@ -595,7 +619,7 @@ static void table_draw_row(struct tui *t, int y, const struct tui_row *r,
 		term_fill(y, attr);
 	attron(attr);
 	for (int k = 0; k < COL_COUNT; k++) {
-		char cell[96];
+		char cell[TABLE_WHERE_MAX + 1];
 		int w = lay->width[k];
 
 		if (!lay->shown[k])
@@ -618,7 +642,7 @@ void table_view_draw(struct tui *t)
 	int title = tui_attr(t, PAIR_TITLE);
 	size_t sel;
 
-	table_layout(t, &lay);
+	table_layout(t, &lay, t->hscroll > 0);
 	thread_meters_draw(t, TABLE_HEADER_LINES);
 	term_fill(first - 1, title);
 	attron(title);
