@@ -173,6 +173,8 @@ struct engine_calltrace_stats {
 		uint64_t attributed, unattributed; /* tagged weight credited
 						      to a coroutine, or not */
 		uint64_t evicted_weight; /* totals of stacks dropped */
+		unsigned window_s;	 /* the window weights count over */
+		unsigned half_life_s;	 /* ... halved every (0: no decay) */
 	} hot;
 	struct {
 		uint64_t kept; /* parked stacks kept now */

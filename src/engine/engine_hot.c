@@ -61,6 +61,8 @@ void engine_calltrace_stats(struct engine *e,
 		out->hot.attributed = h.attributed;
 		out->hot.unattributed = h.unattributed;
 		out->hot.evicted_weight = h.evicted_weight;
+		out->hot.window_s = h.window_s;
+		out->hot.half_life_s = h.half_life_s;
 	}
 	if (ct->parked) {
 		struct parked_stats p;

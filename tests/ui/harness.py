@@ -911,17 +911,46 @@ def flow_detail(fl):
 
 
 def flow_hot(fl):
-    """H shows the hot stacks the workload stored (60/30/10 samples); t
-    switches to the caller -> callee tree, C closes it, + opens a node, E
-    opens all; z zeroes the counts; x writes them, folded; the detail view
-    of 1001 lists its own hot stack; Esc goes back."""
+    """H shows the hot stacks the workload stored (60/30/6/4 samples), one
+    row per function stack: the two stacks that differ only in hot_leaf_b's
+    pc are one row of 10, whose %TOTAL (40) is hot_leaf_b's time in every
+    stack; the columns say their windows.  L shows rows by line, then by
+    address (the 6 and the 4 apart; %TOTAL of hot_leaf_b+0x1 is that pc's
+    36 in two stacks), then by function again.  t switches to
+    the caller -> callee tree, C closes it, + opens a node, E opens all; z
+    zeroes the counts; x writes them, folded; the detail view of 1001
+    lists its own hot stack; Esc goes back."""
     fl.open()
     fl.start()
     fl.control('hot')
     fl.step('list', keys=['H'],
-            marker=has(r'^\s+60\.0\s+60\.0\s+60\s+hot_leaf_a\+0x1 '
-                       r'\(scripted\.c:\d+\) \u2190 hot_mid \u2190 hot_root$'))
+            marker=both(has(r'^\s+60\.0\s+60\.0\s+60\s+hot_leaf_a '
+                            r'\u2190 hot_mid \u2190 hot_root$'),
+                        has(r'^\s+10\.0\s+40\.0\s+10\s+hot_leaf_b '
+                            r'\u2190 hot_root$'),
+                        has(r'^%SELF \d+s %TOTAL \d+s SAMPLES all  STACK by '
+                            r'function'),
+                        has(r'^ Hot stacks by function: ')))
     fl.step('down', keys=['j'], marker=has(r'^\s+#0\s+hot_leaf_b\+0x1 '),
+            golden=False)
+    fl.step('merged', keys=['j'],
+            marker=has(r'^ Stack \d+ \(trace 0x[0-9a-f]+\), the heaviest '
+                       r'of 2 merged: 2 frames'))
+    fl.step('by-line', keys=['L'],
+            marker=both(has(r'^\s+60\.0\s+60\.0\s+60\s+hot_leaf_a '
+                            r'\(scripted\.c:\d+\) \u2190 hot_mid:\d+ '
+                            r'\u2190 hot_root:\d+$'),
+                        has(r'^\s+10\.0\s+40\.0\s+10\s+hot_leaf_b '
+                            r'\(scripted\.c:\d+\) \u2190 hot_root:\d+$'),
+                        has(r'STACK by line'), has(r'L by address')))
+    fl.step('by-address', keys=['L'],
+            marker=both(has(r'^\s+6\.0\s+36\.0\s+6\s+hot_leaf_b\+0x1 '),
+                        has(r'^\s+4\.0\s+4\.0\s+4\s+hot_leaf_b\+0x2 '),
+                        has(r'^ Hot stacks by address: '),
+                        has(r'L by function')))
+    fl.step('by-function', keys=['L'],
+            marker=both(has(r'^\s+10\.0\s+40\.0\s+10\s+hot_leaf_b '
+                            r'\u2190 hot_root$'), lacks(r'hot_leaf_b\+0x2')),
             golden=False)
     fl.step('tree', keys=['t'],
             marker=both(has(r'^\s+100\.0\s+0\.0\s+\u25be hot_root$'),

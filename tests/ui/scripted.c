@@ -39,12 +39,15 @@
  *
  * Control: CTL_FIFO is a named pipe the test writes lines to:
  *   close    close 1004 and 100a (they become D)
- *   hot      store three call stacks through corotop_calltrace_put, made of
+ *   hot      store four call stacks through corotop_calltrace_put, made of
  *            addresses inside this file's hot_* functions (so they
  *            symbolize), as the sampler would (corotop/calltrace.h):
  *              hot_leaf_a <- hot_mid <- hot_root, tagged 1001, weight 60
  *              hot_leaf_b <- hot_mid <- hot_root, tagged 1002, weight 30
- *              hot_leaf_b <- hot_root, untagged,              weight 10
+ *              hot_leaf_b <- hot_root, untagged,              weight 6
+ *              hot_leaf_b+1 <- hot_root, untagged,            weight 4
+ *            (the last two differ only in the leaf pc: one row of 10 by
+ *            function or line, two by address)
  *            (no transition: the engine collects on its own cadence)
  *   noise N  print N numbered lines on stdout and N on stderr, the first
  *            of each coloured with escape sequences, then "partial" with
@@ -145,10 +148,12 @@ static void put_hot_stacks(void)
 	uint64_t b[] = {HOT_FRAME(hot_leaf_b), HOT_FRAME(hot_mid),
 			HOT_FRAME(hot_root), hot_tag(&coros[1])};
 	uint64_t c[] = {HOT_FRAME(hot_leaf_b), HOT_FRAME(hot_root)};
+	uint64_t d[] = {HOT_FRAME(hot_leaf_b) + 1, HOT_FRAME(hot_root)};
 
 	corotop_calltrace_put(a, 4, 60);
 	corotop_calltrace_put(b, 4, 30);
-	corotop_calltrace_put(c, 2, 10);
+	corotop_calltrace_put(c, 2, 6);
+	corotop_calltrace_put(d, 2, 4);
 }
 static uint64_t tids[2];
 static volatile sig_atomic_t got_term;

@@ -781,4 +781,6 @@ void hotstacks_stats(const struct hotstacks *h, struct hotstacks_stats *out)
 	*out = h->st;
 	out->stacks = h->sp.live;
 	out->coro_entries = h->cp.live;
+	out->window_s = h->cfg.window_s;
+	out->half_life_s = h->cfg.half_life_s;
 }

@@ -68,6 +68,7 @@ struct hotstacks_stats {
 	uint64_t unattributed;	 /* tagged weight not: thread tags, a station
 				    whose occupant changed, unknown tags */
 	uint64_t zeroed_ns;	 /* when counts were last zeroed, 0: never */
+	unsigned window_s, half_life_s; /* as set */
 };
 
 /* One frame to name: `leaf` is true for frames[0] (the exact pc); the

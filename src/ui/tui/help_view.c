@@ -34,6 +34,16 @@ static const struct {
 	{"recycled", "stations of dead coroutines handed back for reuse"},
 	{"output +N", "lines the target printed that the output view (o) has "
 		      "not shown"},
+	{"%SELF (hot stacks)",
+	 "share of the window's samples (older ones count less: halved every "
+	 "half-life) whose stack is this row's: the same functions (lines, "
+	 "addresses: L) from the leaf to the root"},
+	{"%TOTAL (hot stacks)",
+	 "share of the window's samples with the row's leaf function (line, "
+	 "address) anywhere on the stack, each sample once even when it "
+	 "recurses: the leaf's inclusive time"},
+	{"SAMPLES (hot stacks)",
+	 "samples of the row since start or z, not only of the window"},
 };
 
 #define HELP_GLOSSARY (sizeof(help_glossary) / sizeof(help_glossary[0]))

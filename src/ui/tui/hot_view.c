@@ -2,10 +2,14 @@
  * hot_view: where the CPU goes (H).  The engine's hot stacks (CallTrace
  * samples, engine_hot.c) shown two ways:
  *
- *   list  the top stacks by window weight, each as "leaf <- caller <- ...",
- *         with %SELF (this exact stack) and %TOTAL (it and every stack it
- *         is a caller of), and below it every frame of the selected stack,
- *         fully symbolized;
+ *   list  the top rows by window weight, each as "leaf <- caller <- ...":
+ *         one per function stack (L cycles function, line, address; the
+ *         engine merges the stacks, engine_hot_rows), with %SELF (samples
+ *         of this stack) and %TOTAL (samples with its leaf function
+ *         anywhere on the stack: the leaf's inclusive time), both of the
+ *         window, and SAMPLES since start or z, the columns labelled so;
+ *         below it every frame of the selected row's heaviest stack, fully
+ *         symbolized;
  *   tree  the caller -> callee tree of the same window, merged by function
  *         (t or F5 switches, as htop's tree view), %TOTAL and %SELF per
  *         node; + and - (or Enter) open and close a node, E opens all, C
@@ -16,7 +20,7 @@
  *
  * The view copies what it shows on each refresh (never while paused), so a
  * rotation on the harvest thread never changes rows under the cursor.  The
- * selection follows its stack (by stack id) or its node (by path: the hash
+ * selection follows its row (by the row's key) or its node (by path: the hash
  * of the function names from the root), and so does each node's open or
  * closed state: `toggled` lists the paths whose state differs from the
  * default, which E and C set.
@@ -38,8 +42,9 @@
 
 /* The view's copies and cursor. */
 struct hot_view {
-	bool tree;	 /* the caller -> callee tree, not the top list */
-	bool expand_all; /* nodes' state unless toggled (E / C) */
+	bool tree;	       /* the caller -> callee tree, not the top list */
+	bool expand_all;       /* nodes' state unless toggled (E / C) */
+	enum engine_hot_by by; /* the list's rows (L) */
 	struct engine_calltrace_stats stats;
 	struct engine_hot_stack *stacks; /* the top list, copied on refresh */
 	size_t nstacks;
@@ -51,7 +56,7 @@ struct hot_view {
 	uint64_t *toggled; /* paths whose open state is not expand_all */
 	size_t ntoggled;
 	struct term_list list;
-	uint64_t selected_key; /* stack id (list) or path (tree) */
+	uint64_t selected_key; /* row key (list) or path (tree) */
 };
 
 static struct hot_view *hot_of(const struct tui *t)
@@ -147,7 +152,7 @@ static uint64_t hot_row_key(const struct tui *t, size_t row)
 
 	if (row >= hot_rows(t))
 		return 0;
-	return h->tree ? h->path[h->visible[row]] : h->stacks[row].stack_id;
+	return h->tree ? h->path[h->visible[row]] : h->stacks[row].key;
 }
 
 static void hot_reselect(struct tui *t)
@@ -178,9 +183,8 @@ static void hot_view_refresh(struct tui *t)
 					    HOT_MAX_NODES);
 		hot_layout_tree(h);
 	} else {
-		h->nstacks =
-			engine_hot_stacks(t->engine, 0, ENGINE_HOT_BY_WINDOW,
-					  h->stacks, HOT_MAX_STACKS);
+		h->nstacks = engine_hot_rows(t->engine, 0, ENGINE_HOT_BY_WINDOW,
+					     h->by, h->stacks, HOT_MAX_STACKS);
 	}
 	hot_reselect(t);
 }
@@ -207,16 +211,56 @@ void hot_view_stack_line(struct tui *t, const struct engine_hot_stack *s,
 		b[n - 1] = '\0';
 }
 
+/* A list row's "leaf <- caller <- ...", each frame at the row's
+ * granularity, as much as fits. */
+static void hot_row_line(struct tui *t, const struct engine_hot_stack *s,
+			 char *b, size_t n)
+{
+	const char *arrow = t->ascii ? " <- " : " \u2190 ";
+	enum engine_hot_by by = hot_of(t)->by;
+	size_t used = 0;
+
+	b[0] = '\0';
+	for (uint32_t k = 0; k < s->nframes && used + 8 < n; k++) {
+		char name[128];
+
+		engine_hot_frame_label(t->engine, s->frames[k], k == 0, by,
+				       name, sizeof(name));
+		used += (size_t)snprintf(b + used, n - used, "%s%s",
+					 k ? arrow : "", name);
+	}
+	if (used >= n)
+		b[n - 1] = '\0';
+}
+
+/* The list's column titles, each % labelled with its window and SAMPLES
+ * with its own ("all": since start or z), so that nobody divides one by
+ * the other.  Widths into w[3]. */
+static void hot_list_titles(struct tui *t, char *b, size_t n, int w[3])
+{
+	const struct hot_view *h = hot_of(t);
+	char self[24], total[24];
+
+	snprintf(self, sizeof(self), "%%SELF %us", h->stats.hot.window_s);
+	snprintf(total, sizeof(total), "%%TOTAL %us", h->stats.hot.window_s);
+	w[0] = (int)strlen(self);
+	w[1] = (int)strlen(total);
+	w[2] = (int)strlen("SAMPLES all");
+	snprintf(b, n, "%s %s %s  STACK by %s, innermost first", self, total,
+		 "SAMPLES all", engine_hot_by_name(h->by));
+}
+
 static void hot_draw_list(struct tui *t)
 {
 	struct hot_view *h = hot_of(t);
 	int rows = t->lines - HOT_FIRST_ROW - 1;
 	int list_rows = h->nstacks ? rows / 2 : rows;
 	char line[1024];
+	int w[3];
 
+	hot_list_titles(t, line, sizeof(line), w);
 	term_text(HOT_FIRST_ROW - 1, 0, tui_attr(t, PAIR_TITLE), "%-*s",
-		  t->cols,
-		  "  %SELF  %TOTAL   SAMPLES  STACK (innermost first)");
+		  t->cols, line);
 	term_list_follow(&h->list, list_rows, 0);
 	for (int r = 0; r < list_rows && h->list.top + (size_t)r < h->nstacks;
 	     r++) {
@@ -225,19 +269,27 @@ static void hot_draw_list(struct tui *t)
 		int attr = i == h->list.selected ? tui_attr(t, PAIR_SELECTED)
 						 : TUI_NORMAL;
 
-		hot_view_stack_line(t, s, line, sizeof(line));
+		hot_row_line(t, s, line, sizeof(line));
 		term_text(HOT_FIRST_ROW + r, 0, attr,
-			  "%7.1f %7.1f %9" PRIu64 "  %-*s", s->self_pct,
-			  s->total_pct, s->total, t->cols, line);
+			  "%*.1f %*.1f %*" PRIu64 "  %-*s", w[0], s->self_pct,
+			  w[1], s->total_pct, w[2], s->total, t->cols, line);
 	}
 	if (h->list.selected < h->nstacks) {
 		const struct engine_hot_stack *s = &h->stacks[h->list.selected];
 		int y = HOT_FIRST_ROW + list_rows + 1;
 
-		term_text(y++, 1, A_BOLD,
-			  "Stack %" PRIu64 " (trace 0x%" PRIx64
-			  "): %u frames, innermost first",
-			  s->stack_id, s->trace_id, s->nframes);
+		if (s->merged > 1)
+			term_text(y++, 1, A_BOLD,
+				  "Stack %" PRIu64 " (trace 0x%" PRIx64
+				  "), the heaviest of %u merged: %u frames, "
+				  "innermost first",
+				  s->stack_id, s->trace_id, s->merged,
+				  s->nframes);
+		else
+			term_text(y++, 1, A_BOLD,
+				  "Stack %" PRIu64 " (trace 0x%" PRIx64
+				  "): %u frames, innermost first",
+				  s->stack_id, s->trace_id, s->nframes);
 		for (uint32_t k = 0; k < s->nframes && y < t->lines - 1; k++)
 			term_text(y++, 3, TUI_NORMAL, "#%-3u %s", k,
 				  engine_frame_name(t->engine, s->frames[k],
@@ -296,22 +348,28 @@ static void hot_view_draw(struct tui *t)
 			  "corotop_calltrace_put().");
 	} else {
 		term_text(4, 1, TUI_NORMAL,
-			  "Hot stacks: %" PRIu64 " stacks, %" PRIu64
-			  " samples since start or z; %% of the recent "
-			  "window%s; dropped %" PRIu64,
+			  "Hot stacks by %s: %" PRIu64 " stacks, %" PRIu64
+			  " samples since start or z, dropped %" PRIu64
+			  "; %% of the last %us",
+			  h->tree ? "function" : engine_hot_by_name(h->by),
 			  h->stats.hot.stacks, h->stats.hot.weight,
-			  h->tree ? ", by function" : "",
-			  engine_calltrace_lost(&h->stats));
+			  engine_calltrace_lost(&h->stats),
+			  h->stats.hot.window_s);
 		if (h->tree)
 			hot_draw_tree(t);
 		else
 			hot_draw_list(t);
 	}
-	term_text(t->lines - 1, 0, TUI_NORMAL, "%s",
-		  h->tree ? "Esc back  t list  +/- open/close  E open all  "
-			    "C close all  z zero  x export  q quit"
-			  : "Esc back  t tree  z zero counts  x export folded  "
-			    "F1 help  q quit");
+	if (h->tree)
+		term_text(t->lines - 1, 0, TUI_NORMAL, "%s",
+			  "Esc back  t list  +/- open/close  E open all  "
+			  "C close all  z zero  x export  q quit");
+	else
+		term_text(
+			t->lines - 1, 0, TUI_NORMAL,
+			"Esc back  t tree  L by %s  z zero counts  "
+			"x export folded  F1 help  q quit",
+			engine_hot_by_name((h->by + 1) % ENGINE_HOT_BY_COUNT));
 }
 
 static unsigned hot_move(struct tui *t, enum term_motion m, int page)
@@ -390,6 +448,21 @@ static int hot_view_action(struct tui *t, enum tui_action a, int page)
 		h->selected_key = 0;
 		hot_view_refresh(t);
 		h->selected_key = hot_row_key(t, 0);
+		return REACT_REDRAW;
+	case ACT_HOT_BY:
+		if (h->tree)
+			return REACT_NONE; /* the tree is by function */
+		h->by = (h->by + 1) % ENGINE_HOT_BY_COUNT;
+		h->list.selected = h->list.top = 0;
+		h->selected_key = 0;
+		hot_view_refresh(t);
+		h->selected_key = hot_row_key(t, 0);
+		snprintf(t->message, sizeof(t->message),
+			 "hot stacks: one row per %s",
+			 h->by == ENGINE_HOT_BY_ADDRESS
+				 ? "stack as sampled (by address)"
+			 : h->by == ENGINE_HOT_BY_LINE ? "line stack"
+						       : "function stack");
 		return REACT_REDRAW;
 	case ACT_ENTER:
 		return (int)hot_set_open(t, -1);

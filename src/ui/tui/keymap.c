@@ -61,6 +61,8 @@ const struct key_binding keymap[] = {
 	{'-', "-", ACT_COLLAPSE, "hot-stack tree: close the node"},
 	{'E', "E", ACT_EXPAND_ALL, "hot-stack tree: open every node"},
 	{'C', "C", ACT_COLLAPSE_ALL, "hot-stack tree: close every node"},
+	{'L', "L", ACT_HOT_BY,
+	 "hot stacks: one row per function stack, line stack or address"},
 	{'x', "x", ACT_EXPORT,
 	 "write the hot stacks, folded (--folded FILE or corotop-PID.folded)"},
 	{'P', "P", ACT_PPT, "ppt frames of the attached process (-p)"},

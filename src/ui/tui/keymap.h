@@ -49,6 +49,7 @@ enum tui_action {
 	ACT_RIGHT,	  /* table: scroll right */
 	ACT_CORO_NEXT,	  /* detail view: the next coroutine of the table */
 	ACT_CORO_PREV,	  /* detail view: the previous one */
+	ACT_HOT_BY,	  /* hot stacks: rows by function, line or address */
 	/* Replay (--replay): the replay keymap below, consulted first. */
 	ACT_PLAY,	  /* play or pause the recording */
 	ACT_STEP_BACK,	  /* to the previous transition */
