@@ -103,6 +103,13 @@ static const char *main_frame_name(void *ctx, uint64_t addr, bool leaf,
 	return engine_frame_name(ctx, addr, leaf, full, buf, len);
 }
 
+static const char *main_frame_label(void *ctx, uint64_t addr, bool leaf,
+				    enum engine_hot_by by, char *buf,
+				    size_t len)
+{
+	return engine_hot_frame_label(ctx, addr, leaf, by, buf, len);
+}
+
 static size_t main_parked(void *ctx, const struct model_coro *c,
 			  uint64_t *frames, size_t max, uint64_t *trace_id)
 {
@@ -186,7 +193,9 @@ static void main_print(struct main_loop *m)
 	struct engine_calltrace_stats ct;
 	struct batch_hot hot = {.ct = &ct,
 				.s = m->hot,
+				.by = (enum engine_hot_by)m->cli.hot_by,
 				.name = main_frame_name,
+				.label = main_frame_label,
 				.parked = main_parked,
 				.interrupted = main_interrupted,
 				.ctx = m->engine};
@@ -196,8 +205,8 @@ static void main_print(struct main_loop *m)
 	engine_snapshot(m->engine, &m->snap);
 	engine_calltrace_stats(m->engine, &ct);
 	if (ct.enabled && m->hot)
-		hot.n = engine_hot_stacks(m->engine, 0, ENGINE_HOT_BY_TOTAL,
-					  m->hot, m->cli.hot_stacks);
+		hot.n = engine_hot_rows(m->engine, 0, ENGINE_HOT_BY_TOTAL,
+					hot.by, m->hot, m->cli.hot_stacks);
 	idx = main_order(m, &n);
 	main_ppt(m, &ppt);
 	if (m->cli.format == CLI_JSON) {

@@ -383,6 +383,15 @@ static const char *fake_name(void *ctx, uint64_t addr, bool leaf, bool full,
 	return buf;
 }
 
+static const char *fake_label(void *ctx, uint64_t addr, bool leaf,
+			      enum engine_hot_by by, char *buf, size_t len)
+{
+	(void)ctx;
+	snprintf(buf, len, "%s%llx%s", engine_hot_by_name(by),
+		 (unsigned long long)addr, leaf ? "@leaf" : "");
+	return buf;
+}
+
 static void hot_fixture(struct engine_calltrace_stats *ct,
 			struct engine_hot_stack *hs)
 {
@@ -410,6 +419,7 @@ static void hot_fixture(struct engine_calltrace_stats *ct,
 					  .weight = 12.5,
 					  .self_pct = 66.7,
 					  .total_pct = 70.0,
+					  .merged = 3,
 					  .nframes = 2,
 					  .frames = {0xa1, 0xa2}};
 	hs[1] = (struct engine_hot_stack){.stack_id = 8,
@@ -458,6 +468,10 @@ static void test_hot_json_and_text(void **state)
 	assert_true(json_need(&h->items[0], "window_weight", J_NUM)->num ==
 		    12.5);
 	assert_true(json_need(&h->items[0], "total_pct", J_NUM)->num == 70.0);
+	/* What a row merges, and how many stacks it holds (1 when unset). */
+	assert_string_equal(json_need(&v, "hot_by", J_STR)->s, "function");
+	assert_int_equal(json_u64(&h->items[0], "merged"), 3);
+	assert_int_equal(json_u64(&h->items[1], "merged"), 1);
 	fr = json_need(&h->items[0], "frames", J_ARR);
 	assert_int_equal(fr->n, 2);
 	assert_string_equal(json_need(&fr->items[0], "addr", J_STR)->s,
@@ -474,6 +488,7 @@ static void test_hot_json_and_text(void **state)
 	buf = print_json();
 	json_must_parse(buf, &v);
 	json_need(&v, "calltrace", J_NULL);
+	json_need(&v, "hot_by", J_NULL);
 	assert_int_equal(json_need(&v, "hot_stacks", J_ARR)->n, 0);
 	json_free(&v);
 	free(buf);
@@ -484,11 +499,26 @@ static void test_hot_json_and_text(void **state)
 	batch_print_hot_text(f, &hot, 1);
 	fclose(f);
 	assert_string_equal(buf,
-			    "Hot stacks: 2 kept, weight 30 in 4 rotations, 7 "
-			    "samples dropped\n"
-			    "   WEIGHT  SELF% TOTAL%  STACK (innermost first)\n"
+			    "Hot stacks by function: 2 kept, weight 30 in 4 "
+			    "rotations, 7 samples dropped\n"
+			    "   WEIGHT  SELF% TOTAL%  STACK by function "
+			    "(innermost first)\n"
 			    "       20   66.7   70.0  fa1@leaf <- fa2\n");
 	free(buf);
+	/* By line: the label names the frames, the header says so. */
+	hot.by = ENGINE_HOT_BY_LINE;
+	hot.label = fake_label;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	batch_print_hot_text(f, &hot, 1);
+	batch_print_json(f, &snap, NULL, 0, &hot, NULL);
+	fclose(f);
+	assert_non_null(strstr(buf, "Hot stacks by line: 2 kept"));
+	assert_non_null(strstr(buf, "  linea1@leaf <- linea2\n"));
+	assert_non_null(strstr(buf, "\"hot_by\":\"line\""));
+	free(buf);
+	hot.by = ENGINE_HOT_BY_FUNCTION;
+	hot.label = NULL;
 	/* A failure is said in the header. */
 	snprintf(ct.warning, sizeof(ct.warning), "calltrace: truncated");
 	ct.failed = true;

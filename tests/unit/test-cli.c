@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "engine/engine.h"
 #include "ui/settings/cli.h"
 
 static struct cli cli;
@@ -398,6 +399,13 @@ static void test_hot_stack_options(void **state)
 	assert_int_equal(cli.hot_stacks, 0);
 	expect_error(PARSE("--hot-stacks", "10001", "--", "./srv"),
 		     "--hot-stacks");
+	/* --hot-by: function by default, then as named. */
+	assert_int_equal(cli.hot_by, ENGINE_HOT_BY_FUNCTION);
+	assert_int_equal(PARSE("--hot-by", "line", "--", "./srv"), CLI_OK);
+	assert_int_equal(cli.hot_by, ENGINE_HOT_BY_LINE);
+	assert_int_equal(PARSE("--hot-by=address", "--", "./srv"), CLI_OK);
+	assert_int_equal(cli.hot_by, ENGINE_HOT_BY_ADDRESS);
+	expect_error(PARSE("--hot-by", "pc", "--", "./srv"), "'pc'");
 	expect_error(PARSE("--hot-stacks", "-1", "--", "./srv"), "'-1'");
 	expect_error(PARSE("--folded"), "--folded");
 	/* An observer has no CallTrace region. */

@@ -12,9 +12,11 @@
  * many words as the header.
  *
  * Hot stacks (when the engine has a CallTrace region) follow: in JSON a
- * "calltrace" statistics object and a "hot_stacks" array, heaviest total
- * first, each frame with its address and symbol, innermost first; in text
- * a short section of one line per stack (function names, innermost first).
+ * "calltrace" statistics object, "hot_by" (what a row merges: function,
+ * line or address) and a "hot_stacks" array, heaviest total first, each
+ * frame with its address and symbol, innermost first; in text a short
+ * section of one line per row (frames at the granularity, innermost
+ * first).
  */
 #include "ui/batch/batch.h"
 #include "ui/rows/column.h"
@@ -268,6 +270,11 @@ static void batch_json_hot(FILE *f, const struct batch_hot *hot)
 {
 	char sym[256];
 
+	fputs(",\"hot_by\":", f);
+	if (hot)
+		fprintf(f, "\"%s\"", engine_hot_by_name(hot->by));
+	else
+		fputs("null", f);
 	fputs(",\"hot_stacks\":[", f);
 	for (size_t i = 0; hot && i < hot->n; i++) {
 		const struct engine_hot_stack *h = &hot->s[i];
@@ -276,9 +283,11 @@ static void batch_json_hot(FILE *f, const struct batch_hot *hot)
 			"%s{\"id\":%" PRIu64 ",\"stack_id\":%" PRIu64
 			",\"weight\":%" PRIu64
 			",\"window_weight\":%.1f,\"self_pct\":%.1f,"
-			"\"total_pct\":%.1f,\"frames\":[",
+			"\"total_pct\":%.1f,\"merged\":%" PRIu32
+			",\"frames\":[",
 			i ? "," : "", h->trace_id, h->stack_id, h->total,
-			h->weight, h->self_pct, h->total_pct);
+			h->weight, h->self_pct, h->total_pct,
+			h->merged ? h->merged : 1);
 		for (uint32_t k = 0; k < h->nframes; k++) {
 			fprintf(f,
 				"%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
@@ -304,15 +313,16 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 	    (!ct->hot.stacks && !engine_calltrace_lost(ct) && !ct->warning[0]))
 		return;
 	fprintf(f,
-		"Hot stacks: %" PRIu64 " kept, weight %" PRIu64 " in %" PRIu64
-		" rotations, %" PRIu64 " samples dropped%s%s\n",
-		ct->hot.stacks, ct->hot.weight, ct->rotor.rotations,
-		engine_calltrace_lost(ct), ct->warning[0] ? " - " : "",
-		ct->warning);
+		"Hot stacks by %s: %" PRIu64 " kept, weight %" PRIu64
+		" in %" PRIu64 " rotations, %" PRIu64 " samples dropped%s%s\n",
+		engine_hot_by_name(hot->by), ct->hot.stacks, ct->hot.weight,
+		ct->rotor.rotations, engine_calltrace_lost(ct),
+		ct->warning[0] ? " - " : "", ct->warning);
 	if (!hot->n || !max_rows)
 		return;
-	fprintf(f, "%9s %6s %6s  %s\n", "WEIGHT", "SELF%", "TOTAL%",
-		"STACK (innermost first)");
+	/* WEIGHT and both % are of the totals since start (or z). */
+	fprintf(f, "%9s %6s %6s  STACK by %s (innermost first)\n", "WEIGHT",
+		"SELF%", "TOTAL%", engine_hot_by_name(hot->by));
 	for (size_t i = 0; i < hot->n && i < max_rows; i++) {
 		const struct engine_hot_stack *h = &hot->s[i];
 		int col = 0;
@@ -321,8 +331,12 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 		fprintf(f, "%9" PRIu64 " %6.1f %6.1f  ", h->total, h->self_pct,
 			h->total_pct);
 		for (k = 0; k < h->nframes && col < 100; k++) {
-			hot->name(hot->ctx, h->frames[k], k == 0, false, name,
-				  sizeof(name));
+			if (hot->label)
+				hot->label(hot->ctx, h->frames[k], k == 0,
+					   hot->by, name, sizeof(name));
+			else
+				hot->name(hot->ctx, h->frames[k], k == 0, false,
+					  name, sizeof(name));
 			col += fprintf(f, "%s%s", k ? " <- " : "", name);
 		}
 		if (k < h->nframes)

@@ -12,14 +12,20 @@
 #include "engine/engine.h"
 #include "engine/ctp/snapshot.h"
 
-/* The hot stacks a batch snapshot prints: a top list (engine_hot_stacks,
- * ENGINE_HOT_BY_TOTAL), the CallTrace statistics, and how to name a frame. */
+/* The hot stacks a batch snapshot prints: a top list (engine_hot_rows,
+ * ENGINE_HOT_BY_TOTAL) merged `by` granularity, the CallTrace statistics,
+ * and how to name a frame. */
 struct batch_hot {
 	const struct engine_hot_stack *s;
 	size_t n;
+	enum engine_hot_by by; /* the rows' granularity (0: by function) */
 	const struct engine_calltrace_stats *ct; /* NULL: no CallTrace */
 	const char *(*name)(void *ctx, uint64_t addr, bool leaf, bool full,
 			    char *buf, size_t len);
+	/* A frame as a row `by` shows it (engine_hot_frame_label), or NULL:
+	 * name(..., full false). */
+	const char *(*label)(void *ctx, uint64_t addr, bool leaf,
+			     enum engine_hot_by by, char *buf, size_t len);
 	/* The stack row c is parked on (engine_parked_stack_of: called once
 	 * per suspended row, so it must not search), or NULL: no
 	 * "parked_stack" keys. */

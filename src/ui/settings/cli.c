@@ -74,6 +74,10 @@ const char cli_usage[] =
 	"profile (JSON)\n"
 	"      --hot-stacks N       hot stacks in batch output (default 50; "
 	"text shows 10 at most)\n"
+	"      --hot-by WHAT        batch hot stacks: one row per function "
+	"stack (default),\n"
+	"                           line stack or stack as sampled "
+	"(function|line|address)\n"
 	"      --hot-window SECS    the hot-stacks window (1-3600, default "
 	"30)\n"
 	"      --hot-half-life SECS its decay half-life (0-3600, 0 none; "
@@ -117,6 +121,7 @@ enum {
 	OPT_FOLDED,
 	OPT_SPEEDSCOPE,
 	OPT_HOT_STACKS,
+	OPT_HOT_BY,
 	OPT_HOT_WINDOW,
 	OPT_HOT_HALF_LIFE,
 	OPT_SAMPLE,
@@ -155,6 +160,7 @@ static const struct option cli_options[] = {
 	{"folded", required_argument, NULL, OPT_FOLDED},
 	{"speedscope", required_argument, NULL, OPT_SPEEDSCOPE},
 	{"hot-stacks", required_argument, NULL, OPT_HOT_STACKS},
+	{"hot-by", required_argument, NULL, OPT_HOT_BY},
 	{"hot-window", required_argument, NULL, OPT_HOT_WINDOW},
 	{"hot-half-life", required_argument, NULL, OPT_HOT_HALF_LIFE},
 	{"sample", required_argument, NULL, OPT_SAMPLE},
@@ -451,6 +457,17 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						       sizeof(why)))
 				return cli_fail(err, errlen, "-c: %s", why);
 			out->counters = optarg;
+			break;
+		}
+		case OPT_HOT_BY: {
+			enum engine_hot_by by;
+
+			if (!engine_hot_by_parse(optarg, &by))
+				return cli_fail(err, errlen,
+						"--hot-by expects 'function', "
+						"'line' or 'address', got '%s'",
+						optarg);
+			out->hot_by = (unsigned)by;
 			break;
 		}
 		case 'h':

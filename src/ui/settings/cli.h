@@ -42,10 +42,11 @@ struct cli {
 	const char *sort;   /* --sort COLUMN (validated by the caller) */
 	const char *filter; /* -F TEXT: initial filter */
 	/* Hot stacks: profiles written on exit, rows in batch output. */
-	const char *folded;	  /* --folded FILE */
-	const char *speedscope;	  /* --speedscope FILE */
-	unsigned hot_stacks;	  /* --hot-stacks N (default 50) */
-	unsigned hot_window_s;	  /* --hot-window (0: the engine's default) */
+	const char *folded;	/* --folded FILE */
+	const char *speedscope; /* --speedscope FILE */
+	unsigned hot_stacks;	/* --hot-stacks N (default 50) */
+	unsigned hot_by;	/* --hot-by: enum engine_hot_by (0: function) */
+	unsigned hot_window_s;	/* --hot-window (0: the engine's default) */
 	unsigned hot_half_life_s; /* --hot-half-life, when hot_half_life_set */
 	bool hot_half_life_set;
 	unsigned sample_hz; /* --sample HZ: the target's sampler, 0 = off */
