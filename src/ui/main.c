@@ -19,6 +19,10 @@
  * SIGKILL (after the engine's last rotation), atomically; a failure is
  * reported on stderr and turns an exit status of 0 into 1.
  *
+ * corotop serve (argv[1]): the same options and target, no terminal: the
+ * engine's state over HTTP (ui/serve/serve.c) instead of printed snapshots,
+ * until a signal; the target is handled as in batch mode.
+ *
  * Output.  --batch prints text or JSON snapshots.  Without --batch on a
  * terminal, the ncurses interface runs (tui.c; --cacheray: the memory
  * view, memview.c); without a terminal, or with TERM=dumb, corotop falls
@@ -44,6 +48,7 @@
 #include "ui/rows/column.h"
 #include "ui/settings/config.h"
 #include "ui/memview/memview.h"
+#include "ui/serve/serve.h"
 #include "ui/tui/tui.h"
 
 #ifndef COROTOP_VERSION
@@ -414,6 +419,42 @@ static bool main_check_paths(const struct cli *cli, char *err, size_t errlen)
 				      errlen));
 }
 
+/* corotop serve watches a target: --listen and --top-where are its own,
+ * and what only prints (-n) or reads a file has no place in it. */
+static bool main_serve_usage(const struct cli *cli, bool serve, char *err,
+			     size_t errlen)
+{
+	if (!serve && (cli->listen || cli->top_where_set)) {
+		snprintf(err, errlen,
+			 "--listen and --top-where go with corotop serve");
+		return false;
+	}
+	if (serve && (cli->replay || cli->cacheray || cli->list_buffers ||
+		      cli->iterations)) {
+		snprintf(err, errlen,
+			 "corotop serve watches a target (-- COMMAND, -p PID "
+			 "or --shm PATH): --replay, --cacheray, "
+			 "--list-buffers and -n are not for it");
+		return false;
+	}
+	return true;
+}
+
+static struct serve *main_serve_create(struct main_loop *m, bool *usage,
+				       char *err, size_t errlen)
+{
+	struct serve_options o = {
+		.listen = m->cli.listen,
+		.top_where = m->cli.top_where,
+		.delay_tenths = m->cli.delay_tenths,
+		.hot_stacks = m->cli.hot_stacks,
+		.filter = m->cli.filter ? &m->filter : NULL,
+		.sort_column = m->cli.sort ? column_find(m->cli.sort) : -1,
+	};
+
+	return serve_create(&o, usage, err, errlen);
+}
+
 static void main_config_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -447,9 +488,16 @@ int main(int argc, char **argv)
 	char err[512], conf_path[512];
 	bool have_conf;
 	int status;
+	/* corotop serve: parsed as corotop's own options from argv[1] on. */
+	bool serve = argc > 1 && !strcmp(argv[1], "serve");
+	struct serve *sv = NULL;
 
 	if (argc > 1 && !strcmp(argv[1], "convert"))
 		return convert_cmd_main(argc - 1, argv + 1);
+	if (serve) {
+		argc--;
+		argv++;
+	}
 	switch (cli_parse(argc, argv, &m.cli, err, sizeof(err))) {
 	case CLI_HELP:
 		fputs(cli_usage, stdout);
@@ -462,6 +510,10 @@ int main(int argc, char **argv)
 		return 2;
 	case CLI_OK:
 		break;
+	}
+	if (!main_serve_usage(&m.cli, serve, err, sizeof(err))) {
+		fprintf(stderr, "corotop: %s\n", err);
+		return 2;
 	}
 	if (!main_check_paths(&m.cli, err, sizeof(err))) {
 		fprintf(stderr, "corotop: %s\n", err);
@@ -479,7 +531,7 @@ int main(int argc, char **argv)
 		m.cli.delay_tenths = conf.delay_tenths;
 	if (m.cli.cacheray)
 		return main_cacheray_view(&m.cli, &conf);
-	m.live = main_want_live(&m.cli);
+	m.live = !serve && main_want_live(&m.cli);
 	if (m.cli.sort && column_find(m.cli.sort) < 0) {
 		fprintf(stderr,
 			"corotop: --sort: no column '%s' (try id, state, tid, "
@@ -511,6 +563,16 @@ int main(int argc, char **argv)
 	/* A file past RLIMIT_FSIZE (--record, --jsonl) fails with EFBIG and
 	 * is reported, rather than killing corotop. */
 	signal(SIGXFSZ, SIG_IGN);
+	if (serve) {
+		bool usage;
+
+		sv = main_serve_create(&m, &usage, err, sizeof(err));
+		if (!sv) {
+			fprintf(stderr, "corotop serve: %s\n", err);
+			filter_finish(&m.filter);
+			return usage ? 2 : 1;
+		}
+	}
 
 	engine_config_defaults(&cfg);
 	cfg.argv = m.cli.command;
@@ -555,12 +617,14 @@ int main(int argc, char **argv)
 	m.engine = engine_create(&cfg, err, sizeof(err));
 	if (!m.engine) {
 		fprintf(stderr, "corotop: %s\n", err);
+		serve_destroy(sv);
 		return m.cli.shm ? 2 : 1;
 	}
 	if (m.cli.replay)
 		main_replay_problems(m.engine);
 	if (!engine_start(m.engine, err, sizeof(err))) {
 		fprintf(stderr, "corotop: %s\n", err);
+		serve_destroy(sv);
 		engine_destroy(m.engine);
 		return 1;
 	}
@@ -587,6 +651,9 @@ int main(int argc, char **argv)
 		main_columns(conf.columns, to.hidden);
 
 		status = tui_run(m.engine, &to);
+	} else if (sv) {
+		status = serve_run(sv, m.engine, &m.sigs);
+		serve_destroy(sv); /* no request reaches the engine after */
 	} else {
 		m.sort_column = m.cli.sort ? column_find(m.cli.sort) : -1;
 		order_init(&m.order);

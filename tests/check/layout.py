@@ -45,8 +45,10 @@ ALLOWED = {
     'ui/tui': ['common', 'engine', 'engine/ctp', 'ui/term', 'ui/rows',
                'ui/settings'],
     'ui/memview': ['common', 'engine/cacheray', 'ui/term'],
+    'ui/serve': ['common', 'engine', 'engine/ctp', 'ui/rows', 'ui/batch'],
     'ui': ['common', 'engine', 'engine/ctp', 'engine/cacheray', 'ui/rows',
-           'ui/settings', 'ui/batch', 'ui/term', 'ui/tui', 'ui/memview'],
+           'ui/settings', 'ui/batch', 'ui/term', 'ui/tui', 'ui/memview',
+           'ui/serve'],
     'demo': [],
 }
 

@@ -36,6 +36,10 @@ const char cli_usage[] =
 	"       corotop [options] --cacheray FILE|-    memory accesses of a "
 	"Cacheray trace\n"
 	"       corotop convert --to chrome|jsonl|folded|heph FILE [-o OUT]\n"
+	"       corotop serve [--listen ADDR:PORT] [--top-where K] [options] "
+	"(-- COMMAND | -p PID | --shm PATH)\n"
+	"                                              serve /metrics, "
+	"/snapshot, /healthz\n"
 	"\n"
 	"  -b, --batch              no curses: print a snapshot every delay\n"
 	"  -n, --iterations N       with --batch: exit after N snapshots\n"
@@ -108,6 +112,14 @@ const char cli_usage[] =
 	"      --shm PATH           observe this region read-only\n"
 	"      --sock PATH          its wake socket (accepted; observers "
 	"poll)\n"
+	"      --listen ADDR:PORT   serve: the address to serve on (default "
+	"127.0.0.1:9464;\n"
+	"                           port 0: any free port, printed on "
+	"stderr)\n"
+	"      --top-where K        serve: WHERE locations in "
+	"corotop_suspended_where\n"
+	"                           (0-1000, default 20; the rest as "
+	"\"other\")\n"
 	"  -h, --help               show this help\n"
 	"  -V, --version            show the version\n";
 
@@ -136,6 +148,8 @@ enum {
 	OPT_CACHERAY,
 	OPT_NO_AUTO,
 	OPT_OUTPUT,
+	OPT_LISTEN,
+	OPT_TOP_WHERE,
 };
 
 static const struct option cli_options[] = {
@@ -173,6 +187,8 @@ static const struct option cli_options[] = {
 	{"buffer", required_argument, NULL, OPT_BUFFER},
 	{"ppt-block", required_argument, NULL, OPT_PPT_BLOCK},
 	{"ppt-frames", required_argument, NULL, OPT_PPT_FRAMES},
+	{"listen", required_argument, NULL, OPT_LISTEN},
+	{"top-where", required_argument, NULL, OPT_TOP_WHERE},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -246,6 +262,9 @@ static const struct cli_number_option cli_numbers[] = {
 	{OPT_PPT_FRAMES, "--ppt-frames", 0, 100000,
 	 offsetof(struct cli, ppt_batch_frames), CLI_F_UINT,
 	 "a count from 0 to 100000", false, 0},
+	{OPT_TOP_WHERE, "--top-where", 0, 1000, offsetof(struct cli, top_where),
+	 CLI_F_UINT, "a count from 0 to 1000", true,
+	 offsetof(struct cli, top_where_set)},
 };
 
 static const struct cli_number_option *cli_number_option(int opt)
@@ -307,6 +326,7 @@ static const struct cli_store_option cli_texts[] = {
 	{OPT_FOLDED, offsetof(struct cli, folded)},
 	{OPT_SPEEDSCOPE, offsetof(struct cli, speedscope)},
 	{OPT_BUFFER, offsetof(struct cli, buffer)},
+	{OPT_LISTEN, offsetof(struct cli, listen)},
 };
 
 static const struct cli_store_option cli_switches[] = {
@@ -409,6 +429,7 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	out->stations = 4096;
 	out->hot_stacks = 50;
 	out->ppt_batch_frames = 100;
+	out->top_where = 20;
 	opterr = 0;
 	optind = 0; /* GNU: full re-initialisation, so tests can call again */
 	while ((c = getopt_long(argc, argv, "+:bn:d:f:s:hVCMF:p:c:",

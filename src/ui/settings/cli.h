@@ -61,6 +61,10 @@ struct cli {
 				      (0: default) */
 	unsigned ppt_batch_frames; /* --ppt-frames N: frames per buffer in batch
 				      output */
+	/* corotop serve (main.c refuses them elsewhere). */
+	const char *listen;  /* --listen ADDR:PORT, or NULL: 127.0.0.1:9464 */
+	unsigned top_where;  /* --top-where K (default 20) */
+	bool top_where_set;
 };
 
 enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,

@@ -1,0 +1,259 @@
+/*
+ * http: libmicrohttpd under corotop serve.
+ *
+ * Why libmicrohttpd: Debian ships it (libmicrohttpd-dev), it is GNU's
+ * maintained embedded HTTP server, it parses requests itself under limits
+ * we set, and its threads never need ours.
+ *
+ * The limits, so that slow, many or malformed clients cannot hurt:
+ *   - a thread per connection, so a client that sends nothing, or reads a
+ *     large /snapshot slowly, holds only its own thread (never a lock the
+ *     engine takes: sources copy what they serve);
+ *   - at most `connections` at once and `per_ip` from one address; more
+ *     are refused at accept;
+ *   - a connection idle for `timeout_s` is closed;
+ *   - the request line and headers live in `request_bytes` per
+ *     connection: a longer request is answered by the library (431/414)
+ *     and closed;
+ *   - GET and HEAD only, three paths (route.c); a request body is never
+ *     read.
+ */
+#define _GNU_SOURCE
+#include "ui/serve/http.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "ui/serve/route.h"
+
+struct http {
+	struct MHD_Daemon *d;
+	struct http_source src;
+	uint16_t port;
+	char address[80];
+};
+
+void http_config_defaults(struct http_config *c)
+{
+	*c = (struct http_config){
+		.listen = HTTP_LISTEN_DEFAULT,
+		.connections = 64,
+		.per_ip = 32,
+		.timeout_s = 10,
+		.request_bytes = 16 * 1024,
+	};
+}
+
+/* "ADDR:PORT" or "[ADDR6]:PORT" into *ss; false with why. */
+static bool http_parse_listen(const char *s, struct sockaddr_storage *ss,
+			      socklen_t *sslen, char *err, size_t errlen)
+{
+	char host[64], port[8];
+	const char *colon = strrchr(s, ':'), *h = s;
+	size_t hlen;
+	struct addrinfo hints = {0}, *res = NULL;
+	int rc;
+
+	if (!colon || !colon[1] || strlen(colon + 1) >= sizeof(port) ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
+		snprintf(err, errlen,
+			 "--listen expects ADDR:PORT (127.0.0.1:9464, "
+			 "[::1]:9464), got '%s'",
+			 s);
+		return false;
+	}
+	hlen = (size_t)(colon - s);
+	if (hlen >= 2 && s[0] == '[' && s[hlen - 1] == ']') {
+		h = s + 1;
+		hlen -= 2;
+	}
+	if (!hlen || hlen >= sizeof(host)) {
+		snprintf(err, errlen,
+			 "--listen '%s': give the address to bind "
+			 "(0.0.0.0:PORT for every IPv4 address)",
+			 s);
+		return false;
+	}
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	snprintf(port, sizeof(port), "%s", colon + 1);
+	if (atoi(port) > 65535) {
+		snprintf(err, errlen, "--listen '%s': no port %s", s, port);
+		return false;
+	}
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST;
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc || !res) {
+		snprintf(err, errlen,
+			 "--listen '%s': '%s' is not a numeric IPv4 or IPv6 "
+			 "address (%s)",
+			 s, host, gai_strerror(rc));
+		return false;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sslen = res->ai_addrlen;
+	freeaddrinfo(res);
+	return true;
+}
+
+static enum MHD_Result http_reply(struct MHD_Connection *conn, unsigned status,
+				  const char *type, char *body, size_t len,
+				  bool allow)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result http_text(struct MHD_Connection *conn, unsigned status,
+				 const char *text, bool allow)
+{
+	char *body = strdup(text);
+
+	if (!body)
+		return MHD_NO;
+	return http_reply(conn, status, "text/plain; charset=utf-8", body,
+			  strlen(body), allow);
+}
+
+static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn,
+				   const char *url, const char *method,
+				   const char *version, const char *upload,
+				   size_t *upload_size, void **con_cls)
+{
+	struct http *h = cls;
+	const char *accept = MHD_lookup_connection_value(
+		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	struct route r = route_request(method, url, accept);
+	const char *why;
+	char *body = NULL;
+	size_t len = 0;
+
+	(void)version;
+	(void)upload;
+	(void)upload_size;
+	(void)con_cls;
+	switch (r.kind) {
+	case ROUTE_NOT_FOUND:
+		return http_text(conn, 404,
+				 "not found: corotop serve has /metrics, "
+				 "/snapshot and /healthz\n",
+				 false);
+	case ROUTE_METHOD_NOT_ALLOWED:
+		return http_text(conn, 405, "method not allowed: GET or HEAD\n",
+				 true);
+	case ROUTE_HEALTHZ:
+		why = h->src.unhealthy(h->src.ctx);
+		if (!why)
+			return http_text(conn, 200, "ok\n", false);
+		if (asprintf(&body, "engine error: %s\n", why) < 0)
+			return MHD_NO;
+		return http_reply(conn, 503, "text/plain; charset=utf-8", body,
+				  strlen(body), false);
+	case ROUTE_METRICS:
+		if (!h->src.metrics(h->src.ctx, r.fmt, &body, &len))
+			return http_text(conn, 503, "no metrics yet\n", false);
+		return http_reply(conn, 200, metrics_content_type(r.fmt), body,
+				  len, false);
+	case ROUTE_SNAPSHOT:
+		if (!h->src.snapshot(h->src.ctx, &body, &len))
+			return http_text(conn, 503, "no snapshot yet\n", false);
+		return http_reply(conn, 200, "application/json", body, len,
+				  false);
+	}
+	return MHD_NO;
+}
+
+struct http *http_create(const struct http_config *c,
+			 const struct http_source *src, bool *usage, char *err,
+			 size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen = 0;
+	struct http *h;
+	const union MHD_DaemonInfo *info;
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+			 MHD_USE_ITC;
+	char host[64] = "";
+
+	*usage = false;
+	if (!http_parse_listen(c->listen, &ss, &sslen, err, errlen)) {
+		*usage = true;
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	h->src = *src;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	h->d = MHD_start_daemon(
+		flags, 0, NULL, NULL, http_answer, h, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+		c->connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->per_ip,
+		MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->request_bytes,
+		MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_END);
+	if (!h->d) {
+		snprintf(err, errlen,
+			 "cannot listen on %s (in use, or not an address of "
+			 "this machine?)",
+			 c->listen);
+		free(h);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : 0;
+	if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr,
+			  host, sizeof(host));
+	else
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host,
+			  sizeof(host));
+	snprintf(h->address, sizeof(h->address),
+		 ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host,
+		 (unsigned)h->port);
+	return h;
+}
+
+uint16_t http_port(const struct http *h)
+{
+	return h->port;
+}
+
+const char *http_address(const struct http *h)
+{
+	return h->address;
+}
+
+void http_destroy(struct http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->d);
+	free(h);
+}

@@ -1,0 +1,54 @@
+/*
+ * http: corotop serve's HTTP server, on libmicrohttpd.  It owns the
+ * listening socket and the library's threads; what it answers comes from a
+ * source (the engine's published state in serve.c; a fake one in the fuzz
+ * target), through route.c's dispatch.
+ */
+#ifndef COROTOP_SERVE_HTTP_H
+#define COROTOP_SERVE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ui/serve/metrics.h"
+
+/* What the server serves.  Called on the library's threads, concurrently:
+ * each must be thread-safe.  A body is malloc'd and handed over. */
+struct http_source {
+	bool (*metrics)(void *ctx, enum metrics_format fmt, char **body,
+			size_t *len);
+	bool (*snapshot)(void *ctx, char **body, size_t *len);
+	/* /healthz: NULL when healthy, else why not (503). */
+	const char *(*unhealthy)(void *ctx);
+	void *ctx;
+};
+
+#define HTTP_LISTEN_DEFAULT "127.0.0.1:9464"
+
+struct http_config {
+	const char *listen;   /* "ADDR:PORT" or "[ADDR6]:PORT"; port 0: any */
+	unsigned connections; /* at once, all clients (64) */
+	unsigned per_ip;      /* ... from one address (32) */
+	unsigned timeout_s;   /* an idle connection is closed (10) */
+	size_t request_bytes; /* per connection: request line, headers (16 KiB)
+			       */
+};
+
+void http_config_defaults(struct http_config *c);
+
+struct http;
+
+/* Listening when it returns; NULL with why in err (the address cannot be
+ * read: *usage set; or cannot be bound). */
+struct http *http_create(const struct http_config *c,
+			 const struct http_source *src, bool *usage, char *err,
+			 size_t errlen);
+/* The port bound (the one asked for, or the one the kernel picked). */
+uint16_t http_port(const struct http *h);
+/* The address bound, as "127.0.0.1:9464" or "[::1]:9464". */
+const char *http_address(const struct http *h);
+/* Stop listening, close every connection, join the threads. */
+void http_destroy(struct http *h);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * serve: corotop serve, the headless agent.  The engine runs as in batch
+ * mode; instead of printing snapshots, it publishes one per refresh, and
+ * an HTTP server (http.c) answers /metrics, /snapshot and /healthz from
+ * the latest.  See serve.c.
+ */
+#ifndef COROTOP_SERVE_H
+#define COROTOP_SERVE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine/engine.h"
+#include "ui/rows/filter.h"
+
+struct serve_options {
+	const char *listen;    /* NULL: 127.0.0.1:9464 */
+	unsigned top_where;    /* corotop_suspended_where's K */
+	unsigned delay_tenths; /* refresh period */
+	unsigned hot_stacks;   /* /snapshot's hot_stacks rows */
+	struct filter *filter; /* -F for /snapshot's rows, or NULL */
+	int sort_column;       /* --sort for them (-1: by model id) */
+};
+
+struct serve;
+
+/* Bind and start listening, and say where on stderr ("corotop serve:
+ * listening on http://ADDR:PORT/").  NULL with why in err; *usage when
+ * the address could not be read (exit 2) rather than bound (exit 1).
+ * Call with the signals already blocked: the server's threads inherit
+ * the mask. */
+struct serve *serve_create(const struct serve_options *o, bool *usage,
+			   char *err, size_t errlen);
+/*
+ * Serve engine e (started) until SIGINT, SIGTERM or SIGHUP in sigs:
+ * returns 128 + N, or the target's status when it ended first (its final
+ * state is served until then).
+ */
+int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs);
+/* Stop the server (every connection closed, threads joined). */
+void serve_destroy(struct serve *s);
+
+#endif
