@@ -9,14 +9,17 @@ COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Boost.Context and Boost.Fiber: the programs the preload tests trace.
 COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
 	libncurses-dev libev-dev libcmocka-dev libdw-dev libiberty-dev tmux
-	libboost-context-dev libboost-fiber-dev libzstd-dev)
+	libboost-context-dev libboost-fiber-dev libzstd-dev
+	libmicrohttpd-dev)
 # What scripts/test needs on top: the e2e consumer checks fetch the
 # speedscope npm package (npm pack) and validate against its schema
 # (python3-jsonschema).  An npm that is already there (NodeSource's nodejs
 # ships one, and conflicts with Debian's npm) is used as it is.  Chromium,
 # for the render check, is left out on purpose (too big); that test skips
-# without it.
-COROTOP_TEST_PKGS=(python3-jsonschema)
+# without it.  corotop serve's consumers: Prometheus itself (the e2e test
+# scrapes with it; promtool checks the 0.0.4 text) and the Python client's
+# strict parsers (python3-prometheus-client).
+COROTOP_TEST_PKGS=(python3-jsonschema prometheus python3-prometheus-client)
 command -v npm >/dev/null 2>&1 || COROTOP_TEST_PKGS+=(npm)
 
 ensure_deps() {

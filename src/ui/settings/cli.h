@@ -62,8 +62,8 @@ struct cli {
 	unsigned ppt_batch_frames; /* --ppt-frames N: frames per buffer in batch
 				      output */
 	/* corotop serve (main.c refuses them elsewhere). */
-	const char *listen;  /* --listen ADDR:PORT, or NULL: 127.0.0.1:9464 */
-	unsigned top_where;  /* --top-where K (default 20) */
+	const char *listen; /* --listen ADDR:PORT, or NULL: 127.0.0.1:9464 */
+	unsigned top_where; /* --top-where K (default 20) */
 	bool top_where_set;
 };
 

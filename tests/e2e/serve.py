@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""serve.py: corotop serve held to its real consumers.
+
+  serve.py format COROTOP DEMO      corotop serve -- DEMO on a free loopback
+      port: /metrics without Accept is Prometheus 0.0.4 text, parsed by the
+      prometheus_client text parser and passed by `promtool check metrics`;
+      with Accept: application/openmetrics-text (alone, or as Prometheus
+      sends it) it is OpenMetrics 1.0.0, parsed by prometheus_client's
+      strict OpenMetrics parser and ending in "# EOF"; every family has HELP
+      and TYPE; /healthz is 200, /snapshot is batch mode's JSON object;
+      other paths 404, POST 405 with Allow; slow clients that send nothing
+      or half a request, and an oversized request, do not stop another
+      scrape; SIGTERM stops corotop (128 + 15) and the demo with it.
+  serve.py final COROTOP DEMO       the demo exits by itself: serve keeps
+      serving its final state (corotop_target_up 0, the exit status) and
+      /healthz 200 until SIGTERM, then exits with the demo's status.
+  serve.py prometheus COROTOP DEMO  Debian's prometheus scrapes corotop
+      serve -- DEMO every second (temporary config and storage, loopback
+      ports); its HTTP API is asked until corotop_coroutines{state=
+      "suspended"} > 0 and corotop_lints{kind="lost_wakeup"} is 3 (the
+      demo's 3 stuck coroutines, flagged after 5 s); both stop cleanly.
+
+Every wait has a deadline; nothing asserts how fast anything ran.  Exit 77
+(meson: skipped) with the reason when a consumer is not installed
+(python3-prometheus-client, prometheus for promtool and the server).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+# Debian's python3-prometheus-client lives in the system interpreter's
+# dist-packages; a python3 of another installation first on PATH lacks it.
+try:
+    import prometheus_client  # noqa: F401
+except ImportError:
+    if os.path.exists('/usr/bin/python3') and \
+            os.path.realpath(sys.executable) != \
+            os.path.realpath('/usr/bin/python3') and \
+            not os.environ.get('SERVE_PY_REEXEC'):
+        os.environ['SERVE_PY_REEXEC'] = '1'
+        os.execv('/usr/bin/python3', ['/usr/bin/python3'] + sys.argv)
+    print('serve.py: SKIP: prometheus_client is not installed '
+          '(apt-get install python3-prometheus-client)')
+    sys.exit(77)
+
+from prometheus_client.openmetrics.parser import \
+    text_string_to_metric_families as parse_openmetrics  # noqa: E402
+from prometheus_client.parser import \
+    text_string_to_metric_families as parse_prometheus  # noqa: E402
+
+OM_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8'
+P4_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+# What Prometheus 2.x sends.
+PROMETHEUS_ACCEPT = ('application/openmetrics-text;version=1.0.0,'
+                     'application/openmetrics-text;version=0.0.1;q=0.75,'
+                     'text/plain;version=0.0.4;q=0.5,*/*;q=0.1')
+# batch mode's JSON object (docs/JSON.md), every snapshot.
+SNAPSHOT_KEYS = {'ts', 'wall_ns', 'stations', 'events', 'engine', 'target',
+                 'counts', 'warnings', 'coroutines', 'calltrace',
+                 'hot_stacks', 'ppt', 'replay'}
+
+
+def fail(msg):
+    print('serve.py: FAIL: ' + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def skip(msg):
+    print('serve.py: SKIP: ' + msg)
+    sys.exit(77)
+
+
+class Serve:
+    """corotop serve ARGS -- DEMO DEMO_ARGS on 127.0.0.1:0."""
+
+    def __init__(self, corotop, demo, demo_args, tmp):
+        self.err_path = os.path.join(tmp, 'serve.err')
+        self.err = open(self.err_path, 'w+')
+        self.proc = subprocess.Popen(
+            [corotop, 'serve', '--listen', '127.0.0.1:0', '--', demo] +
+            demo_args, stdout=subprocess.DEVNULL, stderr=self.err,
+            stdin=subprocess.DEVNULL)
+        self.port = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            m = re.search(r'listening on http://127\.0\.0\.1:(\d+)/',
+                          self.stderr())
+            if m:
+                self.port = int(m.group(1))
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        fail('no "listening on" line from corotop serve: ' + self.stderr())
+
+    def stderr(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def url(self, path):
+        return 'http://127.0.0.1:%d%s' % (self.port, path)
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            fail('corotop serve did not stop within %d s of signal %d'
+                 % (timeout, sig))
+
+
+def get(url, accept=None, method='GET', data=None, timeout=20):
+    """(status, headers, body) of one request."""
+    req = urllib.request.Request(url, method=method, data=data)
+    if accept is not None:
+        req.add_header('Accept', accept)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def check_help_type(text, openmetrics):
+    """Every sample's family has exactly one HELP and one TYPE before it."""
+    helps, types = {}, {}
+    for line in text.splitlines():
+        if line.startswith('# HELP '):
+            name = line.split()[2]
+            helps[name] = helps.get(name, 0) + 1
+        elif line.startswith('# TYPE '):
+            name, typ = line.split()[2], line.split()[3]
+            types[name] = types.get(name, 0) + 1
+            if openmetrics and typ == 'counter' and name.endswith('_total'):
+                fail('OpenMetrics counter family named with _total: ' + line)
+            if not openmetrics and typ == 'counter' and \
+                    not name.endswith('_total'):
+                fail('0.0.4 counter without _total: ' + line)
+        elif line and not line.startswith('#'):
+            sample = re.match(r'[a-zA-Z_:][a-zA-Z0-9_:]*', line).group(0)
+            fam = [n for n in types
+                   if sample == n or (sample.startswith(n + '_') and
+                                      sample[len(n):] in (
+                                          '_total', '_bucket', '_count',
+                                          '_sum', '_gcount', '_gsum'))]
+            if not fam:
+                fail('sample before its TYPE: ' + line)
+    for name in set(helps) | set(types):
+        if helps.get(name) != 1 or types.get(name) != 1:
+            fail('family %s: %d HELP, %d TYPE' %
+                 (name, helps.get(name, 0), types.get(name, 0)))
+    if not types:
+        fail('no families at all')
+
+
+def metric_value(families, name, labels):
+    for fam in families:
+        for s in fam.samples:
+            if s.name == name and all(s.labels.get(k) == v
+                                      for k, v in labels.items()):
+                return s.value
+    return None
+
+
+def promtool_check(text):
+    promtool = shutil.which('promtool')
+    if not promtool:
+        skip('promtool is not installed (apt-get install prometheus)')
+    r = subprocess.run([promtool, 'check', 'metrics'], input=text.encode(),
+                       capture_output=True, timeout=60)
+    if r.returncode != 0:
+        fail('promtool check metrics: ' + (r.stdout + r.stderr).decode())
+
+
+def wait_metrics(serve, what, cond, deadline_s=60, accept=OM_TYPE):
+    deadline = time.monotonic() + deadline_s
+    text = ''
+    while time.monotonic() < deadline:
+        status, _, body = get(serve.url('/metrics'), accept=accept)
+        if status == 200:
+            text = body.decode()
+            fams = list(parse_openmetrics(text))
+            if cond(fams):
+                return fams
+        time.sleep(0.2)
+    fail('no %s within %d s; last scrape:\n%s' % (what, deadline_s, text))
+
+
+def slow_clients(serve, n):
+    """n connections: half send nothing, half a partial request line."""
+    socks = []
+    for i in range(n):
+        s = socket.create_connection(('127.0.0.1', serve.port), timeout=10)
+        if i % 2:
+            s.sendall(b'GET /met')
+        socks.append(s)
+    return socks
+
+
+def test_format(corotop, demo):
+    with tempfile.TemporaryDirectory(prefix='corotop-serve.') as tmp:
+        serve = Serve(corotop, demo, ['-d', '0'], tmp)
+        try:
+            wait_metrics(serve, 'suspended coroutines', lambda f: (metric_value(
+                f, 'corotop_coroutines', {'state': 'suspended'}) or 0) > 0)
+            # Prometheus 0.0.4 text: no Accept, text/plain, */*.
+            for accept in (None, 'text/plain', '*/*'):
+                status, hdr, body = get(serve.url('/metrics'), accept)
+                if status != 200 or hdr['Content-Type'] != P4_TYPE:
+                    fail('Accept %r: %d %s' % (accept, status,
+                                               hdr['Content-Type']))
+            text = body.decode()
+            fams = list(parse_prometheus(text))
+            check_help_type(text, openmetrics=False)
+            promtool_check(text)
+            if text.rstrip().endswith('# EOF'):
+                fail('0.0.4 text ends with # EOF')
+            names = {f.name for f in fams}
+            for want in ('corotop_coroutines', 'corotop_lints',
+                         'corotop_events_harvested', 'corotop_switches',
+                         'corotop_coroutine_state_seconds',
+                         'corotop_suspended_where', 'corotop_target_up'):
+                if want not in names:
+                    fail('0.0.4: no family ' + want)
+            # OpenMetrics: asked alone, and as Prometheus asks.
+            for accept in ('application/openmetrics-text', PROMETHEUS_ACCEPT):
+                status, hdr, body = get(serve.url('/metrics'), accept)
+                if status != 200 or hdr['Content-Type'] != OM_TYPE:
+                    fail('Accept %r: %d %s' % (accept, status,
+                                               hdr['Content-Type']))
+            text = body.decode()
+            if not text.endswith('# EOF\n'):
+                fail('OpenMetrics text does not end with "# EOF"')
+            fams = list(parse_openmetrics(text))
+            check_help_type(text, openmetrics=True)
+            types = {f.name: f.type for f in fams}
+            if types.get('corotop_coroutine_state_seconds') != \
+                    'gaugehistogram':
+                fail('corotop_coroutine_state_seconds is %r' %
+                     types.get('corotop_coroutine_state_seconds'))
+            if types.get('corotop_events_harvested') != 'counter':
+                fail('corotop_events_harvested is not a counter')
+            print('serve.py: /metrics: %d families, 0.0.4 and OpenMetrics '
+                  'parsed, promtool passed' % len(fams))
+
+            # HEAD: the headers of GET, no body.
+            status, hdr, body = get(serve.url('/metrics'), method='HEAD')
+            if status != 200 or body:
+                fail('HEAD /metrics: %d, %d bytes' % (status, len(body)))
+            # /healthz and /snapshot.
+            status, _, body = get(serve.url('/healthz'))
+            if status != 200:
+                fail('/healthz: %d %r' % (status, body))
+            status, hdr, body = get(serve.url('/snapshot'))
+            if status != 200 or hdr['Content-Type'] != 'application/json':
+                fail('/snapshot: %d %s' % (status, hdr['Content-Type']))
+            snap = json.loads(body)
+            missing = SNAPSHOT_KEYS - set(snap)
+            if missing:
+                fail('/snapshot lacks ' + ', '.join(sorted(missing)))
+            if not snap['coroutines'] or not snap['target']['running']:
+                fail('/snapshot: no coroutines, or the target not running')
+            demo_pid = snap['target']['pid']
+            # Nothing else is reachable.
+            for path in ('/', '/nope', '/metrics/', '/metrics/../healthz',
+                         '/../../etc/passwd', '/snapshot.json', '//metrics'):
+                status, _, _ = get(serve.url(path))
+                if status != 404:
+                    fail('GET %s: %d, not 404' % (path, status))
+            for method in ('POST', 'PUT', 'DELETE'):
+                status, hdr, _ = get(serve.url('/metrics'), method=method,
+                                     data=b'x' if method != 'DELETE'
+                                     else None)
+                if status != 405 or hdr['Allow'] != 'GET, HEAD':
+                    fail('%s /metrics: %d, Allow %r' %
+                         (method, status, hdr['Allow']))
+            # Slow clients hold only their own connection.
+            socks = slow_clients(serve, 8)
+            for path in ('/metrics', '/snapshot', '/healthz'):
+                status, _, _ = get(serve.url(path), timeout=10)
+                if status != 200:
+                    fail('%s with 8 slow clients: %d' % (path, status))
+            # An oversized request is refused and closed; the next works.
+            big = socket.create_connection(('127.0.0.1', serve.port),
+                                           timeout=10)
+            try:
+                big.sendall(b'GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ' +
+                            b'a' * 65536 + b'\r\n\r\n')
+                reply = big.recv(4096)
+            except (ConnectionResetError, BrokenPipeError):
+                reply = b''
+            big.close()
+            if reply.startswith(b'HTTP/1.1 200'):
+                fail('a 64 KiB header was served: %r' % reply[:80])
+            status, _, _ = get(serve.url('/metrics'), timeout=10)
+            if status != 200:
+                fail('/metrics after an oversized request: %d' % status)
+            for s in socks:
+                s.close()
+            print('serve.py: /healthz, /snapshot, 404, 405, slow and '
+                  'oversized clients: ok')
+        finally:
+            rc = serve.stop()
+        if rc != 128 + signal.SIGTERM:
+            fail('corotop serve exited %d after SIGTERM, not 143: %s'
+                 % (rc, serve.stderr()))
+        if os.path.exists('/proc/%d' % demo_pid):
+            fail('the demo (pid %d) outlived corotop serve' % demo_pid)
+        print('serve.py: format: ok')
+
+
+def test_final(corotop, demo):
+    with tempfile.TemporaryDirectory(prefix='corotop-serve.') as tmp:
+        serve = Serve(corotop, demo, ['-d', '2', '-c', '50'], tmp)
+        try:
+            fams = wait_metrics(
+                serve, 'corotop_target_up 0',
+                lambda f: metric_value(f, 'corotop_target_up', {}) == 0)
+            status = metric_value(fams, 'corotop_target_exit_status', {})
+            if status != 0:
+                fail('corotop_target_exit_status %r, not 0' % status)
+            # Still serving after the target exited, and healthy.
+            status, _, _ = get(serve.url('/healthz'))
+            if status != 200:
+                fail('/healthz after the target exited: %d' % status)
+            status, _, body = get(serve.url('/snapshot'))
+            snap = json.loads(body)
+            if status != 200 or snap['target']['exit_status'] != 0:
+                fail('/snapshot after the exit: %d %r' %
+                     (status, snap['target']))
+            if 'serving its final state' not in serve.stderr():
+                fail('no word of the exit on stderr: ' + serve.stderr())
+        finally:
+            rc = serve.stop()
+        if rc != 0:
+            fail('corotop serve exited %d, not the demo\'s 0' % rc)
+        print('serve.py: final: ok')
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_prometheus(corotop, demo):
+    prometheus = shutil.which('prometheus')
+    if not prometheus:
+        skip('prometheus is not installed (apt-get install prometheus)')
+    with tempfile.TemporaryDirectory(prefix='corotop-prom.') as tmp:
+        serve = Serve(corotop, demo, ['-d', '0'], tmp)
+        prom = None
+        try:
+            conf = os.path.join(tmp, 'prometheus.yml')
+            with open(conf, 'w') as f:
+                f.write('global:\n  scrape_interval: 1s\n'
+                        '  evaluation_interval: 1s\n'
+                        'scrape_configs:\n  - job_name: corotop\n'
+                        '    scrape_interval: 1s\n    scrape_timeout: 1s\n'
+                        '    static_configs:\n'
+                        '      - targets: ["127.0.0.1:%d"]\n' % serve.port)
+            port = free_port()
+            log = open(os.path.join(tmp, 'prometheus.log'), 'w+')
+            prom = subprocess.Popen(
+                [prometheus, '--config.file=' + conf,
+                 '--storage.tsdb.path=' + os.path.join(tmp, 'data'),
+                 '--web.listen-address=127.0.0.1:%d' % port],
+                stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL)
+            api = 'http://127.0.0.1:%d/api/v1/query?query=' % port
+            want = {
+                'corotop_coroutines{state="suspended"}': lambda v: v > 0,
+                'corotop_lints{kind="lost_wakeup"}': lambda v: v == 3,
+            }
+            got = {}
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and len(got) < len(want):
+                if prom.poll() is not None:
+                    log.seek(0)
+                    fail('prometheus exited %d:\n%s' % (prom.returncode,
+                                                        log.read()[-3000:]))
+                for q, ok in want.items():
+                    try:
+                        status, _, body = get(
+                            api + urllib.request.quote(q), timeout=5)
+                    except (urllib.error.URLError, ConnectionError,
+                            socket.timeout):
+                        break  # not listening yet
+                    if status != 200:
+                        continue
+                    res = json.loads(body)['data']['result']
+                    if res and ok(float(res[0]['value'][1])):
+                        got[q] = res[0]['value'][1]
+                time.sleep(0.5)
+            if len(got) < len(want):
+                status, _, body = get('http://127.0.0.1:%d/api/v1/targets'
+                                      % port, timeout=5)
+                fail('Prometheus did not see %s within 90 s (seen %r); '
+                     'targets: %s' % (set(want) - set(got), got,
+                                      body[:2000].decode()))
+            print('serve.py: prometheus: ' + ', '.join(
+                '%s = %s' % kv for kv in sorted(got.items())))
+        finally:
+            if prom and prom.poll() is None:
+                prom.terminate()
+                try:
+                    prom.wait(30)
+                except subprocess.TimeoutExpired:
+                    prom.kill()
+                    fail('prometheus did not stop within 30 s of SIGTERM')
+            rc = serve.stop()
+        if rc != 128 + signal.SIGTERM:
+            fail('corotop serve exited %d after SIGTERM' % rc)
+        print('serve.py: prometheus: ok')
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    mode, corotop, demo = sys.argv[1:]
+    {'format': test_format, 'final': test_final,
+     'prometheus': test_prometheus}[mode](corotop, demo)
+
+
+if __name__ == '__main__':
+    main()
