@@ -136,10 +136,14 @@ static bool serve_render(struct serve_state *st, unsigned top_where,
 }
 
 /* Main thread: a new state from the engine, published. */
-static void serve_refresh(struct serve *s)
+void serve_refresh(struct serve *s, struct engine *e)
 {
-	struct engine *e = s->engine;
 	struct serve_state *st, *old;
+
+	/* Set once, before the first state is published (under s->lock):
+	 * the request threads read it only after taking a state. */
+	if (s->engine != e)
+		s->engine = e;
 
 	pthread_mutex_lock(&s->lock);
 	st = s->spare;
@@ -330,6 +334,11 @@ struct serve *serve_create(const struct serve_options *o, bool *usage,
 	return s;
 }
 
+const char *serve_address(const struct serve *s)
+{
+	return http_address(s->http);
+}
+
 static int serve_status(const struct snapshot *snap)
 {
 	if (snap->target.term_signal)
@@ -345,7 +354,7 @@ int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 	int status = 0;
 
 	s->engine = e;
-	serve_refresh(s);
+	serve_refresh(s, e);
 	for (;;) {
 		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 		struct timespec wait = {ended ? 3600 : 0, 0};
@@ -364,7 +373,7 @@ int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 			pthread_mutex_lock(&s->json_lock);
 			engine_stop(e);
 			pthread_mutex_unlock(&s->json_lock);
-			serve_refresh(s);
+			serve_refresh(s, e);
 			ended = true;
 			pthread_mutex_lock(&s->lock);
 			status = s->cur ? serve_status(&s->cur->snap) : 1;
@@ -389,7 +398,7 @@ int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 		 * the schedule over rather than refresh in a burst. */
 		if (next < clock_now_ns(CLOCK_MONOTONIC))
 			next = clock_now_ns(CLOCK_MONOTONIC) + period;
-		serve_refresh(s);
+		serve_refresh(s, e);
 	}
 }
 

@@ -38,6 +38,11 @@ struct serve *serve_create(const struct serve_options *o, bool *usage,
  * state is served until then).
  */
 int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs);
+/* One refresh of engine e's state, as serve_run makes every period:
+ * snapshot, statistics, metrics rendered, published (bench/serve_scrape). */
+void serve_refresh(struct serve *s, struct engine *e);
+/* Where it listens: "127.0.0.1:PORT". */
+const char *serve_address(const struct serve *s);
 /* Stop the server (every connection closed, threads joined). */
 void serve_destroy(struct serve *s);
 
