@@ -23,7 +23,10 @@ count, an address or a title can never be masked by accident):
                 narrow screen the events line's tail, which the edge cuts at
                 a place that depends on those numbers, -> "[cut]"
     table rows  (located under the column-title line, cells mapped to titles
-                left to right) TID -> T1/T2 (the workload's threads, from its
+                left to right; scrolled right -- the titles start with
+                '<' -- a cell is the title's whose end (right-aligned) or
+                start (left-aligned) it shares, and a cell the screen's
+                left edge cuts is "~") TID -> T1/T2 (the workload's threads, from its
                 info file; any other tid -> ?N, which no golden has), AGE and
                 IN-STATE -> DUR, SW/s -> N, RUN% -> P; each right-aligned in
                 its cell so the layout stays exact
@@ -274,18 +277,55 @@ CELL_MASKS = {
 
 def mask_row(text, titles, info):
     toks = [(m.group(), m.start(), m.end()) for m in re.finditer(r'\S+', text)]
-    if len(toks) > len(titles) or len(toks) < 2 or \
+    if len(toks) < 2 or \
             not re.fullmatch('[0-9a-f]+', toks[0][0]) or \
             toks[1][0] not in ('R', 'S', 'D'):
         return text  # not a coroutine row: left as is, so it shows
-    # Right to left, so earlier offsets stay valid.
+    # Right to left, so earlier offsets stay valid.  The masked cells come
+    # before NAME and WHERE, whose text may hold blanks ("f+0x2 (a.c:3)"):
+    # tokens past the titles are theirs.
     for i in range(len(toks) - 1, -1, -1):
+        if i >= len(titles):
+            continue
         mask = CELL_MASKS.get(titles[i][0])
         if not mask:
             continue
         tok, s, e = toks[i]
         ws = toks[i - 1][2] if i else 0
         text = _right(text, ws, e, mask(tok, info))
+    return text
+
+
+TABLE_TITLES = {'ID', 'S', 'TID', 'AGE', 'IN-STATE', 'SWITCHES', 'SW/s',
+                'RUN%', 'SEQ', 'LOST', 'NAME', 'WHERE', 'WARN'}
+
+
+def scrolled_titles(text):
+    """[(title, start, end)] when `text` is the titles of the table
+    scrolled right (Right): '<' first, maybe '>' last, the first title
+    maybe cut by the edge."""
+    if not text.startswith('<'):
+        return None
+    toks = [(_title(t), s, s + len(_title(t)))
+            for t, s, e in title_spans(text[1:].rstrip('>').rstrip())]
+    toks = [(t, s + 1, e + 1) for t, s, e in toks if t in TABLE_TITLES]
+    return toks if len(toks) >= 2 else None
+
+
+def mask_row_scrolled(text, titles, info):
+    """A row of the scrolled table: cells found by position."""
+    toks = [(m.group(), m.start(), m.end()) for m in re.finditer(r'\S+', text)]
+    for i in range(len(toks) - 1, -1, -1):
+        tok, s, e = toks[i]
+        ws = toks[i - 1][2] if i else 0
+        if s == 0 and not any(ts == 0 for _, ts, _ in titles):
+            text = _right(text, 0, e, '~')  # a cell cut by the edge
+            continue
+        for t, ts, te in titles:
+            mask = CELL_MASKS.get(t)
+            if mask and te == e:
+                text = _right(text, ws, e, mask(tok, info))
+                break
     return text
 
 
@@ -372,6 +412,7 @@ def normalize_lines(lines, info, width=None):
     a place that depends on the masked values, so its tail is cut too."""
     out = []
     titles = None
+    scrolled = False
     ppt_rows = False
     in_timeline = False
     for n, (tag, text) in enumerate(lines):
@@ -399,11 +440,16 @@ def normalize_lines(lines, info, width=None):
             text = mask_meters(text, info)
         elif titles is None and title_tokens(text):
             titles = title_tokens(text)
+        elif titles is None and n >= 4 and scrolled_titles(text):
+            titles = scrolled_titles(text)
+            scrolled = True
         elif titles is not None and not last:
             g = GROUP_RE.match(text)
             if g:
                 text = g.group(1) + info.tid(g.group(2)) + g.group(3) + \
                     text[g.end():]
+            elif text and scrolled:
+                text = mask_row_scrolled(text, titles, info)
             elif text:
                 text = mask_row(text, titles, info)
         elif n >= 4:

@@ -12,7 +12,9 @@
  * exited, none.
  *
  * Samples are taken at a refresh at most every THREAD_METERS_MIN_NS, so a
- * share always spans half a second or more.  As many meters go on a line
+ * share always spans half a second or more -- unless the threads the
+ * coroutines switched on changed since (a new worker), which is sampled
+ * at once, so a meter never lags the table's rows.  As many meters go on a line
  * as fit; at most THREAD_METERS_LINES lines, fewer on a short screen, and
  * the last cell of a full block says how many threads did not fit.
  */
@@ -63,13 +65,40 @@ static bool thread_meters_coro(const struct tui *t, uint64_t tid,
 	return seen;
 }
 
+/* The distinct threads the snapshot's coroutines last switched on, in tid
+ * order, at most TUI_METERS_MAX: what a new sample is due on. */
+static size_t thread_meters_tids(const struct tui *t, uint64_t *tid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->snap.count; i++) {
+		uint64_t v = t->snap.coro[i].last_tid;
+		size_t k = n;
+
+		if (!v)
+			continue;
+		while (k > 0 && tid[k - 1] > v)
+			k--;
+		if ((k > 0 && tid[k - 1] == v) || n == TUI_METERS_MAX)
+			continue;
+		memmove(tid + k + 1, tid + k, (n - k) * sizeof(*tid));
+		tid[k] = v;
+		n++;
+	}
+	return n;
+}
+
 void thread_meters_update(struct tui *t)
 {
 	struct engine_thread th[TUI_METERS_MAX];
-	uint64_t now = thread_meters_now();
-	size_t n = 0;
+	uint64_t now = thread_meters_now(), tids[TUI_METERS_MAX];
+	size_t n = 0, ntids = thread_meters_tids(t, tids);
+	bool same = ntids == t->nmeter_tids &&
+		    !memcmp(tids, t->meter_tids, ntids * sizeof(*tids));
 
-	if (t->meters_ns && now - t->meters_ns < THREAD_METERS_MIN_NS &&
+	memcpy(t->meter_tids, tids, ntids * sizeof(*tids));
+	t->nmeter_tids = ntids;
+	if (same && t->meters_ns && now - t->meters_ns < THREAD_METERS_MIN_NS &&
 	    t->nthreads) {
 		/* Too soon for a share: keep it, and find who runs now. */
 		for (size_t k = 0; k < t->nmeters; k++)

@@ -125,6 +125,10 @@ struct tui {
 	size_t nthreads, nmeters;
 	uint64_t meters_ns;
 	struct tui_meter meters[TUI_METERS_MAX];
+	/* The coroutines' threads at the last refresh: a change samples at
+	 * once. */
+	size_t nmeter_tids;
+	uint64_t meter_tids[TUI_METERS_MAX];
 	/* The detail view's vertical scroll, and its content's height when
 	 * last drawn (detail_view.c). */
 	int detail_top;
