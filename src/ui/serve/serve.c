@@ -329,8 +329,6 @@ struct serve *serve_create(const struct serve_options *o, bool *usage,
 		serve_destroy(s);
 		return NULL;
 	}
-	fprintf(stderr, "corotop serve: listening on http://%s/\n",
-		http_address(s->http));
 	return s;
 }
 
@@ -355,6 +353,10 @@ int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 
 	s->engine = e;
 	serve_refresh(s, e);
+	/* Said once there is something to serve: a client that waits for
+	 * this line never sees "no metrics yet". */
+	fprintf(stderr, "corotop serve: listening on http://%s/\n",
+		http_address(s->http));
 	for (;;) {
 		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 		struct timespec wait = {ended ? 3600 : 0, 0};

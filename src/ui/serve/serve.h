@@ -25,17 +25,17 @@ struct serve_options {
 
 struct serve;
 
-/* Bind and start listening, and say where on stderr ("corotop serve:
- * listening on http://ADDR:PORT/").  NULL with why in err; *usage when
- * the address could not be read (exit 2) rather than bound (exit 1).
- * Call with the signals already blocked: the server's threads inherit
- * the mask. */
+/* Bind and start listening (/metrics answers 503 until serve_run's first
+ * refresh).  NULL with why in err; *usage when the address could not be
+ * read (exit 2) rather than bound (exit 1).  Call with the signals
+ * already blocked: the server's threads inherit the mask. */
 struct serve *serve_create(const struct serve_options *o, bool *usage,
 			   char *err, size_t errlen);
 /*
- * Serve engine e (started) until SIGINT, SIGTERM or SIGHUP in sigs:
- * returns 128 + N, or the target's status when it ended first (its final
- * state is served until then).
+ * Serve engine e (started) until SIGINT, SIGTERM or SIGHUP in sigs; once
+ * the first state is published, say where on stderr ("corotop serve:
+ * listening on http://ADDR:PORT/").  Returns 128 + N, or the target's
+ * status when it ended first (its final state is served until then).
  */
 int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs);
 /* One refresh of engine e's state, as serve_run makes every period:
