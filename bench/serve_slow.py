@@ -5,7 +5,8 @@ corotop serve -- corotop-demo for SECS seconds while 8 clients each ask for
 /snapshot (the largest reply) and read it 512 bytes every 50 ms, starting
 over when one ends, and one client scrapes /metrics every second.  Prints
 the demo's events harvested and lost as the last scrape saw them, and how
-many slow replies were read to their end.  The demo losing nothing is the
+the slow replies ended: whole, or cut by the server (its idle timeout
+closes a connection that cannot make progress).  The demo losing nothing is the
 bar (corotop_events_lost_total 0).
 
 Usage: serve_slow.py COROTOP DEMO [SECS]   (default 20)
@@ -32,16 +33,23 @@ threading.Thread(target=lambda: [None for _ in proc.stderr],
                  daemon=True).start()
 stop = time.monotonic() + secs
 done = [0]
+sizes = []  # (bytes read, bytes the reply announced) per reply that ended
 
 
 def slow():
     while time.monotonic() < stop:
         s = socket.create_connection(('127.0.0.1', port), timeout=30)
         s.sendall(b'GET /snapshot HTTP/1.0\r\n\r\n')
+        got = b''
         while time.monotonic() < stop:
-            if not s.recv(512):
+            b = s.recv(512)
+            if not b:
                 done[0] += 1
+                head, _, body = got.partition(b'\r\n\r\n')
+                m = re.search(rb'Content-Length: (\d+)', head, re.I)
+                sizes.append((len(body), int(m.group(1)) if m else -1))
                 break
+            got += b
             time.sleep(0.05)
         s.close()
 
@@ -65,8 +73,12 @@ def val(name):
     return m.group(1) if m else '?'
 
 
-print('serve_slow secs=%g slow_clients=8 slow_replies_done=%d '
+whole = sum(1 for got, want in sizes if got == want)
+print('serve_slow secs=%g slow_clients=8 slow_replies_ended=%d whole=%d '
+      'cut=%d (bytes read of a cut one: %s) '
       'events_harvested=%s events_lost=%s coroutines_suspended=%s' %
-      (secs, done[0], val('corotop_events_harvested_total'),
+      (secs, done[0], whole, len(sizes) - whole,
+       max((g for g, w in sizes if g != w), default='-'),
+       val('corotop_events_harvested_total'),
        val('corotop_events_lost_total'),
        val('corotop_coroutines{state="suspended"}')))
