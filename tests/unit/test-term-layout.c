@@ -105,6 +105,14 @@ static void test_least(void **state)
 	assert_false(lay.shown[3]);
 	assert_true(lay.shown[2] && lay.shown[4]);
 	assert_int_equal(lay.width[4], TERM_LAYOUT_FLEX + 9);
+	/* Narrower than that least width with only priorities 0 and 1
+	 * left: the flexible column shrinks to TERM_LAYOUT_FLEX rather than
+	 * go, and takes what is spare. */
+	term_layout(&lay, c, NCOLS, TERM_LAYOUT_FLEX + 20);
+	assert_false(lay.shown[1] || lay.shown[2] || lay.shown[3]);
+	assert_true(lay.shown[4]);
+	assert_int_equal(lay.width[4], TERM_LAYOUT_FLEX + 1);
+	assert_true(shown_end(&lay) < TERM_LAYOUT_FLEX + 20);
 	/* With room for all, the flexible one takes the rest as before. */
 	term_layout(&lay, c, NCOLS, MIN_TOTAL + 9);
 	for (int i = 0; i < NCOLS; i++)

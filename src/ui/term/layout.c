@@ -4,11 +4,12 @@
  * Every shown column takes its width and one blank after it; a flexible
  * column counts its least width (TERM_LAYOUT_FLEX unless it says more),
  * so that a column people read (WHERE) outranks the columns of a higher
- * priority number when the screen is short.  While the total is wider than the
- * screen, the columns of the highest priority number are dropped, the
- * rightmost first among equals; priority 0 is never dropped.  Then the
- * flexible column takes what the others leave, less one column spare at
- * the screen's edge.
+ * priority number when the screen is short; when only columns as
+ * important as it are left to drop, it shrinks to TERM_LAYOUT_FLEX first. While
+ * the total is wider than the screen, the columns of the highest priority
+ * number are dropped, the rightmost first among equals; priority 0 is never
+ * dropped.  Then the flexible column takes what the others leave, less one
+ * column spare at the screen's edge.
  *
  * (The coroutine table and the memory view had one copy each, which had
  * drifted: the memory view numbered its always-shown columns 1 and
@@ -36,13 +37,23 @@ void term_layout(struct term_layout *lay, const struct term_layout_column *col,
 		if (col[c].priority > lowest)
 			lowest = col[c].priority;
 	}
-	/* Drop the least important columns until the rest fit. */
-	for (int prio = lowest; prio > 0 && total > screen; prio--)
+	/* Drop the least important columns until the rest fit.  Before a
+	 * column as important as the flexible one goes, the flexible one
+	 * gives up what it asked beyond TERM_LAYOUT_FLEX. */
+	for (int prio = lowest; prio > 0 && total > screen; prio--) {
+		for (int c = 0; c < n; c++)
+			if (lay->shown[c] && col[c].width < 0 &&
+			    col[c].priority >= prio &&
+			    lay->width[c] > TERM_LAYOUT_FLEX) {
+				total -= lay->width[c] - TERM_LAYOUT_FLEX;
+				lay->width[c] = TERM_LAYOUT_FLEX;
+			}
 		for (int c = n - 1; c >= 0 && total > screen; c--)
 			if (col[c].priority == prio && lay->shown[c]) {
 				lay->shown[c] = false;
 				total -= lay->width[c] + 1;
 			}
+	}
 	for (int c = 0; c < n; c++) {
 		if (!lay->shown[c])
 			continue;
