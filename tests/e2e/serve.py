@@ -14,6 +14,11 @@
   serve.py final COROTOP DEMO       the demo exits by itself: serve keeps
       serving its final state (corotop_target_up 0, the exit status) and
       /healthz 200 until SIGTERM, then exits with the demo's status.
+  serve.py dashboard COROTOP DEMO   docs/grafana-corotop.json's queries
+      (Grafana is not packaged here): each parses (promtool check rules,
+      as recording rules) and names only documented families
+      (docs/METRICS.md), which a scrape of serve -- DEMO exports (all but
+      those that need attach mode or an exited target).
   serve.py prometheus COROTOP DEMO  Debian's prometheus scrapes corotop
       serve -- DEMO every second (temporary config and storage, loopback
       ports); its HTTP API is asked until corotop_coroutines{state=
@@ -428,12 +433,100 @@ def test_prometheus(corotop, demo):
         print('serve.py: prometheus: ok')
 
 
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
+                    'docs')
+HIST_SUFFIXES = ('_bucket', '_gcount', '_gsum', '_count', '_sum')
+# Documented families a launched demo's scrape does not have.
+CONDITIONAL = {'corotop_target_exit_status', 'corotop_ppt_attached'}
+
+
+def documented_families():
+    names = set()
+    with open(os.path.join(DOCS, 'METRICS.md')) as f:
+        for line in f:
+            m = re.match(r'\| `(corotop_[a-z_]+)` \|', line)
+            if m:
+                names.add(m.group(1))
+    if len(names) < 20:
+        fail('docs/METRICS.md lists only %d families' % len(names))
+    return names
+
+
+def dashboard_queries():
+    with open(os.path.join(DOCS, 'grafana-corotop.json')) as f:
+        dash = json.load(f)
+    exprs = [t['expr'] for p in dash['panels'] for t in p['targets']]
+    templ = [v['query']['query'] for v in dash['templating']['list']]
+    return exprs, templ
+
+
+def family_of(name, documented):
+    if name in documented:
+        return name
+    for suffix in HIST_SUFFIXES:
+        if name.endswith(suffix) and name[:-len(suffix)] in documented:
+            return name[:-len(suffix)]
+    return None
+
+
+def test_dashboard(corotop, demo):
+    promtool = shutil.which('promtool')
+    if not promtool:
+        skip('promtool is not installed (apt-get install prometheus)')
+    documented = documented_families()
+    exprs, templ = dashboard_queries()
+    if len(exprs) < 10:
+        fail('the dashboard has only %d queries' % len(exprs))
+    used = set()
+    for q in exprs + templ:
+        names = re.findall(r'\bcorotop_[a-z_]+\b', q)
+        if not names:
+            fail('a query names no corotop metric: ' + q)
+        for n in names:
+            fam = family_of(n, documented)
+            if not fam:
+                fail('%s in %r is not a documented family' % (n, q))
+            used.add(fam)
+    with tempfile.TemporaryDirectory(prefix='corotop-dash.') as tmp:
+        rules = os.path.join(tmp, 'rules.yml')
+        with open(rules, 'w') as f:
+            f.write('groups:\n  - name: dashboard\n    rules:\n')
+            for i, q in enumerate(exprs):
+                f.write('      - record: corotop_dashboard:query_%d\n'
+                        '        expr: %s\n' %
+                        (i, json.dumps(q.replace('$instance', '.*'))))
+        r = subprocess.run([promtool, 'check', 'rules', rules],
+                           capture_output=True, timeout=60)
+        if r.returncode != 0:
+            fail('promtool check rules: ' + (r.stdout + r.stderr).decode())
+        # What the dashboard and the docs name, a scrape has.
+        serve = Serve(corotop, demo, ['-d', '0'], tmp)
+        try:
+            fams = wait_metrics(serve, 'suspended coroutines', lambda f: (
+                metric_value(f, 'corotop_coroutines',
+                             {'state': 'suspended'}) or 0) > 0)
+        finally:
+            serve.stop()
+    scraped = {f.name + ('_total' if f.type == 'counter' else '')
+               for f in fams}
+    if scraped - documented:
+        fail('exported but not in docs/METRICS.md: ' +
+             ', '.join(sorted(scraped - documented)))
+    missing = documented - scraped - CONDITIONAL - {
+        n for n in documented if n.startswith('corotop_ppt_')}
+    if missing:
+        fail('documented but not exported: ' + ', '.join(sorted(missing)))
+    print('serve.py: dashboard: %d queries parse and name %d documented '
+          'families; %d families scraped, all documented'
+          % (len(exprs), len(used), len(scraped)))
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     mode, corotop, demo = sys.argv[1:]
-    {'format': test_format, 'final': test_final,
+    {'format': test_format, 'final': test_final, 'dashboard': test_dashboard,
      'prometheus': test_prometheus}[mode](corotop, demo)
 
 
