@@ -330,6 +330,49 @@ static void test_exited(void **state)
 	snap.target.term_signal = 0;
 }
 
+/* Attach mode: per-buffer counters, the buffer's name escaped. */
+static void test_ppt(void **state)
+{
+	struct engine_ppt_info info = {.enabled = true, .nbuffers = 2};
+	struct engine_ppt_buffer buf[2] = {
+		{.name = "probe",
+		 .state = ENGINE_PPT_ATTACHED,
+		 .delivered = 10,
+		 .lost = 2,
+		 .torn = 1},
+		{.name = "my\"buf", .state = ENGINE_PPT_GONE, .delivered = 5},
+	};
+	struct metrics_input in = {.s = &snap,
+				   .ppt = &info,
+				   .buf = buf,
+				   .nbuf = 2,
+				   .top_where = 3,
+				   .where = fake_where};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_true(metrics_render(f, &in, METRICS_OPENMETRICS));
+	fclose(f);
+	check_families(text, true);
+	assert_non_null(strstr(text, "# TYPE corotop_ppt_frames_lost counter\n"
+				     "corotop_ppt_frames_lost_total{buffer="
+				     "\"probe\"} 2\n"
+				     "corotop_ppt_frames_lost_total{buffer="
+				     "\"my\\\"buf\"} 0\n"));
+	assert_non_null(strstr(
+		text,
+		"corotop_ppt_frames_delivered_total{buffer=\"probe\"} 10\n"));
+	assert_non_null(
+		strstr(text, "corotop_ppt_attached{buffer=\"probe\"} 1\n"));
+	assert_non_null(
+		strstr(text, "corotop_ppt_attached{buffer=\"my\\\"buf\"} 0\n"));
+	/* No stats: no engine counters, still valid. */
+	assert_null(strstr(text, "corotop_engine_scans"));
+	free(text);
+}
+
 static void test_route(void **state)
 {
 	struct route r;
@@ -386,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_top_where),
 		cmocka_unit_test(test_histogram),
 		cmocka_unit_test(test_exited),
+		cmocka_unit_test(test_ppt),
 		cmocka_unit_test(test_route),
 	};
 
