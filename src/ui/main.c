@@ -646,6 +646,7 @@ int main(int argc, char **argv)
 			.lints = conf.lints,
 			.config_path = have_conf ? conf_path : NULL,
 			.folded_path = m.cli.folded,
+			.hot_by = m.cli.hot_by,
 		};
 
 		main_columns(conf.columns, to.hidden);

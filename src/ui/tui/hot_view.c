@@ -494,9 +494,12 @@ static void *hot_view_create(struct tui *t)
 {
 	struct hot_view *h = calloc(1, sizeof(*h));
 
-	(void)t;
-	if (h)
+	if (h) {
 		h->expand_all = true; /* the tree opens fully (E) */
+		/* --hot-by, as for batch output; L cycles from there. */
+		h->by = (enum engine_hot_by)(t->opt.hot_by %
+					     ENGINE_HOT_BY_COUNT);
+	}
 	return h;
 }
 

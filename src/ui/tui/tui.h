@@ -69,6 +69,7 @@ struct tui_options {
 	bool hidden[COL_COUNT];	 /* columns switched off */
 	const char *config_path; /* where setup saves, or NULL */
 	const char *folded_path; /* x writes here (--folded), or NULL */
+	unsigned hot_by;	 /* --hot-by: the hot view's first rows */
 };
 
 /* One thread meter above the table (thread_meters.c). */
