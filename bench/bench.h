@@ -306,4 +306,41 @@ static inline void bench_probe_attach(void)
 		bench_die("probe did not attach: %s", corotop_probe_status());
 }
 
+/* n coroutines opened through the probe, every tenth running and the
+ * others suspended each at its own address (the worst case for a table of
+ * WHERE locations): the "many coroutines" workload of several benches.
+ * The caller frees the array. */
+static inline struct corotop_coro *bench_open_coros(long n)
+{
+	struct corotop_coro *c = calloc((size_t)n, sizeof(*c));
+
+	if (!c)
+		bench_die("out of memory for %ld coroutines", n);
+	for (long i = 0; i < n; i++) {
+		corotop_coro_open(&c[i], 0x7f0000000000u + (uint64_t)i * 64);
+		if (i % 10 == 0)
+			corotop_coro_resume(&c[i], 0);
+		else
+			corotop_coro_suspend(&c[i],
+					     0x401000u + (uint64_t)i * 16);
+	}
+	return c;
+}
+
+/* Snapshot e into snap until it holds n coroutines, within 120 s. */
+static inline void bench_wait_harvested(struct engine *e, struct snapshot *snap,
+					long n)
+{
+	uint64_t end = clock_now_ns(CLOCK_MONOTONIC) + 120ull * 1000000000u;
+
+	do {
+		engine_snapshot(e, snap);
+		if (snap->count >= (size_t)n)
+			return;
+		usleep(50000);
+	} while (clock_now_ns(CLOCK_MONOTONIC) < end);
+	bench_die("only %zu of %ld coroutines harvested in 120 s", snap->count,
+		  n);
+}
+
 #endif

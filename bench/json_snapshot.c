@@ -76,35 +76,15 @@ static void js_run(long n)
 	struct corotop_coro *c;
 	struct snapshot snap;
 	struct engine *e;
-	uint64_t end;
 
 	engine_config_defaults(&cfg);
 	cfg.stations = (uint32_t)n + 1024;
 	e = bench_engine_create(&cfg);
 	bench_engine_start(e);
 	bench_probe_attach();
-	c = calloc((size_t)n, sizeof(*c));
-	if (!c)
-		bench_die("out of memory for %ld coroutines", n);
-	for (long i = 0; i < n; i++) {
-		corotop_coro_open(&c[i], 0x7f0000000000u + (uint64_t)i * 64);
-		if (i % 10 == 0)
-			corotop_coro_resume(&c[i], 0);
-		else
-			corotop_coro_suspend(&c[i],
-					     0x401000u + (uint64_t)i * 16);
-	}
+	c = bench_open_coros(n);
 	snapshot_init(&snap);
-	end = clock_now_ns(CLOCK_MONOTONIC) + 120ull * 1000000000u;
-	do {
-		engine_snapshot(e, &snap);
-		if (snap.count >= (size_t)n)
-			break;
-		usleep(50000);
-	} while (clock_now_ns(CLOCK_MONOTONIC) < end);
-	if (snap.count < (size_t)n)
-		bench_die("only %zu of %ld coroutines harvested in 120 s",
-			  snap.count, n);
+	bench_wait_harvested(e, &snap, n);
 	js_case(e, &snap, "by_row", js_by_row, n);
 	if (n <= 50000)
 		js_case(e, &snap, "by_id", js_by_id, n);

@@ -107,7 +107,7 @@ static void ss_run(long n, long scrapes)
 				  .sort_column = -1};
 	struct serve *sv;
 	struct engine *e;
-	uint64_t end, lock[21], t0, c0, w, cpu, r0;
+	uint64_t lock[21], t0, c0, w, cpu, r0;
 	char err[256];
 	bool usage;
 	pid_t pid;
@@ -118,29 +118,10 @@ static void ss_run(long n, long scrapes)
 	e = bench_engine_create(&cfg);
 	bench_engine_start(e);
 	bench_probe_attach();
-	c = calloc((size_t)n, sizeof(*c));
-	if (!c)
-		bench_die("out of memory for %ld coroutines", n);
-	for (long i = 0; i < n; i++) {
-		corotop_coro_open(&c[i], 0x7f0000000000u + (uint64_t)i * 64);
-		if (i % 10 == 0)
-			corotop_coro_resume(&c[i], 0);
-		else
-			corotop_coro_suspend(&c[i],
-					     0x401000u + (uint64_t)i * 16);
-	}
+	c = bench_open_coros(n);
 	snapshot_init(&snap);
 	snapshot_init(&scratch);
-	end = clock_now_ns(CLOCK_MONOTONIC) + 120ull * 1000000000u;
-	do {
-		engine_snapshot(e, &snap);
-		if (snap.count >= (size_t)n)
-			break;
-		usleep(50000);
-	} while (clock_now_ns(CLOCK_MONOTONIC) < end);
-	if (snap.count < (size_t)n)
-		bench_die("only %zu of %ld coroutines harvested in 120 s",
-			  snap.count, n);
+	bench_wait_harvested(e, &snap, n);
 	/* The lock: the mode's snapshot copy, the harvest thread running;
 	 * once first, so that the copy's array is allocated (serve reuses
 	 * its states' arrays). */
