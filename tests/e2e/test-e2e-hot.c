@@ -104,7 +104,8 @@ static void test_hot_stacks_and_profiles(void **state)
 	rc = run(&p, text, 60000);
 	if (rc != 0)
 		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
-	assert_non_null(strstr(p.obuf, "Hot stacks by function: 2 kept, weight 26"));
+	assert_non_null(
+		strstr(p.obuf, "Hot stacks by function: 2 kept, weight 26"));
 	assert_non_null(strstr(p.obuf, "0xa1 <- 0xa2 <- 0xa3\n"));
 	assert_null(strstr(p.obuf, "0xb1 <- 0xb2")); /* --hot-stacks 1 */
 	assert_xdg_empty();
