@@ -43,16 +43,11 @@ static bool cv_option_is(const struct heph_packet *p, const char *name)
 static void cv_options(struct convert_coros *cs, const struct heph_file *f)
 {
 	size_t cap = 0;
-	char err[64];
 
 	for (size_t i = 0; i < f->nmeta_off; i++) {
 		struct heph_packet p;
-		uint64_t off = f->meta_off[i];
 
-		if (off >= f->size ||
-		    heph_decode(f->map + off, f->size - off, &p, err,
-				sizeof(err)) != HEPH_OK ||
-		    p.kind != HEPH_META)
+		if (!heph_file_option(f, i, &p))
 			continue;
 		if (cv_option_is(&p, "corotop")) {
 			cs->ours = true;

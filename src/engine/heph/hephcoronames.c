@@ -25,12 +25,8 @@ static bool hc_option(const struct heph_file *f, size_t i, const char *name,
 		      struct heph_packet *p)
 {
 	size_t n = strlen(name);
-	char err[64];
 
-	return f->meta_off[i] < f->size &&
-	       heph_decode(f->map + f->meta_off[i], f->size - f->meta_off[i], p,
-			   err, sizeof(err)) == HEPH_OK &&
-	       p->kind == HEPH_META && p->option_len == n &&
+	return heph_file_option(f, i, p) && p->option_len == n &&
 	       !memcmp(p->option, name, n);
 }
 

@@ -796,6 +796,20 @@ void heph_file_close(struct heph_file *f)
 	memset(f, 0, sizeof(*f));
 }
 
+bool heph_file_option(const struct heph_file *f, size_t i,
+		      struct heph_packet *out)
+{
+	uint64_t off;
+
+	if (i >= f->nmeta_off)
+		return false;
+	off = f->meta_off[i];
+	return off < f->size &&
+	       heph_decode(f->map + off, f->size - off, out, NULL, 0) ==
+		       HEPH_OK &&
+	       out->kind == HEPH_META;
+}
+
 bool heph_file_event(const struct heph_file *f, size_t i,
 		     struct heph_packet *out)
 {

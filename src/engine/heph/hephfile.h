@@ -110,6 +110,11 @@ bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,
  * a compressed file at a time. */
 bool heph_file_event(const struct heph_file *f, size_t i,
 		     struct heph_packet *out);
+/* Decode metadata packet i (meta_off order; a compressed file keeps its
+ * options in memory, so f->map holds them); false when it does not
+ * decode as one. */
+bool heph_file_option(const struct heph_file *f, size_t i,
+		      struct heph_packet *out);
 /* The first position in by_start whose event starts at or after t
  * (by_start must be there: heph_file_sort). */
 size_t heph_file_seek(const struct heph_file *f, uint64_t t);

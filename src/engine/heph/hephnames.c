@@ -36,14 +36,9 @@ void heph_names_init(struct heph_names *n, const struct heph_file *f)
 	memset(n, 0, sizeof(*n));
 	for (size_t i = 0; i < f->nmeta_off && n->n < HEPH_NAMES_MAX; i++) {
 		struct heph_packet p;
-		char err[64];
 		size_t len;
 
-		if (f->meta_off[i] >= f->size ||
-		    heph_decode(f->map + f->meta_off[i],
-				f->size - f->meta_off[i], &p, err,
-				sizeof(err)) != HEPH_OK ||
-		    p.kind != HEPH_META || p.option_len != 14 ||
+		if (!heph_file_option(f, i, &p) || p.option_len != 14 ||
 		    memcmp(p.option, "corotop_symbol", 14) || p.value_len < 9)
 			continue;
 		len = p.value_len - 8 > HEPH_NAME_LEN ? HEPH_NAME_LEN

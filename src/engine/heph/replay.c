@@ -138,17 +138,12 @@ static void rp_options(struct replay *r)
 	struct streammap m;
 	uint32_t *last = NULL;
 	size_t nlast = 0;
-	char err[128];
 
 	streammap_init(&m);
 	for (size_t i = 0; i < f->nmeta_off; i++) {
 		struct heph_packet p;
-		uint64_t off = f->meta_off[i];
 
-		if (off >= f->size ||
-		    heph_decode(f->map + off, f->size - off, &p, err,
-				sizeof(err)) != HEPH_OK ||
-		    p.kind != HEPH_META || p.option_len < 7 ||
+		if (!heph_file_option(f, i, &p) || p.option_len < 7 ||
 		    memcmp(p.option, "corotop", 7))
 			continue;
 		if (p.option_len == 7)
