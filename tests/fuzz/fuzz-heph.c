@@ -27,33 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzin.h"
 #include "engine/heph/hephfile.h"
 
 #define FZ_CAP 32768u
-
-struct fz_in {
-	const uint8_t *d;
-	size_t n, pos;
-};
-
-static uint8_t fz_u8(struct fz_in *in)
-{
-	return in->pos < in->n ? in->d[in->pos++] : 0;
-}
-
-static uint16_t fz_u16(struct fz_in *in)
-{
-	return (uint16_t)(fz_u8(in) << 8 | fz_u8(in));
-}
-
-static uint64_t fz_u64(struct fz_in *in)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | fz_u8(in);
-	return v;
-}
 
 /* ---- checking a decoded event ---- */
 

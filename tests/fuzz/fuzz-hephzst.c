@@ -28,26 +28,12 @@
 
 #include <zstd.h>
 
+#include "fuzzin.h"
 #include "engine/heph/hephfile.h"
 #include "engine/heph/hephzst.h"
 
 #define FZ_PLAIN 16384u
 #define FZ_OUT 65536u
-
-struct fz_in {
-	const uint8_t *d;
-	size_t n, pos;
-};
-
-static uint8_t fz_u8(struct fz_in *in)
-{
-	return in->pos < in->n ? in->d[in->pos++] : 0;
-}
-
-static uint16_t fz_u16(struct fz_in *in)
-{
-	return (uint16_t)(fz_u8(in) << 8 | fz_u8(in));
-}
 
 static void fz_le32(uint8_t *p, uint32_t v)
 {

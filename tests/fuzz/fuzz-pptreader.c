@@ -31,30 +31,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzin.h"
 #include "engine/ppt/pptframe.h"
 #include "engine/ppt/pptreader.h"
 
 #define FZ_MAX_FRAMES 16u
 #define FZ_POLLS 48
-
-struct fz_in {
-	const uint8_t *d;
-	size_t n, pos;
-};
-
-static uint8_t fz_u8(struct fz_in *in)
-{
-	return in->pos < in->n ? in->d[in->pos++] : 0;
-}
-
-static uint32_t fz_u32(struct fz_in *in)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v = v << 8 | fz_u8(in);
-	return v;
-}
 
 /* ---- the descriptions ---- */
 

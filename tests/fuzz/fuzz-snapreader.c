@@ -44,30 +44,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzin.h"
 #include "engine/calltrace/snapreader.h"
 
 #define FZ_RECORDS 4u
 #define FZ_POLLS 64
 #define FZ_JUMP (1ull << 32) /* snapreader.c's SNAP_JUMP_MAX */
-
-struct fz_in {
-	const uint8_t *d;
-	size_t n, pos;
-};
-
-static uint8_t fz_u8(struct fz_in *in)
-{
-	return in->pos < in->n ? in->d[in->pos++] : 0;
-}
-
-static uint64_t fz_u64(struct fz_in *in)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | fz_u8(in);
-	return v;
-}
 
 static void fz_header(struct snap_header *h, uint64_t size)
 {
