@@ -343,4 +343,12 @@ static inline void bench_wait_harvested(struct engine *e, struct snapshot *snap,
 		  n);
 }
 
+/* Close and free what bench_open_coros opened. */
+static inline void bench_close_coros(struct corotop_coro *c, long n)
+{
+	for (long i = 0; i < n; i++)
+		corotop_coro_close(&c[i]);
+	free(c);
+}
+
 #endif

@@ -89,9 +89,7 @@ static void js_run(long n)
 	if (n <= 50000)
 		js_case(e, &snap, "by_id", js_by_id, n);
 	snapshot_finish(&snap);
-	for (long i = 0; i < n; i++)
-		corotop_coro_close(&c[i]);
-	free(c);
+	bench_close_coros(c, n);
 	corotop_probe_shutdown();
 	engine_destroy(e);
 }

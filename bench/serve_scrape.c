@@ -186,9 +186,7 @@ static void ss_run(long n, long scrapes)
 	serve_destroy(sv);
 	snapshot_finish(&snap);
 	snapshot_finish(&scratch);
-	for (long i = 0; i < n; i++)
-		corotop_coro_close(&c[i]);
-	free(c);
+	bench_close_coros(c, n);
 	corotop_probe_shutdown();
 	engine_destroy(e);
 }
