@@ -161,6 +161,18 @@ static enum heph_zst_step zst_skip(struct heph_zst *zs, const char *what,
 	return HEPH_ZST_BAD;
 }
 
+/* The file ends inside what starts at pos (`what`, left bytes of it):
+ * read up to the frame before, and stop; `then` says what that means. */
+static enum heph_zst_step zst_cut(struct heph_zst *zs, const char *what,
+				  size_t left, const char *then, char *why,
+				  size_t whylen)
+{
+	snprintf(why, whylen, "%s cut after %zu bytes: %s", what, left, then);
+	zs->truncated = true;
+	zs->pos = zs->zsize;
+	return HEPH_ZST_CUT;
+}
+
 static enum heph_zst_step zst_frame(struct heph_zst *zs, const uint8_t **p,
 				    size_t *n, uint64_t *uoff, char *why,
 				    size_t whylen)
@@ -176,15 +188,10 @@ static enum heph_zst_step zst_frame(struct heph_zst *zs, const uint8_t **p,
 
 	if (ZSTD_isError(zlen)) {
 		if (ZSTD_getErrorCode(zlen) == ZSTD_error_srcSize_wrong &&
-		    zst_resync(zs, zs->pos + 1) == zs->zsize) {
-			snprintf(why, whylen,
-				 "last zstd frame cut after %zu bytes: read up "
-				 "to the one before",
-				 left);
-			zs->truncated = true;
-			zs->pos = zs->zsize;
-			return HEPH_ZST_CUT;
-		}
+		    zst_resync(zs, zs->pos + 1) == zs->zsize)
+			return zst_cut(zs, "last zstd frame", left,
+				       "read up to the one before", why,
+				       whylen);
 		return zst_skip(zs, ZSTD_getErrorName(zlen), why, whylen);
 	}
 	said = ZSTD_getFrameContentSize(src, zlen);
@@ -256,15 +263,9 @@ enum heph_zst_step heph_zst_next(struct heph_zst *zs, const uint8_t **p,
 			return zst_skip(zs, "not a zstd frame", why, whylen);
 		/* A skippable frame: passed over by its size. */
 		if (left < 8 ||
-		    (len = zst_le32(zs->z + zs->pos + 4)) > left - 8) {
-			snprintf(why, whylen,
-				 "a skippable frame cut after %zu bytes: the "
-				 "file ends inside it",
-				 left);
-			zs->truncated = true;
-			zs->pos = zs->zsize;
-			return HEPH_ZST_CUT;
-		}
+		    (len = zst_le32(zs->z + zs->pos + 4)) > left - 8)
+			return zst_cut(zs, "a skippable frame", left,
+				       "the file ends inside it", why, whylen);
 		if (m == HEPH_ZST_SEEK_MAGIC)
 			zs->seek_at = zs->pos;
 		zs->pos += 8 + (size_t)len;
