@@ -450,6 +450,30 @@ static const struct model_coro *by_probe(const struct snapshot *s, uint64_t pid)
 	return NULL;
 }
 
+/* An engine over a region of `stations`, mapped writable here so the
+ * test can play the writer: the region's header, its size in *size. */
+static struct ctp_header *lint_engine(struct engine **e, uint32_t stations,
+				      size_t *size)
+{
+	struct engine_config cfg;
+	struct ctp_header *h;
+	char err[256];
+	int fd;
+
+	engine_config_defaults(&cfg);
+	cfg.stations = stations;
+	*e = engine_create(&cfg, err, sizeof(err));
+	if (!*e)
+		fail_msg("engine_create: %s", err);
+	*size = (size_t)ctp_region_size(stations);
+	fd = open(engine_shm_path(*e), O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	h = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(h != MAP_FAILED);
+	return h;
+}
+
 static void test_engine_snapshot_lints(void **state)
 {
 	struct engine_config cfg;
@@ -457,24 +481,14 @@ static void test_engine_snapshot_lints(void **state)
 	struct snapshot snap;
 	struct ctp_header *h;
 	struct timespec ms = {0, 2000000};
-	char err[256];
 	struct engine *e;
-	size_t size = (size_t)ctp_region_size(4);
-	int fd;
+	size_t size;
 
 	(void)state;
 	engine_config_defaults(&cfg);
 	lint_config_defaults(&lints);
 	assert_memory_equal(&cfg.lints, &lints, sizeof(lints));
-	cfg.stations = 4;
-	e = engine_create(&cfg, err, sizeof(err));
-	if (!e)
-		fail_msg("engine_create: %s", err);
-	fd = open(engine_shm_path(e), O_RDWR | O_CLOEXEC);
-	assert_true(fd >= 0);
-	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	assert_true(h != MAP_FAILED);
+	h = lint_engine(&e, 4, &size);
 	write_ours(h, 0, 1001, true);
 	write_upstream(h, 1, 1002);
 	write_ours(h, 2, 1003, false); /* alive, suspended */
@@ -546,27 +560,15 @@ static void test_engine_long_wait(void **state)
 	static const int plain[] = {-1, 0};
 	static const int ended[] = {-1, CTP_EPF_LONG_WAIT, -1, 0};
 	static const int again[] = {-1, 0, -1, 0xFF};
-	struct engine_config cfg;
 	struct lint_config lints;
 	struct snapshot snap;
 	struct ctp_header *h;
 	struct timespec ms = {0, 2000000};
-	char err[256];
 	struct engine *e;
-	size_t size = (size_t)ctp_region_size(8);
-	int fd;
+	size_t size;
 
 	(void)state;
-	engine_config_defaults(&cfg);
-	cfg.stations = 8;
-	e = engine_create(&cfg, err, sizeof(err));
-	if (!e)
-		fail_msg("engine_create: %s", err);
-	fd = open(engine_shm_path(e), O_RDWR | O_CLOEXEC);
-	assert_true(fd >= 0);
-	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	assert_true(h != MAP_FAILED);
+	h = lint_engine(&e, 8, &size);
 	write_ours_events(h, 0, 2001, marked, 2);
 	write_ours_events(h, 1, 2002, plain, 2);
 	write_ours_events(h, 2, 2003, ended, 4);
