@@ -547,9 +547,12 @@ static void write_ours_events(struct ctp_header *h, uint32_t i, uint64_t pid,
 	s->ext.flags = CTP_STX_SEQ_STATION;
 	s->ext.first_n = 0;
 	atomic_fetch_add(&s->ext.gen, 1);
-	for (unsigned k = 0; k < n; k++)
-		write_slot_flags(&s->slots[k], ctp_event_seq(k),
-				 ev[k]<0, ev[k]> 0 ? (uint8_t)ev[k] : 0);
+	for (unsigned k = 0; k < n; k++) {
+		bool resume = ev[k] < 0;
+		uint8_t flags = resume ? 0 : (uint8_t)ev[k];
+
+		write_slot_flags(&s->slots[k], ctp_event_seq(k), resume, flags);
+	}
 }
 
 static void test_engine_long_wait(void **state)
