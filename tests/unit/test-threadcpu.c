@@ -89,6 +89,26 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Thread tid's stat text in buf; its state letter, or 0. */
+static char task_stat(uint64_t tid, char *buf, size_t n)
+{
+	char path[64];
+	const char *close;
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%llu/stat",
+		 (unsigned long long)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	len = fread(buf, 1, n - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	close = strrchr(buf, ')');
+	return close && close[1] == ' ' ? close[2] : 0;
+}
+
 static const struct threadcpu_thread *find(const struct threadcpu_thread *t,
 					   size_t n, uint64_t tid)
 {
@@ -119,6 +139,16 @@ static void test_sample(void **state)
 	spin = atomic_load_explicit(&spin_tid, memory_order_acquire);
 	idle = atomic_load_explicit(&idle_tid, memory_order_acquire);
 	assert_true(spin && idle);
+	/* The sleeper blocked in sem_wait before the first sample (not on
+	 * its way there, charging CPU time between the two samples). */
+	{
+		char buf[1024];
+
+		while (task_stat(idle, buf, sizeof(buf)) != 'S' &&
+		       now_ns() < until)
+			usleep(1000);
+		assert_int_equal(task_stat(idle, buf, sizeof(buf)), 'S');
+	}
 
 	tc = threadcpu_create(getpid());
 	assert_non_null(tc);
@@ -139,19 +169,10 @@ static void test_sample(void **state)
 
 		until = now_ns() + 60000000000ull;
 		for (;;) {
-			char path[64], buf[1024], comm[16];
+			char buf[1024], comm[16];
 			uint64_t ticks = 0;
-			FILE *f;
-			size_t len;
 
-			snprintf(path, sizeof(path),
-				 "/proc/self/task/%llu/stat",
-				 (unsigned long long)spin);
-			f = fopen(path, "r");
-			assert_non_null(f);
-			len = fread(buf, 1, sizeof(buf) - 1, f);
-			fclose(f);
-			buf[len] = '\0';
+			assert_true(task_stat(spin, buf, sizeof(buf)) != 0);
 			assert_true(threadcpu_parse_stat(buf, comm, &ticks));
 			if (!first)
 				first = ticks + 1;
