@@ -24,7 +24,9 @@
  * coroutine, fills a station, and hands it over only if the slot's word
  * did not move since the pin; a station whose hand-over failed was never
  * published (its generation did not move) and is reused for the next
- * coroutine, the last one given back to the free list.
+ * coroutine, the last one given back to the free list.  Either way its next
+ * occupant starts at the same first_n, so a failed hand-over takes back
+ * the census event it wrote there.
  *
  * Fresh, not stale: (W) and (X).  The record path keeps a transition in the
  * coroutine first and only then looks whether the probe is attached
@@ -199,7 +201,14 @@ void census_walk(struct probe_region *r)
 		CENSUS_HOOK(CENSUS_FILLED, i, c);
 		if (!registry_hand(i, w, attach, spare)) {
 			census_count(&census_n.raced, 1);
-			continue; /* the station was never published: reuse */
+			/* Never published: reused for the next coroutine, or
+			 * given back, with the same first_n -- take the census
+			 * event back, or it becomes the next occupant's first
+			 * (test_census_reused_station). */
+			if (copy.last_ts)
+				station_unwrite(station_epoch(
+					r, spare, station_next_n(r, spare)));
+			continue;
 		}
 		station_publish(r, spare);
 		census_count(&census_n.published, 1);

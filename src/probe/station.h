@@ -195,4 +195,13 @@ static inline void station_write(struct ctp_epoch *e, uint64_t n, uint64_t ts,
 	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
 }
 
+/* Epoch e holds no event at all (seq 0: never written), on a station that
+ * is not published: relaxed, published by (G) like its header, or by the
+ * free list's release (K) when it is given back.  The census takes back
+ * the census event of a hand-over that failed. */
+static inline void station_unwrite(struct ctp_epoch *e)
+{
+	atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
+}
+
 #endif

@@ -219,6 +219,20 @@ static __attribute__((unused)) char *proc_next_line(struct proc *p, size_t *off,
 	}
 }
 
+/* The next whole line of p's stdout, waited for as long as it takes until
+ * the absolute deadline `end` (it_now() time): NULL only when the output
+ * ended or the deadline passed.  The loops that read snapshots until one
+ * holds a condition use it, so a machine slow to print the next snapshot
+ * makes them wait, not stop early. */
+static __attribute__((unused)) char *proc_line_by(struct proc *p, size_t *off,
+						  uint64_t end)
+{
+	uint64_t now = it_now();
+
+	return proc_next_line(
+		p, off, now < end ? (unsigned)((end - now) / 1000000u) + 1 : 0);
+}
+
 /* Read everything and wait; returns the wait status (fails on timeout). */
 static __attribute__((unused)) int proc_finish(struct proc *p,
 					       unsigned timeout_ms)

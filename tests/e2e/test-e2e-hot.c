@@ -420,7 +420,7 @@ static void test_demo_parked_stacks(void **state)
 	(void)state;
 	proc_start(&p, args);
 	while (!ok && it_now() < end &&
-	       (line = proc_next_line(&p, &off, 2000)) != NULL) {
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
 		struct jv v;
 
 		check_snapshot(line, false, &v);
@@ -509,7 +509,7 @@ static void test_cxx_names(void **state)
 	snprintf(chrome, sizeof(chrome), "%s.cxx.chrome.json", xdg);
 	proc_start(&p, argv);
 	while (!found && it_now() < end &&
-	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
 		struct jv v;
 
 		check_snapshot(line, false, &v);

@@ -121,7 +121,7 @@ static void wait_for_content(char *const argv[], bool our_writer)
 
 	proc_start(&p, argv);
 	while (!found && it_now() < end &&
-	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
 		struct jv v;
 
 		check_snapshot(line, false, &v);
@@ -299,7 +299,7 @@ static void test_batch_sort_and_filter(void **state)
 	proc_start(&p, filtered);
 	end = it_now() + 60ull * 1000000000u;
 	while (!all && it_now() < end &&
-	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
 		struct jv v;
 		const struct jv *co;
 

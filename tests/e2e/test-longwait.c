@@ -154,7 +154,7 @@ static void test_long_waits_not_flagged(void **state)
 	snprintf(rec, sizeof(rec), "%s/longwait.heph", conf_dir);
 	proc_start(&p, argv);
 	while (!found && it_now() < end &&
-	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
 		check_snapshot(line, false, &v);
 		check_marked_never_flagged(&v);
 		if (all_past_threshold(&v))

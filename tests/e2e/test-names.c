@@ -80,7 +80,7 @@ static char *until(char *const argv[], bool (*done)(const struct jv *))
 
 	proc_start(&p, argv);
 	while (!found && it_now() < end &&
-	       (line = proc_next_line(&p, &off, 1000)) != NULL) {
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
 		struct jv v;
 
 		check_snapshot(line, false, &v);

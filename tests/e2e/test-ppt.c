@@ -679,7 +679,7 @@ static void test_late_attach_demo(void **state)
 	 * coroutines (deadline): how soon depends on the machine. */
 	end = it_now() + 60000000000ull;
 	while (!seen && it_now() < end &&
-	       (snap = proc_next_line(&p, &off, 2000)) != NULL) {
+	       (snap = proc_line_by(&p, &off, end)) != NULL) {
 		struct jv v;
 
 		json_must_parse(snap, &v);

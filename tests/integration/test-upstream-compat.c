@@ -408,21 +408,29 @@ static size_t go_scan(struct goreg *g, uint64_t (*last_seen)[CTP_SLOTS],
 static void test_probe_into_go_region_read_go_style(void **state)
 {
 	enum { M = 8, K = 300, MAX = 16 };
-	/* Paced so each 8-slot ring has 40 ms of slack: a polling reader with
-	 * no loss accounting must not be lapped even on a loaded CI machine. */
-	char *argv[] = {ITEST_WRITER, "seq", "8", "300", "8", "5000", NULL};
+	/* The writer waits for a byte on ackfd after every round of M events
+	 * (one per coroutine), and this reader writes one for each round it
+	 * has read whole: the writer is never more than a round ahead, so a
+	 * polling reader with no loss accounting is never lapped, however
+	 * slow the machine or whichever process it runs first. */
+	char ackfd[16];
+	char *argv[] = {ITEST_WRITER, "seq", "8", "300", "8", "0", ackfd, NULL};
 	uint64_t last_seen[MAX][CTP_SLOTS] = {{0}};
 	unsigned *count = go_count = calloc(M * K, sizeof(*count));
-	uint64_t end = it_now() + 30000000000ull;
-	size_t got = 0;
+	uint64_t end = it_now() + 60000000000ull;
+	size_t got = 0, acked = 0;
 	static struct goreg g; /* static: reachable from the teardown */
-	int status = 0;
+	int status = 0, p[2];
 	bool exited = false;
 
 	(void)state;
 	assert_non_null(count);
+	assert_int_equal(pipe(p), 0);
+	fcntl(p[1], F_SETFD, FD_CLOEXEC); /* the writer keeps p[0] only */
+	snprintf(ackfd, sizeof(ackfd), "%d", p[0]);
 	goreg_create(&g, MAX);
 	goreg_spawn(&g, argv, false);
+	close(p[0]);
 	goreg_accept(&g);
 	/* The Go engine polls; loop until the writer is gone, then once more
 	 * so nothing written last is missed. */
@@ -434,10 +442,13 @@ static void test_probe_into_go_region_read_go_style(void **state)
 			g.pid = 0;
 		}
 		got += go_scan(&g, last_seen, count, M, K);
+		for (; acked + M <= got; acked += M)
+			assert_int_equal(write(p[1], "k", 1), 1);
 		if (done)
 			break;
 		it_sleep_us(50);
 	}
+	close(p[1]);
 	print_message("probe -> Go-style reader: %zu of %d events read\n", got,
 		      M * K);
 	assert_true(exited);

@@ -569,6 +569,137 @@ static void run_cycles(unsigned cycles)
 	}
 }
 
+/* ---- a station reused after a failed hand-over ---- */
+
+/*
+ * The walk fills its spare station for a coroutine that ran -- header and
+ * census event -- and the owner's record makes the hand-over fail.  The
+ * station was never published; the walk reuses it for the next coroutine
+ * it visits, or gives it back to the free list after the last one, and
+ * its next occupant starts at the same event number.  That occupant must
+ * not show the failed one's census event as its own:
+ *   - `fresh`, next in registry order after `ran`, never ran: the walk
+ *     reuses the spare for it;
+ *   - `last`, the last one visited, fails too: the spare goes back to the
+ *     free list, and `late`, opened after the walk, takes it.
+ * Both are shown suspended since their births.  Forced: the hook records
+ * `ran` and `last` at their CENSUS_FILLED; the registry holds only these
+ * four when this test runs (first), in this order.
+ */
+static struct {
+	struct corotop_coro lead, ran, fresh, last, late;
+	unsigned forced;
+} R;
+
+static void reuse_hook(enum census_step step, uint32_t reg_slot,
+		       struct corotop_coro *c)
+{
+	(void)reg_slot;
+	if (step != CENSUS_FILLED || (c != &R.ran && c != &R.last))
+		return;
+	R.forced++;
+	/* Its owner's transition claims it: the hand-over fails. */
+	corotop_coro_record(c, 1, c == &R.ran ? 0x5252 : 0x4c4c);
+}
+
+/* The engine's record of the coroutine probe_id, NULL while it has none. */
+static const struct model_coro *shown(const struct snapshot *snap,
+				      uint64_t probe_id)
+{
+	for (size_t j = 0; j < snap->count; j++)
+		if (snap->coro[j].state != MODEL_DEAD &&
+		    snap->coro[j].probe_id == probe_id)
+			return &snap->coro[j];
+	return NULL;
+}
+
+/* Never ran, and shown so: suspended since its birth, no transition. */
+static void assert_unran(const struct model_coro *m,
+			 const struct corotop_coro *c, const char *what)
+{
+	print_message("%s: state %c since %llu (birth %llu), addr %#llx, "
+		      "%llu switches\n",
+		      what, (int)m->state, (unsigned long long)m->state_ts,
+		      (unsigned long long)c->birth_ts,
+		      (unsigned long long)m->last_addr,
+		      (unsigned long long)m->switches);
+	assert_int_equal(m->state, MODEL_SUSPENDED);
+	assert_int_equal(m->state_ts, c->birth_ts);
+	assert_int_equal(m->last_addr, 0);
+	assert_int_equal(m->switches, 0);
+}
+
+static void test_census_reused_station(void **state)
+{
+	uint64_t end = it_now() + WAIT_MS * 1000000ull;
+	const struct model_coro *f, *r, *l, *t;
+	struct census_stats c0, c1;
+	struct registry_stats rs;
+	struct snapshot snap;
+	struct engine *e;
+	bool active = false;
+
+	(void)state;
+	assert_int_equal(live_now(), 0);
+	corotop_coro_open(&R.lead, 0x4c454144);
+	corotop_coro_open(&R.ran, 0x52414e);
+	corotop_coro_record(&R.ran, 0, 0x5253); /* untraced: noted */
+	corotop_coro_open(&R.fresh, 0x465245);	/* never runs */
+	corotop_coro_open(&R.last, 0x4c415354);
+	corotop_coro_record(&R.last, 0, 0x4c53);
+	registry_stats(&rs);
+	assert_int_equal(rs.live, 4);
+	assert_true(R.lead.reg < R.ran.reg && R.ran.reg < R.fresh.reg &&
+		    R.fresh.reg < R.last.reg);
+	census_stats(&c0);
+	census_test_hook = reuse_hook;
+	e = attach_self(0);
+	while (!live_now() && it_now() < end) {
+		active = !active;
+		corotop_coro_record(&R.lead, active, 0x4c00);
+		it_sleep_ms(1);
+	}
+	assert_int_equal(live_now(), 1);
+	wait_walked(0, c0.walks + 1);
+	census_test_hook = NULL;
+	census_stats(&c1);
+	assert_int_equal(R.forced, 2);
+	assert_true(c1.raced - c0.raced >= 2);
+	/* Opened after the walk: the spare it gave back is the free list's
+	 * top (nothing died since). */
+	corotop_coro_open(&R.late, 0x4c415445);
+	/* All shown, the two that raced with their own transitions: what
+	 * the engine harvested of these is all there is to harvest. */
+	snapshot_init(&snap);
+	for (;;) {
+		engine_snapshot(e, &snap);
+		f = shown(&snap, R.fresh.probe_id);
+		r = shown(&snap, R.ran.probe_id);
+		l = shown(&snap, R.last.probe_id);
+		t = shown(&snap, R.late.probe_id);
+		if (f && r && l && t && r->last_addr == 0x5252 &&
+		    l->last_addr == 0x4c4c)
+			break;
+		if (it_now() > end)
+			fail_msg("the engine did not show all four");
+		snapshot_finish(&snap);
+		snapshot_init(&snap);
+		it_sleep_ms(2);
+	}
+	assert_unran(f, &R.fresh, "fresh (the spare reused)");
+	assert_unran(t, &R.late, "late (the spare given back)");
+	snapshot_finish(&snap);
+	engine_destroy(e);
+	while (live_now() && it_now() < end)
+		it_sleep_ms(1);
+	assert_int_equal(live_now(), 0);
+	corotop_coro_close(&R.late);
+	corotop_coro_close(&R.last);
+	corotop_coro_close(&R.fresh);
+	corotop_coro_close(&R.ran);
+	corotop_coro_close(&R.lead);
+}
+
 static void test_census_races(void **state)
 {
 	const char *env = getenv("CENSUS_STRESS_CYCLES");
@@ -611,6 +742,8 @@ static void test_census_races(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* First: it needs a registry of its own three. */
+		cmocka_unit_test(test_census_reused_station),
 		cmocka_unit_test(test_census_races),
 	};
 

@@ -6,8 +6,12 @@
  * itest.h), so a test can check every harvested event against the writer.
  *
  * Modes (argv[1]):
- *   seq M K EVERY US     M coroutines, K events each, round-robin; sleep US
- *                        microseconds every EVERY events; close all.
+ *   seq M K EVERY US [ACKFD]
+ *                        M coroutines, K events each, round-robin; sleep US
+ *                        microseconds every EVERY events; close all.  With
+ *                        ACKFD, also wait for one byte on it every EVERY
+ *                        events: a reader that acks what it read paces the
+ *                        writer, so no ring laps however slow the machine.
  *   churn TOTAL LIVE K US
  *                        TOTAL short-lived coroutines, LIVE alive at a time,
  *                        K events each; sleep US after every round of LIVE
@@ -83,7 +87,8 @@ static unsigned long writer_arg(char **argv, int i, int argc)
 	return strtoul(argv[i], NULL, 0);
 }
 
-static int writer_seq(unsigned m, unsigned k, unsigned every, unsigned us)
+static int writer_seq(unsigned m, unsigned k, unsigned every, unsigned us,
+		      int ack)
 {
 	struct corotop_coro *co = calloc(m, sizeof(*co));
 	unsigned long count = 0;
@@ -97,8 +102,14 @@ static int writer_seq(unsigned m, unsigned k, unsigned every, unsigned us)
 		for (unsigned c = 0; c < m; c++) {
 			corotop_coro_record(&co[c], (int)(e & 1),
 					    IT_ADDR(c, e));
-			if (every && ++count % every == 0)
+			if (!every || ++count % every)
+				continue;
+			if (us)
 				it_sleep_us(us);
+			if (ack >= 0 && !it_await_ack(ack)) {
+				free(co);
+				return 3;
+			}
 		}
 	}
 	for (unsigned c = 0; c < m; c++)
@@ -390,7 +401,9 @@ int main(int argc, char **argv)
 		return writer_seq((unsigned)writer_arg(argv, 2, argc),
 				  (unsigned)writer_arg(argv, 3, argc),
 				  (unsigned)writer_arg(argv, 4, argc),
-				  (unsigned)writer_arg(argv, 5, argc));
+				  (unsigned)writer_arg(argv, 5, argc),
+				  argc > 6 ? (int)writer_arg(argv, 6, argc)
+					   : -1);
 	if (!strcmp(mode, "churn"))
 		return writer_churn((unsigned)writer_arg(argv, 2, argc),
 				    (unsigned)writer_arg(argv, 3, argc),

@@ -238,15 +238,19 @@ def title_tokens(text):
 
 
 class Info:
-    """What the workload reported: its pid and its two threads' tids."""
+    """What the workload reported: its pid, its two threads' tids, and
+    whether the second got the lower one (the tid-wrap flow)."""
 
     def __init__(self, text=''):
         self.pid = None
         self.tids = {}
+        self.wrapped = None
         for line in text.splitlines():
             parts = line.split()
             if len(parts) == 2 and parts[0] == 'pid':
                 self.pid = parts[1]
+            elif len(parts) == 2 and parts[0] == 'wrapped':
+                self.wrapped = parts[1]
             elif len(parts) == 2 and parts[0] in ('tid1', 'tid2'):
                 self.tids[parts[1]] = 'T' + parts[0][-1]
 

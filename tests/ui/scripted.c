@@ -11,9 +11,10 @@
  *   - the main thread opens 12 coroutines with probe ids 0x1001..0x100c, in
  *     that order (so stations 0..11, and corotop ids in the same order),
  *     each with a name (coro_names: NAME);
- *   - thread T1 records its transitions, then thread T2 records its own
- *     (T2 is created after T1 is done, so in practice its tid is the
- *     larger one; the tests sort groups by tid).  Both then stay, idle,
+ *   - thread T1 records its transitions, then thread T2 records its own;
+ *     T1 is whichever of the two has the lower tid (run_threads), so the
+ *     views that list threads by tid (the thread meters, groups) show T1
+ *     first even after the pid counter wrapped.  Both then stay, idle,
  *     every signal blocked, until the program exits: the table's thread
  *     meters show them (T1 with no coroutine running, T2 running 1007);
  *   - no coroutine records more than 8 transitions, the size of a station's
@@ -55,9 +56,13 @@
  *            keep out of its table (the output view shows it)
  *   exit     exit with STATUS (so does any other line, EOF or SIGTERM)
  * INFO_FILE is written once the script has run (atomically, by rename):
- *   "pid P\ntid1 A\ntid2 B\n"; or "error ..." when the probe is not attached
- *   (exit 77).  The program writes to stdout or stderr only when told to
- *   (noise).
+ *   "pid P\ntid1 A\ntid2 B\nwrapped no\n"; or "error ..." when the probe is
+ *   not attached (exit 77).
+ * COROTOP_SCRIPTED_WRAP in the environment: the pid counter is moved back
+ *   before the second thread starts (/proc/sys/kernel/ns_last_pid, root
+ *   only; "error ..." and exit 77 without it), as a wrap on a busy machine
+ *   does, so the second thread has the lower tid ("wrapped yes").  The program
+ * writes to stdout or stderr only when told to (noise).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,6 +71,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,23 +165,32 @@ static uint64_t tids[2];
 static volatile sig_atomic_t got_term;
 
 struct thread_arg {
-	const struct step *steps;
+	const struct step *steps; /* set before go is posted */
 	size_t n;
-	int which;
+	uint64_t tid; /* set before ready is posted */
+	sem_t go;
 };
 
-static sem_t steps_done;
+static sem_t ready, steps_done;
+
+static void sem_wait_intr(sem_t *s)
+{
+	while (sem_wait(s) && errno == EINTR)
+		;
+}
 
 static void *run_steps(void *p)
 {
-	const struct thread_arg *a = p;
+	struct thread_arg *a = p;
 	sigset_t all;
 
 	/* Signals are the main thread's: its read of the control pipe must
 	 * see SIGTERM. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	tids[a->which] = (uint64_t)syscall(SYS_gettid);
+	a->tid = (uint64_t)syscall(SYS_gettid);
+	sem_post(&ready);
+	sem_wait_intr(&a->go);
 	for (size_t i = 0; i < a->n; i++)
 		corotop_coro_record(&coros[a->steps[i].coro],
 				    a->steps[i].active, a->steps[i].addr);
@@ -185,17 +200,57 @@ static void *run_steps(void *p)
 	return NULL;
 }
 
-static int run_thread(const struct step *steps, size_t n, int which)
+/* COROTOP_SCRIPTED_WRAP (the tid-wrap flow): move the kernel's pid counter
+ * back before the second thread starts, as a wrap does, so that it gets
+ * the lower tid.  Returns false when it could not (not root). */
+static bool wrap_pid_counter(void)
+{
+	int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	/* 300: the kernel's RESERVED_PIDS, where a wrap starts over. */
+	ok = write(fd, "300", 3) == 3;
+	close(fd);
+	return ok;
+}
+
+/* Both threads started, then T1's steps on the one with the lower tid and,
+ * once they are done, T2's on the other.  Tids are handed out in creation
+ * order only until the kernel's pid counter wraps (a busy machine wraps it
+ * within minutes), and corotop lists threads by tid: so T1 sorts first
+ * whatever the numbers are.  *wrapped: the second thread got the lower
+ * tid. */
+static int run_threads(bool wrap, bool *wrapped)
 {
 	static struct thread_arg a[2];
-	pthread_t th;
+	int lo;
 
-	a[which] = (struct thread_arg){steps, n, which};
-	if (pthread_create(&th, NULL, run_steps, &a[which]))
-		return -1;
-	pthread_detach(th);
-	while (sem_wait(&steps_done) && errno == EINTR)
-		;
+	sem_init(&ready, 0, 0);
+	for (int k = 0; k < 2; k++) {
+		pthread_t th;
+
+		sem_init(&a[k].go, 0, 0);
+		if (k == 1 && wrap && !wrap_pid_counter())
+			return -2;
+		if (pthread_create(&th, NULL, run_steps, &a[k]))
+			return -1;
+		pthread_detach(th);
+		sem_wait_intr(&ready);
+	}
+	lo = a[0].tid < a[1].tid ? 0 : 1;
+	*wrapped = lo == 1;
+	a[lo].steps = steps_t1;
+	a[lo].n = sizeof(steps_t1) / sizeof(steps_t1[0]);
+	a[1 - lo].steps = steps_t2;
+	a[1 - lo].n = sizeof(steps_t2) / sizeof(steps_t2[0]);
+	sem_post(&a[lo].go);
+	sem_wait_intr(&steps_done);
+	sem_post(&a[1 - lo].go);
+	sem_wait_intr(&steps_done);
+	tids[0] = a[lo].tid;
+	tids[1] = a[1 - lo].tid;
 	return 0;
 }
 
@@ -239,7 +294,8 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	char info[256], line[64];
 	size_t len = 0;
-	int status, ctl;
+	bool wrapped = false;
+	int status, ctl, rc;
 
 	if (argc != 4)
 		return 2;
@@ -280,14 +336,18 @@ int main(int argc, char **argv)
 				COROTOP_NAME_STATIC);
 		}
 	}
-	if (run_thread(steps_t1, sizeof(steps_t1) / sizeof(steps_t1[0]), 0) ||
-	    run_thread(steps_t2, sizeof(steps_t2) / sizeof(steps_t2[0]), 1)) {
-		write_info(argv[3], "error pthread\n");
-		return 2;
+	rc = run_threads(getenv("COROTOP_SCRIPTED_WRAP") != NULL, &wrapped);
+	if (rc) {
+		write_info(argv[3],
+			   rc == -2 ? "error cannot move the pid counter "
+				      "(ns_last_pid)\n"
+				    : "error pthread\n");
+		return rc == -2 ? 77 : 2;
 	}
-	snprintf(info, sizeof(info), "pid %ld\ntid1 %llu\ntid2 %llu\n",
-		 (long)getpid(), (unsigned long long)tids[0],
-		 (unsigned long long)tids[1]);
+	snprintf(info, sizeof(info),
+		 "pid %ld\ntid1 %llu\ntid2 %llu\nwrapped %s\n", (long)getpid(),
+		 (unsigned long long)tids[0], (unsigned long long)tids[1],
+		 wrapped ? "yes" : "no");
 	write_info(argv[3], info);
 
 	while (!got_term) {
