@@ -69,16 +69,43 @@ static bool five_named(const struct jv *v)
 	return seen == 31;
 }
 
+/* A stopped process, continued stall_ms later (on a thread of its own, so
+ * the test thread reads meanwhile). */
+struct stall {
+	pid_t pid;
+	unsigned ms;
+};
+
+static void *stall_main(void *arg)
+{
+	const struct stall *s = arg;
+
+	it_sleep_ms(s->ms);
+	kill(s->pid, SIGCONT);
+	return NULL;
+}
+
 /* Read snapshots as they come until `done` says so (60 s at most), then
- * SIGINT.  Returns the line that did, to free. */
-static char *until(char *const argv[], bool (*done)(const struct jv *))
+ * SIGINT.  stall_ms: corotop is stopped (SIGSTOP) that long from its start
+ * while the test reads, as a loaded machine may leave it unscheduled: the
+ * reader waits for the first snapshot however late it comes.  Returns the
+ * line that did, to free. */
+static char *until(char *const argv[], bool (*done)(const struct jv *),
+		   unsigned stall_ms)
 {
 	uint64_t end = it_now() + 60ull * 1000000000u;
 	char *line, *found = NULL;
+	struct stall st;
 	size_t off = 0;
+	pthread_t th;
 	struct proc p;
 
 	proc_start(&p, argv);
+	if (stall_ms) {
+		st = (struct stall){p.pid, stall_ms};
+		assert_int_equal(kill(p.pid, SIGSTOP), 0);
+		assert_int_equal(pthread_create(&th, NULL, stall_main, &st), 0);
+	}
 	while (!found && it_now() < end &&
 	       (line = proc_line_by(&p, &off, end)) != NULL) {
 		struct jv v;
@@ -90,6 +117,8 @@ static char *until(char *const argv[], bool (*done)(const struct jv *))
 			free(line);
 		json_free(&v);
 	}
+	if (stall_ms)
+		pthread_join(th, NULL);
 	kill(p.pid, SIGINT);
 	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
 	if (!found)
@@ -107,7 +136,20 @@ static void test_json_names(void **state)
 			ITEST_WRITER,  "named", "60", NULL};
 
 	(void)state;
-	free(until(argv, five_named));
+	free(until(argv, five_named, 0));
+}
+
+/* As above, corotop held still for 3 s from its start: longer than the
+ * 1 s the reader once waited for a line before it gave up and sent SIGINT
+ * (which killed a corotop that had not yet blocked it: e2e-names on a
+ * loaded machine). */
+static void test_json_names_slow_start(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b",	"-d", "2", "-f", "json", "--",
+			ITEST_WRITER,  "named", "60", NULL};
+
+	(void)state;
+	free(until(argv, five_named, 3000));
 }
 
 static void test_json_sort_by_name(void **state)
@@ -121,7 +163,7 @@ static void test_json_sort_by_name(void **state)
 	struct jv v;
 
 	(void)state;
-	line = until(argv, five_named);
+	line = until(argv, five_named, 0);
 	json_must_parse(line, &v);
 	co = json_need(&v, "coroutines", J_ARR);
 	assert_int_equal(co->n, 5);
@@ -232,6 +274,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_names),
+		cmocka_unit_test(test_json_names_slow_start),
 		cmocka_unit_test(test_json_sort_by_name),
 		cmocka_unit_test(test_text_name_column_and_filter),
 		cmocka_unit_test(test_record_convert),

@@ -418,7 +418,7 @@ static void test_probe_into_go_region_read_go_style(void **state)
 	uint64_t last_seen[MAX][CTP_SLOTS] = {{0}};
 	unsigned *count = go_count = calloc(M * K, sizeof(*count));
 	uint64_t end = it_now() + 60000000000ull;
-	size_t got = 0, acked = 0;
+	size_t got = 0, acked = 0, stalled = 0;
 	static struct goreg g; /* static: reachable from the teardown */
 	int status = 0, p[2];
 	bool exited = false;
@@ -440,6 +440,14 @@ static void test_probe_into_go_region_read_go_style(void **state)
 		if (!exited && waitpid(g.pid, &status, WNOHANG) == g.pid) {
 			exited = true;
 			g.pid = 0;
+		}
+		/* Every 50 rounds the reader stalls for 100 ms before it
+		 * reads, as a descheduled one does: the writer must wait for
+		 * it, not lap it (paced by time, 5 ms a round, it wrote 20
+		 * rounds into 8 slots meanwhile). */
+		if (got && got % (50 * M) == 0 && got / M != stalled) {
+			stalled = got / M;
+			it_sleep_ms(100);
 		}
 		got += go_scan(&g, last_seen, count, M, K);
 		for (; acked + M <= got; acked += M)
