@@ -236,6 +236,8 @@ bool engine_live_start(struct engine *e, char *err, size_t errlen)
 	 * locks held). */
 	if (!engine_samples_start(e, err, errlen))
 		return false;
+	if (!engine_unwind_start(e, err, errlen))
+		return false;
 	/* After the harvest runs: the probe may start writing the moment its
 	 * buffer is attached. */
 	return engine_ppt_start(e, err, errlen);
@@ -432,6 +434,9 @@ void engine_live_stop(struct engine *e)
 	if (!e->error && e->region.owner)
 		engine_scan(e);
 	engine_ct_final(e);
+	/* The last walks, on this thread, now that the walker is gone. */
+	engine_unwind_stop(e);
+	engine_unwind_parked(e, engine_now(e));
 	engine_tick(e);
 	/* Every open interval ends now: the recording is complete. */
 	engine_rec_stop(e);

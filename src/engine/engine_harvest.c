@@ -5,7 +5,9 @@
  * Threads.
  *   harvest  scans the stations, feeds the model (under `lock`), ticks rates,
  *            rotates the CallTrace region when due (engine_calltrace.c),
- *            and sleeps when the target is idle.
+ *            and sleeps when the target is idle.  Nothing slow: parked
+ *            stacks are walked on a thread of their own (engine_unwind.c),
+ *            so a walk never keeps the harvest from a ring about to lap.
  *   waker    (launch mode) accepts the probes' socket connections and turns
  *            every wake byte into a futex wake of the harvest thread, so
  *            upstream SDKs, which only know the socket, wake us too.
@@ -361,7 +363,6 @@ void engine_tick(struct engine *e)
 
 	pthread_mutex_lock(&e->lock);
 	model_tick(&e->model, now);
-	engine_unwind_parked(e, now);
 	if (e->jsonl.f && !jsonl_flush(&e->jsonl) && !e->error)
 		e->error = "writing the --jsonl file failed";
 	pthread_mutex_unlock(&e->lock);

@@ -160,9 +160,15 @@ struct engine_ppt {
 	char warning[512];
 };
 
-/* Walks of parked stacks made while watching (engine_unwind.c); harvest
- * thread, engine lock. */
+/* Walks of parked stacks made while watching (engine_unwind.c): its own
+ * thread's, the fields below `jobs` under the engine lock. */
+struct engine_unwind_job;
 struct engine_unwind_state {
+	pthread_t thread;
+	pthread_mutex_t mu;  /* stop, and the thread's wait */
+	pthread_cond_t wake; /* signalled at stop */
+	bool inited, running, stop;
+	struct engine_unwind_job *jobs; /* a tick's walks (the thread's) */
 	struct procmem pm; /* launch mode's, opened when first needed */
 	bool pm_open, pm_failed;
 	uint64_t *done_ts; /* per record: the park last walked (state_ts) */
@@ -276,7 +282,11 @@ bool engine_doorbell_ring(pid_t pid);
 
 /* Walk the stacks of coroutines parked a while, a few per call (engine
  * lock held, harvest thread); free what that kept. */
+/* The walks of one tick (engine lock not held by the caller). */
 void engine_unwind_parked(struct engine *e, uint64_t now);
+/* The thread that makes them every tick while watching; stop joins it. */
+bool engine_unwind_start(struct engine *e, char *err, size_t errlen);
+void engine_unwind_stop(struct engine *e);
 void engine_unwind_finish(struct engine *e);
 
 /* engine_census.c: a census event (a coroutine found at a late attach)

@@ -21,13 +21,13 @@
  * walk costs a few process_vm_readv, never a fault.
  *
  * When.  At a late attach, for each coroutine the census finds parked
- * (engine_census.c, waiting for the symbols: once).  While watching, on
- * the harvest thread's tick (engine_unwind_parked): a coroutine parked for
- * ENGINE_UNWIND_AFTER_NS whose probe said where its struct corotop_coro
- * is (the station's ext.coro) has that struct read from the target -- it
- * must still be the same coroutine (probe id), parked -- and its stack
- * walked from the registers kept there, then last_ts read again: a
- * coroutine resumed meanwhile is not believed.
+ * (engine_census.c, waiting for the symbols: once).  While watching, on a
+ * thread of its own, every tick (engine_unwind_start; engine_unwind_parked):
+ * a coroutine parked for ENGINE_UNWIND_AFTER_NS whose probe said where its
+ * struct corotop_coro is (the station's ext.coro) has that struct read
+ * from the target -- it must still be the same coroutine (probe id),
+ * parked -- and its stack walked from the registers kept there, then
+ * last_ts read again: a coroutine resumed meanwhile is not believed.
  * At most ENGINE_UNWIND_BUDGET walks a tick, round robin, once per park.
  * The walk gives WHERE (when the switch was recorded inside a runtime),
  * the coroutine's NAME (its outermost program frame: the first program
@@ -35,6 +35,15 @@
  * stack when the probe captured none or a shorter one (its frame-pointer
  * walk stops at the first frame built without frame pointers).
  *
+ * Never on the harvest thread, never under the engine lock while walking.
+ * A walk reads the target and, the first time a module is met, parses its
+ * CFI: 150 ms for a tick's walks on a loaded machine, which the harvest
+ * thread once spent with the lock held while the demo's busiest
+ * coroutines lapped their rings (docs/PERFORMANCE.md, the demo under two
+ * hogs).  So the lock is held only to pick the tick's walks (the records,
+ * what identifies them) and to apply what they found to the records that
+ * are still the same coroutines.
+
  * Waits only when asked.  The symbol table's lock may be held by the names
  * thread: without `wait` the walk is then not made now (*busy), and the
  * caller asks again later.
@@ -43,9 +52,12 @@
 #include "engine/engine_internal.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/clock.h"
 #include "corotop/probe.h"
 
 #include "engine/target/stackwalk.h"
@@ -133,18 +145,16 @@ size_t engine_unwind(struct engine *e, struct procmem *pm,
  * parks are shorter: the walk would find a stack already moving) -- but a
  * coroutine with no name yet is walked at its first park, whatever its
  * length, until one walk found no program frame -- and how many walks a
- * tick makes at most (the engine lock is held). */
+ * tick makes at most. */
 #define ENGINE_UNWIND_AFTER_NS 100000000ull
 #define ENGINE_UNWIND_BUDGET 16u
 
-/* The target's memory for walks made while watching: attach mode's, or
- * one opened on the launched target when first needed. */
+/* The target's memory for walks made while watching: the walker's own,
+ * opened when first needed (lock held: target.running). */
 static struct procmem *engine_unwind_pm(struct engine *e)
 {
 	char err[256];
 
-	if (e->ppt.enabled)
-		return &e->ppt.pm;
 	if (e->unwind.pm_open)
 		return &e->unwind.pm;
 	if (e->unwind.pm_failed || e->target.pid <= 0 || !e->target.running)
@@ -155,28 +165,40 @@ static struct procmem *engine_unwind_pm(struct engine *e)
 	return e->unwind.pm_open ? &e->unwind.pm : NULL;
 }
 
-/* Record r's park, walked from the registers its probe saved in its
+/* One walk of a tick: picked under the lock (the record, and what tells
+ * whether it is still the same park), made without it, then applied. */
+struct engine_unwind_job {
+	uint32_t r;	   /* the model record */
+	uint64_t id;	   /* its coroutine (model_coro.id) */
+	uint64_t probe_id; /* what the struct read must say */
+	uint64_t at;	   /* its struct corotop_coro in the target */
+	/* the walk's result */
+	enum { UNWIND_SKIP, UNWIND_BUSY, UNWIND_DONE } got;
+	uint64_t last_ts; /* the park walked (the struct's last_ts) */
+	size_t n;
+	struct symtab_unwound marks;
+	uint64_t frames[ENGINE_UNWIND_MAX];
+};
+
+/* The job's park, walked from the registers its probe saved in its
  * struct corotop_coro (read from the target, untrusted: it must still be
  * this coroutine, parked, and at the same suspend before and after the
- * walk; WHERE and the parked stack only when that suspend is the one the
- * model shows).  False when the names thread held the symbols (ask
- * again). */
-static bool engine_unwind_one(struct engine *e, struct procmem *pm, uint32_t r)
+ * walk).  No lock held: only the target and the symbol table (its own
+ * lock; busy when the names thread holds it) are read. */
+static void engine_unwind_walk(struct engine *e, struct procmem *pm,
+			       struct engine_unwind_job *j)
 {
-	struct model *m = &e->model;
-	struct model_coro *c = &m->coro[r];
-	uint64_t at = model_coro_at(m, r), frames[ENGINE_UNWIND_MAX], ts;
 	struct corotop_coro cc;
-	struct symtab_unwound marks;
 	struct stackwalk_start s;
 	char err[160];
+	uint64_t ts;
 	bool busy;
-	size_t n;
 
-	e->unwind.done_ts[r] = c->state_ts;
-	if (!at || !procmem_read(pm, at, &cc, sizeof(cc), err, sizeof(err)) ||
-	    cc.probe_id != c->probe_id || cc.last_active || !cc.stack_hi)
-		return true;
+	j->got = UNWIND_SKIP;
+	if (!j->at ||
+	    !procmem_read(pm, j->at, &cc, sizeof(cc), err, sizeof(err)) ||
+	    cc.probe_id != j->probe_id || cc.last_active || !cc.stack_hi)
+		return;
 	s = (struct stackwalk_start){
 		.sp = cc.park_sp,
 		.fp = cc.park_fp,
@@ -184,34 +206,52 @@ static bool engine_unwind_one(struct engine *e, struct procmem *pm, uint32_t r)
 		.stack_lo = cc.stack_lo,
 		.stack_hi = cc.stack_hi,
 	};
-	n = engine_unwind(e, pm, &s, frames, ENGINE_UNWIND_MAX, false, &marks,
-			  &busy);
+	j->n = engine_unwind(e, pm, &s, j->frames, ENGINE_UNWIND_MAX, false,
+			     &j->marks, &busy);
 	if (busy) {
-		e->unwind.done_ts[r] = 0;
-		return false;
+		j->got = UNWIND_BUSY;
+		return;
 	}
 	/* Resumed during the walk: what was read may be anyone's frames. */
-	if (!procmem_read(pm, at + offsetof(struct corotop_coro, last_ts), &ts,
-			  sizeof(ts), err, sizeof(err)) ||
+	if (!procmem_read(pm, j->at + offsetof(struct corotop_coro, last_ts),
+			  &ts, sizeof(ts), err, sizeof(err)) ||
 	    ts != cc.last_ts)
-		return true;
+		return;
+	j->last_ts = cc.last_ts;
+	j->got = UNWIND_DONE;
+}
+
+/* What the walk found, to record r if it still holds the coroutine the
+ * walk was for (lock held): its name always (its entry is the same at any
+ * park), WHERE and the parked stack only when the park walked is the one
+ * the model shows (the target may be a park or more ahead of it). */
+static void engine_unwind_apply(struct engine *e,
+				const struct engine_unwind_job *j)
+{
+	struct model *m = &e->model;
+	struct model_coro *c = &m->coro[j->r];
+	const struct symtab_unwound *marks = &j->marks;
+	const uint64_t *frames = j->frames;
+	size_t n = j->n;
+
+	if (j->got != UNWIND_DONE || j->r >= m->used || !c->in_use ||
+	    c->id != j->id)
+		return;
 	e->unwind.walks++;
-	if (marks.entry < 0 && !marks.inlined[0])
-		e->unwind.tried[r] = c->id;
-	/* Its entry is the same at any park; the rest only of the park the
-	 * model shows (the target may be a park or more ahead of it). */
-	if (marks.entry >= 0)
-		model_name_pc(m, c->station, frames[marks.entry]);
-	else if (marks.inlined[0])
-		model_name_text(m, c->station, marks.inlined);
-	if (cc.last_ts != c->state_ts)
-		return true;
+	if (marks->entry < 0 && !marks->inlined[0])
+		e->unwind.tried[j->r] = c->id;
+	if (marks->entry >= 0)
+		model_name_pc(m, c->station, frames[marks->entry]);
+	else if (marks->inlined[0])
+		model_name_text(m, c->station, marks->inlined);
+	if (j->last_ts != c->state_ts)
+		return;
 	/* No frame of the program's own: the runtime frame that runs its
 	 * code inlined says more than the switch's caller. */
-	if (marks.where > 0)
-		model_where(m, c->station, frames[marks.where]);
-	else if (marks.inlined_at > 0)
-		model_where(m, c->station, frames[marks.inlined_at]);
+	if (marks->where > 0)
+		model_where(m, c->station, frames[marks->where]);
+	else if (marks->inlined_at > 0)
+		model_where(m, c->station, frames[marks->inlined_at]);
 	if (n && e->ct.parked) {
 		uint64_t had[ENGINE_UNWIND_MAX], id = 0;
 		size_t nhad = 0;
@@ -220,8 +260,8 @@ static bool engine_unwind_one(struct engine *e, struct procmem *pm, uint32_t r)
 		 * at the first frame built without one.  Ours replaces it
 		 * when it went further. */
 		pthread_mutex_lock(&e->ct.hot_lock);
-		if (m->parked[r])
-			nhad = parked_frames(e->ct.parked, m->parked[r], had,
+		if (m->parked[j->r])
+			nhad = parked_frames(e->ct.parked, m->parked[j->r], had,
 					     ENGINE_UNWIND_MAX);
 		if (n > nhad) {
 			id = parked_own_id(frames, (uint32_t)n);
@@ -231,7 +271,6 @@ static bool engine_unwind_one(struct engine *e, struct procmem *pm, uint32_t r)
 		if (id)
 			model_park(m, c->station, id);
 	}
-	return true;
 }
 
 /* done_ts for cap records (new ones zero). */
@@ -258,40 +297,151 @@ static bool engine_unwind_grow(struct engine *e, uint32_t cap)
 
 void engine_unwind_finish(struct engine *e)
 {
+	engine_unwind_stop(e);
 	if (e->unwind.pm_open)
 		procmem_finish(&e->unwind.pm);
+	if (e->unwind.inited) {
+		pthread_cond_destroy(&e->unwind.wake);
+		pthread_mutex_destroy(&e->unwind.mu);
+	}
+	free(e->unwind.jobs);
 	free(e->unwind.done_ts);
 	free(e->unwind.tried);
 	memset(&e->unwind, 0, sizeof(e->unwind));
 }
 
-void engine_unwind_parked(struct engine *e, uint64_t now)
+/* The tick's walks, round robin from the cursor (lock held): each record
+ * parked long enough (or nameless) whose park was not walked yet, at most
+ * ENGINE_UNWIND_BUDGET.  Returns how many. */
+static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
+				   struct engine_unwind_job *job)
 {
 	struct model *m = &e->model;
-	unsigned budget = ENGINE_UNWIND_BUDGET;
-	struct procmem *pm;
 	uint32_t used = m->used;
+	unsigned n = 0;
 
-	if (!used || !engine_unwind_pm(e) || !engine_unwind_grow(e, m->cap))
-		return;
-	pm = engine_unwind_pm(e);
-	for (uint32_t k = 0; k < used && budget; k++) {
+	if (!used || !engine_unwind_grow(e, m->cap))
+		return 0;
+	for (uint32_t k = 0; k < used && n < ENGINE_UNWIND_BUDGET; k++) {
 		uint32_t r = (e->unwind.cursor + k) % used;
 		const struct model_coro *c = &m->coro[r];
+		bool nameless;
 
 		e->unwind.next = (r + 1) % used;
-		bool nameless = !c->name && e->unwind.tried[r] != c->id;
-
+		nameless = !c->name && e->unwind.tried[r] != c->id;
 		if (!c->in_use || c->state != MODEL_SUSPENDED ||
 		    e->unwind.done_ts[r] == c->state_ts || c->state_ts > now ||
 		    (!nameless && now - c->state_ts < ENGINE_UNWIND_AFTER_NS))
 			continue;
-		budget--;
-		if (!engine_unwind_one(e, pm, r)) {
-			e->unwind.next = r; /* this one again, first */
-			break;
-		}
+		e->unwind.done_ts[r] = c->state_ts;
+		job[n++] = (struct engine_unwind_job){
+			.r = r,
+			.id = c->id,
+			.probe_id = c->probe_id,
+			.at = model_coro_at(m, r),
+		};
 	}
 	/* The next tick goes on where this one stopped. */
 	e->unwind.cursor = e->unwind.next;
+	return n;
+}
+
+void engine_unwind_parked(struct engine *e, uint64_t now)
+{
+	struct engine_unwind_job *job = e->unwind.jobs;
+	struct procmem *pm;
+	unsigned n, k;
+
+	pthread_mutex_lock(&e->lock);
+	pm = engine_unwind_pm(e);
+	n = pm && job ? engine_unwind_pick(e, now, job) : 0;
+	pthread_mutex_unlock(&e->lock);
+	for (k = 0; k < n; k++) {
+		engine_unwind_walk(e, pm, &job[k]);
+		if (job[k].got == UNWIND_BUSY)
+			break;
+	}
+	if (!n)
+		return;
+	pthread_mutex_lock(&e->lock);
+	for (unsigned i = 0; i < n; i++)
+		engine_unwind_apply(e, &job[i]);
+	if (k < n) {
+		/* The names thread held the symbols: this walk and the ones
+		 * not made are made again, from here, at the next tick. */
+		e->unwind.cursor = job[k].r;
+		for (unsigned i = k; i < n; i++)
+			e->unwind.done_ts[job[i].r] = 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void *engine_unwind_main(void *arg)
+{
+	struct engine *e = arg;
+	struct engine_unwind_state *u = &e->unwind;
+	uint64_t tick_ns = (uint64_t)e->cfg.tick_ms * 1000000u;
+
+	pthread_mutex_lock(&u->mu);
+	while (!u->stop) {
+		struct timespec at;
+		uint64_t t;
+
+		pthread_mutex_unlock(&u->mu);
+		engine_unwind_parked(e, engine_now(e));
+		pthread_mutex_lock(&u->mu);
+		/* CLOCK_MONOTONIC: the condition was made with it. */
+		t = clock_now_ns(CLOCK_MONOTONIC) + tick_ns;
+		at.tv_sec = (time_t)(t / 1000000000u);
+		at.tv_nsec = (long)(t % 1000000000u);
+		while (!u->stop &&
+		       pthread_cond_timedwait(&u->wake, &u->mu, &at) == 0)
+			;
+	}
+	pthread_mutex_unlock(&u->mu);
+	return NULL;
+}
+
+bool engine_unwind_start(struct engine *e, char *err, size_t errlen)
+{
+	struct engine_unwind_state *u = &e->unwind;
+	pthread_condattr_t ca;
+	int rc;
+
+	/* Observer mode: no process to walk. */
+	if (e->target.pid <= 0 || u->running)
+		return true;
+	u->jobs = calloc(ENGINE_UNWIND_BUDGET, sizeof(*u->jobs));
+	if (!u->jobs) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&u->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&u->mu, NULL);
+	u->inited = true;
+	rc = pthread_create(&u->thread, NULL, engine_unwind_main, e);
+	if (rc) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(rc));
+		return false;
+	}
+	u->running = true;
+	return true;
+}
+
+void engine_unwind_stop(struct engine *e)
+{
+	struct engine_unwind_state *u = &e->unwind;
+
+	if (!u->running)
+		return;
+	pthread_mutex_lock(&u->mu);
+	u->stop = true;
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->mu);
+	pthread_join(u->thread, NULL);
+	u->running = false;
 }

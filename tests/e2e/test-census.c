@@ -318,8 +318,8 @@ static void demo_stop(pid_t pid)
 static void find_stuck(struct proc *p, struct truth *t, bool by_where)
 {
 	uint64_t end = it_now() + DEADLINE_NS;
-	size_t off = 0, n = 0;
-	char *line;
+	size_t off = 0, n = 0, snaps = 0;
+	char *line, seen[512] = "";
 
 	while (n < NPARKED && (line = next_snapshot(p, &off, end)) != NULL) {
 		const struct jv *co;
@@ -327,6 +327,31 @@ static void find_stuck(struct proc *p, struct truth *t, bool by_where)
 		uint64_t ts;
 
 		json_must_parse(line, &v);
+		snaps++;
+		/* For the failure message: what the last snapshot showed of
+		 * the stuck ones. */
+		seen[0] = '\0';
+		co = json_need(&v, "coroutines", J_ARR);
+		for (size_t i = 0; i < co->n; i++) {
+			const struct jv *c = &co->items[i];
+			const struct jv *f = json_get(c, "parked_stack.frames");
+			size_t len = strlen(seen);
+
+			if (strncmp(json_need(c, "where", J_STR)->s,
+				    "stuck_wait_for_reply", 20))
+				continue;
+			snprintf(seen + len, sizeof(seen) - len,
+				 "%s [%s %s, %zu frames: %s] ",
+				 json_need(c, "probe_id_hex", J_STR)->s,
+				 json_need(c, "state", J_STR)->s,
+				 json_need(c, "where", J_STR)->s,
+				 f && f->t == J_ARR ? f->n : 0,
+				 f && f->t == J_ARR && f->n
+					 ? json_need(&f->items[0], "symbol",
+						     J_STR)
+						   ->s
+					 : "-");
+		}
 		ts = json_u64(&v, "ts");
 		co = json_need(&v, "coroutines", J_ARR);
 		n = 0;
@@ -359,8 +384,12 @@ static void find_stuck(struct proc *p, struct truth *t, bool by_where)
 		free(line);
 	}
 	if (n < NPARKED)
-		fail_msg("only %zu stuck coroutines found: %s", n,
-			 p->ebuf ? p->ebuf : "");
+		fail_msg(
+			"only %zu stuck coroutines found in %zu snapshots (the "
+			"last showed, parked in stuck_wait_for_reply: %s); "
+			"stderr: %s",
+			n, snaps, seen[0] ? seen : "none",
+			p->ebuf ? p->ebuf : "");
 }
 #endif
 

@@ -5,7 +5,9 @@
  *   keep     untagged traces whose ids are listed are kept with their
  *            frames, and stay while listed even when later unions do not
  *            carry them; tagged traces (samples) never are;
- *   sweep    ids no longer listed are forgotten;
+ *   sweep    ids no longer listed are forgotten -- but for a stack the
+ *            engine put itself since the last sweep (young: the list may
+ *            have been taken before its put), which the next sweep keeps;
  *   bound    past max, new ones are dropped and counted.
  */
 #include <setjmp.h>
@@ -105,6 +107,39 @@ static void test_own_stacks(void **state)
 	parked_destroy(p);
 }
 
+/* A stack put after the list the next sweep uses was taken (the walker's
+ * thread puts while a rotation runs): that sweep keeps it, the one after
+ * goes by the list alone.  Putting an id already kept makes it young
+ * again. */
+static void test_young_survives_one_sweep(void **state)
+{
+	struct parked *p = parked_create(8);
+	uint64_t a[2] = {0x401000, 0x402000};
+	uint64_t ida = parked_own_id(a, 2), f[8];
+	struct traceset u;
+
+	(void)state;
+	assert_non_null(p);
+	traceset_init(&u, 64, 1024);
+	union_of(&u, NULL, 0, false);
+	parked_put(p, ida, a, 2);
+	parked_update(p, &u, NULL, 0); /* listed before the put */
+	assert_int_equal(parked_frames(p, ida, f, 8), 2);
+	parked_update(p, &u, NULL, 0); /* nobody parked at it */
+	assert_int_equal(parked_frames(p, ida, f, 8), 0);
+	/* Kept and listed; put again (another coroutine parked at the same
+	 * place), then a sweep whose list predates that put. */
+	parked_put(p, ida, a, 2);
+	parked_update(p, &u, &ida, 1);
+	parked_put(p, ida, a, 2);
+	parked_update(p, &u, NULL, 0);
+	assert_int_equal(parked_frames(p, ida, f, 8), 2);
+	parked_update(p, &u, NULL, 0);
+	assert_int_equal(parked_frames(p, ida, f, 8), 0);
+	traceset_finish(&u);
+	parked_destroy(p);
+}
+
 static void test_bound(void **state)
 {
 	struct parked *p = parked_create(4);
@@ -138,6 +173,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keep_and_sweep),
+		cmocka_unit_test(test_young_survives_one_sweep),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_own_stacks),
 	};

@@ -13,8 +13,15 @@
  * rewritten.
  *
  * The engine also keeps stacks it walked itself in the target's memory
- * (a coroutine parked before a late attach: engine_census.c), under ids of
- * its own (parked_own_id), swept by the same list.
+ * (a coroutine parked before a late attach: engine_census.c; a long park:
+ * engine_unwind.c), under ids of its own (parked_own_id), swept by the
+ * same list.  Such a stack may be put by the walker's thread after the
+ * engine made the list the next sweep uses (engine_ct_rotate takes it
+ * under the engine lock, sweeps later under the hot lock): a stack put
+ * since the last sweep is young, and a sweep keeps a young stack even when
+ * the list lacks it -- the next list names it if a coroutine is parked at
+ * it, since the walker records the coroutine's park under the engine lock
+ * together with its put.
  *
  * Bounded: at most `max` stacks, in a fixed array with a hash index
  * (hashidx.h) and a stack of free records.  Not thread-safe: the engine
@@ -33,6 +40,7 @@ struct parked_rec {
 	uint64_t id; /* trace id; 0: free record */
 	uint64_t *frames;
 	uint32_t nframes;
+	bool young; /* put since the last sweep (see the top) */
 };
 
 struct parked {
@@ -108,35 +116,43 @@ static uint32_t parked_find(const struct parked *p, uint64_t id)
 	return hashidx_find(&p->idx, ct_mix64(id), parked_eq, &k);
 }
 
-static void parked_keep(struct parked *p, uint64_t id, const uint64_t *frames,
-			uint32_t n)
+/* Keep frames under id; returns the record, or HASHIDX_NONE when the bound
+ * was reached. */
+static uint32_t parked_keep(struct parked *p, uint64_t id,
+			    const uint64_t *frames, uint32_t n)
 {
 	uint64_t *copy;
-	uint32_t rec;
+	uint32_t rec = parked_find(p, id);
 
-	if (parked_find(p, id) != HASHIDX_NONE)
-		return; /* an id always names the same frames */
+	if (rec != HASHIDX_NONE)
+		return rec; /* an id always names the same frames */
 	if (!p->nfree && p->used == p->cap) {
 		p->dropped++;
-		return;
+		return HASHIDX_NONE;
 	}
 	copy = malloc((n ? n : 1) * sizeof(*copy));
 	if (!copy) {
 		p->dropped++;
-		return;
+		return HASHIDX_NONE;
 	}
 	rec = p->nfree ? p->free[--p->nfree] : p->used++;
 	memcpy(copy, frames, n * sizeof(*copy));
 	p->r[rec] = (struct parked_rec){.id = id, .frames = copy, .nframes = n};
 	hashidx_insert(&p->idx, ct_mix64(id), rec);
 	p->live++;
+	return rec;
 }
 
 void parked_put(struct parked *p, uint64_t id, const uint64_t *frames,
 		uint32_t n)
 {
-	if (id && n <= CT_MAX_FRAMES)
-		parked_keep(p, id, frames, n);
+	uint32_t rec;
+
+	if (!id || n > CT_MAX_FRAMES)
+		return;
+	rec = parked_keep(p, id, frames, n);
+	if (rec != HASHIDX_NONE)
+		p->r[rec].young = true;
 }
 
 uint64_t parked_own_id(const uint64_t *frames, uint32_t n)
@@ -156,12 +172,14 @@ void parked_update(struct parked *p, const struct traceset *u,
 		    (e->nframes && CT_TAG_IS(e->frames[e->nframes - 1])))
 			continue;
 		if (parked_sorted_has(ids, n, e->id))
-			parked_keep(p, e->id, e->frames, e->nframes);
+			(void)parked_keep(p, e->id, e->frames, e->nframes);
 	}
 	for (uint32_t rec = 0; rec < p->used; rec++) {
 		struct parked_rec *r = &p->r[rec];
+		bool young = r->young;
 
-		if (!r->id || parked_sorted_has(ids, n, r->id))
+		r->young = false;
+		if (!r->id || young || parked_sorted_has(ids, n, r->id))
 			continue;
 		hashidx_remove(&p->idx, ct_mix64(r->id), rec);
 		free(r->frames);

@@ -33,10 +33,12 @@ void parked_update(struct parked *p, const struct traceset *u,
 		   const uint64_t *ids, size_t n);
 
 /*
- * Keep a stack the engine found itself (a census: the engine walked it in
- * the target's memory), under an id outside the CallTrace ids
- * (PARKED_OWN_ID): kept as long as parked_update's ids name it, like the
- * others.  A no-op when id is already kept or the bound is reached.
+ * Keep a stack the engine found itself (it walked it in the target's
+ * memory), under an id outside the CallTrace ids (PARKED_OWN_ID): kept by
+ * the next parked_update whatever its ids (they may have been listed
+ * before this put), then as long as parked_update's ids name it, like the
+ * others.  Only marks it young again when id is already kept; a no-op when
+ * the bound is reached.
  */
 void parked_put(struct parked *p, uint64_t id, const uint64_t *frames,
 		uint32_t n);
