@@ -370,6 +370,23 @@ void engine_tick(struct engine *e)
 		e->cfg.publish_hook(e->cfg.hook_ctx);
 }
 
+/* The time between the start of the last pass (at, 0: none since a sleep)
+ * and now, kept when it is the longest yet; returns now.  The gaps are
+ * what the rings must hold: whatever keeps the harvest thread from its
+ * next pass -- its own work, the scheduler -- shows here (JSON
+ * engine.pass_gap_max_ms). */
+static uint64_t engine_pass_gap(struct engine *e, uint64_t at)
+{
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+
+	/* relaxed: a statistic; only this thread writes it. */
+	if (at && now - at > atomic_load_explicit(&e->pass_gap_max,
+						  memory_order_relaxed))
+		atomic_store_explicit(&e->pass_gap_max, now - at,
+				      memory_order_relaxed);
+	return now;
+}
+
 /* How long the loop keeps scanning without pauses after a loss. */
 #define ENGINE_CHASE_NS 50000000ull
 
@@ -387,6 +404,8 @@ static void engine_harvest_loop(struct engine *e)
 	unsigned empty = 0;
 	/* No pause between busy passes until then (below). */
 	uint64_t chase_until = 0;
+	/* The start of the last pass (0: the loop slept since). */
+	uint64_t pass_at = 0;
 
 	/* acquire: pairs with engine_stop's acq_rel exchange; what the
 	 * stopper wrote before it is visible to the last pass. */
@@ -397,6 +416,7 @@ static void engine_harvest_loop(struct engine *e)
 
 		if (e->cfg.pass_hook)
 			e->cfg.pass_hook(e->cfg.hook_ctx);
+		pass_at = engine_pass_gap(e, pass_at);
 		/* The counters under the lock: the socket thread's passes
 		 * write them too. */
 		pthread_mutex_lock(&e->lock);
@@ -462,6 +482,7 @@ static void engine_harvest_loop(struct engine *e)
 		}
 		empty = 0;
 		engine_idle(e);
+		pass_at = 0; /* a sleep a write ends is no gap */
 		/* The sleep-entry re-scan was a full one; count from now.  A
 		 * wake's mark follows the wake within nanoseconds and is
 		 * picked up by the next dirty scans. */

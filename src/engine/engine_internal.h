@@ -226,6 +226,9 @@ struct engine {
 	_Atomic uint64_t futex_wakes;
 	_Atomic uint64_t uds_bytes;
 	_Atomic uint64_t timeouts;
+	/* The longest wait between the starts of two passes of the harvest
+	 * thread, a sleep on the futex aside (a write ends that one). */
+	_Atomic uint64_t pass_gap_max;
 };
 
 /* The current thread's SIGBUS landing pad while it reads the mapping. */

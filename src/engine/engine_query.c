@@ -149,6 +149,9 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	out->sleeping =
 		atomic_load_explicit(&e->asleep, memory_order_relaxed) &&
 		(m->t.events_per_sec == 0 || e->target.exited);
+	/* relaxed: a statistic of the harvest thread's. */
+	out->pass_gap_max_ns =
+		atomic_load_explicit(&e->pass_gap_max, memory_order_relaxed);
 	out->observer = !e->region.owner;
 	out->target = e->target;
 	out->error = e->error;

@@ -611,6 +611,7 @@ int main(int argc, char **argv)
 	if (m.cli.hot_half_life_set)
 		cfg.hot.half_life_s = m.cli.hot_half_life_s;
 	cfg.lints = conf.lints;
+	cfg.linger_ns = (uint64_t)conf.linger_s * 1000000000u;
 	if (m.live)
 		cfg.publish_hook = tui_publish_hook;
 	cfg.names_later = m.live; /* the TUI redraws when they come */

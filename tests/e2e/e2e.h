@@ -303,6 +303,7 @@ check_snapshot(const char *line, bool exited, struct jv *out)
 	json_need(out, "events.per_sec", J_NUM);
 	assert_true(json_need(out, "events.per_sec", J_NUM)->num >= 0);
 	json_need(out, "engine.sleeping", J_BOOL);
+	assert_true(json_need(out, "engine.pass_gap_max_ms", J_NUM)->num >= 0);
 	need_uint(out, "target.pid");
 	assert_true(json_need(out, "target.pid", J_NUM)->num > 0);
 	assert_int_equal(json_need(out, "target.running", J_BOOL)->b, !exited);

@@ -41,6 +41,7 @@ static int setup(void **state)
 	snap.ts = 5000000000ull;
 	snap.wall_ns = 1700000000000000000ull;
 	snap.t.events = 1234;
+	snap.pass_gap_max_ns = 2104321;
 	snap.t.lost = 5;
 	snap.t.untraced = 6;
 	snap.t.torn = 7;
@@ -149,6 +150,9 @@ static void test_json_snapshot(void **state)
 	assert_true(strtod(json_need(o, "per_sec", J_NUM)->s, NULL) > 99.0);
 	o = json_need(&v, "engine", J_OBJ);
 	assert_false(json_need(o, "sleeping", J_BOOL)->b);
+	/* 2,104,321 ns, in ms to the microsecond */
+	assert_string_equal(json_need(o, "pass_gap_max_ms", J_NUM)->s,
+			    "2.104");
 	json_need(o, "error", J_NULL);
 	o = json_need(&v, "target", J_OBJ);
 	assert_true(json_u64(o, "pid") == 42);

@@ -150,6 +150,7 @@ static void test_defaults(void **state)
 	memset(&c, 0x5A, sizeof(c));
 	config_defaults(&c);
 	assert_int_equal(c.delay_tenths, 10);
+	assert_int_equal(c.linger_s, 3);
 	assert_string_equal(c.sort_key, "id");
 	assert_false(c.sort_invert);
 	assert_true(c.color);
@@ -325,6 +326,16 @@ static void test_apply(void **state)
 	assert_false(config_apply(&c, "delay", "36001", err, sizeof(err)));
 	assert_false(config_apply(&c, "delay", " 5", err, sizeof(err)));
 	assert_int_equal(c.delay_tenths, 36000);
+	/* linger: whole seconds, 0 to a day. */
+	assert_true(config_apply(&c, "linger", "0", err, sizeof(err)));
+	assert_int_equal(c.linger_s, 0);
+	assert_true(config_apply(&c, "linger", "86400", err, sizeof(err)));
+	assert_false(config_apply(&c, "linger", "86401", err, sizeof(err)));
+	assert_non_null(strstr(err, "expected seconds from 0 to 86400"));
+	assert_false(config_apply(&c, "linger", "1.5", err, sizeof(err)));
+	assert_false(config_apply(&c, "linger", "-1", err, sizeof(err)));
+	assert_false(config_apply(&c, "linger", "", err, sizeof(err)));
+	assert_int_equal(c.linger_s, 86400);
 	assert_false(config_apply(&c, "lint.storm.threshold", " 5", err,
 				  sizeof(err)));
 	assert_false(

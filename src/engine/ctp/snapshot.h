@@ -51,9 +51,13 @@ struct snapshot_record {
 };
 
 struct snapshot {
-	uint64_t ts;	   /* CLOCK_MONOTONIC ns, the clock events carry */
-	uint64_t wall_ns;  /* CLOCK_REALTIME ns at the same moment */
-	bool sleeping;	   /* engine asleep on the futex/socket */
+	uint64_t ts;	  /* CLOCK_MONOTONIC ns, the clock events carry */
+	uint64_t wall_ns; /* CLOCK_REALTIME ns at the same moment */
+	bool sleeping;	  /* engine asleep on the futex/socket */
+	/* The longest wait between two harvest passes so far (ns), a sleep
+	 * a write would end aside: a ring laps when it is longer than the
+	 * ring holds. */
+	uint64_t pass_gap_max_ns;
 	bool observer;	   /* read-only observer of someone else's region */
 	const char *error; /* engine failure (e.g. region truncated), or NULL */
 	/* Something the engine could not do while harvesting goes on (e.g.

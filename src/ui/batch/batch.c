@@ -392,8 +392,11 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		",\"before_start\":%" PRIu64 ",\"per_sec\":%.1f},",
 		s->t.events, s->t.lost, s->t.untraced, s->t.torn,
 		s->t.before_start, s->t.events_per_sec);
-	fprintf(f, "\"engine\":{\"sleeping\":%s,\"observer\":%s,\"error\":",
-		s->sleeping ? "true" : "false", s->observer ? "true" : "false");
+	fprintf(f,
+		"\"engine\":{\"sleeping\":%s,\"observer\":%s,"
+		"\"pass_gap_max_ms\":%.3f,\"error\":",
+		s->sleeping ? "true" : "false", s->observer ? "true" : "false",
+		(double)s->pass_gap_max_ns / 1e6);
 	if (s->error)
 		jsonstr_write_cstr(f, s->error);
 	else

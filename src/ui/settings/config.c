@@ -38,6 +38,7 @@
 #include "common/grow.h"
 
 #define CONFIG_DELAY_MAX 36000
+#define CONFIG_LINGER_MAX 86400
 #define CONFIG_KEY_MAX 64
 #define CONFIG_VALUE_MAX 512
 
@@ -102,6 +103,24 @@ static bool config_set_delay(struct config *c, const char *key, const char *v,
 				   "%d, got '%.64s'",
 				   key, CONFIG_DELAY_MAX, v);
 	c->delay_tenths = (unsigned)d;
+	return true;
+}
+
+/* "linger": whole seconds, 0 (dead coroutines go at once) to a day. */
+static bool config_set_linger(struct config *c, const char *key, const char *v,
+			      char *err, size_t errlen)
+{
+	unsigned long d;
+	char *end;
+
+	errno = 0;
+	d = *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+	if (*v < '0' || *v > '9' || errno || *end || d > CONFIG_LINGER_MAX)
+		return config_fail(err, errlen,
+				   "%s: expected seconds from 0 to %d, got "
+				   "'%.64s'",
+				   key, CONFIG_LINGER_MAX, v);
+	c->linger_s = (unsigned)d;
 	return true;
 }
 
@@ -204,6 +223,7 @@ static const struct config_key config_keys[] = {
 	{"delay", config_set_delay},	    {"sort", config_set_sort},
 	{"sort_invert", config_set_invert}, {"color", config_set_color},
 	{"mouse", config_set_mouse},	    {"columns", config_set_columns},
+	{"linger", config_set_linger},
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -278,6 +298,7 @@ void config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->delay_tenths = 10;
+	c->linger_s = 3;
 	snprintf(c->sort_key, sizeof(c->sort_key), "id");
 	c->sort_invert = false;
 	c->color = true;

@@ -19,13 +19,15 @@ struct config {
 	bool mouse;	       /* "mouse" */
 	char columns[256];     /* "columns": visible column names, comma
 				  separated; "" = all */
+	unsigned linger_s;     /* "linger": seconds a dead coroutine stays
+				  listed, 0..86400 */
 	/* "lint.<name>" = on|off; "lint.<name>.threshold" = a number, in
 	 * seconds for the time lints and switches/s for storm. */
 	struct lint_config lints;
 };
 
 /* delay 10 (1 s), sort "id" not inverted, color and mouse on, all columns,
- * lint_config_defaults. */
+ * dead coroutines listed for 3 s, lint_config_defaults. */
 void config_defaults(struct config *c);
 
 /* $XDG_CONFIG_HOME/corotop/config when that is an absolute path, else
