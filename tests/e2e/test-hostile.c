@@ -51,6 +51,21 @@ static int teardown(void **state)
 	return teardown_xdg(state);
 }
 
+/* Reap p once its pipes are at EOF (proc_pump got there before its
+ * deadline): a process that closed them is exiting, however long the
+ * machine takes to let it, so the wait is generous (60 s).  True with the
+ * status; false when the pipes are still open (it is still running at the
+ * deadline) or the wait ran out: it is SIGKILLed and reaped. */
+static bool reap_after_eof(struct proc *p, int *status)
+{
+	if ((p->out < 0 && p->err < 0) &&
+	    it_wait_pid(p->pid, 60000, status) == 0)
+		return true;
+	kill(p->pid, SIGKILL);
+	it_wait_pid(p->pid, 60000, status);
+	return false;
+}
+
 /* Run argv with a deadline: its exit code, or a failed test (after
  * SIGKILL) when it is still running at the deadline. */
 static int run_deadline(struct proc *p, char *const argv[], unsigned ms)
@@ -59,12 +74,9 @@ static int run_deadline(struct proc *p, char *const argv[], unsigned ms)
 
 	proc_start(p, argv);
 	proc_pump(p, ms);
-	if (it_wait_pid(p->pid, 100, &status) < 0) {
-		kill(p->pid, SIGKILL);
-		it_wait_pid(p->pid, 5000, &status);
+	if (!reap_after_eof(p, &status))
 		fail_msg("%s %s did not end within %u ms", argv[1], argv[2],
 			 ms);
-	}
 	if (p->out >= 0)
 		close(p->out);
 	if (p->err >= 0)
@@ -106,7 +118,7 @@ static void test_fifo_paths(void **state)
 		char *const *runs[] = {shm, replay, record, jsonl};
 
 		for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-			assert_int_equal(run_deadline(&p, runs[i], 10000), 2);
+			assert_int_equal(run_deadline(&p, runs[i], 30000), 2);
 			one_line(&p, fifo, "FIFO");
 			assert_string_equal(p.obuf, "");
 			proc_free(&p);
@@ -147,20 +159,17 @@ static void test_cacheray_fifo_interruptible(void **state)
 	snprintf(fifo, sizeof(fifo), "%s/cray", dir);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	proc_start(&p, argv);
-	if (!waits_for_partner(p.pid, 10000)) {
+	if (!waits_for_partner(p.pid, 30000)) {
 		kill(p.pid, SIGKILL);
-		it_wait_pid(p.pid, 5000, &status);
+		it_wait_pid(p.pid, 60000, &status);
 		close(p.out);
 		close(p.err);
 		skip(); /* no wchan to prove it is waiting in open() */
 	}
 	kill(p.pid, SIGTERM);
-	proc_pump(&p, 10000);
-	if (it_wait_pid(p.pid, 100, &status) < 0) {
-		kill(p.pid, SIGKILL);
-		it_wait_pid(p.pid, 5000, &status);
+	proc_pump(&p, 30000);
+	if (!reap_after_eof(&p, &status))
 		fail_msg("--cacheray FIFO ignored SIGTERM");
-	}
 	assert_true(WIFSIGNALED(status) ? WTERMSIG(status) == SIGTERM
 					: WEXITSTATUS(status) == 128 + SIGTERM);
 	close(p.out >= 0 ? p.out : -1);
@@ -187,17 +196,17 @@ static void test_usage_up_front(void **state)
 				folded,	       "--speedscope", missing,
 				"--",	       "true",	       NULL};
 
-		assert_int_equal(run_deadline(&p, ctr, 10000), 2);
+		assert_int_equal(run_deadline(&p, ctr, 30000), 2);
 		one_line(&p, "bogus", "-c");
 		proc_free(&p);
-		assert_int_equal(run_deadline(&p, fold, 10000), 2);
+		assert_int_equal(run_deadline(&p, fold, 30000), 2);
 		one_line(&p, missing, "--folded");
 		assert_string_equal(p.obuf, ""); /* nothing ran */
 		proc_free(&p);
-		assert_int_equal(run_deadline(&p, speed, 10000), 2);
+		assert_int_equal(run_deadline(&p, speed, 30000), 2);
 		one_line(&p, dir, "directory");
 		proc_free(&p);
-		assert_int_equal(run_deadline(&p, both, 10000), 2);
+		assert_int_equal(run_deadline(&p, both, 30000), 2);
 		one_line(&p, missing, "--speedscope");
 		proc_free(&p);
 	}

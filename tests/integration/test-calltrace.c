@@ -19,6 +19,11 @@
  *             faults, is caught, says so in calltrace.snapshots and the
  *             warning; the CallTrace region and harvesting go on.
  *
+ *   In these three the target waits for the test, never for a clock: it
+ *   stays parked, or keeps switching, until the test has checked what it
+ *   needs and writes a byte on the target's control pipe (release_target),
+ *   so a test or target descheduled for seconds only makes the run longer.
+ *
  *   readers   every call the UI will make (top, tree, names, parked,
  *             stats, export, zero), in a loop while the harvest thread
  *             rotates every 20 ms and the target puts.
@@ -78,13 +83,13 @@ static void test_hot_stacks_summed(void **state)
 	struct engine_calltrace_stats st;
 	const struct model_coro *c0, *c1;
 	struct engine_config cfg;
-	struct it_run r;
+	static struct it_run r; /* the teardown's, if a check fails */
 	char path[] = "/tmp/test-calltrace.XXXXXX", err[512];
 	int fd;
 
 	(void)state;
 	cfg_for(&cfg, argv);
-	assert_true(it_run_target(&cfg, 20000, &r));
+	assert_true(it_run_target(&cfg, 60000, &r));
 	if (r.exit_code == 77)
 		skip();
 	assert_true(r.exited);
@@ -190,39 +195,69 @@ static uint64_t wait_rotations(struct engine *e, uint64_t at_least)
 	return 0;
 }
 
+/* The test's end of the running target's CTLFD pipe (-1: none). */
+static int ctl_w = -1;
+
+/* Tell the target to go on (park) or to stop switching (truncate*): one
+ * byte on its CTLFD.  Closing it says the same, so a failed test's
+ * teardown lets the target end too. */
+static void release_target(void)
+{
+	assert_true(ctl_w >= 0);
+	assert_int_equal(write(ctl_w, "g", 1), 1);
+	close(ctl_w);
+	ctl_w = -1;
+}
+
+static int teardown_ct(void **state)
+{
+	if (ctl_w >= 0)
+		close(ctl_w);
+	ctl_w = -1;
+	return it_teardown_run(state);
+}
+
 /*
- * Start an engine on `ct-target MODE SECS FD` where FD is the write end of
- * a pipe; returns the read end.  The run is left for the caller (and the
- * teardown) to finish.
+ * Start an engine on `ct-target MODE OUTFD CTLFD`: OUTFD the write end of a
+ * pipe whose read end is returned, CTLFD the read end of one whose write
+ * end is left in ctl_w (release_target).  The run is left for the caller
+ * (and the teardown) to finish.
  */
-static int start_with_pipe(struct it_run *r, const char *mode, const char *secs,
+static int start_with_pipe(struct it_run *r, const char *mode,
 			   const struct engine_config *base)
 {
-	static char fdarg[16];
+	static char outarg[16], ctlarg[16];
 	static char *argv[5];
 	struct engine_config cfg;
-	int p[2];
+	int p[2], c[2];
 
 	memset(r, 0, sizeof(*r));
 	snapshot_init(&r->snap);
 	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(c), 0);
+	/* The target keeps p[1] and c[0] only (EOF on c[0] once we close
+	 * c[1] or die). */
 	fcntl(p[0], F_SETFD, FD_CLOEXEC);
-	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+	fcntl(c[1], F_SETFD, FD_CLOEXEC);
+	snprintf(outarg, sizeof(outarg), "%d", p[1]);
+	snprintf(ctlarg, sizeof(ctlarg), "%d", c[0]);
 	argv[0] = CT_TARGET;
 	argv[1] = (char *)mode;
-	argv[2] = (char *)secs;
-	argv[3] = fdarg;
+	argv[2] = outarg;
+	argv[3] = ctlarg;
 	argv[4] = NULL;
 	if (base)
 		cfg = *base;
 	else
 		cfg_for(&cfg, NULL);
 	cfg.argv = argv;
+	ctl_w = c[1];
 	r->e = engine_create(&cfg, r->err, sizeof(r->err));
 	assert_non_null(r->e);
 	it_cur_run = r;
 	assert_true(engine_start(r->e, r->err, sizeof(r->err)));
 	close(p[1]);
+	close(c[0]);
 	return p[0];
 }
 
@@ -232,11 +267,11 @@ static void test_parked_keeps_its_id(void **state)
 	struct engine_calltrace_stats st;
 	const struct model_coro *c;
 	uint64_t id, again, seen, first, mid, f[8];
-	struct it_run r;
+	static struct it_run r; /* the teardown's, if a check fails */
 	int fd;
 
 	(void)state;
-	fd = start_with_pipe(&r, "park", "3", NULL);
+	fd = start_with_pipe(&r, "park", NULL);
 	id = read_word(fd, "parked ");
 	assert_true(id >> 32 != 0);
 	/* Once harvested, the coroutine is parked at id. */
@@ -263,7 +298,9 @@ static void test_parked_keeps_its_id(void **state)
 	engine_calltrace_stats(r.e, &st);
 	assert_true(st.rotor.preserved >= 3);
 	assert_int_equal(st.parked.kept, 1);
-	/* The target puts P again: the id survived in ACTIVE. */
+	/* Only now may it go on: it puts P again, and the id survived in
+	 * ACTIVE. */
+	release_target();
 	again = read_word(fd, "again ");
 	assert_int_equal(again, id);
 	close(fd);
@@ -283,14 +320,14 @@ static void test_truncated_snapshots_survive(void **state)
 	struct engine_config cfg;
 	const struct model_coro *c;
 	uint64_t before = 0, end;
-	struct it_run r;
+	static struct it_run r; /* the teardown's, if a check fails */
 	char line[64];
 	int fd;
 
 	(void)state;
 	cfg_for(&cfg, NULL);
 	cfg.sample_hz = 997;
-	fd = start_with_pipe(&r, "truncate-snap", "2", &cfg);
+	fd = start_with_pipe(&r, "truncate-snap", &cfg);
 	assert_true(it_read_line(fd, line, sizeof(line), 30000) > 0);
 	assert_string_equal(line, "truncated");
 	close(fd);
@@ -318,6 +355,8 @@ static void test_truncated_snapshots_survive(void **state)
 	assert_non_null(c);
 	assert_true(c->switches > before);
 	assert_null(r.snap.error);
+	/* It switched until now; now it may stop. */
+	release_target();
 	for (end = it_now() + 30000000000ull; !engine_reap(r.e); it_sleep_ms(5))
 		assert_true(it_now() < end);
 	it_run_finish(&r);
@@ -329,12 +368,12 @@ static void test_truncated_region_survives(void **state)
 	const struct model_coro *c;
 	static struct engine_hot_stack hs[4];
 	uint64_t before, end;
-	struct it_run r;
+	static struct it_run r; /* the teardown's, if a check fails */
 	char line[64];
 	int fd;
 
 	(void)state;
-	fd = start_with_pipe(&r, "truncate", "2", NULL);
+	fd = start_with_pipe(&r, "truncate", NULL);
 	assert_true(it_read_line(fd, line, sizeof(line), 30000) > 0);
 	assert_string_equal(line, "truncated");
 	close(fd);
@@ -365,6 +404,8 @@ static void test_truncated_region_survives(void **state)
 	assert_null(r.snap.error);
 	/* What was collected before stays readable. */
 	engine_hot_stacks(r.e, 0, ENGINE_HOT_BY_TOTAL, hs, 4);
+	/* It switched until now; now it may stop. */
+	release_target();
 	for (end = it_now() + 30000000000ull; !engine_reap(r.e); it_sleep_ms(5))
 		assert_true(it_now() < end);
 	assert_int_equal(r.snap.target.pid, engine_target_pid(r.e));
@@ -383,7 +424,7 @@ static void test_readers_while_rotating(void **state)
 	struct engine_config cfg;
 	char path[] = "/tmp/test-calltrace-rd.XXXXXX", err[512], name[128];
 	uint64_t f[8], reads = 0, end;
-	struct it_run r;
+	static struct it_run r; /* the teardown's, if a check fails */
 	int fd;
 
 	(void)state;
@@ -438,11 +479,11 @@ int main(void)
 		cmocka_unit_test_teardown(test_hot_stacks_summed,
 					  it_teardown_run),
 		cmocka_unit_test_teardown(test_parked_keeps_its_id,
-					  it_teardown_run),
+					  teardown_ct),
 		cmocka_unit_test_teardown(test_truncated_region_survives,
-					  it_teardown_run),
+					  teardown_ct),
 		cmocka_unit_test_teardown(test_truncated_snapshots_survive,
-					  it_teardown_run),
+					  teardown_ct),
 		cmocka_unit_test_teardown(test_readers_while_rotating,
 					  it_teardown_run),
 	};

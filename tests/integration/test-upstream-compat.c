@@ -13,7 +13,8 @@
  *     The engine must deliver every event, in order, with the slot-style
  *     event numbers, lose nothing, never recycle such a station (upstream
  *     never reuses one) and never write into its bytes; the writer's socket
- *     wakes must reach it.
+ *     wakes must reach it (the writer waits for the engine to sleep, so
+ *     one is certain, and for the engine to read it).
  *
  *   our probe -> upstream Go engine
  *     This test plays the Go engine: it lays the region out as that engine
@@ -52,10 +53,11 @@
 static void test_upstream_sdk_into_our_engine(void **state)
 {
 	enum { M = 8, K = 300 };
-	/* 2 ms after every round of 8 events; 30 ms every 400 events, long
-	 * enough for the engine to fall asleep so the socket wake runs; and
-	 * each round waits for the engine to deliver the one before
-	 * (it_pace), so no ring can lap however slow the machine. */
+	/* 2 ms after every round of 8 events; after every 400 events the
+	 * writer waits until the engine is asleep, wakes it over the socket
+	 * and waits until the engine read the byte (forced, upstream_writer.c
+	 * WAKE_EVERY); and each round waits for the engine to deliver the one
+	 * before (it_pace), so no ring can lap however slow the machine. */
 	char ackfd[16];
 	char *argv[] = {ITEST_UPSTREAM_WRITER,
 			"seq",
@@ -64,7 +66,6 @@ static void test_upstream_sdk_into_our_engine(void **state)
 			"8",
 			"2000",
 			"400",
-			"30",
 			ackfd,
 			NULL};
 	int p[2];
@@ -140,7 +141,8 @@ static void test_upstream_sdk_into_our_engine(void **state)
 		assert_int_equal(mc->state, MODEL_DEAD); /* plain is_dead */
 		assert_int_equal(mc->switches, K);
 	}
-	/* Upstream writers only know the socket: their wakes arrived. */
+	/* Upstream writers only know the socket: their wakes arrived (the
+	 * writer forced at least one and saw it read before going on). */
 	assert_true(r.stats.uds_bytes >= 1);
 
 	/* Upstream stations are never reused, so never recycled, and the
@@ -270,7 +272,7 @@ static void goreg_accept(struct goreg *g)
 	struct pollfd p = {.fd = g->lfd, .events = POLLIN};
 
 	/* The probe connects when it attaches, at load time. */
-	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(poll(&p, 1, 60000), 1);
 	g->conn = accept4(g->lfd, NULL, NULL, SOCK_CLOEXEC);
 	assert_true(g->conn >= 0);
 }
@@ -284,7 +286,7 @@ static void goreg_cmd(struct goreg *g, char cmd)
 	assert_int_equal(write(g->ctl, &cmd, 1), 1);
 	if (cmd == 'q')
 		return;
-	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(poll(&p, 1, 60000), 1);
 	assert_int_equal(read(g->ack, &k, 1), 1);
 	assert_int_equal(k, 'k');
 }
@@ -294,8 +296,8 @@ static void goreg_quit(struct goreg *g, char *stats, size_t len)
 	int status;
 
 	goreg_cmd(g, 'q');
-	assert_true(it_read_line(g->ack, stats, len, 10000) > 0);
-	assert_int_equal(it_wait_pid(g->pid, 10000, &status), 0);
+	assert_true(it_read_line(g->ack, stats, len, 60000) > 0);
+	assert_int_equal(it_wait_pid(g->pid, 60000, &status), 0);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	g->pid = 0;
@@ -497,7 +499,7 @@ static void test_probe_wakes_go_engine_over_socket(void **state)
 		goreg_cmd(&g, 'w');
 		/* ...and the probe's next write wakes it with one '1'. */
 		p = (struct pollfd){.fd = g.conn, .events = POLLIN};
-		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_int_equal(poll(&p, 1, 60000), 1);
 		assert_int_equal(read(g.conn, &byte, 1), 1);
 		assert_int_equal(byte, '1');
 		assert_int_equal(atomic_load(&g.hdr->tracer_sleeping), 0);

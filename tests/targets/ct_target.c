@@ -15,22 +15,26 @@
  *       GAP_MS; after the last phase it waits GAP_MS more, closes both and
  *       exits 0.  Expected: A 23 and B 3 per phase in all; coroutine 0
  *       A 5, coroutine 1 A 7 per phase.
- *   ct-target park SECS OUTFD
+ *   ct-target park OUTFD CTLFD
  *       Coroutine 0 opens, puts its parked stack P = {0xc1, 0xc2, 0xc3}
  *       (weight 0), writes a suspend event carrying P's trace id by hand
  *       (the probe's seqlock, plus the trace word), prints "parked ID" on
- *       OUTFD, sleeps SECS, puts P again and prints "again ID" (the same
- *       id if the engine preserved it), then resumes, closes and exits.
- *   ct-target truncate SECS OUTFD
+ *       OUTFD, and stays parked until the test writes a byte to CTLFD (or
+ *       closes it): no clock decides how long the test may look.  Then it
+ *       puts P again and prints "again ID" (the same id if the engine
+ *       preserved it), resumes, closes and exits.
+ *   ct-target truncate OUTFD CTLFD
  *       Puts A, waits 500 ms, truncates the CallTrace file to 0 bytes
- *       (prints "truncated"), then switches coroutine 0 every 10 ms for
- *       SECS (never putting again: its own mapping would fault) and exits.
+ *       (prints "truncated"), then switches coroutine 0 every 10 ms (never
+ *       putting again: its own mapping would fault) until a byte or EOF on
+ *       CTLFD, and exits.
  *
- *   ct-target truncate-snap SECS OUTFD
+ *   ct-target truncate-snap OUTFD CTLFD
  *       With the sampler on (the engine's --sample): coroutine 0 burns
  *       300 ms of CPU (samples go to the snapshot ring), the sampler is
  *       stopped, the snapshot ring's file truncated to 0 bytes (prints
- *       "truncated"), then coroutine 0 switches every 10 ms for SECS.
+ *       "truncated"), then coroutine 0 switches every 10 ms until a byte or
+ *       EOF on CTLFD.
  *
  *   ct-target real GAP_MS
  *       Puts its own stack, target_real -> real_mid -> real_leaf (the
@@ -41,8 +45,11 @@
  * Exit 77: the probe or the CallTrace region did not attach.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,7 +169,30 @@ static void park_event(struct corotop_coro *c, uint64_t addr, uint64_t trace)
 	atomic_store_explicit(&e->seq, ctp_event_seq(n), memory_order_release);
 }
 
-static int target_park(unsigned secs, int out)
+/* True once the test wrote a byte to ctl or closed it (or ctl is broken:
+ * waiting on would never end); false after timeout_ms (-1: no bound). */
+static bool told(int ctl, int timeout_ms)
+{
+	struct pollfd p = {.fd = ctl, .events = POLLIN};
+	ssize_t n;
+	char c;
+	int r;
+
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return false;
+	if (r < 0)
+		perror("ct-target: poll CTLFD");
+	else
+		do
+			n = read(ctl, &c, 1);
+		while (n < 0 && errno == EINTR);
+	return true;
+}
+
+static int target_park(int out, int ctl)
 {
 	uint64_t p[3] = {0xc1, 0xc2, 0xc3}, id, again;
 	struct corotop_coro c;
@@ -174,7 +204,8 @@ static int target_park(unsigned secs, int out)
 	id = put(p, 3, 0);
 	park_event(&c, 0x2001, id);
 	dprintf(out, "parked %" PRIu64 "\n", id);
-	it_sleep_ms(secs * 1000u);
+	/* Parked for as long as the test looks: its death closes CTLFD. */
+	told(ctl, -1);
 	again = put(p, 3, 0);
 	dprintf(out, "again %" PRIu64 "\n", again);
 	corotop_coro_resume(&c, 0x2002);
@@ -213,9 +244,9 @@ static int target_truncate_file(void)
 	return 0;
 }
 
-static int target_truncate(unsigned secs, int out)
+static int target_truncate(int out, int ctl)
 {
-	uint64_t a[3] = {0xa1, 0xa2, 0xa3}, end;
+	uint64_t a[3] = {0xa1, 0xa2, 0xa3};
 	struct corotop_coro c;
 	unsigned i = 0;
 
@@ -230,17 +261,15 @@ static int target_truncate(unsigned secs, int out)
 		return 1;
 	}
 	dprintf(out, "truncated\n");
-	end = it_now() + (uint64_t)secs * 1000000000u;
-	while (it_now() < end) {
+	do
 		switch_both(&c, 1, 0x3010 + (i++ % 64) * 2);
-		it_sleep_ms(10);
-	}
+	while (!told(ctl, 10));
 	corotop_coro_close(&c);
 	return 0;
 }
 
 /* The snapshot ring next to the CallTrace file, truncated to nothing. */
-static int target_truncate_snap(unsigned secs, int out)
+static int target_truncate_snap(int out, int ctl)
 {
 	const char *shm = getenv(CTP_ENV_SHM);
 	const char *slash = shm ? strrchr(shm, '/') : NULL;
@@ -269,11 +298,9 @@ static int target_truncate_snap(unsigned secs, int out)
 	}
 	close(fd);
 	dprintf(out, "truncated\n");
-	end = it_now() + (uint64_t)secs * 1000000000u;
-	while (it_now() < end) {
+	do
 		switch_both(&c, 1, 0x4010 + (i++ % 64) * 2);
-		it_sleep_ms(10);
-	}
+	while (!told(ctl, 10));
 	corotop_coro_close(&c);
 	return 0;
 }
@@ -319,11 +346,11 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "hot"))
 		return target_hot(a, b);
 	if (!strcmp(mode, "park"))
-		return target_park(a, (int)b);
+		return target_park((int)a, (int)b);
 	if (!strcmp(mode, "truncate"))
-		return target_truncate(a, (int)b);
+		return target_truncate((int)a, (int)b);
 	if (!strcmp(mode, "truncate-snap"))
-		return target_truncate_snap(a, (int)b);
+		return target_truncate_snap((int)a, (int)b);
 	if (!strcmp(mode, "real"))
 		return target_real(a);
 	fprintf(stderr, "ct-target: unknown mode '%s'\n", mode);

@@ -20,7 +20,12 @@
  *   tick N        save N tick frames          io N    save N io frames
  *   grow N        save N grow frames
  *   pace N US     save N tick frames, one every US microseconds
- *   stream US     save grow frames every US us until "stop" (a thread)
+ *   stream US [W] save grow frames every US us until "stop" (a thread);
+ *                 with W > 0 paced by the reader too: frame k waits
+ *                 until the reader acknowledged k - W ("ack"), so a
+ *                 block of more than W frames is never lapped, however
+ *                 long the reader is kept from running
+ *   ack K         the reader has K grow frames (a count that only grows)
  *   stop          end the stream; answers with the frames it saved
  *   state         "ok hmem=H stat=S" of demo, "grow=H,S" of grow
  *   busy PID      write PID into demo's _stat (an agent that died)
@@ -36,6 +41,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +82,10 @@ static atomic_bool streaming;
 static atomic_ulong streamed;
 static unsigned stream_us;
 static pthread_t stream_thread;
+/* The reader's pacing of the stream: window (0: none), acked. */
+static pthread_mutex_t ack_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ack_cv = PTHREAD_COND_INITIALIZER;
+static unsigned long stream_window, stream_acked;
 
 static void save_tick(void)
 {
@@ -116,10 +126,27 @@ static void sleep_us(unsigned us)
 	nanosleep(&ts, NULL);
 }
 
+/* With a window: wait until frame k = streamed + 1 is within it (or the
+ * stream stops); false when it stopped. */
+static bool stream_may_save(void)
+{
+	bool go;
+
+	pthread_mutex_lock(&ack_mu);
+	while (stream_window && atomic_load(&streaming) &&
+	       atomic_load(&streamed) + 1 > stream_acked + stream_window)
+		pthread_cond_wait(&ack_cv, &ack_mu);
+	go = atomic_load(&streaming);
+	pthread_mutex_unlock(&ack_mu);
+	return go;
+}
+
 static void *stream_main(void *arg)
 {
 	(void)arg;
 	while (atomic_load_explicit(&streaming, memory_order_relaxed)) {
+		if (!stream_may_save())
+			break;
 		save_grow();
 		atomic_fetch_add_explicit(&streamed, 1, memory_order_relaxed);
 		if (stream_us)
@@ -157,13 +184,25 @@ static void command(char *line)
 		printf("ok %d\n", tick_k);
 	} else if (!strcmp(word, "stream")) {
 		stream_us = (unsigned)n;
+		stream_window = us;
+		stream_acked = 0;
 		atomic_store(&streaming, true);
 		if (pthread_create(&stream_thread, NULL, stream_main, NULL))
 			puts("err thread");
 		else
 			puts("ok");
+	} else if (!strcmp(word, "ack")) {
+		pthread_mutex_lock(&ack_mu);
+		if (n > stream_acked)
+			stream_acked = n;
+		pthread_cond_signal(&ack_cv);
+		pthread_mutex_unlock(&ack_mu);
+		puts("ok");
 	} else if (!strcmp(word, "stop")) {
+		pthread_mutex_lock(&ack_mu);
 		atomic_store(&streaming, false);
+		pthread_cond_signal(&ack_cv);
+		pthread_mutex_unlock(&ack_mu);
 		pthread_join(stream_thread, NULL);
 		printf("ok %lu\n", atomic_load(&streamed));
 	} else if (!strcmp(word, "state")) {

@@ -16,29 +16,37 @@
  *
  * So every slot counts its own writes (+2 each), the "slot style" of ctp.h.
  *
- *   upstream_writer seq M K EVERY US PAUSE_EVERY PAUSE_MS [ACKFD]
+ *   upstream_writer seq M K EVERY US WAKE_EVERY [ACKFD]
  *     M coroutines, K events each, round-robin (payload as in itest.h);
- *     sleep US every EVERY events and PAUSE_MS every PAUSE_EVERY events
- *     (long enough for an engine to fall asleep, so the socket wake runs);
- *     with ACKFD, read one byte from it after each round of M events, which
- *     the test writes once the round is delivered (itest.h it_pace).
+ *     sleep US every EVERY events.  After every WAKE_EVERY events the
+ *     socket wake is forced, not hoped for: each next event first waits
+ *     until the engine is asleep (tracer_sleeping == 1, at most 60 s), until
+ *     one of them wakes it over the socket; then the writer waits (at most
+ *     60 s) until the engine has read that byte (SIOCOUTQ 0), so the wake is
+ *     in the engine's books whatever the machine's speed.  With ACKFD, read
+ *     one byte from it after each round of M events, which the test writes
+ *     once the round is delivered (itest.h it_pace).
  *
- * Prints "upstream wakes=N untraced=N" on stderr; exit 0, or 77 when the
- * CTP_* environment is missing.
+ * Prints "upstream wakes=N forced=N untraced=N" on stderr; exit 0, 1 when
+ * a wait above ran out, or 77 when the CTP_* environment is missing.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include "corotop/ctp.h"
 #include "../common/itest.h"
@@ -137,6 +145,44 @@ static void up_record(struct up *u, struct up_coro *c, int is_active,
 	}
 }
 
+/* The engine asleep (its flag set), waited for at most 60 s. */
+static bool up_wait_asleep(struct up *u)
+{
+	uint64_t end = it_now() + 60000000000ull;
+
+	/* relaxed: only waited for; the record's own fence and CAS decide
+	 * whether it wakes the engine. */
+	while (atomic_load_explicit(&u->hdr->tracer_sleeping,
+				    memory_order_relaxed) != 1) {
+		if (it_now() > end) {
+			fprintf(stderr, "upstream: the engine never slept "
+					"within 60 s\n");
+			return false;
+		}
+		it_sleep_us(200);
+	}
+	return true;
+}
+
+/* Every byte sent on the socket read by the engine, waited for at most
+ * 60 s: SIOCOUTQ counts what the peer has not read yet. */
+static bool up_wait_read(struct up *u)
+{
+	uint64_t end = it_now() + 60000000000ull;
+	int left = 1;
+
+	while (u->sock >= 0 && ioctl(u->sock, SIOCOUTQ, &left) == 0 && left) {
+		if (it_now() > end)
+			break;
+		it_sleep_us(200);
+	}
+	if (u->sock >= 0 && left == 0)
+		return true;
+	fprintf(stderr, "upstream: the wake byte was not read (%s)\n",
+		u->sock < 0 ? "no socket" : "60 s");
+	return false;
+}
+
 static void up_close(struct up_coro *c)
 {
 	if (c->s)
@@ -147,23 +193,23 @@ int main(int argc, char **argv)
 {
 	struct up u = {0};
 	struct up_coro *co;
-	unsigned m, k, every, us, pause_every, pause_ms;
-	unsigned long count = 0;
+	unsigned m, k, every, us, wake_every;
+	unsigned long count = 0, forced = 0;
+	bool need_wake = false;
 	int ack = -1;
 
-	if (argc < 8 || strcmp(argv[1], "seq")) {
+	if (argc < 7 || strcmp(argv[1], "seq")) {
 		fprintf(stderr, "usage: upstream_writer seq M K EVERY US "
-				"PAUSE_EVERY PAUSE_MS\n");
+				"WAKE_EVERY [ACKFD]\n");
 		return 2;
 	}
 	m = (unsigned)strtoul(argv[2], NULL, 10);
 	k = (unsigned)strtoul(argv[3], NULL, 10);
 	every = (unsigned)strtoul(argv[4], NULL, 10);
 	us = (unsigned)strtoul(argv[5], NULL, 10);
-	pause_every = (unsigned)strtoul(argv[6], NULL, 10);
-	pause_ms = (unsigned)strtoul(argv[7], NULL, 10);
-	if (argc > 8)
-		ack = atoi(argv[8]);
+	wake_every = (unsigned)strtoul(argv[6], NULL, 10);
+	if (argc > 7)
+		ack = atoi(argv[7]);
 	if (up_attach(&u) < 0) {
 		fprintf(stderr, "upstream: no cTP environment\n");
 		return 77;
@@ -175,20 +221,33 @@ int main(int argc, char **argv)
 		up_open(&u, &co[c], IT_PROBE_ID(c));
 	for (unsigned e = 0; e < k; e++) {
 		for (unsigned c = 0; c < m; c++) {
+			unsigned long w0 = u.wakes;
+
+			if (need_wake && !up_wait_asleep(&u))
+				return 1;
 			up_record(&u, &co[c], (int)(e & 1), IT_ADDR(c, e));
+			/* The engine may have woken by its bound between our
+			 * look and the record (no wake then): the next event
+			 * tries again. */
+			if (need_wake && u.wakes > w0) {
+				need_wake = false;
+				forced++;
+				if (!up_wait_read(&u))
+					return 1;
+			}
 			count++;
 			if (every && count % every == 0)
 				it_sleep_us(us);
-			if (pause_every && count % pause_every == 0)
-				it_sleep_ms(pause_ms);
+			if (wake_every && count % wake_every == 0)
+				need_wake = true;
 		}
 		if (ack >= 0 && !it_await_ack(ack))
 			return 1;
 	}
 	for (unsigned c = 0; c < m; c++)
 		up_close(&co[c]);
-	fprintf(stderr, "upstream wakes=%lu untraced=%lu\n", u.wakes,
-		u.untraced);
+	fprintf(stderr, "upstream wakes=%lu forced=%lu untraced=%lu\n", u.wakes,
+		forced, u.untraced);
 	free(co);
 	return 0;
 }

@@ -8,10 +8,12 @@ the program then holds in pause().  Its stdout goes to /dev/null (through
 sh -c 'exec ...', which the preload follows: LD_PRELOAD is inherited), so
 that only corotop draws on the terminal.
 
-What must show, once the finished workers are gone from the table: the
-stuck coroutine, named after its entry (stuck_wait: the first program
-code the context runs, found by walking its parked stack) and parked
-there, and the thread's own stack, named root and running.  The table
+What must show, once the finished workers are gone from the table (the
+flow sets corotop's linger back to its default, 3 s: the day of the
+flows' config would keep them listed as D): the stuck coroutine, named
+after its entry (stuck_wait: the first program code the context runs,
+found by walking its parked stack) and parked there, and the thread's
+own stack, named root and running.  The table
 has a golden.  The detail view's parked stack holds addresses and a trace
 id that change with every run (ASLR) and corotop's own frames (whose
 lines move with every edit of the preload), so it is checked by its text:
@@ -70,6 +72,7 @@ def flow_preload(fl):
     ends corotop and the program."""
     if not fl.args.uctx_target:
         raise h.Skip('no --uctx-target')
+    fl.write_config(linger=3)
     fl.open()
     start_preload(fl)
     fl.step('table', marker=PRELOAD_TABLE)

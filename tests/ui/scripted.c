@@ -34,12 +34,12 @@
  * 0x401000 + 0x100 * (id - 0x1001), so the running 1007 shows 0x401600.
  * 43 transitions in all.
  *
- * Dead coroutines stay visible for only 3 s (the engine's linger_ns), so the
- * two that die (1004 and 100a) are closed on request, not at start: a test
- * that wants dead rows asks for them and looks within that window.
+ * Dead coroutines stay listed for corotop's linger only (config, 3 s by
+ * default), so 1004 and 100a are closed on request, when the test looks.
  *
  * Control: CTL_FIFO is a named pipe the test writes lines to:
  *   close    close 1004 and 100a (they become D)
+ *   close-exit  close 1004 and 100a, then exit with STATUS at once
  *   hot      store four call stacks through corotop_calltrace_put, made of
  *            addresses inside this file's hot_* functions (so they
  *            symbolize), as the sampler would (corotop/calltrace.h):
@@ -135,6 +135,8 @@ HOT_FN(hot_leaf_a, 0xa)
 HOT_FN(hot_leaf_b, 0xb0b)
 HOT_FN(hot_mid, 0x3d3d3)
 HOT_FN(hot_root, 0x7007007)
+/* (The hot flow's goldens name the four lines above, scripted.c:134-137:
+ * a line added above them or taken away means rewriting those goldens.) */
 
 /* A frame inside f, as a return address would be. */
 #define HOT_FRAME(f) ((uint64_t)(uintptr_t)(f) + 1)
@@ -373,10 +375,13 @@ int main(int argc, char **argv)
 			make_noise(atoi(line + 6));
 			continue;
 		}
-		if (strcmp(line, "close") != 0)
+		if (strcmp(line, "close") != 0 &&
+		    strcmp(line, "close-exit") != 0)
 			break;
 		corotop_coro_close(&coros[3]);
 		corotop_coro_close(&coros[9]);
+		if (strcmp(line, "close-exit") == 0)
+			break;
 	}
 	return status;
 }
