@@ -240,7 +240,9 @@ static __attribute__((unused)) int proc_finish(struct proc *p,
 	int status;
 
 	proc_pump(p, timeout_ms);
-	if (it_wait_pid(p->pid, 5000, &status) < 0)
+	/* Its output ended: it is exiting, but a loaded machine (or a
+	 * sanitizer's exit checks) may take a while. */
+	if (it_wait_pid(p->pid, 60000, &status) < 0)
 		fail_msg("%s did not exit in time", "corotop");
 	if (p->out >= 0)
 		close(p->out);

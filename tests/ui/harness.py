@@ -958,9 +958,11 @@ def flow_hot(fl):
     36 in two stacks), then by function again.  t switches to
     the caller -> callee tree, C closes it, + opens a node, E opens all; z
     zeroes the counts; x writes them, folded; the detail view of 1001
-    lists its own hot stack; Esc goes back."""
+    lists its own hot stack; Esc goes back.  The window is an hour: with
+    the default 30 s, a machine slow enough to take that long over the
+    steps would see the stacks leave it (--hot-window 3600)."""
     fl.open()
-    fl.start()
+    fl.start(opts='--hot-window 3600')
     fl.control('hot')
     fl.step('list', keys=['H'],
             marker=both(has(r'^\s+60\.0\s+60\.0\s+60\s+hot_leaf_a '
