@@ -60,22 +60,102 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 # WHERE names the call: the line of `yield();` in work(), not the line
-# after it (the return address's).  Taken while the workers are parked.
+# after it (the return address's).  Snapshots are read as they come until
+# one shows every suspended worker parked there (60 s at most), then
+# corotop is stopped (SIGINT).  A worker that has not run yet is parked at
+# 0x0, so no snapshot taken at a fixed time is sure to show it.  And
+# minimal, which ends by itself after about 3 s, is held still (SIGSTOP)
+# from its start, so it can not end before a snapshot showed it, however
+# slowly corotop runs: held for two snapshots (the harvest caught up),
+# then, if they did not show it, let go until a snapshot shows it moved
+# on, and held again.
 line=$(grep -n 'yield(); /\*' "$src/examples/minimal.c" | cut -d: -f1)
-"$bin" -b -f json -d 5 -n 1 -- "$tmp/ex/minimal" >"$tmp/out.json" 2>"$tmp/err" ||
-	{ cat "$tmp/err" >&2; fail "installed corotop on minimal (-n 1) failed"; }
-python3 - "$tmp/out.json" "$line" <<'PY' || fail "WHERE is not the call site"
-import json, sys
-s = [json.loads(l) for l in open(sys.argv[1])][-1]
-want = '(minimal.c:%s)' % sys.argv[2]
-wheres = [c.get('where', '') for c in s['coroutines']
-          if c['state'] == 'suspended']
-ok = wheres and all(w.startswith('work+') and w.endswith(want)
-                    for w in wheres)
+python3 - "$bin" "$tmp/ex/minimal" "$line" "$tmp/err" <<'PY' ||
+import json, os, select, signal, subprocess, sys, time
+corotop, prog, line, errpath = sys.argv[1:]
+want = '(minimal.c:%s)' % line
+p = subprocess.Popen([corotop, '-b', '-f', 'json', '-d', '5', '--', prog],
+                     stdout=subprocess.PIPE, stderr=open(errpath, 'w'))
+deadline = time.monotonic() + 60
+buf, ok, wheres, snaps = b'', False, [], 0
+target = held = moved = None  # pid; snapshots since held; switches at release
+
+
+def child():
+    """corotop's child running prog (not its keeper), or None."""
+    for d in os.listdir('/proc'):
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+            if ppid == p.pid and \
+                    os.path.samefile('/proc/%s/exe' % d, prog):
+                return int(d)
+        except (OSError, ValueError, IndexError):
+            pass
+    return None
+
+
+def sig(n):
+    try:
+        os.kill(target, n)
+    except ProcessLookupError:  # ended and reaped
+        pass
+
+
+try:
+    while target is None and p.poll() is None and \
+            time.monotonic() < deadline:
+        target = child()
+        if target is None:
+            time.sleep(0.001)
+    if target is not None:
+        sig(signal.SIGSTOP)
+        held = 0
+    while not ok and time.monotonic() < deadline:
+        if b'\n' not in buf:
+            left = deadline - time.monotonic()
+            if not select.select([p.stdout], [], [], max(left, 0))[0]:
+                break
+            chunk = os.read(p.stdout.fileno(), 1 << 16)
+            if not chunk:
+                break  # corotop ended: minimal ran to its end
+            buf += chunk
+            continue
+        l, buf = buf.split(b'\n', 1)
+        s = json.loads(l)
+        snaps += 1
+        wheres = [c.get('where', '') for c in s['coroutines']
+                  if c['state'] == 'suspended']
+        ok = bool(wheres) and all(w.startswith('work+') and w.endswith(want)
+                                  for w in wheres)
+        if ok or not s['target']['running']:
+            break
+        switches = sum(c['switches'] for c in s['coroutines'])
+        if target is None:
+            target = s['target']['pid']
+        if held is None and (moved is None or switches > moved):
+            sig(signal.SIGSTOP)
+            held = 0
+        elif held is not None:
+            held += 1
+            if held >= 2:
+                sig(signal.SIGCONT)
+                held, moved = None, switches
+finally:
+    if target is not None:
+        sig(signal.SIGCONT)
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)
+    rc = p.wait(60)
+if rc not in (0, 130):
+    print('corotop exit %d' % rc, file=sys.stderr)
+    sys.exit(1)
 if not ok:
-    print('want work+0x.. %s, got %s' % (want, wheres), file=sys.stderr)
+    print('want work+0x.. %s, got %s (%d snapshots)' % (want, wheres, snaps),
+          file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
+	{ cat "$tmp/err" >&2; fail "WHERE is not the call site"; }
 
 # The C++20 example: 4 coroutines; every event it writes is either
 # harvested or counted lost (it runs in a burst, faster than any harvest).

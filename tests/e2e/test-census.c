@@ -305,7 +305,7 @@ static void demo_stop(pid_t pid)
 	int status;
 
 	kill(pid, SIGTERM);
-	assert_int_equal(it_wait_pid(pid, 10000, &status), 0);
+	assert_int_equal(it_wait_pid(pid, 60000, &status), 0);
 	close(demo_err);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("the demo ended with status 0x%x", status);

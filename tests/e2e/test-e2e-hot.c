@@ -4,9 +4,11 @@
  *   - the final JSON snapshot holds the stacks ct-target put (summed over
  *     rotations, tag frames merged away), --folded and --speedscope files
  *     are written on exit, and the text output has its section;
- *   - real frames are still named after the target exited;
- *   - the bundled demo under --sample: its CPU burners (burn_*) are the
- *     heaviest stacks of the hot_stacks array;
+ *   - real frames are still named after the target exited (the target
+ *     held alive until a snapshot shows them named, then ended);
+ *   - the bundled demo under --sample: its CPU burners (burn_*) show, by
+ *     name, among the hot stacks (their share printed: it depends on the
+ *     machine's load);
  *   - the demo with --parked-stacks: at least 90% of its suspended
  *     coroutines have a parked_stack, and its lost wakeups are parked in
  *     chan_recv under stuck_wait_for_reply;
@@ -112,32 +114,90 @@ static void test_hot_stacks_and_profiles(void **state)
 	proc_free(&p);
 }
 
-/* A stack of real frames is named while the target lives, and still named
+/* The hot stack of snapshot v is ct-target real's, named: real_leaf
+ * (func+off (file:line)), then real_mid. */
+static bool real_named(const struct jv *v)
+{
+	const struct jv *hot = json_need(v, "hot_stacks", J_ARR), *fr;
+
+	if (hot->n == 0)
+		return false;
+	fr = json_need(&hot->items[0], "frames", J_ARR);
+	return fr->n == 3 &&
+	       !strncmp(json_need(&fr->items[0], "symbol", J_STR)->s,
+			"real_leaf+0x0 (ct_target.c:", 27) &&
+	       !strncmp(json_need(&fr->items[1], "symbol", J_STR)->s,
+			"real_mid", 8);
+}
+
+/*
+ * A stack of real frames is named while the target lives, and still named
  * in the final snapshot and the profile written after it exited:
- * functions for the folded file, func+off (file:line) in JSON. */
+ * functions for the folded file, func+off (file:line) in JSON.  The target
+ * (ct-target real, which sleeps 120 s after its put) is held alive until a
+ * snapshot shows the stack named -- the engine names frames with a look at
+ * the live process, however late a loaded machine lets it look -- then
+ * ended by the test (SIGTERM: corotop exits 128 + 15 with it).  A fixed
+ * sleep in the target raced that look: frames came out as hex.
+ */
 static void test_hot_stacks_named_after_exit(void **state)
 {
 	char folded[300], *lines[64];
 	char *argv[] = {ITEST_COROTOP, "-b",	   "-f",   "json", "-d",
 			"5",	       "--folded", folded, "--",   CT_TARGET,
-			"real",	       "3000",	   NULL};
+			"real",	       "120000",   NULL};
+	uint64_t end = it_now() + 60ull * 1000000000u;
 	const struct jv *fr;
+	bool found = false;
+	size_t off = 0, snaps = 0;
+	pid_t target = 0;
 	struct proc p;
 	char buf[512] = {0};
 	struct jv v;
+	char *line;
 	size_t n;
 	FILE *f;
 	int rc;
 
 	(void)state;
 	snprintf(folded, sizeof(folded), "%s.real.folded", xdg);
-	rc = run(&p, argv, 60000);
-	if (rc != 0)
+	proc_start(&p, argv);
+	while (!found && it_now() < end &&
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
+		bool running;
+
+		json_must_parse(line, &v);
+		running = json_need(&v, "target.running", J_BOOL)->b;
+		json_free(&v);
+		if (!running) { /* ended by itself (77: no probe) */
+			off -= strlen(line) + 1; /* the final, read below */
+			free(line);
+			break;
+		}
+		check_snapshot(line, false, &v);
+		target = (pid_t)json_u64(&v, "target.pid");
+		found = real_named(&v);
+		json_free(&v);
+		free(line);
+		snaps++;
+	}
+	/* The target's end, which corotop reports and reaps. */
+	if (target > 0)
+		kill(target, SIGTERM);
+	rc = exit_code(proc_finish(&p, 60000));
+	if (rc == 77)
+		skip();
+	if (!found)
+		fail_msg("no snapshot with real_leaf named within 60 s (%zu "
+			 "read); exit %d; stderr: %s",
+			 snaps, rc, p.ebuf);
+	if (rc != 128 + SIGTERM)
 		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
-	n = split_lines(p.obuf, lines, 64);
+	n = split_lines(p.obuf + off, lines, 64);
 	assert_true(n >= 1 && n <= 64);
 	check_snapshot(lines[n - 1], true, &v);
 	assert_false(json_need(&v, "target.running", J_BOOL)->b);
+	assert_int_equal(json_u64(&v, "target.term_signal"), SIGTERM);
 	fr = json_need(&json_need(&v, "hot_stacks", J_ARR)->items[0], "frames",
 		       J_ARR);
 	assert_int_equal(fr->n, 3);
@@ -191,23 +251,6 @@ static void demo_func_add(struct demo_func *fn, size_t *n, const char *sym,
 }
 #endif
 
-#ifdef ITEST_DEMO
-/* Run corotop -b ... two snapshots; the last one, parsed, into *v. */
-static void demo_last_snapshot(char *const argv[], struct proc *p, struct jv *v)
-{
-	char *lines[4];
-	int rc = run(p, argv, 60000);
-
-	if (rc != 0)
-		fail_msg("corotop exit %d; stderr: %s", rc, p->ebuf);
-	assert_int_equal(split_lines(p->obuf, lines, 4), 2);
-	check_snapshot(lines[1], false, v);
-}
-#endif
-
-/* The demo sampled at 997 Hz for about 4 s: the stacks its burn_*
- * functions head carry most of the weight, and the heaviest leaf function
- * is one of them. */
 /* "KEY LO HI" of sampler-target's report, [lo, hi). */
 static void report_range(const char *path, const char *key, uint64_t *lo,
 			 uint64_t *hi)
@@ -310,23 +353,31 @@ static void test_deep_sample_spliced(void **state)
 	assert_xdg_empty();
 }
 
-static void test_demo_burners_on_top(void **state)
-{
+/*
+ * The demo sampled at 997 Hz: snapshots are read as they come until the
+ * hot stacks hold samples whose leaf is one of its burn_* functions, named
+ * (60 s at most), then SIGINT.  Every stack on the way has frames.
+ *
+ * How heavy the burners are is printed, not asserted: they burn in slices
+ * of wall time (checked against the clock) while the rest of the demo --
+ * the scheduler, channels, spawns, the probe -- costs a fixed amount of
+ * CPU per event, at a rate set by the clock too.  A loaded machine that
+ * takes the CPU away mid-slice, or a sanitizer build that makes every
+ * event dearer, shrinks the burners' share of the samples with corotop
+ * working as it should: about 77% on a quiet machine, 58-61% in an
+ * ASan+UBSan build beside 8 CPU hogs, 45-50% beside 14 (2 vCPUs), where
+ * "more than half" failed.  Which function is heaviest is as open.
+ */
 #ifdef ITEST_DEMO
-	char *argv[] = {ITEST_COROTOP,	"-b", "-n",   "2",	  "-d",
-			"20",		"-f", "json", "--sample", "997",
-			"--hot-stacks", "50", "--",   ITEST_DEMO, NULL};
-	struct demo_func fn[DEMO_FUNCS];
-	const struct jv *hot, *fr;
-	double burn = 0, all = 0;
-	size_t nfn = 0, top = 0;
-	struct proc p;
-	struct jv v;
+/* Weight of the snapshot's hot stacks in all and of those whose leaf is a
+ * burn_* function; per leaf function into fn (*nfn of them). */
+static void demo_weights(const struct jv *v, double *all, double *burn,
+			 struct demo_func *fn, size_t *nfn)
+{
+	const struct jv *hot = json_need(v, "hot_stacks", J_ARR), *fr;
 
-	(void)state;
-	demo_last_snapshot(argv, &p, &v);
-	hot = json_need(&v, "hot_stacks", J_ARR);
-	assert_true(hot->n > 0);
+	*all = *burn = 0;
+	*nfn = 0;
 	for (size_t i = 0; i < hot->n; i++) {
 		double w = json_need(&hot->items[i], "weight", J_NUM)->num;
 		const char *leaf;
@@ -334,19 +385,55 @@ static void test_demo_burners_on_top(void **state)
 		fr = json_need(&hot->items[i], "frames", J_ARR);
 		assert_true(fr->n > 0);
 		leaf = json_need(&fr->items[0], "symbol", J_STR)->s;
-		all += w;
+		*all += w;
 		if (!strncmp(leaf, "burn_", 5))
-			burn += w;
-		demo_func_add(fn, &nfn, leaf, w);
+			*burn += w;
+		demo_func_add(fn, nfn, leaf, w);
 	}
+}
+#endif
+
+static void test_demo_burners_on_top(void **state)
+{
+#ifdef ITEST_DEMO
+	char *argv[] = {
+		ITEST_COROTOP, "-b",	   "-d",  "10",		  "-f",
+		"json",	       "--sample", "997", "--hot-stacks", "10000",
+		"--",	       ITEST_DEMO, NULL};
+	uint64_t end = it_now() + 60ull * 1000000000u;
+	struct demo_func fn[DEMO_FUNCS];
+	double burn = 0, all = 0;
+	size_t nfn = 0, top = 0, off = 0, snaps = 0;
+	struct proc p;
+	char *line;
+
+	(void)state;
+	proc_start(&p, argv);
+	while (burn == 0 && it_now() < end &&
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
+		struct jv v;
+
+		check_snapshot(line, false, &v);
+		demo_weights(&v, &all, &burn, fn, &nfn);
+		json_free(&v);
+		free(line);
+		snaps++;
+	}
+	kill(p.pid, SIGINT);
+	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
 	for (size_t i = 0; i < nfn; i++) {
 		print_message("%6.0f %s\n", fn[i].weight, fn[i].name);
 		if (fn[i].weight > fn[top].weight)
 			top = i;
 	}
-	assert_true(!strncmp(fn[top].name, "burn_", 5));
-	assert_true(burn > 0.5 * all);
-	json_free(&v);
+	print_message("snapshot %zu: burn_* leaves %.0f of %.0f (%.0f%%), "
+		      "heaviest leaf function %s\n",
+		      snaps, burn, all, all > 0 ? 100 * burn / all : 0.0,
+		      nfn ? fn[top].name : "(none)");
+	if (burn == 0)
+		fail_msg("no hot stack with a burn_* leaf within 60 s (%zu "
+			 "snapshots); stderr: %s",
+			 snaps, p.ebuf);
 	assert_xdg_empty();
 	proc_free(&p);
 #else

@@ -431,7 +431,7 @@ static void cleanup_case(int sig, int want)
 	snprintf(file, sizeof(file), "%s.shmpath-%d", xdg, sig);
 	unlink(file);
 	proc_start(&p, argv);
-	if (!wait_file(file, 10000)) {
+	if (!wait_file(file, 60000)) {
 		kill(p.pid, SIGKILL);
 		fail_msg("the target never reported its region");
 	}

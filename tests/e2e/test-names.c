@@ -9,9 +9,15 @@
  *     deadline, as every snapshot on the way is checked for its shape;
  *     `-s name` orders them: the unnamed first, then as text sorts;
  *   - batch text: NAME is the last column, one word ("conn_42", "-"), and
- *     `-F name=acceptor` keeps that row alone;
+ *     `-F name=acceptor` keeps that row alone -- text snapshots read until
+ *     the row shows, every table on the way holding that row or none;
  *   - --record, then corotop convert: jsonl lines carry "name", and
- *     chrome names the coroutines' threads after them.
+ *     chrome names the coroutines' threads after them.  The live run is
+ *     stopped (SIGINT) once a snapshot shows all five named and switched,
+ *     so the recording holds an interval of each, however slow the start.
+ *
+ * No test counts snapshots: the writer may open its coroutines seconds
+ * after corotop started on a loaded machine.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -85,6 +91,21 @@ static void *stall_main(void *arg)
 	return NULL;
 }
 
+/* All five named (above), each switched twice at least: a recording
+ * made until this snapshot holds intervals of all five (recorder_stop
+ * closes the open ones), more than five in all. */
+static bool five_named_switched(const struct jv *v)
+{
+	const struct jv *co = json_get(v, "coroutines");
+
+	if (!five_named(v))
+		return false;
+	for (size_t i = 0; i < co->n; i++)
+		if (json_u64(&co->items[i], "switches") < 2)
+			return false;
+	return true;
+}
+
 /* Read snapshots as they come until `done` says so (60 s at most), then
  * SIGINT.  stall_ms: corotop is stopped (SIGSTOP) that long from its start
  * while the test reads, as a loaded machine may leave it unscheduled: the
@@ -122,8 +143,8 @@ static char *until(char *const argv[], bool (*done)(const struct jv *),
 	kill(p.pid, SIGINT);
 	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
 	if (!found)
-		fail_msg("no snapshot with the five named within 60 s; "
-			 "stderr: %s",
+		fail_msg("no snapshot with the five named (and, if asked, "
+			 "switched) within 60 s; stderr: %s",
 			 p.ebuf);
 	assert_xdg_empty();
 	proc_free(&p);
@@ -186,34 +207,51 @@ static const char *last_word(char *row)
 	return end;
 }
 
+/*
+ * Batch text with `-F name=acceptor`, read table by table as snapshots
+ * come (the column titles, then rows up to a blank line): every table's
+ * last column is NAME and holds acceptor's row or none (the writer may
+ * not have opened it yet), until one holds it; then SIGINT.
+ */
 static void test_text_name_column_and_filter(void **state)
 {
 	char *argv[] = {
-		ITEST_COROTOP,	 "-b", "-n",	     "2",     "-d", "5", "-F",
-		"name=acceptor", "--", ITEST_WRITER, "named", "60", NULL};
-	char *lines[64], *hdr = NULL, *row = NULL;
+		ITEST_COROTOP, "-b",	"-d", "5", "-F", "name=acceptor", "--",
+		ITEST_WRITER,  "named", "60", NULL};
+	uint64_t end = it_now() + 60ull * 1000000000u;
+	size_t off = 0, tables = 0, rows = 0;
+	bool in_table = false, found = false;
 	struct proc p;
-	size_t n;
-	int rc;
+	char *line;
 
 	(void)state;
-	rc = run(&p, argv, 60000);
-	if (rc)
-		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
-	n = split_lines(p.obuf, lines, 64);
-	/* The last snapshot's column titles and its rows. */
-	for (size_t i = 0; i < n && i < 64; i++) {
-		if (!strncmp(lines[i] + strspn(lines[i], " "), "ID ", 3)) {
-			hdr = lines[i];
-			row = i + 1 < n ? lines[i + 1] : NULL;
+	proc_start(&p, argv);
+	while (!found && it_now() < end &&
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
+		if (!strncmp(line + strspn(line, " "), "ID ", 3)) {
+			assert_string_equal(last_word(line), "NAME");
+			in_table = true;
+			rows = 0;
+		} else if (in_table && !*line) {
+			/* The table's end: acceptor's row, or none yet. */
+			in_table = false;
+			tables++;
+			found = rows == 1;
+		} else if (in_table) {
+			if (strcmp(last_word(line), "acceptor"))
+				fail_msg("a row that is not acceptor's: %s",
+					 line);
+			rows++;
+			assert_int_equal(rows, 1);
 		}
+		free(line);
 	}
-	assert_non_null(hdr);
-	assert_string_equal(last_word(hdr), "NAME");
-	/* Filtered: one row (the writer opened them all before the first
-	 * snapshot's delay ran out), acceptor's. */
-	assert_non_null(row);
-	assert_string_equal(last_word(row), "acceptor");
+	kill(p.pid, SIGINT);
+	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
+	if (!found)
+		fail_msg("no table with acceptor's row within 60 s (%zu read); "
+			 "stderr: %s",
+			 tables, p.ebuf);
 	assert_xdg_empty();
 	proc_free(&p);
 }
@@ -221,8 +259,8 @@ static void test_text_name_column_and_filter(void **state)
 static void test_record_convert(void **state)
 {
 	char rec[300], *lines[4096];
-	char *live[] = {ITEST_COROTOP, "-b",	   "-n", "2",  "-d",
-			"5",	       "--record", rec,	 "--", ITEST_WRITER,
+	char *live[] = {ITEST_COROTOP, "-b",	   "-f", "json", "-d",
+			"5",	       "--record", rec,	 "--",	 ITEST_WRITER,
 			"named",       "60",	   NULL};
 	char *jsonl[] = {ITEST_COROTOP, "convert", "--to", "jsonl",
 			 "-q",		rec,	   NULL};
@@ -231,14 +269,12 @@ static void test_record_convert(void **state)
 	bool named[5] = {false};
 	struct proc p;
 	size_t n;
-	int rc;
 
 	(void)state;
 	snprintf(rec, sizeof(rec), "%s.names.heph", xdg);
-	rc = run(&p, live, 60000);
-	if (rc)
-		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
-	proc_free(&p);
+	/* Recorded until a snapshot shows all five named and switched,
+	 * then SIGINT: the file is completed on the way out. */
+	free(until(live, five_named_switched, 0));
 	assert_int_equal(run(&p, jsonl, 60000), 0);
 	n = split_lines(p.obuf, lines, 4096);
 	assert_true(n > 5);

@@ -472,62 +472,93 @@ static uint64_t burn_through(const struct jv *snap, uint64_t *leaf)
 }
 
 /*
+ * Read the snapshots of `corotop argv` (COROTOP_SNAPSHOTS=copies) as they
+ * come until, with the copies, burn_compare was sampled and walked through
+ * to burn_sort_rounds by CFI, or, without them, sampled 10 times at least
+ * (its sort burns far more CPU than that), 60 s at most; then SIGINT.
+ * *leaf, *through, *cfi and *taken are the last snapshot's.  Without the
+ * copies no snapshot on the way may get through.
+ */
+static void fiber_sample_until(char *const argv[], bool copies, uint64_t *leaf,
+			       uint64_t *through, uint64_t *cfi,
+			       uint64_t *taken)
+{
+	uint64_t end = it_now() + 60ull * 1000000000u;
+	size_t off = 0, snaps = 0;
+	bool done = false, ended = false;
+	struct proc p;
+	char *line;
+	int code;
+
+	*leaf = *through = *cfi = *taken = 0;
+	setenv("COROTOP_SNAPSHOTS", copies ? "1" : "0", 1);
+	proc_start(&p, argv);
+	unsetenv("COROTOP_SNAPSHOTS");
+	while (!done && !ended && it_now() < end &&
+	       (line = proc_line_by(&p, &off, end)) != NULL) {
+		struct jv v;
+
+		json_must_parse(line, &v);
+		free(line);
+		snaps++;
+		ended = !json_need(&v, "target.running", J_BOOL)->b;
+		*through = burn_through(&v, leaf);
+		if (copies) {
+			*cfi = json_u64(&v, "calltrace.snapshots.cfi");
+			*taken = json_u64(&v, "calltrace.snapshots.taken");
+		} else {
+			assert_null(json_get(&v, "calltrace.snapshots.taken"));
+			assert_int_equal(*through, 0);
+		}
+		json_free(&v);
+		done = copies ? *leaf > 0 && *through > 0 && *cfi > 0
+			      : *leaf >= 10;
+	}
+	kill(p.pid, SIGINT);
+	/* 130; 0 when the program ended by itself (its pace keeps it 4 s
+	 * at least) before the SIGINT came. */
+	code = exit_code(proc_finish(&p, 30000));
+	if (code != 130 && code != 0)
+		fail_msg("corotop exit %d; stderr: %s", code, p.ebuf);
+	assert_int_equal(corotop_lines(p.ebuf), 0);
+	if (!done)
+		fail_msg("%s: after %zu snapshots (60 s or the program's end) "
+			 "burn_compare sampled %" PRIu64 ", %" PRIu64
+			 " walked through; stderr: %s",
+			 copies ? "with the copies" : "without", snaps, *leaf,
+			 *through, p.ebuf);
+	proc_free(&p);
+}
+
+/*
  * --sample on a preloaded Boost.Fiber program (a fiber sorting with
  * glibc's qsort and a comparator that burns CPU): its stacks are the
  * engine's CFI walks of the sampler's stack copies, from the comparator
  * through qsort's frames (glibc keeps no frame pointers) to
  * burn_sort_rounds, which called qsort.  The same run with
  * COROTOP_SNAPSHOTS=0 -- the signal handler's frame-pointer walk alone --
- * samples the comparator as often, and never gets from it to
- * burn_sort_rounds: what the copies are for.
+ * samples the comparator as well, and never gets from it to
+ * burn_sort_rounds: what the copies are for.  Each run's snapshots are
+ * read as they come until they show that (how soon depends on the
+ * machine), then corotop is stopped.
  */
 static void test_fiber_sample_cfi(void **state)
 {
 	/* Every stack (--hot-stacks): a busy dispatcher's many one-frame
-	 * stacks may outweigh the comparator's in a top list.  The snapshot
-	 * is taken at 2.5 s, while the program runs (its producers pace it
-	 * to 4 s at least). */
-	char *argv[] = {ITEST_COROTOP,
-			"-b",
-			"-f",
-			"json",
-			"-n",
-			"1",
-			"-d",
-			"25",
-			"--sample",
-			"997",
-			"--hot-stacks",
-			"10000",
-			"--",
-			ITEST_FIBER_TARGET,
-			"2",
-			"2000",
-			"--pace",
-			"--burn",
-			NULL};
+	 * stacks may outweigh the comparator's in a top list. */
+	char *argv[] = {ITEST_COROTOP, "-b",   "-f",
+			"json",	       "-d",   "5",
+			"--sample",    "997",  "--hot-stacks",
+			"10000",       "--",   ITEST_FIBER_TARGET,
+			"2",	       "2000", "--pace",
+			"--burn",      NULL};
 	uint64_t through[2], leaf[2], cfi = 0, taken = 0, after_exit = 0;
+	uint64_t unused_cfi, unused_taken;
 
 	(void)state;
-	for (int snapshots = 0; snapshots < 2; snapshots++) {
-		struct proc p;
-		struct jv v;
-
-		setenv("COROTOP_SNAPSHOTS", snapshots ? "1" : "0", 1);
-		assert_int_equal(run(&p, argv, 60000), 0);
-		unsetenv("COROTOP_SNAPSHOTS");
-		assert_int_equal(corotop_lines(p.ebuf), 0);
-		last_snapshot(p.obuf, &v);
-		through[snapshots] = burn_through(&v, &leaf[snapshots]);
-		if (snapshots) {
-			cfi = json_u64(&v, "calltrace.snapshots.cfi");
-			taken = json_u64(&v, "calltrace.snapshots.taken");
-		} else {
-			assert_null(json_get(&v, "calltrace.snapshots.taken"));
-		}
-		json_free(&v);
-		proc_free(&p);
-	}
+	fiber_sample_until(argv, false, &leaf[0], &through[0], &unused_cfi,
+			   &unused_taken);
+	fiber_sample_until(argv, true, &leaf[1], &through[1], &cfi, &taken);
 	/* A program that ends first (no --pace, the snapshot after its
 	 * exit): the last rotation still names the stacks it collected then
 	 * (frame walks: those all come from the final rotation's tables). */

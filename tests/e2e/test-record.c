@@ -2,10 +2,11 @@
  * test-record: --record, --replay and corotop convert through the corotop
  * binary, as a user runs them.
  *
- *   - the round trip: the demo recorded while a batch run prints JSON, then
- *     replayed headless; the replay's final snapshot holds every coroutine
- *     of the live one with the same id, state, switches, seq, thread,
- *     address, losses and age, and the same totals;
+ *   - the round trip: the demo recorded while a batch run prints JSON (and
+ *     ended by the test once four snapshots came and one showed a parked
+ *     stack), then replayed headless; the replay's final snapshot holds
+ *     every coroutine of the live one with the same id, state, switches,
+ *     seq, thread, address, losses and age, and the same totals;
  *   - the file itself: packet by packet with the Heph decoder -- the epoch
  *     first (23 bytes), only whole packets, every stream's counter counting
  *     up by one, only running/suspended/lost events, addr and seq on every
@@ -219,6 +220,17 @@ static __attribute__((unused)) void same(const struct jv *a, const struct jv *b,
 			fail_msg("%s: live %s, replay %s", path, x->s, y->s);
 }
 
+/* Some coroutine of snapshot v has a parked stack. */
+static __attribute__((unused)) bool any_parked_stack(const struct jv *v)
+{
+	const struct jv *co = json_need(v, "coroutines", J_ARR);
+
+	for (size_t i = 0; i < co->n; i++)
+		if (json_get(&co->items[i], "parked_stack"))
+			return true;
+	return false;
+}
+
 static void test_round_trip(void **state)
 {
 #ifndef ITEST_DEMO
@@ -229,31 +241,60 @@ static void test_round_trip(void **state)
 			"json",	       "-d",	   "5",
 			"--record",    rec,	   "--parked-stacks",
 			"--",	       ITEST_DEMO, "-d",
-			"2",	       "-c",	   "300",
+			"120",	       "-c",	   "300",
 			NULL};
 	char *replay[] = {ITEST_COROTOP, "--replay", rec, "-b", "-f",
 			  "json",	 "-d",	     "5", NULL};
-	char *ll[MAX_LINES], *rl[MAX_LINES];
+	char *ll[MAX_LINES], *rl[MAX_LINES], *line;
 	const struct jv *lc, *rc;
 	struct proc lp, rp;
 	struct rec_shape sh;
 	struct jv lv, rv, first;
-	size_t nl, nr;
+	uint64_t end = it_now() + 60ull * 1000000000u;
+	size_t nl, nr, off = 0, snaps = 0;
+	bool ready = false;
+	pid_t demo = 0;
 	int code;
 
 	(void)state;
-	code = run(&lp, live, 60000);
+	/* The demo runs until the test ends it (SIGTERM; -d 120 only ends
+	 * it if the test failed): once four snapshots came (the recording
+	 * spans 2 s at least) and one shows a parked stack (walked while
+	 * the demo lives, so the file holds some).  A demo that ended by
+	 * itself after 2 s left neither on a machine that starved corotop
+	 * meanwhile. */
+	proc_start(&lp, live);
+	while (!ready && it_now() < end &&
+	       (line = proc_line_by(&lp, &off, end)) != NULL) {
+		check_snapshot(line, false, &first);
+		demo = (pid_t)json_u64(&first, "target.pid");
+		if (!snaps++) { /* recording: it says where */
+			assert_string_equal(
+				json_need(&first, "engine.record.path", J_STR)
+					->s,
+				rec);
+			assert_false(json_need(&first, "engine.record.stopped",
+					       J_BOOL)
+					     ->b);
+		}
+		ready = snaps >= 4 && any_parked_stack(&first);
+		json_free(&first);
+		free(line);
+	}
+	if (demo > 0)
+		kill(demo, SIGTERM); /* it exits 0 */
+	code = exit_code(proc_finish(&lp, 60000));
+	if (!ready)
+		fail_msg("no parked stack in 4 snapshots or more within 60 s "
+			 "(%zu read); exit %d; stderr: %s",
+			 snaps, code, lp.ebuf);
 	if (code)
 		fail_msg("corotop exit %d; stderr: %s", code, lp.ebuf);
-	nl = split_lines(lp.obuf, ll, MAX_LINES);
-	assert_true(nl >= 2 && nl <= MAX_LINES);
-	check_snapshot(ll[0], false, &first); /* recording: it says where */
-	assert_string_equal(json_need(&first, "engine.record.path", J_STR)->s,
-			    rec);
-	assert_false(json_need(&first, "engine.record.stopped", J_BOOL)->b);
-	assert_int_equal(json_u64(&first, "engine.record.dropped"), 0);
-	json_free(&first);
+	nl = split_lines(lp.obuf + off, ll, MAX_LINES);
+	assert_true(nl >= 1 && nl <= MAX_LINES);
 	check_snapshot(ll[nl - 1], true, &lv);
+	assert_int_equal(json_u64(&lv, "target.exit_status"), 0);
+	assert_int_equal(json_u64(&lv, "engine.record.dropped"), 0);
 
 	code = run(&rp, replay, 60000);
 	if (code)
@@ -471,7 +512,8 @@ static void test_record_stops_at_file_limit(void **state)
 	proc_start(&p, live);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	/* Snapshots until one says the recording stopped.  The books only
-	 * grow meanwhile; the first snapshot, at 0.3 s, is far from 40 MB. */
+	 * grow meanwhile.  The first may already say stopped: it is due at
+	 * 0.3 s, but a loaded machine may print it after the limit. */
 	end = it_now() + 90ull * 1000000000u;
 	for (;;) {
 		uint64_t now = it_now();
@@ -485,11 +527,8 @@ static void test_record_stops_at_file_limit(void **state)
 				 lines, p.ebuf ? p.ebuf : "");
 		b = books_of(line, &warned);
 		free(line);
-		if (!lines++) {
-			assert_false(b.stopped);
-			assert_false(warned);
+		if (!lines++)
 			assert_true(b.bytes > 0); /* the epoch, at creation */
-		}
 		assert_true(b.bytes >= prev.bytes);
 		assert_true(b.intervals >= prev.intervals);
 		assert_true(b.dropped >= prev.dropped);
