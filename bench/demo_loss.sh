@@ -33,8 +33,10 @@ ev = o["events"]
 by = sorted(((c["lost"], c["station"]) for c in o["coroutines"] if c.get("lost")),
             reverse=True)
 where = " ".join("%d:%d" % (s, n) for n, s in by[:8]) or "-"
-print("harvested %d lost %d stations %s pass_gap_max_ms %.1f"
-      % (ev["harvested"], ev["lost"], where, o["engine"]["pass_gap_max_ms"]))
+gap = o["engine"].get("pass_gap_max_ms")  # absent before 115e31c
+print("harvested %d lost %d stations %s pass_gap_max_ms %s"
+      % (ev["harvested"], ev["lost"], where,
+         "-" if gap is None else "%.1f" % gap))
 print(ev["lost"])
 ')
 	echo "run $r: $(head -1 <<<"$out") load $(cut -d' ' -f1 /proc/loadavg)"
