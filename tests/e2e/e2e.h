@@ -233,6 +233,48 @@ static __attribute__((unused)) char *proc_line_by(struct proc *p, size_t *off,
 		p, off, now < end ? (unsigned)((end - now) / 1000000u) + 1 : 0);
 }
 
+/*
+ * The demo program `demo` started alone (no CTP_* in its environment), its
+ * stdout to /dev/null, with -v and `--duration duration`; returns once it
+ * says it runs: -v prints its first line on stderr after its workload (and
+ * its probe's ppt buffer) started, so corotop -p finds it.  A sanitizer's
+ * own notes ("==PID==WARNING: ASan doesn't fully support makecontext...")
+ * may come first.  *err_fd: the read end of its stderr, left open (it
+ * prints its summary there at exit).
+ */
+static __attribute__((unused)) pid_t
+demo_spawn(const char *demo, const char *duration, int *err_fd)
+{
+	char line[512];
+	int err[2];
+	pid_t pid;
+
+	assert_int_equal(pipe2(err, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		unsetenv("CTP_SHM_PATH");
+		unsetenv("CTP_SOCK_PATH");
+		unsetenv("CTP_MAX_STATIONS");
+		if (null < 0 || dup2(null, 1) < 0 || dup2(err[1], 2) < 0)
+			_exit(126);
+		execl(demo, demo, "-v", "--duration", duration, (char *)NULL);
+		_exit(127);
+	}
+	close(err[1]);
+	do {
+		line[0] = '\0';
+		if (it_read_line(err[0], line, sizeof(line), 60000) <= 0)
+			break;
+	} while (!strncmp(line, "==", 2));
+	if (strncmp(line, "corotop-demo: pid=", 18))
+		fail_msg("the demo did not start: '%s'", line);
+	*err_fd = err[0];
+	return pid;
+}
+
 /* Read everything and wait; returns the wait status (fails on timeout). */
 static __attribute__((unused)) int proc_finish(struct proc *p,
 					       unsigned timeout_ms)

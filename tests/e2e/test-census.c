@@ -263,41 +263,10 @@ static void test_attach_shows_parked(void **state)
 #ifdef ITEST_DEMO
 static int demo_err = -1;
 
-/* Start the demo alone (no CTP_*); returns once it says it runs (-v: its
- * start line, printed after its workload started, so its probe and its
- * ppt buffer are set up). */
+/* The demo alone, for two minutes; returns once it says it runs. */
 static pid_t demo_start(void)
 {
-	int err[2];
-	char line[512];
-	pid_t pid;
-
-	assert_int_equal(pipe2(err, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		if (null < 0 || dup2(null, 1) < 0 || dup2(err[1], 2) < 0)
-			_exit(126);
-		execl(ITEST_DEMO, ITEST_DEMO, "-v", "--duration", "120",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(err[1]);
-	/* A sanitizer's own notes ("==PID==WARNING: ASan doesn't fully
-	 * support makecontext...") may come first: the demo's workload is
-	 * already switching when it prints its line. */
-	do {
-		line[0] = '\0';
-		if (it_read_line(err[0], line, sizeof(line), 30000) <= 0)
-			break;
-	} while (!strncmp(line, "==", 2));
-	if (strncmp(line, "corotop-demo: pid=", 18))
-		fail_msg("the demo did not start: '%s'", line);
-	/* Kept open: the demo prints its summary there at exit. */
-	demo_err = err[0];
-	return pid;
+	return demo_spawn(ITEST_DEMO, "120", &demo_err);
 }
 
 static void demo_stop(pid_t pid)

@@ -700,39 +700,13 @@ static void test_late_attach_demo(void **state)
 	uint64_t end;
 	char *argv[] = {ITEST_COROTOP, "-b", "-d", "5", "-f",
 			"json",	       "-p", NULL, NULL};
-	int pipe_err[2], status;
+	int pipe_err, status;
 	char line[512], *snap;
 
 	(void)state;
 	/* The demo, alone: no CTP_* in its environment; until a signal
 	 * ends it (--duration 0), however slow the loop below is. */
-	assert_int_equal(pipe2(pipe_err, O_CLOEXEC), 0);
-	t.pid = fork();
-	assert_true(t.pid >= 0);
-	if (t.pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		unsetenv("CTP_SHM_PATH");
-		unsetenv("CTP_SOCK_PATH");
-		unsetenv("CTP_MAX_STATIONS");
-		if (null < 0 || dup2(null, 1) < 0 || dup2(pipe_err[1], 2) < 0)
-			_exit(126);
-		execl(ITEST_DEMO, ITEST_DEMO, "-v", "--duration", "0",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(pipe_err[1]);
-	/* -v: its first line comes once its probe (and the probe's ppt
-	 * buffer, set up by its constructor) and workload run, so corotop
-	 * -p finds the buffer.  A sanitizer's own notes ("==PID==...") may
-	 * come first. */
-	do {
-		line[0] = '\0';
-		if (it_read_line(pipe_err[0], line, sizeof(line), 60000) <= 0)
-			break;
-	} while (!strncmp(line, "==", 2));
-	if (strncmp(line, "corotop-demo: pid=", 18))
-		fail_msg("the demo did not start: '%s'", line);
+	t.pid = demo_spawn(ITEST_DEMO, "0", &pipe_err);
 	argv[7] = (char *)pid_arg(t.pid);
 	proc_start(&p, argv);
 	/* Snapshots as they come until one shows the demo traced with its
@@ -768,14 +742,14 @@ static void test_late_attach_demo(void **state)
 	/* Until it closes its stderr (it exits), or 60 s. */
 	end = it_now() + 60000000000ull;
 	for (uint64_t now = it_now(); now < end; now = it_now())
-		if (it_read_line(pipe_err[0], line, sizeof(line),
+		if (it_read_line(pipe_err, line, sizeof(line),
 				 (unsigned)((end - now) / 1000000u) + 1) < 0)
 			break;
 	assert_int_equal(it_wait_pid(t.pid, 60000, &status), 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("the demo ended with status 0x%x after the detach",
 			 status);
-	close(pipe_err[0]);
+	close(pipe_err);
 	assert_xdg_empty();
 #else
 	(void)state;
