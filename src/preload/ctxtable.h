@@ -28,8 +28,10 @@ enum ctx_kind {
 	CTX_ROOT,     /* a thread's own stack */
 };
 
-/* makecontext's entry and int arguments, replayed by the trampoline. */
-#define CTX_MAX_ARGS 16
+/* makecontext's entry and arguments (each a 64-bit greg_t, as glibc reads
+ * them on x86-64), replayed by the trampoline; a call with more is not
+ * traced (makecontext_x86_64.S). */
+#define CTX_MAX_ARGS 32
 
 struct ctx {
 	struct corotop_coro coro; /* the probe's state for it */
@@ -44,7 +46,7 @@ struct ctx {
 	 * run, read on it). */
 	void (*entry)(void);
 	int argc;
-	int argv[CTX_MAX_ARGS];
+	uint64_t argv[CTX_MAX_ARGS];
 	void *link; /* makecontext: ucp->uc_link */
 	/* make_fcontext: the data the first switch to it passed (Boost's
 	 * record of the context, which its exit passes to ontop_fcontext

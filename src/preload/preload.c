@@ -53,12 +53,14 @@
 
 #include "corotop/probe.h"
 #include "preload/ctxtable.h"
+#include "preload/resolve.h"
 
 #define PRELOAD_DEFAULT_CONTEXTS 65536u
 #define PRELOAD_CACHE 16u /* per-thread lookups kept (a power of two) */
 #define PRELOAD_MAX_CONTEXTS (1u << 22)
 
 #define PRELOAD_API __attribute__((visibility("default")))
+#define PRELOAD_HIDDEN __attribute__((visibility("hidden")))
 #define PRELOAD_NOIPA __attribute__((noinline, noipa))
 
 /* Boost.Context's C interface (boost/context/detail/fcontext.hpp). */
@@ -81,14 +83,12 @@ static struct ctxtable preload_table;
 static bool preload_on;
 static pthread_key_t preload_root_key;
 
-/* The real functions, found on first use (relaxed: any thread that finds
- * one stores the same pointer). */
+/* glibc's functions, found at load (resolve_libc), or at first use when
+ * another library's constructor switches before the preload's ran
+ * (relaxed: any thread that finds one stores the same pointer). */
 static _Atomic(makecontext_fn) real_makecontext;
 static _Atomic(swapcontext_fn) real_swapcontext;
 static _Atomic(setcontext_fn) real_setcontext;
-static _Atomic(make_fcontext_fn) real_make_fcontext;
-static _Atomic(jump_fcontext_fn) real_jump_fcontext;
-static _Atomic(ontop_fcontext_fn) real_ontop_fcontext;
 
 /* This thread: the context running on it, its root, the context the last
  * switch from this thread suspended, and the lookup cache.  Initial-exec
@@ -106,31 +106,20 @@ PRELOAD_TLS transfer_t (*preload_ontop_fn)(transfer_t);
 PRELOAD_TLS uint64_t preload_cache_key[PRELOAD_CACHE];
 PRELOAD_TLS uint32_t preload_cache_idx[PRELOAD_CACHE];
 
-static void *preload_next(const char *name)
-{
-	void *f = dlsym(RTLD_NEXT, name);
-
-	if (!f) {
-		/* Nothing to forward to: the program could not have called
-		 * this without the library that defines it. */
-		fprintf(stderr, "corotop: preload: no %s to forward to\n",
-			name);
-		abort();
-	}
-	return f;
-}
-
-#define PRELOAD_REAL(var, name)                                                \
+#define PRELOAD_LIBC(var, name)                                                \
 	({                                                                     \
 		__typeof__(atomic_load_explicit(&var,                          \
 						memory_order_relaxed)) f_ =    \
 			atomic_load_explicit(&var, memory_order_relaxed);      \
 		if (!f_) {                                                     \
-			f_ = (__typeof__(f_))preload_next(name);               \
+			f_ = (__typeof__(f_))resolve_libc(name);               \
 			atomic_store_explicit(&var, f_, memory_order_relaxed); \
 		}                                                              \
 		f_;                                                            \
 	})
+
+/* Boost's function f, as the caller of the wrapper running binds it. */
+#define PRELOAD_BOOST(f) resolve_boost(f, __builtin_return_address(0))
 
 static struct ctx *preload_ctx(uint32_t i)
 {
@@ -269,43 +258,36 @@ static void preload_switch(uint32_t from, uint32_t to, uint64_t addr)
 
 /* ---- glibc ucontext ---- */
 
+/* The program's entry, called with CTX_MAX_ARGS 64-bit arguments: the
+ * ones makecontext was given, then zeros.  Passing more than a function
+ * takes is harmless on x86-64 and AArch64 (the caller owns the argument
+ * area), and each is the full greg_t glibc itself would pass. */
+typedef void (*preload_entry_fn)(uint64_t, uint64_t, uint64_t, uint64_t,
+				 uint64_t, uint64_t, uint64_t, uint64_t,
+				 uint64_t, uint64_t, uint64_t, uint64_t,
+				 uint64_t, uint64_t, uint64_t, uint64_t,
+				 uint64_t, uint64_t, uint64_t, uint64_t,
+				 uint64_t, uint64_t, uint64_t, uint64_t,
+				 uint64_t, uint64_t, uint64_t, uint64_t,
+				 uint64_t, uint64_t, uint64_t, uint64_t);
+
+_Static_assert(CTX_MAX_ARGS == 32, "preload_entry_fn takes CTX_MAX_ARGS");
+
 /* Entry of every context made by makecontext: the program's entry with
- * its int arguments, then the context's death, then glibc resumes
- * uc_link (which no wrapper sees, so the resume is recorded here). */
+ * its arguments, then the context's death, then glibc resumes uc_link
+ * (which no wrapper sees, so the resume is recorded here). */
 static void preload_uc_entry(int idx)
 {
 	struct ctx *c = preload_ctx((uint32_t)idx);
 	void *link = c->link;
 	uint32_t next;
-	int *a = c->argv;
+	const uint64_t *a = c->argv;
 
-	/* The program's entry takes argc ints: call it with that many.
-	 * Passing more than a function takes is harmless on x86-64 and
-	 * AArch64 (the caller owns the argument area), so argc > 8 gets 16. */
-	switch (c->argc) {
-	case 0:
-		((void (*)(void))c->entry)();
-		break;
-	case 1:
-		((void (*)(int))c->entry)(a[0]);
-		break;
-	case 2:
-		((void (*)(int, int))c->entry)(a[0], a[1]);
-		break;
-	case 3:
-		((void (*)(int, int, int))c->entry)(a[0], a[1], a[2]);
-		break;
-	case 4:
-		((void (*)(int, int, int, int))c->entry)(a[0], a[1], a[2],
-							 a[3]);
-		break;
-	default:
-		((void (*)(int, int, int, int, int, int, int, int, int, int,
-			   int, int, int, int, int, int))c->entry)(
-			a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
-			a[9], a[10], a[11], a[12], a[13], a[14], a[15]);
-		break;
-	}
+	((preload_entry_fn)c->entry)(
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+		a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18],
+		a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27],
+		a[28], a[29], a[30], a[31]);
 	/* The entry may have returned on another thread than it started. */
 	next = link ? ctxmap_get(&preload_table.by_ptr, (uint64_t)link)
 		    : CTXTABLE_NONE;
@@ -318,34 +300,67 @@ static void preload_uc_entry(int idx)
 	}
 }
 
-/* makecontext with n ints from a (glibc reads n of the varargs; the
+/* glibc's makecontext given n of the arguments in a (it reads n; the
  * rest are ignored). */
 static void preload_makecontext(makecontext_fn f, ucontext_t *ucp,
-				void (*func)(void), int n, const int *a)
+				void (*func)(void), int n, const uint64_t *a)
 {
 	f(ucp, func, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
-	  a[9], a[10], a[11], a[12], a[13], a[14], a[15]);
+	  a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18],
+	  a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28],
+	  a[29], a[30], a[31]);
 }
 
-PRELOAD_API void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
+/* Called from makecontext_x86_64.S (hence not static). */
+PRELOAD_HIDDEN makecontext_fn preload_makecontext_many(int argc);
+PRELOAD_HIDDEN void preload_makecontext_c(ucontext_t *ucp, void (*func)(void),
+					  int argc, ...);
+
+/* A makecontext with more than CTX_MAX_ARGS arguments, from the x86-64
+ * entry (makecontext_x86_64.S), which then jumps to glibc's with the
+ * program's registers and stack untouched: that context is not traced.
+ * Says so once; returns glibc's makecontext. */
+PRELOAD_HIDDEN makecontext_fn preload_makecontext_many(int argc)
 {
-	makecontext_fn real = PRELOAD_REAL(real_makecontext, "makecontext");
-	int a[CTX_MAX_ARGS] = {0};
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+
+	/* relaxed: only one note, whoever prints it. */
+	if (!atomic_flag_test_and_set_explicit(&said, memory_order_relaxed))
+		fprintf(stderr,
+			"corotop: preload: makecontext with %d arguments (over "
+			"%d): that context runs untraced\n",
+			argc, CTX_MAX_ARGS);
+	return PRELOAD_LIBC(real_makecontext, "makecontext");
+}
+
+#if defined(__x86_64__)
+/* The exported makecontext is the assembly entry, which comes here with
+ * at most CTX_MAX_ARGS arguments. */
+#define PRELOAD_MAKECONTEXT PRELOAD_HIDDEN void preload_makecontext_c
+#else
+/* Elsewhere the C wrapper is the exported one: arguments past
+ * CTX_MAX_ARGS are not passed on (the note says so). */
+#define PRELOAD_MAKECONTEXT PRELOAD_API void makecontext
+#endif
+
+PRELOAD_MAKECONTEXT(ucontext_t *ucp, void (*func)(void), int argc, ...)
+{
+	makecontext_fn real = PRELOAD_LIBC(real_makecontext, "makecontext");
+	uint64_t a[CTX_MAX_ARGS] = {0};
 	int n = argc < 0 ? 0 : argc > CTX_MAX_ARGS ? CTX_MAX_ARGS : argc;
 	uint64_t lo = (uint64_t)ucp->uc_stack.ss_sp;
 	uint64_t hi = lo + ucp->uc_stack.ss_size;
 	uint32_t old, i;
 	va_list ap;
 
+	/* As glibc reads them on x86-64 (greg_t): an int argument's upper
+	 * half is whatever the caller left there, for glibc too. */
 	va_start(ap, argc);
 	for (int k = 0; k < n; k++)
-		a[k] = va_arg(ap, int);
+		a[k] = va_arg(ap, uint64_t);
 	va_end(ap);
 	if (argc > CTX_MAX_ARGS)
-		fprintf(stderr,
-			"corotop: preload: makecontext with %d int arguments: "
-			"only %d are passed on (run with --no-auto)\n",
-			argc, CTX_MAX_ARGS);
+		(void)preload_makecontext_many(argc);
 	if (!preload_on) {
 		preload_makecontext(real, ucp, func, n, a);
 		return;
@@ -361,7 +376,8 @@ PRELOAD_API void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	    atomic_load_explicit(&preload_ctx(old)->kind,
 				 memory_order_relaxed) == CTX_UCONTEXT)
 		preload_close(old);
-	i = preload_open(CTX_UCONTEXT, lo, hi);
+	i = argc > CTX_MAX_ARGS ? CTXTABLE_NONE
+				: preload_open(CTX_UCONTEXT, lo, hi);
 	if (i == CTXTABLE_NONE) {
 		preload_makecontext(real, ucp, func, n, a);
 		return;
@@ -378,7 +394,7 @@ PRELOAD_API void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
 
 PRELOAD_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 {
-	swapcontext_fn real = PRELOAD_REAL(real_swapcontext, "swapcontext");
+	swapcontext_fn real = PRELOAD_LIBC(real_swapcontext, "swapcontext");
 	uint64_t addr = (uint64_t)__builtin_return_address(0);
 	uint32_t from;
 
@@ -392,7 +408,7 @@ PRELOAD_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 
 PRELOAD_API int setcontext(const ucontext_t *ucp)
 {
-	setcontext_fn real = PRELOAD_REAL(real_setcontext, "setcontext");
+	setcontext_fn real = PRELOAD_LIBC(real_setcontext, "setcontext");
 	uint64_t addr = (uint64_t)__builtin_return_address(0);
 
 	if (preload_on)
@@ -459,15 +475,16 @@ static void preload_fc_entry(transfer_t t)
 	}
 	if (entry)
 		entry(t);
-	/* Boost's entries never return (returning ends the thread). */
-	abort();
+	/* An entry that returns: Boost's trampoline (make_fcontext's
+	 * assembly) then ends the process with _exit(0); so does this one. */
+	_exit(0);
 }
 
 PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
 				     void (*fn)(transfer_t))
 {
 	make_fcontext_fn real =
-		PRELOAD_REAL(real_make_fcontext, "make_fcontext");
+		(make_fcontext_fn)PRELOAD_BOOST(RESOLVE_MAKE_FCONTEXT);
 	uint64_t hi = (uint64_t)sp;
 	uint32_t old, i;
 	fcontext_t f;
@@ -491,7 +508,7 @@ PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
 PRELOAD_API transfer_t jump_fcontext(fcontext_t to, void *vp)
 {
 	jump_fcontext_fn real =
-		PRELOAD_REAL(real_jump_fcontext, "jump_fcontext");
+		(jump_fcontext_fn)PRELOAD_BOOST(RESOLVE_JUMP_FCONTEXT);
 	transfer_t t;
 
 	if (!preload_on)
@@ -508,7 +525,7 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 				      transfer_t (*fn)(transfer_t))
 {
 	ontop_fcontext_fn real =
-		PRELOAD_REAL(real_ontop_fcontext, "ontop_fcontext");
+		(ontop_fcontext_fn)PRELOAD_BOOST(RESOLVE_ONTOP_FCONTEXT);
 	transfer_t t;
 	uint32_t from;
 
@@ -533,8 +550,19 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 
 __attribute__((constructor)) static void preload_init(void)
 {
-	const char *env = getenv("COROTOP_CONTEXTS");
+	const char *env = secure_getenv("COROTOP_CONTEXTS");
 	unsigned long cap = env ? strtoul(env, NULL, 10) : 0;
+
+	resolve_init((const void *)preload_init);
+	atomic_store_explicit(&real_makecontext,
+			      (makecontext_fn)resolve_libc("makecontext"),
+			      memory_order_relaxed);
+	atomic_store_explicit(&real_swapcontext,
+			      (swapcontext_fn)resolve_libc("swapcontext"),
+			      memory_order_relaxed);
+	atomic_store_explicit(&real_setcontext,
+			      (setcontext_fn)resolve_libc("setcontext"),
+			      memory_order_relaxed);
 
 	/* ASan must come first in the library list and keeps its own view
 	 * of stacks: stepping aside is the honest choice. */

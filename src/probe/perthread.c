@@ -49,7 +49,7 @@ static _Atomic bool probe_parked_on;
  */
 static bool probe_parked_wanted(void)
 {
-	const char *v = getenv("COROTOP_PARKED_STACKS");
+	const char *v = secure_getenv("COROTOP_PARKED_STACKS");
 
 	if (v && strcmp(v, "1") == 0)
 		return true;

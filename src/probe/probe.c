@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 COROTOP_API int corotop_probe_live_;
@@ -246,9 +247,16 @@ COROTOP_API bool corotop_probe_init(void)
 	 * means the region is mapped and probe_cur set. */
 	if (__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE))
 		return true;
-	shm = getenv(CTP_ENV_SHM);
-	sock = getenv(CTP_ENV_SOCK);
-	maxs = getenv(CTP_ENV_MAX);
+	/* secure_getenv: a set-user-ID or set-group-ID program must not
+	 * open, map or connect to what whoever runs it names. */
+	if (getauxval(AT_SECURE)) {
+		probe_fail("%s", "a set-user-ID or set-group-ID program: "
+				 "CTP_* settings are ignored");
+		return false;
+	}
+	shm = secure_getenv(CTP_ENV_SHM);
+	sock = secure_getenv(CTP_ENV_SOCK);
+	maxs = secure_getenv(CTP_ENV_MAX);
 	if (!shm || !sock || !maxs) {
 		probe_fail("%s", "CTP_SHM_PATH, CTP_SOCK_PATH or "
 				 "CTP_MAX_STATIONS not set");

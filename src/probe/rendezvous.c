@@ -318,7 +318,7 @@ static const struct ppt_client_hooks late_hooks = {
 
 void probe_late_init(void)
 {
-	const char *off = getenv("COROTOP_LATE_ATTACH");
+	const char *off = secure_getenv("COROTOP_LATE_ATTACH");
 
 	/* Opted out: no description, so no agent attaches (it says the
 	 * buffer is not initialized). */
@@ -331,7 +331,7 @@ void probe_late_init(void)
 	 * will not attach late.  Else a hung program must hear an agent. */
 	/* acquire: pairs with the release that made the probe live.
 	 * COROTOP_DOORBELL=0: attach at the next transition only. */
-	off = getenv("COROTOP_DOORBELL");
+	off = secure_getenv("COROTOP_DOORBELL");
 	if (!__atomic_load_n(&corotop_probe_live_, __ATOMIC_ACQUIRE) &&
 	    !(off && !strcmp(off, "0")))
 		probe_doorbell_start();

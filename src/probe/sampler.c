@@ -525,7 +525,7 @@ COROTOP_API void corotop_sampler_stats(struct corotop_sampler_stats *out)
 
 void sampler_autostart(void)
 {
-	const char *v = getenv("COROTOP_SAMPLE_HZ");
+	const char *v = secure_getenv("COROTOP_SAMPLE_HZ");
 	unsigned long hz;
 	char *end;
 
