@@ -9,6 +9,8 @@
  *   mkctx-args      makecontext with 1, 6, 7, 20, 32 and 40 pointer
  *                   arguments (over 32: glibc's makecontext reached
  *                   untouched, that context untraced, one note);
+ *   boost-ucfiber   boost::context::fiber on Boost's ucontext backend,
+ *                   which passes its record to makecontext as a pointer;
  *   fctx-host       two plugins loaded RTLD_LOCAL by a host that does not
  *                   link Boost, one on Debian's libboost_context, one on
  *                   another build of the interface (fcontext_b.S);
@@ -199,6 +201,21 @@ static void test_makecontext_pointer_arguments(void **state)
 	same_three_ways(argv, 0, "makecontext with 40 arguments (over 32)");
 }
 
+static void test_boost_ucontext_fiber(void **state)
+{
+#ifdef ITEST_BOOST_UCFIBER
+	char *argv[] = {ITEST_BOOST_UCFIBER, NULL};
+
+	(void)state;
+	if (sanitized())
+		skip();
+	same_three_ways(argv, 0, NULL);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 static void test_rtld_local_plugins(void **state)
 {
 #if defined(ITEST_FCTX_HOST) && defined(ITEST_FCTX_PLUGIN_B)
@@ -234,6 +251,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_makecontext_pointer_arguments),
+		cmocka_unit_test(test_boost_ucontext_fiber),
 		cmocka_unit_test(test_rtld_local_plugins),
 		cmocka_unit_test(test_fcontext_entry_returns),
 	};
