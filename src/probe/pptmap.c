@@ -23,6 +23,8 @@
 #define _GNU_SOURCE
 #include "probe/ppt_internal.h"
 
+#include "common/shmfresh.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -99,7 +101,7 @@ void *ppt_map_attach(struct ppt_maps *m, int id, size_t size)
 		if (err != ENOMEM)
 			return NULL;
 	}
-	p = shmat(id, NULL, 0);
+	p = shm_attach_fresh(id, len, 0);
 	if (p == (void *)-1)
 		return NULL;
 	i = map_slot(m);

@@ -68,6 +68,7 @@
 
 #include "engine/ppt/pptsym.h"
 #include "common/clock.h"
+#include "common/shmfresh.h"
 
 /* Frames copied per pptreader_poll call, and the history's byte budget. */
 #define AGENT_SCRATCH_BYTES (1u << 20)
@@ -112,7 +113,7 @@ static int agent_shm_create(size_t size, bool rdonly, void **map, char *err,
 			 size, id < 0 ? strerror(errno) : "id 0 twice");
 		return -1;
 	}
-	*map = shmat(id, NULL, rdonly ? SHM_RDONLY : 0);
+	*map = shm_attach_fresh(id, size, rdonly ? SHM_RDONLY : 0);
 	if (*map == (void *)-1) {
 		snprintf(err, errlen, "cannot map segment %d: %s", id,
 			 strerror(errno));
