@@ -23,7 +23,7 @@
 #define _GNU_SOURCE
 #include "probe/ppt_internal.h"
 
-#include "common/shmfresh.h"
+#include "wire/shmfresh.h"
 
 #include <errno.h>
 #include <string.h>

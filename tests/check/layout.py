@@ -30,7 +30,7 @@ ALLOWED = {
     'engine/symbols': ['common', 'engine/target', 'wire'],
     'engine/ctp': ['common', 'wire', 'engine/target', 'engine/symbols'],
     'engine/calltrace': ['common', 'wire'],
-    'engine/ppt': ['common', 'engine/target'],
+    'engine/ppt': ['common', 'wire', 'engine/target'],
     'engine/heph': ['common', 'engine/ctp', 'engine/symbols'],
     'engine/export': ['common', 'wire'],
     'engine/cacheray': ['common'],

@@ -1,6 +1,6 @@
 /*
  * test-shmfresh: a SysV segment attached with shm_attach_fresh
- * (src/common/shmfresh.h) starts with no history under ThreadSanitizer.
+ * (src/wire/shmfresh.h) starts with no history under ThreadSanitizer.
  *
  * The CI failure it stands for: TSan does not intercept shmat, and the
  * engine's ppt segment landed where a finished, never-joined thread had
@@ -30,7 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/shmfresh.h"
+#include "wire/shmfresh.h"
 
 enum { PAGES = 16 };
 

@@ -68,7 +68,7 @@
 
 #include "engine/ppt/pptsym.h"
 #include "common/clock.h"
-#include "common/shmfresh.h"
+#include "wire/shmfresh.h"
 
 /* Frames copied per pptreader_poll call, and the history's byte budget. */
 #define AGENT_SCRATCH_BYTES (1u << 20)
