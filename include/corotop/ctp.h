@@ -213,6 +213,12 @@ struct ctp_header {
  * address and state).  ext.census says where its stack can be walked from
  * when that state is a suspend. */
 #define CTP_STX_CENSUS (1u << 2)
+/* The station stands for a process, not a coroutine (docs/WIRE.md,
+ * "Processes"): each process's probe publishes one when it attaches, with
+ * probe_id 0, birth_ts its image, its name its command, and no events.
+ * An engine that does not know the flag shows it as a coroutine that
+ * never ran. */
+#define CTP_STX_PROCESS (1u << 3)
 /* Bytes of ctp_station_ext.name, the NUL included (COROTOP_NAME_MAX). */
 #define CTP_STX_NAME_LEN 48u
 
@@ -254,6 +260,18 @@ struct ctp_station_ext {
 	 * with the header, before (G); untrusted like every byte here (an
 	 * engine copies at most CTP_STX_NAME_LEN - 1 bytes and checks them). */
 	char name[CTP_STX_NAME_LEN];
+	/* The writing process: its pid, and its image -- CLOCK_MONOTONIC ns
+	 * when its probe was loaded, so an exec (same pid, new image) tells
+	 * the contexts of the image it replaced apart.  0: unknown (a probe
+	 * before these fields).  Written with the header, before (G). */
+	uint32_t pid;
+	uint32_t _pid_pad;
+	uint64_t image;
+	/* CTP_STX_PROCESS only: contexts the process's interposer
+	 * (libcorotop-preload) could not track, its context table full.
+	 * Raised to the process's count (a relaxed CAS maximum); read as a
+	 * statistic. */
+	CTP_ATOMIC(uint64_t) contexts_untracked;
 };
 
 struct ctp_station {
@@ -318,7 +336,11 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, census) == 40, "census");
 CTP_STATIC_ASSERT(sizeof(struct ctp_census) == 40, "census is 40 bytes");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, coro) == 80, "coro");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, name) == 88, "name");
-CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 136, "station ext");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, pid) == 136, "pid");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, image) == 144, "image");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, contexts_untracked) == 152,
+		  "contexts_untracked");
+CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 160, "station ext");
 
 /* Size in bytes of a region with n stations. */
 static inline uint64_t ctp_region_size(uint32_t n)

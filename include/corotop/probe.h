@@ -195,6 +195,10 @@ COROTOP_API void corotop_coro_note_(struct corotop_coro *c, int is_active,
  * coroutines with corotop_coro_resume/_suspend. */
 COROTOP_API void corotop_coro_switch_(struct corotop_coro *from,
 				      struct corotop_coro *to, uint64_t addr);
+/* A context the interposer (libcorotop-preload) could not track, its
+ * table full: counted for this process, and shown by corotop
+ * (contexts.untracked, docs/WIRE.md "Processes"). */
+COROTOP_API void corotop_probe_context_untracked_(void);
 
 /*
  * CallTrace: store one call stack (frames[0] = innermost, as the caller

@@ -459,6 +459,7 @@ bool engine_destroy(struct engine *e)
 	ok = e->mode->destroy(e);
 	namecache_destroy(e->names); /* its thread reads the symtab */
 	engine_unwind_finish(e);
+	engine_procs_finish(e);
 	symtab_finish(&e->symtab);
 	output_destroy(e->output);
 	threadcpu_destroy(e->threadcpu);

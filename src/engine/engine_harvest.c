@@ -81,6 +81,8 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 	harvest_who(&e->harvest, station, &who);
 	model_open(&e->model, station, probe_id, birth_ts);
 	model_occupant(&e->model, station, who.name, who.coro);
+	model_pid(&e->model, station,
+		  who.pid ? who.pid : (uint32_t)e->target.pid);
 	if (e->rec)
 		recorder_open(e->rec, station, probe_id, birth_ts,
 			      e->model.next_id - 1, who.name);
@@ -150,6 +152,16 @@ static void engine_on_close(void *ctx, uint32_t station)
 		recorder_close(e->rec, station, now);
 }
 
+static struct harvest_sink engine_sink(struct engine *e);
+
+static void engine_on_proc(void *ctx, uint32_t station)
+{
+	struct engine *e = ctx;
+	struct harvest_sink sink = engine_sink(e);
+
+	engine_on_process(e, station, &sink);
+}
+
 static struct harvest_sink engine_sink(struct engine *e)
 {
 	return (struct harvest_sink){
@@ -157,6 +169,7 @@ static struct harvest_sink engine_sink(struct engine *e)
 		.event = engine_on_event,
 		.lost = engine_on_lost,
 		.close = engine_on_close,
+		.process = engine_on_proc,
 		.ctx = e,
 	};
 }
@@ -372,7 +385,10 @@ void engine_tick(struct engine *e)
 {
 	uint64_t now = engine_now(e);
 
+	struct harvest_sink sink = engine_sink(e);
+
 	pthread_mutex_lock(&e->lock);
+	engine_procs_tick(e, &sink);
 	model_tick(&e->model, now);
 	if (e->jsonl.f && !jsonl_flush(&e->jsonl) && !e->error)
 		e->error = "writing the --jsonl file failed";

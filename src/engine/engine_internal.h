@@ -179,6 +179,23 @@ struct engine_unwind_state {
 	uint64_t walks;	       /* walks believed */
 };
 
+/* The processes the traced program runs as (engine_procs.c), under the
+ * engine lock. */
+struct engine_proc {
+	uint32_t station; /* its process station */
+	uint32_t pid;
+	uint64_t image;
+	char name[CTP_STX_NAME_LEN];
+	int pidfd;	    /* -1: none (the target, or no pidfd_open) */
+	bool gone;	    /* ended, or its image replaced by an exec */
+	uint64_t untracked; /* contexts its interposer could not track */
+};
+
+struct engine_procs {
+	struct engine_proc *p;
+	size_t n, cap;
+};
+
 struct engine {
 	struct engine_config cfg;
 	const struct engine_mode *mode;
@@ -199,6 +216,7 @@ struct engine {
 	struct engine_ct ct;   /* CallTrace rotation and hot stacks */
 	struct engine_ppt ppt; /* attach mode */
 	struct engine_unwind_state unwind; /* parked stacks walked */
+	struct engine_procs procs;	   /* processes seen (lock) */
 	struct engine_rp *rp; /* replay mode (engine_replay.c), or NULL */
 	pthread_mutex_t lock; /* guards model, harvest counters, target,
 			       cfg.lints */
@@ -285,6 +303,15 @@ bool engine_doorbell_ring(pid_t pid);
 
 /* Walk the stacks of coroutines parked a while, a few per call (engine
  * lock held, harvest thread); free what that kept. */
+/* engine_procs.c: a process station opened (the sink's process callback,
+ * lock held); once a tick, processes that ended (lock held); the list in
+ * a snapshot (lock held); at destroy. */
+void engine_on_process(struct engine *e, uint32_t station,
+		       const struct harvest_sink *sink);
+void engine_procs_tick(struct engine *e, const struct harvest_sink *sink);
+void engine_procs_snapshot(struct engine *e, struct snapshot *out);
+void engine_procs_finish(struct engine *e);
+
 /* The walks of one tick (engine lock not held by the caller). */
 void engine_unwind_parked(struct engine *e, uint64_t now);
 /* The thread that makes them every tick while watching; stop joins it. */

@@ -153,6 +153,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	out->pass_gap_max_ns =
 		atomic_load_explicit(&e->pass_gap_max, memory_order_relaxed);
 	out->observer = !e->region.owner;
+	engine_procs_snapshot(e, out);
 	out->target = e->target;
 	out->error = e->error;
 	/* The recorder's books first: one that says "stopped" is followed

@@ -1,178 +1,104 @@
 /*
- * ctxtable: a fixed array of context records with a lock-free free list,
- * and two open-addressing maps (linear probing) from a pointer-sized key
- * to a record index.
+ * ctxtable: context records in chunks that never move, a lock-free free
+ * list, and the two address maps (addrmap.c) that find a record.
  *
- * The maps are written by the threads that switch, concurrently, and read
- * on every switch.  A slot's key goes EMPTY -> BUSY -> key (put: the value
- * is stored while the slot is BUSY, then the key is released) and key ->
- * TOMB (take); a put reuses the first TOMB on its path when the key is not
- * already present.  A reader that meets BUSY or another key goes on; one
- * that meets EMPTY stops.  Two puts of one key never race: a key is a
- * ucontext_t the switching thread owns, or an fcontext_t that exists once
- * (the stack pointer one suspend saved) and is published by the one thread
- * that resumed after it.  A context record is found through a map only
- * while it is alive; its index is reused only after it is freed, which
- * happens when the context is gone (its entry returned, Boost freed it, or
- * its stack went to a new context).
+ * Records.  Index i lives in chunk i >> CTXTABLE_CHUNK_BITS, mapped (mmap,
+ * NORESERVE: pages are touched as records are used) by whichever thread
+ * first hands out an index in it, and published by a CAS from NULL.  A
+ * record's address is stable for the table's life: the probe's registry
+ * and the cTP stations keep it.  Records are handed out fresh (`fresh`
+ * counts up to cap), then from the free list, a Treiber stack of indexes
+ * whose head carries a counter in its upper half, so a pop that raced a
+ * pop and a push of the same index fails its compare-and-swap instead of
+ * corrupting the list.  At cap, a context is not tracked, and counted.
  *
- * The free list is a Treiber stack of indexes whose head carries a counter
- * in its upper half, so a pop that raced a pop and a push of the same
- * index fails its compare-and-swap instead of corrupting the list.
+ * Maps.  A switch is given either an fcontext_t, which is a stack pointer
+ * inside the resumed context's stack, or a ucontext_t, where it was saved.
+ *   by_page  every page of a context's stack -> its record; a root (a
+ *            thread's own stack, whose extent is not asked for: that
+ *            would read /proc on the main thread) is entered for the page
+ *            of each place it suspends at;
+ *   by_uc    a ucontext_t's 512-byte unit -> the record last saved in it
+ *            (two live ucontext_t are over 512 bytes apart: each is
+ *            larger).
+ * Entries are only overwritten.  One may be stale -- its record closed,
+ * or reused for a context elsewhere -- so every lookup checks the record:
+ * live, and its stack holds the address, or it was saved exactly there.
+ * The program's own synchronization (a context is handed to the thread
+ * that resumes it) orders a record's fields before a lookup that must
+ * find them; a racing, stale one only fails the check.
  */
+#define _GNU_SOURCE
 #include "preload/ctxtable.h"
 
-#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 
-#define CTXMAP_TOMB UINT64_MAX
-#define CTXMAP_BUSY (UINT64_MAX - 1)
-
-static uint32_t ctxmap_slot(const struct ctxmap *m, uint64_t key)
-{
-	/* Fibonacci hashing of the address bits that vary (16-byte units). */
-	return (uint32_t)(((key >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & m->mask;
-}
-
-static bool ctxmap_init(struct ctxmap *m, uint32_t slots)
-{
-	m->key = calloc(slots, sizeof(*m->key));
-	m->value = calloc(slots, sizeof(*m->value));
-	m->mask = slots - 1;
-	return m->key && m->value;
-}
-
-static void ctxmap_finish(struct ctxmap *m)
-{
-	free((void *)m->key);
-	free((void *)m->value);
-	memset(m, 0, sizeof(*m));
-}
-
-bool ctxmap_put(struct ctxmap *m, uint64_t key, uint32_t value)
-{
-	uint32_t i = ctxmap_slot(m, key), reuse = CTXTABLE_NONE;
-
-	for (uint32_t n = 0; n <= m->mask; n++, i = (i + 1) & m->mask) {
-		/* acquire: pairs with the release store of the key below,
-		 * so a present key's value slot is ours to update. */
-		uint64_t k =
-			atomic_load_explicit(&m->key[i], memory_order_acquire);
-
-		if (k == key) {
-			/* relaxed: readers of a present key take either
-			 * value (the caller's successive facts). */
-			atomic_store_explicit(&m->value[i], value,
-					      memory_order_relaxed);
-			return true;
-		}
-		if (k == CTXMAP_TOMB && reuse == CTXTABLE_NONE)
-			reuse = i;
-		if (k == 0)
-			break;
-	}
-	/* Not present: claim the first tomb on the path, else the empty slot
-	 * where the walk stopped or the first free one after it (a slot never
-	 * becomes empty again, so a reader's walk from the key's home passes
-	 * every slot before the one claimed). */
-	for (uint32_t n = 0; n <= m->mask + 1; n++) {
-		uint32_t at = reuse;
-		uint64_t k;
-
-		if (n || reuse == CTXTABLE_NONE)
-			at = (i + n - (reuse != CTXTABLE_NONE)) & m->mask;
-		k = atomic_load_explicit(&m->key[at], memory_order_relaxed);
-		if ((k == 0 || k == CTXMAP_TOMB) &&
-		    /* relaxed: BUSY publishes nothing; the release below
-		     * does. */
-		    atomic_compare_exchange_strong_explicit(
-			    &m->key[at], &k, CTXMAP_BUSY, memory_order_relaxed,
-			    memory_order_relaxed)) {
-			atomic_store_explicit(&m->value[at], value,
-					      memory_order_relaxed);
-			/* release: pairs with the acquire loads of readers;
-			 * the value is visible before the key is. */
-			atomic_store_explicit(&m->key[at], key,
-					      memory_order_release);
-			return true;
-		}
-	}
-	return false; /* full */
-}
-
-/* The slot holding key, or CTXTABLE_NONE. */
-static uint32_t ctxmap_find(const struct ctxmap *m, uint64_t key)
-{
-	uint32_t i = ctxmap_slot(m, key);
-
-	for (uint32_t n = 0; n <= m->mask; n++, i = (i + 1) & m->mask) {
-		/* acquire: pairs with the release store in ctxmap_put. */
-		uint64_t k =
-			atomic_load_explicit(&m->key[i], memory_order_acquire);
-
-		if (k == key)
-			return i;
-		if (k == 0)
-			return CTXTABLE_NONE;
-	}
-	return CTXTABLE_NONE;
-}
-
-uint32_t ctxmap_get(const struct ctxmap *m, uint64_t key)
-{
-	uint32_t i = key ? ctxmap_find(m, key) : CTXTABLE_NONE;
-
-	/* relaxed: ordered after the key's acquire load in ctxmap_find. */
-	return i == CTXTABLE_NONE ? CTXTABLE_NONE
-				  : atomic_load_explicit(&m->value[i],
-							 memory_order_relaxed);
-}
-
-uint32_t ctxmap_take(struct ctxmap *m, uint64_t key)
-{
-	uint32_t i = key ? ctxmap_find(m, key) : CTXTABLE_NONE;
-	uint32_t v;
-	uint64_t k = key;
-
-	if (i == CTXTABLE_NONE)
-		return CTXTABLE_NONE;
-	/* relaxed: ordered after the key's acquire load in ctxmap_find. */
-	v = atomic_load_explicit(&m->value[i], memory_order_relaxed);
-	/* relaxed: a tomb publishes nothing; whoever reuses the slot
-	 * publishes its own key with release. */
-	if (!atomic_compare_exchange_strong_explicit(
-		    &m->key[i], &k, CTXMAP_TOMB, memory_order_relaxed,
-		    memory_order_relaxed))
-		return CTXTABLE_NONE;
-	return v;
-}
+/* by_uc's unit: less than a ucontext_t, so two never share one. */
+#define CTXTABLE_UC_SHIFT 9u
+_Static_assert(sizeof(ucontext_t) > (1u << CTXTABLE_UC_SHIFT),
+	       "a ucontext_t spans more than one by_uc unit");
+#define CTXTABLE_PAGE_SHIFT 12u
 
 bool ctxtable_init(struct ctxtable *t, uint32_t cap)
 {
-	uint32_t slots = 1;
-
 	memset(t, 0, sizeof(*t));
-	while (slots < 4 * (uint64_t)cap && slots < (1u << 30))
-		slots *= 2;
-	t->ctx = calloc(cap, sizeof(*t->ctx));
-	if (!t->ctx || !ctxmap_init(&t->by_ptr, slots) ||
-	    !ctxmap_init(&t->by_stack, slots)) {
-		ctxtable_finish(t);
-		return false;
-	}
-	t->cap = cap;
+	t->cap = cap < 1 ? 1 : cap > CTXTABLE_MAX ? CTXTABLE_MAX : cap;
 	atomic_init(&t->free_head, CTXTABLE_NONE);
 	atomic_init(&t->fresh, 0);
 	atomic_init(&t->next_id, 1);
+	if (!addrmap_init(&t->by_page, CTXTABLE_PAGE_SHIFT) ||
+	    !addrmap_init(&t->by_uc, CTXTABLE_UC_SHIFT)) {
+		ctxtable_finish(t);
+		return false;
+	}
 	return true;
 }
 
 void ctxtable_finish(struct ctxtable *t)
 {
-	free(t->ctx);
-	ctxmap_finish(&t->by_ptr);
-	ctxmap_finish(&t->by_stack);
+	for (size_t k = 0; k < CTXTABLE_MAX / CTXTABLE_CHUNK; k++) {
+		/* relaxed: nobody uses the table any more. */
+		struct ctx *c = atomic_load_explicit(&t->chunk[k],
+						     memory_order_relaxed);
+
+		if (c)
+			munmap(c, CTXTABLE_CHUNK * sizeof(*c));
+	}
+	addrmap_finish(&t->by_page);
+	addrmap_finish(&t->by_uc);
 	memset(t, 0, sizeof(*t));
+}
+
+/* Index i's chunk exists, mapped now if it did not.  False when it could
+ * not be mapped. */
+static bool ctxtable_chunk(struct ctxtable *t, uint32_t i)
+{
+	_Atomic(struct ctx *) *slot = &t->chunk[i >> CTXTABLE_CHUNK_BITS];
+	struct ctx *fresh, *none = NULL;
+
+	/* acquire: pairs with the release CAS below (another thread's). */
+	if (atomic_load_explicit(slot, memory_order_acquire))
+		return true;
+	fresh = mmap(NULL, CTXTABLE_CHUNK * sizeof(*fresh),
+		     PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (fresh == MAP_FAILED)
+		return false;
+	/* release: the zeroed chunk before its pointer. */
+	if (!atomic_compare_exchange_strong_explicit(slot, &none, fresh,
+						     memory_order_release,
+						     memory_order_acquire))
+		munmap(fresh, CTXTABLE_CHUNK * sizeof(*fresh));
+	return true;
+}
+
+static uint32_t ctxtable_none(struct ctxtable *t)
+{
+	/* relaxed: a count the engine reads as a statistic. */
+	atomic_fetch_add_explicit(&t->untracked, 1, memory_order_relaxed);
+	return CTXTABLE_NONE;
 }
 
 uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind)
@@ -181,6 +107,7 @@ uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind)
 	 * popped record's next_free is the one its pusher wrote. */
 	uint64_t head =
 		atomic_load_explicit(&t->free_head, memory_order_acquire);
+	struct ctx *c;
 	uint32_t i;
 
 	for (;;) {
@@ -192,20 +119,19 @@ uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind)
 			 * this thread's until published (release there). */
 			i = atomic_fetch_add_explicit(&t->fresh, 1,
 						      memory_order_relaxed);
-			if (i < t->cap)
+			if (i < t->cap && ctxtable_chunk(t, i))
 				goto got;
-			/* relaxed: undoes the overshoot, keeps it bounded;
-			 * and a statistic. */
+			/* relaxed: undoes the overshoot, keeps it bounded.
+			 * (A chunk that could not be mapped gives its index
+			 * up too: the next attempt maps it again.) */
 			atomic_fetch_sub_explicit(&t->fresh, 1,
 						  memory_order_relaxed);
-			atomic_fetch_add_explicit(&t->dropped, 1,
-						  memory_order_relaxed);
-			return CTXTABLE_NONE;
+			return ctxtable_none(t);
 		}
 		/* relaxed: a stale next (the record was popped and pushed
 		 * again meanwhile) fails the tagged CAS below. */
 		next = (head & ~0xffffffffull) + (1ull << 32) +
-		       atomic_load_explicit(&t->ctx[i].next_free,
+		       atomic_load_explicit(&ctxtable_ctx(t, i)->next_free,
 					    memory_order_relaxed);
 		/* acquire on failure: the new head's record, as above. */
 		if (atomic_compare_exchange_weak_explicit(
@@ -214,33 +140,117 @@ uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind)
 			break;
 	}
 got:
-	memset(&t->ctx[i].coro, 0, sizeof(t->ctx[i].coro));
-	t->ctx[i].stack_key = 0;
-	/* relaxed: see preload_close (cleared before the record is freed). */
-	atomic_store_explicit(&t->ctx[i].saved_key, 0, memory_order_relaxed);
-	t->ctx[i].entry = NULL;
-	t->ctx[i].argc = 0;
-	t->ctx[i].link = NULL;
+	c = ctxtable_ctx(t, i);
+	memset(&c->coro, 0, sizeof(c->coro));
 	/* relaxed: the record is this thread's until it is published
-	 * through a map (release there). */
-	atomic_store_explicit(&t->ctx[i].kind, kind, memory_order_relaxed);
+	 * through a map (release there); a reader of a stale entry that
+	 * races this sees the old or the new values, and either fails its
+	 * check or names this record rightly. */
+	atomic_store_explicit(&c->stack_lo, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->stack_hi, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->saved_key, 0, memory_order_relaxed);
+	c->entry = NULL;
+	c->argc = 0;
+	c->link = NULL;
+	c->first_data = NULL;
+	atomic_store_explicit(&c->kind, kind, memory_order_relaxed);
+	/* relaxed: a statistic. */
+	atomic_fetch_add_explicit(&t->live, 1, memory_order_relaxed);
 	return i;
 }
 
 void ctxtable_free(struct ctxtable *t, uint32_t i)
 {
+	struct ctx *c = ctxtable_ctx(t, i);
 	uint64_t head;
 
-	/* relaxed: ordered by the release CAS below. */
-	atomic_store_explicit(&t->ctx[i].kind, CTX_FREE, memory_order_relaxed);
+	/* relaxed: ordered by the release CAS below; a lookup that finds
+	 * the record through a stale entry sees CTX_FREE or fails on the
+	 * key. */
+	atomic_store_explicit(&c->saved_key, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->kind, CTX_FREE, memory_order_relaxed);
+	/* relaxed: a statistic. */
+	atomic_fetch_sub_explicit(&t->live, 1, memory_order_relaxed);
 	head = atomic_load_explicit(&t->free_head, memory_order_relaxed);
 	do {
 		/* relaxed: published by the release CAS below. */
-		atomic_store_explicit(&t->ctx[i].next_free, (uint32_t)head,
+		atomic_store_explicit(&c->next_free, (uint32_t)head,
 				      memory_order_relaxed);
 		/* release: pairs with the acquire in ctxtable_alloc. */
 	} while (!atomic_compare_exchange_weak_explicit(
 		&t->free_head, &head,
 		(head & ~0xffffffffull) + (1ull << 32) + i,
 		memory_order_release, memory_order_relaxed));
+}
+
+bool ctxtable_set_stack(struct ctxtable *t, uint32_t i, uint64_t lo,
+			uint64_t hi)
+{
+	struct ctx *c = ctxtable_ctx(t, i);
+
+	if (hi <= lo)
+		return false;
+	/* relaxed: published with the map entries (release) below. */
+	atomic_store_explicit(&c->stack_lo, lo, memory_order_relaxed);
+	atomic_store_explicit(&c->stack_hi, hi, memory_order_relaxed);
+	return addrmap_set(&t->by_page, lo, hi, i);
+}
+
+/* Record i, if it is live (not free). */
+static const struct ctx *ctxtable_live(const struct ctxtable *t, uint32_t i)
+{
+	const struct ctx *c;
+
+	if (i == CTXTABLE_NONE || i >= t->cap)
+		return NULL;
+	c = ctxtable_ctx(t, i);
+	/* relaxed: see the top (a check, ordered by the map's acquire). */
+	return atomic_load_explicit(&((struct ctx *)c)->kind,
+				    memory_order_relaxed) != CTX_FREE
+		       ? c
+		       : NULL;
+}
+
+uint32_t ctxtable_by_stack(const struct ctxtable *t, uint64_t addr)
+{
+	uint32_t i = addrmap_get(&t->by_page, addr);
+	struct ctx *c = (struct ctx *)ctxtable_live(t, i);
+	uint64_t lo, hi;
+
+	if (!c)
+		return CTXTABLE_NONE;
+	/* relaxed: see the top. */
+	lo = atomic_load_explicit(&c->stack_lo, memory_order_relaxed);
+	hi = atomic_load_explicit(&c->stack_hi, memory_order_relaxed);
+	if (lo < hi ? addr >= lo && addr < hi
+		    : atomic_load_explicit(&c->saved_key,
+					   memory_order_relaxed) == addr)
+		return i;
+	return CTXTABLE_NONE;
+}
+
+void ctxtable_root_saved_at(struct ctxtable *t, uint32_t i, uint64_t addr)
+{
+	/* The page already says so (the root suspends where it did last
+	 * time, give or take a frame): no store. */
+	if (addrmap_get(&t->by_page, addr) != i)
+		(void)addrmap_set(&t->by_page, addr, addr + 1, i);
+}
+
+void ctxtable_set_uc(struct ctxtable *t, uint32_t i, uint64_t ucp)
+{
+	if (addrmap_get(&t->by_uc, ucp) != i)
+		(void)addrmap_set(&t->by_uc, ucp, ucp + 1, i);
+}
+
+uint32_t ctxtable_by_uc(const struct ctxtable *t, uint64_t ucp)
+{
+	uint32_t i = addrmap_get(&t->by_uc, ucp);
+	struct ctx *c = (struct ctx *)ctxtable_live(t, i);
+
+	/* relaxed: see the top. */
+	return c && atomic_load_explicit(&c->saved_key, memory_order_relaxed) ==
+				       ucp
+		       ? i
+		       : CTXTABLE_NONE;
 }

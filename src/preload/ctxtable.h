@@ -1,12 +1,14 @@
 /*
  * ctxtable: the execution contexts the preload library knows -- one record
  * per context made by makecontext or make_fcontext, one per thread for the
- * thread's own stack (its root) -- and the lock-free maps that find a
- * record from what a switch is given (a ucontext_t pointer, or the saved
- * stack pointer an fcontext_t is).  See ctxtable.c.
+ * thread's own stack (its root) -- and the two maps that find a record
+ * from what a switch is given: the stack an fcontext_t points into, or the
+ * ucontext_t a context was saved in.  See ctxtable.c.
  *
- * Everything is allocated once, at load, by ctxtable_init: the switch path
- * allocates nothing, takes no lock and makes no syscall.
+ * Records live in chunks mapped as the table grows, and never move: the
+ * probe's registry and the cTP stations hold their addresses.  The switch
+ * path allocates nothing, takes no lock and makes no syscall while the
+ * table and its maps have room where it looks.
  */
 #ifndef COROTOP_CTXTABLE_H
 #define COROTOP_CTXTABLE_H
@@ -17,8 +19,13 @@
 #include <stdint.h>
 
 #include "corotop/probe.h"
+#include "preload/addrmap.h"
 
 #define CTXTABLE_NONE UINT32_MAX
+/* Records per chunk, and the most a table can have (COROTOP_CONTEXTS). */
+#define CTXTABLE_CHUNK_BITS 12u
+#define CTXTABLE_CHUNK (1u << CTXTABLE_CHUNK_BITS)
+#define CTXTABLE_MAX (1u << 24)
 
 /* What a context record is for. */
 enum ctx_kind {
@@ -37,10 +44,13 @@ struct ctx {
 	struct corotop_coro coro; /* the probe's state for it */
 	_Atomic uint32_t kind; /* enum ctx_kind; CTX_FREE: on the free list */
 	_Atomic uint32_t next_free; /* while free: the next free record */
-	uint64_t stack_key;	    /* its key in the stack map, or 0 */
+	/* Its stack, [stack_lo, stack_hi) (0, 0 for a root: unknown).  Read
+	 * by any thread that finds the record through the page map, to tell
+	 * a stale entry from a live one. */
+	_Atomic uint64_t stack_lo, stack_hi;
 	/* Where it was last saved (a ucontext_t, or the fcontext_t its last
-	 * suspend made): its key in the pointer map, or 0.  Read by any
-	 * thread that resumes it, to check a cached lookup. */
+	 * suspend made), or 0.  Read by any thread that resumes it, to check
+	 * a lookup. */
 	_Atomic uint64_t saved_key;
 	/* The entry, for the trampolines (written before the context can
 	 * run, read on it). */
@@ -54,43 +64,61 @@ struct ctx {
 	void *first_data;
 };
 
-/* A map from a pointer-sized key (never 0) to a record index. */
-struct ctxmap {
-	_Atomic uint64_t *key;	 /* 0: never used; CTXMAP_TOMB: removed */
-	_Atomic uint32_t *value; /* record index */
-	uint32_t mask;		 /* slots - 1 */
-};
-
 struct ctxtable {
-	struct ctx *ctx;
-	uint32_t cap;
+	/* Chunks of CTXTABLE_CHUNK records, mapped when first needed. */
+	_Atomic(struct ctx *) chunk[CTXTABLE_MAX / CTXTABLE_CHUNK];
+	uint32_t cap; /* records at most */
 	/* Free records: a Treiber stack of indexes, its head tagged against
 	 * ABA (upper 32 bits: a counter; lower: the index), and the records
-	 * never used yet, from `fresh` up (so that a table of 65536 touches
-	 * only the pages of the records a program uses). */
+	 * never used yet, from `fresh` up. */
 	_Atomic uint64_t free_head;
 	_Atomic uint32_t fresh;
-	_Atomic uint64_t next_id; /* probe ids handed out */
-	_Atomic uint64_t dropped; /* contexts not tracked: table full */
-	struct ctxmap by_ptr;	  /* ucontext_t * or fcontext_t -> record */
-	struct ctxmap by_stack;	  /* a stack's top address -> record */
+	_Atomic uint64_t next_id;   /* probe ids handed out */
+	_Atomic uint64_t untracked; /* contexts not tracked: table full */
+	_Atomic uint32_t live;	    /* records in use */
+	struct addrmap by_page;	    /* a stack's pages -> its record */
+	struct addrmap by_uc;	    /* a ucontext_t -> the record saved in it */
 };
 
-/* Room for `cap` contexts (each map gets 4x the slots).  False when the
- * memory cannot be had. */
+/* Room for `cap` contexts (at most CTXTABLE_MAX), mapped as they come.
+ * False when the maps' top levels cannot be had. */
 bool ctxtable_init(struct ctxtable *t, uint32_t cap);
 void ctxtable_finish(struct ctxtable *t);
 
+/* Record i (allocated once, so its chunk exists). */
+static inline struct ctx *ctxtable_ctx(const struct ctxtable *t, uint32_t i)
+{
+	/* relaxed: a chunk pointer is published (release) before any index
+	 * in it is handed out, and the hand-over orders it. */
+	struct ctx *c = atomic_load_explicit(
+		&((struct ctxtable *)t)->chunk[i >> CTXTABLE_CHUNK_BITS],
+		memory_order_relaxed);
+
+	return &c[i & (CTXTABLE_CHUNK - 1)];
+}
+
 /* A free record, kind set and probe state zeroed, or CTXTABLE_NONE (the
- * table is full: the context is not tracked; counted in dropped). */
+ * table is full, or its next chunk could not be mapped: the context is not
+ * tracked; counted in untracked). */
 uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind);
 /* Back to the free list (its probe state closed by the caller). */
 void ctxtable_free(struct ctxtable *t, uint32_t i);
 
-/* The maps.  put replaces the value of a present key. take returns and
- * removes. */
-bool ctxmap_put(struct ctxmap *m, uint64_t key, uint32_t value);
-uint32_t ctxmap_get(const struct ctxmap *m, uint64_t key);
-uint32_t ctxmap_take(struct ctxmap *m, uint64_t key);
+/* Record i's stack is [lo, hi): the page map says so.  False when a level
+ * of the map could not be mapped (the context is then found by its saved
+ * key only). */
+bool ctxtable_set_stack(struct ctxtable *t, uint32_t i, uint64_t lo,
+			uint64_t hi);
+/* The live record whose stack holds addr, or whose last suspend saved
+ * exactly addr (a root, whose stack is unknown); CTXTABLE_NONE. */
+uint32_t ctxtable_by_stack(const struct ctxtable *t, uint64_t addr);
+/* A root's suspend saved at addr, on its thread's own stack: the page map
+ * finds it there (no other record's stack is on that page). */
+void ctxtable_root_saved_at(struct ctxtable *t, uint32_t i, uint64_t addr);
+
+/* Record i was saved in the ucontext_t at ucp; the live record last saved
+ * there, or CTXTABLE_NONE. */
+void ctxtable_set_uc(struct ctxtable *t, uint32_t i, uint64_t ucp);
+uint32_t ctxtable_by_uc(const struct ctxtable *t, uint64_t ucp);
 
 #endif

@@ -41,6 +41,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -55,9 +56,11 @@
 #include "preload/ctxtable.h"
 #include "preload/resolve.h"
 
-#define PRELOAD_DEFAULT_CONTEXTS 65536u
+/* Contexts tracked at most (COROTOP_CONTEXTS, up to CTXTABLE_MAX): the
+ * table maps records in chunks as they come, so the bound is only there
+ * for a program that leaks contexts. */
+#define PRELOAD_DEFAULT_CONTEXTS (1u << 22)
 #define PRELOAD_CACHE 16u /* per-thread lookups kept (a power of two) */
-#define PRELOAD_MAX_CONTEXTS (1u << 22)
 
 #define PRELOAD_API __attribute__((visibility("default")))
 #define PRELOAD_HIDDEN __attribute__((visibility("hidden")))
@@ -123,7 +126,7 @@ PRELOAD_TLS uint32_t preload_cache_idx[PRELOAD_CACHE];
 
 static struct ctx *preload_ctx(uint32_t i)
 {
-	return &preload_table.ctx[i];
+	return ctxtable_ctx(&preload_table, i);
 }
 
 /* A context record with its probe state opened; CTXTABLE_NONE when the
@@ -133,10 +136,11 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
 	uint32_t i = ctxtable_alloc(&preload_table, kind);
 	struct ctx *c;
 
-	if (i == CTXTABLE_NONE)
+	if (i == CTXTABLE_NONE) {
+		corotop_probe_context_untracked_();
 		return i;
+	}
 	c = preload_ctx(i);
-	c->first_data = NULL;
 	/* A thread's own stack is named so; a made context is named by
 	 * corotop after the program's first frame its entry runs. */
 	corotop_coro_open_named(
@@ -145,69 +149,82 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
 		atomic_fetch_add_explicit(&preload_table.next_id, 1,
 					  memory_order_relaxed),
 		kind == CTX_ROOT ? "root" : NULL, COROTOP_NAME_STATIC);
-	if (hi > lo)
+	if (hi > lo) {
 		corotop_coro_set_stack(&c->coro, (const void *)lo,
 				       (const void *)hi);
+		(void)ctxtable_set_stack(&preload_table, i, lo, hi);
+	}
 	return i;
 }
 
-/* The context is gone: out of both maps (where they still name it), its
- * probe state closed, the record free. */
+/* The context is gone: its probe state closed, the record free.  The maps
+ * may still name it; their lookups check the record (ctxtable.c). */
 static void preload_close(uint32_t i)
 {
 	struct ctx *c = preload_ctx(i);
-	uint64_t key;
 
-	if (c->stack_key &&
-	    ctxmap_get(&preload_table.by_stack, c->stack_key) == i)
-		ctxmap_take(&preload_table.by_stack, c->stack_key);
-	/* relaxed: this thread's own store; a cached lookup elsewhere that
-	 * reads 0 misses (and a context being closed is not being resumed:
-	 * the program cannot resume a context whose stack it reuses). */
-	key = atomic_load_explicit(&c->saved_key, memory_order_relaxed);
-	if (key && ctxmap_get(&preload_table.by_ptr, key) == i)
-		ctxmap_take(&preload_table.by_ptr, key);
-	atomic_store_explicit(&c->saved_key, 0, memory_order_relaxed);
 	corotop_coro_close(&c->coro);
 	ctxtable_free(&preload_table, i);
 }
 
-/* Where context i's state is kept when it suspends (a ucontext_t, or the
- * fcontext_t its suspend saved). */
-static void preload_saved(uint32_t i, uint64_t key)
+/* Any live context whose stack overlaps [lo, hi): a stack given to a new
+ * context means the context that had it is gone.  Its top and bottom
+ * pages are looked at (a stack is given whole). */
+static void preload_stack_reused(uint64_t lo, uint64_t hi)
+{
+	uint64_t at[2] = {hi - 1, lo};
+
+	for (int k = 0; k < 2 && hi > lo; k++) {
+		uint32_t old = ctxtable_by_stack(&preload_table, at[k]);
+
+		/* relaxed: the record's kind is fixed while it is live. */
+		if (old != CTXTABLE_NONE &&
+		    atomic_load_explicit(&preload_ctx(old)->kind,
+					 memory_order_relaxed) != CTX_ROOT)
+			preload_close(old);
+	}
+}
+
+/* Context i saved at key: a ucontext_t (uc), or the fcontext_t its suspend
+ * made, which lies in its stack (a root's: in its thread's stack, entered
+ * in the page map for that page). */
+static void preload_saved(uint32_t i, uint64_t key, bool uc)
 {
 	struct ctx *c;
-	uint64_t old;
 
 	if (i == CTXTABLE_NONE || !key)
 		return;
 	c = preload_ctx(i);
 	/* relaxed: only the thread switching away from i writes it. */
-	old = atomic_load_explicit(&c->saved_key, memory_order_relaxed);
-	if (old == key)
+	if (atomic_load_explicit(&c->saved_key, memory_order_relaxed) == key)
 		return; /* saved where it was last time: nothing changes */
-	if (old && ctxmap_get(&preload_table.by_ptr, old) == i)
-		ctxmap_take(&preload_table.by_ptr, old);
-	/* relaxed: a cached lookup compares it; the map entry below is
-	 * published with release for the uncached ones. */
+	/* relaxed: a lookup compares it; the map entries below are
+	 * published with release. */
 	atomic_store_explicit(&c->saved_key, key, memory_order_relaxed);
-	ctxmap_put(&preload_table.by_ptr, key, i);
+	if (uc)
+		ctxtable_set_uc(&preload_table, i, key);
+	/* relaxed: the record's kind is fixed while it is live. */
+	else if (atomic_load_explicit(&c->kind, memory_order_relaxed) ==
+		 CTX_ROOT)
+		ctxtable_root_saved_at(&preload_table, i, key);
 }
 
 /* The context saved at key (CTXTABLE_NONE: not one of ours): from this
- * thread's cache when the record still says it is saved there. */
-static uint32_t preload_find(uint64_t key)
+ * thread's cache when the record still says it is saved there, else from
+ * the maps (a ucontext_t, or an fcontext_t in a context's stack). */
+static uint32_t preload_find(uint64_t key, bool uc)
 {
 	unsigned h = (unsigned)(key >> 4) & (PRELOAD_CACHE - 1);
 	uint32_t i = preload_cache_idx[h];
 
 	/* relaxed: the program's own synchronization (the hand-over of the
 	 * context to this thread) orders the record's state before this. */
-	if (key && preload_cache_key[h] == key &&
+	if (key && preload_cache_key[h] == key && i != CTXTABLE_NONE &&
 	    atomic_load_explicit(&preload_ctx(i)->saved_key,
 				 memory_order_relaxed) == key)
 		return i;
-	i = ctxmap_get(&preload_table.by_ptr, key);
+	i = uc ? ctxtable_by_uc(&preload_table, key)
+	       : ctxtable_by_stack(&preload_table, key);
 	if (i != CTXTABLE_NONE) {
 		preload_cache_key[h] = key;
 		preload_cache_idx[h] = i;
@@ -219,7 +236,10 @@ static void preload_root_gone(void *arg)
 {
 	uint32_t i = (uint32_t)(uintptr_t)arg - 1;
 
-	if (i < preload_table.cap)
+	if (i < preload_table.cap &&
+	    /* relaxed: the kind of a live record is fixed. */
+	    atomic_load_explicit(&preload_ctx(i)->kind, memory_order_relaxed) ==
+		    CTX_ROOT)
 		preload_close(i);
 }
 
@@ -289,7 +309,7 @@ static void preload_uc_entry(int idx)
 		a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27],
 		a[28], a[29], a[30], a[31]);
 	/* The entry may have returned on another thread than it started. */
-	next = link ? ctxmap_get(&preload_table.by_ptr, (uint64_t)link)
+	next = link ? ctxtable_by_uc(&preload_table, (uint64_t)link)
 		    : CTXTABLE_NONE;
 	preload_cur = CTXTABLE_NONE;
 	preload_close((uint32_t)idx);
@@ -367,10 +387,8 @@ PRELOAD_MAKECONTEXT(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	}
 	/* A stack given to a new context: the old one is gone.  So is the
 	 * context this ucontext_t made before, if any. */
-	old = ctxmap_take(&preload_table.by_stack, hi);
-	if (old != CTXTABLE_NONE)
-		preload_close(old);
-	old = ctxmap_get(&preload_table.by_ptr, (uint64_t)ucp);
+	preload_stack_reused(lo, hi);
+	old = ctxtable_by_uc(&preload_table, (uint64_t)ucp);
 	/* relaxed: the record's kind is fixed while it is in a map. */
 	if (old != CTXTABLE_NONE &&
 	    atomic_load_explicit(&preload_ctx(old)->kind,
@@ -386,9 +404,7 @@ PRELOAD_MAKECONTEXT(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	preload_ctx(i)->argc = n;
 	memcpy(preload_ctx(i)->argv, a, sizeof(a));
 	preload_ctx(i)->link = ucp->uc_link;
-	preload_ctx(i)->stack_key = hi;
-	ctxmap_put(&preload_table.by_stack, hi, i);
-	preload_saved(i, (uint64_t)ucp);
+	preload_saved(i, (uint64_t)ucp, true);
 	real(ucp, (void (*)(void))preload_uc_entry, 1, (int)i);
 }
 
@@ -400,8 +416,8 @@ PRELOAD_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 
 	if (preload_on) {
 		from = preload_current(addr);
-		preload_saved(from, (uint64_t)oucp);
-		preload_switch(from, preload_find((uint64_t)ucp), addr);
+		preload_saved(from, (uint64_t)oucp, true);
+		preload_switch(from, preload_find((uint64_t)ucp, true), addr);
 	}
 	return real(oucp, ucp);
 }
@@ -413,7 +429,7 @@ PRELOAD_API int setcontext(const ucontext_t *ucp)
 
 	if (preload_on)
 		preload_switch(preload_current(addr),
-			       preload_find((uint64_t)ucp), addr);
+			       preload_find((uint64_t)ucp, true), addr);
 	return real(ucp);
 }
 
@@ -443,7 +459,7 @@ static PRELOAD_NOIPA void preload_arrived(fcontext_t fctx)
 		if (from != preload_root)
 			preload_close(from);
 	} else if (fctx) {
-		preload_saved(from, (uint64_t)fctx);
+		preload_saved(from, (uint64_t)fctx, false);
 	}
 }
 
@@ -457,7 +473,7 @@ static PRELOAD_NOIPA transfer_t preload_ontop(transfer_t t)
 
 	preload_ontop_fn = NULL;
 	if (from != CTXTABLE_NONE && t.fctx)
-		preload_saved(from, (uint64_t)t.fctx);
+		preload_saved(from, (uint64_t)t.fctx, false);
 	return fn(t);
 }
 
@@ -486,22 +502,18 @@ PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
 	make_fcontext_fn real =
 		(make_fcontext_fn)PRELOAD_BOOST(RESOLVE_MAKE_FCONTEXT);
 	uint64_t hi = (uint64_t)sp;
-	uint32_t old, i;
+	uint32_t i;
 	fcontext_t f;
 
 	if (!preload_on)
 		return real(sp, size, fn);
-	old = ctxmap_take(&preload_table.by_stack, hi);
-	if (old != CTXTABLE_NONE)
-		preload_close(old);
+	preload_stack_reused(hi - size, hi);
 	i = preload_open(CTX_FCONTEXT, hi - size, hi);
 	if (i == CTXTABLE_NONE)
 		return real(sp, size, fn);
 	preload_ctx(i)->entry = (void (*)(void))fn;
-	preload_ctx(i)->stack_key = hi;
-	ctxmap_put(&preload_table.by_stack, hi, i);
 	f = real(sp, size, preload_fc_entry);
-	preload_saved(i, (uint64_t)f);
+	preload_saved(i, (uint64_t)f, false);
 	return f;
 }
 
@@ -514,7 +526,7 @@ PRELOAD_API transfer_t jump_fcontext(fcontext_t to, void *vp)
 	if (!preload_on)
 		return real(to, vp);
 	preload_switch(preload_current((uint64_t)__builtin_return_address(0)),
-		       preload_find((uint64_t)to),
+		       preload_find((uint64_t)to, false),
 		       (uint64_t)__builtin_return_address(0));
 	t = real(to, vp);
 	preload_arrived(t.fctx);
@@ -534,7 +546,7 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 	from = preload_current((uint64_t)__builtin_return_address(0));
 	preload_exiting = from != CTXTABLE_NONE && vp &&
 			  vp == preload_ctx(from)->first_data;
-	preload_switch(from, preload_find((uint64_t)to),
+	preload_switch(from, preload_find((uint64_t)to, false),
 		       (uint64_t)__builtin_return_address(0));
 	if (preload_exiting || !fn) {
 		t = real(to, vp, fn);
@@ -547,6 +559,44 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 }
 
 /* ---- load ---- */
+
+/* dl_iterate_phdr visits the program first: whether its DT_NEEDED names
+ * the probe library. */
+static int preload_needs_probe(struct dl_phdr_info *info, size_t size,
+			       void *arg)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	const char *strtab = NULL;
+	size_t strsz = 0;
+
+	(void)size;
+	for (ElfW(Half) k = 0; k < info->dlpi_phnum; k++)
+		if (info->dlpi_phdr[k].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
+						  info->dlpi_phdr[k].p_vaddr);
+	for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_STRTAB)
+			/* ld.so relocates it in place where .dynamic is
+			 * writable; elsewhere it is still the file's. */
+			strtab = (const char *)(d->d_un.d_ptr < info->dlpi_addr
+							? info->dlpi_addr +
+								  d->d_un.d_ptr
+							: d->d_un.d_ptr);
+		else if (d->d_tag == DT_STRSZ)
+			strsz = d->d_un.d_val;
+	}
+	for (const ElfW(Dyn) *d = dyn; d && strtab && d->d_tag != DT_NULL;
+	     d++) {
+		static const char probe[] = "libcorotop-probe.so";
+		const char *name = strtab + d->d_un.d_val;
+
+		if (d->d_tag == DT_NEEDED && d->d_un.d_val < strsz &&
+		    strnlen(name, strsz - d->d_un.d_val) >= sizeof(probe) - 1 &&
+		    !memcmp(name, probe, sizeof(probe) - 1))
+			*(bool *)arg = true;
+	}
+	return 1; /* the program only */
+}
 
 __attribute__((constructor)) static void preload_init(void)
 {
@@ -571,7 +621,15 @@ __attribute__((constructor)) static void preload_init(void)
 				"context switches are not traced\n");
 		return;
 	}
-	if (!cap || cap > PRELOAD_MAX_CONTEXTS)
+	/* A program that links the probe traces itself (corotop does not
+	 * preload it; this is a child that inherited LD_PRELOAD): tracing its
+	 * switches too would show each of its coroutines twice. */
+	bool self = false;
+
+	dl_iterate_phdr(preload_needs_probe, &self);
+	if (self)
+		return;
+	if (!cap || cap > CTXTABLE_MAX)
 		cap = PRELOAD_DEFAULT_CONTEXTS;
 	if (pthread_key_create(&preload_root_key, preload_root_gone) ||
 	    !ctxtable_init(&preload_table, (uint32_t)cap)) {

@@ -19,6 +19,7 @@
 #include "probe/census.h"
 #include "probe/probe_internal.h"
 #include "probe/registry.h"
+#include "probe/station.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +45,7 @@ struct probe_region *probe_retired;
 uint32_t probe_attach;
 __thread uint64_t probe_tid_cache __attribute__((tls_model("initial-exec")));
 uint32_t probe_pid;
+uint64_t probe_image;
 
 static char probe_why[160] = "not initialized";
 
@@ -221,6 +223,9 @@ bool probe_attach_region(const char *shm, const char *sock, uint32_t max,
 	}
 	r->sock = sock ? probe_connect(sock) : -1;
 	probe_why[0] = '\0';
+	/* Before the region is published: a context counted untracked
+	 * meanwhile is in the count it copies. */
+	probe_process_station(r);
 	/* Never 0, so a zeroed corotop_coro never matches. */
 	if (++probe_attach == 0)
 		probe_attach = 1;
@@ -339,6 +344,56 @@ void probe_wake(struct probe_region *r)
 		(void)send(r->sock, "1", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+/* The process's count of untracked contexts into its station (a CAS
+ * maximum: the count only grows, so whichever store is last, the largest
+ * stays). */
+static void probe_untracked_to(struct probe_region *r)
+{
+	_Atomic uint64_t *f;
+	uint64_t have, want;
+
+	if (!r || !r->proc_station)
+		return;
+	f = &r->stations[r->proc_station - 1].ext.contexts_untracked;
+	/* relaxed: statistics. */
+	want = atomic_load_explicit(&probe_global.contexts_untracked,
+				    memory_order_relaxed);
+	have = atomic_load_explicit(f, memory_order_relaxed);
+	while (have < want && !atomic_compare_exchange_weak_explicit(
+				      f, &have, want, memory_order_relaxed,
+				      memory_order_relaxed))
+		;
+}
+
+void probe_process_station(struct probe_region *r)
+{
+	struct station_who who = {0};
+	bool recycled;
+	uint32_t idx;
+
+	r->proc_station = 0;
+	if (!r->has_ext)
+		return; /* a foreign engine's region: no such stations */
+	idx = station_take(r, &recycled);
+	if (idx == FREELIST_EMPTY)
+		return;
+	snprintf(who.name, sizeof(who.name), "%s",
+		 program_invocation_short_name);
+	station_header(r, idx, 0, probe_image, station_next_n(r, idx),
+		       CTP_STX_PROCESS, NULL, &who);
+	r->proc_station = idx + 1;
+	probe_untracked_to(r);
+	station_publish(r, idx);
+}
+
+COROTOP_API void corotop_probe_context_untracked_(void)
+{
+	/* relaxed: a statistic. */
+	atomic_fetch_add_explicit(&probe_global.contexts_untracked, 1,
+				  memory_order_relaxed);
+	probe_untracked_to(probe_region());
+}
+
 /* A forked child is a new process with one thread: new pid, new tid. */
 static void probe_atfork_child(void)
 {
@@ -349,11 +404,25 @@ static void probe_atfork_child(void)
 	census_atfork_child();
 	probe_late_atfork_child();
 	probe_doorbell_atfork_child();
+	/* A process of its own (docs/WIRE.md, "Processes"): a new image, and
+	 * in the region from the environment, which the child shares with
+	 * its parent, a new attachment -- each coroutine takes a station of
+	 * its own at its next record instead of writing its parent's (whose
+	 * stations the child never closes either), and the child publishes
+	 * its own process station. */
+	probe_image = probe_now();
+	if (probe_region() == &probe_env_region) {
+		if (++probe_attach == 0)
+			probe_attach = 1;
+		probe_env_region.attach = probe_attach;
+		probe_process_station(&probe_env_region);
+	}
 }
 
 __attribute__((constructor)) static void probe_autoinit(void)
 {
 	probe_pid = (uint32_t)getpid();
+	probe_image = probe_now();
 	pthread_atfork(NULL, NULL, probe_atfork_child);
 	/* Before any coroutine opens: the census's list of them. */
 	(void)registry_init();

@@ -43,6 +43,9 @@ struct probe_region {
 	struct ctp_deep *deep;
 	struct ctp_epoch *deep_rings;
 	uint32_t depth;
+	/* This process's station in the region (CTP_STX_PROCESS), index +
+	 * 1; 0: none (a region without corotop's extension, or full). */
+	uint32_t proc_station;
 	struct probe_region *retired_next;
 	uint64_t retired_ns; /* CLOCK_MONOTONIC when it was retired */
 	bool reused;	     /* its address range holds a later region */
@@ -70,6 +73,9 @@ struct probe {
 	_Atomic uint64_t opened;
 	_Atomic uint64_t recycled;
 	_Atomic uint64_t wakes;
+	/* Contexts the interposer could not track (its table full):
+	 * corotop_probe_context_untracked_. */
+	_Atomic uint64_t contexts_untracked;
 };
 
 extern struct probe probe_global;
@@ -87,8 +93,11 @@ extern uint32_t probe_attach;
 extern __thread uint64_t probe_tid_cache
 	__attribute__((tls_model("initial-exec")));
 
-/* Our pid, cached at load and refreshed in a forked child. */
+/* Our pid, cached at load and refreshed in a forked child; and our image:
+ * CLOCK_MONOTONIC ns when the probe was loaded (an exec loads it anew).
+ * Every station header carries both (station.h). */
 extern uint32_t probe_pid;
+extern uint64_t probe_image;
 
 /* acquire: pairs with the release that published it (probe.c). */
 static inline struct probe_region *probe_region(void)
@@ -102,6 +111,9 @@ static inline struct probe_region *probe_region(void)
  * (the environment) and by rendezvous.c (the rendezvous). */
 bool probe_attach_region(const char *shm, const char *sock, uint32_t max,
 			 bool late);
+/* probe.c: this process's station in r (CTP_STX_PROCESS), taken and
+ * published; r->proc_station says which (0: none). */
+void probe_process_station(struct probe_region *r);
 /* rendezvous.c: stop tracing without unmapping anything a concurrent recorder
  * may touch (the region is retired, see struct probe_region). */
 void probe_retire(void);

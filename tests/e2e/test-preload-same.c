@@ -14,7 +14,20 @@
  *   fctx-host       two plugins loaded RTLD_LOCAL by a host that does not
  *                   link Boost, one on Debian's libboost_context, one on
  *                   another build of the interface (fcontext_b.S);
- *   fctx-return     an fcontext entry that returns (Boost: _exit(0)).
+ *   fctx-return     an fcontext entry that returns (Boost: _exit(0));
+ *   many-ctx        100,000 contexts alive at once: under corotop all of
+ *                   them appear (the old table held 65,536 and said
+ *                   nothing), and with COROTOP_CONTEXTS=50000 the rest are
+ *                   counted in contexts.untracked;
+ *   sh -c           a program wrapped in a shell: its coroutines carry its
+ *                   own pid, both processes are listed, and a child that
+ *                   links the probe is not traced a second time through
+ *                   the LD_PRELOAD it inherited (the demo's coroutines
+ *                   showed up twice);
+ *   fork-ctx        contexts across fork (the child's coroutines on
+ *                   stations of its own: the old probe went on writing
+ *                   its parent's), exec and posix_spawn (the contexts of
+ *                   an image that is gone end dead).
  *
  * The program's own output is compared: stdout and stderr together, less
  * the lines the preload or corotop add ("corotop: ..."), which are checked
@@ -247,6 +260,247 @@ static void test_fcontext_entry_returns(void **state)
 #endif
 }
 
+/* The final snapshot of `corotop -b -f json` over argv (its delay longer
+ * than the run: the one snapshot it prints is the one after the exit),
+ * COROTOP_CONTEXTS set to `contexts` and the rows filtered by `filter`
+ * when not NULL (the counts are all coroutines').  The program's own
+ * output goes to a file and is dropped. */
+static void final_json(char *const argv[], const char *contexts,
+		       const char *filter, struct jv *snap)
+{
+	char path[512], *cv[64], *line = NULL;
+	struct proc p;
+	size_t n = 0;
+	int status;
+
+	snprintf(path, sizeof(path), "%s.final-output", xdg);
+	cv[n++] = ITEST_COROTOP;
+	cv[n++] = "-b";
+	cv[n++] = "-f";
+	cv[n++] = "json";
+	cv[n++] = "-d";
+	cv[n++] = "36000";
+	cv[n++] = "--stations";
+	cv[n++] = "131072";
+	cv[n++] = "--output";
+	cv[n++] = path;
+	if (filter) {
+		cv[n++] = "-F";
+		cv[n++] = (char *)filter;
+	}
+	cv[n++] = "--";
+	for (size_t i = 0; argv[i] && n < 63; i++)
+		cv[n++] = argv[i];
+	cv[n] = NULL;
+	if (contexts)
+		setenv("COROTOP_CONTEXTS", contexts, 1);
+	proc_start(&p, cv);
+	unsetenv("COROTOP_CONTEXTS");
+	status = proc_finish(&p, 180000);
+	unlink(path);
+	assert_int_equal(ended(status), 0);
+	/* The last line that is an object. */
+	for (char *l = p.obuf; l && *l;) {
+		char *nl = strchr(l, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (*l == '{')
+			line = l;
+		l = nl ? nl + 1 : NULL;
+	}
+	if (!line)
+		fail_msg("no JSON snapshot: %s", p.obuf ? p.obuf : "");
+	json_must_parse(line, snap);
+	proc_free(&p);
+}
+
+static void test_many_live_contexts(void **state)
+{
+	char *argv[] = {ITEST_MANY_CTX, "100000", NULL};
+	struct jv v;
+
+	(void)state;
+	if (sanitized())
+		skip();
+	same_three_ways(argv, 0, NULL);
+
+	/* All of them, and the thread's root; nothing untracked. */
+	final_json(argv, NULL, "state=R", &v);
+	print_message("100000 live: seen %llu, untracked %llu\n",
+		      (unsigned long long)json_u64(&v, "counts.seen"),
+		      (unsigned long long)json_u64(&v, "contexts.untracked"));
+	assert_int_equal(json_u64(&v, "counts.seen"), 100001);
+	assert_int_equal(json_u64(&v, "contexts.untracked"), 0);
+	json_free(&v);
+
+	/* A table of 50,000 records: the root and 49,999 contexts tracked,
+	 * the other 50,001 counted. */
+	final_json(argv, "50000", "state=R", &v);
+	print_message("COROTOP_CONTEXTS=50000: seen %llu, untracked %llu\n",
+		      (unsigned long long)json_u64(&v, "counts.seen"),
+		      (unsigned long long)json_u64(&v, "contexts.untracked"));
+	assert_int_equal(json_u64(&v, "counts.seen"), 50000);
+	assert_int_equal(json_u64(&v, "contexts.untracked"), 50001);
+	{
+		const struct jv *l = json_need(&v, "processes.list", J_ARR);
+
+		assert_int_equal(l->n, 1);
+		assert_int_equal(json_u64(&l->items[0], "contexts_untracked"),
+				 50001);
+	}
+	json_free(&v);
+	assert_xdg_empty();
+}
+
+/* The pid of the process named `name` in snap's processes, or 0. */
+static uint64_t proc_pid(const struct jv *snap, const char *name)
+{
+	const struct jv *l = json_need(snap, "processes.list", J_ARR);
+
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(json_need(&l->items[i], "name", J_STR)->s, name))
+			return json_u64(&l->items[i], "pid");
+	return 0;
+}
+
+static void test_sh_c_wrapping(void **state)
+{
+	char cmd[1024];
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	struct jv v;
+	uint64_t child;
+
+	(void)state;
+	if (sanitized())
+		skip();
+	/* A traced child of the shell (through the preload). */
+	snprintf(cmd, sizeof(cmd), "%s 1000; echo after $?", ITEST_MANY_CTX);
+	same_three_ways(argv, 0, NULL);
+	final_json(argv, NULL, NULL, &v);
+	assert_int_equal(json_u64(&v, "processes.seen"), 2);
+	child = proc_pid(&v, "many-ctx");
+	assert_true(child > 0);
+	assert_true(proc_pid(&v, "sh") > 0);
+	assert_true(child != json_u64(&v, "target.pid"));
+	assert_int_equal(json_u64(&v, "counts.seen"), 1001);
+	{
+		const struct jv *co = json_need(&v, "coroutines", J_ARR);
+
+		assert_true(co->n > 0);
+		for (size_t i = 0; i < co->n; i++)
+			assert_int_equal(json_u64(&co->items[i], "pid"), child);
+	}
+	json_free(&v);
+#ifdef ITEST_DEMO
+	/* A child that links the probe: traced once, by its own calls --
+	 * as many coroutines as when corotop starts it, not twice as many. */
+	{
+		char *demo[] = {ITEST_DEMO, "-d",      "1", "-c",
+				"40",	    "--stuck", "0", "--spawn-rate",
+				"0",	    NULL};
+		uint64_t direct;
+
+		final_json(demo, NULL, NULL, &v);
+		direct = json_u64(&v, "counts.seen");
+		json_free(&v);
+		snprintf(cmd, sizeof(cmd),
+			 "%s -d 1 -c 40 --stuck 0 --spawn-rate 0", ITEST_DEMO);
+		final_json(argv, NULL, NULL, &v);
+		child = proc_pid(&v, "corotop-demo");
+		print_message("demo: seen %llu; sh -c demo: seen %llu\n",
+			      (unsigned long long)direct,
+			      (unsigned long long)json_u64(&v, "counts.seen"));
+		assert_true(child > 0);
+		assert_true(direct >= 40);
+		assert_int_equal(json_u64(&v, "counts.seen"), direct);
+		json_free(&v);
+	}
+#endif
+	assert_xdg_empty();
+}
+
+/* Every coroutine in snap on the thread of its own process (the
+ * programs are single-threaded: tid == pid), and how many carry `pid`;
+ * with `dead`, each of those must be dead. */
+static size_t coros_of(const struct jv *snap, uint64_t pid, bool dead)
+{
+	const struct jv *co = json_need(snap, "coroutines", J_ARR);
+	size_t n = 0;
+
+	for (size_t i = 0; i < co->n; i++) {
+		const struct jv *c = &co->items[i];
+		uint64_t p = json_u64(c, "pid"), tid = json_u64(c, "tid");
+
+		if (tid && tid != p)
+			fail_msg("coroutine %llu of pid %llu last ran on tid "
+				 "%llu (another process wrote its station)",
+				 (unsigned long long)json_u64(c, "id"),
+				 (unsigned long long)p,
+				 (unsigned long long)tid);
+		if (p != pid)
+			continue;
+		n++;
+		if (dead)
+			assert_string_equal(json_need(c, "state", J_STR)->s,
+					    "dead");
+	}
+	return n;
+}
+
+static void test_fork_exec_spawn(void **state)
+{
+	char *fork_argv[] = {ITEST_FORK_CTX, "fork", NULL};
+	char *exec_argv[] = {ITEST_FORK_CTX, "exec", ITEST_MANY_CTX, "10",
+			     NULL};
+	char *spawn_argv[] = {ITEST_FORK_CTX, "spawn", ITEST_MANY_CTX, "10",
+			      NULL};
+	struct jv v;
+	uint64_t target, child;
+
+	(void)state;
+	if (sanitized())
+		skip();
+	same_three_ways(fork_argv, 0, NULL);
+	same_three_ways(exec_argv, 0, NULL);
+	same_three_ways(spawn_argv, 0, NULL);
+
+	/* fork: the child's coroutines (its copies of the two contexts and
+	 * its root) on stations of its own; the parent's untouched. */
+	final_json(fork_argv, NULL, NULL, &v);
+	target = json_u64(&v, "target.pid");
+	assert_int_equal(json_u64(&v, "processes.seen"), 2);
+	assert_int_equal(coros_of(&v, target, false), 3);
+	{
+		const struct jv *l = json_need(&v, "processes.list", J_ARR);
+
+		assert_int_equal(l->n, 2);
+		child = json_u64(&l->items[1], "pid");
+		assert_true(child != target);
+		assert_true(json_need(&l->items[1], "gone", J_BOOL)->b);
+	}
+	assert_int_equal(coros_of(&v, child, true), 3);
+	json_free(&v);
+
+	/* exec: the forked image (gone before it switched: no coroutine)
+	 * and the program it became, its coroutines dead. */
+	final_json(exec_argv, NULL, NULL, &v);
+	assert_int_equal(json_u64(&v, "processes.seen"), 3);
+	child = proc_pid(&v, "many-ctx");
+	assert_true(child > 0);
+	assert_int_equal(coros_of(&v, child, true), 11);
+	json_free(&v);
+
+	/* posix_spawn: the spawned program alone, its coroutines dead. */
+	final_json(spawn_argv, NULL, NULL, &v);
+	assert_int_equal(json_u64(&v, "processes.seen"), 2);
+	child = proc_pid(&v, "many-ctx");
+	assert_true(child > 0);
+	assert_int_equal(coros_of(&v, child, true), 11);
+	json_free(&v);
+	assert_xdg_empty();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +508,9 @@ int main(void)
 		cmocka_unit_test(test_boost_ucontext_fiber),
 		cmocka_unit_test(test_rtld_local_plugins),
 		cmocka_unit_test(test_fcontext_entry_returns),
+		cmocka_unit_test(test_many_live_contexts),
+		cmocka_unit_test(test_sh_c_wrapping),
+		cmocka_unit_test(test_fork_exec_spawn),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -65,15 +65,19 @@ static int kt_attach(void)
 	close(fd);
 	if (hdr == MAP_FAILED)
 		return -1;
-	st = (struct ctp_station *)((char *)hdr + CTP_HEADER_SIZE);
 	/* Blocking, no MSG_NOSIGNAL anywhere: as the SDKs. */
 	sock = socket(AF_UNIX, SOCK_STREAM, 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -1;
-	if (atomic_fetch_add_explicit(&hdr->allocated_count, 1,
-				      memory_order_relaxed) != 0)
+	/* The station the count hands out (corotop's preload may have taken
+	 * one first: its process station). */
+	uint32_t i = atomic_fetch_add_explicit(&hdr->allocated_count, 1,
+					       memory_order_relaxed);
+
+	if (i >= (uint32_t)strtoul(max, NULL, 10))
 		return -1;
+	st = (struct ctp_station *)((char *)hdr + CTP_HEADER_SIZE) + i;
 	__atomic_store_n(&st->probe_id, 0x4b00000001ull, __ATOMIC_RELAXED);
 	__atomic_store_n(&st->birth_ts, kt_now(), __ATOMIC_RELAXED);
 	return 0;

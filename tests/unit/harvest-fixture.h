@@ -156,8 +156,11 @@ static struct fx *fx_create(size_t extra, uint32_t flags)
 	atomic_store(&f->hdr->allocated_count, NST);
 	f->st = (struct ctp_station *)((char *)f->hdr + CTP_HEADER_SIZE);
 	f->r = calloc(1, sizeof(*f->r));
-	f->sink = (struct harvest_sink){on_open, on_event, on_lost, on_close,
-					f->r};
+	f->sink = (struct harvest_sink){.open = on_open,
+					.event = on_event,
+					.lost = on_lost,
+					.close = on_close,
+					.ctx = f->r};
 	assert_true(harvest_init(&f->h, f->hdr, NST, true));
 	f->h.clock = fx_clock;
 	F = f;

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
@@ -37,17 +38,29 @@ static __attribute__((unused)) void clear_env(void)
 	unsetenv(CTP_ENV_MAX);
 }
 
+/* The first coroutine's station: the probe takes station 0 for its
+ * process when it attaches (CTP_STX_PROCESS, docs/WIRE.md "Processes"). */
+#define P0 1u
+
 /* A region of `max` stations with extension flags; the probe initialized
- * on it (the caller checks what it expects of the attach). */
+ * on it (the caller checks what it expects of the attach), its process
+ * station checked. */
 static __attribute__((unused)) void
 probe_fixture_attach(struct region *r, uint32_t max, uint32_t flags)
 {
 	char err[256], maxs[16];
+	struct ctp_station *s;
 
 	assert_true(region_create(r, max, flags, err, sizeof(err)));
 	snprintf(maxs, sizeof(maxs), "%u", max);
 	set_env(r->shm_path, r->sock_path, maxs);
 	assert_true(corotop_probe_init());
+	s = station(r, 0);
+	assert_true(atomic_load(&s->ext.gen) == 1);
+	assert_true(s->ext.flags & CTP_STX_PROCESS);
+	assert_int_equal(s->ext.pid, (uint32_t)getpid());
+	assert_true(s->ext.image != 0);
+	assert_true(s->probe_id == 0);
 }
 
 static __attribute__((unused)) int teardown(void **state)

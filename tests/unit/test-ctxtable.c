@@ -1,16 +1,27 @@
 /*
- * test-ctxtable: the preload's context records and maps (src/preload/
- * ctxtable.c) -- alone, then hammered by threads.
+ * test-ctxtable: the preload's context records and the address maps that
+ * find them (src/preload/ctxtable.c, addrmap.c) -- alone, then hammered by
+ * threads.
  *
- * Alone: put, get, take and replace; a taken key's tomb reused without a
- * duplicate; a full map refusing; records handed out fresh, then from the
- * free list, then refused when all are in use (counted).
+ * Alone:
+ *   - addrmap: set and get at a granularity, a range across leaves,
+ *     overwrite, nothing beyond the mapped address space;
+ *   - records in chunks: more than one chunk handed out, each record's
+ *     address stable while others come and go; fresh, then from the free
+ *     list, then refused at cap (counted untracked);
+ *   - lookups check the record: a page map entry left by a closed context
+ *     finds nothing, nor one whose record went to a context elsewhere; a
+ *     ucontext_t finds the record last saved in it, and nothing once it
+ *     was saved elsewhere; a root is found where it suspended;
+ *   - churn (issue 25): 3,000,000 contexts made and finished, each on a
+ *     stack at another address of a 1 GiB span, found by every switch's
+ *     lookup -- the maps take no more memory after the last million than
+ *     after the first (no removal leaves anything behind, so nothing can
+ *     grow with the contexts that came before: the old open-addressing
+ *     maps ran out of empty slots and then searched the whole table).
  *
- * Threads (suite concurrency, run under TSan): each owns a disjoint set of
- * keys and cycles them through put / get / take while the others do the
- * same on the same slots (the keys collide on purpose); every get of a key
- * the thread holds must return the value it put, every take must return
- * it once, and at the end the map is empty.  Records are allocated and
+ * Threads (suite concurrency, run under TSan): each sets and looks up its
+ * own pages, in leaves the others share, while records are allocated and
  * freed by all threads at once: no index is ever held by two threads, and
  * the allocations balance the frees exactly.
  */
@@ -27,74 +38,152 @@
 
 #include "preload/ctxtable.h"
 
-static void test_map_basics(void **state)
+static void test_addrmap(void **state)
 {
-	struct ctxtable t;
+	struct addrmap m;
+	uint64_t b0;
 
 	(void)state;
-	assert_true(ctxtable_init(&t, 4)); /* 16 slots per map */
-	assert_int_equal(ctxmap_get(&t.by_ptr, 0x1000), CTXTABLE_NONE);
-	assert_true(ctxmap_put(&t.by_ptr, 0x1000, 1));
-	assert_true(ctxmap_put(&t.by_ptr, 0x2000, 2));
-	assert_int_equal(ctxmap_get(&t.by_ptr, 0x1000), 1);
-	assert_true(ctxmap_put(&t.by_ptr, 0x1000, 3)); /* replaces */
-	assert_int_equal(ctxmap_get(&t.by_ptr, 0x1000), 3);
-	assert_int_equal(ctxmap_take(&t.by_ptr, 0x1000), 3);
-	assert_int_equal(ctxmap_take(&t.by_ptr, 0x1000), CTXTABLE_NONE);
-	assert_int_equal(ctxmap_get(&t.by_ptr, 0x1000), CTXTABLE_NONE);
-	assert_int_equal(ctxmap_get(&t.by_ptr, 0x2000), 2);
-	/* Fill it: 16 slots, one of them a tomb that a put reuses. */
-	for (uint64_t k = 1; k <= 15; k++)
-		assert_true(ctxmap_put(&t.by_ptr, 0x10000 * k, (uint32_t)k));
-	assert_false(ctxmap_put(&t.by_ptr, 0x999000, 9)); /* full */
-	for (uint64_t k = 1; k <= 15; k++)
-		assert_int_equal(ctxmap_get(&t.by_ptr, 0x10000 * k), k);
-	assert_int_equal(ctxmap_get(&t.by_ptr, 0x2000), 2);
-	ctxtable_finish(&t);
-}
-
-/* A key put again after a take is found once (no stale duplicate). */
-static void test_map_tomb_reuse(void **state)
-{
-	struct ctxtable t;
-
-	(void)state;
-	assert_true(ctxtable_init(&t, 64));
-	for (int round = 0; round < 1000; round++) {
-		uint64_t k = 0x5000 + (uint64_t)(round % 7) * 16;
-
-		assert_true(ctxmap_put(&t.by_ptr, k, (uint32_t)round));
-		assert_int_equal(ctxmap_get(&t.by_ptr, k), round);
-		assert_int_equal(ctxmap_take(&t.by_ptr, k), round);
-		assert_int_equal(ctxmap_get(&t.by_ptr, k), CTXTABLE_NONE);
-	}
-	ctxtable_finish(&t);
+	assert_true(addrmap_init(&m, 12));
+	b0 = addrmap_bytes(&m);
+	assert_int_equal(addrmap_get(&m, 0x7f0000001000), ADDRMAP_NONE);
+	/* Nothing was mapped by a lookup. */
+	assert_int_equal(addrmap_bytes(&m), b0);
+	/* A range over a leaf boundary (a leaf: 4096 pages, 16 MiB). */
+	assert_true(addrmap_set(&m, 0x7f0000fff000, 0x7f0001002000, 7));
+	assert_int_equal(addrmap_get(&m, 0x7f0000fff123), 7);
+	assert_int_equal(addrmap_get(&m, 0x7f0001000000), 7);
+	assert_int_equal(addrmap_get(&m, 0x7f0001001fff), 7);
+	assert_int_equal(addrmap_get(&m, 0x7f0001002000), ADDRMAP_NONE);
+	assert_int_equal(addrmap_get(&m, 0x7f0000ffefff), ADDRMAP_NONE);
+	/* Overwritten, never removed. */
+	assert_true(addrmap_set(&m, 0x7f0001000000, 0x7f0001000001, 9));
+	assert_int_equal(addrmap_get(&m, 0x7f0001000abc), 9);
+	assert_int_equal(addrmap_get(&m, 0x7f0001001000), 7);
+	/* Index 0 is a value like any other. */
+	assert_true(addrmap_set(&m, 0x1000, 0x2000, 0));
+	assert_int_equal(addrmap_get(&m, 0x1fff), 0);
+	/* Beyond 48 bits: not mapped, never found. */
+	assert_false(addrmap_set(&m, 1ull << 48, (1ull << 48) + 1, 1));
+	assert_int_equal(addrmap_get(&m, 1ull << 48), ADDRMAP_NONE);
+	assert_int_equal(addrmap_get(&m, UINT64_MAX), ADDRMAP_NONE);
+	addrmap_finish(&m);
 }
 
 static void test_records(void **state)
 {
-	struct ctxtable t;
-	uint32_t a, b, c;
+	static struct ctxtable t;
+	uint32_t a, b, n = 0;
+	struct ctx *pa;
 
 	(void)state;
-	assert_true(ctxtable_init(&t, 2));
+	assert_true(ctxtable_init(&t, CTXTABLE_CHUNK + 8));
 	a = ctxtable_alloc(&t, CTX_UCONTEXT);
 	b = ctxtable_alloc(&t, CTX_FCONTEXT);
-	assert_int_not_equal(a, b);
-	assert_true(a < 2 && b < 2);
-	assert_int_equal(ctxtable_alloc(&t, CTX_ROOT), CTXTABLE_NONE);
-	assert_int_equal(atomic_load(&t.dropped), 1);
-	ctxtable_free(&t, a);
-	c = ctxtable_alloc(&t, CTX_ROOT);
-	assert_int_equal(c, a);
-	assert_int_equal(atomic_load(&t.ctx[c].kind), CTX_ROOT);
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 1);
+	pa = ctxtable_ctx(&t, a);
+	/* Past the first chunk: a second one is mapped, the first record
+	 * has not moved. */
+	while (ctxtable_alloc(&t, CTX_FCONTEXT) != CTXTABLE_NONE)
+		n++;
+	assert_int_equal(n + 2, CTXTABLE_CHUNK + 8);
+	assert_ptr_equal(ctxtable_ctx(&t, a), pa);
+	assert_true(ctxtable_ctx(&t, CTXTABLE_CHUNK + 1) !=
+		    ctxtable_ctx(&t, 1) + CTXTABLE_CHUNK); /* another chunk */
+	assert_int_equal(atomic_load(&t.untracked), 1);
+	assert_int_equal(atomic_load(&t.live), CTXTABLE_CHUNK + 8);
+	/* Freed, then handed out again (the free list is a stack). */
+	ctxtable_free(&t, b);
+	assert_int_equal(atomic_load(&t.live), CTXTABLE_CHUNK + 7);
+	assert_int_equal(ctxtable_alloc(&t, CTX_ROOT), b);
+	assert_int_equal(atomic_load(&ctxtable_ctx(&t, b)->kind), CTX_ROOT);
 	ctxtable_finish(&t);
 }
 
-/* ---- threads ---- */
+static void test_lookups(void **state)
+{
+	static struct ctxtable t;
+	uint64_t lo = 0x7f1230000000, hi = lo + 0x10000;
+	uint32_t a, b, r;
+
+	(void)state;
+	assert_true(ctxtable_init(&t, 16));
+	a = ctxtable_alloc(&t, CTX_FCONTEXT);
+	assert_true(ctxtable_set_stack(&t, a, lo, hi));
+	assert_int_equal(ctxtable_by_stack(&t, hi - 0x48), a);
+	assert_int_equal(ctxtable_by_stack(&t, lo), a);
+	assert_int_equal(ctxtable_by_stack(&t, hi), CTXTABLE_NONE);
+	/* Closed: its pages still name it, the lookup finds nothing. */
+	ctxtable_free(&t, a);
+	assert_int_equal(ctxtable_by_stack(&t, hi - 0x48), CTXTABLE_NONE);
+	/* The record reused for a context on another stack: the old pages
+	 * still name it, and still find nothing. */
+	b = ctxtable_alloc(&t, CTX_FCONTEXT);
+	assert_int_equal(b, a);
+	assert_true(ctxtable_set_stack(&t, b, hi + 0x100000, hi + 0x110000));
+	assert_int_equal(ctxtable_by_stack(&t, hi - 0x48), CTXTABLE_NONE);
+	assert_int_equal(ctxtable_by_stack(&t, hi + 0x10fff0), b);
+	/* A ucontext_t: the record last saved in it. */
+	atomic_store(&ctxtable_ctx(&t, b)->saved_key, 0x5000a0);
+	ctxtable_set_uc(&t, b, 0x5000a0);
+	assert_int_equal(ctxtable_by_uc(&t, 0x5000a0), b);
+	assert_int_equal(ctxtable_by_uc(&t, 0x5000a8), CTXTABLE_NONE);
+	atomic_store(&ctxtable_ctx(&t, b)->saved_key, 0x9000c0);
+	assert_int_equal(ctxtable_by_uc(&t, 0x5000a0), CTXTABLE_NONE);
+	/* A root: no stack, found where it suspended. */
+	r = ctxtable_alloc(&t, CTX_ROOT);
+	atomic_store(&ctxtable_ctx(&t, r)->saved_key, 0x7ffd00001230);
+	ctxtable_root_saved_at(&t, r, 0x7ffd00001230);
+	assert_int_equal(ctxtable_by_stack(&t, 0x7ffd00001230), r);
+	assert_int_equal(ctxtable_by_stack(&t, 0x7ffd00001238), CTXTABLE_NONE);
+	ctxtable_finish(&t);
+}
+
+/* 3,000,000 contexts through a table of 64, each on a stack somewhere in a
+ * 1 GiB span (a new place each time, wrapping), each found by the lookups
+ * a switch makes; the maps stop growing once the span is covered. */
+static void test_churn(void **state)
+{
+	static struct ctxtable t;
+	const uint64_t base = 0x7e0000000000, span = 1ull << 30;
+	const uint64_t stack = 64 * 1024;
+	uint64_t bytes_at_1m = 0;
+	uint32_t held[64];
+
+	(void)state;
+	assert_true(ctxtable_init(&t, 64));
+	for (unsigned k = 0; k < 64; k++)
+		held[k] = CTXTABLE_NONE;
+	for (uint64_t n = 0; n < 3000000; n++) {
+		unsigned slot = (unsigned)(n % 64);
+		/* Tops vary by a page per context, stacks overlap others'
+		 * old ones (a freed stack reused elsewhere). */
+		uint64_t lo = base + (n * 4096 * 7) % (span - stack);
+		uint32_t i;
+
+		if (held[slot] != CTXTABLE_NONE)
+			ctxtable_free(&t, held[slot]);
+		i = ctxtable_alloc(&t, CTX_FCONTEXT);
+		assert_true(i != CTXTABLE_NONE);
+		assert_true(ctxtable_set_stack(&t, i, lo, lo + stack));
+		if (ctxtable_by_stack(&t, lo + stack - 0x48) != i)
+			fail_msg("context %llu not found at its stack",
+				 (unsigned long long)n);
+		held[slot] = i;
+		if (n == 1000000)
+			bytes_at_1m = addrmap_bytes(&t.by_page);
+	}
+	print_message("page map: %llu KiB after 1 M contexts, %llu KiB after "
+		      "3 M\n",
+		      (unsigned long long)(bytes_at_1m >> 10),
+		      (unsigned long long)(addrmap_bytes(&t.by_page) >> 10));
+	assert_int_equal(addrmap_bytes(&t.by_page), bytes_at_1m);
+	assert_int_equal(atomic_load(&t.untracked), 0);
+	ctxtable_finish(&t);
+}
 
 #define THREADS 4
-#define KEYS 64 /* per thread */
 #define ROUNDS 20000
 
 static struct ctxtable shared;
@@ -108,16 +197,14 @@ static void *hammer(void *arg)
 	unsigned nheld = 0;
 
 	for (unsigned r = 0; r < ROUNDS; r++) {
-		/* Keys of all threads share slots: the hash sees only the
-		 * low bits, which are the round's for everyone. */
-		uint64_t key = ((uint64_t)(r % KEYS) << 4) |
-			       ((uint64_t)(id + 1) << 40);
+		/* Each thread's own pages, interleaved with the others' in
+		 * the same leaves. */
+		uint64_t page = 0x7f0000000000 +
+				((uint64_t)((r % 512) * THREADS + id) << 12);
 		uint32_t v = (id << 24) | r;
 
-		if (!ctxmap_put(&shared.by_ptr, key, v) ||
-		    ctxmap_get(&shared.by_ptr, key) != v ||
-		    ctxmap_take(&shared.by_ptr, key) != v ||
-		    ctxmap_get(&shared.by_ptr, key) != CTXTABLE_NONE)
+		if (!addrmap_set(&shared.by_page, page, page + 1, v) ||
+		    addrmap_get(&shared.by_page, page + 0x123) != v)
 			atomic_fetch_add(&errors, 1);
 		if (nheld < 8 && (r & 1)) {
 			uint32_t i = ctxtable_alloc(&shared, CTX_FCONTEXT);
@@ -166,13 +253,6 @@ static void test_threads(void **state)
 	assert_int_equal(atomic_load(&errors), 0);
 	assert_int_equal(atomic_load(&allocs), atomic_load(&frees));
 	assert_true(atomic_load(&allocs) > 0);
-	for (uint64_t k = 0; k < KEYS; k++)
-		for (unsigned i = 0; i < THREADS; i++)
-			assert_int_equal(
-				ctxmap_get(&shared.by_ptr,
-					   (k << 4) |
-						   ((uint64_t)(i + 1) << 40)),
-				CTXTABLE_NONE);
 	/* Every record is free again: exactly cap can be handed out. */
 	while (ctxtable_alloc(&shared, CTX_ROOT) != CTXTABLE_NONE)
 		n++;
@@ -183,9 +263,8 @@ static void test_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_map_basics),
-		cmocka_unit_test(test_map_tomb_reuse),
-		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_addrmap), cmocka_unit_test(test_records),
+		cmocka_unit_test(test_lookups), cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_threads),
 	};
 

@@ -124,18 +124,18 @@ static void test_traced_station_carries_name(void **state)
 	struct ctp_station *s;
 
 	(void)state;
-	attach(&R, 2, CTP_HX_FREELIST);
-	s = station(&R, 0);
+	attach(&R, P0 + 2, CTP_HX_FREELIST);
+	s = station(&R, P0);
 	corotop_coro_open_named(&c, 0x10, "worker-1", COROTOP_NAME_STATIC);
-	assert_int_equal(c.index, 0);
+	assert_int_equal(c.index, P0);
 	assert_station_name(s, "worker-1");
 	assert_true(s->ext.coro == (uint64_t)(uintptr_t)&c);
 	corotop_coro_resume(&c, 1);
 	corotop_coro_close(&c);
 	/* The engine would recycle it: hand it back as the harvest does. */
-	freelist_push(R.hdr, station(&R, 0), 0);
+	freelist_push(R.hdr, station(&R, 0), P0);
 	corotop_coro_open(&d, 0x11);
-	assert_int_equal(d.index, 0);
+	assert_int_equal(d.index, P0);
 	assert_station_name(s, "");
 	assert_true(s->ext.coro == (uint64_t)(uintptr_t)&d);
 	corotop_coro_close(&d);

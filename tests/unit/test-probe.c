@@ -144,7 +144,7 @@ static void test_untraced_keeps_state(void **state)
 	assert_memory_equal(&before, &after, sizeof(before));
 	/* Traced: the note carries the event's own time. */
 	attach(&R, 4, CTP_HX_FREELIST);
-	s = station(&R, 0);
+	s = station(&R, P0);
 	corotop_coro_open(&c, 8);
 	corotop_coro_resume(&c, 0x33);
 	assert_true(c.last_ts == s->slots[0].timestamp);
@@ -177,13 +177,13 @@ static void test_record_writes_station(void **state)
 
 	(void)state;
 	attach(&R, 4, CTP_HX_FREELIST);
-	s = station(&R, 0);
+	s = station(&R, P0);
 	t0 = now_ns();
 	corotop_coro_open(&c, 0x1234);
 	/* The probe has its own mapping of the file: compare by index. */
 	assert_non_null(c.station);
-	assert_int_equal(c.index, 0);
-	assert_int_equal(atomic_load(&R.hdr->allocated_count), 1);
+	assert_int_equal(c.index, P0);
+	assert_int_equal(atomic_load(&R.hdr->allocated_count), P0 + 1);
 	assert_true(s->probe_id == 0x1234);
 	assert_true(s->birth_ts >= t0 && s->birth_ts <= now_ns());
 	assert_int_equal(s->ext.magic, CTP_STX_MAGIC);
@@ -245,7 +245,7 @@ static void test_long_wait_flags(void **state)
 	corotop_coro_close(&c);
 
 	attach(&R, 4, CTP_HX_FREELIST);
-	s = station(&R, 0);
+	s = station(&R, P0);
 	corotop_coro_open(&c, 6);
 	corotop_coro_resume(&c, 0x1);	    /* 0 */
 	corotop_coro_suspend_long(&c, 0x2); /* 1: marked */
@@ -298,7 +298,7 @@ static void test_probe_id_zero_uses_address(void **state)
 	(void)state;
 	attach(&R, 2, 0);
 	corotop_coro_open(&c, 0);
-	assert_true(station(&R, 0)->probe_id == (uint64_t)(uintptr_t)&c);
+	assert_true(station(&R, P0)->probe_id == (uint64_t)(uintptr_t)&c);
 	corotop_probe_shutdown();
 	region_finish(&R);
 }
@@ -321,9 +321,9 @@ static void test_tid_of_recording_thread(void **state)
 	corotop_coro_resume(&c, 1);
 	assert_int_equal(pthread_create(&th, NULL, thread_record, &c), 0);
 	assert_int_equal(pthread_join(th, &ret), 0);
-	assert_true(station(&R, 0)->slots[0].tid == my_tid());
-	assert_true(station(&R, 0)->slots[1].tid == (uint64_t)(uintptr_t)ret);
-	assert_true(station(&R, 0)->slots[1].tid != my_tid());
+	assert_true(station(&R, P0)->slots[0].tid == my_tid());
+	assert_true(station(&R, P0)->slots[1].tid == (uint64_t)(uintptr_t)ret);
+	assert_true(station(&R, P0)->slots[1].tid != my_tid());
 	corotop_probe_shutdown();
 	region_finish(&R);
 }
@@ -334,7 +334,7 @@ static void test_untraced_when_stations_run_out(void **state)
 	uint64_t u0;
 
 	(void)state;
-	attach(&R, 2, CTP_HX_FREELIST);
+	attach(&R, P0 + 2, CTP_HX_FREELIST);
 	corotop_coro_open(&a, 1);
 	corotop_coro_open(&b, 2);
 	assert_non_null(a.station);
@@ -349,7 +349,7 @@ static void test_untraced_when_stations_run_out(void **state)
 	assert_true(stats().untraced == u0 + 3);
 	assert_true(atomic_load(&R.hdr->ext.untraced) == stats().untraced);
 	/* A full region does not keep bumping the allocation cursor. */
-	assert_int_equal(atomic_load(&R.hdr->allocated_count), 2);
+	assert_int_equal(atomic_load(&R.hdr->allocated_count), P0 + 2);
 	assert_true(stats().opened == 2);
 	corotop_probe_shutdown();
 	region_finish(&R);
@@ -361,8 +361,8 @@ static void test_untraced_retries_after_free(void **state)
 	struct ctp_station *s0;
 
 	(void)state;
-	attach(&R, 2, CTP_HX_FREELIST);
-	s0 = station(&R, 0);
+	attach(&R, P0 + 2, CTP_HX_FREELIST);
+	s0 = station(&R, P0);
 	corotop_coro_open(&a, 0xA);
 	corotop_coro_open(&b, 0xB);
 	corotop_coro_open(&c, 0xC);
@@ -371,10 +371,10 @@ static void test_untraced_retries_after_free(void **state)
 		corotop_coro_resume(&a, 0);
 	corotop_coro_close(&a);
 	/* The engine harvested it and recycles it (K). */
-	freelist_push(R.hdr, s0, 0);
+	freelist_push(R.hdr, station(&R, 0), P0);
 	corotop_coro_suspend(&c, 0x77);
 	assert_non_null(c.station);
-	assert_int_equal(c.index, 0);
+	assert_int_equal(c.index, P0);
 	assert_true(s0->probe_id == 0xC);
 	assert_true(atomic_load(&s0->ext.gen) == 2);
 	assert_true(s0->ext.first_n == 3); /* continues a's numbering */
@@ -393,10 +393,10 @@ static void test_no_freelist_without_extension_flag(void **state)
 	struct corotop_coro a, c;
 
 	(void)state;
-	attach(&R, 1, 0); /* engine does not recycle: never pop */
+	attach(&R, P0 + 1, 0); /* engine does not recycle: never pop */
 	corotop_coro_open(&a, 0xA);
 	corotop_coro_close(&a);
-	freelist_push(R.hdr, station(&R, 0), 0);
+	freelist_push(R.hdr, station(&R, 0), P0);
 	corotop_coro_open(&c, 0xC);
 	corotop_coro_resume(&c, 0);
 	assert_null(c.station);
@@ -494,29 +494,35 @@ static void test_dirty_marks(void **state)
 	struct corotop_coro c[7], d;
 
 	(void)state;
-	attach(&R, 8, CTP_HX_FREELIST | CTP_HX_DIRTY);
+	attach(&R, 12, CTP_HX_FREELIST | CTP_HX_DIRTY);
 	assert_int_equal(R.hdr->ext.dirty_shift, 0);
+	/* The process station (0) was published: marked. */
+	assert_true(dirty0() == 1u);
+	atomic_store(&R.hdr->ext.dirty[0], 0);
 	for (int i = 0; i < 6; i++)
 		corotop_coro_open(&c[i], 1 + (uint64_t)i); /* open marks (P) */
-	assert_true(dirty0() == 0x3F);
+	assert_true(dirty0() == 0x7E);
 	atomic_store(&R.hdr->ext.dirty[0], 0); /* the engine collects */
 	corotop_coro_resume(&c[4], 0);
-	assert_true(dirty0() == 1u << 4);
+	assert_true(dirty0() == 1u << (P0 + 4));
 	corotop_coro_suspend(&c[4], 0); /* already set: stays as is */
-	assert_true(dirty0() == 1u << 4);
+	assert_true(dirty0() == 1u << (P0 + 4));
 	atomic_store(&R.hdr->ext.dirty[0], 0);
 	corotop_coro_close(&c[2]);
-	assert_true(dirty0() == 1u << 2);
+	assert_true(dirty0() == 1u << (P0 + 2));
 	for (unsigned w = 1; w < CTP_HX_DIRTY_WORDS; w++)
 		assert_true(atomic_load(&R.hdr->ext.dirty[w]) == 0);
-	/* Groups of 4 stations: station 6 is group 1. */
+	/* Groups of 4 stations: the new attach's process station is 7
+	 * (group 1), the coroutine's 8 (group 2). */
 	corotop_probe_shutdown();
 	R.hdr->ext.dirty_shift = 2;
 	atomic_store(&R.hdr->ext.dirty[0], 0);
 	assert_true(corotop_probe_init());
-	corotop_coro_open(&c[6], 7);
-	assert_int_equal(c[6].index, 6);
 	assert_true(dirty0() == 1u << 1);
+	atomic_store(&R.hdr->ext.dirty[0], 0);
+	corotop_coro_open(&c[6], 7);
+	assert_int_equal(c[6].index, 8);
+	assert_true(dirty0() == 1u << 2);
 	/* An unusable shift disables marking, it does not mark wild bits. */
 	corotop_probe_shutdown();
 	R.hdr->ext.dirty_shift = 40;
@@ -525,7 +531,7 @@ static void test_dirty_marks(void **state)
 	/* (c[] point into the old mapping now: use a fresh coroutine.) */
 	corotop_coro_open(&d, 8);
 	corotop_coro_resume(&d, 0);
-	assert_int_equal(d.index, 7);
+	assert_int_equal(d.index, 10);
 	for (unsigned w = 0; w < CTP_HX_DIRTY_WORDS; w++)
 		assert_true(atomic_load(&R.hdr->ext.dirty[w]) == 0);
 	corotop_probe_shutdown();
@@ -761,7 +767,7 @@ static void test_close_after_shutdown(void **state)
 	corotop_coro_resume(&c, 0);
 	corotop_probe_shutdown();
 	corotop_coro_resume(&c, 0); /* inline wrapper: a no-op */
-	assert_true(atomic_load(&station(&R, 0)->slots[1].seq) == 0);
+	assert_true(atomic_load(&station(&R, P0)->slots[1].seq) == 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {

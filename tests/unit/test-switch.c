@@ -169,23 +169,24 @@ static void test_traced_one_event_each(void **state)
 	attach(4, 0, false);
 	corotop_coro_open(&a, 0xA);
 	corotop_coro_open(&b, 0xB);
-	assert_int_equal(a.index, 0);
-	assert_int_equal(b.index, 1);
-	corotop_coro_resume(&a, 0x10); /* a runs: event 0 of station 0 */
+	/* Station 0 is the process's (CTP_STX_PROCESS). */
+	assert_int_equal(a.index, 1);
+	assert_int_equal(b.index, 2);
+	corotop_coro_resume(&a, 0x10); /* a runs: its event 0 */
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	switch_here(&a, &b, 0x20);
 	t1 = clock_ns(CLOCK_MONOTONIC);
 	/* One suspend for a (its event 1), one resume for b (its event 0),
 	 * and nothing after either. */
-	check_event(0, 1, 0, 0x20);
-	check_event(1, 0, 1, 0x20);
+	check_event(a.index, 1, 0, 0x20);
+	check_event(b.index, 0, 1, 0x20);
 	assert_true(a.n == 2 && b.n == 1);
-	assert_true(atomic_load(&slot(0, 2)->seq) == 0);
-	assert_true(atomic_load(&slot(1, 1)->seq) == 0);
+	assert_true(atomic_load(&slot(a.index, 2)->seq) == 0);
+	assert_true(atomic_load(&slot(b.index, 1)->seq) == 0);
 	/* One clock read: the same precise time in both events and both
 	 * structs. */
-	ts = slot(0, 1)->timestamp;
-	assert_true(slot(1, 0)->timestamp == ts);
+	ts = slot(a.index, 1)->timestamp;
+	assert_true(slot(b.index, 0)->timestamp == ts);
 	assert_true(ts >= t0 && ts <= t1);
 	assert_true(a.last_ts == ts && b.last_ts == ts);
 	assert_int_equal(a.last_active, 0);
@@ -196,7 +197,7 @@ static void test_traced_one_event_each(void **state)
 	assert_true(in_switch_here(a.park_pc));
 	assert_true(a.park_fp >= a.park_sp && a.park_sp != 0);
 	/* No parked stacks here: no trace word. */
-	assert_true(trace_word(slot(0, 1)) == 0);
+	assert_true(trace_word(slot(a.index, 1)) == 0);
 	assert_true(stats().untraced == 0);
 	corotop_coro_close(&a);
 	corotop_coro_close(&b);
@@ -309,41 +310,41 @@ static uint64_t dirty0(void)
 	return atomic_load(&R.hdr->ext.dirty[0]);
 }
 
-/* Both stations marked (P): two bits, or one when they share it. */
+/* Both stations marked (P): two bits, or one when they share it.  Station
+ * 0 is the process's (CTP_STX_PROCESS); each attach takes one. */
 static void test_dirty_marks_both(void **state)
 {
 	struct corotop_coro c[6];
 
 	(void)state;
-	attach(8, CTP_HX_DIRTY, false);
+	attach(12, CTP_HX_DIRTY, false);
 	assert_int_equal(R.hdr->ext.dirty_shift, 0);
 	for (int i = 0; i < 3; i++)
-		corotop_coro_open(&c[i], 1 + (uint64_t)i);
+		corotop_coro_open(&c[i], 1 + (uint64_t)i); /* stations 1..3 */
 	atomic_store(&R.hdr->ext.dirty[0], 0); /* the engine collects */
 	corotop_coro_switch_(&c[0], &c[2], 0);
-	assert_true(dirty0() == (1u << 0 | 1u << 2));
+	assert_true(dirty0() == (1u << 1 | 1u << 3));
 	atomic_store(&R.hdr->ext.dirty[0], 0);
 	corotop_coro_switch_(NULL, &c[1], 0);
-	assert_true(dirty0() == 1u << 1);
+	assert_true(dirty0() == 1u << 2);
 	atomic_store(&R.hdr->ext.dirty[0], 0);
 	corotop_coro_switch_(&c[2], NULL, 0);
-	assert_true(dirty0() == 1u << 2);
-	/* Groups of 4 stations: 3 and 4 share none, 4 and 5 share bit 1. */
+	assert_true(dirty0() == 1u << 3);
+	/* Groups of 4 stations: the new attach's process station is 4,
+	 * c[3..5] are 5, 6, 7 -- all in group 1; 7 and 8 (group 2) share
+	 * none. */
 	corotop_probe_shutdown();
 	R.hdr->ext.dirty_shift = 2;
 	assert_true(corotop_probe_init());
 	for (int i = 3; i < 6; i++) {
 		corotop_coro_open(&c[i], 1 + (uint64_t)i);
-		assert_int_equal(c[i].index, i);
+		assert_int_equal(c[i].index, i + 2);
 	}
-	atomic_store(&R.hdr->ext.dirty[0], 0);
-	corotop_coro_switch_(&c[3], &c[4], 0);
-	assert_true(dirty0() == (1u << 0 | 1u << 1));
 	atomic_store(&R.hdr->ext.dirty[0], 0);
 	corotop_coro_switch_(&c[4], &c[5], 0);
 	assert_true(dirty0() == 1u << 1);
-	check_event(4, 1, 0, 0);
-	check_event(5, 0, 1, 0);
+	check_event(c[4].index, 0, 0, 0);
+	check_event(c[5].index, 0, 1, 0);
 	for (int i = 0; i < 6; i++)
 		corotop_coro_close(&c[i]);
 }

@@ -54,12 +54,18 @@ struct model_coro {
 	uint64_t last_tid;
 	uint64_t last_addr;
 	uint64_t last_seq;
-	uint64_t switches;     /* transitions harvested */
-	uint64_t lost;	       /* transitions lost */
-	uint64_t run_ns;       /* closed running intervals */
-	uint64_t susp_ns;      /* closed suspended intervals */
-	uint64_t pending_lost; /* lost since the last delivered transition */
+	uint64_t switches; /* transitions harvested */
+	uint64_t lost;	   /* transitions lost */
+	uint64_t run_ns;   /* closed running intervals */
+	uint64_t susp_ns;  /* closed suspended intervals */
 	double sw_per_sec;
+	/* Lost since the last delivered transition (saturates at
+	 * UINT32_MAX). */
+	uint32_t pending_lost;
+	/* The process it lives in (its station's pid; the target's when
+	 * the writer did not say): a traced program's children are traced
+	 * as processes of their own. */
+	uint32_t pid;
 	uint32_t station;
 	uint32_t slot; /* index of the record in the model: stable for the
 			  record's life, below every snapshot's count of

@@ -316,6 +316,18 @@ void harvest_who(const struct harvest *h, uint32_t i, struct harvest_who *out)
 		return;
 	}
 	namepool_clean(out->name, raw, sizeof(raw));
+	/* Read at the open, with the rest of the header. */
+	out->pid = h->state[i].pid;
+	out->image = h->state[i].image;
+}
+
+uint64_t harvest_contexts_untracked(const struct harvest *h, uint32_t i)
+{
+	if (i >= h->max || !h->state[i].process)
+		return 0;
+	/* relaxed: a statistic its process raises (a CAS maximum). */
+	return atomic_load_explicit(&h->stations[i].ext.contexts_untracked,
+				    memory_order_relaxed);
 }
 
 static size_t harvest_walk(struct harvest *h, uint32_t i,
@@ -438,15 +450,26 @@ static size_t harvest_ours(struct harvest *h, uint32_t i,
 		st->style = (flags & CTP_STX_DEEP) ? HARVEST_STYLE_DEEP
 						   : HARVEST_STYLE_STATION;
 		st->census = (flags & CTP_STX_CENSUS) != 0;
+		st->process = (flags & CTP_STX_PROCESS) != 0;
+		st->pid = __atomic_load_n(&s->ext.pid, __ATOMIC_RELAXED);
+		st->image = __atomic_load_n(&s->ext.image, __ATOMIC_RELAXED);
 		h->count.styles[st->style]++;
 		st->expected =
 			__atomic_load_n(&s->ext.first_n, __ATOMIC_RELAXED);
 		st->first = st->expected;
+		if (st->process) {
+			/* A process, not a coroutine: no events, never
+			 * closed by its writer (harvest_forget_image). */
+			st->state = HARVEST_LIVE;
+			if (sink->process)
+				sink->process(sink->ctx, i);
+			return n;
+		}
 		harvest_open(h, i, st, sink,
 			     __atomic_load_n(&s->probe_id, __ATOMIC_RELAXED),
 			     __atomic_load_n(&s->birth_ts, __ATOMIC_RELAXED));
 	}
-	if (st->state != HARVEST_LIVE)
+	if (st->state != HARVEST_LIVE || st->process)
 		return n;
 	/* (J) is_dead first, then the final pass: every event written before
 	 * the flag is delivered before close. */
@@ -460,6 +483,41 @@ static size_t harvest_ours(struct harvest *h, uint32_t i,
 		}
 	}
 	return n;
+}
+
+unsigned harvest_forget_image(struct harvest *h, uint32_t pid, uint64_t image,
+			      const struct harvest_sink *sink)
+{
+	uint32_t n = harvest_allocated(h);
+	unsigned closed = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct harvest_station *st = &h->state[i];
+		struct ctp_station *s = &h->stations[i];
+		uint32_t depth = st->style == HARVEST_STYLE_DEEP && h->depth
+					 ? h->depth
+					 : CTP_SLOTS;
+
+		if (st->state != HARVEST_LIVE || !harvest_station_ours(st) ||
+		    st->pid != pid || st->image != image)
+			continue;
+		if (!st->process)
+			(void)harvest_walk(h, i, st, sink);
+		harvest_close(h, i, st, sink);
+		closed++;
+		if (!h->recycle)
+			continue;
+		/* Nothing of that image writes here any more: the station is
+		 * the engine's to give back.  Its next occupant starts a whole
+		 * ring past the last event seen, so no slot can hold one of
+		 * its numbers; then is_dead, then the push (K). */
+		__atomic_store_n(&s->ext.next_n, st->expected + depth,
+				 __ATOMIC_RELAXED);
+		atomic_store_explicit(&s->is_dead, 1, memory_order_release);
+		freelist_push(h->hdr, h->stations, i);
+		h->count.recycled++;
+	}
+	return closed;
 }
 
 /*

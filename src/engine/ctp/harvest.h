@@ -44,6 +44,9 @@ struct harvest_sink {
 	void (*lost)(void *ctx, uint32_t station, uint64_t count);
 	/* The station's coroutine died; all its events were delivered. */
 	void (*close)(void *ctx, uint32_t station);
+	/* A process took the station (CTP_STX_PROCESS: a corotop probe
+	 * attached in it); harvest_who says which.  It has no events. */
+	void (*process)(void *ctx, uint32_t station);
 	void *ctx;
 };
 
@@ -84,6 +87,11 @@ struct harvest_station {
 	bool fresh;	  /* opened by an observer's first scan: what its ring
 			   * lacks was written before we started, not lost */
 	bool census;	  /* event `first` is a census event (CTP_STX_CENSUS) */
+	bool process;	  /* it stands for a process (CTP_STX_PROCESS) */
+	/* The writing process and its image (ctp_station_ext; 0: unknown),
+	 * read when the occupant was opened. */
+	uint32_t pid;
+	uint64_t image;
 };
 
 /* Written by a corotop probe (generations, recycling, CallTrace tags). */
@@ -188,6 +196,8 @@ unsigned harvest_station_recent(const struct harvest *h, uint32_t i,
 struct harvest_who {
 	uint64_t coro; /* its struct corotop_coro in the target, 0: unknown */
 	char name[CTP_STX_NAME_LEN]; /* cleaned (printable ASCII); "": none */
+	uint32_t pid;		     /* the writing process, 0: unknown */
+	uint64_t image; /* its image (ctp_station_ext.image), 0: unknown */
 };
 
 /*
@@ -198,6 +208,22 @@ struct harvest_who {
  * while they were read (a newer occupant's, or a torn copy).
  */
 void harvest_who(const struct harvest *h, uint32_t i, struct harvest_who *out);
+
+/* A process station's count of contexts its interposer could not track
+ * (ctp_station_ext.contexts_untracked), 0 for any other station. */
+uint64_t harvest_contexts_untracked(const struct harvest *h, uint32_t i);
+
+/*
+ * Process `pid`'s image `image` is gone (the process exited, or exec'd a
+ * new image): every live station it wrote -- its coroutines and its
+ * process station -- is read one last time and closed (sink close: its
+ * coroutines die).  With recycling (a region we own, which nothing of
+ * that image can write any more) each is then marked dead and given to
+ * the free list, its next occupant starting past every event the ring may
+ * still hold.  Returns the stations closed.
+ */
+unsigned harvest_forget_image(struct harvest *h, uint32_t pid, uint64_t image,
+			      const struct harvest_sink *sink);
 
 /* One station; exposed for unit tests. */
 size_t harvest_station_scan(struct harvest *h, uint32_t i,

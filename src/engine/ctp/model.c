@@ -163,6 +163,14 @@ void model_occupant(struct model *m, uint32_t station, const char *name,
 	namepool_drop(m->names, old);
 }
 
+void model_pid(struct model *m, uint32_t station, uint32_t pid)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (c)
+		c->pid = pid;
+}
+
 void model_name_pc(struct model *m, uint32_t station, uint64_t pc)
 {
 	struct model_coro *c = model_at(m, station);
@@ -304,7 +312,9 @@ void model_lost(struct model *m, uint32_t station, uint64_t count)
 	if (!c)
 		return;
 	c->lost = model_sat_add(c->lost, count);
-	c->pending_lost = model_sat_add(c->pending_lost, count);
+	c->pending_lost = count >= UINT32_MAX - c->pending_lost
+				  ? UINT32_MAX
+				  : c->pending_lost + (uint32_t)count;
 }
 
 void model_close(struct model *m, uint32_t station, uint64_t now, bool recycled)

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "engine/ctp/lint.h"
+#include "corotop/ctp.h"
 #include "engine/ctp/coro.h"
 
 struct snapshot_target {
@@ -50,6 +51,18 @@ struct snapshot_record {
 	bool stopped;	    /* a write failed: recording stopped (warning) */
 };
 
+/* A process the traced program runs as (engine_procs.c). */
+struct snapshot_proc {
+	uint32_t pid;
+	uint64_t image;		     /* CLOCK_MONOTONIC ns its probe loaded */
+	char name[CTP_STX_NAME_LEN]; /* its command, cleaned */
+	bool gone;		     /* ended, or exec'd another image */
+	uint64_t contexts_untracked; /* its interposer's table was full */
+};
+
+/* Processes a snapshot lists at most (the latest). */
+#define SNAPSHOT_PROCS_MAX 64
+
 struct snapshot {
 	uint64_t ts;	  /* CLOCK_MONOTONIC ns, the clock events carry */
 	uint64_t wall_ns; /* CLOCK_REALTIME ns at the same moment */
@@ -87,6 +100,13 @@ struct snapshot {
 	 * each lint (filled by snapshot_lint, or record by record as
 	 * engine_snapshot copies). */
 	uint32_t warn_counts[LINT_COUNT];
+	/* The processes (launch, attach: the probes' process stations; none
+	 * in replay or from writers that publish none). */
+	struct snapshot_proc procs[SNAPSHOT_PROCS_MAX];
+	size_t nprocs;	    /* listed */
+	size_t procs_total; /* seen */
+	/* Contexts the interposers could not track, every process's. */
+	uint64_t contexts_untracked;
 	struct snapshot_replay replay; /* on: ts is a moment of a recording */
 	struct snapshot_record record; /* on: --record is writing */
 };

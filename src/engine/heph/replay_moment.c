@@ -147,7 +147,8 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 	if (!i) { /* born, not run yet (or never: then maybe dead) */
 		out->state = MODEL_SUSPENDED;
 		out->state_ts = c->birth;
-		out->pending_lost = lsum;
+		out->pending_lost =
+			lsum > UINT32_MAX ? UINT32_MAX : (uint32_t)lsum;
 		if (c->dead && t >= c->end) {
 			out->state = MODEL_DEAD;
 			out->state_ts = out->dead_ts = c->end;
@@ -188,7 +189,9 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 		uint64_t before = 0;
 
 		rp_lost_upto(r->lost + c->lfirst, c->nl, iv[i].start, &before);
-		out->pending_lost = lsum - before;
+		out->pending_lost = lsum - before > UINT32_MAX
+					    ? UINT32_MAX
+					    : (uint32_t)(lsum - before);
 	}
 	old = t >= 1000000000u ? t - 1000000000u : 0;
 	out->sw_per_sec = (double)(i + 1 - rp_upto(iv, c->n, old));

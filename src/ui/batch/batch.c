@@ -104,6 +104,28 @@ static void batch_text_escaped(FILE *f, const char *str)
 	}
 }
 
+/* Lines only a program of several processes, or a full context table,
+ * has: "Processes: ..." and "Contexts: N untracked ...". */
+static void batch_text_procs(FILE *f, const struct snapshot *s)
+{
+	if (s->nprocs > 1) {
+		fprintf(f, "Processes: %zu seen", s->procs_total);
+		for (size_t k = 0; k < s->nprocs; k++) {
+			fprintf(f, "%s %" PRIu32 " ", k ? "," : ";",
+				s->procs[k].pid);
+			batch_text_escaped(f, s->procs[k].name);
+			if (s->procs[k].gone)
+				fputs(" (gone)", f);
+		}
+		fputc('\n', f);
+	}
+	if (s->contexts_untracked)
+		fprintf(f,
+			"Contexts: %" PRIu64 " untracked (the interposer's "
+			"table was full: COROTOP_CONTEXTS)\n",
+			s->contexts_untracked);
+}
+
 void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, unsigned max_rows)
 {
@@ -146,9 +168,11 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	fputc('\n', f);
 	fprintf(f,
 		"Coroutines: %zu shown, %u running, %u suspended, %u dead; "
-		"stations %u/%u, %" PRIu64 " recycled\n\n",
+		"stations %u/%u, %" PRIu64 " recycled\n",
 		idx ? n : s->count, s->t.running, s->t.suspended, s->t.dead,
 		s->t.stations_allocated, s->t.stations_max, s->t.recycled);
+	batch_text_procs(f, s);
+	fputc('\n', f);
 	if (!idx)
 		n = s->count;
 	/* Columns as wide as their widest cell (a TID of 20 digits), so
@@ -374,6 +398,25 @@ static void batch_json_parked(FILE *f, const struct batch_hot *hot,
 	fputs("]}", f);
 }
 
+/* "contexts":{"untracked":N},"processes":[...], */
+static void batch_json_procs(FILE *f, const struct snapshot *s)
+{
+	fprintf(f,
+		"\"contexts\":{\"untracked\":%" PRIu64
+		"},\"processes\":{\"seen\":%zu,\"list\":[",
+		s->contexts_untracked, s->procs_total);
+	for (size_t k = 0; k < s->nprocs; k++) {
+		const struct snapshot_proc *p = &s->procs[k];
+
+		fprintf(f, "%s{\"pid\":%" PRIu32 ",\"name\":", k ? "," : "",
+			p->pid);
+		jsonstr_write_cstr(f, p->name);
+		fprintf(f, ",\"gone\":%s,\"contexts_untracked\":%" PRIu64 "}",
+			p->gone ? "true" : "false", p->contexts_untracked);
+	}
+	fputs("]},", f);
+}
+
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, const struct batch_hot *hot,
 		      const struct batch_ppt *ppt)
@@ -421,6 +464,7 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		",\"counts\":{\"running\":%u,\"suspended\":%u,\"dead\":%u,"
 		"\"seen\":%" PRIu64 "},",
 		s->t.running, s->t.suspended, s->t.dead, s->t.coroutines_seen);
+	batch_json_procs(f, s);
 	fputs("\"warnings\":{", f);
 	for (int k = 0; k < LINT_COUNT; k++)
 		fprintf(f, "%s\"%s\":%u", k ? "," : "", lint_name(k),
@@ -437,13 +481,15 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		fprintf(f,
 			"%s{\"id\":%" PRIu64 ",\"probe_id\":%" PRIu64
 			",\"probe_id_hex\":\"%" PRIx64 "\""
-			",\"station\":%u,\"state\":\"%s\",\"tid\":%" PRIu64
+			",\"station\":%u,\"pid\":%" PRIu32
+			",\"state\":\"%s\",\"tid\":%" PRIu64
 			",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
 			",\"switches\":%" PRIu64 ",\"lost\":%" PRIu64
 			",\"sw_per_sec\":%.1f,\"run_pct\":%.1f,\"age_ns\":"
 			"%" PRIu64 ",\"in_state_ns\":%" PRIu64 ",\"warn\":[",
 			i ? "," : "", c->id, c->probe_id, c->probe_id,
-			c->station, snapshot_state_name(c->state), c->last_tid,
+			c->station, c->pid ? c->pid : (uint32_t)s->target.pid,
+			snapshot_state_name(c->state), c->last_tid,
 			c->last_addr, c->last_seq, c->switches, c->lost,
 			c->sw_per_sec, snapshot_run_pct(s, c),
 			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));

@@ -467,6 +467,10 @@ static void metrics_totals(struct mw *w, const struct snapshot *s)
 	mw_counter1(w, "corotop_stations_recycled",
 		    "Stations given to a new coroutine after a dead one.",
 		    t->recycled);
+	mw_counter1(w, "corotop_contexts_untracked",
+		    "Contexts the interposer could not track (its table was "
+		    "full: COROTOP_CONTEXTS).",
+		    s->contexts_untracked);
 	mw_family(w, "corotop_lints", "gauge", NULL,
 		  "Coroutines that trip each lint now.");
 	for (int k = 0; k < LINT_COUNT; k++) {

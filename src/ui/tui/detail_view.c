@@ -122,7 +122,7 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 				      : "  (no transition harvested yet)");
 	if (c->pending_lost) {
 		attron(tui_attr(t, PAIR_WARN));
-		term_text(y++, 1, A_NORMAL, "%s %" PRIu64 " more lost since %s",
+		term_text(y++, 1, A_NORMAL, "%s %" PRIu32 " more lost since %s",
 			  detail_bar(t), c->pending_lost, detail_bar(t));
 		attroff(tui_attr(t, PAIR_WARN));
 	}

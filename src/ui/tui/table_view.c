@@ -466,7 +466,12 @@ void table_view_header(struct tui *t)
 		x = term_text(1, x, meter, "%u/%u", s->t.stations_allocated,
 			      s->t.stations_max);
 	}
-	term_text(1, x, A_NORMAL, "  total %" PRIu64, s->t.events);
+	x = term_text(1, x, A_NORMAL, "  total %" PRIu64, s->t.events);
+	/* Only when it happened: contexts the interposer's table had no
+	 * room for are missing from the table below. */
+	if (s->contexts_untracked && !s->replay.on)
+		term_text(1, x, warn, "  untracked contexts %" PRIu64,
+			  s->contexts_untracked);
 	x = term_text(2, 0, A_NORMAL, " Coroutines %zu: ", s->count);
 	x = term_text(2, x, tui_attr(t, PAIR_RUNNING), "R %u", s->t.running);
 	x = term_text(2, x, A_NORMAL, "  S %u  ", s->t.suspended);
