@@ -1,10 +1,11 @@
 /*
  * ctx_churn: the cost of making and finishing contexts over a long life
  * (issue 25).  TOTAL contexts (default 3,000,000), one after another, each
- * made with makecontext on a 16 KiB stack at a pseudo-random page of a
- * 256 MiB span -- the stack tops vary as a server's heap-allocated
- * coroutine stacks do -- run once and finished (its entry returns through
- * uc_link).  Prints the time of every 100,000th batch, then one line:
+ * made with makecontext on a 16 KiB stack at a pseudo-random 16-byte
+ * boundary of a 256 MiB span -- the stack tops vary as a server's
+ * heap-allocated coroutine stacks do -- run once and finished (its entry
+ * returns through uc_link).  Prints the time of every 100,000th batch, then one
+ * line:
  *
  *   ctx_churn: total N first_100k_s F last_100k_s L last_over_first R
  *
@@ -40,12 +41,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Not locals: swapcontext returns twice. */
+static long total, i;
+static size_t slots, slot;
+static double t0, first, last;
+static char *span;
+
 int main(int argc, char **argv)
 {
-	long total = argc > 1 ? strtol(argv[1], NULL, 10) : 3000000;
-	size_t pages = (SPAN - STACK) / 4096;
-	double t0, first = 0, last = 0;
-	char *span;
+	slots = (SPAN - STACK) / 16;
+	total = argc > 1 ? strtol(argv[1], NULL, 10) : 3000000;
 
 	if (total < BATCH)
 		total = BATCH;
@@ -54,12 +59,14 @@ int main(int argc, char **argv)
 	if (span == MAP_FAILED)
 		return 3;
 	t0 = now_s();
-	for (long i = 0; i < total; i++) {
-		size_t page = ((uint64_t)i * 2654435761u) % pages;
+	for (i = 0; i < total; i++) {
+		/* 16 M places 16 bytes apart: every context's stack top
+		 * differs from the last few million's. */
+		slot = ((uint64_t)i * 2654435761u) % slots;
 
 		if (getcontext(&uc) != 0)
 			return 4;
-		uc.uc_stack.ss_sp = span + page * 4096;
+		uc.uc_stack.ss_sp = span + slot * 16;
 		uc.uc_stack.ss_size = STACK;
 		uc.uc_link = &main_uc;
 		makecontext(&uc, entry, 0);
@@ -71,10 +78,11 @@ int main(int argc, char **argv)
 			if (i + 1 == BATCH)
 				first = t - t0;
 			last = t - t0;
-			if ((i + 1) % (10 * BATCH) == 0)
+			if ((i + 1) % (5 * BATCH) == 0)
 				printf("ctx_churn: %ld contexts, this 100k "
 				       "%.3f s\n",
 				       i + 1, last);
+			fflush(stdout);
 			t0 = t;
 		}
 	}

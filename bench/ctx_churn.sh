@@ -9,8 +9,14 @@ set -euo pipefail
 bin=$1
 lib=$2
 total=${3:-3000000}
-native=$(env -u LD_PRELOAD "$bin" "$total" | tee /dev/stderr | tail -1)
-pre=$(LD_PRELOAD=$lib "$bin" "$total" | tee /dev/stderr | tail -1)
+echo "# native"
+out=$(env -u LD_PRELOAD "$bin" "$total")
+echo "$out"
+native=$(tail -1 <<<"$out")
+echo "# LD_PRELOAD=$lib"
+out=$(LD_PRELOAD=$lib "$bin" "$total")
+echo "$out"
+pre=$(tail -1 <<<"$out")
 field() { sed -n "s/.* $1 \([0-9.]*\).*/\1/p" <<<"$2"; }
 nl=$(field last_100k_s "$native")
 pf=$(field first_100k_s "$pre")

@@ -389,6 +389,7 @@ void engine_terminate_target(struct engine *e, unsigned grace_ms)
 	if (e->target.attached || engine_reap(e) || !e->target.pid)
 		return;
 	engine_set_status(e, launch_terminate(e->target.pid, grace_ms));
+	engine_procs_terminate(e);
 }
 
 const char *engine_shm_path(const struct engine *e)

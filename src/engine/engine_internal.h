@@ -310,6 +310,9 @@ void engine_on_process(struct engine *e, uint32_t station,
 		       const struct harvest_sink *sink);
 void engine_procs_tick(struct engine *e, const struct harvest_sink *sink);
 void engine_procs_snapshot(struct engine *e, struct snapshot *out);
+/* SIGTERM to the program's processes other than the target that have not
+ * ended (corotop ends the target: they are the program too). */
+void engine_procs_terminate(struct engine *e);
 void engine_procs_finish(struct engine *e);
 
 /* The walks of one tick (engine lock not held by the caller). */

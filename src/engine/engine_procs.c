@@ -20,6 +20,9 @@
  *   gone     harvest_forget_image reads its stations one last time, closes
  *            them (the model shows its coroutines dead) and, in a region
  *            we own, gives them back to the free list.
+ *   end      when corotop ends the target (q, SIGINT, -n), the program's
+ *            other processes still listed get SIGTERM too, through their
+ *            pidfds: `corotop -- sh -c 'server'` leaves no server behind.
  *
  * Each also counts the contexts its interposer could not track (its
  * station's contexts_untracked): their sum is the snapshot's
@@ -168,6 +171,24 @@ void engine_procs_snapshot(struct engine *e, struct snapshot *out)
 		o->contexts_untracked = p->untracked;
 		memcpy(o->name, p->name, sizeof(o->name));
 	}
+}
+
+void engine_procs_terminate(struct engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	for (size_t k = 0; k < e->procs.n; k++) {
+		const struct engine_proc *p = &e->procs.p[k];
+
+		/* Through its pidfd only: never a pid that may have been
+		 * reused by a process that is not the program's. */
+		if (p->gone || p->pidfd < 0)
+			continue;
+#ifdef SYS_pidfd_send_signal
+		(void)syscall(SYS_pidfd_send_signal, p->pidfd, SIGTERM, NULL,
+			      0);
+#endif
+	}
+	pthread_mutex_unlock(&e->lock);
 }
 
 void engine_procs_finish(struct engine *e)

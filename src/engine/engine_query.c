@@ -126,6 +126,30 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
 	engine_name(e, out, true);
 }
 
+/*
+ * The final state (docs/TRACING.md, "After the program exits"), on a
+ * snapshot's copy of a coroutine of the target, which exited at `exit_ns`:
+ * nothing runs after the exit, so a context that was running is dead,
+ * from the exit on; one that was parked keeps its state, frozen, and both
+ * are marked as the state at exit.  The model keeps what the probe wrote:
+ * events harvested after the exit still land on the right record.
+ */
+static void engine_at_exit(struct model_coro *c, uint64_t exit_ns,
+			   uint32_t target)
+{
+	if (c->state == MODEL_DEAD || (c->pid && c->pid != target))
+		return;
+	c->at_exit = 1;
+	if (c->state != MODEL_RUNNING)
+		return;
+	c->state = MODEL_DEAD;
+	if (exit_ns > c->state_ts) {
+		c->run_ns += exit_ns - c->state_ts;
+		c->state_ts = exit_ns;
+	}
+	c->dead_ts = c->state_ts;
+}
+
 void engine_live_snapshot(struct engine *e, struct snapshot *out)
 {
 	struct model *m = &e->model;
@@ -180,8 +204,11 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 		if (!c->in_use)
 			continue;
 		out->coro[k] = *c;
+		if (e->target.exited)
+			engine_at_exit(&out->coro[k], out->ts,
+				       (uint32_t)e->target.pid);
+		model_totals_count(&out->t, &out->coro[k]);
 		snapshot_lint_record(out, &lints, &out->coro[k++]);
-		model_totals_count(&out->t, c);
 	}
 	out->count = k;
 	out->coro_names = m->names;

@@ -27,7 +27,8 @@
  *   fork-ctx        contexts across fork (the child's coroutines on
  *                   stations of its own: the old probe went on writing
  *                   its parent's), exec and posix_spawn (the contexts of
- *                   an image that is gone end dead).
+ *                   an image that is gone end dead);
+ *   sh -c demo      ended by the user: the shell's child goes too.
  *
  * The program's own output is compared: stdout and stderr together, less
  * the lines the preload or corotop add ("corotop: ..."), which are checked
@@ -471,6 +472,21 @@ static void test_fork_exec_spawn(void **state)
 	target = json_u64(&v, "target.pid");
 	assert_int_equal(json_u64(&v, "processes.seen"), 2);
 	assert_int_equal(coros_of(&v, target, false), 3);
+	/* The final state: the parent's root ran until the exit (dead, at
+	 * exit); its two contexts had ended before. */
+	{
+		const struct jv *co = json_need(&v, "coroutines", J_ARR);
+		unsigned at_exit = 0;
+
+		for (size_t i = 0; i < co->n; i++) {
+			const struct jv *c = &co->items[i];
+
+			assert_string_equal(json_need(c, "state", J_STR)->s,
+					    "dead");
+			at_exit += json_need(c, "at_exit", J_BOOL)->b;
+		}
+		assert_int_equal(at_exit, 1);
+	}
 	{
 		const struct jv *l = json_need(&v, "processes.list", J_ARR);
 
@@ -501,6 +517,52 @@ static void test_fork_exec_spawn(void **state)
 	assert_xdg_empty();
 }
 
+#ifdef ITEST_DEMO
+/* corotop -- sh -c 'demo' ended by the user (SIGINT, as Ctrl-C): the demo,
+ * a child of the shell, goes too.  It ran on, orphaned, before. */
+static void test_sh_c_child_ends_with_corotop(void **state)
+{
+	char cmd[1024];
+	char *argv[] = {ITEST_COROTOP, "-b",	  "-f", "json", "-d", "2",
+			"--",	       "/bin/sh", "-c", cmd,	NULL};
+	uint64_t end = it_now() + 60000000000ull;
+	struct proc p;
+	size_t off = 0;
+	char *line;
+	pid_t demo = 0;
+
+	(void)state;
+	if (sanitized())
+		skip();
+	snprintf(cmd, sizeof(cmd), "%s -c 20 --stuck 0; echo after",
+		 ITEST_DEMO);
+	proc_start(&p, argv);
+	while (!demo && (line = proc_line_by(&p, &off, end)) != NULL) {
+		struct jv v;
+
+		if (line[0] == '{') {
+			json_must_parse(line, &v);
+			demo = (pid_t)proc_pid(&v, "corotop-demo");
+			json_free(&v);
+		}
+		free(line);
+	}
+	assert_true(demo > 0);
+	assert_int_equal(kill(p.pid, SIGINT), 0);
+	(void)proc_finish(&p, 60000);
+	proc_free(&p);
+	/* Reparented to init, which reaps it: gone within the deadline. */
+	end = it_now() + 30000000000ull;
+	while (kill(demo, 0) == 0 && it_now() < end)
+		it_sleep_ms(20);
+	if (kill(demo, 0) == 0) {
+		kill(demo, SIGKILL);
+		fail_msg("the demo (pid %d) outlived corotop", (int)demo);
+	}
+	assert_xdg_empty();
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +573,9 @@ int main(void)
 		cmocka_unit_test(test_many_live_contexts),
 		cmocka_unit_test(test_sh_c_wrapping),
 		cmocka_unit_test(test_fork_exec_spawn),
+#ifdef ITEST_DEMO
+		cmocka_unit_test(test_sh_c_child_ends_with_corotop),
+#endif
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -160,8 +160,10 @@ static void traced_done(struct proc *p, struct jv *snap, const char *jsonl)
 	assert_xdg_empty();
 }
 
-/* Finished contexts are dead or gone, never suspended or running; only
- * the `alive` contexts (roots, the stuck one) may be. */
+/* After the exit (docs/TRACING.md, "After the program exits") nothing
+ * is running: finished contexts are dead; only the `alive` ones (roots,
+ * the stuck one) carry the state at the exit -- dead for one that was
+ * running, suspended for one still parked. */
 static void check_final(const struct jv *snap, unsigned alive)
 {
 	const struct jv *co = json_need(snap, "coroutines", J_ARR);
@@ -169,8 +171,12 @@ static void check_final(const struct jv *snap, unsigned alive)
 
 	for (size_t i = 0; i < co->n; i++) {
 		const char *st = json_need(&co->items[i], "state", J_STR)->s;
+		bool at_exit = json_need(&co->items[i], "at_exit", J_BOOL)->b;
 
-		live += strcmp(st, "dead") != 0;
+		assert_string_not_equal(st, "running");
+		if (!at_exit)
+			assert_string_equal(st, "dead");
+		live += at_exit;
 	}
 	assert_int_equal(live, alive);
 }

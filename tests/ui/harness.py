@@ -1156,13 +1156,17 @@ EXITED = has(r'exited \(status %d\)' % STATUS)
 # exit: a target that exited has no threads.
 NO_METERS = lacks(r'^\s+\d+ \[[^]]*\] ')
 DEAD_2 = has(r'Coroutines 12: R 1 +S 9 +D 2 ')      # 1004 and 100a closed
-EXPIRED = has(r'Coroutines 10: R 1 +S 9 +D 0 ')     # ... and gone
+# After the exit nothing runs: the coroutine that was running is dead
+# (docs/TRACING.md, "After the program exits").
+EXIT_DEAD_3 = has(r'Coroutines 12: R 0 +S 9 +D 3 ')
+EXPIRED = has(r'Coroutines 10: R 0 +S 9 +D 1 ')     # 1004, 100a gone
 
 
 def flow_exit(fl):
     """The target closes two coroutines and exits at once (close-exit):
     the header and the status line say so, and the table freezes on the
-    final state, the two dead rows in it; q then exits with the target's
+    final state, the two dead rows in it and the coroutine that was
+    running dead at the exit; q then exits with the target's
     status.  Again with a linger of 1 s: the dead rows stay past it and
     the ages stop (the engine's clock stopped at the exit)."""
     fl.open()
@@ -1171,7 +1175,7 @@ def flow_exit(fl):
     # One line: the closes and the exit come together, so no step has to
     # see the dead rows before the exit (the flows' linger is a day).
     fl.control('close-exit')
-    fl.step('target-exited', marker=both(EXITED, DEAD_2))
+    fl.step('target-exited', marker=both(EXITED, EXIT_DEAD_3))
     fl.keys('q')
     fl.finish(STATUS, 'quit after the target exited')
 
@@ -1188,9 +1192,9 @@ def flow_exit(fl):
     # the flow waits for either and checks the dead rows only when they
     # made it (the guard is printed, not asserted: it cannot be forced).
     s = fl.step('exited-linger-%d' % linger,
-                marker=both(EXITED, NO_METERS, either(DEAD_2, EXPIRED)),
+                marker=both(EXITED, NO_METERS, either(EXIT_DEAD_3, EXPIRED)),
                 golden=False)
-    dead = DEAD_2(s)
+    dead = EXIT_DEAD_3(s)
     if not dead:
         log('note: the dead rows expired before corotop saw the exit; '
             'the frozen check below covers the ages only')
@@ -1202,7 +1206,7 @@ def flow_exit(fl):
                  same_as='exit-02-target-exited' if dead else None,
                  golden=dead)
     fl.check(s2.text[4:-1] == s.text[4:-1] and
-             (DEAD_2(s2) if dead else EXPIRED(s2)),
+             (EXIT_DEAD_3(s2) if dead else EXPIRED(s2)),
              'the final state stays: %sages stopped' %
              ('dead rows kept, ' if dead else ''),
              screen_dump(s) + '\n' + screen_dump(s2))

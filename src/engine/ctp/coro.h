@@ -88,6 +88,10 @@ struct model_coro {
 				   a long wait (CTP_EPF_LONG_WAIT): the
 				   lost-wakeup lint skips it; cleared by its
 				   next transition (model_long_wait) */
+	/* The state at the target's exit (docs/TRACING.md, "After the
+	 * program exits"): a context that was running is shown dead, one
+	 * parked keeps its state, frozen.  Set on snapshot copies only. */
+	unsigned at_exit : 1;
 };
 
 _Static_assert(sizeof(struct model_coro) == 128,

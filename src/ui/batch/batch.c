@@ -496,8 +496,9 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		batch_json_warn(f, c->warn);
 		/* A suspend the program marked a long wait: why a long
 		 * suspension is not a lost-wakeup. */
-		fprintf(f, "],\"long_wait\":%s,\"name\":",
-			c->long_wait ? "true" : "false");
+		fprintf(f, "],\"long_wait\":%s,\"at_exit\":%s,\"name\":",
+			c->long_wait ? "true" : "false",
+			c->at_exit ? "true" : "false");
 		jsonstr_write_cstr(f, snapshot_name(s, c, name, sizeof(name)));
 		fputs(",\"where\":", f);
 		jsonstr_write_cstr(f, snapshot_where(s, c->last_addr, true,

@@ -386,9 +386,10 @@ static void detail_view_draw(struct tui *t)
 	attroff(A_BOLD);
 	term_text(y++, 1, A_NORMAL,
 		  "%s for %s, age %s, %" PRIu64 " switches (%.0f/s), "
-		  "%.1f%% running, %" PRIu64 " lost",
+		  "%.1f%% running, %" PRIu64 " lost%s",
 		  snapshot_state_name(c->state), in, age, c->switches,
-		  c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost);
+		  c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost,
+		  c->at_exit ? " (the state at the program's exit)" : "");
 	/* A transition is known: harvested, or found at a late attach. */
 	if (c->switches || c->last_tid)
 		term_text(y++, 1, A_NORMAL, "%s at %s",
