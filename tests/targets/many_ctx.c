@@ -30,11 +30,14 @@ static void entry(int idx)
 	val[idx] ^= 0x5bd1e995u;
 }
 
+/* Not locals: swapcontext returns twice. */
+static long n, i;
+static char *stacks;
+static uint64_t sum;
+
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
-	char *stacks;
-	uint64_t sum = 0;
+	n = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
 
 	if (n <= 0 || n > 1000000)
 		return 2;
@@ -44,7 +47,7 @@ int main(int argc, char **argv)
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (!uc || !val || stacks == MAP_FAILED)
 		return 3;
-	for (long i = 0; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		if (getcontext(&uc[i]) != 0)
 			return 4;
 		uc[i].uc_stack.ss_sp = stacks + (size_t)i * STACK;
@@ -55,10 +58,10 @@ int main(int argc, char **argv)
 			return 5;
 	}
 	printf("live %ld\n", n);
-	for (long i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		if (swapcontext(&main_uc, &uc[i]) != 0)
 			return 6;
-	for (long i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		sum = sum * 31 + val[i];
 	printf("sum %016llx\n", (unsigned long long)sum);
 	return 0;
