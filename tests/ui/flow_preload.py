@@ -59,8 +59,8 @@ def start_preload(fl):
         h.child_running(fl.corotop_pid, target)
     if not fl.workload_pid:
         raise h.Abort('no uctx-target under corotop')
-    fl.info = nz.Info('pid %d\ntid1 %d\n' % (fl.workload_pid,
-                                             fl.workload_pid))
+    fl.info = nz.Info('pid %d\ntid1 %d\nstations vary\n' %
+                      (fl.workload_pid, fl.workload_pid))
     return s
 
 

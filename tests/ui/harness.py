@@ -1159,7 +1159,8 @@ DEAD_2 = has(r'Coroutines 12: R 1 +S 9 +D 2 ')      # 1004 and 100a closed
 # After the exit nothing runs: the coroutine that was running is dead
 # (docs/TRACING.md, "After the program exits").
 EXIT_DEAD_3 = has(r'Coroutines 12: R 0 +S 9 +D 3 ')
-EXPIRED = has(r'Coroutines 10: R 0 +S 9 +D 1 ')     # 1004, 100a gone
+EXPIRED = has(r'Coroutines 10: R 1 +S 9 +D 0 ')     # 1004, 100a gone
+EXIT_EXPIRED = has(r'Coroutines 10: R 0 +S 9 +D 1 ')  # ... after the exit
 
 
 def flow_exit(fl):
@@ -1192,7 +1193,7 @@ def flow_exit(fl):
     # the flow waits for either and checks the dead rows only when they
     # made it (the guard is printed, not asserted: it cannot be forced).
     s = fl.step('exited-linger-%d' % linger,
-                marker=both(EXITED, NO_METERS, either(EXIT_DEAD_3, EXPIRED)),
+                marker=both(EXITED, NO_METERS, either(EXIT_DEAD_3, EXIT_EXPIRED)),
                 golden=False)
     dead = EXIT_DEAD_3(s)
     if not dead:
@@ -1206,7 +1207,7 @@ def flow_exit(fl):
                  same_as='exit-02-target-exited' if dead else None,
                  golden=dead)
     fl.check(s2.text[4:-1] == s.text[4:-1] and
-             (EXIT_DEAD_3(s2) if dead else EXPIRED(s2)),
+             (EXIT_DEAD_3(s2) if dead else EXIT_EXPIRED(s2)),
              'the final state stays: %sages stopped' %
              ('dead rows kept, ' if dead else ''),
              screen_dump(s) + '\n' + screen_dump(s2))

@@ -245,9 +245,15 @@ class Info:
         self.pid = None
         self.tids = {}
         self.wrapped = None
+        # Stations in use vary from run to run: a program started through
+        # an exec (the preload flow) has its shell's process station
+        # recycled at a moment that races the program's first stations.
+        self.stations_vary = False
         for line in text.splitlines():
             parts = line.split()
-            if len(parts) == 2 and parts[0] == 'pid':
+            if parts == ['stations', 'vary']:
+                self.stations_vary = True
+            elif len(parts) == 2 and parts[0] == 'pid':
                 self.pid = parts[1]
             elif len(parts) == 2 and parts[0] == 'wrapped':
                 self.wrapped = parts[1]
@@ -432,6 +438,8 @@ def normalize_lines(lines, info, width=None):
             cut = width and len(text) >= width
             text = re.sub(r'^( Events )\S+/s', r'\1N/s', text)
             text = re.sub(r'\btotal \d+', 'total N', text)
+            if info.stations_vary:
+                text = re.sub(r'\bstations \d+/', 'stations N/', text)
             if cut:
                 text = re.sub(r'^( Events N/s).*', r'\1 [cut]', text)
         elif ppt_rows and not last:

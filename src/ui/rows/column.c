@@ -29,6 +29,23 @@ static void cell_state(char *b, size_t n, const struct snapshot *s,
 	snprintf(b, n, "%c", c->state);
 }
 
+/* The process it lives in: its station's, else the target. */
+static uint64_t coro_pid(const struct snapshot *s, const struct model_coro *c)
+{
+	return c->pid ? c->pid : (uint64_t)(uint32_t)s->target.pid;
+}
+
+static void cell_pid(char *b, size_t n, const struct snapshot *s,
+		     const struct model_coro *c)
+{
+	uint64_t pid = coro_pid(s, c);
+
+	if (pid)
+		numtext_dec(b, n, pid);
+	else
+		snprintf(b, n, "-");
+}
+
 static void cell_tid(char *b, size_t n, const struct snapshot *s,
 		     const struct model_coro *c)
 {
@@ -134,6 +151,11 @@ static uint64_t key_state(const struct snapshot *s, const struct model_coro *c)
 					     : 2;
 }
 
+static uint64_t key_pid(const struct snapshot *s, const struct model_coro *c)
+{
+	return coro_pid(s, c);
+}
+
 static uint64_t key_tid(const struct snapshot *s, const struct model_coro *c)
 {
 	(void)s;
@@ -216,6 +238,9 @@ const struct column column_table[COL_COUNT] = {
 		    "probe id given by the program (hex)", cell_id, key_id},
 	[COL_STATE] = {"state", "S", 1, false, 0,
 		       "R running, S suspended, D dead", cell_state, key_state},
+	[COL_PID] = {"pid", "PID", 7, false, 3,
+		     "its process (shown when the program runs as several)",
+		     cell_pid, key_pid},
 	[COL_TID] = {"tid", "TID", 7, false, 3, "OS thread of the last switch",
 		     cell_tid, key_tid},
 	[COL_AGE] = {"age", "AGE", 7, false, 4,

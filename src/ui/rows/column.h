@@ -14,6 +14,7 @@
 enum column_id {
 	COL_ID = 0,
 	COL_STATE,
+	COL_PID,
 	COL_TID,
 	COL_AGE,
 	COL_IN_STATE,

@@ -76,7 +76,7 @@ void filter_finish(struct filter *f)
 static bool filter_numeric(int column, bool *hex)
 {
 	*hex = column == COL_ID || column == COL_WHERE;
-	return column == COL_ID || column == COL_TID ||
+	return column == COL_ID || column == COL_PID || column == COL_TID ||
 	       column == COL_SWITCHES || column == COL_SEQ ||
 	       column == COL_LOST || column == COL_WHERE;
 }
@@ -224,6 +224,8 @@ static bool filter_term_match(const struct filter_term *t,
 		switch (t->column) {
 		case COL_ID:
 			return c->probe_id == t->num;
+		case COL_PID:
+			return column_table[COL_PID].key(s, c) == t->num;
 		case COL_TID:
 			return c->last_tid && c->last_tid == t->num;
 		case COL_SWITCHES:

@@ -176,7 +176,8 @@ static const char *table_view_filter_text(const struct tui *t)
 
 /* The columns the user did not hide, dropped by priority when the screen
  * is narrow; WHERE takes what is left (term_layout).  NAME only while some
- * coroutine has a name. */
+ * coroutine has a name, PID only once the program ran as more than one
+ * process (table_multiprocess). */
 #define TABLE_WHERE_LEAST 24 /* WHERE's width before SEQ, LOST... go */
 #define TABLE_WHERE_WIDE 64  /* scrolled: WHERE's least width ... */
 #define TABLE_WHERE_MAX 200  /* ... and its most: the longest shown */
@@ -204,6 +205,16 @@ static int table_where_wide(const struct tui *t)
 	return most;
 }
 
+/* Whether the program ran as more than one process (pid): the PID column
+ * shows then.  An exec keeps the pid: one process. */
+static bool table_multiprocess(const struct tui *t)
+{
+	for (size_t k = 1; k < t->snap.nprocs; k++)
+		if (t->snap.procs[k].pid != t->snap.procs[0].pid)
+			return true;
+	return false;
+}
+
 /* The fitted table, or with `wide` the full one (Right). */
 static void table_layout(const struct tui *t, struct term_layout *lay,
 			 bool wide)
@@ -211,6 +222,7 @@ static void table_layout(const struct tui *t, struct term_layout *lay,
 	struct term_layout_column col[COL_COUNT];
 	int full = 1; /* the full table's width, and the spare column */
 	int where = wide ? table_where_wide(t) : TABLE_WHERE_LEAST;
+	bool multi = table_multiprocess(t);
 
 	for (int c = 0; c < COL_COUNT; c++) {
 		col[c] = (struct term_layout_column){
@@ -218,7 +230,9 @@ static void table_layout(const struct tui *t, struct term_layout *lay,
 			/* Scrolled: nothing is dropped, WHERE is wide. */
 			.least = where,
 			.priority = wide ? 0 : column_table[c].priority,
-			.hidden = t->hidden[c] || (c == COL_NAME && !t->named),
+			.hidden = t->hidden[c] ||
+				  (c == COL_NAME && !t->named) ||
+				  (c == COL_PID && !multi),
 		};
 		if (!col[c].hidden)
 			full += (col[c].width < 0 ? col[c].least
@@ -323,7 +337,10 @@ unsigned table_view_move(struct tui *t, long delta)
 
 unsigned table_view_sort(struct tui *t, int dir)
 {
-	t->sort_column = (t->sort_column + dir + COL_COUNT) % COL_COUNT;
+	/* PID is skipped while the program is one process (not shown). */
+	do
+		t->sort_column = (t->sort_column + dir + COL_COUNT) % COL_COUNT;
+	while (t->sort_column == COL_PID && !table_multiprocess(t));
 	snprintf(t->message, sizeof(t->message), "sorted by %s%s",
 		 column_table[t->sort_column].title,
 		 t->sort_invert ? " (inverted)" : "");
