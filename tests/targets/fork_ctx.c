@@ -57,6 +57,9 @@ static int child_status(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Not locals: swapcontext returns twice. */
+static int made;
+
 int main(int argc, char **argv)
 {
 	static char stacks[2][STACK];
@@ -64,14 +67,14 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 2;
-	for (int i = 0; i < 2; i++) {
-		if (getcontext(&uc[i]) != 0)
+	for (made = 0; made < 2; made++) {
+		if (getcontext(&uc[made]) != 0)
 			return 3;
-		uc[i].uc_stack.ss_sp = stacks[i];
-		uc[i].uc_stack.ss_size = STACK;
-		uc[i].uc_link = &main_uc;
-		makecontext(&uc[i], (void (*)(void))entry, 1, i);
-		if (swapcontext(&main_uc, &uc[i]) != 0) /* runs, parks */
+		uc[made].uc_stack.ss_sp = stacks[made];
+		uc[made].uc_stack.ss_size = STACK;
+		uc[made].uc_link = &main_uc;
+		makecontext(&uc[made], (void (*)(void))entry, 1, made);
+		if (swapcontext(&main_uc, &uc[made]) != 0) /* runs, parks */
 			return 4;
 	}
 	fflush(stdout);
