@@ -41,6 +41,20 @@
 #define IT_ADDR_CORO(a) (((uint64_t)(a) >> 32) - 1)
 #define IT_ADDR_EVENT(a) ((uint64_t)(a)&0xffffffffu)
 
+/* Whether this is a sanitizer build (ASan or TSan): its corotop never
+ * preloads (engine/target/autotrace.c). */
+static inline bool it_sanitized(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+	return true;
+#endif
+#endif
+	return false;
+}
+
 static inline uint64_t it_now(void)
 {
 	struct timespec ts;
