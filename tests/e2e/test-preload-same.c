@@ -193,24 +193,12 @@ static void same_three_ways(char *const argv[], int want, const char *note)
 	assert_xdg_empty();
 }
 
-static bool sanitized(void)
-{
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-	return true;
-#endif
-#endif
-	return false;
-}
-
 static void test_makecontext_pointer_arguments(void **state)
 {
 	char *argv[] = {ITEST_MKCTX_ARGS, NULL};
 
 	(void)state;
-	if (sanitized())
+	if (it_sanitized())
 		skip();
 	same_three_ways(argv, 0, "makecontext with 40 arguments (over 32)");
 }
@@ -221,7 +209,7 @@ static void test_boost_ucontext_fiber(void **state)
 	char *argv[] = {ITEST_BOOST_UCFIBER, NULL};
 
 	(void)state;
-	if (sanitized())
+	if (it_sanitized())
 		skip();
 	same_three_ways(argv, 0, NULL);
 #else
@@ -237,7 +225,7 @@ static void test_rtld_local_plugins(void **state)
 			ITEST_FCTX_PLUGIN_B, NULL};
 
 	(void)state;
-	if (sanitized())
+	if (it_sanitized())
 		skip();
 	same_three_ways(argv, 0, NULL);
 #else
@@ -252,7 +240,7 @@ static void test_fcontext_entry_returns(void **state)
 	char *argv[] = {ITEST_FCTX_RETURN, NULL};
 
 	(void)state;
-	if (sanitized())
+	if (it_sanitized())
 		skip();
 	same_three_ways(argv, 0, NULL);
 #else
@@ -322,7 +310,7 @@ static void test_many_live_contexts(void **state)
 	struct jv v;
 
 	(void)state;
-	if (sanitized())
+	if (it_sanitized())
 		skip();
 	same_three_ways(argv, 0, NULL);
 
@@ -373,7 +361,7 @@ static void test_sh_c_wrapping(void **state)
 	uint64_t child;
 
 	(void)state;
-	if (sanitized())
+	if (it_sanitized())
 		skip();
 	/* A traced child of the shell (through the preload). */
 	snprintf(cmd, sizeof(cmd), "%s 1000; echo after $?", ITEST_MANY_CTX);
@@ -460,7 +448,7 @@ static void test_fork_exec_spawn(void **state)
 	uint64_t target, child;
 
 	(void)state;
-	if (sanitized())
+	if (it_sanitized())
 		skip();
 	same_three_ways(fork_argv, 0, NULL);
 	same_three_ways(exec_argv, 0, NULL);
@@ -532,7 +520,7 @@ static void test_sh_c_child_ends_with_corotop(void **state)
 	pid_t demo = 0;
 
 	(void)state;
-	if (sanitized())
+	if (it_sanitized())
 		skip();
 	snprintf(cmd, sizeof(cmd), "%s -c 20 --stuck 0; echo after",
 		 ITEST_DEMO);
