@@ -10,7 +10,9 @@
  * chrome   Chrome Trace Event JSON (the JSON Object Format), which Perfetto
  *          and chrome://tracing open.  One process for the traced program
  *          (pid: corotop_pid when it fits 31 bits, else 1; named by a
- *          process_name event from corotop_command), one thread track per
+ *          process_name event from corotop_command) -- and one per child
+ *          process whose coroutines were recorded (corotop_coro_pid; named
+ *          "process PID") --, one thread track per
  *          coroutine (tids 1, 2, ... in order of first start, the pid
  *          skipped), named at the end by thread_name -- its corotop_name,
  *          else its WHERE (the `symbol` of its first parked interval that
@@ -281,15 +283,23 @@ static void cv_next(struct cv_chrome *ch)
 	ch->first = false;
 }
 
+/* The process a coroutine's track is in: its own (a child of the
+ * program's), else the program's. */
+static uint32_t cv_pid(const struct cv_chrome *ch, const struct convert_coro *c)
+{
+	return c && c->pid ? c->pid : ch->pid;
+}
+
 /* A metadata event: `what` of (pid, tid) is {key: text or number}. */
-static void cv_meta(struct cv_chrome *ch, const char *what, uint32_t tid,
-		    const char *key, const char *text, uint64_t num)
+static void cv_meta(struct cv_chrome *ch, const char *what, uint32_t pid,
+		    uint32_t tid, const char *key, const char *text,
+		    uint64_t num)
 {
 	cv_next(ch);
 	fprintf(ch->f,
 		"{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRIu32
 		",\"tid\":%" PRIu32 ",\"args\":{\"%s\":",
-		what, ch->pid, tid, key);
+		what, pid, tid, key);
 	if (text)
 		jsonstr_write_cstr(ch->f, text);
 	else
@@ -307,7 +317,7 @@ static void cv_flow(struct cv_chrome *ch, const struct convert_coro *c,
 		"{\"name\":\"migration\",\"cat\":\"migration\",\"ph\":\"%s\","
 		"\"id\":%" PRIu64 ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
 		",\"ts\":",
-		end ? "f\",\"bp\":\"e" : "s", ch->flows, ch->pid, c->tid);
+		end ? "f\",\"bp\":\"e" : "s", ch->flows, cv_pid(ch, c), c->tid);
 	cv_us(ch->f, ts);
 	fputc('}', ch->f);
 }
@@ -355,7 +365,7 @@ static bool cv_chrome_event(struct cv_chrome *ch, const struct heph_packet *p,
 	fprintf(f,
 		",\"cat\":\"heph\",\"ph\":\"X\",\"pid\":%" PRIu32
 		",\"tid\":%" PRIu32 ",\"ts\":",
-		ch->pid, c->tid);
+		cv_pid(ch, c), c->tid);
 	cv_us(f, start);
 	fputs(",\"dur\":", f);
 	cv_us(f, dur);
@@ -403,7 +413,7 @@ static bool cv_chrome(const struct heph_file *hf,
 			 ch.cs.command[0] ? ch.cs.command
 					  : "corotop recording");
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
-	cv_meta(&ch, "process_name", 0, "name", name, 0);
+	cv_meta(&ch, "process_name", ch.pid, 0, "name", name, 0);
 	for (size_t k = 0; k < hf->nev && ok; k++) {
 		struct heph_packet p;
 
@@ -420,9 +430,20 @@ static bool cv_chrome(const struct heph_file *hf,
 		const struct convert_coro *c = &ch.cs.c[i];
 
 		cv_track_name(&ch, c, name, sizeof(name));
-		cv_meta(&ch, "thread_name", c->tid, "name", name, 0);
-		cv_meta(&ch, "thread_sort_index", c->tid, "sort_index", NULL,
-			i);
+		/* A child process's tracks: that process named by its pid
+		 * (once per run of coroutines in it). */
+		if (c->pid && (!i || ch.cs.c[i - 1].pid != c->pid)) {
+			char proc[48];
+
+			snprintf(proc, sizeof(proc), "process %" PRIu32,
+				 c->pid);
+			cv_meta(&ch, "process_name", c->pid, 0, "name", proc,
+				0);
+		}
+		cv_meta(&ch, "thread_name", cv_pid(&ch, c), c->tid, "name",
+			name, 0);
+		cv_meta(&ch, "thread_sort_index", cv_pid(&ch, c), c->tid,
+			"sort_index", NULL, i);
 	}
 	fputs("\n]}\n", f);
 	convert_coros_finish(&ch.cs);

@@ -78,6 +78,15 @@ static void cv_options(struct convert_coros *cs, const struct heph_file *f)
 					      ? heph_be64(p.value + 16)
 					      : 0,
 			};
+		} else if (cv_option_is(&p, "corotop_coro_pid") &&
+			   p.value_len == 16 && cs->nbirths &&
+			   cs->births[cs->nbirths - 1].id ==
+				   heph_be64(p.value) &&
+			   heph_be64(p.value + 8) <= INT32_MAX) {
+			/* Right after its birth (file order, not sorted
+			 * yet). */
+			cs->births[cs->nbirths - 1].pid =
+				(uint32_t)heph_be64(p.value + 8);
 		}
 	}
 	if (cs->nbirths)
@@ -153,6 +162,7 @@ struct convert_coro *convert_coro_of(struct convert_coros *cs,
 		cs->c[k] = (struct convert_coro){
 			.sub = p->substream,
 			.id = b ? cs->births[b - 1].id : 0,
+			.pid = b ? cs->births[b - 1].pid : 0,
 			.stream = p->stream,
 		};
 		if (cs->c[k].id)

@@ -21,6 +21,7 @@
 /* A corotop_birth option: probe id `sub` became a new coroutine. */
 struct convert_birth {
 	uint64_t sub, ts, id;
+	uint32_t pid; /* its corotop_coro_pid, 0: the program's */
 };
 
 /* One coroutine of the trace: a Chrome thread track. */
@@ -29,6 +30,7 @@ struct convert_coro {
 	uint32_t stream;  /* the first stream it was seen on */
 	uint32_t ran_on;  /* the stream of its last running interval */
 	uint32_t tid;	  /* as written */
+	uint32_t pid;	  /* its process when not the program's, else 0 */
 	bool ran, counted, seen;
 	uint64_t ran_ts;   /* its last running interval's ts, written */
 	uint64_t last_out; /* the last ts written on the track */

@@ -85,7 +85,8 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 		  who.pid ? who.pid : (uint32_t)e->target.pid);
 	if (e->rec)
 		recorder_open(e->rec, station, probe_id, birth_ts,
-			      e->model.next_id - 1, who.name);
+			      e->model.next_id - 1, who.name,
+			      who.pid != (uint32_t)e->target.pid ? who.pid : 0);
 }
 
 static void engine_on_event(void *ctx, const struct harvest_event *in)

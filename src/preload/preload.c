@@ -38,11 +38,24 @@
  * Thread-local state is read only before a switch, or in a function called
  * after it that the compiler may not inline (the switch may return on
  * another thread; a TLS address computed before it would be the old one).
+ *
+ * A signal handler may switch too, wherever it lands -- inside one of
+ * these wrappers as well (a handler that switches to another context and
+ * back is legal at any instruction).  The bookkeeping of one switch (the
+ * probe's writes, this thread's current context) is made whole or not at
+ * all: while it is under way the thread is busy, and a switch a handler
+ * makes then is passed to the real function untraced -- the probe is
+ * never entered twice on one thread, and the handler never sees the
+ * current context half changed.  Between the bookkeeping and the real
+ * switch the handler sees the switch as made, which it nearly is: what it
+ * switches away from is recorded as the context resumed, and is that
+ * context once the handler returns.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -55,6 +68,7 @@
 #include "corotop/probe.h"
 #include "preload/ctxtable.h"
 #include "preload/resolve.h"
+#include "preload/testpoint.h"
 
 /* Contexts tracked at most (COROTOP_CONTEXTS, up to CTXTABLE_MAX): the
  * table maps records in chunks as they come, so the bound is only there
@@ -106,6 +120,9 @@ PRELOAD_TLS uint32_t preload_from = CTXTABLE_NONE;
  * record); and the function an ontop_fcontext runs, for its wrapper. */
 PRELOAD_TLS bool preload_exiting;
 PRELOAD_TLS transfer_t (*preload_ontop_fn)(transfer_t);
+/* This thread is in the preload's bookkeeping: a switch made meanwhile by
+ * a signal handler on this thread is passed on untraced (preload_enter). */
+PRELOAD_TLS volatile sig_atomic_t preload_busy;
 PRELOAD_TLS uint64_t preload_cache_key[PRELOAD_CACHE];
 PRELOAD_TLS uint32_t preload_cache_idx[PRELOAD_CACHE];
 
@@ -123,6 +140,30 @@ PRELOAD_TLS uint32_t preload_cache_idx[PRELOAD_CACHE];
 
 /* Boost's function f, as the caller of the wrapper running binds it. */
 #define PRELOAD_BOOST(f) resolve_boost(f, __builtin_return_address(0))
+
+/* Begins the bookkeeping of a switch: false when the preload is off or
+ * this thread is already in it (this is a signal handler's switch, to be
+ * passed on untraced). */
+static inline bool preload_enter(void)
+{
+	if (!preload_on || preload_busy)
+		return false;
+	preload_busy = 1;
+	/* A handler on this thread sees busy set before any store of the
+	 * bookkeeping (a compiler barrier; pairs with preload_leave's). */
+	atomic_signal_fence(memory_order_seq_cst);
+	return true;
+}
+
+/* Ends it, before the real switch (after it, this may be another
+ * thread's TLS). */
+static inline void preload_leave(void)
+{
+	/* Every store of the bookkeeping before busy is cleared (pairs
+	 * with preload_enter's). */
+	atomic_signal_fence(memory_order_seq_cst);
+	preload_busy = 0;
+}
 
 static struct ctx *preload_ctx(uint32_t i)
 {
@@ -272,7 +313,7 @@ static void preload_switch(uint32_t from, uint32_t to, uint64_t addr)
 	corotop_coro_switch_(
 		from != CTXTABLE_NONE ? &preload_ctx(from)->coro : NULL,
 		to != CTXTABLE_NONE ? &preload_ctx(to)->coro : NULL, addr);
-	preload_from = from;
+	PRELOAD_TEST_POINT(PRELOAD_POINT_RECORDED);
 	preload_cur = to;
 }
 
@@ -293,22 +334,15 @@ typedef void (*preload_entry_fn)(uint64_t, uint64_t, uint64_t, uint64_t,
 
 _Static_assert(CTX_MAX_ARGS == 32, "preload_entry_fn takes CTX_MAX_ARGS");
 
-/* Entry of every context made by makecontext: the program's entry with
- * its arguments, then the context's death, then glibc resumes uc_link
- * (which no wrapper sees, so the resume is recorded here). */
-static void preload_uc_entry(int idx)
+/* Context idx ended on this thread: closed, and glibc resumes link
+ * (bookkeeping like a switch's).  Not inlined: its TLS is the thread's
+ * the entry returned on. */
+static PRELOAD_NOIPA void preload_died(int idx, void *link)
 {
-	struct ctx *c = preload_ctx((uint32_t)idx);
-	void *link = c->link;
 	uint32_t next;
-	const uint64_t *a = c->argv;
 
-	((preload_entry_fn)c->entry)(
-		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-		a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18],
-		a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27],
-		a[28], a[29], a[30], a[31]);
-	/* The entry may have returned on another thread than it started. */
+	if (!preload_enter())
+		return;
 	next = link ? ctxtable_by_uc(&preload_table, (uint64_t)link)
 		    : CTXTABLE_NONE;
 	preload_cur = CTXTABLE_NONE;
@@ -318,6 +352,26 @@ static void preload_uc_entry(int idx)
 				    (uint64_t)__builtin_return_address(0));
 		preload_cur = next;
 	}
+	preload_leave();
+}
+
+/* Entry of every context made by makecontext: the program's entry with
+ * its arguments, then the context's death, then glibc resumes uc_link
+ * (which no wrapper sees, so the resume is recorded here). */
+static void preload_uc_entry(int idx)
+{
+	struct ctx *c = preload_ctx((uint32_t)idx);
+	void *link = c->link;
+	const uint64_t *a = c->argv;
+
+	((preload_entry_fn)c->entry)(
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+		a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18],
+		a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27],
+		a[28], a[29], a[30], a[31]);
+	/* The entry may have returned on another thread than it started:
+	 * the TLS below is read after the call. */
+	preload_died(idx, link);
 }
 
 /* glibc's makecontext given n of the arguments in a (it reads n; the
@@ -381,7 +435,7 @@ PRELOAD_MAKECONTEXT(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	va_end(ap);
 	if (argc > CTX_MAX_ARGS)
 		(void)preload_makecontext_many(argc);
-	if (!preload_on) {
+	if (!preload_enter()) {
 		preload_makecontext(real, ucp, func, n, a);
 		return;
 	}
@@ -397,6 +451,7 @@ PRELOAD_MAKECONTEXT(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	i = argc > CTX_MAX_ARGS ? CTXTABLE_NONE
 				: preload_open(CTX_UCONTEXT, lo, hi);
 	if (i == CTXTABLE_NONE) {
+		preload_leave();
 		preload_makecontext(real, ucp, func, n, a);
 		return;
 	}
@@ -405,6 +460,7 @@ PRELOAD_MAKECONTEXT(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	memcpy(preload_ctx(i)->argv, a, sizeof(a));
 	preload_ctx(i)->link = ucp->uc_link;
 	preload_saved(i, (uint64_t)ucp, true);
+	preload_leave();
 	real(ucp, (void (*)(void))preload_uc_entry, 1, (int)i);
 }
 
@@ -414,10 +470,12 @@ PRELOAD_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	uint64_t addr = (uint64_t)__builtin_return_address(0);
 	uint32_t from;
 
-	if (preload_on) {
+	if (preload_enter()) {
 		from = preload_current(addr);
 		preload_saved(from, (uint64_t)oucp, true);
 		preload_switch(from, preload_find((uint64_t)ucp, true), addr);
+		preload_leave();
+		PRELOAD_TEST_POINT(PRELOAD_POINT_SWITCH);
 	}
 	return real(oucp, ucp);
 }
@@ -427,9 +485,12 @@ PRELOAD_API int setcontext(const ucontext_t *ucp)
 	setcontext_fn real = PRELOAD_LIBC(real_setcontext, "setcontext");
 	uint64_t addr = (uint64_t)__builtin_return_address(0);
 
-	if (preload_on)
+	if (preload_enter()) {
 		preload_switch(preload_current(addr),
 			       preload_find((uint64_t)ucp, true), addr);
+		preload_leave();
+		PRELOAD_TEST_POINT(PRELOAD_POINT_SWITCH);
+	}
 	return real(ucp);
 }
 
@@ -441,26 +502,59 @@ PRELOAD_API transfer_t jump_fcontext(fcontext_t to, void *vp);
 PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 				      transfer_t (*fn)(transfer_t));
 
-/* After a switch returned into a context: whoever switched to it is now
- * suspended at t.fctx -- or, when it was exiting, freed by the function
- * ontop_fcontext ran (Boost's fiber_exit); a null t.fctx otherwise means
- * an ontop function kept it (its wrapper saw where).  On the thread it
- * returned on: not inlined, so its TLS is that thread's. */
-static PRELOAD_NOIPA void preload_arrived(fcontext_t fctx)
+/* What an fcontext switch leaves for the other side of it (preload_from,
+ * preload_exiting, preload_ontop_fn): set from just before the real switch
+ * until the resumed side takes it.  A signal handler's switch in between
+ * keeps it aside and puts it back (preload_pending_take, _put). */
+struct preload_pending {
+	uint32_t from;
+	bool exiting;
+	transfer_t (*ontop)(transfer_t);
+};
+
+static struct preload_pending preload_pending_take(void)
 {
-	uint32_t from = preload_from;
-	bool exiting = preload_exiting;
+	struct preload_pending p = {preload_from, preload_exiting,
+				    preload_ontop_fn};
 
 	preload_from = CTXTABLE_NONE;
 	preload_exiting = false;
-	if (from == CTXTABLE_NONE)
-		return;
-	if (exiting) {
-		if (from != preload_root)
-			preload_close(from);
-	} else if (fctx) {
-		preload_saved(from, (uint64_t)fctx, false);
+	preload_ontop_fn = NULL;
+	return p;
+}
+
+/* After a switch returned into a context: whoever switched to it is now
+ * suspended at t.fctx -- or, when it was exiting, freed by the function
+ * ontop_fcontext ran (Boost's fiber_exit); a null t.fctx otherwise means
+ * an ontop function kept it (its wrapper saw where).  Then what this
+ * switch kept aside (p, when not NULL) is put back.  On the thread it
+ * returned on: not inlined, so its TLS is that thread's. */
+static PRELOAD_NOIPA void preload_arrived(fcontext_t fctx,
+					  const struct preload_pending *p)
+{
+	uint32_t from;
+	bool exiting;
+
+	if (!preload_enter())
+		return; /* a handler's switch: the outer one is not done */
+	from = preload_from;
+	exiting = preload_exiting;
+	preload_from = CTXTABLE_NONE;
+	preload_exiting = false;
+	if (from != CTXTABLE_NONE) {
+		if (exiting) {
+			if (from != preload_root)
+				preload_close(from);
+		} else if (fctx) {
+			preload_saved(from, (uint64_t)fctx, false);
+		}
 	}
+	if (p && (p->from != CTXTABLE_NONE || p->ontop)) {
+		preload_from = p->from;
+		preload_exiting = p->exiting;
+		preload_ontop_fn = p->ontop;
+	}
+	preload_leave();
 }
 
 /* What ontop_fcontext runs on top of the resumed context, for a switch
@@ -469,11 +563,14 @@ static PRELOAD_NOIPA void preload_arrived(fcontext_t fctx)
 static PRELOAD_NOIPA transfer_t preload_ontop(transfer_t t)
 {
 	transfer_t (*fn)(transfer_t) = preload_ontop_fn;
-	uint32_t from = preload_from;
 
-	preload_ontop_fn = NULL;
-	if (from != CTXTABLE_NONE && t.fctx)
-		preload_saved(from, (uint64_t)t.fctx, false);
+	/* Not taken by a handler's switch: that one puts it back. */
+	if (preload_enter()) {
+		preload_ontop_fn = NULL;
+		if (preload_from != CTXTABLE_NONE && t.fctx)
+			preload_saved(preload_from, (uint64_t)t.fctx, false);
+		preload_leave();
+	}
 	return fn(t);
 }
 
@@ -482,7 +579,7 @@ static void preload_fc_entry(transfer_t t)
 {
 	void (*entry)(transfer_t);
 
-	preload_arrived(t.fctx);
+	preload_arrived(t.fctx, NULL);
 	/* This context is the one the switch that started it resumed. */
 	entry = NULL;
 	if (preload_cur != CTXTABLE_NONE) {
@@ -505,15 +602,18 @@ PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
 	uint32_t i;
 	fcontext_t f;
 
-	if (!preload_on)
+	if (!preload_enter())
 		return real(sp, size, fn);
 	preload_stack_reused(hi - size, hi);
 	i = preload_open(CTX_FCONTEXT, hi - size, hi);
-	if (i == CTXTABLE_NONE)
+	if (i == CTXTABLE_NONE) {
+		preload_leave();
 		return real(sp, size, fn);
+	}
 	preload_ctx(i)->entry = (void (*)(void))fn;
 	f = real(sp, size, preload_fc_entry);
 	preload_saved(i, (uint64_t)f, false);
+	preload_leave();
 	return f;
 }
 
@@ -521,15 +621,21 @@ PRELOAD_API transfer_t jump_fcontext(fcontext_t to, void *vp)
 {
 	jump_fcontext_fn real =
 		(jump_fcontext_fn)PRELOAD_BOOST(RESOLVE_JUMP_FCONTEXT);
+	uint64_t addr = (uint64_t)__builtin_return_address(0);
+	struct preload_pending p;
+	uint32_t from;
 	transfer_t t;
 
-	if (!preload_on)
+	if (!preload_enter())
 		return real(to, vp);
-	preload_switch(preload_current((uint64_t)__builtin_return_address(0)),
-		       preload_find((uint64_t)to, false),
-		       (uint64_t)__builtin_return_address(0));
+	p = preload_pending_take();
+	from = preload_current(addr);
+	preload_switch(from, preload_find((uint64_t)to, false), addr);
+	preload_from = from;
+	preload_leave();
+	PRELOAD_TEST_POINT(PRELOAD_POINT_SWITCH);
 	t = real(to, vp);
-	preload_arrived(t.fctx);
+	preload_arrived(t.fctx, &p);
 	return t;
 }
 
@@ -538,23 +644,27 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 {
 	ontop_fcontext_fn real =
 		(ontop_fcontext_fn)PRELOAD_BOOST(RESOLVE_ONTOP_FCONTEXT);
+	uint64_t addr = (uint64_t)__builtin_return_address(0);
+	struct preload_pending p;
 	transfer_t t;
 	uint32_t from;
+	bool exiting;
 
-	if (!preload_on)
+	if (!preload_enter())
 		return real(to, vp, fn);
-	from = preload_current((uint64_t)__builtin_return_address(0));
-	preload_exiting = from != CTXTABLE_NONE && vp &&
-			  vp == preload_ctx(from)->first_data;
-	preload_switch(from, preload_find((uint64_t)to, false),
-		       (uint64_t)__builtin_return_address(0));
-	if (preload_exiting || !fn) {
-		t = real(to, vp, fn);
-	} else {
+	p = preload_pending_take();
+	from = preload_current(addr);
+	exiting = from != CTXTABLE_NONE && vp &&
+		  vp == preload_ctx(from)->first_data;
+	preload_switch(from, preload_find((uint64_t)to, false), addr);
+	preload_from = from;
+	preload_exiting = exiting;
+	if (!exiting && fn)
 		preload_ontop_fn = fn;
-		t = real(to, vp, preload_ontop);
-	}
-	preload_arrived(t.fctx);
+	preload_leave();
+	PRELOAD_TEST_POINT(PRELOAD_POINT_SWITCH);
+	t = exiting || !fn ? real(to, vp, fn) : real(to, vp, preload_ontop);
+	preload_arrived(t.fctx, &p);
 	return t;
 }
 

@@ -28,7 +28,11 @@
  *                   stations of its own: the old probe went on writing
  *                   its parent's), exec and posix_spawn (the contexts of
  *                   an image that is gone end dead);
- *   sh -c demo      ended by the user: the shell's child goes too.
+ *   sh -c demo      ended by the user: the shell's child goes too;
+ *   sig-ctx         switches made from a signal handler, at a timer's
+ *                   whim and forced (a test build of the preload raises
+ *                   the signal inside its own switch): the same output,
+ *                   and the right states at exit.
  *
  * The program's own output is compared: stdout and stderr together, less
  * the lines the preload or corotop add ("corotop: ..."), which are checked
@@ -50,6 +54,11 @@
 #ifndef ITEST_PRELOAD_LIB
 #error "ITEST_PRELOAD_LIB must name libcorotop-preload"
 #endif
+
+/* The preload the LD_PRELOAD runs use: ITEST_PRELOAD_LIB, or its test
+ * build with test points (ITEST_PRELOAD_HOOKED, given to corotop as
+ * COROTOP_PRELOAD too) while a test forces an interleaving. */
+static const char *preload_lib = ITEST_PRELOAD_LIB;
 
 /* How a run ended, as one number: an exit code, or 128 + a signal (what
  * corotop exits with for a program killed by one). */
@@ -80,7 +89,7 @@ static int run_direct(char *const argv[], bool preload, char **out)
 		unsetenv("CTP_SOCK_PATH");
 		unsetenv("CTP_MAX_STATIONS");
 		if (preload)
-			setenv("LD_PRELOAD", ITEST_PRELOAD_LIB, 1);
+			setenv("LD_PRELOAD", preload_lib, 1);
 		else
 			unsetenv("LD_PRELOAD");
 		execv(argv[0], argv);
@@ -249,6 +258,25 @@ static void test_fcontext_entry_returns(void **state)
 #endif
 }
 
+/* The last JSON snapshot in p's output, parsed into snap. */
+static void last_json(struct proc *p, struct jv *snap)
+{
+	char *line = NULL;
+
+	for (char *l = p->obuf; l && *l;) {
+		char *nl = strchr(l, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (*l == '{')
+			line = l;
+		l = nl ? nl + 1 : NULL;
+	}
+	if (!line)
+		fail_msg("no JSON snapshot: %s", p->obuf ? p->obuf : "");
+	json_must_parse(line, snap);
+}
+
 /* The final snapshot of `corotop -b -f json` over argv (its delay longer
  * than the run: the one snapshot it prints is the one after the exit),
  * COROTOP_CONTEXTS set to `contexts` and the rows filtered by `filter`
@@ -257,7 +285,7 @@ static void test_fcontext_entry_returns(void **state)
 static void final_json(char *const argv[], const char *contexts,
 		       const char *filter, struct jv *snap)
 {
-	char path[512], *cv[64], *line = NULL;
+	char path[512], *cv[64];
 	struct proc p;
 	size_t n = 0;
 	int status;
@@ -288,19 +316,7 @@ static void final_json(char *const argv[], const char *contexts,
 	status = proc_finish(&p, 180000);
 	unlink(path);
 	assert_int_equal(ended(status), 0);
-	/* The last line that is an object. */
-	for (char *l = p.obuf; l && *l;) {
-		char *nl = strchr(l, '\n');
-
-		if (nl)
-			*nl = '\0';
-		if (*l == '{')
-			line = l;
-		l = nl ? nl + 1 : NULL;
-	}
-	if (!line)
-		fail_msg("no JSON snapshot: %s", p.obuf ? p.obuf : "");
-	json_must_parse(line, snap);
+	last_json(&p, snap);
 	proc_free(&p);
 }
 
@@ -353,6 +369,83 @@ static uint64_t proc_pid(const struct jv *snap, const char *name)
 	return 0;
 }
 
+/* argv recorded (--record), then the recording's end replayed: each
+ * coroutine carries the pid of the process it lived in, `child`; and in
+ * chrome's JSON its track is in that process, which is named. */
+static void recorded_pids(char *const argv[], const char *child_name)
+{
+	char rec[512], chrome[512], proc_name[64], *cv[64];
+	uint64_t child, target;
+	const struct jv *co;
+	struct proc p;
+	struct jv v;
+	size_t n = 0;
+	FILE *f;
+	char *text = NULL;
+	size_t len = 0;
+
+	snprintf(rec, sizeof(rec), "%s.pids.heph", xdg);
+	snprintf(chrome, sizeof(chrome), "%s.pids.json", xdg);
+	cv[n++] = ITEST_COROTOP;
+	cv[n++] = "-b";
+	cv[n++] = "-f";
+	cv[n++] = "json";
+	cv[n++] = "-d";
+	cv[n++] = "36000";
+	cv[n++] = "--output";
+	cv[n++] = "/dev/null";
+	cv[n++] = "--record";
+	cv[n++] = rec;
+	cv[n++] = "--";
+	for (size_t i = 0; argv[i] && n < 63; i++)
+		cv[n++] = argv[i];
+	cv[n] = NULL;
+	assert_int_equal(run(&p, cv, 180000), 0);
+	last_json(&p, &v);
+	child = proc_pid(&v, child_name);
+	target = json_u64(&v, "target.pid");
+	assert_true(child > 0 && child != target);
+	json_free(&v);
+	proc_free(&p);
+
+	{
+		char *rv[] = {ITEST_COROTOP, "--replay", rec, "-b",
+			      "-f",	     "json",	 NULL};
+
+		assert_int_equal(run(&p, rv, 60000), 0);
+	}
+	last_json(&p, &v);
+	assert_int_equal(json_u64(&v, "target.pid"), target);
+	co = json_need(&v, "coroutines", J_ARR);
+	print_message("replay: %zu coroutines, of pid %llu (target %llu)\n",
+		      co->n, (unsigned long long)child,
+		      (unsigned long long)target);
+	assert_true(co->n > 0);
+	for (size_t i = 0; i < co->n; i++)
+		assert_int_equal(json_u64(&co->items[i], "pid"), child);
+	json_free(&v);
+	proc_free(&p);
+
+	{
+		char *xv[] = {ITEST_COROTOP, "convert", "--to", "chrome",
+			      rec,	     "-o",	chrome, NULL};
+
+		assert_int_equal(run(&p, xv, 60000), 0);
+		proc_free(&p);
+	}
+	f = fopen(chrome, "r");
+	assert_non_null(f);
+	assert_true(getdelim(&text, &len, '\0', f) > 0);
+	fclose(f);
+	snprintf(proc_name, sizeof(proc_name),
+		 "\"pid\":%llu,\"tid\":0,\"args\":{\"name\":\"process %llu\"}",
+		 (unsigned long long)child, (unsigned long long)child);
+	assert_non_null(strstr(text, proc_name));
+	free(text);
+	unlink(rec);
+	unlink(chrome);
+}
+
 static void test_sh_c_wrapping(void **state)
 {
 	char cmd[1024];
@@ -381,6 +474,8 @@ static void test_sh_c_wrapping(void **state)
 			assert_int_equal(json_u64(&co->items[i], "pid"), child);
 	}
 	json_free(&v);
+	/* The same in a recording: replayed, and converted. */
+	recorded_pids(argv, "many-ctx");
 #ifdef ITEST_DEMO
 	/* A child that links the probe: traced once, by its own calls --
 	 * as many coroutines as when corotop starts it, not twice as many. */
@@ -505,6 +600,88 @@ static void test_fork_exec_spawn(void **state)
 	assert_xdg_empty();
 }
 
+/* The hooked preload in use for the runs that follow, raising SIGUSR1 at
+ * `raise` (COROTOP_TEST_RAISE, testpoint.c); NULL: back to the real one. */
+static void use_hooked(const char *raise)
+{
+	if (raise) {
+		preload_lib = ITEST_PRELOAD_HOOKED;
+		setenv("COROTOP_PRELOAD", ITEST_PRELOAD_HOOKED, 1);
+		setenv("COROTOP_TEST_RAISE", raise, 1);
+	} else {
+		preload_lib = ITEST_PRELOAD_LIB;
+		unsetenv("COROTOP_PRELOAD");
+		unsetenv("COROTOP_TEST_RAISE");
+	}
+}
+
+/* A handler that switches to a monitor and back, wherever a timer lands
+ * it, and where the hooked preload lands it: in the middle of its own
+ * switch (1: the probe written, the thread's current context not yet; 2:
+ * all recorded, the real switch not yet made), at every switch. */
+static void test_signal_handler_switches(void **state)
+{
+	char *timer[] = {ITEST_SIG_CTX, "timer", NULL};
+	char *raised[] = {ITEST_SIG_CTX, "raise", NULL};
+
+	(void)state;
+	if (it_sanitized())
+		skip();
+	same_three_ways(timer, 0, NULL);
+	use_hooked("1");
+	same_three_ways(raised, 0, NULL);
+	use_hooked("2");
+	same_three_ways(raised, 0, NULL);
+	use_hooked(NULL);
+}
+
+/* The state at exit when the last switch (the worker's 20,000th hand-over
+ * to the root: switch 40,000) is interrupted by the handler's round trip
+ * at point `raise`: the root, running at the exit, is dead; the worker and
+ * the monitor are parked, frozen at exit.  Before the preload kept a
+ * handler out of its bookkeeping, point 1 left the worker running (then
+ * shown dead): the handler took the worker for the one running. */
+static void signal_final_state(const char *raise)
+{
+	char *argv[] = {ITEST_SIG_CTX, "raise", NULL};
+	const struct jv *co;
+	struct jv v;
+	size_t parked = 0;
+
+	use_hooked(raise);
+	final_json(argv, NULL, NULL, &v);
+	use_hooked(NULL);
+	co = json_need(&v, "coroutines", J_ARR);
+	for (size_t i = 0; i < co->n; i++) {
+		const struct jv *c = &co->items[i];
+		const char *name = json_need(c, "name", J_STR)->s;
+		const char *st = json_need(c, "state", J_STR)->s;
+
+		print_message("COROTOP_TEST_RAISE=%s: id %llu \"%s\" %s\n",
+			      raise, (unsigned long long)json_u64(c, "id"),
+			      name, st);
+		assert_true(json_need(c, "at_exit", J_BOOL)->b);
+		if (!strcmp(name, "root")) {
+			assert_string_equal(st, "dead");
+		} else {
+			assert_string_equal(st, "suspended");
+			parked++;
+		}
+	}
+	assert_int_equal(parked, 2);
+	json_free(&v);
+}
+
+static void test_signal_switch_final_state(void **state)
+{
+	(void)state;
+	if (it_sanitized())
+		skip();
+	signal_final_state("1:40000");
+	signal_final_state("2:40000");
+	assert_xdg_empty();
+}
+
 #ifdef ITEST_DEMO
 /* corotop -- sh -c 'demo' ended by the user (SIGINT, as Ctrl-C): the demo,
  * a child of the shell, goes too.  It ran on, orphaned, before. */
@@ -561,6 +738,8 @@ int main(void)
 		cmocka_unit_test(test_many_live_contexts),
 		cmocka_unit_test(test_sh_c_wrapping),
 		cmocka_unit_test(test_fork_exec_spawn),
+		cmocka_unit_test(test_signal_handler_switches),
+		cmocka_unit_test(test_signal_switch_final_state),
 #ifdef ITEST_DEMO
 		cmocka_unit_test(test_sh_c_child_ends_with_corotop),
 #endif

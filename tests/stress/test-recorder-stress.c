@@ -174,7 +174,7 @@ static void *produce(void *arg)
 	unsigned round = 0;
 
 	for (uint32_t s = 0; s < STATIONS; s++)
-		recorder_open(p->r, s, 1000 + s, now_ns(), s + 1, NULL);
+		recorder_open(p->r, s, 1000 + s, now_ns(), s + 1, NULL, 0);
 	recorder_publish(p->r);
 	while (p->pushed < TARGET_EVENTS) {
 		/* A pass: some thousands of events, then publish. */
@@ -325,7 +325,7 @@ static void test_many_streams(void **state)
 	close(fd);
 	r = recorder_create(path, 1, NULL, "streams", err, sizeof(err));
 	assert_non_null(r);
-	recorder_open(r, 0, 7, now_ns(), 1, NULL);
+	recorder_open(r, 0, 7, now_ns(), 1, NULL, 0);
 	for (uint32_t i = 0; i < THREADS * EACH; i++) {
 		struct harvest_event ev = {.probe_id = 7,
 					   .ts = now_ns(),
@@ -417,7 +417,7 @@ static void test_books_stop_with_the_file(void **state)
 	lim = (struct rlimit){LIMIT, old.rlim_max};
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	for (uint32_t s = 0; s < STATIONS; s++)
-		recorder_open(p.r, s, 1000 + s, now_ns(), s + 1, NULL);
+		recorder_open(p.r, s, 1000 + s, now_ns(), s + 1, NULL, 0);
 	deadline = now_ns() + FAIL_WAIT_NS;
 	do {
 		for (int k = 0; k < 1000; k++)

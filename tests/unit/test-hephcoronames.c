@@ -5,7 +5,9 @@
  *     (substream, time), replay's snapshots carry it (snapshot_name), and
  *     corotop convert puts it in chrome's thread names and args and in
  *     jsonl's lines; an unnamed coroutine stays unnamed everywhere, also
- *     when it reuses a named one's probe id;
+ *     when it reuses a named one's probe id; a coroutine of another
+ *     process than the target's (corotop_coro_pid) carries its pid in
+ *     replay's snapshots;
  *   - hostile options: a name too long is cut at 47 bytes, control bytes
  *     read '?', id 0 and empty names are ignored, an id named twice gets
  * one of them, a name for an id no birth has names no coroutine, a birth of
@@ -72,13 +74,13 @@ static void record(void)
 	close(fd);
 	r = recorder_create(path, 2, NULL, "names", err, sizeof(err));
 	assert_non_null(r);
-	recorder_open(r, 0, 7, 10 * MS, 1, "worker-1");
-	recorder_open(r, 1, 8, 11 * MS, 2, "");
+	recorder_open(r, 0, 7, 10 * MS, 1, "worker-1", 0);
+	recorder_open(r, 1, 8, 11 * MS, 2, "", 4242);
 	event(r, 0, 12 * MS, 2, true);
 	event(r, 1, 13 * MS, 2, true);
 	event(r, 0, 14 * MS, 4, false);
 	recorder_close(r, 0, 20 * MS);
-	recorder_open(r, 0, 7, 30 * MS, 3, NULL);
+	recorder_open(r, 0, 7, 30 * MS, 3, NULL, 0);
 	event(r, 0, 31 * MS, 2, true);
 	recorder_stop(r, 40 * MS);
 	assert_true(recorder_destroy(r, err, sizeof(err)));
@@ -139,9 +141,12 @@ static void test_round_trip(void **state)
 	assert_non_null(c);
 	assert_string_equal(snapshot_name(&s, c, name, sizeof(name)),
 			    "worker-1");
+	assert_int_equal(c->pid, 0); /* the target's */
 	c = by_id(&s, 2);
 	assert_non_null(c);
 	assert_string_equal(snapshot_name(&s, c, name, sizeof(name)), "");
+	/* It lived in another process: its corotop_coro_pid. */
+	assert_int_equal(c->pid, 4242);
 	replay_snapshot(&rp, 35 * MS, &s);
 	c = by_id(&s, 3);
 	assert_non_null(c);
@@ -154,6 +159,13 @@ static void test_round_trip(void **state)
 	assert_non_null(strstr(out, "\"args\":{\"name\":\"worker-1\"}"));
 	assert_non_null(strstr(out, "\"args\":{\"name\":\"coroutine 8\"}"));
 	assert_non_null(strstr(out, "\"coroutine\":\"worker-1\""));
+	/* The coroutine of process 4242: its track in that process, which
+	 * is named; the others in the program's (pid 1: none recorded). */
+	assert_non_null(strstr(out, "\"name\":\"process_name\",\"pid\":4242,"
+				    "\"tid\":0,\"args\":{\"name\":\"process "
+				    "4242\"}"));
+	assert_non_null(strstr(out, "\"ph\":\"X\",\"pid\":4242,"));
+	assert_non_null(strstr(out, "\"ph\":\"X\",\"pid\":1,"));
 	free(out);
 	out = convert_to(CONVERT_JSONL);
 	/* worker-1's two transitions are named; the others are not. */

@@ -34,7 +34,9 @@
  * ("1"), `corotop_command` (what was traced), `corotop_birth` (u64 probe id,
  * time, id) as each coroutine is born -- probe ids are reused, so that is where
  * a substream's intervals belong to the next coroutine -- and right after it
- * `corotop_name` (u64 id, then the name) when the coroutine has one, and, once
+ * `corotop_name` (u64 id, then the name) when the coroutine has one, and
+ * `corotop_coro_pid` (u64 id, u64 pid) when it lives in another process than
+ * the target (a child: `sh -c`, fork, spawn); and, once
  * known, `corotop_pid` (u64); at the end `corotop_exit` (i64 exit status or -1,
  * i64 signal) when the target had exited, and last `corotop_end` (u64): when
  * recording stopped.  Each address written (an addr, a stack frame) is named
@@ -427,6 +429,18 @@ static void rec_coro_name(struct recorder *r, uint64_t id, const char *name)
 	heph_enc_meta(&r->enc, "corotop_name", val, 8 + n);
 }
 
+/* The process it lives in, when not the target: corotop_coro_pid =
+ * corotop's id and the pid (u64 each), right after the birth. */
+static void rec_coro_pid(struct recorder *r, uint64_t id, uint64_t pid)
+{
+	uint8_t be[16];
+
+	rec_be64(be, id);
+	rec_be64(be + 8, pid);
+	rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
+	heph_enc_meta(&r->enc, "corotop_coro_pid", be, sizeof(be));
+}
+
 /* A coroutine that never ran died: corotop_death = substream and time
  * (u64 each).  One that ran needs none: its last interval ends there. */
 static void rec_death(struct recorder *r, uint64_t probe_id, uint64_t ts)
@@ -470,6 +484,8 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 		s->probe_id = it->value;
 		s->id = it->seq;
 		rec_birth(r, it->value, it->ts, it->seq);
+		if (it->tid && it->seq)
+			rec_coro_pid(r, it->seq, it->tid);
 		break;
 	case REC_NAME:
 		if (s->live && s->id)
@@ -658,11 +674,12 @@ void recorder_publish(struct recorder *r)
 }
 
 void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
-		   uint64_t ts, uint64_t id, const char *name)
+		   uint64_t ts, uint64_t id, const char *name, uint32_t pid)
 {
 	struct rec_item it = {.kind = REC_OPEN,
 			      .station = station,
 			      .ts = ts,
+			      .tid = pid, /* REC_OPEN: the pid */
 			      .seq = id,
 			      .value = probe_id};
 

@@ -50,9 +50,11 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 /* Harvest side, with the engine lock held (one producer at a time).  None
  * blocks or makes a syscall in the common case. */
 /* id: the model's id for the coroutine (replay shows the same); name:
- * its name, cleaned, at most 47 bytes ("" or NULL: none). */
+ * its name, cleaned, at most 47 bytes ("" or NULL: none); pid: the
+ * process it lives in when that is not the target, else 0. */
 void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
-		   uint64_t ts, uint64_t id, const char *name);
+		   uint64_t ts, uint64_t id, const char *name,
+		   uint32_t pid);
 void recorder_event(struct recorder *r, const struct harvest_event *ev);
 void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
 		   uint64_t ts);

@@ -86,6 +86,20 @@ static void rp_death_add(struct replay *r, struct streammap *m,
 		b->death = ts > b->ts ? ts : b->ts + 1; /* 0 is "none" */
 }
 
+/* A corotop_coro_pid: the process of the coroutine with corotop's id
+ * `id`, whose birth it follows (a name may come between: the last two
+ * births are looked at).  A pid that does not fit a pid_t is ignored. */
+static void rp_coro_pid(struct replay *r, uint64_t id, uint64_t pid)
+{
+	if (!id || !pid || pid > INT32_MAX)
+		return;
+	for (size_t k = r->nbirth_opt; k > 0 && k + 2 > r->nbirth_opt; k--)
+		if (r->birth_opt[k - 1].id == id) {
+			r->birth_opt[k - 1].pid = (uint32_t)pid;
+			return;
+		}
+}
+
 static int rp_birth_cmp2(const void *a, const void *b)
 {
 	const struct replay_birth *x = a, *y = b;
@@ -158,6 +172,10 @@ static void rp_options(struct replay *r)
 				     heph_be64(p.value + 8),
 				     p.value_len == 24 ? heph_be64(p.value + 16)
 						       : 0);
+		else if (rp_option_is(&p, "corotop_coro_pid") &&
+			 p.value_len == 16)
+			rp_coro_pid(r, heph_be64(p.value),
+				    heph_be64(p.value + 8));
 		else if (rp_option_is(&p, "corotop_death") && p.value_len == 16)
 			rp_death_add(r, &m, last, nlast, heph_be64(p.value),
 				     heph_be64(p.value + 8));
@@ -309,6 +327,7 @@ static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
 		c->birth = birth->ts;
 	c->id = birth ? birth->id : 0; /* checked in rp_ids */
 	c->name = birth ? birth->name : 0;
+	c->pid = birth ? birth->pid : 0;
 	if (birth) /* rp_cut's births are r->birth_opt's */
 		r->birth_opt[birth - r->birth_opt].used = true;
 	return true;
@@ -340,6 +359,7 @@ static bool rp_unrun(struct replay *r, size_t *cap)
 			return false;
 		c->id = b->id;
 		c->name = b->name;
+		c->pid = b->pid;
 		c->birth = c->end = b->ts;
 		if (end) {
 			c->end = end;

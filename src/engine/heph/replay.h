@@ -36,6 +36,7 @@ struct replay_birth {
 	uint64_t id;	/* corotop's id for it, 0: none */
 	uint64_t death; /* its corotop_death (it never ran), 0: none */
 	uint32_t name;	/* its corotop_name in r->names, 0: none */
+	uint32_t pid;	/* its corotop_coro_pid, 0: the target's */
 	bool used;	/* a birth that owns intervals (rp_emit) */
 };
 
@@ -48,6 +49,7 @@ struct replay_coro {
 	uint32_t first, n;   /* its intervals: iv[first .. first + n) */
 	uint32_t lfirst, nl; /* its losses: lost[lfirst .. lfirst + nl) */
 	uint32_t name;	     /* its birth's name (r->names), 0: none */
+	uint32_t pid;	     /* its birth's process, 0: the target */
 	bool dead;	     /* ended before the recording did */
 };
 

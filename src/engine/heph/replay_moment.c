@@ -138,6 +138,7 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 	out->station = MODEL_NONE;
 	out->probe_id = c->substream;
 	out->name = c->name;
+	out->pid = c->pid;
 	out->birth_ts = c->birth;
 	out->in_use = 1;
 	/* Not recorded: where a station went.  No dead-station warnings. */
