@@ -70,6 +70,22 @@ void engine_sigbus(int sig, siginfo_t *si, void *uc)
 
 /* ---- sink: harvest -> model (called with lock held) ---- */
 
+/* With the lock held: the number whose symbols name pid's addresses
+ * (snapshot_space): 0 the target's, SNAPSHOT_SPACE_NONE past
+ * SNAPSHOT_SPACES_MAX other processes. */
+static uint16_t engine_space(struct engine *e, uint32_t pid)
+{
+	if (!pid || (pid_t)pid == e->target.pid)
+		return 0;
+	for (uint32_t k = 0; k < e->nspaces; k++)
+		if (e->spaces[k] == pid)
+			return (uint16_t)(k + 1);
+	if (e->nspaces == SNAPSHOT_SPACES_MAX)
+		return SNAPSHOT_SPACE_NONE;
+	e->spaces[e->nspaces++] = pid;
+	return (uint16_t)e->nspaces;
+}
+
 static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 			   uint64_t birth_ts)
 {
@@ -83,6 +99,7 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 	model_occupant(&e->model, station, who.name, who.coro);
 	model_pid(&e->model, station,
 		  who.pid ? who.pid : (uint32_t)e->target.pid);
+	(void)engine_space(e, who.pid);
 	if (e->rec)
 		recorder_open(e->rec, station, probe_id, birth_ts,
 			      e->model.next_id - 1, who.name,

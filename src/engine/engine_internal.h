@@ -217,6 +217,10 @@ struct engine {
 	struct engine_ppt ppt; /* attach mode */
 	struct engine_unwind_state unwind; /* parked stacks walked */
 	struct engine_procs procs;	   /* processes seen (lock) */
+	/* The processes other than the target whose coroutines were seen,
+	 * numbered for names (snapshot_space - 1; append-only, lock). */
+	uint32_t spaces[SNAPSHOT_SPACES_MAX];
+	uint32_t nspaces;
 	struct engine_rp *rp; /* replay mode (engine_replay.c), or NULL */
 	pthread_mutex_t lock; /* guards model, harvest counters, target,
 			       cfg.lints */

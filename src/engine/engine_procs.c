@@ -156,6 +156,8 @@ void engine_procs_snapshot(struct engine *e, struct snapshot *out)
 	const struct engine_procs *ps = &e->procs;
 	size_t k = ps->n > SNAPSHOT_PROCS_MAX ? ps->n - SNAPSHOT_PROCS_MAX : 0;
 
+	out->nspaces = e->nspaces;
+	memcpy(out->spaces, e->spaces, e->nspaces * sizeof(e->spaces[0]));
 	out->contexts_untracked = 0;
 	out->nprocs = 0;
 	out->procs_total = ps->n;

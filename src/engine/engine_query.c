@@ -48,12 +48,20 @@ static bool engine_name_resolve(void *ctx, uint64_t key, char *full,
 {
 	struct engine *e = ctx;
 	bool call_site = (key & SNAPSHOT_WHERE_TAG) != 0;
-	uint64_t addr = key & ~SNAPSHOT_WHERE_TAG;
+	uint16_t space = SNAPSHOT_KEY_SPACE(key);
+	uint64_t addr = SNAPSHOT_KEY_ADDR(key);
+	pid_t pid = 0; /* the target's */
 
-	symtab_where(&e->symtab, addr, call_site, true, full,
-		     NAMECACHE_NAME_MAX);
-	symtab_where(&e->symtab, addr, call_site, false, brief,
-		     NAMECACHE_NAME_MAX);
+	/* Another process's address: by its own symbols (engine_space). */
+	if (space) {
+		pthread_mutex_lock(&e->lock);
+		pid = space <= e->nspaces ? (pid_t)e->spaces[space - 1] : -1;
+		pthread_mutex_unlock(&e->lock);
+	}
+	symtab_where_in(&e->symtab, pid, addr, call_site, true, full,
+			NAMECACHE_NAME_MAX);
+	symtab_where_in(&e->symtab, pid, addr, call_site, false, brief,
+			NAMECACHE_NAME_MAX);
 	*gen = symtab_gen(&e->symtab);
 	return strncmp(full, "0x", 2) != 0;
 }
@@ -85,29 +93,46 @@ struct namecache *engine_names_create(struct engine *e)
 static void engine_name_now(struct engine *e, struct snapshot *out, bool all)
 {
 	uint64_t prev = 0;
+	uint16_t prev_space = 0, hspace = 0;
 
 	for (size_t i = 0; all && i < out->count; i++) {
 		const struct model_coro *c = &out->coro[i];
 		char name[8];
 		uint64_t pc = 0;
 
+		uint16_t space = snapshot_space(out, c);
+
+		if (space == SNAPSHOT_SPACE_NONE)
+			continue;
 		/* A coroutine named by its entry's code, an exact address
 		 * (snapshot_name): a key of its own. */
 		if (c->name &&
 		    namepool_get(out->coro_names, c->name, name, sizeof(name),
 				 &pc) &&
-		    !name[0] && pc)
-			namecache_ensure(e->names, pc);
-		if (c->last_addr == prev || !c->last_addr)
+		    !name[0] && SNAPSHOT_ADDR_NAMEABLE(pc) && pc)
+			namecache_ensure(e->names, SNAPSHOT_KEY_IN(pc, space));
+		if ((c->last_addr == prev && space == prev_space) ||
+		    !c->last_addr || !SNAPSHOT_ADDR_NAMEABLE(c->last_addr))
 			continue;
 		prev = c->last_addr;
-		namecache_ensure(e->names, SNAPSHOT_WHERE_KEY(prev));
+		prev_space = space;
+		namecache_ensure(
+			e->names,
+			SNAPSHOT_KEY_IN(SNAPSHOT_WHERE_KEY(prev), space));
 	}
-	for (size_t i = 0; i < out->nhistory; i++)
-		if (out->history[i].addr)
+	/* The watched coroutine's history: of its process. */
+	for (size_t i = 0; out->nhistory && i < out->count; i++)
+		if (out->coro[i].id == out->history_id)
+			hspace = snapshot_space(out, &out->coro[i]);
+	for (size_t i = 0; i < out->nhistory && hspace != SNAPSHOT_SPACE_NONE;
+	     i++)
+		if (out->history[i].addr &&
+		    SNAPSHOT_ADDR_NAMEABLE(out->history[i].addr))
 			namecache_ensure(
 				e->names,
-				SNAPSHOT_WHERE_KEY(out->history[i].addr));
+				SNAPSHOT_KEY_IN(SNAPSHOT_WHERE_KEY(
+							out->history[i].addr),
+						hspace));
 }
 
 /* The snapshot's names: the engine's cache (text only), and its

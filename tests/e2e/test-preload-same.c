@@ -683,8 +683,24 @@ static void test_signal_switch_final_state(void **state)
 }
 
 #ifdef ITEST_DEMO
+/* How many of snap's coroutines live in process pid and have a WHERE
+ * named by symbols (not hex). */
+static size_t named_in(const struct jv *snap, uint64_t pid)
+{
+	const struct jv *co = json_need(snap, "coroutines", J_ARR);
+	size_t n = 0;
+
+	for (size_t i = 0; i < co->n; i++)
+		n += json_u64(&co->items[i], "pid") == pid &&
+		     strncmp(json_need(&co->items[i], "where", J_STR)->s, "0x",
+			     2) != 0;
+	return n;
+}
+
 /* corotop -- sh -c 'demo' ended by the user (SIGINT, as Ctrl-C): the demo,
- * a child of the shell, goes too.  It ran on, orphaned, before. */
+ * a child of the shell, goes too.  It ran on, orphaned, before.  While it
+ * runs, its coroutines' WHERE is named by its own symbols (the shell's
+ * named nothing: hex). */
 static void test_sh_c_child_ends_with_corotop(void **state)
 {
 	char cmd[1024];
@@ -695,6 +711,7 @@ static void test_sh_c_child_ends_with_corotop(void **state)
 	size_t off = 0;
 	char *line;
 	pid_t demo = 0;
+	size_t named = 0;
 
 	(void)state;
 	if (it_sanitized())
@@ -702,17 +719,20 @@ static void test_sh_c_child_ends_with_corotop(void **state)
 	snprintf(cmd, sizeof(cmd), "%s -c 20 --stuck 0; echo after",
 		 ITEST_DEMO);
 	proc_start(&p, argv);
-	while (!demo && (line = proc_line_by(&p, &off, end)) != NULL) {
+	while (!named && (line = proc_line_by(&p, &off, end)) != NULL) {
 		struct jv v;
 
 		if (line[0] == '{') {
 			json_must_parse(line, &v);
 			demo = (pid_t)proc_pid(&v, "corotop-demo");
+			named = demo > 0 ? named_in(&v, (uint64_t)demo) : 0;
 			json_free(&v);
 		}
 		free(line);
 	}
+	print_message("demo pid %d: %zu coroutines named\n", (int)demo, named);
 	assert_true(demo > 0);
+	assert_true(named > 0);
 	assert_int_equal(kill(p.pid, SIGINT), 0);
 	(void)proc_finish(&p, 60000);
 	proc_free(&p);

@@ -128,7 +128,10 @@ static const char *snapshot_code_settled(const struct snapshot *s, uint64_t key,
 	*settled = true;
 	if (!n)
 		return buf;
-	if (s->names && addr &&
+	/* Beyond user space: no symbol is there (nor room for a process in
+	 * the key). */
+	if (s->names && addr && SNAPSHOT_ADDR_NAMEABLE(addr) &&
+	    SNAPSHOT_KEY_SPACE(key) != SNAPSHOT_SPACE_NONE &&
 	    namecache_name(s->names, key, full, buf, n, settled))
 		return buf;
 	if (n > 2) {
@@ -157,6 +160,36 @@ const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
 	return snapshot_where_settled(s, addr, full, buf, n, &settled);
 }
 
+uint16_t snapshot_space(const struct snapshot *s, const struct model_coro *c)
+{
+	if (!c->pid || (pid_t)c->pid == s->target.pid)
+		return 0;
+	for (uint32_t k = 0; k < s->nspaces && k < SNAPSHOT_SPACES_MAX; k++)
+		if (s->spaces[k] == c->pid)
+			return (uint16_t)(k + 1);
+	return SNAPSHOT_SPACE_NONE;
+}
+
+const char *snapshot_where_of_settled(const struct snapshot *s,
+				      const struct model_coro *c, uint64_t addr,
+				      bool full, char *buf, size_t n,
+				      bool *settled)
+{
+	return snapshot_code_settled(
+		s,
+		SNAPSHOT_KEY_IN(SNAPSHOT_WHERE_KEY(addr), snapshot_space(s, c)),
+		addr, full, buf, n, settled);
+}
+
+const char *snapshot_where_of(const struct snapshot *s,
+			      const struct model_coro *c, uint64_t addr,
+			      bool full, char *buf, size_t n)
+{
+	bool settled;
+
+	return snapshot_where_of_settled(s, c, addr, full, buf, n, &settled);
+}
+
 const char *snapshot_name_settled(const struct snapshot *s,
 				  const struct model_coro *c, char *buf,
 				  size_t n, bool *settled)
@@ -173,7 +206,8 @@ const char *snapshot_name_settled(const struct snapshot *s,
 	/* Its function only: "fiber_main+0x1a" names the coroutine as
 	 * "fiber_main". */
 	/* An entry: named at itself, not at a call site. */
-	snapshot_code_settled(s, pc, pc, false, where, sizeof(where), settled);
+	snapshot_code_settled(s, SNAPSHOT_KEY_IN(pc, snapshot_space(s, c)), pc,
+			      false, where, sizeof(where), settled);
 	len = symname_function_len(where);
 	if (len >= n)
 		len = n - 1;

@@ -62,6 +62,9 @@ struct snapshot_proc {
 
 /* Processes a snapshot lists at most (the latest). */
 #define SNAPSHOT_PROCS_MAX 64
+/* Processes other than the target whose addresses are named by their own
+ * symbols; the coroutines of any more stay in hex. */
+#define SNAPSHOT_SPACES_MAX 64
 
 struct snapshot {
 	uint64_t ts;	  /* CLOCK_MONOTONIC ns, the clock events carry */
@@ -103,6 +106,10 @@ struct snapshot {
 	/* The processes (launch, attach: the probes' process stations; none
 	 * in replay or from writers that publish none). */
 	struct snapshot_proc procs[SNAPSHOT_PROCS_MAX];
+	/* Processes other than the target whose coroutines were seen, in
+	 * the order the engine numbered them for names (snapshot_space). */
+	uint32_t spaces[SNAPSHOT_SPACES_MAX];
+	uint32_t nspaces;
 	size_t nprocs;	    /* listed */
 	size_t procs_total; /* seen */
 	/* Contexts the interposers could not track, every process's. */
@@ -133,17 +140,40 @@ const char *snapshot_target_text(const struct snapshot *s, char *buf, size_t n);
  * engine's names thread.  Returns buf. */
 const char *snapshot_where(const struct snapshot *s, uint64_t addr, bool full,
 			   char *buf, size_t n);
+/* The same for an address of coroutine c's process (its space). */
+const char *snapshot_where_of(const struct snapshot *s,
+			      const struct model_coro *c, uint64_t addr,
+			      bool full, char *buf, size_t n);
 /* The name cache's key for a `where` (a return address, named at its call
  * site: SNAPSHOT_WHERE_KEY(addr)), apart from the key of an exact code
- * address (a coroutine's entry, named at itself: the address). */
+ * address (a coroutine's entry, named at itself: the address).  A process
+ * other than the target's (snapshot_space) is in bits 48-62: an address
+ * of user space fits below them (x86-64 and AArch64 give programs 47 or 48
+ * bits); one that does not is never named (SNAPSHOT_ADDR_NAMEABLE). */
 #define SNAPSHOT_WHERE_TAG (1ull << 63)
 #define SNAPSHOT_WHERE_KEY(addr) ((addr) | SNAPSHOT_WHERE_TAG)
+#define SNAPSHOT_SPACE_SHIFT 48
+#define SNAPSHOT_SPACE_MAX 0x7fffu
+#define SNAPSHOT_SPACE_NONE SNAPSHOT_SPACE_MAX /* a process not named */
+#define SNAPSHOT_ADDR_NAMEABLE(addr) ((addr) < (1ull << SNAPSHOT_SPACE_SHIFT))
+#define SNAPSHOT_KEY_IN(key, space)                                            \
+	((key) | ((uint64_t)(space) << SNAPSHOT_SPACE_SHIFT))
+#define SNAPSHOT_KEY_SPACE(key)                                                \
+	((uint16_t)(((key) >> SNAPSHOT_SPACE_SHIFT) & SNAPSHOT_SPACE_MAX))
+#define SNAPSHOT_KEY_ADDR(key) ((key) & ((1ull << SNAPSHOT_SPACE_SHIFT) - 1))
 /* The same, and whether the text is settled: true when it stands while
  * names_gen does (a name, or an address that has none), false while a
  * name may still come (hex for now: do not keep what was derived). */
 const char *snapshot_where_settled(const struct snapshot *s, uint64_t addr,
 				   bool full, char *buf, size_t n,
 				   bool *settled);
+/* Whose symbols name c's addresses, in its name cache keys: 0 the
+ * target's, k the k-th of s->spaces, SNAPSHOT_SPACE_NONE none. */
+uint16_t snapshot_space(const struct snapshot *s, const struct model_coro *c);
+const char *snapshot_where_of_settled(const struct snapshot *s,
+				      const struct model_coro *c, uint64_t addr,
+				      bool full, char *buf, size_t n,
+				      bool *settled);
 
 /* The coroutine's name, for people: the name its probe gave, else the
  * function of its name_pc (model_name_pc) by the name cache, as

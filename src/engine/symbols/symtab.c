@@ -39,6 +39,8 @@ void symtab_init(struct symtab *t)
 
 void symtab_finish(struct symtab *t)
 {
+	for (size_t k = 0; k < SYMTAB_OTHERS; k++)
+		symbolizer_destroy(t->other[k].sym);
 	symbolizer_destroy(t->sym);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
@@ -151,6 +153,42 @@ static struct symbolizer *symtab_get(struct symtab *t)
 	return symtab_tick(t);
 }
 
+/* With the lock held: process pid's symbolizer (not the target's), made
+ * on first use and refreshed as the target's is; or NULL. */
+static struct symbolizer *symtab_get_other(struct symtab *t, pid_t pid)
+{
+	struct symtab_other *o = NULL, *lru = &t->other[0];
+	uint64_t now;
+
+	for (size_t k = 0; k < SYMTAB_OTHERS && !o; k++) {
+		if (t->other[k].pid == pid)
+			o = &t->other[k];
+		else if (t->other[k].used < lru->used)
+			lru = &t->other[k];
+	}
+	if (!o) {
+		char err[160];
+
+		o = lru;
+		symbolizer_destroy(o->sym);
+		memset(o, 0, sizeof(*o));
+		o->pid = pid;
+		o->sym = symbolizer_create(pid, err, sizeof(err));
+		o->failed = !o->sym;
+		o->refreshed_ns = clock_now_ns(CLOCK_MONOTONIC);
+		t->gen++;
+	}
+	o->used = ++t->uses;
+	if (o->failed)
+		return NULL;
+	now = clock_now_ns(CLOCK_MONOTONIC);
+	if (now - o->refreshed_ns >= SYMTAB_REFRESH_NS) {
+		symbolizer_refresh(o->sym);
+		o->refreshed_ns = now;
+	}
+	return o->sym;
+}
+
 void symtab_prime(struct symtab *t)
 {
 	/* Whoever holds the lock is using the symbolizer (or making it). */
@@ -175,14 +213,26 @@ void symtab_hex(uint64_t addr, char *buf, size_t n)
 const char *symtab_where(struct symtab *t, uint64_t addr, bool call_site,
 			 bool full, char *buf, size_t n)
 {
+	return symtab_where_in(t, 0, addr, call_site, full, buf, n);
+}
+
+const char *symtab_where_in(struct symtab *t, pid_t pid, uint64_t addr,
+			    bool call_site, bool full, char *buf, size_t n)
+{
 	uint64_t at = call_site && addr ? addr - 1 : addr;
 	struct symbolizer *s;
 	struct symbol sym;
 
 	if (!n)
 		return buf;
+	if (pid < 0) {
+		symtab_hex(addr, buf, n);
+		return buf;
+	}
 	pthread_mutex_lock(&t->lock);
-	s = symtab_get(t);
+	s = !pid || pid == t->pid ? symtab_get(t)
+	    : t->recorded	  ? NULL
+				  : symtab_get_other(t, pid);
 	/* A return address no call precedes: a trampoline's start pushed as
 	 * one (makecontext's __start_context).  Before it lies no function,
 	 * at it one begins: named at itself. */

@@ -15,6 +15,8 @@
 
 struct symbolizer;
 
+#define SYMTAB_OTHERS 8
+
 struct symtab {
 	pthread_mutex_t lock; /* guards everything below */
 	pid_t pid;	      /* 0: no target to symbolize */
@@ -28,6 +30,15 @@ struct symtab {
 	const char *(*recorded)(void *ctx, uint64_t addr);
 	void *recorded_ctx;
 	char error[160]; /* why there are no symbols, for people */
+	/* Other processes' symbolizers (a traced program's children that
+	 * exec'd another image), the least recently used replaced. */
+	struct symtab_other {
+		pid_t pid; /* 0: unused */
+		struct symbolizer *sym;
+		bool failed;
+		uint64_t refreshed_ns, used;
+	} other[SYMTAB_OTHERS];
+	uint64_t uses;
 };
 
 void symtab_init(struct symtab *t);
@@ -56,6 +67,11 @@ void symtab_set_recorded(struct symtab *t,
  * call site's name under addr, and hex is addr itself. */
 const char *symtab_where(struct symtab *t, uint64_t addr, bool call_site,
 			 bool full, char *buf, size_t n);
+/* The same for an address of process `pid` (0 or the target's: as
+ * symtab_where; another: by that process's own symbols, loaded on first
+ * use; -1: none, hex). */
+const char *symtab_where_in(struct symtab *t, pid_t pid, uint64_t addr,
+			    bool call_site, bool full, char *buf, size_t n);
 
 /* One lookup's answer, copied out (the symbolizer's strings may go away
  * with it once the lock is released).  Empty strings: unknown. */

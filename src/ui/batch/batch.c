@@ -39,7 +39,7 @@ struct batch_column {
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
-	snapshot_where(s, c->last_addr, false, b, n);
+	snapshot_where_of(s, c, c->last_addr, false, b, n);
 	for (char *p = b; *p; p++)
 		if (*p == ' ')
 			*p = '_';
@@ -501,7 +501,8 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			c->at_exit ? "true" : "false");
 		jsonstr_write_cstr(f, snapshot_name(s, c, name, sizeof(name)));
 		fputs(",\"where\":", f);
-		jsonstr_write_cstr(f, snapshot_where(s, c->last_addr, true,
+		jsonstr_write_cstr(f,
+				   snapshot_where_of(s, c, c->last_addr, true,
 						     where, sizeof(where)));
 		batch_json_parked(f, hot, c);
 		fputs("}", f);

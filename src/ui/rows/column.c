@@ -115,7 +115,7 @@ static void cell_name(char *b, size_t n, const struct snapshot *s,
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
-	snapshot_where(s, c->last_addr, true, b, n);
+	snapshot_where_of(s, c, c->last_addr, true, b, n);
 }
 
 static void cell_warn(char *b, size_t n, const struct snapshot *s,

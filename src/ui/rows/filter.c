@@ -362,8 +362,8 @@ static bool filter_where(struct filter *f, const struct snapshot *s,
 
 	if (r >= 0)
 		return r;
-	snapshot_where_settled(s, c->last_addr, true, cell, sizeof(cell),
-			       &settled);
+	snapshot_where_of_settled(s, c, c->last_addr, true, cell, sizeof(cell),
+				  &settled);
 	r = filter_cell_text(f, cell);
 	if (settled)
 		matchcache_put(&f->addr_cache, c->last_addr, r);
@@ -448,8 +448,8 @@ static bool filter_by_row(struct filter *f, const struct snapshot *s,
 		};
 		/* A WHERE or NAME not named yet: not kept (gen 0 is never
 		 * current). */
-		snapshot_where_settled(s, c->last_addr, true, where,
-				       sizeof(where), &settled);
+		snapshot_where_of_settled(s, c, c->last_addr, true, where,
+					  sizeof(where), &settled);
 		if (settled)
 			snapshot_name_settled(s, c, where, sizeof(where),
 					      &settled);

@@ -110,7 +110,8 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 		 * writer's bug looks like (a recording keeps no slots). */
 		if (tr->slot != MODEL_NO_SLOT)
 			snprintf(slot, sizeof(slot), "%u", tr->slot);
-		snapshot_where(&t->snap, tr->addr, false, where, sizeof(where));
+		snapshot_where_of(&t->snap, c, tr->addr, false, where,
+				  sizeof(where));
 		term_text(y++, 1, A_NORMAL,
 			  "%4s %20" PRIu64 " %8s ago %8" PRIu64 " %-9s %s",
 			  slot, tr->seq, ago, tr->tid,
@@ -394,8 +395,8 @@ static void detail_view_draw(struct tui *t)
 	if (c->switches || c->last_tid)
 		term_text(y++, 1, A_NORMAL, "%s at %s",
 			  c->state == MODEL_RUNNING ? "Last switch" : "Parked",
-			  snapshot_where(&t->snap, c->last_addr, true, where,
-					 sizeof(where)));
+			  snapshot_where_of(&t->snap, c, c->last_addr, true,
+					    where, sizeof(where)));
 	else
 		term_text(y++, 1, A_NORMAL, "No switch yet");
 	if (c->state == MODEL_SUSPENDED && c->long_wait)

@@ -186,8 +186,8 @@ static void thread_meter_draw(struct tui *t, int y, int x,
 
 		snapshot_name(&t->snap, c, label, sizeof(label));
 		if (!label[0])
-			snapshot_where(&t->snap, c->last_addr, false, label,
-				       sizeof(label));
+			snapshot_where_of(&t->snap, c, c->last_addr, false,
+					  label, sizeof(label));
 	}
 	x = term_text(y, x, A_NORMAL, "%7" PRIu64 " [", m->tid);
 	/* The bar, then the share over its right end, as htop draws it. */

@@ -82,8 +82,8 @@ static void warn_view_draw(struct tui *t)
 			duration_format(in, sizeof(in),
 					snapshot_in_state_ns(s, list[i]));
 			snapshot_name(s, list[i], name, sizeof(name));
-			snapshot_where(s, list[i]->last_addr, false, where,
-				       sizeof(where));
+			snapshot_where_of(s, list[i], list[i]->last_addr, false,
+					  where, sizeof(where));
 			if (sel)
 				term_fill(y, tui_attr(t, PAIR_SELECTED));
 			term_text(y++, 5,
