@@ -90,6 +90,16 @@ extern "C" {
 struct ctp_station;
 
 /*
+ * Every object that carries the probe -- the shared library, and a program
+ * that links it statically -- says so in an ELF note (PT_NOTE is mapped, a
+ * stripped program keeps it): owner "corotop", type COROTOP_NOTE_PROBE, a
+ * 4-byte version.  corotop and its preload read it to leave a program that
+ * traces itself alone (its switches would otherwise be traced twice).
+ */
+#define COROTOP_NOTE_NAME "corotop"
+#define COROTOP_NOTE_PROBE 1u
+
+/*
  * Per-coroutine probe state, embedded by the scheduler.  Treat as opaque.
  * It must stay at its address from corotop_coro_open to corotop_coro_close
  * (the probe's registry of live coroutines points at it), and be opened

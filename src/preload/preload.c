@@ -670,8 +670,35 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 
 /* ---- load ---- */
 
+/* Whether the PT_NOTE segment ph of the object at base holds the probe's
+ * note (probe.h, COROTOP_NOTE_PROBE): the probe linked statically. */
+static bool preload_note_probe(ElfW(Addr) base, const ElfW(Phdr) * ph)
+{
+	const uint8_t *p = (const uint8_t *)(base + ph->p_vaddr);
+	size_t size = ph->p_memsz, align = ph->p_align == 8 ? 8 : 4;
+
+	for (size_t off = 0; size - off >= sizeof(ElfW(Nhdr));) {
+		ElfW(Nhdr) n;
+		size_t name, desc;
+
+		memcpy(&n, p + off, sizeof(n));
+		name = (n.n_namesz + align - 1) & ~(align - 1);
+		desc = (n.n_descsz + align - 1) & ~(align - 1);
+		if (name > size || desc > size ||
+		    size - off - sizeof(n) < name + desc)
+			return false;
+		if (n.n_type == COROTOP_NOTE_PROBE &&
+		    n.n_namesz == sizeof(COROTOP_NOTE_NAME) &&
+		    !memcmp(p + off + sizeof(n), COROTOP_NOTE_NAME,
+			    sizeof(COROTOP_NOTE_NAME)))
+			return true;
+		off += sizeof(n) + name + desc;
+	}
+	return false;
+}
+
 /* dl_iterate_phdr visits the program first: whether its DT_NEEDED names
- * the probe library. */
+ * the probe library, or it carries the probe itself (its note). */
 static int preload_needs_probe(struct dl_phdr_info *info, size_t size,
 			       void *arg)
 {
@@ -680,10 +707,14 @@ static int preload_needs_probe(struct dl_phdr_info *info, size_t size,
 	size_t strsz = 0;
 
 	(void)size;
-	for (ElfW(Half) k = 0; k < info->dlpi_phnum; k++)
+	for (ElfW(Half) k = 0; k < info->dlpi_phnum; k++) {
 		if (info->dlpi_phdr[k].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
 						  info->dlpi_phdr[k].p_vaddr);
+		if (info->dlpi_phdr[k].p_type == PT_NOTE &&
+		    preload_note_probe(info->dlpi_addr, &info->dlpi_phdr[k]))
+			*(bool *)arg = true;
+	}
 	for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++) {
 		if (d->d_tag == DT_STRTAB)
 			/* ld.so relocates it in place where .dynamic is
@@ -731,9 +762,10 @@ __attribute__((constructor)) static void preload_init(void)
 				"context switches are not traced\n");
 		return;
 	}
-	/* A program that links the probe traces itself (corotop does not
-	 * preload it; this is a child that inherited LD_PRELOAD): tracing its
-	 * switches too would show each of its coroutines twice. */
+	/* A program that links the probe, shared or static, traces itself
+	 * (corotop does not preload it; this is a child that inherited
+	 * LD_PRELOAD): tracing its switches too would show each of its
+	 * coroutines twice. */
 	bool self = false;
 
 	dl_iterate_phdr(preload_needs_probe, &self);

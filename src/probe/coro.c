@@ -57,6 +57,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The note that says the probe is here (probe.h, COROTOP_NOTE_PROBE): in
+ * this file, which every program that calls the probe links. */
+__attribute__((section(".note.corotop.probe"), aligned(4),
+	       used)) static const struct {
+	uint32_t namesz, descsz, type;
+	char name[sizeof(COROTOP_NOTE_NAME)];
+	uint32_t version;
+} coro_probe_note = {sizeof(COROTOP_NOTE_NAME), 4, COROTOP_NOTE_PROBE,
+		     COROTOP_NOTE_NAME, 1};
+
 /*
  * The frame of the probe's entry point (corotop_coro_record_ or _note_):
  * the lowest stack address of the caller's frame, the caller's frame

@@ -499,6 +499,23 @@ static void test_sh_c_wrapping(void **state)
 		assert_true(direct >= 40);
 		assert_int_equal(json_u64(&v, "counts.seen"), direct);
 		json_free(&v);
+
+		/* A child that links the probe statically, stripped: only
+		 * its ELF note says so, to corotop and to the preload. */
+		demo[0] = ITEST_DEMO_STATIC;
+		final_json(demo, NULL, NULL, &v);
+		print_message("static demo: seen %llu\n",
+			      (unsigned long long)json_u64(&v, "counts.seen"));
+		assert_int_equal(json_u64(&v, "counts.seen"), direct);
+		json_free(&v);
+		snprintf(cmd, sizeof(cmd),
+			 "%s -d 1 -c 40 --stuck 0 --spawn-rate 0",
+			 ITEST_DEMO_STATIC);
+		final_json(argv, NULL, NULL, &v);
+		print_message("sh -c static demo: seen %llu\n",
+			      (unsigned long long)json_u64(&v, "counts.seen"));
+		assert_int_equal(json_u64(&v, "counts.seen"), direct);
+		json_free(&v);
 	}
 #endif
 	assert_xdg_empty();

@@ -4,7 +4,8 @@
  * did not check).  The dynamic loader honours LD_PRELOAD only for a
  * dynamically linked program (one with PT_INTERP) that is not set-user or
  * set-group-ID; a program whose DT_NEEDED names libcorotop-probe, or that
- * defines corotop_coro_open itself (the static probe), is traced by its own
+ * carries the probe itself (the static probe: its ELF note, probe.h, or
+ * corotop_coro_open in its symbol table), is traced by its own
  * calls and must not be traced twice; one built with AddressSanitizer or
  * ThreadSanitizer needs its runtime first in the library list, which a
  * preloaded library would displace.
@@ -29,6 +30,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "corotop/probe.h"
 
 #ifndef COROTOP_PRELOAD_BUILD
 #define COROTOP_PRELOAD_BUILD ""
@@ -77,6 +80,24 @@ static bool autotrace_library(char *out, size_t n)
 	return false;
 }
 
+/* Whether note section scn holds the probe's note (probe.h): a program
+ * that links the probe statically, stripped or not. */
+static bool autotrace_note_probe(Elf_Scn *scn)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t off = 0, name, desc;
+	GElf_Nhdr n;
+
+	while (d && off < d->d_size &&
+	       (off = gelf_getnote(d, off, &n, &name, &desc)) != 0)
+		if (n.n_type == COROTOP_NOTE_PROBE &&
+		    n.n_namesz == sizeof(COROTOP_NOTE_NAME) &&
+		    !memcmp((const char *)d->d_buf + name, COROTOP_NOTE_NAME,
+			    sizeof(COROTOP_NOTE_NAME)))
+			return true;
+	return false;
+}
+
 /* What the ELF file says: dynamic, and whether it links the probe or a
  * sanitizer runtime.  False when it is not an ELF file libelf can read. */
 static bool autotrace_elf(int fd, bool *dynamic, bool *probe, bool *sanitizer)
@@ -106,6 +127,9 @@ static bool autotrace_elf(int fd, bool *dynamic, bool *probe, bool *sanitizer)
 		Elf_Data *d;
 		size_t count;
 
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    autotrace_note_probe(scn))
+			*probe = true;
 		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
 		    (sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_DYNSYM &&
 		     sh.sh_type != SHT_SYMTAB))
