@@ -23,6 +23,7 @@ the held program with it.
 """
 import os
 import shlex
+import time
 
 import harness as h
 import normalize as nz
@@ -62,6 +63,63 @@ def start_preload(fl):
     fl.info = nz.Info('pid %d\ntid1 %d\nstations vary\n' %
                       (fl.workload_pid, fl.workload_pid))
     return s
+
+
+PROCS_TABLE = h.both(
+    h.has(r'Coroutines 5: R 2 +S 3 +D 0 '),
+    h.has(r' ID.S +PID +TID '),
+    h.has(r'^\s+3 S .* stuck_wait\+0x'),
+    h.lacks(r'^\s+\d+ D '))
+
+
+def flow_preload_procs(fl):
+    """corotop -- fork-ctx exec uctx-target ...: a traced program that
+    runs as two processes, each with coroutines -- fork-ctx parks two
+    contexts and waits for its child, which execs uctx-target (whose
+    stuck coroutine parks in stuck_wait).  The table shows a PID column
+    (only then): each coroutine with its process, the child's WHERE named
+    by the child's own symbols, and the contexts the child inherited gone
+    with the image its exec replaced.  q ends corotop and both
+    processes."""
+    if not fl.args.uctx_target or not fl.args.fork_ctx:
+        raise h.Skip('no --uctx-target or --fork-ctx')
+    fl.write_config(linger=3)
+    fl.open()
+    fl.run_no += 1
+    n = fl.run_no
+    f = {k: os.path.join(fl.dir, '%s%d' % (k, n))
+         for k in ('rc', 'stty-before', 'stty-after')}
+    q = shlex.quote
+    fl.files = f
+    fl.workload_pid = None
+    fl.workload_exe = fl.args.fork_ctx
+    fl.type('stty -a > %s; %s -d 2 -- sh -c %s %s exec %s 2 3 --stuck '
+            '--hold; echo corotop-rc=$? > %s; stty -a > %s' % (
+                q(f['stty-before']), q(fl.args.corotop),
+                q('exec "$0" "$@" >/dev/null'), q(fl.args.fork_ctx),
+                q(fl.args.uctx_target), q(f['rc']), q(f['stty-after'])))
+    fl.keys('Enter')
+    fl.wait(PROCS_TABLE, 'corotop shows both processes')
+    fl.corotop_pid = h.child_running(fl.shell_pid(), fl.args.corotop)
+    fl.workload_pid = fl.corotop_pid and \
+        h.child_running(fl.corotop_pid, fl.args.fork_ctx)
+    child = fl.workload_pid and \
+        h.child_running(fl.workload_pid, fl.args.uctx_target)
+    if not child:
+        raise h.Abort('no fork-ctx and its uctx-target under corotop')
+    # Each process's one thread is its pid: P1/T1 the parent, P2/T2 the
+    # child.
+    fl.info = nz.Info('pid %d\npid1 %d\npid2 %d\ntid1 %d\ntid2 %d\n'
+                      'stations vary\n' % (fl.workload_pid, fl.workload_pid,
+                                            child, fl.workload_pid, child))
+    fl.step('table', marker=PROCS_TABLE)
+    fl.keys('q')
+    fl.finish(0, 'quit')
+    deadline = time.monotonic() + h.WAIT
+    while h.workload_alive(child) and time.monotonic() < deadline:
+        time.sleep(h.POLL)
+    fl.check(not h.workload_alive(child),
+             'quit: the child process (uctx-target) is gone too')
 
 
 def flow_preload(fl):

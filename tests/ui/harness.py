@@ -1817,6 +1817,7 @@ FLOWS = {
     'ppt': flow_ppt,
     'replay': flow_replay.flow_replay,
     'preload': flow_preload.flow_preload,
+    'preload-procs': flow_preload.flow_preload_procs,
     'cacheray': flow_cacheray,
 }
 
@@ -1848,7 +1849,10 @@ def main():
     ap.add_argument('--heph-fixture', default='',
                     help='heph-fixture (tests/ui), for the replay flow')
     ap.add_argument('--uctx-target', default='',
-                    help='uctx-target (tests/targets), for the preload flow')
+                    help='uctx-target (tests/targets), for the preload flows')
+    ap.add_argument('--fork-ctx', default='',
+                    help='fork-ctx (tests/targets), for the preload-procs '
+                    'flow')
     ap.add_argument('--regen', action='store_true')
     ap.add_argument('--list', action='store_true')
     ap.add_argument('flows', nargs='*')
@@ -1862,7 +1866,8 @@ def main():
     for p in (args.corotop, args.workload) + \
             ((args.ppt_target,) if args.ppt_target else ()) + \
             ((args.heph_fixture,) if args.heph_fixture else ()) + \
-            ((args.uctx_target,) if args.uctx_target else ()):
+            ((args.uctx_target,) if args.uctx_target else ()) + \
+            ((args.fork_ctx,) if args.fork_ctx else ()):
         if not p or not os.access(p, os.X_OK):
             log('no executable %r' % p)
             return 2
@@ -1875,6 +1880,8 @@ def main():
         args.heph_fixture = os.path.abspath(args.heph_fixture)
     if args.uctx_target:
         args.uctx_target = os.path.abspath(args.uctx_target)
+    if args.fork_ctx:
+        args.fork_ctx = os.path.abspath(args.fork_ctx)
     unknown = [f for f in args.flows if f not in FLOWS]
     if unknown or not args.flows:
         log('flows: %s' % ' '.join(FLOWS))

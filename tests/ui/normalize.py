@@ -27,7 +27,8 @@ count, an address or a title can never be masked by accident):
                 '<' -- a cell is the title's whose end (right-aligned) or
                 start (left-aligned) it shares, and a cell the screen's
                 left edge cuts is "~") TID -> T1/T2 (the workload's threads, from its
-                info file; any other tid -> ?N, which no golden has), AGE and
+                info file; any other tid -> ?N, which no golden has), PID ->
+                P1/P2 (the program's processes, from the same), AGE and
                 IN-STATE -> DUR, SW/s -> N, RUN% -> P; each right-aligned in
                 its cell so the layout stays exact
     groups      "thread 1234:" -> "thread T1:"
@@ -244,6 +245,7 @@ class Info:
     def __init__(self, text=''):
         self.pid = None
         self.tids = {}
+        self.pids = {}
         self.wrapped = None
         # Stations in use vary from run to run: a program started through
         # an exec (the preload flow) has its shell's process station
@@ -259,12 +261,20 @@ class Info:
                 self.wrapped = parts[1]
             elif len(parts) == 2 and parts[0] in ('tid1', 'tid2'):
                 self.tids[parts[1]] = 'T' + parts[0][-1]
+            elif len(parts) == 2 and parts[0] in ('pid1', 'pid2'):
+                self.pids[parts[1]] = 'P' + parts[0][-1]
 
     def tid(self, s):
         # "-": no switch yet; 0: what a group of such coroutines shows.
         if s in ('-', '0', 'T1', 'T2') or s.startswith('?'):
             return s
         return self.tids.get(s, '?' + s)
+
+    def pid_cell(self, s):
+        # A process of the program: P1 (the target) or P2 (its child).
+        if s in ('P1', 'P2') or s.startswith('?'):
+            return s
+        return self.pids.get(s, '?' + s)
 
 
 def _right(text, start, end, label):
@@ -282,6 +292,7 @@ CELL_MASKS = {
     'SW/s': lambda v, info: 'N',
     'RUN%': lambda v, info: 'P',
     'TID': lambda v, info: info.tid(v),
+    'PID': lambda v, info: info.pid_cell(v),
 }
 
 

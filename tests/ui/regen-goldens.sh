@@ -20,7 +20,7 @@ build=$(cd "$1" && pwd)
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 ninja -C "$build" corotop tests/ui/ui-scripted tests/targets/ppt-target \
-	tests/targets/uctx-target tests/ui/heph-fixture >&2
+	tests/targets/uctx-target tests/targets/fork-ctx tests/ui/heph-fixture >&2
 if [ $# -eq 0 ]; then
 	mapfile -t flows < <(python3 "$here/harness.py" --list)
 else
@@ -33,6 +33,7 @@ python3 "$here/harness.py" --regen \
 	--workload "$build/tests/ui/ui-scripted" \
 	--ppt-target "$build/tests/targets/ppt-target" \
 	--uctx-target "$build/tests/targets/uctx-target" \
+	--fork-ctx "$build/tests/targets/fork-ctx" \
 	--heph-fixture "$build/tests/ui/heph-fixture" \
 	"${flows[@]}" | grep -E '^(wrote|== |FAIL)' || true
 echo "now review: git diff tests/ui/golden/" >&2
