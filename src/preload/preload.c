@@ -517,9 +517,12 @@ static struct preload_pending preload_pending_take(void)
 	struct preload_pending p = {preload_from, preload_exiting,
 				    preload_ontop_fn};
 
-	preload_from = CTXTABLE_NONE;
-	preload_exiting = false;
-	preload_ontop_fn = NULL;
+	/* Nothing in flight: the common case stores nothing. */
+	if (p.from != CTXTABLE_NONE || p.ontop) {
+		preload_from = CTXTABLE_NONE;
+		preload_exiting = false;
+		preload_ontop_fn = NULL;
+	}
 	return p;
 }
 
