@@ -45,8 +45,8 @@ static uint64_t engine_census_stack(struct engine *e,
 	if (ev->is_active || !e->ppt.enabled)
 		return 0;
 	/* Once, at the attach: worth waiting for the names thread. */
-	n = engine_unwind(e, &e->ppt.pm, &s, frames, ENGINE_CENSUS_FRAMES, true,
-			  &marks, &busy);
+	n = engine_unwind(e, &e->ppt.pm, 0, &s, frames, ENGINE_CENSUS_FRAMES,
+			  true, &marks, &busy);
 	/* Only when the switch was recorded inside a runtime (the preload,
 	 * called by Boost): a scheduler that calls the probe itself chose
 	 * its address, and frame 0 is its own code. */

@@ -160,6 +160,8 @@ struct engine_ppt {
 	char warning[512];
 };
 
+#define ENGINE_UNWIND_PROCS 8
+
 /* Walks of parked stacks made while watching (engine_unwind.c): its own
  * thread's, the fields below `jobs` under the engine lock. */
 struct engine_unwind_job;
@@ -171,6 +173,15 @@ struct engine_unwind_state {
 	struct engine_unwind_job *jobs; /* a tick's walks (the thread's) */
 	struct procmem pm; /* launch mode's, opened when first needed */
 	bool pm_open, pm_failed;
+	/* The target's child processes' memories, for their coroutines'
+	 * walks (opened when first needed; the oldest replaced). */
+	struct engine_unwind_proc {
+		pid_t pid; /* 0: unused */
+		struct procmem pm;
+		bool open;
+		uint64_t used;
+	} procs[ENGINE_UNWIND_PROCS];
+	uint64_t procs_used;
 	uint64_t *done_ts; /* per record: the park last walked (state_ts) */
 	uint64_t *tried;   /* per record: the coroutine (id) whose walk
 			      found no program frame */
@@ -286,14 +297,15 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 			  size_t max, uint64_t *trace_id);
 bool engine_replay_create(struct engine *e, char *err, size_t errlen);
 
-/* engine_unwind.c: a parked coroutine's stack walked in the target's
- * memory from where its probe saved it (CFI first, frame records else),
+/* engine_unwind.c: a parked coroutine's stack walked in the memory of its
+ * process (pm; pid 0: the target) from where its probe saved it (CFI
+ * first, with that process's symbols; frame records else),
  * at most max (<= ENGINE_UNWIND_MAX) frames, with its program frames
  * marked; 0 when the stack is not declared.  Without `wait`, *busy when
  * the symbol table was busy (nothing walked: ask again later). */
 #define ENGINE_UNWIND_MAX 64
 struct stackwalk_start;
-size_t engine_unwind(struct engine *e, struct procmem *pm,
+size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 		     const struct stackwalk_start *s, uint64_t *frames,
 		     size_t max, bool wait, struct symtab_unwound *marks,
 		     bool *busy);

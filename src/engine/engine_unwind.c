@@ -100,7 +100,7 @@ static bool engine_unwind_read(void *ctx, uint64_t addr, uint64_t *word)
 	return true;
 }
 
-size_t engine_unwind(struct engine *e, struct procmem *pm,
+size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 		     const struct stackwalk_start *s, uint64_t *frames,
 		     size_t max, bool wait, struct symtab_unwound *marks,
 		     bool *busy)
@@ -124,8 +124,9 @@ size_t engine_unwind(struct engine *e, struct procmem *pm,
 	r->pm = pm;
 	r->lo = s->sp;
 	r->hi = s->stack_hi;
-	*busy = symtab_unwind(&e->symtab, &regs, engine_unwind_read, r, frames,
-			      max, wait, marks) == SYMTAB_UNWIND_BUSY;
+	*busy = symtab_unwind_in(&e->symtab, pid, &regs, engine_unwind_read, r,
+				 frames, max, wait,
+				 marks) == SYMTAB_UNWIND_BUSY;
 	free(r);
 	if (*busy)
 		return 0;
@@ -165,13 +166,41 @@ static struct procmem *engine_unwind_pm(struct engine *e)
 	return e->unwind.pm_open ? &e->unwind.pm : NULL;
 }
 
+/* The memory of process pid, a child of the target's whose coroutines
+ * are walked too (lock held): kept open for the next walks, the least
+ * recently used replaced; NULL when it cannot be opened (gone). */
+static struct procmem *engine_unwind_child_pm(struct engine *e, pid_t pid)
+{
+	struct engine_unwind_state *u = &e->unwind;
+	struct engine_unwind_proc *p = NULL, *lru = &u->procs[0];
+	char err[256];
+
+	for (size_t k = 0; k < ENGINE_UNWIND_PROCS && !p; k++) {
+		if (u->procs[k].pid == pid)
+			p = &u->procs[k];
+		else if (u->procs[k].used < lru->used)
+			lru = &u->procs[k];
+	}
+	if (!p) {
+		p = lru;
+		if (p->open)
+			procmem_finish(&p->pm);
+		p->pid = pid;
+		p->open = procmem_open(&p->pm, pid, err, sizeof(err));
+	}
+	p->used = ++u->procs_used;
+	return p->open ? &p->pm : NULL;
+}
+
 /* One walk of a tick: picked under the lock (the record, and what tells
  * whether it is still the same park), made without it, then applied. */
 struct engine_unwind_job {
-	uint32_t r;	   /* the model record */
-	uint64_t id;	   /* its coroutine (model_coro.id) */
-	uint64_t probe_id; /* what the struct read must say */
-	uint64_t at;	   /* its struct corotop_coro in the target */
+	struct procmem *pm; /* its process's memory */
+	pid_t pid;	    /* its process, 0: the target */
+	uint32_t r;	    /* the model record */
+	uint64_t id;	    /* its coroutine (model_coro.id) */
+	uint64_t probe_id;  /* what the struct read must say */
+	uint64_t at;	    /* its struct corotop_coro in the target */
 	/* the walk's result */
 	enum { UNWIND_SKIP, UNWIND_BUSY, UNWIND_DONE } got;
 	uint64_t last_ts; /* the park walked (the struct's last_ts) */
@@ -185,9 +214,9 @@ struct engine_unwind_job {
  * this coroutine, parked, and at the same suspend before and after the
  * walk).  No lock held: only the target and the symbol table (its own
  * lock; busy when the names thread holds it) are read. */
-static void engine_unwind_walk(struct engine *e, struct procmem *pm,
-			       struct engine_unwind_job *j)
+static void engine_unwind_walk(struct engine *e, struct engine_unwind_job *j)
 {
+	struct procmem *pm = j->pm;
 	struct corotop_coro cc;
 	struct stackwalk_start s;
 	char err[160];
@@ -206,8 +235,8 @@ static void engine_unwind_walk(struct engine *e, struct procmem *pm,
 		.stack_lo = cc.stack_lo,
 		.stack_hi = cc.stack_hi,
 	};
-	j->n = engine_unwind(e, pm, &s, j->frames, ENGINE_UNWIND_MAX, false,
-			     &j->marks, &busy);
+	j->n = engine_unwind(e, pm, j->pid, &s, j->frames, ENGINE_UNWIND_MAX,
+			     false, &j->marks, &busy);
 	if (busy) {
 		j->got = UNWIND_BUSY;
 		return;
@@ -300,6 +329,9 @@ void engine_unwind_finish(struct engine *e)
 	engine_unwind_stop(e);
 	if (e->unwind.pm_open)
 		procmem_finish(&e->unwind.pm);
+	for (size_t k = 0; k < ENGINE_UNWIND_PROCS; k++)
+		if (e->unwind.procs[k].open)
+			procmem_finish(&e->unwind.procs[k].pm);
 	if (e->unwind.inited) {
 		pthread_cond_destroy(&e->unwind.wake);
 		pthread_mutex_destroy(&e->unwind.mu);
@@ -312,8 +344,10 @@ void engine_unwind_finish(struct engine *e)
 
 /* The tick's walks, round robin from the cursor (lock held): each record
  * parked long enough (or nameless) whose park was not walked yet, at most
- * ENGINE_UNWIND_BUDGET.  Returns how many. */
+ * ENGINE_UNWIND_BUDGET, in the memory of its process (pm: the target's).
+ * Returns how many. */
 static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
+				   struct procmem *pm,
 				   struct engine_unwind_job *job)
 {
 	struct model *m = &e->model;
@@ -333,8 +367,16 @@ static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 		    e->unwind.done_ts[r] == c->state_ts || c->state_ts > now ||
 		    (!nameless && now - c->state_ts < ENGINE_UNWIND_AFTER_NS))
 			continue;
+		bool child = c->pid && (pid_t)c->pid != e->target.pid;
+		struct procmem *in =
+			child ? engine_unwind_child_pm(e, (pid_t)c->pid) : pm;
+
+		if (!in)
+			continue;
 		e->unwind.done_ts[r] = c->state_ts;
 		job[n++] = (struct engine_unwind_job){
+			.pm = in,
+			.pid = child ? (pid_t)c->pid : 0,
 			.r = r,
 			.id = c->id,
 			.probe_id = c->probe_id,
@@ -354,10 +396,10 @@ void engine_unwind_parked(struct engine *e, uint64_t now)
 
 	pthread_mutex_lock(&e->lock);
 	pm = engine_unwind_pm(e);
-	n = pm && job ? engine_unwind_pick(e, now, job) : 0;
+	n = job ? engine_unwind_pick(e, now, pm, job) : 0;
 	pthread_mutex_unlock(&e->lock);
 	for (k = 0; k < n; k++) {
-		engine_unwind_walk(e, pm, &job[k]);
+		engine_unwind_walk(e, &job[k]);
 		if (job[k].got == UNWIND_BUSY)
 			break;
 	}

@@ -68,7 +68,7 @@ def start_preload(fl):
 PROCS_TABLE = h.both(
     h.has(r'Coroutines 5: R 2 +S 3 +D 0 '),
     h.has(r' ID.S +PID +TID '),
-    h.has(r'^\s+3 S .* stuck_wait\+0x'),
+    h.has(r'^\s+3 S .* stuck_wait +stuck_wait\+0x'),
     h.lacks(r'^\s+\d+ D '))
 
 
@@ -77,8 +77,9 @@ def flow_preload_procs(fl):
     runs as two processes, each with coroutines -- fork-ctx parks two
     contexts and waits for its child, which execs uctx-target (whose
     stuck coroutine parks in stuck_wait).  The table shows a PID column
-    (only then): each coroutine with its process, the child's WHERE named
-    by the child's own symbols, and the contexts the child inherited gone
+    (only then): each coroutine with its process, the child's WHERE and
+    NAME by the child's own symbols (its stuck coroutine's stack walked in
+    the child's memory), and the contexts the child inherited gone
     with the image its exec replaced.  q ends corotop and both
     processes."""
     if not fl.args.uctx_target or not fl.args.fork_ctx:

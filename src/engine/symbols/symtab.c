@@ -305,7 +305,7 @@ uint32_t symtab_gen(struct symtab *t)
 
 /* The walk, and with `mark` the program's frames marked in out. */
 static enum symtab_unwind_rc
-symtab_walk(struct symtab *t, const struct unwinder_regs *regs,
+symtab_walk(struct symtab *t, pid_t pid, const struct unwinder_regs *regs,
 	    unwinder_read_fn read, void *ctx, uint64_t *frames, size_t max,
 	    bool wait, bool mark, struct symtab_unwound *out)
 {
@@ -320,7 +320,9 @@ symtab_walk(struct symtab *t, const struct unwinder_regs *regs,
 		pthread_mutex_lock(&t->lock);
 	else if (pthread_mutex_trylock(&t->lock))
 		return SYMTAB_UNWIND_BUSY;
-	s = symtab_get(t);
+	s = !pid || pid == t->pid ? symtab_get(t)
+	    : t->recorded	  ? NULL
+				  : symtab_get_other(t, pid);
 	if (!s) {
 		pthread_mutex_unlock(&t->lock);
 		return SYMTAB_UNWIND_NONE;
@@ -355,7 +357,17 @@ enum symtab_unwind_rc symtab_unwind(struct symtab *t,
 				    uint64_t *frames, size_t max, bool wait,
 				    struct symtab_unwound *out)
 {
-	return symtab_walk(t, regs, read, ctx, frames, max, wait, true, out);
+	return symtab_walk(t, 0, regs, read, ctx, frames, max, wait, true, out);
+}
+
+enum symtab_unwind_rc symtab_unwind_in(struct symtab *t, pid_t pid,
+				       const struct unwinder_regs *regs,
+				       unwinder_read_fn read, void *ctx,
+				       uint64_t *frames, size_t max, bool wait,
+				       struct symtab_unwound *out)
+{
+	return symtab_walk(t, pid, regs, read, ctx, frames, max, wait, true,
+			   out);
 }
 
 enum symtab_unwind_rc symtab_unwind_frames(struct symtab *t,
@@ -365,8 +377,8 @@ enum symtab_unwind_rc symtab_unwind_frames(struct symtab *t,
 					   bool wait, size_t *n)
 {
 	struct symtab_unwound out;
-	enum symtab_unwind_rc rc =
-		symtab_walk(t, regs, read, ctx, frames, max, wait, false, &out);
+	enum symtab_unwind_rc rc = symtab_walk(t, 0, regs, read, ctx, frames,
+					       max, wait, false, &out);
 
 	*n = out.n;
 	return rc;

@@ -116,6 +116,13 @@ enum symtab_unwind_rc symtab_unwind(struct symtab *t,
 				    unwinder_read_fn read, void *ctx,
 				    uint64_t *frames, size_t max, bool wait,
 				    struct symtab_unwound *out);
+/* The same for a stack of process `pid` (0 or the target's: as
+ * symtab_unwind; another: with that process's own symbols). */
+enum symtab_unwind_rc symtab_unwind_in(struct symtab *t, pid_t pid,
+				       const struct unwinder_regs *regs,
+				       unwinder_read_fn read, void *ctx,
+				       uint64_t *frames, size_t max, bool wait,
+				       struct symtab_unwound *out);
 /* The same walk without marking frames (no symbol lookups): *n frames. */
 enum symtab_unwind_rc symtab_unwind_frames(struct symtab *t,
 					   const struct unwinder_regs *regs,
