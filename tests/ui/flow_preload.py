@@ -35,25 +35,36 @@ PRELOAD_TABLE = h.both(
     h.lacks(r'^\s+\d+ D '))
 
 
-def start_preload(fl):
-    """Type corotop -- uctx-target ... into the shell; wait for the
-    table's final state.  The workload's pid and its one thread come from
-    /proc (it writes no info file)."""
+def type_traced(fl, argv):
+    """Type `corotop -d 2 -- PROGRAM ARGS...` (argv: the program and its
+    arguments, quoted here) into the shell and Enter, the program's stdout
+    sent to /dev/null (through sh -c 'exec ...', which the preload follows:
+    LD_PRELOAD is inherited) so that only corotop draws on the terminal;
+    its status and the terminal's modes before and after go to the flow's
+    files."""
     fl.run_no += 1
     n = fl.run_no
     f = {k: os.path.join(fl.dir, '%s%d' % (k, n))
          for k in ('rc', 'stty-before', 'stty-after')}
     q = shlex.quote
-    target = fl.args.uctx_target
     fl.files = f
     fl.workload_pid = None
-    fl.workload_exe = target
-    fl.type('stty -a > %s; %s -d 2 -- sh -c %s %s 2 3 --stuck --hold; '
+    fl.workload_exe = argv[0]
+    fl.type('stty -a > %s; %s -d 2 -- sh -c %s %s; '
             'echo corotop-rc=$? > %s; stty -a > %s' % (
                 q(f['stty-before']), q(fl.args.corotop),
-                q('exec "$0" "$@" >/dev/null'), q(target),
+                q('exec "$0" "$@" >/dev/null'),
+                ' '.join(q(a) for a in argv),
                 q(f['rc']), q(f['stty-after'])))
     fl.keys('Enter')
+
+
+def start_preload(fl):
+    """Type corotop -- uctx-target ... into the shell; wait for the
+    table's final state.  The workload's pid and its one thread come from
+    /proc (it writes no info file)."""
+    target = fl.args.uctx_target
+    type_traced(fl, [target, '2', '3', '--stuck', '--hold'])
     s = fl.wait(PRELOAD_TABLE, 'corotop shows the traced program')
     fl.corotop_pid = h.child_running(fl.shell_pid(), fl.args.corotop)
     fl.workload_pid = fl.corotop_pid and \
@@ -86,20 +97,8 @@ def flow_preload_procs(fl):
         raise h.Skip('no --uctx-target or --fork-ctx')
     fl.write_config(linger=3)
     fl.open()
-    fl.run_no += 1
-    n = fl.run_no
-    f = {k: os.path.join(fl.dir, '%s%d' % (k, n))
-         for k in ('rc', 'stty-before', 'stty-after')}
-    q = shlex.quote
-    fl.files = f
-    fl.workload_pid = None
-    fl.workload_exe = fl.args.fork_ctx
-    fl.type('stty -a > %s; %s -d 2 -- sh -c %s %s exec %s 2 3 --stuck '
-            '--hold; echo corotop-rc=$? > %s; stty -a > %s' % (
-                q(f['stty-before']), q(fl.args.corotop),
-                q('exec "$0" "$@" >/dev/null'), q(fl.args.fork_ctx),
-                q(fl.args.uctx_target), q(f['rc']), q(f['stty-after'])))
-    fl.keys('Enter')
+    type_traced(fl, [fl.args.fork_ctx, 'exec', fl.args.uctx_target, '2',
+                     '3', '--stuck', '--hold'])
     fl.wait(PROCS_TABLE, 'corotop shows both processes')
     fl.corotop_pid = h.child_running(fl.shell_pid(), fl.args.corotop)
     fl.workload_pid = fl.corotop_pid and \
