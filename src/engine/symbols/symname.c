@@ -114,7 +114,9 @@ static void symname_take(const char *s, size_t n, void *opaque)
 		n = room;
 		w->cut = true;
 	}
-	memcpy(w->text + w->len, s, n);
+	/* The Rust demangler prints an empty identifier as (NULL, 0). */
+	if (n)
+		memcpy(w->text + w->len, s, n);
 	w->len += n;
 }
 
