@@ -408,8 +408,12 @@ void engine_tick(struct engine *e)
 	pthread_mutex_lock(&e->lock);
 	engine_procs_tick(e, &sink);
 	model_tick(&e->model, now);
-	if (e->jsonl.f && !jsonl_flush(&e->jsonl) && !e->error)
-		e->error = "writing the --jsonl file failed";
+	if (e->jsonl.f && !jsonl_flush(&e->jsonl) && !e->error) {
+		snprintf(e->jsonl_error, sizeof(e->jsonl_error),
+			 "writing the --jsonl file failed: %s",
+			 strerror(errno));
+		e->error = e->jsonl_error;
+	}
 	pthread_mutex_unlock(&e->lock);
 	if (e->cfg.publish_hook)
 		e->cfg.publish_hook(e->cfg.hook_ctx);

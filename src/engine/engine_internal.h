@@ -248,6 +248,7 @@ struct engine {
 	int stop_pipe[2];
 	struct snapshot_target target;
 	const char *error;
+	char jsonl_error[200]; /* error's text for a failed --jsonl write */
 	/* Copies of region words, taken on the (SIGBUS-guarded) harvest
 	 * thread under `lock`, so snapshots never touch the mapping. */
 	uint64_t untraced;

@@ -485,7 +485,7 @@ int main(int argc, char **argv)
 	struct main_loop m = {0};
 	struct engine_config cfg;
 	struct config conf;
-	char err[512], conf_path[512];
+	char err[512], conf_path[512], said[200] = "";
 	bool have_conf;
 	int status;
 	/* corotop serve: parsed as corotop's own options from argv[1] on. */
@@ -667,6 +667,7 @@ int main(int argc, char **argv)
 		 * status. */
 		if (status == 0 && m.printed && m.snap.error) {
 			fprintf(stderr, "corotop: %s\n", m.snap.error);
+			snprintf(said, sizeof(said), "%s", m.snap.error);
 			status = 1;
 		}
 	}
@@ -683,7 +684,10 @@ int main(int argc, char **argv)
 	free(m.ppt_meta);
 	engine_terminate_target(m.engine, 2000);
 	if (!engine_destroy(m.engine)) {
-		fprintf(stderr, "corotop: %s\n", engine_output_error());
+		/* Once: a --jsonl write that failed while running fails
+		 * again at the close, with the same words. */
+		if (strcmp(said, engine_output_error()) != 0)
+			fprintf(stderr, "corotop: %s\n", engine_output_error());
 		if (status == 0)
 			status = 1;
 	}

@@ -437,6 +437,27 @@ static void test_unwritable_file(void **state)
 	assert_xdg_empty();
 }
 
+/* --jsonl onto a full device: exit 1, and the reason said once, with
+ * its strerror text (it said only "failed", twice). */
+static void test_unwritable_jsonl(void **state)
+{
+	char *full[] = {
+		ITEST_COROTOP, "-b", "-d",	   "5",	  "-n", "3", "--jsonl",
+		"/dev/full",   "--", ITEST_WRITER, "run", "1",	"2", NULL};
+	const char *say = "writing the --jsonl file failed: No space left "
+			  "on device";
+	struct proc p;
+	char *at;
+
+	(void)state;
+	assert_int_equal(run(&p, full, 60000), 1);
+	at = strstr(p.ebuf, say);
+	if (!at || strstr(at + 1, say))
+		fail_msg("want the reason once: %s", p.ebuf);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+
 /* The recorder's books in one snapshot line. */
 struct books {
 	uint64_t bytes, intervals, dropped;
@@ -858,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_sigint_completes_the_file),
 		cmocka_unit_test(test_unwritable_file),
+		cmocka_unit_test(test_unwritable_jsonl),
 		cmocka_unit_test(test_record_stops_at_file_limit),
 		cmocka_unit_test(test_truncated_recording_replays),
 		cmocka_unit_test(test_replay_survives_truncation),
