@@ -69,8 +69,10 @@ static inline bool pathcheck_output(const char *opt, const char *path,
 	return false;
 }
 
-/* A file written at the end by rename (opt: "--folded"): not a
- * directory, and a temporary file can be created beside it. */
+/* A file written at the end by rename (opt: "--folded"): a regular file
+ * or nothing yet -- a FIFO, a socket or a device would be replaced by the
+ * rename, not written -- and a temporary file can be created beside
+ * it. */
 static inline bool pathcheck_replaceable(const char *opt, const char *path,
 					 char *err, size_t errlen)
 {
@@ -81,6 +83,14 @@ static inline bool pathcheck_replaceable(const char *opt, const char *path,
 	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "%s %s: is a directory; give a file name",
 			 opt, path);
+		return false;
+	}
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen,
+			 "%s %s: is %s, which the whole file written at the "
+			 "end would replace; give a regular file (or a new "
+			 "name)",
+			 opt, path, pathcheck_kind(st.st_mode));
 		return false;
 	}
 	fd = tmp_beside(path, &tmp);

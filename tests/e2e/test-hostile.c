@@ -2,7 +2,8 @@
  * test-hostile: the corotop binary given paths and options meant to hurt
  * it (issue 13, section 4).
  *
- *   - a FIFO as --shm, --replay, --record or --jsonl: refused at once,
+ *   - a FIFO as --shm, --replay, --record, --jsonl, --folded or
+ *     --speedscope: refused at once (the profiles replaced it by a file),
  *     exit 2, one line naming the FIFO (it used to block in open() with
  *     SIGINT, SIGTERM and SIGHUP blocked: only SIGKILL ended it);
  *   - --cacheray reads a FIFO on purpose: waiting for a writer, it still
@@ -115,13 +116,25 @@ static void test_fifo_paths(void **state)
 				  "--",		 "true",     NULL};
 		char *jsonl[] = {ITEST_COROTOP, "--jsonl", fifo, "-b",
 				 "--",		"true",	   NULL};
-		char *const *runs[] = {shm, replay, record, jsonl};
+		/* A profile written at the end replaced the FIFO with an
+		 * empty file, and exited 0. */
+		char *folded[] = {ITEST_COROTOP, "--folded", fifo, "-b",
+				  "--",		 "true",     NULL};
+		char *speedscope[] = {ITEST_COROTOP, "--speedscope", fifo, "-b",
+				      "--",	     "true",	     NULL};
+		char *const *runs[] = {shm,   replay, record,
+				       jsonl, folded, speedscope};
 
 		for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+			struct stat st;
+
 			assert_int_equal(run_deadline(&p, runs[i], 30000), 2);
 			one_line(&p, fifo, "FIFO");
 			assert_string_equal(p.obuf, "");
 			proc_free(&p);
+			/* Still the FIFO. */
+			assert_int_equal(stat(fifo, &st), 0);
+			assert_true(S_ISFIFO(st.st_mode));
 		}
 	}
 	assert_xdg_empty();
