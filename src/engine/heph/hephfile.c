@@ -107,6 +107,7 @@ struct walk {
 
 size_t heph_file_split_min = (size_t)64 << 20;
 void (*heph_file_split_hook)(void);
+void (*heph_file_frame_hook)(void);
 
 __attribute__((format(printf, 3, 4))) static void
 problem_add(struct heph_file *f, uint64_t off, const char *fmt, ...)
@@ -194,6 +195,9 @@ static void meta_keep(struct walk *w, size_t off, const struct heph_packet *pk)
 		    !grow_array((void **)&w->arena, &w->arena_cap,
 				w->arena_len + pk->size, 1))
 			return;
+		/* f owns it from the start: a fault in the walk (the file
+		 * shrank) leaves f to the caller's heph_file_close. */
+		f->map = w->arena;
 		at = w->arena_len;
 	}
 	if (!grow_array_max((void **)&f->meta_off, &f->cap_meta_off,
@@ -668,6 +672,8 @@ static void walk_zst(struct heph_file *f, struct heph_zst *zs)
 		w.to = n;
 		w.stop = false;
 		walk_packets(&w);
+		if (heph_file_frame_hook)
+			heph_file_frame_hook();
 	}
 	if (!w.halt && !heph_zst_seek_check(zs, why, sizeof(why)))
 		problem_add(f, zs->usize, "%s", why);

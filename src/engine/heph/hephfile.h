@@ -97,6 +97,9 @@ extern size_t heph_file_split_min;
 /* Tests: called once the split is found, before the two walks start (to
  * truncate the file under them).  NULL in corotop. */
 extern void (*heph_file_split_hook)(void);
+/* Tests: called after each frame of a compressed file is walked (to
+ * truncate the file under the next).  NULL in corotop. */
+extern void (*heph_file_frame_hook)(void);
 
 bool heph_file_index_bytes(struct heph_file *f, const uint8_t *p, size_t size,
 			   char *err, size_t errlen);
