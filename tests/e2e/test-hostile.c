@@ -228,6 +228,49 @@ static void test_usage_up_front(void **state)
 	assert_xdg_empty();
 }
 
+/* corotop serve on an address other machines reach: refused, exit 2,
+ * one line saying what would be exposed (it bound, and served the
+ * target's addresses, tids, names and stacks to anyone, no password).
+ * Loopback, IPv4 or IPv6, is still served. */
+static void test_serve_loopback_only(void **state)
+{
+	static const char *const refused[] = {
+		"0.0.0.0:0", "[::]:0", "192.0.2.1:9464", "[::ffff:10.0.0.1]:0"};
+	struct proc p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char *argv[] = {
+			ITEST_COROTOP, "serve", "--listen", (char *)refused[i],
+			"--",	       "true",	NULL};
+
+		assert_int_equal(run_deadline(&p, argv, 30000), 2);
+		one_line(&p, refused[i], "not a loopback address");
+		assert_non_null(strstr(p.ebuf, "ASLR"));
+		proc_free(&p);
+	}
+	{
+		/* Loopback: it serves (and ends with its target). */
+		char *argv[] = {ITEST_COROTOP, "serve", "--listen",
+				"127.0.0.2:0", "--",	"true",
+				NULL};
+
+		uint64_t end = it_now() + 60000000000ull;
+
+		proc_start(&p, argv);
+		while ((!p.ebuf ||
+			!strstr(p.ebuf, "listening on http://127.0.0.2:")) &&
+		       p.err >= 0 && it_now() < end)
+			proc_pump(&p, 20);
+		kill(p.pid, SIGTERM);
+		(void)proc_finish(&p, 30000);
+		if (!strstr(p.ebuf, "listening on http://127.0.0.2:"))
+			fail_msg("loopback refused: %s", p.ebuf);
+		proc_free(&p);
+	}
+	assert_xdg_empty();
+}
+
 /* convert -o: a symbolic link is refused (not replaced), the trace itself
  * (by name or by a hard link) is refused (not destroyed), and an existing
  * file keeps its mode; a new one gets 0666 less the umask. */
@@ -355,6 +398,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_cacheray_fifo_interruptible, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_serve_loopback_only, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_usage_up_front, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_convert_output_safety,

@@ -51,6 +51,24 @@ void http_config_defaults(struct http_config *c)
 	};
 }
 
+/* A loopback address: 127.0.0.0/8, ::1, or ::ffff:127.x.y.z. */
+static bool http_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+
+		return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct in6_addr *a =
+			&((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
 /* "ADDR:PORT" or "[ADDR6]:PORT" into *ss; false with why. */
 static bool http_parse_listen(const char *s, struct sockaddr_storage *ss,
 			      socklen_t *sslen, char *err, size_t errlen)
@@ -200,6 +218,19 @@ struct http *http_create(const struct http_config *c,
 
 	*usage = false;
 	if (!http_parse_listen(c->listen, &ss, &sslen, err, errlen)) {
+		*usage = true;
+		return NULL;
+	}
+	/* No authentication and no TLS here: only this machine may ask. */
+	if (!http_loopback(&ss)) {
+		snprintf(err, errlen,
+			 "--listen %s: not a loopback address; whoever could "
+			 "reach it would read, with no password, the target's "
+			 "code and heap addresses (which defeat ASLR), its "
+			 "thread ids, coroutine names and parked stacks.  "
+			 "Serve on 127.0.0.1 or [::1] and reach it through an "
+			 "SSH tunnel or an authenticating proxy",
+			 c->listen);
 		*usage = true;
 		return NULL;
 	}
