@@ -794,6 +794,58 @@ static void test_zst_truncated(void **state)
 	assert_int_equal(shrink_caught, 1);
 }
 
+/* A compressed file whose Heph bytes are more than COROTOP_ZST_RATIO
+ * times its size plus HEPHFILE_ZST_FLOOR: refused, with a message that
+ * names the variable; the same file under the default factor opens. */
+static void test_zst_ratio_cap(void **state)
+{
+	static uint8_t z[8 << 20];
+	const char *dir = getenv("TMPDIR");
+	char path[512], err[512];
+	struct heph_enc e;
+	struct heph_file f;
+	size_t zn = 0, from = 0, frame_events = 0, total = 0;
+	uint32_t i = 0;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/test-hephfile-XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	/* 24 MiB of events, frames of about 1 MiB of whole packets. */
+	while (total < ((size_t)24 << 20)) {
+		enc_start(&e);
+		frame_events = 0;
+		while (e.len < ((size_t)1 << 20) - 256) {
+			enc_ev(&e, 0, i, 1 + (i & 7), i * 10ull, i * 10ull + 5);
+			i++;
+			frame_events++;
+		}
+		from = ZSTD_compress(z + zn, sizeof(z) - zn, wbuf, e.len, 1);
+		assert_false(ZSTD_isError(from));
+		zn += from;
+		total += e.len;
+	}
+	assert_true(frame_events > 0);
+	assert_int_equal(write(fd, z, zn), (ssize_t)zn);
+	close(fd);
+	print_message("%zu bytes of events in %zu compressed (%.1fx)\n", total,
+		      zn, (double)total / (double)zn);
+	/* Factor 1: 24 MiB > the file + 16 MiB. */
+	setenv("COROTOP_ZST_RATIO", "1", 1);
+	assert_false(heph_file_open(&f, path, err, sizeof(err)));
+	if (!strstr(err, "COROTOP_ZST_RATIO") ||
+	    !strstr(err, "decompression bomb"))
+		fail_msg("message: %s", err);
+	unsetenv("COROTOP_ZST_RATIO");
+	/* The default factor: read, every event. */
+	assert_true(heph_file_open(&f, path, err, sizeof(err)));
+	assert_int_equal(f.nev, i);
+	heph_file_close(&f);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -812,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_two_halves),
 		cmocka_unit_test(test_split_truncated),
 		cmocka_unit_test(test_zst_truncated),
+		cmocka_unit_test(test_zst_ratio_cap),
 		cmocka_unit_test(test_fifo_refused),
 		cmocka_unit_test(test_garbage_is_cheap),
 	};

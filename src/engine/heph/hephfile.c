@@ -642,9 +642,26 @@ static void walk_all(struct heph_file *f, bool mapped)
  * the next frame.  Offsets in the index are offsets in the Heph bytes.
  * The options kept are copied into an arena that becomes f->map.
  */
-static void walk_zst(struct heph_file *f, struct heph_zst *zs)
+/* The factor of HEPHFILE_ZST_RATIO in effect (COROTOP_ZST_RATIO). */
+static uint64_t zst_ratio(void)
+{
+	const char *env = getenv("COROTOP_ZST_RATIO");
+	char *end = NULL;
+	unsigned long long r = env ? strtoull(env, &end, 10) : 0;
+
+	return env && end != env && !*end && r > 0 && r <= 1000000
+		       ? (uint64_t)r
+		       : HEPHFILE_ZST_RATIO;
+}
+
+/* False, with why, when the file decompresses to more than its ratio
+ * allows (refused: the walk would hold an index of all of it). */
+static bool walk_zst(struct heph_file *f, struct heph_zst *zs, char *err,
+		     size_t errlen)
 {
 	struct walk w = {.f = f, .budget = RESYNC_BUDGET, .frame = true};
+	const uint64_t ratio = zst_ratio();
+	const uint64_t cap = ratio * (uint64_t)zs->zsize + HEPHFILE_ZST_FLOOR;
 	const uint8_t *p;
 	uint64_t uoff, at;
 	char why[200];
@@ -656,6 +673,22 @@ static void walk_zst(struct heph_file *f, struct heph_zst *zs)
 
 		if (st == HEPH_ZST_END)
 			break;
+		if (st == HEPH_ZST_FRAME && uoff + n > cap) {
+			snprintf(
+				err, errlen,
+				"the compressed trace (%zu bytes) decompresses "
+				"to more than %llu times its size plus %llu "
+				"MiB: refused, as a decompression bomb would "
+				"be "
+				"(a recording compresses about 7 times).  To "
+				"read it all the same, set COROTOP_ZST_RATIO "
+				"to "
+				"a larger factor",
+				zs->zsize, (unsigned long long)ratio,
+				(unsigned long long)(HEPHFILE_ZST_FLOOR >> 20));
+			f->map = w.arena;
+			return false;
+		}
 		if (st != HEPH_ZST_FRAME) {
 			problem_add(f, uoff, "file byte %llu: %s",
 				    (unsigned long long)at, why);
@@ -679,6 +712,7 @@ static void walk_zst(struct heph_file *f, struct heph_zst *zs)
 		problem_add(f, zs->usize, "%s", why);
 	f->map = w.arena;
 	f->size = w.arena_len;
+	return true;
 }
 
 /* ---- the file ---- */
@@ -708,7 +742,10 @@ bool heph_file_index_bytes_flags(struct heph_file *f, const uint8_t *p,
 		}
 		/* Ours to unmap from now on (heph_file_close). */
 		f->zst->mapped = flags & HEPH_FILE_MAPPED_;
-		walk_zst(f, f->zst);
+		if (!walk_zst(f, f->zst, err, errlen)) {
+			heph_file_close(f);
+			return false;
+		}
 	} else {
 		f->map = p;
 		f->size = p ? size : 0;

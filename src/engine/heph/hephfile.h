@@ -16,6 +16,13 @@
 
 #define HEPHFILE_PROBLEMS 32
 #define HEPHFILE_META_MAX (1u << 24)
+/* A compressed file may decompress to at most this many times its size,
+ * plus HEPHFILE_ZST_FLOOR: a recording compresses about 7 times, a
+ * decompression bomb thousands (each frame's own ratio is capped in
+ * hephzst.c, but frames can be many).  COROTOP_ZST_RATIO in the
+ * environment raises (or lowers) the factor. */
+#define HEPHFILE_ZST_RATIO 32u
+#define HEPHFILE_ZST_FLOOR ((uint64_t)16 << 20)
 
 struct heph_problem {
 	uint64_t off; /* byte offset of the packet (or of the bytes) */
