@@ -12,7 +12,11 @@
  *     counter, --folded or --speedscope into a directory that does not
  *     exist or is a directory: exit 2;
  *   - corotop convert -o: a symbolic link or the trace itself is refused
- *     (exit 2, nothing replaced), an existing file keeps its mode.
+ *     (exit 2, nothing replaced), an existing file keeps its mode;
+ *   - corotop serve --listen on an address other than loopback: refused
+ *     (exit 2: no authentication, and what it serves defeats ASLR);
+ *   - a decompression bomb (.heph.zst, 2.4 MB to 1 GB): replay refuses it
+ *     in bounded memory (issue 26).
  *
  * Every wait has a deadline; a corotop that does not end in time is
  * killed and the test fails.
@@ -25,6 +29,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <sys/resource.h>
 
 #include "corotop/ctp.h"
 #include "../common/itest.h"
@@ -228,6 +233,54 @@ static void test_usage_up_front(void **state)
 	assert_xdg_empty();
 }
 
+/* A 2.4 MB .heph.zst whose frames each pass the per-frame ratio cap but
+ * decompress to 1 GB in all (tests/targets/zst_bomb.c): replay refuses it,
+ * exit 1, naming COROTOP_ZST_RATIO, and stays under 512 MiB (it peaked
+ * at 2 GB indexing it).  The RSS is checked outside sanitizer builds,
+ * whose shadow memory is not the program's. */
+static void test_zst_bomb(void **state)
+{
+#ifdef ITEST_ZST_BOMB
+	char bomb[320];
+	char *gen[] = {ITEST_ZST_BOMB, bomb, "2400000", NULL};
+	char *replay[] = {ITEST_COROTOP, "--replay", bomb, "-b", "-f",
+			  "json",	 "-n",	     "1",  NULL};
+	struct rusage ru;
+	struct proc p;
+	uint64_t end;
+	int status;
+
+	(void)state;
+	snprintf(bomb, sizeof(bomb), "%s/bomb.heph.zst", dir);
+	assert_int_equal(run(&p, gen, 120000), 0);
+	print_message("%s", p.obuf);
+	proc_free(&p);
+	proc_start(&p, replay);
+	/* Its output first (a pipe must not fill), then its end. */
+	end = it_now() + 120000000000ull;
+	while ((p.out >= 0 || p.err >= 0) && it_now() < end)
+		proc_pump(&p, 50);
+	if (p.out >= 0 || p.err >= 0)
+		kill(p.pid, SIGKILL); /* reported below: killed */
+	assert_int_equal(wait4(p.pid, &status, 0, &ru), p.pid);
+	p.pid = 0;
+	print_message("replay of the bomb: status %d, max RSS %ld MiB\n",
+		      WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+		      ru.ru_maxrss / 1024);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	assert_non_null(p.ebuf);
+	assert_non_null(strstr(p.ebuf, "COROTOP_ZST_RATIO"));
+	if (!it_sanitized())
+		assert_true(ru.ru_maxrss < 512 * 1024);
+	proc_free(&p);
+	unlink(bomb);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 /* corotop serve on an address other machines reach: refused, exit 2,
  * one line saying what would be exposed (it bound, and served the
  * target's addresses, tids, names and stacks to anyone, no password).
@@ -400,6 +453,7 @@ int main(void)
 			test_cacheray_fifo_interruptible, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_serve_loopback_only, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_zst_bomb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_up_front, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_convert_output_safety,
