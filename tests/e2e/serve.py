@@ -312,10 +312,25 @@ def test_format(corotop, demo):
             status, _, _ = get(serve.url('/metrics'), timeout=10)
             if status != 200:
                 fail('/metrics after an oversized request: %d' % status)
+            # Pipelined: the first answer, closing (docs/METRICS.md).
+            pipe = socket.create_connection(('127.0.0.1', serve.port),
+                                            timeout=10)
+            pipe.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n' * 2)
+            reply = b''
+            while True:
+                chunk = pipe.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+            pipe.close()
+            if reply.count(b'HTTP/1.1 ') != 1 or \
+                    b'Connection: close' not in reply:
+                fail('two pipelined requests: want one answer with '
+                     'Connection: close, got %r' % reply[:300])
             for s in socks:
                 s.close()
-            print('serve.py: /healthz, /snapshot, 404, 405, slow and '
-                  'oversized clients: ok')
+            print('serve.py: /healthz, /snapshot, 404, 405, slow, '
+                  'oversized and pipelining clients: ok')
         finally:
             rc = serve.stop()
         if rc != 128 + signal.SIGTERM:
