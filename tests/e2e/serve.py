@@ -536,13 +536,89 @@ def test_dashboard(corotop, demo):
           % (len(exprs), len(used), len(scraped)))
 
 
+def test_slow(corotop, demo):
+    """Slow clients: 200 connections from 127.0.0.2-5 (more than the
+    64 serve keeps at once), each sending one header line every 4 s and
+    reconnecting when shut, for a minute.  Meanwhile a /healthz from
+    127.0.0.1 every second must be answered, 200, within 2 s: 60 of 60.
+    Before the gate, libmicrohttpd's limits were full and honest scrapes
+    were refused."""
+    import threading
+    attackers = [('127.0.0.%d' % (2 + i % 4)) for i in range(200)]
+    stop = threading.Event()
+    opened = [0]
+
+    with tempfile.TemporaryDirectory(prefix='corotop-serve.') as tmp:
+        serve = Serve(corotop, demo, ['-d', '10'], tmp)
+
+        def connect(src):
+            try:
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.settimeout(2)
+                s.bind((src, 0))
+                s.connect(('127.0.0.1', serve.port))
+                s.sendall(b'GET /metrics HTTP/1.1\r\n')
+                opened[0] += 1
+                return s
+            except OSError:
+                return None
+
+        def attack():
+            socks = [connect(a) for a in attackers]
+            last = time.monotonic()
+            while not stop.is_set():
+                stop.wait(0.25)
+                dribble = time.monotonic() - last >= 4
+                if dribble:
+                    last = time.monotonic()
+                for i, s in enumerate(socks):
+                    if s is not None and dribble:
+                        try:
+                            s.sendall(b'X-Slow: 1\r\n')
+                        except OSError:
+                            s.close()
+                            s = socks[i] = None
+                    if s is None:
+                        socks[i] = connect(attackers[i])
+            for s in socks:
+                if s is not None:
+                    s.close()
+
+        th = threading.Thread(target=attack)
+        th.start()
+        answered, slowest = 0, 0.0
+        try:
+            time.sleep(2)  # every attack connection open
+            for probe in range(60):
+                t0 = time.monotonic()
+                try:
+                    status, _, _ = get(serve.url('/healthz'), timeout=2)
+                except OSError:
+                    status = 0
+                took = time.monotonic() - t0
+                if status == 200 and took <= 2:
+                    answered += 1
+                slowest = max(slowest, took)
+                time.sleep(max(0.0, 1 - took))
+        finally:
+            stop.set()
+            th.join()
+            serve.stop()
+        print('serve.py: slow: %d of 60 /healthz answered within 2 s '
+              '(slowest %.3f s) under %d attack connections opened'
+              % (answered, slowest, opened[0]))
+        if answered != 60:
+            fail('%d of 60 honest /healthz answered within 2 s'
+                 % answered)
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     mode, corotop, demo = sys.argv[1:]
     {'format': test_format, 'final': test_final, 'dashboard': test_dashboard,
-     'prometheus': test_prometheus}[mode](corotop, demo)
+     'prometheus': test_prometheus, 'slow': test_slow}[mode](corotop, demo)
 
 
 if __name__ == '__main__':

@@ -9,8 +9,12 @@
  *   - a thread per connection, so a client that sends nothing, or reads a
  *     large /snapshot slowly, holds only its own thread (never a lock the
  *     engine takes: sources copy what they serve);
- *   - at most `connections` at once and `per_ip` from one address; more
- *     are refused at accept;
+ *   - at most `connections` at once and `per_ip` from one address, and a
+ *     whole request within `deadline_s` of the connection's arrival: the
+ *     gate (gate.c) shuts the oldest connections still waiting for their
+ *     request to make room, so slow clients cannot lock honest scrapes
+ *     out (the library's own limits, which refuse at accept, are set
+ *     twice as high so that it never refuses first);
  *   - a connection idle for `timeout_s` is closed;
  *   - the request line and headers live in `request_bytes` per
  *     connection: a longer request is answered by the library (431/414)
@@ -31,10 +35,12 @@
 
 #include <microhttpd.h>
 
+#include "ui/serve/gate.h"
 #include "ui/serve/route.h"
 
 struct http {
 	struct MHD_Daemon *d;
+	struct gate *gate;
 	struct http_source src;
 	uint16_t port;
 	char address[80];
@@ -47,6 +53,7 @@ void http_config_defaults(struct http_config *c)
 		.connections = 64,
 		.per_ip = 32,
 		.timeout_s = 10,
+		.deadline_s = 5,
 		.request_bytes = 16 * 1024,
 	};
 }
@@ -155,6 +162,25 @@ static enum MHD_Result http_text(struct MHD_Connection *conn, unsigned status,
 			  strlen(body), allow);
 }
 
+/* A connection starts or closes: the gate's books (gate.h). */
+static void http_notify(void *cls, struct MHD_Connection *conn, void **ctx,
+			enum MHD_ConnectionNotificationCode toe)
+{
+	struct http *h = cls;
+	const union MHD_ConnectionInfo *fd, *addr;
+
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		gate_leave(h->gate, (uintptr_t)*ctx);
+		return;
+	}
+	fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	addr = MHD_get_connection_info(conn,
+				       MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	*ctx = fd ? (void *)gate_enter(h->gate, fd->connect_fd,
+				       addr ? addr->client_addr : NULL)
+		  : NULL;
+}
+
 static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn,
 				   const char *url, const char *method,
 				   const char *version, const char *upload,
@@ -164,9 +190,15 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn,
 	const char *accept = MHD_lookup_connection_value(
 		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	struct route r = route_request(method, url, accept);
+	const union MHD_ConnectionInfo *sc = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	const char *why;
 	char *body = NULL;
 	size_t len = 0;
+
+	/* The request is whole: no deadline, never evicted from now on. */
+	if (sc)
+		gate_answered(h->gate, (uintptr_t)sc->socket_context);
 
 	(void)version;
 	(void)upload;
@@ -240,13 +272,21 @@ struct http *http_create(const struct http_config *c,
 		return NULL;
 	}
 	h->src = *src;
+	h->gate = gate_create(2 * c->connections, c->connections, c->per_ip,
+			      (uint64_t)c->deadline_s * 1000000000u);
+	if (!h->gate) {
+		snprintf(err, errlen, "out of memory");
+		free(h);
+		return NULL;
+	}
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	h->d = MHD_start_daemon(
 		flags, 0, NULL, NULL, http_answer, h, MHD_OPTION_SOCK_ADDR,
 		(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-		c->connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->per_ip,
-		MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,
+		2 * c->connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		2 * c->connections, MHD_OPTION_NOTIFY_CONNECTION, http_notify,
+		h, MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->request_bytes,
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_END);
 	if (!h->d) {
@@ -254,6 +294,7 @@ struct http *http_create(const struct http_config *c,
 			 "cannot listen on %s (in use, or not an address of "
 			 "this machine?)",
 			 c->listen);
+		gate_destroy(h->gate);
 		free(h);
 		return NULL;
 	}
@@ -281,10 +322,16 @@ const char *http_address(const struct http *h)
 	return h->address;
 }
 
+void http_sweep(struct http *h)
+{
+	(void)gate_sweep(h->gate);
+}
+
 void http_destroy(struct http *h)
 {
 	if (!h)
 		return;
 	MHD_stop_daemon(h->d);
+	gate_destroy(h->gate);
 	free(h);
 }

@@ -31,6 +31,7 @@ struct http_config {
 	unsigned connections; /* at once, all clients (64) */
 	unsigned per_ip;      /* ... from one address (32) */
 	unsigned timeout_s;   /* an idle connection is closed (10) */
+	unsigned deadline_s;  /* a request must be whole by then (5) */
 	size_t request_bytes; /* per connection: request line, headers (16 KiB)
 			       */
 };
@@ -48,6 +49,9 @@ struct http *http_create(const struct http_config *c,
 uint16_t http_port(const struct http *h);
 /* The address bound, as "127.0.0.1:9464" or "[::1]:9464". */
 const char *http_address(const struct http *h);
+/* Shut the connections whose request is past its deadline (the gate's
+ * sweep; arrivals sweep too).  Call now and then. */
+void http_sweep(struct http *h);
 /* Stop listening, close every connection, join the threads. */
 void http_destroy(struct http *h);
 

@@ -359,14 +359,18 @@ int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 		http_address(s->http));
 	for (;;) {
 		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
-		struct timespec wait = {ended ? 3600 : 0, 0};
+		/* At least once a second: the connections' deadlines. */
+		struct timespec wait = {ended ? 1 : 0, 0};
 		siginfo_t si;
 		int sig;
 
+		http_sweep(s->http);
 		if (!ended && now < next) {
 			wait.tv_sec = (time_t)((next - now) / 1000000000u);
 			wait.tv_nsec = (long)((next - now) % 1000000000u);
 		}
+		if (wait.tv_sec >= 1)
+			wait = (struct timespec){1, 0};
 		sig = sigtimedwait(sigs, &si, &wait);
 		if (sig == SIGCHLD) {
 			if (ended || !engine_reap(e))
