@@ -88,12 +88,13 @@ def skip(msg):
 class Serve:
     """corotop serve ARGS -- DEMO DEMO_ARGS on 127.0.0.1:0."""
 
-    def __init__(self, corotop, demo, demo_args, tmp):
+    def __init__(self, corotop, demo, demo_args, tmp, opts=()):
         self.err_path = os.path.join(tmp, 'serve.err')
         self.err = open(self.err_path, 'w+')
         self.proc = subprocess.Popen(
-            [corotop, 'serve', '--listen', '127.0.0.1:0', '--', demo] +
-            demo_args, stdout=subprocess.DEVNULL, stderr=self.err,
+            [corotop, 'serve', '--listen', '127.0.0.1:0'] + list(opts) +
+            ['--', demo] + demo_args, stdout=subprocess.DEVNULL,
+            stderr=self.err,
             stdin=subprocess.DEVNULL)
         self.port = None
         deadline = time.monotonic() + 30
@@ -549,7 +550,7 @@ def test_slow(corotop, demo):
     opened = [0]
 
     with tempfile.TemporaryDirectory(prefix='corotop-serve.') as tmp:
-        serve = Serve(corotop, demo, ['-d', '10'], tmp)
+        serve = Serve(corotop, demo, ['-d', '0'], tmp)
 
         def connect(src):
             try:
@@ -612,13 +613,70 @@ def test_slow(corotop, demo):
                  % answered)
 
 
+def rss_kib(pid):
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+    return 0
+
+
+def test_memory(corotop, demo):
+    """30,000 coroutines (10,000 parked for good); 60 clients ask for
+    /snapshot and never read.  corotop serve's RSS may grow by at most
+    twice one /snapshot body plus 50 MB (each client held a rendered copy
+    of its own: +550 MB here, 1.39 GB for 60,000 coroutines)."""
+    with tempfile.TemporaryDirectory(prefix='corotop-serve.') as tmp:
+        serve = Serve(corotop, demo, ['-c', '30000', '--stuck', '10000',
+                                      '--spawn-rate', '0'], tmp,
+                      ['--stations', '65536'])
+        socks = []
+        try:
+            body = b''
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                status, _, body = get(serve.url('/snapshot'), timeout=60)
+                if status == 200 and body.count(b'"probe_id"') >= 29000:
+                    break
+                time.sleep(0.5)
+            else:
+                fail('/snapshot never listed 29000 coroutines')
+            # A few refreshes with one reader, for the baseline.
+            for _ in range(3):
+                get(serve.url('/snapshot'), timeout=60)
+                time.sleep(1)
+            base = rss_kib(serve.proc.pid)
+            for _ in range(60):
+                s = socket.create_connection(('127.0.0.1', serve.port),
+                                             timeout=10)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.sendall(b'GET /snapshot HTTP/1.1\r\nHost: x\r\n\r\n')
+                socks.append(s)
+                time.sleep(0.1)  # across refreshes
+            time.sleep(5)
+            peak = rss_kib(serve.proc.pid)
+        finally:
+            for s in socks:
+                s.close()
+            serve.stop()
+        grew = (peak - base) / 1024.0
+        limit = 2 * len(body) / 1048576.0 + 50
+        print('serve.py: memory: /snapshot %.1f MB; RSS %.0f -> %.0f MB '
+              '(+%.1f MB, limit %.1f) with 60 clients not reading'
+              % (len(body) / 1048576.0, base / 1024.0, peak / 1024.0, grew,
+                 limit))
+        if grew > limit:
+            fail('RSS grew %.1f MB, more than %.1f' % (grew, limit))
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     mode, corotop, demo = sys.argv[1:]
     {'format': test_format, 'final': test_final, 'dashboard': test_dashboard,
-     'prometheus': test_prometheus, 'slow': test_slow}[mode](corotop, demo)
+     'prometheus': test_prometheus, 'slow': test_slow,
+     'memory': test_memory}[mode](corotop, demo)
 
 
 if __name__ == '__main__':

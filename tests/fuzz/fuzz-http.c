@@ -70,12 +70,20 @@ static bool fuzz_metrics(void *ctx, enum metrics_format fmt, char **body,
 	return fclose(f) == 0;
 }
 
-static bool fuzz_snapshot(void *ctx, char **body, size_t *len)
+static void fuzz_release(void *cls)
 {
+	free(cls);
+}
+
+static bool fuzz_snapshot(void *ctx, struct http_body *out)
+{
+	char *body = strdup("{\"ts\":1}\n");
+
 	(void)ctx;
-	*body = strdup("{\"ts\":1}\n");
-	*len = *body ? strlen(*body) : 0;
-	return *body != NULL;
+	if (!body)
+		return false;
+	*out = (struct http_body){body, strlen(body), fuzz_release, body};
+	return true;
 }
 
 static const char *fuzz_unhealthy(void *ctx)

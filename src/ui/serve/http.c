@@ -130,18 +130,15 @@ static bool http_parse_listen(const char *s, struct sockaddr_storage *ss,
 	return true;
 }
 
-static enum MHD_Result http_reply(struct MHD_Connection *conn, unsigned status,
-				  const char *type, char *body, size_t len,
-				  bool allow)
+/* Queue response r (NULL: out of memory) with its headers. */
+static enum MHD_Result http_queue(struct MHD_Connection *conn,
+				  struct MHD_Response *r, unsigned status,
+				  const char *type, bool allow)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(
-		len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
 
-	if (!r) {
-		free(body);
+	if (!r)
 		return MHD_NO;
-	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	if (allow)
@@ -149,6 +146,32 @@ static enum MHD_Result http_reply(struct MHD_Connection *conn, unsigned status,
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result http_reply(struct MHD_Connection *conn, unsigned status,
+				  const char *type, char *body, size_t len,
+				  bool allow)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		len, body, MHD_RESPMEM_MUST_FREE);
+
+	if (!r)
+		free(body);
+	return http_queue(conn, r, status, type, allow);
+}
+
+/* A shared body: released when the library is done with the answer. */
+static enum MHD_Result http_reply_shared(struct MHD_Connection *conn,
+					 const char *type,
+					 const struct http_body *b)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer_with_free_callback_cls(
+			b->len, (void *)(uintptr_t)b->data, b->release, b->cls);
+
+	if (!r)
+		b->release(b->cls);
+	return http_queue(conn, r, 200, type, false);
 }
 
 static enum MHD_Result http_text(struct MHD_Connection *conn, unsigned status,
@@ -226,11 +249,13 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn,
 			return http_text(conn, 503, "no metrics yet\n", false);
 		return http_reply(conn, 200, metrics_content_type(r.fmt), body,
 				  len, false);
-	case ROUTE_SNAPSHOT:
-		if (!h->src.snapshot(h->src.ctx, &body, &len))
+	case ROUTE_SNAPSHOT: {
+		struct http_body b;
+
+		if (!h->src.snapshot(h->src.ctx, &b))
 			return http_text(conn, 503, "no snapshot yet\n", false);
-		return http_reply(conn, 200, "application/json", body, len,
-				  false);
+		return http_reply_shared(conn, "application/json", &b);
+	}
 	}
 	return MHD_NO;
 }

@@ -13,12 +13,23 @@
 
 #include "ui/serve/metrics.h"
 
+/* A body shared between answers: data stays valid until release(cls),
+ * which the server calls once the answer is sent or dropped. */
+struct http_body {
+	const char *data;
+	size_t len;
+	void (*release)(void *cls);
+	void *cls;
+};
+
 /* What the server serves.  Called on the library's threads, concurrently:
- * each must be thread-safe.  A body is malloc'd and handed over. */
+ * each must be thread-safe.  A metrics body is malloc'd and handed over;
+ * the snapshot's is shared (one rendered copy for every client that asks
+ * meanwhile, however slowly it reads). */
 struct http_source {
 	bool (*metrics)(void *ctx, enum metrics_format fmt, char **body,
 			size_t *len);
-	bool (*snapshot)(void *ctx, char **body, size_t *len);
+	bool (*snapshot)(void *ctx, struct http_body *out);
 	/* /healthz: NULL when healthy, else why not (503). */
 	const char *(*unhealthy)(void *ctx);
 	void *ctx;

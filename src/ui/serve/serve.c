@@ -39,6 +39,9 @@
 #include "ui/serve/http.h"
 #include "ui/serve/metrics.h"
 
+/* /snapshot bodies kept alive at once for slow readers (serve_snapshot). */
+#define SERVE_JSON_MAX 2
+
 struct serve_state {
 	unsigned refs; /* under serve.lock */
 	struct snapshot snap;
@@ -51,6 +54,7 @@ struct serve_state {
 	size_t nhot;
 	char *text[2]; /* metrics, by enum metrics_format */
 	size_t len[2];
+	struct serve_json *json; /* its /snapshot, once asked for */
 };
 
 struct serve {
@@ -64,12 +68,19 @@ struct serve {
 	struct order order; /* json_lock */
 	uint32_t *idx;
 	size_t cap_idx;
+	/* Rendered /snapshot bodies alive, and the newest (lock). */
+	unsigned njson;
+	struct serve_json *newest;
 };
+
+struct serve_json;
+static void serve_json_put(struct serve_json *j);
 
 static void serve_state_free(struct serve_state *st)
 {
 	if (!st)
 		return;
+	serve_json_put(st->json);
 	snapshot_finish(&st->snap);
 	free(st->hot);
 	free(st->text[0]);
@@ -149,6 +160,10 @@ void serve_refresh(struct serve *s, struct engine *e)
 	st = s->spare;
 	s->spare = NULL;
 	pthread_mutex_unlock(&s->lock);
+	if (st) { /* a spare: its JSON was the old state's */
+		serve_json_put(st->json);
+		st->json = NULL;
+	}
 	if (!st)
 		st = serve_state_new(s);
 	if (!st)
@@ -240,51 +255,130 @@ static const uint32_t *serve_rows(struct serve *s, const struct snapshot *snap,
 	return idx;
 }
 
-static bool serve_snapshot(void *ctx, char **body, size_t *len)
+/* One /snapshot rendered: every answer that sends it holds a reference,
+ * and so does its state while it is the one rendered for it. */
+struct serve_json {
+	struct serve *owner;
+	unsigned refs; /* under serve.lock */
+	size_t len;
+	char *data;
+};
+
+/* Drop a reference to j (NULL: none); the last one frees it. */
+static void serve_json_put(struct serve_json *j)
 {
-	struct serve *s = ctx;
-	struct serve_state *st;
+	struct serve *s;
+	bool last;
+
+	if (!j)
+		return;
+	s = j->owner;
+	pthread_mutex_lock(&s->lock);
+	last = --j->refs == 0;
+	if (last) {
+		s->njson--;
+		if (s->newest == j)
+			s->newest = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (last) {
+		free(j->data);
+		free(j);
+	}
+}
+
+static void serve_json_release(void *cls)
+{
+	serve_json_put(cls);
+}
+
+/* The state's JSON, rendered (json_lock held); NULL: out of memory. */
+static struct serve_json *serve_json_render(struct serve *s,
+					    struct serve_state *st)
+{
 	struct batch_ppt_buffer pb[ENGINE_PPT_MAX_BUFFERS];
 	struct batch_ppt ppt = {0};
 	struct batch_hot hot = {0};
+	struct serve_json *j = calloc(1, sizeof(*j));
 	const uint32_t *idx;
 	size_t n = 0;
 	FILE *f;
 
+	if (!j)
+		return NULL;
+	j->owner = s;
+	f = open_memstream(&j->data, &j->len);
+	if (!f) {
+		free(j);
+		return NULL;
+	}
+	ppt.info = st->ppt;
+	for (size_t i = 0; i < st->nbuf; i++)
+		pb[i] = (struct batch_ppt_buffer){
+			.b = st->buf[i], .desc = engine_ppt_desc(s->engine, i)};
+	ppt.buf = pb;
+	ppt.n = st->nbuf;
+	hot = (struct batch_hot){.s = st->hot,
+				 .n = st->nhot,
+				 .ct = &st->ct,
+				 .name = serve_frame_name,
+				 .parked = serve_parked,
+				 .ctx = s->engine};
+	idx = serve_rows(s, &st->snap, &n);
+	batch_print_json(f, &st->snap, idx, n, &hot, &ppt);
+	if (fclose(f)) {
+		free(j->data);
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+/*
+ * The current state's JSON, shared: rendered once per state, by the first
+ * request that asks (one render at a time: json_lock).  Bodies held by
+ * answers still being sent are bounded: with SERVE_JSON_MAX of them alive,
+ * a request gets the newest rendered instead of a new one (a refresh or
+ * two old) -- sixty clients that never read hold one copy, not sixty.
+ */
+static bool serve_snapshot(void *ctx, struct http_body *out)
+{
+	struct serve *s = ctx;
+	struct serve_state *st;
+	struct serve_json *j = NULL;
+
 	pthread_mutex_lock(&s->lock);
 	st = s->cur;
-	if (st)
+	if (st) {
 		st->refs++;
+		if ((j = st->json))
+			j->refs++;
+	}
 	pthread_mutex_unlock(&s->lock);
 	if (!st)
 		return false;
-	*body = NULL;
-	f = open_memstream(body, len);
-	if (f) {
+	if (!j) {
 		pthread_mutex_lock(&s->json_lock);
-		ppt.info = st->ppt;
-		for (size_t i = 0; i < st->nbuf; i++)
-			pb[i] = (struct batch_ppt_buffer){
-				.b = st->buf[i],
-				.desc = engine_ppt_desc(s->engine, i)};
-		ppt.buf = pb;
-		ppt.n = st->nbuf;
-		hot = (struct batch_hot){.s = st->hot,
-					 .n = st->nhot,
-					 .ct = &st->ct,
-					 .name = serve_frame_name,
-					 .parked = serve_parked,
-					 .ctx = s->engine};
-		idx = serve_rows(s, &st->snap, &n);
-		batch_print_json(f, &st->snap, idx, n, &hot, &ppt);
-		pthread_mutex_unlock(&s->json_lock);
-		if (fclose(f)) {
-			free(*body);
-			f = NULL;
+		pthread_mutex_lock(&s->lock);
+		if ((j = st->json) ||
+		    (s->njson >= SERVE_JSON_MAX && (j = s->newest)))
+			j->refs++;
+		pthread_mutex_unlock(&s->lock);
+		if (!j && (j = serve_json_render(s, st))) {
+			pthread_mutex_lock(&s->lock);
+			j->refs = 2; /* the state's and this answer's */
+			st->json = j;
+			s->newest = j;
+			s->njson++;
+			pthread_mutex_unlock(&s->lock);
 		}
+		pthread_mutex_unlock(&s->json_lock);
 	}
 	serve_release(s, st);
-	return f != NULL;
+	if (!j)
+		return false;
+	*out = (struct http_body){j->data, j->len, serve_json_release, j};
+	return true;
 }
 
 static const char *serve_unhealthy(void *ctx)
