@@ -7,10 +7,12 @@ COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Packages every build needs; callers may append more.
 # Boost.Context and Boost.Fiber: the programs the preload tests trace.
+# corotop serve's --web-config: libyaml (the file), libcrypt (bcrypt) and
+# GnuTLS (libmicrohttpd's TLS).
 COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
 	libncurses-dev libev-dev libcmocka-dev libdw-dev libiberty-dev tmux
 	libboost-context-dev libboost-fiber-dev libzstd-dev
-	libmicrohttpd-dev)
+	libmicrohttpd-dev libyaml-dev libcrypt-dev libgnutls28-dev)
 # What scripts/test needs on top: the e2e consumer checks fetch the
 # speedscope npm package (npm pack) and validate against its schema
 # (python3-jsonschema).  An npm that is already there (NodeSource's nodejs
@@ -19,7 +21,9 @@ COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
 # without it.  corotop serve's consumers: Prometheus itself (the e2e test
 # scrapes with it; promtool checks the 0.0.4 text) and the Python client's
 # strict parsers (python3-prometheus-client).
-COROTOP_TEST_PKGS=(python3-jsonschema prometheus python3-prometheus-client)
+# openssl makes the certificate the --web-config test serves with.
+COROTOP_TEST_PKGS=(python3-jsonschema prometheus python3-prometheus-client
+	openssl)
 command -v npm >/dev/null 2>&1 || COROTOP_TEST_PKGS+=(npm)
 
 ensure_deps() {

@@ -424,9 +424,10 @@ static bool main_check_paths(const struct cli *cli, char *err, size_t errlen)
 static bool main_serve_usage(const struct cli *cli, bool serve, char *err,
 			     size_t errlen)
 {
-	if (!serve && (cli->listen || cli->top_where_set)) {
+	if (!serve && (cli->listen || cli->top_where_set || cli->web_config)) {
 		snprintf(err, errlen,
-			 "--listen and --top-where go with corotop serve");
+			 "--listen, --web-config and --top-where go with "
+			 "corotop serve");
 		return false;
 	}
 	if (serve && (cli->replay || cli->cacheray || cli->list_buffers ||
@@ -445,6 +446,7 @@ static struct serve *main_serve_create(struct main_loop *m, bool *usage,
 {
 	struct serve_options o = {
 		.listen = m->cli.listen,
+		.web_config = m->cli.web_config,
 		.top_where = m->cli.top_where,
 		.delay_tenths = m->cli.delay_tenths,
 		.hot_stacks = m->cli.hot_stacks,

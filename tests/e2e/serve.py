@@ -99,7 +99,7 @@ class Serve:
         self.port = None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            m = re.search(r'listening on http://127\.0\.0\.1:(\d+)/',
+            m = re.search(r'listening on https?://[0-9.]+:(\d+)/',
                           self.stderr())
             if m:
                 self.port = int(m.group(1))
@@ -669,6 +669,157 @@ def test_memory(corotop, demo):
             fail('RSS grew %.1f MB, more than %.1f' % (grew, limit))
 
 
+def bcrypt(password):
+    """A bcrypt hash by the system's crypt(3), as htpasswd -B makes."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DeprecationWarning)
+        try:
+            import crypt
+        except ImportError:
+            skip('no crypt module to make a bcrypt hash')
+    h = crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 6))
+    if not h or not h.startswith('$2'):
+        skip('crypt(3) makes no bcrypt hash here')
+    return h
+
+
+def test_tls(corotop, demo):
+    """--web-config: TLS and basic auth as the Prometheus exporters read
+    them.  Without credentials, or with wrong ones: 401; with them: 200,
+    through TLS.  Debian's prometheus scrapes it with tls_config and
+    basic_auth in its scrape_config and sees it up.  A non-loopback
+    address serves only with the file, and with TLS unless the file says
+    allow_plaintext."""
+    import ssl
+    import base64
+    prometheus = shutil.which('prometheus')
+    openssl = shutil.which('openssl')
+    if not openssl:
+        skip('openssl is not installed')
+    with tempfile.TemporaryDirectory(prefix='corotop-tls.') as tmp:
+        cert = os.path.join(tmp, 'cert.pem')
+        key = os.path.join(tmp, 'key.pem')
+        subprocess.run([openssl, 'req', '-x509', '-newkey', 'rsa:2048',
+                        '-nodes', '-keyout', key, '-out', cert, '-days', '2',
+                        '-subj', '/CN=127.0.0.1', '-addext',
+                        'subjectAltName=IP:127.0.0.1,DNS:localhost'],
+                       check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        web = os.path.join(tmp, 'web.yml')
+        with open(web, 'w') as f:
+            f.write('tls_server_config:\n  cert_file: cert.pem\n'
+                    '  key_file: key.pem\nbasic_auth_users:\n'
+                    '  prom: %s\n' % bcrypt('s3cret'))
+        users_only = os.path.join(tmp, 'users.yml')
+        with open(users_only, 'w') as f:
+            f.write('basic_auth_users:\n  prom: %s\n' % bcrypt('s3cret'))
+        # Not loopback: refused without TLS, served with it.
+        r = subprocess.run([corotop, 'serve', '--listen', '0.0.0.0:0',
+                            '--web-config', users_only, '--', 'true'],
+                           capture_output=True, timeout=60)
+        if r.returncode != 2 or b'allow_plaintext' not in r.stderr:
+            fail('users only on 0.0.0.0: exit %d, %r' % (r.returncode,
+                                                         r.stderr))
+        wide = Serve(corotop, demo, ['-d', '0'], tmp,
+                     ['--listen', '0.0.0.0:0', '--web-config', web])
+        if 'listening on https://0.0.0.0:' not in wide.stderr():
+            fail('0.0.0.0 with TLS: ' + wide.stderr())
+        wide.stop()
+        serve = Serve(corotop, demo, ['-d', '0'], tmp,
+                      ['--web-config', web])
+        prom = None
+        try:
+            ctx = ssl.create_default_context(cafile=cert)
+            url = 'https://127.0.0.1:%d/metrics' % serve.port
+
+            def fetch(auth):
+                req = urllib.request.Request(url)
+                if auth:
+                    req.add_header('Authorization', 'Basic ' +
+                                   base64.b64encode(auth).decode())
+                try:
+                    with urllib.request.urlopen(req, timeout=20,
+                                                context=ctx) as resp:
+                        return resp.status, resp.headers
+                except urllib.error.HTTPError as e:
+                    return e.code, e.headers
+
+            status, hdr = fetch(None)
+            if status != 401 or 'Basic' not in \
+                    (hdr.get('WWW-Authenticate') or ''):
+                fail('no credentials: %d %r' % (status, dict(hdr)))
+            status, _ = fetch(b'prom:wrong')
+            if status != 401:
+                fail('wrong password: %d' % status)
+            status, _ = fetch(b'nobody:s3cret')
+            if status != 401:
+                fail('unknown user: %d' % status)
+            status, _ = fetch(b'prom:s3cret')
+            if status != 200:
+                fail('right credentials: %d' % status)
+            print('serve.py: tls: 401 without, with wrong credentials and '
+                  'an unknown user; 200 with them, over TLS')
+            if not prometheus:
+                skip('prometheus is not installed (apt-get install '
+                     'prometheus)')
+            conf = os.path.join(tmp, 'prometheus.yml')
+            with open(conf, 'w') as f:
+                f.write('global:\n  scrape_interval: 1s\n'
+                        'scrape_configs:\n  - job_name: corotop\n'
+                        '    scrape_interval: 1s\n    scrape_timeout: 1s\n'
+                        '    scheme: https\n'
+                        '    tls_config:\n      ca_file: %s\n'
+                        '    basic_auth:\n      username: prom\n'
+                        '      password: s3cret\n'
+                        '    static_configs:\n'
+                        '      - targets: ["127.0.0.1:%d"]\n'
+                        % (cert, serve.port))
+            port = free_port()
+            log = open(os.path.join(tmp, 'prometheus.log'), 'w+')
+            prom = subprocess.Popen(
+                [prometheus, '--config.file=' + conf,
+                 '--storage.tsdb.path=' + os.path.join(tmp, 'data'),
+                 '--web.listen-address=127.0.0.1:%d' % port],
+                stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL)
+            api = 'http://127.0.0.1:%d/api/v1/query?query=' % port
+            q = 'corotop_coroutines{state="suspended"}'
+            seen = None
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and seen is None:
+                if prom.poll() is not None:
+                    log.seek(0)
+                    fail('prometheus exited %d:\n%s' % (prom.returncode,
+                                                        log.read()[-3000:]))
+                try:
+                    status, _, body = get(api + urllib.request.quote(q),
+                                          timeout=5)
+                except (urllib.error.URLError, ConnectionError,
+                        socket.timeout):
+                    status = 0
+                if status == 200:
+                    res = json.loads(body)['data']['result']
+                    if res and float(res[0]['value'][1]) > 0:
+                        seen = res[0]['value'][1]
+                time.sleep(0.5)
+            if seen is None:
+                status, _, body = get('http://127.0.0.1:%d/api/v1/targets'
+                                      % port, timeout=5)
+                fail('Prometheus did not scrape through TLS and basic auth '
+                     'within 90 s; targets: %s' % body[:2000].decode())
+            print('serve.py: tls: prometheus scraped through TLS with basic '
+                  'auth: %s = %s' % (q, seen))
+        finally:
+            if prom and prom.poll() is None:
+                prom.terminate()
+                try:
+                    prom.wait(30)
+                except subprocess.TimeoutExpired:
+                    prom.kill()
+            serve.stop()
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -676,7 +827,7 @@ def main():
     mode, corotop, demo = sys.argv[1:]
     {'format': test_format, 'final': test_final, 'dashboard': test_dashboard,
      'prometheus': test_prometheus, 'slow': test_slow,
-     'memory': test_memory}[mode](corotop, demo)
+     'memory': test_memory, 'tls': test_tls}[mode](corotop, demo)
 
 
 if __name__ == '__main__':

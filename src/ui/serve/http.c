@@ -35,12 +35,15 @@
 
 #include <microhttpd.h>
 
+#include "ui/serve/auth.h"
 #include "ui/serve/gate.h"
 #include "ui/serve/route.h"
 
 struct http {
 	struct MHD_Daemon *d;
 	struct gate *gate;
+	struct auth *auth; /* NULL: no basic auth */
+	bool tls;
 	struct http_source src;
 	uint16_t port;
 	char address[80];
@@ -204,6 +207,39 @@ static void http_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 		  : NULL;
 }
 
+/* The request's basic-auth credentials are a user's (auth.c). */
+static bool http_authorized(struct http *h, struct MHD_Connection *conn)
+{
+	char *pass = NULL;
+	char *user = MHD_basic_auth_get_username_password(conn, &pass);
+	bool ok = auth_check(h->auth, user, pass);
+
+	if (pass) {
+		memset(pass, 0, strlen(pass));
+		MHD_free(pass);
+	}
+	if (user)
+		MHD_free(user);
+	return ok;
+}
+
+static enum MHD_Result http_unauthorized(struct MHD_Connection *conn)
+{
+	static const char text[] = "unauthorized\n";
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		sizeof(text) - 1, (void *)(uintptr_t)text,
+		MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	ret = MHD_queue_basic_auth_fail_response(conn, "corotop", r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn,
 				   const char *url, const char *method,
 				   const char *version, const char *upload,
@@ -222,6 +258,8 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn,
 	/* The request is whole: no deadline, never evicted from now on. */
 	if (sc)
 		gate_answered(h->gate, (uintptr_t)sc->socket_context);
+	if (h->auth && !http_authorized(h, conn))
+		return http_unauthorized(conn);
 
 	(void)version;
 	(void)upload;
@@ -278,15 +316,29 @@ struct http *http_create(const struct http_config *c,
 		*usage = true;
 		return NULL;
 	}
-	/* No authentication and no TLS here: only this machine may ask. */
-	if (!http_loopback(&ss)) {
+	/* Other machines only on purpose: --web-config, with TLS unless it
+	 * says plaintext explicitly. */
+	if (!http_loopback(&ss) && !c->web) {
 		snprintf(err, errlen,
 			 "--listen %s: not a loopback address; whoever could "
 			 "reach it would read, with no password, the target's "
 			 "code and heap addresses (which defeat ASLR), its "
 			 "thread ids, coroutine names and parked stacks.  "
-			 "Serve on 127.0.0.1 or [::1] and reach it through an "
-			 "SSH tunnel or an authenticating proxy",
+			 "Serve on 127.0.0.1 or [::1], or give --web-config "
+			 "FILE (TLS and basic auth, as Prometheus exporters "
+			 "read it)",
+			 c->listen);
+		*usage = true;
+		return NULL;
+	}
+	if (!http_loopback(&ss) && !c->web->cert_pem &&
+	    !c->web->allow_plaintext) {
+		snprintf(err, errlen,
+			 "--listen %s: not a loopback address, and the "
+			 "--web-config file has no tls_server_config: "
+			 "credentials and data would cross the network in "
+			 "plain text (say allow_plaintext: true in it to do "
+			 "that all the same)",
 			 c->listen);
 		*usage = true;
 		return NULL;
@@ -297,29 +349,65 @@ struct http *http_create(const struct http_config *c,
 		return NULL;
 	}
 	h->src = *src;
+	h->tls = c->web && c->web->cert_pem;
+	if (c->web && c->web->nusers && !(h->auth = auth_create(c->web))) {
+		snprintf(err, errlen, "out of memory");
+		free(h);
+		return NULL;
+	}
 	h->gate = gate_create(2 * c->connections, c->connections, c->per_ip,
 			      (uint64_t)c->deadline_s * 1000000000u);
 	if (!h->gate) {
 		snprintf(err, errlen, "out of memory");
+		auth_destroy(h->auth);
 		free(h);
 		return NULL;
 	}
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	h->d = MHD_start_daemon(
-		flags, 0, NULL, NULL, http_answer, h, MHD_OPTION_SOCK_ADDR,
-		(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-		2 * c->connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		2 * c->connections, MHD_OPTION_NOTIFY_CONNECTION, http_notify,
-		h, MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->request_bytes,
-		MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_END);
+	if (h->tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, errlen,
+			 "this libmicrohttpd was built without TLS: "
+			 "tls_server_config cannot be served");
+		gate_destroy(h->gate);
+		auth_destroy(h->auth);
+		free(h);
+		return NULL;
+	}
+	{
+		struct MHD_OptionItem tls[] = {
+			{MHD_OPTION_HTTPS_MEM_CERT, 0,
+			 h->tls ? c->web->cert_pem : NULL},
+			{MHD_OPTION_HTTPS_MEM_KEY, 0,
+			 h->tls ? c->web->key_pem : NULL},
+			{MHD_OPTION_END, 0, NULL},
+		};
+
+		if (h->tls)
+			flags |= MHD_USE_TLS;
+		else
+			tls[0].option = MHD_OPTION_END;
+		h->d = MHD_start_daemon(
+			flags, 0, NULL, NULL, http_answer, h,
+			MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			MHD_OPTION_CONNECTION_LIMIT, 2 * c->connections,
+			MHD_OPTION_PER_IP_CONNECTION_LIMIT, 2 * c->connections,
+			MHD_OPTION_NOTIFY_CONNECTION, http_notify, h,
+			MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->request_bytes,
+			MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20,
+			MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+	}
 	if (!h->d) {
 		snprintf(err, errlen,
-			 "cannot listen on %s (in use, or not an address of "
-			 "this machine?)",
+			 h->tls ? "cannot listen on %s (in use, not an address "
+				  "of this machine, or a certificate and key "
+				  "that do not load?)"
+				: "cannot listen on %s (in use, or not an "
+				  "address of this machine?)",
 			 c->listen);
 		gate_destroy(h->gate);
+		auth_destroy(h->auth);
 		free(h);
 		return NULL;
 	}
@@ -347,6 +435,11 @@ const char *http_address(const struct http *h)
 	return h->address;
 }
 
+const char *http_scheme(const struct http *h)
+{
+	return h->tls ? "https" : "http";
+}
+
 void http_sweep(struct http *h)
 {
 	(void)gate_sweep(h->gate);
@@ -358,5 +451,6 @@ void http_destroy(struct http *h)
 		return;
 	MHD_stop_daemon(h->d);
 	gate_destroy(h->gate);
+	auth_destroy(h->auth);
 	free(h);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ui/serve/metrics.h"
+#include "ui/serve/webconfig.h"
 
 /* A body shared between answers: data stays valid until release(cls),
  * which the server calls once the answer is sent or dropped. */
@@ -45,6 +46,8 @@ struct http_config {
 	unsigned deadline_s;  /* a request must be whole by then (5) */
 	size_t request_bytes; /* per connection: request line, headers (16 KiB)
 			       */
+	/* --web-config: TLS and basic auth (NULL: neither; loopback only). */
+	const struct webconfig *web;
 };
 
 void http_config_defaults(struct http_config *c);
@@ -60,6 +63,8 @@ struct http *http_create(const struct http_config *c,
 uint16_t http_port(const struct http *h);
 /* The address bound, as "127.0.0.1:9464" or "[::1]:9464". */
 const char *http_address(const struct http *h);
+/* "https" with TLS, else "http". */
+const char *http_scheme(const struct http *h);
 /* Shut the connections whose request is past its deadline (the gate's
  * sweep; arrivals sweep too).  Call now and then. */
 void http_sweep(struct http *h);

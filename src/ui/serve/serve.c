@@ -68,6 +68,7 @@ struct serve {
 	struct order order; /* json_lock */
 	uint32_t *idx;
 	size_t cap_idx;
+	struct webconfig web; /* --web-config (empty without) */
 	/* Rendered /snapshot bodies alive, and the newest (lock). */
 	unsigned njson;
 	struct serve_json *newest;
@@ -418,6 +419,14 @@ struct serve *serve_create(const struct serve_options *o, bool *usage,
 	http_config_defaults(&hc);
 	if (o->listen)
 		hc.listen = o->listen;
+	if (o->web_config) {
+		if (!webconfig_load(&s->web, o->web_config, err, errlen)) {
+			*usage = true;
+			serve_destroy(s);
+			return NULL;
+		}
+		hc.web = &s->web;
+	}
 	s->http = http_create(&hc, &src, usage, err, errlen);
 	if (!s->http) {
 		serve_destroy(s);
@@ -449,8 +458,8 @@ int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 	serve_refresh(s, e);
 	/* Said once there is something to serve: a client that waits for
 	 * this line never sees "no metrics yet". */
-	fprintf(stderr, "corotop serve: listening on http://%s/\n",
-		http_address(s->http));
+	fprintf(stderr, "corotop serve: listening on %s://%s/\n",
+		http_scheme(s->http), http_address(s->http));
 	for (;;) {
 		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 		/* At least once a second: the connections' deadlines. */
@@ -514,5 +523,6 @@ void serve_destroy(struct serve *s)
 	free(s->idx);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->json_lock);
+	webconfig_finish(&s->web);
 	free(s);
 }

@@ -15,19 +15,21 @@
 #include "ui/rows/filter.h"
 
 struct serve_options {
-	const char *listen;    /* NULL: 127.0.0.1:9464 */
-	unsigned top_where;    /* corotop_suspended_where's K */
-	unsigned delay_tenths; /* refresh period */
-	unsigned hot_stacks;   /* /snapshot's hot_stacks rows */
-	struct filter *filter; /* -F for /snapshot's rows, or NULL */
-	int sort_column;       /* --sort for them (-1: by model id) */
+	const char *listen;	/* NULL: 127.0.0.1:9464 */
+	const char *web_config; /* --web-config FILE, or NULL */
+	unsigned top_where;	/* corotop_suspended_where's K */
+	unsigned delay_tenths;	/* refresh period */
+	unsigned hot_stacks;	/* /snapshot's hot_stacks rows */
+	struct filter *filter;	/* -F for /snapshot's rows, or NULL */
+	int sort_column;	/* --sort for them (-1: by model id) */
 };
 
 struct serve;
 
 /* Bind and start listening (/metrics answers 503 until serve_run's first
- * refresh).  NULL with why in err; *usage when the address could not be
- * read (exit 2) rather than bound (exit 1).  Call with the signals
+ * refresh).  NULL with why in err; *usage when the address or the
+ * --web-config file could not be read or is refused (exit 2) rather than
+ * bound (exit 1).  Call with the signals
  * already blocked: the server's threads inherit the mask. */
 struct serve *serve_create(const struct serve_options *o, bool *usage,
 			   char *err, size_t errlen);

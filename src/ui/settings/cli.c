@@ -115,7 +115,11 @@ const char cli_usage[] =
 	"      --listen ADDR:PORT   serve: the address to serve on (default "
 	"127.0.0.1:9464;\n"
 	"                           port 0: any free port, printed on "
-	"stderr)\n"
+	"stderr; not loopback:\n"
+	"                           only with --web-config)\n"
+	"      --web-config FILE    serve: TLS and basic auth (the "
+	"Prometheus exporters'\n"
+	"                           YAML web configuration)\n"
 	"      --top-where K        serve: WHERE locations in "
 	"corotop_suspended_where\n"
 	"                           (0-1000, default 20; the rest as "
@@ -150,6 +154,7 @@ enum {
 	OPT_OUTPUT,
 	OPT_LISTEN,
 	OPT_TOP_WHERE,
+	OPT_WEB_CONFIG,
 };
 
 static const struct option cli_options[] = {
@@ -188,6 +193,7 @@ static const struct option cli_options[] = {
 	{"ppt-block", required_argument, NULL, OPT_PPT_BLOCK},
 	{"ppt-frames", required_argument, NULL, OPT_PPT_FRAMES},
 	{"listen", required_argument, NULL, OPT_LISTEN},
+	{"web-config", required_argument, NULL, OPT_WEB_CONFIG},
 	{"top-where", required_argument, NULL, OPT_TOP_WHERE},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -327,6 +333,7 @@ static const struct cli_store_option cli_texts[] = {
 	{OPT_SPEEDSCOPE, offsetof(struct cli, speedscope)},
 	{OPT_BUFFER, offsetof(struct cli, buffer)},
 	{OPT_LISTEN, offsetof(struct cli, listen)},
+	{OPT_WEB_CONFIG, offsetof(struct cli, web_config)},
 };
 
 static const struct cli_store_option cli_switches[] = {

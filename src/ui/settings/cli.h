@@ -63,7 +63,8 @@ struct cli {
 				      output */
 	/* corotop serve (main.c refuses them elsewhere). */
 	const char *listen; /* --listen ADDR:PORT, or NULL: 127.0.0.1:9464 */
-	unsigned top_where; /* --top-where K (default 20) */
+	const char *web_config; /* --web-config FILE (serve), or NULL */
+	unsigned top_where;	/* --top-where K (default 20) */
 	bool top_where_set;
 };
 
