@@ -378,6 +378,70 @@ def free_port():
     return port
 
 
+class Prometheus:
+    """Debian's prometheus scraping one corotop serve job, configured by
+    `scrape` (the job's YAML lines after job_name, indented 4), its query
+    API on a free port of 127.0.0.1."""
+
+    def __init__(self, binary, tmp, scrape):
+        conf = os.path.join(tmp, 'prometheus.yml')
+        with open(conf, 'w') as f:
+            f.write('global:\n  scrape_interval: 1s\n'
+                    '  evaluation_interval: 1s\n'
+                    'scrape_configs:\n  - job_name: corotop\n'
+                    '    scrape_interval: 1s\n    scrape_timeout: 1s\n' +
+                    scrape)
+        self.port = free_port()
+        self.log = open(os.path.join(tmp, 'prometheus.log'), 'w+')
+        self.proc = subprocess.Popen(
+            [binary, '--config.file=' + conf,
+             '--storage.tsdb.path=' + os.path.join(tmp, 'data'),
+             '--web.listen-address=127.0.0.1:%d' % self.port],
+            stdout=self.log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL)
+
+    def until(self, want, timeout=90):
+        """{query: predicate of its first value}: the values once every
+        predicate held, within timeout (fails otherwise)."""
+        api = 'http://127.0.0.1:%d/api/v1/query?query=' % self.port
+        got = {}
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and len(got) < len(want):
+            if self.proc.poll() is not None:
+                self.log.seek(0)
+                fail('prometheus exited %d:\n%s' % (self.proc.returncode,
+                                                    self.log.read()[-3000:]))
+            for q, ok in want.items():
+                try:
+                    status, _, body = get(
+                        api + urllib.request.quote(q), timeout=5)
+                except (urllib.error.URLError, ConnectionError,
+                        socket.timeout):
+                    break  # not listening yet
+                if status != 200:
+                    continue
+                res = json.loads(body)['data']['result']
+                if res and ok(float(res[0]['value'][1])):
+                    got[q] = res[0]['value'][1]
+            time.sleep(0.5)
+        if len(got) < len(want):
+            status, _, body = get('http://127.0.0.1:%d/api/v1/targets'
+                                  % self.port, timeout=5)
+            fail('Prometheus did not see %s within %d s (seen %r); '
+                 'targets: %s' % (set(want) - set(got), timeout, got,
+                                  body[:2000].decode()))
+        return got
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                fail('prometheus did not stop within 30 s of SIGTERM')
+
+
 def test_prometheus(corotop, demo):
     prometheus = shutil.which('prometheus')
     if not prometheus:
@@ -386,63 +450,19 @@ def test_prometheus(corotop, demo):
         serve = Serve(corotop, demo, ['-d', '0'], tmp)
         prom = None
         try:
-            conf = os.path.join(tmp, 'prometheus.yml')
-            with open(conf, 'w') as f:
-                f.write('global:\n  scrape_interval: 1s\n'
-                        '  evaluation_interval: 1s\n'
-                        'scrape_configs:\n  - job_name: corotop\n'
-                        '    scrape_interval: 1s\n    scrape_timeout: 1s\n'
-                        '    static_configs:\n'
-                        '      - targets: ["127.0.0.1:%d"]\n' % serve.port)
-            port = free_port()
-            log = open(os.path.join(tmp, 'prometheus.log'), 'w+')
-            prom = subprocess.Popen(
-                [prometheus, '--config.file=' + conf,
-                 '--storage.tsdb.path=' + os.path.join(tmp, 'data'),
-                 '--web.listen-address=127.0.0.1:%d' % port],
-                stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL)
-            api = 'http://127.0.0.1:%d/api/v1/query?query=' % port
-            want = {
+            prom = Prometheus(prometheus, tmp,
+                              '    static_configs:\n'
+                              '      - targets: ["127.0.0.1:%d"]\n'
+                              % serve.port)
+            got = prom.until({
                 'corotop_coroutines{state="suspended"}': lambda v: v > 0,
                 'corotop_lints{kind="lost_wakeup"}': lambda v: v == 3,
-            }
-            got = {}
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline and len(got) < len(want):
-                if prom.poll() is not None:
-                    log.seek(0)
-                    fail('prometheus exited %d:\n%s' % (prom.returncode,
-                                                        log.read()[-3000:]))
-                for q, ok in want.items():
-                    try:
-                        status, _, body = get(
-                            api + urllib.request.quote(q), timeout=5)
-                    except (urllib.error.URLError, ConnectionError,
-                            socket.timeout):
-                        break  # not listening yet
-                    if status != 200:
-                        continue
-                    res = json.loads(body)['data']['result']
-                    if res and ok(float(res[0]['value'][1])):
-                        got[q] = res[0]['value'][1]
-                time.sleep(0.5)
-            if len(got) < len(want):
-                status, _, body = get('http://127.0.0.1:%d/api/v1/targets'
-                                      % port, timeout=5)
-                fail('Prometheus did not see %s within 90 s (seen %r); '
-                     'targets: %s' % (set(want) - set(got), got,
-                                      body[:2000].decode()))
+            })
             print('serve.py: prometheus: ' + ', '.join(
                 '%s = %s' % kv for kv in sorted(got.items())))
         finally:
-            if prom and prom.poll() is None:
-                prom.terminate()
-                try:
-                    prom.wait(30)
-                except subprocess.TimeoutExpired:
-                    prom.kill()
-                    fail('prometheus did not stop within 30 s of SIGTERM')
+            if prom:
+                prom.stop()
             rc = serve.stop()
         if rc != 128 + signal.SIGTERM:
             fail('corotop serve exited %d after SIGTERM' % rc)
@@ -763,60 +783,21 @@ def test_tls(corotop, demo):
             if not prometheus:
                 skip('prometheus is not installed (apt-get install '
                      'prometheus)')
-            conf = os.path.join(tmp, 'prometheus.yml')
-            with open(conf, 'w') as f:
-                f.write('global:\n  scrape_interval: 1s\n'
-                        'scrape_configs:\n  - job_name: corotop\n'
-                        '    scrape_interval: 1s\n    scrape_timeout: 1s\n'
-                        '    scheme: https\n'
-                        '    tls_config:\n      ca_file: %s\n'
-                        '    basic_auth:\n      username: prom\n'
-                        '      password: s3cret\n'
-                        '    static_configs:\n'
-                        '      - targets: ["127.0.0.1:%d"]\n'
-                        % (cert, serve.port))
-            port = free_port()
-            log = open(os.path.join(tmp, 'prometheus.log'), 'w+')
-            prom = subprocess.Popen(
-                [prometheus, '--config.file=' + conf,
-                 '--storage.tsdb.path=' + os.path.join(tmp, 'data'),
-                 '--web.listen-address=127.0.0.1:%d' % port],
-                stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL)
-            api = 'http://127.0.0.1:%d/api/v1/query?query=' % port
+            prom = Prometheus(prometheus, tmp,
+                              '    scheme: https\n'
+                              '    tls_config:\n      ca_file: %s\n'
+                              '    basic_auth:\n      username: prom\n'
+                              '      password: s3cret\n'
+                              '    static_configs:\n'
+                              '      - targets: ["127.0.0.1:%d"]\n'
+                              % (cert, serve.port))
             q = 'corotop_coroutines{state="suspended"}'
-            seen = None
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline and seen is None:
-                if prom.poll() is not None:
-                    log.seek(0)
-                    fail('prometheus exited %d:\n%s' % (prom.returncode,
-                                                        log.read()[-3000:]))
-                try:
-                    status, _, body = get(api + urllib.request.quote(q),
-                                          timeout=5)
-                except (urllib.error.URLError, ConnectionError,
-                        socket.timeout):
-                    status = 0
-                if status == 200:
-                    res = json.loads(body)['data']['result']
-                    if res and float(res[0]['value'][1]) > 0:
-                        seen = res[0]['value'][1]
-                time.sleep(0.5)
-            if seen is None:
-                status, _, body = get('http://127.0.0.1:%d/api/v1/targets'
-                                      % port, timeout=5)
-                fail('Prometheus did not scrape through TLS and basic auth '
-                     'within 90 s; targets: %s' % body[:2000].decode())
+            seen = prom.until({q: lambda v: v > 0})[q]
             print('serve.py: tls: prometheus scraped through TLS with basic '
                   'auth: %s = %s' % (q, seen))
         finally:
-            if prom and prom.poll() is None:
-                prom.terminate()
-                try:
-                    prom.wait(30)
-                except subprocess.TimeoutExpired:
-                    prom.kill()
+            if prom:
+                prom.stop()
             serve.stop()
 
 
