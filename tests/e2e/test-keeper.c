@@ -259,6 +259,42 @@ static void test_sigkill_keeps_target(void **state)
 	unlink(ready);
 }
 
+/* An orphaned keeper ends on SIGTERM, as keeper.c says: it blocked the
+ * terminal's signals on top of the mask it inherited from corotop, which
+ * blocks SIGTERM (sigtimedwait), so it ignored SIGTERM for as long as its
+ * target lived. */
+static void test_keeper_ends_on_sigterm(void **state)
+{
+	char ready[256], dir[512];
+	char *argv[] = {"corotop", "-b",	  "-d",	 "1",
+			"--",	   KEEPER_TARGET, ready, NULL};
+	int status, keeper, who[3] = {0};
+	pid_t corotop, target;
+
+	(void)state;
+	snprintf(ready, sizeof(ready), "%s.ready", xdg);
+	unlink(ready);
+	corotop = kt_corotop(argv);
+	target = kt_read_pid(ready, 20000);
+	assert_true(target > 0);
+	kt_who(dir, sizeof(dir), who, target);
+	keeper = who[1];
+	assert_true(keeper > 0);
+	assert_true(kt_keeper_holds(keeper, 20000));
+	assert_int_equal(kill(corotop, SIGKILL), 0);
+	assert_int_equal(it_wait_pid(corotop, 20000, &status), 0);
+
+	assert_int_equal(kill(keeper, SIGTERM), 0);
+	assert_int_equal(it_wait_pid(keeper, 20000, &status), 0);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	/* Its target goes on; end it (its next wake finds no reader: the
+	 * SDK's write may raise SIGPIPE now, so any end will do). */
+	kill(target, SIGKILL);
+	(void)it_wait_pid(target, 20000, &status);
+	kt_sweep_run();
+	unlink(ready);
+}
+
 /* Whether `pid` holds a pty master (the keeper's copy of the output). */
 static bool kt_holds_pty(pid_t pid)
 {
@@ -424,6 +460,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigkill_keeps_target),
+		cmocka_unit_test(test_keeper_ends_on_sigterm),
 		cmocka_unit_test(test_sigkill_keeps_output),
 	};
 	int rc;

@@ -241,12 +241,20 @@ static _Noreturn void keeper_main(int chan, int listen_fd, int pidfd,
 		/* Only to let go of corotop's directory; harmless if not. */
 	}
 	prctl(PR_SET_NAME, "corotop-keeper", 0, 0, 0);
+	/* No handler of corotop's may run here: every signal to its default
+	 * (sigaction is async-signal-safe), SIGPIPE ignored.  Then exactly the
+	 * terminal's signals blocked -- not added to the mask inherited from
+	 * corotop, which blocks SIGTERM for its sigtimedwait: SIGTERM must
+	 * end the keeper. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&term);
 	sigaddset(&term, SIGINT);
 	sigaddset(&term, SIGQUIT);
 	sigaddset(&term, SIGHUP);
-	sigprocmask(SIG_BLOCK, &term, NULL);
+	sigprocmask(SIG_SETMASK, &term, NULL);
 	for (;;) {
 		int r;
 
