@@ -53,8 +53,7 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
  * its name, cleaned, at most 47 bytes ("" or NULL: none); pid: the
  * process it lives in when that is not the target, else 0. */
 void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
-		   uint64_t ts, uint64_t id, const char *name,
-		   uint32_t pid);
+		   uint64_t ts, uint64_t id, const char *name, uint32_t pid);
 void recorder_event(struct recorder *r, const struct harvest_event *ev);
 void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
 		   uint64_t ts);
