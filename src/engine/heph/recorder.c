@@ -429,28 +429,30 @@ static void rec_coro_name(struct recorder *r, uint64_t id, const char *name)
 	heph_enc_meta(&r->enc, "corotop_name", val, 8 + n);
 }
 
-/* The process it lives in, when not the target: corotop_coro_pid =
- * corotop's id and the pid (u64 each), right after the birth. */
-static void rec_coro_pid(struct recorder *r, uint64_t id, uint64_t pid)
+/* An option of two u64s (option: at most 16 bytes of name). */
+static void rec_meta_pair(struct recorder *r, const char *option, uint64_t a,
+			  uint64_t b)
 {
 	uint8_t be[16];
 
-	rec_be64(be, id);
-	rec_be64(be + 8, pid);
+	rec_be64(be, a);
+	rec_be64(be + 8, b);
 	rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
-	heph_enc_meta(&r->enc, "corotop_coro_pid", be, sizeof(be));
+	heph_enc_meta(&r->enc, option, be, sizeof(be));
 }
 
-/* A coroutine that never ran died: corotop_death = substream and time
- * (u64 each).  One that ran needs none: its last interval ends there. */
+/* The process a coroutine lives in, when not the target:
+ * corotop_coro_pid = corotop's id and the pid, right after the birth. */
+static void rec_coro_pid(struct recorder *r, uint64_t id, uint64_t pid)
+{
+	rec_meta_pair(r, "corotop_coro_pid", id, pid);
+}
+
+/* A coroutine that never ran died: corotop_death = substream and time.
+ * One that ran needs none: its last interval ends there. */
 static void rec_death(struct recorder *r, uint64_t probe_id, uint64_t ts)
 {
-	uint8_t be[16];
-
-	rec_be64(be, probe_id);
-	rec_be64(be + 8, ts);
-	rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
-	heph_enc_meta(&r->enc, "corotop_death", be, sizeof(be));
+	rec_meta_pair(r, "corotop_death", probe_id, ts);
 }
 
 /* One item: the interval it ends, and what it starts. */
@@ -464,12 +466,7 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 	}
 	if (it->kind == REC_EXIT) {
 		/* status (exit code, or -1) and signal, as i64 each */
-		uint8_t be[16];
-
-		rec_be64(be, it->value);
-		rec_be64(be + 8, it->tid);
-		rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
-		heph_enc_meta(&r->enc, "corotop_exit", be, sizeof(be));
+		rec_meta_pair(r, "corotop_exit", it->value, it->tid);
 		return;
 	}
 	if (it->station >= r->nst)
