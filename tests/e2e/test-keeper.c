@@ -206,32 +206,44 @@ static pid_t kt_read_pid(const char *path, unsigned timeout_ms)
 	return -1;
 }
 
+/* corotop -b -- KEEPER_TARGET READY (argv) started, its keeper holding the
+ * target's connection, then corotop killed with SIGKILL: the target and
+ * the keeper orphaned, their pids out; dir: the run directory. */
+static void kt_orphan_keeper(char *argv[], char *ready, size_t readylen,
+			     char *dir, size_t dirlen, pid_t *target,
+			     pid_t *keeper)
+{
+	int status, who[3] = {0};
+	pid_t corotop;
+
+	snprintf(ready, readylen, "%s.ready", xdg);
+	unlink(ready);
+	corotop = kt_corotop(argv);
+	*target = kt_read_pid(ready, 20000);
+	assert_true(*target > 0);
+	kt_who(dir, dirlen, who, *target);
+	assert_int_equal(who[0], corotop);
+	*keeper = who[1];
+	assert_true(*keeper > 0 && kill(*keeper, 0) == 0);
+	/* The target connected before it said ready; corotop accepts and
+	 * hands the connection over on its own thread: wait for that. */
+	assert_true(kt_keeper_holds(*keeper, 20000));
+	assert_int_equal(kill(corotop, SIGKILL), 0);
+	assert_int_equal(it_wait_pid(corotop, 20000, &status), 0);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
 static void test_sigkill_keeps_target(void **state)
 {
 	char ready[256], dir[512], kept[600];
 	char *argv[] = {"corotop", "-b",	  "-d",	 "1",
 			"--",	   KEEPER_TARGET, ready, NULL};
-	int status, corotop_pid, keeper = 0, who[3] = {0};
-	pid_t corotop, target;
+	int status;
+	pid_t keeper, target;
 
 	(void)state;
-	snprintf(ready, sizeof(ready), "%s.ready", xdg);
-	unlink(ready);
-	corotop = kt_corotop(argv);
-	target = kt_read_pid(ready, 20000);
-	assert_true(target > 0);
-	kt_who(dir, sizeof(dir), who, target);
-	corotop_pid = who[0];
-	keeper = who[1];
-	assert_int_equal(corotop_pid, corotop);
-	assert_true(keeper > 0 && kill(keeper, 0) == 0);
-	/* The target connected before it said ready; corotop accepts and
-	 * hands the connection over on its own thread: wait for that. */
-	assert_true(kt_keeper_holds(keeper, 20000));
-
-	assert_int_equal(kill(corotop, SIGKILL), 0);
-	assert_int_equal(it_wait_pid(corotop, 20000, &status), 0);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	kt_orphan_keeper(argv, ready, sizeof(ready), dir, sizeof(dir), &target,
+			 &keeper);
 
 	/* The target and the keeper live: the next corotop keeps it all. */
 	kt_sweep_run();
@@ -268,21 +280,12 @@ static void test_keeper_ends_on_sigterm(void **state)
 	char ready[256], dir[512];
 	char *argv[] = {"corotop", "-b",	  "-d",	 "1",
 			"--",	   KEEPER_TARGET, ready, NULL};
-	int status, keeper, who[3] = {0};
-	pid_t corotop, target;
+	int status;
+	pid_t keeper, target;
 
 	(void)state;
-	snprintf(ready, sizeof(ready), "%s.ready", xdg);
-	unlink(ready);
-	corotop = kt_corotop(argv);
-	target = kt_read_pid(ready, 20000);
-	assert_true(target > 0);
-	kt_who(dir, sizeof(dir), who, target);
-	keeper = who[1];
-	assert_true(keeper > 0);
-	assert_true(kt_keeper_holds(keeper, 20000));
-	assert_int_equal(kill(corotop, SIGKILL), 0);
-	assert_int_equal(it_wait_pid(corotop, 20000, &status), 0);
+	kt_orphan_keeper(argv, ready, sizeof(ready), dir, sizeof(dir), &target,
+			 &keeper);
 
 	assert_int_equal(kill(keeper, SIGTERM), 0);
 	assert_int_equal(it_wait_pid(keeper, 20000, &status), 0);
