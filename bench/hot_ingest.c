@@ -141,12 +141,12 @@ int main(int argc, char **argv)
 		now += 1000000000ull;
 		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		hotstacks_ingest(h, u, owner, now);
-		parked_update(p, u, NULL, 0);
+		parked_update(p, u, NULL, NULL, 0);
 		v[2][i] = ms_since(t0);
 		now += 1000000000ull;
 		t0 = clock_now_ns(CLOCK_MONOTONIC);
 		hotstacks_ingest(h, u, owner, now);
-		parked_update(p, u, NULL, 0);
+		parked_update(p, u, NULL, NULL, 0);
 		v[3][i] = ms_since(t0);
 	}
 	report("rotate_65k_tagged", v[1], reps, &l);

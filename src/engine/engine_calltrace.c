@@ -23,7 +23,13 @@
  *     it is first named), or a quarantined table waits to be collected.
  * Coroutine switches alone never cause a rotation: a suspend that parks at
  * a new stack put it first, and one parked at a preserved stack needs
- * nothing.  A target that puts nothing therefore costs one peek per
+ * nothing.  A suspend harvested parked at an id the last rotation did not
+ * preserve counts as moved too (ct.parks): its stack was put just before
+ * that rotation, which listed the ids before the harvest saw the park, so
+ * it is only in that rotation's union -- the next one still reads it
+ * (parked_update's prev), a later one would not, and nothing else might
+ * ask for the next one for ct_idle_rotate_ms, or ever.  A target that
+ * puts nothing therefore costs one peek per
  * harvest wakeup and no rotation at all, whatever its switch rate; one
  * with parked stacks, a rotation per ct_idle_rotate_ms.  The peek only
  * runs when the harvest loop does: a sleeping engine wakes at least every
@@ -364,6 +370,7 @@ static void engine_ct_rotate(struct engine *e, uint64_t now, uint64_t budget)
 	pthread_mutex_lock(&e->lock);
 	engine_ct_parked_ids(e);
 	pthread_mutex_unlock(&e->lock);
+	ct->parks_mark = ct->parks;
 	if (!engine_ct_guard(e, "rotation", engine_ct_do_rotate, &o))
 		return;
 	ct->last_rotate = now;
@@ -375,7 +382,8 @@ static void engine_ct_rotate(struct engine *e, uint64_t now, uint64_t budget)
 	pthread_mutex_unlock(&e->lock);
 	pthread_mutex_lock(&ct->hot_lock);
 	hotstacks_ingest(ct->hot, u, owner, now);
-	parked_update(ct->parked, u, ct->preserve, ct->npreserve);
+	parked_update(ct->parked, u, rotor_prev_traces(ct->rotor), ct->preserve,
+		      ct->npreserve);
 	ct->rs = o.rs;
 	if (o.warning[0] || o.rotated)
 		snprintf(ct->warning, sizeof(ct->warning), "%s", o.warning);
@@ -405,7 +413,7 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	since = now - ct->last_rotate;
 	grown = p.active > ct->active_mark ? p.active - ct->active_mark : 0;
 	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark ||
-		engine_samples_waiting(e);
+		ct->parks != ct->parks_mark || engine_samples_waiting(e);
 	/* Idle rotations only when something could be waiting: a weight-only
 	 * put needs a stack already in ACTIVE (the preserved ones), preserved
 	 * stacks reach ACTIVE a rotation after they are first named, and a

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "engine/calltrace/parked.h"
 #include "engine/engine_internal.h"
 #include "engine/target/keeper.h"
 
@@ -126,6 +127,10 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 		 * transition ends the previous parking. */
 		model_park(&e->model, ev->station,
 			   ev->is_active ? 0 : ev->trace);
+		if (!ev->is_active && ev->trace &&
+		    !parked_sorted_has(e->ct.preserve, e->ct.npreserve_ct,
+				       ev->trace))
+			e->ct.parks++; /* a stack the last rotation kept not */
 	}
 	/* A suspend the program marked a long wait (census events too);
 	 * the transition above cleared the previous mark. */

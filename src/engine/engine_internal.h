@@ -126,7 +126,12 @@ struct engine_ct {
 	bool dead; /* its copy of failed */
 	uint64_t next_check, last_rotate;
 	uint64_t active_mark, dropped_mark; /* as the last rotation left */
-	uint64_t *preserve;		    /* sorted unique ids parked at */
+	/* Suspends harvested with a CallTrace id the last rotation did not
+	 * preserve, and their count when it listed the ids: such a park
+	 * asks for a rotation like a put (its stack may be only in the
+	 * union before, which only the next rotation still reads). */
+	uint64_t parks, parks_mark;
+	uint64_t *preserve; /* sorted unique ids parked at */
 	size_t npreserve, cap_preserve;
 	size_t npreserve_ct; /* ... of which CallTrace ids (the first) */
 	uint64_t *seen;	     /* open-addressing set for the dedup */

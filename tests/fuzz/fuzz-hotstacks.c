@@ -73,8 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hotstacks_stats st;
 	struct hotstacks *h;
 	struct parked *p;
-	struct traceset u;
-	uint64_t owner[FUZZ_TRACES], parked[FUZZ_TRACES], now = 1;
+	struct traceset sets[2], *u = &sets[0], *prev = &sets[1];
+	uint64_t owner[FUZZ_TRACES], parked[2 * FUZZ_TRACES], now = 1;
 	uint64_t f[CT_MAX_FRAMES], back[CT_MAX_FRAMES];
 	struct hot_frame nf[16];
 	size_t pos = 0;
@@ -88,12 +88,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p = parked_create(4);
 	if (!h || !p)
 		abort();
-	traceset_init(&u, FUZZ_TRACES, FUZZ_TRACES * 24);
+	traceset_init(u, FUZZ_TRACES, FUZZ_TRACES * 24);
+	traceset_init(prev, FUZZ_TRACES, FUZZ_TRACES * 24);
 	for (int round = 0; round < 6 && pos < size; round++) {
 		size_t ntr = fuzz_byte(data, size, &pos) % FUZZ_TRACES, np = 0;
 		uint64_t before, kept = 0;
 
-		traceset_clear(&u);
+		struct traceset *t = prev;
+
+		/* The last round's union becomes the previous one; some of its
+		 * ids are listed (a coroutine harvested parked only after the
+		 * rotation that collected its stack). */
+		prev = u;
+		u = t;
+		for (size_t i = 0; i < prev->n; i++)
+			if (fuzz_byte(data, size, &pos) & 1)
+				parked[np++] = prev->e[i].id;
+		traceset_clear(u);
 		for (size_t i = 0; i < ntr; i++) {
 			uint64_t b = fuzz_byte(data, size, &pos);
 			uint32_t n = (uint32_t)(b % 21);
@@ -105,17 +116,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				f[n - 1] = (b & 0x80 ? CT_TAG_THREAD
 						     : CT_TAG_CORO) |
 					   (b >> 2);
-			traceset_add(&u, id, b & 0x20 ? 0 : b % 7, 1, f, n);
+			traceset_add(u, id, b & 0x20 ? 0 : b % 7, 1, f, n);
 			owner[i] = b & 0x10 ? b % 4 : 0;
 			if (b & 0x08)
 				parked[np++] = id;
 		}
-		traceset_seal(&u);
+		traceset_seal(u);
 		now += fuzz_byte(data, size, &pos) * 250000000ull;
 		hotstacks_stats(h, &st);
 		before = st.weight;
-		hotstacks_ingest(h, &u, owner, now);
-		parked_update(p, &u, parked, np); /* ids ascend: sorted */
+		hotstacks_ingest(h, u, owner, now);
+		parked_update(p, u, prev, parked, np); /* ids ascend */
 		hotstacks_stats(h, &st);
 		if (st.stacks > 8 || st.coro_entries > 8)
 			abort();
@@ -139,8 +150,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		/* A listed, untagged parked trace is kept with its frames,
 		 * unless the store was full. */
-		for (size_t i = 0; i < u.n; i++) {
-			const struct traceset_entry *e = &u.e[i];
+		for (size_t i = 0; i < u->n + prev->n; i++) {
+			const struct traceset_entry *e =
+				i < u->n ? &u->e[i] : &prev->e[i - u->n];
 			size_t n = parked_frames(p, e->id, back, CT_MAX_FRAMES);
 
 			if (n && (n != e->nframes ||
@@ -162,7 +174,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 	}
-	traceset_finish(&u);
+	traceset_finish(&sets[0]);
+	traceset_finish(&sets[1]);
 	parked_destroy(p);
 	hotstacks_destroy(h);
 	return 0;

@@ -314,6 +314,57 @@ static void test_parked_keeps_its_id(void **state)
 	it_run_finish(&r);
 }
 
+/*
+ * The park harvested after the rotation that collected its stack (forced:
+ * the target puts P, the test waits for that rotation, only then lets the
+ * target write the suspend).  That rotation listed no parked id, so it
+ * kept nothing; nothing moves afterwards (no put, no preserved id), so
+ * only the park itself can ask for the next rotation, which still reads P
+ * in its previous union.  Before the fix it never showed up.
+ */
+static void test_parked_after_rotation(void **state)
+{
+	static const uint64_t P[3] = {0xc1, 0xc2, 0xc3};
+	const struct model_coro *c;
+	uint64_t id, seen = 0, mid, f[8];
+	static struct it_run r; /* the teardown's, if a check fails */
+	int fd;
+
+	(void)state;
+	fd = start_with_pipe(&r, "park-late", NULL);
+	id = read_word(fd, "put ");
+	assert_true(id >> 32 != 0);
+	/* Nothing else puts: the first rotation comes after P's put. */
+	wait_rotations(r.e, 1);
+	assert_int_equal(write(ctl_w, "p", 1), 1);
+	assert_int_equal(read_word(fd, "parked "), id);
+	for (uint64_t end = it_now() + 30000000000ull;; it_sleep_ms(20)) {
+		engine_snapshot(r.e, &r.snap);
+		c = it_find_coro(&r.snap, IT_PROBE_ID(0));
+		if (c && c->state == MODEL_SUSPENDED &&
+		    engine_parked_stack(r.e, c->id, f, 8, &seen) == 3)
+			break;
+		if (it_now() > end)
+			fail_msg("the stack parked after its rotation never "
+				 "showed up");
+	}
+	assert_int_equal(seen, id);
+	assert_true(frames_are(f, 3, P, 3));
+	mid = c->id;
+	/* Kept from then on, and preserved: the next put keeps its id. */
+	wait_rotations(r.e, 4);
+	assert_int_equal(engine_parked_stack(r.e, mid, f, 8, &seen), 3);
+	assert_int_equal(seen, id);
+	release_target();
+	assert_int_equal(read_word(fd, "again "), id);
+	close(fd);
+	for (uint64_t end = it_now() + 30000000000ull; !engine_reap(r.e);
+	     it_sleep_ms(5))
+		assert_true(it_now() < end);
+	engine_stop(r.e);
+	it_run_finish(&r);
+}
+
 static void test_truncated_snapshots_survive(void **state)
 {
 	struct engine_calltrace_stats st;
@@ -479,6 +530,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_hot_stacks_summed,
 					  it_teardown_run),
 		cmocka_unit_test_teardown(test_parked_keeps_its_id,
+					  teardown_ct),
+		cmocka_unit_test_teardown(test_parked_after_rotation,
 					  teardown_ct),
 		cmocka_unit_test_teardown(test_truncated_region_survives,
 					  teardown_ct),

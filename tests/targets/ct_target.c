@@ -23,6 +23,11 @@
  *       closes it): no clock decides how long the test may look.  Then it
  *       puts P again and prints "again ID" (the same id if the engine
  *       preserved it), resumes, closes and exits.
+ *   ct-target park-late OUTFD CTLFD
+ *       The same, but after putting P it prints "put ID" and waits for a
+ *       byte (or EOF) on CTLFD before the suspend event: the test lets a
+ *       rotation collect P first, the one race between a put and its park
+ *       that the engine's cadence must survive.
  *   ct-target truncate OUTFD CTLFD
  *       Puts A, waits 500 ms, truncates the CallTrace file to 0 bytes
  *       (prints "truncated"), then switches coroutine 0 every 10 ms (never
@@ -192,7 +197,7 @@ static bool told(int ctl, int timeout_ms)
 	return true;
 }
 
-static int target_park(int out, int ctl)
+static int target_park(int out, int ctl, bool late)
 {
 	uint64_t p[3] = {0xc1, 0xc2, 0xc3}, id, again;
 	struct corotop_coro c;
@@ -202,6 +207,11 @@ static int target_park(int out, int ctl)
 		return need(false, "no station");
 	corotop_coro_resume(&c, 0x2000);
 	id = put(p, 3, 0);
+	if (late) {
+		/* The test lets a rotation collect P before the park. */
+		dprintf(out, "put %" PRIu64 "\n", id);
+		told(ctl, -1);
+	}
 	park_event(&c, 0x2001, id);
 	dprintf(out, "parked %" PRIu64 "\n", id);
 	/* Parked for as long as the test looks: its death closes CTLFD. */
@@ -345,8 +355,8 @@ int main(int argc, char **argv)
 		return rc;
 	if (!strcmp(mode, "hot"))
 		return target_hot(a, b);
-	if (!strcmp(mode, "park"))
-		return target_park((int)a, (int)b);
+	if (!strcmp(mode, "park") || !strcmp(mode, "park-late"))
+		return target_park((int)a, (int)b, !strcmp(mode, "park-late"));
 	if (!strcmp(mode, "truncate"))
 		return target_truncate((int)a, (int)b);
 	if (!strcmp(mode, "truncate-snap"))

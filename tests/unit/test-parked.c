@@ -4,7 +4,8 @@
  *
  *   keep     untagged traces whose ids are listed are kept with their
  *            frames, and stay while listed even when later unions do not
- *            carry them; tagged traces (samples) never are;
+ *            carry them; tagged traces (samples) never are; an id listed
+ *            one rotation late is found in the previous union;
  *   sweep    ids no longer listed are forgotten -- but for a stack the
  *            engine put itself since the last sweep (young: the list may
  *            have been taken before its put), which the next sweep keeps;
@@ -48,7 +49,7 @@ static void test_keep_and_sweep(void **state)
 	assert_non_null(p);
 	traceset_init(&u, 64, 1024);
 	union_of(&u, all, 3, false);
-	parked_update(p, &u, some, 2);
+	parked_update(p, &u, NULL, some, 2);
 	assert_int_equal(parked_frames(p, ID(1, 1), f, 8), 2);
 	assert_int_equal(f[0], 0x100 + ID(1, 1));
 	assert_int_equal(f[1], 0x200);
@@ -56,20 +57,59 @@ static void test_keep_and_sweep(void **state)
 	assert_int_equal(parked_frames(p, ID(1, 3), f, 1), 1); /* max */
 	/* Still listed, absent from the next union: kept. */
 	union_of(&u, NULL, 0, false);
-	parked_update(p, &u, some, 2);
+	parked_update(p, &u, NULL, some, 2);
 	assert_int_equal(parked_frames(p, ID(1, 3), f, 8), 2);
 	/* No longer listed: gone. */
-	parked_update(p, &u, some, 1);
+	parked_update(p, &u, NULL, some, 1);
 	assert_int_equal(parked_frames(p, ID(1, 3), f, 8), 0);
 	assert_int_equal(parked_frames(p, ID(1, 1), f, 8), 2);
 	parked_stats(p, &st);
 	assert_int_equal(st.kept, 1);
 	/* Tagged traces are samples, never parked stacks. */
 	union_of(&u, all + 1, 1, true);
-	parked_update(p, &u, all + 1, 1);
+	parked_update(p, &u, NULL, all + 1, 1);
 	assert_int_equal(parked_frames(p, ID(1, 2), f, 8), 0);
 	assert_int_equal(parked_frames(p, 0, f, 8), 0);
 	traceset_finish(&u);
+	parked_destroy(p);
+}
+
+/* An id listed only after the rotation whose union carried its stack (the
+ * park harvested just after it): found in the previous union; an id
+ * neither union has, or a tagged trace there, is not kept. */
+static void test_late_listed_from_prev(void **state)
+{
+	struct parked *p = parked_create(8);
+	struct traceset u, prev;
+	uint64_t f[8];
+	uint64_t old[2] = {ID(1, 1), ID(1, 2)}, now[1] = {ID(2, 1)};
+	uint64_t late[3] = {ID(1, 1), ID(1, 7), ID(2, 1)};
+
+	(void)state;
+	assert_non_null(p);
+	traceset_init(&u, 64, 1024);
+	traceset_init(&prev, 64, 1024);
+	union_of(&prev, old, 2, false);
+	parked_update(p, &prev, NULL, NULL, 0); /* nobody parked yet */
+	assert_int_equal(parked_frames(p, ID(1, 1), f, 8), 0);
+	union_of(&u, now, 1, false);
+	parked_update(p, &u, &prev, late, 3);
+	assert_int_equal(parked_frames(p, ID(1, 1), f, 8), 2);
+	assert_int_equal(f[0], 0x100 + ID(1, 1));
+	assert_int_equal(parked_frames(p, ID(2, 1), f, 8), 2);
+	assert_int_equal(parked_frames(p, ID(1, 7), f, 8), 0);
+	assert_int_equal(parked_frames(p, ID(1, 2), f, 8), 0); /* unlisted */
+	/* Kept from then on, with neither union carrying it. */
+	union_of(&u, NULL, 0, false);
+	union_of(&prev, NULL, 0, false);
+	parked_update(p, &u, &prev, late, 1);
+	assert_int_equal(parked_frames(p, ID(1, 1), f, 8), 2);
+	/* A tagged trace in the previous union is a sample: not kept. */
+	union_of(&prev, old + 1, 1, true);
+	parked_update(p, &u, &prev, old + 1, 1);
+	assert_int_equal(parked_frames(p, ID(1, 2), f, 8), 0);
+	traceset_finish(&u);
+	traceset_finish(&prev);
 	parked_destroy(p);
 }
 
@@ -98,9 +138,9 @@ static void test_own_stacks(void **state)
 	union_of(&u, NULL, 0, false);
 	ids[0] = ida < idb ? ida : idb;
 	ids[1] = ida < idb ? idb : ida;
-	parked_update(p, &u, ids, 2);
+	parked_update(p, &u, NULL, ids, 2);
 	assert_int_equal(parked_frames(p, idb, f, 8), 3);
-	parked_update(p, &u, &ida, 1);
+	parked_update(p, &u, NULL, &ida, 1);
 	assert_int_equal(parked_frames(p, idb, f, 8), 0);
 	assert_int_equal(parked_frames(p, ida, f, 8), 3);
 	traceset_finish(&u);
@@ -123,18 +163,18 @@ static void test_young_survives_one_sweep(void **state)
 	traceset_init(&u, 64, 1024);
 	union_of(&u, NULL, 0, false);
 	parked_put(p, ida, a, 2);
-	parked_update(p, &u, NULL, 0); /* listed before the put */
+	parked_update(p, &u, NULL, NULL, 0); /* listed before the put */
 	assert_int_equal(parked_frames(p, ida, f, 8), 2);
-	parked_update(p, &u, NULL, 0); /* nobody parked at it */
+	parked_update(p, &u, NULL, NULL, 0); /* nobody parked at it */
 	assert_int_equal(parked_frames(p, ida, f, 8), 0);
 	/* Kept and listed; put again (another coroutine parked at the same
 	 * place), then a sweep whose list predates that put. */
 	parked_put(p, ida, a, 2);
-	parked_update(p, &u, &ida, 1);
+	parked_update(p, &u, NULL, &ida, 1);
 	parked_put(p, ida, a, 2);
-	parked_update(p, &u, NULL, 0);
+	parked_update(p, &u, NULL, NULL, 0);
 	assert_int_equal(parked_frames(p, ida, f, 8), 2);
-	parked_update(p, &u, NULL, 0);
+	parked_update(p, &u, NULL, NULL, 0);
 	assert_int_equal(parked_frames(p, ida, f, 8), 0);
 	traceset_finish(&u);
 	parked_destroy(p);
@@ -153,7 +193,7 @@ static void test_bound(void **state)
 	for (int i = 0; i < 10; i++)
 		ids[i] = ID(2, i);
 	union_of(&u, ids, 10, false);
-	parked_update(p, &u, ids, 10);
+	parked_update(p, &u, NULL, ids, 10);
 	parked_stats(p, &st);
 	assert_int_equal(st.kept, 4);
 	assert_int_equal(st.dropped, 6);
@@ -161,9 +201,9 @@ static void test_bound(void **state)
 		kept += parked_frames(p, ids[i], f, 4) != 0;
 	assert_int_equal(kept, 4);
 	/* Forgetting makes room again. */
-	parked_update(p, &u, ids + 9, 1);
+	parked_update(p, &u, NULL, ids + 9, 1);
 	union_of(&u, ids + 9, 1, false);
-	parked_update(p, &u, ids + 9, 1);
+	parked_update(p, &u, NULL, ids + 9, 1);
 	assert_int_equal(parked_frames(p, ids[9], f, 4), 2);
 	traceset_finish(&u);
 	parked_destroy(p);
@@ -175,6 +215,7 @@ int main(void)
 		cmocka_unit_test(test_keep_and_sweep),
 		cmocka_unit_test(test_young_survives_one_sweep),
 		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_late_listed_from_prev),
 		cmocka_unit_test(test_own_stacks),
 	};
 

@@ -162,16 +162,32 @@ uint64_t parked_own_id(const uint64_t *frames, uint32_t n)
 	return PARKED_OWN_ID | (h >> 1);
 }
 
+/* A trace that can be a parked stack: bounded, untagged. */
+static bool parked_usable(const struct traceset_entry *e)
+{
+	return e->frames && e->nframes <= CT_MAX_FRAMES &&
+	       !(e->nframes && CT_TAG_IS(e->frames[e->nframes - 1]));
+}
+
 void parked_update(struct parked *p, const struct traceset *u,
-		   const uint64_t *ids, size_t n)
+		   const struct traceset *prev, const uint64_t *ids, size_t n)
 {
 	for (size_t i = 0; i < u->n && n; i++) {
 		const struct traceset_entry *e = &u->e[i];
 
-		if (!e->frames || e->nframes > CT_MAX_FRAMES ||
-		    (e->nframes && CT_TAG_IS(e->frames[e->nframes - 1])))
+		if (parked_usable(e) && parked_sorted_has(ids, n, e->id))
+			(void)parked_keep(p, e->id, e->frames, e->nframes);
+	}
+	/* Ids first listed now whose stacks only the previous union has:
+	 * put just before that rotation, harvested just after it. */
+	for (size_t k = 0; prev && k < n; k++) {
+		const struct traceset_entry *e;
+
+		if (ids[k] & PARKED_OWN_ID ||
+		    parked_find(p, ids[k]) != HASHIDX_NONE)
 			continue;
-		if (parked_sorted_has(ids, n, e->id))
+		e = traceset_find(prev, ids[k]);
+		if (e && parked_usable(e))
 			(void)parked_keep(p, e->id, e->frames, e->nframes);
 	}
 	for (uint32_t rec = 0; rec < p->used; rec++) {

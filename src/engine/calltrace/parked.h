@@ -26,11 +26,14 @@ void parked_destroy(struct parked *p);
 /*
  * After a rotation: keep the traces of u whose ids are in ids[0..n) (sorted
  * ascending: what live coroutines are parked at now), and forget the kept
- * stacks whose ids are no longer there.  Tagged traces (samples) are never
- * parked stacks and are skipped.
+ * stacks whose ids are no longer there.  An id in ids found neither kept
+ * nor in u is looked up in prev (the union before u; NULL: none): its
+ * coroutine was harvested parked only after the rotation that collected
+ * its stack.  Tagged traces (samples) are never parked stacks and are
+ * skipped.
  */
 void parked_update(struct parked *p, const struct traceset *u,
-		   const uint64_t *ids, size_t n);
+		   const struct traceset *prev, const uint64_t *ids, size_t n);
 
 /*
  * Keep a stack the engine found itself (it walked it in the target's

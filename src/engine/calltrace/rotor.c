@@ -242,6 +242,11 @@ const struct traceset *rotor_traces(const struct rotor *r)
 	return &r->sets[r->cur];
 }
 
+const struct traceset *rotor_prev_traces(const struct rotor *r)
+{
+	return &r->sets[r->cur ^ 1];
+}
+
 const char *rotor_warning(const struct rotor *r)
 {
 	return r->warning;

@@ -70,6 +70,10 @@ bool rotor_rotate(struct rotor *r, const uint64_t *preserve, size_t npreserve);
 /* What the last rotation collected: sealed, valid until the next one
  * (traceset_find looks an id up in it). */
 const struct traceset *rotor_traces(const struct rotor *r);
+/* What the rotation before it collected (sealed, empty before the second
+ * rotation), valid as long: a stack put just before a rotation whose
+ * coroutine is harvested parked at it just after is only there. */
+const struct traceset *rotor_prev_traces(const struct rotor *r);
 void rotor_stats(const struct rotor *r, struct rotor_stats *out);
 /*
  * A cheap look at the writers' side, for deciding whether a rotation is
