@@ -350,9 +350,39 @@ int engine_output_fd(struct engine *e)
 	return e->output ? output_fd(e->output) : -1;
 }
 
+/* The keeper's report of a failed write to the output's destination, in
+ * words; false when there is none. */
+static bool engine_sink_words(const struct engine *e, int err, uint64_t at,
+			      char *buf, size_t len)
+{
+	if (!err)
+		return false;
+	if (e->cfg.output_path)
+		snprintf(buf, len,
+			 "--output %s: %s; the target's output from byte %llu "
+			 "on is lost",
+			 e->cfg.output_path, strerror(err),
+			 (unsigned long long)at);
+	else
+		snprintf(buf, len,
+			 "writing the target's output to stderr failed: %s; "
+			 "from byte %llu on it is lost",
+			 strerror(err), (unsigned long long)at);
+	return true;
+}
+
 size_t engine_output_drain(struct engine *e)
 {
-	return e->output ? output_drain(e->output) : 0;
+	char words[256];
+	uint64_t at;
+	int err;
+
+	if (!e->output)
+		return 0;
+	err = keeper_sink_error(&at);
+	if (engine_sink_words(e, err, at, words, sizeof(words)))
+		output_set_file_error(e->output, words);
+	return output_drain(e->output);
 }
 
 void engine_output_lines(struct engine *e, struct engine_output_lines *out)
@@ -443,7 +473,10 @@ void engine_live_stop(struct engine *e)
 	engine_rec_stop(e);
 }
 
-static char engine_out_err[200];
+static char engine_out_err[600];
+/* How long the end waits for the keeper to relay the target's last output
+ * (it waits on the destination as the target would have). */
+#define ENGINE_SYNC_MS 10000u
 
 const char *engine_output_error(void)
 {
@@ -472,9 +505,13 @@ bool engine_destroy(struct engine *e)
 
 bool engine_live_destroy(struct engine *e)
 {
+	struct keeper_end end;
 	bool ok = true;
 
-	keeper_stop(engine_reap(e));
+	keeper_stop(engine_reap(e), ENGINE_SYNC_MS, &end);
+	if (engine_sink_words(e, end.err, end.at, engine_out_err,
+			      sizeof(engine_out_err)))
+		ok = false;
 	/* Detach first: the probe stops writing to the region before it
 	 * goes. */
 	engine_ppt_destroy(e);

@@ -17,11 +17,17 @@
  * facade's functions call e->mode instead of asking which mode they are
  * in.
  */
+#define _GNU_SOURCE
 #include "engine/engine.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
@@ -40,36 +46,45 @@ enum engine_mode_id {
 };
 
 /* Where the target's stdin, stdout and stderr go (enum engine_output);
- * *file: a descriptor to close once it runs. */
-static bool launch_output(struct engine *e, struct launch_stdio *io, int *file,
+ * *sink: where the keeper appends them (-1: nowhere), for the caller to
+ * close once the keeper has it. */
+static bool launch_output(struct engine *e, struct launch_stdio *io, int *sink,
 			  char *err, size_t errlen)
 {
 	const struct engine_config *c = &e->cfg;
+	bool view = c->output == ENGINE_OUTPUT_CAPTURE;
+	int cols = c->output_cols, rows = c->output_rows;
+	bool pty = view;
 
 	*io = (struct launch_stdio){-1, -1, -1};
-	*file = -1;
-	switch (c->output) {
-	case ENGINE_OUTPUT_INHERIT:
-		break;
-	case ENGINE_OUTPUT_STDERR:
-		if (c->output_path) {
-			*file = output_file_open(c->output_path, err, errlen);
-			if (*file < 0)
-				return false;
-			io->out = io->err = *file;
-		} else {
-			io->out = STDERR_FILENO;
-		}
-		break;
-	case ENGINE_OUTPUT_CAPTURE:
-		e->output = output_create(c->output_path, c->output_cols,
-					  c->output_rows, err, errlen);
-		if (!e->output)
+	*sink = -1;
+	if (c->output == ENGINE_OUTPUT_INHERIT)
+		return true;
+	if (c->output_path) {
+		*sink = output_file_open(c->output_path, err, errlen);
+		if (*sink < 0)
 			return false;
-		io->in = output_target_in(e->output);
-		io->out = io->err = output_target_out(e->output);
-		break;
+	} else if (!view) {
+		/* Batch: our stderr, through the keeper; a terminal there
+		 * is a terminal for the target too. */
+		struct winsize ws;
+
+		*sink = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		pty = isatty(STDERR_FILENO) == 1;
+		if (pty && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0) {
+			cols = ws.ws_col;
+			rows = ws.ws_row;
+		}
 	}
+	e->output = output_create(pty, view, cols, rows, err, errlen);
+	if (!e->output) {
+		if (*sink >= 0)
+			close(*sink);
+		*sink = -1;
+		return false;
+	}
+	io->in = output_target_in(e->output);
+	io->out = io->err = output_target_out(e->output);
 	return true;
 }
 
@@ -78,8 +93,10 @@ static bool launch_start(struct engine *e, char *err, size_t errlen)
 {
 	struct launch_probe lp = {e->cfg.sample_hz, e->cfg.parked_stacks, NULL};
 	struct launch_stdio io;
+	struct keeper_output ko;
 	struct autotrace at;
-	int file;
+	bool kept;
+	int sink;
 	pid_t pid;
 
 	/* A program that does not call the probe is traced through its
@@ -91,21 +108,39 @@ static bool launch_start(struct engine *e, char *err, size_t errlen)
 		snprintf(e->autotrace_note, sizeof(e->autotrace_note), "%s",
 			 at.note);
 	}
-	if (!launch_output(e, &io, &file, err, errlen))
+	if (!launch_output(e, &io, &sink, err, errlen))
 		return false;
 	pid = launch_spawn(e->cfg.argv, e->region.shm_path, e->region.sock_path,
 			   e->region.stations, &lp, &io, err, errlen);
-	if (file >= 0)
-		close(file);
 	if (e->output)
 		output_spawned(e->output); /* before the keeper's fork */
-	if (pid < 0)
+	if (pid < 0) {
+		if (sink >= 0)
+			close(sink);
 		return false;
+	}
 	e->target.pid = pid;
-	keeper_start(e->region.dir, pid, e->region.listen_fd);
 	if (e->output)
-		keeper_hold_output(output_fd(e->output),
-				   output_file_fd(e->output));
+		ko = (struct keeper_output){output_source(e->output), sink,
+					    output_copy_end(e->output)};
+	kept = keeper_start(e->region.dir, pid, e->region.listen_fd,
+			    e->output ? &ko : NULL);
+	if (sink >= 0)
+		close(sink);
+	if (e->output) {
+		output_handed(e->output);
+		/* Nobody would read what it prints: it would block on a
+		 * full pty.  Not started, then. */
+		if (!kept) {
+			snprintf(err, errlen,
+				 "cannot start the process that carries the "
+				 "target's output: %s",
+				 strerror(errno));
+			(void)launch_terminate(pid, 0);
+			e->target.pid = 0; /* reaped: never signalled again */
+			return false;
+		}
+	}
 	symtab_set_pid(&e->symtab, pid);
 	e->target.running = true;
 	return engine_live_start(e, err, errlen);

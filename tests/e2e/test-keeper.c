@@ -305,12 +305,15 @@ static bool kt_holds_pty(pid_t pid)
 }
 
 /*
- * corotop's TUI on a terminal of our own, as a shell would run it: `shell`
- * is the session leader holding the terminal (so that corotop's death
- * hangs nothing up), corotop its child.  Returns the shell; *corotop is
- * read from the run directory's pids file by the caller.
+ * corotop's TUI (the binary exe) on a terminal of our own, as a shell
+ * would run it: `shell` is the session leader holding the terminal (so
+ * that corotop's death hangs nothing up), corotop its child.  The shell
+ * writes corotop's wait status to status_path (NULL: nowhere) once it
+ * ends.  Returns the shell; *corotop is read from the run directory's pids
+ * file by the caller.
  */
-static pid_t kt_tui(char *const *argv, int *master)
+static pid_t kt_tui_as(const char *exe, char *const *argv, int *master,
+		       const char *status_path)
 {
 	int slave;
 	pid_t shell;
@@ -321,7 +324,7 @@ static pid_t kt_tui(char *const *argv, int *master)
 	assert_true(shell >= 0);
 	if (shell == 0) {
 		pid_t c;
-		int st;
+		int st = -1;
 
 		close(*master);
 		setsid();
@@ -335,11 +338,23 @@ static pid_t kt_tui(char *const *argv, int *master)
 		if (c == 0) {
 			setenv("XDG_RUNTIME_DIR", xdg, 1);
 			setenv("TERM", "xterm", 1);
-			execv(ITEST_COROTOP, argv);
+			execv(exe, argv);
 			_exit(127);
 		}
 		while (waitpid(c, &st, 0) < 0 && errno == EINTR)
 			;
+		if (status_path) {
+			char tmp[300];
+			FILE *f;
+
+			snprintf(tmp, sizeof(tmp), "%s.tmp", status_path);
+			f = fopen(tmp, "w");
+			if (f) {
+				fprintf(f, "%d\n", st);
+				fclose(f);
+				rename(tmp, status_path);
+			}
+		}
 		/* Hold the terminal until told to go. */
 		pause();
 		_exit(0);
@@ -347,6 +362,11 @@ static pid_t kt_tui(char *const *argv, int *master)
 	close(slave);
 	fcntl(*master, F_SETFL, O_NONBLOCK);
 	return shell;
+}
+
+static pid_t kt_tui(char *const *argv, int *master)
+{
+	return kt_tui_as(ITEST_COROTOP, argv, master, NULL);
 }
 
 /* Wait (deadline) until `pid`, whose parent was killed, is our child. */
@@ -380,6 +400,134 @@ static void kt_drain(int master)
 
 	while (read(master, buf, sizeof(buf)) > 0)
 		;
+}
+
+/* What the TUI's terminal showed, kept (the last 64 KiB). */
+static char kt_screen[65536];
+static size_t kt_screen_len;
+
+static void kt_collect(int master)
+{
+	char buf[4096];
+	ssize_t got;
+
+	while ((got = read(master, buf, sizeof(buf))) > 0) {
+		if (kt_screen_len + (size_t)got >= sizeof(kt_screen))
+			kt_screen_len = 0;
+		memcpy(kt_screen + kt_screen_len, buf, (size_t)got);
+		kt_screen_len += (size_t)got;
+		kt_screen[kt_screen_len] = '\0';
+	}
+}
+
+/* Wait (deadline, collecting the screen) for the wait status the TUI's
+ * shell writes; -1 on timeout. */
+static int kt_tui_status(int master, const char *status_path,
+			 unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		kt_collect(master);
+		if (it_path_exists(status_path)) {
+			FILE *f = fopen(status_path, "r");
+			int v = -1;
+
+			assert_non_null(f);
+			assert_int_equal(fscanf(f, "%d", &v), 1);
+			fclose(f);
+			return v;
+		}
+		it_sleep_ms(5);
+	}
+	return -1;
+}
+
+/* Wait (deadline) until `pid` has exited (a zombie, or gone), keeping
+ * the TUI's terminal drained. */
+static bool kt_exited(pid_t pid, int master, unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		char path[64], state = 0;
+		FILE *f;
+
+		kt_collect(master);
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (!f)
+			return true;
+		if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+			state = 0;
+		fclose(f);
+		if (state == 'Z' || state == 'X')
+			return true;
+		it_sleep_ms(5);
+	}
+	return false;
+}
+
+/* The whole of `path` (malloc'd, NUL-terminated), or NULL. */
+static char *kt_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+	ssize_t got;
+
+	if (!f)
+		return NULL;
+	got = getdelim(&text, &cap, '\0', f);
+	fclose(f);
+	if (got < 0) {
+		free(text);
+		return strdup("");
+	}
+	return text;
+}
+
+/* Wait (deadline) until `path` holds `needle`. */
+static bool kt_file_has(const char *path, const char *needle,
+			unsigned timeout_ms)
+{
+	uint64_t end = it_now() + (uint64_t)timeout_ms * 1000000u;
+
+	while (it_now() < end) {
+		char *text = kt_slurp(path);
+		bool has = text && strstr(text, needle);
+
+		free(text);
+		if (has)
+			return true;
+		it_sleep_ms(10);
+	}
+	return false;
+}
+
+/* Run corotop (batch) with stdout to /dev/null and stderr to err_path
+ * (NULL: /dev/null; "/dev/full" works too): its wait status. */
+static int kt_batch(char *const *argv, const char *err_path)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		int err = err_path ? open(err_path,
+					  O_WRONLY | O_CREAT | O_TRUNC, 0600)
+				   : null;
+
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(err, 2);
+		setenv("XDG_RUNTIME_DIR", xdg, 1);
+		execv(ITEST_COROTOP, argv);
+		_exit(127);
+	}
+	assert_int_equal(it_wait_pid(pid, 60000, &status), 0);
+	return status;
 }
 
 static void test_sigkill_keeps_output(void **state)
@@ -459,12 +607,220 @@ static void test_sigkill_keeps_output(void **state)
 	unlink(out);
 }
 
+/*
+ * corotop killed at the worst moment: right after it read a chunk of the
+ * target's output (corotop-hooked, COROTOP_TEST_KILL_AT_READ), which the
+ * old design had not written to the file yet, and the keeper resumed from
+ * the pty after it.  Every line must be in the file, once, in order.
+ */
+static void test_kill_at_read_keeps_every_line(void **state)
+{
+	char ready[256], go[256], out[256], st[256], cmd[1024], dir[512];
+	char *argv[] = {"corotop", "--output", out, "--",
+			"/bin/sh", "-c",       cmd, NULL};
+	int master, who[3] = {0}, status;
+	pid_t shell, target;
+	size_t len = 0, cap = 20000 * 12 + 64;
+	char *want = malloc(cap), *text;
+
+	(void)state;
+	assert_non_null(want);
+	snprintf(ready, sizeof(ready), "%s.kr-ready", xdg);
+	snprintf(go, sizeof(go), "%s.kr-go", xdg);
+	snprintf(out, sizeof(out), "%s.kr-log", xdg);
+	snprintf(st, sizeof(st), "%s.kr-status", xdg);
+	unlink(ready);
+	unlink(go);
+	unlink(out);
+	unlink(st);
+	snprintf(cmd, sizeof(cmd),
+		 "echo before; echo $$ > %s; while [ ! -e %s ]; do sleep "
+		 "0.01; done; i=0; while [ $i -lt 20000 ]; do echo line $i; "
+		 "i=$((i+1)); done; echo end",
+		 ready, go);
+	len += (size_t)snprintf(want + len, cap - len, "before\n");
+	for (int i = 0; i < 20000; i++)
+		len += (size_t)snprintf(want + len, cap - len, "line %d\n", i);
+	len += (size_t)snprintf(want + len, cap - len, "end\n");
+	/* Read 1 is "before" (or more); the kill comes amid the lines. */
+	setenv("COROTOP_TEST_KILL_AT_READ", "3", 1);
+	shell = kt_tui_as(COROTOP_HOOKED, argv, &master, st);
+	unsetenv("COROTOP_TEST_KILL_AT_READ");
+	target = -1;
+	for (uint64_t end = it_now() + 20000000000ull;
+	     target <= 0 && it_now() < end;)
+		kt_drain(master), target = kt_read_pid(ready, 10);
+	assert_true(target > 0);
+	kt_who(dir, sizeof(dir), who, target);
+	fclose(fopen(go, "w"));
+	status = kt_tui_status(master, st, 60000);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_true(kt_adopted(target, 20000));
+	assert_int_equal(it_wait_pid(target, 60000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(kt_adopted(who[1], 20000));
+	assert_int_equal(it_wait_pid(who[1], 20000, &status), 0);
+	text = kt_slurp(out);
+	assert_non_null(text);
+	assert_int_equal(strlen(text), len);
+	assert_string_equal(text, want);
+	free(text);
+	free(want);
+	kill(shell, SIGTERM);
+	assert_int_equal(it_wait_pid(shell, 20000, &status), 0);
+	close(master);
+	kt_sweep_run();
+	unlink(ready);
+	unlink(go);
+	unlink(out);
+	unlink(st);
+}
+
+/* A destination that fails: batch mode says so and exits 1 -- or with
+ * the target's own status when that is not 0. */
+static void test_full_destination_batch(void **state)
+{
+	char err[256];
+	char *argv[] = {"corotop", "-b", "--output", "/dev/full", "--",
+			"/bin/sh", "-c", "echo one", NULL};
+	char *argv3[] = {"corotop", "-b", "--output",	      "/dev/full", "--",
+			 "/bin/sh", "-c", "echo one; exit 3", NULL};
+	char *argv_err[] = {"corotop", "-b",	   "--", "/bin/sh",
+			    "-c",      "echo one", NULL};
+	int status;
+	char *text;
+
+	(void)state;
+	snprintf(err, sizeof(err), "%s.full-err", xdg);
+	status = kt_batch(argv, err);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	text = kt_slurp(err);
+	assert_non_null(text);
+	if (!strstr(text, "--output /dev/full: No space left on device"))
+		fail_msg("stderr: %s", text);
+	free(text);
+	status = kt_batch(argv3, err);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 3);
+	/* No --output: the target's output goes to our stderr, which
+	 * fails too. */
+	status = kt_batch(argv_err, "/dev/full");
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	unlink(err);
+}
+
+/* The same in the TUI: the message after it quits, and status 1. */
+static void test_full_destination_tui(void **state)
+{
+	char ready[256], st[256], cmd[512];
+	char *argv[] = {"corotop", "--output", "/dev/full", "--",
+			"/bin/sh", "-c",       cmd,	    NULL};
+	int master, status;
+	pid_t shell, target = -1;
+
+	(void)state;
+	snprintf(ready, sizeof(ready), "%s.ft-ready", xdg);
+	snprintf(st, sizeof(st), "%s.ft-status", xdg);
+	unlink(ready);
+	unlink(st);
+	snprintf(cmd, sizeof(cmd), "echo one; echo $$ > %s", ready);
+	kt_screen_len = 0;
+	shell = kt_tui_as(ITEST_COROTOP, argv, &master, st);
+	for (uint64_t end = it_now() + 20000000000ull;
+	     target <= 0 && it_now() < end;)
+		kt_collect(master), target = kt_read_pid(ready, 10);
+	assert_true(target > 0);
+	assert_true(kt_exited(target, master, 20000));
+	assert_int_equal(write(master, "q", 1), 1);
+	status = kt_tui_status(master, st, 20000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	kt_collect(master);
+	if (!strstr(kt_screen, "No space left on device"))
+		fail_msg("the terminal never said why");
+	kill(shell, SIGTERM);
+	assert_int_equal(it_wait_pid(shell, 20000, &status), 0);
+	close(master);
+	unlink(ready);
+	unlink(st);
+}
+
+/*
+ * A daemon the target forked keeps printing after the user quit the TUI:
+ * into the --output file, through the keeper, which stays while the pty is
+ * held and goes when the daemon does.  Batch mode: the same, to stderr.
+ */
+static void test_daemon_output_kept(void **state)
+{
+	char ready[256], go[256], out[256], st[256], cmd[1024], dir[512];
+	char *argv[] = {"corotop", "--output", out, "--",
+			"/bin/sh", "-c",       cmd, NULL};
+	char *bargv[] = {"corotop", "-b", "--", "/bin/sh", "-c", cmd, NULL};
+	int master, who[3] = {0}, status;
+	pid_t shell, target = -1;
+
+	(void)state;
+	snprintf(ready, sizeof(ready), "%s.dm-ready", xdg);
+	snprintf(go, sizeof(go), "%s.dm-go", xdg);
+	snprintf(out, sizeof(out), "%s.dm-log", xdg);
+	snprintf(st, sizeof(st), "%s.dm-status", xdg);
+	unlink(ready);
+	unlink(go);
+	unlink(out);
+	unlink(st);
+	snprintf(cmd, sizeof(cmd),
+		 "(while [ ! -e %s ]; do sleep 0.01; done; echo daemon-line) "
+		 "& echo main; echo $$ > %s",
+		 go, ready);
+	shell = kt_tui_as(ITEST_COROTOP, argv, &master, st);
+	for (uint64_t end = it_now() + 20000000000ull;
+	     target <= 0 && it_now() < end;)
+		kt_drain(master), target = kt_read_pid(ready, 10);
+	assert_true(target > 0);
+	kt_who(dir, sizeof(dir), who, target);
+	assert_true(kt_exited(target, master, 20000));
+	assert_int_equal(write(master, "q", 1), 1);
+	status = kt_tui_status(master, st, 20000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* corotop is gone; the daemon prints now. */
+	assert_true(kill(who[1], 0) == 0);
+	fclose(fopen(go, "w"));
+	assert_true(kt_file_has(out, "main\ndaemon-line\n", 20000));
+	assert_true(kt_adopted(who[1], 20000));
+	assert_int_equal(it_wait_pid(who[1], 20000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	kill(shell, SIGTERM);
+	assert_int_equal(it_wait_pid(shell, 20000, &status), 0);
+	close(master);
+
+	/* Batch mode, no --output: our stderr gets it, after we exit. */
+	unlink(go);
+	unlink(ready);
+	status = kt_batch(bargv, out);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	fclose(fopen(go, "w"));
+	assert_true(kt_file_has(out, "main\ndaemon-line\n", 20000));
+	kt_sweep_run();
+	unlink(ready);
+	unlink(go);
+	unlink(out);
+	unlink(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigkill_keeps_target),
 		cmocka_unit_test(test_keeper_ends_on_sigterm),
 		cmocka_unit_test(test_sigkill_keeps_output),
+		cmocka_unit_test(test_kill_at_read_keeps_every_line),
+		cmocka_unit_test(test_full_destination_batch),
+		cmocka_unit_test(test_full_destination_tui),
+		cmocka_unit_test(test_daemon_output_kept),
 	};
 	int rc;
 

@@ -1,9 +1,17 @@
 /*
- * test-output: the target's output through a pty corotop owns
- * (engine/target/output.c).  A forked child plays the target: it writes
- * through the descriptors output_create hands out, and the test drains
- * until the end is read (with a deadline), then checks the kept lines,
- * the --output file (every byte, as written) and what the child saw.
+ * test-output: the target's output through a pty (or pipe) corotop makes
+ * and the keeper relays (engine/target/output.c, keeper.c).  A forked
+ * child plays the target: it writes through the descriptors output_create
+ * hands out; a keeper started for it relays to the destination and copies
+ * to the view, which the test drains until the end is read (with a
+ * deadline).  Then it checks the kept lines, the destination (every byte,
+ * as written), what the child saw, and what the keeper reported.
+ *
+ *   - a destination that fails (/dev/full) is reported once, with its
+ *     errno and the bytes written before it, and the view still gets
+ *     every line;
+ *   - a view that falls behind misses text, and a line says exactly how
+ *     many bytes; the destination has them all.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +32,7 @@
 
 #include <cmocka.h>
 
+#include "engine/target/keeper.h"
 #include "engine/target/output.h"
 
 static uint64_t now_ms(void)
@@ -46,10 +55,18 @@ static void write_all(int fd, const char *s, size_t n)
 	}
 }
 
-/* Run body(fd) in a child whose 0, 1 and 2 are the output's, drain until
- * the end (60 s at most), and return the child's exit status. */
-static int run_child(struct output *o, void (*body)(void))
+/* The keeper's report at the end of the last run_child. */
+static struct keeper_end last_end;
+
+/* Run body() in a child whose 0 (view only), 1 and 2 are the output's,
+ * with a keeper relaying to sink (-1: none; closed here); drain the view
+ * until the end (60 s at most) -- after the child exited when `late` --
+ * and return the child's exit status. */
+static int run_child_with(struct output *o, int sink, bool late,
+			  void (*body)(void))
 {
+	struct keeper_output ko;
+	bool view = output_fd(o) >= 0;
 	pid_t pid;
 	int status = -1;
 	uint64_t end = now_ms() + 60000;
@@ -65,15 +82,32 @@ static int run_child(struct output *o, void (*body)(void))
 		_exit(0);
 	}
 	output_spawned(o);
-	while (!output_ended(o) && now_ms() < end) {
+	ko = (struct keeper_output){output_source(o), sink, output_copy_end(o)};
+	assert_true(keeper_start(NULL, pid, -1, &ko));
+	if (sink >= 0)
+		close(sink);
+	output_handed(o);
+	if (late)
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+	while (view && !output_ended(o) && now_ms() < end) {
 		struct pollfd p = {.fd = output_fd(o), .events = POLLIN};
 
 		poll(&p, 1, 100);
 		output_drain(o);
 	}
-	assert_true(output_ended(o));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(!view || output_ended(o));
+	if (!late)
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+	keeper_stop(true, 10000, &last_end);
+	assert_true(last_end.synced);
+	assert_true(last_end.ended);
+	assert_int_equal(keeper_pid(), 0);
 	return status;
+}
+
+static int run_child(struct output *o, void (*body)(void))
+{
+	return run_child_with(o, -1, false, body);
 }
 
 static void body_text(void)
@@ -97,7 +131,7 @@ static void body_text(void)
 static void test_lines(void **state)
 {
 	char err[200] = "";
-	struct output *o = output_create(NULL, 100, 30, err, sizeof(err));
+	struct output *o = output_create(true, true, 100, 30, err, sizeof(err));
 	static const char *const want[] = {
 		"plain line",	     "red and done",
 		"tab     here",	     "progress 99%",
@@ -108,8 +142,8 @@ static void test_lines(void **state)
 
 	(void)state;
 	assert_non_null(o);
-	assert_int_equal(output_file_fd(o), -1);
 	assert_int_equal(run_child(o, body_text), 0);
+	assert_int_equal(last_end.err, 0);
 	assert_int_equal(output_total(o), sizeof(want) / sizeof(want[0]));
 	assert_int_equal(output_first(o), 0);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
@@ -138,7 +172,7 @@ static void body_many(void)
 static void test_ring(void **state)
 {
 	char err[200] = "";
-	struct output *o = output_create(NULL, 0, 0, err, sizeof(err));
+	struct output *o = output_create(true, true, 0, 0, err, sizeof(err));
 	uint64_t total;
 	char want[64];
 
@@ -177,10 +211,12 @@ static void test_file(void **state)
 	assert_true(fd >= 0);
 	write_all(fd, "before\n", 7);
 	close(fd);
-	o = output_create(path, 0, 0, err, sizeof(err));
+	o = output_create(true, true, 0, 0, err, sizeof(err));
 	assert_non_null(o);
-	assert_true(output_file_fd(o) >= 0);
-	assert_int_equal(run_child(o, body_text), 0);
+	fd = output_file_open(path, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_int_equal(run_child_with(o, fd, false, body_text), 0);
+	assert_int_equal(last_end.err, 0);
 	output_destroy(o);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
@@ -195,7 +231,7 @@ static void test_file(void **state)
 
 	/* Never through a symbolic link; never a directory. */
 	assert_int_equal(symlink(path, link), 0);
-	assert_null(output_create(link, 0, 0, err, sizeof(err)));
+	assert_int_equal(output_file_open(link, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot open --output file"));
 	assert_int_equal(output_file_open(dir, err, sizeof(err)), -1);
 	/* A new file is the user's alone. */
@@ -223,7 +259,7 @@ static void body_stdin(void)
 static void test_stdin(void **state)
 {
 	char err[200] = "";
-	struct output *o = output_create(NULL, 0, 0, err, sizeof(err));
+	struct output *o = output_create(true, true, 0, 0, err, sizeof(err));
 
 	(void)state;
 	assert_non_null(o);
@@ -235,6 +271,108 @@ static void test_stdin(void **state)
 	output_destroy(NULL);
 }
 
+/* Batch mode's shape: a pipe, no view, stdin left alone; the target sees
+ * no terminal.  The destination fails: reported once, with its errno and
+ * what was written before it. */
+static void body_short(void)
+{
+	write_all(1, isatty(1) ? "tty=1\n" : "tty=0\n", 6);
+}
+
+static void test_failed_destination(void **state)
+{
+	char dir[] = "/tmp/corotop-test-output-XXXXXX";
+	char path[128], err[200] = "", buf[64];
+	struct output *o = output_create(false, false, 0, 0, err, sizeof(err));
+	uint64_t at = 7;
+	int fd;
+
+	(void)state;
+	assert_non_null(o);
+	assert_int_equal(output_target_in(o), -1);
+	assert_int_equal(output_fd(o), -1); /* no view */
+	fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(run_child_with(o, fd, true, body_short), 0);
+	assert_int_equal(last_end.err, ENOSPC);
+	assert_int_equal(last_end.at, 0);
+	assert_int_equal(keeper_sink_error(&at), 0); /* stopped: reset */
+	output_destroy(o);
+
+	/* The same shape into a file: every byte, and no terminal. */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.log", dir);
+	o = output_create(false, false, 0, 0, err, sizeof(err));
+	assert_non_null(o);
+	fd = output_file_open(path, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_int_equal(run_child_with(o, fd, true, body_short), 0);
+	assert_int_equal(last_end.err, 0);
+	output_destroy(o);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 6);
+	close(fd);
+	assert_memory_equal(buf, "tty=0\n", 6);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* 3 MiB of 12-byte lines while nobody drains the view: it misses most,
+ * and its last line says exactly how many bytes; the file has them all. */
+#define MANY_LINES (3 * 1024 * 1024 / 12)
+
+static void body_flood(void)
+{
+	static char chunk[12 * 1024];
+
+	for (int i = 0; i < MANY_LINES; i += 1024) {
+		for (int k = 0; k < 1024; k++)
+			snprintf(chunk + 12 * k, 13, "line %06d\n", i + k);
+		write_all(1, chunk, sizeof(chunk));
+	}
+}
+
+static void test_view_behind(void **state)
+{
+	char dir[] = "/tmp/corotop-test-output-XXXXXX";
+	char path[128], err[200] = "";
+	struct output *o = output_create(false, true, 0, 0, err, sizeof(err));
+	unsigned long long lost = 0;
+	uint64_t total, shown;
+	const char *before;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(o);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.log", dir);
+	fd = output_file_open(path, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_int_equal(run_child_with(o, fd, true, body_flood), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 12ull * MANY_LINES);
+	total = output_total(o);
+	assert_true(total >= 2);
+	assert_int_equal(sscanf(output_line(o, total - 1),
+				"[corotop: %llu bytes of output not shown "
+				"here",
+				&lost),
+			 1);
+	/* The lines before it: whole ones, maybe a cut one last. */
+	before = output_line(o, total - 2);
+	shown = 12 * (total - 2) + strlen(before);
+	assert_true(lost > 0);
+	/* "line 012345" is whole, or cut just before its newline. */
+	assert_true(shown + lost == 12ull * MANY_LINES ||
+		    (strlen(before) == 11 &&
+		     shown + 1 + lost == 12ull * MANY_LINES));
+	output_destroy(o);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +380,8 @@ int main(void)
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_stdin),
+		cmocka_unit_test(test_failed_destination),
+		cmocka_unit_test(test_view_behind),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -1,7 +1,28 @@
 /*
- * output: the target's stdin, stdout and stderr are a pty whose master
- * corotop holds, so that what the program prints never lands in the
- * table, and a program that asks isatty(1) still sees a terminal.
+ * output: the target's stdout and stderr go to a pty (a pipe where no pty
+ * is wanted or to be had) that corotop makes, and the keeper (keeper.c)
+ * is the one process that reads it.
+ *
+ * Why the keeper.  The keeper outlives corotop, so what the target prints
+ * goes on reaching its destination -- the --output file, or in batch mode
+ * corotop's stderr -- when corotop is killed (a read by a process about to
+ * die loses what it read), and after corotop quits while something the
+ * target forked still holds the pty.  corotop itself never touches the
+ * destination: the keeper writes it and reports the first failed write
+ * (keeper_sink_error), which corotop turns into a message and exit status
+ * 1.
+ *
+ * Two uses.
+ *   - The TUI (view): a pty, also the target's stdin, so that a program
+ *     that asks isatty(1) still sees a terminal and what it prints never
+ *     lands in the table; the keeper sends a copy of every byte down a
+ *     pipe, without ever waiting on it, and the output view reads that
+ *     pipe (output_drain).  A copy that found the pipe full is dropped,
+ *     and a line says so: the view may miss text, the file never does.
+ *   - Batch mode: stdin stays corotop's; stdout and stderr are a pty when
+ *     they would have been a terminal (corotop's stderr is one and there
+ *     is no --output), else a pipe -- the target sees the same isatty(1)
+ *     as when it wrote to the destination itself.  Nobody reads a copy.
  *
  * The slave is not made the target's controlling terminal: the target
  * stays in corotop's session and process group, so Ctrl-C and job control
@@ -10,17 +31,11 @@
  * into it).  A read of the target's stdin waits, as it would on a terminal
  * nobody types into; the TUI needs the real one.
  *
- * What is read is appended, byte for byte, to the --output file, and kept
- * as the last OUTPUT_LINES lines for the output view.  Kept lines hold
- * printable text only: escape sequences (colours, cursor moves, titles)
- * are dropped, a tab becomes spaces, and a carriage return not followed by
- * a newline starts the line over, as a progress bar means it.  Bytes of
- * 0x80 and above pass (UTF-8); the drawing decides what it can show.
- *
- * The master may be held by the keeper too (keeper.c): when corotop is
- * killed, the keeper reads on, into the same file, so the target never
- * blocks on a full pty.  A pty's master reads EIO once every slave is
- * closed: that is the end of the output.
+ * The view keeps the last OUTPUT_LINES lines.  Kept lines hold printable
+ * text only: escape sequences (colours, cursor moves, titles) are dropped,
+ * a tab becomes spaces, and a carriage return not followed by a newline
+ * starts the line over, as a progress bar means it.  Bytes of 0x80 and
+ * above pass (UTF-8); the drawing decides what it can show.
  */
 #define _GNU_SOURCE
 #include "engine/target/output.h"
@@ -44,12 +59,14 @@ enum output_esc {
 };
 
 struct output {
-	int fd;	     /* our end: the pty master, or a pipe's read end */
-	int target;  /* the target's end, -1 once it runs */
-	bool is_pty; /* also the target's stdin */
-	int file;    /* --output, or -1 */
+	int source; /* the pty master or the pipe's read end, until the
+		       keeper has it; then -1 */
+	int target; /* the target's end, -1 once it runs */
+	bool is_pty;
+	bool view;   /* the TUI's: stdin too, and a copy to read */
+	int copy[2]; /* the copy pipe: [0] ours, [1] the keeper's */
 	bool ended;
-	char file_error[160];
+	char file_error[200];
 
 	/* The line ring: lines first .. total-1, line n at n % OUTPUT_LINES. */
 	char *line[OUTPUT_LINES];
@@ -109,7 +126,7 @@ static bool output_open_pty(struct output *o, int cols, int rows)
 		tcsetattr(o->target, TCSANOW, &tio);
 	}
 	ioctl(m, TIOCSWINSZ, &ws);
-	o->fd = m;
+	o->source = m;
 	o->is_pty = true;
 	return true;
 err_master:
@@ -117,7 +134,7 @@ err_master:
 	return false;
 }
 
-struct output *output_create(const char *path, int cols, int rows, char *err,
+struct output *output_create(bool pty, bool view, int cols, int rows, char *err,
 			     size_t errlen)
 {
 	struct output *o = calloc(1, sizeof(*o));
@@ -127,15 +144,11 @@ struct output *output_create(const char *path, int cols, int rows, char *err,
 		snprintf(err, errlen, "out of memory for the target's output");
 		return NULL;
 	}
-	o->fd = o->target = o->file = -1;
-	if (path) {
-		o->file = output_file_open(path, err, errlen);
-		if (o->file < 0)
-			goto err;
-	}
-	if (!output_open_pty(o, cols, rows)) {
-		/* No pty (none left, or /dev/pts missing): a pipe still
-		 * keeps the output out of the table. */
+	o->source = o->target = o->copy[0] = o->copy[1] = -1;
+	o->view = view;
+	if (!(pty && output_open_pty(o, cols, rows))) {
+		/* No pty wanted, or none to be had (none left, or /dev/pts
+		 * missing): a pipe still carries the output. */
 		if (pipe2(p, O_CLOEXEC) < 0) {
 			snprintf(err, errlen,
 				 "cannot make a pty or pipe for the target's "
@@ -143,12 +156,25 @@ struct output *output_create(const char *path, int cols, int rows, char *err,
 				 strerror(errno));
 			goto err;
 		}
-		o->fd = p[0];
+		o->source = p[0];
 		o->target = p[1];
 	}
-	if (fcntl(o->fd, F_SETFL, fcntl(o->fd, F_GETFL) | O_NONBLOCK) < 0) {
+	/* The keeper polls it and reads what is there. */
+	if (fcntl(o->source, F_SETFL, fcntl(o->source, F_GETFL) | O_NONBLOCK) <
+	    0) {
 		snprintf(err, errlen, "target output: %s", strerror(errno));
 		goto err;
+	}
+	if (view) {
+		if (pipe2(o->copy, O_CLOEXEC | O_NONBLOCK) < 0) {
+			snprintf(err, errlen,
+				 "cannot make a pipe for the output view: %s",
+				 strerror(errno));
+			goto err;
+		}
+		/* Room for bursts while the TUI draws; the default 64 KiB
+		 * when the system refuses more. */
+		(void)fcntl(o->copy[1], F_SETPIPE_SZ, OUTPUT_COPY_PIPE);
 	}
 	return o;
 err:
@@ -160,12 +186,11 @@ void output_destroy(struct output *o)
 {
 	if (!o)
 		return;
-	if (o->fd >= 0)
-		close(o->fd);
+	output_handed(o);
 	if (o->target >= 0)
 		close(o->target);
-	if (o->file >= 0)
-		close(o->file);
+	if (o->copy[0] >= 0)
+		close(o->copy[0]);
 	for (size_t i = 0; i < OUTPUT_LINES; i++)
 		free(o->line[i]);
 	free(o);
@@ -173,7 +198,7 @@ void output_destroy(struct output *o)
 
 int output_target_in(const struct output *o)
 {
-	return o->is_pty ? o->target : -1;
+	return o->is_pty && o->view ? o->target : -1;
 }
 
 int output_target_out(const struct output *o)
@@ -188,14 +213,28 @@ void output_spawned(struct output *o)
 	o->target = -1;
 }
 
-int output_fd(const struct output *o)
+int output_source(const struct output *o)
 {
-	return o->ended ? -1 : o->fd;
+	return o->source;
 }
 
-int output_file_fd(const struct output *o)
+int output_copy_end(const struct output *o)
 {
-	return o->file;
+	return o->copy[1];
+}
+
+void output_handed(struct output *o)
+{
+	if (o->source >= 0)
+		close(o->source);
+	if (o->copy[1] >= 0)
+		close(o->copy[1]);
+	o->source = o->copy[1] = -1;
+}
+
+int output_fd(const struct output *o)
+{
+	return o->ended ? -1 : o->copy[0];
 }
 
 bool output_ended(const struct output *o)
@@ -206,6 +245,12 @@ bool output_ended(const struct output *o)
 const char *output_file_error(const struct output *o)
 {
 	return o->file_error;
+}
+
+void output_set_file_error(struct output *o, const char *what)
+{
+	if (!o->file_error[0])
+		snprintf(o->file_error, sizeof(o->file_error), "%s", what);
 }
 
 uint64_t output_total(const struct output *o)
@@ -310,42 +355,28 @@ static void output_byte(struct output *o, unsigned char c, size_t *done)
 	}
 }
 
-static void output_append(struct output *o, const char *buf, size_t n)
-{
-	while (n && o->file >= 0 && !o->file_error[0]) {
-		ssize_t w = write(o->file, buf, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			snprintf(o->file_error, sizeof(o->file_error),
-				 "--output: %s; the file stops here",
-				 w < 0 ? strerror(errno) : "short write");
-			return;
-		}
-		buf += w;
-		n -= (size_t)w;
-	}
-}
+void (*output_test_hook)(void);
 
 size_t output_drain(struct output *o)
 {
 	char buf[4096];
 	size_t done = 0;
 
-	while (!o->ended) {
-		ssize_t got = read(o->fd, buf, sizeof(buf));
+	while (!o->ended && o->copy[0] >= 0) {
+		ssize_t got = read(o->copy[0], buf, sizeof(buf));
 
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0 && errno == EAGAIN)
 			break;
 		if (got <= 0) {
-			/* EOF of a pipe, EIO of a pty with no slave left. */
+			/* The keeper closed the copy: the target's output
+			 * ended (or the keeper is gone). */
 			o->ended = true;
 			break;
 		}
-		output_append(o, buf, (size_t)got);
+		if (output_test_hook)
+			output_test_hook();
 		for (ssize_t i = 0; i < got; i++)
 			output_byte(o, (unsigned char)buf[i], &done);
 	}
