@@ -607,6 +607,58 @@ static void test_sigkill_keeps_output(void **state)
 	unlink(out);
 }
 
+/* Per-test file names under our runtime dir's name (tag: which test),
+ * none of them left over: the target's ready and go files, the --output
+ * file and the TUI's status file. */
+struct kt_files {
+	char ready[256], go[256], out[256], st[256];
+};
+
+static void kt_files_unlink(const struct kt_files *f)
+{
+	unlink(f->ready);
+	unlink(f->go);
+	unlink(f->out);
+	unlink(f->st);
+}
+
+static void kt_files_init(struct kt_files *f, const char *tag)
+{
+	snprintf(f->ready, sizeof(f->ready), "%s.%s-ready", xdg, tag);
+	snprintf(f->go, sizeof(f->go), "%s.%s-go", xdg, tag);
+	snprintf(f->out, sizeof(f->out), "%s.%s-log", xdg, tag);
+	snprintf(f->st, sizeof(f->st), "%s.%s-status", xdg, tag);
+	kt_files_unlink(f);
+}
+
+/* The TUI's shell told to go, and its terminal closed. */
+static void kt_tui_end(pid_t shell, int master)
+{
+	int status;
+
+	kill(shell, SIGTERM);
+	assert_int_equal(it_wait_pid(shell, 20000, &status), 0);
+	close(master);
+}
+
+/* Start the TUI (exe) and wait (deadline) for the target's pid in the
+ * ready file, keeping the terminal drained (and collected). */
+static pid_t kt_tui_target(const char *exe, char *const *argv,
+			   const struct kt_files *f, int *master, pid_t *target)
+{
+	pid_t shell = kt_tui_as(exe, argv, master, f->st);
+
+	*target = -1;
+	kt_screen_len = 0;
+	for (uint64_t end = it_now() + 20000000000ull;
+	     *target <= 0 && it_now() < end;) {
+		kt_collect(*master);
+		*target = kt_read_pid(f->ready, 10);
+	}
+	assert_true(*target > 0);
+	return shell;
+}
+
 /*
  * corotop killed at the worst moment: right after it read a chunk of the
  * target's output (corotop-hooked, COROTOP_TEST_KILL_AT_READ), which the
@@ -615,9 +667,10 @@ static void test_sigkill_keeps_output(void **state)
  */
 static void test_kill_at_read_keeps_every_line(void **state)
 {
-	char ready[256], go[256], out[256], st[256], cmd[1024], dir[512];
-	char *argv[] = {"corotop", "--output", out, "--",
-			"/bin/sh", "-c",       cmd, NULL};
+	struct kt_files f;
+	char cmd[1024], dir[512];
+	char *argv[] = {"corotop", "--output", f.out, "--",
+			"/bin/sh", "-c",       cmd,   NULL};
 	int master, who[3] = {0}, status;
 	pid_t shell, target;
 	size_t len = 0, cap = 20000 * 12 + 64;
@@ -625,55 +678,38 @@ static void test_kill_at_read_keeps_every_line(void **state)
 
 	(void)state;
 	assert_non_null(want);
-	snprintf(ready, sizeof(ready), "%s.kr-ready", xdg);
-	snprintf(go, sizeof(go), "%s.kr-go", xdg);
-	snprintf(out, sizeof(out), "%s.kr-log", xdg);
-	snprintf(st, sizeof(st), "%s.kr-status", xdg);
-	unlink(ready);
-	unlink(go);
-	unlink(out);
-	unlink(st);
+	kt_files_init(&f, "kr");
 	snprintf(cmd, sizeof(cmd),
 		 "echo before; echo $$ > %s; while [ ! -e %s ]; do sleep "
 		 "0.01; done; i=0; while [ $i -lt 20000 ]; do echo line $i; "
 		 "i=$((i+1)); done; echo end",
-		 ready, go);
+		 f.ready, f.go);
 	len += (size_t)snprintf(want + len, cap - len, "before\n");
 	for (int i = 0; i < 20000; i++)
 		len += (size_t)snprintf(want + len, cap - len, "line %d\n", i);
 	len += (size_t)snprintf(want + len, cap - len, "end\n");
 	/* Read 1 is "before" (or more); the kill comes amid the lines. */
 	setenv("COROTOP_TEST_KILL_AT_READ", "3", 1);
-	shell = kt_tui_as(COROTOP_HOOKED, argv, &master, st);
+	shell = kt_tui_target(COROTOP_HOOKED, argv, &f, &master, &target);
 	unsetenv("COROTOP_TEST_KILL_AT_READ");
-	target = -1;
-	for (uint64_t end = it_now() + 20000000000ull;
-	     target <= 0 && it_now() < end;)
-		kt_drain(master), target = kt_read_pid(ready, 10);
-	assert_true(target > 0);
 	kt_who(dir, sizeof(dir), who, target);
-	fclose(fopen(go, "w"));
-	status = kt_tui_status(master, st, 60000);
+	fclose(fopen(f.go, "w"));
+	status = kt_tui_status(master, f.st, 60000);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	assert_true(kt_adopted(target, 20000));
 	assert_int_equal(it_wait_pid(target, 60000, &status), 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_true(kt_adopted(who[1], 20000));
 	assert_int_equal(it_wait_pid(who[1], 20000, &status), 0);
-	text = kt_slurp(out);
+	text = kt_slurp(f.out);
 	assert_non_null(text);
 	assert_int_equal(strlen(text), len);
 	assert_string_equal(text, want);
 	free(text);
 	free(want);
-	kill(shell, SIGTERM);
-	assert_int_equal(it_wait_pid(shell, 20000, &status), 0);
-	close(master);
+	kt_tui_end(shell, master);
 	kt_sweep_run();
-	unlink(ready);
-	unlink(go);
-	unlink(out);
-	unlink(st);
+	kt_files_unlink(&f);
 }
 
 /* A destination that fails: batch mode says so and exits 1 -- or with
@@ -714,37 +750,27 @@ static void test_full_destination_batch(void **state)
 /* The same in the TUI: the message after it quits, and status 1. */
 static void test_full_destination_tui(void **state)
 {
-	char ready[256], st[256], cmd[512];
+	struct kt_files f;
+	char cmd[512];
 	char *argv[] = {"corotop", "--output", "/dev/full", "--",
 			"/bin/sh", "-c",       cmd,	    NULL};
 	int master, status;
-	pid_t shell, target = -1;
+	pid_t shell, target;
 
 	(void)state;
-	snprintf(ready, sizeof(ready), "%s.ft-ready", xdg);
-	snprintf(st, sizeof(st), "%s.ft-status", xdg);
-	unlink(ready);
-	unlink(st);
-	snprintf(cmd, sizeof(cmd), "echo one; echo $$ > %s", ready);
-	kt_screen_len = 0;
-	shell = kt_tui_as(ITEST_COROTOP, argv, &master, st);
-	for (uint64_t end = it_now() + 20000000000ull;
-	     target <= 0 && it_now() < end;)
-		kt_collect(master), target = kt_read_pid(ready, 10);
-	assert_true(target > 0);
+	kt_files_init(&f, "ft");
+	snprintf(cmd, sizeof(cmd), "echo one; echo $$ > %s", f.ready);
+	shell = kt_tui_target(ITEST_COROTOP, argv, &f, &master, &target);
 	assert_true(kt_exited(target, master, 20000));
 	assert_int_equal(write(master, "q", 1), 1);
-	status = kt_tui_status(master, st, 20000);
+	status = kt_tui_status(master, f.st, 20000);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 1);
 	kt_collect(master);
 	if (!strstr(kt_screen, "No space left on device"))
 		fail_msg("the terminal never said why");
-	kill(shell, SIGTERM);
-	assert_int_equal(it_wait_pid(shell, 20000, &status), 0);
-	close(master);
-	unlink(ready);
-	unlink(st);
+	kt_tui_end(shell, master);
+	kt_files_unlink(&f);
 }
 
 /*
@@ -754,61 +780,46 @@ static void test_full_destination_tui(void **state)
  */
 static void test_daemon_output_kept(void **state)
 {
-	char ready[256], go[256], out[256], st[256], cmd[1024], dir[512];
-	char *argv[] = {"corotop", "--output", out, "--",
-			"/bin/sh", "-c",       cmd, NULL};
+	struct kt_files f;
+	char cmd[1024], dir[512];
+	char *argv[] = {"corotop", "--output", f.out, "--",
+			"/bin/sh", "-c",       cmd,   NULL};
 	char *bargv[] = {"corotop", "-b", "--", "/bin/sh", "-c", cmd, NULL};
 	int master, who[3] = {0}, status;
-	pid_t shell, target = -1;
+	pid_t shell, target;
 
 	(void)state;
-	snprintf(ready, sizeof(ready), "%s.dm-ready", xdg);
-	snprintf(go, sizeof(go), "%s.dm-go", xdg);
-	snprintf(out, sizeof(out), "%s.dm-log", xdg);
-	snprintf(st, sizeof(st), "%s.dm-status", xdg);
-	unlink(ready);
-	unlink(go);
-	unlink(out);
-	unlink(st);
+	kt_files_init(&f, "dm");
 	snprintf(cmd, sizeof(cmd),
 		 "(while [ ! -e %s ]; do sleep 0.01; done; echo daemon-line) "
 		 "& echo main; echo $$ > %s",
-		 go, ready);
-	shell = kt_tui_as(ITEST_COROTOP, argv, &master, st);
-	for (uint64_t end = it_now() + 20000000000ull;
-	     target <= 0 && it_now() < end;)
-		kt_drain(master), target = kt_read_pid(ready, 10);
-	assert_true(target > 0);
+		 f.go, f.ready);
+	shell = kt_tui_target(ITEST_COROTOP, argv, &f, &master, &target);
 	kt_who(dir, sizeof(dir), who, target);
 	assert_true(kt_exited(target, master, 20000));
 	assert_int_equal(write(master, "q", 1), 1);
-	status = kt_tui_status(master, st, 20000);
+	status = kt_tui_status(master, f.st, 20000);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	/* corotop is gone; the daemon prints now. */
 	assert_true(kill(who[1], 0) == 0);
-	fclose(fopen(go, "w"));
-	assert_true(kt_file_has(out, "main\ndaemon-line\n", 20000));
+	fclose(fopen(f.go, "w"));
+	assert_true(kt_file_has(f.out, "main\ndaemon-line\n", 20000));
 	assert_true(kt_adopted(who[1], 20000));
 	assert_int_equal(it_wait_pid(who[1], 20000, &status), 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	kill(shell, SIGTERM);
-	assert_int_equal(it_wait_pid(shell, 20000, &status), 0);
-	close(master);
+	kt_tui_end(shell, master);
 
 	/* Batch mode, no --output: our stderr gets it, after we exit. */
-	unlink(go);
-	unlink(ready);
-	status = kt_batch(bargv, out);
+	unlink(f.go);
+	unlink(f.ready);
+	status = kt_batch(bargv, f.out);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	fclose(fopen(go, "w"));
-	assert_true(kt_file_has(out, "main\ndaemon-line\n", 20000));
+	fclose(fopen(f.go, "w"));
+	assert_true(kt_file_has(f.out, "main\ndaemon-line\n", 20000));
 	kt_sweep_run();
-	unlink(ready);
-	unlink(go);
-	unlink(out);
-	unlink(st);
+	kt_files_unlink(&f);
 }
 
 int main(void)
