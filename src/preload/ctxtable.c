@@ -193,7 +193,38 @@ bool ctxtable_set_stack(struct ctxtable *t, uint32_t i, uint64_t lo,
 	/* relaxed: published with the map entries (release) below. */
 	atomic_store_explicit(&c->stack_lo, lo, memory_order_relaxed);
 	atomic_store_explicit(&c->stack_hi, hi, memory_order_relaxed);
+	/* relaxed: a hint; see ctxtable_maybe_base.  Only when the bit is
+	 * not set yet: no read-modify-write on a line every maker shares. */
+	if (!ctxtable_maybe_base(t, lo)) {
+		uint32_t b = ctxtable_base_bit(lo);
+
+		atomic_fetch_or_explicit(&t->base_bloom[b / 64],
+					 1ull << (b % 64),
+					 memory_order_relaxed);
+	}
 	return addrmap_set(&t->by_page, lo, hi, i);
+}
+
+uint32_t ctxtable_by_base(const struct ctxtable *t, uint64_t lo)
+{
+	/* lo's page may be shared with the block below (a malloc'd stack
+	 * is not page-aligned), whose record the map then names: the next
+	 * page is the stack's alone. */
+	uint64_t at[2] = {lo, lo + (1ull << CTXTABLE_PAGE_SHIFT)};
+
+	for (int k = 0; k < 2; k++) {
+		uint32_t i = ctxtable_by_stack(t, at[k]);
+
+		/* relaxed: see the top (checks of a record found in the
+		 * map). */
+		if (i != CTXTABLE_NONE &&
+		    atomic_load_explicit(&ctxtable_ctx(t, i)->stack_lo,
+					 memory_order_relaxed) == lo &&
+		    atomic_load_explicit(&ctxtable_ctx(t, i)->kind,
+					 memory_order_relaxed) != CTX_ROOT)
+			return i;
+	}
+	return CTXTABLE_NONE;
 }
 
 /* Record i, if it is live (not free). */

@@ -27,6 +27,9 @@
 #define CTXTABLE_CHUNK (1u << CTXTABLE_CHUNK_BITS)
 #define CTXTABLE_MAX (1u << 24)
 
+/* The stack-base filter's size in bits (128 KiB). */
+#define CTXTABLE_BLOOM_BITS (1u << 20)
+
 /* What a context record is for. */
 enum ctx_kind {
 	CTX_FREE = 0,
@@ -77,7 +80,11 @@ struct ctxtable {
 	_Atomic uint64_t untracked; /* contexts not tracked: table full */
 	_Atomic uint32_t live;	    /* records in use */
 	struct addrmap by_page;	    /* a stack's pages -> its record */
-	struct addrmap by_uc;	    /* a ucontext_t -> the record saved in it */
+	/* A Bloom filter of the stacks' lowest addresses: set by
+	 * ctxtable_set_stack, never cleared, so that free() asks the page
+	 * map only for a block that may be a stack (ctxtable_maybe_base). */
+	_Atomic uint64_t base_bloom[CTXTABLE_BLOOM_BITS / 64];
+	struct addrmap by_uc; /* a ucontext_t -> the record saved in it */
 };
 
 /* Room for `cap` contexts (at most CTXTABLE_MAX), mapped as they come.
@@ -112,6 +119,31 @@ bool ctxtable_set_stack(struct ctxtable *t, uint32_t i, uint64_t lo,
 /* The live record whose stack holds addr, or whose last suspend saved
  * exactly addr (a root, whose stack is unknown); CTXTABLE_NONE. */
 uint32_t ctxtable_by_stack(const struct ctxtable *t, uint64_t addr);
+
+/* The filter's bit for a stack whose lowest address is lo. */
+static inline uint32_t ctxtable_base_bit(uint64_t lo)
+{
+	return (uint32_t)((lo * 0x9e3779b97f4a7c15ull) >> 44) &
+	       (CTXTABLE_BLOOM_BITS - 1);
+}
+
+/* False when no stack ever registered starts at p (one load: free()'s
+ * path for every block that is not a stack); true when one may. */
+static inline bool ctxtable_maybe_base(const struct ctxtable *t, uint64_t p)
+{
+	uint32_t b = ctxtable_base_bit(p);
+
+	/* relaxed: the program's own synchronization orders the making of a
+	 * context before the free of its stack on another thread. */
+	return (atomic_load_explicit(&t->base_bloom[b / 64],
+				     memory_order_relaxed) >>
+		(b % 64)) &
+	       1u;
+}
+
+/* The live record whose stack starts exactly at lo (not a root), or
+ * CTXTABLE_NONE. */
+uint32_t ctxtable_by_base(const struct ctxtable *t, uint64_t lo);
 /* A root's suspend saved at addr, on its thread's own stack: the page map
  * finds it there (no other record's stack is on that page). */
 void ctxtable_root_saved_at(struct ctxtable *t, uint32_t i, uint64_t addr);

@@ -61,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -210,13 +211,19 @@ static void preload_close(uint32_t i)
 
 /* Any live context whose stack overlaps [lo, hi): a stack given to a new
  * context means the context that had it is gone.  Its top and bottom
- * pages are looked at (a stack is given whole). */
+ * pages are looked at (a stack is given whole), and the pages next to
+ * them: a malloc'd stack shares its end pages with its neighbours, whose
+ * records the page map may name there. */
 static void preload_stack_reused(uint64_t lo, uint64_t hi)
 {
-	uint64_t at[2] = {hi - 1, lo};
+	uint64_t at[4] = {hi - 1, lo, hi - 1 - 4096, lo + 4096};
 
-	for (int k = 0; k < 2 && hi > lo; k++) {
-		uint32_t old = ctxtable_by_stack(&preload_table, at[k]);
+	for (int k = 0; k < 4 && hi > lo; k++) {
+		uint32_t old;
+
+		if (at[k] < lo || at[k] >= hi)
+			continue;
+		old = ctxtable_by_stack(&preload_table, at[k]);
 
 		/* relaxed: the record's kind is fixed while it is live. */
 		if (old != CTXTABLE_NONE &&
@@ -671,6 +678,113 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 	return t;
 }
 
+/* ---- stacks given back ---- */
+
+/*
+ * A context dies when its stack is given back: freed (free() of the block
+ * that starts where the stack does: Boost.Coroutine's and Boost.Context's
+ * malloc'd stacks, GNU Pth's) or unmapped (munmap over its first or last
+ * page: protected stacks, pdns's MTasker).  free() is on every program's
+ * hot path: a block is looked up only when the stack-base filter says a
+ * stack may start there (ctxtable_maybe_base, one load).  The context
+ * running on this thread is never ended here (a runtime that frees the
+ * stack it runs on jumps away at once: its next switch finds it gone).
+ * The real functions are the next ones in the lookup order (an allocator
+ * the program preloads or links is honoured), found at first use.
+ */
+typedef void (*free_fn)(void *);
+typedef int (*munmap_fn)(void *, size_t);
+
+static _Atomic(free_fn) real_free;
+static _Atomic(munmap_fn) real_munmap;
+/* Looking the next free up (dlsym may free on an error path). */
+static atomic_flag preload_finding_free = ATOMIC_FLAG_INIT;
+
+static void preload_stack_gone(uint32_t i)
+{
+	if (i != CTXTABLE_NONE && i != preload_cur)
+		preload_close(i);
+}
+
+static free_fn preload_real_free(void)
+{
+	/* relaxed: any thread that finds it stores the same pointer. */
+	free_fn f = atomic_load_explicit(&real_free, memory_order_relaxed);
+
+	if (f)
+		return f;
+	/* acquire/release: pairs with the clear below; a free that comes
+	 * in while dlsym runs (its own, nested) is left undone -- one
+	 * block, once, rather than a loop. */
+	if (atomic_flag_test_and_set_explicit(&preload_finding_free,
+					      memory_order_acquire))
+		return NULL;
+	f = (free_fn)dlsym(RTLD_NEXT, "free");
+	atomic_store_explicit(&real_free, f, memory_order_relaxed);
+	atomic_flag_clear_explicit(&preload_finding_free, memory_order_release);
+	return f;
+}
+
+PRELOAD_API void free(void *p)
+{
+	free_fn f = preload_real_free();
+
+	if (p && preload_on &&
+	    ctxtable_maybe_base(&preload_table, (uint64_t)p) &&
+	    preload_enter()) {
+		preload_stack_gone(
+			ctxtable_by_base(&preload_table, (uint64_t)p));
+		preload_leave();
+	}
+	if (f)
+		f(p);
+}
+
+PRELOAD_API int munmap(void *addr, size_t len)
+{
+	/* relaxed: as for free. */
+	munmap_fn f = atomic_load_explicit(&real_munmap, memory_order_relaxed);
+	uint64_t lo = (uint64_t)addr, hi = lo + len;
+
+	if (!f) {
+		f = (munmap_fn)dlsym(RTLD_NEXT, "munmap");
+		atomic_store_explicit(&real_munmap, f, memory_order_relaxed);
+	}
+	/* Before the real call: once it returns, another thread may map
+	 * the range again for a new stack. */
+	if (preload_on && len && hi > lo && !(lo & 4095) && preload_enter()) {
+		/* A stack is unmapped whole, maybe with a guard page below:
+		 * look at the first two pages and the last. */
+		uint64_t at[3] = {lo, lo + 4096, hi - 1};
+
+		for (int k = 0; k < 3; k++) {
+			uint32_t i;
+			struct ctx *c;
+
+			if (at[k] >= hi)
+				continue;
+			i = ctxtable_by_stack(&preload_table, at[k]);
+			if (i == CTXTABLE_NONE)
+				continue;
+			c = preload_ctx(i);
+			/* relaxed: see ctxtable.c (checks of a found
+			 * record); a root's stack is not known. */
+			if (atomic_load_explicit(&c->kind,
+						 memory_order_relaxed) !=
+				    CTX_ROOT &&
+			    atomic_load_explicit(&c->stack_lo,
+						 memory_order_relaxed) < hi &&
+			    atomic_load_explicit(&c->stack_hi,
+						 memory_order_relaxed) > lo)
+				preload_stack_gone(i);
+		}
+		preload_leave();
+	}
+	if (!f)
+		return (int)syscall(SYS_munmap, addr, len);
+	return f(addr, len);
+}
+
 /* ---- load ---- */
 
 /* Whether the PT_NOTE segment ph of the object at base holds the probe's
@@ -757,6 +871,7 @@ __attribute__((constructor)) static void preload_init(void)
 	atomic_store_explicit(&real_setcontext,
 			      (setcontext_fn)resolve_libc("setcontext"),
 			      memory_order_relaxed);
+	(void)preload_real_free();
 
 	/* ASan must come first in the library list and keeps its own view
 	 * of stacks: stepping aside is the honest choice. */

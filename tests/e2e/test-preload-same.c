@@ -699,6 +699,51 @@ static void test_signal_switch_final_state(void **state)
 	assert_xdg_empty();
 }
 
+/*
+ * Contexts that end with a plain jump (they never return from their
+ * entry), their stacks given back after: free()d or munmap()ed
+ * (free-ctx).  The interposed free and munmap change nothing the program
+ * sees, and every one of the contexts ends dead before the exit; before
+ * the preload watched the give-back, all 1000 stayed suspended to the end.
+ */
+static void freed_stacks_end(const char *how)
+{
+	char *argv[] = {ITEST_FREE_CTX, (char *)how, "1000", NULL};
+	const struct jv *co;
+	size_t dead = 0;
+	struct jv v;
+
+	same_three_ways(argv, 0, NULL);
+	final_json(argv, NULL, NULL, &v);
+	co = json_need(&v, "coroutines", J_ARR);
+	for (size_t i = 0; i < co->n; i++) {
+		const struct jv *c = &co->items[i];
+		const char *st = json_need(c, "state", J_STR)->s;
+
+		if (!strcmp(json_need(c, "name", J_STR)->s, "root"))
+			continue;
+		if (strcmp(st, "dead") || json_need(c, "at_exit", J_BOOL)->b)
+			fail_msg("%s: id %llu is %s%s", how,
+				 (unsigned long long)json_u64(c, "id"), st,
+				 json_need(c, "at_exit", J_BOOL)->b
+					 ? " at the exit"
+					 : "");
+		dead++;
+	}
+	assert_int_equal(dead, 1000);
+	json_free(&v);
+}
+
+static void test_freed_stacks_end(void **state)
+{
+	(void)state;
+	if (it_sanitized())
+		skip();
+	freed_stacks_end("free");
+	freed_stacks_end("munmap");
+	assert_xdg_empty();
+}
+
 #ifdef ITEST_DEMO
 /* How many of snap's coroutines live in process pid and have a WHERE
  * named by symbols (not hex). */
@@ -777,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_fork_exec_spawn),
 		cmocka_unit_test(test_signal_handler_switches),
 		cmocka_unit_test(test_signal_switch_final_state),
+		cmocka_unit_test(test_freed_stacks_end),
 #ifdef ITEST_DEMO
 		cmocka_unit_test(test_sh_c_child_ends_with_corotop),
 #endif

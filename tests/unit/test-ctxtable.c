@@ -140,6 +140,44 @@ static void test_lookups(void **state)
 	ctxtable_finish(&t);
 }
 
+/* A stack found by its lowest address (free() of its block), when malloc
+ * put it right above another stack that shares its first page, and the
+ * other was registered later: the page names the other one. */
+static void test_by_base(void **state)
+{
+	static struct ctxtable t;
+	uint64_t a_lo = 0x7f1230010010, a_hi = a_lo + 0x10000;
+	uint64_t c_lo = a_lo - 0x8000; /* [c_lo, a_lo): shares a_lo's page */
+	uint32_t a, c, r;
+
+	(void)state;
+	assert_true(ctxtable_init(&t, 16));
+	assert_false(ctxtable_maybe_base(&t, a_lo));
+	a = ctxtable_alloc(&t, CTX_FCONTEXT);
+	assert_true(ctxtable_set_stack(&t, a, a_lo, a_hi));
+	c = ctxtable_alloc(&t, CTX_UCONTEXT);
+	assert_true(ctxtable_set_stack(&t, c, c_lo, a_lo));
+	assert_true(ctxtable_maybe_base(&t, a_lo));
+	assert_true(ctxtable_maybe_base(&t, c_lo));
+	/* a_lo's page names c now; the base still finds a. */
+	assert_int_equal(ctxtable_by_stack(&t, a_lo), CTXTABLE_NONE);
+	assert_int_equal(ctxtable_by_base(&t, a_lo), a);
+	assert_int_equal(ctxtable_by_base(&t, c_lo), c);
+	/* Not a base: inside a stack, or a block nobody made a stack of. */
+	assert_int_equal(ctxtable_by_base(&t, a_lo + 0x10), CTXTABLE_NONE);
+	assert_int_equal(ctxtable_by_base(&t, a_hi), CTXTABLE_NONE);
+	/* Closed: not found (its bit stays: a hint only). */
+	ctxtable_free(&t, a);
+	assert_int_equal(ctxtable_by_base(&t, a_lo), CTXTABLE_NONE);
+	assert_true(ctxtable_maybe_base(&t, a_lo));
+	/* A root is never a made stack. */
+	r = ctxtable_alloc(&t, CTX_ROOT);
+	atomic_store(&ctxtable_ctx(&t, r)->saved_key, 0x7ffd00001230);
+	ctxtable_root_saved_at(&t, r, 0x7ffd00001230);
+	assert_int_equal(ctxtable_by_base(&t, 0x7ffd00001230), CTXTABLE_NONE);
+	ctxtable_finish(&t);
+}
+
 /* 3,000,000 contexts through a table of 64, each on a stack somewhere in a
  * 1 GiB span (a new place each time, wrapping), each found by the lookups
  * a switch makes; the maps stop growing once the span is covered. */
@@ -264,8 +302,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addrmap), cmocka_unit_test(test_records),
-		cmocka_unit_test(test_lookups), cmocka_unit_test(test_churn),
-		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_lookups), cmocka_unit_test(test_by_base),
+		cmocka_unit_test(test_churn),	cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
