@@ -6,12 +6,14 @@
 COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Packages every build needs; callers may append more.
-# Boost.Context and Boost.Fiber: the programs the preload tests trace.
+# Boost.Context, Boost.Fiber and Boost.Coroutine (boost::asio::spawn): the
+# programs the preload tests trace.
 # corotop serve's --web-config: libyaml (the file), libcrypt (bcrypt) and
 # GnuTLS (libmicrohttpd's TLS).
 COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
 	libncurses-dev libev-dev libcmocka-dev libdw-dev libiberty-dev tmux
-	libboost-context-dev libboost-fiber-dev libzstd-dev
+	libboost-context-dev libboost-fiber-dev libboost-coroutine-dev
+	libzstd-dev
 	libmicrohttpd-dev libyaml-dev libcrypt-dev libgnutls28-dev)
 # What scripts/test needs on top: the e2e consumer checks fetch the
 # speedscope npm package (npm pack) and validate against its schema

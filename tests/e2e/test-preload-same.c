@@ -41,9 +41,12 @@
  * build skips (the preload steps aside under ASan).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -744,6 +747,134 @@ static void test_freed_stacks_end(void **state)
 	assert_xdg_empty();
 }
 
+#ifdef ITEST_ASIO_ECHO
+/* One client of the echo server: connect, send a line, read it back
+ * (with a deadline), close. */
+static void echo_once(int port, unsigned k)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port)};
+	char msg[64], back[64];
+	size_t len, got = 0;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	len = (size_t)snprintf(msg, sizeof(msg), "hello %u\n", k);
+	assert_int_equal(write(fd, msg, len), (ssize_t)len);
+	while (got < len) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t r;
+
+		assert_int_equal(poll(&p, 1, 30000), 1);
+		r = read(fd, back + got, len - got);
+		assert_true(r > 0);
+		got += (size_t)r;
+	}
+	assert_memory_equal(back, msg, len);
+	close(fd);
+}
+
+/* Counts in a snapshot of the echo server's coroutines. */
+struct echo_counts {
+	size_t dead, suspended, hex, wake;
+};
+
+static struct echo_counts echo_count(const struct jv *snap)
+{
+	const struct jv *co = json_need(snap, "coroutines", J_ARR);
+	struct echo_counts n = {0};
+
+	for (size_t i = 0; i < co->n; i++) {
+		const struct jv *c = &co->items[i];
+		const struct jv *w = json_need(c, "warn", J_ARR);
+		const char *st = json_need(c, "state", J_STR)->s;
+
+		if (!strcmp(json_need(c, "name", J_STR)->s, "root"))
+			continue;
+		n.dead += !strcmp(st, "dead");
+		n.suspended += !strcmp(st, "suspended");
+		n.hex += !strncmp(json_need(c, "where", J_STR)->s, "0x", 2);
+		for (size_t k = 0; k < w->n; k++)
+			n.wake += !strcmp(w->items[k].s, "lost-wakeup");
+	}
+	return n;
+}
+#endif
+
+/*
+ * boost::asio::spawn's echo server (Debian's Boost.Coroutine v1), as
+ * Boost's own spawn echo_server: after 300 one-shot clients every
+ * connection's coroutine is dead -- its stack was freed -- and only the
+ * acceptor is left suspended, with no lost-wakeup flag and no hex WHERE.
+ * Before the preload watched free(), the leftovers of connections whose
+ * stacks were not reused stayed suspended for ever.
+ */
+static void test_asio_echo_connections_end(void **state)
+{
+#ifdef ITEST_ASIO_ECHO
+	char out[512], line[128] = "";
+	char *argv[] = {ITEST_COROTOP, "-b", "-f", "json",	    "-d", "2",
+			"--output",    out,  "--", ITEST_ASIO_ECHO, NULL};
+	uint64_t end = it_now() + 60000000000ull;
+	struct echo_counts n = {0};
+	struct proc p;
+	size_t off = 0;
+	char *l;
+	int port = 0;
+
+	(void)state;
+	if (it_sanitized())
+		skip();
+	snprintf(out, sizeof(out), "%s.asio-output", xdg);
+	unlink(out);
+	proc_start(&p, argv);
+	while (!port && it_now() < end) {
+		FILE *f = fopen(out, "r");
+
+		if (f) {
+			if (fgets(line, sizeof(line), f) &&
+			    sscanf(line, "listening %d", &port) != 1)
+				port = 0;
+			fclose(f);
+		}
+		if (!port)
+			it_sleep_ms(10);
+	}
+	assert_true(port > 0);
+	for (unsigned k = 0; k < 300; k++)
+		echo_once(port, k);
+	/* The snapshots catch up; the first that has them all dead. */
+	while ((l = proc_line_by(&p, &off, end)) != NULL) {
+		struct jv v;
+
+		if (l[0] == '{') {
+			json_must_parse(l, &v);
+			n = echo_count(&v);
+			json_free(&v);
+		}
+		free(l);
+		if (n.dead >= 300)
+			break;
+	}
+	print_message("dead %zu suspended %zu hex %zu lost-wakeup %zu\n",
+		      n.dead, n.suspended, n.hex, n.wake);
+	kill(p.pid, SIGINT);
+	(void)proc_finish(&p, 60000);
+	proc_free(&p);
+	unlink(out);
+	assert_int_equal(n.dead, 300);
+	assert_true(n.suspended <= 1); /* the acceptor */
+	assert_int_equal(n.hex, 0);
+	assert_int_equal(n.wake, 0);
+	assert_xdg_empty();
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 #ifdef ITEST_DEMO
 /* How many of snap's coroutines live in process pid and have a WHERE
  * named by symbols (not hex). */
@@ -823,6 +954,7 @@ int main(void)
 		cmocka_unit_test(test_signal_handler_switches),
 		cmocka_unit_test(test_signal_switch_final_state),
 		cmocka_unit_test(test_freed_stacks_end),
+		cmocka_unit_test(test_asio_echo_connections_end),
 #ifdef ITEST_DEMO
 		cmocka_unit_test(test_sh_c_child_ends_with_corotop),
 #endif
