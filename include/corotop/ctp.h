@@ -147,10 +147,20 @@ struct ctp_epoch {
  *                      worker waiting for jobs), so a long suspension is not
  *                      a sign of a lost wakeup.  Meaningless on a resume
  *                      (written 0 there).
+ *   CTP_EPF_CONTEXT    on every event of a coroutine that is an execution
+ *                      context of its own -- a stack it runs on, entered
+ *                      by a context switch (corotop_coro_set_stack,
+ *                      corotop_coro_set_context): while it runs nothing
+ *                      else runs on its thread, so a resume of another
+ *                      such coroutine on that thread means it was
+ *                      suspended by then, even when its suspend was lost.
+ *                      Stackless coroutines, which may nest on one thread,
+ *                      never set it.
  * Bits other than these are reserved: written 0, ignored when read.
  */
 #define CTP_EPOCH_FLAGS_OFFSET 16u
 #define CTP_EPF_LONG_WAIT (1u << 0)
+#define CTP_EPF_CONTEXT (1u << 1)
 
 /* Extension descriptor at the start of ctp_header._reserved. */
 #define CTP_HX_MAGIC 0x31585443u /* "CTX1" little-endian */

@@ -129,11 +129,14 @@ struct corotop_coro {
 	uint64_t park_sp, park_fp, park_pc;
 	uint32_t reg;	     /* registry slot + 1; 0 = not registered */
 	uint8_t last_active; /* 1 running, 0 suspended (last_ts != 0) */
-	/* Long waits: every suspend of c is one (corotop_coro_set_long_waits);
-	 * the next suspend is one (set by corotop_coro_suspend_long, cleared
-	 * by the probe at that transition); the last suspend was one (what
-	 * its event said, kept for the census). */
-	uint8_t long_waits, long_next, last_long;
+	/* Settings, bit 0: every suspend of c is a long wait
+	 * (corotop_coro_set_long_waits); bit 1: c is an execution context of
+	 * its own (corotop_coro_set_context, or a declared stack; its events
+	 * carry CTP_EPF_CONTEXT).  Long waits: the next suspend is one (set
+	 * by corotop_coro_suspend_long, cleared by the probe at that
+	 * transition); the last suspend was one (what its event said, kept
+	 * for the census). */
+	uint8_t settings, long_next, last_long;
 };
 
 /* Counters of this process's probe; all run freely from 0. */
@@ -237,6 +240,16 @@ COROTOP_API uint64_t corotop_calltrace_put(const uint64_t *frames, unsigned n,
  * forgets it too.  Stackless coroutines (C++20) run on their thread's
  * stack, which the probe finds by itself: nothing to declare.
  */
+/*
+ * c is an execution context of its own: a stack it runs on, entered and
+ * left by context switches (a thread's own stack included), so nothing else
+ * runs on its thread while it does.  Its events say so, and corotop then
+ * shows it suspended as soon as another such coroutine resumes on its
+ * thread, even when its own suspend was lost.  corotop_coro_set_stack
+ * implies it.  Call after corotop_coro_open, which forgets it.
+ */
+COROTOP_API void corotop_coro_set_context(struct corotop_coro *c);
+
 COROTOP_API void corotop_coro_set_stack(struct corotop_coro *c, const void *lo,
 					const void *hi);
 

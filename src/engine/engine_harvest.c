@@ -113,6 +113,10 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 	struct harvest_event census;
 	const struct harvest_event *ev = in;
 
+	/* Before its state is set: whether a resume of it implies a
+	 * suspend of another (model.c). */
+	if (in->flags & CTP_EPF_CONTEXT)
+		model_context(&e->model, in->station);
 	if (in->census) {
 		/* Found at a late attach: its state, and its parked stack
 		 * walked in the target (engine_census.c), whose id the

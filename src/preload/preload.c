@@ -196,6 +196,9 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
 				       (const void *)hi);
 		(void)ctxtable_set_stack(&preload_table, i, lo, hi);
 	}
+	/* Every context the preload sees is one: a thread's own stack, or
+	 * one made for a context switch (set_stack said so already). */
+	corotop_coro_set_context(&c->coro);
 	return i;
 }
 

@@ -152,11 +152,14 @@ static void census_fill(struct probe_region *r, uint32_t idx,
 	station_header(r, idx, c->probe_id, c->birth_ts, n,
 		       ran ? CTP_STX_CENSUS : 0u, &where, &who);
 	if (ran)
-		station_write(station_epoch(r, idx, n), n, c->last_ts,
-			      c->last_tid, c->last_addr, c->last_active, 0,
-			      !c->last_active && c->last_long
-				      ? (uint8_t)CTP_EPF_LONG_WAIT
-				      : 0);
+		station_write(
+			station_epoch(r, idx, n), n, c->last_ts, c->last_tid,
+			c->last_addr, c->last_active, 0,
+			(uint8_t)((!c->last_active && c->last_long
+					   ? CTP_EPF_LONG_WAIT
+					   : 0) |
+				  (c->settings & CORO_CONTEXT ? CTP_EPF_CONTEXT
+							      : 0)));
 }
 
 void census_walk(struct probe_region *r)

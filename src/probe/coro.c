@@ -102,14 +102,17 @@ static inline uint64_t coro_coarse_now(void)
 static inline __attribute__((always_inline)) void
 coro_note_long(struct corotop_coro *c, int is_active)
 {
-	c->last_long = (uint8_t)(!is_active && (c->long_next | c->long_waits));
+	c->last_long =
+		(uint8_t)(!is_active &&
+			  (c->long_next || (c->settings & CORO_LONG_WAITS)));
 	c->long_next = 0;
 }
 
 /* The event flags (CTP_EPF_*) of c's transition just noted. */
 static inline uint8_t coro_flags(const struct corotop_coro *c)
 {
-	return c->last_long ? (uint8_t)CTP_EPF_LONG_WAIT : 0;
+	return (uint8_t)((c->last_long ? CTP_EPF_LONG_WAIT : 0) |
+			 (c->settings & CORO_CONTEXT ? CTP_EPF_CONTEXT : 0));
 }
 
 /* The transition, kept in c whether traced or not (census.c reads it),
@@ -274,11 +277,19 @@ COROTOP_API void corotop_coro_set_stack(struct corotop_coro *c, const void *lo,
 		l = h = 0;
 	c->stack_lo = l;
 	c->stack_hi = h;
+	if (h)
+		c->settings |= CORO_CONTEXT;
+}
+
+COROTOP_API void corotop_coro_set_context(struct corotop_coro *c)
+{
+	c->settings |= CORO_CONTEXT;
 }
 
 COROTOP_API void corotop_coro_set_long_waits(struct corotop_coro *c, bool on)
 {
-	c->long_waits = on ? 1 : 0;
+	c->settings = (uint8_t)((c->settings & ~CORO_LONG_WAITS) |
+				(on ? CORO_LONG_WAITS : 0));
 }
 
 COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id)
@@ -305,7 +316,7 @@ COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
 	c->last_ts = c->last_tid = c->last_addr = 0;
 	c->park_sp = c->park_fp = c->park_pc = 0;
 	c->last_active = 0;
-	c->long_waits = c->long_next = c->last_long = 0;
+	c->settings = c->long_next = c->last_long = 0;
 	/* Registered before the attachment is looked at (W): a census that
 	 * published its attachment before this look finds c. */
 	c->reg = registry_add_named(c, name, flags);

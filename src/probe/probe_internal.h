@@ -57,6 +57,10 @@ struct probe_region {
  * this long inside a record to write into the newer region. */
 #define PROBE_REUSE_GRACE_NS 1000000000ull
 
+/* struct corotop_coro.settings bits (probe.h). */
+#define CORO_LONG_WAITS (1u << 0)
+#define CORO_CONTEXT (1u << 1)
+
 /* CLOCK_MONOTONIC in ns: the probe's copy of common/clock.h's clock_now_ns
  * (the probe, loaded into the traced program, may include only src/wire). */
 static inline uint64_t probe_now(void)

@@ -176,6 +176,80 @@ static void test_lost_before_next_transition(void **state)
 	assert_true(m->t.lost == 5);
 }
 
+/*
+ * One running context per thread, with a forced loss: A runs on thread 7,
+ * its suspend is lost, B resumes on 7 -- A was suspended by then: shown
+ * so, marked inferred until its next harvested transition, with its time
+ * charged as the events say.  A resume on another thread changes nothing
+ * on 7.  An older resume harvested after a newer one on the same thread
+ * (stations are harvested one after the other): the older is the one
+ * suspended.  A dead one stays dead.
+ */
+static void test_one_running_per_thread(void **state)
+{
+	struct model *m = *state;
+	struct model_coro *a, *b, *c, *d;
+
+	model_open(m, 1, 1, 0);
+	model_open(m, 2, 2, 0);
+	model_open(m, 3, 3, 0);
+	model_open(m, 4, 4, 0);
+	a = rec(m, 1);
+	b = rec(m, 2);
+	c = rec(m, 3);
+	d = rec(m, 4);
+	for (uint32_t st = 1; st <= 4; st++)
+		model_context(m, st);
+	model_event(m, 1, 100, 7, 0x10, 2, 0, 0, true);
+	model_lost(m, 1, 1);
+	model_event(m, 2, 150, 7, 0x20, 2, 0, 0, true);
+	assert_int_equal(a->state, MODEL_SUSPENDED);
+	assert_true(a->inferred);
+	/* Only the state is implied: no time is charged for it. */
+	assert_int_equal(a->state_ts, 100);
+	assert_int_equal(a->run_ns, 0);
+	assert_int_equal(b->state, MODEL_RUNNING);
+	assert_false(b->inferred);
+	assert_int_equal(m->t.inferred, 1);
+	/* Thread 8: nothing changes on 7. */
+	model_event(m, 3, 160, 8, 0x30, 2, 0, 0, true);
+	assert_int_equal(b->state, MODEL_RUNNING);
+	assert_int_equal(c->state, MODEL_RUNNING);
+	/* D's resume on 7 at 120, harvested after B's at 150: D is the one
+	 * suspended, at B's resume; B still runs. */
+	model_event(m, 4, 120, 7, 0x40, 2, 0, 0, true);
+	assert_int_equal(d->state, MODEL_SUSPENDED);
+	assert_true(d->inferred);
+	assert_int_equal(d->state_ts, 120);
+	assert_int_equal(b->state, MODEL_RUNNING);
+	assert_int_equal(m->t.inferred, 2);
+	/* A's next harvested transition says what it is. */
+	model_event(m, 1, 200, 7, 0x11, 4, 1, 1, true);
+	assert_false(a->inferred);
+	assert_int_equal(a->run_ns, 100); /* as harvested: running since 100 */
+	assert_int_equal(a->state, MODEL_RUNNING);
+	assert_int_equal(b->state, MODEL_SUSPENDED);
+	assert_true(b->inferred);
+	/* A dead coroutine is never suspended by implication. */
+	model_close(m, 1, 210, true);
+	model_event(m, 3, 240, 7, 0x31, 4, 1, 1, true);
+	assert_int_equal(a->state, MODEL_DEAD);
+	/* Implied now: B and D (A's own transition cleared its mark). */
+	assert_int_equal(m->t.inferred, 2);
+	model_close(m, 4, 250, true);
+	assert_false(d->inferred);
+	assert_int_equal(m->t.inferred, 1);
+	/* Coroutines that are not contexts of their own may nest on a
+	 * thread (stackless ones): nothing is implied. */
+	model_open(m, 5, 5, 300);
+	model_open(m, 6, 6, 300);
+	model_event(m, 5, 310, 11, 0x60, 2, 0, 0, true);
+	model_event(m, 6, 320, 11, 0x70, 2, 0, 0, true);
+	assert_int_equal(rec(m, 5)->state, MODEL_RUNNING);
+	assert_int_equal(rec(m, 6)->state, MODEL_RUNNING);
+	assert_int_equal(m->t.inferred, 1);
+}
+
 /* Counts a lying region names near 2^64 saturate; they never wrap to a
  * small (or, printed, a nonsense 18446744073709551480) total. */
 static void test_lost_saturates(void **state)
@@ -520,6 +594,7 @@ int main(void)
 		T(test_watch_order_and_seed),
 		T(test_record_size),
 		T(test_lost_before_next_transition),
+		T(test_one_running_per_thread),
 		T(test_lost_saturates),
 		T(test_linger_expiry_and_reuse),
 		T(test_tick_rates_and_counts),

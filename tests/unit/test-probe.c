@@ -282,10 +282,22 @@ static void test_long_wait_flags(void **state)
 		station(&R, d.index)->slots[0].reserved[CTP_EPOCH_FLAGS_OFFSET],
 		0);
 	corotop_coro_close(&d);
-	/* Open forgets the setting. */
+	/* A context of its own: every event says so, with the other flags;
+	 * a declared stack implies it. */
+	corotop_coro_set_context(&c);
+	corotop_coro_resume(&c, 0xe); /* c: 12 */
+	assert_int_equal(ev_flags(s, 12), CTP_EPF_CONTEXT);
+	corotop_coro_suspend(&c, 0xf); /* c: 13 */
+	assert_int_equal(ev_flags(s, 13), CTP_EPF_CONTEXT | CTP_EPF_LONG_WAIT);
+	/* Open forgets the settings. */
 	corotop_coro_close(&c);
 	corotop_coro_open(&c, 8);
-	assert_int_equal(c.long_waits, 0);
+	assert_int_equal(c.settings, 0);
+	corotop_coro_set_stack(&c, (void *)0x10000, (void *)0x20000);
+	corotop_coro_resume(&c, 0x10);
+	assert_int_equal(
+		station(&R, c.index)->slots[0].reserved[CTP_EPOCH_FLAGS_OFFSET],
+		CTP_EPF_CONTEXT);
 	corotop_coro_close(&c);
 	corotop_probe_shutdown();
 	region_finish(&R);

@@ -92,6 +92,14 @@ struct model_coro {
 	 * program exits"): a context that was running is shown dead, one
 	 * parked keeps its state, frozen.  Set on snapshot copies only. */
 	unsigned at_exit : 1;
+	/* Its state was implied, not harvested: another coroutine resumed
+	 * on the thread it was running on, so it was suspended then (its
+	 * own suspend was lost).  Cleared by its next harvested
+	 * transition. */
+	unsigned inferred : 1;
+	/* An execution context of its own (its events carry
+	 * CTP_EPF_CONTEXT): one at a time runs on a thread. */
+	unsigned context : 1;
 };
 
 _Static_assert(sizeof(struct model_coro) == 128,
@@ -106,6 +114,8 @@ struct model_totals {
 	uint64_t untraced;
 	uint64_t coroutines_seen;
 	uint64_t recycled;
+	uint64_t
+		inferred; /* states implied (model.c, one running per thread) */
 	double events_per_sec;
 	uint32_t stations_allocated;
 	uint32_t stations_max;

@@ -192,7 +192,7 @@ static uint8_t harvest_flags(struct ctp_epoch *e, unsigned style)
 		return 0;
 	f = __atomic_load_n(&e->reserved[CTP_EPOCH_FLAGS_OFFSET],
 			    __ATOMIC_RELAXED);
-	return (uint8_t)(f & CTP_EPF_LONG_WAIT);
+	return (uint8_t)(f & (CTP_EPF_LONG_WAIT | CTP_EPF_CONTEXT));
 }
 
 /*

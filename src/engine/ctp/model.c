@@ -26,6 +26,19 @@
  * clears it.  A mark per coroutine is the probe's business: it marks each
  * of that coroutine's suspends.
  *
+ * One running context per thread.  A thread runs one execution context at
+ * a time (a coroutine with a stack of its own: its events carry
+ * CTP_EPF_CONTEXT; stackless ones may nest), so when a resume of one on
+ * thread T is harvested, the context that was running on T (the last one
+ * resumed there: `running`) was suspended by then --
+ * its own suspend was lost, or is not harvested yet.  It is shown
+ * suspended by implication, marked inferred, until its next harvested
+ * transition says more.  Only the state is implied: the time accounting
+ * stays the events' (an interval is charged to the state last harvested),
+ * so that a live run and its replay agree.  Stations are harvested one after
+ * the other, so an older resume may come after a newer one on the same thread:
+ * then the coroutine whose resume is older is the one suspended.
+ *
  * A census event (a coroutine that lived before a late attach) sets the
  * state it was in and since when, without counting a switch or charging
  * the time before it to anything: nobody watched it.
@@ -65,6 +78,7 @@ bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)
 
 void model_finish(struct model *m)
 {
+	runmap_finish(&m->running);
 	free(m->coro);
 	free(m->sw_mark);
 	free(m->parked);
@@ -210,6 +224,56 @@ uint64_t model_coro_at(const struct model *m, uint32_t slot)
 	return slot < m->used ? m->coro_at[slot] : 0;
 }
 
+/* c's state is known again (a harvested transition, or its death). */
+static void model_seen(struct model *m, struct model_coro *c)
+{
+	m->t.inferred -= c->inferred;
+	c->inferred = 0;
+}
+
+/* Record r's running interval ends at ts, by implication. */
+static void model_infer_suspend(struct model *m, struct model_coro *r)
+{
+	r->state = MODEL_SUSPENDED;
+	m->t.inferred += !r->inferred;
+	r->inferred = 1;
+}
+
+/* The state an interval since c's last transition is charged to: what
+ * was harvested, not what was implied (the accounting stays the one the
+ * events give, live or replayed). */
+static uint8_t model_charged(const struct model_coro *c)
+{
+	return c->inferred ? MODEL_RUNNING : c->state;
+}
+
+/* c was just resumed on tid at ts (its own event's time: c->state_ts may
+ * be later, after an implied suspend): whatever else ran there last is
+ * suspended -- or c is, when the other's resume is the newer. */
+static void model_one_running(struct model *m, struct model_coro *c,
+			      uint64_t tid, uint64_t ts)
+{
+	struct model_coro *h;
+	uint64_t id;
+	uint32_t slot;
+
+	if (!c->context)
+		return;
+	if (runmap_get(&m->running, tid, &slot, &id) && slot < m->used &&
+	    slot != c->slot) {
+		h = &m->coro[slot];
+		if (h->in_use && h->id == id && h->context &&
+		    h->state == MODEL_RUNNING && h->last_tid == tid) {
+			if (h->state_ts > ts) {
+				model_infer_suspend(m, c);
+				return; /* h runs there now */
+			}
+			model_infer_suspend(m, h);
+		}
+	}
+	(void)runmap_put(&m->running, tid, c->slot, c->id);
+}
+
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		 uint64_t addr, uint64_t seq, uint64_t n, uint32_t slot,
 		 bool is_active)
@@ -220,7 +284,7 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 	if (!c)
 		return;
 	if (ts > c->state_ts) {
-		if (c->state == MODEL_RUNNING)
+		if (model_charged(c) == MODEL_RUNNING)
 			c->run_ns += ts - c->state_ts;
 		else
 			c->susp_ns += ts - c->state_ts;
@@ -228,11 +292,14 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 	if (ts > c->state_ts || !c->switches)
 		c->state_ts = ts;
 	c->state = is_active ? MODEL_RUNNING : MODEL_SUSPENDED;
+	model_seen(m, c);
 	c->long_wait = 0;
 	c->last_tid = tid;
 	c->last_addr = addr;
 	c->last_seq = seq;
 	c->switches++;
+	if (is_active)
+		model_one_running(m, c, tid, ts);
 	if (m->watch.id == c->id) {
 		struct model_watch *w = &m->watch;
 		uint32_t at = (w->head + w->count) % MODEL_WATCH_MAX;
@@ -266,11 +333,22 @@ void model_census(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		return;
 	c->state_ts = ts;
 	c->state = is_active ? MODEL_RUNNING : MODEL_SUSPENDED;
+	model_seen(m, c);
 	c->long_wait = 0;
 	c->last_tid = tid;
 	c->last_addr = addr;
 	c->last_seq = seq;
 	c->pending_lost = 0;
+	if (is_active)
+		model_one_running(m, c, tid, ts);
+}
+
+void model_context(struct model *m, uint32_t station)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (c)
+		c->context = 1;
 }
 
 void model_park(struct model *m, uint32_t station, uint64_t trace)
@@ -324,13 +402,14 @@ void model_close(struct model *m, uint32_t station, uint64_t now, bool recycled)
 	if (!c)
 		return;
 	if (now > c->state_ts) {
-		if (c->state == MODEL_RUNNING)
+		if (model_charged(c) == MODEL_RUNNING)
 			c->run_ns += now - c->state_ts;
 		else
 			c->susp_ns += now - c->state_ts;
 		c->state_ts = now;
 	}
 	c->state = MODEL_DEAD;
+	model_seen(m, c);
 	c->long_wait = 0;
 	m->parked[c->slot] = 0;
 	c->dead_ts = now;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "engine/ctp/coro.h"
+#include "engine/ctp/runmap.h"
 
 /* Shortest interval model_tick computes rates over. */
 #define MODEL_RATE_MIN_NS 50000000ull
@@ -49,6 +50,7 @@ struct model {
 	uint64_t tick_events;
 	struct model_totals t;
 	struct model_watch watch;
+	struct runmap running; /* thread -> the record last resumed on it */
 };
 
 bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns);
@@ -76,6 +78,10 @@ uint64_t model_coro_at(const struct model *m, uint32_t slot);
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		 uint64_t addr, uint64_t seq, uint64_t n, uint32_t slot,
 		 bool is_active);
+/* The station's coroutine is an execution context of its own (its event
+ * said CTP_EPF_CONTEXT): only such coroutines are suspended by
+ * implication (model.c).  Call before that event's model_event. */
+void model_context(struct model *m, uint32_t station);
 /* The station's coroutine as a late attach found it (a census event): in
  * state is_active since ts, its last transition made on tid at addr before
  * the attach.  Not a switch, and the time before ts is nobody's: no

@@ -432,9 +432,10 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	fprintf(f,
 		"\"events\":{\"harvested\":%" PRIu64 ",\"lost\":%" PRIu64
 		",\"untraced\":%" PRIu64 ",\"torn\":%" PRIu64
-		",\"before_start\":%" PRIu64 ",\"per_sec\":%.1f},",
+		",\"before_start\":%" PRIu64 ",\"inferred\":%" PRIu64
+		",\"per_sec\":%.1f},",
 		s->t.events, s->t.lost, s->t.untraced, s->t.torn,
-		s->t.before_start, s->t.events_per_sec);
+		s->t.before_start, s->t.inferred, s->t.events_per_sec);
 	fprintf(f,
 		"\"engine\":{\"sleeping\":%s,\"observer\":%s,"
 		"\"pass_gap_max_ms\":%.3f,\"error\":",
@@ -496,9 +497,12 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		batch_json_warn(f, c->warn);
 		/* A suspend the program marked a long wait: why a long
 		 * suspension is not a lost-wakeup. */
-		fprintf(f, "],\"long_wait\":%s,\"at_exit\":%s,\"name\":",
+		fprintf(f,
+			"],\"long_wait\":%s,\"at_exit\":%s,\"inferred\":%s,"
+			"\"name\":",
 			c->long_wait ? "true" : "false",
-			c->at_exit ? "true" : "false");
+			c->at_exit ? "true" : "false",
+			c->inferred ? "true" : "false");
 		jsonstr_write_cstr(f, snapshot_name(s, c, name, sizeof(name)));
 		fputs(",\"where\":", f);
 		jsonstr_write_cstr(f,

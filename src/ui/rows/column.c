@@ -26,7 +26,9 @@ static void cell_state(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
 	(void)s;
-	snprintf(b, n, "%c", c->state);
+	/* Lower case: implied, not seen (its own transition was lost). */
+	snprintf(b, n, "%c",
+		 c->inferred && c->state == MODEL_SUSPENDED ? 's' : c->state);
 }
 
 /* The process it lives in: its station's, else the target. */
@@ -237,7 +239,9 @@ const struct column column_table[COL_COUNT] = {
 	[COL_ID] = {"id", "ID", 14, false, 0,
 		    "probe id given by the program (hex)", cell_id, key_id},
 	[COL_STATE] = {"state", "S", 1, false, 0,
-		       "R running, S suspended, D dead", cell_state, key_state},
+		       "R running, S suspended (s: implied, its suspend was "
+		       "lost), D dead",
+		       cell_state, key_state},
 	[COL_PID] = {"pid", "PID", 7, false, 3,
 		     "its process (shown when the program runs as several)",
 		     cell_pid, key_pid},
