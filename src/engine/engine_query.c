@@ -15,6 +15,7 @@
 #include "engine/engine_internal.h"
 #include "engine/calltrace/parked.h"
 #include "engine/ctp/namepool.h"
+#include "engine/target/kwait.h"
 #include "common/clock.h"
 
 /* Addresses the name cache keeps at most (a million: an upstream probe
@@ -175,6 +176,48 @@ static void engine_at_exit(struct model_coro *c, uint64_t exit_ns,
 	c->dead_ts = c->state_ts;
 }
 
+/*
+ * Execution contexts (CTP_EPF_CONTEXT: what their thread does is what they
+ * do) that would be flagged as stalling -- running longer than the lint's
+ * threshold -- whose thread waits in the kernel (procfs, kwait.c):
+ * an event loop's root in epoll_wait, a worker in futex.  Marked in_kernel
+ * (with the syscall, in out->kernel) and linted again: not a stall.  Read
+ * after the engine lock is let go, and only for those: one or two small
+ * procfs reads per such thread and snapshot.  Not for a replay (no
+ * threads), nor once the target exited.
+ */
+static void engine_kernel_waits(struct engine *e, struct snapshot *out,
+				const struct lint_config *lints)
+{
+	if (out->kernel)
+		memset(out->kernel, 0, out->kernel_cap * sizeof(*out->kernel));
+	if (e->target.exited || !lints->enabled[LINT_STALL])
+		return;
+	for (size_t k = 0; k < out->count; k++) {
+		struct model_coro *c = &out->coro[k];
+		pid_t pid = c->pid ? (pid_t)c->pid : e->target.pid;
+		struct kwait w;
+
+		if (c->state != MODEL_RUNNING || !c->context ||
+		    out->ts <= c->state_ts ||
+		    out->ts - c->state_ts <= lints->running_ns ||
+		    !kwait_read(pid, c->last_tid, &w) || !kwait_waiting(&w))
+			continue;
+		if (out->kernel_cap < out->count) {
+			int32_t *n = calloc(out->cap, sizeof(*n));
+
+			if (!n)
+				return;
+			free(out->kernel);
+			out->kernel = n;
+			out->kernel_cap = out->cap;
+		}
+		out->kernel[k] = w.nr >= 0 ? (int32_t)w.nr + 2 : 1;
+		c->in_kernel = 1;
+		snapshot_relint_record(out, lints, c);
+	}
+}
+
 void engine_live_snapshot(struct engine *e, struct snapshot *out)
 {
 	struct model *m = &e->model;
@@ -239,6 +282,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	out->coro_names = m->names;
 	engine_copy_history(e, out);
 	pthread_mutex_unlock(&e->lock);
+	engine_kernel_waits(e, out, &lints);
 }
 
 void engine_set_lints(struct engine *e, const struct lint_config *c)

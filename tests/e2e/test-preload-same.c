@@ -809,6 +809,26 @@ static struct echo_counts echo_count(const struct jv *snap)
 	}
 	return n;
 }
+/* The root's kernel wait into buf once it has run longer than the stall
+ * threshold (1 s, with margin), and whether it was flagged a stall. */
+static void echo_root(const struct jv *snap, char *buf, size_t len, bool *stall)
+{
+	const struct jv *co = json_need(snap, "coroutines", J_ARR);
+
+	for (size_t i = 0; i < co->n; i++) {
+		const struct jv *c = &co->items[i];
+		const struct jv *k = json_get(c, "kernel");
+		const struct jv *w = json_need(c, "warn", J_ARR);
+
+		if (strcmp(json_need(c, "name", J_STR)->s, "root") ||
+		    strcmp(json_need(c, "state", J_STR)->s, "running") ||
+		    json_u64(c, "in_state_ns") < 1500000000ull)
+			continue;
+		snprintf(buf, len, "%s", k && k->t == J_STR ? k->s : "(null)");
+		for (size_t j = 0; j < w->n; j++)
+			*stall |= !strcmp(w->items[j].s, "stall");
+	}
+}
 #endif
 
 /*
@@ -816,7 +836,9 @@ static struct echo_counts echo_count(const struct jv *snap)
  * Boost's own spawn echo_server: after 300 one-shot clients every
  * connection's coroutine is dead -- its stack was freed -- and only the
  * acceptor is left suspended, with no lost-wakeup flag and no hex WHERE,
- * and no snapshot ever shows two coroutines running on one thread.
+ * and no snapshot ever shows two coroutines running on one thread.  Then
+ * idle, the loop's root -- running, on a thread in epoll_wait -- is not a
+ * stall, and says where it waits.
  * Before the preload watched free(), the leftovers of connections whose
  * stacks were not reused stayed suspended for ever.
  */
@@ -828,6 +850,8 @@ static void test_asio_echo_connections_end(void **state)
 			"--output",    out,  "--", ITEST_ASIO_ECHO, NULL};
 	uint64_t end = it_now() + 60000000000ull;
 	struct echo_counts n = {0};
+	char root_waits[64] = "";
+	bool root_stall = false;
 	size_t doubled = 0;
 	struct proc p;
 	size_t off = 0;
@@ -869,9 +893,26 @@ static void test_asio_echo_connections_end(void **state)
 		if (n.dead >= 300)
 			break;
 	}
+	/* Then idle: the root, running on a thread that waits in
+	 * epoll_wait, once it ran past the stall threshold (1 s) -- not a
+	 * stall, and the call is said. */
+	while (n.dead >= 300 && !root_waits[0] &&
+	       (l = proc_line_by(&p, &off, end)) != NULL) {
+		struct jv v;
+
+		if (l[0] == '{') {
+			json_must_parse(l, &v);
+			echo_root(&v, root_waits, sizeof(root_waits),
+				  &root_stall);
+			json_free(&v);
+		}
+		free(l);
+	}
 	print_message("dead %zu suspended %zu hex %zu lost-wakeup %zu; two "
-		      "running on a thread: %zu times\n",
-		      n.dead, n.suspended, n.hex, n.wake, doubled);
+		      "running on a thread: %zu times; the idle root: "
+		      "kernel \"%s\"%s\n",
+		      n.dead, n.suspended, n.hex, n.wake, doubled, root_waits,
+		      root_stall ? ", STALL" : "");
 	kill(p.pid, SIGINT);
 	(void)proc_finish(&p, 60000);
 	proc_free(&p);
@@ -881,6 +922,10 @@ static void test_asio_echo_connections_end(void **state)
 	assert_int_equal(n.hex, 0);
 	assert_int_equal(n.wake, 0);
 	assert_int_equal(doubled, 0);
+	if (strcmp(root_waits, "epoll_wait") &&
+	    strcmp(root_waits, "epoll_pwait"))
+		fail_msg("the idle root waits in \"%s\"", root_waits);
+	assert_false(root_stall);
 	assert_xdg_empty();
 #else
 	(void)state;

@@ -13,7 +13,8 @@ flow sets corotop's linger back to its default, 3 s: the day of the
 flows' config would keep them listed as D): the stuck coroutine, named
 after its entry (stuck_wait: the first program code the context runs,
 found by walking its parked stack) and parked there, and the thread's
-own stack, named root and running.  The table
+own stack, named root and running -- on a thread that waits in the kernel
+(pause), so K and not a stall once it ran past the stall threshold.  The table
 has a golden.  The detail view's parked stack holds addresses and a trace
 id that change with every run (ASLR) and corotop's own frames (whose
 lines move with every edit of the preload), so it is checked by its text:
@@ -31,7 +32,10 @@ import normalize as nz
 PRELOAD_TABLE = h.both(
     h.has(r'Coroutines 2: R 1 +S 1 '),
     h.has(r'^\s+3 S .* stuck_wait +stuck_wait\+0x'),
-    h.has(r'^\s+4 R .* root '),
+    # Running, on a thread that waits in the kernel (pause): K, past the
+    # stall threshold, and no STALL.
+    h.has(r'^\s+4 K .* root '),
+    h.lacks(r'^\s+\d+ .* STALL\s*$'),
     h.lacks(r'^\s+\d+ D '))
 
 
@@ -80,6 +84,10 @@ PROCS_TABLE = h.both(
     h.has(r'Coroutines 5: R 2 +S 3 +D 0 '),
     h.has(r' ID.S +PID +TID '),
     h.has(r'^\s+3 S .* stuck_wait +stuck_wait\+0x'),
+    # Both roots wait in the kernel (waitpid, pause): K, no STALL.
+    h.has(r'^\s+2 K .* root '),
+    h.has(r'^\s+4 K .* root '),
+    h.lacks(r'^\s+\d+ .* STALL\s*$'),
     h.lacks(r'^\s+\d+ D '))
 
 

@@ -300,7 +300,7 @@ def mask_row(text, titles, info):
     toks = [(m.group(), m.start(), m.end()) for m in re.finditer(r'\S+', text)]
     if len(toks) < 2 or \
             not re.fullmatch('[0-9a-f]+', toks[0][0]) or \
-            toks[1][0] not in ('R', 'S', 'D'):
+            toks[1][0] not in ('R', 'S', 'D', 'K', 's'):
         return text  # not a coroutine row: left as is, so it shows
     # Right to left, so earlier offsets stay valid.  The masked cells come
     # before NAME and WHERE, whose text may hold blanks ("f+0x2 (a.c:3)"):
@@ -351,7 +351,7 @@ def mask_row_scrolled(text, titles, info):
 
 
 # An offender of the warnings pane: NAME S IN-STATE WHERE tid TID id ID.
-WARN_ROW_RE = re.compile(r'^(     .{16} [RSD] )( *(?:' + DUR + r'|DUR))'
+WARN_ROW_RE = re.compile(r'^(     .{16} [RSDKs] )( *(?:' + DUR + r'|DUR))'
                          r'(  .{30} tid )(\S+)( *)( id \S+)$')
 
 

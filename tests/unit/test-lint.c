@@ -153,6 +153,11 @@ static void test_stall_boundary(void **state)
 	cfg.running_ns = 250000000ull;
 	assert_int_equal(lint_check(&cfg, &c, T0 + 250000000ull), 0);
 	assert_int_equal(lint_check(&cfg, &c, T0 + 250000001ull), STALL);
+	/* Running on a thread that waits in the kernel (an event loop in
+	 * epoll_wait) is not a stall. */
+	c.in_kernel = 1;
+	assert_int_equal(lint_check(&cfg, &c, T0 + 10 * SEC), 0);
+	c.in_kernel = 0;
 	/* Suspended for as long is not a stall. */
 	c.state = MODEL_SUSPENDED;
 	assert_int_equal(lint_check(&cfg, &c, T0 + SEC + 1) & STALL, 0);

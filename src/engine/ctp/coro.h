@@ -100,6 +100,10 @@ struct model_coro {
 	/* An execution context of its own (its events carry
 	 * CTP_EPF_CONTEXT): one at a time runs on a thread. */
 	unsigned context : 1;
+	/* Running on a thread that waits in the kernel now (an event loop's
+	 * root in epoll_wait): not a stall.  Set on snapshot copies only
+	 * (engine_query.c, from procfs; snapshot_kernel says in what). */
+	unsigned in_kernel : 1;
 };
 
 _Static_assert(sizeof(struct model_coro) == 128,

@@ -105,7 +105,7 @@ uint32_t lint_check(const struct lint_config *c, const struct model_coro *co,
 			mask |= 1u << LINT_LOST_WAKEUP;
 		break;
 	case MODEL_RUNNING:
-		if (c->enabled[LINT_STALL] &&
+		if (c->enabled[LINT_STALL] && !co->in_kernel &&
 		    lint_since(now, co->state_ts) > c->running_ns)
 			mask |= 1u << LINT_STALL;
 		break;

@@ -16,6 +16,7 @@
 
 #include "common/numtext.h"
 #include "engine/ctp/namepool.h"
+#include "engine/target/kwait.h"
 #include "engine/symbols/namecache.h"
 #include "engine/symbols/symname.h"
 
@@ -27,6 +28,7 @@ void snapshot_init(struct snapshot *s)
 void snapshot_finish(struct snapshot *s)
 {
 	free(s->coro);
+	free(s->kernel);
 	free(s->history);
 	memset(s, 0, sizeof(*s));
 }
@@ -86,6 +88,45 @@ void snapshot_lint_record(struct snapshot *s, const struct lint_config *c,
 	r->warn = (uint8_t)w;
 	for (; w; w &= w - 1)
 		s->warn_counts[__builtin_ctz(w)]++;
+}
+
+void snapshot_relint_record(struct snapshot *s, const struct lint_config *c,
+			    struct model_coro *r)
+{
+	for (uint32_t w = r->warn; w; w &= w - 1)
+		s->warn_counts[__builtin_ctz(w)]--;
+	snapshot_lint_record(s, c, r);
+}
+
+bool snapshot_kernel(const struct snapshot *s, const struct model_coro *c,
+		     long *nr)
+{
+	size_t k;
+
+	*nr = -1;
+	if (!c->in_kernel || !s->kernel || c < s->coro ||
+	    c >= s->coro + s->count)
+		return false;
+	k = (size_t)(c - s->coro);
+	if (k >= s->kernel_cap || !s->kernel[k])
+		return false;
+	*nr = s->kernel[k] - 2;
+	return true;
+}
+
+const char *snapshot_kernel_text(const struct snapshot *s,
+				 const struct model_coro *c, char *b, size_t n)
+{
+	long nr;
+
+	if (!snapshot_kernel(s, c, &nr))
+		return NULL;
+	if (nr < 0)
+		return "";
+	if (kwait_syscall_name(nr))
+		return kwait_syscall_name(nr);
+	snprintf(b, n, "syscall %ld", nr);
+	return b;
 }
 
 void snapshot_lint(struct snapshot *s, const struct lint_config *c)

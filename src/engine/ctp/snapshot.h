@@ -99,6 +99,12 @@ struct snapshot {
 	struct model_coro *coro; /* count records, in slot order */
 	size_t count;
 	size_t cap; /* allocated; also bounds every record's slot */
+	/* Per record (cap of them, or NULL when none waits): for one whose
+	 * thread waits in the kernel (in_kernel), 1 + 1 + the syscall
+	 * number, or 1 when the call is not known; 0 otherwise.  Read with
+	 * snapshot_kernel. */
+	int32_t *kernel;
+	size_t kernel_cap;
 	/* Lints at ts: each record's `warn` mask, and how many records trip
 	 * each lint (filled by snapshot_lint, or record by record as
 	 * engine_snapshot copies). */
@@ -192,6 +198,18 @@ const char *snapshot_name_settled(const struct snapshot *s,
 /* (Re)compute every record's `warn` mask and warn_counts at the snapshot's
  * ts, e.g. after a threshold changed while the display is paused. */
 void snapshot_lint(struct snapshot *s, const struct lint_config *c);
+/* Lint record r of s again (its in_kernel bit changed): its old share of
+ * warn_counts taken back, the new one added. */
+void snapshot_relint_record(struct snapshot *s, const struct lint_config *c,
+			    struct model_coro *r);
+/* Whether c (one of s's records) runs on a thread that waits in the
+ * kernel, and in which syscall (*nr; -1: not known). */
+bool snapshot_kernel(const struct snapshot *s, const struct model_coro *c,
+		     long *nr);
+/* The same in words: the syscall's name, "syscall N" (in b), "" when the
+ * call is not known; NULL when c's thread does not wait in the kernel. */
+const char *snapshot_kernel_text(const struct snapshot *s,
+				 const struct model_coro *c, char *b, size_t n);
 /* One record of s (warn, and its share of warn_counts, which the caller
  * zeroed): engine_snapshot lints each record as it copies it. */
 void snapshot_lint_record(struct snapshot *s, const struct lint_config *c,

@@ -417,6 +417,20 @@ static void batch_json_procs(FILE *f, const struct snapshot *s)
 	fputs("]},", f);
 }
 
+/* Where a running coroutine's thread waits in the kernel (its syscall),
+ * or null. */
+static void batch_json_kernel(FILE *f, const struct snapshot *s,
+			      const struct model_coro *c)
+{
+	char buf[32];
+	const char *t = snapshot_kernel_text(s, c, buf, sizeof(buf));
+
+	if (t)
+		jsonstr_write_cstr(f, t);
+	else
+		fputs("null", f);
+}
+
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, const struct batch_hot *hot,
 		      const struct batch_ppt *ppt)
@@ -499,10 +513,12 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		 * suspension is not a lost-wakeup. */
 		fprintf(f,
 			"],\"long_wait\":%s,\"at_exit\":%s,\"inferred\":%s,"
-			"\"name\":",
+			"\"kernel\":",
 			c->long_wait ? "true" : "false",
 			c->at_exit ? "true" : "false",
 			c->inferred ? "true" : "false");
+		batch_json_kernel(f, s, c);
+		fputs(",\"name\":", f);
 		jsonstr_write_cstr(f, snapshot_name(s, c, name, sizeof(name)));
 		fputs(",\"where\":", f);
 		jsonstr_write_cstr(f,

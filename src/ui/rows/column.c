@@ -26,9 +26,12 @@ static void cell_state(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
 	(void)s;
-	/* Lower case: implied, not seen (its own transition was lost). */
+	/* Lower case: implied, not seen (its own transition was lost);
+	 * K: running, on a thread that waits in the kernel. */
 	snprintf(b, n, "%c",
-		 c->inferred && c->state == MODEL_SUSPENDED ? 's' : c->state);
+		 c->inferred && c->state == MODEL_SUSPENDED  ? 's'
+		 : c->in_kernel && c->state == MODEL_RUNNING ? 'K'
+							     : c->state);
 }
 
 /* The process it lives in: its station's, else the target. */
@@ -239,8 +242,8 @@ const struct column column_table[COL_COUNT] = {
 	[COL_ID] = {"id", "ID", 14, false, 0,
 		    "probe id given by the program (hex)", cell_id, key_id},
 	[COL_STATE] = {"state", "S", 1, false, 0,
-		       "R running, S suspended (s: implied, its suspend was "
-		       "lost), D dead",
+		       "R running (K: its thread waits in the kernel), S "
+		       "suspended (s: implied, its suspend was lost), D dead",
 		       cell_state, key_state},
 	[COL_PID] = {"pid", "PID", 7, false, 3,
 		     "its process (shown when the program runs as several)",
