@@ -25,8 +25,8 @@ static void echo(tcp::socket &s, boost::asio::yield_context yield)
 	boost::system::error_code ec;
 
 	for (;;) {
-		std::size_t n = s.async_read_some(boost::asio::buffer(data),
-						  yield[ec]);
+		std::size_t n =
+			s.async_read_some(boost::asio::buffer(data), yield[ec]);
 		if (ec)
 			return;
 		boost::asio::async_write(s, boost::asio::buffer(data, n),
@@ -39,9 +39,9 @@ static void echo(tcp::socket &s, boost::asio::yield_context yield)
 int main()
 {
 	boost::asio::io_context io;
-	tcp::acceptor acc(io, tcp::endpoint(
-				      boost::asio::ip::make_address("127.0.0.1"),
-				      0));
+	tcp::acceptor acc(
+		io,
+		tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
 	boost::asio::signal_set sigs(io, SIGINT, SIGTERM);
 
 	sigs.async_wait([&](const boost::system::error_code &, int) {
@@ -59,8 +59,9 @@ int main()
 			if (ec)
 				return;
 			boost::asio::spawn(
-				io, [s = std::move(s)](
-					    boost::asio::yield_context y) mutable {
+				io,
+				[s = std::move(s)](
+					boost::asio::yield_context y) mutable {
 					echo(s, y);
 				});
 		}
