@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,14 +58,17 @@ static void test_names(void **state)
 }
 
 static int pipefd[2];
-static volatile pid_t blocked_tid;
+/* The blocker's tid: stored by it (release), loaded by the test's wait
+ * loop (acquire). */
+static _Atomic int blocked_tid;
 
 static void *blocker(void *arg)
 {
 	char c;
 
 	(void)arg;
-	blocked_tid = (pid_t)syscall(SYS_gettid);
+	atomic_store_explicit(&blocked_tid, (int)syscall(SYS_gettid),
+			      memory_order_release);
 	(void)!read(pipefd[0], &c, 1);
 	return NULL;
 }
@@ -82,8 +86,10 @@ static void test_live(void **state)
 	/* Until it sleeps in read (60 s at most: a busy machine may take a
 	 * while to run it that far). */
 	for (i = 0; i < 60000; i++) {
-		if (blocked_tid &&
-		    kwait_read(getpid(), (uint64_t)blocked_tid, &w) &&
+		int tid = atomic_load_explicit(&blocked_tid,
+					       memory_order_acquire);
+
+		if (tid && kwait_read(getpid(), (uint64_t)tid, &w) &&
 		    kwait_waiting(&w) && w.nr == SYS_read)
 			break;
 		nanosleep(&ms, NULL);
