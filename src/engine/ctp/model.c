@@ -253,16 +253,14 @@ static uint8_t model_charged(const struct model_coro *c)
 static void model_one_running(struct model *m, struct model_coro *c,
 			      uint64_t tid, uint64_t ts)
 {
+	struct runmap_entry *e;
 	struct model_coro *h;
-	uint64_t id;
-	uint32_t slot;
 
-	if (!c->context)
+	if (!c->context || !(e = runmap_entry(&m->running, tid)))
 		return;
-	if (runmap_get(&m->running, tid, &slot, &id) && slot < m->used &&
-	    slot != c->slot) {
-		h = &m->coro[slot];
-		if (h->in_use && h->id == id && h->context &&
+	if (e->id && e->slot < m->used && e->slot != c->slot) {
+		h = &m->coro[e->slot];
+		if (h->in_use && h->id == e->id && h->context &&
 		    h->state == MODEL_RUNNING && h->last_tid == tid) {
 			if (h->state_ts > ts) {
 				model_infer_suspend(m, c);
@@ -271,7 +269,8 @@ static void model_one_running(struct model *m, struct model_coro *c,
 			model_infer_suspend(m, h);
 		}
 	}
-	(void)runmap_put(&m->running, tid, c->slot, c->id);
+	e->slot = c->slot;
+	e->id = c->id;
 }
 
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,

@@ -42,18 +42,6 @@ static struct runmap_entry *runmap_find(const struct runmap *r, uint64_t tid)
 			return &r->e[i];
 }
 
-bool runmap_get(const struct runmap *r, uint64_t tid, uint32_t *slot,
-		uint64_t *id)
-{
-	const struct runmap_entry *e = tid ? runmap_find(r, tid) : NULL;
-
-	if (!e || !e->tid)
-		return false;
-	*slot = e->slot;
-	*id = e->id;
-	return true;
-}
-
 static bool runmap_grow(struct runmap *r)
 {
 	uint32_t cap = r->cap ? 2 * r->cap : 64;
@@ -77,20 +65,21 @@ static bool runmap_grow(struct runmap *r)
 	return true;
 }
 
-bool runmap_put(struct runmap *r, uint64_t tid, uint32_t slot, uint64_t id)
+struct runmap_entry *runmap_entry(struct runmap *r, uint64_t tid)
 {
 	struct runmap_entry *e;
 
 	if (!tid)
-		return false;
+		return NULL;
 	e = runmap_find(r, tid);
 	if (!e || (!e->tid && 2 * (r->used + 1) > r->cap)) {
 		if (!runmap_grow(r))
-			return false;
+			return NULL;
 		e = runmap_find(r, tid);
 	}
-	if (!e->tid)
+	if (!e->tid) {
+		*e = (struct runmap_entry){.tid = tid};
 		r->used++;
-	*e = (struct runmap_entry){.tid = tid, .id = id, .slot = slot};
-	return true;
+	}
+	return e;
 }

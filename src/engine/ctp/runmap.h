@@ -16,7 +16,8 @@
 
 struct runmap_entry {
 	uint64_t tid; /* 0: empty */
-	uint64_t id;  /* the record's model id (records are reused) */
+	uint64_t id;  /* the record's model id (records are reused); 0: none
+			 yet */
 	uint32_t slot;
 };
 
@@ -28,11 +29,10 @@ struct runmap {
 void runmap_init(struct runmap *r);
 void runmap_finish(struct runmap *r);
 
-/* The record that last resumed on tid (false: none known). */
-bool runmap_get(const struct runmap *r, uint64_t tid, uint32_t *slot,
-		uint64_t *id);
-/* Record slot (model id id) resumed on tid.  False when it could not be
- * remembered (out of memory, or RUNMAP_MAX threads already). */
-bool runmap_put(struct runmap *r, uint64_t tid, uint32_t slot, uint64_t id);
+/* Thread tid's entry -- the record that last resumed on it (id 0 for a
+ * thread new here) -- for the caller to read and then overwrite: one
+ * lookup per resume.  Valid until the next call.  NULL when tid is 0 or
+ * can not be remembered (out of memory, or RUNMAP_MAX threads already). */
+struct runmap_entry *runmap_entry(struct runmap *r, uint64_t tid);
 
 #endif
