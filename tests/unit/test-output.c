@@ -60,10 +60,10 @@ static struct keeper_end last_end;
 
 /* Run body() in a child whose 0 (view only), 1 and 2 are the output's,
  * with a keeper relaying to sink (-1: none; closed here); drain the view
- * until the end (60 s at most) -- after the child exited when `late` --
+ * until the end (60 s at most) -- after hold(o) returns, when not NULL --
  * and return the child's exit status. */
-static int run_child_with(struct output *o, int sink, bool late,
-			  void (*body)(void))
+static int run_child_with(struct output *o, int sink,
+			  void (*hold)(struct output *o), void (*body)(void))
 {
 	struct keeper_output ko;
 	bool view = output_fd(o) >= 0;
@@ -87,8 +87,8 @@ static int run_child_with(struct output *o, int sink, bool late,
 	if (sink >= 0)
 		close(sink);
 	output_handed(o);
-	if (late)
-		assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (hold)
+		hold(o);
 	while (view && !output_ended(o) && now_ms() < end) {
 		struct pollfd p = {.fd = output_fd(o), .events = POLLIN};
 
@@ -96,8 +96,7 @@ static int run_child_with(struct output *o, int sink, bool late,
 		output_drain(o);
 	}
 	assert_true(!view || output_ended(o));
-	if (!late)
-		assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
 	keeper_stop(true, 10000, &last_end);
 	assert_true(last_end.synced);
 	assert_true(last_end.ended);
@@ -107,7 +106,7 @@ static int run_child_with(struct output *o, int sink, bool late,
 
 static int run_child(struct output *o, void (*body)(void))
 {
-	return run_child_with(o, -1, false, body);
+	return run_child_with(o, -1, NULL, body);
 }
 
 static void body_text(void)
@@ -215,7 +214,7 @@ static void test_file(void **state)
 	assert_non_null(o);
 	fd = output_file_open(path, err, sizeof(err));
 	assert_true(fd >= 0);
-	assert_int_equal(run_child_with(o, fd, false, body_text), 0);
+	assert_int_equal(run_child_with(o, fd, NULL, body_text), 0);
 	assert_int_equal(last_end.err, 0);
 	output_destroy(o);
 	fd = open(path, O_RDONLY);
@@ -293,7 +292,7 @@ static void test_failed_destination(void **state)
 	assert_int_equal(output_fd(o), -1); /* no view */
 	fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(run_child_with(o, fd, true, body_short), 0);
+	assert_int_equal(run_child_with(o, fd, NULL, body_short), 0);
 	assert_int_equal(last_end.err, ENOSPC);
 	assert_int_equal(last_end.at, 0);
 	assert_int_equal(keeper_sink_error(&at), 0); /* stopped: reset */
@@ -306,7 +305,7 @@ static void test_failed_destination(void **state)
 	assert_non_null(o);
 	fd = output_file_open(path, err, sizeof(err));
 	assert_true(fd >= 0);
-	assert_int_equal(run_child_with(o, fd, true, body_short), 0);
+	assert_int_equal(run_child_with(o, fd, NULL, body_short), 0);
 	assert_int_equal(last_end.err, 0);
 	output_destroy(o);
 	fd = open(path, O_RDONLY);
@@ -319,18 +318,41 @@ static void test_failed_destination(void **state)
 }
 
 /* 3 MiB of 12-byte lines while nobody drains the view: it misses most,
- * and its last line says exactly how many bytes; the file has them all. */
+ * and its last line says exactly how many bytes; the file has them all.
+ * The child then holds its output open until the test has started to
+ * drain the view (flood_gate): the keeper writes that line when the output
+ * ends, if the view makes room within a second, and the test must not
+ * depend on being that quick. */
 #define MANY_LINES (3 * 1024 * 1024 / 12)
+
+static int flood_gate[2];
+static char flood_path[128];
 
 static void body_flood(void)
 {
 	static char chunk[12 * 1024 + 1]; /* snprintf's last NUL */
+	char c;
 
 	for (int i = 0; i < MANY_LINES; i += 1024) {
 		for (int k = 0; k < 1024; k++)
 			snprintf(chunk + 12 * k, 13, "line %06d\n", i + k);
 		write_all(1, chunk, 12 * 1024);
 	}
+	(void)!read(flood_gate[0], &c, 1);
+}
+
+/* Until the keeper wrote it all to the file (deadline), then the view
+ * drained once, then the child let go. */
+static void hold_flooded(struct output *o)
+{
+	uint64_t end = now_ms() + 60000;
+	struct stat st;
+
+	while (stat(flood_path, &st) == 0 && st.st_size < 12 * MANY_LINES &&
+	       now_ms() < end)
+		usleep(1000);
+	output_drain(o);
+	assert_int_equal(write(flood_gate[1], "g", 1), 1);
 }
 
 static void test_view_behind(void **state)
@@ -348,9 +370,13 @@ static void test_view_behind(void **state)
 	assert_non_null(o);
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/out.log", dir);
+	snprintf(flood_path, sizeof(flood_path), "%s", path);
+	assert_int_equal(pipe(flood_gate), 0);
 	fd = output_file_open(path, err, sizeof(err));
 	assert_true(fd >= 0);
-	assert_int_equal(run_child_with(o, fd, true, body_flood), 0);
+	assert_int_equal(run_child_with(o, fd, hold_flooded, body_flood), 0);
+	close(flood_gate[0]);
+	close(flood_gate[1]);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 12ull * MANY_LINES);
 	total = output_total(o);
