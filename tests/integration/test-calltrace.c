@@ -261,6 +261,27 @@ static int start_with_pipe(struct it_run *r, const char *mode,
 	return p[0];
 }
 
+/* Wait (30 s at most) until coroutine IT_PROBE_ID(0) -- suspended, when
+ * `suspended` -- shows a parked stack of 3 frames (into f, its trace id
+ * into *seen); its record in r's snapshot.  what: the stack, for the
+ * failure's words. */
+static const struct model_coro *wait_parked(struct it_run *r, bool suspended,
+					    uint64_t *f, uint64_t *seen,
+					    const char *what)
+{
+	const struct model_coro *c;
+
+	for (uint64_t end = it_now() + 30000000000ull;; it_sleep_ms(20)) {
+		engine_snapshot(r->e, &r->snap);
+		c = it_find_coro(&r->snap, IT_PROBE_ID(0));
+		if (c && (!suspended || c->state == MODEL_SUSPENDED) &&
+		    engine_parked_stack(r->e, c->id, f, 8, seen) == 3)
+			return c;
+		if (it_now() > end)
+			fail_msg("%s never showed up", what);
+	}
+}
+
 static void test_parked_keeps_its_id(void **state)
 {
 	static const uint64_t P[3] = {0xc1, 0xc2, 0xc3};
@@ -276,14 +297,7 @@ static void test_parked_keeps_its_id(void **state)
 	assert_true(id >> 32 != 0);
 	/* Once harvested, the coroutine is parked at id. */
 	first = wait_rotations(r.e, 1);
-	for (uint64_t end = it_now() + 30000000000ull;; it_sleep_ms(20)) {
-		engine_snapshot(r.e, &r.snap);
-		c = it_find_coro(&r.snap, IT_PROBE_ID(0));
-		if (c && engine_parked_stack(r.e, c->id, f, 8, &seen) == 3)
-			break;
-		if (it_now() > end)
-			fail_msg("the parked stack never showed up");
-	}
+	c = wait_parked(&r, false, f, &seen, "the parked stack");
 	assert_int_equal(seen, id);
 	assert_true(frames_are(f, 3, P, 3));
 	assert_int_equal(c->state, MODEL_SUSPENDED);
@@ -338,16 +352,8 @@ static void test_parked_after_rotation(void **state)
 	wait_rotations(r.e, 1);
 	assert_int_equal(write(ctl_w, "p", 1), 1);
 	assert_int_equal(read_word(fd, "parked "), id);
-	for (uint64_t end = it_now() + 30000000000ull;; it_sleep_ms(20)) {
-		engine_snapshot(r.e, &r.snap);
-		c = it_find_coro(&r.snap, IT_PROBE_ID(0));
-		if (c && c->state == MODEL_SUSPENDED &&
-		    engine_parked_stack(r.e, c->id, f, 8, &seen) == 3)
-			break;
-		if (it_now() > end)
-			fail_msg("the stack parked after its rotation never "
-				 "showed up");
-	}
+	c = wait_parked(&r, true, f, &seen,
+			"the stack parked after its rotation");
 	assert_int_equal(seen, id);
 	assert_true(frames_are(f, 3, P, 3));
 	mid = c->id;
