@@ -282,6 +282,11 @@ struct ctp_station_ext {
 	 * Raised to the process's count (a relaxed CAS maximum); read as a
 	 * statistic. */
 	CTP_ATOMIC(uint64_t) contexts_untracked;
+	/* CTP_STX_PROCESS only: switches the interposer found made where it
+	 * could not see them -- a thread on a stack that is not the one of
+	 * the context it last switched to (a longjmp it cannot decode, a
+	 * runtime's own assembly).  Raised like contexts_untracked. */
+	CTP_ATOMIC(uint64_t) switches_unseen;
 };
 
 struct ctp_station {
@@ -350,7 +355,9 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, pid) == 136, "pid");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, image) == 144, "image");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, contexts_untracked) == 152,
 		  "contexts_untracked");
-CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 160, "station ext");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, switches_unseen) == 160,
+		  "switches_unseen");
+CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 168, "station ext");
 
 /* Size in bytes of a region with n stations. */
 static inline uint64_t ctp_region_size(uint32_t n)

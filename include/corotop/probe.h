@@ -212,6 +212,11 @@ COROTOP_API void corotop_coro_switch_(struct corotop_coro *from,
  * table full: counted for this process, and shown by corotop
  * (contexts.untracked, docs/WIRE.md "Processes"). */
 COROTOP_API void corotop_probe_context_untracked_(void);
+/* A switch the interposer found made behind its back (a thread on a
+ * stack that is not its current context's): counted for this process,
+ * and shown by corotop (contexts.switches_unseen, docs/WIRE.md
+ * "Processes"). */
+COROTOP_API void corotop_probe_switch_unseen_(void);
 
 /*
  * CallTrace: store one call stack (frames[0] = innermost, as the caller

@@ -202,9 +202,11 @@ struct engine_proc {
 	uint32_t pid;
 	uint64_t image;
 	char name[CTP_STX_NAME_LEN];
-	int pidfd;	    /* -1: none (the target, or no pidfd_open) */
-	bool gone;	    /* ended, or its image replaced by an exec */
-	uint64_t untracked; /* contexts its interposer could not track */
+	int pidfd; /* -1: none (the target, or no pidfd_open) */
+	bool gone; /* ended, or its image replaced by an exec */
+	/* Its interposer's counts: contexts it could not track, switches
+	 * made where it could not see them. */
+	struct harvest_interposer counts;
 };
 
 struct engine_procs {

@@ -24,9 +24,9 @@
  *            other processes still listed get SIGTERM too, through their
  *            pidfds: `corotop -- sh -c 'server'` leaves no server behind.
  *
- * Each also counts the contexts its interposer could not track (its
- * station's contexts_untracked): their sum is the snapshot's
- * contexts_untracked.
+ * Each also counts the contexts its interposer could not track and the
+ * switches it found made where it could not see them (its station's
+ * contexts_untracked, switches_unseen): their sums are the snapshot's.
  */
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
@@ -73,7 +73,7 @@ static void engine_proc_gone(struct engine *e, struct engine_proc *p,
 			     const struct harvest_sink *sink)
 {
 	p->gone = true;
-	p->untracked = harvest_contexts_untracked(&e->harvest, p->station);
+	harvest_interposer(&e->harvest, p->station, &p->counts);
 	if (p->pidfd >= 0) {
 		close(p->pidfd);
 		p->pidfd = -1;
@@ -143,8 +143,7 @@ void engine_procs_tick(struct engine *e, const struct harvest_sink *sink)
 
 		if (p->gone)
 			continue;
-		p->untracked =
-			harvest_contexts_untracked(&e->harvest, p->station);
+		harvest_interposer(&e->harvest, p->station, &p->counts);
 		/* The target's end is the final state (engine_mark_exit). */
 		if ((pid_t)p->pid != e->target.pid && engine_proc_ended(p))
 			engine_proc_gone(e, p, sink);
@@ -159,10 +158,13 @@ void engine_procs_snapshot(struct engine *e, struct snapshot *out)
 	out->nspaces = e->nspaces;
 	memcpy(out->spaces, e->spaces, e->nspaces * sizeof(e->spaces[0]));
 	out->contexts_untracked = 0;
+	out->switches_unseen = 0;
 	out->nprocs = 0;
 	out->procs_total = ps->n;
-	for (size_t j = 0; j < ps->n; j++)
-		out->contexts_untracked += ps->p[j].untracked;
+	for (size_t j = 0; j < ps->n; j++) {
+		out->contexts_untracked += ps->p[j].counts.untracked;
+		out->switches_unseen += ps->p[j].counts.unseen;
+	}
 	for (; k < ps->n; k++) {
 		const struct engine_proc *p = &ps->p[k];
 		struct snapshot_proc *o = &out->procs[out->nprocs++];
@@ -170,7 +172,8 @@ void engine_procs_snapshot(struct engine *e, struct snapshot *out)
 		o->pid = p->pid;
 		o->image = p->image;
 		o->gone = p->gone;
-		o->contexts_untracked = p->untracked;
+		o->contexts_untracked = p->counts.untracked;
+		o->switches_unseen = p->counts.unseen;
 		memcpy(o->name, p->name, sizeof(o->name));
 	}
 }

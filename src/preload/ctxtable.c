@@ -17,7 +17,10 @@
  *   by_page  every page of a context's stack -> its record; a root (a
  *            thread's own stack, whose extent is not asked for: that
  *            would read /proc on the main thread) is entered for the page
- *            of each place it suspends at;
+ *            of each place it suspends at.  Malloc'd stacks side by side
+ *            share their end pages, which name the stack made last: an
+ *            address there the named stack does not hold is looked up on
+ *            the pages either side, one of which is its own stack's;
  *   by_uc    a ucontext_t's 512-byte unit -> the record last saved in it
  *            (two live ucontext_t are over 512 bytes apart: each is
  *            larger).
@@ -166,9 +169,12 @@ void ctxtable_free(struct ctxtable *t, uint32_t i)
 
 	/* relaxed: ordered by the release CAS below; a lookup that finds
 	 * the record through a stale entry sees CTX_FREE or fails on the
-	 * key. */
+	 * key.  Freed already: pushed once only, or two contexts would get
+	 * the record. */
+	if (atomic_exchange_explicit(&c->kind, CTX_FREE,
+				     memory_order_relaxed) == CTX_FREE)
+		return;
 	atomic_store_explicit(&c->saved_key, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->kind, CTX_FREE, memory_order_relaxed);
 	/* relaxed: a statistic. */
 	atomic_fetch_sub_explicit(&t->live, 1, memory_order_relaxed);
 	head = atomic_load_explicit(&t->free_head, memory_order_relaxed);
@@ -242,30 +248,61 @@ static const struct ctx *ctxtable_live(const struct ctxtable *t, uint32_t i)
 		       : NULL;
 }
 
-uint32_t ctxtable_by_stack(const struct ctxtable *t, uint64_t addr)
+/* What the page map's entry for page says of addr: 1 when it names a live
+ * record that holds addr (*out), -1 when it names a live made context
+ * whose stack is beside addr (the page is shared), else 0. */
+static int ctxtable_page_says(const struct ctxtable *t, uint64_t page,
+			      uint64_t addr, uint32_t *out)
 {
-	uint32_t i = addrmap_get(&t->by_page, addr);
+	uint32_t i = addrmap_get(&t->by_page, page);
 	struct ctx *c = (struct ctx *)ctxtable_live(t, i);
 	uint64_t lo, hi;
 
 	if (!c)
-		return CTXTABLE_NONE;
+		return 0;
 	/* relaxed: see the top. */
 	lo = atomic_load_explicit(&c->stack_lo, memory_order_relaxed);
 	hi = atomic_load_explicit(&c->stack_hi, memory_order_relaxed);
 	if (lo < hi ? addr >= lo && addr < hi
 		    : atomic_load_explicit(&c->saved_key,
-					   memory_order_relaxed) == addr)
-		return i;
-	return CTXTABLE_NONE;
+					   memory_order_relaxed) == addr) {
+		*out = i;
+		return 1;
+	}
+	return lo < hi ? -1 : 0;
+}
+
+uint32_t ctxtable_by_stack(const struct ctxtable *t, uint64_t addr)
+{
+	const uint64_t page = 1ull << CTXTABLE_PAGE_SHIFT;
+	uint32_t i = CTXTABLE_NONE;
+	int says = ctxtable_page_says(t, addr, addr, &i);
+
+	/* A page two malloc'd stacks share names the one made last: the
+	 * other's stack goes on past the page, whose entry names it. */
+	if (says < 0 && ctxtable_page_says(t, addr - page, addr, &i) <= 0)
+		(void)ctxtable_page_says(t, addr + page, addr, &i);
+	return i;
 }
 
 void ctxtable_root_saved_at(struct ctxtable *t, uint32_t i, uint64_t addr)
 {
+	uint32_t j = addrmap_get(&t->by_page, addr);
+
 	/* The page already says so (the root suspends where it did last
 	 * time, give or take a frame): no store. */
-	if (addrmap_get(&t->by_page, addr) != i)
-		(void)addrmap_set(&t->by_page, addr, addr + 1, i);
+	if (j == i)
+		return;
+	/* A live made context's stack holds addr: the page stays that
+	 * context's, or it could never be found again (a root is never
+	 * saved there unless a switch was missed). */
+	if (j != CTXTABLE_NONE && ctxtable_by_stack(t, addr) == j &&
+	    /* relaxed: see the top (a check of a record found in the
+	     * map). */
+	    atomic_load_explicit(&ctxtable_ctx(t, j)->kind,
+				 memory_order_relaxed) != CTX_ROOT)
+		return;
+	(void)addrmap_set(&t->by_page, addr, addr + 1, i);
 }
 
 void ctxtable_set_uc(struct ctxtable *t, uint32_t i, uint64_t ucp)

@@ -108,7 +108,8 @@ static inline struct ctx *ctxtable_ctx(const struct ctxtable *t, uint32_t i)
  * table is full, or its next chunk could not be mapped: the context is not
  * tracked; counted in untracked). */
 uint32_t ctxtable_alloc(struct ctxtable *t, enum ctx_kind kind);
-/* Back to the free list (its probe state closed by the caller). */
+/* Back to the free list (its probe state closed by the caller); a record
+ * already free is left as it is. */
 void ctxtable_free(struct ctxtable *t, uint32_t i);
 
 /* Record i's stack is [lo, hi): the page map says so.  False when a level
@@ -145,7 +146,8 @@ static inline bool ctxtable_maybe_base(const struct ctxtable *t, uint64_t p)
  * CTXTABLE_NONE. */
 uint32_t ctxtable_by_base(const struct ctxtable *t, uint64_t lo);
 /* A root's suspend saved at addr, on its thread's own stack: the page map
- * finds it there (no other record's stack is on that page). */
+ * finds it there (no other record's stack is on that page; a live made
+ * context's page is left as it is). */
 void ctxtable_root_saved_at(struct ctxtable *t, uint32_t i, uint64_t addr);
 
 /* Record i was saved in the ucontext_t at ucp; the live record last saved

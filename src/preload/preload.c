@@ -8,6 +8,10 @@
  *   Boost       make_fcontext, jump_fcontext, ontop_fcontext (exported by
  *               libboost_context.so; Boost.Fiber and Boost.Coroutine2 are
  *               built on them)
+ *   jumps       longjmp, _longjmp, siglongjmp, __longjmp_chk: a jump to a
+ *               stack that is another context's is a switch to it (QEMU
+ *               starts a coroutine with swapcontext, then switches with
+ *               sigsetjmp/siglongjmp); jmpbuf.c reads where it lands
  *
  * A coroutine is a context made by makecontext or make_fcontext; each
  * thread's own stack is that thread's root context.  Every switch suspends
@@ -18,6 +22,12 @@
  * is the stack pointer the resumed context saved when it suspended (the
  * table learns it on the other side of that suspend: the switch returns it
  * to whoever was resumed, as transfer_t.fctx).
+ *
+ * A switch made where the preload cannot see it (a jump it cannot decode,
+ * a runtime's own assembly) is found at the next switch it does see: the
+ * thread is then on a stack that is not its current context's.  It is
+ * counted (corotop shows the count), and the context whose stack that is
+ * taken as the one running (preload_here).
  *
  * A context dies when its entry returns (makecontext), when Boost leaves it
  * through ontop_fcontext to free it, or when its stack is given to a new
@@ -52,9 +62,13 @@
  * context once the handler returns.
  */
 #define _GNU_SOURCE
+/* longjmp is wrapped by its own name: the fortified headers would rename
+ * it to __longjmp_chk, which is wrapped separately. */
+#undef _FORTIFY_SOURCE
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -68,6 +82,7 @@
 
 #include "corotop/probe.h"
 #include "preload/ctxtable.h"
+#include "preload/jmpbuf.h"
 #include "preload/resolve.h"
 #include "preload/testpoint.h"
 
@@ -95,10 +110,12 @@ typedef transfer_t (*ontop_fcontext_fn)(fcontext_t, void *,
 typedef void (*makecontext_fn)(ucontext_t *, void (*)(void), int, ...);
 typedef int (*swapcontext_fn)(ucontext_t *, const ucontext_t *);
 typedef int (*setcontext_fn)(const ucontext_t *);
+typedef void (*longjmp_fn)(struct __jmp_buf_tag *, int);
 
 static struct ctxtable preload_table;
 /* Written once by the constructor, before the program's code runs. */
 static bool preload_on;
+static bool preload_jumps; /* longjmp traced (jmpbuf decodes, not off) */
 static pthread_key_t preload_root_key;
 
 /* glibc's functions, found at load (resolve_libc), or at first use when
@@ -107,6 +124,10 @@ static pthread_key_t preload_root_key;
 static _Atomic(makecontext_fn) real_makecontext;
 static _Atomic(swapcontext_fn) real_swapcontext;
 static _Atomic(setcontext_fn) real_setcontext;
+static _Atomic(longjmp_fn) real_longjmp;
+static _Atomic(longjmp_fn) real__longjmp;
+static _Atomic(longjmp_fn) real_siglongjmp;
+static _Atomic(longjmp_fn) real_longjmp_chk;
 
 /* This thread: the context running on it, its root, the context the last
  * switch from this thread suspended, and the lookup cache.  Initial-exec
@@ -124,6 +145,10 @@ PRELOAD_TLS transfer_t (*preload_ontop_fn)(transfer_t);
 /* This thread is in the preload's bookkeeping: a switch made meanwhile by
  * a signal handler on this thread is passed on untraced (preload_enter). */
 PRELOAD_TLS volatile sig_atomic_t preload_busy;
+/* A switch is recorded and the thread has not landed in the context it
+ * resumed yet (a signal handler may run meanwhile, on the old stack,
+ * and see the switch as made): preload_here believes the records. */
+PRELOAD_TLS volatile sig_atomic_t preload_landing;
 PRELOAD_TLS uint64_t preload_cache_key[PRELOAD_CACHE];
 PRELOAD_TLS uint32_t preload_cache_idx[PRELOAD_CACHE];
 
@@ -208,6 +233,10 @@ static void preload_close(uint32_t i)
 {
 	struct ctx *c = preload_ctx(i);
 
+	/* relaxed: the record's kind is fixed while it is live; closed
+	 * already (twice over one end), nothing is left to do. */
+	if (atomic_load_explicit(&c->kind, memory_order_relaxed) == CTX_FREE)
+		return;
 	corotop_coro_close(&c->coro);
 	ctxtable_free(&preload_table, i);
 }
@@ -313,6 +342,67 @@ static uint32_t preload_current(uint64_t addr)
 	return preload_cur;
 }
 
+/* The context whose stack holds sp: a made context's, else this thread's
+ * root -- a stack no context was made on is taken to be the thread's own,
+ * as preload_current does.  Called after preload_current. */
+static uint32_t preload_owner(uint64_t sp)
+{
+	uint32_t i = ctxtable_by_stack(&preload_table, sp);
+
+	/* relaxed: the record's kind is fixed while it is live. */
+	if (i != CTXTABLE_NONE &&
+	    atomic_load_explicit(&preload_ctx(i)->kind, memory_order_relaxed) !=
+		    CTX_ROOT)
+		return i;
+	return preload_root;
+}
+
+/* The context running on this thread, as the stack this runs on says
+ * (sp): preload_current's, unless sp is not in its stack (a made
+ * context's), or is in a made context's (the root's) -- the thread got
+ * here by a switch the preload did not see.
+ * That switch is counted, and the context whose stack this is taken as
+ * the one running (the model suspends the stale one when the next resume
+ * on this thread is harvested).  A signal handler on its alternate stack
+ * is on no context's stack and changes nothing. */
+static uint32_t preload_here(uint64_t addr, uint64_t sp)
+{
+	uint32_t cur = preload_current(addr), own;
+	struct ctx *c;
+	uint64_t lo, hi;
+	stack_t ss;
+
+	/* Between a recorded switch and its landing (this is a signal
+	 * handler there, or the switch was a jump, which lands in the
+	 * program's code): the records stand, once. */
+	if (cur == CTXTABLE_NONE || preload_landing) {
+		preload_landing = 0;
+		return cur;
+	}
+	c = preload_ctx(cur);
+	/* relaxed: written by the thread that opened the record, ordered
+	 * before this by the program's hand-over of the context. */
+	lo = atomic_load_explicit(&c->stack_lo, memory_order_relaxed);
+	hi = atomic_load_explicit(&c->stack_hi, memory_order_relaxed);
+	/* relaxed: the record's kind is fixed while it is live. */
+	if (atomic_load_explicit(&c->kind, memory_order_relaxed) == CTX_ROOT) {
+		/* On its own stack, unless a made context's holds sp. */
+		own = preload_owner(sp);
+		if (own == cur || own == CTXTABLE_NONE)
+			return cur;
+	} else if (lo >= hi || (sp >= lo && sp < hi)) {
+		return cur;
+	}
+	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK))
+		return cur;
+	own = preload_owner(sp);
+	if (own == cur)
+		return cur;
+	corotop_probe_switch_unseen_();
+	preload_cur = own;
+	return own;
+}
+
 /* One switch on this thread, before the real one: `from` suspends and
  * `to` (CTXTABLE_NONE: not known) resumes, both at addr -- one probe call
  * and one clock read for both, traced or not (untraced, the probe keeps
@@ -325,6 +415,14 @@ static void preload_switch(uint32_t from, uint32_t to, uint64_t addr)
 		to != CTXTABLE_NONE ? &preload_ctx(to)->coro : NULL, addr);
 	PRELOAD_TEST_POINT(PRELOAD_POINT_RECORDED);
 	preload_cur = to;
+	preload_landing = 1;
+}
+
+/* The thread is in the context its last switch resumed (called there:
+ * not inlined, so the TLS is that thread's). */
+static PRELOAD_NOIPA void preload_landed(void)
+{
+	preload_landing = 0;
 }
 
 /* ---- glibc ucontext ---- */
@@ -374,6 +472,7 @@ static void preload_uc_entry(int idx)
 	void *link = c->link;
 	const uint64_t *a = c->argv;
 
+	preload_landed();
 	((preload_entry_fn)c->entry)(
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
 		a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18],
@@ -479,15 +578,18 @@ PRELOAD_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	swapcontext_fn real = PRELOAD_LIBC(real_swapcontext, "swapcontext");
 	uint64_t addr = (uint64_t)__builtin_return_address(0);
 	uint32_t from;
+	int ret;
 
 	if (preload_enter()) {
-		from = preload_current(addr);
+		from = preload_here(addr, (uint64_t)__builtin_frame_address(0));
 		preload_saved(from, (uint64_t)oucp, true);
 		preload_switch(from, preload_find((uint64_t)ucp, true), addr);
 		preload_leave();
 		PRELOAD_TEST_POINT(PRELOAD_POINT_SWITCH);
 	}
-	return real(oucp, ucp);
+	ret = real(oucp, ucp);
+	preload_landed();
+	return ret;
 }
 
 PRELOAD_API int setcontext(const ucontext_t *ucp)
@@ -496,13 +598,58 @@ PRELOAD_API int setcontext(const ucontext_t *ucp)
 	uint64_t addr = (uint64_t)__builtin_return_address(0);
 
 	if (preload_enter()) {
-		preload_switch(preload_current(addr),
-			       preload_find((uint64_t)ucp, true), addr);
+		preload_switch(
+			preload_here(addr,
+				     (uint64_t)__builtin_frame_address(0)),
+			preload_find((uint64_t)ucp, true), addr);
 		preload_leave();
 		PRELOAD_TEST_POINT(PRELOAD_POINT_SWITCH);
 	}
 	return real(ucp);
 }
+
+/* ---- setjmp/longjmp ---- */
+
+/* A jump about to be made to env, from addr: a switch when it lands on
+ * another context's stack (preload_owner: a made context's, or this
+ * thread's own), nothing when it stays on the running one's (an error
+ * path's jump, a signal handler's way out). */
+static void preload_jump(const void *env, uint64_t addr)
+{
+	uint64_t sp;
+	uint32_t from, to;
+
+	if (!preload_jumps || !jmpbuf_sp(env, &sp) || !preload_enter())
+		return;
+	from = preload_here(addr, (uint64_t)__builtin_frame_address(0));
+	to = preload_owner(sp);
+	if (from != CTXTABLE_NONE && to != from)
+		preload_switch(from, to, addr);
+	preload_leave();
+	if (from != CTXTABLE_NONE && to != from)
+		PRELOAD_TEST_POINT(PRELOAD_POINT_SWITCH);
+}
+
+/* The four names glibc jumps by (longjmp, _longjmp and siglongjmp are
+ * the same code; __longjmp_chk is the fortified one), each forwarded to
+ * its own real function. */
+#define PRELOAD_LONGJMP(name, var)                                             \
+	PRELOAD_API void name(struct __jmp_buf_tag env[1], int val)            \
+	{                                                                      \
+		longjmp_fn real = PRELOAD_LIBC(var, #name);                    \
+                                                                               \
+		preload_jump(env, (uint64_t)__builtin_return_address(0));      \
+		real(env, val);                                                \
+		__builtin_unreachable();                                       \
+	}
+
+void __longjmp_chk(struct __jmp_buf_tag env[1], int val)
+	__attribute__((noreturn));
+
+PRELOAD_LONGJMP(longjmp, real_longjmp)
+PRELOAD_LONGJMP(_longjmp, real__longjmp)
+PRELOAD_LONGJMP(siglongjmp, real_siglongjmp)
+PRELOAD_LONGJMP(__longjmp_chk, real_longjmp_chk)
 
 /* ---- Boost.Context fcontext ---- */
 
@@ -548,6 +695,7 @@ static PRELOAD_NOIPA void preload_arrived(fcontext_t fctx,
 	uint32_t from;
 	bool exiting;
 
+	preload_landed();
 	if (!preload_enter())
 		return; /* a handler's switch: the outer one is not done */
 	from = preload_from;
@@ -591,13 +739,23 @@ static PRELOAD_NOIPA transfer_t preload_ontop(transfer_t t)
 static void preload_fc_entry(transfer_t t)
 {
 	void (*entry)(transfer_t);
+	uint32_t here;
 
 	preload_arrived(t.fctx, NULL);
-	/* This context is the one the switch that started it resumed. */
+	/* This context is the one the switch that started it resumed --
+	 * or, when that switch did not find it, the one whose stack this
+	 * is: its entry is never lost. */
+	here = preload_cur;
+	if (here == CTXTABLE_NONE || !preload_ctx(here)->entry) {
+		here = ctxtable_by_stack(&preload_table,
+					 (uint64_t)__builtin_frame_address(0));
+		if (here != CTXTABLE_NONE)
+			preload_cur = here;
+	}
 	entry = NULL;
-	if (preload_cur != CTXTABLE_NONE) {
-		entry = (void (*)(transfer_t))preload_ctx(preload_cur)->entry;
-		preload_ctx(preload_cur)->first_data = t.data;
+	if (here != CTXTABLE_NONE) {
+		entry = (void (*)(transfer_t))preload_ctx(here)->entry;
+		preload_ctx(here)->first_data = t.data;
 	}
 	if (entry)
 		entry(t);
@@ -642,7 +800,7 @@ PRELOAD_API transfer_t jump_fcontext(fcontext_t to, void *vp)
 	if (!preload_enter())
 		return real(to, vp);
 	p = preload_pending_take();
-	from = preload_current(addr);
+	from = preload_here(addr, (uint64_t)__builtin_frame_address(0));
 	preload_switch(from, preload_find((uint64_t)to, false), addr);
 	preload_from = from;
 	preload_leave();
@@ -666,7 +824,7 @@ PRELOAD_API transfer_t ontop_fcontext(fcontext_t to, void *vp,
 	if (!preload_enter())
 		return real(to, vp, fn);
 	p = preload_pending_take();
-	from = preload_current(addr);
+	from = preload_here(addr, (uint64_t)__builtin_frame_address(0));
 	exiting = from != CTXTABLE_NONE && vp &&
 		  vp == preload_ctx(from)->first_data;
 	preload_switch(from, preload_find((uint64_t)to, false), addr);
@@ -705,7 +863,13 @@ static atomic_flag preload_finding_free = ATOMIC_FLAG_INIT;
 
 static void preload_stack_gone(uint32_t i)
 {
-	if (i != CTXTABLE_NONE && i != preload_cur)
+	/* Not the context running here, nor the one whose exit is under
+	 * way on this thread: Boost's fiber_exit frees the stack of the
+	 * context it ends, and the exit closes that one (preload_arrived) --
+	 * closed here first, its record could be another context's by
+	 * then. */
+	if (i != CTXTABLE_NONE && i != preload_cur &&
+	    !(preload_exiting && i == preload_from))
 		preload_close(i);
 }
 
@@ -875,6 +1039,10 @@ __attribute__((constructor)) static void preload_init(void)
 			      (setcontext_fn)resolve_libc("setcontext"),
 			      memory_order_relaxed);
 	(void)preload_real_free();
+	/* COROTOP_LONGJMP=0: jumps are not taken for switches (a runtime
+	 * whose jumps between stacks are not switches). */
+	env = secure_getenv("COROTOP_LONGJMP");
+	preload_jumps = jmpbuf_init() && !(env && !strcmp(env, "0"));
 
 	/* ASan must come first in the library list and keeps its own view
 	 * of stacks: stepping aside is the honest choice. */

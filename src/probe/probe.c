@@ -344,25 +344,32 @@ void probe_wake(struct probe_region *r)
 		(void)send(r->sock, "1", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* The process's count of untracked contexts into its station (a CAS
- * maximum: the count only grows, so whichever store is last, the largest
- * stays). */
-static void probe_untracked_to(struct probe_region *r)
+/* A process-wide count into its field of the station (a CAS maximum: the
+ * count only grows, so whichever store is last, the largest stays). */
+static void probe_raise(_Atomic uint64_t *f, _Atomic uint64_t *count)
 {
-	_Atomic uint64_t *f;
 	uint64_t have, want;
 
-	if (!r || !r->proc_station)
-		return;
-	f = &r->stations[r->proc_station - 1].ext.contexts_untracked;
 	/* relaxed: statistics. */
-	want = atomic_load_explicit(&probe_global.contexts_untracked,
-				    memory_order_relaxed);
+	want = atomic_load_explicit(count, memory_order_relaxed);
 	have = atomic_load_explicit(f, memory_order_relaxed);
 	while (have < want && !atomic_compare_exchange_weak_explicit(
 				      f, &have, want, memory_order_relaxed,
 				      memory_order_relaxed))
 		;
+}
+
+/* The process's interposer counts (untracked contexts, unseen switches)
+ * into its station. */
+static void probe_untracked_to(struct probe_region *r)
+{
+	struct ctp_station_ext *x;
+
+	if (!r || !r->proc_station)
+		return;
+	x = &r->stations[r->proc_station - 1].ext;
+	probe_raise(&x->contexts_untracked, &probe_global.contexts_untracked);
+	probe_raise(&x->switches_unseen, &probe_global.switches_unseen);
 }
 
 void probe_process_station(struct probe_region *r)
@@ -390,6 +397,14 @@ COROTOP_API void corotop_probe_context_untracked_(void)
 {
 	/* relaxed: a statistic. */
 	atomic_fetch_add_explicit(&probe_global.contexts_untracked, 1,
+				  memory_order_relaxed);
+	probe_untracked_to(probe_region());
+}
+
+COROTOP_API void corotop_probe_switch_unseen_(void)
+{
+	/* relaxed: a statistic. */
+	atomic_fetch_add_explicit(&probe_global.switches_unseen, 1,
 				  memory_order_relaxed);
 	probe_untracked_to(probe_region());
 }

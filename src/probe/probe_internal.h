@@ -80,6 +80,8 @@ struct probe {
 	/* Contexts the interposer could not track (its table full):
 	 * corotop_probe_context_untracked_. */
 	_Atomic uint64_t contexts_untracked;
+	/* Switches it found made unseen: corotop_probe_switch_unseen_. */
+	_Atomic uint64_t switches_unseen;
 };
 
 extern struct probe probe_global;

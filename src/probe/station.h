@@ -142,6 +142,8 @@ static inline void station_header(struct probe_region *p, uint32_t idx,
 	__atomic_store_n(&s->ext.image, probe_image, __ATOMIC_RELAXED);
 	atomic_store_explicit(&s->ext.contexts_untracked, 0,
 			      memory_order_relaxed);
+	atomic_store_explicit(&s->ext.switches_unseen, 0,
+			      memory_order_relaxed);
 	__atomic_store_n(&cs->sp, census->sp, __ATOMIC_RELAXED);
 	__atomic_store_n(&cs->fp, census->fp, __ATOMIC_RELAXED);
 	__atomic_store_n(&cs->pc, census->pc, __ATOMIC_RELAXED);

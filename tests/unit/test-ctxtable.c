@@ -13,6 +13,8 @@
  *     finds nothing, nor one whose record went to a context elsewhere; a
  *     ucontext_t finds the record last saved in it, and nothing once it
  *     was saved elsewhere; a root is found where it suspended;
+ *   - malloc'd stacks sharing a page are each found on it; a record
+ *     closed twice goes back to the free list once;
  *   - churn (issue 25): 3,000,000 contexts made and finished, each on a
  *     stack at another address of a 1 GiB span, found by every switch's
  *     lookup -- the maps take no more memory after the last million than
@@ -159,8 +161,9 @@ static void test_by_base(void **state)
 	assert_true(ctxtable_set_stack(&t, c, c_lo, a_lo));
 	assert_true(ctxtable_maybe_base(&t, a_lo));
 	assert_true(ctxtable_maybe_base(&t, c_lo));
-	/* a_lo's page names c now; the base still finds a. */
-	assert_int_equal(ctxtable_by_stack(&t, a_lo), CTXTABLE_NONE);
+	/* a_lo's page names c now; the page above still finds a, and so
+	 * does the base. */
+	assert_int_equal(ctxtable_by_stack(&t, a_lo), a);
 	assert_int_equal(ctxtable_by_base(&t, a_lo), a);
 	assert_int_equal(ctxtable_by_base(&t, c_lo), c);
 	/* Not a base: inside a stack, or a block nobody made a stack of. */
@@ -175,6 +178,64 @@ static void test_by_base(void **state)
 	atomic_store(&ctxtable_ctx(&t, r)->saved_key, 0x7ffd00001230);
 	ctxtable_root_saved_at(&t, r, 0x7ffd00001230);
 	assert_int_equal(ctxtable_by_base(&t, 0x7ffd00001230), CTXTABLE_NONE);
+	ctxtable_finish(&t);
+}
+
+/*
+ * Malloc'd stacks side by side: the page where a's top (its fcontext_t,
+ * the place Boost's first switch into it resumes) meets b's bottom names
+ * b, made later -- a is still found there, and b too; a root that
+ * suspends on that page (a switch missed) does not take it over.  Before,
+ * a's first switch found nothing and its entry was lost.
+ */
+static void test_shared_pages(void **state)
+{
+	static struct ctxtable t;
+	uint64_t a_lo = 0x7f1230000d90, a_hi = a_lo + 0x1fd30;
+	uint64_t b_lo = a_hi + 0x10, b_hi = b_lo + 0x1fd30;
+	uint32_t a, b, r;
+
+	(void)state;
+	assert_true(ctxtable_init(&t, 16));
+	a = ctxtable_alloc(&t, CTX_FCONTEXT);
+	assert_true(ctxtable_set_stack(&t, a, a_lo, a_hi));
+	b = ctxtable_alloc(&t, CTX_FCONTEXT);
+	assert_true(ctxtable_set_stack(&t, b, b_lo, b_hi));
+	assert_int_equal(ctxtable_by_stack(&t, a_hi - 0x40), a);
+	assert_int_equal(ctxtable_by_stack(&t, b_lo + 0x8), b);
+	assert_int_equal(ctxtable_by_stack(&t, b_hi - 0x40), b);
+	/* Between the two blocks: neither's. */
+	assert_int_equal(ctxtable_by_stack(&t, a_hi + 0x8), CTXTABLE_NONE);
+	r = ctxtable_alloc(&t, CTX_ROOT);
+	atomic_store(&ctxtable_ctx(&t, r)->saved_key, b_lo + 0x100);
+	ctxtable_root_saved_at(&t, r, b_lo + 0x100);
+	assert_int_equal(ctxtable_by_stack(&t, b_lo + 0x8), b);
+	assert_int_equal(ctxtable_by_stack(&t, a_hi - 0x40), a);
+	ctxtable_finish(&t);
+}
+
+/*
+ * A record closed twice -- Boost's fiber_exit frees the stack of the
+ * context it ends (the free() closes it) before the exit itself does --
+ * goes back to the free list once: the next two contexts get two records.
+ * Pushed twice, both got the same one, and the first one's entry was
+ * overwritten by the second's.
+ */
+static void test_freed_twice(void **state)
+{
+	static struct ctxtable t;
+	uint32_t a, b, c;
+
+	(void)state;
+	assert_true(ctxtable_init(&t, 16));
+	a = ctxtable_alloc(&t, CTX_FCONTEXT);
+	ctxtable_free(&t, a);
+	ctxtable_free(&t, a);
+	b = ctxtable_alloc(&t, CTX_FCONTEXT);
+	c = ctxtable_alloc(&t, CTX_FCONTEXT);
+	assert_int_not_equal(b, CTXTABLE_NONE);
+	assert_int_not_equal(c, CTXTABLE_NONE);
+	assert_int_not_equal(b, c);
 	ctxtable_finish(&t);
 }
 
@@ -301,9 +362,14 @@ static void test_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_addrmap), cmocka_unit_test(test_records),
-		cmocka_unit_test(test_lookups), cmocka_unit_test(test_by_base),
-		cmocka_unit_test(test_churn),	cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_addrmap),
+		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_lookups),
+		cmocka_unit_test(test_by_base),
+		cmocka_unit_test(test_shared_pages),
+		cmocka_unit_test(test_freed_twice),
+		cmocka_unit_test(test_churn),
+		cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

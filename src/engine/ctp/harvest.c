@@ -321,13 +321,17 @@ void harvest_who(const struct harvest *h, uint32_t i, struct harvest_who *out)
 	out->image = h->state[i].image;
 }
 
-uint64_t harvest_contexts_untracked(const struct harvest *h, uint32_t i)
+void harvest_interposer(const struct harvest *h, uint32_t i,
+			struct harvest_interposer *out)
 {
+	*out = (struct harvest_interposer){0};
 	if (i >= h->max || !h->state[i].process)
-		return 0;
-	/* relaxed: a statistic its process raises (a CAS maximum). */
-	return atomic_load_explicit(&h->stations[i].ext.contexts_untracked,
-				    memory_order_relaxed);
+		return;
+	/* relaxed: statistics its process raises (CAS maximums). */
+	out->untracked = atomic_load_explicit(
+		&h->stations[i].ext.contexts_untracked, memory_order_relaxed);
+	out->unseen = atomic_load_explicit(&h->stations[i].ext.switches_unseen,
+					   memory_order_relaxed);
 }
 
 static size_t harvest_walk(struct harvest *h, uint32_t i,

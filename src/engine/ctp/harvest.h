@@ -209,9 +209,15 @@ struct harvest_who {
  */
 void harvest_who(const struct harvest *h, uint32_t i, struct harvest_who *out);
 
-/* A process station's count of contexts its interposer could not track
- * (ctp_station_ext.contexts_untracked), 0 for any other station. */
-uint64_t harvest_contexts_untracked(const struct harvest *h, uint32_t i);
+/* A process station's counts from its interposer: contexts it could not
+ * track (ctp_station_ext.contexts_untracked) and switches it found made
+ * where it could not see them (switches_unseen); zeros for any other
+ * station. */
+struct harvest_interposer {
+	uint64_t untracked, unseen;
+};
+void harvest_interposer(const struct harvest *h, uint32_t i,
+			struct harvest_interposer *out);
 
 /*
  * Process `pid`'s image `image` is gone (the process exited, or exec'd a

@@ -58,6 +58,7 @@ struct snapshot_proc {
 	char name[CTP_STX_NAME_LEN]; /* its command, cleaned */
 	bool gone;		     /* ended, or exec'd another image */
 	uint64_t contexts_untracked; /* its interposer's table was full */
+	uint64_t switches_unseen;    /* made where its interposer was blind */
 };
 
 /* Processes a snapshot lists at most (the latest). */
@@ -120,6 +121,10 @@ struct snapshot {
 	size_t procs_total; /* seen */
 	/* Contexts the interposers could not track, every process's. */
 	uint64_t contexts_untracked;
+	/* Switches the interposers found made where they could not see them
+	 * (a longjmp not decoded, a runtime's own assembly): the table
+	 * misses them, every process's. */
+	uint64_t switches_unseen;
 	struct snapshot_replay replay; /* on: ts is a moment of a recording */
 	struct snapshot_record record; /* on: --record is writing */
 };

@@ -104,8 +104,9 @@ static void batch_text_escaped(FILE *f, const char *str)
 	}
 }
 
-/* Lines only a program of several processes, or a full context table,
- * has: "Processes: ..." and "Contexts: N untracked ...". */
+/* Lines only a program of several processes, a full context table, or
+ * switches made out of the interposer's sight have: "Processes: ...",
+ * "Contexts: N untracked ..." and "Switches: N unseen ...". */
 static void batch_text_procs(FILE *f, const struct snapshot *s)
 {
 	if (s->nprocs > 1) {
@@ -124,6 +125,11 @@ static void batch_text_procs(FILE *f, const struct snapshot *s)
 			"Contexts: %" PRIu64 " untracked (the interposer's "
 			"table was full: COROTOP_CONTEXTS)\n",
 			s->contexts_untracked);
+	if (s->switches_unseen)
+		fprintf(f,
+			"Switches: %" PRIu64 " unseen (made where the "
+			"interposer could not see them: states may be wrong)\n",
+			s->switches_unseen);
 }
 
 void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
@@ -398,21 +404,25 @@ static void batch_json_parked(FILE *f, const struct batch_hot *hot,
 	fputs("]}", f);
 }
 
-/* "contexts":{"untracked":N},"processes":[...], */
+/* "contexts":{"untracked":N,"switches_unseen":N},"processes":[...], */
 static void batch_json_procs(FILE *f, const struct snapshot *s)
 {
 	fprintf(f,
 		"\"contexts\":{\"untracked\":%" PRIu64
+		",\"switches_unseen\":%" PRIu64
 		"},\"processes\":{\"seen\":%zu,\"list\":[",
-		s->contexts_untracked, s->procs_total);
+		s->contexts_untracked, s->switches_unseen, s->procs_total);
 	for (size_t k = 0; k < s->nprocs; k++) {
 		const struct snapshot_proc *p = &s->procs[k];
 
 		fprintf(f, "%s{\"pid\":%" PRIu32 ",\"name\":", k ? "," : "",
 			p->pid);
 		jsonstr_write_cstr(f, p->name);
-		fprintf(f, ",\"gone\":%s,\"contexts_untracked\":%" PRIu64 "}",
-			p->gone ? "true" : "false", p->contexts_untracked);
+		fprintf(f,
+			",\"gone\":%s,\"contexts_untracked\":%" PRIu64
+			",\"switches_unseen\":%" PRIu64 "}",
+			p->gone ? "true" : "false", p->contexts_untracked,
+			p->switches_unseen);
 	}
 	fputs("]},", f);
 }

@@ -471,6 +471,11 @@ static void metrics_totals(struct mw *w, const struct snapshot *s)
 		    "Contexts the interposer could not track (its table was "
 		    "full: COROTOP_CONTEXTS).",
 		    s->contexts_untracked);
+	mw_counter1(w, "corotop_switches_unseen",
+		    "Switches the interposer found made where it could not "
+		    "see them (a longjmp it cannot decode, a runtime's own "
+		    "assembly): the states shown may be wrong.",
+		    s->switches_unseen);
 	mw_family(w, "corotop_lints", "gauge", NULL,
 		  "Coroutines that trip each lint now.");
 	for (int k = 0; k < LINT_COUNT; k++) {

@@ -487,8 +487,13 @@ void table_view_header(struct tui *t)
 	/* Only when it happened: contexts the interposer's table had no
 	 * room for are missing from the table below. */
 	if (s->contexts_untracked && !s->replay.on)
-		term_text(1, x, warn, "  untracked contexts %" PRIu64,
-			  s->contexts_untracked);
+		x = term_text(1, x, warn, "  untracked contexts %" PRIu64,
+			      s->contexts_untracked);
+	/* Switches made where the interposer could not see them: the
+	 * states below are not to be believed. */
+	if (s->switches_unseen && !s->replay.on)
+		term_text(1, x, warn, "  unseen switches %" PRIu64,
+			  s->switches_unseen);
 	x = term_text(2, 0, A_NORMAL, " Coroutines %zu: ", s->count);
 	x = term_text(2, x, tui_attr(t, PAIR_RUNNING), "R %u", s->t.running);
 	x = term_text(2, x, A_NORMAL, "  S %u  ", s->t.suspended);
