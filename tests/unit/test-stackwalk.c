@@ -91,7 +91,7 @@ static void test_chain(void **state)
 	rec(0x300, 0, 0x403000); /* the outermost: fp 0 ends it */
 	rec(0x200, at(0x300), 0x402000);
 	s = start(at(0x100), rec(0x100, at(0x200), 0x401100));
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, &st), 4);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, &st), 4);
 	assert_int_equal(f[0], 0x401000);
 	assert_int_equal(f[1], 0x401100);
 	assert_int_equal(f[2], 0x402000);
@@ -99,7 +99,7 @@ static void test_chain(void **state)
 	/* One chunk read covered all three records. */
 	assert_int_equal(st.reads, 1);
 	/* At most max frames. */
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 2, NULL), 2);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 2, NULL), 2);
 	assert_int_equal(f[1], 0x401100);
 }
 
@@ -111,26 +111,26 @@ static void test_stops(void **state)
 	(void)state;
 	/* Below sp: outside what the walk may read. */
 	s = start(at(0x200), rec(0x100, 0, 0x401100));
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 1);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 1);
 	/* Misaligned. */
 	s = start(at(0x100), at(0x108));
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 1);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 1);
 	/* Does not go up: its return address is kept, then the walk ends. */
 	rec(0x180, at(0x100), 0x402000);
 	s = start(at(0x100), at(0x180));
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 2);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 2);
 	assert_int_equal(f[1], 0x402000);
 	/* Not a code address: ends before it. */
 	s = start(at(0x100), rec(0x100, at(0x200), 0x42));
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 1);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 1);
 	s = start(at(0x100), rec(0x100, at(0x200), 0x8000000000401000ull));
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 1);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 1);
 	/* The record must end inside the stack. */
 	s = start(at(0x100), rec(PAGE - 16, 0, 0x402000));
 	s.stack_hi = at(PAGE - 8);
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 1);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 1);
 	s.stack_hi = at(PAGE);
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 2);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 2);
 }
 
 static void test_unknown_stack(void **state)
@@ -140,14 +140,14 @@ static void test_unknown_stack(void **state)
 
 	(void)state;
 	s.stack_lo = s.stack_hi = 0;
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 0);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 0);
 	s = start(at(0x100), at(0x100));
 	s.sp = at(PAGE) + 64; /* sp outside the declared stack */
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 0);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 0);
 	s = start(at(0x100), at(0x100));
 	s.pc = 0x100;
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, NULL), 0);
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 0, NULL), 0);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, NULL), 0);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 0, NULL), 0);
 }
 
 static void test_unmapped(void **state)
@@ -163,7 +163,7 @@ static void test_unmapped(void **state)
 	rec(PAGE - 16, at(PAGE + 0x100), 0x402000);
 	s = start(at(PAGE - 16), at(PAGE - 16));
 	s.stack_hi = at(2 * PAGE);
-	assert_int_equal(stackwalk_fp(&pm, &s, f, 8, &st), 2);
+	assert_int_equal(stackwalk_fp(&pm, &s, NULL, f, 8, &st), 2);
 	assert_int_equal(f[1], 0x402000);
 	assert_true(st.reads >= 3);
 }
