@@ -220,9 +220,9 @@ struct engine {
 	struct harvest harvest;
 	struct model model;
 	struct jsonl jsonl;
-	struct recorder *rec;	  /* --record, or NULL */
-	char rec_warning[200];	  /* engine_rec_warning's text, once failed */
-	struct symtab symtab;	  /* the target's symbols (own lock) */
+	struct recorder *rec;  /* --record, or NULL */
+	char rec_warning[200]; /* engine_rec_warning's text, once failed */
+	struct symtab symtab;  /* the target's symbols (own lock) */
 	/* Which words of the target's stacks are return addresses into its
 	 * code (own lock; launch and attach, else NULL): every walk's
 	 * frames pass it (engine/target/framecheck.c). */

@@ -140,11 +140,11 @@ size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 	r->pm = pm;
 	r->lo = s->sp;
 	r->hi = s->stack_hi;
-	*busy = symtab_unwind_in(&e->symtab, pid, &regs, engine_unwind_read, r,
-				 frames, max, wait,
-				 &(struct symtab_keep){engine_unwind_keep,
-						       &keep},
-				 marks) == SYMTAB_UNWIND_BUSY;
+	*busy = symtab_unwind_in(
+			&e->symtab, pid, &regs, engine_unwind_read, r, frames,
+			max, wait,
+			&(struct symtab_keep){engine_unwind_keep, &keep},
+			marks) == SYMTAB_UNWIND_BUSY;
 	free(r);
 	if (*busy)
 		return 0;
@@ -229,10 +229,10 @@ struct engine_unwind_job {
 	struct procmem *pm;    /* its process's memory */
 	struct framecheck *fc; /* ... and its frames' check */
 	pid_t pid;	       /* its process, 0: the target */
-	uint32_t r;	    /* the model record */
-	uint64_t id;	    /* its coroutine (model_coro.id) */
-	uint64_t probe_id;  /* what the struct read must say */
-	uint64_t at;	    /* its struct corotop_coro in the target */
+	uint32_t r;	       /* the model record */
+	uint64_t id;	       /* its coroutine (model_coro.id) */
+	uint64_t probe_id;     /* what the struct read must say */
+	uint64_t at;	       /* its struct corotop_coro in the target */
 	/* the walk's result */
 	enum { UNWIND_SKIP, UNWIND_BUSY, UNWIND_DONE } got;
 	uint64_t last_ts; /* the park walked (the struct's last_ts) */

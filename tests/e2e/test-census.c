@@ -270,8 +270,7 @@ static void test_attach_shows_parked(void **state)
 /* Does text hold one of the junk words census-target writes? */
 static bool junk_text(const char *text)
 {
-	static const char *const junk[] = {"a0d0a", "74736574",
-					   "3000000010"};
+	static const char *const junk[] = {"a0d0a", "74736574", "3000000010"};
 
 	for (size_t k = 0; text && k < sizeof(junk) / sizeof(*junk); k++)
 		if (strstr(text, junk[k]))

@@ -51,22 +51,22 @@ static bool x86(const char *hex)
 static void test_x86_calls(void **state)
 {
 	(void)state;
-	assert_true(x86("e8 10 20 30 40"));		 /* call rel32 */
-	assert_true(x86("90 90 e8 10 20 30 40"));	 /* ... after nops */
-	assert_true(x86("67 e8 10 20 30 40"));		 /* addr32 call */
-	assert_true(x86("ff d0"));			 /* call *%rax */
-	assert_true(x86("41 ff d3"));			 /* call *%r11 */
-	assert_true(x86("3e ff d0"));			 /* notrack call */
-	assert_true(x86("ff 10"));			 /* call *(%rax) */
-	assert_true(x86("ff 14 24"));			 /* call *(%rsp) */
-	assert_true(x86("ff 50 08"));			 /* call *8(%rax) */
-	assert_true(x86("ff 54 24 08"));		 /* call *8(%rsp) */
-	assert_true(x86("41 ff 54 24 08"));		 /* call *8(%r12) */
-	assert_true(x86("ff 15 00 10 00 00"));		 /* call *x(%rip) */
-	assert_true(x86("ff 90 00 01 00 00"));		 /* *0x100(%rax) */
-	assert_true(x86("ff 94 c8 00 01 00 00"));	 /* (%rax,%rcx,8) */
-	assert_true(x86("41 ff 94 24 00 01 00 00"));	 /* 0x100(%r12) */
-	assert_true(x86("ff 14 25 00 10 40 00"));	 /* *0x401000 */
+	assert_true(x86("e8 10 20 30 40"));		/* call rel32 */
+	assert_true(x86("90 90 e8 10 20 30 40"));	/* ... after nops */
+	assert_true(x86("67 e8 10 20 30 40"));		/* addr32 call */
+	assert_true(x86("ff d0"));			/* call *%rax */
+	assert_true(x86("41 ff d3"));			/* call *%r11 */
+	assert_true(x86("3e ff d0"));			/* notrack call */
+	assert_true(x86("ff 10"));			/* call *(%rax) */
+	assert_true(x86("ff 14 24"));			/* call *(%rsp) */
+	assert_true(x86("ff 50 08"));			/* call *8(%rax) */
+	assert_true(x86("ff 54 24 08"));		/* call *8(%rsp) */
+	assert_true(x86("41 ff 54 24 08"));		/* call *8(%r12) */
+	assert_true(x86("ff 15 00 10 00 00"));		/* call *x(%rip) */
+	assert_true(x86("ff 90 00 01 00 00"));		/* *0x100(%rax) */
+	assert_true(x86("ff 94 c8 00 01 00 00"));	/* (%rax,%rcx,8) */
+	assert_true(x86("41 ff 94 24 00 01 00 00"));	/* 0x100(%r12) */
+	assert_true(x86("ff 14 25 00 10 40 00"));	/* *0x401000 */
 	assert_true(x86("3e 41 ff 94 c4 00 01 00 00")); /* both prefixes */
 
 	assert_false(x86("c3"));		   /* ret */
@@ -184,8 +184,7 @@ static void test_junk_is_not_code(void **state)
 	assert_int_equal(framecheck_frame(fc, 0xa0d0a, true),
 			 FRAMECHECK_NOT_CODE);
 	/* No check at all: everything kept. */
-	assert_int_equal(framecheck_frame(NULL, 0xa0d0a, false),
-			 FRAMECHECK_OK);
+	assert_int_equal(framecheck_frame(NULL, 0xa0d0a, false), FRAMECHECK_OK);
 }
 
 static void test_code_verdicts(void **state)
@@ -198,8 +197,7 @@ static void test_code_verdicts(void **state)
 	assert_int_equal(framecheck_frame(fc, after_nops, false),
 			 FRAMECHECK_NOT_AFTER_CALL);
 	/* An interrupted pc follows no call: its mapping is enough. */
-	assert_int_equal(framecheck_frame(fc, after_nops, true),
-			 FRAMECHECK_OK);
+	assert_int_equal(framecheck_frame(fc, after_nops, true), FRAMECHECK_OK);
 	/* Again, from the cache. */
 	assert_int_equal(framecheck_frame(fc, after_call, false),
 			 FRAMECHECK_OK);

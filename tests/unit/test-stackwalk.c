@@ -250,8 +250,8 @@ static void test_junk(void **state)
 		for (size_t k = 0; k < 8; k++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			words[k] = (k == 0 || (x & 3) == 0) ? ra
-				   : (x & 1)		    ? x & 0xffffffffffull
-							    : junk[x % 5];
+				   : (x & 1) ? x & 0xffffffffffull
+					     : junk[x % 5];
 		}
 		n = walk_words(fc, ra, words, 8, f, &st);
 		for (size_t k = 0; k < n; k++)

@@ -51,18 +51,17 @@
 #include "common/hash.h"
 #include "common/grow.h"
 
-#define PF_MAPS_MAX (64u << 20)	      /* bytes of /proc/PID/maps */
-#define PF_OBJECTS_MAX 4096u	      /* files mapped */
-#define PF_HASH_SLOTS 8192u	      /* > 2 * PF_OBJECTS_MAX */
-#define PF_RANGES_MAX 64u	      /* file mappings kept per object */
-#define PF_FILE_MAX (1ull << 30)      /* ELF file size */
+#define PF_MAPS_MAX (64u << 20)	 /* bytes of /proc/PID/maps */
+#define PF_OBJECTS_MAX 4096u	 /* files mapped */
+#define PF_HASH_SLOTS 8192u	 /* > 2 * PF_OBJECTS_MAX */
+#define PF_RANGES_MAX 64u	 /* file mappings kept per object */
+#define PF_FILE_MAX (1ull << 30) /* ELF file size */
 #define PF_CAND_MAX (4u * PPTFIND_MAX_BUFFERS) /* (name, spelling) pairs */
 #define PF_SHOWN_NAME 40 /* bytes of a bad name in a warning */
 
 enum pf_kind { PF_HMEM, PF_STAT, PF_JSON, PF_KINDS };
 
 static const char *const kind_word[PF_KINDS] = {"hmem", "stat", "json"};
-
 
 struct pf_range {
 	uint64_t start, offset;
@@ -182,7 +181,8 @@ static struct pf_object *object_get(struct pf_scan *s,
 	return o;
 }
 
-static bool object_add_range(struct pf_object *o, const struct procfs_maps_line *m)
+static bool object_add_range(struct pf_object *o,
+			     const struct procfs_maps_line *m)
 {
 	o->exec |= m->exec;
 	if (o->nranges == PF_RANGES_MAX)

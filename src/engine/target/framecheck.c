@@ -166,9 +166,9 @@ bool framecheck_call_aarch64(const unsigned char *b, size_t n)
 	b += n - 4;
 	insn = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
 	       (uint32_t)b[3] << 24;
-	return (insn & 0xfc000000u) == 0x94000000u ||	/* BL */
-	       (insn & 0xfffffc1fu) == 0xd63f0000u ||	/* BLR */
-	       (insn & 0xfefff800u) == 0xd63f0800u;	/* BLRA[AB][Z] */
+	return (insn & 0xfc000000u) == 0x94000000u || /* BL */
+	       (insn & 0xfffffc1fu) == 0xd63f0000u || /* BLR */
+	       (insn & 0xfefff800u) == 0xd63f0800u;   /* BLRA[AB][Z] */
 }
 
 #if defined(__x86_64__)
@@ -211,8 +211,8 @@ static bool framecheck_read_maps(struct framecheck *fc, uint64_t now)
 		    m.exec &&
 		    grow_array((void **)&fc->r, &fc->cap, fc->nr + 1,
 			       sizeof(*fc->r))) {
-			fc->r[fc->nr++] = (struct framecheck_range){m.start,
-								    m.end};
+			fc->r[fc->nr++] =
+				(struct framecheck_range){m.start, m.end};
 			sig = (sig ^ m.start ^ m.end << 7 ^ m.inode << 13 ^
 			       m.offset) *
 			      0x100000001b3ull;
@@ -274,9 +274,9 @@ static size_t framecheck_hash(uint64_t a)
 }
 
 /* The call check of return address ra in mapping r (lock held). */
-static enum framecheck_verdict
-framecheck_code(struct framecheck *fc, const struct framecheck_range *r,
-		uint64_t ra)
+static enum framecheck_verdict framecheck_code(struct framecheck *fc,
+					       const struct framecheck_range *r,
+					       uint64_t ra)
 {
 	unsigned char code[FRAMECHECK_CODE_BYTES];
 	uint64_t from = ra - r->start < FRAMECHECK_CODE_BYTES

@@ -476,8 +476,8 @@ static void metrics_totals(struct mw *w, const struct snapshot *s)
 		  "into the program's code.");
 	mw_u64(w, "corotop_frames_rejected", "_total", "why", "not_code",
 	       s->frames_not_code);
-	mw_u64(w, "corotop_frames_rejected", "_total", "why",
-	       "not_after_call", s->frames_not_after_call);
+	mw_u64(w, "corotop_frames_rejected", "_total", "why", "not_after_call",
+	       s->frames_not_after_call);
 	mw_family(w, "corotop_lints", "gauge", NULL,
 		  "Coroutines that trip each lint now.");
 	for (int k = 0; k < LINT_COUNT; k++) {
