@@ -18,7 +18,12 @@
  * (stackwalk_fp) when that finds fewer frames (no symbols yet, a module
  * without CFI).  Memory is read through procmem only, and only inside
  * [sp, stack_hi): a window of ENGINE_UNWIND_CHUNK bytes at a time, so a
- * walk costs a few process_vm_readv, never a fault.
+ * walk costs a few process_vm_readv, never a fault.  Every frame of both
+ * walks, pc included, must be a return address into the target's code
+ * (engine/target/framecheck.c: in an executable mapping, after a call
+ * instruction): a stack freed and reused since the park holds junk, and
+ * the first frame refused ends the walk, before any frame is marked; the
+ * walk kept counts its stop (JSON's `frames`).
  *
  * When.  At a late attach, for each coroutine the census finds parked
  * (engine_census.c, waiting for the symbols: once).  While watching, on a
