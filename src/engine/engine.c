@@ -23,6 +23,7 @@
 
 #include "common/clock.h"
 #include "engine/engine_internal.h"
+#include "engine/target/framecheck.h"
 #include "engine/target/keeper.h"
 #include "engine/target/launch.h"
 #include "engine/target/output.h"
@@ -494,6 +495,7 @@ bool engine_destroy(struct engine *e)
 	namecache_destroy(e->names); /* its thread reads the symtab */
 	engine_unwind_finish(e);
 	engine_procs_finish(e);
+	framecheck_destroy(e->framecheck);
 	symtab_finish(&e->symtab);
 	output_destroy(e->output);
 	threadcpu_destroy(e->threadcpu);

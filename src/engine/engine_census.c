@@ -4,6 +4,8 @@
  * model in the state it was in, since the time it entered it, and when
  * that is a suspend, with its parked stack: walked here, in the target's
  * memory, from the frame record the probe kept (engine/target/stackwalk),
+ * each frame a return address into the target's code (framecheck.c: a
+ * stack freed and reused since holds junk, which ends the walk),
  * and kept with the parked stacks under an id of the engine's own
  * (parked_own_id), so that the detail view, batch JSON, the hot stacks'
  * liveness list and a recording see it like a stack captured live.
@@ -45,8 +47,8 @@ static uint64_t engine_census_stack(struct engine *e,
 	if (ev->is_active || !e->ppt.enabled)
 		return 0;
 	/* Once, at the attach: worth waiting for the names thread. */
-	n = engine_unwind(e, &e->ppt.pm, 0, &s, frames, ENGINE_CENSUS_FRAMES,
-			  true, &marks, &busy);
+	n = engine_unwind(e, &e->ppt.pm, 0, e->framecheck, &s, frames,
+			  ENGINE_CENSUS_FRAMES, true, &marks, &busy);
 	/* Only when the switch was recorded inside a runtime (the preload,
 	 * called by Boost): a scheduler that calls the probe itself chose
 	 * its address, and frame 0 is its own code. */

@@ -183,6 +183,7 @@ struct engine_unwind_state {
 	struct engine_unwind_proc {
 		pid_t pid; /* 0: unused */
 		struct procmem pm;
+		struct framecheck *fc; /* its frames' check, or NULL */
 		bool open;
 		uint64_t used;
 	} procs[ENGINE_UNWIND_PROCS];
@@ -221,9 +222,13 @@ struct engine {
 	struct harvest harvest;
 	struct model model;
 	struct jsonl jsonl;
-	struct recorder *rec;	  /* --record, or NULL */
-	char rec_warning[200];	  /* engine_rec_warning's text, once failed */
-	struct symtab symtab;	  /* the target's symbols (own lock) */
+	struct recorder *rec;  /* --record, or NULL */
+	char rec_warning[200]; /* engine_rec_warning's text, once failed */
+	struct symtab symtab;  /* the target's symbols (own lock) */
+	/* Which words of the target's stacks are return addresses into its
+	 * code (own lock; launch and attach, else NULL): every walk's
+	 * frames pass it (engine/target/framecheck.c). */
+	struct framecheck *framecheck;
 	struct namecache *names;  /* their names, for snapshots (own lock) */
 	char autotrace_note[256]; /* launch: why not traced by preload */
 	struct output *output;	  /* launch, captured: the target's output */
@@ -308,15 +313,18 @@ bool engine_replay_create(struct engine *e, char *err, size_t errlen);
 /* engine_unwind.c: a parked coroutine's stack walked in the memory of its
  * process (pm; pid 0: the target) from where its probe saved it (CFI
  * first, with that process's symbols; frame records else),
- * at most max (<= ENGINE_UNWIND_MAX) frames, with its program frames
- * marked; 0 when the stack is not declared.  Without `wait`, *busy when
+ * at most max (<= ENGINE_UNWIND_MAX) frames, each one a return address
+ * into that process's code (fc: framecheck.h; the walk kept counts its
+ * stop there), with its program frames marked; 0 when the stack is not
+ * declared.  Without `wait`, *busy when
  * the symbol table was busy (nothing walked: ask again later). */
 #define ENGINE_UNWIND_MAX 64
 struct stackwalk_start;
+struct framecheck;
 size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
-		     const struct stackwalk_start *s, uint64_t *frames,
-		     size_t max, bool wait, struct symtab_unwound *marks,
-		     bool *busy);
+		     struct framecheck *fc, const struct stackwalk_start *s,
+		     uint64_t *frames, size_t max, bool wait,
+		     struct symtab_unwound *marks, bool *busy);
 
 /* engine_doorbell.c: connect to pid's doorbell (corotop/ppt.h) and hang
  * up, so that a program in which nothing transitions notices corotop -p

@@ -33,6 +33,7 @@
 #include "engine/engine_internal.h"
 #include "engine/symbols/symtab.h"
 #include "engine/target/autotrace.h"
+#include "engine/target/framecheck.h"
 #include "engine/target/keeper.h"
 #include "engine/target/launch.h"
 #include "engine/target/output.h"
@@ -142,6 +143,7 @@ static bool launch_start(struct engine *e, char *err, size_t errlen)
 		}
 	}
 	symtab_set_pid(&e->symtab, pid);
+	e->framecheck = framecheck_create(pid);
 	e->target.running = true;
 	return engine_live_start(e, err, errlen);
 }
@@ -152,6 +154,7 @@ static bool attach_start(struct engine *e, char *err, size_t errlen)
 	e->target.pid = e->cfg.attach_pid;
 	e->target.attached = true;
 	symtab_set_pid(&e->symtab, e->target.pid);
+	e->framecheck = framecheck_create(e->target.pid);
 	e->target.running = true;
 	return engine_live_start(e, err, errlen);
 }

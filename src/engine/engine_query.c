@@ -15,6 +15,7 @@
 #include "engine/engine_internal.h"
 #include "engine/calltrace/parked.h"
 #include "engine/ctp/namepool.h"
+#include "engine/target/framecheck.h"
 #include "engine/target/kwait.h"
 #include "common/clock.h"
 
@@ -146,9 +147,28 @@ static void engine_name(struct engine *e, struct snapshot *out, bool all)
 	out->names_gen = namecache_gen(e->names);
 }
 
+/* The walks stopped at a refused frame: the target's, and its children's
+ * (engine_unwind.c's slots, under the engine lock). */
+static void engine_frames_rejected(struct engine *e, struct snapshot *out)
+{
+	struct framecheck_stats st;
+
+	framecheck_stats(e->framecheck, &st);
+	out->frames_not_code = st.not_code;
+	out->frames_not_after_call = st.not_after_call;
+	pthread_mutex_lock(&e->lock);
+	for (size_t k = 0; k < ENGINE_UNWIND_PROCS; k++) {
+		framecheck_stats(e->unwind.procs[k].fc, &st);
+		out->frames_not_code += st.not_code;
+		out->frames_not_after_call += st.not_after_call;
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
 void engine_snapshot(struct engine *e, struct snapshot *out)
 {
 	e->mode->snapshot(e, out);
+	engine_frames_rejected(e, out);
 	engine_name(e, out, true);
 }
 

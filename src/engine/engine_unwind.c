@@ -18,7 +18,12 @@
  * (stackwalk_fp) when that finds fewer frames (no symbols yet, a module
  * without CFI).  Memory is read through procmem only, and only inside
  * [sp, stack_hi): a window of ENGINE_UNWIND_CHUNK bytes at a time, so a
- * walk costs a few process_vm_readv, never a fault.
+ * walk costs a few process_vm_readv, never a fault.  Every frame of both
+ * walks, pc included, must be a return address into the target's code
+ * (engine/target/framecheck.c: in an executable mapping, after a call
+ * instruction): a stack freed and reused since the park holds junk, and
+ * the first frame refused ends the walk, before any frame is marked; the
+ * walk kept counts its stop (JSON's `frames`).
  *
  * When.  At a late attach, for each coroutine the census finds parked
  * (engine_census.c, waiting for the symbols: once).  While watching, on a
@@ -60,6 +65,7 @@
 #include "common/clock.h"
 #include "corotop/probe.h"
 
+#include "engine/target/framecheck.h"
 #include "engine/target/stackwalk.h"
 
 #define ENGINE_UNWIND_CHUNK 4096u
@@ -100,13 +106,28 @@ static bool engine_unwind_read(void *ctx, uint64_t addr, uint64_t *word)
 	return true;
 }
 
+/* The CFI walk's frames, cut at the first one framecheck refuses. */
+struct engine_unwind_keep {
+	struct framecheck *fc;
+	enum framecheck_verdict why;
+};
+
+static size_t engine_unwind_keep(void *ctx, const uint64_t *frames, size_t n)
+{
+	struct engine_unwind_keep *k = ctx;
+
+	return framecheck_walk(k->fc, frames, n, false, &k->why);
+}
+
 size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
-		     const struct stackwalk_start *s, uint64_t *frames,
-		     size_t max, bool wait, struct symtab_unwound *marks,
-		     bool *busy)
+		     struct framecheck *fc, const struct stackwalk_start *s,
+		     uint64_t *frames, size_t max, bool wait,
+		     struct symtab_unwound *marks, bool *busy)
 {
 	struct engine_unwind_reader *r;
 	struct unwinder_regs regs = {.pc = s->pc, .sp = s->sp, .fp = s->fp};
+	struct engine_unwind_keep keep = {.fc = fc, .why = FRAMECHECK_OK};
+	struct stackwalk_stats st;
 	uint64_t fp[ENGINE_UNWIND_MAX];
 	size_t nfp;
 
@@ -124,13 +145,20 @@ size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 	r->pm = pm;
 	r->lo = s->sp;
 	r->hi = s->stack_hi;
-	*busy = symtab_unwind_in(&e->symtab, pid, &regs, engine_unwind_read, r,
-				 frames, max, wait,
-				 marks) == SYMTAB_UNWIND_BUSY;
+	*busy = symtab_unwind_in(
+			&e->symtab, pid, &regs, engine_unwind_read, r, frames,
+			max, wait,
+			&(struct symtab_keep){engine_unwind_keep, &keep},
+			marks) == SYMTAB_UNWIND_BUSY;
 	free(r);
 	if (*busy)
 		return 0;
-	nfp = stackwalk_fp(pm, s, fp, max, NULL);
+	nfp = stackwalk_fp(pm, s, fc, fp, max, &st);
+	/* The walk kept counts its stop at a refused frame (both empty: the
+	 * frame-pointer walk's, which needs no symbols). */
+	framecheck_count(fc, nfp > marks->n || (!marks->n && !keep.why)
+				     ? st.stopped
+				     : keep.why);
 	if (nfp > marks->n) {
 		/* No CFI here (or no symbols yet): the frame records, with
 		 * no frame marked as the program's. */
@@ -167,9 +195,11 @@ static struct procmem *engine_unwind_pm(struct engine *e)
 }
 
 /* The memory of process pid, a child of the target's whose coroutines
- * are walked too (lock held): kept open for the next walks, the least
- * recently used replaced; NULL when it cannot be opened (gone). */
-static struct procmem *engine_unwind_child_pm(struct engine *e, pid_t pid)
+ * are walked too (lock held), and its frames' check (*fc): kept open for
+ * the next walks, the least recently used replaced; NULL when it cannot
+ * be opened (gone). */
+static struct procmem *engine_unwind_child_pm(struct engine *e, pid_t pid,
+					      struct framecheck **fc)
 {
 	struct engine_unwind_state *u = &e->unwind;
 	struct engine_unwind_proc *p = NULL, *lru = &u->procs[0];
@@ -187,20 +217,27 @@ static struct procmem *engine_unwind_child_pm(struct engine *e, pid_t pid)
 			procmem_finish(&p->pm);
 		p->pid = pid;
 		p->open = procmem_open(&p->pm, pid, err, sizeof(err));
+		/* The slot's check, for the new process (its counts go on). */
+		if (!p->fc)
+			p->fc = framecheck_create(pid);
+		else
+			framecheck_retarget(p->fc, pid);
 	}
 	p->used = ++u->procs_used;
+	*fc = p->fc;
 	return p->open ? &p->pm : NULL;
 }
 
 /* One walk of a tick: picked under the lock (the record, and what tells
  * whether it is still the same park), made without it, then applied. */
 struct engine_unwind_job {
-	struct procmem *pm; /* its process's memory */
-	pid_t pid;	    /* its process, 0: the target */
-	uint32_t r;	    /* the model record */
-	uint64_t id;	    /* its coroutine (model_coro.id) */
-	uint64_t probe_id;  /* what the struct read must say */
-	uint64_t at;	    /* its struct corotop_coro in the target */
+	struct procmem *pm;    /* its process's memory */
+	struct framecheck *fc; /* ... and its frames' check */
+	pid_t pid;	       /* its process, 0: the target */
+	uint32_t r;	       /* the model record */
+	uint64_t id;	       /* its coroutine (model_coro.id) */
+	uint64_t probe_id;     /* what the struct read must say */
+	uint64_t at;	       /* its struct corotop_coro in the target */
 	/* the walk's result */
 	enum { UNWIND_SKIP, UNWIND_BUSY, UNWIND_DONE } got;
 	uint64_t last_ts; /* the park walked (the struct's last_ts) */
@@ -235,8 +272,8 @@ static void engine_unwind_walk(struct engine *e, struct engine_unwind_job *j)
 		.stack_lo = cc.stack_lo,
 		.stack_hi = cc.stack_hi,
 	};
-	j->n = engine_unwind(e, pm, j->pid, &s, j->frames, ENGINE_UNWIND_MAX,
-			     false, &j->marks, &busy);
+	j->n = engine_unwind(e, pm, j->pid, j->fc, &s, j->frames,
+			     ENGINE_UNWIND_MAX, false, &j->marks, &busy);
 	if (busy) {
 		j->got = UNWIND_BUSY;
 		return;
@@ -329,9 +366,11 @@ void engine_unwind_finish(struct engine *e)
 	engine_unwind_stop(e);
 	if (e->unwind.pm_open)
 		procmem_finish(&e->unwind.pm);
-	for (size_t k = 0; k < ENGINE_UNWIND_PROCS; k++)
+	for (size_t k = 0; k < ENGINE_UNWIND_PROCS; k++) {
 		if (e->unwind.procs[k].open)
 			procmem_finish(&e->unwind.procs[k].pm);
+		framecheck_destroy(e->unwind.procs[k].fc);
+	}
 	if (e->unwind.inited) {
 		pthread_cond_destroy(&e->unwind.wake);
 		pthread_mutex_destroy(&e->unwind.mu);
@@ -368,14 +407,17 @@ static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 		    (!nameless && now - c->state_ts < ENGINE_UNWIND_AFTER_NS))
 			continue;
 		bool child = c->pid && (pid_t)c->pid != e->target.pid;
+		struct framecheck *fc = e->framecheck;
 		struct procmem *in =
-			child ? engine_unwind_child_pm(e, (pid_t)c->pid) : pm;
+			child ? engine_unwind_child_pm(e, (pid_t)c->pid, &fc)
+			      : pm;
 
 		if (!in)
 			continue;
 		e->unwind.done_ts[r] = c->state_ts;
 		job[n++] = (struct engine_unwind_job){
 			.pm = in,
+			.fc = fc,
 			.pid = child ? (pid_t)c->pid : 0,
 			.r = r,
 			.id = c->id,

@@ -23,6 +23,13 @@
  *     its stuck ones have been parked past the threshold, a second corotop
  *     observing the region shows them at its first look, WAKE?, with the
  *     same birth and park time.
+ *   - a junked stack (issue 27: a stack freed and reused since its
+ *     coroutine parked): census-target parks two coroutines and fills the
+ *     second one's stack with junk words; `corotop -p` walks both at the
+ *     attach: the first shows its three frames, the second's WHERE, NAME,
+ *     addr and parked stack hold none of the junk (each frame a return
+ *     address into code: src/engine/target/framecheck.c), and the stop is
+ *     counted in frames.not_code.
  * The threshold is 1 s here (lint.lost-wakeup.threshold in a config file
  * of the test's own), so the waits are short; nothing depends on speed.
  */
@@ -260,6 +267,96 @@ static void test_attach_shows_parked(void **state)
 	assert_xdg_empty();
 }
 
+/* Does text hold one of the junk words census-target writes? */
+static bool junk_text(const char *text)
+{
+	static const char *const junk[] = {"a0d0a", "74736574", "3000000010"};
+
+	for (size_t k = 0; text && k < sizeof(junk) / sizeof(*junk); k++)
+		if (strstr(text, junk[k]))
+			return true;
+	return false;
+}
+
+/* c shows no junk: WHERE, NAME, addr, every parked frame. */
+static void check_no_junk(const struct jv *c)
+{
+	static const char *const keys[] = {"where", "name", "addr"};
+	const struct jv *f = json_get(c, "parked_stack.frames");
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+		const struct jv *v = json_get(c, keys[k]);
+
+		if (v && v->t == J_STR && junk_text(v->s))
+			fail_msg("%s is junk: %s", keys[k], v->s);
+	}
+	for (size_t k = 0; f && f->t == J_ARR && k < f->n; k++) {
+		const char *a = json_need(&f->items[k], "addr", J_STR)->s;
+		const char *sym = json_need(&f->items[k], "symbol", J_STR)->s;
+
+		if (junk_text(a) || junk_text(sym))
+			fail_msg("parked frame %zu is junk: %s %s", k, a, sym);
+	}
+}
+
+static void test_attach_junk_stack(void **state)
+{
+	static const char *const syms[] = {"census_target_wait",
+					   "census_target_serve",
+					   "census_target_entry"};
+	char *argv[] = {ITEST_COROTOP, "-b", "-d", "1", "-f",
+			"json",	       "-p", NULL, NULL};
+	uint64_t id[2], end, rejected = 0;
+	bool good = false, junked = false;
+	struct target tg;
+	struct proc p;
+	size_t off = 0;
+	char r[256], *line;
+
+	(void)state;
+	target_start(&tg, CENSUS_TARGET);
+	target_cmd(&tg, "park 2", r, sizeof(r));
+	assert_string_equal(r, "ok parked 2");
+	for (unsigned k = 0; k < 2; k++) {
+		char cmd[32];
+
+		snprintf(cmd, sizeof(cmd), "coro %u", k);
+		target_cmd(&tg, cmd, r, sizeof(r));
+		assert_int_equal(sscanf(r, "ok id=%" SCNu64, &id[k]), 1);
+	}
+	target_cmd(&tg, "junk 1", r, sizeof(r));
+	assert_string_equal(r, "ok junk 1");
+	argv[7] = (char *)pid_arg(tg.pid);
+	proc_start(&p, argv);
+	/* Until both were seen walked and the junk's stop counted. */
+	end = it_now() + DEADLINE_NS;
+	while (!(good && junked && rejected) &&
+	       (line = next_snapshot(&p, &off, end)) != NULL) {
+		const struct jv *c;
+		struct jv v;
+
+		json_must_parse(line, &v);
+		rejected = json_u64(&v, "frames.not_code");
+		if ((c = coro_of(&v, id[0])) != NULL) {
+			check_no_junk(c);
+			good = good || stack_starts(c, syms, 3);
+		}
+		if ((c = coro_of(&v, id[1])) != NULL) {
+			check_no_junk(c);
+			junked = true;
+		}
+		json_free(&v);
+		free(line);
+	}
+	if (!(good && junked && rejected))
+		fail_msg("good %d, junked %d, frames.not_code %llu: %s", good,
+			 junked, (unsigned long long)rejected,
+			 p.ebuf ? p.ebuf : "");
+	stop_corotop(&p);
+	target_stop(&tg);
+	assert_xdg_empty();
+}
+
 #ifdef ITEST_DEMO
 static int demo_err = -1;
 
@@ -461,6 +558,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attach_shows_parked),
+		cmocka_unit_test(test_attach_junk_stack),
 		cmocka_unit_test(test_demo_attach_late),
 		cmocka_unit_test(test_late_observer),
 	};

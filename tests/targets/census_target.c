@@ -12,6 +12,10 @@
  *             own stack, and switches back for good: "ok parked N"
  *   coro K    what the probe kept of parked coroutine K (0-based):
  *             "ok id=ID birth=NS last=NS tid=TID addr=A active=0|1"
+ *   junk K    parked coroutine K's stack overwritten with junk, as a
+ *             stack freed and reused holds: the words corotop's table
+ *             once showed (0xa0d0a, "\n\r\n"; 0x74736574, "test";
+ *             0x3000000010) and a pointer into data: "ok junk K"
  *   live      "ok live=L": corotop_probe_live_
  *   quit      exit 0
  *
@@ -118,6 +122,19 @@ static int park(unsigned n)
 	return 0;
 }
 
+static uint64_t junk_data[4];
+
+/* Parked coroutine k's whole stack as junk; it never runs again. */
+static void junk(struct parked *p)
+{
+	const uint64_t words[] = {0xa0d0a, 0x74736574, 0x3000000010ull,
+				  (uint64_t)(uintptr_t)junk_data};
+	uint64_t *w = p->stack;
+
+	for (size_t i = 0; i < STACK_SIZE / sizeof(*w); i++)
+		w[i] = words[i % 4];
+}
+
 int main(void)
 {
 	char line[128];
@@ -144,6 +161,9 @@ int main(void)
 			       " active=%u\n",
 			       c->probe_id, c->birth_ts, c->last_ts,
 			       c->last_tid, c->last_addr, c->last_active);
+		} else if (sscanf(line, "junk %u", &n) == 1 && n < nparked) {
+			junk(&parked[n]);
+			printf("ok junk %u\n", n);
 		} else if (!strncmp(line, "live", 4)) {
 			printf("ok live=%d\n",
 			       __atomic_load_n(&corotop_probe_live_,

@@ -125,6 +125,10 @@ struct snapshot {
 	 * (a longjmp not decoded, a runtime's own assembly): the table
 	 * misses them, every process's. */
 	uint64_t switches_unseen;
+	/* Stack walks stopped at a frame that is no return address into
+	 * the program's code (engine/target/framecheck.c), since start, by
+	 * why: not in an executable mapping; in one, after no call. */
+	uint64_t frames_not_code, frames_not_after_call;
 	struct snapshot_replay replay; /* on: ts is a moment of a recording */
 	struct snapshot_record record; /* on: --record is writing */
 };

@@ -51,27 +51,17 @@
 #include "common/hash.h"
 #include "common/grow.h"
 
-#define PF_MAPS_MAX (64u << 20)	      /* bytes of /proc/PID/maps */
-#define PF_LINE_MAX (PATH_MAX + 128u) /* one maps line */
-#define PF_OBJECTS_MAX 4096u	      /* files mapped */
-#define PF_HASH_SLOTS 8192u	      /* > 2 * PF_OBJECTS_MAX */
-#define PF_RANGES_MAX 64u	      /* file mappings kept per object */
-#define PF_FILE_MAX (1ull << 30)      /* ELF file size */
+#define PF_MAPS_MAX (64u << 20)	 /* bytes of /proc/PID/maps */
+#define PF_OBJECTS_MAX 4096u	 /* files mapped */
+#define PF_HASH_SLOTS 8192u	 /* > 2 * PF_OBJECTS_MAX */
+#define PF_RANGES_MAX 64u	 /* file mappings kept per object */
+#define PF_FILE_MAX (1ull << 30) /* ELF file size */
 #define PF_CAND_MAX (4u * PPTFIND_MAX_BUFFERS) /* (name, spelling) pairs */
 #define PF_SHOWN_NAME 40 /* bytes of a bad name in a warning */
 
 enum pf_kind { PF_HMEM, PF_STAT, PF_JSON, PF_KINDS };
 
 static const char *const kind_word[PF_KINDS] = {"hmem", "stat", "json"};
-
-/* One line of maps, its path pointing into the line. */
-struct maps_line {
-	uint64_t start, end, offset, inode;
-	uint32_t dev_major, dev_minor;
-	bool exec, deleted;
-	const char *path; /* not NUL-terminated */
-	size_t path_len;  /* without " (deleted)" */
-};
 
 struct pf_range {
 	uint64_t start, offset;
@@ -140,106 +130,7 @@ static void warn(struct pf_scan *s, const char *fmt, ...)
 		snprintf(w + used, room - used, "; ...");
 }
 
-/* ---- /proc/PID/maps ------------------------------------------------------ */
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Hex digits (1 to 16) at *p, before end. */
-static bool take_hex(const char **p, const char *end, uint64_t *v)
-{
-	const char *q = *p;
-	uint64_t x = 0;
-
-	for (; q < end && hex_digit(*q) >= 0; q++) {
-		if (q - *p == 16)
-			return false; /* more than 64 bits */
-		x = x << 4 | (uint64_t)hex_digit(*q);
-	}
-	if (q == *p)
-		return false;
-	*p = q;
-	*v = x;
-	return true;
-}
-
-static bool take_dec(const char **p, const char *end, uint64_t *v)
-{
-	const char *q = *p;
-	uint64_t x = 0;
-
-	for (; q < end && *q >= '0' && *q <= '9'; q++) {
-		if (x > (UINT64_MAX - 9) / 10)
-			return false;
-		x = x * 10 + (uint64_t)(*q - '0');
-	}
-	if (q == *p)
-		return false;
-	*p = q;
-	*v = x;
-	return true;
-}
-
-static bool take_char(const char **p, const char *end, char c)
-{
-	if (*p >= end || **p != c)
-		return false;
-	(*p)++;
-	return true;
-}
-
-/*
- * "start-end perms offset major:minor inode   path" (the path may hold
- * spaces, or be absent).  Any bytes at all: false unless it is such a line.
- */
-static bool maps_line_parse(const char *p, size_t len, struct maps_line *m)
-{
-	static const char deleted[] = " (deleted)";
-	const size_t dlen = sizeof(deleted) - 1;
-	const char *end = p + len;
-	uint64_t major, minor;
-
-	memset(m, 0, sizeof(*m));
-	if (len > PF_LINE_MAX)
-		return false;
-	if (!take_hex(&p, end, &m->start) || !take_char(&p, end, '-') ||
-	    !take_hex(&p, end, &m->end) || !take_char(&p, end, ' '))
-		return false;
-	if (end - p < 4 || (p[0] != 'r' && p[0] != '-') ||
-	    (p[1] != 'w' && p[1] != '-') || (p[2] != 'x' && p[2] != '-') ||
-	    (p[3] != 'p' && p[3] != 's'))
-		return false;
-	m->exec = p[2] == 'x';
-	p += 4;
-	if (!take_char(&p, end, ' ') || !take_hex(&p, end, &m->offset) ||
-	    !take_char(&p, end, ' ') || !take_hex(&p, end, &major) ||
-	    !take_char(&p, end, ':') || !take_hex(&p, end, &minor) ||
-	    !take_char(&p, end, ' ') || !take_dec(&p, end, &m->inode))
-		return false;
-	if (m->end <= m->start || major > UINT32_MAX || minor > UINT32_MAX)
-		return false;
-	m->dev_major = (uint32_t)major;
-	m->dev_minor = (uint32_t)minor;
-	if (p < end && *p != ' ')
-		return false;
-	while (p < end && *p == ' ')
-		p++;
-	m->path = p;
-	m->path_len = (size_t)(end - p);
-	if (m->path_len > dlen && !memcmp(end - dlen, deleted, dlen)) {
-		m->deleted = true;
-		m->path_len -= dlen;
-	}
-	return true;
-}
+/* ---- /proc/PID/maps: lines parsed by procfs_maps_line ---------------- */
 
 static uint32_t object_hash(uint32_t major, uint32_t minor, uint64_t inode)
 {
@@ -253,7 +144,7 @@ static uint32_t object_hash(uint32_t major, uint32_t minor, uint64_t inode)
 /* The object of a file mapping, created on first sight; NULL when there are
  * too many objects already, or no memory. */
 static struct pf_object *object_get(struct pf_scan *s,
-				    const struct maps_line *m)
+				    const struct procfs_maps_line *m)
 {
 	uint32_t h = object_hash(m->dev_major, m->dev_minor, m->inode);
 	struct pf_object *o;
@@ -290,7 +181,8 @@ static struct pf_object *object_get(struct pf_scan *s,
 	return o;
 }
 
-static bool object_add_range(struct pf_object *o, const struct maps_line *m)
+static bool object_add_range(struct pf_object *o,
+			     const struct procfs_maps_line *m)
 {
 	o->exec |= m->exec;
 	if (o->nranges == PF_RANGES_MAX)
@@ -312,9 +204,9 @@ static bool maps_group(struct pf_scan *s, const char *maps, size_t len)
 	for (const char *line = maps; line < end;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		const char *eol = nl ? nl : end;
-		struct maps_line m;
+		struct procfs_maps_line m;
 		struct pf_object *o;
-		bool ok = maps_line_parse(line, (size_t)(eol - line), &m);
+		bool ok = procfs_maps_line(line, (size_t)(eol - line), &m);
 
 		line = nl ? nl + 1 : end;
 		if (!ok || m.inode == 0 || m.path_len == 0 ||
@@ -774,9 +666,9 @@ bool pptfind_test_maps_line(const char *line, size_t len, uint64_t *start,
 			    uint64_t *end, uint64_t *offset, uint64_t *inode,
 			    char *path, size_t pathlen, bool *deleted)
 {
-	struct maps_line m;
+	struct procfs_maps_line m;
 
-	if (!maps_line_parse(line, len, &m))
+	if (!procfs_maps_line(line, len, &m))
 		return false;
 	*start = m.start;
 	*end = m.end;

@@ -303,11 +303,13 @@ uint32_t symtab_gen(struct symtab *t)
 	return g;
 }
 
-/* The walk, and with `mark` the program's frames marked in out. */
+/* The walk, cut where `keep` says, and with `mark` the program's frames
+ * marked in out. */
 static enum symtab_unwind_rc
 symtab_walk(struct symtab *t, pid_t pid, const struct unwinder_regs *regs,
 	    unwinder_read_fn read, void *ctx, uint64_t *frames, size_t max,
-	    bool wait, bool mark, struct symtab_unwound *out)
+	    bool wait, bool mark, const struct symtab_keep *keep,
+	    struct symtab_unwound *out)
 {
 	struct symbolizer *s;
 	struct symbol sym;
@@ -328,6 +330,8 @@ symtab_walk(struct symtab *t, pid_t pid, const struct unwinder_regs *regs,
 		return SYMTAB_UNWIND_NONE;
 	}
 	out->n = symbolizer_unwind(s, regs, read, ctx, frames, max);
+	if (keep && keep->fn)
+		out->n = keep->fn(keep->ctx, frames, out->n);
 	for (size_t i = 0; mark && i < out->n; i++) {
 		/* Every frame is a return address: name its call. */
 		bool known = symbolizer_lookup(s, frames[i] - 1, &sym);
@@ -357,17 +361,19 @@ enum symtab_unwind_rc symtab_unwind(struct symtab *t,
 				    uint64_t *frames, size_t max, bool wait,
 				    struct symtab_unwound *out)
 {
-	return symtab_walk(t, 0, regs, read, ctx, frames, max, wait, true, out);
+	return symtab_walk(t, 0, regs, read, ctx, frames, max, wait, true, NULL,
+			   out);
 }
 
 enum symtab_unwind_rc symtab_unwind_in(struct symtab *t, pid_t pid,
 				       const struct unwinder_regs *regs,
 				       unwinder_read_fn read, void *ctx,
 				       uint64_t *frames, size_t max, bool wait,
+				       const struct symtab_keep *keep,
 				       struct symtab_unwound *out)
 {
 	return symtab_walk(t, pid, regs, read, ctx, frames, max, wait, true,
-			   out);
+			   keep, out);
 }
 
 enum symtab_unwind_rc symtab_unwind_frames(struct symtab *t,
@@ -378,7 +384,7 @@ enum symtab_unwind_rc symtab_unwind_frames(struct symtab *t,
 {
 	struct symtab_unwound out;
 	enum symtab_unwind_rc rc = symtab_walk(t, 0, regs, read, ctx, frames,
-					       max, wait, false, &out);
+					       max, wait, false, NULL, &out);
 
 	*n = out.n;
 	return rc;

@@ -116,12 +116,21 @@ enum symtab_unwind_rc symtab_unwind(struct symtab *t,
 				    unwinder_read_fn read, void *ctx,
 				    uint64_t *frames, size_t max, bool wait,
 				    struct symtab_unwound *out);
+/* Which frames of a walk are believed: fn returns how many of frames[0..n)
+ * to keep (the walk ends before the first it refuses: framecheck_walk),
+ * before any is marked. */
+struct symtab_keep {
+	size_t (*fn)(void *ctx, const uint64_t *frames, size_t n);
+	void *ctx;
+};
 /* The same for a stack of process `pid` (0 or the target's: as
- * symtab_unwind; another: with that process's own symbols). */
+ * symtab_unwind; another: with that process's own symbols), the frames
+ * cut where `keep` says (NULL: all kept). */
 enum symtab_unwind_rc symtab_unwind_in(struct symtab *t, pid_t pid,
 				       const struct unwinder_regs *regs,
 				       unwinder_read_fn read, void *ctx,
 				       uint64_t *frames, size_t max, bool wait,
+				       const struct symtab_keep *keep,
 				       struct symtab_unwound *out);
 /* The same walk without marking frames (no symbol lookups): *n frames. */
 enum symtab_unwind_rc symtab_unwind_frames(struct symtab *t,

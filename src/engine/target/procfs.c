@@ -9,7 +9,9 @@
  * target controls never blocks: procfs_open_regular opens with O_NONBLOCK
  * and then insists on a regular file, so a FIFO or a device swapped in for
  * a library can not hang the caller.  The parsers take the text as the
- * kernel writes it and return "not found" for anything else.
+ * kernel writes it and return "not found" for anything else; one line of
+ * /proc/PID/maps is parsed in one place (procfs_maps_line), for pptfind
+ * and framecheck.
  */
 #define _GNU_SOURCE
 #include "engine/target/procfs.h"
@@ -95,6 +97,101 @@ fail:
 	free(buf);
 	errno = e;
 	return NULL;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Hex digits (1 to 16) at *p, before end. */
+static bool take_hex(const char **p, const char *end, uint64_t *v)
+{
+	const char *q = *p;
+	uint64_t x = 0;
+
+	for (; q < end && hex_digit(*q) >= 0; q++) {
+		if (q - *p == 16)
+			return false; /* more than 64 bits */
+		x = x << 4 | (uint64_t)hex_digit(*q);
+	}
+	if (q == *p)
+		return false;
+	*p = q;
+	*v = x;
+	return true;
+}
+
+static bool take_dec(const char **p, const char *end, uint64_t *v)
+{
+	const char *q = *p;
+	uint64_t x = 0;
+
+	for (; q < end && *q >= '0' && *q <= '9'; q++) {
+		if (x > (UINT64_MAX - 9) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*q - '0');
+	}
+	if (q == *p)
+		return false;
+	*p = q;
+	*v = x;
+	return true;
+}
+
+static bool take_char(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return false;
+	(*p)++;
+	return true;
+}
+
+bool procfs_maps_line(const char *p, size_t len, struct procfs_maps_line *m)
+{
+	static const char deleted[] = " (deleted)";
+	const size_t dlen = sizeof(deleted) - 1;
+	const char *end = p + len;
+	uint64_t major, minor;
+
+	memset(m, 0, sizeof(*m));
+	if (len > PROCFS_MAPS_LINE_MAX)
+		return false;
+	if (!take_hex(&p, end, &m->start) || !take_char(&p, end, '-') ||
+	    !take_hex(&p, end, &m->end) || !take_char(&p, end, ' '))
+		return false;
+	if (end - p < 4 || (p[0] != 'r' && p[0] != '-') ||
+	    (p[1] != 'w' && p[1] != '-') || (p[2] != 'x' && p[2] != '-') ||
+	    (p[3] != 'p' && p[3] != 's'))
+		return false;
+	m->exec = p[2] == 'x';
+	p += 4;
+	if (!take_char(&p, end, ' ') || !take_hex(&p, end, &m->offset) ||
+	    !take_char(&p, end, ' ') || !take_hex(&p, end, &major) ||
+	    !take_char(&p, end, ':') || !take_hex(&p, end, &minor) ||
+	    !take_char(&p, end, ' ') || !take_dec(&p, end, &m->inode))
+		return false;
+	if (m->end <= m->start || major > UINT32_MAX || minor > UINT32_MAX)
+		return false;
+	m->dev_major = (uint32_t)major;
+	m->dev_minor = (uint32_t)minor;
+	if (p < end && *p != ' ')
+		return false;
+	while (p < end && *p == ' ')
+		p++;
+	m->path = p;
+	m->path_len = (size_t)(end - p);
+	if (m->path_len > dlen && !memcmp(end - dlen, deleted, dlen)) {
+		m->deleted = true;
+		m->path_len -= dlen;
+	}
+	return true;
 }
 
 bool procfs_maps_find(const char *maps, const char *name, uint64_t *start,

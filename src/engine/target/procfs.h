@@ -29,6 +29,25 @@ char *procfs_slurp(int dirfd, const char *name, size_t max, size_t *len);
 bool procfs_maps_find(const char *maps, const char *name, uint64_t *start,
 		      uint64_t *end);
 
+/* One line of a maps text, its path pointing into the line. */
+struct procfs_maps_line {
+	uint64_t start, end, offset, inode;
+	uint32_t dev_major, dev_minor;
+	bool exec, deleted;
+	const char *path; /* not NUL-terminated */
+	size_t path_len;  /* without " (deleted)" */
+};
+/* The longest maps line procfs_maps_line takes: a path of PATH_MAX (4096
+ * on Linux) and the fields before it. */
+#define PROCFS_MAPS_LINE_MAX (4096u + 128u)
+
+/*
+ * The len bytes at p as one line of /proc/PID/maps: "start-end perms
+ * offset major:minor inode   path" (the path may hold spaces, or be
+ * absent).  Any bytes at all: false unless it is such a line.
+ */
+bool procfs_maps_line(const char *p, size_t len, struct procfs_maps_line *m);
+
 /* The number after "key:" in a status text (kB for Vm* keys); 0 if none. */
 uint64_t procfs_status_value(const char *status, const char *key);
 

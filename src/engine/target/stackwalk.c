@@ -20,6 +20,14 @@
  * fault), a chunk of up to STACKWALK_CHUNK bytes at a time, so a walk of a
  * few frames costs one or two reads.  Nothing read is trusted as a range.
  *
+ * Every frame, pc included (the return address into the suspending code,
+ * which __builtin_return_address gave the probe), must also pass
+ * framecheck (framecheck.c): an address in an executable mapping of the
+ * target that a call instruction ends before.  The first frame refused
+ * ends the walk unstored, and the stats say why (stopped): a stack freed
+ * and reused since the suspend holds any bytes at all, and a frame record
+ * read there would otherwise make them WHERE, NAME and addr.
+ *
  * Only a declared stack is walked: a suspend recorded on a thread's own
  * stack (a stackless C++ coroutine, a scheduler that does not declare its
  * stacks) left frames the thread has overwritten since, which would read as
@@ -80,18 +88,34 @@ static bool stackwalk_code(uint64_t a)
 	return a >= STACKWALK_MIN_CODE && (a >> 63) == 0;
 }
 
+/* Is a a return address to keep?  The verdict goes to st when not. */
+static bool stackwalk_keep(struct framecheck *fc, uint64_t a,
+			   struct stackwalk_stats *st)
+{
+	enum framecheck_verdict v = framecheck_frame(fc, a, false);
+
+	if (v != FRAMECHECK_OK && st)
+		st->stopped = v;
+	return v == FRAMECHECK_OK;
+}
+
 size_t stackwalk_fp(struct procmem *pm, const struct stackwalk_start *s,
-		    uint64_t *frames, size_t max, struct stackwalk_stats *st)
+		    struct framecheck *fc, uint64_t *frames, size_t max,
+		    struct stackwalk_stats *st)
 {
 	struct stackwalk_window w = {0};
 	uint64_t fp = s->fp, lo = s->sp, hi = s->stack_hi;
 	size_t n = 0;
 
+	if (st)
+		st->stopped = FRAMECHECK_OK;
 	if (!max || !stackwalk_code(s->pc))
 		return 0;
 	/* A declared stack that holds sp. */
 	if (s->stack_lo >= s->stack_hi || s->sp < s->stack_lo ||
 	    s->sp >= s->stack_hi)
+		return 0;
+	if (!stackwalk_keep(fc, s->pc, st))
 		return 0;
 	frames[n++] = s->pc;
 	while (n < max) {
@@ -102,7 +126,7 @@ size_t stackwalk_fp(struct procmem *pm, const struct stackwalk_start *s,
 			break;
 		if (!stackwalk_record(pm, &w, fp, hi, rec, st))
 			break;
-		if (!stackwalk_code(rec[1]))
+		if (!stackwalk_code(rec[1]) || !stackwalk_keep(fc, rec[1], st))
 			break;
 		frames[n++] = rec[1];
 		if (rec[0] <= fp || rec[0] - fp >= STACKWALK_MAX_STEP)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/target/framecheck.h"
 #include "engine/target/procmem.h"
 
 /* Where to start: as struct ctp_census (the engine copies it in). */
@@ -28,16 +29,22 @@ struct stackwalk_start {
 
 struct stackwalk_stats {
 	uint64_t reads; /* process_vm_readv calls */
+	/* Why the walk stopped at a frame framecheck refused, or
+	 * FRAMECHECK_OK (it stopped for another reason, or did not). */
+	enum framecheck_verdict stopped;
 };
 
 /*
  * Walk: frames[0] = pc, then the return address of each frame record from
- * fp, innermost first, at most max.  Returns how many were stored; 0 when
+ * fp, innermost first, at most max, each one framecheck_frame keeps (fc
+ * NULL: every one; the first refused ends the walk, st->stopped says
+ * why; nothing is counted in fc).  Returns how many were stored; 0 when
  * the stack is unknown (no declared stack holding sp and fp: the frames
  * below a suspend recorded on a thread's stack have been overwritten
  * since) or pc is not a code address.  st may be NULL.
  */
 size_t stackwalk_fp(struct procmem *pm, const struct stackwalk_start *s,
-		    uint64_t *frames, size_t max, struct stackwalk_stats *st);
+		    struct framecheck *fc, uint64_t *frames, size_t max,
+		    struct stackwalk_stats *st);
 
 #endif

@@ -404,14 +404,18 @@ static void batch_json_parked(FILE *f, const struct batch_hot *hot,
 	fputs("]}", f);
 }
 
-/* "contexts":{"untracked":N,"switches_unseen":N},"processes":[...], */
+/* "contexts":{"untracked":N,"switches_unseen":N},"frames":{...},
+ * "processes":[...], */
 static void batch_json_procs(FILE *f, const struct snapshot *s)
 {
 	fprintf(f,
 		"\"contexts\":{\"untracked\":%" PRIu64
 		",\"switches_unseen\":%" PRIu64
+		"},\"frames\":{\"not_code\":%" PRIu64
+		",\"not_after_call\":%" PRIu64
 		"},\"processes\":{\"seen\":%zu,\"list\":[",
-		s->contexts_untracked, s->switches_unseen, s->procs_total);
+		s->contexts_untracked, s->switches_unseen, s->frames_not_code,
+		s->frames_not_after_call, s->procs_total);
 	for (size_t k = 0; k < s->nprocs; k++) {
 		const struct snapshot_proc *p = &s->procs[k];
 

@@ -476,6 +476,13 @@ static void metrics_totals(struct mw *w, const struct snapshot *s)
 		    "see them (a longjmp it cannot decode, a runtime's own "
 		    "assembly): the states shown may be wrong.",
 		    s->switches_unseen);
+	mw_family(w, "corotop_frames_rejected", "counter", NULL,
+		  "Stack walks stopped at a frame that is no return address "
+		  "into the program's code.");
+	mw_u64(w, "corotop_frames_rejected", "_total", "why", "not_code",
+	       s->frames_not_code);
+	mw_u64(w, "corotop_frames_rejected", "_total", "why", "not_after_call",
+	       s->frames_not_after_call);
 	mw_family(w, "corotop_lints", "gauge", NULL,
 		  "Coroutines that trip each lint now.");
 	for (int k = 0; k < LINT_COUNT; k++) {
