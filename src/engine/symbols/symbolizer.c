@@ -24,14 +24,33 @@
  * Separate debug info (our find_debuginfo callback) is looked up by build
  * ID under /usr/lib/debug/.build-id, then by .gnu_debuglink next to the file,
  * in its .debug/ and under /usr/lib/debug, each candidate checked against
- * the build ID; dwz files only under /usr/lib/debug.  Unlike the standard
- * callback it never asks debuginfod, which could stall the UI on the
- * network.  libdwfl opens the file we return itself, with mmap, so a
+ * the build ID; dwz files only under /usr/lib/debug.
+ *
+ * Then, when DEBUGINFOD_URLS is set, from debuginfod -- never while a
+ * caller waits: the symbolizer is asked under symtab's lock, which the UI
+ * thread takes too.  debugfetch.c fetches on a thread of its own; a first
+ * ask only queues the build ID and the module goes on without debug info
+ * (module+offset), and a build ID that failed is never asked again.
+ * libdwfl looks for a module's debug info once, so when a file arrives
+ * (symbolizer_refresh sees debugfetch_found move, at most once a second)
+ * the modules are reported anew in a new libdwfl session (sym_reload),
+ * the cache is emptied and stats.reloads tells symtab, whose generation
+ * makes the name cache name everything again.  A process that has exited
+ * is not reported again: names fetched after its exit are not used.
+ *
+ * libdwfl opens the file we return itself, with mmap, so a
  * separate debug file truncated while we read it can still raise SIGBUS;
  * the usual ones are root's, under /usr/lib/debug.
  *
+ * The main executable.  The module that holds the program's entry point
+ * (AT_ENTRY in /proc/PID/auxv, when the target's words are ours), else the
+ * one mapped from the file /proc/PID/exe names, is the program's: a
+ * symbol's `program` bit, which framekind.c needs to tell the program's
+ * frames from every shared library's.
+ *
  * Each module carries a struct sym_module as its libdwfl userdata: the
- * symbolizer (for the callbacks) and the module's function index
+ * symbolizer (for the callbacks), whether it is the main executable, and
+ * the module's function index
  * (symindex.c), built on its first lookup, because libdwfl's own
  * dwfl_module_addrinfo walks the whole symbol table every time.  Lines come
  * from dwfl_module_getsrc.
