@@ -219,13 +219,14 @@ struct engine {
 	struct harvest harvest;
 	struct model model;
 	struct jsonl jsonl;
-	struct recorder *rec;  /* --record, or NULL */
-	char rec_warning[200]; /* engine_rec_warning's text, once failed */
-	struct symtab symtab;  /* the target's symbols (own lock) */
-	struct framekind *framekind; /* --runtime, --own-lib (or NULL) */
-	struct namecache *names;     /* their names, for snapshots (own lock) */
-	char autotrace_note[256];    /* launch: why not traced by preload */
-	struct output *output;	     /* launch, captured: the target's output */
+	struct recorder *rec;	  /* --record, or NULL */
+	char rec_warning[200];	  /* engine_rec_warning's text, once failed */
+	struct symtab symtab;	  /* the target's symbols (own lock) */
+	struct namecache *names;  /* their names, for snapshots (own lock) */
+	char autotrace_note[256]; /* launch: why not traced by preload */
+	struct output *output;	  /* launch, captured: the target's output */
+	/* --runtime and --own-lib: which frames are the program's, or NULL. */
+	struct framekind *framekind;
 	/* engine_threads: the target's threads' CPU (the caller's thread
 	 * only), for the pid it was made for. */
 	struct threadcpu *threadcpu;
