@@ -9,9 +9,11 @@ COROTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Boost.Context, Boost.Fiber and Boost.Coroutine (boost::asio::spawn): the
 # programs the preload tests trace.
 # corotop serve's --web-config: libyaml (the file), libcrypt (bcrypt) and
-# GnuTLS (libmicrohttpd's TLS).
+# GnuTLS (libmicrohttpd's TLS).  libdebuginfod: a stripped program's debug
+# info from the servers DEBUGINFOD_URLS names.
 COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
 	libncurses-dev libev-dev libcmocka-dev libdw-dev libiberty-dev tmux
+	libdebuginfod-dev
 	libboost-context-dev libboost-fiber-dev libboost-coroutine-dev
 	libzstd-dev
 	libmicrohttpd-dev libyaml-dev libcrypt-dev libgnutls28-dev)
@@ -24,8 +26,10 @@ COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
 # scrapes with it; promtool checks the 0.0.4 text) and the Python client's
 # strict parsers (python3-prometheus-client).
 # openssl makes the certificate the --web-config test serves with.
+# debuginfod: the server e2e-debuginfod names a stripped program through;
+# binutils (objcopy, strip) makes that program.
 COROTOP_TEST_PKGS=(python3-jsonschema prometheus python3-prometheus-client
-	openssl)
+	openssl debuginfod binutils)
 command -v npm >/dev/null 2>&1 || COROTOP_TEST_PKGS+=(npm)
 
 ensure_deps() {
@@ -33,7 +37,7 @@ ensure_deps() {
 	if ! command -v dpkg-query >/dev/null 2>&1; then
 		for p in meson ninja pkg-config cc; do
 			command -v "$p" >/dev/null 2>&1 || {
-				echo "corotop: '$p' is missing; install meson, ninja, pkg-config, a C compiler, ncurses, libev, cmocka, elfutils libdw and libiberty" >&2
+				echo "corotop: '$p' is missing; install meson, ninja, pkg-config, a C compiler, ncurses, libev, cmocka, elfutils libdw and libdebuginfod, and libiberty" >&2
 				exit 1
 			}
 		done

@@ -23,6 +23,7 @@
 
 #include "common/clock.h"
 #include "engine/engine_internal.h"
+#include "engine/symbols/framekind.h"
 #include "engine/target/framecheck.h"
 #include "engine/target/keeper.h"
 #include "engine/target/launch.h"
@@ -195,19 +196,29 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->ct.hot_lock, NULL);
 	symtab_init(&e->symtab);
+	if (cfg->runtime || cfg->own_libs) {
+		e->framekind = framekind_create(cfg->runtime, cfg->own_libs,
+						err, errlen);
+		if (!e->framekind)
+			goto err_symtab;
+		symtab_set_framekind(&e->symtab, e->framekind);
+	}
 	e->names = engine_names_create(e);
 	if (!e->names || !e->mode->create(e, err, errlen)) {
 		if (!e->names)
 			snprintf(err, errlen, "cannot start naming symbols: %s",
 				 strerror(errno));
 		namecache_destroy(e->names);
-		symtab_finish(&e->symtab);
-		pthread_mutex_destroy(&e->ct.hot_lock);
-		pthread_mutex_destroy(&e->lock);
-		free(e);
-		return NULL;
+		goto err_symtab;
 	}
 	return e;
+err_symtab:
+	symtab_finish(&e->symtab);
+	framekind_destroy(e->framekind);
+	pthread_mutex_destroy(&e->ct.hot_lock);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+	return NULL;
 }
 
 bool engine_live_start(struct engine *e, char *err, size_t errlen)
@@ -497,6 +508,7 @@ bool engine_destroy(struct engine *e)
 	engine_procs_finish(e);
 	framecheck_destroy(e->framecheck);
 	symtab_finish(&e->symtab);
+	framekind_destroy(e->framekind); /* after the symtab that used it */
 	output_destroy(e->output);
 	threadcpu_destroy(e->threadcpu);
 	pthread_mutex_destroy(&e->ct.hot_lock);
@@ -534,4 +546,13 @@ bool engine_live_destroy(struct engine *e)
 	if (e->stop_pipe[1] >= 0)
 		close(e->stop_pipe[1]);
 	return ok;
+}
+
+bool engine_runtime_valid(const char *runtime, const char *own_libs, char *why,
+			  size_t n)
+{
+	struct framekind *k = framekind_create(runtime, own_libs, why, n);
+
+	framekind_destroy(k);
+	return k != NULL;
 }

@@ -92,7 +92,13 @@ struct engine_config {
 	 * stack copies (the snapshot ring); false: the handler's frame-pointer
 	 * walk only (COROTOP_SNAPSHOTS=0, for comparison). */
 	bool sample_snapshots;
-	bool parked_stacks;	  /* launch mode: COROTOP_PARKED_STACKS=1 */
+	bool parked_stacks; /* launch mode: COROTOP_PARKED_STACKS=1 */
+	/* Which stack frames are the program's (WHERE, NAME; docs/TRACING.md):
+	 * comma-separated prefixes whose frames are the runtime's (of a
+	 * library's or a function's name: --runtime), and of shared
+	 * libraries that are the program's (--own-lib); NULL: none. */
+	const char *runtime;
+	const char *own_libs;
 	struct lint_config lints; /* warnings computed into every snapshot */
 	/* CallTrace (launch mode): the region's size, the rotation cadence and
 	 * the hot-stacks aggregate (engine_calltrace.c). */
@@ -417,6 +423,11 @@ size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame, bool json,
 /* -c LIST checked without a process: false, with why, for a name that is
  * not a counter corotop knows (a usage error). */
 bool engine_ppt_counters_valid(const char *list, char *why, size_t n);
+
+/* --runtime and --own-lib checked (either may be NULL): false, with why
+ * (naming the option), for a list that does not parse. */
+bool engine_runtime_valid(const char *runtime, const char *own_libs, char *why,
+			  size_t n);
 
 /* ---- corotop -p PID --list-buffers: a process's ppt buffers, read
  * without writing a byte to it (engine_ppt.c) ---- */

@@ -232,6 +232,8 @@ struct engine {
 	struct namecache *names;  /* their names, for snapshots (own lock) */
 	char autotrace_note[256]; /* launch: why not traced by preload */
 	struct output *output;	  /* launch, captured: the target's output */
+	/* --runtime and --own-lib: which frames are the program's, or NULL. */
+	struct framekind *framekind;
 	/* engine_threads: the target's threads' CPU (the caller's thread
 	 * only), for the pid it was made for. */
 	struct threadcpu *threadcpu;

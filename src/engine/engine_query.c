@@ -68,6 +68,15 @@ static bool engine_name_resolve(void *ctx, uint64_t key, char *full,
 	return strncmp(full, "0x", 2) != 0;
 }
 
+/* The names' generation without waiting (debug info fetched later moves
+ * it with no address asked; symtab_poll). */
+static bool engine_name_poll(void *ctx, uint32_t *gen)
+{
+	struct engine *e = ctx;
+
+	return symtab_poll(&e->symtab, gen);
+}
+
 static void engine_name_arrived(void *ctx)
 {
 	struct engine *e = ctx;
@@ -80,6 +89,7 @@ struct namecache *engine_names_create(struct engine *e)
 {
 	struct namecache_config c = {
 		.resolve = engine_name_resolve,
+		.poll = engine_name_poll,
 		.notify = engine_name_arrived,
 		.ctx = e,
 		.later = e->cfg.names_later && !e->cfg.replay_path,
@@ -141,8 +151,10 @@ static void engine_name_now(struct engine *e, struct snapshot *out, bool all)
  * generation as of now. */
 static void engine_name(struct engine *e, struct snapshot *out, bool all)
 {
-	if (!e->cfg.names_later || e->cfg.replay_path)
+	if (!e->cfg.names_later || e->cfg.replay_path) {
+		namecache_poll(e->names);
 		engine_name_now(e, out, all);
+	}
 	out->names = e->names;
 	out->names_gen = namecache_gen(e->names);
 }

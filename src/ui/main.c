@@ -602,6 +602,8 @@ int main(int argc, char **argv)
 	cfg.sample_snapshots = !getenv("COROTOP_SNAPSHOTS") ||
 			       strcmp(getenv("COROTOP_SNAPSHOTS"), "0") != 0;
 	cfg.parked_stacks = m.cli.parked_stacks;
+	cfg.runtime = m.cli.runtime;
+	cfg.own_libs = m.cli.own_libs;
 	cfg.no_auto = m.cli.no_auto;
 	cfg.attach_pid = m.cli.pid;
 	cfg.force_attach = m.cli.force_attach;

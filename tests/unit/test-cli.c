@@ -373,6 +373,30 @@ static void test_sample(void **state)
 		     "only go with a command");
 }
 
+/* --runtime and --own-lib: one comma-separated list each, checked up
+ * front (a usage error), with a running target only. */
+static void test_runtime_patterns(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("x"), CLI_OK);
+	assert_null(cli.runtime);
+	assert_null(cli.own_libs);
+	assert_int_equal(PARSE("--runtime=libmysched,mysched::,sched_*",
+			       "--own-lib", "libmyapp", "--", "x"),
+			 CLI_OK);
+	assert_string_equal(cli.runtime, "libmysched,mysched::,sched_*");
+	assert_string_equal(cli.own_libs, "libmyapp");
+	assert_int_equal(PARSE("--runtime", "pth_", "-p", "42"), CLI_OK);
+	expect_error(PARSE("--runtime=", "x"), "--runtime");
+	expect_error(PARSE("--runtime=a,,b", "x"), "''");
+	expect_error(PARSE("--own-lib=lib my", "x"), "--own-lib");
+	expect_error(PARSE("--runtime=a", "--runtime=b", "x"), "given twice");
+	expect_error(PARSE("--runtime"), "needs a value");
+	expect_error(PARSE("--runtime=a", "--replay", "r.heph"), "--runtime");
+	assert_non_null(strstr(cli_usage, "--runtime LIST"));
+	assert_non_null(strstr(cli_usage, "--own-lib LIST"));
+}
+
 static void test_mode_errors(void **state)
 {
 	(void)state;
@@ -459,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_negative_after_blank),
 		cmocka_unit_test(test_bad_format),
 		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_runtime_patterns),
 		cmocka_unit_test(test_mode_errors),
 		cmocka_unit_test(test_hot_stack_options),
 		cmocka_unit_test(test_tiny_error_buffer),

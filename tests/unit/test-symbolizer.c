@@ -14,6 +14,11 @@
  * ramp, the resume function, a co_await in the body), a template and a
  * lambda must come out demangled, the coroutine's parts as the coroutine.
  *
+ * Each knows its main executable (the module of its entry point): the
+ * program's functions are `program`, the library's not.  symfix-stripped
+ * (symfix-pie with no symbol table and no DWARF) is named through the
+ * debug file its .gnu_debuglink names, beside it.
+ *
  * The rest runs on this process itself: unmapped addresses, the vDSO,
  * the cache (identical results, bounded size), a library dlopen'ed after
  * the symbolizer was created, and the refusals (another uid's process, no
@@ -219,6 +224,20 @@ static void check_fn(struct symbolizer *s, const struct fixture *f,
 	assert_string_equal(buf, want);
 }
 
+/* The main executable's functions are the program's, the library's not. */
+static void check_program(struct symbolizer *s, const struct fixture *f)
+{
+	struct symbol y;
+
+	assert_true(symbolizer_has_program(s));
+	assert_true(symbolizer_lookup(s, f->addr[FN_MAIN], &y));
+	assert_true(y.program);
+	assert_true(symbolizer_lookup(s, f->addr[FN_NODEBUG], &y));
+	assert_true(y.program);
+	assert_true(symbolizer_lookup(s, f->addr[FN_LIB], &y));
+	assert_false(y.program);
+}
+
 static void run_fixture(const char *path, const char *exe_name,
 			uint16_t want_type)
 {
@@ -238,6 +257,7 @@ static void run_fixture(const char *path, const char *exe_name,
 	check_fn(s, &f, FN_STATIC, exe_name, "symfix_main.c");
 	check_fn(s, &f, FN_NODEBUG, exe_name, NULL);
 	check_fn(s, &f, FN_LIB, "libsymfix.so", "symfix_lib.c");
+	check_program(s, &f);
 
 	/* The ELF header of the library: mapped, but in no function. */
 	lib_base = map_start(f.pid, "libsymfix.so");
@@ -289,6 +309,37 @@ static void test_nopie(void **state)
 	(void)state;
 	run_fixture(FIX_NOPIE, "symfix-nopie", ET_EXEC);
 }
+
+#ifdef SYMFIX_STRIPPED
+/* A stripped program named through its .gnu_debuglink: its static
+ * function too, which only the debug file's symbol table holds. */
+static void test_debuglink(void **state)
+{
+	struct fixture f;
+	struct symbolizer *s;
+	char err[256], buf[256];
+
+	(void)state;
+	fixture_start(&f, SYMFIX_STRIPPED);
+	s = symbolizer_create(f.pid, err, sizeof(err));
+	if (!s)
+		fail_msg("symbolizer_create(%d): %s", (int)f.pid, err);
+	check_fn(s, &f, FN_MAIN, "symfix-stripped", "symfix_main.c");
+	check_fn(s, &f, FN_STATIC, "symfix-stripped", "symfix_main.c");
+	check_fn(s, &f, FN_LIB, "libsymfix.so", "symfix_lib.c");
+	check_program(s, &f);
+	symbolizer_format(s, f.addr[FN_STATIC], buf, sizeof(buf));
+	assert_non_null(strstr(buf, "symfix_static_func+0x0"));
+	symbolizer_destroy(s);
+	assert_true(WIFEXITED(fixture_stop(&f)));
+}
+#else
+static void test_debuglink(void **state)
+{
+	(void)state;
+	skip();
+}
+#endif
 
 #ifdef SYMFIX_CORO
 /*
@@ -657,6 +708,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
+		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_cxx_names),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_unmapped),

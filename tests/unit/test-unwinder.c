@@ -168,46 +168,121 @@ static void test_reader_bounds(void **state)
 	sym = NULL;
 }
 
+/* The rule by module kind and name: a library's frames are the
+ * runtime's whatever its name, the main executable's the program's but
+ * for the runtime namespaces; a name alone (a recording) by the list. */
 static void test_framekind(void **state)
 {
 	static const struct {
 		const char *module, *function;
+		enum framekind_module kind;
 		bool runtime;
 	} cases[] = {
 		{"libboost_fiber.so.1.74.0",
 		 "boost::fibers::context::resume(boost::fibers::context*)",
-		 true},
+		 FRAMEKIND_LIBRARY, true},
 		{"fiber-target",
 		 "void boost::context::detail::fiber_entry<boost::context::"
 		 "detail::fiber_record<...> >(boost::context::detail::"
 		 "transfer_t)",
-		 true},
+		 FRAMEKIND_PROGRAM, true},
 		{"fiber-target",
 		 "std::_Function_handler<void (), main::{lambda()#1}>::"
 		 "_M_invoke(std::_Any_data const&)",
-		 true},
+		 FRAMEKIND_PROGRAM, true},
 		{"fiber-target", "main::{lambda()#1}::operator()() const",
+		 FRAMEKIND_PROGRAM, false},
+		{"fiber-target", "stuck_wait_for_signal()", FRAMEKIND_PROGRAM,
 		 false},
-		{"fiber-target", "stuck_wait_for_signal()", false},
-		{"fiber-target", "void ns::wait<int>(int)", false},
-		{"libc.so.6", "swapcontext", true},
-		{"libcorotop-preload.so", "jump_fcontext", true},
-		{"libstdc++.so.6", "execute_native_thread_routine", true},
-		{"libmyapp.so", "handle_request", false},
-		{"uctx-target", NULL, false},
-		{NULL, NULL, false},
-		{"fiber-target", "", false},
+		{"fiber-target", "void ns::wait<int>(int)", FRAMEKIND_PROGRAM,
+		 false},
+		{"fiber-target", "corotop_coro_yield", FRAMEKIND_PROGRAM, true},
+		{"libc.so.6", "swapcontext", FRAMEKIND_LIBRARY, true},
+		{"libcorotop-preload.so", "preload_fc_entry", FRAMEKIND_LIBRARY,
+		 true},
+		{"libstdc++.so.6", "execute_native_thread_routine",
+		 FRAMEKIND_LIBRARY, true},
+		/* Pth, and any library: the runtime's now. */
+		{"libpth.so.20.0.27", "pth_yield", FRAMEKIND_LIBRARY, true},
+		{"libmyapp.so", "handle_request", FRAMEKIND_LIBRARY, true},
+		{"[vdso]", NULL, FRAMEKIND_LIBRARY, true},
+		{"uctx-target", NULL, FRAMEKIND_PROGRAM, false},
+		{"pdns_recursor", NULL, FRAMEKIND_PROGRAM, false},
+		{NULL, NULL, FRAMEKIND_PROGRAM, false},
+		{"fiber-target", "", FRAMEKIND_PROGRAM, false},
+		/* Names only: the system's and corotop's libraries by name. */
+		{"libc.so.6", "swapcontext", FRAMEKIND_NAMED, true},
+		{"libcorotop-preload.so", "preload_fc_entry", FRAMEKIND_NAMED,
+		 true},
+		{"libmyapp.so", "handle_request", FRAMEKIND_NAMED, false},
+		{"uctx-target", "worker", FRAMEKIND_NAMED, false},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (framekind_runtime(cases[i].module, cases[i].function) !=
-		    cases[i].runtime)
-			fail_msg("%s in %s: expected %s",
+		if (framekind_runtime(NULL, cases[i].module, cases[i].function,
+				      cases[i].kind) != cases[i].runtime)
+			fail_msg("%s in %s (kind %d): expected %s",
 				 cases[i].function ? cases[i].function
 						   : "(none)",
 				 cases[i].module ? cases[i].module : "(none)",
+				 (int)cases[i].kind,
 				 cases[i].runtime ? "runtime" : "program");
+}
+
+/* --runtime and --own-lib: prefixes of a module's or a function's name. */
+static void test_framekind_patterns(void **state)
+{
+	char err[256];
+	struct framekind *k =
+		framekind_create("mysched::,sched_*,libmain-sched",
+				 "libmyapp,libplugin-", err, sizeof(err));
+	static const struct {
+		const char *module, *function;
+		enum framekind_module kind;
+		bool runtime;
+	} cases[] = {
+		{"server", "mysched::Scheduler::park()", FRAMEKIND_PROGRAM,
+		 true},
+		{"server", "void mysched::wait<int>(int)", FRAMEKIND_PROGRAM,
+		 true},
+		{"server", "sched_park", FRAMEKIND_PROGRAM, true},
+		{"server", "handle_request", FRAMEKIND_PROGRAM, false},
+		{"server", "my_sched_park", FRAMEKIND_PROGRAM, false},
+		{"libmain-sched.so.1", "anything", FRAMEKIND_LIBRARY, true},
+		{"libmain-sched.so.1", NULL, FRAMEKIND_NAMED, true},
+		/* The program's own shared libraries. */
+		{"libmyapp.so.2", "handle_request", FRAMEKIND_LIBRARY, false},
+		{"libplugin-echo.so", "echo_loop", FRAMEKIND_LIBRARY, false},
+		{"libmyapp.so.2", NULL, FRAMEKIND_LIBRARY, false},
+		/* ... but for the runtimes' namespaces and --runtime's. */
+		{"libmyapp.so.2", "boost::fibers::context::resume()",
+		 FRAMEKIND_LIBRARY, true},
+		{"libmyapp.so.2", "sched_park", FRAMEKIND_LIBRARY, true},
+		{"libother.so", "handle_request", FRAMEKIND_LIBRARY, true},
+	};
+
+	(void)state;
+	if (!k)
+		fail_msg("framekind_create: %s", err);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (framekind_runtime(k, cases[i].module, cases[i].function,
+				      cases[i].kind) != cases[i].runtime)
+			fail_msg("%s in %s: expected %s",
+				 cases[i].function ? cases[i].function
+						   : "(none)",
+				 cases[i].module,
+				 cases[i].runtime ? "runtime" : "program");
+	framekind_destroy(k);
+	framekind_destroy(NULL);
+	/* Lists that do not parse say which option and what. */
+	static const char *const bad[] = {"", ",", "a,,b", "*", "a b", "lib*x"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_null(framekind_create(bad[i], NULL, err, sizeof(err)));
+		assert_non_null(strstr(err, "--runtime"));
+		assert_null(framekind_create(NULL, bad[i], err, sizeof(err)));
+		assert_non_null(strstr(err, "--own-lib"));
+	}
 }
 
 static void test_framekind_inlined(void **state)
@@ -267,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_cfi_recursion),
 		cmocka_unit_test(test_reader_bounds),
 		cmocka_unit_test(test_framekind),
+		cmocka_unit_test(test_framekind_patterns),
 		cmocka_unit_test(test_framekind_inlined),
 	};
 

@@ -3,19 +3,35 @@
  * tell a user something.  A switch's direct caller is always a scheduler
  * or Boost function; WHERE is the first frame of the program's own code
  * that led to it, and a coroutine's NAME the first frame of the program's
- * own code its entry runs (docs/TRACING.md).
+ * own code its entry runs (docs/TRACING.md, "Which frames are the
+ * program's").
  *
- * A frame is a runtime's when its module is one of the system's or
- * corotop's libraries (by basename prefix), or when its function is in a
- * runtime's namespace (boost::, std::, __gnu_cxx::) wherever it was
- * compiled: Boost.Fiber's templates (fiber_entry, worker_context,
- * condition_variable_any::wait) are instantiated in the program's own
- * executable.  The namespace is the one of the function's qualified name,
- * after any return type a template's demangled name starts with ("void
+ * The program's code is its main executable's.  Every other file the
+ * process maps -- any shared library (libc, Boost, libpth, a scheduler of
+ * the user's), the loader, the vDSO, corotop's own preload and probe -- is
+ * a runtime's, and so is a function in a runtime's namespace (boost::,
+ * std::, __gnu_cxx::, corotop_) wherever it was compiled: Boost.Fiber's
+ * templates (fiber_entry, worker_context, condition_variable_any::wait)
+ * are instantiated in the program's own executable.  The namespace is the
+ * one of the function's qualified name, after any return type a
+ * template's demangled name starts with ("void
  * boost::context::detail::fiber_entry<...>(...)").  A lambda or a local
  * class of the program's code ("main::{lambda()#1}::operator()") is the
- * program's.  Everything else, unknown frames included, is the program's:
- * the rule only ever skips what it recognizes.
+ * program's.  A frame in no mapped file (JIT code) is the program's: the
+ * rule only ever skips what it recognizes.
+ *
+ * The user adjusts it (struct framekind, from --runtime and --own-lib):
+ * a --runtime pattern, a prefix of a module's basename or of a function's
+ * qualified name ("libmysched", "mysched::", "sched_"), makes matching
+ * frames the runtime's, also in the main executable; an --own-lib pattern,
+ * a prefix of a module's basename, makes a shared library the program's
+ * (its frames then count as the program's, but for the runtime
+ * namespaces and --runtime's functions).
+ *
+ * Where only a module's name is known, not whether it is the main
+ * executable (FRAMEKIND_NAMED: a name kept by a recording), the system's
+ * and corotop's libraries are known by their basename prefixes
+ * (framekind_modules) and any other module is taken for the program's.
  *
  * A fiber whose function is a lambda often has no frame of the program's
  * at all: the lambda is inlined into Boost's worker_context<F>::run_.  Its
@@ -28,7 +44,19 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define FRAMEKIND_PATTERNS_MAX 32
+#define FRAMEKIND_PATTERN_MAX 128
+
+/* The user's patterns, each a NUL-terminated prefix in one buffer. */
+struct framekind {
+	const char *runtime[FRAMEKIND_PATTERNS_MAX];
+	const char *own[FRAMEKIND_PATTERNS_MAX];
+	size_t nruntime, nown;
+	char *text; /* the patterns' bytes */
+};
 
 static const char *const framekind_modules[] = {
 	"libc.so",  "libc-",	 "ld-linux",   "ld64.so",    "libstdc++",
@@ -119,15 +147,102 @@ bool framekind_inlined(const char *function, char *out, size_t n)
 	return true;
 }
 
-bool framekind_runtime(const char *module, const char *function)
+/* The patterns of list (comma-separated) into v, cut in place in buf: a
+ * trailing '*' is dropped (a prefix already matches what follows). */
+static bool framekind_split(char *buf, const char **v, size_t *n,
+			    const char *option, char *err, size_t errlen)
 {
-	if (module && framekind_prefixed(module, framekind_modules,
-					 sizeof(framekind_modules) /
-						 sizeof(framekind_modules[0])))
+	for (char *p = buf, *next; p; p = next) {
+		size_t len;
+
+		next = strchr(p, ',');
+		if (next)
+			*next++ = '\0';
+		len = strlen(p);
+		if (len && p[len - 1] == '*')
+			p[--len] = '\0';
+		if (!len || len > FRAMEKIND_PATTERN_MAX ||
+		    strcspn(p, " \t*") != len) {
+			snprintf(err, errlen,
+				 "%s expects prefixes of library or function "
+				 "names separated by commas (like "
+				 "libmysched,mysched::), got '%s'",
+				 option, p);
+			return false;
+		}
+		if (*n == FRAMEKIND_PATTERNS_MAX) {
+			snprintf(err, errlen, "%s takes at most %d patterns",
+				 option, FRAMEKIND_PATTERNS_MAX);
+			return false;
+		}
+		v[(*n)++] = p;
+	}
+	return true;
+}
+
+struct framekind *framekind_create(const char *runtime, const char *own,
+				   char *err, size_t errlen)
+{
+	size_t rlen = runtime ? strlen(runtime) + 1 : 0;
+	size_t olen = own ? strlen(own) + 1 : 0;
+	struct framekind *k = calloc(1, sizeof(*k));
+
+	if (errlen)
+		err[0] = '\0';
+	if (!k || !(k->text = malloc(rlen + olen + 1))) {
+		snprintf(err, errlen, "out of memory");
+		goto err_free;
+	}
+	if (runtime)
+		memcpy(k->text, runtime, rlen);
+	if (own)
+		memcpy(k->text + rlen, own, olen);
+	if (runtime && !framekind_split(k->text, k->runtime, &k->nruntime,
+					"--runtime", err, errlen))
+		goto err_free;
+	if (own && !framekind_split(k->text + rlen, k->own, &k->nown,
+				    "--own-lib", err, errlen))
+		goto err_free;
+	return k;
+err_free:
+	framekind_destroy(k);
+	return NULL;
+}
+
+void framekind_destroy(struct framekind *k)
+{
+	if (!k)
+		return;
+	free(k->text);
+	free(k);
+}
+
+bool framekind_runtime(const struct framekind *k, const char *module,
+		       const char *function, enum framekind_module kind)
+{
+	const char *q =
+		function && *function ? framekind_qualified(function) : NULL;
+
+	if (q && framekind_prefixed(q, framekind_spaces,
+				    sizeof(framekind_spaces) /
+					    sizeof(framekind_spaces[0])))
 		return true;
-	if (!function || !*function)
+	if (k &&
+	    ((q && framekind_prefixed(q, k->runtime, k->nruntime)) ||
+	     (module && framekind_prefixed(module, k->runtime, k->nruntime))))
+		return true;
+	if (k && module && framekind_prefixed(module, k->own, k->nown))
 		return false;
-	return framekind_prefixed(
-		framekind_qualified(function), framekind_spaces,
-		sizeof(framekind_spaces) / sizeof(framekind_spaces[0]));
+	switch (kind) {
+	case FRAMEKIND_PROGRAM:
+		return false;
+	case FRAMEKIND_LIBRARY:
+		return true;
+	case FRAMEKIND_NAMED:
+		break;
+	}
+	return module &&
+	       framekind_prefixed(module, framekind_modules,
+				  sizeof(framekind_modules) /
+					  sizeof(framekind_modules[0]));
 }

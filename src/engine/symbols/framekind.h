@@ -8,13 +8,38 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* What is known of a frame's module. */
+enum framekind_module {
+	FRAMEKIND_PROGRAM, /* the program's main executable */
+	FRAMEKIND_LIBRARY, /* any other file it maps: a shared library, the
+			      loader, the vDSO */
+	FRAMEKIND_NAMED,   /* its name only (a recording's): the system's
+			      and corotop's libraries by name */
+};
+
+/* The user's adjustments of the rule: --runtime and --own-lib. */
+struct framekind;
+
 /*
- * True when a frame in `module` (basename of its ELF file) running
- * `function` (its name as people read it, symname.h; NULL or "" when
- * unknown) belongs to a runtime -- libc and the loader, the C++ runtime,
- * Boost, corotop's own libraries -- rather than to the program.
+ * From `runtime` (frames the runtime's: prefixes of a module's basename or
+ * of a function's qualified name) and `own` (shared libraries the
+ * program's: prefixes of a module's basename), each a comma-separated list
+ * or NULL; a trailing '*' of a pattern is allowed.  NULL with a message
+ * for people in err (which names the option) when a list does not parse.
  */
-bool framekind_runtime(const char *module, const char *function);
+struct framekind *framekind_create(const char *runtime, const char *own,
+				   char *err, size_t errlen);
+/* NULL is a no-op. */
+void framekind_destroy(struct framekind *k);
+
+/*
+ * True when a frame in `module` (basename of its ELF file; NULL when in
+ * none) running `function` (its name as people read it, symname.h; NULL or
+ * "" when unknown) belongs to a runtime rather than to the program: see
+ * framekind.c.  k NULL: no user patterns.
+ */
+bool framekind_runtime(const struct framekind *k, const char *module,
+		       const char *function, enum framekind_module kind);
 
 /*
  * The program's code a runtime frame runs inlined, when its name says so:

@@ -12,6 +12,11 @@
  * name first (what is still shown is asked for again), which keeps memory
  * bounded without an eviction order.
  *
+ * A resolver whose names can change with no address asked (debug info
+ * fetched later: symbolizer.c) gives `poll`: the thread asks it when idle
+ * for a second, and namecache_poll asks it for a cache with no thread; a
+ * generation that moved forgets every name, as a resolve's does.
+ *
  * Locking: `lock` guards everything but cfg (immutable) and the thread
  * handle.  A lookup holds it for one probe and a copy; the thread holds it
  * only to take misses and to store a batch of names, never while it
@@ -26,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/clock.h"
 #include "common/grow.h"
 #include "common/hash.h"
 
@@ -34,6 +41,7 @@
 #define NAMECACHE_NONAME (UINT32_MAX - 1) /* resolved: it has no name */
 #define NAMECACHE_BATCH 256u		  /* misses the thread takes at once */
 #define NAMECACHE_SLOTS0 1024u		  /* the first table */
+#define NAMECACHE_POLL_NS 1000000000ull	  /* an idle thread's poll */
 
 struct namecache_entry {
 	uint64_t addr;	      /* 0: an empty slot */
@@ -165,6 +173,54 @@ static void namecache_store(struct namecache *nc, uint64_t addr, bool named,
 		e->full = NAMECACHE_NONAME;
 }
 
+/* Ask the resolver's generation (cfg.poll, no lock held); every name is
+ * forgotten when it moved.  True when names were forgotten. */
+static bool namecache_repoll(struct namecache *nc)
+{
+	bool moved = false;
+	uint32_t gen;
+
+	if (!nc->cfg.poll || !nc->cfg.poll(nc->cfg.ctx, &gen))
+		return false;
+	pthread_mutex_lock(&nc->lock);
+	if (gen != nc->rgen) {
+		moved = nc->n != 0;
+		if (moved)
+			namecache_forget(nc);
+		nc->rgen = gen;
+	}
+	pthread_mutex_unlock(&nc->lock);
+	return moved;
+}
+
+/* With the lock held: wait for misses or stop; with a poll, a second at
+ * most (then poll, and tell whoever shows names when they were
+ * forgotten). */
+static void namecache_idle(struct namecache *nc)
+{
+	uint64_t t = clock_now_ns(CLOCK_MONOTONIC) + NAMECACHE_POLL_NS;
+	struct timespec at = {.tv_sec = (time_t)(t / 1000000000u),
+			      .tv_nsec = (long)(t % 1000000000u)};
+
+	nc->idle = true;
+	if (!nc->cfg.poll) {
+		pthread_cond_wait(&nc->wake, &nc->lock);
+		nc->idle = false;
+		return;
+	}
+	/* CLOCK_MONOTONIC: the condition was made with it. */
+	if (pthread_cond_timedwait(&nc->wake, &nc->lock, &at) == 0 ||
+	    nc->stop) {
+		nc->idle = false;
+		return;
+	}
+	nc->idle = false;
+	pthread_mutex_unlock(&nc->lock);
+	if (namecache_repoll(nc) && nc->cfg.notify)
+		nc->cfg.notify(nc->cfg.ctx);
+	pthread_mutex_lock(&nc->lock);
+}
+
 static void *namecache_main(void *arg)
 {
 	struct namecache *nc = arg;
@@ -179,9 +235,7 @@ static void *namecache_main(void *arg)
 		uint32_t k = 0, clears;
 
 		if (!nc->nqueue) {
-			nc->idle = true;
-			pthread_cond_wait(&nc->wake, &nc->lock);
-			nc->idle = false;
+			namecache_idle(nc);
 			continue;
 		}
 		while (nc->nqueue && k < NAMECACHE_BATCH)
@@ -211,6 +265,7 @@ static void *namecache_main(void *arg)
 struct namecache *namecache_create(const struct namecache_config *c)
 {
 	struct namecache *nc = calloc(1, sizeof(*nc));
+	pthread_condattr_t ca;
 
 	if (!nc)
 		return NULL;
@@ -225,7 +280,10 @@ struct namecache *namecache_create(const struct namecache_config *c)
 	nc->slot = calloc(nc->nslots, sizeof(*nc->slot));
 	nc->queue = calloc(nc->cfg.max_queued, sizeof(*nc->queue));
 	pthread_mutex_init(&nc->lock, NULL);
-	pthread_cond_init(&nc->wake, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&nc->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	if (!nc->slot || !nc->queue) {
 		namecache_destroy(nc);
 		errno = ENOMEM;
@@ -329,6 +387,11 @@ void namecache_ensure(struct namecache *nc, uint64_t addr)
 	if (clears == nc->clears)
 		namecache_store(nc, addr, named, rgen, full, brief);
 	pthread_mutex_unlock(&nc->lock);
+}
+
+void namecache_poll(struct namecache *nc)
+{
+	(void)namecache_repoll(nc);
 }
 
 uint32_t namecache_gen(struct namecache *nc)

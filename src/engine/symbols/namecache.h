@@ -30,7 +30,13 @@ struct namecache_config {
 	 * lock of the cache held, on the thread or in namecache_ensure. */
 	bool (*resolve)(void *ctx, uint64_t addr, char *full, char *brief,
 			uint32_t *gen);
-	/* Later only: called by the thread after names arrived. */
+	/* Optional: the resolver's generation now, as resolve gives it, or
+	 * false when it can not tell without waiting; asked by an idle
+	 * thread once a second and by namecache_poll (names that changed
+	 * with no address asked: debug info fetched later). */
+	bool (*poll)(void *ctx, uint32_t *gen);
+	/* Later only: called by the thread after names arrived (or were
+	 * forgotten by a poll). */
 	void (*notify)(void *ctx);
 	void *ctx;
 	bool later;	     /* a thread resolves what lookups miss */
@@ -64,6 +70,10 @@ void namecache_ensure(struct namecache *nc, uint64_t addr);
  * different); not when an address is named for the first time, which
  * only settles an answer that was not (namecache_name's *settled). */
 uint32_t namecache_gen(struct namecache *nc);
+
+/* Ask cfg.poll now (a cache with no thread): every name is forgotten when
+ * the resolver's generation moved. */
+void namecache_poll(struct namecache *nc);
 
 /* Forget every name (the process to name changed). */
 void namecache_clear(struct namecache *nc);

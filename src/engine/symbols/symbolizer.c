@@ -24,14 +24,33 @@
  * Separate debug info (our find_debuginfo callback) is looked up by build
  * ID under /usr/lib/debug/.build-id, then by .gnu_debuglink next to the file,
  * in its .debug/ and under /usr/lib/debug, each candidate checked against
- * the build ID; dwz files only under /usr/lib/debug.  Unlike the standard
- * callback it never asks debuginfod, which could stall the UI on the
- * network.  libdwfl opens the file we return itself, with mmap, so a
+ * the build ID; dwz files only under /usr/lib/debug.
+ *
+ * Then, when DEBUGINFOD_URLS is set, from debuginfod -- never while a
+ * caller waits: the symbolizer is asked under symtab's lock, which the UI
+ * thread takes too.  debugfetch.c fetches on a thread of its own; a first
+ * ask only queues the build ID and the module goes on without debug info
+ * (module+offset), and a build ID that failed is never asked again.
+ * libdwfl looks for a module's debug info once, so when a file arrives
+ * (symbolizer_refresh sees debugfetch_found move, at most once a second)
+ * the modules are reported anew in a new libdwfl session (sym_reload),
+ * the cache is emptied and stats.reloads tells symtab, whose generation
+ * makes the name cache name everything again.  A process that has exited
+ * is not reported again: names fetched after its exit are not used.
+ *
+ * libdwfl opens the file we return itself, with mmap, so a
  * separate debug file truncated while we read it can still raise SIGBUS;
  * the usual ones are root's, under /usr/lib/debug.
  *
+ * The main executable.  The module that holds the program's entry point
+ * (AT_ENTRY in /proc/PID/auxv, when the target's words are ours), else the
+ * one mapped from the file /proc/PID/exe names, is the program's: a
+ * symbol's `program` bit, which framekind.c needs to tell the program's
+ * frames from every shared library's.
+ *
  * Each module carries a struct sym_module as its libdwfl userdata: the
- * symbolizer (for the callbacks) and the module's function index
+ * symbolizer (for the callbacks), whether it is the main executable, and
+ * the module's function index
  * (symindex.c), built on its first lookup, because libdwfl's own
  * dwfl_module_addrinfo walks the whole symbol table every time.  Lines come
  * from dwfl_module_getsrc.
@@ -56,6 +75,7 @@
 #include "common/numtext.h"
 #include "engine/target/procfs.h"
 #include "common/strpool.h"
+#include "engine/symbols/debugfetch.h"
 #include "engine/symbols/symindex.h"
 #include "engine/symbols/symname.h"
 #include "engine/symbols/unwinder.h"
@@ -70,6 +90,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,6 +101,7 @@
 #define SYM_FUNCS_MAX (1u << 21) /* symbols read per module */
 #define SYM_MAPS_MAX (64u << 20)
 #define SYM_STATUS_MAX (64u << 10)
+#define SYM_AUXV_MAX (64u << 10)
 #define SYM_VDSO_MAX (1u << 20)
 #define SYM_FULL_EVERY 10
 #define SYM_BUILD_ID_MAX 64
@@ -98,6 +120,7 @@ struct sym_module {
 	struct symbolizer *s;
 	struct symindex *funcs;
 	bool indexed; /* funcs was built (NULL then means none) */
+	bool program; /* the program's main executable (sym_adopt) */
 };
 
 struct symbolizer {
@@ -108,6 +131,16 @@ struct symbolizer {
 	uint64_t vm_sig; /* VmExe and VmLib when the maps were last read */
 	unsigned refreshes; /* calls since the last maps read */
 	uint64_t mod_sig;   /* hash of the module list, to notice changes */
+	/* Where the program's main executable is: the module that holds its
+	 * entry point (AT_ENTRY), else the one mapped from /proc/PID/exe's
+	 * path; both unknown (0, ""): no module is known as the program. */
+	uint64_t entry;
+	char exe[PATH_MAX];
+	bool has_program; /* some module is the main executable */
+	/* debuginfod (debugfetch.c), when DEBUGINFOD_URLS is set; fetched:
+	 * its count of files fetched when the modules were last reported. */
+	struct debugfetch *fetch;
+	uint64_t fetched;
 	/* Our own vDSO, lent to a target of the same ELF class and machine. */
 	bool vdso_same_abi;
 	uint64_t vdso_size;
@@ -256,6 +289,55 @@ static const struct sym_link_dir {
 	{.prefix = SYM_DEBUG_DIR, .sub = "", .system = true},
 };
 
+/* The .gnu_debuglink file of file_name, by its name `link`, around the
+ * file's directory (sym_link_dirs); its fd, or -1. */
+static int sym_debug_linked(const struct symbolizer *s, const char *file_name,
+			    const char *link, const unsigned char *id,
+			    int id_len, char **out_name)
+{
+	char path[PATH_MAX], root[PATH_MAX + 8];
+	int dirlen;
+
+	if (!link || !link[0] || !file_name || file_name[0] != '/' ||
+	    strlen(link) > NAME_MAX)
+		return -1;
+	dirlen = (int)(strrchr(file_name, '/') - file_name);
+	for (size_t i = 0; i < sizeof(sym_link_dirs) / sizeof(sym_link_dirs[0]);
+	     i++) {
+		const struct sym_link_dir *d = &sym_link_dirs[i];
+		int n = snprintf(path, sizeof(path), "%s%.*s%s/%s", d->prefix,
+				 dirlen, file_name, d->sub, link);
+		int fd;
+
+		if (n < 0 || (size_t)n >= sizeof(path))
+			continue;
+		snprintf(root, sizeof(root), "root%s", path);
+		fd = sym_debug_candidate(d->system ? AT_FDCWD : s->proc_fd,
+					 d->system ? path : root, path, id,
+					 id_len, out_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* The file debuginfod fetched for build ID id, when it has (never waits:
+ * a first ask queues the fetch, debugfetch.c); its fd, or -1. */
+static int sym_debug_fetched(struct symbolizer *s, const unsigned char *id,
+			     int id_len, char **out_name)
+{
+	char *path = NULL;
+	int fd = -1;
+
+	if (s->fetch && debugfetch_get(s->fetch, id, (size_t)id_len, &path) ==
+				DEBUGFETCH_FOUND) {
+		fd = sym_debug_candidate(AT_FDCWD, path, path, id, id_len,
+					 out_name);
+		free(path);
+	}
+	return fd;
+}
+
 /* Dwfl_Callbacks.find_debuginfo: see the comment at the top. */
 static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
 			      const char *modname, Dwarf_Addr base,
@@ -266,8 +348,8 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
 	struct symbolizer *s = m ? m->s : NULL;
 	const unsigned char *id = NULL;
 	GElf_Addr id_vaddr;
-	char path[PATH_MAX], root[PATH_MAX + 8];
-	int id_len, fd, off, dirlen;
+	char path[PATH_MAX];
+	int id_len, fd, off;
 
 	(void)modname;
 	(void)base;
@@ -295,26 +377,12 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
 	snprintf(path + off, sizeof(path) - (size_t)off, ".debug");
 	fd = sym_debug_candidate(AT_FDCWD, path, path, id, id_len,
 				 debuginfo_file_name);
-	if (fd >= 0 || !debuglink || !debuglink[0] || !file_name ||
-	    file_name[0] != '/' || strlen(debuglink) > NAME_MAX)
-		return fd;
-	dirlen = (int)(strrchr(file_name, '/') - file_name);
-	for (size_t i = 0; i < sizeof(sym_link_dirs) / sizeof(sym_link_dirs[0]);
-	     i++) {
-		const struct sym_link_dir *d = &sym_link_dirs[i];
-		int n = snprintf(path, sizeof(path), "%s%.*s%s/%s", d->prefix,
-				 dirlen, file_name, d->sub, debuglink);
-
-		if (n < 0 || (size_t)n >= sizeof(path))
-			continue;
-		snprintf(root, sizeof(root), "root%s", path);
-		fd = sym_debug_candidate(d->system ? AT_FDCWD : s->proc_fd,
-					 d->system ? path : root, path, id,
-					 id_len, debuginfo_file_name);
-		if (fd >= 0)
-			return fd;
-	}
-	return -1;
+	if (fd < 0)
+		fd = sym_debug_linked(s, file_name, debuglink, id, id_len,
+				      debuginfo_file_name);
+	if (fd < 0)
+		fd = sym_debug_fetched(s, id, id_len, debuginfo_file_name);
+	return fd;
 }
 
 /* ---- the module map ----------------------------------------------------- */
@@ -323,6 +391,7 @@ struct sym_walk {
 	struct symbolizer *s;
 	uint64_t sig;
 	uint32_t modules;
+	bool program; /* a module is the main executable */
 };
 
 static uint64_t sym_mix(uint64_t h, uint64_t v)
@@ -351,6 +420,15 @@ static int sym_adopt(Dwfl_Module *mod, void **userdata, const char *name,
 			(void)dwfl_module_getelf(mod, &bias);
 	}
 	dwfl_module_info(mod, NULL, NULL, &end, NULL, NULL, NULL, NULL);
+	if (*userdata) {
+		struct sym_module *m = *userdata;
+		const struct symbolizer *s = w->s;
+
+		m->program =
+			s->entry ? s->entry >= start && s->entry < end
+				 : s->exe[0] && name && !strcmp(name, s->exe);
+		w->program |= m->program;
+	}
 	w->sig = sym_mix(sym_mix(w->sig, start), end);
 	for (const char *p = name ? name : ""; *p; p++)
 		w->sig = sym_mix(w->sig, (unsigned char)*p);
@@ -397,6 +475,7 @@ static void sym_settle(struct symbolizer *s)
 
 	dwfl_getmodules(s->dwfl, sym_adopt, &w, 0);
 	s->stats.modules = w.modules;
+	s->has_program = w.program;
 	if (w.sig != s->mod_sig) {
 		s->mod_sig = w.sig;
 		sym_cache_clear(s);
@@ -475,6 +554,62 @@ static bool sym_errno_gone(int e)
 	return e == ENOENT || e == ESRCH;
 }
 
+/* Where the main executable is (see struct symbolizer): AT_ENTRY from
+ * /proc/PID/auxv when the target's words are ours, and the path
+ * /proc/PID/exe links to. */
+static void sym_find_program(struct symbolizer *s)
+{
+	size_t len;
+	char *auxv = s->vdso_same_abi ? procfs_slurp(s->proc_fd, "auxv",
+						     SYM_AUXV_MAX, &len)
+				      : NULL;
+	ssize_t n;
+
+	for (size_t at = 0; auxv && at + 2 * sizeof(unsigned long) <= len;
+	     at += 2 * sizeof(unsigned long)) {
+		unsigned long kv[2];
+
+		memcpy(kv, auxv + at, sizeof(kv));
+		if (kv[0] == AT_NULL)
+			break;
+		if (kv[0] == AT_ENTRY)
+			s->entry = kv[1];
+	}
+	free(auxv);
+	n = readlinkat(s->proc_fd, "exe", s->exe, sizeof(s->exe) - 1);
+	s->exe[n > 0 ? n : 0] = '\0';
+}
+
+/*
+ * Report every module anew, in a new libdwfl session: libdwfl looks for a
+ * module's debug info once, so a file debuginfod fetched since is used
+ * only by a module reported again.  The old session (and the unwinder on
+ * it) goes; strings already returned stay (the pool keeps them).  On
+ * failure the old session stays.
+ */
+static void sym_reload(struct symbolizer *s)
+{
+	Dwfl *old = s->dwfl, *d = dwfl_begin(&sym_callbacks);
+
+	if (!d)
+		return;
+	s->dwfl = d;
+	if (sym_report(s)) {
+		dwfl_getmodules(d, sym_forget_all, NULL, 0);
+		dwfl_end(d);
+		s->dwfl = old;
+		sym_settle(s);
+		return;
+	}
+	dwfl_getmodules(old, sym_forget_all, NULL, 0);
+	dwfl_end(old);
+	unwinder_destroy(s->unw); /* after dwfl_end, which may call it */
+	s->unw = NULL;
+	s->unw_failed = false;
+	sym_cache_clear(s);
+	s->stats.reloads++;
+}
+
 /* ---- the API ------------------------------------------------------------ */
 
 struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen)
@@ -529,6 +664,8 @@ struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen)
 		abi && abi == procfs_elf_abi(AT_FDCWD, "/proc/self/exe");
 	if (sym_vm_sig(s, &s->vm_sig))
 		s->vm_sig = 0;
+	sym_find_program(s);
+	s->fetch = debugfetch_create();
 	rc = sym_report(s);
 	if (rc) {
 		snprintf(err, errlen,
@@ -553,6 +690,7 @@ void symbolizer_destroy(struct symbolizer *s)
 		dwfl_end(s->dwfl); /* before the vDSO image it may use */
 	}
 	unwinder_destroy(s->unw); /* after dwfl_end, which may call it */
+	debugfetch_destroy(s->fetch);
 	free(s->vdso_image);
 	strpool_destroy(s->pool);
 	free(s->cache);
@@ -632,6 +770,7 @@ static bool sym_resolve(struct symbolizer *s, uint64_t addr, struct symbol *out)
 	out->module = strpool_intern(s->pool, name, strlen(name));
 	if (!out->module)
 		out->module = "?";
+	out->program = m && m->program;
 	out->offset = addr - start;
 	if (m && !m->indexed) {
 		m->funcs = sym_index(mod, end);
@@ -725,6 +864,11 @@ void symbolizer_refresh(struct symbolizer *s)
 
 	if (!s || s->gone)
 		return;
+	/* debuginfod fetched files since the modules were reported. */
+	if (debugfetch_found(s->fetch) != s->fetched) {
+		s->fetched = debugfetch_found(s->fetch);
+		sym_reload(s);
+	}
 	rc = sym_vm_sig(s, &sig);
 	if (rc) {
 		if (sym_errno_gone(rc))
@@ -740,6 +884,11 @@ void symbolizer_refresh(struct symbolizer *s)
 	}
 	s->vm_sig = sig;
 	s->refreshes = 0;
+}
+
+bool symbolizer_has_program(const struct symbolizer *s)
+{
+	return s && s->has_program;
 }
 
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out)

@@ -46,6 +46,8 @@ struct symbol {
 	const char *file;
 	/* > 0 when file is set, else 0 */
 	int line;
+	/* module is the program's main executable (symbolizer_has_program) */
+	bool program;
 };
 
 /* Counters for tests and benchmarks. */
@@ -58,6 +60,7 @@ struct symbolizer_stats {
 	uint32_t capacity;   /* entries the cache holds before it is cleared */
 	size_t string_bytes; /* bytes held by the string pool */
 	uint32_t modules;    /* ELF modules (and the vDSO) currently known */
+	uint64_t reloads;    /* modules reported anew for fetched debug info */
 };
 
 /*
@@ -93,8 +96,9 @@ const char *symbolizer_format(struct symbolizer *s, uint64_t addr, char *buf,
  * Catch up with libraries mapped or unmapped since the last read.  Cheap to
  * call once a second: it reads /proc/PID/status and re-reads the maps only
  * when the executable mappings changed size (VmExe, VmLib), or every tenth
- * call.  Once the process has exited (or is a zombie) it reads nothing
- * again and changes nothing.
+ * call; and reports every module anew when debuginfod fetched debug info
+ * since (stats.reloads counts it).  Once the process has exited (or is a
+ * zombie) it reads nothing again and changes nothing.
  */
 void symbolizer_refresh(struct symbolizer *s);
 
@@ -109,5 +113,12 @@ size_t symbolizer_unwind(struct symbolizer *s, const struct unwinder_regs *r,
 			 unwinder_read_fn read, void *ctx, uint64_t *frames,
 			 size_t max);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
+
+/*
+ * Whether one of the modules is known as the program's main executable
+ * (the one holding its entry point): only then does a symbol's `program`
+ * say which frames are the program's and which a library's.
+ */
+bool symbolizer_has_program(const struct symbolizer *s);
 
 #endif

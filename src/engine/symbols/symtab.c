@@ -59,6 +59,14 @@ void symtab_set_pid(struct symtab *t, pid_t pid)
 	pthread_mutex_unlock(&t->lock);
 }
 
+void symtab_set_framekind(struct symtab *t, const struct framekind *k)
+{
+	pthread_mutex_lock(&t->lock);
+	t->kind = k;
+	t->gen++;
+	pthread_mutex_unlock(&t->lock);
+}
+
 void symtab_set_recorded(struct symtab *t,
 			 const char *(*fn)(void *ctx, uint64_t addr), void *ctx)
 {
@@ -132,9 +140,11 @@ static struct symbolizer *symtab_tick(struct symtab *t)
 		symbolizer_stats(t->sym, &before);
 		symbolizer_refresh(t->sym);
 		symbolizer_stats(t->sym, &after);
-		/* A refresh empties the cache when the modules changed. */
+		/* A refresh empties the cache when the modules changed, or
+		 * were reported anew with fetched debug info. */
 		if (after.cached < before.cached ||
-		    after.modules != before.modules)
+		    after.modules != before.modules ||
+		    after.reloads != before.reloads)
 			t->gen++;
 		t->refreshed_ns = now;
 	}
@@ -189,14 +199,30 @@ static struct symbolizer *symtab_get_other(struct symtab *t, pid_t pid)
 	return o->sym;
 }
 
+/* Tick the symbolizer unless another thread holds it (whoever holds the
+ * lock is using it, or making it); `make`: also make it.  True with *gen
+ * when the lock was taken. */
+static bool symtab_try_tick(struct symtab *t, bool make, uint32_t *gen)
+{
+	if (pthread_mutex_trylock(&t->lock))
+		return false;
+	if (t->pid && !t->failed && !t->recorded && (make || t->sym))
+		(void)symtab_tick(t);
+	*gen = t->gen;
+	pthread_mutex_unlock(&t->lock);
+	return true;
+}
+
 void symtab_prime(struct symtab *t)
 {
-	/* Whoever holds the lock is using the symbolizer (or making it). */
-	if (pthread_mutex_trylock(&t->lock))
-		return;
-	if (t->pid && !t->failed && !t->recorded)
-		(void)symtab_tick(t);
-	pthread_mutex_unlock(&t->lock);
+	uint32_t gen;
+
+	(void)symtab_try_tick(t, true, &gen);
+}
+
+bool symtab_poll(struct symtab *t, uint32_t *gen)
+{
+	return symtab_try_tick(t, false, gen);
 }
 
 void symtab_hex(uint64_t addr, char *buf, size_t n)
@@ -335,8 +361,13 @@ symtab_walk(struct symtab *t, pid_t pid, const struct unwinder_regs *regs,
 	for (size_t i = 0; mark && i < out->n; i++) {
 		/* Every frame is a return address: name its call. */
 		bool known = symbolizer_lookup(s, frames[i] - 1, &sym);
+		enum framekind_module kind = !symbolizer_has_program(s)
+						     ? FRAMEKIND_NAMED
+					     : sym.program ? FRAMEKIND_PROGRAM
+							   : FRAMEKIND_LIBRARY;
 
-		if (known && framekind_runtime(sym.module, sym.function)) {
+		if (known && framekind_runtime(t->kind, sym.module,
+					       sym.function, kind)) {
 			if (out->where < 0 && out->inlined_at < 0 &&
 			    framekind_inlined(sym.function, out->inlined,
 					      sizeof(out->inlined)))

@@ -14,6 +14,7 @@
 #include "engine/symbols/unwinder.h"
 
 struct symbolizer;
+struct framekind;
 
 #define SYMTAB_OTHERS 8
 
@@ -30,6 +31,9 @@ struct symtab {
 	const char *(*recorded)(void *ctx, uint64_t addr);
 	void *recorded_ctx;
 	char error[160]; /* why there are no symbols, for people */
+	/* The user's adjustments of which frames are the program's
+	 * (framekind.h; NULL: none); the caller's, immutable once set. */
+	const struct framekind *kind;
 	/* Other processes' symbolizers (a traced program's children that
 	 * exec'd another image), the least recently used replaced. */
 	struct symtab_other {
@@ -55,6 +59,19 @@ void symtab_set_pid(struct symtab *t, pid_t pid);
  * the ones its stacks are named from after it exited.
  */
 void symtab_prime(struct symtab *t);
+
+/* The user's patterns of which frames are the program's (framekind.h),
+ * kept by the caller until symtab_finish; NULL: none.  Set before the
+ * first walk. */
+void symtab_set_framekind(struct symtab *t, const struct framekind *k);
+
+/*
+ * The symbolizer refreshed when it is a second old (symtab_prime), unless
+ * another thread holds it (never waits), but never made: for a thread
+ * that asks nothing of it but should see names change (debug info that
+ * debuginfod fetched).  True with *gen (symtab_gen) when it got the lock.
+ */
+bool symtab_poll(struct symtab *t, uint32_t *gen);
 
 /* Name addresses from a recording's table instead of a process. */
 void symtab_set_recorded(struct symtab *t,

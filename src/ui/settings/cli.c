@@ -93,6 +93,16 @@ const char cli_usage[] =
 	"parks\n"
 	"                           (its stack at every suspend; default "
 	"off)\n"
+	"      --runtime LIST       frames of these libraries or functions "
+	"are the runtime's,\n"
+	"                           not the program's (WHERE, NAME): "
+	"name prefixes,\n"
+	"                           comma-separated (libmysched,mysched::,"
+	"sched_)\n"
+	"      --own-lib LIST       shared libraries whose frames are the "
+	"program's\n"
+	"                           (name prefixes, comma-separated: "
+	"libmyapp)\n"
 	"      --no-auto            do not trace a program that does not call "
 	"the probe\n"
 	"                           through its ucontext/Boost.Context "
@@ -155,6 +165,8 @@ enum {
 	OPT_LISTEN,
 	OPT_TOP_WHERE,
 	OPT_WEB_CONFIG,
+	OPT_RUNTIME,
+	OPT_OWN_LIB,
 };
 
 static const struct option cli_options[] = {
@@ -184,6 +196,8 @@ static const struct option cli_options[] = {
 	{"hot-half-life", required_argument, NULL, OPT_HOT_HALF_LIFE},
 	{"sample", required_argument, NULL, OPT_SAMPLE},
 	{"parked-stacks", no_argument, NULL, OPT_PARKED},
+	{"runtime", required_argument, NULL, OPT_RUNTIME},
+	{"own-lib", required_argument, NULL, OPT_OWN_LIB},
 	{"no-auto", no_argument, NULL, OPT_NO_AUTO},
 	{"pid", required_argument, NULL, 'p'},
 	{"list-buffers", no_argument, NULL, OPT_LIST_BUFFERS},
@@ -419,6 +433,12 @@ static enum cli_result cli_check_file_mode(struct cli *out, char *err,
 				"--speedscope, --sample and --parked-stacks "
 				"need a running target",
 				what);
+	if (out->runtime || out->own_libs)
+		return cli_fail(err, errlen,
+				"%s reads a file: its WHERE and NAME were "
+				"picked when it was recorded, so --runtime and "
+				"--own-lib go with a running target",
+				what);
 	if (out->paused && !out->replay)
 		return cli_fail(err, errlen, "%s",
 				"--paused goes with --replay FILE");
@@ -485,6 +505,26 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 						       sizeof(why)))
 				return cli_fail(err, errlen, "-c: %s", why);
 			out->counters = optarg;
+			break;
+		}
+		case OPT_RUNTIME:
+		case OPT_OWN_LIB: {
+			const char **to = c == OPT_RUNTIME ? &out->runtime
+							   : &out->own_libs;
+			char why[256];
+
+			/* One list: a second one would silently replace
+			 * the first. */
+			if (*to)
+				return cli_fail(err, errlen,
+						"%s was given twice: give one "
+						"comma-separated list",
+						c == OPT_RUNTIME ? "--runtime"
+								 : "--own-lib");
+			*to = optarg;
+			if (!engine_runtime_valid(out->runtime, out->own_libs,
+						  why, sizeof(why)))
+				return cli_fail(err, errlen, "%s", why);
 			break;
 		}
 		case OPT_HOT_BY: {

@@ -51,6 +51,10 @@ struct cli {
 	bool hot_half_life_set;
 	unsigned sample_hz; /* --sample HZ: the target's sampler, 0 = off */
 	bool parked_stacks; /* --parked-stacks */
+	/* Which frames are the program's: --runtime LIST, --own-lib LIST
+	 * (checked by engine_runtime_valid). */
+	const char *runtime;
+	const char *own_libs;
 	/* Attach mode: -p PID and its ppt options. */
 	int pid;		   /* 0: none */
 	bool list_buffers;	   /* --list-buffers: print them and exit */
