@@ -623,8 +623,15 @@ static void preload_jump(const void *env, uint64_t addr)
 		return;
 	from = preload_here(addr, (uint64_t)__builtin_frame_address(0));
 	to = preload_owner(sp);
-	if (from != CTXTABLE_NONE && to != from)
+	if (from != CTXTABLE_NONE && to != from) {
+		/* It is saved in its own stack now, no longer in the
+		 * ucontext_t it was made or last swapped in: QEMU makes every
+		 * coroutine in the same local ucontext_t, which must not end
+		 * the one made there before. */
+		preload_saved(from, (uint64_t)__builtin_frame_address(0),
+			      false);
 		preload_switch(from, to, addr);
+	}
 	preload_leave();
 	if (from != CTXTABLE_NONE && to != from)
 		PRELOAD_TEST_POINT(PRELOAD_POINT_SWITCH);

@@ -1,6 +1,7 @@
 /*
  * sjlj-ctx: coroutines in the shape of QEMU's (util/coroutine-ucontext.c):
- * each is made with makecontext and started with one swapcontext, whose
+ * each is made with makecontext -- in a ucontext_t local to the function
+ * that makes them all, as QEMU's -- and started with one swapcontext, whose
  * trampoline saves its place with sigsetjmp and jumps straight back to its
  * creator with siglongjmp; every switch after that is a sigsetjmp on the
  * way out and a siglongjmp into the other side's buffer.  A coroutine that
@@ -27,7 +28,6 @@ enum { CO_ENTER = 1, CO_YIELD, CO_DONE };
 
 struct co {
 	sigjmp_buf env;
-	ucontext_t uc;
 	char *stack;
 	struct co *caller;
 	sigjmp_buf *start_env; /* the creator's, for the trampoline's jump */
@@ -85,7 +85,8 @@ static struct co *co_new(unsigned id)
 {
 	struct co *c = calloc(1, sizeof(*c));
 	sigjmp_buf start;
-	ucontext_t back;
+	ucontext_t uc, back; /* QEMU's are locals too: every coroutine is
+			      * made in the same ucontext_t */
 	uintptr_t p = (uintptr_t)c;
 
 	if (!c)
@@ -95,15 +96,15 @@ static struct co *co_new(unsigned id)
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->stack == MAP_FAILED)
 		exit(1);
-	getcontext(&c->uc);
-	c->uc.uc_link = &back;
-	c->uc.uc_stack.ss_sp = c->stack;
-	c->uc.uc_stack.ss_size = STACK;
-	makecontext(&c->uc, (void (*)(void))trampoline, 2,
+	getcontext(&uc);
+	uc.uc_link = &back;
+	uc.uc_stack.ss_sp = c->stack;
+	uc.uc_stack.ss_size = STACK;
+	makecontext(&uc, (void (*)(void))trampoline, 2,
 		    (int)(unsigned)(p & 0xffffffffu), (int)(unsigned)(p >> 32));
 	c->start_env = &start;
 	if (!sigsetjmp(start, 0))
-		swapcontext(&back, &c->uc);
+		swapcontext(&back, &uc);
 	return c;
 }
 
