@@ -14,13 +14,9 @@ corotop=$1 demo=$2
 runs=${RUNS:-10}
 hogs=${HOGS:-2}
 secs=${SECS:-30}
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-for ((i = 0; i < hogs; i++)); do
-	(while :; do :; done) &
-	pids+=($!)
-done
+# shellcheck source=bench/hogs.sh
+. "$(dirname "$0")/hogs.sh"
+hogs_start "$hogs"
 echo "demo_loss: $(nproc) CPUs, $hogs hogs, $runs runs of $secs s; $(uname -r)"
 echo "command: $corotop -b -n $secs -d 10 -f json -- $demo"
 lossy=0

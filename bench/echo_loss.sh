@@ -14,13 +14,9 @@ runs=${RUNS:-3}
 hogs=${HOGS:-0}
 conns=${CONNS:-32}
 msgs=${MSGS:-3000}
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-for ((i = 0; i < hogs; i++)); do
-	(while :; do :; done) &
-	pids+=($!)
-done
+# shellcheck source=bench/hogs.sh
+. "$(dirname "$0")/hogs.sh"
+hogs_start "$hogs"
 echo "echo_loss: $(nproc) CPUs, $hogs hogs, $conns connections x $msgs messages, $runs runs; $(uname -r)"
 for ((r = 1; r <= runs; r++)); do
 	dir=$(mktemp -d)

@@ -16,13 +16,9 @@ set -euo pipefail
 corotop=$1 writer=$2 ref=$3
 runs=${RUNS:-10}
 hogs=${HOGS:-2}
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-for ((i = 0; i < hogs; i++)); do
-	(while :; do :; done) &
-	pids+=($!)
-done
+# shellcheck source=bench/hogs.sh
+. "$(dirname "$0")/hogs.sh"
+hogs_start "$hogs"
 echo "loaded_loss: $(nproc) CPUs, $hogs hogs, $runs runs; $(uname -r)"
 
 # corotop_run ARGS...: "harvested lost written elapsed_ns"
