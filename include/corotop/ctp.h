@@ -229,6 +229,10 @@ struct ctp_header {
  * An engine that does not know the flag shows it as a coroutine that
  * never ran. */
 #define CTP_STX_PROCESS (1u << 3)
+/* The occupant is a hub -- it takes part in most of its process's switches
+ * (an event loop's root) -- and writes its deep ring to hub_depth, not
+ * depth (ctp_deep, CTP_DEEP_HUBS).  Set with the header, before (G). */
+#define CTP_STX_HUB (1u << 4)
 /* Bytes of ctp_station_ext.name, the NUL included (COROTOP_NAME_MAX). */
 #define CTP_STX_NAME_LEN 48u
 
@@ -392,7 +396,11 @@ static inline uint64_t ctp_region_size(uint32_t n)
  *   R pairs with S: a pass that began after a writer's events were
  *   published delivered them, so their slots may be reused.
  */
-#define CTP_DEEP_MAGIC 0x31504544u /* "DEP1" */
+#define CTP_DEEP_MAGIC 0x31504544u /* "DEP1": rings of depth epochs */
+/* "DEP2": CTP_DEEP_HUBS, rings hub_depth epochs apart.  A probe that knows
+ * only DEP1 (which would place ring i at i * depth) takes no deep ring. */
+#define CTP_DEEP_MAGIC_HUBS 0x32504544u
+#define CTP_DEEP_HUBS (1u << 0)
 #define CTP_DEEP_HEADER 1024u
 #define CTP_DEEP_MIN 8u
 #define CTP_DEEP_MAX 4096u
@@ -401,8 +409,12 @@ struct ctp_deep {
 	uint32_t magic;	   /* CTP_DEEP_MAGIC */
 	uint32_t depth;	   /* epochs per station, a power of two */
 	uint32_t stations; /* rings in the area (== max_stations) */
-	uint32_t flags;	   /* 0 */
-	uint8_t _pad0[48];
+	uint32_t flags;	   /* CTP_DEEP_HUBS with magic DEP2, else 0 */
+	/* DEP2: each ring is hub_depth epochs (a power of two, more than
+	 * depth): a hub station (CTP_STX_HUB) uses all of them, any other
+	 * the first depth. */
+	uint32_t hub_depth;
+	uint8_t _pad0[44];
 	/* CLOCK_MONOTONIC ns at the start of the engine's latest completed
 	 * covering pass (R). Its own cache line: written once per pass. */
 	CTP_ATOMIC(uint64_t) pass_ns;
@@ -413,6 +425,7 @@ struct ctp_deep {
 };
 
 CTP_STATIC_ASSERT(sizeof(struct ctp_deep) == CTP_DEEP_HEADER, "deep header");
+CTP_STATIC_ASSERT(offsetof(struct ctp_deep, hub_depth) == 16, "hub_depth");
 CTP_STATIC_ASSERT(offsetof(struct ctp_deep, pass_ns) == 64, "pass_ns");
 CTP_STATIC_ASSERT(offsetof(struct ctp_deep, kick) == 128, "kick");
 
@@ -422,10 +435,30 @@ static inline uint64_t ctp_deep_offset(uint32_t n)
 	return ctp_region_size(n);
 }
 
-/* Size of the deep area (header and rings) for n stations. */
-static inline uint64_t ctp_deep_size(uint32_t n, uint32_t depth)
+/* Size of the deep area (header and rings) for n stations, rings `stride`
+ * epochs apart (depth, or DEP2's hub_depth). */
+static inline uint64_t ctp_deep_size(uint32_t n, uint32_t stride)
 {
-	return CTP_DEEP_HEADER + (uint64_t)n * depth * sizeof(struct ctp_epoch);
+	return CTP_DEEP_HEADER +
+	       (uint64_t)n * stride * sizeof(struct ctp_epoch);
+}
+
+/* A deep header's ring stride: depth for DEP1, hub_depth for DEP2 (a
+ * power of two above depth, at most CTP_DEEP_MAX); 0 for any header that
+ * is neither, or that lies. */
+static inline uint32_t ctp_deep_stride(const struct ctp_deep *d)
+{
+	uint32_t depth = d->depth, hub = d->hub_depth;
+
+	if (depth < CTP_DEEP_MIN || depth > CTP_DEEP_MAX ||
+	    (depth & (depth - 1)))
+		return 0;
+	if (d->magic == CTP_DEEP_MAGIC && d->flags == 0)
+		return depth;
+	if (d->magic == CTP_DEEP_MAGIC_HUBS && d->flags == CTP_DEEP_HUBS &&
+	    hub > depth && hub <= CTP_DEEP_MAX && !(hub & (hub - 1)))
+		return hub;
+	return 0;
 }
 
 /* A depth an engine may announce: a power of two in [MIN, MAX]. */

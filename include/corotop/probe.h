@@ -178,7 +178,13 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id);
  *                        literal, or any string that stays valid and
  *                        unchanged until corotop_coro_close returns (its
  *                        first COROTOP_NAME_MAX - 1 bytes are read
- *                        whenever the coroutine takes a station).
+ *                        whenever the coroutine takes a station);
+ *   COROTOP_CORO_HUB     (or'ed with either) the coroutine is a hub: it
+ *                        takes part in most of the program's switches (an
+ *                        event loop's root, a scheduler's own context), so
+ *                        its deep ring is longer (CTP_STX_HUB, docs/WIRE.md
+ *                        "Deep rings") and it loses no more than the
+ *                        others when corotop is late.
  * The name lives in the probe's registry of live coroutines, not in
  * struct corotop_coro (whose size is ABI): a coroutine opened while the
  * registry is full (more than 2^20 live) is unnamed.  No allocation, no
@@ -188,6 +194,7 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id);
 #define COROTOP_NAME_MAX 48 /* bytes kept, the terminating NUL included */
 #define COROTOP_NAME_COPY 0u
 #define COROTOP_NAME_STATIC 1u
+#define COROTOP_CORO_HUB 2u
 COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
 					 uint64_t probe_id, const char *name,
 					 unsigned flags);

@@ -99,7 +99,8 @@ static bool engine_open_region(struct engine *e, uint32_t flags, char *err,
 		ok = false;
 	}
 	if (ok)
-		harvest_set_deep(&e->harvest, e->region.deep, e->region.depth);
+		harvest_set_deep(&e->harvest, e->region.deep, e->region.depth,
+				 e->region.hub_depth);
 	engine_guard = NULL;
 	return ok;
 }

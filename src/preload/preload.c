@@ -215,7 +215,12 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
 		/* relaxed: unique ids, no ordering. */
 		atomic_fetch_add_explicit(&preload_table.next_id, 1,
 					  memory_order_relaxed),
-		kind == CTX_ROOT ? "root" : NULL, COROTOP_NAME_STATIC);
+		kind == CTX_ROOT ? "root" : NULL,
+		/* A thread's root takes part in most switches (an event
+		 * loop's, a scheduler's): a hub, with a longer ring, so that
+		 * it loses no more than the others when corotop is late. */
+		COROTOP_NAME_STATIC |
+			(kind == CTX_ROOT ? COROTOP_CORO_HUB : 0u));
 	if (hi > lo) {
 		corotop_coro_set_stack(&c->coro, (const void *)lo,
 				       (const void *)hi);

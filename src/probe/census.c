@@ -150,11 +150,13 @@ static void census_fill(struct probe_region *r, uint32_t idx,
 		};
 	(void)registry_name(slot + 1, who.name, true);
 	station_header(r, idx, c->probe_id, c->birth_ts, n,
-		       ran ? CTP_STX_CENSUS : 0u, &where, &who);
+		       (ran ? CTP_STX_CENSUS : 0u) | coro_stx_hub(c, r), &where,
+		       &who);
 	if (ran)
 		station_write(
-			station_epoch(r, idx, n), n, c->last_ts, c->last_tid,
-			c->last_addr, c->last_active, 0,
+			station_epoch(r, idx, n, coro_depth(c, r)), n,
+			c->last_ts, c->last_tid, c->last_addr, c->last_active,
+			0,
 			(uint8_t)((!c->last_active && c->last_long
 					   ? CTP_EPF_LONG_WAIT
 					   : 0) |
@@ -210,7 +212,8 @@ void census_walk(struct probe_region *r)
 			 * (test_census_reused_station). */
 			if (copy.last_ts)
 				station_unwrite(station_epoch(
-					r, spare, station_next_n(r, spare)));
+					r, spare, station_next_n(r, spare),
+					coro_depth(&copy, r)));
 			continue;
 		}
 		station_publish(r, spare);

@@ -165,7 +165,7 @@ static inline void coro_lap_init(struct corotop_coro *c,
 	c->chk_n = c->n;
 	c->chk_ts = probe_now();
 	c->wake_ns = 0;
-	c->lap_check = p->deep_rings ? c->n + p->depth / 2 : UINT64_MAX;
+	c->lap_check = p->deep_rings ? c->n + coro_depth(c, p) / 2 : UINT64_MAX;
 }
 
 static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
@@ -184,7 +184,8 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	c->attach = p->attach;
 	who.coro = (uint64_t)(uintptr_t)c;
 	(void)registry_name(c->reg, who.name, false);
-	station_header(p, idx, c->probe_id, c->birth_ts, c->n, 0, NULL, &who);
+	station_header(p, idx, c->probe_id, c->birth_ts, c->n,
+		       coro_stx_hub(c, p), NULL, &who);
 	coro_lap_init(c, p);
 	station_publish(p, idx);
 	atomic_fetch_add_explicit(&probe_global.opened, 1,
@@ -317,6 +318,10 @@ COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
 	c->park_sp = c->park_fp = c->park_pc = 0;
 	c->last_active = 0;
 	c->settings = c->long_next = c->last_long = 0;
+	/* Before its first station: a ring's depth is fixed for an
+	 * occupancy (CTP_STX_HUB is in the header). */
+	if (flags & COROTOP_CORO_HUB)
+		c->settings |= CORO_HUB;
 	/* Registered before the attachment is looked at (W): a census that
 	 * published its attachment before this look finds c. */
 	c->reg = registry_add_named(c, name, flags);
@@ -365,8 +370,8 @@ coro_write(struct corotop_coro *c, struct probe_region *r,
 	struct ctp_epoch *e;
 
 	if (r->deep_rings) {
-		e = &r->deep_rings[(size_t)c->index * r->depth +
-				   (n & (r->depth - 1))];
+		e = &r->deep_rings[(size_t)c->index * r->stride +
+				   (n & (coro_depth(c, r) - 1))];
 		/* One compare while the engine keeps up (ctp.h, R/S). */
 		if (COROTOP_UNLIKELY(n >= c->lap_check))
 			probe_lap(c, r, n, now);
@@ -477,10 +482,10 @@ void probe_lap(struct corotop_coro *c, struct probe_region *r, uint64_t n,
 		 * clock read follows them). */
 		c->chk_n = n;
 		c->chk_ts = now;
-		c->lap_check = n + r->depth / 2;
+		c->lap_check = n + coro_depth(c, r) / 2;
 		return;
 	}
-	c->lap_check = n + r->depth / 8;
+	c->lap_check = n + coro_depth(c, r) / 8;
 	if (now - c->wake_ns < PROBE_LAP_WAKE_NS)
 		return;
 	c->wake_ns = now;

@@ -114,31 +114,33 @@ static void *probe_reuse_range(uint64_t size)
  * so nothing is mapped that could fault.  Sets *depth (0: no deep area).
  */
 static uint64_t probe_map_size(int fd, uint32_t max, uint64_t file_size,
-			       uint32_t *depth)
+			       uint32_t *depth, uint32_t *stride)
 {
 	uint64_t size = ctp_region_size(max), off;
 	struct ctp_header hx;
 	struct ctp_deep d;
 
-	*depth = 0;
+	*depth = *stride = 0;
 	if (pread(fd, &hx, sizeof(hx), 0) != (ssize_t)sizeof(hx) ||
 	    hx.ext.magic != CTP_HX_MAGIC || !(hx.ext.flags & CTP_HX_DEEP) ||
 	    hx.max_stations != max)
 		return size;
 	off = ctp_deep_offset(max);
 	if (pread(fd, &d, sizeof(d), (off_t)off) != (ssize_t)sizeof(d) ||
-	    d.magic != CTP_DEEP_MAGIC || !ctp_deep_depth_ok(d.depth) ||
-	    d.stations != max || off + ctp_deep_size(max, d.depth) > file_size)
+	    !(*stride = ctp_deep_stride(&d)) || d.stations != max ||
+	    off + ctp_deep_size(max, *stride) > file_size) {
+		*stride = 0;
 		return size;
+	}
 	*depth = d.depth;
-	return off + ctp_deep_size(max, d.depth);
+	return off + ctp_deep_size(max, *stride);
 }
 
 static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 {
 	uint64_t size = ctp_region_size(max);
 	struct ctp_header *hdr;
-	uint32_t depth;
+	uint32_t depth, stride;
 	void *reuse;
 	struct stat st;
 	int fd;
@@ -157,7 +159,7 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 			   path);
 		return false;
 	}
-	size = probe_map_size(fd, max, (uint64_t)st.st_size, &depth);
+	size = probe_map_size(fd, max, (uint64_t)st.st_size, &depth, &stride);
 	/* Over a range an earlier late attach left (P2 in rendezvous.c). */
 	reuse = probe_reuse_range(size);
 	hdr = mmap(reuse, size, PROT_READ | PROT_WRITE,
@@ -187,6 +189,8 @@ static bool probe_map(struct probe_region *r, const char *path, uint32_t max)
 		r->deep_rings = (struct ctp_epoch *)(void *)((char *)r->deep +
 							     CTP_DEEP_HEADER);
 		r->depth = depth;
+		r->stride = stride;
+		r->hub_depth = stride > depth ? stride : 0;
 	}
 	if ((r->hx_flags & CTP_HX_DIRTY) && hdr->ext.dirty_shift < 32) {
 		r->dirty = hdr->ext.dirty;

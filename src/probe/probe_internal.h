@@ -39,10 +39,11 @@ struct probe_region {
 	/* probe_attach when this attachment began: stations taken under
 	 * another one must never be written. */
 	uint32_t attach;
-	/* Deep rings (CTP_HX_DEEP): depth epochs per station, or NULL. */
+	/* Deep rings (CTP_HX_DEEP): depth epochs per station, or NULL;
+	 * hub_depth a hub's (DEP2; 0: none); rings stride epochs apart. */
 	struct ctp_deep *deep;
 	struct ctp_epoch *deep_rings;
-	uint32_t depth;
+	uint32_t depth, hub_depth, stride;
 	/* This process's station in the region (CTP_STX_PROCESS), index +
 	 * 1; 0: none (a region without corotop's extension, or full). */
 	uint32_t proc_station;
@@ -60,6 +61,7 @@ struct probe_region {
 /* struct corotop_coro.settings bits (probe.h). */
 #define CORO_LONG_WAITS (1u << 0)
 #define CORO_CONTEXT (1u << 1)
+#define CORO_HUB (1u << 2) /* opened with COROTOP_CORO_HUB */
 
 /* CLOCK_MONOTONIC in ns: the probe's copy of common/clock.h's clock_now_ns
  * (the probe, loaded into the traced program, may include only src/wire). */
@@ -272,6 +274,21 @@ static inline uint64_t probe_tid(void)
 static inline uint64_t probe_owner(void)
 {
 	return ((uint64_t)probe_pid << 32) | (uint32_t)probe_tid();
+}
+
+/* The epochs of c's deep ring in r: hub_depth for a hub when r has hubs,
+ * else depth; and the station flag that says which. */
+static inline uint32_t coro_depth(const struct corotop_coro *c,
+				  const struct probe_region *r)
+{
+	return (c->settings & CORO_HUB) && r->hub_depth ? r->hub_depth
+							: r->depth;
+}
+
+static inline uint32_t coro_stx_hub(const struct corotop_coro *c,
+				    const struct probe_region *r)
+{
+	return (c->settings & CORO_HUB) && r->hub_depth ? CTP_STX_HUB : 0u;
 }
 
 #endif

@@ -142,8 +142,7 @@ static inline void station_header(struct probe_region *p, uint32_t idx,
 	__atomic_store_n(&s->ext.image, probe_image, __ATOMIC_RELAXED);
 	atomic_store_explicit(&s->ext.contexts_untracked, 0,
 			      memory_order_relaxed);
-	atomic_store_explicit(&s->ext.switches_unseen, 0,
-			      memory_order_relaxed);
+	atomic_store_explicit(&s->ext.switches_unseen, 0, memory_order_relaxed);
 	__atomic_store_n(&cs->sp, census->sp, __ATOMIC_RELAXED);
 	__atomic_store_n(&cs->fp, census->fp, __ATOMIC_RELAXED);
 	__atomic_store_n(&cs->pc, census->pc, __ATOMIC_RELAXED);
@@ -160,13 +159,14 @@ static inline void station_publish(struct probe_region *p, uint32_t idx)
 	station_mark(p, idx);
 }
 
-/* The epoch event n of station idx lives in. */
-static inline struct ctp_epoch *station_epoch(struct probe_region *r,
-					      uint32_t idx, uint64_t n)
+/* The epoch event n of station idx lives in, for a ring of `depth` epochs
+ * (coro_depth). */
+static inline struct ctp_epoch *
+station_epoch(struct probe_region *r, uint32_t idx, uint64_t n, uint32_t depth)
 {
 	if (r->deep_rings)
-		return &r->deep_rings[(size_t)idx * r->depth +
-				      (n & (r->depth - 1))];
+		return &r->deep_rings[(size_t)idx * r->stride +
+				      (n & (depth - 1))];
 	return &r->stations[idx].slots[n % CTP_SLOTS];
 }
 

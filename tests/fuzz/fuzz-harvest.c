@@ -2,16 +2,17 @@
  * fuzz-harvest: the harvester against regions made of arbitrary bytes.
  *
  * The input is split into an initial image of a small region (header plus
- * FUZZ_STATIONS stations plus a deep area of FUZZ_DEPTH epochs a station)
- * and a tail of edit commands that overwrite bytes between scans, which is
- * how a hostile or buggy writer looks to us.  The harvester's clock moves
- * 40 ms a scan, so stations of no known style get decided too.  The
- * harvester must never crash, hang or read outside the mapping, and its
- * accounting must stay consistent: delivered events per station strictly
- * increase, the sink's counts agree with the harvester's, and per
- * occupancy delivered + lost never exceeds the numbers walked.  At each
- * open, who the occupant is (harvest_who) is read as the engine does: its
- * name must come out NUL-terminated within bounds, printable ASCII only.
+ * FUZZ_STATIONS stations plus a deep area of FUZZ_DEPTH epochs a station,
+ * rings FUZZ_HUB_DEPTH apart: a hub's, CTP_STX_HUB) and a tail of edit commands
+ * that overwrite bytes between scans, which is how a hostile or buggy writer
+ * looks to us.  The harvester's clock moves 40 ms a scan, so stations of no
+ * known style get decided too.  The harvester must never crash, hang or read
+ * outside the mapping, and its accounting must stay consistent: delivered
+ * events per station strictly increase, the sink's counts agree with the
+ * harvester's, and per occupancy delivered + lost never exceeds the numbers
+ * walked.  At each open, who the occupant is (harvest_who) is read as the
+ * engine does: its name must come out NUL-terminated within bounds, printable
+ * ASCII only.
  *
  * Built as a libFuzzer target with clang (-Dfuzz=true) and, always, with
  * tests/fuzz/driver.c, which replays a seeded pseudo-random corpus in the
@@ -27,6 +28,8 @@
 #define FUZZ_STATIONS 4
 #define FUZZ_SCANS 16
 #define FUZZ_DEPTH 16u
+#define FUZZ_HUB_DEPTH (4 * FUZZ_DEPTH) /* rings apart; a hub's (CTP_STX_HUB)  \
+					 */
 
 struct fuzz_sink_state {
 	const struct harvest *h;
@@ -106,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t stations = CTP_HEADER_SIZE + FUZZ_STATIONS * CTP_STATION_SIZE;
 	size_t region =
-		stations + (size_t)ctp_deep_size(FUZZ_STATIONS, FUZZ_DEPTH);
+		stations + (size_t)ctp_deep_size(FUZZ_STATIONS, FUZZ_HUB_DEPTH);
 	struct fuzz_sink_state st = {0};
 	const struct harvest_sink sink = {
 		.open = fuzz_on_open,
@@ -140,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st.h = &h;
 	fuzz_ns = 1;
 	harvest_set_deep(&h, (struct ctp_deep *)(void *)(mem + stations),
-			 FUZZ_DEPTH);
+			 FUZZ_DEPTH, FUZZ_HUB_DEPTH);
 	pos = 1 + image;
 	for (int scan = 0; scan < FUZZ_SCANS; scan++) {
 		harvest_scan(&h, &sink);

@@ -9,8 +9,10 @@
  * engine must deliver every one of them (switches 61, lost 0).  The same
  * run with ring_depth 0 (the spec's slots only) must lose exactly the 52
  * events the eight slots could not keep: the deep ring is what saved them,
- * not luck.  No timing is involved: the writer runs only while the
- * harvester is provably parked, and every wait has a deadline.
+ * not luck.  A hub (COROTOP_CORO_HUB, an event loop's root) rides out 600
+ * in its longer ring, where any other coroutine loses all but 64.  No timing is
+ * involved: the writer runs only while the harvester is provably parked, and
+ * every wait has a deadline.
  *
  * Also against this process's probe: the header's "asleep" agrees with the
  * rate, and a late observer counts what it never saw as before_start.
@@ -123,9 +125,10 @@ wait_switches(struct engine *e, struct snapshot *snap, uint64_t switches)
 	}
 }
 
-/* Hold the harvester, write `burst` events, release; returns the coroutine's
- * lost count once everything written is accounted for. */
-static uint64_t held_burst(unsigned depth, unsigned burst)
+/* Hold the harvester, write `burst` events on a coroutine opened with
+ * `flags` (COROTOP_CORO_HUB or 0), release; returns the coroutine's lost
+ * count once everything written is accounted for. */
+static uint64_t held_burst(unsigned depth, unsigned burst, unsigned flags)
 {
 	static struct gate g = {PTHREAD_MUTEX_INITIALIZER,
 				PTHREAD_COND_INITIALIZER, false, false};
@@ -145,7 +148,7 @@ static uint64_t held_burst(unsigned depth, unsigned burst)
 	e = inproc_start(&cfg);
 	snapshot_init(&snap);
 
-	corotop_coro_open(&c, IT_PROBE_ID(0));
+	corotop_coro_open_named(&c, IT_PROBE_ID(0), NULL, flags);
 	corotop_coro_resume(&c, IT_ADDR(0, 0));
 	mc = wait_switches(e, &snap, 1);
 	assert_non_null(mc);
@@ -159,9 +162,10 @@ static uint64_t held_burst(unsigned depth, unsigned burst)
 	assert_non_null(mc);
 	assert_int_equal(mc->switches + mc->lost, 1 + burst);
 	lost = mc->lost;
-	print_message("depth %u: %u events while the harvester was held: "
+	print_message("depth %u%s: %u events while the harvester was held: "
 		      "%llu delivered, %llu lost\n",
-		      depth, burst, (unsigned long long)mc->switches - 1,
+		      depth, flags & COROTOP_CORO_HUB ? " (a hub)" : "", burst,
+		      (unsigned long long)mc->switches - 1,
 		      (unsigned long long)lost);
 	if (!lost)
 		assert_int_equal(mc->last_addr, IT_ADDR(0, burst));
@@ -175,14 +179,26 @@ static uint64_t held_burst(unsigned depth, unsigned burst)
 static void test_deep_ring_rides_out_a_held_harvester(void **state)
 {
 	(void)state;
-	assert_int_equal(held_burst(64, 60), 0);
+	assert_int_equal(held_burst(64, 60, 0), 0);
+}
+
+/* A hub (an event loop's root: COROTOP_CORO_HUB) has the region's longer
+ * ring (REGION_HUB_DEPTH, 1024 here): 600 events held are all delivered,
+ * where a coroutine that is not one keeps the last 64 and loses 536. */
+static void test_hub_ring_rides_out_longer(void **state)
+{
+	(void)state;
+	assert_int_equal(held_burst(64, 600, COROTOP_CORO_HUB), 0);
+	assert_int_equal(held_burst(64, 600, 0), 600 - 64);
 }
 
 static void test_spec_slots_lose_what_they_cannot_hold(void **state)
 {
 	(void)state;
 	/* 60 events into 8 slots: the oldest 52 were overwritten. */
-	assert_int_equal(held_burst(0, 60), 52);
+	assert_int_equal(held_burst(0, 60, 0), 52);
+	/* Without a deep area there are no hubs either. */
+	assert_int_equal(held_burst(0, 60, COROTOP_CORO_HUB), 52);
 }
 
 /*
@@ -289,6 +305,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deep_ring_rides_out_a_held_harvester),
+		cmocka_unit_test(test_hub_ring_rides_out_longer),
 		cmocka_unit_test(test_spec_slots_lose_what_they_cannot_hold),
 		cmocka_unit_test(test_asleep_only_when_the_rate_agrees),
 		cmocka_unit_test(test_late_observer_history_is_before_start),

@@ -46,7 +46,7 @@ static int setup_deep(void **state)
 	deep_of(f)->magic = CTP_DEEP_MAGIC;
 	deep_of(f)->depth = DEPTH;
 	deep_of(f)->stations = NST;
-	harvest_set_deep(&f->h, deep_of(f), DEPTH);
+	harvest_set_deep(&f->h, deep_of(f), DEPTH, 0);
 	*state = f;
 	return 0;
 }

@@ -174,6 +174,36 @@ static void test_region_size(void **state)
 	assert_int_equal(CTP_MAX_STATIONS_LIMIT, 1048576);
 }
 
+/* A deep header's ring stride: DEP1's depth, DEP2's hub_depth; 0 (no deep
+ * ring) for every header that lies about either. */
+static void test_deep_stride(void **state)
+{
+	struct ctp_deep d = {.magic = CTP_DEEP_MAGIC, .depth = 64};
+
+	(void)state;
+	assert_int_equal(offsetof(struct ctp_deep, hub_depth), 16);
+	assert_int_equal(ctp_deep_stride(&d), 64);
+	d.hub_depth = 1024; /* ignored without DEP2 and its flag */
+	assert_int_equal(ctp_deep_stride(&d), 64);
+	d.flags = CTP_DEEP_HUBS; /* the flag under DEP1: a lie */
+	assert_int_equal(ctp_deep_stride(&d), 0);
+	d.magic = CTP_DEEP_MAGIC_HUBS;
+	assert_int_equal(ctp_deep_stride(&d), 1024);
+	d.flags = 0; /* DEP2 without its flag */
+	assert_int_equal(ctp_deep_stride(&d), 0);
+	d.flags = CTP_DEEP_HUBS;
+	d.hub_depth = 64; /* no longer than depth */
+	assert_int_equal(ctp_deep_stride(&d), 0);
+	d.hub_depth = 1000; /* not a power of two */
+	assert_int_equal(ctp_deep_stride(&d), 0);
+	d.hub_depth = 2 * CTP_DEEP_MAX;
+	assert_int_equal(ctp_deep_stride(&d), 0);
+	d.hub_depth = 128;
+	d.depth = 48; /* depth not a power of two */
+	assert_int_equal(ctp_deep_stride(&d), 0);
+	assert_int_equal(ctp_deep_size(4, 128), CTP_DEEP_HEADER + 4 * 128 * 64);
+}
+
 static void test_station_style_seq(void **state)
 {
 	(void)state;
@@ -241,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_station_ext_layout),
 		cmocka_unit_test(test_magic_bytes),
 		cmocka_unit_test(test_region_size),
+		cmocka_unit_test(test_deep_stride),
 		cmocka_unit_test(test_station_style_seq),
 		cmocka_unit_test(test_slot_style_seq),
 		cmocka_unit_test(test_seq_zero_never_written),

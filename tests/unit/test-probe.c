@@ -668,7 +668,7 @@ static struct ctp_deep *deep_hdr(struct region *r)
 static struct ctp_epoch *deep_ring(struct region *r, uint32_t i)
 {
 	return (struct ctp_epoch *)(void *)((char *)r->deep + CTP_DEEP_HEADER) +
-	       (size_t)i * r->depth;
+	       (size_t)i * (r->hub_depth ? r->hub_depth : r->depth);
 }
 
 static void attach_deep(struct region *r, uint32_t max, uint32_t depth)

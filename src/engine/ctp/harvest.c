@@ -95,18 +95,23 @@ void harvest_finish(struct harvest *h)
 	h->state = NULL;
 }
 
-void harvest_set_deep(struct harvest *h, struct ctp_deep *deep, uint32_t depth)
+void harvest_set_deep(struct harvest *h, struct ctp_deep *deep, uint32_t depth,
+		      uint32_t hub_depth)
 {
-	if (!deep || !ctp_deep_depth_ok(depth)) {
+	if (!deep || !ctp_deep_depth_ok(depth) ||
+	    (hub_depth &&
+	     (hub_depth <= depth || !ctp_deep_depth_ok(hub_depth)))) {
 		h->deep = NULL;
 		h->deep_rings = NULL;
-		h->depth = 0;
+		h->depth = h->hub_depth = h->stride = 0;
 		return;
 	}
 	h->deep = deep;
 	h->deep_rings =
 		(struct ctp_epoch *)(void *)((char *)deep + CTP_DEEP_HEADER);
 	h->depth = depth;
+	h->hub_depth = hub_depth;
+	h->stride = hub_depth ? hub_depth : depth;
 }
 
 void harvest_pass_done(struct harvest *h, uint64_t start_ns)
@@ -138,8 +143,8 @@ static struct ctp_epoch *harvest_ring(const struct harvest *h, uint32_t i,
 				      uint32_t *depth)
 {
 	if (st->style == HARVEST_STYLE_DEEP) {
-		*depth = h->depth;
-		return h->deep_rings ? h->deep_rings + (size_t)i * h->depth
+		*depth = st->hub && h->hub_depth ? h->hub_depth : h->depth;
+		return h->deep_rings ? h->deep_rings + (size_t)i * h->stride
 				     : NULL;
 	}
 	*depth = CTP_SLOTS;
@@ -455,6 +460,7 @@ static size_t harvest_ours(struct harvest *h, uint32_t i,
 						   : HARVEST_STYLE_STATION;
 		st->census = (flags & CTP_STX_CENSUS) != 0;
 		st->process = (flags & CTP_STX_PROCESS) != 0;
+		st->hub = (flags & CTP_STX_HUB) != 0;
 		st->pid = __atomic_load_n(&s->ext.pid, __ATOMIC_RELAXED);
 		st->image = __atomic_load_n(&s->ext.image, __ATOMIC_RELAXED);
 		h->count.styles[st->style]++;
@@ -498,9 +504,9 @@ unsigned harvest_forget_image(struct harvest *h, uint32_t pid, uint64_t image,
 	for (uint32_t i = 0; i < n; i++) {
 		struct harvest_station *st = &h->state[i];
 		struct ctp_station *s = &h->stations[i];
-		uint32_t depth = st->style == HARVEST_STYLE_DEEP && h->depth
-					 ? h->depth
-					 : CTP_SLOTS;
+		uint32_t depth = CTP_SLOTS;
+
+		(void)harvest_ring(h, i, st, &depth);
 
 		if (st->state != HARVEST_LIVE || !harvest_station_ours(st) ||
 		    st->pid != pid || st->image != image)

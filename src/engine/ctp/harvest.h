@@ -88,6 +88,7 @@ struct harvest_station {
 			   * lacks was written before we started, not lost */
 	bool census;	  /* event `first` is a census event (CTP_STX_CENSUS) */
 	bool process;	  /* it stands for a process (CTP_STX_PROCESS) */
+	bool hub;	  /* its deep ring is hub_depth long (CTP_STX_HUB) */
 	/* The writing process and its image (ctp_station_ext; 0: unknown),
 	 * read when the occupant was opened. */
 	uint32_t pid;
@@ -128,10 +129,12 @@ struct harvest {
 	bool started;	   /* the first scan is done (observers: see fresh) */
 	uint32_t dirty_shift; /* captured at init: the region is untrusted */
 	struct harvest_station *state; /* max entries */
-	/* Deep rings (harvest_set_deep), or NULL / 0. */
+	/* Deep rings (harvest_set_deep), or NULL / 0: depth epochs a
+	 * station, hub_depth a hub's (CTP_STX_HUB; 0: no hubs), rings
+	 * stride epochs apart. */
 	struct ctp_deep *deep;
 	struct ctp_epoch *deep_rings;
-	uint32_t depth;
+	uint32_t depth, hub_depth, stride;
 	/* CLOCK_MONOTONIC ns; replaceable by tests. */
 	uint64_t (*clock)(void);
 	uint32_t hot[HARVEST_HOT_MAX]; /* lossy stations of the last scan */
@@ -145,10 +148,12 @@ void harvest_finish(struct harvest *h);
 
 /*
  * The region's deep area (ctp.h), validated and mapped by the caller: depth
- * epochs per station for h->max stations.  Stations whose occupant sets
- * CTP_STX_DEEP are read from there.
+ * epochs per station for h->max stations, rings hub_depth epochs apart when
+ * it has hubs (0: none, rings depth apart).  Stations whose occupant sets
+ * CTP_STX_DEEP are read from there; a hub's (CTP_STX_HUB) to hub_depth.
  */
-void harvest_set_deep(struct harvest *h, struct ctp_deep *deep, uint32_t depth);
+void harvest_set_deep(struct harvest *h, struct ctp_deep *deep, uint32_t depth,
+		      uint32_t hub_depth);
 
 /*
  * (R) The engine's pass that began at start_ns visited every station marked

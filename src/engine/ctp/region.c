@@ -109,9 +109,18 @@ bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 	r->owner = true;
 	snprintf(r->shm_path, sizeof(r->shm_path), "%s/ctp.shm", r->dir);
 	snprintf(r->sock_path, sizeof(r->sock_path), "%s/ctp.sock", r->dir);
+	/* Room for hubs: what the budget allows, a power of two. */
+	r->hub_depth = depth ? REGION_HUB_DEPTH : 0;
+	while (r->hub_depth > depth &&
+	       ctp_deep_size(stations, r->hub_depth) > REGION_HUB_BUDGET)
+		r->hub_depth /= 2;
+	if (r->hub_depth <= depth)
+		r->hub_depth = 0;
 	/* The deep area's pages are touched only by stations that write. */
 	r->size = ctp_region_size(stations) +
-		  (depth ? ctp_deep_size(stations, depth) : 0);
+		  (depth ? ctp_deep_size(stations,
+					 r->hub_depth ? r->hub_depth : depth)
+			 : 0);
 	fd = open(r->shm_path,
 		  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || ftruncate(fd, (off_t)r->size) < 0) {
@@ -141,8 +150,11 @@ bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 		r->deep =
 			(struct ctp_deep *)(void *)((char *)hdr +
 						    ctp_deep_offset(stations));
-		r->deep->magic = CTP_DEEP_MAGIC;
+		r->deep->magic =
+			r->hub_depth ? CTP_DEEP_MAGIC_HUBS : CTP_DEEP_MAGIC;
+		r->deep->flags = r->hub_depth ? CTP_DEEP_HUBS : 0;
 		r->deep->depth = depth;
+		r->deep->hub_depth = r->hub_depth;
 		r->deep->stations = stations;
 		r->depth = depth;
 	}
@@ -173,6 +185,7 @@ static void region_open_deep(struct region *r, int fd, uint64_t file_size)
 	struct ctp_header hx;
 	struct ctp_deep d;
 	uint64_t off, need;
+	uint32_t stride;
 
 	if (pread(fd, &hx, sizeof(hx), 0) != (ssize_t)sizeof(hx) ||
 	    hx.ext.magic != CTP_HX_MAGIC || !(hx.ext.flags & CTP_HX_DEEP) ||
@@ -180,13 +193,13 @@ static void region_open_deep(struct region *r, int fd, uint64_t file_size)
 		return;
 	off = ctp_deep_offset(r->stations);
 	if (pread(fd, &d, sizeof(d), (off_t)off) != (ssize_t)sizeof(d) ||
-	    d.magic != CTP_DEEP_MAGIC || !ctp_deep_depth_ok(d.depth) ||
-	    d.stations != r->stations)
+	    !(stride = ctp_deep_stride(&d)) || d.stations != r->stations)
 		return;
-	need = off + ctp_deep_size(r->stations, d.depth);
+	need = off + ctp_deep_size(r->stations, stride);
 	if (need > file_size)
 		return;
 	r->depth = d.depth;
+	r->hub_depth = stride > d.depth ? stride : 0;
 	r->size = need;
 }
 

@@ -20,9 +20,10 @@ struct region {
 	char dir[256];	   /* private directory (owner only) */
 	char shm_path[320];
 	char sock_path[320];
-	/* Deep rings after the stations (ctp.h), or NULL / 0. */
+	/* Deep rings after the stations (ctp.h), or NULL / 0; hub_depth
+	 * when its rings are that far apart (DEP2), else 0. */
 	struct ctp_deep *deep;
-	uint32_t depth;
+	uint32_t depth, hub_depth;
 };
 
 /*
@@ -34,7 +35,13 @@ bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 		   char *err, size_t errlen);
 
 /* The same with a deep ring of `depth` epochs per station for corotop's
- * probe (CTP_HX_DEEP); depth 0 creates none. */
+ * probe (CTP_HX_DEEP); depth 0 creates none.  Each ring has room for a
+ * hub's (CTP_STX_HUB): REGION_HUB_DEPTH epochs, less when the stations
+ * are so many that the area would pass REGION_HUB_BUDGET bytes (none when
+ * that leaves no more than depth); only the pages a station writes are
+ * ever touched. */
+#define REGION_HUB_DEPTH 1024u
+#define REGION_HUB_BUDGET (1ull << 30)
 bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 			uint32_t depth, char *err, size_t errlen);
 
