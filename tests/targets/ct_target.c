@@ -153,7 +153,10 @@ static struct ctp_epoch *park_slot(struct corotop_coro *c, uint64_t n)
 						    ctp_deep_offset(
 							    hdr->max_stations));
 	ring = (struct ctp_epoch *)(void *)((char *)d + CTP_DEEP_HEADER);
-	return &ring[(size_t)c->index * d->depth + (n & (d->depth - 1))];
+	/* Rings lie ctp_deep_stride apart (hub_depth in a DEP2 region); this
+	 * coroutine is no hub: it writes the first depth epochs of its own. */
+	return &ring[(size_t)c->index * ctp_deep_stride(d) +
+		     (n & (d->depth - 1))];
 }
 
 static void park_event(struct corotop_coro *c, uint64_t addr, uint64_t trace)
