@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -278,6 +279,54 @@ static void test_open_created_region(void **state)
 	assert_false(gone(R.sock_path));
 }
 
+/*
+ * Deep rings with room for hubs: the header says DEP2 and hub_depth, the
+ * file holds 4,096 rings of REGION_HUB_DEPTH epochs, and an observer reads
+ * the same.  Where a file that size is not allowed (RLIMIT_FSIZE under it,
+ * as e2e-record sets), the region is made without hubs (DEP1), not
+ * refused.
+ */
+static void test_create_hubs(void **state)
+{
+	char err[256];
+	struct rlimit lim, old;
+	struct region o;
+
+	(void)state;
+	assert_true(region_create_deep(&R, 4096, CTP_HX_FREELIST, 64, err,
+				       sizeof(err)));
+	assert_int_equal(R.hub_depth, REGION_HUB_DEPTH);
+	assert_int_equal(R.deep->magic, CTP_DEEP_MAGIC_HUBS);
+	assert_int_equal(R.deep->hub_depth, REGION_HUB_DEPTH);
+	assert_int_equal(R.size, ctp_region_size(4096) +
+					 ctp_deep_size(4096, REGION_HUB_DEPTH));
+	assert_true(region_open(&o, R.shm_path, err, sizeof(err)));
+	assert_int_equal(o.depth, 64);
+	assert_int_equal(o.hub_depth, REGION_HUB_DEPTH);
+	region_finish(&o);
+	region_finish(&R);
+
+	/* Too many stations for the budget: shorter hub rings, or none. */
+	assert_true(region_create_deep(&R, 131072, CTP_HX_FREELIST, 64, err,
+				       sizeof(err)));
+	assert_int_equal(R.hub_depth, 0);
+	assert_int_equal(R.deep->magic, CTP_DEEP_MAGIC);
+	region_finish(&R);
+
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = (struct rlimit){40u << 20, old.rlim_max};
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	assert_true(region_create_deep(&R, 4096, CTP_HX_FREELIST, 64, err,
+				       sizeof(err)));
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(R.hub_depth, 0);
+	assert_int_equal(R.deep->magic, CTP_DEEP_MAGIC);
+	assert_int_equal(R.size,
+			 ctp_region_size(4096) + ctp_deep_size(4096, 64));
+}
+
 static void expect_open_fails(const char *path, const char *why)
 {
 	char err[256] = "";
@@ -390,6 +439,7 @@ int main(void)
 		T(test_base_dir_fallback),
 		T(test_long_runtime_dir_still_works),
 		T(test_open_created_region),
+		T(test_create_hubs),
 		T(test_open_rejects),
 		T(test_open_bounds_lying_max),
 		T(test_engine_survives_truncation_at_open),

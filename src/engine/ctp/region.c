@@ -123,6 +123,13 @@ bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 			 : 0);
 	fd = open(r->shm_path,
 		  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* A file that size may not be allowed (RLIMIT_FSIZE, a small
+	 * filesystem): without the hubs' room, the region is what it was. */
+	if (fd >= 0 && r->hub_depth && ftruncate(fd, (off_t)r->size) < 0) {
+		r->hub_depth = 0;
+		r->size = ctp_region_size(stations) +
+			  ctp_deep_size(stations, depth);
+	}
 	if (fd < 0 || ftruncate(fd, (off_t)r->size) < 0) {
 		snprintf(err, errlen, "cannot create %s: %s", r->shm_path,
 			 strerror(errno));
