@@ -28,9 +28,8 @@
 #define FUZZ_STATIONS 4
 #define FUZZ_SCANS 16
 #define FUZZ_DEPTH 16u
-#define FUZZ_HUB_DEPTH                                                         \
-	(4 * FUZZ_DEPTH) /* rings apart; a hub's (CTP_STX_HUB)                 \
-			  */
+/* Rings lie this far apart, a hub's (CTP_STX_HUB) length. */
+#define FUZZ_HUB_DEPTH (4 * FUZZ_DEPTH)
 
 struct fuzz_sink_state {
 	const struct harvest *h;
