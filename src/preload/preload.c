@@ -389,19 +389,15 @@ static uint32_t preload_here(uint64_t addr, uint64_t sp)
 	 * before this by the program's hand-over of the context. */
 	lo = atomic_load_explicit(&c->stack_lo, memory_order_relaxed);
 	hi = atomic_load_explicit(&c->stack_hi, memory_order_relaxed);
-	/* relaxed: the record's kind is fixed while it is live. */
-	if (atomic_load_explicit(&c->kind, memory_order_relaxed) == CTX_ROOT) {
-		/* On its own stack, unless a made context's holds sp. */
-		own = preload_owner(sp);
-		if (own == cur || own == CTXTABLE_NONE)
-			return cur;
-	} else if (lo >= hi || (sp >= lo && sp < hi)) {
-		return cur;
-	}
-	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK))
+	/* A made context on its own stack; a root is on its own unless a
+	 * made context's holds sp (preload_owner then says so).  relaxed:
+	 * the record's kind is fixed while it is live. */
+	if (atomic_load_explicit(&c->kind, memory_order_relaxed) != CTX_ROOT &&
+	    (lo >= hi || (sp >= lo && sp < hi)))
 		return cur;
 	own = preload_owner(sp);
-	if (own == cur)
+	if (own == cur ||
+	    (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)))
 		return cur;
 	corotop_probe_switch_unseen_();
 	preload_cur = own;
@@ -623,12 +619,14 @@ static void preload_jump(const void *env, uint64_t addr)
 {
 	uint64_t sp;
 	uint32_t from, to;
+	bool moves;
 
 	if (!preload_jumps || !jmpbuf_sp(env, &sp) || !preload_enter())
 		return;
 	from = preload_here(addr, (uint64_t)__builtin_frame_address(0));
 	to = preload_owner(sp);
-	if (from != CTXTABLE_NONE && to != from) {
+	moves = from != CTXTABLE_NONE && to != from;
+	if (moves) {
 		/* It is saved in its own stack now, no longer in the
 		 * ucontext_t it was made or last swapped in: QEMU makes every
 		 * coroutine in the same local ucontext_t, which must not end
@@ -638,7 +636,7 @@ static void preload_jump(const void *env, uint64_t addr)
 		preload_switch(from, to, addr);
 	}
 	preload_leave();
-	if (from != CTXTABLE_NONE && to != from)
+	if (moves)
 		PRELOAD_TEST_POINT(PRELOAD_POINT_SWITCH);
 }
 

@@ -506,8 +506,6 @@ unsigned harvest_forget_image(struct harvest *h, uint32_t pid, uint64_t image,
 		struct ctp_station *s = &h->stations[i];
 		uint32_t depth = CTP_SLOTS;
 
-		(void)harvest_ring(h, i, st, &depth);
-
 		if (st->state != HARVEST_LIVE || !harvest_station_ours(st) ||
 		    st->pid != pid || st->image != image)
 			continue;
@@ -517,6 +515,7 @@ unsigned harvest_forget_image(struct harvest *h, uint32_t pid, uint64_t image,
 		closed++;
 		if (!h->recycle)
 			continue;
+		(void)harvest_ring(h, i, st, &depth);
 		/* Nothing of that image writes here any more: the station is
 		 * the engine's to give back.  Its next occupant starts a whole
 		 * ring past the last event seen, so no slot can hold one of
