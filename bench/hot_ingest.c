@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 		bench_die("rotor_create: %s", err);
 	hotstacks_config_defaults(&hc);
 	h = hotstacks_create(&hc);
-	p = parked_create(hc.max_stacks);
+	p = parked_create(hc.max_stacks, NULL, NULL);
 	owner = malloc(TRACES * sizeof(*owner));
 	for (int i = 0; i < 5; i++)
 		v[i] = malloc(reps * sizeof(*v[i]));

@@ -77,6 +77,7 @@
 #include "engine/calltrace/hotstacks.h"
 #include "engine/calltrace/parked.h"
 #include "engine/calltrace/rotor.h"
+#include "engine/target/framecheck.h"
 
 #include "wire/cttable.h"
 #include "common/clock.h"
@@ -91,6 +92,25 @@
 #define CT_NAME_CHUNK 64
 #define CT_NAMES_MAX 65536u	  /* frame names kept */
 #define CT_NAMES_BYTES (8u << 20) /* ... and their strings */
+
+/*
+ * The check on a stored stack (traceset_keep_fn): every frame in the
+ * target's code (framecheck.c, FRAMECHECK_IN_CODE: a put holds addresses
+ * "as the caller chooses"), the stack cut at the first that is not, and
+ * the cut counted with the engine's walks (JSON's `frames`).  Called under
+ * the hot lock, as the stores copy a stack: the hot stacks on every
+ * rotation a stack gains weight in, the parked store once per stack.
+ */
+static size_t engine_ct_keep(void *ctx, const uint64_t *frames, size_t n)
+{
+	struct engine *e = ctx;
+	enum framecheck_verdict why;
+	size_t k = framecheck_walk(e->framecheck, frames, n, FRAMECHECK_IN_CODE,
+				   &why);
+
+	framecheck_count(e->framecheck, why);
+	return k;
+}
 
 bool engine_ct_create(struct engine *e, char *err, size_t errlen)
 {
@@ -110,8 +130,10 @@ bool engine_ct_create(struct engine *e, char *err, size_t errlen)
 		.half_life_s = e->cfg.hot.half_life_s,
 		.max_stacks = e->cfg.hot.max_stacks,
 		.max_coro = e->cfg.hot.max_coro,
+		.keep = engine_ct_keep,
+		.keep_ctx = e,
 	});
-	ct->parked = parked_create(e->cfg.hot.max_stacks);
+	ct->parked = parked_create(e->cfg.hot.max_stacks, engine_ct_keep, e);
 	ct->names = framenames_create(CT_NAMES_MAX, CT_NAMES_BYTES);
 	if (!ct->hot || !ct->parked || !ct->names) {
 		snprintf(err, errlen, "out of memory for the hot stacks");

@@ -17,8 +17,10 @@
  * (SNAP_COPY_MAX bytes), the handler's frame-pointer walk, which read the
  * live stack, is spliced on after the walk's last frame when it holds that
  * frame's return address.  The frame-pointer walk alone when the CFI walk
- * found fewer frames and no splice point.  The sample's tag frame goes
- * last, as in CallTrace.
+ * found fewer frames and no splice point.  The stack ends before its first
+ * frame that is not a return address into the target's code (the pc: not
+ * in code; framecheck.c), counted with the engine's other walks.  The
+ * sample's tag frame goes last, as in CallTrace.
  *
  * A thread of its own.  A walk costs tens of microseconds, and the first
  * ones in a module load its CFI (about 100 ms): on the harvest thread they
@@ -47,6 +49,7 @@
 #include <string.h>
 
 #include "engine/calltrace/snapring.h"
+#include "engine/target/framecheck.h"
 #include "wire/cttable.h"
 #include "common/clock.h"
 
@@ -96,6 +99,7 @@ static void samples_one(void *ctx, const struct snap_sample *s)
 	struct unwinder_regs regs = {.pc = s->pc, .sp = s->sp, .fp = s->fp};
 	size_t max = CT_MAX_FRAMES - 1, n = 0, walked = 0, sp;
 	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC), *cnt;
+	enum framecheck_verdict why;
 	bool kept;
 
 	if (s->ncopy && symtab_unwind_frames(&e->symtab, &regs, samples_read,
@@ -116,6 +120,10 @@ static void samples_one(void *ctx, const struct snap_sample *s)
 		memcpy(w->frames, s->frames, n * sizeof(*w->frames));
 		cnt = &sm->st.fp;
 	}
+	/* The pc, then return addresses: cut at the first that is not one. */
+	n = framecheck_walk(e->framecheck, w->frames, n, FRAMECHECK_FROM_PC,
+			    &why);
+	framecheck_count(e->framecheck, why);
 	w->frames[n++] = s->tag;
 	pthread_mutex_lock(&sm->lock);
 	kept = traceset_add(

@@ -116,7 +116,7 @@ static size_t engine_unwind_keep(void *ctx, const uint64_t *frames, size_t n)
 {
 	struct engine_unwind_keep *k = ctx;
 
-	return framecheck_walk(k->fc, frames, n, false, &k->why);
+	return framecheck_walk(k->fc, frames, n, FRAMECHECK_RETURNS, &k->why);
 }
 
 size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,

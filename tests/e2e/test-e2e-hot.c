@@ -74,10 +74,11 @@ static void test_hot_stacks_and_profiles(void **state)
 	assert_true(json_u64(&hot->items[0], "id") >> 32 != 0);
 	fr = json_need(&hot->items[0], "frames", J_ARR);
 	assert_int_equal(fr->n, 3); /* the tag frame is gone */
-	assert_string_equal(json_need(&fr->items[0], "addr", J_STR)->s,
-			    "0x00000000000000a1"); /* innermost first */
-	assert_string_equal(json_need(&fr->items[0], "symbol", J_STR)->s,
-			    "0xa1");
+	/* Innermost first: ct-target's own ct_a1, an address in its code. */
+	assert_true(!strncmp(json_need(&fr->items[0], "symbol", J_STR)->s,
+			     "ct_a1+", 6));
+	assert_true(!strncmp(json_need(&fr->items[0], "addr", J_STR)->s,
+			     "0x0000", 6));
 	assert_int_equal(json_u64(&hot->items[1], "weight"), 9);
 	json_free(&v);
 	proc_free(&p);
@@ -87,7 +88,7 @@ static void test_hot_stacks_and_profiles(void **state)
 	buf = calloc(1, 65536);
 	len = (long)fread(buf, 1, 65535, f);
 	fclose(f);
-	assert_string_equal(buf, "0xa3;0xa2;0xa1 69\n0xb2;0xb1 9\n");
+	assert_string_equal(buf, "ct_a3;ct_a2;ct_a1 69\nct_b2;ct_b1 9\n");
 	f = fopen(speed, "r");
 	assert_non_null(f);
 	len = (long)fread(buf, 1, 65535, f);
@@ -108,8 +109,8 @@ static void test_hot_stacks_and_profiles(void **state)
 		fail_msg("corotop exit %d; stderr: %s", rc, p.ebuf);
 	assert_non_null(
 		strstr(p.obuf, "Hot stacks by function: 2 kept, weight 26"));
-	assert_non_null(strstr(p.obuf, "0xa1 <- 0xa2 <- 0xa3\n"));
-	assert_null(strstr(p.obuf, "0xb1 <- 0xb2")); /* --hot-stacks 1 */
+	assert_non_null(strstr(p.obuf, "ct_a1 <- ct_a2 <- ct_a3\n"));
+	assert_null(strstr(p.obuf, "ct_b1 <- ct_b2")); /* --hot-stacks 1 */
 	assert_xdg_empty();
 	proc_free(&p);
 }

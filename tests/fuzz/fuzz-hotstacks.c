@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.max_stacks = 8;
 	c.max_coro = 8;
 	h = hotstacks_create(&c);
-	p = parked_create(4);
+	p = parked_create(4, NULL, NULL);
 	if (!h || !p)
 		abort();
 	traceset_init(u, FUZZ_TRACES, FUZZ_TRACES * 24);

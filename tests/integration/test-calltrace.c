@@ -12,6 +12,9 @@
  *             keeps that id across at least three rotations: the engine
  *             shows its parked stack by model id all along, and the target
  *             putting the same stack again gets the same id back;
+ *   junk      stored stacks with data among their frames: the hot and
+ *             the parked stack end before the first frame outside the
+ *             target's code, the weight whole, each cut counted once;
  *   truncate  the target truncates the CallTrace file: the engine's next
  *             look at it faults, is caught (SIGBUS guard), reports it, and
  *             harvesting goes on.
@@ -19,7 +22,7 @@
  *             faults, is caught, says so in calltrace.snapshots and the
  *             warning; the CallTrace region and harvesting go on.
  *
- *   In these three the target waits for the test, never for a clock: it
+ *   In these four the target waits for the test, never for a clock: it
  *   stays parked, or keeps switching, until the test has checked what it
  *   needs and writes a byte on the target's control pipe (release_target),
  *   so a test or target descheduled for seconds only makes the run longer.
@@ -55,11 +58,33 @@ static void cfg_for(struct engine_config *cfg, char **argv)
 	cfg->sleep_max_ms = 200;
 }
 
-static bool frames_are(const uint64_t *f, size_t n, const uint64_t *want,
-		       size_t nwant)
+/* Do frames f[0..n) (innermost first; f[0] a leaf when `leaf`) name the
+ * target's functions want[0..nwant)? */
+static bool names_are(struct engine *e, const uint64_t *f, size_t n, bool leaf,
+		      const char *const *want, size_t nwant)
 {
-	return n == nwant && !memcmp(f, want, n * sizeof(*f));
+	char name[256];
+
+	if (n != nwant) {
+		print_message("%zu frames, not %zu\n", n, nwant);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		engine_frame_name(e, f[i], leaf && i == 0, false, name,
+				  sizeof(name));
+		if (strcmp(name, want[i]) != 0) {
+			print_message("frame %zu is %s, not %s\n", i, name,
+				      want[i]);
+			return false;
+		}
+	}
+	return true;
 }
+
+/* ct-target's stacks (ct_target.c): functions of its own. */
+static const char *const A[3] = {"ct_a1", "ct_a2", "ct_a3"};
+static const char *const B[2] = {"ct_b1", "ct_b2"};
+static const char *const P[3] = {"ct_c1", "ct_c2", "ct_c3"};
 
 static char *slurp(const char *path)
 {
@@ -76,7 +101,6 @@ static char *slurp(const char *path)
 
 static void test_hot_stacks_summed(void **state)
 {
-	static const uint64_t A[3] = {0xa1, 0xa2, 0xa3}, B[2] = {0xb1, 0xb2};
 	static struct engine_hot_stack hs[8];
 	static struct hot_node tree[16];
 	char *argv[] = {CT_TARGET, "hot", "3", "400", NULL};
@@ -116,9 +140,9 @@ static void test_hot_stacks_summed(void **state)
 	/* Global: the tags are gone, A's three variants are one stack. */
 	assert_int_equal(engine_hot_stacks(r.e, 0, ENGINE_HOT_BY_TOTAL, hs, 8),
 			 2);
-	assert_true(frames_are(hs[0].frames, hs[0].nframes, A, 3));
+	assert_true(names_are(r.e, hs[0].frames, hs[0].nframes, true, A, 3));
 	assert_int_equal(hs[0].total, 3 * 23);
-	assert_true(frames_are(hs[1].frames, hs[1].nframes, B, 2));
+	assert_true(names_are(r.e, hs[1].frames, hs[1].nframes, true, B, 2));
 	assert_int_equal(hs[1].total, 3 * 3);
 	assert_true(hs[0].trace_id >> 32 != 0);
 	assert_true(hs[0].self_pct > 88.4 && hs[0].self_pct < 88.5);
@@ -131,7 +155,7 @@ static void test_hot_stacks_summed(void **state)
 	assert_int_equal(
 		engine_hot_stacks(r.e, c0->id, ENGINE_HOT_BY_TOTAL, hs, 8), 1);
 	assert_int_equal(hs[0].total, 3 * 5);
-	assert_true(frames_are(hs[0].frames, hs[0].nframes, A, 3));
+	assert_true(names_are(r.e, hs[0].frames, hs[0].nframes, true, A, 3));
 	assert_int_equal(
 		engine_hot_stacks(r.e, c1->id, ENGINE_HOT_BY_WINDOW, hs, 8), 1);
 	assert_int_equal(hs[0].total, 3 * 7);
@@ -139,15 +163,14 @@ static void test_hot_stacks_summed(void **state)
 	/* The window's tree: a3 -> a2 -> a1, then b2 -> b1; every phase put
 	 * A and B together, so their shares are exact despite decay. */
 	assert_int_equal(engine_hot_tree(r.e, 0, false, tree, 16), 5);
-	assert_int_equal(tree[0].addr, 0xa3);
+	assert_true(!strncmp(tree[0].name, "ct_a3+", 6));
 	assert_int_equal(tree[0].subtree, 3);
-	assert_int_equal(tree[2].addr, 0xa1);
+	assert_true(!strncmp(tree[2].name, "ct_a1+", 6));
 	assert_int_equal(tree[2].depth, 2);
 	assert_true(tree[2].leaf);
 	assert_true(tree[2].self_pct > 88.4 && tree[2].self_pct < 88.5);
-	assert_int_equal(tree[3].addr, 0xb2);
+	assert_true(!strncmp(tree[3].name, "ct_b2+", 6));
 	assert_true(tree[3].total_pct > 11.5 && tree[3].total_pct < 11.6);
-	assert_string_equal(tree[2].name, "0xa1"); /* not a real address */
 
 	/* Exports: everything, and one coroutine. */
 	fd = mkstemp(path);
@@ -155,10 +178,11 @@ static void test_hot_stacks_summed(void **state)
 	close(fd);
 	assert_true(engine_export(r.e, ENGINE_EXPORT_FOLDED, path, 0, err,
 				  sizeof(err)));
-	assert_string_equal(slurp(path), "0xa3;0xa2;0xa1 69\n0xb2;0xb1 9\n");
+	assert_string_equal(slurp(path),
+			    "ct_a3;ct_a2;ct_a1 69\nct_b2;ct_b1 9\n");
 	assert_true(engine_export(r.e, ENGINE_EXPORT_FOLDED, path, c1->id, err,
 				  sizeof(err)));
-	assert_string_equal(slurp(path), "0xa3;0xa2;0xa1 21\n");
+	assert_string_equal(slurp(path), "ct_a3;ct_a2;ct_a1 21\n");
 	unlink(path);
 
 	/* z: every weight forgotten. */
@@ -262,12 +286,12 @@ static int start_with_pipe(struct it_run *r, const char *mode,
 }
 
 /* Wait (30 s at most) until coroutine IT_PROBE_ID(0) -- suspended, when
- * `suspended` -- shows a parked stack of 3 frames (into f, its trace id
+ * `suspended` -- shows a parked stack of n frames (into f, its trace id
  * into *seen); its record in r's snapshot.  what: the stack, for the
  * failure's words. */
 static const struct model_coro *wait_parked(struct it_run *r, bool suspended,
-					    uint64_t *f, uint64_t *seen,
-					    const char *what)
+					    size_t n, uint64_t *f,
+					    uint64_t *seen, const char *what)
 {
 	const struct model_coro *c;
 
@@ -275,7 +299,7 @@ static const struct model_coro *wait_parked(struct it_run *r, bool suspended,
 		engine_snapshot(r->e, &r->snap);
 		c = it_find_coro(&r->snap, IT_PROBE_ID(0));
 		if (c && (!suspended || c->state == MODEL_SUSPENDED) &&
-		    engine_parked_stack(r->e, c->id, f, 8, seen) == 3)
+		    engine_parked_stack(r->e, c->id, f, 8, seen) == n)
 			return c;
 		if (it_now() > end)
 			fail_msg("%s never showed up", what);
@@ -284,7 +308,6 @@ static const struct model_coro *wait_parked(struct it_run *r, bool suspended,
 
 static void test_parked_keeps_its_id(void **state)
 {
-	static const uint64_t P[3] = {0xc1, 0xc2, 0xc3};
 	struct engine_calltrace_stats st;
 	const struct model_coro *c;
 	uint64_t id, again, seen, first, mid, f[8];
@@ -297,9 +320,9 @@ static void test_parked_keeps_its_id(void **state)
 	assert_true(id >> 32 != 0);
 	/* Once harvested, the coroutine is parked at id. */
 	first = wait_rotations(r.e, 1);
-	c = wait_parked(&r, false, f, &seen, "the parked stack");
+	c = wait_parked(&r, false, 3, f, &seen, "the parked stack");
 	assert_int_equal(seen, id);
-	assert_true(frames_are(f, 3, P, 3));
+	assert_true(names_are(r.e, f, 3, false, P, 3));
 	assert_int_equal(c->state, MODEL_SUSPENDED);
 	mid = c->id;
 	/* Three more rotations: still there, same id. */
@@ -307,7 +330,7 @@ static void test_parked_keeps_its_id(void **state)
 		wait_rotations(r.e, first + k + 1);
 		assert_int_equal(engine_parked_stack(r.e, mid, f, 8, &seen), 3);
 		assert_int_equal(seen, id);
-		assert_true(frames_are(f, 3, P, 3));
+		assert_true(names_are(r.e, f, 3, false, P, 3));
 	}
 	engine_calltrace_stats(r.e, &st);
 	assert_true(st.rotor.preserved >= 3);
@@ -338,7 +361,6 @@ static void test_parked_keeps_its_id(void **state)
  */
 static void test_parked_after_rotation(void **state)
 {
-	static const uint64_t P[3] = {0xc1, 0xc2, 0xc3};
 	const struct model_coro *c;
 	uint64_t id, seen = 0, mid, f[8];
 	static struct it_run r; /* the teardown's, if a check fails */
@@ -352,10 +374,10 @@ static void test_parked_after_rotation(void **state)
 	wait_rotations(r.e, 1);
 	assert_int_equal(write(ctl_w, "p", 1), 1);
 	assert_int_equal(read_word(fd, "parked "), id);
-	c = wait_parked(&r, true, f, &seen,
+	c = wait_parked(&r, true, 3, f, &seen,
 			"the stack parked after its rotation");
 	assert_int_equal(seen, id);
-	assert_true(frames_are(f, 3, P, 3));
+	assert_true(names_are(r.e, f, 3, false, P, 3));
 	mid = c->id;
 	/* Kept from then on, and preserved: the next put keeps its id. */
 	wait_rotations(r.e, 4);
@@ -470,6 +492,50 @@ static void test_truncated_region_survives(void **state)
 	it_run_finish(&r);
 }
 
+/*
+ * Stored stacks with junk in them (a frame-pointer walk through code built
+ * without frame pointers reads data as frames): the hot stack and the
+ * parked stack end before their first frame outside the target's code,
+ * the weight stays whole, and each cut counts once as a walk stopped
+ * "not code".
+ */
+static void test_stored_junk_is_cut(void **state)
+{
+	static const char *const kept_a[2] = {"ct_a1", "ct_a2"};
+	static const char *const kept_p[1] = {"ct_c1"};
+	static struct engine_hot_stack hs[8];
+	uint64_t id, seen = 0, f[8];
+	static struct it_run r; /* the teardown's, if a check fails */
+	size_t n = 0;
+	int fd;
+
+	(void)state;
+	fd = start_with_pipe(&r, "junk", NULL);
+	id = read_word(fd, "parked ");
+	assert_true(id >> 32 != 0);
+	wait_parked(&r, true, 1, f, &seen, "the parked stack, cut");
+	assert_int_equal(seen, id);
+	assert_true(names_are(r.e, f, 1, false, kept_p, 1));
+	for (uint64_t end = it_now() + 30000000000ull; !n; it_sleep_ms(20)) {
+		n = engine_hot_stacks(r.e, 0, ENGINE_HOT_BY_TOTAL, hs, 8);
+		assert_true(it_now() < end);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(hs[0].total, 5);
+	assert_true(
+		names_are(r.e, hs[0].frames, hs[0].nframes, true, kept_a, 2));
+	engine_snapshot(r.e, &r.snap);
+	assert_int_equal(r.snap.frames_not_code, 2);
+	assert_int_equal(r.snap.frames_not_after_call, 0);
+	release_target();
+	close(fd);
+	for (uint64_t end = it_now() + 30000000000ull; !engine_reap(r.e);
+	     it_sleep_ms(5))
+		assert_true(it_now() < end);
+	engine_stop(r.e);
+	it_run_finish(&r);
+}
+
 /* The UI thread's calls, in a loop, while the harvest thread rotates and
  * the target puts (for TSan: every answer is a copy under the hot lock). */
 static void test_readers_while_rotating(void **state)
@@ -539,6 +605,7 @@ int main(void)
 					  teardown_ct),
 		cmocka_unit_test_teardown(test_parked_after_rotation,
 					  teardown_ct),
+		cmocka_unit_test_teardown(test_stored_junk_is_cut, teardown_ct),
 		cmocka_unit_test_teardown(test_truncated_region_survives,
 					  teardown_ct),
 		cmocka_unit_test_teardown(test_truncated_snapshots_survive,

@@ -7,16 +7,16 @@
  *
  *   ct-target hot PHASES GAP_MS
  *       Coroutines 0 and 1 (IT_PROBE_ID) open; each phase puts
- *         A = {0xa1, 0xa2, 0xa3} tagged coroutine 0        weight 5
+ *         A = {ct_a1, ct_a2, ct_a3} tagged coroutine 0     weight 5
  *         A tagged coroutine 1                              weight 7
  *         A tagged coroutine 0 with the wrong generation    weight 11
- *         B = {0xb1, 0xb2} untagged                         weight 3
+ *         B = {ct_b1, ct_b2} untagged                       weight 3
  *       and switches both coroutines (which wakes the engine), then waits
  *       GAP_MS; after the last phase it waits GAP_MS more, closes both and
  *       exits 0.  Expected: A 23 and B 3 per phase in all; coroutine 0
  *       A 5, coroutine 1 A 7 per phase.
  *   ct-target park OUTFD CTLFD
- *       Coroutine 0 opens, puts its parked stack P = {0xc1, 0xc2, 0xc3}
+ *       Coroutine 0 opens, puts its parked stack P = {ct_c1, ct_c2, ct_c3}
  *       (weight 0), writes a suspend event carrying P's trace id by hand
  *       (the probe's seqlock, plus the trace word), prints "parked ID" on
  *       OUTFD, and stays parked until the test writes a byte to CTLFD (or
@@ -47,6 +47,16 @@
  *       4, waits GAP_MS so the engine names the frames while it lives, and
  *       exits 0.
  *
+ *   ct-target junk OUTFD CTLFD
+ *       Puts {ct_a1, ct_a2, 0xa0d0a, ct_a3} tagged coroutine 0, weight
+ *       5, and parks coroutine 0 at {ct_c1, 0x74736574, ct_c2} (the
+ *       bytes of an HTTP request and of a DNS name, what a frame-pointer
+ *       walk through code without frame pointers finds), prints "parked
+ *       ID" on OUTFD and stays parked until a byte or EOF on CTLFD: the
+ *       engine keeps {ct_a1, ct_a2} and {ct_c1}, and counts two stops.
+ * The frames ct_X are addresses inside this program's functions of those
+ * names (their entry + 1): the engine keeps only frames in the target's
+ * code, and names these.
  * Exit 77: the probe or the CallTrace region did not attach.
  */
 #define _GNU_SOURCE
@@ -87,6 +97,23 @@ static int need(bool ok, const char *what)
 	return 77;
 }
 
+/* Frames for the stored stacks: functions of their own, never called. */
+#define CT_FN(name)                                                            \
+	__attribute__((noinline, used)) void name(void);                       \
+	__attribute__((noinline, used)) void name(void)                        \
+	{                                                                      \
+		__asm__ volatile("nop; nop; nop; nop");                        \
+	}
+CT_FN(ct_a1)
+CT_FN(ct_a2)
+CT_FN(ct_a3)
+CT_FN(ct_b1)
+CT_FN(ct_b2)
+CT_FN(ct_c1)
+CT_FN(ct_c2)
+CT_FN(ct_c3)
+#define AT(fn) ((uint64_t)(uintptr_t)(fn) + 1)
+
 static uint64_t put(const uint64_t *f, unsigned n, uint64_t w)
 {
 	uint64_t id = corotop_calltrace_put(f, n, w);
@@ -109,7 +136,8 @@ static void switch_both(struct corotop_coro *c, unsigned n, uint64_t addr)
 static int target_hot(unsigned phases, unsigned gap_ms)
 {
 	struct corotop_coro c[2];
-	uint64_t a[4] = {0xa1, 0xa2, 0xa3, 0}, b[2] = {0xb1, 0xb2};
+	uint64_t a[4] = {AT(ct_a1), AT(ct_a2), AT(ct_a3), 0},
+		 b[2] = {AT(ct_b1), AT(ct_b2)};
 
 	for (unsigned i = 0; i < 2; i++) {
 		corotop_coro_open(&c[i], IT_PROBE_ID(i));
@@ -202,7 +230,7 @@ static bool told(int ctl, int timeout_ms)
 
 static int target_park(int out, int ctl, bool late)
 {
-	uint64_t p[3] = {0xc1, 0xc2, 0xc3}, id, again;
+	uint64_t p[3] = {AT(ct_c1), AT(ct_c2), AT(ct_c3)}, id, again;
 	struct corotop_coro c;
 
 	corotop_coro_open(&c, IT_PROBE_ID(0));
@@ -259,7 +287,7 @@ static int target_truncate_file(void)
 
 static int target_truncate(int out, int ctl)
 {
-	uint64_t a[3] = {0xa1, 0xa2, 0xa3};
+	uint64_t a[3] = {AT(ct_a1), AT(ct_a2), AT(ct_a3)};
 	struct corotop_coro c;
 	unsigned i = 0;
 
@@ -318,6 +346,27 @@ static int target_truncate_snap(int out, int ctl)
 	return 0;
 }
 
+static int target_junk(int out, int ctl)
+{
+	uint64_t a[5] = {AT(ct_a1), AT(ct_a2), 0xa0d0a, AT(ct_a3), 0};
+	uint64_t p[3] = {AT(ct_c1), 0x74736574, AT(ct_c2)}, id;
+	struct corotop_coro c;
+
+	corotop_coro_open(&c, IT_PROBE_ID(0));
+	if (!c.station)
+		return need(false, "no station");
+	a[4] = TAG(&c, 0);
+	put(a, 5, 5);
+	corotop_coro_resume(&c, 0x5000);
+	id = put(p, 3, 0);
+	park_event(&c, 0x5001, id);
+	dprintf(out, "parked %" PRIu64 "\n", id);
+	told(ctl, -1);
+	corotop_coro_resume(&c, 0x5002);
+	corotop_coro_close(&c);
+	return 0;
+}
+
 /* Real frames: no inlining, no tail calls (the empty asm after each call
  * keeps the caller's frame), so the return addresses are where they seem. */
 __attribute__((noinline)) static uint64_t real_leaf(uint64_t *f)
@@ -366,6 +415,8 @@ int main(int argc, char **argv)
 		return target_truncate_snap((int)a, (int)b);
 	if (!strcmp(mode, "real"))
 		return target_real(a);
+	if (!strcmp(mode, "junk"))
+		return target_junk((int)a, (int)b);
 	fprintf(stderr, "ct-target: unknown mode '%s'\n", mode);
 	return 2;
 }

@@ -10,7 +10,8 @@
  *     not code; in a page of code the test writes, an address a call ends
  *     at is kept and one after nops is not; a leaf (an interrupted pc) is
  *     kept after nops; a real return address of the test's own is kept;
- *   - framecheck_walk keeps the frames before the first refused one and
+ *   - framecheck_walk keeps the frames before the first refused one (a
+ *     stored stack's frames, FRAMECHECK_IN_CODE, need only lie in code) and
  *     says why; framecheck_count counts by why.
  */
 #define _GNU_SOURCE
@@ -230,23 +231,36 @@ static void test_walk_stops_and_counts(void **state)
 	if (!framecheck_call_before)
 		skip();
 	framecheck_stats(fc, &st0);
-	assert_int_equal(framecheck_walk(fc, frames, 4, false, &why), 2);
+	assert_int_equal(
+		framecheck_walk(fc, frames, 4, FRAMECHECK_RETURNS, &why), 2);
 	assert_int_equal(why, FRAMECHECK_NOT_CODE);
 	framecheck_count(fc, why);
-	assert_int_equal(framecheck_walk(fc, nops, 3, false, &why), 1);
+	assert_int_equal(framecheck_walk(fc, nops, 3, FRAMECHECK_RETURNS, &why),
+			 1);
 	assert_int_equal(why, FRAMECHECK_NOT_AFTER_CALL);
 	framecheck_count(fc, why);
 	/* A sample's first frame is a leaf. */
-	assert_int_equal(framecheck_walk(fc, nops + 1, 2, true, &why), 2);
+	assert_int_equal(
+		framecheck_walk(fc, nops + 1, 2, FRAMECHECK_FROM_PC, &why), 2);
 	assert_int_equal(why, FRAMECHECK_OK);
 	framecheck_count(fc, why);
-	assert_int_equal(framecheck_walk(fc, frames, 2, false, &why), 2);
+	assert_int_equal(
+		framecheck_walk(fc, frames, 2, FRAMECHECK_RETURNS, &why), 2);
 	assert_int_equal(why, FRAMECHECK_OK);
+	/* A stored stack's frames need only lie in code: the nops pass,
+	 * the junk does not. */
+	assert_int_equal(framecheck_walk(fc, nops, 3, FRAMECHECK_IN_CODE, &why),
+			 3);
+	assert_int_equal(why, FRAMECHECK_OK);
+	assert_int_equal(
+		framecheck_walk(fc, frames, 4, FRAMECHECK_IN_CODE, &why), 2);
+	assert_int_equal(why, FRAMECHECK_NOT_CODE);
 	framecheck_stats(fc, &st);
 	assert_int_equal(st.not_code - st0.not_code, 1);
 	assert_int_equal(st.not_after_call - st0.not_after_call, 1);
 	assert_true(st.maps_reads >= 1);
-	assert_int_equal(framecheck_walk(NULL, frames, 4, false, &why), 4);
+	assert_int_equal(
+		framecheck_walk(NULL, frames, 4, FRAMECHECK_RETURNS, &why), 4);
 }
 
 int main(void)

@@ -14,7 +14,9 @@
  *             counted, and kept + evicted == ingested;
  *   percent   %self and %total (this stack and those it is a caller of);
  *   order     by window and by total, ties by the other, then stack id;
- *   frames    new stacks' frames come out once, leaf first.
+ *   frames    new stacks' frames come out once, leaf first;
+ *   keep      the configured check cuts a stack before its first refused
+ *             frame (the tag still splits it), the weight whole.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -237,6 +239,59 @@ static void test_tags_merge_and_split(void **state)
 	rig_close(&g);
 }
 
+/* A check that refuses every frame of 0x9000 and up (the engine's: not
+ * in the target's code), counting its calls. */
+static size_t calls;
+static size_t below_9000(void *ctx, const uint64_t *f, size_t n)
+{
+	size_t k = 0;
+
+	(void)ctx;
+	calls++;
+	while (k < n && f[k] < 0x9000)
+		k++;
+	return k;
+}
+
+static void test_keep_cuts(void **state)
+{
+	static struct hot_stack out[4];
+	struct hotstacks_config c;
+	struct hotstacks_stats st;
+	uint64_t junk[4] = {0x10, 0x20, 0xa0d0a, TAGC(1, 5)};
+	uint64_t clean[3] = {0x10, 0x20, TAGC(2, 7)};
+	uint64_t first[2] = {0x74736574, 0x20};
+	struct rig g;
+
+	(void)state;
+	rig_open(&g, 30, 0, 64, 64);
+	hotstacks_destroy(g.h);
+	hotstacks_config_defaults(&c);
+	c.keep = below_9000;
+	g.h = hotstacks_create(&c);
+	assert_non_null(g.h);
+	calls = 0;
+	put(&g, junk, 4, 3, 11);
+	put(&g, clean, 3, 4, 12);
+	put(&g, first, 2, 2, 0);
+	ingest(&g, S);
+	assert_int_equal(calls, 3);
+	/* The junk stack is the clean one: one stack of 7, split by tag. */
+	assert_int_equal(top(&g, 0, HOT_BY_TOTAL, S, out, 4), 2);
+	assert_int_equal(out[0].total, 7);
+	assert_int_equal(out[0].nframes, 2);
+	assert_int_equal(out[0].frames[1], 0x20);
+	assert_int_equal(top(&g, 11, HOT_BY_TOTAL, S, out, 4), 1);
+	assert_int_equal(out[0].total, 3);
+	/* Junk innermost: an empty stack, its weight kept. */
+	top(&g, 0, HOT_BY_TOTAL, S, out, 4);
+	assert_int_equal(out[1].total, 2);
+	assert_int_equal(out[1].nframes, 0);
+	hotstacks_stats(g.h, &st);
+	assert_int_equal(st.weight, 9);
+	rig_close(&g);
+}
+
 static void test_eviction_bound(void **state)
 {
 	static struct hot_stack out[64];
@@ -347,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_eviction_bound),
 		cmocka_unit_test(test_percentages),
 		cmocka_unit_test(test_new_frames_once),
+		cmocka_unit_test(test_keep_cuts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

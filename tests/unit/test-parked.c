@@ -9,7 +9,9 @@
  *   sweep    ids no longer listed are forgotten -- but for a stack the
  *            engine put itself since the last sweep (young: the list may
  *            have been taken before its put), which the next sweep keeps;
- *   bound    past max, new ones are dropped and counted.
+ *   bound    past max, new ones are dropped and counted;
+ *   check    a stored stack is cut by the configured check when first
+ *            kept, and checked only then; the engine's own are not.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,7 +40,7 @@ static void union_of(struct traceset *u, const uint64_t *ids, size_t n,
 
 static void test_keep_and_sweep(void **state)
 {
-	struct parked *p = parked_create(8);
+	struct parked *p = parked_create(8, NULL, NULL);
 	struct parked_stats st;
 	struct traceset u;
 	uint64_t f[8];
@@ -74,12 +76,53 @@ static void test_keep_and_sweep(void **state)
 	parked_destroy(p);
 }
 
+/* The check: frames from 0x9000 up are refused (not in code). */
+static size_t checks;
+static size_t below_9000(void *ctx, const uint64_t *f, size_t n)
+{
+	size_t k = 0;
+
+	(void)ctx;
+	checks++;
+	while (k < n && f[k] < 0x9000)
+		k++;
+	return k;
+}
+
+/* A stored stack is cut by the check when first kept, and checked once;
+ * a stack the engine walked itself (parked_put) is not checked again. */
+static void test_keep_cuts_once(void **state)
+{
+	struct parked *p = parked_create(8, below_9000, NULL);
+	uint64_t junk[3] = {0x100, 0x74736574, 0x200};
+	uint64_t own[2] = {0x100, 0xa0d0a};
+	uint64_t ids[1] = {ID(1, 1)}, f[8];
+	struct traceset u;
+
+	(void)state;
+	assert_non_null(p);
+	traceset_init(&u, 64, 1024);
+	assert_true(traceset_add(&u, ids[0], 0, 1, junk, 3));
+	traceset_seal(&u);
+	checks = 0;
+	parked_update(p, &u, NULL, ids, 1);
+	assert_int_equal(parked_frames(p, ids[0], f, 8), 1);
+	assert_int_equal(f[0], 0x100);
+	parked_update(p, &u, NULL, ids, 1); /* kept: not checked again */
+	assert_int_equal(checks, 1);
+	parked_put(p, PARKED_OWN_ID | 5, own, 2);
+	assert_int_equal(parked_frames(p, PARKED_OWN_ID | 5, f, 8), 2);
+	assert_int_equal(checks, 1);
+	traceset_finish(&u);
+	parked_destroy(p);
+}
+
 /* An id listed only after the rotation whose union carried its stack (the
  * park harvested just after it): found in the previous union; an id
  * neither union has, or a tagged trace there, is not kept. */
 static void test_late_listed_from_prev(void **state)
 {
-	struct parked *p = parked_create(8);
+	struct parked *p = parked_create(8, NULL, NULL);
 	struct traceset u, prev;
 	uint64_t f[8];
 	uint64_t old[2] = {ID(1, 1), ID(1, 2)}, now[1] = {ID(2, 1)};
@@ -117,7 +160,7 @@ static void test_late_listed_from_prev(void **state)
  * swept by the same list, one id per distinct stack. */
 static void test_own_stacks(void **state)
 {
-	struct parked *p = parked_create(8);
+	struct parked *p = parked_create(8, NULL, NULL);
 	uint64_t a[3] = {0x401000, 0x402000, 0x403000};
 	uint64_t b[3] = {0x401000, 0x402000, 0x404000};
 	uint64_t ida = parked_own_id(a, 3), idb = parked_own_id(b, 3);
@@ -153,7 +196,7 @@ static void test_own_stacks(void **state)
  * again. */
 static void test_young_survives_one_sweep(void **state)
 {
-	struct parked *p = parked_create(8);
+	struct parked *p = parked_create(8, NULL, NULL);
 	uint64_t a[2] = {0x401000, 0x402000};
 	uint64_t ida = parked_own_id(a, 2), f[8];
 	struct traceset u;
@@ -182,7 +225,7 @@ static void test_young_survives_one_sweep(void **state)
 
 static void test_bound(void **state)
 {
-	struct parked *p = parked_create(4);
+	struct parked *p = parked_create(4, NULL, NULL);
 	struct parked_stats st;
 	struct traceset u;
 	uint64_t ids[10], f[4];
@@ -217,6 +260,7 @@ int main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_late_listed_from_prev),
 		cmocka_unit_test(test_own_stacks),
+		cmocka_unit_test(test_keep_cuts_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,7 +10,9 @@
  * one stack here (the global view), and credits the weight a second time
  * to the (stack, coroutine) pair (the per-coroutine view).  Untagged traces
  * with weight are explicit puts: global only.  Traces without weight (the
- * parked stacks, parked.c) add nothing here.
+ * parked stacks, parked.c) add nothing here.  A stack is cut after the
+ * frames the configured check keeps (the engine's: every frame in the
+ * target's code); its weight stays whole, on the stack that is left.
  *
  * Weights.  Every stack and pair keeps a raw total (since start or the
  * last zero: exact, what exports write) and a window: HOT_SLICES slices of
@@ -107,6 +109,8 @@ void hotstacks_config_defaults(struct hotstacks_config *c)
 	c->half_life_s = 10;
 	c->max_stacks = 16384;
 	c->max_coro = 65536;
+	c->keep = NULL;
+	c->keep_ctx = NULL;
 }
 
 /* ---- record pools ---- */
@@ -531,6 +535,11 @@ void hotstacks_ingest(struct hotstacks *h, const struct traceset *u,
 			tag = e->frames[--n];
 		if (!e->weight)
 			continue;
+		if (h->cfg.keep) {
+			size_t k = h->cfg.keep(h->cfg.keep_ctx, e->frames, n);
+
+			n = k < n ? (uint32_t)k : n;
+		}
 		h->st.weight += e->weight;
 		r = hot_stack_get(h, e->frames, n, now);
 		if (r == HASHIDX_NONE) { /* out of memory */

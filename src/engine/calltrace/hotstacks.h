@@ -23,6 +23,9 @@ struct hotstacks_config {
 				 no decay, a plain sliding sum) */
 	uint32_t max_stacks;  /* distinct stacks kept (16384) */
 	uint32_t max_coro;    /* (stack, coroutine) weights kept (65536) */
+	/* Each stack is cut after the frames keep accepts (NULL: all). */
+	traceset_keep_fn keep;
+	void *keep_ctx;
 };
 
 void hotstacks_config_defaults(struct hotstacks_config *c);

@@ -23,6 +23,10 @@
  * it, since the walker records the coroutine's park under the engine lock
  * together with its put.
  *
+ * A stored stack is cut, when first kept, after the frames the engine's
+ * check accepts (every frame in the target's code: engine_calltrace.c);
+ * a stack the engine walked itself was checked by its walk.
+ *
  * Bounded: at most `max` stacks, in a fixed array with a hash index
  * (hashidx.h) and a stack of free records.  Not thread-safe: the engine
  * serialises calls with its hot lock.
@@ -50,14 +54,19 @@ struct parked {
 	uint32_t nfree;
 	struct hashidx idx;
 	uint64_t dropped;
+	traceset_keep_fn keep;
+	void *keep_ctx;
 };
 
-struct parked *parked_create(uint32_t max)
+struct parked *parked_create(uint32_t max, traceset_keep_fn keep,
+			     void *keep_ctx)
 {
 	struct parked *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
+	p->keep = keep;
+	p->keep_ctx = keep_ctx;
 	p->cap = max ? max : 1;
 	p->r = calloc(p->cap, sizeof(*p->r));
 	p->free = malloc(p->cap * sizeof(*p->free));
@@ -116,16 +125,22 @@ static uint32_t parked_find(const struct parked *p, uint64_t id)
 	return hashidx_find(&p->idx, ct_mix64(id), parked_eq, &k);
 }
 
-/* Keep frames under id; returns the record, or HASHIDX_NONE when the bound
- * was reached. */
+/* Keep frames under id (cut by the check: a trace's, not the engine's own
+ * walks, which checked theirs); returns the record, or HASHIDX_NONE when
+ * the bound was reached. */
 static uint32_t parked_keep(struct parked *p, uint64_t id,
-			    const uint64_t *frames, uint32_t n)
+			    const uint64_t *frames, uint32_t n, bool check)
 {
 	uint64_t *copy;
 	uint32_t rec = parked_find(p, id);
 
 	if (rec != HASHIDX_NONE)
 		return rec; /* an id always names the same frames */
+	if (check && p->keep) {
+		size_t k = p->keep(p->keep_ctx, frames, n);
+
+		n = k < n ? (uint32_t)k : n;
+	}
 	if (!p->nfree && p->used == p->cap) {
 		p->dropped++;
 		return HASHIDX_NONE;
@@ -150,7 +165,7 @@ void parked_put(struct parked *p, uint64_t id, const uint64_t *frames,
 
 	if (!id || n > CT_MAX_FRAMES)
 		return;
-	rec = parked_keep(p, id, frames, n);
+	rec = parked_keep(p, id, frames, n, false);
 	if (rec != HASHIDX_NONE)
 		p->r[rec].young = true;
 }
@@ -176,7 +191,8 @@ void parked_update(struct parked *p, const struct traceset *u,
 		const struct traceset_entry *e = &u->e[i];
 
 		if (parked_usable(e) && parked_sorted_has(ids, n, e->id))
-			(void)parked_keep(p, e->id, e->frames, e->nframes);
+			(void)parked_keep(p, e->id, e->frames, e->nframes,
+					  true);
 	}
 	/* Ids first listed now whose stacks only the previous union has:
 	 * put just before that rotation, harvested just after it. */
@@ -188,7 +204,8 @@ void parked_update(struct parked *p, const struct traceset *u,
 			continue;
 		e = traceset_find(prev, ids[k]);
 		if (e && parked_usable(e))
-			(void)parked_keep(p, e->id, e->frames, e->nframes);
+			(void)parked_keep(p, e->id, e->frames, e->nframes,
+					  true);
 	}
 	for (uint32_t rec = 0; rec < p->used; rec++) {
 		struct parked_rec *r = &p->r[rec];

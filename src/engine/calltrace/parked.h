@@ -18,8 +18,10 @@ struct parked_stats {
 
 struct parked;
 
-/* A store of at most max stacks; NULL when out of memory. */
-struct parked *parked_create(uint32_t max);
+/* A store of at most max stacks, each cut after the frames keep accepts
+ * when it is first kept (keep NULL: all); NULL when out of memory. */
+struct parked *parked_create(uint32_t max, traceset_keep_fn keep,
+			     void *keep_ctx);
 /* NULL is a no-op. */
 void parked_destroy(struct parked *p);
 

@@ -72,6 +72,15 @@ bool traceset_add(struct traceset *s, uint64_t id, uint64_t weight,
  */
 void traceset_seal(struct traceset *s);
 
+/*
+ * A check on a stored stack's frames, for the stores that copy traces out
+ * of a set (hotstacks, parked): how many of frames[0..n) (innermost first,
+ * the tag frame not offered) to keep.  The set itself is never cut: the
+ * rotor puts preserved traces back with their frames as stored, which is
+ * how a writer's next put of the same stack finds the same id.
+ */
+typedef size_t (*traceset_keep_fn)(void *ctx, const uint64_t *frames, size_t n);
+
 /* The entry of id, or NULL (needs a sealed set). */
 const struct traceset_entry *traceset_find(const struct traceset *s,
 					   uint64_t id);

@@ -26,6 +26,10 @@
  * A walk stops at the first frame refused, and the frames after it are
  * dropped with it (framecheck_walk); the walk kept counts its stop, by why
  * (framecheck_count): JSON's `frames`, serve's corotop_frames_rejected.
+ * A stack a program stored itself through corotop_calltrace_put (its
+ * parked stacks, its sampler's frame-pointer walks, a user's own) holds
+ * addresses "as the caller chooses": only (1) is asked of its frames
+ * (FRAMECHECK_IN_CODE).
  *
  * What it also refuses.  The frame below a context's entry function that
  * a jump, not a call, set up: makecontext's __start_context, Boost's
@@ -390,7 +394,7 @@ enum framecheck_verdict framecheck_frame(struct framecheck *fc, uint64_t addr,
 }
 
 size_t framecheck_walk(struct framecheck *fc, const uint64_t *frames, size_t n,
-		       bool leaf, enum framecheck_verdict *why)
+		       enum framecheck_rule rule, enum framecheck_verdict *why)
 {
 	size_t k = 0;
 
@@ -399,7 +403,10 @@ size_t framecheck_walk(struct framecheck *fc, const uint64_t *frames, size_t n,
 		return n;
 	pthread_mutex_lock(&fc->lock);
 	for (; k < n; k++) {
-		*why = framecheck_locked(fc, frames[k], leaf && k == 0);
+		*why = framecheck_locked(
+			fc, frames[k],
+			rule == FRAMECHECK_IN_CODE ||
+				(rule == FRAMECHECK_FROM_PC && k == 0));
 		if (*why != FRAMECHECK_OK)
 			break;
 	}

@@ -45,14 +45,24 @@ void framecheck_retarget(struct framecheck *fc, pid_t pid);
 enum framecheck_verdict framecheck_frame(struct framecheck *fc, uint64_t addr,
 					 bool leaf);
 
+/* What a walk's frames are, so what each one must pass. */
+enum framecheck_rule {
+	FRAMECHECK_RETURNS, /* every frame a return address (a parked walk) */
+	FRAMECHECK_FROM_PC, /* frames[0] an interrupted pc (a sample), the
+			     * rest return addresses */
+	FRAMECHECK_IN_CODE, /* every frame only in code: a stack a program
+			     * stored itself (corotop_calltrace_put takes
+			     * frames "as the caller chooses") */
+};
+
 /*
  * How many of frames[0..n) a walk keeps: the frames before the first one
- * refused (frames[0] checked as a leaf when `leaf`).  *why says why it
- * stopped (FRAMECHECK_OK: all kept).  Counts nothing: the caller counts
- * the walk it keeps (framecheck_count).  fc NULL: all kept.
+ * refused under `rule`.  *why says why it stopped (FRAMECHECK_OK: all
+ * kept).  Counts nothing: the caller counts the walk it keeps
+ * (framecheck_count).  fc NULL: all kept.
  */
 size_t framecheck_walk(struct framecheck *fc, const uint64_t *frames, size_t n,
-		       bool leaf, enum framecheck_verdict *why);
+		       enum framecheck_rule rule, enum framecheck_verdict *why);
 /* Count a walk stopped for `why` (FRAMECHECK_OK counts nothing). */
 void framecheck_count(struct framecheck *fc, enum framecheck_verdict why);
 void framecheck_stats(struct framecheck *fc, struct framecheck_stats *out);
