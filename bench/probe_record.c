@@ -55,6 +55,20 @@
  * resolution_ns (about 10 ns on the KVM guest of docs/PERFORMANCE.md);
  * the batch numbers are the precise ones.
  *
+ * `probe_record hub [STATIONS]` runs only clock, traced, traced-switch and
+ * the same two with the engine made but never started (-held: nothing
+ * harvests, so nothing but the record varies), then, where the probe has
+ * hub rings (issue 27), the four again (-hub) with the recording
+ * coroutine (the switch's `coro` side, as a thread's root under the
+ * preload) opened with COROTOP_CORO_HUB, so that it writes a
+ * hub_depth-deep ring (1024 epochs here) instead of depth (64).  Each
+ * line says whether the station carries CTP_STX_HUB.  The mode
+ * builds against a probe from before hub rings too (no hub cases then),
+ * for a before/after comparison of the record path.  STATIONS (16) sizes
+ * the region: above 131,072 the engine leaves no room for hubs (1 GiB
+ * budget), so the normal stations' rings lie 64 epochs apart as before
+ * hub rings, not 1024.
+ *
  * Target (from the issue): traced median <= clock median + 5 ns.
  * Build against the shared probe (what programs normally link) and, as
  * probe_record_static, against the static archive.
@@ -86,6 +100,14 @@ static double call_ticks[CALLS];
 static volatile uint64_t sink;
 static struct corotop_coro coro, other;
 static uint64_t counter;
+/* corotop_coro_open_named's flags for `coro` in traced cases (hub mode). */
+static unsigned coro_flags;
+/* Traced cases with the engine made (the region, the probe attached) but
+ * never started: nothing harvests, so the writer's cache lines are its own
+ * and nothing else varies (hub mode's -held cases). */
+static bool engine_held;
+/* The traced cases' region: stations (hub mode's second argument). */
+static unsigned traced_stations = 16;
 
 struct result {
 	struct bench_dist batch; /* ns per record, per-batch averages */
@@ -309,9 +331,10 @@ static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 	struct engine *e;
 	char extra[384];
 	uint64_t t_start, t_end, ipi0, ipi1;
+	int stx_hub = -1; /* -1: this probe has no hub rings */
 
 	engine_config_defaults(&cfg);
-	cfg.stations = 16;
+	cfg.stations = traced_stations;
 	cfg.no_membarrier = no_membarrier;
 	cfg.scan_interval_us = scan_interval_us;
 	cfg.advertise_dirty = advertise_dirty;
@@ -324,13 +347,20 @@ static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 	/* The engine's threads inherit our CPU: start them on the last CPU
 	 * and record from the first, like two processes on two cores. */
 	bench_pin(bench_ncpu() - 1);
-	bench_engine_start(e);
+	if (!engine_held)
+		bench_engine_start(e);
 	bench_pin(0);
-	corotop_coro_open(&coro, 1);
+	if (coro_flags)
+		corotop_coro_open_named(&coro, 1, NULL, coro_flags);
+	else
+		corotop_coro_open(&coro, 1);
 	if (op != OP_RECORD)
 		corotop_coro_open(&other, 2);
 	if (!coro.station || (op != OP_RECORD && !other.station))
 		bench_die("the probe gave the coroutines no station");
+#ifdef CTP_STX_HUB
+	stx_hub = !!(coro.station->ext.flags & CTP_STX_HUB);
+#endif
 	t_start = clock_now_ns(CLOCK_MONOTONIC);
 	ipi0 = bench_ipis(0);
 	if (op == OP_PAIR)
@@ -351,14 +381,16 @@ static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 	snprintf(extra, sizeof(extra),
 		 "fence=%s dirty_hint=%d scan_interval_us=%u "
 		 "writer_cpu_ipis_per_s=%.0f engine_harvested=%llu "
-		 "engine_lost=%llu engine_scans=%llu engine_sleeps=%llu",
+		 "engine_lost=%llu engine_scans=%llu engine_sleeps=%llu "
+		 "stx_hub=%d engine=%s",
 		 (!no_membarrier && membarrier_available()) ? "membarrier"
 							    : "seq_cst",
 		 advertise_dirty, scan_interval_us,
 		 (double)(ipi1 - ipi0) * 1e9 / (double)(t_end - t_start),
 		 (unsigned long long)snap.t.events,
 		 (unsigned long long)snap.t.lost, (unsigned long long)st.scans,
-		 (unsigned long long)st.sleeps);
+		 (unsigned long long)st.sleeps, stx_hub,
+		 engine_held ? "held" : "running");
 	result_print(name, &r, extra);
 	snapshot_finish(&snap);
 	corotop_probe_shutdown();
@@ -367,20 +399,85 @@ static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 	*median_out = r.batch.p50;
 }
 
-int main(void)
+/*
+ * Hub mode: a record and a switch into a normal station and into a hub's
+ * (COROTOP_CORO_HUB), the engine as it ships.  The hub cases run only
+ * where the probe has the flag.
+ */
+static void hub_mode(void)
+{
+	/* clock, then per station kind: traced, traced-switch, and the same
+	 * two with the engine held. */
+	static const struct {
+		const char *name;
+		enum traced_op op;
+		bool held;
+	} cases[] = {
+		{"traced", OP_RECORD, false},
+		{"traced-switch", OP_SWITCH, false},
+		{"traced-held", OP_RECORD, true},
+		{"traced-switch-held", OP_SWITCH, true},
+	};
+	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
+	double med[2][NCASES];
+	unsigned kinds = 1;
+	struct result r;
+	char name[64];
+
+	MEASURE(r, sink += clock_now_ns(CLOCK_MONOTONIC));
+	result_print("clock", &r, NULL);
+#ifdef COROTOP_CORO_HUB
+	kinds = 2;
+#endif
+	for (unsigned k = 0; k < kinds; k++) {
+#ifdef COROTOP_CORO_HUB
+		coro_flags = k ? COROTOP_CORO_HUB : 0;
+#endif
+		for (unsigned c = 0; c < NCASES; c++) {
+			engine_held = cases[c].held;
+			snprintf(name, sizeof(name), "%s%s", cases[c].name,
+				 k ? "-hub" : "");
+			traced(name, false, true, 500, false, cases[c].op,
+			       &med[k][c]);
+		}
+	}
+	coro_flags = 0;
+	engine_held = false;
+	printf("probe_record hub_mode clock_median=%.2f", r.batch.p50);
+	for (unsigned k = 0; k < kinds; k++)
+		for (unsigned c = 0; c < NCASES; c++)
+			printf(" %s%s=%.2f", cases[c].name, k ? "-hub" : "",
+			       med[k][c]);
+	for (unsigned c = 0; c < NCASES && kinds == 2; c++)
+		printf(" %s_hub_minus_normal=%.2f", cases[c].name,
+		       med[1][c] - med[0][c]);
+	printf("%s\n", kinds == 2 ? "" : " hub=unsupported");
+}
+
+int main(int argc, char **argv)
 {
 	struct result r;
 	double clock_med, coarse_med, traced_med, flat_med, nomb_med,
 		nodirty_med, ct_med, pair_med, switch_med, untraced_med,
 		untraced_switch_med;
+	bool hub = argc > 1 && !strcmp(argv[1], "hub");
 
+	if ((argc > 1 && !hub) || argc > 3)
+		bench_die("usage: probe_record [hub [STATIONS]]");
+	if (argc > 2)
+		traced_stations = (unsigned)strtoul(argv[2], NULL, 10);
 	if (corotop_probe_live_)
 		bench_die("unset CTP_SHM_PATH/CTP_SOCK_PATH/CTP_MAX_STATIONS: "
 			  "the untraced case needs a detached probe");
-	printf("probe_record config batch=%u batches=%u calls=%u\n", BATCH,
-	       BATCHES, CALLS);
+	printf("probe_record config batch=%u batches=%u calls=%u mode=%s "
+	       "stations=%u\n",
+	       BATCH, BATCHES, CALLS, hub ? "hub" : "all", traced_stations);
 	bench_pin(0);
 	tsc_calibrate();
+	if (hub) {
+		hub_mode();
+		return 0;
+	}
 
 	corotop_coro_open(&coro, 1); /* untraced: no station */
 	MEASURE(r, record_one());
