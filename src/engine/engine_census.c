@@ -48,7 +48,7 @@ static uint64_t engine_census_stack(struct engine *e,
 		return 0;
 	/* Once, at the attach: worth waiting for the names thread. */
 	n = engine_unwind(e, &e->ppt.pm, 0, e->framecheck, &s, frames,
-			  ENGINE_CENSUS_FRAMES, true, &marks, &busy);
+			  ENGINE_CENSUS_FRAMES, true, &marks, &busy, NULL);
 	/* Only when the switch was recorded inside a runtime (the preload,
 	 * called by Boost): a scheduler that calls the probe itself chose
 	 * its address, and frame 0 is its own code. */

@@ -23,6 +23,7 @@
 #include "engine/calltrace/traceset.h"
 #include "engine/ctp/harvest.h"
 #include "engine/export/jsonl.h"
+#include "engine/ctp/learned.h"
 #include "engine/ctp/model.h"
 #include "engine/heph/recorder.h"
 #include "engine/ppt/perfctr.h"
@@ -188,12 +189,15 @@ struct engine_unwind_state {
 		uint64_t used;
 	} procs[ENGINE_UNWIND_PROCS];
 	uint64_t procs_used;
-	uint64_t *done_ts; /* per record: the park last walked (state_ts) */
-	uint64_t *tried;   /* per record: the coroutine (id) whose walk
-			      found no program frame */
+	unsigned char *copy; /* the parked window a walk copies (thread's) */
+	uint64_t *done_ts;   /* per record: the park last walked (state_ts) */
 	uint32_t cap;
 	uint32_t cursor, next; /* round robin over the records */
 	uint64_t walks;	       /* walks believed */
+	uint64_t raced;	       /* parks that ended before their copy */
+	/* (coroutine, switch address) -> the program frame its walk found,
+	 * shown for the parks too short to walk (engine/ctp/learned.c). */
+	struct learned learned;
 };
 
 /* The processes the traced program runs as (engine_procs.c), under the
@@ -323,10 +327,20 @@ bool engine_replay_create(struct engine *e, char *err, size_t errlen);
 #define ENGINE_UNWIND_MAX 64
 struct stackwalk_start;
 struct framecheck;
+/* A copy of the stack's top taken at once ([at, at + len)), which the
+ * walk reads before the target's memory; *live (when not NULL) says
+ * whether it read past it (the park must then still be the same after). */
+struct engine_unwind_copy {
+	uint64_t at;
+	size_t len;
+	const unsigned char *bytes;
+	bool live;
+};
 size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 		     struct framecheck *fc, const struct stackwalk_start *s,
 		     uint64_t *frames, size_t max, bool wait,
-		     struct symtab_unwound *marks, bool *busy);
+		     struct symtab_unwound *marks, bool *busy,
+		     struct engine_unwind_copy *copy);
 
 /* engine_doorbell.c: connect to pid's doorbell (corotop/ppt.h) and hang
  * up, so that a program in which nothing transitions notices corotop -p

@@ -177,6 +177,19 @@ static void engine_frames_rejected(struct engine *e, struct snapshot *out)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* A suspended copy whose WHERE is still its switch's address (no walk
+ * caught this park): the program frame a walk found at an earlier park
+ * at that switch, marked as learned (engine_unwind.c; lock held). */
+static void engine_where_learned(struct engine *e, struct model_coro *c)
+{
+	uint64_t f = learned_get(&e->unwind.learned, c->id, c->last_addr);
+
+	if (f) {
+		c->last_addr = f;
+		c->where_learned = 1;
+	}
+}
+
 void engine_snapshot(struct engine *e, struct snapshot *out)
 {
 	e->mode->snapshot(e, out);
@@ -304,6 +317,8 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 		if (!c->in_use)
 			continue;
 		out->coro[k] = *c;
+		if (c->state == MODEL_SUSPENDED)
+			engine_where_learned(e, &out->coro[k]);
 		if (e->target.exited)
 			engine_at_exit(&out->coro[k], out->ts,
 				       (uint32_t)e->target.pid);

@@ -27,13 +27,20 @@
  *
  * When.  At a late attach, for each coroutine the census finds parked
  * (engine_census.c, waiting for the symbols: once).  While watching, on a
- * thread of its own, every tick (engine_unwind_start; engine_unwind_parked):
- * a coroutine parked for ENGINE_UNWIND_AFTER_NS whose probe said where its
- * struct corotop_coro is (the station's ext.coro) has that struct read
- * from the target -- it must still be the same coroutine (probe id),
- * parked -- and its stack walked from the registers kept there, then
- * last_ts read again: a coroutine resumed meanwhile is not believed.
- * At most ENGINE_UNWIND_BUDGET walks a tick, round robin, once per park.
+ * thread of its own, every ENGINE_UNWIND_PERIOD_NS (engine_unwind_start;
+ * engine_unwind_parked): each new park of a coroutine whose probe said
+ * where its struct corotop_coro is (the station's ext.coro), however
+ * short, has that struct read from the target -- it must still be the
+ * same coroutine (probe id), at the park picked -- then the stack's top
+ * copied in one process_vm_readv (ENGINE_UNWIND_COPY bytes), last_ts read
+ * again (changed: the copy is not that park's, and is dropped), and the
+ * copy walked, after the coroutine may have moved on.  Round robin, once
+ * per park, within 1/ENGINE_UNWIND_SHARE of the time (5% of a core).
+ * Most parks of a fiber ping-ponging on a channel last microseconds, and
+ * end before their copy: what a walk found is learned per (coroutine,
+ * switch address) (engine/ctp/learned.c), and a snapshot shows it for a
+ * park at the same switch that no walk caught, marked as learned
+ * (model_coro.where_learned; engine_snapshot).
  * The walk gives WHERE (when the switch was recorded inside a runtime),
  * the coroutine's NAME (its outermost program frame: the first program
  * code its entry ran; model_name_pc) and, with --parked-stacks, its parked
@@ -72,8 +79,9 @@
 
 struct engine_unwind_reader {
 	struct procmem *pm;
-	uint64_t lo, hi; /* what may be read */
-	uint64_t base;	 /* the window: [base, base + len) */
+	struct engine_unwind_copy *copy; /* read first, or NULL */
+	uint64_t lo, hi;		 /* what may be read */
+	uint64_t base;			 /* the window: [base, base + len) */
 	size_t len;
 	uint64_t reads;
 	unsigned char buf[ENGINE_UNWIND_CHUNK];
@@ -88,6 +96,13 @@ static bool engine_unwind_read(void *ctx, uint64_t addr, uint64_t *word)
 
 	if (addr < r->lo || addr > r->hi - 8 || (addr & 7))
 		return false;
+	if (r->copy && addr >= r->copy->at && r->copy->len >= 8 &&
+	    addr - r->copy->at <= r->copy->len - 8) {
+		memcpy(word, r->copy->bytes + (addr - r->copy->at), 8);
+		return true;
+	}
+	if (r->copy)
+		r->copy->live = true;
 	if (r->len < 8 || addr < r->base || addr - r->base > r->len - 8) {
 		base = addr & ~(uint64_t)(ENGINE_UNWIND_CHUNK - 1);
 		if (base < r->lo)
@@ -122,7 +137,8 @@ static size_t engine_unwind_keep(void *ctx, const uint64_t *frames, size_t n)
 size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 		     struct framecheck *fc, const struct stackwalk_start *s,
 		     uint64_t *frames, size_t max, bool wait,
-		     struct symtab_unwound *marks, bool *busy)
+		     struct symtab_unwound *marks, bool *busy,
+		     struct engine_unwind_copy *copy)
 {
 	struct engine_unwind_reader *r;
 	struct unwinder_regs regs = {.pc = s->pc, .sp = s->sp, .fp = s->fp};
@@ -143,6 +159,7 @@ size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 	if (!r)
 		return 0;
 	r->pm = pm;
+	r->copy = copy;
 	r->lo = s->sp;
 	r->hi = s->stack_hi;
 	*busy = symtab_unwind_in(
@@ -161,7 +178,10 @@ size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 				     : keep.why);
 	if (nfp > marks->n) {
 		/* No CFI here (or no symbols yet): the frame records, with
-		 * no frame marked as the program's. */
+		 * no frame marked as the program's.  They were read in the
+		 * target's memory, not in the copy. */
+		if (copy)
+			copy->live = true;
 		memcpy(frames, fp, nfp * sizeof(*fp));
 		marks->n = nfp;
 		marks->where = marks->entry = marks->inlined_at = -1;
@@ -170,13 +190,20 @@ size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 	return marks->n;
 }
 
-/* How long a coroutine stays parked before its stack is walked (most
- * parks are shorter: the walk would find a stack already moving) -- but a
- * coroutine with no name yet is walked at its first park, whatever its
- * length, until one walk found no program frame -- and how many walks a
- * tick makes at most. */
-#define ENGINE_UNWIND_AFTER_NS 100000000ull
-#define ENGINE_UNWIND_BUDGET 16u
+/* The walker's tick, the share of it walks may take (1/20: 5% of a
+ * core), the records a tick looks at (round robin: a cycle of 100k
+ * records takes 13 ticks) and the walks it picks at most.  A park is
+ * walked at its first tick, however short: what its walk finds is
+ * learned for the next parks at the same switch address, which may be
+ * too short to catch. */
+#define ENGINE_UNWIND_PERIOD_NS 10000000ull
+#define ENGINE_UNWIND_SHARE 20u
+#define ENGINE_UNWIND_SCAN 8192u
+#define ENGINE_UNWIND_BUDGET 64u
+/* The top of a parked stack copied in one read, then walked in the copy:
+ * most parked stacks are whole in it (Boost.Fiber's deepest park in the
+ * tests uses 3 KiB), and past it the walk reads the target. */
+#define ENGINE_UNWIND_COPY 16384u
 
 /* The target's memory for walks made while watching: the walker's own,
  * opened when first needed (lock held: target.running). */
@@ -236,35 +263,69 @@ struct engine_unwind_job {
 	pid_t pid;	       /* its process, 0: the target */
 	uint32_t r;	       /* the model record */
 	uint64_t id;	       /* its coroutine (model_coro.id) */
+	uint64_t state_ts;     /* the park picked (model_coro.state_ts) */
 	uint64_t probe_id;     /* what the struct read must say */
 	uint64_t at;	       /* its struct corotop_coro in the target */
 	/* the walk's result */
-	enum { UNWIND_SKIP, UNWIND_BUSY, UNWIND_DONE } got;
-	uint64_t last_ts; /* the park walked (the struct's last_ts) */
+	enum { UNWIND_SKIP, UNWIND_RACED, UNWIND_BUSY, UNWIND_DONE } got;
+	uint64_t last_ts;   /* the park walked (the struct's last_ts) */
+	uint64_t switch_at; /* ... at this switch (the struct's last_addr) */
 	size_t n;
 	struct symtab_unwound marks;
 	uint64_t frames[ENGINE_UNWIND_MAX];
 };
 
+/* Has the park of the coroutine at `at` ended (its last_ts moved from
+ * ts, or it cannot be read)? */
+static bool engine_unwind_moved(struct procmem *pm, uint64_t at, uint64_t ts)
+{
+	char err[160];
+	uint64_t now;
+
+	return !procmem_read(pm, at + offsetof(struct corotop_coro, last_ts),
+			     &now, sizeof(now), err, sizeof(err)) ||
+	       now != ts;
+}
+
 /* The job's park, walked from the registers its probe saved in its
  * struct corotop_coro (read from the target, untrusted: it must still be
- * this coroutine, parked, and at the same suspend before and after the
- * walk).  No lock held: only the target and the symbol table (its own
- * lock; busy when the names thread holds it) are read. */
+ * this coroutine, parked at the park picked).  The stack's top is copied
+ * in one read, and the park read again: unchanged, the copy is that
+ * park's stack, and the walk reads it even after the coroutine moved on
+ * -- only what it reads past the copy needs the park to last the walk.
+ * No lock held: only the target and the symbol table (its own lock; busy
+ * when the names thread holds it) are read. */
 static void engine_unwind_walk(struct engine *e, struct engine_unwind_job *j)
 {
 	struct procmem *pm = j->pm;
 	struct corotop_coro cc;
 	struct stackwalk_start s;
+	struct engine_unwind_copy copy = {0};
 	char err[160];
-	uint64_t ts;
 	bool busy;
 
 	j->got = UNWIND_SKIP;
 	if (!j->at ||
 	    !procmem_read(pm, j->at, &cc, sizeof(cc), err, sizeof(err)) ||
-	    cc.probe_id != j->probe_id || cc.last_active || !cc.stack_hi)
+	    cc.probe_id != j->probe_id || !cc.stack_hi ||
+	    cc.park_sp < cc.stack_lo || cc.park_sp >= cc.stack_hi)
 		return;
+	if (cc.last_active || cc.last_ts != j->state_ts) {
+		j->got = UNWIND_RACED; /* a later park is a later tick's */
+		return;
+	}
+	copy.at = cc.park_sp;
+	copy.len = cc.stack_hi - cc.park_sp < ENGINE_UNWIND_COPY
+			   ? (size_t)(cc.stack_hi - cc.park_sp)
+			   : ENGINE_UNWIND_COPY;
+	copy.bytes = e->unwind.copy;
+	if (!e->unwind.copy || !procmem_read(pm, copy.at, e->unwind.copy,
+					     copy.len, err, sizeof(err)))
+		return;
+	if (engine_unwind_moved(pm, j->at, cc.last_ts)) {
+		j->got = UNWIND_RACED;
+		return;
+	}
 	s = (struct stackwalk_start){
 		.sp = cc.park_sp,
 		.fp = cc.park_fp,
@@ -273,17 +334,18 @@ static void engine_unwind_walk(struct engine *e, struct engine_unwind_job *j)
 		.stack_hi = cc.stack_hi,
 	};
 	j->n = engine_unwind(e, pm, j->pid, j->fc, &s, j->frames,
-			     ENGINE_UNWIND_MAX, false, &j->marks, &busy);
+			     ENGINE_UNWIND_MAX, false, &j->marks, &busy, &copy);
 	if (busy) {
 		j->got = UNWIND_BUSY;
 		return;
 	}
-	/* Resumed during the walk: what was read may be anyone's frames. */
-	if (!procmem_read(pm, j->at + offsetof(struct corotop_coro, last_ts),
-			  &ts, sizeof(ts), err, sizeof(err)) ||
-	    ts != cc.last_ts)
+	/* Read past the copy, and resumed meanwhile: anyone's frames. */
+	if (copy.live && engine_unwind_moved(pm, j->at, cc.last_ts)) {
+		j->got = UNWIND_RACED;
 		return;
+	}
 	j->last_ts = cc.last_ts;
+	j->switch_at = cc.last_addr;
 	j->got = UNWIND_DONE;
 }
 
@@ -300,24 +362,30 @@ static void engine_unwind_apply(struct engine *e,
 	const uint64_t *frames = j->frames;
 	size_t n = j->n;
 
+	uint64_t where = 0;
+
+	e->unwind.raced += j->got == UNWIND_RACED;
 	if (j->got != UNWIND_DONE || j->r >= m->used || !c->in_use ||
 	    c->id != j->id)
 		return;
 	e->unwind.walks++;
-	if (marks->entry < 0 && !marks->inlined[0])
-		e->unwind.tried[j->r] = c->id;
 	if (marks->entry >= 0)
 		model_name_pc(m, c->station, frames[marks->entry]);
 	else if (marks->inlined[0])
 		model_name_text(m, c->station, marks->inlined);
-	if (j->last_ts != c->state_ts)
-		return;
 	/* No frame of the program's own: the runtime frame that runs its
 	 * code inlined says more than the switch's caller. */
 	if (marks->where > 0)
-		model_where(m, c->station, frames[marks->where]);
+		where = frames[marks->where];
 	else if (marks->inlined_at > 0)
-		model_where(m, c->station, frames[marks->inlined_at]);
+		where = frames[marks->inlined_at];
+	/* Learned for this coroutine's next parks at the same switch, which
+	 * may be too short to walk. */
+	learned_put(&e->unwind.learned, c->id, j->switch_at, where);
+	if (j->last_ts != c->state_ts)
+		return;
+	if (where)
+		model_where(m, c->station, where);
 	if (n && e->ct.parked) {
 		uint64_t had[ENGINE_UNWIND_MAX], id = 0;
 		size_t nhad = 0;
@@ -343,7 +411,6 @@ static void engine_unwind_apply(struct engine *e,
 static bool engine_unwind_grow(struct engine *e, uint32_t cap)
 {
 	uint64_t *p;
-	uint64_t *t;
 
 	if (e->unwind.cap >= cap)
 		return true;
@@ -352,11 +419,6 @@ static bool engine_unwind_grow(struct engine *e, uint32_t cap)
 		return false;
 	memset(p + e->unwind.cap, 0, (cap - e->unwind.cap) * sizeof(*p));
 	e->unwind.done_ts = p;
-	t = realloc(e->unwind.tried, cap * sizeof(*t));
-	if (!t)
-		return false;
-	memset(t + e->unwind.cap, 0, (cap - e->unwind.cap) * sizeof(*t));
-	e->unwind.tried = t;
 	e->unwind.cap = cap;
 	return true;
 }
@@ -377,14 +439,15 @@ void engine_unwind_finish(struct engine *e)
 	}
 	free(e->unwind.jobs);
 	free(e->unwind.done_ts);
-	free(e->unwind.tried);
+	free(e->unwind.copy);
+	learned_finish(&e->unwind.learned);
 	memset(&e->unwind, 0, sizeof(e->unwind));
 }
 
 /* The tick's walks, round robin from the cursor (lock held): each record
- * parked long enough (or nameless) whose park was not walked yet, at most
- * ENGINE_UNWIND_BUDGET, in the memory of its process (pm: the target's).
- * Returns how many. */
+ * parked whose park was not walked yet, among ENGINE_UNWIND_SCAN records
+ * at most, ENGINE_UNWIND_BUDGET walks at most, in the memory of its
+ * process (pm: the target's).  Returns how many. */
 static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 				   struct procmem *pm,
 				   struct engine_unwind_job *job)
@@ -395,16 +458,15 @@ static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 
 	if (!used || !engine_unwind_grow(e, m->cap))
 		return 0;
-	for (uint32_t k = 0; k < used && n < ENGINE_UNWIND_BUDGET; k++) {
+	for (uint32_t k = 0;
+	     k < used && k < ENGINE_UNWIND_SCAN && n < ENGINE_UNWIND_BUDGET;
+	     k++) {
 		uint32_t r = (e->unwind.cursor + k) % used;
 		const struct model_coro *c = &m->coro[r];
-		bool nameless;
 
 		e->unwind.next = (r + 1) % used;
-		nameless = !c->name && e->unwind.tried[r] != c->id;
 		if (!c->in_use || c->state != MODEL_SUSPENDED ||
-		    e->unwind.done_ts[r] == c->state_ts || c->state_ts > now ||
-		    (!nameless && now - c->state_ts < ENGINE_UNWIND_AFTER_NS))
+		    e->unwind.done_ts[r] == c->state_ts || c->state_ts > now)
 			continue;
 		bool child = c->pid && (pid_t)c->pid != e->target.pid;
 		struct framecheck *fc = e->framecheck;
@@ -421,6 +483,7 @@ static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 			.pid = child ? (pid_t)c->pid : 0,
 			.r = r,
 			.id = c->id,
+			.state_ts = c->state_ts,
 			.probe_id = c->probe_id,
 			.at = model_coro_at(m, r),
 		};
@@ -440,7 +503,13 @@ void engine_unwind_parked(struct engine *e, uint64_t now)
 	pm = engine_unwind_pm(e);
 	n = job ? engine_unwind_pick(e, now, pm, job) : 0;
 	pthread_mutex_unlock(&e->lock);
+	uint64_t until = clock_now_ns(CLOCK_MONOTONIC) +
+			 ENGINE_UNWIND_PERIOD_NS / ENGINE_UNWIND_SHARE;
+
+	/* Within the tick's share of time (the first walk always). */
 	for (k = 0; k < n; k++) {
+		if (k && clock_now_ns(CLOCK_MONOTONIC) > until)
+			break;
 		engine_unwind_walk(e, &job[k]);
 		if (job[k].got == UNWIND_BUSY)
 			break;
@@ -448,11 +517,12 @@ void engine_unwind_parked(struct engine *e, uint64_t now)
 	if (!n)
 		return;
 	pthread_mutex_lock(&e->lock);
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < k; i++)
 		engine_unwind_apply(e, &job[i]);
 	if (k < n) {
-		/* The names thread held the symbols: this walk and the ones
-		 * not made are made again, from here, at the next tick. */
+		/* The names thread held the symbols, or the time is up: this
+		 * walk and the ones not made are made again, from here, at
+		 * the next tick. */
 		e->unwind.cursor = job[k].r;
 		for (unsigned i = k; i < n; i++)
 			e->unwind.done_ts[job[i].r] = 0;
@@ -464,7 +534,7 @@ static void *engine_unwind_main(void *arg)
 {
 	struct engine *e = arg;
 	struct engine_unwind_state *u = &e->unwind;
-	uint64_t tick_ns = (uint64_t)e->cfg.tick_ms * 1000000u;
+	uint64_t tick_ns = ENGINE_UNWIND_PERIOD_NS;
 
 	pthread_mutex_lock(&u->mu);
 	while (!u->stop) {
@@ -496,7 +566,11 @@ bool engine_unwind_start(struct engine *e, char *err, size_t errlen)
 	if (e->target.pid <= 0 || u->running)
 		return true;
 	u->jobs = calloc(ENGINE_UNWIND_BUDGET, sizeof(*u->jobs));
-	if (!u->jobs) {
+	u->copy = malloc(ENGINE_UNWIND_COPY);
+	/* Room for a switch address or two per coroutine; none: nothing
+	 * learned, the walks go on. */
+	(void)learned_init(&u->learned, 2 * e->cfg.stations);
+	if (!u->jobs || !u->copy) {
 		snprintf(err, errlen, "out of memory");
 		return false;
 	}

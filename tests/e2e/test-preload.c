@@ -358,6 +358,9 @@ static const char *coro_name(const struct jv *c)
  * fiber's stack is the walked one.  Fibers are seen on both threads
  * (work sharing).  Boost's dispatchers are named ("boost.fiber
  * dispatcher") only once a walk caught one parked: counted, not required.
+ * Every suspended fiber's WHERE becomes the program's (the lambda's:
+ * inlined into Boost's worker_context<F>::run_), though most of their
+ * parks last microseconds: walked, or learned at an earlier park.
  */
 static void test_fiber_live_names(void **state)
 {
@@ -377,7 +380,8 @@ static void test_fiber_live_names(void **state)
 			NULL};
 	uint64_t end = it_now() + 60ull * 1000000000u;
 	bool stuck = false, stacked = false, done = false;
-	unsigned prod = 0, cons = 0, roots = 0, disp = 0;
+	unsigned prod = 0, cons = 0, roots = 0, disp = 0, fibers = 0, progw = 0,
+		 learned = 0;
 	long tids[2] = {0, 0};
 	struct proc p;
 	size_t off = 0;
@@ -398,7 +402,7 @@ static void test_fiber_live_names(void **state)
 		json_must_parse(line, &v);
 		free(line);
 		co = json_need(&v, "coroutines", J_ARR);
-		prod = cons = roots = disp = 0;
+		prod = cons = roots = disp = fibers = progw = learned = 0;
 		stuck = stacked = false;
 		for (size_t i = 0; i < co->n; i++) {
 			const struct jv *c = &co->items[i];
@@ -420,6 +424,18 @@ static void test_fiber_live_names(void **state)
 				stacked = stack_has(c, "stuck_wait_for_signal");
 			if (strncmp(name, "main::", 6))
 				continue;
+			/* A suspended fiber's WHERE is the program's, however
+			 * short its park: walked, or learned from its last
+			 * walk at the same switch. */
+			if (!strcmp(json_need(c, "state", J_STR)->s,
+				    "suspended")) {
+				fibers++;
+				progw += !strncmp(
+					json_need(c, "where", J_STR)->s,
+					"main::", 6);
+				learned += json_need(c, "where_learned", J_BOOL)
+						   ->b;
+			}
 			if (!tids[0])
 				tids[0] = tid;
 			else if (tid != tids[0])
@@ -427,13 +443,14 @@ static void test_fiber_live_names(void **state)
 		}
 		json_free(&v);
 		done = stuck && stacked && prod == 4 && cons == 4 &&
-		       roots == 2 && tids[1];
+		       roots == 2 && tids[1] && fibers && progw == fibers;
 	}
 	print_message("producers %u, consumers %u, roots %u, dispatchers %u, "
 		      "stuck %d (stack walked %d), fibers on threads %ld and "
-		      "%ld\n",
-		      prod, cons, roots, disp, stuck, stacked, tids[0],
-		      tids[1]);
+		      "%ld; %u of %u suspended with the program's WHERE (%u "
+		      "learned)\n",
+		      prod, cons, roots, disp, stuck, stacked, tids[0], tids[1],
+		      progw, fibers, learned);
 	/* Stopped before any assertion: a failure leaves nothing running. */
 	kill(p.pid, SIGINT);
 	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);

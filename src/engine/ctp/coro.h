@@ -104,6 +104,10 @@ struct model_coro {
 	 * root in epoll_wait): not a stall.  Set on snapshot copies only
 	 * (engine_query.c, from procfs; snapshot_kernel says in what). */
 	unsigned in_kernel : 1;
+	/* Suspended, and WHERE (last_addr) is the program frame learned at
+	 * an earlier park at the same switch address, not this park's own
+	 * (engine/ctp/learned.c).  Set on snapshot copies only. */
+	unsigned where_learned : 1;
 };
 
 _Static_assert(sizeof(struct model_coro) == 128,

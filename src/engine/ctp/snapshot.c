@@ -17,6 +17,7 @@
 #include "common/numtext.h"
 #include "engine/ctp/namepool.h"
 #include "engine/target/kwait.h"
+#include "engine/symbols/framekind.h"
 #include "engine/symbols/namecache.h"
 #include "engine/symbols/symname.h"
 
@@ -211,15 +212,41 @@ uint16_t snapshot_space(const struct snapshot *s, const struct model_coro *c)
 	return SNAPSHOT_SPACE_NONE;
 }
 
+/*
+ * WHERE in a runtime's frame that runs the program's code inlined (a
+ * lambda inlined into Boost.Fiber's worker_context<F>::run_, the frame a
+ * walk shows when the program has none of its own): said in the program's
+ * words, "F (file:LINE)" -- the line is the inlined code's, the program's
+ * own file.  A context a runtime made for itself is left as it is.
+ */
+static const char *snapshot_where_inlined(char *buf, size_t n)
+{
+	char fn[NAMECACHE_NAME_MAX], f[NAMECACHE_NAME_MAX];
+	size_t len = symname_function_len(buf);
+	const char *at;
+
+	if (!len || len >= sizeof(fn))
+		return buf;
+	memcpy(fn, buf, len);
+	fn[len] = '\0';
+	if (!framekind_inlined(fn, f, sizeof(f)) || strchr(f, ' '))
+		return buf;
+	at = strstr(buf + len, " (");
+	snprintf(fn, sizeof(fn), "%s%s", f, at ? at : "");
+	snprintf(buf, n, "%s", fn);
+	return buf;
+}
+
 const char *snapshot_where_of_settled(const struct snapshot *s,
 				      const struct model_coro *c, uint64_t addr,
 				      bool full, char *buf, size_t n,
 				      bool *settled)
 {
-	return snapshot_code_settled(
+	snapshot_code_settled(
 		s,
 		SNAPSHOT_KEY_IN(SNAPSHOT_WHERE_KEY(addr), snapshot_space(s, c)),
 		addr, full, buf, n, settled);
+	return snapshot_where_inlined(buf, n);
 }
 
 const char *snapshot_where_of(const struct snapshot *s,

@@ -538,6 +538,9 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		jsonstr_write_cstr(f,
 				   snapshot_where_of(s, c, c->last_addr, true,
 						     where, sizeof(where)));
+		/* WHERE learned at an earlier park at the same switch. */
+		fprintf(f, ",\"where_learned\":%s",
+			c->where_learned ? "true" : "false");
 		batch_json_parked(f, hot, c);
 		fputs("}", f);
 	}

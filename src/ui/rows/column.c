@@ -120,6 +120,13 @@ static void cell_name(char *b, size_t n, const struct snapshot *s,
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
+	/* "~": learned at an earlier park at the same switch, not this
+	 * park's own (docs/JSON.md, where_learned). */
+	if (c->where_learned && n > 1) {
+		b[0] = '~';
+		snapshot_where_of(s, c, c->last_addr, true, b + 1, n - 1);
+		return;
+	}
 	snapshot_where_of(s, c, c->last_addr, true, b, n);
 }
 

@@ -1,0 +1,82 @@
+/*
+ * learned: the program frame last found per (coroutine, switch address)
+ * (src/engine/ctp/learned.c).
+ *
+ *   get/put   a pair found is the frame last put for it; another
+ *             coroutine at the same switch, or the same one at another
+ *             switch, is not; zero keys and frames are never kept;
+ *   bound     past the slots' room every pair put is found right after
+ *             its put, old ones are replaced (counted), never mixed up:
+ *             whatever a lookup answers is the frame put for that pair.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "engine/ctp/learned.h"
+
+static void test_get_put(void **state)
+{
+	struct learned l;
+
+	(void)state;
+	assert_true(learned_init(&l, 100));
+	assert_int_equal(learned_get(&l, 7, 0x1000), 0);
+	learned_put(&l, 7, 0x1000, 0x4242);
+	learned_put(&l, 8, 0x1000, 0x4343);
+	learned_put(&l, 7, 0x2000, 0x4444);
+	assert_int_equal(learned_get(&l, 7, 0x1000), 0x4242);
+	assert_int_equal(learned_get(&l, 8, 0x1000), 0x4343);
+	assert_int_equal(learned_get(&l, 7, 0x2000), 0x4444);
+	assert_int_equal(learned_get(&l, 9, 0x1000), 0);
+	/* The last walk wins. */
+	learned_put(&l, 7, 0x1000, 0x5555);
+	assert_int_equal(learned_get(&l, 7, 0x1000), 0x5555);
+	learned_put(&l, 0, 0x1000, 1);
+	learned_put(&l, 10, 0, 1);
+	learned_put(&l, 11, 0x1000, 0);
+	assert_int_equal(learned_get(&l, 11, 0x1000), 0);
+	assert_int_equal(l.puts, 4);
+	assert_int_equal(l.replaced, 0);
+	learned_finish(&l);
+	/* Finished (or never initialised): answers 0, keeps nothing. */
+	learned_put(&l, 7, 0x1000, 1);
+	assert_int_equal(learned_get(&l, 7, 0x1000), 0);
+}
+
+static void test_bound(void **state)
+{
+	struct learned l;
+	uint64_t found = 0;
+
+	(void)state;
+	assert_true(learned_init(&l, 64));
+	for (uint64_t id = 1; id <= 10000; id++) {
+		learned_put(&l, id, 0x1000 + id % 3, id * 16);
+		assert_int_equal(learned_get(&l, id, 0x1000 + id % 3), id * 16);
+	}
+	for (uint64_t id = 1; id <= 10000; id++) {
+		uint64_t f = learned_get(&l, id, 0x1000 + id % 3);
+
+		assert_true(f == 0 || f == id * 16);
+		found += f != 0;
+	}
+	assert_true(found <= 64);
+	assert_true(found > 0);
+	assert_int_equal(l.puts, 10000);
+	assert_true(l.replaced >= 10000 - 64);
+	learned_finish(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_get_put),
+		cmocka_unit_test(test_bound),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
