@@ -191,6 +191,7 @@ struct engine_unwind_state {
 	uint64_t procs_used;
 	unsigned char *copy; /* the parked window a walk copies (thread's) */
 	uint64_t *done_ts;   /* per record: the park last walked (state_ts) */
+	uint64_t *where_ts;  /* per record: the park whose WHERE a walk set */
 	uint32_t cap;
 	uint32_t cursor, next; /* round robin over the records */
 	uint64_t walks;	       /* walks believed */

@@ -179,12 +179,18 @@ static void engine_frames_rejected(struct engine *e, struct snapshot *out)
 
 /* A suspended copy whose WHERE is still its switch's address (no walk
  * caught this park): the program frame a walk found at an earlier park
- * at that switch, marked as learned (engine_unwind.c; lock held). */
-static void engine_where_learned(struct engine *e, struct model_coro *c)
+ * at that switch, marked as learned (engine_unwind.c; lock held).  Not
+ * when a walk of this park set WHERE, nor when the switch's address is
+ * that frame already (a switch called from the program's code). */
+static void engine_where_learned(struct engine *e, struct model_coro *c,
+				 uint32_t r)
 {
-	uint64_t f = learned_get(&e->unwind.learned, c->id, c->last_addr);
+	uint64_t f;
 
-	if (f) {
+	if (r < e->unwind.cap && e->unwind.where_ts[r] == c->state_ts)
+		return;
+	f = learned_get(&e->unwind.learned, c->id, c->last_addr);
+	if (f && f != c->last_addr) {
 		c->last_addr = f;
 		c->where_learned = 1;
 	}
@@ -318,7 +324,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 			continue;
 		out->coro[k] = *c;
 		if (c->state == MODEL_SUSPENDED)
-			engine_where_learned(e, &out->coro[k]);
+			engine_where_learned(e, &out->coro[k], r);
 		if (e->target.exited)
 			engine_at_exit(&out->coro[k], out->ts,
 				       (uint32_t)e->target.pid);

@@ -384,8 +384,10 @@ static void engine_unwind_apply(struct engine *e,
 	learned_put(&e->unwind.learned, c->id, j->switch_at, where);
 	if (j->last_ts != c->state_ts)
 		return;
-	if (where)
+	if (where) {
 		model_where(m, c->station, where);
+		e->unwind.where_ts[j->r] = c->state_ts; /* not learned */
+	}
 	if (n && e->ct.parked) {
 		uint64_t had[ENGINE_UNWIND_MAX], id = 0;
 		size_t nhad = 0;
@@ -419,6 +421,11 @@ static bool engine_unwind_grow(struct engine *e, uint32_t cap)
 		return false;
 	memset(p + e->unwind.cap, 0, (cap - e->unwind.cap) * sizeof(*p));
 	e->unwind.done_ts = p;
+	p = realloc(e->unwind.where_ts, cap * sizeof(*p));
+	if (!p)
+		return false;
+	memset(p + e->unwind.cap, 0, (cap - e->unwind.cap) * sizeof(*p));
+	e->unwind.where_ts = p;
 	e->unwind.cap = cap;
 	return true;
 }
@@ -439,6 +446,7 @@ void engine_unwind_finish(struct engine *e)
 	}
 	free(e->unwind.jobs);
 	free(e->unwind.done_ts);
+	free(e->unwind.where_ts);
 	free(e->unwind.copy);
 	learned_finish(&e->unwind.learned);
 	memset(&e->unwind, 0, sizeof(e->unwind));
