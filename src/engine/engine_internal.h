@@ -193,9 +193,9 @@ struct engine_unwind_state {
 	uint64_t *done_ts;   /* per record: the park last walked (state_ts) */
 	uint64_t *where_ts;  /* per record: the park whose WHERE a walk set */
 	uint32_t cap;
-	uint32_t cursor, next; /* round robin over the records */
-	uint64_t walks;	       /* walks believed */
-	uint64_t raced;	       /* parks that ended before their copy */
+	uint32_t cursor; /* round robin over the park marks */
+	uint64_t walks;	 /* walks believed */
+	uint64_t raced;	 /* parks that ended before their copy */
 	/* (coroutine, switch address) -> the program frame its walk found,
 	 * shown for the parks too short to walk (engine/ctp/learned.c). */
 	struct learned learned;
@@ -364,8 +364,9 @@ void engine_procs_snapshot(struct engine *e, struct snapshot *out);
 void engine_procs_terminate(struct engine *e);
 void engine_procs_finish(struct engine *e);
 
-/* The walks of one tick (engine lock not held by the caller). */
-void engine_unwind_parked(struct engine *e, uint64_t now);
+/* The walks of one tick (engine lock not held by the caller); returns how
+ * many it picked (parks new since the last tick). */
+unsigned engine_unwind_parked(struct engine *e, uint64_t now);
 /* The thread that makes them every tick while watching; stop joins it. */
 bool engine_unwind_start(struct engine *e, char *err, size_t errlen);
 void engine_unwind_stop(struct engine *e);

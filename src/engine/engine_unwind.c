@@ -35,7 +35,8 @@
  * copied in one process_vm_readv (ENGINE_UNWIND_COPY bytes), last_ts read
  * again (changed: the copy is not that park's, and is dropped), and the
  * copy walked, after the coroutine may have moved on.  Round robin, once
- * per park, within 1/ENGINE_UNWIND_SHARE of the time (5% of a core).
+ * per park (the model marks each park: no scan of the records that did
+ * not move), within 1/ENGINE_UNWIND_SHARE of the time (5% of a core).
  * Most parks of a fiber ping-ponging on a channel last microseconds, and
  * end before their copy: what a walk found is learned per (coroutine,
  * switch address) (engine/ctp/learned.c), and a snapshot shows it for a
@@ -190,15 +191,18 @@ size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 	return marks->n;
 }
 
-/* The walker's tick, the share of it walks may take (1/20: 5% of a
- * core), the records a tick looks at (round robin: a cycle of 100k
- * records takes 13 ticks) and the walks it picks at most.  A park is
+/* The walker's tick (ENGINE_UNWIND_IDLE_NS at most while nothing parks
+ * anew), the share of the time it may be busy (1/20: 5% of a core; the
+ * walks within a tick stop at that share of its period, and the wait
+ * after a tick is at least SHARE - 1 times the tick) and the walks it
+ * picks at most (among the records parked since the last tick:
+ * model_take_parks).  A park is
  * walked at its first tick, however short: what its walk finds is
  * learned for the next parks at the same switch address, which may be
  * too short to catch. */
 #define ENGINE_UNWIND_PERIOD_NS 10000000ull
+#define ENGINE_UNWIND_IDLE_NS 160000000ull
 #define ENGINE_UNWIND_SHARE 20u
-#define ENGINE_UNWIND_SCAN 8192u
 #define ENGINE_UNWIND_BUDGET 64u
 /* The top of a parked stack copied in one read, then walked in the copy:
  * most parked stacks are whole in it (Boost.Fiber's deepest park in the
@@ -452,27 +456,25 @@ void engine_unwind_finish(struct engine *e)
 	memset(&e->unwind, 0, sizeof(e->unwind));
 }
 
-/* The tick's walks, round robin from the cursor (lock held): each record
- * parked whose park was not walked yet, among ENGINE_UNWIND_SCAN records
- * at most, ENGINE_UNWIND_BUDGET walks at most, in the memory of its
- * process (pm: the target's).  Returns how many. */
+/* The tick's walks (lock held): the records parked since the last tick
+ * (model_take_parks: no scan of the others), ENGINE_UNWIND_BUDGET at
+ * most, round robin, each in the memory of its process (pm: the
+ * target's).  Returns how many. */
 static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 				   struct procmem *pm,
 				   struct engine_unwind_job *job)
 {
 	struct model *m = &e->model;
-	uint32_t used = m->used;
+	uint32_t took[ENGINE_UNWIND_BUDGET], t;
 	unsigned n = 0;
 
-	if (!used || !engine_unwind_grow(e, m->cap))
+	if (!m->used || !engine_unwind_grow(e, m->cap))
 		return 0;
-	for (uint32_t k = 0;
-	     k < used && k < ENGINE_UNWIND_SCAN && n < ENGINE_UNWIND_BUDGET;
-	     k++) {
-		uint32_t r = (e->unwind.cursor + k) % used;
+	t = model_take_parks(m, &e->unwind.cursor, took, ENGINE_UNWIND_BUDGET);
+	for (uint32_t k = 0; k < t; k++) {
+		uint32_t r = took[k];
 		const struct model_coro *c = &m->coro[r];
 
-		e->unwind.next = (r + 1) % used;
 		if (!c->in_use || c->state != MODEL_SUSPENDED ||
 		    e->unwind.done_ts[r] == c->state_ts || c->state_ts > now)
 			continue;
@@ -496,12 +498,10 @@ static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 			.at = model_coro_at(m, r),
 		};
 	}
-	/* The next tick goes on where this one stopped. */
-	e->unwind.cursor = e->unwind.next;
 	return n;
 }
 
-void engine_unwind_parked(struct engine *e, uint64_t now)
+unsigned engine_unwind_parked(struct engine *e, uint64_t now)
 {
 	struct engine_unwind_job *job = e->unwind.jobs;
 	struct procmem *pm;
@@ -523,37 +523,49 @@ void engine_unwind_parked(struct engine *e, uint64_t now)
 			break;
 	}
 	if (!n)
-		return;
+		return 0;
 	pthread_mutex_lock(&e->lock);
 	for (unsigned i = 0; i < k; i++)
 		engine_unwind_apply(e, &job[i]);
-	if (k < n) {
-		/* The names thread held the symbols, or the time is up: this
-		 * walk and the ones not made are made again, from here, at
-		 * the next tick. */
-		e->unwind.cursor = job[k].r;
-		for (unsigned i = k; i < n; i++)
-			e->unwind.done_ts[job[i].r] = 0;
+	/* The names thread held the symbols, or the time is up: this walk
+	 * and the ones not made are made at a later tick. */
+	for (unsigned i = k; i < n; i++) {
+		e->unwind.done_ts[job[i].r] = 0;
+		model_mark_park(&e->model, job[i].r);
 	}
 	pthread_mutex_unlock(&e->lock);
+	return n;
 }
 
 static void *engine_unwind_main(void *arg)
 {
 	struct engine *e = arg;
 	struct engine_unwind_state *u = &e->unwind;
-	uint64_t tick_ns = ENGINE_UNWIND_PERIOD_NS;
+	uint64_t idle_ns = ENGINE_UNWIND_PERIOD_NS;
 
 	pthread_mutex_lock(&u->mu);
 	while (!u->stop) {
 		struct timespec at;
-		uint64_t t;
+		uint64_t t, took, wait;
+		unsigned n;
 
 		pthread_mutex_unlock(&u->mu);
-		engine_unwind_parked(e, engine_now(e));
+		t = clock_now_ns(CLOCK_MONOTONIC);
+		n = engine_unwind_parked(e, engine_now(e));
+		took = clock_now_ns(CLOCK_MONOTONIC) - t;
+		/* Busy 1/ENGINE_UNWIND_SHARE of the time at most, the pick and
+		 * the locks included; a tick with nothing parked anew waits
+		 * twice as long as the last, up to ENGINE_UNWIND_IDLE_NS. */
+		idle_ns = n ? ENGINE_UNWIND_PERIOD_NS
+			    : (idle_ns * 2 < ENGINE_UNWIND_IDLE_NS
+				       ? idle_ns * 2
+				       : ENGINE_UNWIND_IDLE_NS);
+		wait = took * (ENGINE_UNWIND_SHARE - 1);
+		if (wait < idle_ns)
+			wait = idle_ns;
 		pthread_mutex_lock(&u->mu);
 		/* CLOCK_MONOTONIC: the condition was made with it. */
-		t = clock_now_ns(CLOCK_MONOTONIC) + tick_ns;
+		t = clock_now_ns(CLOCK_MONOTONIC) + wait;
 		at.tv_sec = (time_t)(t / 1000000000u);
 		at.tv_nsec = (long)(t % 1000000000u);
 		while (!u->stop &&
@@ -594,6 +606,8 @@ bool engine_unwind_start(struct engine *e, char *err, size_t errlen)
 			 strerror(rc));
 		return false;
 	}
+	/* For top -H and bench/where_walks.sh. */
+	pthread_setname_np(u->thread, "corotop-walk");
 	u->running = true;
 	return true;
 }

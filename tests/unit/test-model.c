@@ -583,6 +583,45 @@ static void test_long_wait_mark(void **state)
 	model_long_wait(m, 99, true); /* no such station */
 }
 
+/* The park marks: only suspends (and census suspends) mark; taking
+ * clears, round robin from the cursor, at most max at a time, across
+ * growth; a record marked again comes back. */
+static void test_park_marks(void **state)
+{
+	struct model m;
+	uint32_t out[8], cur = 0, n, seen = 0;
+
+	(void)state;
+	assert_true(model_init(&m, 3000, 0));
+	for (uint32_t i = 0; i < 3000; i++)
+		model_open(&m, i, i, i);
+	assert_int_equal(model_take_parks(&m, &cur, out, 8), 0);
+	ev(&m, 5, 10, 1, true); /* a resume: no mark */
+	assert_int_equal(model_take_parks(&m, &cur, out, 8), 0);
+	ev(&m, 5, 20, 2, false);
+	model_census(&m, 2999, 30, 7, 0x77, 9, false);
+	model_census(&m, 70, 30, 7, 0x77, 9, true);
+	for (uint32_t i = 100; i < 120; i++)
+		ev(&m, i, 40, 3, false);
+	/* 22 marks, 8 at a time, each once. */
+	while ((n = model_take_parks(&m, &cur, out, 8)) > 0) {
+		assert_true(n <= 8);
+		for (uint32_t k = 0; k < n; k++) {
+			uint32_t st = m.coro[out[k]].station;
+
+			assert_true(st == 5 || st == 2999 ||
+				    (st >= 100 && st < 120));
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 22);
+	model_mark_park(&m, rec(&m, 70)->slot);
+	assert_int_equal(model_take_parks(&m, &cur, out, 8), 1);
+	assert_int_equal(out[0], rec(&m, 70)->slot);
+	assert_int_equal(model_take_parks(&m, &cur, out, 8), 0);
+	model_finish(&m);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -605,6 +644,7 @@ int main(void)
 		T(test_watch_history),
 		T(test_parked_side_array),
 		T(test_census),
+		T(test_park_marks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

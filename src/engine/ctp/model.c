@@ -83,6 +83,7 @@ void model_finish(struct model *m)
 	free(m->sw_mark);
 	free(m->parked);
 	free(m->coro_at);
+	free(m->parks);
 	namepool_destroy(m->names);
 	free(m->free);
 	free(m->by_station);
@@ -112,6 +113,13 @@ static bool model_grow(struct model *m)
 			sizeof(*m->coro_at)) ||
 	    !grow_array((void **)&m->free, &c_free, cap, sizeof(*m->free)))
 		return false;
+	/* The park marks: every bit of the new records clear. */
+	uint64_t *parks = realloc(m->parks, cap / 64 * sizeof(*parks));
+
+	if (!parks)
+		return false;
+	memset(parks + m->cap / 64, 0, (cap - m->cap) / 64 * sizeof(*parks));
+	m->parks = parks;
 	/* Push new indexes highest first so low indexes are used first. */
 	for (uint32_t i = cap; i > m->cap; i--)
 		m->free[m->nfree++] = i - 1;
@@ -299,6 +307,8 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 	c->switches++;
 	if (is_active)
 		model_one_running(m, c, tid, ts);
+	else
+		model_mark_park(m, c->slot);
 	if (m->watch.id == c->id) {
 		struct model_watch *w = &m->watch;
 		uint32_t at = (w->head + w->count) % MODEL_WATCH_MAX;
@@ -340,6 +350,36 @@ void model_census(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 	c->pending_lost = 0;
 	if (is_active)
 		model_one_running(m, c, tid, ts);
+	else
+		model_mark_park(m, c->slot);
+}
+
+void model_mark_park(struct model *m, uint32_t r)
+{
+	if (r < m->cap)
+		m->parks[r / 64] |= 1ull << (r % 64);
+}
+
+uint32_t model_take_parks(struct model *m, uint32_t *cursor, uint32_t *out,
+			  uint32_t max)
+{
+	uint32_t words = (m->used + 63) / 64, n = 0, w;
+
+	if (!words || !max)
+		return 0;
+	w = *cursor / 64 % words;
+	for (uint32_t k = 0; k < words; k++, w = (w + 1) % words) {
+		while (m->parks[w] && n < max) {
+			unsigned i = (unsigned)__builtin_ctzll(m->parks[w]);
+
+			m->parks[w] &= m->parks[w] - 1;
+			out[n++] = w * 64 + i;
+		}
+		if (n == max)
+			break; /* the rest of this word is the next call's */
+	}
+	*cursor = w * 64;
+	return n;
 }
 
 void model_context(struct model *m, uint32_t station)

@@ -35,6 +35,10 @@ struct model {
 	/* per record: where the coroutine's struct corotop_coro is in the
 	 * target (the station's ext.coro; model_occupant), 0 = unknown. */
 	uint64_t *coro_at;
+	/* A bit per record: suspended since the walker last took it
+	 * (model_take_parks): what it walks, without scanning every record
+	 * (engine_unwind.c). */
+	uint64_t *parks;
 	/* The records' names (struct model_coro.name); NULL: none (out of
 	 * memory at init).  Snapshots read it (snapshot_name). */
 	struct namepool *names;
@@ -108,6 +112,16 @@ void model_long_wait(struct model *m, uint32_t station, bool long_wait);
  * first frame of the program's own code in its parked stack (its last
  * transition's address is the scheduler's). */
 void model_where(struct model *m, uint32_t station, uint64_t addr);
+
+/*
+ * Up to max records suspended (by a harvested transition or a census)
+ * since they were last taken, into out: round robin from record *cursor,
+ * which moves on; their marks are cleared.  model_mark_park marks record r
+ * again (a walk that could not be made now).
+ */
+uint32_t model_take_parks(struct model *m, uint32_t *cursor, uint32_t *out,
+			  uint32_t max);
+void model_mark_park(struct model *m, uint32_t r);
 
 /* Record every transition of model record `id` from now on (0 stops),
  * after the `nseed` transitions in `seed` (oldest first, e.g. read back
