@@ -459,6 +459,7 @@ static void engine_harvest_loop(struct engine *e)
 	uint32_t hot[HARVEST_HOT_MAX];
 	unsigned nhot = 0;
 	bool dirty = harvest_has_dirty(&e->harvest) && e->region.owner;
+	bool primed = false; /* the symbols made once events came */
 	unsigned empty = 0;
 	/* No pause between busy passes until then (below). */
 	uint64_t chase_until = 0;
@@ -510,6 +511,12 @@ static void engine_harvest_loop(struct engine *e)
 			next_tick = now + tick_ns;
 		}
 		engine_ct_poll(e, now);
+		/* The first events: the program's modules are mapped by now.
+		 * Load them while it lives -- a program of 10 ms is gone
+		 * before any lookup, and once it has exited /proc no longer
+		 * lists them, and its final state would be hex. */
+		if (n && !primed && e->target.pid > 0)
+			primed = symtab_prime(&e->symtab);
 		/* A scan that only counted losses is activity too: the
 		 * writer is lapping us, sleeping now would make it worse. */
 		if (n || lost1 != lost0) {

@@ -213,11 +213,11 @@ static bool symtab_try_tick(struct symtab *t, bool make, uint32_t *gen)
 	return true;
 }
 
-void symtab_prime(struct symtab *t)
+bool symtab_prime(struct symtab *t)
 {
 	uint32_t gen;
 
-	(void)symtab_try_tick(t, true, &gen);
+	return symtab_try_tick(t, true, &gen);
 }
 
 bool symtab_poll(struct symtab *t, uint32_t *gen)

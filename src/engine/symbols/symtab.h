@@ -56,9 +56,10 @@ void symtab_set_pid(struct symtab *t, pid_t pid);
  * Make the symbolizer now, or refresh it when it is a second old, unless
  * another thread holds it (never waits).  For a target whose stacks are
  * named late: the modules the process had when it was last primed are
- * the ones its stacks are named from after it exited.
+ * the ones its stacks are named from after it exited.  False when
+ * another thread held it (nothing done).
  */
-void symtab_prime(struct symtab *t);
+bool symtab_prime(struct symtab *t);
 
 /* The user's patterns of which frames are the program's (framekind.h),
  * kept by the caller until symtab_finish; NULL: none.  Set before the
