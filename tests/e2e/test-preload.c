@@ -734,6 +734,107 @@ static void test_no_auto(void **state)
 	assert_xdg_empty();
 }
 
+/*
+ * No preload library where corotop looks (COROTOP_PRELOAD naming a file
+ * that is not there): an error, exit 1, that says how to build it, and the
+ * program is not run -- not an empty table and success.
+ */
+static void test_missing_preload(void **state)
+{
+	char *argv[] = {ITEST_COROTOP,	   "-b", "-f", "json", "-d", "50", "--",
+			ITEST_UCTX_TARGET, "2",	 "3",  NULL};
+	struct proc p;
+	int rc;
+
+	(void)state;
+	setenv("COROTOP_PRELOAD", "/nonexistent/libcorotop-preload.so", 1);
+	rc = run(&p, argv, 60000);
+	unsetenv("COROTOP_PRELOAD");
+	print_message("%s", p.ebuf);
+	assert_int_equal(rc, 1);
+	assert_int_equal(corotop_lines(p.ebuf), 1);
+	assert_non_null(strstr(p.ebuf, "cannot be traced without a code"));
+	assert_non_null(strstr(p.ebuf, "ninja -C " ITEST_BUILD_ROOT
+				       " src/preload/libcorotop-preload.so"));
+	assert_null(strstr(p.ebuf, "coroutines=2 rounds=3"));
+	assert_true(p.olen == 0);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+
+/* The cases that never preload need no library: with none to be found,
+ * --no-auto and a set-user-ID program still run, with their one-line
+ * note (the set-user-ID one) or none (--no-auto). */
+static void test_missing_preload_steps_aside(void **state)
+{
+	char copy[512], cmd[1200];
+	char *no_auto[] = {ITEST_COROTOP, "-b", "-f",
+			   "json",	  "-d", "50",
+			   "--no-auto",	  "--", ITEST_UCTX_TARGET,
+			   "2",		  "3",	NULL};
+	char *setuid[] = {ITEST_COROTOP, "-b", "-f", "json", "-d", "50",
+			  "--",		 copy, "2",  "3",    NULL};
+	struct proc p, q;
+	int rc_auto, rc_uid;
+
+	(void)state;
+	snprintf(copy, sizeof(copy), "%s.setuid-missing", xdg);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", ITEST_UCTX_TARGET, copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(copy, 04755), 0);
+	setenv("COROTOP_PRELOAD", "/nonexistent/libcorotop-preload.so", 1);
+	rc_auto = run(&p, no_auto, 60000);
+	rc_uid = run(&q, setuid, 60000);
+	unsetenv("COROTOP_PRELOAD");
+	unlink(copy);
+	assert_int_equal(rc_auto, 0);
+	assert_int_equal(corotop_lines(p.ebuf), 0);
+	assert_non_null(strstr(p.ebuf, "coroutines=2 rounds=3"));
+	assert_int_equal(rc_uid, 0);
+	assert_int_equal(corotop_lines(q.ebuf), 1);
+	assert_non_null(strstr(q.ebuf, "set-user/group-ID"));
+	assert_non_null(strstr(q.ebuf, "coroutines=2 rounds=3"));
+	proc_free(&p);
+	proc_free(&q);
+	assert_xdg_empty();
+}
+
+/*
+ * corotop -p on a process that publishes no ppt buffer (a program that
+ * neither links the probe nor was started with the preload): the error
+ * names the LD_PRELOAD route, with the library's path.
+ */
+static void test_attach_names_preload(void **state)
+{
+	char *tgt[] = {ITEST_UCTX_TARGET, "2", "3", "--hold", NULL};
+	char *att[] = {ITEST_COROTOP, "-b", "-p", NULL, NULL};
+	char pid_s[16], want[600];
+	struct proc t, c;
+	size_t off = 0;
+	char *line;
+	int rc;
+
+	(void)state;
+	proc_start(&t, tgt);
+	/* Attached once it is running its own code (its first line). */
+	line = proc_next_line(&t, &off, 60000);
+	free(line);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)t.pid);
+	att[3] = pid_s;
+	rc = run(&c, att, 60000);
+	kill(t.pid, SIGKILL);
+	proc_finish(&t, 30000);
+	proc_free(&t);
+	print_message("%s", c.ebuf);
+	snprintf(want, sizeof(want), "start it with LD_PRELOAD=%s",
+		 ITEST_PRELOAD_LIB);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(c.ebuf, "publishes no ppt buffer"));
+	assert_non_null(strstr(c.ebuf, want));
+	proc_free(&c);
+	assert_xdg_empty();
+}
+
 /* A set-user-ID program: a one-line note, no tracing, the program runs. */
 static void test_setuid_note(void **state)
 {
@@ -841,6 +942,11 @@ int main(void)
 #endif
 		cmocka_unit_test(test_no_auto),
 		cmocka_unit_test(test_setuid_note),
+		cmocka_unit_test(test_missing_preload),
+		cmocka_unit_test(test_missing_preload_steps_aside),
+#ifdef ITEST_PRELOAD_LIB
+		cmocka_unit_test(test_attach_names_preload),
+#endif
 #ifdef ITEST_STATIC_TARGET
 		cmocka_unit_test(test_static_note),
 #endif
