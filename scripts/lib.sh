@@ -67,6 +67,11 @@ ensure_deps() {
 	fi
 }
 
+# What corotop needs at run time, as ninja targets: the binary, and the
+# preload library `corotop -- PROGRAM` traces an unmodified program with
+# (it pulls in the probe library it links).  scripts/demo builds these.
+COROTOP_RUN_TARGETS=(corotop src/preload/libcorotop-preload.so)
+
 # configure DIR [meson options...]: set up DIR once, reconfigure if it exists.
 configure() {
 	local dir=$1

@@ -233,6 +233,12 @@ struct ctp_header {
  * (an event loop's root) -- and writes its deep ring to hub_depth, not
  * depth (ctp_deep, CTP_DEEP_HUBS).  Set with the header, before (G). */
 #define CTP_STX_HUB (1u << 4)
+/* What the occupant is, when it is not one of the program's coroutines
+ * (COROTOP_CORO_DISPATCHER, COROTOP_CORO_ROOT): a scheduler's own context,
+ * or a thread's own stack.  At most one of the two.  Set with the header,
+ * before (G).  An engine that does not know them shows a coroutine. */
+#define CTP_STX_DISPATCHER (1u << 5)
+#define CTP_STX_ROOT (1u << 6)
 /* Bytes of ctp_station_ext.name, the NUL included (COROTOP_NAME_MAX). */
 #define CTP_STX_NAME_LEN 48u
 

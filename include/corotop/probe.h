@@ -184,7 +184,15 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id);
  *                        event loop's root, a scheduler's own context), so
  *                        its deep ring is longer (CTP_STX_HUB, docs/WIRE.md
  *                        "Deep rings") and it loses no more than the
- *                        others when corotop is late.
+ *                        others when corotop is late;
+ *   COROTOP_CORO_DISPATCHER  (or'ed in) it is not a coroutine of the
+ *                        program's but a scheduler's own context, the one
+ *                        that picks what runs next (Boost.Fiber's
+ *                        dispatcher): JSON's "kind" says "dispatcher",
+ *                        and the lints meant for coroutines (a lost
+ *                        wakeup, a stall, a storm) do not judge it;
+ *   COROTOP_CORO_ROOT    (or'ed in) it is a thread's own stack, its main
+ *                        context: "kind" "root", not judged either.
  * The name lives in the probe's registry of live coroutines, not in
  * struct corotop_coro (whose size is ABI): a coroutine opened while the
  * registry is full (more than 2^20 live) is unnamed.  No allocation, no
@@ -195,6 +203,8 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id);
 #define COROTOP_NAME_COPY 0u
 #define COROTOP_NAME_STATIC 1u
 #define COROTOP_CORO_HUB 2u
+#define COROTOP_CORO_DISPATCHER 4u
+#define COROTOP_CORO_ROOT 8u
 COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
 					 uint64_t probe_id, const char *name,
 					 unsigned flags);

@@ -98,6 +98,10 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 	harvest_who(&e->harvest, station, &who);
 	model_open(&e->model, station, probe_id, birth_ts);
 	model_occupant(&e->model, station, who.name, who.coro);
+	model_kind(&e->model, station,
+		   who.role == CTP_STX_DISPATCHER ? MODEL_DISPATCHER
+		   : who.role == CTP_STX_ROOT	  ? MODEL_ROOT
+						  : MODEL_COROUTINE);
 	model_pid(&e->model, station,
 		  who.pid ? who.pid : (uint32_t)e->target.pid);
 	(void)engine_space(e, who.pid);

@@ -234,9 +234,9 @@ struct engine {
 	 * code (own lock; launch and attach, else NULL): every walk's
 	 * frames pass it (engine/target/framecheck.c). */
 	struct framecheck *framecheck;
-	struct namecache *names;  /* their names, for snapshots (own lock) */
-	char autotrace_note[256]; /* launch: why not traced by preload */
-	struct output *output;	  /* launch, captured: the target's output */
+	struct namecache *names;   /* their names, for snapshots (own lock) */
+	char autotrace_note[1024]; /* launch: why not traced by preload */
+	struct output *output;	   /* launch, captured: the target's output */
 	/* --runtime and --own-lib: which frames are the program's, or NULL. */
 	struct framekind *framekind;
 	/* engine_threads: the target's threads' CPU (the caller's thread

@@ -106,6 +106,12 @@ static bool launch_start(struct engine *e, char *err, size_t errlen)
 		autotrace_check(e->cfg.argv[0], &at);
 		if (at.verdict == AUTOTRACE_PRELOAD)
 			lp.preload = at.library;
+		/* The library is part of corotop: without it, `corotop --
+		 * PROGRAM` would show an empty table and succeed. */
+		if (at.verdict == AUTOTRACE_NO_LIBRARY) {
+			snprintf(err, errlen, "%s", at.note);
+			return false;
+		}
 		snprintf(e->autotrace_note, sizeof(e->autotrace_note), "%s",
 			 at.note);
 	}

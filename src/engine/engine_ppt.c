@@ -39,6 +39,7 @@
 #include "engine/ppt/perfctr.h"
 #include "engine/ppt/pptframe.h"
 #include "engine/ppt/pptlist.h"
+#include "engine/target/autotrace.h"
 #include "common/clock.h"
 
 #define PPT_POLL_MIN_MS 1
@@ -89,12 +90,18 @@ bool engine_ppt_create(struct engine *e, char *err, size_t errlen)
 		p->found.n = k;
 	}
 	if (!p->found.n) {
+		char lib[4096];
+
+		/* The route that needs no code change is named first: a
+		 * program started with the preload can be attached. */
+		(void)autotrace_library(lib, sizeof(lib));
 		snprintf(err, errlen,
-			 "process %d publishes no ppt buffer: none of its "
+			 "process %d publishes no ppt buffer (none of its "
 			 "ELF files defines _ppt_hmem_NAME, _ppt_stat_NAME "
-			 "and _ppt_json_NAME (link libcorotop-probe, or "
-			 "generate a buffer with ppt)%s%s",
-			 (int)p->pid, p->found.warning[0] ? "; " : "",
+			 "and _ppt_json_NAME): start it with LD_PRELOAD=%s "
+			 "to attach to it later without a code change, link "
+			 "libcorotop-probe, or generate a buffer with ppt%s%s",
+			 (int)p->pid, lib, p->found.warning[0] ? "; " : "",
 			 p->found.warning);
 		return false;
 	}

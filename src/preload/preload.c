@@ -14,14 +14,22 @@
  *               sigsetjmp/siglongjmp); jmpbuf.c reads where it lands
  *
  * A coroutine is a context made by makecontext or make_fcontext; each
- * thread's own stack is that thread's root context.  Every switch suspends
- * the context running on this thread and resumes the one switched to, on
- * this thread (M:N migration shows as the new thread).  The context being
- * resumed is found by what the switch is given: the ucontext_t (the table
- * maps each one to the context last saved in it), or the fcontext_t, which
- * is the stack pointer the resumed context saved when it suspended (the
- * table learns it on the other side of that suspend: the switch returns it
- * to whoever was resumed, as transfer_t.fctx).
+ * thread's own stack is that thread's root context.  Two kinds of context
+ * are the scheduler's, not the program's, and are opened as such
+ * (COROTOP_CORO_ROOT, COROTOP_CORO_DISPATCHER: corotop's lints for
+ * coroutines do not judge them): a thread's root, named "root", and
+ * Boost.Fiber's dispatcher, named "boost.fiber dispatcher" -- the one
+ * context libboost_fiber makes itself (a fiber's context is made by
+ * templates instantiated in the program), told by where make_fcontext is
+ * called from.
+ *
+ * Every switch suspends the context running on this thread and resumes the
+ * one switched to, on this thread (M:N migration shows as the new
+ * thread).  The context being resumed is found by what the switch is given:
+ * the ucontext_t (the table maps each one to the context last saved in it),
+ * or the fcontext_t, which is the stack pointer the resumed context saved
+ * when it suspended (the table learns it on the other side of that suspend:
+ * the switch returns it to whoever was resumed, as transfer_t.fctx).
  *
  * A switch made where the preload cannot see it (a jump it cannot decode,
  * a runtime's own assembly) is found at the next switch it does see: the
@@ -197,8 +205,10 @@ static struct ctx *preload_ctx(uint32_t i)
 }
 
 /* A context record with its probe state opened; CTXTABLE_NONE when the
- * table is full (the context then runs untraced). */
-static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
+ * table is full (the context then runs untraced).  dispatcher: a
+ * scheduler's own context (Boost.Fiber's), named for what it is. */
+static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi,
+			     bool dispatcher)
 {
 	uint32_t i = ctxtable_alloc(&preload_table, kind);
 	struct ctx *c;
@@ -208,19 +218,24 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi)
 		return i;
 	}
 	c = preload_ctx(i);
-	/* A thread's own stack is named so; a made context is named by
-	 * corotop after the program's first frame its entry runs. */
+	/* A thread's own stack is named so, and a dispatcher; a made
+	 * context is named by corotop after the program's first frame its
+	 * entry runs. */
 	corotop_coro_open_named(
 		&c->coro,
 		/* relaxed: unique ids, no ordering. */
 		atomic_fetch_add_explicit(&preload_table.next_id, 1,
 					  memory_order_relaxed),
-		kind == CTX_ROOT ? "root" : NULL,
+		kind == CTX_ROOT ? "root"
+		: dispatcher	 ? "boost.fiber dispatcher"
+				 : NULL,
 		/* A thread's root takes part in most switches (an event
 		 * loop's, a scheduler's): a hub, with a longer ring, so that
 		 * it loses no more than the others when corotop is late. */
 		COROTOP_NAME_STATIC |
-			(kind == CTX_ROOT ? COROTOP_CORO_HUB : 0u));
+			(kind == CTX_ROOT ? COROTOP_CORO_HUB | COROTOP_CORO_ROOT
+					  : 0u) |
+			(dispatcher ? COROTOP_CORO_DISPATCHER : 0u));
 	if (hi > lo) {
 		corotop_coro_set_stack(&c->coro, (const void *)lo,
 				       (const void *)hi);
@@ -334,7 +349,7 @@ static uint32_t preload_current(uint64_t addr)
 	if (preload_cur != CTXTABLE_NONE)
 		return preload_cur;
 	if (preload_root == CTXTABLE_NONE) {
-		preload_root = preload_open(CTX_ROOT, 0, 0);
+		preload_root = preload_open(CTX_ROOT, 0, 0, false);
 		if (preload_root == CTXTABLE_NONE)
 			return CTXTABLE_NONE;
 		corotop_coro_resume(&preload_ctx(preload_root)->coro, addr);
@@ -559,7 +574,7 @@ PRELOAD_MAKECONTEXT(ucontext_t *ucp, void (*func)(void), int argc, ...)
 				 memory_order_relaxed) == CTX_UCONTEXT)
 		preload_close(old);
 	i = argc > CTX_MAX_ARGS ? CTXTABLE_NONE
-				: preload_open(CTX_UCONTEXT, lo, hi);
+				: preload_open(CTX_UCONTEXT, lo, hi, false);
 	if (i == CTXTABLE_NONE) {
 		preload_leave();
 		preload_makecontext(real, ucp, func, n, a);
@@ -774,6 +789,36 @@ static void preload_fc_entry(transfer_t t)
 	_exit(0);
 }
 
+/* Whether code at pc is Boost.Fiber's own (libboost_fiber*): the one
+ * context it makes itself, from context::active() at a thread's first use,
+ * is that thread's dispatcher.  _dl_find_object takes no lock (glibc
+ * 2.35); dladdr before it. */
+static bool preload_fiber_runtime(uint64_t pc)
+{
+	const char *path = NULL, *base;
+#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 35)
+#define PRELOAD_FIND_OBJECT 1
+#endif
+#endif
+#ifdef PRELOAD_FIND_OBJECT
+	struct dl_find_object o;
+
+	if (_dl_find_object((void *)pc, &o) == 0 && o.dlfo_link_map)
+		path = o.dlfo_link_map->l_name;
+#else
+	Dl_info info;
+
+	if (dladdr((void *)pc, &info))
+		path = info.dli_fname;
+#endif
+	if (!path)
+		return false;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libboost_fiber", 14);
+}
+
 PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
 				     void (*fn)(transfer_t))
 {
@@ -786,7 +831,9 @@ PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
 	if (!preload_enter())
 		return real(sp, size, fn);
 	preload_stack_reused(hi - size, hi);
-	i = preload_open(CTX_FCONTEXT, hi - size, hi);
+	i = preload_open(
+		CTX_FCONTEXT, hi - size, hi,
+		preload_fiber_runtime((uint64_t)__builtin_return_address(0)));
 	if (i == CTXTABLE_NONE) {
 		preload_leave();
 		return real(sp, size, fn);

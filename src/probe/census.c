@@ -150,8 +150,9 @@ static void census_fill(struct probe_region *r, uint32_t idx,
 		};
 	(void)registry_name(slot + 1, who.name, true);
 	station_header(r, idx, c->probe_id, c->birth_ts, n,
-		       (ran ? CTP_STX_CENSUS : 0u) | coro_stx_hub(c, r), &where,
-		       &who);
+		       (ran ? CTP_STX_CENSUS : 0u) | coro_stx_hub(c, r) |
+			       coro_stx_role(c),
+		       &where, &who);
 	if (ran)
 		station_write(
 			station_epoch(r, idx, n, coro_depth(c, r)), n,

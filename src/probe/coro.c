@@ -185,7 +185,7 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	who.coro = (uint64_t)(uintptr_t)c;
 	(void)registry_name(c->reg, who.name, false);
 	station_header(p, idx, c->probe_id, c->birth_ts, c->n,
-		       coro_stx_hub(c, p), NULL, &who);
+		       coro_stx_hub(c, p) | coro_stx_role(c), NULL, &who);
 	coro_lap_init(c, p);
 	station_publish(p, idx);
 	atomic_fetch_add_explicit(&probe_global.opened, 1,
@@ -322,6 +322,11 @@ COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
 	 * occupancy (CTP_STX_HUB is in the header). */
 	if (flags & COROTOP_CORO_HUB)
 		c->settings |= CORO_HUB;
+	/* What it is, in the header of each station it takes. */
+	if (flags & COROTOP_CORO_DISPATCHER)
+		c->settings |= CORO_DISPATCHER;
+	else if (flags & COROTOP_CORO_ROOT)
+		c->settings |= CORO_ROOT;
 	/* Registered before the attachment is looked at (W): a census that
 	 * published its attachment before this look finds c. */
 	c->reg = registry_add_named(c, name, flags);

@@ -61,7 +61,9 @@ struct probe_region {
 /* struct corotop_coro.settings bits (probe.h). */
 #define CORO_LONG_WAITS (1u << 0)
 #define CORO_CONTEXT (1u << 1)
-#define CORO_HUB (1u << 2) /* opened with COROTOP_CORO_HUB */
+#define CORO_HUB (1u << 2)	  /* opened with COROTOP_CORO_HUB */
+#define CORO_DISPATCHER (1u << 3) /* opened with COROTOP_CORO_DISPATCHER */
+#define CORO_ROOT (1u << 4)	  /* opened with COROTOP_CORO_ROOT */
 
 /* CLOCK_MONOTONIC in ns: the probe's copy of common/clock.h's clock_now_ns
  * (the probe, loaded into the traced program, may include only src/wire). */
@@ -289,6 +291,14 @@ static inline uint32_t coro_stx_hub(const struct corotop_coro *c,
 				    const struct probe_region *r)
 {
 	return (c->settings & CORO_HUB) && r->hub_depth ? CTP_STX_HUB : 0u;
+}
+
+/* The station flag that says what the occupant is, 0: a coroutine. */
+static inline uint32_t coro_stx_role(const struct corotop_coro *c)
+{
+	return (c->settings & CORO_DISPATCHER) ? CTP_STX_DISPATCHER
+	       : (c->settings & CORO_ROOT)     ? CTP_STX_ROOT
+					       : 0u;
 }
 
 #endif

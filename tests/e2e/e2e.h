@@ -373,6 +373,10 @@ check_snapshot(const char *line, bool exited, struct jv *out)
 		need_uint(c, "switches");
 		need_uint(c, "age_ns");
 		need_uint(c, "in_state_ns");
+		st = json_need(c, "kind", J_STR);
+		assert_true(!strcmp(st->s, "coroutine") ||
+			    !strcmp(st->s, "dispatcher") ||
+			    !strcmp(st->s, "root"));
 		json_need(c, "name", J_STR); /* "" when it has none */
 		assert_true(strlen(json_need(c, "where", J_STR)->s) > 0);
 	}

@@ -625,6 +625,137 @@ static void test_fiber_sample_cfi(void **state)
 }
 #endif
 
+#ifdef ITEST_FIBER_TARGET
+/* Lints at thresholds an idle dispatcher and a waiting root pass at once
+ * (a dispatcher runs while it waits for work, a root waits in main, both
+ * switch the most): only the kind keeps them from being judged. */
+static int setup_kinds(void **state)
+{
+	char path[400];
+	FILE *f;
+
+	(void)state;
+	snprintf(conf_dir, sizeof(conf_dir), "/tmp/itest-conf.XXXXXX");
+	if (!mkdtemp(conf_dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/corotop", conf_dir);
+	if (mkdir(path, 0700))
+		return -1;
+	snprintf(path, sizeof(path), "%s/corotop/config", conf_dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs("lint.lost-wakeup.threshold = 1\n"
+	      "lint.stall.threshold = 0.001\n"
+	      "lint.storm.threshold = 10\n",
+	      f);
+	fclose(f);
+	setenv("XDG_CONFIG_HOME", conf_dir, 1);
+	return 0;
+}
+
+static int teardown_kinds(void **state)
+{
+	(void)state;
+	teardown_conf(NULL);
+	unsetenv("XDG_CONFIG_HOME");
+	return 0;
+}
+
+/*
+ * The scheduler's contexts say what they are: on an unmodified Boost.Fiber
+ * program (two threads, fibers on channels, one stuck), JSON's "kind" is
+ * "dispatcher" for Boost.Fiber's dispatchers, named "boost.fiber
+ * dispatcher", one per thread; "root" for each thread's own stack, named
+ * "root"; "coroutine" for every fiber.  With every lint at a threshold
+ * they pass, no dispatcher or root is flagged, while the stuck fiber is
+ * (WAKE?): the lints are on.  Snapshots are read until one shows all of
+ * that, with a deadline.
+ */
+static void test_fiber_kinds(void **state)
+{
+	char *argv[] = {ITEST_COROTOP, "-b",	  "-f",	     "json",
+			"-d",	       "3",	  "--",	     ITEST_FIBER_TARGET,
+			"4",	       "1000000", "--stuck", "--pace",
+			NULL};
+	uint64_t end = it_now() + 60ull * 1000000000u;
+	unsigned roots = 0, disp = 0, fibers = 0, flagged = 0, wrong = 0;
+	bool stuck_flagged = false, done = false;
+	char bad[256] = "";
+	struct proc p;
+	size_t off = 0;
+
+	(void)state;
+	proc_start(&p, argv);
+	while (!done && it_now() < end) {
+		char *line = proc_next_line(&p, &off, 1000);
+		const struct jv *co;
+		struct jv v;
+
+		if (!line)
+			continue;
+		if (line[0] != '{') {
+			free(line);
+			continue;
+		}
+		json_must_parse(line, &v);
+		free(line);
+		co = json_need(&v, "coroutines", J_ARR);
+		roots = disp = fibers = flagged = wrong = 0;
+		stuck_flagged = false;
+		for (size_t i = 0; i < co->n; i++) {
+			const struct jv *c = &co->items[i];
+			const char *name = coro_name(c);
+			const char *kind = json_need(c, "kind", J_STR)->s;
+			const struct jv *warn = json_need(c, "warn", J_ARR);
+
+			if (!strcmp(kind, "dispatcher")) {
+				disp++;
+				wrong += strcmp(name,
+						"boost.fiber dispatcher") != 0;
+				flagged += warn->n != 0;
+			} else if (!strcmp(kind, "root")) {
+				roots++;
+				wrong += strcmp(name, "root") != 0;
+				flagged += warn->n != 0;
+			} else if (!strcmp(kind, "coroutine")) {
+				fibers++;
+				/* Only the scheduler's contexts have those
+				 * names. */
+				wrong +=
+					!strcmp(name, "root") ||
+					!strcmp(name, "boost.fiber dispatcher");
+				if (!strncmp(name, "stuck_wait_for_signal", 21))
+					for (size_t k = 0; k < warn->n; k++)
+						stuck_flagged |= !strcmp(
+							warn->items[k].s,
+							"lost-wakeup");
+			} else {
+				wrong++;
+			}
+			if (wrong && !bad[0])
+				snprintf(bad, sizeof(bad), "%s: kind %s", name,
+					 kind);
+		}
+		json_free(&v);
+		/* 4 producers, 4 consumers and the stuck one. */
+		done = disp == 2 && roots == 2 && fibers == 9 && stuck_flagged;
+		if (flagged || wrong)
+			break;
+	}
+	print_message("dispatchers %u, roots %u, fibers %u, flagged %u, "
+		      "wrong %u %s, stuck flagged %d\n",
+		      disp, roots, fibers, flagged, wrong, bad, stuck_flagged);
+	kill(p.pid, SIGINT);
+	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);
+	assert_int_equal(flagged, 0);
+	assert_int_equal(wrong, 0);
+	assert_true(done);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+#endif
+
 #if defined(ITEST_FIBER_TARGET) && defined(ITEST_PRELOAD_LIB)
 /*
  * The case late attach is for: a Boost.Fiber program, preloaded but
@@ -734,6 +865,107 @@ static void test_no_auto(void **state)
 	assert_xdg_empty();
 }
 
+/*
+ * No preload library where corotop looks (COROTOP_PRELOAD naming a file
+ * that is not there): an error, exit 1, that says how to build it, and the
+ * program is not run -- not an empty table and success.
+ */
+static void test_missing_preload(void **state)
+{
+	char *argv[] = {ITEST_COROTOP,	   "-b", "-f", "json", "-d", "50", "--",
+			ITEST_UCTX_TARGET, "2",	 "3",  NULL};
+	struct proc p;
+	int rc;
+
+	(void)state;
+	setenv("COROTOP_PRELOAD", "/nonexistent/libcorotop-preload.so", 1);
+	rc = run(&p, argv, 60000);
+	unsetenv("COROTOP_PRELOAD");
+	print_message("%s", p.ebuf);
+	assert_int_equal(rc, 1);
+	assert_int_equal(corotop_lines(p.ebuf), 1);
+	assert_non_null(strstr(p.ebuf, "cannot be traced without a code"));
+	assert_non_null(strstr(p.ebuf, "ninja -C " ITEST_BUILD_ROOT
+				       " src/preload/libcorotop-preload.so"));
+	assert_null(strstr(p.ebuf, "coroutines=2 rounds=3"));
+	assert_true(p.olen == 0);
+	proc_free(&p);
+	assert_xdg_empty();
+}
+
+/* The cases that never preload need no library: with none to be found,
+ * --no-auto and a set-user-ID program still run, with their one-line
+ * note (the set-user-ID one) or none (--no-auto). */
+static void test_missing_preload_steps_aside(void **state)
+{
+	char copy[512], cmd[1200];
+	char *no_auto[] = {ITEST_COROTOP, "-b", "-f",
+			   "json",	  "-d", "50",
+			   "--no-auto",	  "--", ITEST_UCTX_TARGET,
+			   "2",		  "3",	NULL};
+	char *setuid[] = {ITEST_COROTOP, "-b", "-f", "json", "-d", "50",
+			  "--",		 copy, "2",  "3",    NULL};
+	struct proc p, q;
+	int rc_auto, rc_uid;
+
+	(void)state;
+	snprintf(copy, sizeof(copy), "%s.setuid-missing", xdg);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", ITEST_UCTX_TARGET, copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(copy, 04755), 0);
+	setenv("COROTOP_PRELOAD", "/nonexistent/libcorotop-preload.so", 1);
+	rc_auto = run(&p, no_auto, 60000);
+	rc_uid = run(&q, setuid, 60000);
+	unsetenv("COROTOP_PRELOAD");
+	unlink(copy);
+	assert_int_equal(rc_auto, 0);
+	assert_int_equal(corotop_lines(p.ebuf), 0);
+	assert_non_null(strstr(p.ebuf, "coroutines=2 rounds=3"));
+	assert_int_equal(rc_uid, 0);
+	assert_int_equal(corotop_lines(q.ebuf), 1);
+	assert_non_null(strstr(q.ebuf, "set-user/group-ID"));
+	assert_non_null(strstr(q.ebuf, "coroutines=2 rounds=3"));
+	proc_free(&p);
+	proc_free(&q);
+	assert_xdg_empty();
+}
+
+/*
+ * corotop -p on a process that publishes no ppt buffer (a program that
+ * neither links the probe nor was started with the preload): the error
+ * names the LD_PRELOAD route, with the library's path.
+ */
+static void test_attach_names_preload(void **state)
+{
+	char *tgt[] = {ITEST_UCTX_TARGET, "2", "3", "--hold", NULL};
+	char *att[] = {ITEST_COROTOP, "-b", "-p", NULL, NULL};
+	char pid_s[16], want[600];
+	struct proc t, c;
+	size_t off = 0;
+	char *line;
+	int rc;
+
+	(void)state;
+	proc_start(&t, tgt);
+	/* Attached once it is running its own code (its first line). */
+	line = proc_next_line(&t, &off, 60000);
+	free(line);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)t.pid);
+	att[3] = pid_s;
+	rc = run(&c, att, 60000);
+	kill(t.pid, SIGKILL);
+	proc_finish(&t, 30000);
+	proc_free(&t);
+	print_message("%s", c.ebuf);
+	snprintf(want, sizeof(want), "start it with LD_PRELOAD=%s",
+		 ITEST_PRELOAD_LIB);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(c.ebuf, "publishes no ppt buffer"));
+	assert_non_null(strstr(c.ebuf, want));
+	proc_free(&c);
+	assert_xdg_empty();
+}
+
 /* A set-user-ID program: a one-line note, no tracing, the program runs. */
 static void test_setuid_note(void **state)
 {
@@ -835,12 +1067,19 @@ int main(void)
 #ifdef ITEST_FIBER_TARGET
 		cmocka_unit_test(test_fiber_live_names),
 		cmocka_unit_test(test_fiber_sample_cfi),
+		cmocka_unit_test_setup_teardown(test_fiber_kinds, setup_kinds,
+						teardown_kinds),
 #endif
 #if defined(ITEST_FIBER_TARGET) && defined(ITEST_PRELOAD_LIB)
 		cmocka_unit_test(test_fiber_attach_hung),
 #endif
 		cmocka_unit_test(test_no_auto),
 		cmocka_unit_test(test_setuid_note),
+		cmocka_unit_test(test_missing_preload),
+		cmocka_unit_test(test_missing_preload_steps_aside),
+#ifdef ITEST_PRELOAD_LIB
+		cmocka_unit_test(test_attach_names_preload),
+#endif
 #ifdef ITEST_STATIC_TARGET
 		cmocka_unit_test(test_static_note),
 #endif

@@ -13,14 +13,15 @@ flow sets corotop's linger back to its default, 3 s: the day of the
 flows' config would keep them listed as D): the stuck coroutine, named
 after its entry (stuck_wait: the first program code the context runs,
 found by walking its parked stack) and parked there, and the thread's
-own stack, named root and running -- on a thread that waits in the kernel
-(pause), so K and not a stall once it ran past the stall threshold.  The table
-has a golden.  The detail view's parked stack holds addresses and a trace
-id that change with every run (ASLR) and corotop's own frames (whose
-lines move with every edit of the preload), so it is checked by its text:
-the heading names the coroutine, WHERE is stuck_wait, and the stack goes
-through stuck_wait and the preload's entry trampoline.  q ends corotop and
-the held program with it.
+own stack, named root (shown [root], a scheduler's own context) and
+running -- on a thread that waits in the kernel (pause), so K and not a
+stall once it ran past the stall threshold.  The table has a golden.
+The detail view's parked stack holds addresses and a trace id that
+change with every run (ASLR) and corotop's own frames (whose lines move
+with every edit of the preload), so it is checked by its text: the
+heading names the coroutine, WHERE is stuck_wait, and the stack goes
+through stuck_wait and the preload's entry trampoline.  q ends corotop
+and the held program with it.
 """
 import os
 import shlex
@@ -34,7 +35,7 @@ PRELOAD_TABLE = h.both(
     h.has(r'^\s+3 S .* stuck_wait +stuck_wait\+0x'),
     # Running, on a thread that waits in the kernel (pause): K, past the
     # stall threshold, and no STALL.
-    h.has(r'^\s+4 K .* root '),
+    h.has(r'^\s+4 K .* \[root\] '),
     h.lacks(r'^\s+\d+ .* STALL\s*$'),
     h.lacks(r'^\s+\d+ D '))
 
@@ -85,8 +86,8 @@ PROCS_TABLE = h.both(
     h.has(r' ID.S +PID +TID '),
     h.has(r'^\s+3 S .* stuck_wait +stuck_wait\+0x'),
     # Both roots wait in the kernel (waitpid, pause): K, no STALL.
-    h.has(r'^\s+2 K .* root '),
-    h.has(r'^\s+4 K .* root '),
+    h.has(r'^\s+2 K .* \[root\] '),
+    h.has(r'^\s+4 K .* \[root\] '),
     h.lacks(r'^\s+\d+ .* STALL\s*$'),
     h.lacks(r'^\s+\d+ D '))
 

@@ -10,6 +10,9 @@
  * station (recycled when its coroutine dies), an upstream-style one (never
  * recycled) and a live suspended one, then drains it with engine_stop.
  *
+ * A dispatcher or a root (record kind) trips none of the lints meant for
+ * coroutines, only dead-station (issue 28).
+ *
  * Long waits (issue 16): a suspended record whose suspend the program
  * marked long (long_wait) is never a lost wakeup, however long it waits;
  * the other lints are unchanged.  Through the engine: the mark is read from
@@ -192,6 +195,41 @@ static void test_storm_boundary(void **state)
 	assert_int_equal(lint_check(&cfg, &c, T0), 0);
 	c.sw_per_sec = 0.51;
 	assert_int_equal(lint_check(&cfg, &c, T0), STORM);
+}
+
+/* A dispatcher or a root (kind) is not judged by the lints meant for
+ * coroutines -- an idle dispatcher runs while it waits, a root waits in
+ * main, both switch the most -- but a station it leaks still is. */
+static void test_kinds_not_judged(void **state)
+{
+	static const uint8_t kinds[] = {MODEL_DISPATCHER, MODEL_ROOT};
+	struct lint_config cfg;
+
+	(void)state;
+	lint_config_defaults(&cfg);
+	for (size_t i = 0; i < sizeof(kinds); i++) {
+		struct model_coro c = coro(MODEL_RUNNING, T0);
+
+		c.kind = kinds[i];
+		c.sw_per_sec = 1e6;
+		assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC), 0);
+		c.state = MODEL_SUSPENDED;
+		assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC), 0);
+		c = coro(MODEL_DEAD, T0);
+		c.kind = kinds[i];
+		assert_int_equal(lint_check(&cfg, &c, T0 + SEC + 1), DEAD);
+		/* The same record as a coroutine trips all three. */
+		c = coro(MODEL_RUNNING, T0);
+		c.sw_per_sec = 1e6;
+		assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC),
+				 STALL | STORM);
+		c.state = MODEL_SUSPENDED;
+		assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC),
+				 WAKE | STORM);
+	}
+	assert_string_equal(snapshot_kind_name(MODEL_COROUTINE), "coroutine");
+	assert_string_equal(snapshot_kind_name(MODEL_DISPATCHER), "dispatcher");
+	assert_string_equal(snapshot_kind_name(MODEL_ROOT), "root");
 }
 
 static void test_dead_station_only_when_not_recycled(void **state)
@@ -626,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_stall_boundary),
 		cmocka_unit_test(test_storm_boundary),
 		cmocka_unit_test(test_dead_station_only_when_not_recycled),
+		cmocka_unit_test(test_kinds_not_judged),
 		cmocka_unit_test(test_disabled_never_trip),
 		cmocka_unit_test(test_names_tags_help),
 		cmocka_unit_test(test_thresholds_in_units),

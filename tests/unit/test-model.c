@@ -622,6 +622,32 @@ static void test_park_marks(void **state)
 	model_finish(&m);
 }
 
+/* What a record is: as its probe said (model_kind), or a dispatcher by a
+ * derived name that says what a runtime made it for; a derived name of
+ * the program's leaves a coroutine; a new occupant starts a coroutine. */
+static void test_kind(void **state)
+{
+	struct model *m = *state;
+
+	model_open(m, 0, 1, 100);
+	assert_int_equal(rec(m, 0)->kind, MODEL_COROUTINE);
+	model_kind(m, 0, MODEL_ROOT);
+	assert_int_equal(rec(m, 0)->kind, MODEL_ROOT);
+	model_open(m, 1, 2, 100);
+	model_name_text(m, 1, "main::{lambda()#2}");
+	assert_int_equal(rec(m, 1)->kind, MODEL_COROUTINE);
+	model_open(m, 2, 3, 100);
+	model_name_text(m, 2, "boost.fiber dispatcher");
+	assert_int_equal(rec(m, 2)->kind, MODEL_DISPATCHER);
+	/* The probe's word stands. */
+	model_name_text(m, 0, "boost.fiber dispatcher");
+	assert_int_equal(rec(m, 0)->kind, MODEL_ROOT);
+	model_close(m, 0, 200, true);
+	model_open(m, 0, 4, 300);
+	assert_int_equal(rec(m, 0)->kind, MODEL_COROUTINE);
+	model_kind(m, 99, MODEL_ROOT); /* no such station */
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -645,6 +671,7 @@ int main(void)
 		T(test_parked_side_array),
 		T(test_census),
 		T(test_park_marks),
+		T(test_kind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

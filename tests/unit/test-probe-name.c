@@ -10,7 +10,9 @@
  *     after a late attach, and from the census walk; a station reused by
  *     an unnamed coroutine carries no name;
  *   - the census reads a static name without faulting: a string that
- *     ends a page, or whose memory is gone, never crashes the walk.
+ *     ends a page, or whose memory is gone, never crashes the walk;
+ *   - what a coroutine is (COROTOP_CORO_DISPATCHER, _ROOT) is in the
+ *     station's flags, at open and from the census.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -219,6 +221,73 @@ static void test_census_carries_name(void **state)
 	munmap(map, (size_t)page);
 }
 
+/* What a coroutine is (COROTOP_CORO_DISPATCHER, COROTOP_CORO_ROOT) is in
+ * the header of the station it takes, traced at open and from the census
+ * walk, with the hub flag unchanged; a plain coroutine's carries neither,
+ * nor does the next occupant's of a dispatcher's station. */
+static void test_station_carries_kind(void **state)
+{
+	const uint32_t kinds = CTP_STX_DISPATCHER | CTP_STX_ROOT;
+	struct corotop_coro d, r, c, p;
+	struct ctp_station *s;
+
+	(void)state;
+	attach(&R, P0 + 4, CTP_HX_FREELIST);
+	corotop_coro_open_named(&d, 0x40, "disp",
+				COROTOP_NAME_STATIC | COROTOP_CORO_DISPATCHER);
+	corotop_coro_open_named(&r, 0x41, "root",
+				COROTOP_NAME_STATIC | COROTOP_CORO_HUB |
+					COROTOP_CORO_ROOT);
+	corotop_coro_open(&c, 0x42);
+	assert_int_equal(station(&R, d.index)->ext.flags & kinds,
+			 CTP_STX_DISPATCHER);
+	assert_int_equal(station(&R, r.index)->ext.flags & kinds, CTP_STX_ROOT);
+	assert_int_equal(station(&R, c.index)->ext.flags & kinds, 0);
+	s = station(&R, d.index);
+	corotop_coro_resume(&d, 1);
+	corotop_coro_close(&d);
+	freelist_push(R.hdr, station(&R, 0), d.index);
+	corotop_coro_open(&p, 0x43);
+	assert_true(station(&R, p.index) == s);
+	assert_int_equal(s->ext.flags & kinds, 0);
+	corotop_coro_close(&p);
+	corotop_coro_close(&r);
+	corotop_coro_close(&c);
+}
+
+/* The census publishes what a coroutine parked before the attach is. */
+static void test_census_carries_kind(void **state)
+{
+	const uint32_t kinds = CTP_STX_DISPATCHER | CTP_STX_ROOT;
+	struct corotop_coro d, c;
+	bool seen[2] = {false, false};
+
+	(void)state;
+	clear_env();
+	corotop_coro_open_named(&d, 0x51, "disp",
+				COROTOP_NAME_STATIC | COROTOP_CORO_DISPATCHER);
+	corotop_coro_open(&c, 0x52);
+	corotop_coro_resume(&d, 1);
+	corotop_coro_suspend(&d, 2);
+	attach(&R, 8, CTP_HX_FREELIST);
+	census_walk(&probe_env_region);
+	for (uint32_t i = 0; i < atomic_load(&R.hdr->allocated_count); i++) {
+		struct ctp_station *s = station(&R, i);
+
+		if (s->probe_id == 0x51) {
+			assert_int_equal(s->ext.flags & kinds,
+					 CTP_STX_DISPATCHER);
+			seen[0] = true;
+		} else if (s->probe_id == 0x52) {
+			assert_int_equal(s->ext.flags & kinds, 0);
+			seen[1] = true;
+		}
+	}
+	assert_true(seen[0] && seen[1]);
+	corotop_coro_close(&d);
+	corotop_coro_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +298,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_late_claim_carries_name,
 					  teardown),
 		cmocka_unit_test_teardown(test_census_carries_name, teardown),
+		cmocka_unit_test_teardown(test_station_carries_kind, teardown),
+		cmocka_unit_test_teardown(test_census_carries_kind, teardown),
 	};
 
 	if (getenv(CTP_ENV_SHM) || getenv(CTP_ENV_SOCK) ||

@@ -333,6 +333,11 @@ static void test_framekind_inlined(void **state)
 		"boost::fibers::worker_context<main::{lambda()#2}>::run_()",
 		out, 8));
 	assert_string_equal(out, "main::{");
+	/* A role's name is told from a function's. */
+	assert_true(framekind_role("boost.fiber dispatcher"));
+	assert_false(framekind_role("main::{lambda()#2}"));
+	assert_false(framekind_role("root"));
+	assert_false(framekind_role(NULL));
 }
 
 int main(void)

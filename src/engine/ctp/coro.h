@@ -22,6 +22,15 @@ enum model_state {
 
 #define MODEL_NO_SLOT UINT32_MAX
 
+/* What a record is: one of the program's coroutines, or a context of the
+ * scheduler's own -- its dispatcher, a thread's root (docs/JSON.md,
+ * "kind").  The lints meant for coroutines do not judge the other two. */
+enum model_kind {
+	MODEL_COROUTINE = 0,
+	MODEL_DISPATCHER,
+	MODEL_ROOT,
+};
+
 struct model_transition {
 	uint64_t ts;
 	uint64_t tid;
@@ -78,9 +87,10 @@ struct model_coro {
 	uint8_t warn;  /* lint mask (1u << enum lint_kind); computed on
 			  snapshot copies only, always 0 in the model */
 	uint8_t state; /* enum model_state */
-	uint8_t in_use;
-	/* One-bit flags sharing the record's last byte (unsigned bit-fields,
-	 * standard C11; the record must stay 128 bytes). */
+	/* One-bit flags, and the kind's two bits, sharing the record's last
+	 * two bytes (unsigned bit-fields, standard C11; the record must stay
+	 * 128 bytes). */
+	unsigned in_use : 1;
 	unsigned recycled : 1;	/* dead, and its station went back to the
 				   free list (or to a new occupant); set by
 				   model_close */
@@ -108,6 +118,10 @@ struct model_coro {
 	 * an earlier park at the same switch address, not this park's own
 	 * (engine/ctp/learned.c).  Set on snapshot copies only. */
 	unsigned where_learned : 1;
+	/* enum model_kind: what its probe said it is (CTP_STX_DISPATCHER,
+	 * CTP_STX_ROOT), or a dispatcher by the role a walk found
+	 * (model_name_text). */
+	unsigned kind : 2;
 };
 
 _Static_assert(sizeof(struct model_coro) == 128,

@@ -324,6 +324,7 @@ void harvest_who(const struct harvest *h, uint32_t i, struct harvest_who *out)
 	/* Read at the open, with the rest of the header. */
 	out->pid = h->state[i].pid;
 	out->image = h->state[i].image;
+	out->role = h->state[i].role;
 }
 
 void harvest_interposer(const struct harvest *h, uint32_t i,
@@ -461,6 +462,8 @@ static size_t harvest_ours(struct harvest *h, uint32_t i,
 		st->census = (flags & CTP_STX_CENSUS) != 0;
 		st->process = (flags & CTP_STX_PROCESS) != 0;
 		st->hub = (flags & CTP_STX_HUB) != 0;
+		st->role =
+			(uint8_t)(flags & (CTP_STX_DISPATCHER | CTP_STX_ROOT));
 		st->pid = __atomic_load_n(&s->ext.pid, __ATOMIC_RELAXED);
 		st->image = __atomic_load_n(&s->ext.image, __ATOMIC_RELAXED);
 		h->count.styles[st->style]++;

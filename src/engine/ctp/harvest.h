@@ -89,6 +89,7 @@ struct harvest_station {
 	bool census;	  /* event `first` is a census event (CTP_STX_CENSUS) */
 	bool process;	  /* it stands for a process (CTP_STX_PROCESS) */
 	bool hub;	  /* its deep ring is hub_depth long (CTP_STX_HUB) */
+	uint8_t role;	  /* CTP_STX_DISPATCHER or CTP_STX_ROOT, else 0 */
 	/* The writing process and its image (ctp_station_ext; 0: unknown),
 	 * read when the occupant was opened. */
 	uint32_t pid;
@@ -203,6 +204,7 @@ struct harvest_who {
 	char name[CTP_STX_NAME_LEN]; /* cleaned (printable ASCII); "": none */
 	uint32_t pid;		     /* the writing process, 0: unknown */
 	uint64_t image; /* its image (ctp_station_ext.image), 0: unknown */
+	uint8_t role;	/* what it is: CTP_STX_DISPATCHER, CTP_STX_ROOT, 0 */
 };
 
 /*

@@ -22,6 +22,15 @@
  *
  * Every comparison is strict, so a threshold is the largest value that is
  * still fine.
+ *
+ * The first three are meant for the program's coroutines: a scheduler's
+ * own contexts (record `kind`: a dispatcher, a thread's root) are not
+ * judged by them.  An idle dispatcher waits for work while it runs (it
+ * is the context that sleeps when no fiber is ready), a root may wait in
+ * its thread's main function for as long as the program runs, and both
+ * take part in most switches: none of that is a stall, a lost wakeup or a
+ * storm.  dead-station is about the station, not the context, and holds
+ * for every kind.
  */
 #include "engine/ctp/lint.h"
 
@@ -97,15 +106,16 @@ uint32_t lint_check(const struct lint_config *c, const struct model_coro *co,
 		    uint64_t now)
 {
 	uint32_t mask = 0;
+	bool judged = co->kind == MODEL_COROUTINE;
 
 	switch (co->state) {
 	case MODEL_SUSPENDED:
-		if (c->enabled[LINT_LOST_WAKEUP] && !co->long_wait &&
+		if (judged && c->enabled[LINT_LOST_WAKEUP] && !co->long_wait &&
 		    lint_since(now, co->state_ts) > c->suspended_ns)
 			mask |= 1u << LINT_LOST_WAKEUP;
 		break;
 	case MODEL_RUNNING:
-		if (c->enabled[LINT_STALL] && !co->in_kernel &&
+		if (judged && c->enabled[LINT_STALL] && !co->in_kernel &&
 		    lint_since(now, co->state_ts) > c->running_ns)
 			mask |= 1u << LINT_STALL;
 		break;
@@ -117,7 +127,8 @@ uint32_t lint_check(const struct lint_config *c, const struct model_coro *co,
 	default:
 		break;
 	}
-	if (c->enabled[LINT_STORM] && co->sw_per_sec > c->storm_per_sec)
+	if (judged && c->enabled[LINT_STORM] &&
+	    co->sw_per_sec > c->storm_per_sec)
 		mask |= 1u << LINT_STORM;
 	return mask;
 }

@@ -37,7 +37,8 @@ void lint_config_defaults(struct lint_config *c);
 
 /* Bit (1u << kind) set for each enabled lint the coroutine trips at time
  * `now` (CLOCK_MONOTONIC ns).  Every comparison is strict: a value equal to
- * its threshold does not trip. */
+ * its threshold does not trip.  A dispatcher or a root (co->kind) trips
+ * only dead-station. */
 uint32_t lint_check(const struct lint_config *c, const struct model_coro *co,
 		    uint64_t now);
 

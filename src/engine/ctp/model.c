@@ -57,6 +57,7 @@
 
 #include "common/grow.h"
 #include "engine/ctp/namepool.h"
+#include "engine/symbols/framekind.h"
 
 bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)
 {
@@ -219,6 +220,10 @@ void model_name_text(struct model *m, uint32_t station, const char *name)
 
 	if (!c || !name || !*name)
 		return;
+	/* A walk that found what the runtime made it for: a probe that did
+	 * not say (an older preload, a census) leaves a coroutine. */
+	if (c->kind == MODEL_COROUTINE && framekind_role(name))
+		c->kind = MODEL_DISPATCHER;
 	old = c->name;
 	namepool_get(m->names, old, text, sizeof(text), &pc);
 	if (text[0])
@@ -388,6 +393,14 @@ void model_context(struct model *m, uint32_t station)
 
 	if (c)
 		c->context = 1;
+}
+
+void model_kind(struct model *m, uint32_t station, enum model_kind kind)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (c)
+		c->kind = kind;
 }
 
 void model_park(struct model *m, uint32_t station, uint64_t trace)

@@ -75,7 +75,9 @@ void model_pid(struct model *m, uint32_t station, uint32_t pid);
  * its symbol. */
 void model_name_pc(struct model *m, uint32_t station, uint64_t pc);
 /* A name the engine derived for the station's coroutine (the function a
- * runtime frame runs inlined, say), kept only when the probe gave none. */
+ * runtime frame runs inlined, say), kept only when the probe gave none.
+ * A name that says what a runtime made the context for (framekind_role:
+ * "boost.fiber dispatcher") makes it a dispatcher too. */
 void model_name_text(struct model *m, uint32_t station, const char *name);
 /* The struct corotop_coro address of record `slot` (model_occupant). */
 uint64_t model_coro_at(const struct model *m, uint32_t slot);
@@ -86,6 +88,9 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
  * said CTP_EPF_CONTEXT): only such coroutines are suspended by
  * implication (model.c).  Call before that event's model_event. */
 void model_context(struct model *m, uint32_t station);
+/* What the station's coroutine is (enum model_kind), as its probe said at
+ * the open. */
+void model_kind(struct model *m, uint32_t station, enum model_kind kind);
 /* The station's coroutine as a late attach found it (a census event): in
  * state is_active since ts, its last transition made on tid at addr before
  * the attach.  Not a switch, and the time before ts is nobody's: no

@@ -81,6 +81,18 @@ const char *snapshot_state_name(uint8_t state)
 	}
 }
 
+const char *snapshot_kind_name(uint8_t kind)
+{
+	switch (kind) {
+	case MODEL_DISPATCHER:
+		return "dispatcher";
+	case MODEL_ROOT:
+		return "root";
+	default:
+		return "coroutine";
+	}
+}
+
 void snapshot_lint_record(struct snapshot *s, const struct lint_config *c,
 			  struct model_coro *r)
 {

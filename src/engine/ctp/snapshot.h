@@ -143,6 +143,8 @@ uint64_t snapshot_in_state_ns(const struct snapshot *s,
 /* Share of the coroutine's observed life spent running, 0..100. */
 double snapshot_run_pct(const struct snapshot *s, const struct model_coro *c);
 const char *snapshot_state_name(uint8_t state);
+/* "coroutine", "dispatcher", "root" (enum model_kind; JSON's "kind"). */
+const char *snapshot_kind_name(uint8_t kind);
 /* The target for people: "pid 42 running", "pid 42 exited (status 3)",
  * "pid 42 killed by SIGKILL", or "observer".  Returns buf. */
 const char *snapshot_target_text(const struct snapshot *s, char *buf, size_t n);

@@ -147,6 +147,16 @@ bool framekind_inlined(const char *function, char *out, size_t n)
 	return true;
 }
 
+bool framekind_role(const char *name)
+{
+	for (size_t i = 0;
+	     name && i < sizeof(framekind_roles) / sizeof(framekind_roles[0]);
+	     i++)
+		if (!strcmp(name, framekind_roles[i].name))
+			return true;
+	return false;
+}
+
 /* The patterns of list (comma-separated) into v, cut in place in buf: a
  * trailing '*' is dropped (a prefix already matches what follows). */
 static bool framekind_split(char *buf, const char **v, size_t *n,

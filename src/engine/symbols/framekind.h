@@ -51,4 +51,8 @@ bool framekind_runtime(const struct framekind *k, const char *module,
  */
 bool framekind_inlined(const char *function, char *out, size_t n);
 
+/* True when `name` is one framekind_inlined gives a context a runtime made
+ * for itself ("boost.fiber dispatcher"), not a function of the program's. */
+bool framekind_role(const char *name);
+
 #endif

@@ -11,7 +11,13 @@
  * preloaded library would displace.
  *
  * The library is looked for, in order: $COROTOP_PRELOAD, the build tree's
- * copy (a corotop run from its build directory), the installed copy.
+ * copy (a corotop run from its build directory), the installed copy.  A
+ * COROTOP_PRELOAD that is set is the only place looked: the user named the
+ * library, and another one found in its stead would not be theirs.  A
+ * library found nowhere is an error the caller stops on (the quick start
+ * must not end in an empty table), and the note says how to build it: the
+ * ninja command in the build tree corotop was built in, when that tree is
+ * still there.
  *
  * A corotop built with AddressSanitizer or ThreadSanitizer (a developer's
  * build: scripts/test makes them) has an instrumented preload library too,
@@ -38,6 +44,12 @@
 #endif
 #ifndef COROTOP_PRELOAD_INSTALLED
 #define COROTOP_PRELOAD_INSTALLED ""
+#endif
+#ifndef COROTOP_BUILD_ROOT
+#define COROTOP_BUILD_ROOT ""
+#endif
+#ifndef COROTOP_PRELOAD_TARGET
+#define COROTOP_PRELOAD_TARGET "src/preload/libcorotop-preload.so"
 #endif
 
 /* argv0 as execvp finds it (a regular file it may execute), into out. */
@@ -66,18 +78,38 @@ static bool autotrace_find(const char *argv0, char *out, size_t n)
 	return false;
 }
 
-static bool autotrace_library(char *out, size_t n)
+bool autotrace_library(char *out, size_t n)
 {
 	const char *env = getenv("COROTOP_PRELOAD");
-	const char *where[] = {env, COROTOP_PRELOAD_BUILD,
+	const char *where[] = {COROTOP_PRELOAD_BUILD,
 			       COROTOP_PRELOAD_INSTALLED};
 
+	if (env && env[0]) {
+		snprintf(out, n, "%s", env);
+		return access(env, R_OK) == 0;
+	}
 	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
-		if (where[i] && where[i][0] && access(where[i], R_OK) == 0) {
+		if (where[i][0] && access(where[i], R_OK) == 0) {
 			snprintf(out, n, "%s", where[i]);
 			return true;
 		}
+	snprintf(out, n, "%s", COROTOP_PRELOAD_INSTALLED);
 	return false;
+}
+
+void autotrace_build_hint(char *out, size_t n)
+{
+	char ninja[4096];
+
+	snprintf(ninja, sizeof(ninja), "%s/build.ninja", COROTOP_BUILD_ROOT);
+	if (COROTOP_BUILD_ROOT[0] && access(ninja, R_OK) == 0)
+		snprintf(out, n, "build it with: ninja -C %s %s",
+			 COROTOP_BUILD_ROOT, COROTOP_PRELOAD_TARGET);
+	else
+		snprintf(out, n,
+			 "install it with corotop (meson install puts it "
+			 "at %s)",
+			 COROTOP_PRELOAD_INSTALLED);
 }
 
 /* Whether note section scn holds the probe's note (probe.h): a program
@@ -215,10 +247,25 @@ void autotrace_check(const char *argv0, struct autotrace *out)
 			 "first: its context switches are not traced",
 			 argv0);
 	} else if (!autotrace_library(out->library, sizeof(out->library))) {
+		const char *env = getenv("COROTOP_PRELOAD");
+		char hint[512];
+
 		out->verdict = AUTOTRACE_NO_LIBRARY;
-		snprintf(out->note, sizeof(out->note),
-			 "libcorotop-preload.so not found (set "
-			 "COROTOP_PRELOAD): context switches are not traced");
+		autotrace_build_hint(hint, sizeof(hint));
+		if (env && env[0])
+			snprintf(out->note, sizeof(out->note),
+				 "COROTOP_PRELOAD=%s cannot be read, so %s "
+				 "cannot be traced without a code change: "
+				 "point it at libcorotop-preload.so, or unset "
+				 "it; %s (--no-auto runs it untraced)",
+				 env, argv0, hint);
+		else
+			snprintf(out->note, sizeof(out->note),
+				 "libcorotop-preload.so was not found, so %s "
+				 "cannot be traced without a code change; %s "
+				 "(or set COROTOP_PRELOAD to its path; "
+				 "--no-auto runs it untraced)",
+				 argv0, hint);
 	} else {
 		out->verdict = AUTOTRACE_PRELOAD;
 	}

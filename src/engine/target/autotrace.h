@@ -16,14 +16,14 @@ enum autotrace_verdict {
 	AUTOTRACE_SETUID,      /* set-user/group-ID: the loader ignores it */
 	AUTOTRACE_SANITIZER,   /* ASan/TSan must come first in the list */
 	AUTOTRACE_UNKNOWN,     /* not found, unreadable, not ELF: exec says */
-	AUTOTRACE_NO_LIBRARY,  /* libcorotop-preload.so is nowhere */
+	AUTOTRACE_NO_LIBRARY,  /* libcorotop-preload.so is nowhere: an error */
 };
 
 struct autotrace {
 	enum autotrace_verdict verdict;
 	char path[4096];    /* the program as exec will find it, or "" */
 	char library[4096]; /* the preload library (AUTOTRACE_PRELOAD) */
-	char note[256];	    /* why it is not traced this way, for people */
+	char note[1024];    /* why it is not traced this way, for people */
 };
 
 /*
@@ -32,5 +32,16 @@ struct autotrace {
  * none) and UNKNOWN (the exec will say what is wrong).
  */
 void autotrace_check(const char *argv0, struct autotrace *out);
+
+/*
+ * libcorotop-preload.so's path into out, true when it can be read there;
+ * false with the path it would have (COROTOP_PRELOAD's, else the installed
+ * one) in out.
+ */
+bool autotrace_library(char *out, size_t n);
+
+/* How to get the library, for people: the ninja command of the build tree
+ * corotop was built in, or the installed path when that tree is gone. */
+void autotrace_build_hint(char *out, size_t n);
 
 #endif

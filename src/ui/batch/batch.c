@@ -532,6 +532,8 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 			c->at_exit ? "true" : "false",
 			c->inferred ? "true" : "false");
 		batch_json_kernel(f, s, c);
+		/* One of the program's coroutines, or the scheduler's own. */
+		fprintf(f, ",\"kind\":\"%s\"", snapshot_kind_name(c->kind));
 		fputs(",\"name\":", f);
 		jsonstr_write_cstr(f, snapshot_name(s, c, name, sizeof(name)));
 		fputs(",\"where\":", f);

@@ -113,7 +113,17 @@ static void cell_lost(char *b, size_t n, const struct snapshot *s,
 static void cell_name(char *b, size_t n, const struct snapshot *s,
 		      const struct model_coro *c)
 {
-	snapshot_name(s, c, b, n);
+	char name[256];
+
+	/* A scheduler's own context (a dispatcher, a thread's root) in
+	 * brackets, as ps shows a kernel thread: not one of the program's
+	 * coroutines, and not judged by the lints. */
+	if (c->kind == MODEL_COROUTINE) {
+		snapshot_name(s, c, b, n);
+		return;
+	}
+	snapshot_name(s, c, name, sizeof(name));
+	snprintf(b, n, "[%s]", name[0] ? name : snapshot_kind_name(c->kind));
 }
 
 /* Symbolized when the engine has the target's symbols. */
@@ -277,7 +287,9 @@ const struct column column_table[COL_COUNT] = {
 		      "changes overwritten before being read", cell_lost,
 		      key_lost},
 	[COL_NAME] = {"name", "NAME", 16, true, 2,
-		      "its name: the program's, or its entry function's",
+		      "its name: the program's, or its entry function's; "
+		      "[in brackets]: the scheduler's own context, a "
+		      "dispatcher or a thread's root",
 		      cell_name, key_name},
 	[COL_WHERE] =
 		{"where", "WHERE", -18, false, 1,
