@@ -1323,6 +1323,65 @@ def flow_detail_scroll(fl):
     fl.finish(0, 'quit')
 
 
+def flow_detail_wide(fl):
+    """The detail view of a coroutine parked 15 frames deep (scripted's
+    deep control, --parked-stacks): the first 6 frames and "... 9 more
+    frames"; E lists them all, C folds them again.  At 60 columns its
+    lines are wider than the screen: Right scrolls it as the table
+    scrolls, to the widest line's end (the key bar says which columns
+    show), Left comes back, and Left at the left edge goes back to the
+    table.  No goldens: the frames' offsets depend on the build."""
+    fl.open()
+    fl.start(opts='--parked-stacks')
+    fl.control('deep')
+    elided = has(r'^\s+\.\.\. 9 more frames \(E shows them\)$')
+    s = fl.step('elided', keys=['Enter'],
+                marker=both(has(r'^ Coroutine 1001 '),
+                            has(r'^\s+#5\s+deep_frame\+'), elided),
+                golden=False)
+    fl.check(not s.has(r'^\s+#6\s'), 'six frames before the "..."',
+             screen_dump(s))
+    s = fl.step('expanded', keys=['E'],
+                marker=both(lacks(r'more frames'),
+                            has(r'^\s+#14\s+__libc_start_call_main\+'),
+                            has(r'^\s+#13\s+main\+')), golden=False)
+    fl.check(all(s.has(r'^\s+#%d\s+deep_frame\+' % k) for k in range(13)),
+             'E lists every frame, #0-#12 in deep_frame', screen_dump(s))
+    fl.step('folded', keys=['C'], marker=both(elided, lacks(r'#14\s')),
+            golden=False)
+    fl.step('expanded-again', keys=['E'], marker=has(r'#14\s'),
+            golden=False)
+    fl.resize_step(60, 30, '60x30',
+                   both(has(r'^ Coroutine 1001 '), size(60, 30)),
+                   golden=False)
+    fl.step('right', keys=['Right'],
+            marker=both(has(r'^ne 1001 "acceptor"'),
+                        has(r'cols 9-68(/| of )\d+$')), golden=False)
+    s = fl.step('far-right', keys=['Right'] * 40,
+                marker=has(r'cols \d+-(\d+)(/| of )\1$'), golden=False)
+    fl.check(s.has(r'main\.h:\d+\)\s*$') or
+             s.has(r'scripted\.c:\d+\)\s*$'),
+             'at the far right a long frame line ends on the screen',
+             screen_dump(s))
+    # Left one press at a time (one too many goes back): each moves
+    # DETAIL_HSCROLL_STEP (8) columns back, until the first shows.
+    for _ in range(40):
+        m = re.search(r'cols (\d+)-', s.text[-1])
+        if not m:
+            break
+        fl.keys('Left')
+        left = int(m.group(1)) - 8
+        s = fl.wait(has(r'^ Coroutine 1001 ') if left <= 1 else
+                    has(r'cols %d-' % left), 'Left to column %d' % left)
+    fl.step('left-edge', marker=both(has(r'^ Coroutine 1001 '),
+                                     lacks(r'cols \d+')), golden=False)
+    fl.step('left-goes-back', keys=['Left'],
+            marker=both(has(r'^\s+1001 S '), lacks(r'Coroutine 1001')),
+            golden=False)
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
 def flow_output(fl):
     """The target prints on stdout and stderr: the table stays intact and
     the header counts the new lines; o shows them in the order written,
@@ -1809,6 +1868,7 @@ FLOWS = {
     'hscroll': flow_hscroll,
     'tid-wrap': flow_tid_wrap,
     'detail-scroll': flow_detail_scroll,
+    'detail-wide': flow_detail_wide,
     'record': flow_record,
     'quit': flow_quit,
     'sigterm': flow_sigterm,

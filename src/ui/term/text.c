@@ -7,9 +7,11 @@
  * The screen is curses' stdscr: its size is what term_size last gave the
  * view, since only term_size resizes it.
  *
- * A view taller than the screen draws all of itself through a window
- * (term_window): lines are moved up by its shift, and those that land
- * outside it are not drawn, so its code knows nothing of scrolling.  The
+ * A view taller or wider than the screen draws all of itself through a
+ * window (term_window): lines are moved up by its shift and left by its
+ * left, and what lands outside it is not drawn, so its code knows nothing
+ * of scrolling.  The window measures the widest line drawn through it
+ * (term_window_end returns it), which bounds the horizontal scroll.  The
  * interface is single-threaded; the window is the one piece of state.
  */
 #include "ui/term/text.h"
@@ -21,20 +23,75 @@
 
 static struct {
 	bool on;
-	int top, bottom, shift;
+	int top, bottom, shift, left;
+	int widest; /* the column after the widest line drawn through it */
 } term_win;
 
-void term_window(int top, int bottom, int shift)
+void term_window(int top, int bottom, int shift, int left)
 {
 	term_win.on = true;
 	term_win.top = top;
 	term_win.bottom = bottom;
 	term_win.shift = shift;
+	term_win.left = left;
+	term_win.widest = 0;
 }
 
-void term_window_end(void)
+int term_window_end(void)
 {
 	term_win.on = false;
+	return term_win.widest;
+}
+
+/* Characters (UTF-8 sequences) in s. */
+static int term_chars(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* s past its first n characters. */
+static const char *term_skip(const char *s, int n)
+{
+	while (*s && n > 0) {
+		s++;
+		while (((unsigned char)*s & 0xc0) == 0x80)
+			s++;
+		n--;
+	}
+	return s;
+}
+
+/* term_text through the window: line y at y - shift, column x at
+ * x - left, the part left of the window's edge skipped.  Returns the
+ * column after the text in the view's own columns, as if nothing were
+ * cut. */
+static int term_window_text(int y, int x, int attr, const char *buf)
+{
+	int end = x + term_chars(buf), lines, cols, len;
+
+	getmaxyx(stdscr, lines, cols);
+	if (end > term_win.widest)
+		term_win.widest = end;
+	y -= term_win.shift;
+	x -= term_win.left;
+	if (y < term_win.top || y >= term_win.bottom || y >= lines ||
+	    x >= cols || end - term_win.left <= 0)
+		return end;
+	if (x < 0) {
+		buf = term_skip(buf, -x);
+		x = 0;
+	}
+	len = (int)strlen(buf);
+	if (len > cols - x)
+		len = cols - x;
+	attron(attr);
+	mvaddnstr(y, x, buf, len);
+	attroff(attr);
+	return end;
 }
 
 int term_text(int y, int x, int attr, const char *fmt, ...)
@@ -44,16 +101,13 @@ int term_text(int y, int x, int attr, const char *fmt, ...)
 	int len, lines, cols;
 
 	getmaxyx(stdscr, lines, cols);
-	if (term_win.on) {
-		y -= term_win.shift;
-		if (y < term_win.top || y >= term_win.bottom)
-			return x;
-	}
-	if (x >= cols || y < 0 || y >= lines)
+	if (!term_win.on && (x >= cols || y < 0 || y >= lines))
 		return x;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (term_win.on)
+		return term_window_text(y, x, attr, buf);
 	len = (int)strlen(buf);
 	if (len > cols - x)
 		len = cols - x;

@@ -14,11 +14,14 @@
 int term_text(int y, int x, int attr, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* A vertical window for term_text, for a view that scrolls: line y is
- * drawn on screen line y - shift, and only when that is in [top, bottom).
- * term_window_end draws on every line again. */
-void term_window(int top, int bottom, int shift);
-void term_window_end(void);
+/* A window for term_text, for a view that scrolls: line y is drawn on
+ * screen line y - shift, and only when that is in [top, bottom); column x
+ * at x - left, what falls left of the screen cut off.  Through it
+ * term_text returns the view's own column after the text, uncut.
+ * term_window_end draws on every line again, and returns the column after
+ * the widest line drawn through the window (what it can scroll to). */
+void term_window(int top, int bottom, int shift, int left);
+int term_window_end(void);
 
 /* Line y, the screen's width, blank in attributes attr (a title bar, a
  * selected row). */
