@@ -407,8 +407,13 @@ class Flow:
              for k in ('ctl', 'info', 'rc', 'stty-before', 'stty-after')}
         os.mkfifo(f['ctl'])
         q = shlex.quote
+        # (The last printf erases the screen below the cursor: a resize
+        # while corotop ran reflows this command line under the alternate
+        # screen, and the prompt after it would land on a line with the
+        # command's leftovers -- as it does when the build directory's
+        # path is of an unlucky length.)
         cmd = ('stty -a > %s; %s%s -d 2 %s-- %s %d %s %s; '
-               'echo corotop-rc=$? > %s; stty -a > %s' %
+               'echo corotop-rc=$? > %s; stty -a > %s; printf "\\033[J"' %
                (q(f['stty-before']), env, q(self.args.corotop),
                 opts + ' ' if opts else '', q(self.args.workload), STATUS,
                 q(f['ctl']), q(f['info']), q(f['rc']), q(f['stty-after'])))
@@ -1099,16 +1104,32 @@ def flow_pause(fl):
 
 
 def flow_group(fl):
-    """t groups the rows by thread (a header per thread), t again
-    ungroups; sorting applies within the groups."""
+    """t groups the rows by thread (a header per thread, and the status
+    line says so), t again ungroups; sorting applies within the groups.
+    On a short screen End and Home (the keys tmux sends, which are not
+    xterm's) go to the last row and back to the first, the first group's
+    header over it."""
     fl.open()
     fl.start()
-    fl.step('grouped', keys=['t'], marker=has(r'thread \d+: '))
+    fl.step('grouped', keys=['t'],
+            marker=both(has(r'thread \d+: '),
+                        has(r'^ grouped by thread \(t ungroups\)$')))
     fl.step('grouped-by-state', keys=['>'],
             marker=both(has(r'thread \d+: '), has(r'^ sorted by S$')))
     # (any key clears the one-shot "sorted by" message)
     fl.step('ungrouped', keys=['t'], marker=both(lacks('thread'),
                                                    has(r'^\s+1007 R ')))
+    fl.step('regrouped', keys=['<', 't'],
+            marker=both(has(r'thread \d+: '), has(r'grouped by thread')),
+            golden=False)
+    fl.resize_step(100, 14, '100x14',
+                   both(has(r'thread \d+: '), size(100, 14)), golden=False)
+    fl.step('end', keys=['End'],
+            marker=both(selected('100b'), lacks('not run yet')),
+            golden=False)
+    fl.step('home', keys=['Home'],
+            marker=both(selected('100c'), row(0, '\u2500\u2500 not run yet: 1'),
+                        has(r'^ grouped by thread')))
     fl.keys('q')
     fl.finish(0, 'quit')
 

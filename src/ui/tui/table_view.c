@@ -442,6 +442,23 @@ static void table_record_mark(struct tui *t, int x,
 			  r->dropped);
 }
 
+/* The status line when no message has it: what shapes the rows shown --
+ * the filter, the search, the grouping by thread -- so that a table that
+ * looks odd says why (htop's header says "Tree" the same way). */
+static void table_state_line(struct tui *t, const char *filter)
+{
+	int x = 0;
+
+	if (filter[0])
+		x = term_text(3, x, TUI_NORMAL, " filter: %s", filter);
+	if (t->search[0])
+		x = term_text(3, x, TUI_NORMAL, " %ssearch: %s", x ? " " : "",
+			      t->search);
+	if (t->group_by_thread && t->view == VIEW_TABLE)
+		term_text(3, x, TUI_NORMAL, " %sgrouped by thread (t ungroups)",
+			  x ? " " : "");
+}
+
 void table_view_header(struct tui *t)
 {
 	const struct snapshot *s = &t->snap;
@@ -534,15 +551,8 @@ void table_view_header(struct tui *t)
 		term_text(3, 0, warn, " %s", s->warning);
 	else if (t->message[0])
 		term_text(3, 0, A_NORMAL, " %s", t->message);
-	else if (filter[0] || t->search[0]) {
-		int sx = 0;
-
-		if (filter[0])
-			sx = term_text(3, 0, TUI_NORMAL, " filter: %s", filter);
-		if (t->search[0])
-			term_text(3, sx, TUI_NORMAL, " %ssearch: %s",
-				  sx ? " " : "", t->search);
-	}
+	else
+		table_state_line(t, filter);
 }
 
 /* One key of the table's key bar, shown when its view exists. */
