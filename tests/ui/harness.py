@@ -816,7 +816,8 @@ def flow_start(fl):
 
 
 def flow_sort(fl):
-    """< wraps to the last column, > comes back and goes on, I inverts."""
+    """< wraps to the last column, > comes back and goes on, I inverts;
+    a sort column the screen does not show is named on the status line."""
     fl.open()
     fl.start()
     # (the last column, whichever it is: WARN today)
@@ -830,6 +831,20 @@ def flow_sort(fl):
             marker=has(r'^ sorted by SWITCHES \(inverted\)$'))
     fl.step('prev-id-inverted', keys=['<'] * 5,
             marker=has(r'^ sorted by ID \(inverted\)$'))
+    # SWITCHES is not in the table at 100 columns: once the one-shot
+    # message goes, the status line goes on naming it; scrolled to it,
+    # it is on the screen and the line is blank.
+    fl.step('switches', keys=['I'] + ['>'] * 5,
+            marker=has(r'^ sorted by SWITCHES$'), golden=False)
+    fl.step('switches-off-screen', keys=['j'],
+            marker=has(r'^ sorted by SWITCHES: off screen \(Right scrolls '
+                       r'to it\)$'))
+    fl.step('switches-scrolled-to', keys=['Right'],
+            marker=both(has(r'^<.* SWITCHES'), lacks(r'sorted by')),
+            golden=False)
+    fl.step('id-shown', keys=['Left', '<'] + ['<'] * 4 + ['j'],
+            marker=both(lacks(r'sorted by'), has(r'^\s+1002 S ')),
+            golden=False)
     fl.keys('q')
     fl.finish(0, 'quit')
 
