@@ -845,6 +845,20 @@ def flow_sort(fl):
     fl.step('id-shown', keys=['Left', '<'] + ['<'] * 4 + ['j'],
             marker=both(lacks(r'sorted by'), has(r'^\s+1002 S ')),
             golden=False)
+    # A rate sorts busiest first on the first press: the running 1007
+    # (RUN% near 100) heads the table, the arrow points down; I inverts.
+    fl.step('run-busiest-first', keys=['>'] * 7,
+            marker=both(has(r'^ sorted by RUN%$'), row(0, '1007')),
+            golden=False)
+    fl.step('run-arrow-down', keys=['Right'],
+            marker=has(r'RUN%\u25bc'), golden=False)
+    s = fl.step('run-inverted', keys=['I'],
+                marker=both(has(r'^ sorted by RUN% \(inverted\)$'),
+                            has(r'RUN%\u25b2')),
+                golden=False)
+    ids = table_ids(s)
+    fl.check(ids[-1:] == ['1007'], 'RUN% inverted: the running 1007 last',
+             screen_dump(s))
     fl.keys('q')
     fl.finish(0, 'quit')
 

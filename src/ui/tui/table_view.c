@@ -708,8 +708,12 @@ void table_view_draw(struct tui *t)
 	thread_meters_draw(t, TABLE_HEADER_LINES);
 	term_fill(first - 1, title);
 	attron(title);
-	const char *arrow = t->sort_invert ? (t->ascii ? "v" : "\u25bc")
-					   : (t->ascii ? "^" : "\u25b2");
+	/* The arrow points the way the rows go: down for a rate's busiest
+	 * first (order.c). */
+	bool down =
+		t->sort_invert != column_table[t->sort_column].busiest_first;
+	const char *arrow = down ? (t->ascii ? "v" : "\u25bc")
+				 : (t->ascii ? "^" : "\u25b2");
 
 	for (int k = 0; k < COL_COUNT; k++) {
 		const char *name = column_table[k].title;
