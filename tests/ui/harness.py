@@ -940,8 +940,8 @@ def flow_filter_regex(fl):
 
 
 def flow_filter_field(fl):
-    """\\ with field terms: state=S, id=0x1003, combined terms, and an
-    unknown field."""
+    """\\ with field terms: state=S, id=0x1003, combined terms, an
+    unknown field, name= (a substring) and name== (the whole name)."""
     fl.open()
     fl.start()
     fl.step('state', keys=['\\'], text='state=S\r',
@@ -958,6 +958,15 @@ def flow_filter_field(fl):
                 text='foo=1\r', marker=has(r"no column 'foo'"))
     check_rows(fl, s, ['1003', '1006', '100b'],
                'a rejected filter leaves the previous one in effect')
+    # name= looks for a substring, as htop's filter does; name== is the
+    # whole name.
+    s = fl.step('name-substring', keys=['\\', 'C-u'], text='name=PARS\r',
+                marker=has(r'^ filter: name=PARS$'), golden=False)
+    check_rows(fl, s, ['1003', '1009'],
+               'name=PARS keeps parser and parser-2')
+    s = fl.step('name-exact', keys=['\\', 'C-u'], text='name==parser\r',
+                marker=has(r'^ filter: name==parser$'), golden=False)
+    check_rows(fl, s, ['1003'], 'name==parser keeps parser alone')
     fl.keys('q')
     fl.finish(0, 'quit')
 
