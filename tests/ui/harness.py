@@ -1937,6 +1937,7 @@ FLOWS = {
     'replay': flow_replay.flow_replay,
     'preload': flow_preload.flow_preload,
     'preload-procs': flow_preload.flow_preload_procs,
+    'fiber-meters': flow_preload.flow_fiber_meters,
     'cacheray': flow_cacheray,
 }
 
@@ -1969,6 +1970,9 @@ def main():
                     help='heph-fixture (tests/ui), for the replay flow')
     ap.add_argument('--uctx-target', default='',
                     help='uctx-target (tests/targets), for the preload flows')
+    ap.add_argument('--fiber-target', default='',
+                    help='fiber-target (tests/targets), for the '
+                    'fiber-meters flow')
     ap.add_argument('--fork-ctx', default='',
                     help='fork-ctx (tests/targets), for the preload-procs '
                     'flow')
@@ -1986,7 +1990,8 @@ def main():
             ((args.ppt_target,) if args.ppt_target else ()) + \
             ((args.heph_fixture,) if args.heph_fixture else ()) + \
             ((args.uctx_target,) if args.uctx_target else ()) + \
-            ((args.fork_ctx,) if args.fork_ctx else ()):
+            ((args.fork_ctx,) if args.fork_ctx else ()) + \
+            ((args.fiber_target,) if args.fiber_target else ()):
         if not p or not os.access(p, os.X_OK):
             log('no executable %r' % p)
             return 2
@@ -2001,6 +2006,8 @@ def main():
         args.uctx_target = os.path.abspath(args.uctx_target)
     if args.fork_ctx:
         args.fork_ctx = os.path.abspath(args.fork_ctx)
+    if args.fiber_target:
+        args.fiber_target = os.path.abspath(args.fiber_target)
     unknown = [f for f in args.flows if f not in FLOWS]
     if unknown or not args.flows:
         log('flows: %s' % ' '.join(FLOWS))

@@ -415,7 +415,8 @@ def mask_ppt_row(text):
     return m.group(1) + 'DUR'.rjust(len(m.group(2))) + text[m.end():]
 
 
-METER_RE = re.compile(r'(\s*)(\d+|T\d|\?\d+) \[([^\]]{12})\] ')
+METER_BAR = 8  # thread_meters.c's THREAD_METER_BAR
+METER_RE = re.compile(r'(\s*)(\d+|T\d|\?\d+) \[([^\]]{%d})\] ' % METER_BAR)
 
 
 def mask_meters(text, info):
@@ -423,7 +424,8 @@ def mask_meters(text, info):
     share masked, widths kept."""
     def one(m):
         width = len(m.group(1)) + len(m.group(2))
-        return '%*s [%12s] ' % (width, info.tid(m.group(2)), 'CPU')
+        return '%*s [%*s] ' % (width, info.tid(m.group(2)), METER_BAR,
+                               'CPU')
     return METER_RE.sub(one, text)
 
 
