@@ -1277,7 +1277,9 @@ def flow_exit(fl):
 def flow_warnings(fl):
     """w lists each warning and its offenders by name and WHERE; Enter
     on an offender opens its detail view, which says which warning flags
-    it and why; Esc goes back to the table, the offender selected."""
+    it and why; Esc goes back to the table, the offender selected.  At 80
+    columns the pane wraps its notes and keeps each offender's tid and
+    id."""
     fl.open()
     fl.start()
     fl.step('pane', keys=['w'],
@@ -1289,6 +1291,18 @@ def flow_warnings(fl):
     # Back on the table, with the offender selected.
     fl.step('back', keys=['Escape'],
             marker=both(TABLE_ROWS, selected('1007')))
+    # At 80 columns the notes wrap at a blank and the offender's line
+    # keeps its tid and id: nothing is cut.
+    fl.resize_step(80, 30, '80x30', both(TABLE, size(80, 30)), golden=False)
+    s = fl.step('pane-80', keys=['w'],
+                marker=both(has(r'^ STALL +stall +on'),
+                            has(r' tid T?\d+ +id 1007$')))
+    fl.check(s.has(r'^   Suspended longer than the threshold: nobody '
+                   r'resumed it, so a wakeup may have$') and
+             s.has(r'^     been lost\.$') and
+             all(len(x) <= 80 for x in s.text),
+             '80 columns: the lost-wakeup note wraps at a blank, indented',
+             screen_dump(s))
     fl.keys('q')
     fl.finish(0, 'quit')
 

@@ -350,9 +350,10 @@ def mask_row_scrolled(text, titles, info):
     return text
 
 
-# An offender of the warnings pane: NAME S IN-STATE WHERE tid TID id ID.
+# An offender of the warnings pane: NAME S IN-STATE WHERE tid TID id ID
+# (WHERE 30 wide, narrower on a narrow screen).
 WARN_ROW_RE = re.compile(r'^(     .{16} [RSDKs] )( *(?:' + DUR + r'|DUR))'
-                         r'(  .{30} tid )(\S+)( *)( id \S+)$')
+                         r'(  .{10,30} tid )(\S+)( *)( id \S+)$')
 
 
 def mask_detail(text, info):

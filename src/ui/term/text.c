@@ -137,3 +137,33 @@ bool term_bar_key(const char *key, const char *label, int label_attr)
 	printw(" ");
 	return true;
 }
+
+int term_wrap(const char *text, int width)
+{
+	int len = (int)strlen(text), cut = 0;
+
+	if (width < 1)
+		width = 1;
+	if (len <= width)
+		return len;
+	for (int i = 0; i <= width; i++)
+		if (text[i] == ' ')
+			cut = i;
+	return cut ? cut : width;
+}
+
+int term_text_wrapped(int y, int x, int indent, int attr, const char *text)
+{
+	int cols = getmaxx(stdscr), at = x;
+
+	do {
+		int len = term_wrap(text, cols - at);
+
+		term_text(y++, at, attr, "%.*s", len, text);
+		text += len;
+		while (*text == ' ')
+			text++;
+		at = x + indent;
+	} while (*text);
+	return y;
+}
