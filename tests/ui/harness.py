@@ -806,11 +806,17 @@ def check_ascii(fl, s, what):
 # ---- flows -----------------------------------------------------------------
 
 def flow_start(fl):
-    """The table as corotop first shows it, and its layout."""
+    """The table as corotop first shows it, and its layout.  No row shows
+    WHERE 0x0: 100c, which never ran, has "-" for its WHERE as for its
+    TID."""
     fl.open()
     fl.start()
     s = fl.step('table', marker=TABLE_ROWS)
     check_alignment(fl, s, 'table')
+    fl.check(not s.has(r'(^|\s)0x0(\s|$)') and
+             s.has(r'^\s+100c S\s+-\s.* never-ran\s+-\s*$'),
+             'no WHERE 0x0: the coroutine that never ran shows - for its '
+             'TID and WHERE', screen_dump(s))
     fl.keys('q')
     fl.finish(0, 'quit')
 

@@ -42,6 +42,10 @@ struct batch_column {
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
+	if (!c->last_addr) { /* no switch yet: "-", as the table */
+		snprintf(b, n, "-");
+		return;
+	}
 	snapshot_where_of(s, c, c->last_addr, false, b, n);
 	for (char *p = b; *p; p++)
 		if (*p == ' ')

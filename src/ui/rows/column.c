@@ -116,11 +116,15 @@ static void cell_name(char *b, size_t n, const struct snapshot *s,
 	snapshot_name(s, c, b, n);
 }
 
-/* Symbolized when the engine has the target's symbols. */
+/* Symbolized when the engine has the target's symbols; "-" before its
+ * first switch (as TID), never the address 0. */
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
-	snapshot_where_of(s, c, c->last_addr, true, b, n);
+	if (!c->last_addr)
+		snprintf(b, n, "-");
+	else
+		snapshot_where_of(s, c, c->last_addr, true, b, n);
 }
 
 static void cell_warn(char *b, size_t n, const struct snapshot *s,

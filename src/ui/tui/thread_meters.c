@@ -189,7 +189,9 @@ static void thread_meter_draw(struct tui *t, int y, int x,
 		const struct model_coro *c = &t->snap.coro[m->coro];
 
 		snapshot_name(&t->snap, c, label, sizeof(label));
-		if (!label[0])
+		if (!label[0] && !c->last_addr)
+			snprintf(label, sizeof(label), "-");
+		else if (!label[0])
 			snapshot_where_of(&t->snap, c, c->last_addr, false,
 					  label, sizeof(label));
 	}
