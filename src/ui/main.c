@@ -317,18 +317,30 @@ static void main_replay_problems(struct engine *e)
 		ri.truncated ? ", and the file ends inside a packet" : "");
 }
 
-static bool main_want_live(const struct cli *cli)
+/* Whether the interactive view can run: a terminal that is not dumb,
+ * and no -b.  *fell_back: batch only because there is no terminal, which
+ * main_batch_note says once the command line has passed every check --
+ * a note before "corotop: --sort: no column 'x'" would say that corotop
+ * was about to run, when it never does. */
+static bool main_want_live(const struct cli *cli, bool *fell_back)
 {
 	const char *term = getenv("TERM");
 
+	*fell_back = false;
 	if (cli->batch)
 		return false;
 	if (!isatty(STDOUT_FILENO) || !term || !strcmp(term, "dumb")) {
-		fprintf(stderr, "corotop: no terminal (or TERM=dumb): printing "
-				"batch snapshots instead\n");
+		*fell_back = true;
 		return false;
 	}
 	return true;
+}
+
+static void main_batch_note(bool fell_back)
+{
+	if (fell_back)
+		fprintf(stderr, "corotop: no terminal (or TERM=dumb): printing "
+				"batch snapshots instead\n");
 }
 
 /* Write one profile; status 0 becomes 1 when it could not be written. */
@@ -488,7 +500,7 @@ int main(int argc, char **argv)
 	struct engine_config cfg;
 	struct config conf;
 	char err[512], conf_path[512], said[200] = "";
-	bool have_conf;
+	bool have_conf, note = false;
 	int status;
 	/* corotop serve: parsed as corotop's own options from argv[1] on. */
 	bool serve = argc > 1 && !strcmp(argv[1], "serve");
@@ -523,8 +535,10 @@ int main(int argc, char **argv)
 	}
 	if (m.cli.list_buffers)
 		return main_list_buffers(&m.cli);
-	if (m.cli.cacheray && (m.cli.batch || !main_want_live(&m.cli)))
+	if (m.cli.cacheray && (m.cli.batch || !main_want_live(&m.cli, &note))) {
+		main_batch_note(note);
 		return main_cacheray_batch(&m.cli);
+	}
 	config_defaults(&conf);
 	have_conf = config_path(conf_path, sizeof(conf_path));
 	if (have_conf)
@@ -533,7 +547,7 @@ int main(int argc, char **argv)
 		m.cli.delay_tenths = conf.delay_tenths;
 	if (m.cli.cacheray)
 		return main_cacheray_view(&m.cli, &conf);
-	m.live = !serve && main_want_live(&m.cli);
+	m.live = !serve && main_want_live(&m.cli, &note);
 	if (m.cli.sort && column_find(m.cli.sort) < 0) {
 		fprintf(stderr,
 			"corotop: --sort: no column '%s' (try id, state, tid, "
@@ -625,6 +639,10 @@ int main(int argc, char **argv)
 		serve_destroy(sv);
 		return m.cli.shm ? 2 : 1;
 	}
+	/* Every usage check is behind (engine_create's too: a --shm path
+	 * that is no cTP region), the target not started yet: the note is
+	 * true now, and comes before anything the target prints. */
+	main_batch_note(note && !serve);
 	if (m.cli.replay)
 		main_replay_problems(m.engine);
 	if (!engine_start(m.engine, err, sizeof(err))) {

@@ -155,3 +155,45 @@ def flow_preload(fl):
              "preload's entry", h.screen_dump(s))
     fl.keys('q')
     fl.finish(0, 'quit')
+
+
+# A thread meter's label, after "] ": the running fiber's name, or its
+# WHERE shortened -- main::{lambda()#2} in full, context::resume for
+# boost::fibers::context::resume()+0x52 -- never Boost's namespaces cut at
+# the label's width ("boost::fibers:").
+FIBER_METER = h.has(r'^\s+\d+ \[[^]]*\] (main::\{lambda\(\)#\d\}|'
+                    r'context::resume)\s')
+BOOST_CUT = h.has(r'^\s+\d+ \[[^]]*\] boost::')
+
+
+def flow_fiber_meters(fl):
+    """corotop -- fiber-target 4 100000 --stuck --pace (Boost.Fiber, two
+    threads, traced through the preload): the thread meters name the fiber
+    running on each thread in a way that says which it is -- a lambda's
+    name whole, a WHERE by its function (context::resume) -- and no meter
+    shows Boost's namespaces cut at the label's width.  Which fiber runs
+    at a capture is the program's business: the flow waits (with a
+    deadline) for a screen that shows one, and checks each screen it saw
+    on the way.  q ends corotop and the program."""
+    if not fl.args.fiber_target:
+        raise h.Skip('no --fiber-target')
+    fl.open()
+    type_traced(fl, [fl.args.fiber_target, '4', '100000', '--stuck',
+                     '--pace'])
+    seen = []
+
+    def meters(s):
+        if s.has(r'^\s+\d+ \[[^]]*\] '):
+            seen.append(s)
+        return FIBER_METER(s)
+    meters.__doc__ = FIBER_METER.__doc__
+    fl.wait(meters, 'a thread meter names its fiber')
+    fl.ok('a thread meter names its fiber')
+    fl.corotop_pid = h.child_running(fl.shell_pid(), fl.args.corotop)
+    fl.workload_pid = fl.corotop_pid and \
+        h.child_running(fl.corotop_pid, fl.args.fiber_target)
+    bad = [s for s in seen if BOOST_CUT(s)]
+    fl.check(not bad, 'no thread meter shows boost:: cut at its width',
+             h.screen_dump(bad[0]) if bad else '')
+    fl.keys('q')
+    fl.wait_prompt('quit: the shell prompt is back')

@@ -407,8 +407,13 @@ class Flow:
              for k in ('ctl', 'info', 'rc', 'stty-before', 'stty-after')}
         os.mkfifo(f['ctl'])
         q = shlex.quote
+        # (The last printf erases the screen below the cursor: a resize
+        # while corotop ran reflows this command line under the alternate
+        # screen, and the prompt after it would land on a line with the
+        # command's leftovers -- as it does when the build directory's
+        # path is of an unlucky length.)
         cmd = ('stty -a > %s; %s%s -d 2 %s-- %s %d %s %s; '
-               'echo corotop-rc=$? > %s; stty -a > %s' %
+               'echo corotop-rc=$? > %s; stty -a > %s; printf "\\033[J"' %
                (q(f['stty-before']), env, q(self.args.corotop),
                 opts + ' ' if opts else '', q(self.args.workload), STATUS,
                 q(f['ctl']), q(f['info']), q(f['rc']), q(f['stty-after'])))
@@ -801,17 +806,24 @@ def check_ascii(fl, s, what):
 # ---- flows -----------------------------------------------------------------
 
 def flow_start(fl):
-    """The table as corotop first shows it, and its layout."""
+    """The table as corotop first shows it, and its layout.  No row shows
+    WHERE 0x0: 100c, which never ran, has "-" for its WHERE as for its
+    TID."""
     fl.open()
     fl.start()
     s = fl.step('table', marker=TABLE_ROWS)
     check_alignment(fl, s, 'table')
+    fl.check(not s.has(r'(^|\s)0x0(\s|$)') and
+             s.has(r'^\s+100c S\s+-\s.* never-ran\s+-\s*$'),
+             'no WHERE 0x0: the coroutine that never ran shows - for its '
+             'TID and WHERE', screen_dump(s))
     fl.keys('q')
     fl.finish(0, 'quit')
 
 
 def flow_sort(fl):
-    """< wraps to the last column, > comes back and goes on, I inverts."""
+    """< wraps to the last column, > comes back and goes on, I inverts;
+    a sort column the screen does not show is named on the status line."""
     fl.open()
     fl.start()
     # (the last column, whichever it is: WARN today)
@@ -825,6 +837,34 @@ def flow_sort(fl):
             marker=has(r'^ sorted by SWITCHES \(inverted\)$'))
     fl.step('prev-id-inverted', keys=['<'] * 5,
             marker=has(r'^ sorted by ID \(inverted\)$'))
+    # SWITCHES is not in the table at 100 columns: once the one-shot
+    # message goes, the status line goes on naming it; scrolled to it,
+    # it is on the screen and the line is blank.
+    fl.step('switches', keys=['I'] + ['>'] * 5,
+            marker=has(r'^ sorted by SWITCHES$'), golden=False)
+    fl.step('switches-off-screen', keys=['j'],
+            marker=has(r'^ sorted by SWITCHES: off screen \(Right scrolls '
+                       r'to it\)$'))
+    fl.step('switches-scrolled-to', keys=['Right'],
+            marker=both(has(r'^<.* SWITCHES'), lacks(r'sorted by')),
+            golden=False)
+    fl.step('id-shown', keys=['Left', '<'] + ['<'] * 4 + ['j'],
+            marker=both(lacks(r'sorted by'), has(r'^\s+1002 S ')),
+            golden=False)
+    # A rate sorts busiest first on the first press: the running 1007
+    # (RUN% near 100) heads the table, the arrow points down; I inverts.
+    fl.step('run-busiest-first', keys=['>'] * 7,
+            marker=both(has(r'^ sorted by RUN%$'), row(0, '1007')),
+            golden=False)
+    fl.step('run-arrow-down', keys=['Right'],
+            marker=has(r'RUN%\u25bc'), golden=False)
+    s = fl.step('run-inverted', keys=['I'],
+                marker=both(has(r'^ sorted by RUN% \(inverted\)$'),
+                            has(r'RUN%\u25b2')),
+                golden=False)
+    ids = table_ids(s)
+    fl.check(ids[-1:] == ['1007'], 'RUN% inverted: the running 1007 last',
+             screen_dump(s))
     fl.keys('q')
     fl.finish(0, 'quit')
 
@@ -906,8 +946,8 @@ def flow_filter_regex(fl):
 
 
 def flow_filter_field(fl):
-    """\\ with field terms: state=S, id=0x1003, combined terms, and an
-    unknown field."""
+    """\\ with field terms: state=S, id=0x1003, combined terms, an
+    unknown field, name= (a substring) and name== (the whole name)."""
     fl.open()
     fl.start()
     fl.step('state', keys=['\\'], text='state=S\r',
@@ -924,6 +964,15 @@ def flow_filter_field(fl):
                 text='foo=1\r', marker=has(r"no column 'foo'"))
     check_rows(fl, s, ['1003', '1006', '100b'],
                'a rejected filter leaves the previous one in effect')
+    # name= looks for a substring, as htop's filter does; name== is the
+    # whole name.
+    s = fl.step('name-substring', keys=['\\', 'C-u'], text='name=PARS\r',
+                marker=has(r'^ filter: name=PARS$'), golden=False)
+    check_rows(fl, s, ['1003', '1009'],
+               'name=PARS keeps parser and parser-2')
+    s = fl.step('name-exact', keys=['\\', 'C-u'], text='name==parser\r',
+                marker=has(r'^ filter: name==parser$'), golden=False)
+    check_rows(fl, s, ['1003'], 'name==parser keeps parser alone')
     fl.keys('q')
     fl.finish(0, 'quit')
 
@@ -1099,16 +1148,32 @@ def flow_pause(fl):
 
 
 def flow_group(fl):
-    """t groups the rows by thread (a header per thread), t again
-    ungroups; sorting applies within the groups."""
+    """t groups the rows by thread (a header per thread, and the status
+    line says so), t again ungroups; sorting applies within the groups.
+    On a short screen End and Home (the keys tmux sends, which are not
+    xterm's) go to the last row and back to the first, the first group's
+    header over it."""
     fl.open()
     fl.start()
-    fl.step('grouped', keys=['t'], marker=has(r'thread \d+: '))
+    fl.step('grouped', keys=['t'],
+            marker=both(has(r'thread \d+: '),
+                        has(r'^ grouped by thread \(t ungroups\)$')))
     fl.step('grouped-by-state', keys=['>'],
             marker=both(has(r'thread \d+: '), has(r'^ sorted by S$')))
     # (any key clears the one-shot "sorted by" message)
     fl.step('ungrouped', keys=['t'], marker=both(lacks('thread'),
                                                    has(r'^\s+1007 R ')))
+    fl.step('regrouped', keys=['<', 't'],
+            marker=both(has(r'thread \d+: '), has(r'grouped by thread')),
+            golden=False)
+    fl.resize_step(100, 14, '100x14',
+                   both(has(r'thread \d+: '), size(100, 14)), golden=False)
+    fl.step('end', keys=['End'],
+            marker=both(selected('100b'), lacks('not run yet')),
+            golden=False)
+    fl.step('home', keys=['Home'],
+            marker=both(selected('100c'), row(0, '\u2500\u2500 not run yet: 1'),
+                        has(r'^ grouped by thread')))
     fl.keys('q')
     fl.finish(0, 'quit')
 
@@ -1218,7 +1283,9 @@ def flow_exit(fl):
 def flow_warnings(fl):
     """w lists each warning and its offenders by name and WHERE; Enter
     on an offender opens its detail view, which says which warning flags
-    it and why; Esc goes back to the table, the offender selected."""
+    it and why; Esc goes back to the table, the offender selected.  At 80
+    columns the pane wraps its notes and keeps each offender's tid and
+    id."""
     fl.open()
     fl.start()
     fl.step('pane', keys=['w'],
@@ -1230,6 +1297,18 @@ def flow_warnings(fl):
     # Back on the table, with the offender selected.
     fl.step('back', keys=['Escape'],
             marker=both(TABLE_ROWS, selected('1007')))
+    # At 80 columns the notes wrap at a blank and the offender's line
+    # keeps its tid and id: nothing is cut.
+    fl.resize_step(80, 30, '80x30', both(TABLE, size(80, 30)), golden=False)
+    s = fl.step('pane-80', keys=['w'],
+                marker=both(has(r'^ STALL +stall +on'),
+                            has(r' tid T?\d+ +id 1007$')))
+    fl.check(s.has(r'^   Suspended longer than the threshold: nobody '
+                   r'resumed it, so a wakeup may have$') and
+             s.has(r'^     been lost\.$') and
+             all(len(x) <= 80 for x in s.text),
+             '80 columns: the lost-wakeup note wraps at a blank, indented',
+             screen_dump(s))
     fl.keys('q')
     fl.finish(0, 'quit')
 
@@ -1318,6 +1397,65 @@ def flow_detail_scroll(fl):
     fl.step('next', keys=['J', 'J'],
             marker=both(has(r'^ Coroutine 1007 '), has(r'lines 1-10 of')))
     fl.step('prev', keys=['K'], marker=has(r'^ Coroutine 1006 '),
+            golden=False)
+    fl.keys('q')
+    fl.finish(0, 'quit')
+
+
+def flow_detail_wide(fl):
+    """The detail view of a coroutine parked 15 frames deep (scripted's
+    deep control, --parked-stacks): the first 6 frames and "... 9 more
+    frames"; E lists them all, C folds them again.  At 60 columns its
+    lines are wider than the screen: Right scrolls it as the table
+    scrolls, to the widest line's end (the key bar says which columns
+    show), Left comes back, and Left at the left edge goes back to the
+    table.  No goldens: the frames' offsets depend on the build."""
+    fl.open()
+    fl.start(opts='--parked-stacks')
+    fl.control('deep')
+    elided = has(r'^\s+\.\.\. 9 more frames \(E shows them\)$')
+    s = fl.step('elided', keys=['Enter'],
+                marker=both(has(r'^ Coroutine 1001 '),
+                            has(r'^\s+#5\s+deep_frame\+'), elided),
+                golden=False)
+    fl.check(not s.has(r'^\s+#6\s'), 'six frames before the "..."',
+             screen_dump(s))
+    s = fl.step('expanded', keys=['E'],
+                marker=both(lacks(r'more frames'),
+                            has(r'^\s+#14\s+__libc_start_call_main\+'),
+                            has(r'^\s+#13\s+main\+')), golden=False)
+    fl.check(all(s.has(r'^\s+#%d\s+deep_frame\+' % k) for k in range(13)),
+             'E lists every frame, #0-#12 in deep_frame', screen_dump(s))
+    fl.step('folded', keys=['C'], marker=both(elided, lacks(r'#14\s')),
+            golden=False)
+    fl.step('expanded-again', keys=['E'], marker=has(r'#14\s'),
+            golden=False)
+    fl.resize_step(60, 30, '60x30',
+                   both(has(r'^ Coroutine 1001 '), size(60, 30)),
+                   golden=False)
+    fl.step('right', keys=['Right'],
+            marker=both(has(r'^ne 1001 "acceptor"'),
+                        has(r'cols 9-68(/| of )\d+$')), golden=False)
+    s = fl.step('far-right', keys=['Right'] * 40,
+                marker=has(r'cols \d+-(\d+)(/| of )\1$'), golden=False)
+    fl.check(s.has(r'main\.h:\d+\)\s*$') or
+             s.has(r'scripted\.c:\d+\)\s*$'),
+             'at the far right a long frame line ends on the screen',
+             screen_dump(s))
+    # Left one press at a time (one too many goes back): each moves
+    # DETAIL_HSCROLL_STEP (8) columns back, until the first shows.
+    for _ in range(40):
+        m = re.search(r'cols (\d+)-', s.text[-1])
+        if not m:
+            break
+        fl.keys('Left')
+        left = int(m.group(1)) - 8
+        s = fl.wait(has(r'^ Coroutine 1001 ') if left <= 1 else
+                    has(r'cols %d-' % left), 'Left to column %d' % left)
+    fl.step('left-edge', marker=both(has(r'^ Coroutine 1001 '),
+                                     lacks(r'cols \d+')), golden=False)
+    fl.step('left-goes-back', keys=['Left'],
+            marker=both(has(r'^\s+1001 S '), lacks(r'Coroutine 1001')),
             golden=False)
     fl.keys('q')
     fl.finish(0, 'quit')
@@ -1809,6 +1947,7 @@ FLOWS = {
     'hscroll': flow_hscroll,
     'tid-wrap': flow_tid_wrap,
     'detail-scroll': flow_detail_scroll,
+    'detail-wide': flow_detail_wide,
     'record': flow_record,
     'quit': flow_quit,
     'sigterm': flow_sigterm,
@@ -1818,6 +1957,7 @@ FLOWS = {
     'replay': flow_replay.flow_replay,
     'preload': flow_preload.flow_preload,
     'preload-procs': flow_preload.flow_preload_procs,
+    'fiber-meters': flow_preload.flow_fiber_meters,
     'cacheray': flow_cacheray,
 }
 
@@ -1850,6 +1990,9 @@ def main():
                     help='heph-fixture (tests/ui), for the replay flow')
     ap.add_argument('--uctx-target', default='',
                     help='uctx-target (tests/targets), for the preload flows')
+    ap.add_argument('--fiber-target', default='',
+                    help='fiber-target (tests/targets), for the '
+                    'fiber-meters flow')
     ap.add_argument('--fork-ctx', default='',
                     help='fork-ctx (tests/targets), for the preload-procs '
                     'flow')
@@ -1867,7 +2010,8 @@ def main():
             ((args.ppt_target,) if args.ppt_target else ()) + \
             ((args.heph_fixture,) if args.heph_fixture else ()) + \
             ((args.uctx_target,) if args.uctx_target else ()) + \
-            ((args.fork_ctx,) if args.fork_ctx else ()):
+            ((args.fork_ctx,) if args.fork_ctx else ()) + \
+            ((args.fiber_target,) if args.fiber_target else ()):
         if not p or not os.access(p, os.X_OK):
             log('no executable %r' % p)
             return 2
@@ -1882,6 +2026,8 @@ def main():
         args.uctx_target = os.path.abspath(args.uctx_target)
     if args.fork_ctx:
         args.fork_ctx = os.path.abspath(args.fork_ctx)
+    if args.fiber_target:
+        args.fiber_target = os.path.abspath(args.fiber_target)
     unknown = [f for f in args.flows if f not in FLOWS]
     if unknown or not args.flows:
         log('flows: %s' % ' '.join(FLOWS))

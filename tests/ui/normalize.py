@@ -350,9 +350,10 @@ def mask_row_scrolled(text, titles, info):
     return text
 
 
-# An offender of the warnings pane: NAME S IN-STATE WHERE tid TID id ID.
+# An offender of the warnings pane: NAME S IN-STATE WHERE tid TID id ID
+# (WHERE 30 wide, narrower on a narrow screen).
 WARN_ROW_RE = re.compile(r'^(     .{16} [RSDKs] )( *(?:' + DUR + r'|DUR))'
-                         r'(  .{30} tid )(\S+)( *)( id \S+)$')
+                         r'(  .{10,30} tid )(\S+)( *)( id \S+)$')
 
 
 def mask_detail(text, info):
@@ -415,7 +416,8 @@ def mask_ppt_row(text):
     return m.group(1) + 'DUR'.rjust(len(m.group(2))) + text[m.end():]
 
 
-METER_RE = re.compile(r'(\s*)(\d+|T\d|\?\d+) \[([^\]]{12})\] ')
+METER_BAR = 8  # thread_meters.c's THREAD_METER_BAR
+METER_RE = re.compile(r'(\s*)(\d+|T\d|\?\d+) \[([^\]]{%d})\] ' % METER_BAR)
 
 
 def mask_meters(text, info):
@@ -423,7 +425,8 @@ def mask_meters(text, info):
     share masked, widths kept."""
     def one(m):
         width = len(m.group(1)) + len(m.group(2))
-        return '%*s [%12s] ' % (width, info.tid(m.group(2)), 'CPU')
+        return '%*s [%*s] ' % (width, info.tid(m.group(2)), METER_BAR,
+                               'CPU')
     return METER_RE.sub(one, text)
 
 

@@ -163,6 +163,24 @@ static void put_hot_stacks(void)
 	corotop_calltrace_put(c, 2, 6);
 	corotop_calltrace_put(d, 2, 4);
 }
+/* Control "deep" (not in the list above, whose lines the hot flow's
+ * goldens count): park 1001 again -- a resume and a suspend at 0x4010a0,
+ * from the main thread -- at the bottom of 12 calls of deep_frame, so that
+ * with --parked-stacks its parked stack has more frames than the detail
+ * view lists before its "...".  Never inlined, never a tail call: the
+ * volatile store after the call keeps each frame. */
+static volatile int deep_sink;
+__attribute__((noinline)) static void deep_frame(int depth)
+{
+	if (depth > 0) {
+		deep_frame(depth - 1);
+	} else {
+		corotop_coro_record(&coros[0], true, 0x401000);
+		corotop_coro_record(&coros[0], false, 0x4010a0);
+	}
+	deep_sink = depth;
+}
+
 static uint64_t tids[2];
 static volatile sig_atomic_t got_term;
 
@@ -369,6 +387,10 @@ int main(int argc, char **argv)
 		len = 0;
 		if (strcmp(line, "hot") == 0) {
 			put_hot_stacks();
+			continue;
+		}
+		if (strcmp(line, "deep") == 0) {
+			deep_frame(12);
 			continue;
 		}
 		if (strncmp(line, "noise ", 6) == 0) {

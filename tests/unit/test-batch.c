@@ -151,8 +151,7 @@ static void test_json_snapshot(void **state)
 	o = json_need(&v, "engine", J_OBJ);
 	assert_false(json_need(o, "sleeping", J_BOOL)->b);
 	/* 2,104,321 ns, in ms to the microsecond */
-	assert_string_equal(json_need(o, "pass_gap_max_ms", J_NUM)->s,
-			    "2.104");
+	assert_string_equal(json_need(o, "pass_gap_max_ms", J_NUM)->s, "2.104");
 	json_need(o, "error", J_NULL);
 	o = json_need(&v, "target", J_OBJ);
 	assert_true(json_u64(o, "pid") == 42);
@@ -277,14 +276,22 @@ static void test_text_output(void **state)
 	assert_memory_equal(line[1], "Events: 1234 total", 18);
 	assert_memory_equal(line[2], "Coroutines: 2 shown", 19);
 	assert_string_equal(line[3], "");
+	/* Aligned: every cell padded to its column's widest, so the header
+	 * and the rows are as long, and NAME's cells start under its title
+	 * (conn_worker is wider than its 4). */
+	assert_int_equal(strlen(line[5]), strlen(line[4]));
+	assert_int_equal(strlen(line[6]), strlen(line[4]));
+	assert_true(strstr(line[5], "conn_worker") - line[5] ==
+		    strstr(line[4], "NAME") - line[4]);
 	nh = tokens(line[4], hdr, 32);
 	assert_int_equal(nh, 13);
 	assert_string_equal(hdr[0], "ID");
 	assert_string_equal(hdr[1], "S");
 	assert_string_equal(hdr[2], "TID");
-	assert_string_equal(hdr[10], "WHERE");
-	assert_string_equal(hdr[11], "WARN");
-	assert_string_equal(hdr[12], "NAME");
+	/* The TUI's order: NAME, WHERE, WARN. */
+	assert_string_equal(hdr[10], "NAME");
+	assert_string_equal(hdr[11], "WHERE");
+	assert_string_equal(hdr[12], "WARN");
 	/* Exactly one row per coroutine, then a blank line. */
 	assert_int_equal(nl, 5 + 2 + 1);
 	assert_string_equal(line[7], "");
@@ -296,14 +303,14 @@ static void test_text_output(void **state)
 	assert_string_equal(tok[4], "1.0s");
 	assert_string_equal(tok[5], "20");
 	assert_string_equal(tok[8], "42");
-	assert_string_equal(tok[10], "0xdeadbeef"); /* no names here */
-	assert_string_equal(tok[11], "-");	    /* no warnings */
-	assert_string_equal(tok[12], "conn_worker");
+	assert_string_equal(tok[10], "conn_worker");
+	assert_string_equal(tok[11], "0xdeadbeef"); /* no names here */
+	assert_string_equal(tok[12], "-");	    /* no warnings */
 	assert_int_equal(tokens(line[6], tok, 32), nh);
 	assert_string_equal(tok[0], "ffffffffffffffff");
 	assert_string_equal(tok[1], "D");
-	assert_string_equal(tok[11], "WAKE?,DEAD");
-	assert_string_equal(tok[12], "-"); /* no name */
+	assert_string_equal(tok[12], "WAKE?,DEAD");
+	assert_string_equal(tok[10], "-"); /* no name */
 	free(out);
 
 	out = print_text(1); /* max_rows */

@@ -133,8 +133,9 @@ static void test_fields(void **state)
 }
 
 /* NAME is a name cell: substring, regex and joined text reach it, and
- * name= compares it whole; an unnamed row's empty cell adds no blank to
- * the joined text.  filter_select (its NAME cache by name id) agrees. */
+ * name= looks for a substring of it (name== compares it whole); an unnamed
+ * row's empty cell adds no blank to the joined text.  filter_select (its NAME
+ * cache by name id) agrees. */
 static void test_name(void **state)
 {
 	struct namepool *p = namepool_create(8);
@@ -149,7 +150,12 @@ static void test_name(void **state)
 	assert_int_equal(kept("accept"), 1);
 	assert_int_equal(kept("!^conn"), 4);
 	assert_int_equal(kept("name=acceptor"), 1);
-	assert_int_equal(kept("name=accept"), 0);
+	assert_int_equal(kept("name=accept"), 1); /* a substring, as htop */
+	assert_int_equal(kept("name=CEPT"), 1);
+	assert_int_equal(kept("name=worker"), 4);
+	assert_int_equal(kept("name==accept"), 0); /* the exact form */
+	assert_int_equal(kept("name==ACCEPTOR"), 1);
+	assert_int_equal(kept("name==conn worker"), 0); /* two terms */
 	assert_int_equal(kept("4242 conn worker 0x403"), 4);
 	assert_int_equal(kept("77 0x402000"), 2); /* no name: no blank */
 	snap.coro = coro;

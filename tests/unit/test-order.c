@@ -88,8 +88,11 @@ static int ref_cmp(const void *pa, const void *pb)
 		uint64_t x = column_table[ref_col].key(&snap, a);
 		uint64_t y = column_table[ref_col].key(&snap, b);
 
+		/* A rate (busiest_first) sorts descending unless inverted. */
+		bool down = ref_invert != column_table[ref_col].busiest_first;
+
 		if (x != y)
-			return (x < y) != ref_invert ? -1 : 1;
+			return (x < y) != down ? -1 : 1;
 	}
 	return a->id < b->id ? -1 : a->id > b->id;
 }
@@ -154,7 +157,8 @@ static void test_presorted_and_small(void **state)
 }
 
 /* Doubles order numerically, negatives first (the key is not the raw
- * bit pattern). */
+ * bit pattern); SW/s is a rate, busiest first, so inverted is
+ * ascending. */
 static void test_double_keys(void **state)
 {
 	static const double v[] = {-1e300, -2.5, -0.0, 0.0,
@@ -172,9 +176,12 @@ static void test_double_keys(void **state)
 	snap.coro = coro;
 	snap.count = snap.cap = 8;
 	order_init(&o);
-	assert_true(order_sort(&o, &snap, idx, 8, COL_SWPS, false, false));
+	assert_true(order_sort(&o, &snap, idx, 8, COL_SWPS, true, false));
 	for (uint32_t i = 0; i < 8; i++)
 		assert_true(coro[idx[i]].sw_per_sec == v[i]);
+	assert_true(order_sort(&o, &snap, idx, 8, COL_SWPS, false, false));
+	for (uint32_t i = 0; i < 8; i++)
+		assert_true(coro[idx[i]].sw_per_sec == v[7 - i]);
 	order_finish(&o);
 }
 

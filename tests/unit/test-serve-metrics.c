@@ -252,6 +252,31 @@ static void test_top_where(void **state)
 	free(om);
 }
 
+/* A suspended coroutine that has not switched yet (last_addr 0: opened,
+ * not harvested) has no WHERE: no series names address 0, and "other"
+ * does not count it either. */
+static void test_where_unswitched(void **state)
+{
+	char *om;
+
+	(void)state;
+	snap.coro[7].last_addr = 0; /* the one at 0x400 */
+	om = render(METRICS_OPENMETRICS, 10);
+	assert_null(strstr(om, "fn_0+"));
+	assert_null(strstr(om, "fn_400"));
+	assert_non_null(
+		strstr(om, "corotop_suspended_where{where=\"other\"} 0\n"));
+	free(om);
+	om = render(METRICS_PROMETHEUS, 0);
+	assert_non_null(
+		strstr(om, "corotop_suspended_where{where=\"other\"} 7\n"));
+	/* Still suspended: the state counts are the snapshot's. */
+	assert_non_null(
+		strstr(om, "corotop_coroutines{state=\"suspended\"} 8\n"));
+	free(om);
+	snap.coro[7].last_addr = 0x400;
+}
+
 static void check_histogram(const char *text, bool om)
 {
 	static const char *states[] = {"running", "suspended", "dead"};
@@ -427,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_families),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_top_where),
+		cmocka_unit_test(test_where_unswitched),
 		cmocka_unit_test(test_histogram),
 		cmocka_unit_test(test_exited),
 		cmocka_unit_test(test_ppt),

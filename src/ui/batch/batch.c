@@ -6,10 +6,12 @@
  * docs/JSON.md), so `corotop -b -f json ... | jq` works line by line.
  * Rows come in the order the caller gives (main.c: by model id, oldest
  * first, or by --sort).  The column set is a
- * const table, shared by the header and the rows.  WARN lists the lints a
- * coroutine trips (lint_format tags), or "-" for none, and NAME, the last
- * column, is its name with blanks as '_', or "-": every row splits into as
- * many words as the header.
+ * const table, shared by the header and the rows, in the TUI's order;
+ * each column is as wide as its widest cell, so the rows stay aligned
+ * under the header whatever a WHERE or a name holds.  WARN lists the lints
+ * a coroutine trips (lint_format tags), or "-" for none, and NAME is its
+ * name with blanks as '_', or "-": every row splits into as many words as
+ * the header.
  *
  * Hot stacks (when the engine has a CallTrace region) follow: in JSON a
  * "calltrace" statistics object, "hot_by" (what a row merges: function,
@@ -24,6 +26,7 @@
 #include "common/jsonstr.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct batch_column {
@@ -39,6 +42,10 @@ struct batch_column {
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
+	if (!c->last_addr) { /* no switch yet: "-", as the table */
+		snprintf(b, n, "-");
+		return;
+	}
 	snapshot_where_of(s, c, c->last_addr, false, b, n);
 	for (char *p = b; *p; p++)
 		if (*p == ' ')
@@ -78,15 +85,24 @@ static const struct batch_column batch_columns[] = {
 	{"RUN%", 5, COL_RUN, NULL},
 	{"SEQ", 9, COL_SEQ, NULL},
 	{"LOST", 6, COL_LOST, NULL},
-	/* Batch keeps WHERE one word and "-" for no warnings, so every row
-	 * has as many words as the header. */
+	/* The TUI's order.  Batch keeps NAME and WHERE one word and "-" for
+	 * no name or no warnings, so every row has as many words as the
+	 * header. */
+	{"NAME", -4, -1, cell_name},
 	{"WHERE", -24, -1, cell_where},
 	{"WARN", -5, -1, cell_warn},
-	/* Last: the columns before it stay where scripts find them. */
-	{"NAME", -4, -1, cell_name},
 };
 
 #define BATCH_NCOLUMNS (sizeof(batch_columns) / sizeof(batch_columns[0]))
+
+static void batch_cell(const struct batch_column *col, char *cell, size_t n,
+		       const struct snapshot *s, const struct model_coro *c)
+{
+	if (col->column >= 0)
+		column_table[col->column].cell(cell, n, s, c);
+	else
+		col->cell(cell, n, s, c);
+}
 
 /* Free text in the one-line header: control bytes (a newline in a path)
  * as C escapes, so the header stays one line. */
@@ -181,25 +197,27 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	fputc('\n', f);
 	if (!idx)
 		n = s->count;
-	/* Columns as wide as their widest cell (a TID of 20 digits), so
-	 * every row lines up under the header. */
+	/* Columns as wide as their widest cell (a TID of 20 digits, a long
+	 * WHERE or NAME), so every row lines up under the header whatever
+	 * its cells hold: a first pass measures, the second prints. */
 	for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
-		const struct batch_column *col = &batch_columns[k];
-
-		width[k] = col->width;
-		if (col->column != COL_TID)
-			continue;
-		for (size_t i = 0; i < n && (!max_rows || i < max_rows); i++) {
+		width[k] = batch_columns[k].width;
+		if (abs(width[k]) < (int)strlen(batch_columns[k].title))
+			width[k] =
+				width[k] < 0
+					? -(int)strlen(batch_columns[k].title)
+					: (int)strlen(batch_columns[k].title);
+	}
+	for (size_t i = 0; i < n && (!max_rows || i < max_rows); i++)
+		for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
 			int len;
 
-			column_table[col->column].cell(
-				cell, sizeof(cell), s,
-				&s->coro[idx ? idx[i] : i]);
+			batch_cell(&batch_columns[k], cell, sizeof(cell), s,
+				   &s->coro[idx ? idx[i] : i]);
 			len = (int)strlen(cell);
-			if (len > width[k])
-				width[k] = len;
+			if (len > abs(width[k]))
+				width[k] = width[k] < 0 ? -len : len;
 		}
-	}
 	for (size_t k = 0; k < BATCH_NCOLUMNS; k++)
 		fprintf(f, "%*s ", width[k], batch_columns[k].title);
 	fputc('\n', f);
@@ -209,13 +227,7 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		if (max_rows && rows++ >= max_rows)
 			break;
 		for (size_t k = 0; k < BATCH_NCOLUMNS; k++) {
-			const struct batch_column *col = &batch_columns[k];
-
-			if (col->column >= 0)
-				column_table[col->column].cell(
-					cell, sizeof(cell), s, c);
-			else
-				col->cell(cell, sizeof(cell), s, c);
+			batch_cell(&batch_columns[k], cell, sizeof(cell), s, c);
 			fprintf(f, "%*s ", width[k], cell);
 		}
 		fputc('\n', f);

@@ -126,10 +126,15 @@ static void cell_name(char *b, size_t n, const struct snapshot *s,
 	snprintf(b, n, "[%s]", name[0] ? name : snapshot_kind_name(c->kind));
 }
 
-/* Symbolized when the engine has the target's symbols. */
+/* Symbolized when the engine has the target's symbols; "-" before its
+ * first switch (as TID), never the address 0. */
 static void cell_where(char *b, size_t n, const struct snapshot *s,
 		       const struct model_coro *c)
 {
+	if (!c->last_addr) {
+		snprintf(b, n, "-");
+		return;
+	}
 	/* "~": learned at an earlier park at the same switch, not this
 	 * park's own (docs/JSON.md, where_learned). */
 	if (c->where_learned && n > 1) {
@@ -277,10 +282,10 @@ const struct column column_table[COL_COUNT] = {
 			  key_switches},
 	[COL_SWPS] = {"sw/s", "SW/s", 6, false, 3,
 		      "state changes per second (last 1 s)", cell_swps,
-		      key_swps},
+		      key_swps, .busiest_first = true},
 	[COL_RUN] = {"run%", "RUN%", 5, false, 3,
 		     "share of its observed life spent running", cell_run,
-		     key_run},
+		     key_run, .busiest_first = true},
 	[COL_SEQ] = {"seq", "SEQ", 8, false, 6, "seq of the last slot written",
 		     cell_seq, key_seq},
 	[COL_LOST] = {"lost", "LOST", 5, false, 5,

@@ -42,6 +42,9 @@ struct column {
 	/* Sort key: ascending order of the column as one number, so rows
 	 * sort by a radix pass over precomputed keys (order.c). */
 	uint64_t (*key)(const struct snapshot *s, const struct model_coro *c);
+	/* Sorts descending unless inverted: a rate, busiest first on the
+	 * first press, as htop's CPU% (order.c; the table's arrow). */
+	bool busiest_first;
 };
 
 extern const struct column column_table[COL_COUNT];

@@ -6,10 +6,14 @@
  *                  wait") is looked for in the name cells joined by spaces
  *   !regex         rows with a name cell that matches the POSIX extended
  *                  regex (case-insensitive), so "!^42$" is thread 42
- *   key=value ...  field terms: the cell of column `key` equals value
- *                  (case-insensitive); state accepts R/S/D or the word, id
- *                  and where accept an optional 0x.  Terms and a remaining
- *                  substring combine with AND: "state=S tid=42 conn".
+ *   key=value ...  field terms: the cell of column `key` contains value
+ *                  (case-insensitive), as htop's filter does, so
+ *                  "name=worker" keeps worker-1 and worker-2; key==value
+ *                  is the whole cell.  Numbers compare whole either way
+ *                  (tid=42 is thread 42, not 420); state accepts R/S/D or
+ *                  the word, id and where accept an optional 0x.  Terms
+ *                  and a remaining substring combine with AND:
+ *                  "state=S tid=42 conn".
  *
  * The name cells are the ones that say which coroutine a row is and where
  * it is: ID, TID, NAME, WHERE and WARN.  Numbers that move with time (AGE,
@@ -190,8 +194,10 @@ bool filter_set(struct filter *f, const char *text, char *err, size_t n)
 				return false;
 			}
 			nf.terms[nf.nterms].column = col;
+			nf.terms[nf.nterms].exact = eq[1] == '=';
 			snprintf(nf.terms[nf.nterms].value,
-				 sizeof(nf.terms[0].value), "%s", eq + 1);
+				 sizeof(nf.terms[0].value), "%s",
+				 eq + 1 + (eq[1] == '='));
 			filter_parse_term(&nf.terms[nf.nterms]);
 			nf.nterms++;
 			continue;
@@ -239,6 +245,8 @@ static bool filter_term_match(const struct filter_term *t,
 		}
 	}
 	column_table[t->column].cell(cell, sizeof(cell), s, c);
+	if (!t->exact)
+		return strcasestr(cell, t->value) != NULL;
 	if (t->column == COL_ID || t->column == COL_WHERE)
 		return !strcasecmp(filter_strip_0x(cell),
 				   filter_strip_0x(t->value));

@@ -18,6 +18,7 @@ struct filter_term {
 	int column; /* enum column_id */
 	char value[64];
 	bool numeric; /* value parsed as a number of the column: num */
+	bool exact;   /* key==value: the whole cell (key=value: a substring) */
 	uint64_t num;
 };
 

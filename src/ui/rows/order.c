@@ -116,13 +116,17 @@ bool order_sort(struct order *o, const struct snapshot *s, uint32_t *idx,
 {
 	const struct model_coro *c = s->coro;
 	uint64_t (*key)(const struct snapshot *, const struct model_coro *);
-	uint64_t flip = invert ? UINT64_MAX : 0;
+	uint64_t flip;
 	bool by_id = true;
 
 	if (n < 2)
 		return true;
 	if (col >= COL_COUNT || !order_reserve(o, n))
 		return false;
+	/* A rate sorts busiest first; inverted, idlest first. */
+	flip = invert != (col >= 0 && column_table[col].busiest_first)
+		       ? UINT64_MAX
+		       : 0;
 	key = col >= 0 ? column_table[col].key : NULL;
 	for (size_t i = 1; i < n && by_id; i++)
 		by_id = c[idx[i - 1]].id < c[idx[i]].id;

@@ -3,8 +3,9 @@
  *
  * Every family is aggregated: counts by state, by lint kind, by buffer,
  * and the K WHERE locations with the most suspended coroutines (the rest
- * summed as where="other"), never a series per coroutine, so the number of
- * series is bounded by K whatever the program does.
+ * summed as where="other"; one that has not switched yet has no WHERE and
+ * is in neither), never a series per coroutine, so the number of series
+ * is bounded by K whatever the program does.
  *
  * The two formats differ only in a few places, written once here:
  *   - a counter family is named without _total in OpenMetrics' HELP and
@@ -240,6 +241,11 @@ static bool metrics_scan(const struct snapshot *s, struct metrics_pass *p)
 					where_add(p, old[j].addr, old[j].n);
 			free(old);
 		}
+		/* No switch yet (a coroutine opened and not harvested, a
+		 * context never resumed): no WHERE to count it at, never a
+		 * where="0x0" series. */
+		if (!c->last_addr)
+			continue;
 		where_add(p, c->last_addr, 1);
 		p->suspended++;
 	}

@@ -60,6 +60,19 @@ static void term_fatal(int sig)
 	raise(sig);
 }
 
+/* Home and End as terminals send them whatever TERM says -- a terminal
+ * inside tmux or screen, rxvt, the Linux console, xterm in either cursor
+ * mode -- added to what terminfo names (htop defines the same).  Without
+ * them Home under tmux with TERM=xterm-256color arrives as Esc [ 1 ~. */
+static const struct {
+	const char *seq;
+	int key;
+} term_extra_keys[] = {
+	{"\033[1~", KEY_HOME}, {"\033[4~", KEY_END}, {"\033[7~", KEY_HOME},
+	{"\033[8~", KEY_END},  {"\033[H", KEY_HOME}, {"\033[F", KEY_END},
+	{"\033OH", KEY_HOME},  {"\033OF", KEY_END},
+};
+
 void term_init(bool mouse)
 {
 	term_active = true;
@@ -72,6 +85,9 @@ void term_init(bool mouse)
 	noecho();
 	nonl();
 	keypad(stdscr, TRUE);
+	for (size_t i = 0;
+	     i < sizeof(term_extra_keys) / sizeof(term_extra_keys[0]); i++)
+		define_key(term_extra_keys[i].seq, term_extra_keys[i].key);
 	nodelay(stdscr, TRUE);
 	curs_set(0);
 	if (mouse)

@@ -7,9 +7,11 @@
  * The screen is curses' stdscr: its size is what term_size last gave the
  * view, since only term_size resizes it.
  *
- * A view taller than the screen draws all of itself through a window
- * (term_window): lines are moved up by its shift, and those that land
- * outside it are not drawn, so its code knows nothing of scrolling.  The
+ * A view taller or wider than the screen draws all of itself through a
+ * window (term_window): lines are moved up by its shift and left by its
+ * left, and what lands outside it is not drawn, so its code knows nothing
+ * of scrolling.  The window measures the widest line drawn through it
+ * (term_window_end returns it), which bounds the horizontal scroll.  The
  * interface is single-threaded; the window is the one piece of state.
  */
 #include "ui/term/text.h"
@@ -21,20 +23,75 @@
 
 static struct {
 	bool on;
-	int top, bottom, shift;
+	int top, bottom, shift, left;
+	int widest; /* the column after the widest line drawn through it */
 } term_win;
 
-void term_window(int top, int bottom, int shift)
+void term_window(int top, int bottom, int shift, int left)
 {
 	term_win.on = true;
 	term_win.top = top;
 	term_win.bottom = bottom;
 	term_win.shift = shift;
+	term_win.left = left;
+	term_win.widest = 0;
 }
 
-void term_window_end(void)
+int term_window_end(void)
 {
 	term_win.on = false;
+	return term_win.widest;
+}
+
+/* Characters (UTF-8 sequences) in s. */
+static int term_chars(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* s past its first n characters. */
+static const char *term_skip(const char *s, int n)
+{
+	while (*s && n > 0) {
+		s++;
+		while (((unsigned char)*s & 0xc0) == 0x80)
+			s++;
+		n--;
+	}
+	return s;
+}
+
+/* term_text through the window: line y at y - shift, column x at
+ * x - left, the part left of the window's edge skipped.  Returns the
+ * column after the text in the view's own columns, as if nothing were
+ * cut. */
+static int term_window_text(int y, int x, int attr, const char *buf)
+{
+	int end = x + term_chars(buf), lines, cols, len;
+
+	getmaxyx(stdscr, lines, cols);
+	if (end > term_win.widest)
+		term_win.widest = end;
+	y -= term_win.shift;
+	x -= term_win.left;
+	if (y < term_win.top || y >= term_win.bottom || y >= lines ||
+	    x >= cols || end - term_win.left <= 0)
+		return end;
+	if (x < 0) {
+		buf = term_skip(buf, -x);
+		x = 0;
+	}
+	len = (int)strlen(buf);
+	if (len > cols - x)
+		len = cols - x;
+	attron(attr);
+	mvaddnstr(y, x, buf, len);
+	attroff(attr);
+	return end;
 }
 
 int term_text(int y, int x, int attr, const char *fmt, ...)
@@ -44,16 +101,13 @@ int term_text(int y, int x, int attr, const char *fmt, ...)
 	int len, lines, cols;
 
 	getmaxyx(stdscr, lines, cols);
-	if (term_win.on) {
-		y -= term_win.shift;
-		if (y < term_win.top || y >= term_win.bottom)
-			return x;
-	}
-	if (x >= cols || y < 0 || y >= lines)
+	if (!term_win.on && (x >= cols || y < 0 || y >= lines))
 		return x;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (term_win.on)
+		return term_window_text(y, x, attr, buf);
 	len = (int)strlen(buf);
 	if (len > cols - x)
 		len = cols - x;
@@ -82,4 +136,34 @@ bool term_bar_key(const char *key, const char *label, int label_attr)
 	attroff(label_attr);
 	printw(" ");
 	return true;
+}
+
+int term_wrap(const char *text, int width)
+{
+	int len = (int)strlen(text), cut = 0;
+
+	if (width < 1)
+		width = 1;
+	if (len <= width)
+		return len;
+	for (int i = 0; i <= width; i++)
+		if (text[i] == ' ')
+			cut = i;
+	return cut ? cut : width;
+}
+
+int term_text_wrapped(int y, int x, int indent, int attr, const char *text)
+{
+	int cols = getmaxx(stdscr), at = x;
+
+	do {
+		int len = term_wrap(text, cols - at);
+
+		term_text(y++, at, attr, "%.*s", len, text);
+		text += len;
+		while (*text == ' ')
+			text++;
+		at = x + indent;
+	} while (*text);
+	return y;
 }

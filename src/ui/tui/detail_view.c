@@ -7,8 +7,12 @@
  * time-in-state distribution of the intervals between them.
  *
  * With CallTrace (engine_hot.c), above those: the stack the coroutine is
- * parked on, fully symbolized, and its own hottest stacks (the samples
- * taken while it ran).
+ * parked on, fully symbolized (its first frames and "...", E or + lists
+ * them all, C or - folds them again), and its own hottest stacks (the
+ * samples taken while it ran).
+ *
+ * Taller or wider than the screen, it scrolls: Up and Down, Right and Left
+ * (as the table does; Left at the left edge goes back).
  */
 #define _GNU_SOURCE
 #include <curses.h>
@@ -239,21 +243,24 @@ static int detail_lints(struct tui *t, const struct model_coro *c, int y)
 	return y;
 }
 
-#define DETAIL_PARKED_FRAMES 6
+#define DETAIL_PARKED_FRAMES 6 /* listed before the "..." */
+#define DETAIL_PARKED_MAX 64   /* listed at most, expanded */
 #define DETAIL_HOT_STACKS 3
+#define DETAIL_HSCROLL_STEP 8 /* columns a Right or Left moves */
 
 /* Where it is parked (the captured stack) and where its CPU went. */
 static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 {
-	uint64_t frames[DETAIL_PARKED_FRAMES + 1], trace = 0;
+	uint64_t frames[DETAIL_PARKED_MAX], trace = 0;
 	struct engine_hot_stack hs[DETAIL_HOT_STACKS];
 	char line[512];
-	size_t n;
+	size_t n, shown = t->detail_all_frames ? DETAIL_PARKED_MAX
+					       : DETAIL_PARKED_FRAMES;
 	bool parked;
 
 	n = c->state == MODEL_SUSPENDED
 		    ? engine_parked_stack(t->engine, c->id, frames,
-					  DETAIL_PARKED_FRAMES + 1, &trace)
+					  DETAIL_PARKED_MAX, &trace)
 		    : 0;
 	if (n && !trace) /* replay: the stack the recording carries */
 		term_text(y++, 1, A_BOLD, "Parked stack (recorded):");
@@ -261,13 +268,16 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 		term_text(y++, 1, A_BOLD,
 			  "Parked stack (trace 0x%" PRIx64 "):", trace);
 	if (n) {
-		for (size_t k = 0; k < n && k < DETAIL_PARKED_FRAMES; k++)
+		for (size_t k = 0; k < n && k < shown; k++)
 			term_text(y++, 3, TUI_NORMAL, "#%-2zu %s", k,
 				  engine_frame_name(t->engine, frames[k],
 						    k == 0, true, line,
 						    sizeof(line)));
-		if (n > DETAIL_PARKED_FRAMES)
-			term_text(y++, 3, A_DIM, "...");
+		if (n > shown)
+			term_text(y++, 3, A_DIM,
+				  "... %zu more frame%s (E shows "
+				  "them)",
+				  n - shown, n - shown == 1 ? "" : "s");
 	}
 	parked = n > 0; /* (a recorded stack has no trace id) */
 	n = engine_hot_stacks(t->engine, c->id, ENGINE_HOT_BY_TOTAL, hs,
@@ -297,7 +307,11 @@ static void detail_draw_bar(struct tui *t, int shown)
 		{"Esc", "Back"}, {"Up/Dn", "Scroll"}, {"J/K", "Next/Prev"},
 		{"F1", "Help"},	 {"q", "Quit"},
 	};
-	char where[48];
+	char where[48], cols[32] = "";
+	int right = t->detail_left + t->cols;
+
+	if (right > t->detail_width)
+		right = t->detail_width;
 
 	move(t->lines - 1, 0);
 	clrtoeol();
@@ -305,13 +319,47 @@ static void detail_draw_bar(struct tui *t, int shown)
 		if (!term_bar_key(bar[i].key, bar[i].label,
 				  tui_attr(t, PAIR_HEADER)))
 			return;
-	if (t->detail_height <= shown)
+	/* Scrolled right: from which column, as "lines" says from which
+	 * line. */
+	if (t->detail_left)
+		snprintf(cols, sizeof(cols), "cols %d-%d of %d",
+			 t->detail_left + 1, right, t->detail_width);
+	if (t->detail_height > shown)
+		snprintf(where, sizeof(where), "lines %d-%d of %d%s%s",
+			 t->detail_top + 1, t->detail_top + shown,
+			 t->detail_height, cols[0] ? ", " : "", cols);
+	else if (cols[0])
+		snprintf(where, sizeof(where), "%s", cols);
+	else
 		return;
-	snprintf(where, sizeof(where), "lines %d-%d of %d", t->detail_top + 1,
-		 t->detail_top + shown, t->detail_height);
+	/* (On a narrow screen the columns alone, short, when both do not
+	 * fit.) */
+	if (getcurx(stdscr) + (int)strlen(where) >= t->cols && cols[0])
+		snprintf(where, sizeof(where), "cols %d-%d/%d",
+			 t->detail_left + 1, right, t->detail_width);
 	if (getcurx(stdscr) + (int)strlen(where) < t->cols)
 		term_text(t->lines - 1, t->cols - 1 - (int)strlen(where),
 			  A_NORMAL, "%s", where);
+}
+
+/* Right and Left scroll by DETAIL_HSCROLL_STEP columns, as far as the
+ * widest line; Left at the left edge is left to the dispatch, which goes
+ * back (tui.c). */
+static int detail_view_hscroll(struct tui *t, int dir)
+{
+	int most = t->detail_width - t->cols;
+	int to = t->detail_left + dir * DETAIL_HSCROLL_STEP;
+
+	if (most < 0)
+		most = 0;
+	if (to > most)
+		to = most;
+	if (to < 0)
+		to = 0;
+	if (to == t->detail_left)
+		return dir < 0 ? -1 : REACT_NONE;
+	t->detail_left = to;
+	return REACT_REDRAW;
 }
 
 /* Up and Down (and the page keys) scroll while there is more that way;
@@ -326,6 +374,15 @@ static int detail_view_action(struct tui *t, enum tui_action a, int page)
 	if (most < 0)
 		most = 0;
 	switch (a) {
+	case ACT_RIGHT:
+	case ACT_LEFT:
+		return detail_view_hscroll(t, a == ACT_RIGHT ? 1 : -1);
+	case ACT_EXPAND:
+	case ACT_EXPAND_ALL:
+	case ACT_COLLAPSE:
+	case ACT_COLLAPSE_ALL:
+		t->detail_all_frames = a == ACT_EXPAND || a == ACT_EXPAND_ALL;
+		return REACT_REDRAW;
 	case ACT_UP:
 		to--;
 		break;
@@ -367,7 +424,7 @@ static void detail_view_draw(struct tui *t)
 		t->detail_top =
 			t->detail_height > shown ? t->detail_height - shown : 0;
 	/* All of it is drawn; the window shows the lines scrolled to. */
-	term_window(DETAIL_TOP, t->lines - 1, t->detail_top);
+	term_window(DETAIL_TOP, t->lines - 1, t->detail_top, t->detail_left);
 	duration_format(age, sizeof(age), snapshot_age_ns(&t->snap, c));
 	duration_format(in, sizeof(in), snapshot_in_state_ns(&t->snap, c));
 	/* Its name, quoted after the id: Coroutine 7f10 "worker-3". */
@@ -409,7 +466,7 @@ static void detail_view_draw(struct tui *t)
 	y = detail_ring(t, c, y);
 	y++;
 	y = detail_timeline(t, c, y);
-	term_window_end();
+	t->detail_width = term_window_end();
 	t->detail_height = y - DETAIL_TOP;
 	detail_draw_bar(t, shown);
 }
@@ -418,8 +475,10 @@ static void detail_view_draw(struct tui *t)
  * top. */
 static void detail_view_open(struct tui *t, enum tui_view from)
 {
-	if (from != VIEW_HELP)
-		t->detail_top = 0;
+	if (from != VIEW_HELP) {
+		t->detail_top = t->detail_left = 0;
+		t->detail_all_frames = false;
+	}
 }
 
 /* Opened by Enter on a table row (table_view.c).  Up and Down scroll it,

@@ -76,29 +76,13 @@ static int help_row(struct help_cursor *c)
 	return y >= c->first && y <= c->last ? y : -1;
 }
 
-/* The length of the first line of text wrapped at width: up to its last
- * blank that fits (the whole width for a word longer than that). */
-static int help_wrap(const char *text, int width)
-{
-	int len = (int)strlen(text), cut = 0;
-
-	if (width < 1)
-		width = 1;
-	if (len <= width)
-		return len;
-	for (int i = 0; i <= width; i++)
-		if (text[i] == ' ')
-			cut = i;
-	return cut ? cut : width;
-}
-
 /* Lines text takes wrapped at width. */
 static int help_lines(const char *text, int width)
 {
 	int n = 0;
 
 	do {
-		text += help_wrap(text, width);
+		text += term_wrap(text, width);
 		while (*text == ' ')
 			text++;
 		n++;
@@ -114,7 +98,7 @@ static int help_text(struct help_cursor *c, int x, int width, int attr,
 	int first = -2;
 
 	do {
-		int len = help_wrap(text, width), y = help_row(c);
+		int len = term_wrap(text, width), y = help_row(c);
 
 		if (first == -2)
 			first = y;

@@ -442,6 +442,48 @@ static void table_record_mark(struct tui *t, int x,
 			  r->dropped);
 }
 
+/* Why the sort column is not on the screen, or NULL when it is: the
+ * table is too narrow for it (or scrolled past it), or setup hides it. */
+static const char *table_sort_off(const struct tui *t)
+{
+	struct term_layout lay;
+	int k = t->sort_column, x;
+
+	if (t->hidden[k])
+		return "hidden (F2 shows it)";
+	table_layout(t, &lay, t->hscroll > 0);
+	x = lay.x[k] - t->hscroll;
+	/* (Some of it on the screen is enough: its cells say what they
+	 * are.) */
+	if (lay.shown[k] && x + lay.width[k] > 0 && x < t->cols)
+		return NULL;
+	return lay.shown[k] && x < 0 ? "off screen (Left scrolls to it)"
+				     : "off screen (Right scrolls to it)";
+}
+
+/* The status line when no message has it: what shapes the rows shown --
+ * the filter, the search, a sort column the screen does not show, the
+ * grouping by thread -- so that a table that
+ * looks odd says why (htop's header says "Tree" the same way). */
+static void table_state_line(struct tui *t, const char *filter)
+{
+	const char *off = t->view == VIEW_TABLE ? table_sort_off(t) : NULL;
+	int x = 0;
+
+	if (filter[0])
+		x = term_text(3, x, TUI_NORMAL, " filter: %s", filter);
+	if (t->search[0])
+		x = term_text(3, x, TUI_NORMAL, " %ssearch: %s", x ? " " : "",
+			      t->search);
+	if (off)
+		x = term_text(3, x, TUI_NORMAL, " %ssorted by %s%s: %s",
+			      x ? " " : "", column_table[t->sort_column].title,
+			      t->sort_invert ? " (inverted)" : "", off);
+	if (t->group_by_thread && t->view == VIEW_TABLE)
+		term_text(3, x, TUI_NORMAL, " %sgrouped by thread (t ungroups)",
+			  x ? " " : "");
+}
+
 void table_view_header(struct tui *t)
 {
 	const struct snapshot *s = &t->snap;
@@ -534,15 +576,8 @@ void table_view_header(struct tui *t)
 		term_text(3, 0, warn, " %s", s->warning);
 	else if (t->message[0])
 		term_text(3, 0, A_NORMAL, " %s", t->message);
-	else if (filter[0] || t->search[0]) {
-		int sx = 0;
-
-		if (filter[0])
-			sx = term_text(3, 0, TUI_NORMAL, " filter: %s", filter);
-		if (t->search[0])
-			term_text(3, sx, TUI_NORMAL, " %ssearch: %s",
-				  sx ? " " : "", t->search);
-	}
+	else
+		table_state_line(t, filter);
 }
 
 /* One key of the table's key bar, shown when its view exists. */
@@ -673,8 +708,12 @@ void table_view_draw(struct tui *t)
 	thread_meters_draw(t, TABLE_HEADER_LINES);
 	term_fill(first - 1, title);
 	attron(title);
-	const char *arrow = t->sort_invert ? (t->ascii ? "v" : "\u25bc")
-					   : (t->ascii ? "^" : "\u25b2");
+	/* The arrow points the way the rows go: down for a rate's busiest
+	 * first (order.c). */
+	bool down =
+		t->sort_invert != column_table[t->sort_column].busiest_first;
+	const char *arrow = down ? (t->ascii ? "v" : "\u25bc")
+				 : (t->ascii ? "^" : "\u25b2");
 
 	for (int k = 0; k < COL_COUNT; k++) {
 		const char *name = column_table[k].title;

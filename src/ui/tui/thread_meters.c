@@ -5,11 +5,12 @@
  * Each meter is the thread's tid, its CPU share of one CPU since the last
  * sample as a bar with the percentage in it (procfs, engine_threads), and
  * the coroutine running on it now (its name, else where it last switched,
- * else its id; "-" when none is).  A thread counts once some coroutine's
- * last switch was on it: the scheduler's workers, not the program's
- * other threads.  Without a live target (replay, observer) the threads
- * of the running coroutines are shown with no share; after the target
- * exited, none.
+ * else its id; "-" when none is; a long C++ name shortened by dropping its
+ * namespaces and parameters, shortname.c, not cut at its start).  A thread
+ * counts once some coroutine's last switch was on it: the scheduler's workers,
+ * not the program's other threads.  Without a live target (replay, observer)
+ * the threads of the running coroutines are shown with no share; after the
+ * target exited, none.
  *
  * Samples are taken at a refresh at most every THREAD_METERS_MIN_NS, so a
  * share always spans half a second or more -- unless the threads the
@@ -25,12 +26,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "ui/rows/shortname.h"
 #include "ui/tui/tui.h"
 
 #define THREAD_METERS_MIN_NS 500000000ull
 #define THREAD_METERS_LINES 3
-#define THREAD_METER_BAR 12   /* inside the brackets */
-#define THREAD_METER_LABEL 14 /* the running coroutine */
+#define THREAD_METER_BAR 8 /* inside the brackets: "||100.0%" */
+/* The running coroutine: room for a C++ fiber's name, main::{lambda()#2},
+ * and still two meters on 80 columns. */
+#define THREAD_METER_LABEL 18
 /* "  12345 [|||||  42.1%] label         " and a gap */
 #define THREAD_METER_WIDTH                                                     \
 	(7 + 2 + THREAD_METER_BAR + 2 + THREAD_METER_LABEL + 2)
@@ -170,7 +174,7 @@ int thread_meters_lines(const struct tui *t)
 static void thread_meter_draw(struct tui *t, int y, int x,
 			      const struct tui_meter *m)
 {
-	char pct[8] = "", label[64] = "-";
+	char pct[8] = "", label[256] = "-", shown[256];
 	int bars = 0;
 
 	if (m->pct >= 0) {
@@ -185,7 +189,9 @@ static void thread_meter_draw(struct tui *t, int y, int x,
 		const struct model_coro *c = &t->snap.coro[m->coro];
 
 		snapshot_name(&t->snap, c, label, sizeof(label));
-		if (!label[0])
+		if (!label[0] && !c->last_addr)
+			snprintf(label, sizeof(label), "-");
+		else if (!label[0])
 			snapshot_where_of(&t->snap, c, c->last_addr, false,
 					  label, sizeof(label));
 	}
@@ -201,8 +207,11 @@ static void thread_meter_draw(struct tui *t, int y, int x,
 		else
 			x = term_text(y, x, A_NORMAL, " ");
 	}
-	term_text(y, x, A_NORMAL, "] %-*.*s", THREAD_METER_LABEL,
-		  THREAD_METER_LABEL, label);
+	/* A long C++ name loses its namespaces, not its end. */
+	term_text(
+		y, x, A_NORMAL, "] %-*.*s", THREAD_METER_LABEL,
+		THREAD_METER_LABEL,
+		shortname_fit(label, THREAD_METER_LABEL, shown, sizeof(shown)));
 }
 
 void thread_meters_draw(struct tui *t, int y)

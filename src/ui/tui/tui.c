@@ -145,9 +145,16 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 	enum term_motion m = keymap_motion(a);
 	int open = tui_view_opened_by(a);
 
-	/* Left scrolls the table; every other view takes it for Esc. */
-	if (a == ACT_LEFT && t->view != VIEW_TABLE)
+	/* Left scrolls the table, and the detail view while it is scrolled
+	 * right; every other view (and those at their left edge) takes it for
+	 * Esc. */
+	if (a == ACT_LEFT && t->view != VIEW_TABLE) {
+		int r = v->action ? v->action(t, a, page) : -1;
+
+		if (r >= 0)
+			return (unsigned)r;
 		a = ACT_BACK;
+	}
 	if (v->action) {
 		int r = v->action(t, a, page);
 

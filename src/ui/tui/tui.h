@@ -130,10 +130,14 @@ struct tui {
 	 * once. */
 	size_t nmeter_tids;
 	uint64_t meter_tids[TUI_METERS_MAX];
-	/* The detail view's vertical scroll, and its content's height when
-	 * last drawn (detail_view.c). */
+	/* The detail view's vertical and horizontal scroll, its content's
+	 * height and width when last drawn, and whether its parked stack
+	 * lists every frame (E) or the first few and "..." (detail_view.c). */
 	int detail_top;
 	int detail_height;
+	int detail_left;
+	int detail_width;
+	bool detail_all_frames;
 
 	enum tui_view view;		  /* shown (view.h) */
 	enum tui_view under;		  /* an overlay's: the view under it */

@@ -3,7 +3,8 @@
  * threshold, how many coroutines trip it, and the worst offenders (longest
  * in their state first), each by its name and WHERE.  The offenders are
  * rows: Up/Down select one, Enter opens its detail view, so a lost wakeup
- * is two keys away from the table.
+ * is two keys away from the table.  On a narrow screen (80 columns) the
+ * notes wrap and WHERE narrows, so that nothing is cut.
  */
 #define _GNU_SOURCE
 #include <curses.h>
@@ -16,6 +17,11 @@
 #include "ui/tui/tui.h"
 
 #define WARN_SHOWN 5 /* offenders listed per lint */
+/* An offender's line without its WHERE and id: the indent, name, state,
+ * time in state, " tid " and its 8 columns, " id ", one column spare. */
+#define WARN_ROW_FIXED (5 + 16 + 1 + 1 + 1 + 8 + 2 + 13 + 4 + 1)
+#define WARN_WHERE_MOST 30
+#define WARN_WHERE_LEAST 10
 
 /* The pane's rows: the offenders drawn last, in screen order. */
 struct warn_view {
@@ -72,12 +78,23 @@ static void warn_view_draw(struct tui *t)
 			  "%s  threshold %g%s  %zu coroutine%s",
 			  lc->enabled[k] ? "on " : "off", lint_threshold(lc, k),
 			  lint_unit(k), n, n == 1 ? "" : "s");
-		term_text(y++, 3, A_DIM, "%s", lint_help(k));
+		/* Wrapped, never cut: the note says what the lint means. */
+		y = term_text_wrapped(y, 3, 2, A_DIM, lint_help(k));
 		for (size_t i = 0;
 		     i < n && y < t->lines - 2 && shown < WARN_SHOWN;
 		     i++, shown++) {
-			char in[16], name[64], where[160];
+			char in[16], name[64], where[160], id[24];
 			bool sel = v->nshown == v->cursor;
+			/* WHERE gets what the line leaves it, at most 30: the
+			 * tid and id after it stay on an 80-column screen. */
+			int ww = t->cols - WARN_ROW_FIXED -
+				 snprintf(id, sizeof(id), "%" PRIx64,
+					  list[i]->probe_id);
+
+			if (ww > WARN_WHERE_MOST)
+				ww = WARN_WHERE_MOST;
+			if (ww < WARN_WHERE_LEAST)
+				ww = WARN_WHERE_LEAST;
 
 			duration_format(in, sizeof(in),
 					snapshot_in_state_ns(s, list[i]));
@@ -88,10 +105,10 @@ static void warn_view_draw(struct tui *t)
 				term_fill(y, tui_attr(t, PAIR_SELECTED));
 			term_text(y++, 5,
 				  sel ? tui_attr(t, PAIR_SELECTED) : TUI_NORMAL,
-				  "%-16.16s %c %8s  %-30.30s tid %-8" PRIu64
-				  " id %" PRIx64,
-				  name[0] ? name : "-", list[i]->state, in,
-				  where, list[i]->last_tid, list[i]->probe_id);
+				  "%-16.16s %c %8s  %-*.*s tid %-8" PRIu64
+				  " id %s",
+				  name[0] ? name : "-", list[i]->state, in, ww,
+				  ww, where, list[i]->last_tid, id);
 			v->shown[v->nshown++] = list[i]->id;
 		}
 		if ((size_t)shown < n && y < t->lines - 2)
@@ -104,6 +121,7 @@ static void warn_view_draw(struct tui *t)
 	free(list);
 	if (v->cursor >= v->nshown)
 		v->cursor = v->nshown ? v->nshown - 1 : 0;
+	/* (80 columns: it fits exactly.) */
 	term_text(t->lines - 1, 0, A_NORMAL,
 		  "Up/Down select   Enter detail   Esc back   S setup "
 		  "thresholds   F1 help   q quit");
