@@ -94,20 +94,24 @@
 #define CT_NAMES_BYTES (8u << 20) /* ... and their strings */
 
 /*
- * The check on a stored stack (traceset_keep_fn): every frame in the
- * target's code (framecheck.c, FRAMECHECK_IN_CODE: a put holds addresses
- * "as the caller chooses"), the stack cut at the first that is not, and
- * the cut counted with the engine's walks (JSON's `frames`).  Called under
- * the hot lock, as the stores copy a stack: the hot stacks on every
- * rotation a stack gains weight in, the parked store once per stack.
+ * The check on a stored stack (traceset_keep_fn), while the target is the
+ * only process writing to the region: every frame in the target's code
+ * (framecheck.c, FRAMECHECK_IN_CODE: a put holds addresses "as the caller
+ * chooses"), the stack cut at the first that is not, and the cut counted with
+ * the engine's walks (JSON's `frames`).  Called under the hot lock, as the
+ * stores copy a stack: the hot stacks on every rotation a stack gains weight
+ * in, the parked store once per stack.
  */
 static size_t engine_ct_keep(void *ctx, const uint64_t *frames, size_t n)
 {
 	struct engine *e = ctx;
 	enum framecheck_verdict why;
-	size_t k = framecheck_walk(e->framecheck, frames, n, FRAMECHECK_IN_CODE,
-				   &why);
+	size_t k;
 
+	/* relaxed: a hint, set on this (the harvest) thread (others). */
+	if (atomic_load_explicit(&e->ct.others, memory_order_relaxed))
+		return n; /* maybe another process's: its own mappings */
+	k = framecheck_walk(e->framecheck, frames, n, FRAMECHECK_IN_CODE, &why);
 	framecheck_count(e->framecheck, why);
 	return k;
 }

@@ -104,6 +104,11 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 						  : MODEL_COROUTINE);
 	model_pid(&e->model, station,
 		  who.pid ? who.pid : (uint32_t)e->target.pid);
+	/* relaxed: a hint (engine_internal.h, engine_ct.others); the
+	 * rotations that read it run on this thread. */
+	if (who.pid && who.pid != (uint32_t)e->target.pid)
+		atomic_store_explicit(&e->ct.others, true,
+				      memory_order_relaxed);
 	(void)engine_space(e, who.pid);
 	if (e->rec)
 		recorder_open(e->rec, station, probe_id, birth_ts,

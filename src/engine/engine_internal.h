@@ -123,6 +123,12 @@ struct engine_ct {
 	size_t top_cap;
 	bool failed; /* SIGBUS in the mapping: rotor abandoned */
 	char warning[256];
+	/* A process other than the target writes here too (a child, an
+	 * exec'd image's child): its stacks are not in the target's
+	 * mappings, so stored and sampled stacks are no longer checked
+	 * against them (engine_ct_keep).  Set by the harvest thread at the
+	 * first such station. */
+	atomic_bool others;
 	/* Rotating thread only. */
 	bool dead; /* its copy of failed */
 	uint64_t next_check, last_rotate;

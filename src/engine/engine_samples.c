@@ -120,10 +120,15 @@ static void samples_one(void *ctx, const struct snap_sample *s)
 		memcpy(w->frames, s->frames, n * sizeof(*w->frames));
 		cnt = &sm->st.fp;
 	}
-	/* The pc, then return addresses: cut at the first that is not one. */
-	n = framecheck_walk(e->framecheck, w->frames, n, FRAMECHECK_FROM_PC,
-			    &why);
-	framecheck_count(e->framecheck, why);
+	/* The pc, then return addresses: cut at the first that is not one
+	 * -- in the target's mappings, while it is the only process
+	 * sampled.  relaxed: a hint (engine_ct.others); a child's first
+	 * samples may be walked before it is seen, and cut. */
+	if (!atomic_load_explicit(&e->ct.others, memory_order_relaxed)) {
+		n = framecheck_walk(e->framecheck, w->frames, n,
+				    FRAMECHECK_FROM_PC, &why);
+		framecheck_count(e->framecheck, why);
+	}
 	w->frames[n++] = s->tag;
 	pthread_mutex_lock(&sm->lock);
 	kept = traceset_add(

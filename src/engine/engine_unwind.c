@@ -476,8 +476,13 @@ static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 		const struct model_coro *c = &m->coro[r];
 
 		if (!c->in_use || c->state != MODEL_SUSPENDED ||
-		    e->unwind.done_ts[r] == c->state_ts || c->state_ts > now)
+		    e->unwind.done_ts[r] == c->state_ts)
 			continue;
+		/* Harvested after `now` was read: the next tick's. */
+		if (c->state_ts > now) {
+			model_mark_park(m, r);
+			continue;
+		}
 		bool child = c->pid && (pid_t)c->pid != e->target.pid;
 		struct framecheck *fc = e->framecheck;
 		struct procmem *in =

@@ -648,6 +648,34 @@ static void test_kind(void **state)
 	model_kind(m, 99, MODEL_ROOT); /* no such station */
 }
 
+/* Records that re-park at every tick keep no other waiting: the cursor
+ * goes past the last record taken (64 a tick, 100 busy records and one
+ * parked for good: it is taken by the second tick). */
+static void test_park_marks_fair(void **state)
+{
+	struct model m;
+	uint32_t out[64], cur = 0, n, stuck, tick;
+	bool taken = false;
+
+	(void)state;
+	assert_true(model_init(&m, 600, 0));
+	for (uint32_t i = 0; i < 600; i++)
+		model_open(&m, i, i, i);
+	stuck = rec(&m, 500)->slot;
+	model_mark_park(&m, stuck);
+	for (tick = 0; tick < 4 && !taken; tick++) {
+		for (uint32_t i = 0; i < 100; i++)
+			model_mark_park(&m, rec(&m, i)->slot);
+		n = model_take_parks(&m, &cur, out, 64);
+		assert_int_equal(n, 64);
+		for (uint32_t k = 0; k < n; k++)
+			taken |= out[k] == stuck;
+	}
+	assert_true(taken);
+	assert_true(tick <= 2);
+	model_finish(&m);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -671,6 +699,7 @@ int main(void)
 		T(test_parked_side_array),
 		T(test_census),
 		T(test_park_marks),
+		T(test_park_marks_fair),
 		T(test_kind),
 	};
 

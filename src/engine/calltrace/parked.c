@@ -136,14 +136,14 @@ static uint32_t parked_keep(struct parked *p, uint64_t id,
 
 	if (rec != HASHIDX_NONE)
 		return rec; /* an id always names the same frames */
+	if (!p->nfree && p->used == p->cap) {
+		p->dropped++;
+		return HASHIDX_NONE;
+	}
 	if (check && p->keep) {
 		size_t k = p->keep(p->keep_ctx, frames, n);
 
 		n = k < n ? (uint32_t)k : n;
-	}
-	if (!p->nfree && p->used == p->cap) {
-		p->dropped++;
-		return HASHIDX_NONE;
 	}
 	copy = malloc((n ? n : 1) * sizeof(*copy));
 	if (!copy) {

@@ -368,22 +368,33 @@ void model_mark_park(struct model *m, uint32_t r)
 uint32_t model_take_parks(struct model *m, uint32_t *cursor, uint32_t *out,
 			  uint32_t max)
 {
-	uint32_t words = (m->used + 63) / 64, n = 0, w;
+	uint32_t words = (m->used + 63) / 64, n = 0, start, w;
 
 	if (!words || !max)
 		return 0;
-	w = *cursor / 64 % words;
-	for (uint32_t k = 0; k < words; k++, w = (w + 1) % words) {
-		while (m->parks[w] && n < max) {
-			unsigned i = (unsigned)__builtin_ctzll(m->parks[w]);
+	start = *cursor % (words * 64);
+	w = start / 64;
+	/* From the cursor on, round robin, the start word visited twice: its
+	 * bits from the cursor first, those below it last.  The cursor goes
+	 * past the last record taken, so records that re-park at every tick
+	 * never keep the others waiting. */
+	for (uint32_t k = 0; k <= words; k++, w = (w + 1) % words) {
+		uint64_t mask = ~0ull, b;
 
-			m->parks[w] &= m->parks[w] - 1;
+		if (k == 0)
+			mask <<= start % 64;
+		else if (k == words)
+			mask = start % 64 ? (1ull << (start % 64)) - 1 : 0;
+		for (b = m->parks[w] & mask; b && n < max; b &= b - 1) {
+			unsigned i = (unsigned)__builtin_ctzll(b);
+
+			m->parks[w] &= ~(1ull << i);
 			out[n++] = w * 64 + i;
+			*cursor = w * 64 + i + 1;
 		}
 		if (n == max)
-			break; /* the rest of this word is the next call's */
+			break;
 	}
-	*cursor = w * 64;
 	return n;
 }
 

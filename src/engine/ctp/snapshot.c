@@ -234,9 +234,12 @@ uint16_t snapshot_space(const struct snapshot *s, const struct model_coro *c)
 static const char *snapshot_where_inlined(char *buf, size_t n)
 {
 	char fn[NAMECACHE_NAME_MAX], f[NAMECACHE_NAME_MAX];
-	size_t len = symname_function_len(buf);
+	size_t len;
 	const char *at;
 
+	if (!n)
+		return buf;
+	len = symname_function_len(buf);
 	if (!len || len >= sizeof(fn))
 		return buf;
 	memcpy(fn, buf, len);
