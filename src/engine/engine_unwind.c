@@ -291,6 +291,39 @@ static bool engine_unwind_moved(struct procmem *pm, uint64_t at, uint64_t ts)
 	       now != ts;
 }
 
+/* corotop's own frames at the top of a walked stack of the target (the
+ * preload's wrapper and its switch, where the probe took the park's
+ * registers) and at its bottom (the preload's entry trampoline) are not
+ * the program's: dropped, the marks moved with the frames.  A stack of
+ * nothing else keeps one frame. */
+static void engine_unwind_trim_own(struct engine *e,
+				   struct engine_unwind_job *j)
+{
+	struct symtab_unwound *m = &j->marks;
+	struct symtab_sym sym;
+	size_t k = 0;
+
+	while (j->n > 1 &&
+	       symtab_lookup(&e->symtab, j->frames[j->n - 1], &sym) &&
+	       !strncmp(sym.module, "libcorotop-", 11))
+		j->n--;
+	m->n = j->n;
+	m->where = m->where < (int)j->n ? m->where : -1;
+	m->entry = m->entry < (int)j->n ? m->entry : -1;
+	m->inlined_at = m->inlined_at < (int)j->n ? m->inlined_at : -1;
+	while (k + 1 < j->n && symtab_lookup(&e->symtab, j->frames[k], &sym) &&
+	       !strncmp(sym.module, "libcorotop-", 11))
+		k++;
+	if (!k)
+		return;
+	memmove(j->frames, j->frames + k, (j->n - k) * sizeof(*j->frames));
+	j->n -= k;
+	m->n = j->n;
+	m->where = m->where >= (int)k ? m->where - (int)k : -1;
+	m->entry = m->entry >= (int)k ? m->entry - (int)k : -1;
+	m->inlined_at = m->inlined_at >= (int)k ? m->inlined_at - (int)k : -1;
+}
+
 /* The job's park, walked from the registers its probe saved in its
  * struct corotop_coro (read from the target, untrusted: it must still be
  * this coroutine, parked at the park picked).  The stack's top is copied
@@ -348,6 +381,8 @@ static void engine_unwind_walk(struct engine *e, struct engine_unwind_job *j)
 		j->got = UNWIND_RACED;
 		return;
 	}
+	if (!j->pid)
+		engine_unwind_trim_own(e, j);
 	j->last_ts = cc.last_ts;
 	j->switch_at = cc.last_addr;
 	j->got = UNWIND_DONE;
