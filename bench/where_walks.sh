@@ -61,7 +61,7 @@ PY
 run_case() {
 	local label=$1 n=$2
 	shift 2
-	local out=$work/$label.jsonl t0 t1 t2 s end
+	local out=$work/$label.jsonl t0 t1 end window
 	"$corotop" -b -f json -d 100 --stations 131072 -- "$parked" "$n" "$@" \
 		>"$out" 2>"$work/$label.err" &
 	pid=$!
@@ -74,21 +74,16 @@ run_case() {
 		}
 		sleep 1
 	done
-	t0=$(walker_ticks "$pid")
-	sleep "$secs"
-	t1=$(walker_ticks "$pid")
-	s=$(share "$out")
-	echo "where_walks case=$label window=first seconds=$secs" \
-		"walker_cpu_pct=$(awk -v a="$t0" -v b="$t1" -v s="$secs" \
-			-v hz="$hz" 'BEGIN { printf "%.2f", 100 * (b - a) / hz / s }')" \
-		"suspended_program=$s"
-	sleep "$secs"
-	t2=$(walker_ticks "$pid")
-	s=$(share "$out")
-	echo "where_walks case=$label window=steady seconds=$secs" \
-		"walker_cpu_pct=$(awk -v a="$t1" -v b="$t2" -v s="$secs" \
-			-v hz="$hz" 'BEGIN { printf "%.2f", 100 * (b - a) / hz / s }')" \
-		"suspended_program=$s"
+	for window in first steady; do
+		t0=$(walker_ticks "$pid")
+		sleep "$secs"
+		t1=$(walker_ticks "$pid")
+		echo "where_walks case=$label window=$window seconds=$secs" \
+			"walker_cpu_pct=$(awk -v a="$t0" -v b="$t1" -v s="$secs" \
+				-v hz="$hz" \
+				'BEGIN { printf "%.2f", 100 * (b - a) / hz / s }')" \
+			"suspended_program=$(share "$out")"
+	done
 	kill -INT "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=

@@ -285,6 +285,16 @@ static int start_with_pipe(struct it_run *r, const char *mode,
 	return p[0];
 }
 
+/* The target ends (30 s at most), the engine stops, the run is over. */
+static void end_run(struct it_run *r)
+{
+	for (uint64_t end = it_now() + 30000000000ull; !engine_reap(r->e);
+	     it_sleep_ms(5))
+		assert_true(it_now() < end);
+	engine_stop(r->e);
+	it_run_finish(r);
+}
+
 /* Wait (30 s at most) until coroutine IT_PROBE_ID(0) -- suspended, when
  * `suspended` -- shows a parked stack of n frames (into f, its trace id
  * into *seen); its record in r's snapshot.  what: the stack, for the
@@ -386,11 +396,7 @@ static void test_parked_after_rotation(void **state)
 	release_target();
 	assert_int_equal(read_word(fd, "again "), id);
 	close(fd);
-	for (uint64_t end = it_now() + 30000000000ull; !engine_reap(r.e);
-	     it_sleep_ms(5))
-		assert_true(it_now() < end);
-	engine_stop(r.e);
-	it_run_finish(&r);
+	end_run(&r);
 }
 
 static void test_truncated_snapshots_survive(void **state)
@@ -529,11 +535,7 @@ static void test_stored_junk_is_cut(void **state)
 	assert_int_equal(r.snap.frames_not_after_call, 0);
 	release_target();
 	close(fd);
-	for (uint64_t end = it_now() + 30000000000ull; !engine_reap(r.e);
-	     it_sleep_ms(5))
-		assert_true(it_now() < end);
-	engine_stop(r.e);
-	it_run_finish(&r);
+	end_run(&r);
 }
 
 /* The UI thread's calls, in a loop, while the harvest thread rotates and
