@@ -238,6 +238,11 @@ bool engine_live_start(struct engine *e, char *err, size_t errlen)
 		}
 		e->waker_running = true;
 	}
+	/* Before the harvest, which asks it to load the symbols at the first
+	 * events (engine_unwind_prime); after the target, like the samples
+	 * thread (a fork with it running could copy its locks held). */
+	if (!engine_unwind_start(e, err, errlen))
+		return false;
 	rc = pthread_create(&e->harvest_thread, NULL, engine_harvest_main, e);
 	if (rc) {
 		snprintf(err, errlen, "cannot start a thread: %s",
@@ -248,8 +253,6 @@ bool engine_live_start(struct engine *e, char *err, size_t errlen)
 	/* Started after the target (a fork with it running could copy its
 	 * locks held). */
 	if (!engine_samples_start(e, err, errlen))
-		return false;
-	if (!engine_unwind_start(e, err, errlen))
 		return false;
 	/* After the harvest runs: the probe may start writing the moment its
 	 * buffer is attached. */

@@ -523,9 +523,13 @@ static void engine_harvest_loop(struct engine *e)
 		/* The first events: the program's modules are mapped by now.
 		 * Load them while it lives -- a program of 10 ms is gone
 		 * before any lookup, and once it has exited /proc no longer
-		 * lists them, and its final state would be hex. */
-		if (n && !primed && e->target.pid > 0)
-			primed = symtab_prime(&e->symtab);
+		 * lists them, and its final state would be hex.  On the
+		 * walker's thread: here, reading the maps held this loop
+		 * from the rings during the program's first burst. */
+		if (n && !primed && e->target.pid > 0) {
+			engine_unwind_prime(e);
+			primed = true;
+		}
 		/* A scan that only counted losses is activity too: the
 		 * writer is lapping us, sleeping now would make it worse. */
 		if (n || lost1 != lost0) {

@@ -182,6 +182,7 @@ struct engine_unwind_state {
 	pthread_mutex_t mu;  /* stop, and the thread's wait */
 	pthread_cond_t wake; /* signalled at stop */
 	bool inited, running, stop;
+	bool prime; /* load the target's symbols now (engine_unwind_prime) */
 	struct engine_unwind_job *jobs; /* a tick's walks (the thread's) */
 	struct procmem pm; /* launch mode's, opened when first needed */
 	bool pm_open, pm_failed;
@@ -373,6 +374,9 @@ void engine_procs_finish(struct engine *e);
 /* The walks of one tick (engine lock not held by the caller); returns how
  * many it picked (parks new since the last tick). */
 unsigned engine_unwind_parked(struct engine *e, uint64_t now);
+/* Ask the walker's thread to load the target's symbols now (symtab_prime),
+ * off the caller's thread; a no-op when it does not run. */
+void engine_unwind_prime(struct engine *e);
 /* The thread that makes them every tick while watching; stop joins it. */
 bool engine_unwind_start(struct engine *e, char *err, size_t errlen);
 void engine_unwind_stop(struct engine *e);

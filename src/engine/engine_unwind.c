@@ -588,8 +588,13 @@ static void *engine_unwind_main(void *arg)
 		struct timespec at;
 		uint64_t t, took, wait;
 		unsigned n;
+		bool prime;
 
+		prime = u->prime;
+		u->prime = false;
 		pthread_mutex_unlock(&u->mu);
+		if (prime)
+			(void)symtab_prime(&e->symtab);
 		t = clock_now_ns(CLOCK_MONOTONIC);
 		n = engine_unwind_parked(e, engine_now(e));
 		took = clock_now_ns(CLOCK_MONOTONIC) - t;
@@ -608,12 +613,24 @@ static void *engine_unwind_main(void *arg)
 		t = clock_now_ns(CLOCK_MONOTONIC) + wait;
 		at.tv_sec = (time_t)(t / 1000000000u);
 		at.tv_nsec = (long)(t % 1000000000u);
-		while (!u->stop &&
+		while (!u->stop && !u->prime &&
 		       pthread_cond_timedwait(&u->wake, &u->mu, &at) == 0)
 			;
 	}
 	pthread_mutex_unlock(&u->mu);
 	return NULL;
+}
+
+void engine_unwind_prime(struct engine *e)
+{
+	struct engine_unwind_state *u = &e->unwind;
+
+	if (!u->inited)
+		return;
+	pthread_mutex_lock(&u->mu);
+	u->prime = true;
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->mu);
 }
 
 bool engine_unwind_start(struct engine *e, char *err, size_t errlen)
