@@ -204,9 +204,9 @@ size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 #define ENGINE_UNWIND_IDLE_NS 160000000ull
 #define ENGINE_UNWIND_SHARE 20u
 #define ENGINE_UNWIND_BUDGET 64u
-/* The top of a parked stack copied in one read, then walked in the copy:
- * most parked stacks are whole in it (Boost.Fiber's deepest park in the
- * tests uses 3 KiB), and past it the walk reads the target. */
+/* The top of a parked stack copied in one read, then walked in the copy;
+ * past it the walk reads the target (and the park must then have lasted
+ * the walk). */
 #define ENGINE_UNWIND_COPY 16384u
 
 /* The target's memory for walks made while watching: the walker's own,
@@ -621,16 +621,19 @@ static void *engine_unwind_main(void *arg)
 	return NULL;
 }
 
-void engine_unwind_prime(struct engine *e)
+/* Raise one of the walker's flags (stop, prime) and wake it. */
+static void engine_unwind_poke(struct engine_unwind_state *u, bool *flag)
 {
-	struct engine_unwind_state *u = &e->unwind;
-
-	if (!u->inited)
-		return;
 	pthread_mutex_lock(&u->mu);
-	u->prime = true;
+	*flag = true;
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->mu);
+}
+
+void engine_unwind_prime(struct engine *e)
+{
+	if (e->unwind.inited)
+		engine_unwind_poke(&e->unwind, &e->unwind.prime);
 }
 
 bool engine_unwind_start(struct engine *e, char *err, size_t errlen)
@@ -675,10 +678,7 @@ void engine_unwind_stop(struct engine *e)
 
 	if (!u->running)
 		return;
-	pthread_mutex_lock(&u->mu);
-	u->stop = true;
-	pthread_cond_signal(&u->wake);
-	pthread_mutex_unlock(&u->mu);
+	engine_unwind_poke(u, &u->stop);
 	pthread_join(u->thread, NULL);
 	u->running = false;
 }
