@@ -56,13 +56,13 @@ static __attribute__((unused)) void assert_xdg_empty(void)
  * setup_xdg does, plus settings such as a lint threshold. */
 static __attribute__((unused)) char conf_dir[256];
 
-static __attribute__((unused)) int setup_conf(void **state, const char *text)
+/* conf_dir made, holding corotop/config with `text`, and named by
+ * XDG_CONFIG_HOME (setup_conf's part for a test whose group made xdg). */
+static __attribute__((unused)) int write_conf(const char *text)
 {
 	char path[400];
 	FILE *f;
 
-	if (setup_xdg(state))
-		return -1;
 	snprintf(conf_dir, sizeof(conf_dir), "/tmp/itest-conf.XXXXXX");
 	if (!mkdtemp(conf_dir))
 		return -1;
@@ -76,6 +76,13 @@ static __attribute__((unused)) int setup_conf(void **state, const char *text)
 	fputs(text, f);
 	fclose(f);
 	setenv("XDG_CONFIG_HOME", conf_dir, 1);
+	return 0;
+}
+
+static __attribute__((unused)) int setup_conf(void **state, const char *text)
+{
+	if (setup_xdg(state) || write_conf(text))
+		return -1;
 	unsetenv("CTP_SHM_PATH");
 	unsetenv("CTP_SOCK_PATH");
 	unsetenv("CTP_MAX_STATIONS");
@@ -231,6 +238,25 @@ static __attribute__((unused)) char *proc_line_by(struct proc *p, size_t *off,
 
 	return proc_next_line(
 		p, off, now < end ? (unsigned)((end - now) / 1000000u) + 1 : 0);
+}
+
+/* The next JSON snapshot corotop printed (parsed into v, the caller's to
+ * free), past the program's own lines; false once the output ended or the
+ * deadline `end` (it_now() time) passed. */
+static __attribute__((unused)) bool snapshot_by(struct proc *p, size_t *off,
+						uint64_t end, struct jv *v)
+{
+	char *line;
+
+	while ((line = proc_line_by(p, off, end))) {
+		if (line[0] == '{') {
+			json_must_parse(line, v);
+			free(line);
+			return true;
+		}
+		free(line);
+	}
+	return false;
 }
 
 /*

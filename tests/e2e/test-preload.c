@@ -222,23 +222,14 @@ static void test_ucontext_stuck_named(void **state)
 	uint64_t end = it_now() + 60ull * 1000000000u;
 	bool found = false;
 	struct proc p;
+	struct jv v;
 	size_t off = 0;
 
 	(void)state;
 	proc_start(&p, argv);
-	while (!found && it_now() < end) {
-		char *line = proc_next_line(&p, &off, 1000);
+	while (!found && snapshot_by(&p, &off, end, &v)) {
 		const struct jv *co;
-		struct jv v;
 
-		if (!line)
-			continue;
-		if (line[0] != '{') { /* the program's own line */
-			free(line);
-			continue;
-		}
-		json_must_parse(line, &v);
-		free(line);
 		co = json_need(&v, "coroutines", J_ARR);
 		for (size_t i = 0; i < co->n; i++) {
 			const struct jv *c = &co->items[i];
@@ -394,23 +385,14 @@ static void test_fiber_live_names(void **state)
 		 learned = 0;
 	long tids[2] = {0, 0};
 	struct proc p;
+	struct jv v;
 	size_t off = 0;
 
 	(void)state;
 	proc_start(&p, argv);
-	while (!done && it_now() < end) {
-		char *line = proc_next_line(&p, &off, 1000);
+	while (!done && snapshot_by(&p, &off, end, &v)) {
 		const struct jv *co;
-		struct jv v;
 
-		if (!line)
-			continue;
-		if (line[0] != '{') {
-			free(line);
-			continue;
-		}
-		json_must_parse(line, &v);
-		free(line);
 		co = json_need(&v, "coroutines", J_ARR);
 		prod = cons = roots = disp = fibers = progw = learned = 0;
 		stuck = stacked = false;
@@ -645,27 +627,10 @@ static void test_fiber_sample_cfi(void **state)
  * switch the most): only the kind keeps them from being judged. */
 static int setup_kinds(void **state)
 {
-	char path[400];
-	FILE *f;
-
 	(void)state;
-	snprintf(conf_dir, sizeof(conf_dir), "/tmp/itest-conf.XXXXXX");
-	if (!mkdtemp(conf_dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/corotop", conf_dir);
-	if (mkdir(path, 0700))
-		return -1;
-	snprintf(path, sizeof(path), "%s/corotop/config", conf_dir);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs("lint.lost-wakeup.threshold = 1\n"
-	      "lint.stall.threshold = 0.001\n"
-	      "lint.storm.threshold = 10\n",
-	      f);
-	fclose(f);
-	setenv("XDG_CONFIG_HOME", conf_dir, 1);
-	return 0;
+	return write_conf("lint.lost-wakeup.threshold = 1\n"
+			  "lint.stall.threshold = 0.001\n"
+			  "lint.storm.threshold = 10\n");
 }
 
 static int teardown_kinds(void **state)
@@ -697,23 +662,14 @@ static void test_fiber_kinds(void **state)
 	bool stuck_flagged = false, done = false;
 	char bad[256] = "";
 	struct proc p;
+	struct jv v;
 	size_t off = 0;
 
 	(void)state;
 	proc_start(&p, argv);
-	while (!done && it_now() < end) {
-		char *line = proc_next_line(&p, &off, 1000);
+	while (!done && snapshot_by(&p, &off, end, &v)) {
 		const struct jv *co;
-		struct jv v;
 
-		if (!line)
-			continue;
-		if (line[0] != '{') {
-			free(line);
-			continue;
-		}
-		json_must_parse(line, &v);
-		free(line);
 		co = json_need(&v, "coroutines", J_ARR);
 		roots = disp = fibers = flagged = wrong = 0;
 		stuck_flagged = false;
