@@ -57,8 +57,7 @@
  * library's header: Boost's condition_variable.hpp inlined into the
  * program's function), the line is the call site, in the compile unit's
  * own file, of the innermost inlined call made from that file
- * (DW_AT_call_file/DW_AT_call_line; sym_call_site): the program's line
- * that led there, not the header's.
+ * (callsite.c): the program's line that led there, not the header's.
  *
  * Lookups go through a cache: open addressing on the address, linear
  * probing, a fixed SYM_CACHE_SLOTS entries; at 3/4 full it is emptied and
@@ -80,12 +79,12 @@
 #include "common/numtext.h"
 #include "engine/target/procfs.h"
 #include "common/strpool.h"
+#include "engine/symbols/callsite.h"
 #include "engine/symbols/debugfetch.h"
 #include "engine/symbols/symindex.h"
 #include "engine/symbols/symname.h"
 #include "engine/symbols/unwinder.h"
 
-#include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -753,68 +752,6 @@ static const char *sym_show(struct symbolizer *s, const char *raw)
 	return len ? strpool_intern(s->pool, shown, len) : NULL;
 }
 
-/* A path's last component. */
-static const char *sym_base(const char *path)
-{
-	const char *b = path ? strrchr(path, '/') : NULL;
-
-	return b ? b + 1 : path;
-}
-
-/*
- * Where addr's code, inlined from a file other than its compile unit's
- * (base: the line's file), was called from the unit's own file: the
- * innermost DW_TAG_inlined_subroutine whose call site is in that file, its
- * DW_AT_call_line into *line.  False when the code is the unit's own, or
- * no such call site is recorded.
- */
-static bool sym_call_site(Dwfl_Module *mod, uint64_t addr, const char *base,
-			  int *line)
-{
-	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-	Dwarf_Die *scopes = NULL;
-	Dwarf_Files *files;
-	size_t nfiles;
-	const char *unit = sym_base(cu ? dwarf_diename(cu) : NULL);
-	bool found = false;
-	int n;
-
-	if (!unit || !base || !strcmp(unit, base) ||
-	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-		return false;
-	/* The innermost scope, then every scope around it: dwarf_getscopes
-	 * alone stops short of the inlined instances that enclose it. */
-	n = dwarf_getscopes(cu, addr - bias, &scopes);
-	if (n > 0) {
-		Dwarf_Die inner = scopes[0];
-
-		free(scopes);
-		scopes = NULL;
-		n = dwarf_getscopes_die(&inner, &scopes);
-	}
-	for (int i = 0; i < n && !found; i++) {
-		Dwarf_Attribute a;
-		Dwarf_Word file, at;
-		const char *from;
-
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine ||
-		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a),
-				    &file) != 0 ||
-		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a),
-				    &at) != 0 ||
-		    file >= nfiles || !at || at > INT_MAX)
-			continue;
-		from = sym_base(dwarf_filesrc(files, file, NULL, NULL));
-		if (from && !strcmp(from, unit)) {
-			*line = (int)at;
-			found = true;
-		}
-	}
-	free(scopes);
-	return found;
-}
-
 /* Symbolize one address, uncached.  See symbolizer_lookup. */
 static bool sym_resolve(struct symbolizer *s, uint64_t addr, struct symbol *out)
 {
@@ -856,17 +793,10 @@ static bool sym_resolve(struct symbolizer *s, uint64_t addr, struct symbol *out)
 		int lineno = 0;
 		const char *src =
 			dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-		const char *base = sym_base(src);
-		int called = 0;
+		const char *base = callsite_base(src);
 
 		/* The program's line that led into an inlined header. */
-		if (sym_call_site(mod, addr, base, &called)) {
-			Dwarf_Addr bias = 0;
-			Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-
-			base = sym_base(dwarf_diename(cu));
-			lineno = called;
-		}
+		(void)callsite_in_unit(mod, addr, base, &base, &lineno);
 		if (base && base[0] && lineno > 0) {
 			out->file = strpool_intern(s->pool, base, strlen(base));
 			out->line = out->file ? lineno : 0;
