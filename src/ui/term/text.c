@@ -65,13 +65,26 @@ static const char *term_skip(const char *s, int n)
 	return s;
 }
 
+/* buf at (y, x), cut at the screen's `cols`, in attr; its length drawn. */
+static int term_put(int y, int x, int cols, int attr, const char *buf)
+{
+	int len = (int)strlen(buf);
+
+	if (len > cols - x)
+		len = cols - x;
+	attron(attr);
+	mvaddnstr(y, x, buf, len);
+	attroff(attr);
+	return len;
+}
+
 /* term_text through the window: line y at y - shift, column x at
  * x - left, the part left of the window's edge skipped.  Returns the
  * column after the text in the view's own columns, as if nothing were
  * cut. */
 static int term_window_text(int y, int x, int attr, const char *buf)
 {
-	int end = x + term_chars(buf), lines, cols, len;
+	int end = x + term_chars(buf), lines, cols;
 
 	getmaxyx(stdscr, lines, cols);
 	if (end > term_win.widest)
@@ -85,12 +98,7 @@ static int term_window_text(int y, int x, int attr, const char *buf)
 		buf = term_skip(buf, -x);
 		x = 0;
 	}
-	len = (int)strlen(buf);
-	if (len > cols - x)
-		len = cols - x;
-	attron(attr);
-	mvaddnstr(y, x, buf, len);
-	attroff(attr);
+	(void)term_put(y, x, cols, attr, buf);
 	return end;
 }
 
@@ -98,7 +106,7 @@ int term_text(int y, int x, int attr, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
-	int len, lines, cols;
+	int lines, cols;
 
 	getmaxyx(stdscr, lines, cols);
 	if (!term_win.on && (x >= cols || y < 0 || y >= lines))
@@ -108,13 +116,7 @@ int term_text(int y, int x, int attr, const char *fmt, ...)
 	va_end(ap);
 	if (term_win.on)
 		return term_window_text(y, x, attr, buf);
-	len = (int)strlen(buf);
-	if (len > cols - x)
-		len = cols - x;
-	attron(attr);
-	mvaddnstr(y, x, buf, len);
-	attroff(attr);
-	return x + len;
+	return x + term_put(y, x, cols, attr, buf);
 }
 
 void term_fill(int y, int attr)
