@@ -4,6 +4,8 @@
  * sees EOF once the gate shut it.
  *   - past `soft` connections, an arrival shuts the oldest one still
  *     waiting for its request -- never one already answered;
+ *   - ... taken from the address with the most waiting, so a crowd's
+ *     burst of reconnections never shuts a lone client's connection;
  *   - past `per_ip` from one address, the oldest waiting from that address
  *     goes, not another address's;
  *   - a connection waiting past the deadline is shut by the sweep (and by
@@ -85,6 +87,31 @@ static void test_soft_limit_evicts_oldest_waiting(void **state)
 	gate_destroy(g);
 }
 
+static void test_crowd_evicts_its_own(void **state)
+{
+	struct gate *g = gate_create(16, 4, 16, 60000000000ull);
+	struct conn crowd[10], lone;
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		open_conn(g, &crowd[i], 2);
+	open_conn(g, &lone, 1); /* the honest one, its request being read */
+	/* A burst: seven more from the crowd, each past the soft limit. */
+	for (int i = 3; i < 10; i++) {
+		open_conn(g, &crowd[i], 2);
+		assert_true(crowd[i].token != 0);
+	}
+	assert_false(shut(&lone));
+	for (int i = 0; i < 7; i++)
+		assert_true(shut(&crowd[i])); /* the crowd's oldest, in order */
+	for (int i = 7; i < 10; i++)
+		assert_false(shut(&crowd[i]));
+	close_conn(g, &lone);
+	for (int i = 0; i < 10; i++)
+		close_conn(g, &crowd[i]);
+	gate_destroy(g);
+}
+
 static void test_per_ip_evicts_that_address(void **state)
 {
 	struct gate *g = gate_create(8, 8, 2, 60000000000ull);
@@ -155,6 +182,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_soft_limit_evicts_oldest_waiting),
+		cmocka_unit_test(test_crowd_evicts_its_own),
 		cmocka_unit_test(test_per_ip_evicts_that_address),
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_table_full),

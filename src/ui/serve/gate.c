@@ -87,6 +87,35 @@ static struct gate_slot *gate_oldest(struct gate *g, const uint8_t *ip)
 	return old;
 }
 
+/* With the lock held: the address with the most connections still waiting
+ * for their request (the first such in the table on a tie); NULL when none
+ * waits.  Each step is a walk of the slots, so this is slots squared, only
+ * when the soft limit is passed. */
+static const uint8_t *gate_crowded(struct gate *g)
+{
+	const uint8_t *crowd = NULL;
+	unsigned most = 0;
+
+	for (unsigned k = 0; k < g->slots; k++) {
+		struct gate_slot *s = &g->slot[k];
+		unsigned n = 0;
+
+		if (!s->used || s->shut || s->answered)
+			continue;
+		for (unsigned j = 0; j < g->slots; j++) {
+			struct gate_slot *t = &g->slot[j];
+
+			n += t->used && !t->shut && !t->answered &&
+			     !memcmp(t->ip, s->ip, sizeof(s->ip));
+		}
+		if (n > most) {
+			most = n;
+			crowd = s->ip;
+		}
+	}
+	return crowd;
+}
+
 /* With the lock held: the deadline applied at `now`. */
 static unsigned gate_expire(struct gate *g, uint64_t now)
 {
@@ -138,13 +167,15 @@ uintptr_t gate_enter(struct gate *g, int fd, const struct sockaddr *addr)
 		from_ip += !memcmp(s->ip, ip, sizeof(ip));
 	}
 	/* Room for this one: the oldest waiting from its address, then the
-	 * oldest waiting from anywhere. */
+	 * oldest waiting from the address that waits most -- so a burst of
+	 * reconnections from a few crowded addresses shuts their own, never
+	 * an honest client's one connection still being read. */
 	if (from_ip >= g->per_ip && (victim = gate_oldest(g, ip))) {
 		gate_shut(victim);
 		g->st.evicted++;
 		live--;
 	}
-	if (live >= g->soft && (victim = gate_oldest(g, NULL))) {
+	if (live >= g->soft && (victim = gate_oldest(g, gate_crowded(g)))) {
 		gate_shut(victim);
 		g->st.evicted++;
 	}

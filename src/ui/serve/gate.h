@@ -9,10 +9,12 @@
  * as each connection arrives (and on every sweep):
  *   - a request must be whole (its headers read, its answer begun) within
  *     the deadline of its connection's arrival, or the connection is shut;
- *   - past `soft` connections at once, or `per_ip` from one address, the
- *     oldest connection still waiting for its request is shut to make
- *     room -- a slow client is always older than a fresh one, whose
- *     request takes a millisecond.
+ *   - past `per_ip` connections from one address, that address's oldest
+ *     connection still waiting for its request is shut to make room;
+ *   - past `soft` connections at once, the oldest still waiting from the
+ *     address with the most such connections is shut -- a slow client is
+ *     older than a fresh one, and a crowd's reconnections shut the crowd,
+ *     not a lone honest client whose request is still being read.
  * The library's own limits are set above the gate's (http.c), so that it
  * never refuses first.  A connection is shut with shutdown(2) on its
  * socket, which its thread then sees and closes; the gate forgets it when

@@ -14,7 +14,8 @@
  *     gate (gate.c) shuts the oldest connections still waiting for their
  *     request to make room, so slow clients cannot lock honest scrapes
  *     out (the library's own limits, which refuse at accept, are set
- *     twice as high so that it never refuses first);
+ *     HTTP_SLACK times as high so that it never refuses first, even while
+ *     a burst of shut connections waits for its threads to close them);
  *   - a connection idle for `timeout_s` is closed;
  *   - the request line and headers live in `request_bytes` per
  *     connection: a longer request is answered by the library (431/414)
@@ -38,6 +39,9 @@
 #include "ui/serve/auth.h"
 #include "ui/serve/gate.h"
 #include "ui/serve/route.h"
+
+/* The library's limits and the gate's slots, per connection kept. */
+enum { HTTP_SLACK = 4 };
 
 struct http {
 	struct MHD_Daemon *d;
@@ -355,8 +359,8 @@ struct http *http_create(const struct http_config *c,
 		free(h);
 		return NULL;
 	}
-	h->gate = gate_create(2 * c->connections, c->connections, c->per_ip,
-			      (uint64_t)c->deadline_s * 1000000000u);
+	h->gate = gate_create(HTTP_SLACK * c->connections, c->connections,
+			      c->per_ip, (uint64_t)c->deadline_s * 1000000000u);
 	if (!h->gate) {
 		snprintf(err, errlen, "out of memory");
 		auth_destroy(h->auth);
@@ -390,8 +394,10 @@ struct http *http_create(const struct http_config *c,
 		h->d = MHD_start_daemon(
 			flags, 0, NULL, NULL, http_answer, h,
 			MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-			MHD_OPTION_CONNECTION_LIMIT, 2 * c->connections,
-			MHD_OPTION_PER_IP_CONNECTION_LIMIT, 2 * c->connections,
+			MHD_OPTION_CONNECTION_LIMIT,
+			HTTP_SLACK * c->connections,
+			MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+			HTTP_SLACK * c->connections,
 			MHD_OPTION_NOTIFY_CONNECTION, http_notify, h,
 			MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->request_bytes,
