@@ -166,7 +166,8 @@ struct convert_coro *convert_coro_of(struct convert_coros *cs,
 			.stream = p->stream,
 		};
 		if (cs->c[k].id)
-			cs->c[k].name = heph_coronames_id(cs->cn, cs->c[k].id);
+			cs->c[k].name =
+				heph_coronames_best(cs->cn, cs->c[k].id);
 		cs->n = (size_t)k + 1;
 	}
 	c = &cs->c[k];

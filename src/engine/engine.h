@@ -473,6 +473,8 @@ bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
 struct engine_replay_info {
 	uint64_t pos;	   /* trace ns (the recording's own clock) */
 	uint64_t t0, t1;   /* first and last moments */
+	uint64_t ran;	   /* the last moment the program still ran ("end":
+			      past it, only the deaths of its end) */
 	uint64_t epoch_ns; /* wall clock at trace time 0, or 0: unknown */
 	double speed;
 	bool playing;

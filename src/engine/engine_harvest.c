@@ -110,10 +110,16 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 		atomic_store_explicit(&e->ct.others, true,
 				      memory_order_relaxed);
 	(void)engine_space(e, who.pid);
-	if (e->rec)
+	if (e->rec) {
+		const struct model_coro *c = engine_rec_coro(e, station);
+
 		recorder_open(e->rec, station, probe_id, birth_ts,
 			      e->model.next_id - 1, who.name,
 			      who.pid != (uint32_t)e->target.pid ? who.pid : 0);
+		/* The name is the birth's (corotop_name): its kind. */
+		if (c)
+			engine_rec_learned(e, c, true, MODEL_COROUTINE);
+	}
 }
 
 static void engine_on_event(void *ctx, const struct harvest_event *in)
@@ -121,6 +127,10 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 	struct engine *e = ctx;
 	struct harvest_event census;
 	const struct harvest_event *ev = in;
+	const struct model_coro *was =
+		e->rec ? engine_rec_coro(e, in->station) : NULL;
+	bool had_name = was && engine_rec_has_name(e, was);
+	unsigned kind_was = was ? was->kind : 0;
 
 	/* Before its state is set: whether a resume of it implies a
 	 * suspend of another (model.c). */
@@ -153,7 +163,7 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr, ev->seq,
 			    ev->is_active, ev->ts);
 	if (e->rec)
-		recorder_event(e->rec, ev);
+		engine_rec_event(e, ev, had_name, kind_was);
 	if (e->cfg.event_hook)
 		e->cfg.event_hook(e->cfg.hook_ctx, ev);
 }

@@ -11,6 +11,7 @@
 
 #include "engine/engine_internal.h"
 #include "engine/calltrace/parked.h"
+#include "engine/ctp/namepool.h"
 #include "common/clock.h"
 
 /* The writer thread asks these. */
@@ -70,6 +71,83 @@ bool engine_rec_create(struct engine *e, char *err, size_t errlen)
 	e->rec = recorder_create(e->cfg.record_path, e->region.stations, &h,
 				 what, err, errlen);
 	return e->rec != NULL;
+}
+
+bool engine_rec_has_name(struct engine *e, const struct model_coro *c)
+{
+	char text[2];
+	uint64_t pc = 0;
+
+	return e->rec &&
+	       namepool_get(e->model.names, c->name, text, sizeof(text), &pc) &&
+	       (pc || text[0]);
+}
+
+void engine_rec_learned(struct engine *e, const struct model_coro *c,
+			bool had_name, unsigned kind_was)
+{
+	char text[NAMEPOOL_TEXT_MAX];
+	uint64_t pc = 0, now;
+
+	if (!e->rec || c->station == MODEL_NONE)
+		return;
+	/* From the birth when learned at it (the probe's kind, a name
+	 * from the station): the live view shows it from its first
+	 * snapshot. */
+	now = engine_now(e);
+	if (now < c->birth_ts || c->switches == 0)
+		now = c->birth_ts;
+	/* Named once: its first name (a walk may find its entry again, at
+	 * another pc of the same function). */
+	if (!had_name &&
+	    namepool_get(e->model.names, c->name, text, sizeof(text), &pc) &&
+	    (pc || text[0]))
+		recorder_named(e->rec, c->station, now, text[0] ? 0 : pc, text);
+	if (c->kind != kind_was)
+		recorder_kind(e->rec, c->station, now, c->kind);
+}
+
+void engine_rec_where(struct engine *e, const struct model_coro *c,
+		      uint64_t where, uint64_t trace, bool learned)
+{
+	if (e->rec && c->station != MODEL_NONE && c->state == MODEL_SUSPENDED &&
+	    (where || trace))
+		recorder_where(e->rec, c->station, c->state_ts, engine_now(e),
+			       where, trace, learned);
+}
+
+const struct model_coro *engine_rec_coro(struct engine *e, uint32_t station)
+{
+	struct model *m = &e->model;
+	uint32_t r;
+
+	if (station >= m->stations)
+		return NULL;
+	r = m->by_station[station];
+	return r == MODEL_NONE ? NULL : &m->coro[r];
+}
+
+void engine_rec_event(struct engine *e, const struct harvest_event *ev,
+		      bool had_name, unsigned kind_was)
+{
+	const struct model_coro *c;
+	uint64_t f;
+
+	recorder_event(e->rec, ev);
+	c = engine_rec_coro(e, ev->station);
+	if (!c || ev->is_active)
+		return;
+	engine_rec_learned(e, c, had_name, kind_was);
+	/* A census walk put WHERE on the record (engine_census.c); a short
+	 * park shows the frame learned at an earlier one at that switch,
+	 * as engine_where_learned does for the live view. */
+	if (ev->census) {
+		if (c->last_addr != ev->addr)
+			engine_rec_where(e, c, c->last_addr, 0, false);
+	} else if ((f = learned_get(&e->unwind.learned, c->id, ev->addr)) &&
+		   f != ev->addr) {
+		engine_rec_where(e, c, f, 0, true);
+	}
 }
 
 void engine_rec_target(struct engine *e, pid_t pid)

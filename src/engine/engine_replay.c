@@ -272,6 +272,7 @@ bool engine_replay_info(struct engine *e, struct engine_replay_info *out)
 	out->pos = rp_pos(p);
 	out->t0 = p->r.t0;
 	out->t1 = p->r.t1;
+	out->ran = p->r.ran;
 	out->speed = p->speed;
 	out->playing = p->playing;
 	out->epoch_ns = p->r.f.have_epoch ? p->r.f.epoch_ns : 0;

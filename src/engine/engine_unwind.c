@@ -400,18 +400,22 @@ static void engine_unwind_apply(struct engine *e,
 	const struct symtab_unwound *marks = &j->marks;
 	const uint64_t *frames = j->frames;
 	size_t n = j->n;
-
-	uint64_t where = 0;
+	uint64_t where = 0, id = 0;
+	bool had_name;
+	unsigned kind_was;
 
 	e->unwind.raced += j->got == UNWIND_RACED;
 	if (j->got != UNWIND_DONE || j->r >= m->used || !c->in_use ||
 	    c->id != j->id)
 		return;
 	e->unwind.walks++;
+	had_name = engine_rec_has_name(e, c);
+	kind_was = c->kind;
 	if (marks->entry >= 0)
 		model_name_pc(m, c->station, frames[marks->entry]);
 	else if (marks->inlined[0])
 		model_name_text(m, c->station, marks->inlined);
+	engine_rec_learned(e, c, had_name, kind_was);
 	/* No frame of the program's own: the runtime frame that runs its
 	 * code inlined says more than the switch's caller. */
 	if (marks->where > 0)
@@ -421,14 +425,23 @@ static void engine_unwind_apply(struct engine *e,
 	/* Learned for this coroutine's next parks at the same switch, which
 	 * may be too short to walk. */
 	learned_put(&e->unwind.learned, c->id, j->switch_at, where);
-	if (j->last_ts != c->state_ts)
+	if (j->last_ts != c->state_ts) {
+		/* Parked since at that switch: the live view shows this frame,
+		 * learned, from now on (engine_where_learned). */
+		if (c->state == MODEL_SUSPENDED &&
+		    c->last_addr == j->switch_at && where &&
+		    where != j->switch_at &&
+		    (j->r >= e->unwind.cap ||
+		     e->unwind.where_ts[j->r] != c->state_ts))
+			engine_rec_where(e, c, where, 0, true);
 		return;
+	}
 	if (where) {
 		model_where(m, c->station, where);
 		e->unwind.where_ts[j->r] = c->state_ts; /* not learned */
 	}
 	if (n && e->ct.parked) {
-		uint64_t had[ENGINE_UNWIND_MAX], id = 0;
+		uint64_t had[ENGINE_UNWIND_MAX];
 		size_t nhad = 0;
 
 		/* The probe's own capture is a frame-pointer walk: it stops
@@ -446,6 +459,7 @@ static void engine_unwind_apply(struct engine *e,
 		if (id)
 			model_park(m, c->station, id);
 	}
+	engine_rec_where(e, c, where, id, false);
 }
 
 /* done_ts for cap records (new ones zero). */

@@ -49,6 +49,7 @@
 #include "ui/settings/config.h"
 #include "ui/memview/memview.h"
 #include "ui/serve/serve.h"
+#include "ui/tui/replay_ctl.h"
 #include "ui/tui/tui.h"
 
 #ifndef COROTOP_VERSION
@@ -277,8 +278,49 @@ static int main_run(struct main_loop *m)
 	}
 }
 
+/* --at LIST: the moments, each read as the TUI's "go to" line reads one
+ * (replay_ctl.c; + and - from the one before), seeked to in turn; each
+ * calls go(m, t) (NULL: only checked).  False with a message when one is
+ * no time. */
+static bool main_replay_at(struct main_loop *m,
+			   void (*go)(struct main_loop *m, uint64_t t))
+{
+	struct engine_replay_info ri;
+	char list[4096], err[160], *save = NULL;
+	uint64_t pos;
+
+	engine_replay_info(m->engine, &ri);
+	pos = ri.t0;
+	snprintf(list, sizeof(list), "%s", m->cli.at);
+	for (char *w = strtok_r(list, ",", &save); w;
+	     w = strtok_r(NULL, ",", &save)) {
+		if (!replay_ctl_parse(w, pos, ri.t0, ri.t1, ri.ran, &pos, err,
+				      sizeof(err))) {
+			fprintf(stderr, "corotop: --at: %s\n", err);
+			return false;
+		}
+		if (go)
+			go(m, pos);
+	}
+	return true;
+}
+
+static void main_replay_print(struct main_loop *m, uint64_t t)
+{
+	if (m->cli.iterations && m->printed >= m->cli.iterations)
+		return;
+	engine_replay_seek(m->engine, t);
+	main_print(m);
+}
+
+static void main_replay_seek(struct main_loop *m, uint64_t t)
+{
+	engine_replay_seek(m->engine, t);
+}
+
 /* --replay in batch: a snapshot every delay of trace time, as fast as they
- * can be printed, then one at the end of the recording. */
+ * can be printed, then one at the end of the recording; with --at, one at
+ * each of its moments. */
 static int main_replay_run(struct main_loop *m)
 {
 	uint64_t period = (uint64_t)m->cli.delay_tenths * 100000000u;
@@ -286,6 +328,8 @@ static int main_replay_run(struct main_loop *m)
 	struct timespec zero = {0, 0};
 	uint64_t t;
 
+	if (m->cli.at)
+		return main_replay_at(m, main_replay_print) ? 0 : 2;
 	engine_replay_info(m->engine, &ri);
 	for (t = ri.t0 + period; t < ri.t1 && t >= ri.t0; t += period) {
 		siginfo_t si;
@@ -609,7 +653,8 @@ int main(int argc, char **argv)
 	cfg.jsonl_path = m.cli.jsonl;
 	cfg.record_path = m.cli.record;
 	cfg.replay_path = m.cli.replay;
-	cfg.replay_play = m.live && !m.cli.paused; /* batch seeks */
+	/* Batch seeks; --at starts paused there. */
+	cfg.replay_play = m.live && !m.cli.paused && !m.cli.at;
 	cfg.sample_hz = m.cli.sample_hz;
 	/* COROTOP_SNAPSHOTS=0: sampled stacks as the frame-pointer walk in
 	 * the signal handler gives them (docs/TRACING.md compares). */
@@ -674,7 +719,11 @@ int main(int argc, char **argv)
 
 		main_columns(conf.columns, to.hidden);
 
-		status = tui_run(m.engine, &to);
+		/* --at: paused there (a time that is none: a usage error). */
+		if (m.cli.at && !main_replay_at(&m, main_replay_seek))
+			status = 2;
+		else
+			status = tui_run(m.engine, &to);
 	} else if (sv) {
 		status = serve_run(sv, m.engine, &m.sigs);
 		serve_destroy(sv); /* no request reaches the engine after */

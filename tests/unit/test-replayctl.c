@@ -27,7 +27,7 @@ static void ok(const char *text, uint64_t want)
 	char err[160] = "";
 	uint64_t out = 1;
 
-	if (!replay_ctl_parse(text, POS, T0, T1, &out, err, sizeof(err)))
+	if (!replay_ctl_parse(text, POS, T0, T1, T1, &out, err, sizeof(err)))
 		fail_msg("'%s' refused: %s", text, err);
 	if (out != want)
 		fail_msg("'%s' is %llu, want %llu (%+lld)", text,
@@ -40,7 +40,7 @@ static void bad(const char *text)
 	char err[160] = "";
 	uint64_t out = 77;
 
-	if (replay_ctl_parse(text, POS, T0, T1, &out, err, sizeof(err)))
+	if (replay_ctl_parse(text, POS, T0, T1, T1, &out, err, sizeof(err)))
 		fail_msg("'%s' accepted as %llu", text,
 			 (unsigned long long)out);
 	assert_int_equal(out, 77); /* untouched */
@@ -131,30 +131,52 @@ static void test_clamp(void **state)
 	ok("-1:00:00.001", T0);
 	ok("999999999", T1);
 	/* A position outside the recording is taken to its nearest end. */
-	assert_true(replay_ctl_parse("+1s", T1 + 10 * S, T0, T1, &out, err,
+	assert_true(replay_ctl_parse("+1s", T1 + 10 * S, T0, T1, T1, &out, err,
 				     sizeof(err)));
 	assert_int_equal(out, T1);
-	assert_true(replay_ctl_parse("-1s", T1 + 10 * S, T0, T1, &out, err,
+	assert_true(replay_ctl_parse("-1s", T1 + 10 * S, T0, T1, T1, &out, err,
 				     sizeof(err)));
 	assert_int_equal(out, T1 - S);
-	assert_true(replay_ctl_parse("-1s", 0, T0, T1, &out, err, sizeof(err)));
+	assert_true(
+		replay_ctl_parse("-1s", 0, T0, T1, T1, &out, err, sizeof(err)));
 	assert_int_equal(out, T0);
-	assert_true(replay_ctl_parse("+1s", 0, T0, T1, &out, err, sizeof(err)));
+	assert_true(
+		replay_ctl_parse("+1s", 0, T0, T1, T1, &out, err, sizeof(err)));
 	assert_int_equal(out, T0 + S);
 	/* An empty recording: everything is its one moment. */
-	assert_true(
-		replay_ctl_parse("50%", T0, T0, T0, &out, err, sizeof(err)));
+	assert_true(replay_ctl_parse("50%", T0, T0, T0, T0, &out, err,
+				     sizeof(err)));
 	assert_int_equal(out, T0);
-	assert_true(
-		replay_ctl_parse("+5s", T0, T0, T0, &out, err, sizeof(err)));
+	assert_true(replay_ctl_parse("+5s", T0, T0, T0, T0, &out, err,
+				     sizeof(err)));
 	assert_int_equal(out, T0);
 	/* At the very end of the u64 range. */
-	assert_true(replay_ctl_parse("+1s", UINT64_MAX - 5, 0, UINT64_MAX, &out,
+	assert_true(replay_ctl_parse("+1s", UINT64_MAX - 5, 0, UINT64_MAX,
+				     UINT64_MAX, &out, err, sizeof(err)));
+	assert_int_equal(out, UINT64_MAX);
+	assert_true(replay_ctl_parse("end", 0, 0, UINT64_MAX, UINT64_MAX, &out,
 				     err, sizeof(err)));
 	assert_int_equal(out, UINT64_MAX);
-	assert_true(replay_ctl_parse("end", 0, 0, UINT64_MAX, &out, err,
+}
+
+/* "end" is the last moment the program ran, not the recording's stop,
+ * where everything is dead; the length (%) is still the recording's. */
+static void test_end_is_last_run(void **state)
+{
+	uint64_t out;
+	char err[160];
+
+	(void)state;
+	assert_true(replay_ctl_parse("end", POS, T0, T1, T1 - 3 * S, &out, err,
 				     sizeof(err)));
-	assert_int_equal(out, UINT64_MAX);
+	assert_int_equal(out, T1 - 3 * S);
+	assert_true(replay_ctl_parse("100%", POS, T0, T1, T1 - 3 * S, &out, err,
+				     sizeof(err)));
+	assert_int_equal(out, T1);
+	/* A lying `ran` outside the recording: the recording's end. */
+	assert_true(replay_ctl_parse("end", POS, T0, T1, T1 + S, &out, err,
+				     sizeof(err)));
+	assert_int_equal(out, T1);
 }
 
 static void test_refused(void **state)
@@ -212,7 +234,7 @@ static void test_round_trip(void **state)
 		ms = (ms * 6364136223846793005ull + 1442695040888963407ull);
 		replay_ctl_format((ms >> 20) % (7200000ull) * 1000000ull, text,
 				  sizeof(text));
-		assert_true(replay_ctl_parse(text, POS, T0, T1, &out, err,
+		assert_true(replay_ctl_parse(text, POS, T0, T1, T1, &out, err,
 					     sizeof(err)));
 		assert_int_equal(out - T0,
 				 (ms >> 20) % 7200000ull * 1000000ull);
@@ -226,6 +248,7 @@ int main(void)
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_relative),
 		cmocka_unit_test(test_clamp),
+		cmocka_unit_test(test_end_is_last_run),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_round_trip),

@@ -4,10 +4,15 @@
  * The recorder writes a coroutine's name once, right after its birth, as
  * a metadata packet: corotop's id for it (u64, the birth's third field),
  * then at most 47 bytes of name.  Other readers skip the option by its
- * size.  Names are untrusted: cut at NAMEPOOL_TEXT_MAX - 1 bytes and
- * cleaned to printable ASCII (namepool_clean), at most HEPH_CORONAMES_MAX
- * of each kept.  Births are kept only when some name is, so a recording
- * without names costs one pass over its options.
+ * size.  A name corotop found later (a zero-code coroutine named after
+ * its entry function, or its walk's) is a corotop_named option: the id,
+ * the time from which it holds, the entry pc (0: none), then the text
+ * (empty with a pc: the function's name is read from the recording's
+ * corotop_symbol for pc, the way the live view names it).  Names are
+ * untrusted: cut at NAMEPOOL_TEXT_MAX - 1 bytes and cleaned to printable
+ * ASCII (namepool_clean), at most HEPH_CORONAMES_MAX of each kept.
+ * Births are kept only when some name is, so a recording without names
+ * costs one pass over its options.
  */
 #define _GNU_SOURCE
 #include "engine/heph/hephcoronames.h"
@@ -18,6 +23,7 @@
 
 #include "common/grow.h"
 #include "common/lowerbound.h"
+#include "engine/symbols/symname.h"
 
 #define HEPH_CORONAMES_MAX (1u << 24)
 
@@ -76,6 +82,103 @@ static void hc_names(struct heph_coronames *cn, const struct heph_file *f)
 	cn->nnames = w;
 }
 
+static int hc_named_cmp(const void *a, const void *b)
+{
+	const struct heph_coronamed *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int hc_named_pc_cmp(const void *a, const void *b)
+{
+	const struct heph_coronamed *const *x = a, *const *y = b;
+
+	return (*x)->pc < (*y)->pc ? -1 : (*x)->pc > (*y)->pc;
+}
+
+/* The function's name of each pc named without text: one more pass over
+ * the options, for the corotop_symbol of those pcs. */
+static void hc_named_pcs(struct heph_coronames *cn, const struct heph_file *f)
+{
+	struct heph_coronamed **by_pc;
+	size_t n = 0;
+
+	by_pc = calloc(cn->nnamed ? cn->nnamed : 1, sizeof(*by_pc));
+	if (!by_pc)
+		return;
+	for (size_t i = 0; i < cn->nnamed; i++)
+		if (cn->named[i].pc && !cn->named[i].text[0])
+			by_pc[n++] = &cn->named[i];
+	if (n)
+		qsort(by_pc, n, sizeof(*by_pc), hc_named_pc_cmp);
+	for (size_t i = 0; n && i < f->nmeta_off; i++) {
+		char sym[NAMEPOOL_TEXT_MAX + 64];
+		struct heph_packet p;
+		uint64_t addr;
+		size_t lo, hi, len;
+
+		if (!hc_option(f, i, "corotop_symbol", &p) || p.value_len <= 8)
+			continue;
+		addr = heph_be64(p.value);
+		for (lo = 0, hi = n; lo < hi;) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (by_pc[mid]->pc < addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == n || by_pc[lo]->pc != addr)
+			continue;
+		len = p.value_len - 8 < sizeof(sym) - 1 ? p.value_len - 8
+							: sizeof(sym) - 1;
+		memcpy(sym, p.value + 8, len);
+		sym[len] = '\0';
+		len = symname_function_len(sym);
+		for (; lo < n && by_pc[lo]->pc == addr; lo++)
+			namepool_clean(by_pc[lo]->text, (const uint8_t *)sym,
+				       len);
+	}
+	free(by_pc);
+}
+
+static void hc_named(struct heph_coronames *cn, const struct heph_file *f)
+{
+	size_t cap = 0, w = 0;
+
+	for (size_t i = 0; i < f->nmeta_off && cn->nnamed < HEPH_CORONAMES_MAX;
+	     i++) {
+		struct heph_coronamed *nm;
+		struct heph_packet p;
+
+		if (!hc_option(f, i, "corotop_named", &p) || p.value_len < 24)
+			continue;
+		if (!grow_array((void **)&cn->named, &cap, cn->nnamed + 1,
+				sizeof(*cn->named)))
+			break;
+		nm = &cn->named[cn->nnamed];
+		*nm = (struct heph_coronamed){
+			.id = heph_be64(p.value),
+			.ts = heph_be64(p.value + 8),
+			.pc = heph_be64(p.value + 16),
+		};
+		if (p.value_len > 24)
+			namepool_clean(nm->text, p.value + 24,
+				       p.value_len - 24);
+		if (nm->id && (nm->pc || nm->text[0]))
+			cn->nnamed++;
+	}
+	if (!cn->nnamed)
+		return;
+	/* One per id, the first (a coroutine is named once). */
+	qsort(cn->named, cn->nnamed, sizeof(*cn->named), hc_named_cmp);
+	for (size_t i = 0; i < cn->nnamed; i++)
+		if (!w || cn->named[w - 1].id != cn->named[i].id)
+			cn->named[w++] = cn->named[i];
+	cn->nnamed = w;
+	hc_named_pcs(cn, f);
+}
+
 static void hc_births(struct heph_coronames *cn, const struct heph_file *f)
 {
 	size_t cap = 0;
@@ -96,6 +199,7 @@ static void hc_births(struct heph_coronames *cn, const struct heph_file *f)
 		cn->births[cn->nbirths++] = (struct heph_corobirth){
 			.sub = heph_be64(p.value),
 			.ts = heph_be64(p.value + 8),
+			.id = id,
 			.name = k < cn->nnames && cn->names[k].id == id
 					? (uint32_t)k + 1
 					: 0,
@@ -110,13 +214,15 @@ void heph_coronames_init(struct heph_coronames *cn, const struct heph_file *f)
 {
 	memset(cn, 0, sizeof(*cn));
 	hc_names(cn, f);
-	if (cn->nnames)
+	hc_named(cn, f);
+	if (cn->nnames || cn->nnamed)
 		hc_births(cn, f);
 }
 
 void heph_coronames_finish(struct heph_coronames *cn)
 {
 	free(cn->names);
+	free(cn->named);
 	free(cn->births);
 	memset(cn, 0, sizeof(*cn));
 }
@@ -130,6 +236,28 @@ const char *heph_coronames_id(const struct heph_coronames *cn, uint64_t id)
 	LOWER_BOUND(k, cn->names, cn->nnames, id, id);
 	return k < cn->nnames && cn->names[k].id == id ? cn->names[k].text
 						       : NULL;
+}
+
+const struct heph_coronamed *
+heph_coronames_named(const struct heph_coronames *cn, uint64_t id)
+{
+	size_t k;
+
+	if (!cn->nnamed)
+		return NULL;
+	LOWER_BOUND(k, cn->named, cn->nnamed, id, id);
+	return k < cn->nnamed && cn->named[k].id == id ? &cn->named[k] : NULL;
+}
+
+const char *heph_coronames_best(const struct heph_coronames *cn, uint64_t id)
+{
+	const struct heph_coronamed *nm;
+	const char *given = heph_coronames_id(cn, id);
+
+	if (given)
+		return given;
+	nm = heph_coronames_named(cn, id);
+	return nm && nm->text[0] ? nm->text : NULL;
 }
 
 const char *heph_coronames_at(const struct heph_coronames *cn, uint64_t sub,
@@ -148,7 +276,13 @@ const char *heph_coronames_at(const struct heph_coronames *cn, uint64_t sub,
 		else
 			hi = mid;
 	}
-	if (!lo || cn->births[lo - 1].sub != sub || !cn->births[lo - 1].name)
+	if (!lo || cn->births[lo - 1].sub != sub)
 		return NULL;
+	if (!cn->births[lo - 1].name) {
+		const struct heph_coronamed *nm =
+			heph_coronames_named(cn, cn->births[lo - 1].id);
+
+		return nm && nm->ts <= ts && nm->text[0] ? nm->text : NULL;
+	}
 	return cn->names[cn->births[lo - 1].name - 1].text;
 }

@@ -21,12 +21,24 @@ struct heph_coroname {
 
 struct heph_corobirth {
 	uint64_t sub, ts;
+	uint64_t id;   /* corotop's id for it */
 	uint32_t name; /* index + 1 into names, 0: unnamed */
+};
+
+/* A name corotop found after the birth (corotop_named): from ts on, the
+ * function at the entry pc -- text is then that function, from the
+ * recording's corotop_symbol for pc, or "" when it has none -- or (pc 0)
+ * the text itself. */
+struct heph_coronamed {
+	uint64_t id, ts, pc;
+	char text[NAMEPOOL_TEXT_MAX];
 };
 
 struct heph_coronames {
 	struct heph_coroname *names; /* by id (one per id) */
 	size_t nnames;
+	struct heph_coronamed *named; /* by id (one per id) */
+	size_t nnamed;
 	struct heph_corobirth *births; /* by (sub, ts); empty without names */
 	size_t nbirths;
 };
@@ -34,11 +46,17 @@ struct heph_coronames {
 /* Load f's names (none is fine; out of memory leaves what fitted). */
 void heph_coronames_init(struct heph_coronames *cn, const struct heph_file *f);
 void heph_coronames_finish(struct heph_coronames *cn);
-/* The name of corotop id `id`, or NULL. */
+/* The name of corotop id `id` given at its birth, or NULL. */
 const char *heph_coronames_id(const struct heph_coronames *cn, uint64_t id);
+/* The name corotop found for it later, or NULL. */
+const struct heph_coronamed *
+heph_coronames_named(const struct heph_coronames *cn, uint64_t id);
+/* Its name as a reader of the whole recording says it: the birth's, else
+ * the one found later (when it has a text), else NULL. */
+const char *heph_coronames_best(const struct heph_coronames *cn, uint64_t id);
 /* The name of the coroutine substream `sub` was at time ts: the one of
  * its latest birth at or before ts (an unnamed one shadows an older
- * named one), or NULL. */
+ * named one; a name found later counts from its time), or NULL. */
 const char *heph_coronames_at(const struct heph_coronames *cn, uint64_t sub,
 			      uint64_t ts);
 

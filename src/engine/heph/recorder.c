@@ -39,12 +39,19 @@
  * the target (a child: `sh -c`, fork, spawn); and, once
  * known, `corotop_pid` (u64); at the end `corotop_exit` (i64 exit status or -1,
  * i64 signal) when the target had exited, and last `corotop_end` (u64): when
- * recording stopped.  Each address written (an addr, a stack frame) is named
- * once, before the first event that uses it, by a `corotop_symbol` option
- * (hephnames.h): replay and convert name frames without the target. Loss on a
- * station is an event "lost" with a `count` attribute, at the time it was
- * found, on the coroutine's last stream and its substream. An interval still
- * open when recording stops ends at the stop time.
+ * recording stopped.  What the engine learns after a birth goes in as it
+ * learns it, so that a replay shows what the live view showed then:
+ * `corotop_named` (u64 id, time, entry pc, then a text when the pc is 0)
+ * and `corotop_kind` (u64 id, time, kind) options; on a suspended interval
+ * `where` (the program's frame of the park, a return address) from
+ * `where_at` on, `where_learned` when it is the frame of an earlier park,
+ * `where_before`/`where_before_at` for a learned frame a walk replaced,
+ * and `stack_at` when its `stack` is a walk's.  Each address written (an addr,
+ * a stack frame) is named once, before the first event that uses it, by a
+ * `corotop_symbol` option (hephnames.h): replay and convert name frames without
+ * the target. Loss on a station is an event "lost" with a `count` attribute, at
+ * the time it was found, on the coroutine's last stream and its substream. An
+ * interval still open when recording stops ends at the stop time.
  *
  * Names.  The writer asks the symbolizer once per address (recnames.c
  * keeps the answers, and asks an address still unknown once more at the
@@ -108,10 +115,20 @@ enum rec_kind {
 	REC_OPEN,
 	REC_CLOSE,
 	REC_LOST,
-	REC_PID,  /* the target's pid (value): a corotop_pid option */
-	REC_EXIT, /* its exit (value: status, tid: signal): corotop_exit */
-	REC_NAME, /* the name of the coroutine the station's REC_OPEN
-		     just opened (name): corotop_name */
+	REC_PID,   /* the target's pid (value): a corotop_pid option */
+	REC_EXIT,  /* its exit (value: status, tid: signal): corotop_exit */
+	REC_NAME,  /* the name of the coroutine the station's REC_OPEN
+		      just opened (name): corotop_name */
+	REC_NAMED, /* a name found later (ts, addr: its entry pc, or 0):
+		      corotop_named, with REC_NAMED_TEXT after it when the
+		      name is a text */
+	REC_NAMED_TEXT, /* ... that text (name) */
+	REC_KIND,	/* what it is (value: enum model_kind) from ts:
+			   corotop_kind */
+	REC_WHERE,	/* its park at ts was walked (addr: the program
+			   frame, trace: the walked stack's id) or a frame
+			   learned at an earlier park (flags 1, addr), as
+			   of `value` */
 };
 
 struct rec_item {
@@ -144,6 +161,13 @@ struct rec_station {
 	uint64_t probe_id;
 	uint64_t id; /* corotop's id for it (its corotop_birth's) */
 	uint64_t ts, tid, addr, seq, trace;
+	/* Where that interval (a park) is, in the program's code: a walk's
+	 * frame, or one learned at an earlier park (where_learned); 0:
+	 * none.  named_ts: when the last REC_NAMED said so. */
+	uint64_t where, where_at, named_ts;
+	uint64_t before, before_at; /* a learned where a walk replaced */
+	uint64_t trace_at; /* when a walk gave trace (0: the probe did) */
+	bool where_learned;
 };
 
 struct rec_stream {
@@ -348,13 +372,17 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	/* Names first: a reader meets them before the event using them. */
 	for (size_t k = 0; k < nf; k++)
 		rec_name(r, framename_key(frames[k], !k), &unused);
+	if (s->where)
+		rec_name(r, framename_key(s->where, false), &unused);
+	if (s->before)
+		rec_name(r, framename_key(s->before, false), &unused);
 	/* Last: with the tables full, the name is in a buffer the next
 	 * rec_name overwrites.  The transition's addr is a `where`, a
 	 * return address: its name is its call site's, kept under addr - 1
 	 * as a caller frame's is (framename_key). */
 	sym = rec_name(r, framename_key(s->addr, false), &sym_len);
 	rec_room(r,
-		 HEPH_EVENT_FIXED + 16 + 4 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
+		 HEPH_EVENT_FIXED + 16 + 10 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
 	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),
 			     s->probe_id, s->ts, end < s->ts ? s->ts : end,
 			     s->is_active ? "running" : "suspended");
@@ -364,6 +392,19 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 		heph_enc_strn(&r->enc, "symbol", sym, sym_len);
 	if (nf)
 		heph_enc_u64_array(&r->enc, "stack", frames, nf);
+	if (nf && s->trace_at)
+		heph_enc_u64(&r->enc, "stack_at", s->trace_at);
+	/* The park's place in the program's code (the live WHERE). */
+	if (!s->is_active && s->where) {
+		heph_enc_u64(&r->enc, "where", s->where);
+		heph_enc_u64(&r->enc, "where_at", s->where_at);
+		if (s->where_learned)
+			heph_enc_u64(&r->enc, "where_learned", 1);
+		if (s->before) {
+			heph_enc_u64(&r->enc, "where_before", s->before);
+			heph_enc_u64(&r->enc, "where_before_at", s->before_at);
+		}
+	}
 	/* A wait the program marked as expected to be long (replay spares
 	 * it the lost-wakeup lint, as the live view does). */
 	if (!s->is_active && (s->flags & CTP_EPF_LONG_WAIT))
@@ -448,6 +489,22 @@ static void rec_coro_pid(struct recorder *r, uint64_t id, uint64_t pid)
 	rec_meta_pair(r, "corotop_coro_pid", id, pid);
 }
 
+/* An option of three u64s, then text (at most 47 bytes; option: at most
+ * 16 bytes of name). */
+static void rec_meta_triple(struct recorder *r, const char *option, uint64_t a,
+			    uint64_t b, uint64_t c, const char *text)
+{
+	uint8_t val[24 + sizeof(((struct rec_item *)0)->name)];
+	size_t n = text ? strnlen(text, sizeof(val) - 24 - 1) : 0;
+
+	rec_be64(val, a);
+	rec_be64(val + 8, b);
+	rec_be64(val + 16, c);
+	memcpy(val + 24, text, n);
+	rec_room(r, HEPH_META_FIXED + 16 + 24 + n);
+	heph_enc_meta(&r->enc, option, val, 24 + n);
+}
+
 /* A coroutine that never ran died: corotop_death = substream and time.
  * One that ran needs none: its last interval ends there. */
 static void rec_death(struct recorder *r, uint64_t probe_id, uint64_t ts)
@@ -488,6 +545,51 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 		if (s->live && s->id)
 			rec_coro_name(r, s->id, it->name);
 		break;
+	case REC_NAMED:
+		/* corotop_named = id, time, entry pc (its name is the
+		 * function's: a corotop_symbol names it first) */
+		s->named_ts = it->ts;
+		if (!s->live || !s->id || !it->addr)
+			break;
+		{
+			uint32_t unused;
+
+			rec_name(r, framename_key(it->addr, true), &unused);
+		}
+		rec_meta_triple(r, "corotop_named", s->id, it->ts, it->addr,
+				NULL);
+		break;
+	case REC_NAMED_TEXT: /* ... or a text, pc 0 */
+		if (s->live && s->id)
+			rec_meta_triple(r, "corotop_named", s->id, s->named_ts,
+					0, it->name);
+		break;
+	case REC_KIND:
+		if (s->live && s->id)
+			rec_meta_triple(r, "corotop_kind", s->id, it->ts,
+					it->value, NULL);
+		break;
+	case REC_WHERE:
+		/* For the park it was found at, the interval still open; a
+		 * walk's frame is not replaced by a learned one. */
+		if (!s->have || s->is_active || s->ts != it->ts)
+			break;
+		if (it->addr && (!s->where || s->where_learned)) {
+			/* A walk after a learned frame: the walk's from
+			 * then on, the learned one before. */
+			if (!it->flags && s->where_learned) {
+				s->before = s->where;
+				s->before_at = s->where_at;
+			}
+			s->where = it->addr;
+			s->where_at = it->value;
+			s->where_learned = it->flags != 0;
+		}
+		if (it->trace) {
+			s->trace = it->trace;
+			s->trace_at = it->value;
+		}
+		break;
 	case REC_EVENT:
 		if (s->have)
 			rec_interval(r, s, it->ts);
@@ -499,6 +601,9 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 		s->addr = it->addr;
 		s->seq = it->seq;
 		s->trace = it->trace;
+		s->where = s->where_at = s->trace_at = 0;
+		s->before = s->before_at = 0;
+		s->where_learned = false;
 		break;
 	case REC_CLOSE:
 		if (s->have)
@@ -716,6 +821,43 @@ void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
 void recorder_close(struct recorder *r, uint32_t station, uint64_t ts)
 {
 	struct rec_item it = {.kind = REC_CLOSE, .station = station, .ts = ts};
+
+	rec_push(r, &it);
+}
+
+void recorder_named(struct recorder *r, uint32_t station, uint64_t ts,
+		    uint64_t pc, const char *text)
+{
+	struct rec_item it = {
+		.kind = REC_NAMED, .station = station, .ts = ts, .addr = pc};
+
+	rec_push(r, &it);
+	if (pc || !text || !*text)
+		return;
+	it = (struct rec_item){.kind = REC_NAMED_TEXT, .station = station};
+	memcpy(it.name, text, strnlen(text, sizeof(it.name) - 1));
+	rec_push(r, &it);
+}
+
+void recorder_kind(struct recorder *r, uint32_t station, uint64_t ts,
+		   unsigned kind)
+{
+	struct rec_item it = {
+		.kind = REC_KIND, .station = station, .ts = ts, .value = kind};
+
+	rec_push(r, &it);
+}
+
+void recorder_where(struct recorder *r, uint32_t station, uint64_t park_ts,
+		    uint64_t now, uint64_t where, uint64_t trace, bool learned)
+{
+	struct rec_item it = {.kind = REC_WHERE,
+			      .flags = learned,
+			      .station = station,
+			      .ts = park_ts,
+			      .addr = where,
+			      .trace = trace,
+			      .value = now};
 
 	rec_push(r, &it);
 }

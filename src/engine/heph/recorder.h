@@ -55,6 +55,21 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
 		   uint64_t ts, uint64_t id, const char *name, uint32_t pid);
 void recorder_event(struct recorder *r, const struct harvest_event *ev);
+/* What the engine learned about the station's coroutine after its birth:
+ * its name from ts on -- the function at its entry pc, or (pc 0) a text,
+ * at most 47 bytes -- and what it is (enum model_kind, from ts on; at
+ * its birth, ts is the birth's). */
+void recorder_named(struct recorder *r, uint32_t station, uint64_t ts,
+		    uint64_t pc, const char *text);
+void recorder_kind(struct recorder *r, uint32_t station, uint64_t ts,
+		   unsigned kind);
+/* Its park that began at park_ts is, from `now` on, at `where` in the
+ * program's code (a return address; 0: not known), learned at an earlier
+ * park when `learned`, else walked -- and then its walked stack is
+ * CallTrace `trace` (0: none kept).  Ignored once the coroutine moved
+ * on. */
+void recorder_where(struct recorder *r, uint32_t station, uint64_t park_ts,
+		    uint64_t now, uint64_t where, uint64_t trace, bool learned);
 void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
 		   uint64_t ts);
 void recorder_close(struct recorder *r, uint32_t station, uint64_t ts);

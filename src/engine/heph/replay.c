@@ -126,23 +126,65 @@ static const struct replay_birth *rp_births_of(const struct replay *r,
 	return r->birth_opt + lo;
 }
 
-/* Each birth's name, by its id (interned once per birth; a coroutine
- * takes its birth's). */
-static void rp_names_link(struct replay *r)
+/* A corotop_kind: kept until the births are all known (rp_births_link).
+ * A kind this corotop does not know is none. */
+static void rp_kind_add(struct replay *r, uint64_t id, uint64_t ts,
+			uint64_t kind)
+{
+	if (!id || kind > MODEL_ROOT ||
+	    !grow_array((void **)&r->kinds, &r->cap_kinds, r->nkinds + 1,
+			sizeof(*r->kinds)))
+		return;
+	r->kinds[r->nkinds++] =
+		(struct replay_kind){.id = id, .ts = ts, .kind = (uint8_t)kind};
+}
+
+static int rp_kind_cmp(const void *a, const void *b)
+{
+	const struct replay_kind *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Each birth's names and kind, by its id (interned once per birth; a
+ * coroutine takes its birth's): the name given at the birth, the one
+ * found later (a text, or an entry pc that snapshots name as the live
+ * view does), and its last kind. */
+static void rp_births_link(struct replay *r)
 {
 	struct heph_coronames cn;
 
 	heph_coronames_init(&cn, &r->f);
-	if (cn.nnames)
+	if (cn.nnames || cn.nnamed)
 		r->names = namepool_create(NAMEPOOL_MAX);
-	for (size_t i = 0; r->names && i < r->nbirth_opt; i++) {
+	if (r->nkinds)
+		qsort(r->kinds, r->nkinds, sizeof(*r->kinds), rp_kind_cmp);
+	for (size_t i = 0; i < r->nbirth_opt; i++) {
 		struct replay_birth *b = &r->birth_opt[i];
 		const char *name = b->id ? heph_coronames_id(&cn, b->id) : NULL;
+		const struct heph_coronamed *nm =
+			b->id ? heph_coronames_named(&cn, b->id) : NULL;
+		size_t k;
 
-		if (name)
+		if (name && r->names)
 			b->name = namepool_intern(r->names, name, 0);
+		if (nm && r->names) {
+			b->named = namepool_intern(
+				r->names, nm->pc ? "" : nm->text, nm->pc);
+			b->named_ts = nm->ts;
+		}
+		LOWER_BOUND(k, r->kinds, r->nkinds, id, b->id + 1);
+		if (b->id && k && r->kinds[k - 1].id == b->id) {
+			b->kind = r->kinds[k - 1].kind; /* its last */
+			b->kind_ts = r->kinds[k - 1].ts;
+		}
 	}
 	heph_coronames_finish(&cn);
+	free(r->kinds);
+	r->kinds = NULL;
+	r->nkinds = r->cap_kinds = 0;
 }
 
 /* corotop's own options (hephfile kept where they are). */
@@ -176,6 +218,10 @@ static void rp_options(struct replay *r)
 			 p.value_len == 16)
 			rp_coro_pid(r, heph_be64(p.value),
 				    heph_be64(p.value + 8));
+		else if (rp_option_is(&p, "corotop_kind") && p.value_len == 24)
+			rp_kind_add(r, heph_be64(p.value),
+				    heph_be64(p.value + 8),
+				    heph_be64(p.value + 16));
 		else if (rp_option_is(&p, "corotop_death") && p.value_len == 16)
 			rp_death_add(r, &m, last, nlast, heph_be64(p.value),
 				     heph_be64(p.value + 8));
@@ -198,7 +244,7 @@ static void rp_options(struct replay *r)
 	}
 	streammap_finish(&m);
 	free(last);
-	rp_names_link(r);
+	rp_births_link(r);
 }
 
 static int rp_iv_cmp(const void *a, const void *b)
@@ -311,6 +357,18 @@ static struct replay_coro *rp_coro_new(struct replay *r, uint64_t sub,
 	return c;
 }
 
+/* What coroutine c is told by its birth b. */
+static void rp_coro_of(struct replay_coro *c, const struct replay_birth *b)
+{
+	c->id = b->id;
+	c->name = b->name;
+	c->pid = b->pid;
+	c->named = b->named;
+	c->named_ts = b->named_ts;
+	c->kind = b->kind;
+	c->kind_ts = b->kind_ts;
+}
+
 /* Coroutine of intervals iv[first .. k), born at birth (or at its first
  * start when that is unknown or later). */
 static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
@@ -325,11 +383,10 @@ static bool rp_emit(struct replay *r, uint64_t sub, size_t first, size_t k,
 	c->birth = r->iv[first].start;
 	if (birth && birth->ts < c->birth)
 		c->birth = birth->ts;
-	c->id = birth ? birth->id : 0; /* checked in rp_ids */
-	c->name = birth ? birth->name : 0;
-	c->pid = birth ? birth->pid : 0;
-	if (birth) /* rp_cut's births are r->birth_opt's */
+	if (birth) {		      /* rp_cut's births are r->birth_opt's */
+		rp_coro_of(c, birth); /* its id is checked in rp_ids */
 		r->birth_opt[birth - r->birth_opt].used = true;
+	}
 	return true;
 }
 
@@ -357,9 +414,7 @@ static bool rp_unrun(struct replay *r, size_t *cap)
 		c = rp_coro_new(r, b->sub, cap);
 		if (!c)
 			return false;
-		c->id = b->id;
-		c->name = b->name;
-		c->pid = b->pid;
+		rp_coro_of(c, b);
 		c->birth = c->end = b->ts;
 		if (end) {
 			c->end = end;
@@ -610,6 +665,30 @@ static void rp_ids(struct replay *r)
 		r->coro[r->by_id[k]].id = k + 1;
 }
 
+/* r->ran: the moment before the deaths that end the recording -- those
+ * after its last transition or birth (a kill, the program's exit) --
+ * or its end when none comes after. */
+static void rp_ran(struct replay *r, bool ok)
+{
+	uint64_t last = r->t0, first_death = UINT64_MAX;
+
+	r->ran = r->t1;
+	if (!r->ours || !ok)
+		return;
+	for (size_t k = 0; k < r->niv; k++)
+		if (r->iv[k].start > last)
+			last = r->iv[k].start;
+	for (size_t k = 0; k < r->ncoro; k++)
+		if (r->coro[k].birth > last)
+			last = r->coro[k].birth;
+	for (size_t k = 0; k < r->ncoro; k++)
+		if (r->coro[k].dead && r->coro[k].end > last &&
+		    r->coro[k].end < first_death)
+			first_death = r->coro[k].end;
+	if (first_death <= r->t1)
+		r->ran = first_death - 1;
+}
+
 static bool rp_build(struct replay *r, char *err, size_t errlen)
 {
 	struct streammap m;
@@ -655,6 +734,7 @@ static bool rp_build(struct replay *r, char *err, size_t errlen)
 		r->t1 = r->end_mark;
 	if (r->t1 < r->t0)
 		r->t1 = r->t0;
+	rp_ran(r, ok);
 	free(grp);
 	free(count);
 	free(gco);
@@ -701,6 +781,7 @@ void replay_close(struct replay *r)
 	free(r->births);
 	free(r->by_id);
 	free(r->birth_opt);
+	free(r->kinds);
 	free(r->lost);
 	free(r->glost);
 	namepool_destroy(r->names);

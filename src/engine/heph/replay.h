@@ -38,6 +38,18 @@ struct replay_birth {
 	uint32_t name;	/* its corotop_name in r->names, 0: none */
 	uint32_t pid;	/* its corotop_coro_pid, 0: the target's */
 	bool used;	/* a birth that owns intervals (rp_emit) */
+	/* What corotop found later (corotop_named, corotop_kind): its name
+	 * in r->names (0: none) from named_ts on, and its kind (enum
+	 * model_kind) from kind_ts on. */
+	uint32_t named;
+	uint8_t kind;
+	uint64_t named_ts, kind_ts;
+};
+
+/* A corotop_kind option: coroutine id's kind from ts on. */
+struct replay_kind {
+	uint64_t id, ts;
+	uint8_t kind;
 };
 
 /* One coroutine: a substream's intervals from one birth to the next
@@ -51,13 +63,21 @@ struct replay_coro {
 	uint32_t name;	     /* its birth's name (r->names), 0: none */
 	uint32_t pid;	     /* its birth's process, 0: the target */
 	bool dead;	     /* ended before the recording did */
+	uint8_t kind;	     /* its birth's later kind, from kind_ts */
+	uint32_t named;	     /* its birth's later name, from named_ts */
+	uint64_t named_ts, kind_ts;
 };
 
 struct replay {
 	struct heph_file f;
 	char path[512];
 	bool ours; /* written by corotop (its `corotop` option is present) */
-	uint64_t t0, t1;    /* the recording: first start, end */
+	uint64_t t0, t1; /* the recording: first start, end */
+	/* The last moment the program still ran: the moment before the
+	 * deaths that come after its last transition or birth (a kill, its
+	 * exit), where every coroutine is dead; t1 when none does (and for
+	 * other writers' traces). */
+	uint64_t ran;
 	uint64_t linger_ns; /* dead coroutines stay visible this long */
 	struct replay_iv *iv;
 	size_t niv;
@@ -76,6 +96,9 @@ struct replay {
 	uint64_t end_mark; /* when recording stopped (corotop_end), or 0 */
 	struct replay_birth *birth_opt; /* by (sub, ts) */
 	size_t nbirth_opt, cap_birth_opt;
+	/* corotop_kind options (id, ts, kind), until linked to births. */
+	struct replay_kind *kinds;
+	size_t nkinds, cap_kinds;
 	/* The coroutines' names (corotop_name options), which snapshots
 	 * carry; NULL: none. */
 	struct namepool *names;

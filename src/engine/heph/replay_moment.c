@@ -92,11 +92,14 @@ static size_t rp_u64_upto(const uint64_t *v, size_t n, uint64_t t)
 }
 
 /* The transition that began interval k: its thread, address and seq,
- * and whether the program marked the wait it began as long. */
-static void rp_transition(const struct replay *r, uint32_t k,
-			  struct model_transition *out, bool *long_wait)
+ * and whether the program marked the wait it began as long; where (may
+ * be NULL): the park's place in the program, when recorded and known at
+ * t, else 0, and whether it was learned at an earlier park. */
+static void rp_transition(const struct replay *r, uint32_t k, uint64_t t,
+			  struct model_transition *out, bool *long_wait,
+			  uint64_t *where, bool *learned)
 {
-	uint64_t lw = 0;
+	uint64_t lw = 0, wl = 0, w = 0, wat = 0, b = 0, bat = 0;
 
 	const struct heph_ref *e = &r->f.ev[r->iv[k].ev];
 	struct heph_packet p;
@@ -110,8 +113,25 @@ static void rp_transition(const struct replay *r, uint32_t k,
 		heph_packet_u64(&p, "addr", &out->addr);
 		heph_packet_u64(&p, "seq", &out->seq);
 		heph_packet_u64(&p, "long_wait", &lw);
+		if (where && !out->is_active) {
+			heph_packet_u64(&p, "where", &w);
+			heph_packet_u64(&p, "where_at", &wat);
+			heph_packet_u64(&p, "where_learned", &wl);
+			heph_packet_u64(&p, "where_before", &b);
+			heph_packet_u64(&p, "where_before_at", &bat);
+		}
 	}
 	*long_wait = lw != 0;
+	/* Shown from when the live view knew it (a walk may come late,
+	 * after a frame learned at an earlier park). */
+	if (wat > t) {
+		w = b && bat <= t ? b : 0;
+		wl = 1;
+	}
+	if (where) {
+		*where = w;
+		*learned = w && wl;
+	}
 }
 
 /* Coroutine k at t into out; false when it is not visible then. */
@@ -122,7 +142,8 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 	const struct replay_iv *iv = r->iv + c->first;
 	uint64_t lsum = 0, ev_end, old;
 	struct model_transition tr;
-	bool long_wait;
+	bool long_wait, learned;
+	uint64_t where;
 	size_t i;
 
 	/* Most coroutines of a long recording are not alive at t: they
@@ -137,7 +158,8 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 	out->slot = (uint32_t)k;
 	out->station = MODEL_NONE;
 	out->probe_id = c->substream;
-	out->name = c->name;
+	out->name = c->named && t >= c->named_ts ? c->named : c->name;
+	out->kind = t >= c->kind_ts ? c->kind : MODEL_COROUTINE;
 	out->pid = c->pid;
 	out->birth_ts = c->birth;
 	out->in_use = 1;
@@ -158,9 +180,11 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 		return true;
 	}
 	i--;
-	rp_transition(r, c->first + (uint32_t)i, &tr, &long_wait);
+	rp_transition(r, c->first + (uint32_t)i, t, &tr, &long_wait, &where,
+		      &learned);
 	out->last_tid = tr.tid;
-	out->last_addr = tr.addr;
+	out->last_addr = where ? where : tr.addr;
+	out->where_learned = learned;
 	out->last_seq = tr.seq;
 	out->switches = i + 1;
 	out->run_ns = iv[i].run_before;
@@ -274,7 +298,8 @@ size_t replay_history(const struct replay *r, uint64_t id, uint64_t t,
 		uint64_t lost = 0;
 		bool lw; /* (the coroutine's record carries it, not a row) */
 
-		rp_transition(r, c->first + (uint32_t)i, tr, &lw);
+		rp_transition(r, c->first + (uint32_t)i, t, tr, &lw, NULL,
+			      NULL);
 		tr->n = i;
 		/* Losses found since the previous transition. */
 		while (li < c->nl && r->lost[c->lfirst + li].ts <= tr->ts) {
@@ -300,6 +325,7 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 	struct heph_packet p;
 	struct heph_attr a;
 	uint32_t pos = 0;
+	uint64_t at = 0;
 	size_t i;
 
 	c = rp_find(r, id);
@@ -309,6 +335,9 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 	if (!i || r->iv[c->first + i - 1].running ||
 	    (c->dead && i == c->n && t >= c->end) ||
 	    !heph_file_event(&r->f, r->iv[c->first + i - 1].ev, &p))
+		return 0;
+	/* A walk's stack: from when the live view had it. */
+	if (heph_packet_u64(&p, "stack_at", &at) && at > t)
 		return 0;
 	while (heph_attr_next(&p, &pos, &a)) {
 		size_t n = 0;

@@ -64,6 +64,11 @@ const char cli_usage[] =
 	"the end)\n"
 	"      --paused             with --replay: start paused at the "
 	"beginning\n"
+	"      --at LIST            with --replay: these moments, comma-"
+	"separated (12.5s,\n"
+	"                           1:30, 250ms, 50%, end); batch prints "
+	"one snapshot at\n"
+	"                           each, the TUI starts paused at the last\n"
 	"      --cacheray FILE      read a Cacheray trace (a file, - for "
 	"stdin, or a FIFO)\n"
 	"  -C, --no-color           monochrome (also when NO_COLOR is set)\n"
@@ -159,6 +164,7 @@ enum {
 	OPT_PPT_FRAMES,
 	OPT_REPLAY,
 	OPT_PAUSED,
+	OPT_AT,
 	OPT_CACHERAY,
 	OPT_NO_AUTO,
 	OPT_OUTPUT,
@@ -180,6 +186,7 @@ static const struct option cli_options[] = {
 	{"output", required_argument, NULL, OPT_OUTPUT},
 	{"replay", required_argument, NULL, OPT_REPLAY},
 	{"paused", no_argument, NULL, OPT_PAUSED},
+	{"at", required_argument, NULL, OPT_AT},
 	{"cacheray", required_argument, NULL, OPT_CACHERAY},
 	{"shm", required_argument, NULL, OPT_SHM},
 	{"sock", required_argument, NULL, OPT_SOCK},
@@ -338,6 +345,7 @@ static const struct cli_store_option cli_texts[] = {
 	{OPT_RECORD, offsetof(struct cli, record)},
 	{OPT_OUTPUT, offsetof(struct cli, output)},
 	{OPT_REPLAY, offsetof(struct cli, replay)},
+	{OPT_AT, offsetof(struct cli, at)},
 	{OPT_CACHERAY, offsetof(struct cli, cacheray)},
 	{OPT_SHM, offsetof(struct cli, shm)},
 	{OPT_SOCK, offsetof(struct cli, sock)},
@@ -439,9 +447,9 @@ static enum cli_result cli_check_file_mode(struct cli *out, char *err,
 				"picked when it was recorded, so --runtime and "
 				"--own-lib go with a running target",
 				what);
-	if (out->paused && !out->replay)
-		return cli_fail(err, errlen, "%s",
-				"--paused goes with --replay FILE");
+	if ((out->paused || out->at) && !out->replay)
+		return cli_fail(err, errlen, "%s goes with --replay FILE",
+				out->paused ? "--paused" : "--at");
 	return CLI_OK;
 }
 
@@ -571,9 +579,9 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 		out->command = &argv[optind];
 	if (out->replay || out->cacheray)
 		return cli_check_file_mode(out, err, errlen);
-	if (out->paused)
-		return cli_fail(err, errlen, "%s",
-				"--paused goes with --replay FILE");
+	if (out->paused || out->at)
+		return cli_fail(err, errlen, "%s goes with --replay FILE",
+				out->paused ? "--paused" : "--at");
 	if (out->command && out->shm)
 		return cli_fail(err, errlen,
 				"give either a command or --shm %s, not both",

@@ -29,6 +29,7 @@ struct cli {
 	const char *output;   /* --output FILE: the target's stdout, stderr */
 	const char *replay;   /* --replay FILE: show a recording */
 	bool paused;	      /* --paused: replay starts paused */
+	const char *at;	      /* --at LIST: replay at these moments */
 	const char *cacheray; /* --cacheray FILE (- : stdin) */
 	bool batch;
 	unsigned iterations; /* 0 = forever */

@@ -7,6 +7,10 @@
  *   12.5 or 12.5s     seconds        1:30 or 1:02:03   [h:]m:s
  *   250ms, 40us, 9ns  other units    +5s / -2.5s       from the position
  *   50%               of the length  start, end        the two ends
+ *
+ * The end is the last moment the program still ran: a recording goes on
+ * to corotop's stop, past the deaths of the program's end (a kill, its
+ * exit), where every coroutine is dead.  Playing and stepping go there.
  */
 #define _GNU_SOURCE
 #include "ui/tui/replay_ctl.h"
@@ -59,7 +63,7 @@ static bool rc_word(const char **s, const char *u)
 }
 
 bool replay_ctl_parse(const char *text, uint64_t pos, uint64_t t0, uint64_t t1,
-		      uint64_t *out, char *err, size_t errlen)
+		      uint64_t ran, uint64_t *out, char *err, size_t errlen)
 {
 	const char *s = text;
 	double v = 0, ns;
@@ -77,7 +81,7 @@ bool replay_ctl_parse(const char *text, uint64_t pos, uint64_t t0, uint64_t t1,
 		return true;
 	}
 	if (rc_word(&s, "end")) {
-		*out = t1;
+		*out = ran >= t0 && ran <= t1 ? ran : t1;
 		return true;
 	}
 	if (*s == '+' || *s == '-')
@@ -197,7 +201,7 @@ unsigned replay_ctl_action(struct tui *t, enum tui_action a)
 	case ACT_REPLAY_START:
 	case ACT_REPLAY_END:
 		engine_replay_seek(t->engine,
-				   a == ACT_REPLAY_START ? ri.t0 : ri.t1);
+				   a == ACT_REPLAY_START ? ri.t0 : ri.ran);
 		return rc_say(t, a == ACT_REPLAY_START ? "start" : "end");
 	default:
 		return REACT_NONE;
@@ -213,7 +217,7 @@ unsigned replay_ctl_goto(struct tui *t, const char *text)
 	engine_replay_info(t->engine, &ri);
 	if (!*text)
 		return REACT_REDRAW;
-	if (!replay_ctl_parse(text, ri.pos, ri.t0, ri.t1, &to, err,
+	if (!replay_ctl_parse(text, ri.pos, ri.t0, ri.t1, ri.ran, &to, err,
 			      sizeof(err))) {
 		snprintf(t->message, sizeof(t->message), "%s", err);
 		return REACT_REDRAW;

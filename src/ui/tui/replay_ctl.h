@@ -15,9 +15,10 @@
 struct tui;
 
 /* text as a moment of the recording [t0, t1] (pos: the position, for
- * +/- times), clamped; false with a message for people. */
+ * +/- times), clamped; "end" is `ran`, the last moment the program still
+ * ran (engine_replay_info).  False with a message for people. */
 bool replay_ctl_parse(const char *text, uint64_t pos, uint64_t t0, uint64_t t1,
-		      uint64_t *out, char *err, size_t errlen);
+		      uint64_t ran, uint64_t *out, char *err, size_t errlen);
 /* ns as "m:ss.mmm" (or "h:mm:ss.mmm"). */
 void replay_ctl_format(uint64_t ns, char *buf, size_t n);
 
