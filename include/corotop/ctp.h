@@ -297,6 +297,13 @@ struct ctp_station_ext {
 	 * the context it last switched to (a longjmp it cannot decode, a
 	 * runtime's own assembly).  Raised like contexts_untracked. */
 	CTP_ATOMIC(uint64_t) switches_unseen;
+	/* The function the occupant's context was made to run, as an
+	 * address in the writing process (makecontext's func,
+	 * make_fcontext's fn: corotop_coro_open_entry), which an engine
+	 * names it by when nothing else does; 0 = unknown (a probe before
+	 * this field, a scheduler that did not say).  Written with the
+	 * header, before (G); untrusted: only an address to symbolize. */
+	uint64_t entry;
 };
 
 struct ctp_station {
@@ -367,7 +374,8 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, contexts_untracked) == 152,
 		  "contexts_untracked");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, switches_unseen) == 160,
 		  "switches_unseen");
-CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 168, "station ext");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, entry) == 168, "entry");
+CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 176, "station ext");
 
 /* Size in bytes of a region with n stations. */
 static inline uint64_t ctp_region_size(uint32_t n)

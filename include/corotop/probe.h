@@ -208,6 +208,19 @@ COROTOP_API void corotop_coro_open(struct corotop_coro *c, uint64_t probe_id);
 COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
 					 uint64_t probe_id, const char *name,
 					 unsigned flags);
+/*
+ * corotop_coro_open_named, and the function c's context was made to run
+ * (the func given to makecontext, the fn given to make_fcontext; NULL:
+ * unknown): corotop names an unnamed coroutine after it from its first
+ * snapshot -- the function's own name, or, for a runtime's entry template
+ * (Boost's fiber_entry<...worker_context<F>...>), the program's F it was
+ * instantiated for -- until a walk of its parked stack finds the
+ * program's first frame (docs/TRACING.md).  Only its address is kept and
+ * sent (ctp_station_ext.entry); it is never called nor read.
+ */
+COROTOP_API void corotop_coro_open_entry(struct corotop_coro *c,
+					 uint64_t probe_id, const char *name,
+					 unsigned flags, void (*entry)(void));
 COROTOP_API void corotop_coro_close(struct corotop_coro *c);
 /* Out-of-line record; use the inline wrappers below.  _record_ writes the
  * transition (traced, or an agent knocking); _note_ only keeps it in c

@@ -98,6 +98,13 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 	harvest_who(&e->harvest, station, &who);
 	model_open(&e->model, station, probe_id, birth_ts);
 	model_occupant(&e->model, station, who.name, who.coro);
+	/* Named from birth after the function its context was made to run
+	 * (snapshot_name: the program's function, when the entry is a
+	 * runtime's template made for one), until a walk of its parked
+	 * stack finds the program's first frame (engine_unwind_apply).  An
+	 * address only, untrusted: kept when it can be one. */
+	if (who.entry && SNAPSHOT_ADDR_NAMEABLE(who.entry))
+		model_name_pc(&e->model, station, who.entry);
 	model_kind(&e->model, station,
 		   who.role == CTP_STX_DISPATCHER ? MODEL_DISPATCHER
 		   : who.role == CTP_STX_ROOT	  ? MODEL_ROOT

@@ -21,7 +21,9 @@
  * Boost.Fiber's dispatcher, named "boost.fiber dispatcher" -- the one
  * context libboost_fiber makes itself (a fiber's context is made by
  * templates instantiated in the program), told by where make_fcontext is
- * called from.
+ * called from.  Every other context is opened with the function it was
+ * made to run (makecontext's func, make_fcontext's fn) as its entry, which
+ * corotop names it by from its first snapshot (docs/TRACING.md).
  *
  * Every switch suspends the context running on this thread and resumes the
  * one switched to, on this thread (M:N migration shows as the new
@@ -206,9 +208,11 @@ static struct ctx *preload_ctx(uint32_t i)
 
 /* A context record with its probe state opened; CTXTABLE_NONE when the
  * table is full (the context then runs untraced).  dispatcher: a
- * scheduler's own context (Boost.Fiber's), named for what it is. */
+ * scheduler's own context (Boost.Fiber's), named for what it is.  entry:
+ * the function the context was made to run (NULL for a root), which
+ * names it in corotop until a walk finds better. */
 static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi,
-			     bool dispatcher)
+			     bool dispatcher, void (*entry)(void))
 {
 	uint32_t i = ctxtable_alloc(&preload_table, kind);
 	struct ctx *c;
@@ -219,9 +223,10 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi,
 	}
 	c = preload_ctx(i);
 	/* A thread's own stack is named so, and a dispatcher; a made
-	 * context is named by corotop after the program's first frame its
-	 * entry runs. */
-	corotop_coro_open_named(
+	 * context is named by corotop after its entry (the program's
+	 * function a Boost entry template was made for), then after the
+	 * program's first frame its entry runs. */
+	corotop_coro_open_entry(
 		&c->coro,
 		/* relaxed: unique ids, no ordering. */
 		atomic_fetch_add_explicit(&preload_table.next_id, 1,
@@ -235,7 +240,8 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi,
 		COROTOP_NAME_STATIC |
 			(kind == CTX_ROOT ? COROTOP_CORO_HUB | COROTOP_CORO_ROOT
 					  : 0u) |
-			(dispatcher ? COROTOP_CORO_DISPATCHER : 0u));
+			(dispatcher ? COROTOP_CORO_DISPATCHER : 0u),
+		entry);
 	if (hi > lo) {
 		corotop_coro_set_stack(&c->coro, (const void *)lo,
 				       (const void *)hi);
@@ -349,7 +355,7 @@ static uint32_t preload_current(uint64_t addr)
 	if (preload_cur != CTXTABLE_NONE)
 		return preload_cur;
 	if (preload_root == CTXTABLE_NONE) {
-		preload_root = preload_open(CTX_ROOT, 0, 0, false);
+		preload_root = preload_open(CTX_ROOT, 0, 0, false, NULL);
 		if (preload_root == CTXTABLE_NONE)
 			return CTXTABLE_NONE;
 		corotop_coro_resume(&preload_ctx(preload_root)->coro, addr);
@@ -573,8 +579,9 @@ PRELOAD_MAKECONTEXT(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	    atomic_load_explicit(&preload_ctx(old)->kind,
 				 memory_order_relaxed) == CTX_UCONTEXT)
 		preload_close(old);
-	i = argc > CTX_MAX_ARGS ? CTXTABLE_NONE
-				: preload_open(CTX_UCONTEXT, lo, hi, false);
+	i = argc > CTX_MAX_ARGS
+		    ? CTXTABLE_NONE
+		    : preload_open(CTX_UCONTEXT, lo, hi, false, func);
 	if (i == CTXTABLE_NONE) {
 		preload_leave();
 		preload_makecontext(real, ucp, func, n, a);
@@ -833,7 +840,8 @@ PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
 	preload_stack_reused(hi - size, hi);
 	i = preload_open(
 		CTX_FCONTEXT, hi - size, hi,
-		preload_fiber_runtime((uint64_t)__builtin_return_address(0)));
+		preload_fiber_runtime((uint64_t)__builtin_return_address(0)),
+		(void (*)(void))fn);
 	if (i == CTXTABLE_NONE) {
 		preload_leave();
 		return real(sp, size, fn);

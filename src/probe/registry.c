@@ -18,10 +18,12 @@
  * Names.  Beside each slot, the coroutine's name (corotop_coro_open_named):
  * a copy of at most COROTOP_NAME_MAX - 1 bytes, or the pointer to a static
  * one, written by add before the word's release store.  Another array of
- * REGISTRY_MAX entries of 56 bytes, address space only like the slots.
+ * REGISTRY_MAX entries of 64 bytes, address space only like the slots.
  * registry_name hands it out when the coroutine takes a station -- its
  * owner, or the census walker, which reads a static name without ever
  * faulting (its owner may close it, and free the string, meanwhile).
+ * The entry (corotop_coro_open_entry: the function the context runs)
+ * sits there too, a word the station header carries like the name.
  *
  * Attachment numbers (probe_attach) only grow, so "claimed under attach"
  * means: the coroutine has, or is getting, a station in that attachment's
@@ -81,6 +83,7 @@ _Static_assert(sizeof(struct registry_slot) == 24, "24-byte slots");
 struct registry_name {
 	char text[COROTOP_NAME_MAX]; /* a copied name, NUL-terminated */
 	const char *ptr;	     /* a static name (COROTOP_NAME_STATIC) */
+	uint64_t entry;		     /* the entry's address, 0 = none */
 };
 
 _Static_assert(COROTOP_NAME_MAX == CTP_STX_NAME_LEN, "one name length");
@@ -217,8 +220,15 @@ static uint32_t registry_pop(void)
 	}
 }
 
+uint64_t registry_entry(uint32_t reg)
+{
+	if (!reg || reg > REGISTRY_MAX || !registry_names)
+		return 0;
+	return registry_names[reg - 1].entry;
+}
+
 uint32_t registry_add_named(struct corotop_coro *c, const char *name,
-			    unsigned flags)
+			    unsigned flags, uint64_t entry)
 {
 	uint32_t i;
 
@@ -247,6 +257,7 @@ uint32_t registry_add_named(struct corotop_coro *c, const char *name,
 
 		nm->ptr = NULL;
 		nm->text[0] = '\0';
+		nm->entry = entry;
 		if (name && *name && (flags & COROTOP_NAME_STATIC)) {
 			nm->ptr = name;
 		} else if (name && *name) {

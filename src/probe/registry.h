@@ -45,17 +45,18 @@ bool registry_init(void);
 
 /* Owner side.  add: c is live from now on (REGISTRY_LIVE, attachment 0),
  * with its name (corotop_coro_open_named's name and flags: copied now, or
- * the pointer kept), which the slot keeps until it is reused;
+ * the pointer kept) and its entry (corotop_coro_open_entry's; 0: none),
+ * which the slot keeps until it is reused;
  * returns its reg (slot + 1), or 0 when no slot is left.  remove: c is
  * dead, no walker can hand it a station any more; returns the word it had
  * (a hand-over it never adopted is in it), and the slot is reused once no
  * walker holds it.  claim: the owner's first record under `attach` (a
  * non-zero attachment number). */
 uint32_t registry_add_named(struct corotop_coro *c, const char *name,
-			    unsigned flags);
+			    unsigned flags, uint64_t entry);
 static inline uint32_t registry_add(struct corotop_coro *c)
 {
-	return registry_add_named(c, NULL, COROTOP_NAME_COPY);
+	return registry_add_named(c, NULL, COROTOP_NAME_COPY, 0);
 }
 uint64_t registry_remove(uint32_t reg);
 enum registry_claim registry_claim(uint32_t reg, uint32_t attach,
@@ -81,6 +82,10 @@ void registry_unpin(uint32_t slot);
  * on a pinned slot whose coroutine may close meanwhile) reads it with
  * process_vm_readv, so a string freed after the close never faults. */
 size_t registry_name(uint32_t reg, char out[COROTOP_NAME_MAX], bool checked);
+
+/* The entry of registered coroutine reg (slot + 1), as add kept it; 0:
+ * none, or reg is 0.  The owner's call, or a walker's on a pinned slot. */
+uint64_t registry_entry(uint32_t reg);
 
 /* The bytes of name s to keep: at most COROTOP_NAME_MAX - 1 of the `len`
  * readable (a NUL ends it sooner), cut back to a UTF-8 character

@@ -101,10 +101,12 @@ static inline uint64_t station_next_n(struct probe_region *p, uint32_t idx)
 }
 
 /* Who occupies a station, beside its probe id and birth: the address of
- * its struct corotop_coro and its name (CTP_STX_NAME_LEN bytes,
- * NUL-padded; all zeros: none). */
+ * its struct corotop_coro, its name (CTP_STX_NAME_LEN bytes, NUL-padded;
+ * all zeros: none) and the function its context was made to run (0:
+ * unknown). */
 struct station_who {
 	uint64_t coro;
+	uint64_t entry;
 	char name[CTP_STX_NAME_LEN];
 };
 
@@ -125,6 +127,7 @@ static inline void station_header(struct probe_region *p, uint32_t idx,
 	/* relaxed, byte by byte: published by (G) like the rest; a reader
 	 * racing a reuse gets a torn name, which it checks anyway. */
 	__atomic_store_n(&s->ext.coro, who->coro, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ext.entry, who->entry, __ATOMIC_RELAXED);
 	for (unsigned k = 0; k < CTP_STX_NAME_LEN; k++)
 		__atomic_store_n(&s->ext.name[k], who->name[k],
 				 __ATOMIC_RELAXED);

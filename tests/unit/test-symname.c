@@ -401,6 +401,126 @@ static void test_function_len(void **state)
 				 symname_function_len(c[i].where), c[i].len);
 }
 
+/*
+ * Entries: the functions a runtime makes a context run, mangled as GCC 12
+ * made them on Debian's Boost 1.74 (nm of tests/targets/fiber-target,
+ * boost-ucfiber, and a program of Boost.Coroutine2 and callcc), each
+ * formatted as the symbolizer does, then asked for the program's
+ * function: a Boost.Fiber lambda (worker_context<F>), a fiber of a
+ * function reference (none: its type names no function), a Coroutine2
+ * generator's lambda and its function object, a callcc lambda, a fiber
+ * on the ucontext backend.
+ */
+static const struct {
+	const char *mangled, *program;
+} entry_cases[] = {
+	{"_ZN5boost7context6detail11fiber_entryINS1_12fiber_recordINS0_"
+	 "5fiberENS0_21basic_fixedsize_stackINS0_12stack_traitsEEESt5_BindIFMN"
+	 "S_6fibers14worker_contextIZ4mainEUlvE0_JEEEFS4_OS4_EPSC_St12_"
+	 "PlaceholderILi1EEEEEEEEvNS1_10transfer_tE",
+	 "main::{lambda()#2}"},
+	{"_ZN5boost7context6detail11fiber_entryINS1_12fiber_recordINS0_"
+	 "5fiberENS0_21basic_fixedsize_stackINS0_12stack_traitsEEESt5_BindIFMN"
+	 "S_6fibers14worker_contextIRFvvEJEEEFS4_OS4_EPSD_St12_PlaceholderILi1"
+	 "EEEEEEEEvNS1_10transfer_tE",
+	 ""},
+	{"_ZN5boost7context6detail11fiber_entryINS1_12fiber_recordINS0_"
+	 "5fiberENS0_21basic_fixedsize_stackINS0_12stack_traitsEEEZNS_"
+	 "11coroutines26detail14pull_coroutineIiE13control_blockC4IS7_Z4mainE"
+	 "UlRNS9_14push_coroutineIiEEE_EENS0_12preallocatedEOT_OT0_EUlOS4_E_"
+	 "EEEEvNS1_10transfer_tE",
+	 "main::{lambda(...)#1}"}, /* shortened with the rest */
+	{"_ZN5boost7context6detail11fiber_entryINS1_12fiber_recordINS0_"
+	 "5fiberENS0_21basic_fixedsize_stackINS0_12stack_traitsEEEZNS_"
+	 "11coroutines26detail14pull_coroutineIiE13control_blockC4IS7_3GenEEN"
+	 "S0_12preallocatedEOT_OT0_EUlOS4_E_EEEEvNS1_10transfer_tE",
+	 "Gen"},
+	{"_ZN5boost7context6detail13context_entryINS1_6recordINS0_"
+	 "12continuationENS0_21basic_fixedsize_stackINS0_12stack_traitsEEEZ4m"
+	 "ainEUlOS4_E0_EEEEvNS1_10transfer_tE",
+	 "main::{lambda(...)#2}"},
+	{"_ZN5boost7context6detailL16fiber_entry_funcINS1_20fiber_capture_"
+	 "recordINS0_5fiberENS0_21basic_fixedsize_stackINS0_12stack_traitsEEE"
+	 "Z4mainEUlOS4_E_EEEEvPv",
+	 "main::{lambda(boost::context::fiber&&)#1}"},
+};
+
+static void test_entry(void **state)
+{
+	char shown[SYMNAME_MAX + 1], f[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(entry_cases) / sizeof(entry_cases[0]);
+	     i++) {
+		const char *m = entry_cases[i].mangled;
+
+		symname_format(m, strlen(m), shown, sizeof(shown));
+		shown[symname_function_len(shown)] = '\0';
+		if (!symname_entry(shown, f, sizeof(f)) ||
+		    strcmp(f, entry_cases[i].program))
+			fail_msg("%s: \"%s\", wanted \"%s\"", shown, f,
+				 entry_cases[i].program);
+	}
+}
+
+/* The entry shortened keeps the program's function in sight; the full
+ * demangled text gives the same; other names are not entries. */
+static void test_entry_text(void **state)
+{
+	static const char full[] =
+		"void boost::context::detail::fiber_entry<boost::context::"
+		"detail::fiber_record<boost::context::fiber, boost::context::"
+		"basic_fixedsize_stack<boost::context::stack_traits>, "
+		"std::_Bind<"
+		"boost::context::fiber (boost::fibers::worker_context<main::{"
+		"lambda()#2}>::*(boost::fibers::worker_context<main::{lambda()#"
+		"2}"
+		">*, std::_Placeholder<1>))(boost::context::fiber&&)> > "
+		">(boost::"
+		"context::detail::transfer_t)";
+	static const char *const not_entries[] = {
+		"fiber_main",
+		"boost::fibers::worker_context<main::{lambda()#2}>::run_(boost:"
+		":"
+		"context::fiber&&)",
+		"void boost::context::detail::fiber_entry_helper(int)",
+		"",
+	};
+	const char *m = entry_cases[0].mangled;
+	char shown[SYMNAME_MAX + 1], f[64];
+
+	(void)state;
+	symname_format(m, strlen(m), shown, sizeof(shown));
+	assert_string_equal(shown, "void boost::context::detail::fiber_entry<"
+				   "...main::{lambda()#2}...>(boost::context::"
+				   "detail::transfer_t)");
+	assert_true(symname_entry(full, f, sizeof(f)));
+	assert_string_equal(f, "main::{lambda()#2}");
+	/* Cut to the buffer, terminated. */
+	assert_true(symname_entry(full, f, 5));
+	assert_string_equal(f, "main");
+	for (size_t i = 0; i < sizeof(not_entries) / sizeof(not_entries[0]);
+	     i++) {
+		f[0] = 'x';
+		assert_false(symname_entry(not_entries[i], f, sizeof(f)));
+		assert_string_equal(f, "");
+	}
+	/* Untrusted: unbalanced, mismatched or empty arguments name none. */
+	assert_true(symname_entry("boost::context::detail::fiber_entry<a, (b>",
+				  f, sizeof(f)));
+	assert_string_equal(f, "");
+	assert_true(symname_entry("boost::context::detail::fiber_entry<x<{y>}>",
+				  f, sizeof(f)));
+	assert_string_equal(f, "");
+	assert_true(symname_entry("boost::context::detail::fiber_entry<>", f,
+				  sizeof(f)));
+	assert_string_equal(f, "");
+	assert_true(symname_entry("boost::context::detail::fiber_entry<int, "
+				  "void (*)(), 3, std::x, Fn>(t)",
+				  f, sizeof(f)));
+	assert_string_equal(f, "Fn");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +534,8 @@ int main(void)
 		cmocka_unit_test(test_exponential_output_stops),
 		cmocka_unit_test(test_too_long_to_demangle),
 		cmocka_unit_test(test_function_len),
+		cmocka_unit_test(test_entry),
+		cmocka_unit_test(test_entry_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -311,6 +311,7 @@ void harvest_who(const struct harvest *h, uint32_t i, struct harvest_who *out)
 	if (__atomic_load_n(&s->ext.magic, __ATOMIC_RELAXED) != CTP_STX_MAGIC)
 		return;
 	out->coro = __atomic_load_n(&s->ext.coro, __ATOMIC_RELAXED);
+	out->entry = __atomic_load_n(&s->ext.entry, __ATOMIC_RELAXED);
 	for (unsigned k = 0; k < CTP_STX_NAME_LEN; k++)
 		raw[k] = __atomic_load_n(&s->ext.name[k], __ATOMIC_RELAXED);
 	/* The copy is done before the generation is looked at again. */

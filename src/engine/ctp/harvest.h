@@ -201,6 +201,9 @@ unsigned harvest_station_recent(const struct harvest *h, uint32_t i,
  * probe's station header says (zeros for another writer's). */
 struct harvest_who {
 	uint64_t coro; /* its struct corotop_coro in the target, 0: unknown */
+	/* The function its context was made to run (ctp_station_ext.entry),
+	 * an address in the writing process, untrusted; 0: unknown. */
+	uint64_t entry;
 	char name[CTP_STX_NAME_LEN]; /* cleaned (printable ASCII); "": none */
 	uint32_t pid;		     /* the writing process, 0: unknown */
 	uint64_t image; /* its image (ctp_station_ext.image), 0: unknown */
@@ -209,7 +212,7 @@ struct harvest_who {
 
 /*
  * Station i's occupant as of the generation the harvest last opened
- * (call it from the sink's open): its header's coro and name, read as
+ * (call it from the sink's open): its header's coro, entry and name, read as
  * untrusted bytes -- at most CTP_STX_NAME_LEN - 1 of them, up to a NUL,
  * non-printable ones as '?' -- and dropped when the generation moved
  * while they were read (a newer occupant's, or a torn copy).

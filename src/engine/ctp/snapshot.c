@@ -277,7 +277,7 @@ const char *snapshot_name_settled(const struct snapshot *s,
 				  const struct model_coro *c, char *buf,
 				  size_t n, bool *settled)
 {
-	char where[NAMECACHE_NAME_MAX];
+	char where[NAMECACHE_NAME_MAX], f[NAMECACHE_NAME_MAX];
 	uint64_t pc = 0;
 	size_t len;
 
@@ -292,10 +292,15 @@ const char *snapshot_name_settled(const struct snapshot *s,
 	snapshot_code_settled(s, SNAPSHOT_KEY_IN(pc, snapshot_space(s, c)), pc,
 			      false, where, sizeof(where), settled);
 	len = symname_function_len(where);
-	if (len >= n)
-		len = n - 1;
-	memcpy(buf, where, len);
-	buf[len] = '\0';
+	where[len] = '\0';
+	/* A runtime's entry template (the probe's entry of a Boost fiber)
+	 * names the program's function it was made for, or nothing; so does
+	 * another function of a runtime's (its namespace). */
+	if (symname_entry(where, f, sizeof(f)))
+		snprintf(where, sizeof(where), "%s", f);
+	else if (framekind_runtime(NULL, NULL, where, FRAMEKIND_PROGRAM))
+		where[0] = '\0';
+	snprintf(buf, n, "%s", where);
 	return buf;
 }
 

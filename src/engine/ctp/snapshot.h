@@ -194,7 +194,9 @@ const char *snapshot_where_of_settled(const struct snapshot *s,
 
 /* The coroutine's name, for people: the name its probe gave, else the
  * function of its name_pc (model_name_pc) by the name cache, as
- * snapshot_where finds it (hex while it has none), else "".  Printable
+ * snapshot_where finds it (hex while it has none) -- for a runtime's entry
+ * template the program's function it was made for (symname_entry), and
+ * nothing for another runtime's function -- else "".  Printable
  * ASCII, at most NAMEPOOL_TEXT_MAX - 1 bytes for a probe's name.  Copies
  * text, never runs the symbolizer.  Returns buf. */
 const char *snapshot_name(const struct snapshot *s, const struct model_coro *c,

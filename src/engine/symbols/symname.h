@@ -7,6 +7,7 @@
 #ifndef COROTOP_SYMNAME_H
 #define COROTOP_SYMNAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The longest name symname_format makes, in bytes without the NUL: it
@@ -40,5 +41,21 @@ size_t symname_format(const char *raw, size_t len, char *buf, size_t n);
  * one, up to a " (FILE:LINE)" that ends the text; else the whole length.
  */
 size_t symname_function_len(const char *where);
+
+/*
+ * Whether `function` (a function's name as symname_format makes it, its
+ * "+0x..." and file cut off) is a runtime's entry template -- the
+ * function a context is made to run, instantiated for the program's own:
+ * Boost.Context's fiber_entry, fiber_entry_func, context_entry and
+ * entry_func, Boost.Coroutine's trampolines.  Then out gets the program's
+ * function it was made for, found in its template arguments
+ * (Boost.Fiber's worker_context<F>: F; else the first of the program's
+ * names, the last argument of each list first: a record's Fn, a
+ * Coroutine2 control_block's Fn), or "" when they name none of the
+ * program's (a function pointer's type, the runtime's own types).  False,
+ * out "", for any other function.  Untrusted text: bounded, brackets
+ * matched; at most n - 1 bytes written, terminated when n > 0.
+ */
+bool symname_entry(const char *function, char *out, size_t n);
 
 #endif
