@@ -123,9 +123,11 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 		recorder_open(e->rec, station, probe_id, birth_ts,
 			      e->model.next_id - 1, who.name,
 			      who.pid != (uint32_t)e->target.pid ? who.pid : 0);
-		/* The name is the birth's (corotop_name): its kind. */
+		/* A name the probe gave is the birth's (corotop_name); one
+		 * from its entry, and its kind, are learned at the birth. */
 		if (c)
-			engine_rec_learned(e, c, true, MODEL_COROUTINE);
+			engine_rec_learned(e, c, who.name[0] != '\0',
+					   MODEL_COROUTINE);
 	}
 }
 

@@ -277,30 +277,19 @@ const char *snapshot_name_settled(const struct snapshot *s,
 				  const struct model_coro *c, char *buf,
 				  size_t n, bool *settled)
 {
-	char where[NAMECACHE_NAME_MAX], f[NAMECACHE_NAME_MAX];
+	char where[NAMECACHE_NAME_MAX];
 	uint64_t pc = 0;
-	size_t len;
 
 	*settled = true;
 	if (!n)
 		return buf;
 	if (!namepool_get(s->coro_names, c->name, buf, n, &pc) || buf[0] || !pc)
 		return buf;
-	/* Its function only: "fiber_main+0x1a" names the coroutine as
-	 * "fiber_main". */
-	/* An entry: named at itself, not at a call site. */
+	/* An entry: named at itself, not at a call site; by its function,
+	 * or the program's function a runtime's template was made for. */
 	snapshot_code_settled(s, SNAPSHOT_KEY_IN(pc, snapshot_space(s, c)), pc,
 			      false, where, sizeof(where), settled);
-	len = symname_function_len(where);
-	where[len] = '\0';
-	/* A runtime's entry template (the probe's entry of a Boost fiber)
-	 * names the program's function it was made for, or nothing; so does
-	 * another function of a runtime's (its namespace). */
-	if (symname_entry(where, f, sizeof(f)))
-		snprintf(where, sizeof(where), "%s", f);
-	else if (framekind_runtime(NULL, NULL, where, FRAMEKIND_PROGRAM))
-		where[0] = '\0';
-	snprintf(buf, n, "%s", where);
+	framekind_coro_name(where, buf, n);
 	return buf;
 }
 

@@ -23,7 +23,8 @@
 
 #include "common/grow.h"
 #include "common/lowerbound.h"
-#include "engine/symbols/symname.h"
+#include "engine/heph/hephnames.h"
+#include "engine/symbols/framekind.h"
 
 #define HEPH_CORONAMES_MAX (1u << 24)
 
@@ -112,7 +113,7 @@ static void hc_named_pcs(struct heph_coronames *cn, const struct heph_file *f)
 	if (n)
 		qsort(by_pc, n, sizeof(*by_pc), hc_named_pc_cmp);
 	for (size_t i = 0; n && i < f->nmeta_off; i++) {
-		char sym[NAMEPOOL_TEXT_MAX + 64];
+		char sym[HEPH_NAME_LEN + 1], name[NAMEPOOL_TEXT_MAX];
 		struct heph_packet p;
 		uint64_t addr;
 		size_t lo, hi, len;
@@ -134,10 +135,10 @@ static void hc_named_pcs(struct heph_coronames *cn, const struct heph_file *f)
 							: sizeof(sym) - 1;
 		memcpy(sym, p.value + 8, len);
 		sym[len] = '\0';
-		len = symname_function_len(sym);
+		framekind_coro_name(sym, name, sizeof(name));
 		for (; lo < n && by_pc[lo]->pc == addr; lo++)
-			namepool_clean(by_pc[lo]->text, (const uint8_t *)sym,
-				       len);
+			namepool_clean(by_pc[lo]->text, (const uint8_t *)name,
+				       strlen(name));
 	}
 	free(by_pc);
 }

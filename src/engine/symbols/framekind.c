@@ -41,6 +41,7 @@
  * for itself (Boost.Fiber's dispatcher) is named for what it is.
  */
 #include "engine/symbols/framekind.h"
+#include "engine/symbols/symname.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@
 
 #define FRAMEKIND_PATTERNS_MAX 32
 #define FRAMEKIND_PATTERN_MAX 128
+#define FRAMEKIND_NAME_MAX 512 /* framekind_coro_name's longest */
 
 /* The user's patterns, each a NUL-terminated prefix in one buffer. */
 struct framekind {
@@ -255,4 +257,23 @@ bool framekind_runtime(const struct framekind *k, const char *module,
 	       framekind_prefixed(module, framekind_modules,
 				  sizeof(framekind_modules) /
 					  sizeof(framekind_modules[0]));
+}
+
+void framekind_coro_name(const char *where, char *out, size_t n)
+{
+	char fn[FRAMEKIND_NAME_MAX], f[FRAMEKIND_NAME_MAX];
+	size_t len = symname_function_len(where);
+
+	if (!n)
+		return;
+	if (len >= sizeof(fn))
+		len = sizeof(fn) - 1;
+	memcpy(fn, where, len);
+	fn[len] = '\0';
+	if (symname_entry(fn, f, sizeof(f)))
+		snprintf(out, n, "%s", f);
+	else if (framekind_runtime(NULL, NULL, fn, FRAMEKIND_PROGRAM))
+		out[0] = '\0';
+	else
+		snprintf(out, n, "%s", fn);
 }

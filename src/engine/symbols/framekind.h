@@ -51,6 +51,16 @@ bool framekind_runtime(const struct framekind *k, const char *module,
  */
 bool framekind_inlined(const char *function, char *out, size_t n);
 
+/*
+ * The name a coroutine takes from the code its context was made to run,
+ * given that code's symbol as recorded or symbolized ("func+0xOFF
+ * (file:N)"): the function; the program's function a runtime's entry
+ * template was made for (symname_entry: Boost's fiber_entry<...F...>);
+ * nothing ("") for another function of a runtime's.  The live view
+ * (snapshot_name) and a recording's readers (hephcoronames) both name so.
+ */
+void framekind_coro_name(const char *where, char *out, size_t n);
+
 /* True when `name` is one framekind_inlined gives a context a runtime made
  * for itself ("boost.fiber dispatcher"), not a function of the program's. */
 bool framekind_role(const char *name);
