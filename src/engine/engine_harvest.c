@@ -124,9 +124,10 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 			      e->model.next_id - 1, who.name,
 			      who.pid != (uint32_t)e->target.pid ? who.pid : 0);
 		/* A name the probe gave is the birth's (corotop_name); one
-		 * from its entry, and its kind, are learned at the birth. */
+		 * from its entry, and its kind, are learned at the birth (the
+		 * name it had before: none). */
 		if (c)
-			engine_rec_learned(e, c, who.name[0] != '\0',
+			engine_rec_learned(e, c, who.name[0] ? c->name : 0,
 					   MODEL_COROUTINE);
 	}
 }
@@ -138,7 +139,7 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 	const struct harvest_event *ev = in;
 	const struct model_coro *was =
 		e->rec ? engine_rec_coro(e, in->station) : NULL;
-	bool had_name = was && engine_rec_has_name(e, was);
+	uint32_t name_was = was ? was->name : 0;
 	unsigned kind_was = was ? was->kind : 0;
 
 	/* Before its state is set: whether a resume of it implies a
@@ -172,7 +173,7 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr, ev->seq,
 			    ev->is_active, ev->ts);
 	if (e->rec)
-		engine_rec_event(e, ev, had_name, kind_was);
+		engine_rec_event(e, ev, name_was, kind_was);
 	if (e->cfg.event_hook)
 		e->cfg.event_hook(e->cfg.hook_ctx, ev);
 }

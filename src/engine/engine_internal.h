@@ -435,23 +435,22 @@ size_t engine_rp_parked_stack(struct engine *e, uint64_t id, uint64_t *frames,
  * with the reason when the file could not be written. */
 bool engine_rec_create(struct engine *e, char *err, size_t errlen);
 void engine_rec_target(struct engine *e, pid_t pid);
-/* What the model learned of record c (lock held), for the recording: its
- * first name, when it had none (had_name: engine_rec_has_name before),
- * and its kind, when no longer kind_was; a park's place in the program
- * and its walked stack (where: a return address; learned: found at an
- * earlier park).  No-ops without --record. */
-bool engine_rec_has_name(struct engine *e, const struct model_coro *c);
+/* What the model learned of record c (lock held), for the recording:
+ * its name, when no longer name_was, and its kind, when no longer
+ * kind_was; a park's place in the program and its walked stack (where: a
+ * return address; learned: found at an earlier park).  No-ops without
+ * --record. */
 void engine_rec_learned(struct engine *e, const struct model_coro *c,
-			bool had_name, unsigned kind_was);
+			uint32_t name_was, unsigned kind_was);
 void engine_rec_where(struct engine *e, const struct model_coro *c,
 		      uint64_t where, uint64_t trace, bool learned);
 /* The record of station's coroutine, or NULL (lock held). */
 const struct model_coro *engine_rec_coro(struct engine *e, uint32_t station);
 /* A harvested event, after the model took it: to the recording, with
  * what the model learned from it (a census walk's name and WHERE; a
- * suspend's learned WHERE).  had_name, kind_was: the record's before. */
+ * suspend's learned WHERE).  name_was, kind_was: the record's before. */
 void engine_rec_event(struct engine *e, const struct harvest_event *ev,
-		      bool had_name, unsigned kind_was);
+		      uint32_t name_was, unsigned kind_was);
 /* After the threads stopped: the exit, if any, and the end. */
 void engine_rec_stop(struct engine *e);
 /* Why recording stopped early, or NULL (the UI's thread). */

@@ -73,18 +73,8 @@ bool engine_rec_create(struct engine *e, char *err, size_t errlen)
 	return e->rec != NULL;
 }
 
-bool engine_rec_has_name(struct engine *e, const struct model_coro *c)
-{
-	char text[2];
-	uint64_t pc = 0;
-
-	return e->rec &&
-	       namepool_get(e->model.names, c->name, text, sizeof(text), &pc) &&
-	       (pc || text[0]);
-}
-
 void engine_rec_learned(struct engine *e, const struct model_coro *c,
-			bool had_name, unsigned kind_was)
+			uint32_t name_was, unsigned kind_was)
 {
 	char text[NAMEPOOL_TEXT_MAX];
 	uint64_t pc = 0, now;
@@ -92,16 +82,15 @@ void engine_rec_learned(struct engine *e, const struct model_coro *c,
 	if (!e->rec || c->station == MODEL_NONE)
 		return;
 	/* From the birth when learned at it (the probe's kind, a name
-	 * from the station): the live view shows it from its first
+	 * from the station's entry): the live view shows it from its first
 	 * snapshot. */
 	now = engine_now(e);
 	if (now < c->birth_ts || c->switches == 0)
 		now = c->birth_ts;
-	/* Named once: its first name (a walk may find its entry again, at
-	 * another pc of the same function). */
-	if (!had_name &&
+	/* Each name it takes: its entry's at the birth, a walk's later. */
+	if (c->name != name_was &&
 	    namepool_get(e->model.names, c->name, text, sizeof(text), &pc) &&
-	    (pc || text[0]))
+	    (text[0] || pc))
 		recorder_named(e->rec, c->station, now, text[0] ? 0 : pc, text);
 	if (c->kind != kind_was)
 		recorder_kind(e->rec, c->station, now, c->kind);
@@ -128,7 +117,7 @@ const struct model_coro *engine_rec_coro(struct engine *e, uint32_t station)
 }
 
 void engine_rec_event(struct engine *e, const struct harvest_event *ev,
-		      bool had_name, unsigned kind_was)
+		      uint32_t name_was, unsigned kind_was)
 {
 	const struct model_coro *c;
 	uint64_t f;
@@ -137,7 +126,8 @@ void engine_rec_event(struct engine *e, const struct harvest_event *ev,
 	c = engine_rec_coro(e, ev->station);
 	if (!c || ev->is_active)
 		return;
-	engine_rec_learned(e, c, had_name, kind_was);
+	if (c->name != name_was || c->kind != kind_was)
+		engine_rec_learned(e, c, name_was, kind_was);
 	/* A census walk put WHERE on the record (engine_census.c); a short
 	 * park shows the frame learned at an earlier one at that switch,
 	 * as engine_where_learned does for the live view. */

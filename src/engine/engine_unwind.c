@@ -401,7 +401,7 @@ static void engine_unwind_apply(struct engine *e,
 	const uint64_t *frames = j->frames;
 	size_t n = j->n;
 	uint64_t where = 0, id = 0;
-	bool had_name;
+	uint32_t name_was;
 	unsigned kind_was;
 
 	e->unwind.raced += j->got == UNWIND_RACED;
@@ -409,13 +409,14 @@ static void engine_unwind_apply(struct engine *e,
 	    c->id != j->id)
 		return;
 	e->unwind.walks++;
-	had_name = engine_rec_has_name(e, c);
+	name_was = c->name;
 	kind_was = c->kind;
 	if (marks->entry >= 0)
 		model_name_pc(m, c->station, frames[marks->entry]);
 	else if (marks->inlined[0])
 		model_name_text(m, c->station, marks->inlined);
-	engine_rec_learned(e, c, had_name, kind_was);
+	if (c->name != name_was || c->kind != kind_was)
+		engine_rec_learned(e, c, name_was, kind_was);
 	/* No frame of the program's own: the runtime frame that runs its
 	 * code inlined says more than the switch's caller. */
 	if (marks->where > 0)

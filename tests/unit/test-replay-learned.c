@@ -97,7 +97,7 @@ static void run(struct heph_enc *e, uint64_t sub, uint64_t start, uint64_t end)
  * Fiber F (probe 1, id 11), born 10 ms: runs [10,20], parks [20,60]
  * (learned WHERE_A at 21 ms, walked WHERE_B at 40 ms, its stack then),
  * runs [60,70], parks [70,100] (walked WHERE_A at 75 ms); named from its
- * entry at 30 ms; killed at 100 ms.
+ * entry at 30 ms, by a walk's text at 90 ms; killed at 100 ms.
  * Dispatcher D (probe 2, id 12), born 10 ms a dispatcher: parks [10,101].
  * Fiber G (probe 3, id 13), born 10 ms: runs [10,50], parks [50,102],
  * named "worker" (a text) at 55 ms, found a dispatcher at 80 ms.
@@ -126,6 +126,7 @@ static size_t build(void)
 	     21 * MS);
 	run(&e, 1, 60 * MS, 70 * MS);
 	opt(&e, "corotop_kind", (uint64_t[]){13, 80 * MS, 1}, 3, NULL);
+	opt(&e, "corotop_named", (uint64_t[]){11, 90 * MS, 0}, 3, "walked");
 	park(&e, 1, 70 * MS, 100 * MS, WHERE_A, 75 * MS, false, 0, 0);
 	park(&e, 2, 10 * MS, 101 * MS, 0, 0, false, 0, 0);
 	park(&e, 3, 50 * MS, 102 * MS, 0, 0, false, 0, 0);
@@ -198,6 +199,10 @@ static void test_named_from_its_time(void **state)
 	name_at(f, 30 * MS, 11, text, &pc);
 	assert_string_equal(text, "");
 	assert_int_equal(pc, PC_ENTRY); /* named at its entry, as live */
+	name_at(f, 89 * MS, 11, text, &pc);
+	assert_int_equal(pc, PC_ENTRY);
+	name_at(f, 90 * MS, 11, text, &pc);
+	assert_string_equal(text, "walked"); /* each name from its time */
 	name_at(f, 54 * MS, 13, text, &pc);
 	assert_string_equal(text, "");
 	name_at(f, 55 * MS, 13, text, &pc);
@@ -263,7 +268,7 @@ static void test_converter_names(void **state)
 	struct heph_coronames cn;
 
 	heph_coronames_init(&cn, &f->r.f);
-	assert_string_equal(heph_coronames_best(&cn, 11), "fiber_main(int)");
+	assert_string_equal(heph_coronames_best(&cn, 11), "walked"); /* last */
 	assert_string_equal(heph_coronames_best(&cn, 13), "worker");
 	assert_null(heph_coronames_best(&cn, 12));
 	assert_null(heph_coronames_id(&cn, 11)); /* none at its birth */

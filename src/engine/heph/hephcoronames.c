@@ -87,7 +87,11 @@ static int hc_named_cmp(const void *a, const void *b)
 {
 	const struct heph_coronamed *x = a, *y = b;
 
-	return x->id < y->id ? -1 : x->id > y->id;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static int hc_named_pc_cmp(const void *a, const void *b)
@@ -145,7 +149,7 @@ static void hc_named_pcs(struct heph_coronames *cn, const struct heph_file *f)
 
 static void hc_named(struct heph_coronames *cn, const struct heph_file *f)
 {
-	size_t cap = 0, w = 0;
+	size_t cap = 0;
 
 	for (size_t i = 0; i < f->nmeta_off && cn->nnamed < HEPH_CORONAMES_MAX;
 	     i++) {
@@ -162,6 +166,7 @@ static void hc_named(struct heph_coronames *cn, const struct heph_file *f)
 			.id = heph_be64(p.value),
 			.ts = heph_be64(p.value + 8),
 			.pc = heph_be64(p.value + 16),
+			.seq = i,
 		};
 		if (p.value_len > 24)
 			namepool_clean(nm->text, p.value + 24,
@@ -171,12 +176,7 @@ static void hc_named(struct heph_coronames *cn, const struct heph_file *f)
 	}
 	if (!cn->nnamed)
 		return;
-	/* One per id, the first (a coroutine is named once). */
 	qsort(cn->named, cn->nnamed, sizeof(*cn->named), hc_named_cmp);
-	for (size_t i = 0; i < cn->nnamed; i++)
-		if (!w || cn->named[w - 1].id != cn->named[i].id)
-			cn->named[w++] = cn->named[i];
-	cn->nnamed = w;
 	hc_named_pcs(cn, f);
 }
 
@@ -240,25 +240,39 @@ const char *heph_coronames_id(const struct heph_coronames *cn, uint64_t id)
 }
 
 const struct heph_coronamed *
-heph_coronames_named(const struct heph_coronames *cn, uint64_t id)
+heph_coronames_named(const struct heph_coronames *cn, uint64_t id, size_t *n)
 {
-	size_t k;
+	size_t k, end;
 
+	*n = 0;
 	if (!cn->nnamed)
 		return NULL;
 	LOWER_BOUND(k, cn->named, cn->nnamed, id, id);
-	return k < cn->nnamed && cn->named[k].id == id ? &cn->named[k] : NULL;
+	for (end = k; end < cn->nnamed && cn->named[end].id == id; end++)
+		;
+	*n = end - k;
+	return *n ? &cn->named[k] : NULL;
+}
+
+/* The last name of id's with a text, at or before ts; NULL: none. */
+static const char *hc_named_text(const struct heph_coronames *cn, uint64_t id,
+				 uint64_t ts)
+{
+	size_t n;
+	const struct heph_coronamed *nm = heph_coronames_named(cn, id, &n);
+	const char *text = NULL;
+
+	for (size_t k = 0; k < n && nm[k].ts <= ts; k++)
+		if (nm[k].text[0])
+			text = nm[k].text;
+	return text;
 }
 
 const char *heph_coronames_best(const struct heph_coronames *cn, uint64_t id)
 {
-	const struct heph_coronamed *nm;
 	const char *given = heph_coronames_id(cn, id);
 
-	if (given)
-		return given;
-	nm = heph_coronames_named(cn, id);
-	return nm && nm->text[0] ? nm->text : NULL;
+	return given ? given : hc_named_text(cn, id, UINT64_MAX);
 }
 
 const char *heph_coronames_at(const struct heph_coronames *cn, uint64_t sub,
@@ -279,11 +293,7 @@ const char *heph_coronames_at(const struct heph_coronames *cn, uint64_t sub,
 	}
 	if (!lo || cn->births[lo - 1].sub != sub)
 		return NULL;
-	if (!cn->births[lo - 1].name) {
-		const struct heph_coronamed *nm =
-			heph_coronames_named(cn, cn->births[lo - 1].id);
-
-		return nm && nm->ts <= ts && nm->text[0] ? nm->text : NULL;
-	}
+	if (!cn->births[lo - 1].name)
+		return hc_named_text(cn, cn->births[lo - 1].id, ts);
 	return cn->names[cn->births[lo - 1].name - 1].text;
 }

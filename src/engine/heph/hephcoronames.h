@@ -31,13 +31,14 @@ struct heph_corobirth {
  * the text itself. */
 struct heph_coronamed {
 	uint64_t id, ts, pc;
+	size_t seq; /* its place in the file: the later of two at one ts */
 	char text[NAMEPOOL_TEXT_MAX];
 };
 
 struct heph_coronames {
 	struct heph_coroname *names; /* by id (one per id) */
 	size_t nnames;
-	struct heph_coronamed *named; /* by id (one per id) */
+	struct heph_coronamed *named; /* by id, then time (each it took) */
 	size_t nnamed;
 	struct heph_corobirth *births; /* by (sub, ts); empty without names */
 	size_t nbirths;
@@ -48,11 +49,12 @@ void heph_coronames_init(struct heph_coronames *cn, const struct heph_file *f);
 void heph_coronames_finish(struct heph_coronames *cn);
 /* The name of corotop id `id` given at its birth, or NULL. */
 const char *heph_coronames_id(const struct heph_coronames *cn, uint64_t id);
-/* The name corotop found for it later, or NULL. */
+/* The names corotop found for it later, *n of them in time order from
+ * the returned; NULL when none. */
 const struct heph_coronamed *
-heph_coronames_named(const struct heph_coronames *cn, uint64_t id);
+heph_coronames_named(const struct heph_coronames *cn, uint64_t id, size_t *n);
 /* Its name as a reader of the whole recording says it: the birth's, else
- * the one found later (when it has a text), else NULL. */
+ * the last one found later that has a text, else NULL. */
 const char *heph_coronames_best(const struct heph_coronames *cn, uint64_t id);
 /* The name of the coroutine substream `sub` was at time ts: the one of
  * its latest birth at or before ts (an unnamed one shadows an older

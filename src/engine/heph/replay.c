@@ -164,17 +164,24 @@ static void rp_births_link(struct replay *r)
 	for (size_t i = 0; i < r->nbirth_opt; i++) {
 		struct replay_birth *b = &r->birth_opt[i];
 		const char *name = b->id ? heph_coronames_id(&cn, b->id) : NULL;
+		size_t k, nn = 0;
 		const struct heph_coronamed *nm =
-			b->id ? heph_coronames_named(&cn, b->id) : NULL;
-		size_t k;
+			b->id ? heph_coronames_named(&cn, b->id, &nn) : NULL;
 
 		if (name && r->names)
 			b->name = namepool_intern(r->names, name, 0);
-		if (nm && r->names) {
-			b->named = namepool_intern(
-				r->names, nm->pc ? "" : nm->text, nm->pc);
-			b->named_ts = nm->ts;
-		}
+		b->named = (uint32_t)r->nnamed;
+		for (k = 0; r->names && k < nn &&
+			    grow_array((void **)&r->named, &r->cap_named,
+				       r->nnamed + 1, sizeof(*r->named));
+		     k++)
+			r->named[r->nnamed++] = (struct replay_named){
+				.ts = nm[k].ts,
+				.name = namepool_intern(
+					r->names, nm[k].pc ? "" : nm[k].text,
+					nm[k].pc),
+			};
+		b->nnamed = (uint32_t)r->nnamed - b->named;
 		LOWER_BOUND(k, r->kinds, r->nkinds, id, b->id + 1);
 		if (b->id && k && r->kinds[k - 1].id == b->id) {
 			b->kind = r->kinds[k - 1].kind; /* its last */
@@ -364,7 +371,7 @@ static void rp_coro_of(struct replay_coro *c, const struct replay_birth *b)
 	c->name = b->name;
 	c->pid = b->pid;
 	c->named = b->named;
-	c->named_ts = b->named_ts;
+	c->nnamed = b->nnamed;
 	c->kind = b->kind;
 	c->kind_ts = b->kind_ts;
 }
@@ -782,6 +789,7 @@ void replay_close(struct replay *r)
 	free(r->by_id);
 	free(r->birth_opt);
 	free(r->kinds);
+	free(r->named);
 	free(r->lost);
 	free(r->glost);
 	namepool_destroy(r->names);

@@ -38,12 +38,19 @@ struct replay_birth {
 	uint32_t name;	/* its corotop_name in r->names, 0: none */
 	uint32_t pid;	/* its corotop_coro_pid, 0: the target's */
 	bool used;	/* a birth that owns intervals (rp_emit) */
-	/* What corotop found later (corotop_named, corotop_kind): its name
-	 * in r->names (0: none) from named_ts on, and its kind (enum
-	 * model_kind) from kind_ts on. */
-	uint32_t named;
+	/* What corotop found later (corotop_named, corotop_kind): its names
+	 * r->named[named .. named + nnamed), each from its time on, and its
+	 * kind (enum model_kind) from kind_ts on. */
+	uint32_t named, nnamed;
 	uint8_t kind;
-	uint64_t named_ts, kind_ts;
+	uint64_t kind_ts;
+};
+
+/* A name corotop found for a coroutine after its birth: r->names's id,
+ * from ts on. */
+struct replay_named {
+	uint64_t ts;
+	uint32_t name;
 };
 
 /* A corotop_kind option: coroutine id's kind from ts on. */
@@ -57,15 +64,15 @@ struct replay_kind {
 struct replay_coro {
 	uint64_t id; /* 1, 2, ... in birth order */
 	uint64_t substream;
-	uint64_t birth, end; /* first start, last end */
-	uint32_t first, n;   /* its intervals: iv[first .. first + n) */
-	uint32_t lfirst, nl; /* its losses: lost[lfirst .. lfirst + nl) */
-	uint32_t name;	     /* its birth's name (r->names), 0: none */
-	uint32_t pid;	     /* its birth's process, 0: the target */
-	bool dead;	     /* ended before the recording did */
-	uint8_t kind;	     /* its birth's later kind, from kind_ts */
-	uint32_t named;	     /* its birth's later name, from named_ts */
-	uint64_t named_ts, kind_ts;
+	uint64_t birth, end;	/* first start, last end */
+	uint32_t first, n;	/* its intervals: iv[first .. first + n) */
+	uint32_t lfirst, nl;	/* its losses: lost[lfirst .. lfirst + nl) */
+	uint32_t name;		/* its birth's name (r->names), 0: none */
+	uint32_t pid;		/* its birth's process, 0: the target */
+	bool dead;		/* ended before the recording did */
+	uint8_t kind;		/* its birth's later kind, from kind_ts */
+	uint32_t named, nnamed; /* its birth's later names (r->named) */
+	uint64_t kind_ts;
 };
 
 struct replay {
@@ -96,6 +103,8 @@ struct replay {
 	uint64_t end_mark; /* when recording stopped (corotop_end), or 0 */
 	struct replay_birth *birth_opt; /* by (sub, ts) */
 	size_t nbirth_opt, cap_birth_opt;
+	struct replay_named *named; /* births' later names, grouped */
+	size_t nnamed, cap_named;
 	/* corotop_kind options (id, ts, kind), until linked to births. */
 	struct replay_kind *kinds;
 	size_t nkinds, cap_kinds;

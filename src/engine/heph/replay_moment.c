@@ -158,7 +158,10 @@ static bool rp_coro_at(const struct replay *r, size_t k, uint64_t t,
 	out->slot = (uint32_t)k;
 	out->station = MODEL_NONE;
 	out->probe_id = c->substream;
-	out->name = c->named && t >= c->named_ts ? c->named : c->name;
+	out->name = c->name;
+	for (uint32_t j = 0; j < c->nnamed && r->named[c->named + j].ts <= t;
+	     j++)
+		out->name = r->named[c->named + j].name;
 	out->kind = t >= c->kind_ts ? c->kind : MODEL_COROUTINE;
 	out->pid = c->pid;
 	out->birth_ts = c->birth;

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""replay_live.py: a recording replays what the live view showed (issue 28).
+
+  replay_live.py live CORTOP FIBER_TARGET
+      Runs the Boost.Fiber target (fibers ping-ponging on channels over two
+      threads, one stuck on a condition variable; traced with no code
+      change, through the preload) under `corotop -b -f json --record`,
+      then replays the recording with `--at` at the very moments of the
+      live snapshots, and compares them coroutine by coroutine:
+        - every coroutine in both: the same name and kind;
+        - a coroutine whose state began at least STABLE_MS before the
+          moment, in both (the live view shows what the harvest had read
+          by then; a transition just before the moment may not be in it
+          yet): the same state, WHERE, learned mark and parked stack.
+      It fails unless the comparison covers the stuck fiber with its
+      program WHERE and parked stack, a dispatcher, and a fiber named by
+      the program's lambda; and unless `--at end` (the last moment the
+      program ran) shows its fibers parked, not all dead.
+
+  replay_live.py fixture CORTOP FILE
+      A recording made by an earlier corotop (before names, kinds and
+      WHERE were recorded; tests/e2e/fixtures/demo-v0.heph.zst, the bundled
+      demo) still replays: no problems, its sessions named, the stuck ones
+      parked at their line at the end.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+STABLE_MS = 50
+
+
+def fail(msg):
+    print('replay_live.py: FAIL: ' + msg)
+    sys.exit(1)
+
+
+def snapshots(text):
+    return [json.loads(line) for line in text.splitlines()
+            if line.startswith('{')]
+
+
+def replay_at(corotop, path, at):
+    r = subprocess.run([corotop, '-b', '-f', 'json', '--replay', path,
+                        '--at', at], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        fail('--replay %s --at %s: status %d: %s' % (
+            path, at[:60], r.returncode, r.stderr.strip()))
+    if r.stderr.strip():
+        fail('--replay %s: said %r' % (path, r.stderr.strip()))
+    return snapshots(r.stdout)
+
+
+def stack(c):
+    ps = c.get('parked_stack') or {}
+    return [f['symbol'] for f in ps.get('frames', [])]
+
+
+def compare(live, rp):
+    """Mismatches, and what the comparison covered."""
+    bad, seen = [], {'stable': 0, 'stuck': 0, 'dispatcher': 0,
+                     'lambda': 0, 'program_where': 0}
+    for v, r in zip(live, rp):
+        if v['ts'] != r['ts']:
+            bad.append('replayed at %d, live at %d' % (r['ts'], v['ts']))
+            continue
+        rc = {c['id']: c for c in r['coroutines']}
+        for c in v['coroutines']:
+            x = rc.get(c['id'])
+            if x is None:
+                bad.append('ts %d: id %d (%s) live, not replayed' % (
+                    v['ts'], c['id'], c['name']))
+                continue
+            for k in ('name', 'kind'):
+                if c[k] != x[k]:
+                    bad.append('ts %d id %d %s: live %r, replay %r' % (
+                        v['ts'], c['id'], k, c[k], x[k]))
+            seen['dispatcher'] += c['kind'] == 'dispatcher'
+            seen['lambda'] += 'lambda' in c['name']
+            stable = (c['in_state_ns'] >= STABLE_MS * 1000000 and
+                      x['in_state_ns'] == c['in_state_ns'])
+            if not stable:
+                continue
+            seen['stable'] += 1
+            for k in ('state', 'where', 'where_learned'):
+                if c[k] != x[k]:
+                    bad.append('ts %d id %d %s: live %r, replay %r' % (
+                        v['ts'], c['id'], k, c[k], x[k]))
+            if stack(c) != stack(x):
+                bad.append('ts %d id %d parked stack: live %r, replay %r'
+                           % (v['ts'], c['id'], stack(c), stack(x)))
+            if c['state'] == 'suspended' and '.cpp:' in c['where']:
+                seen['program_where'] += 1
+                if 'stuck_wait_for_signal' in c['name'] and stack(c):
+                    seen['stuck'] += 1
+    return bad, seen
+
+
+def test_live(corotop, target):
+    with tempfile.TemporaryDirectory(prefix='corotop-replay.') as tmp:
+        rec = os.path.join(tmp, 'fiber.heph')
+        r = subprocess.run([corotop, '-b', '-f', 'json', '-d', '5', '-n',
+                            '8', '--record', rec, '--', target, '2',
+                            '1000000', '--stuck', '--pace'],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            fail('live run: status %d: %s' % (r.returncode, r.stderr))
+        live = snapshots(r.stdout)
+        if len(live) != 8:
+            fail('live run: %d snapshots, want 8' % len(live))
+        t0 = replay_at(corotop, rec, 'start')[0]['replay']['t0']
+        at = ','.join('%dns' % (v['ts'] - t0) for v in live)
+        rp = replay_at(corotop, rec, at)
+        if len(rp) != len(live):
+            fail('%d replayed snapshots for %d live' % (len(rp), len(live)))
+        bad, seen = compare(live, rp)
+        end = replay_at(corotop, rec, 'end')[0]
+    print('replay_live.py: live: %d snapshots compared: %s' % (
+        len(live), ', '.join('%s %d' % kv for kv in sorted(seen.items()))))
+    if bad:
+        fail('%d differences:\n  ' % len(bad) + '\n  '.join(bad[:20]))
+    for k, want in (('stable', 8), ('stuck', 4), ('dispatcher', 1),
+                    ('lambda', 1), ('program_where', 4)):
+        if seen[k] < want:
+            fail('the comparison covered %s %d times, want %d or more' % (
+                k, seen[k], want))
+    parked = [c for c in end['coroutines'] if c['state'] == 'suspended'
+              and c['kind'] == 'coroutine']
+    if not parked:
+        fail('--at end: no fiber parked (%s)' % end['counts'])
+
+
+def test_fixture(corotop, path):
+    snaps = replay_at(corotop, path, '50%,end')
+    mid, end = snaps
+    if end['counts']['seen'] != 59:
+        fail('fixture: %d coroutines seen, want 59' % end['counts']['seen'])
+    names = {c['name'] for c in end['coroutines']}
+    for want in ('session-1', 'session-2', 'spawner', 'burn-parse'):
+        if want not in names:
+            fail('fixture: no coroutine named %r (%s)' % (
+                want, sorted(names)))
+    stuck = [c for c in end['coroutines'] if c['name'] in ('session-1',
+                                                            'session-2')]
+    for c in stuck:
+        if (c['state'] != 'suspended' or
+                not c['where'].startswith('stuck_wait_for_reply+0xc '
+                                          '(workload.c:354)')):
+            fail('fixture: %s at the end: %s at %s' % (
+                c['name'], c['state'], c['where']))
+    if end['counts']['suspended'] < 40:
+        fail('fixture: at the end %s: the program still ran' % end['counts'])
+    print('replay_live.py: fixture: %d coroutines, %s at the end' % (
+        end['counts']['seen'], end['counts']))
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in ('live', 'fixture'):
+        print(__doc__)
+        sys.exit(2)
+    if sys.argv[1] == 'live':
+        test_live(sys.argv[2], sys.argv[3])
+    else:
+        test_fixture(sys.argv[2], sys.argv[3])
+
+
+if __name__ == '__main__':
+    main()
