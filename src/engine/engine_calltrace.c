@@ -139,7 +139,11 @@ bool engine_ct_create(struct engine *e, char *err, size_t errlen)
 	});
 	ct->parked = parked_create(e->cfg.hot.max_stacks, engine_ct_keep, e);
 	ct->names = framenames_create(CT_NAMES_MAX, CT_NAMES_BYTES);
-	if (!ct->hot || !ct->parked || !ct->names) {
+	if (e->cfg.record_path)
+		ct->dead_parked =
+			calloc(ENGINE_CT_DEAD_MAX, sizeof(*ct->dead_parked));
+	if (!ct->hot || !ct->parked || !ct->names ||
+	    (e->cfg.record_path && !ct->dead_parked)) {
 		snprintf(err, errlen, "out of memory for the hot stacks");
 		return false;
 	}
@@ -160,6 +164,9 @@ void engine_ct_destroy(struct engine *e)
 	free(ct->preserve);
 	free(ct->seen);
 	free(ct->owner);
+	free(ct->dead_parked);
+	ct->dead_parked = NULL;
+	ct->ndead_parked = 0;
 	free(ct->top);
 	ct->top = NULL;
 	ct->top_cap = 0;
@@ -265,6 +272,7 @@ static void engine_ct_parked_ids(struct engine *e)
 	ct->npreserve = ct->npreserve_ct = 0;
 	for (uint32_t r = 0; r < m->used; r++)
 		cand += engine_ct_is_id(m->parked[r]);
+	cand += ct->ndead_parked;
 	if (!cand)
 		return;
 	while (slots < 2 * cand)
@@ -282,8 +290,9 @@ static void engine_ct_parked_ids(struct engine *e)
 		return;
 	slots = ct->seen_slots;
 	memset(ct->seen, 0, slots * sizeof(*ct->seen));
-	for (uint32_t r = 0; r < m->used; r++) {
-		uint64_t id = m->parked[r];
+	for (uint32_t r = 0; r < m->used + ct->ndead_parked; r++) {
+		uint64_t id = r < m->used ? m->parked[r]
+					  : ct->dead_parked[r - m->used];
 		size_t i;
 
 		if (!engine_ct_is_id(id))
@@ -297,6 +306,7 @@ static void engine_ct_parked_ids(struct engine *e)
 		ct->seen[i] = id;
 		ct->preserve[ct->npreserve++] = id;
 	}
+	ct->ndead_parked = 0; /* preserved by this rotation, once */
 	qsort(ct->preserve, ct->npreserve, sizeof(*ct->preserve),
 	      engine_ct_u64_cmp);
 	/* The engine's own ids (census stacks, PARKED_OWN_ID) sort last:

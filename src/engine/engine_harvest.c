@@ -202,7 +202,14 @@ static void engine_on_close(void *ctx, uint32_t station)
 	bool recycled = e->harvest.recycle && station < e->harvest.max &&
 			harvest_station_ours(&e->harvest.state[station]);
 	uint64_t now = engine_now(e);
+	const struct model_coro *c = engine_rec_coro(e, station);
 
+	/* Parked at a stored stack: kept for the recording (engine_ct). */
+	if (e->rec && c && e->model.parked[c->slot] &&
+	    !(e->model.parked[c->slot] & PARKED_OWN_ID) && e->ct.dead_parked &&
+	    e->ct.ndead_parked < ENGINE_CT_DEAD_MAX)
+		e->ct.dead_parked[e->ct.ndead_parked++] =
+			e->model.parked[c->slot];
 	model_close(&e->model, station, now, recycled);
 	if (e->rec)
 		recorder_close(e->rec, station, now);

@@ -20,7 +20,13 @@ static bool engine_rec_symbol(void *ctx, uint64_t addr, char *buf, size_t n)
 	struct engine *e = ctx;
 	struct symtab_sym sym;
 
-	if (!symtab_lookup(&e->symtab, addr, &sym) || !sym.function[0])
+	/* A caller frame is asked at its call (addr - 1): one no call
+	 * precedes is a trampoline's start pushed as a return address
+	 * (makecontext's __start_context), named at itself, as the live
+	 * view does (symtab_where_in). */
+	if ((!symtab_lookup(&e->symtab, addr, &sym) || !sym.function[0]) &&
+	    (!symtab_lookup(&e->symtab, addr + 1, &sym) ||
+	     !sym.function[0] || sym.offset))
 		return false;
 	if (sym.line > 0)
 		snprintf(buf, n, "%s+0x%llx (%s:%d)", sym.function,

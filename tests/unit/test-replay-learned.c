@@ -11,6 +11,8 @@
  *   - a walked `stack` from `stack_at` on;
  *   - the last moment the program ran (`ran`): before the deaths that come
  *     after its last transition, not at the end where all are dead.
+ *   - a stack named by id (`stack_id`), its frames in a `corotop_stack`
+ *     option written after the interval (the engine collected them late).
  * A converter's name for the whole recording (heph_coronames_best) is the
  * birth's, else the one found later.
  */
@@ -128,7 +130,14 @@ static size_t build(void)
 	opt(&e, "corotop_kind", (uint64_t[]){13, 80 * MS, 1}, 3, NULL);
 	opt(&e, "corotop_named", (uint64_t[]){11, 90 * MS, 0}, 3, "walked");
 	park(&e, 1, 70 * MS, 100 * MS, WHERE_A, 75 * MS, false, 0, 0);
-	park(&e, 2, 10 * MS, 101 * MS, 0, 0, false, 0, 0);
+	/* D's stack by id, its frames after it (and a second, ignored). */
+	assert_true(heph_enc_event_begin(&e, 1, 0, 2, 10 * MS, 101 * MS,
+					 "suspended"));
+	assert_true(heph_enc_u64(&e, "addr", 0x9000));
+	assert_true(heph_enc_u64(&e, "stack_id", 77));
+	assert_true(heph_enc_event_end(&e) > 0);
+	opt(&e, "corotop_stack", (uint64_t[]){77, 0xa1, 0xa2}, 3, NULL);
+	opt(&e, "corotop_stack", (uint64_t[]){77, 0xbad}, 2, NULL);
 	park(&e, 3, 50 * MS, 102 * MS, 0, 0, false, 0, 0);
 	opt(&e, "corotop_end", &end, 1, NULL);
 	assert_false(e.overflow);
@@ -247,6 +256,19 @@ static void test_where_as_live(void **state)
 	assert_int_equal(at(f, 65 * MS, 11)->last_addr, 0x9100);
 }
 
+static void test_stack_by_id(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t fr[4] = {0};
+
+	assert_int_equal(replay_parked_stack(&f->r, 12, 50 * MS, fr, 4), 2);
+	assert_int_equal(fr[0], 0xa1);
+	assert_int_equal(fr[1], 0xa2);
+	assert_int_equal(replay_parked_stack(&f->r, 12, 50 * MS, fr, 1), 1);
+	/* G's park names none. */
+	assert_int_equal(replay_parked_stack(&f->r, 13, 60 * MS, fr, 4), 0);
+}
+
 static void test_ran_before_the_kill(void **state)
 {
 	struct fixture *f = *state;
@@ -285,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_named_from_its_time),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_where_as_live),
+		cmocka_unit_test(test_stack_by_id),
 		cmocka_unit_test(test_ran_before_the_kill),
 		cmocka_unit_test(test_converter_names),
 	};

@@ -96,6 +96,7 @@
 #include "engine/heph/hephnames.h"
 #include "engine/heph/recfile.h"
 #include "engine/heph/recnames.h"
+#include "engine/heph/recstacks.h"
 #include "common/clock.h"
 
 #define REC_RING (1u << 18) /* items; 14 MiB of 56-byte items */
@@ -105,6 +106,9 @@
 #define REC_STREAMS 4096     /* per-stream counters at first (they grow) */
 #define REC_WAKE_BATCH 8192u /* items waiting before a sleeper is woken */
 #define REC_NICE 19	     /* the writer thread's niceness */
+/* Stacks not collected yet when their interval was written: asked again
+ * at most this often (recstacks.c). */
+#define REC_STACK_RETRY_NS 100000000ull
 
 #ifdef RECORDER_TEST_HOOKS
 void (*recorder_test_before_drain)(struct recorder *r);
@@ -198,7 +202,9 @@ struct recorder {
 	uint32_t nst;
 	struct rec_stream *streams; /* open addressing, at most half full */
 	uint32_t cap_streams, nstreams;
-	struct recnames names; /* asked once per address (recnames.c) */
+	struct recnames names;	 /* asked once per address (recnames.c) */
+	struct recstacks stacks; /* waited for (recstacks.c) */
+	uint64_t stacks_retried;
 	uint8_t *buf;
 	struct heph_enc enc;
 	uint64_t dropped_done;
@@ -366,9 +372,13 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	uint32_t sym_len = 0, unused;
 	size_t nf = 0;
 	uint32_t stream = (uint32_t)s->tid;
+	bool wait;
 
 	if (!s->is_active && s->trace && r->hooks.stack)
 		nf = r->hooks.stack(r->hooks.ctx, s->trace, frames, REC_FRAMES);
+	/* Not collected yet: its frames come later, by id. */
+	wait = !s->is_active && s->trace && !nf &&
+	       recstacks_wait(&r->stacks, s->trace);
 	/* Names first: a reader meets them before the event using them. */
 	for (size_t k = 0; k < nf; k++)
 		rec_name(r, framename_key(frames[k], !k), &unused);
@@ -394,6 +404,8 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 		heph_enc_u64_array(&r->enc, "stack", frames, nf);
 	if (nf && s->trace_at)
 		heph_enc_u64(&r->enc, "stack_at", s->trace_at);
+	if (wait)
+		heph_enc_u64(&r->enc, "stack_id", s->trace);
 	/* The park's place in the program's code (the live WHERE). */
 	if (!s->is_active && s->where) {
 		heph_enc_u64(&r->enc, "where", s->where);
@@ -618,6 +630,48 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 	}
 }
 
+/* The frames of a stack an interval named by id: a corotop_stack option =
+ * u64 id, then the frames (u64 each, innermost first), named first. */
+static void rec_emit_stack(void *ctx, uint64_t id, const uint64_t *frames,
+			   size_t n)
+{
+	struct recorder *r = ctx;
+	uint8_t val[8 * (1 + REC_FRAMES)];
+	uint32_t unused;
+
+	if (n > REC_FRAMES)
+		n = REC_FRAMES;
+	for (size_t k = 0; k < n; k++)
+		rec_name(r, framename_key(frames[k], !k), &unused);
+	rec_be64(val, id);
+	for (size_t k = 0; k < n; k++)
+		rec_be64(val + 8 * (k + 1), frames[k]);
+	rec_room(r, HEPH_META_FIXED + 16 + 8 * (n + 1));
+	heph_enc_meta(&r->enc, "corotop_stack", val, 8 * (n + 1));
+}
+
+static size_t rec_ask_stack(void *ctx, uint64_t id, uint64_t *frames,
+			    size_t max)
+{
+	struct recorder *r = ctx;
+
+	return r->hooks.stack(r->hooks.ctx, id, frames, max);
+}
+
+/* The stacks intervals wait for, asked again (now: not more often than
+ * REC_STACK_RETRY_NS; at the end: always). */
+static void rec_stacks_retry(struct recorder *r, bool now)
+{
+	struct recstacks_io io = {rec_ask_stack, rec_emit_stack, r};
+	uint64_t t = clock_now_ns(CLOCK_MONOTONIC);
+
+	if (!r->stacks.waiting || !r->hooks.stack ||
+	    (!now && t - r->stacks_retried < REC_STACK_RETRY_NS))
+		return;
+	r->stacks_retried = t;
+	recstacks_retry(&r->stacks, &io);
+}
+
 /* ---- writer thread ---- */
 
 static void rec_sleep(struct recorder *r)
@@ -692,6 +746,7 @@ static void *rec_main(void *arg)
 	while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
 		if (rec_drain(r))
 			continue;
+		rec_stacks_retry(r, false);
 		rec_flush(r); /* the ring ran dry: what we have goes out */
 		rec_sleep(r);
 	}
@@ -699,6 +754,8 @@ static void *rec_main(void *arg)
 	for (uint32_t i = 0; i < r->nst; i++)
 		if (r->st[i].live && r->st[i].have)
 			rec_interval(r, &r->st[i], r->stop_ts);
+	/* After the engine's last rotation (engine_ct_final). */
+	rec_stacks_retry(r, true);
 	{
 		struct recnames_io io = {r->hooks.symbol, r->hooks.ctx,
 					 rec_emit_name, r};
@@ -901,6 +958,7 @@ struct recorder *recorder_create(const char *path, uint32_t stations,
 	r->buf = malloc(REC_BUF);
 	r->streams = calloc(REC_STREAMS, sizeof(*r->streams));
 	r->cap_streams = REC_STREAMS;
+	recstacks_init(&r->stacks);
 	if (!recnames_init(&r->names) || !r->ring || !r->st || !r->buf ||
 	    !r->streams) {
 		snprintf(err, errlen, "out of memory for --record");
@@ -939,6 +997,7 @@ fail:
 	free(r->st);
 	free(r->buf);
 	recnames_finish(&r->names);
+	recstacks_finish(&r->stacks);
 	free(r->streams);
 	free(r);
 	return NULL;
@@ -1004,6 +1063,7 @@ bool recorder_destroy(struct recorder *r, char *err, size_t errlen)
 	free(r->st);
 	free(r->buf);
 	recnames_finish(&r->names);
+	recstacks_finish(&r->stacks);
 	free(r->streams);
 	free(r);
 	return ok;

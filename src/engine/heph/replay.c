@@ -252,6 +252,7 @@ static void rp_options(struct replay *r)
 	streammap_finish(&m);
 	free(last);
 	rp_births_link(r);
+	heph_stacks_init(&r->stacks, &r->f);
 }
 
 static int rp_iv_cmp(const void *a, const void *b)
@@ -790,6 +791,7 @@ void replay_close(struct replay *r)
 	free(r->birth_opt);
 	free(r->kinds);
 	free(r->named);
+	heph_stacks_finish(&r->stacks);
 	free(r->lost);
 	free(r->glost);
 	namepool_destroy(r->names);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "engine/heph/hephfile.h"
+#include "engine/heph/hephstacks.h"
 #include "engine/ctp/snapshot.h"
 
 /* One state interval of one coroutine (24 bytes). */
@@ -103,6 +104,7 @@ struct replay {
 	uint64_t end_mark; /* when recording stopped (corotop_end), or 0 */
 	struct replay_birth *birth_opt; /* by (sub, ts) */
 	size_t nbirth_opt, cap_birth_opt;
+	struct heph_stacks stacks;  /* stacks named by id (stack_id) */
 	struct replay_named *named; /* births' later names, grouped */
 	size_t nnamed, cap_named;
 	/* corotop_kind options (id, ts, kind), until linked to births. */

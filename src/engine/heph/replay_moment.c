@@ -326,8 +326,6 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 {
 	const struct replay_coro *c;
 	struct heph_packet p;
-	struct heph_attr a;
-	uint32_t pos = 0;
 	uint64_t at = 0;
 	size_t i;
 
@@ -342,17 +340,7 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 	/* A walk's stack: from when the live view had it. */
 	if (heph_packet_u64(&p, "stack_at", &at) && at > t)
 		return 0;
-	while (heph_attr_next(&p, &pos, &a)) {
-		size_t n = 0;
-
-		if (a.name_len != 5 || memcmp(a.name, "stack", 5) ||
-		    a.type != (HEPH_U64 | HEPH_ARRAY))
-			continue;
-		for (; n < a.count && n < max; n++)
-			frames[n] = heph_attr_u64(&a, (uint16_t)n);
-		return n;
-	}
-	return 0;
+	return heph_stacks_of(&r->stacks, &r->f, &p, frames, max);
 }
 
 uint64_t replay_step(const struct replay *r, uint64_t id, uint64_t t, int dir)
