@@ -465,6 +465,8 @@ void engine_stop(struct engine *e)
 
 void engine_live_stop(struct engine *e)
 {
+	bool exited;
+
 	if (e->stop_pipe[1] >= 0 && write(e->stop_pipe[1], "x", 1) < 0)
 		e->error = e->error ? e->error : "cannot stop the engine";
 	if (e->region.owner)
@@ -483,6 +485,14 @@ void engine_live_stop(struct engine *e)
 	engine_ct_final(e);
 	/* The last walks, on this thread, now that the walker is gone. */
 	engine_unwind_stop(e);
+	/* A target that exited: its symbols made now (from the maps kept
+	 * while it ran, symtab.c), before the last walks and the final
+	 * snapshot name anything.  It is not delayed: it has exited. */
+	pthread_mutex_lock(&e->lock);
+	exited = e->target.exited && e->target.pid > 0;
+	pthread_mutex_unlock(&e->lock);
+	if (exited)
+		symtab_settle(&e->symtab);
 	engine_unwind_parked(e, engine_now(e));
 	engine_tick(e);
 	/* Every open interval ends now: the recording is complete. */

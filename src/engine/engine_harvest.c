@@ -548,13 +548,18 @@ static void engine_harvest_loop(struct engine *e)
 		}
 		engine_ct_poll(e, now);
 		/* The first events: the program's modules are mapped by now.
-		 * Load them while it lives -- a program of 10 ms is gone
-		 * before any lookup, and once it has exited /proc no longer
-		 * lists them, and its final state would be hex.  On the
-		 * walker's thread: here, reading the maps held this loop
-		 * from the rings during the program's first burst. */
-		if (n && !primed && e->target.pid > 0) {
-			engine_unwind_prime(e);
+		 * Keep its maps here, one read of tens of microseconds (a
+		 * program of 10 ms is gone before any lookup, and once it
+		 * has exited /proc no longer lists them: its final state
+		 * would be hex), again at most every SYMTAB_KEEP_NS while
+		 * events come (a library loaded later); then load its
+		 * modules on the walker's thread, not here: that read of
+		 * every ELF file held this loop from the rings during the
+		 * program's first burst. */
+		if (n && e->target.pid > 0) {
+			(void)symtab_keep_maps(&e->symtab, e->target.pid, now);
+			if (!primed)
+				engine_unwind_prime(e);
 			primed = true;
 		}
 		/* A scan that only counted losses is activity too: the
@@ -669,6 +674,15 @@ static void engine_waker_loop(struct engine *e)
 			int fd = accept4(e->region.listen_fd, NULL, NULL,
 					 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
+			/* A probe connects from its constructor: the
+			 * target's libraries are mapped.  Keep its maps now,
+			 * the earliest sign of it (symtab_keep_maps); a
+			 * program of 10 ms may be gone before the harvest
+			 * thread is run on a busy machine. */
+			if (fd >= 0 && e->target.pid > 0)
+				(void)symtab_keep_maps(
+					&e->symtab, e->target.pid,
+					clock_now_ns(CLOCK_MONOTONIC));
 			if (fd >= 0 && n < 2 + ENGINE_MAX_CLIENTS)
 				p[n++] = (struct pollfd){.fd = keeper_hold(fd),
 							 .events = POLLIN};

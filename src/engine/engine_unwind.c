@@ -204,6 +204,8 @@ size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 #define ENGINE_UNWIND_IDLE_NS 160000000ull
 #define ENGINE_UNWIND_SHARE 20u
 #define ENGINE_UNWIND_BUDGET 64u
+/* A prime that found the symbols held is tried again this soon. */
+#define ENGINE_UNWIND_RETRY_NS 1000000ull
 /* The top of a parked stack copied in one read, then walked in the copy;
  * past it the walk reads the target (and the park must then have lasted
  * the walk). */
@@ -597,6 +599,7 @@ static void *engine_unwind_main(void *arg)
 	struct engine *e = arg;
 	struct engine_unwind_state *u = &e->unwind;
 	uint64_t idle_ns = ENGINE_UNWIND_PERIOD_NS;
+	bool retry = false; /* a prime found the symbols held */
 
 	pthread_mutex_lock(&u->mu);
 	while (!u->stop) {
@@ -605,11 +608,12 @@ static void *engine_unwind_main(void *arg)
 		unsigned n;
 		bool prime;
 
-		prime = u->prime;
+		prime = u->prime || retry;
 		u->prime = false;
 		pthread_mutex_unlock(&u->mu);
-		if (prime)
-			(void)symtab_prime(&e->symtab);
+		/* Another thread held the symbols (a lookup, or making
+		 * them): prime again soon rather than never. */
+		retry = prime && !symtab_prime(&e->symtab);
 		t = clock_now_ns(CLOCK_MONOTONIC);
 		n = engine_unwind_parked(e, engine_now(e));
 		took = clock_now_ns(CLOCK_MONOTONIC) - t;
@@ -623,6 +627,8 @@ static void *engine_unwind_main(void *arg)
 		wait = took * (ENGINE_UNWIND_SHARE - 1);
 		if (wait < idle_ns)
 			wait = idle_ns;
+		if (retry && wait > ENGINE_UNWIND_RETRY_NS)
+			wait = ENGINE_UNWIND_RETRY_NS;
 		pthread_mutex_lock(&u->mu);
 		/* CLOCK_MONOTONIC: the condition was made with it. */
 		t = clock_now_ns(CLOCK_MONOTONIC) + wait;

@@ -19,6 +19,11 @@
  * (symfix-pie with no symbol table and no DWARF) is named through the
  * debug file its .gnu_debuglink names, beside it.
  *
+ * A fixture that exits before its symbolizer is made (a short program's
+ * final snapshot): made from the maps keptmaps.c kept while it ran, it
+ * names the functions of the exited child, reaped or a zombie, as a
+ * symbolizer made in life does; made without them, it can not.
+ *
  * The rest runs on this process itself: unmapped addresses, the vDSO,
  * the cache (identical results, bounded size), a library dlopen'ed after
  * the symbolizer was created, and the refusals (another uid's process, no
@@ -45,6 +50,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "engine/symbols/keptmaps.h"
 #include "engine/symbols/symbolizer.h"
 
 #define FIX_PIE SYMFIX_DIR "/symfix-pie"
@@ -296,6 +303,81 @@ static void run_fixture(const char *path, const char *exe_name,
 	assert_null(symbolizer_create(f.pid, err, sizeof(err)));
 	symbolizer_destroy(fresh);
 	symbolizer_destroy(s);
+}
+
+/*
+ * The child's maps kept while it runs (what the harvest thread does at
+ * the first events), then it exits -- reaped, or left a zombie -- and only
+ * then is its symbolizer made: from the kept maps, it names the child's
+ * functions in its executable and its library, with their lines, and
+ * knows the main executable (the kept exe path).  Without them, nothing.
+ */
+static void run_kept(const char *path, const char *exe_name, bool zombie)
+{
+	struct keptmaps k;
+	struct keptmaps_copy *c;
+	struct keptmaps_stats st;
+	struct fixture f;
+	struct symbolizer *s;
+	struct symbol y;
+	char err[256], buf[256];
+	siginfo_t si;
+
+	keptmaps_init(&k);
+	fixture_start(&f, path);
+	assert_true(keptmaps_keep(&k, f.pid, clock_now_ns(CLOCK_MONOTONIC), 0));
+	keptmaps_get_stats(&k, &st);
+	assert_int_equal(st.reads, 1);
+	assert_true(st.bytes > 0);
+	print_message("kept %zu bytes of maps in %" PRIu64 " us\n", st.bytes,
+		      st.last_ns / 1000);
+	if (zombie) {
+		close(f.in_fd);
+		fclose(f.out);
+		memset(&si, 0, sizeof(si));
+		assert_int_equal(
+			waitid(P_PID, (id_t)f.pid, &si, WEXITED | WNOWAIT), 0);
+	} else {
+		assert_true(WIFEXITED(fixture_stop(&f)));
+	}
+	/* Gone or a zombie: its maps read empty or not at all. */
+	assert_null(symbolizer_create(f.pid, err, sizeof(err)));
+	/* A later keep finds nothing and keeps the copy it had. */
+	assert_true(keptmaps_keep(&k, f.pid, clock_now_ns(CLOCK_MONOTONIC), 0));
+
+	c = keptmaps_get(&k, f.pid);
+	assert_non_null(c);
+	assert_null(keptmaps_get(&k, f.pid + 1)); /* another pid's: none */
+	s = symbolizer_create_kept(f.pid, &c->view, err, sizeof(err));
+	keptmaps_put(&k, c); /* the symbolizer needs it no longer */
+	if (!s)
+		fail_msg("symbolizer_create_kept(%d): %s", (int)f.pid, err);
+	check_fn(s, &f, FN_MAIN, exe_name, "symfix_main.c");
+	check_fn(s, &f, FN_STATIC, exe_name, "symfix_main.c");
+	check_fn(s, &f, FN_NODEBUG, exe_name, NULL);
+	check_fn(s, &f, FN_LIB, "libsymfix.so", "symfix_lib.c");
+	check_program(s, &f);
+	symbolizer_refresh(s); /* gone from the start: nothing changes */
+	check_fn(s, &f, FN_MAIN, exe_name, "symfix_main.c");
+	assert_false(symbolizer_lookup(s, 0x10, &y));
+	assert_string_equal(symbolizer_format(s, 0x10, buf, sizeof(buf)),
+			    "0x10");
+	symbolizer_destroy(s);
+	if (zombie)
+		assert_int_equal(waitpid(f.pid, NULL, 0), f.pid);
+	keptmaps_finish(&k);
+}
+
+static void test_kept_reaped(void **state)
+{
+	(void)state;
+	run_kept(FIX_PIE, "symfix-pie", false);
+}
+
+static void test_kept_zombie(void **state)
+{
+	(void)state;
+	run_kept(FIX_NOPIE, "symfix-nopie", true);
 }
 
 static void test_pie(void **state)
@@ -708,6 +790,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
+		cmocka_unit_test(test_kept_reaped),
+		cmocka_unit_test(test_kept_zombie),
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_cxx_names),
 		cmocka_unit_test(test_self),

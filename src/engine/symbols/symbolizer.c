@@ -42,6 +42,18 @@
  * separate debug file truncated while we read it can still raise SIGBUS;
  * the usual ones are root's, under /usr/lib/debug.
  *
+ * A process that exited first.  A short program can exit before its
+ * symbolizer is made: its /proc/PID/maps then reads empty (a zombie) or
+ * is gone (reaped).  symbolizer_create_kept takes what keptmaps.c kept
+ * while it ran -- its /proc/PID fd, found ours then, and its maps text --
+ * and reports the kept maps instead; its files, still on disk, are opened
+ * by their paths in our own file system (own_root), which is only done
+ * when the process saw the same one (the same root directory).  Its
+ * main executable is the kept exe path (no auxv to read); the vDSO is
+ * lent when that file is of our ABI.  A symbolizer made live that finds
+ * the process gone at a refresh reports a kept copy read after its own
+ * last read the same way, once.
+ *
  * The main executable.  The module that holds the program's entry point
  * (AT_ENTRY in /proc/PID/auxv, when the target's words are ours), else the
  * one mapped from the file /proc/PID/exe names, is the program's: a
@@ -75,6 +87,7 @@
 #define _GNU_SOURCE
 #include "engine/symbols/symbolizer.h"
 
+#include "common/clock.h"
 #include "common/hash.h"
 #include "common/numtext.h"
 #include "engine/target/procfs.h"
@@ -132,8 +145,14 @@ struct symbolizer {
 	pid_t pid;
 	int proc_fd; /* /proc/PID: every read of the target goes through it */
 	Dwfl *dwfl;
-	bool gone;	 /* the process exited: its modules stay as they were */
-	uint64_t vm_sig; /* VmExe and VmLib when the maps were last read */
+	bool gone; /* the process exited: its modules stay as they were */
+	/* During a create or refresh: the maps kept while it ran (NULL:
+	 * none); own_root: its files are opened by path from our root (it
+	 * exited, and saw our file system: symbolizer_kept.same_root). */
+	const struct symbolizer_kept *kept;
+	bool own_root;
+	uint64_t maps_ns;   /* CLOCK_MONOTONIC of the last live maps read */
+	uint64_t vm_sig;    /* VmExe and VmLib when the maps were last read */
 	unsigned refreshes; /* calls since the last maps read */
 	uint64_t mod_sig;   /* hash of the module list, to notice changes */
 	/* Where the program's main executable is: the module that holds its
@@ -181,6 +200,9 @@ static int sym_open_target(const struct symbolizer *s, const char *path)
 
 	if (path[0] != '/' || n < 0 || (size_t)n >= sizeof(buf))
 		return -1;
+	/* It exited: /proc/PID/root is gone, its paths are ours. */
+	if (s->own_root)
+		return procfs_open_regular(AT_FDCWD, path);
 	return procfs_open_regular(s->proc_fd, buf);
 }
 
@@ -312,14 +334,16 @@ static int sym_debug_linked(const struct symbolizer *s, const char *file_name,
 		const struct sym_link_dir *d = &sym_link_dirs[i];
 		int n = snprintf(path, sizeof(path), "%s%.*s%s/%s", d->prefix,
 				 dirlen, file_name, d->sub, link);
+		bool mine;
 		int fd;
 
 		if (n < 0 || (size_t)n >= sizeof(path))
 			continue;
 		snprintf(root, sizeof(root), "root%s", path);
-		fd = sym_debug_candidate(d->system ? AT_FDCWD : s->proc_fd,
-					 d->system ? path : root, path, id,
-					 id_len, out_name);
+		mine = d->system || s->own_root; /* sym_open_target */
+		fd = sym_debug_candidate(mine ? AT_FDCWD : s->proc_fd,
+					 mine ? path : root, path, id, id_len,
+					 out_name);
 		if (fd >= 0)
 			return fd;
 	}
@@ -418,9 +442,10 @@ static int sym_adopt(Dwfl_Module *mod, void **userdata, const char *name,
 		if (m)
 			m->s = w->s;
 		*userdata = m; /* NULL: the module stays unresolved */
-		/* Its file opened now, through /proc/PID/root, while that
-		 * exists: after the exit the stacks the target left are
-		 * still named from it (the fd outlives the process). */
+		/* Its file opened now, through /proc/PID/root while that
+		 * exists (or by its path once it exited: own_root): after
+		 * the exit the stacks the target left are still named from
+		 * it (the fd outlives the process). */
 		if (m && !w->s->gone)
 			(void)dwfl_module_getelf(mod, &bias);
 	}
@@ -487,27 +512,57 @@ static void sym_settle(struct symbolizer *s)
 	}
 }
 
+static bool sym_errno_gone(int e)
+{
+	return e == ENOENT || e == ESRCH;
+}
+
+static int sym_report_text(struct symbolizer *s, const char *maps, size_t len);
+
 /*
- * Read /proc/PID/maps and report its modules.  0, or an errno (the modules
- * are then unchanged, or as far as the maps could be parsed).
+ * Read /proc/PID/maps and report its modules; when they are empty or gone
+ * (it exited) and maps were kept (s->kept), report those, with its files
+ * opened by path when it saw our file system, and 1 (it is gone).  0, or
+ * an errno (the modules are then unchanged, or as far as the maps could be
+ * parsed).
  */
 static int sym_report(struct symbolizer *s)
 {
-	uint64_t start, end;
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 	size_t len;
 	char *maps = procfs_slurp(s->proc_fd, "maps", SYM_MAPS_MAX, &len);
+	int rc = maps ? 0 : errno ? errno : EIO;
+
+	if (maps && !len) { /* a zombie's: every live process maps something */
+		free(maps);
+		maps = NULL;
+		rc = ESRCH;
+	}
+	if (!maps && sym_errno_gone(rc) && s->kept && s->kept->maps_len &&
+	    s->kept->read_ns > s->maps_ns) {
+		s->own_root = s->kept->same_root;
+		s->maps_ns = s->kept->read_ns;
+		rc = sym_report_text(s, s->kept->maps, s->kept->maps_len);
+		return rc ? rc : 1;
+	}
+	if (!maps)
+		return rc;
+	s->maps_ns = now;
+	rc = sym_report_text(s, maps, len);
+	free(maps);
+	return rc;
+}
+
+/* Report the modules of a maps text.  0, or an errno. */
+static int sym_report_text(struct symbolizer *s, const char *maps, size_t len)
+{
+	uint64_t start, end;
 	int rc = 0;
 
-	if (!maps)
-		return errno ? errno : EIO;
-	if (!len) { /* a zombie's: every live process maps something */
-		free(maps);
-		return ESRCH;
-	}
 	s->stats.maps_reads++;
 	dwfl_report_begin(s->dwfl);
 	if (len > 0) {
-		FILE *f = fmemopen(maps, len, "r");
+		FILE *f = fmemopen((void *)maps, len, "r");
 
 		rc = f ? dwfl_linux_proc_maps_report(s->dwfl, f) : errno;
 		if (f)
@@ -520,7 +575,6 @@ static int sym_report(struct symbolizer *s)
 		s->vdso_size = end - start;
 		dwfl_report_module(s->dwfl, SYM_VDSO, start, end);
 	}
-	free(maps);
 	if (dwfl_report_end(s->dwfl, sym_forget, NULL) != 0 && !rc)
 		rc = ENOMEM;
 	sym_settle(s);
@@ -554,11 +608,6 @@ static int sym_vm_sig(struct symbolizer *s, uint64_t *sig)
 	return 0;
 }
 
-static bool sym_errno_gone(int e)
-{
-	return e == ENOENT || e == ESRCH;
-}
-
 /* Where the main executable is (see struct symbolizer): AT_ENTRY from
  * /proc/PID/auxv when the target's words are ours, and the path
  * /proc/PID/exe links to. */
@@ -583,6 +632,8 @@ static void sym_find_program(struct symbolizer *s)
 	free(auxv);
 	n = readlinkat(s->proc_fd, "exe", s->exe, sizeof(s->exe) - 1);
 	s->exe[n > 0 ? n : 0] = '\0';
+	if (n <= 0 && s->kept && s->kept->exe) /* gone: where it was */
+		snprintf(s->exe, sizeof(s->exe), "%s", s->kept->exe);
 }
 
 /*
@@ -595,11 +646,13 @@ static void sym_find_program(struct symbolizer *s)
 static void sym_reload(struct symbolizer *s)
 {
 	Dwfl *old = s->dwfl, *d = dwfl_begin(&sym_callbacks);
+	int rc;
 
 	if (!d)
 		return;
 	s->dwfl = d;
-	if (sym_report(s)) {
+	rc = sym_report(s);
+	if (rc != 0 && rc != 1) { /* 1: reported from the kept maps */
 		dwfl_getmodules(d, sym_forget_all, NULL, 0);
 		dwfl_end(d);
 		s->dwfl = old;
@@ -619,6 +672,13 @@ static void sym_reload(struct symbolizer *s)
 
 struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen)
 {
+	return symbolizer_create_kept(pid, NULL, err, errlen);
+}
+
+struct symbolizer *symbolizer_create_kept(pid_t pid,
+					  const struct symbolizer_kept *kept,
+					  char *err, size_t errlen)
+{
 	struct symbolizer *s;
 	char path[32];
 	struct stat st;
@@ -637,8 +697,13 @@ struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen)
 		return NULL;
 	}
 	s->pid = pid;
+	s->kept = kept;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	s->proc_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Kept: the directory opened while it ran, the same process or
+	 * nothing now (its owner is checked again: it can exec a set-uid
+	 * program; a reaped one's still says ours). */
+	s->proc_fd = kept ? fcntl(kept->proc_fd, F_DUPFD_CLOEXEC, 0)
+			  : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->proc_fd < 0 || fstat(s->proc_fd, &st) < 0) {
 		snprintf(err, errlen,
 			 "cannot open %s: %s; is process %d running?", path,
@@ -665,6 +730,9 @@ struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen)
 		goto err_free;
 	}
 	abi = procfs_elf_abi(s->proc_fd, "exe");
+	/* Gone: its executable's file, when its paths are ours. */
+	if (!abi && kept && kept->same_root && kept->exe && kept->exe[0] == '/')
+		abi = procfs_elf_abi(AT_FDCWD, kept->exe);
 	s->vdso_same_abi =
 		abi && abi == procfs_elf_abi(AT_FDCWD, "/proc/self/exe");
 	if (sym_vm_sig(s, &s->vm_sig))
@@ -672,6 +740,11 @@ struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen)
 	sym_find_program(s);
 	s->fetch = debugfetch_create();
 	rc = sym_report(s);
+	s->kept = NULL; /* the caller's, for this call only */
+	if (rc == 1) {	/* from the kept maps: it has exited */
+		sym_gone(s);
+		rc = 0;
+	}
 	if (rc) {
 		snprintf(err, errlen,
 			 "cannot read the mappings of process %d "
@@ -865,11 +938,23 @@ const char *symbolizer_format(struct symbolizer *s, uint64_t addr, char *buf,
 
 void symbolizer_refresh(struct symbolizer *s)
 {
+	symbolizer_refresh_kept(s, NULL);
+}
+
+/* The process was found gone: its kept maps reported if newer than the
+ * last live read (sym_report), then nothing read again. */
+static void sym_refresh_gone(struct symbolizer *s)
+{
+	if (s->kept)
+		(void)sym_report(s);
+	sym_gone(s);
+}
+
+static void sym_refresh(struct symbolizer *s)
+{
 	uint64_t sig;
 	int rc;
 
-	if (!s || s->gone)
-		return;
 	/* debuginfod fetched files since the modules were reported. */
 	if (debugfetch_found(s->fetch) != s->fetched) {
 		s->fetched = debugfetch_found(s->fetch);
@@ -878,18 +963,28 @@ void symbolizer_refresh(struct symbolizer *s)
 	rc = sym_vm_sig(s, &sig);
 	if (rc) {
 		if (sym_errno_gone(rc))
-			sym_gone(s);
+			sym_refresh_gone(s);
 		return;
 	}
 	if (sig == s->vm_sig && ++s->refreshes < SYM_FULL_EVERY)
 		return;
 	rc = sym_report(s);
-	if (sym_errno_gone(rc)) {
+	if (rc == 1 || sym_errno_gone(rc)) { /* 1: reported from kept */
 		sym_gone(s);
 		return;
 	}
 	s->vm_sig = sig;
 	s->refreshes = 0;
+}
+
+void symbolizer_refresh_kept(struct symbolizer *s,
+			     const struct symbolizer_kept *kept)
+{
+	if (!s || s->gone)
+		return;
+	s->kept = kept;
+	sym_refresh(s);
+	s->kept = NULL; /* the caller's, for this call only */
 }
 
 bool symbolizer_has_program(const struct symbolizer *s)

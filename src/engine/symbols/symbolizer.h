@@ -70,6 +70,36 @@ struct symbolizer_stats {
  */
 struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen);
 
+/*
+ * What was kept of a process while it ran (keptmaps.c), for when it has
+ * exited before its symbolizer was made or last refreshed: its maps then,
+ * and its /proc/PID directory, opened and found to be ours then.
+ */
+struct symbolizer_kept {
+	int proc_fd;	  /* /proc/PID, owner checked when opened */
+	const char *maps; /* the text of /proc/PID/maps */
+	size_t maps_len;
+	const char *exe;  /* where /proc/PID/exe linked ("": unknown) */
+	uint64_t read_ns; /* CLOCK_MONOTONIC when the maps were read */
+	/* The process saw our file system (the same root directory):
+	 * its files can be opened by their paths once /proc/PID/root is
+	 * gone.  False: they are not opened (no names but module+offset
+	 * for modules opened while it ran). */
+	bool same_root;
+};
+
+/*
+ * symbolizer_create, reading the process through kept->proc_fd (NULL:
+ * as symbolizer_create).  When the live maps are empty or gone (it
+ * exited: a zombie, or reaped), its modules are the kept maps', their
+ * files opened by path (kept->same_root), and the main executable is
+ * kept->exe; the vDSO is named when our own is of the same ABI.  Such a
+ * symbolizer is gone from the start (symbolizer_refresh reads nothing).
+ */
+struct symbolizer *symbolizer_create_kept(pid_t pid,
+					  const struct symbolizer_kept *kept,
+					  char *err, size_t errlen);
+
 /* Frees everything; NULL is a no-op. */
 void symbolizer_destroy(struct symbolizer *s);
 
@@ -101,6 +131,11 @@ const char *symbolizer_format(struct symbolizer *s, uint64_t addr, char *buf,
  * zombie) it reads nothing again and changes nothing.
  */
 void symbolizer_refresh(struct symbolizer *s);
+/* The same, and when the process is found gone, its modules made those
+ * of `kept` if that was read after the maps this symbolizer last read
+ * live (a library loaded since); kept NULL: as symbolizer_refresh. */
+void symbolizer_refresh_kept(struct symbolizer *s,
+			     const struct symbolizer_kept *kept);
 
 /*
  * Walk a stack of the target with its call frame information, from the

@@ -9,6 +9,15 @@
  * have changed what an address means, `gen` moves so that cached results
  * derived from names (the filter's memo) are recomputed.
  *
+ * A program can exit before anything asks for a name (a run of 10 ms under
+ * `corotop -b`): then /proc/PID/maps is empty or gone, and nothing could
+ * be named.  So the engine keeps its maps from the first sign of it (the
+ * probe's connection, the first events: symtab_keep_maps, keptmaps.c),
+ * under a lock of its own, and a
+ * symbolizer made or refreshed after the exit reports those
+ * (symbolizer_create_kept); symtab_settle makes it at the exit.  A failed
+ * creation is retried when a newer copy was kept since.
+ *
  * Lookups are cached by the symbolizer itself; a miss can read debug info
  * and take microseconds, which is why the table formats only visible rows.
  */
@@ -35,6 +44,7 @@ void symtab_init(struct symtab *t)
 {
 	memset(t, 0, sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
+	keptmaps_init(&t->kept);
 }
 
 void symtab_finish(struct symtab *t)
@@ -42,6 +52,7 @@ void symtab_finish(struct symtab *t)
 	for (size_t k = 0; k < SYMTAB_OTHERS; k++)
 		symbolizer_destroy(t->other[k].sym);
 	symbolizer_destroy(t->sym);
+	keptmaps_finish(&t->kept);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
 }
@@ -125,11 +136,16 @@ static size_t symtab_brief_len(const char *name)
 static struct symbolizer *symtab_tick(struct symtab *t)
 {
 	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+	struct keptmaps_copy *c;
 
 	t->calls = 0;
 	if (!t->sym) {
-		t->sym = symbolizer_create(t->pid, t->error, sizeof(t->error));
+		c = keptmaps_get(&t->kept, t->pid);
+		t->sym = symbolizer_create_kept(t->pid, c ? &c->view : NULL,
+						t->error, sizeof(t->error));
 		t->failed = !t->sym;
+		t->failed_seq = c ? c->seq : 0;
+		keptmaps_put(&t->kept, c);
 		t->refreshed_ns = now;
 		t->gen++;
 		return t->sym;
@@ -137,8 +153,10 @@ static struct symbolizer *symtab_tick(struct symtab *t)
 	if (now - t->refreshed_ns >= SYMTAB_REFRESH_NS) {
 		struct symbolizer_stats before, after;
 
+		c = keptmaps_get(&t->kept, t->pid);
 		symbolizer_stats(t->sym, &before);
-		symbolizer_refresh(t->sym);
+		symbolizer_refresh_kept(t->sym, c ? &c->view : NULL);
+		keptmaps_put(&t->kept, c);
 		symbolizer_stats(t->sym, &after);
 		/* A refresh empties the cache when the modules changed, or
 		 * were reported anew with fetched debug info. */
@@ -151,10 +169,21 @@ static struct symbolizer *symtab_tick(struct symtab *t)
 	return t->sym;
 }
 
+/* With the lock held: whether a creation that failed may be retried (a
+ * copy of the maps was kept since). */
+static bool symtab_retry(struct symtab *t)
+{
+	struct keptmaps_copy *c = keptmaps_get(&t->kept, t->pid);
+	bool newer = c && c->seq != t->failed_seq;
+
+	keptmaps_put(&t->kept, c);
+	return newer;
+}
+
 /* With the lock held: a usable symbolizer, or NULL. */
 static struct symbolizer *symtab_get(struct symtab *t)
 {
-	if (!t->pid || t->failed)
+	if (!t->pid || (t->failed && !symtab_retry(t)))
 		return NULL;
 	/* The clock is read every SYMTAB_CLOCK_EVERY lookups: a filter over
 	 * 100k new addresses asks 100k times within a millisecond or so. */
@@ -206,7 +235,8 @@ static bool symtab_try_tick(struct symtab *t, bool make, uint32_t *gen)
 {
 	if (pthread_mutex_trylock(&t->lock))
 		return false;
-	if (t->pid && !t->failed && !t->recorded && (make || t->sym))
+	if (t->pid && (!t->failed || symtab_retry(t)) && !t->recorded &&
+	    (make || t->sym))
 		(void)symtab_tick(t);
 	*gen = t->gen;
 	pthread_mutex_unlock(&t->lock);
@@ -218,6 +248,26 @@ bool symtab_prime(struct symtab *t)
 	uint32_t gen;
 
 	return symtab_try_tick(t, true, &gen);
+}
+
+bool symtab_keep_maps(struct symtab *t, pid_t pid, uint64_t now)
+{
+	return keptmaps_keep(&t->kept, pid, now, SYMTAB_KEEP_NS);
+}
+
+void symtab_kept_stats(struct symtab *t, struct keptmaps_stats *out)
+{
+	keptmaps_get_stats(&t->kept, out);
+}
+
+void symtab_settle(struct symtab *t)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->pid && !t->recorded && (!t->failed || symtab_retry(t))) {
+		t->refreshed_ns = 0; /* due now */
+		(void)symtab_tick(t);
+	}
+	pthread_mutex_unlock(&t->lock);
 }
 
 bool symtab_poll(struct symtab *t, uint32_t *gen)

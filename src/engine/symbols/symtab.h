@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "engine/symbols/keptmaps.h"
 #include "engine/symbols/unwinder.h"
 
 struct symbolizer;
@@ -22,7 +23,9 @@ struct symtab {
 	pthread_mutex_t lock; /* guards everything below */
 	pid_t pid;	      /* 0: no target to symbolize */
 	struct symbolizer *sym;
-	bool failed;	       /* symbolizer_create refused; do not retry */
+	bool failed; /* symbolizer_create refused; retried only with maps
+			kept since (failed_seq: the kept copy it had) */
+	uint64_t failed_seq;
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last refresh */
 	uint32_t calls;	       /* lookups since the clock was last read */
 	uint32_t gen;	       /* bumped whenever names may have changed */
@@ -43,6 +46,10 @@ struct symtab {
 		uint64_t refreshed_ns, used;
 	} other[SYMTAB_OTHERS];
 	uint64_t uses;
+	/* The target's maps, kept from its first events by the harvest
+	 * thread, under a lock of their own (keptmaps.c): what the
+	 * symbolizer is made from once the target has exited. */
+	struct keptmaps kept;
 };
 
 void symtab_init(struct symtab *t);
@@ -60,6 +67,26 @@ void symtab_set_pid(struct symtab *t, pid_t pid);
  * another thread held it (nothing done).
  */
 bool symtab_prime(struct symtab *t);
+
+/*
+ * Keep the target's maps now (keptmaps.c: one read of /proc/PID/maps, no
+ * ELF work) unless a copy is younger than SYMTAB_KEEP_NS at `now`
+ * (CLOCK_MONOTONIC).  For the engine's threads that see the target first
+ * (the probe's connection, its first events): never waits for the
+ * symbolizer's lock, nor for another thread keeping.  True when a copy is
+ * kept.
+ */
+#define SYMTAB_KEEP_NS 100000000ull
+bool symtab_keep_maps(struct symtab *t, pid_t pid, uint64_t now);
+void symtab_kept_stats(struct symtab *t, struct keptmaps_stats *out);
+
+/*
+ * The target has exited: make its symbolizer now, from the kept maps if
+ * need be, or bring it up to the kept maps (a library loaded since its
+ * last refresh), waiting for the lock -- so that what is named after the
+ * exit (a final snapshot) is named from every module it had.
+ */
+void symtab_settle(struct symtab *t);
 
 /* The user's patterns of which frames are the program's (framekind.h),
  * kept by the caller until symtab_finish; NULL: none.  Set before the

@@ -1,0 +1,227 @@
+/*
+ * keptmaps: the target's /proc/PID/maps, read into memory as soon as its
+ * first events arrive and again at most every SYMTAB_KEEP_NS while events
+ * come, so that a program that exits before anything was named still has
+ * its modules: once it has exited, /proc/PID/maps reads empty (a zombie)
+ * or is gone (reaped), and the symbolizer is made from the kept copy
+ * instead (symbolizer_create_kept).  The ELF files are still on disk.
+ *
+ * The keeper does no ELF work.  It is whichever engine thread sees the
+ * target first -- the waker thread when the probe connects (its libraries
+ * are mapped: the probe starts from a constructor), the harvest thread at
+ * the first events -- one at a time (`keeper`, only tried: a second
+ * thread finds the keep being made and goes on).  It opens
+ * /proc/PID once (checking, as the symbolizer does, that it is ours),
+ * notes where /proc/PID/exe links and whether the process sees our file
+ * system, then each time reads the maps through that directory fd -- a
+ * pid recycled by another process can never be read in its place -- and
+ * swaps the new copy in.  keptmaps_stats times each keep (tens of
+ * microseconds for a Boost program's hundred mappings).
+ *
+ * Copies are immutable and reference counted.  `lock` is held only to
+ * swap the pointer or to take or drop a reference, never across a read
+ * of /proc nor while a symbolizer is built, so the harvest thread never
+ * waits behind the thread that builds one (which holds symtab's lock,
+ * not this one).  Each copy owns a duplicate of the /proc/PID fd, so a
+ * symbolizer made from it reads the same process (or nothing).
+ */
+#define _GNU_SOURCE
+#include "engine/symbols/keptmaps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "engine/target/procfs.h"
+
+#define KEPTMAPS_MAX (64u << 20) /* as the symbolizer's own read */
+
+void keptmaps_init(struct keptmaps *k)
+{
+	memset(k, 0, sizeof(*k));
+	pthread_mutex_init(&k->lock, NULL);
+	pthread_mutex_init(&k->keeper, NULL);
+	k->proc_fd = -1;
+}
+
+static void keptmaps_free(struct keptmaps_copy *c)
+{
+	if (!c)
+		return;
+	if (c->view.proc_fd >= 0)
+		close(c->view.proc_fd);
+	free(c);
+}
+
+void keptmaps_finish(struct keptmaps *k)
+{
+	keptmaps_free(k->cur);
+	if (k->proc_fd >= 0)
+		close(k->proc_fd);
+	pthread_mutex_destroy(&k->lock);
+	pthread_mutex_destroy(&k->keeper);
+	memset(k, 0, sizeof(*k));
+	k->proc_fd = -1;
+}
+
+/* Whether two paths name the same file: 1, 0, or -1 when either can not
+ * be looked at. */
+static int keptmaps_same(int dirfd, const char *path, const char *ours)
+{
+	struct stat a, b;
+
+	if (fstatat(dirfd, path, &a, 0) < 0 || stat(ours, &b) < 0)
+		return -1;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Open /proc/PID for a new pid: ours, its exe, its root.  False when it
+ * can not be kept (gone, or another uid's: refused for good). */
+static bool keptmaps_open(struct keptmaps *k, pid_t pid)
+{
+	char path[32];
+	struct stat st;
+	ssize_t n;
+
+	if (k->proc_fd >= 0)
+		close(k->proc_fd);
+	k->proc_fd = -1;
+	k->pid = pid;
+	k->refused = false;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	k->proc_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (k->proc_fd < 0 || fstat(k->proc_fd, &st) < 0)
+		return false;
+	/* The owner checked here stands for every later use of the copies
+	 * (symbolizer.h: only the caller's own processes). */
+	if (st.st_uid != getuid() || st.st_uid != geteuid()) {
+		k->refused = true;
+		return false;
+	}
+	n = readlinkat(k->proc_fd, "exe", k->exe, sizeof(k->exe) - 1);
+	k->exe[n > 0 ? n : 0] = '\0';
+	/* Its paths mean ours: the same root directory.  (Not also the
+	 * same mount namespace: the first look at /proc/PID/ns/mnt took
+	 * 100 us, more than the rest of the keep; a namespace of its own
+	 * with our root and other mounts over its libraries' directories
+	 * would have them named from our files.) */
+	k->same_root = keptmaps_same(k->proc_fd, "root", "/") == 1;
+	return true;
+}
+
+/* The read: a new copy, or NULL. */
+static struct keptmaps_copy *keptmaps_read(struct keptmaps *k, uint64_t at)
+{
+	size_t len, elen = strlen(k->exe);
+	char *maps = procfs_slurp(k->proc_fd, "maps", KEPTMAPS_MAX, &len);
+	struct keptmaps_copy *c;
+
+	/* Empty: a zombie's (every live process maps something). */
+	if (!maps || !len) {
+		free(maps);
+		return NULL;
+	}
+	c = malloc(sizeof(*c) + len + 1 + elen + 1);
+	if (c)
+		c->view.proc_fd = fcntl(k->proc_fd, F_DUPFD_CLOEXEC, 0);
+	if (!c || c->view.proc_fd < 0) {
+		free(c);
+		free(maps);
+		return NULL;
+	}
+	memcpy(c->maps, maps, len + 1);
+	memcpy(c->maps + len + 1, k->exe, elen + 1);
+	free(maps);
+	c->view.maps = c->maps;
+	c->view.maps_len = len;
+	c->view.exe = c->maps + len + 1;
+	c->view.same_root = k->same_root;
+	c->view.read_ns = at;
+	c->pid = k->pid;
+	c->seq = ++k->seq;
+	c->refs = 1; /* cur's */
+	return c;
+}
+
+bool keptmaps_keep(struct keptmaps *k, pid_t pid, uint64_t now,
+		   uint64_t every_ns)
+{
+	struct keptmaps_copy *c, *old = NULL;
+	uint64_t t0, took;
+	bool have;
+
+	if (pid <= 0)
+		return false;
+	/* Another thread keeps it right now: that keep is this one. */
+	if (pthread_mutex_trylock(&k->keeper))
+		return false;
+	if (pid == k->pid && (k->refused || now < k->next_ns)) {
+		have = !k->refused && k->seq;
+		pthread_mutex_unlock(&k->keeper);
+		return have;
+	}
+	k->next_ns = now + every_ns;
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
+	if (pid != k->pid && !keptmaps_open(k, pid)) {
+		c = NULL;
+	} else {
+		c = keptmaps_read(k, t0);
+	}
+	took = clock_now_ns(CLOCK_MONOTONIC) - t0;
+	pthread_mutex_lock(&k->lock);
+	if (c) {
+		old = k->cur;
+		k->cur = c;
+		k->stats.reads++;
+		k->stats.bytes = c->view.maps_len;
+	} else {
+		k->stats.failed++;
+	}
+	k->stats.last_ns = took;
+	if (took > k->stats.max_ns)
+		k->stats.max_ns = took;
+	if (old && --old->refs)
+		old = NULL; /* a reader still holds it; its put frees it */
+	have = k->cur && k->cur->pid == pid;
+	pthread_mutex_unlock(&k->lock);
+	pthread_mutex_unlock(&k->keeper);
+	keptmaps_free(old);
+	return have;
+}
+
+struct keptmaps_copy *keptmaps_get(struct keptmaps *k, pid_t pid)
+{
+	struct keptmaps_copy *c;
+
+	pthread_mutex_lock(&k->lock);
+	c = k->cur && k->cur->pid == pid ? k->cur : NULL;
+	if (c)
+		c->refs++;
+	pthread_mutex_unlock(&k->lock);
+	return c;
+}
+
+void keptmaps_put(struct keptmaps *k, struct keptmaps_copy *c)
+{
+	bool last;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&k->lock);
+	last = !--c->refs;
+	pthread_mutex_unlock(&k->lock);
+	if (last)
+		keptmaps_free(c);
+}
+
+void keptmaps_get_stats(struct keptmaps *k, struct keptmaps_stats *out)
+{
+	pthread_mutex_lock(&k->lock);
+	*out = k->stats;
+	pthread_mutex_unlock(&k->lock);
+}

@@ -1,0 +1,75 @@
+/*
+ * keptmaps: a target's /proc/PID/maps kept in memory from its first
+ * events, so that its modules can still be named after it exited.  See
+ * keptmaps.c.
+ */
+#ifndef COROTOP_KEPTMAPS_H
+#define COROTOP_KEPTMAPS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/symbols/symbolizer.h"
+
+/* One read of the maps; immutable once published, freed with its last
+ * reference (keptmaps_put). */
+struct keptmaps_copy {
+	struct symbolizer_kept view; /* what symbolizer_create_kept takes */
+	pid_t pid;
+	uint64_t seq;  /* 1, 2, ...: which read of the keeper this is */
+	unsigned refs; /* under keptmaps.lock */
+	char maps[];   /* view.maps points here */
+};
+
+/* Counters for tests and benchmarks. */
+struct keptmaps_stats {
+	uint64_t reads;	  /* copies kept */
+	uint64_t failed;  /* reads that kept nothing */
+	uint64_t last_ns; /* the last keep's time: open, checks and read */
+	uint64_t max_ns;  /* the longest one */
+	size_t bytes;	  /* the size of the copy kept now */
+};
+
+struct keptmaps {
+	pthread_mutex_t lock; /* guards cur and stats; never held across a
+				 read of /proc, only for a swap or a ref */
+	struct keptmaps_copy *cur;
+	struct keptmaps_stats stats;
+	/* The keeper's own: held (tried, never waited for) by the thread
+	 * in keptmaps_keep, guarding the fields below. */
+	pthread_mutex_t keeper;
+	pid_t pid;	  /* the process proc_fd is; 0: none */
+	int proc_fd;	  /* /proc/PID, found ours when opened; -1: none */
+	bool refused;	  /* pid is not ours: never kept */
+	bool same_root;	  /* it sees our file system */
+	uint64_t next_ns; /* CLOCK_MONOTONIC of the next read due */
+	uint64_t seq;	  /* copies made */
+	char exe[4096];	  /* where /proc/PID/exe linked at the open */
+};
+
+void keptmaps_init(struct keptmaps *k);
+/* Frees every copy; none may be referenced any more. */
+void keptmaps_finish(struct keptmaps *k);
+
+/*
+ * Read pid's maps now if no copy of it was read in the last `every_ns`
+ * (CLOCK_MONOTONIC `now`), and publish the copy.  Any thread; while one
+ * keeps, another returns false at once.  It never waits for a reader
+ * longer than a pointer swap.  True when a copy of pid is kept (now or
+ * before).
+ */
+bool keptmaps_keep(struct keptmaps *k, pid_t pid, uint64_t now,
+		   uint64_t every_ns);
+
+/* The newest copy of pid's maps, referenced until keptmaps_put; NULL
+ * when none was kept.  Any thread. */
+struct keptmaps_copy *keptmaps_get(struct keptmaps *k, pid_t pid);
+/* Drop a reference from keptmaps_get; NULL is a no-op. */
+void keptmaps_put(struct keptmaps *k, struct keptmaps_copy *c);
+
+void keptmaps_get_stats(struct keptmaps *k, struct keptmaps_stats *out);
+
+#endif
