@@ -24,10 +24,25 @@ static bool engine_rec_symbol(void *ctx, uint64_t addr, char *buf, size_t n)
 	 * precedes is a trampoline's start pushed as a return address
 	 * (makecontext's __start_context), named at itself, as the live
 	 * view does (symtab_where_in). */
-	if ((!symtab_lookup(&e->symtab, addr, &sym) || !sym.function[0]) &&
-	    (!symtab_lookup(&e->symtab, addr + 1, &sym) ||
-	     !sym.function[0] || sym.offset))
-		return false;
+	bool in = symtab_lookup(&e->symtab, addr, &sym);
+
+	if (!in || !sym.function[0]) {
+		struct symtab_sym at;
+
+		if (symtab_lookup(&e->symtab, addr + 1, &at) &&
+		    at.function[0] && !at.offset) {
+			sym = at;
+		} else if (in && sym.module[0]) {
+			/* In a file, in no function it names (an assembly
+			 * trampoline's label): the file and its offset, as
+			 * the live view says it. */
+			snprintf(buf, n, "%s+0x%llx", sym.module,
+				 (unsigned long long)sym.offset);
+			return true;
+		} else {
+			return false;
+		}
+	}
 	if (sym.line > 0)
 		snprintf(buf, n, "%s+0x%llx (%s:%d)", sym.function,
 			 (unsigned long long)sym.offset, sym.file, sym.line);
