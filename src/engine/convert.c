@@ -40,16 +40,17 @@
  *          records, active at its start and inactive at its end.  A named
  *          coroutine's lines end with "name" (corotop_name).  "lost" events
  *          have no place in that shape: they are counted.
- * folded   the `stack` attributes of suspended intervals, weighted by the
+ * folded, speedscope
+ *          the `stack` attributes of suspended intervals, weighted by the
  *          interval's length in nanoseconds: where coroutines spent their
- *          time parked.  Frames are named by the caller (names recorded in
- *          the trace), else hex.
+ *          time parked, one profile written by either of the live
+ *          export's writers (convert_parked.c).
  *
  * chrome and jsonl walk the events once in start order through the index
  * and count coroutines, streams, migrations and losses through the same
- * code, so their summaries of one file agree (convert_summary); folded
- * walks them in file order.  Memory is the index's, the births', and one
- * entry per coroutine (with its WHERE, at most 120 bytes).
+ * code, so their summaries of one file agree (convert_summary); folded and
+ * speedscope walk them in file order.  Memory is the index's, the births', and
+ * one entry per coroutine (with its WHERE, at most 120 bytes).
  */
 #define _GNU_SOURCE
 #include "engine/convert.h"
@@ -77,6 +78,8 @@ const struct convert_format convert_formats[] = {
 	{"jsonl", CONVERT_JSONL, "coroTracer JSONL, one transition per line"},
 	{"folded", CONVERT_FOLDED,
 	 "folded stacks of parked time (flamegraph.pl, speedscope)"},
+	{"speedscope", CONVERT_SPEEDSCOPE,
+	 "the same parked time as a speedscope profile (JSON)"},
 };
 const size_t convert_nformats =
 	sizeof(convert_formats) / sizeof(convert_formats[0]);
@@ -514,64 +517,6 @@ static bool cv_jsonl(const struct heph_file *hf,
 	return ok;
 }
 
-/* ---- folded ---- */
-
-#define CV_FRAMES 256
-
-static bool cv_folded(const struct heph_file *hf, FILE *f, convert_name_fn fn,
-		      void *ctx, struct convert_stats *st)
-{
-	static char buf[CV_FRAMES][256];
-	const char *names[CV_FRAMES];
-	struct profile prof;
-	bool ok = true;
-
-	if (!profile_init(&prof, "parked"))
-		return false;
-	for (size_t i = 0; i < hf->nev && ok; i++) {
-		struct heph_packet p;
-		struct heph_attr a;
-		uint32_t pos = 0;
-
-		if (!heph_file_event(hf, i, &p)) {
-			st->skipped++;
-			continue;
-		}
-		st->events++;
-		if (!convert_desc_is(&p, "suspended") || p.end <= p.start)
-			continue;
-		while (heph_attr_next(&p, &pos, &a)) {
-			uint16_t n = a.count < CV_FRAMES ? a.count : CV_FRAMES;
-
-			if (a.name_len != 5 || memcmp(a.name, "stack", 5) ||
-			    a.type != (HEPH_U64 | HEPH_ARRAY) || !n)
-				continue;
-			for (uint16_t k = 0; k < n; k++) {
-				uint64_t addr = heph_attr_u64(&a, k);
-				const char *name =
-					fn ? fn(ctx, addr, !k) : NULL;
-
-				/* A copy: fn may reuse its buffer. */
-				if (name)
-					snprintf(buf[k], sizeof(buf[k]), "%s",
-						 name);
-				else
-					snprintf(buf[k], sizeof(buf[k]),
-						 "0x%" PRIx64, addr);
-				names[k] = buf[k];
-			}
-			ok = profile_add(&prof, names, NULL, n,
-					 p.end - p.start);
-			st->written++;
-			break;
-		}
-	}
-	if (ok)
-		ok = profile_folded.write(f, &prof);
-	profile_finish(&prof);
-	return ok;
-}
-
 bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		   convert_name_fn names, void *ctx, struct convert_stats *st,
 		   char *err, size_t errlen)
@@ -590,7 +535,11 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		ok = cv_jsonl(f, &cn, out, st);
 		break;
 	case CONVERT_FOLDED:
-		ok = cv_folded(f, out, names, ctx, st);
+		ok = convert_parked(f, &profile_folded, out, names, ctx, st);
+		break;
+	case CONVERT_SPEEDSCOPE:
+		ok = convert_parked(f, &profile_speedscope, out, names, ctx,
+				    st);
 		break;
 	default:
 		heph_coronames_finish(&cn);
@@ -598,7 +547,7 @@ bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		return false;
 	}
 	heph_coronames_finish(&cn);
-	/* folded's writer says false for a failed write too. */
+	/* The profile writers say false for a failed write too. */
 	if (!ok && !ferror(out)) {
 		snprintf(err, errlen, "out of memory");
 		return false;
@@ -624,7 +573,7 @@ const char *convert_summary(const struct convert_stats *st, char *buf,
 
 /* ---- corotop convert ---- */
 
-/* Folded frames by function: "func+0x1a (f.c:3)" is folded as "func". */
+/* Profile frames by function: "func+0x1a (f.c:3)" is folded as "func". */
 static const char *convert_name(void *ctx, uint64_t addr, bool leaf)
 {
 	static char buf[HEPH_NAME_LEN + 1];
@@ -660,9 +609,12 @@ struct convert *convert_create(const char *in, enum convert_to to,
 		return NULL;
 	}
 	c->to = to;
-	/* chrome and jsonl go in start order, folded in file order. */
+	/* chrome and jsonl go in start order, the profiles in file order. */
 	if (!heph_file_open_flags(&c->f, in,
-				  to == CONVERT_FOLDED ? HEPH_FILE_NOSORT : 0,
+				  to == CONVERT_FOLDED ||
+						  to == CONVERT_SPEEDSCOPE
+					  ? HEPH_FILE_NOSORT
+					  : 0,
 				  err, errlen)) {
 		free(c);
 		return NULL;

@@ -1,8 +1,9 @@
 /*
  * convert: a Heph trace rewritten for other tools (corotop convert) --
  * Chrome Trace Event JSON for Perfetto and chrome://tracing, coroTracer's
- * JSONL transition log, and folded stacks of where coroutines parked.  See
- * convert.c; the shapes are in docs/WIRE.md ("Converters").
+ * JSONL transition log, and where coroutines parked as folded stacks or a
+ * speedscope profile.  See convert.c; the shapes are in docs/WIRE.md
+ * ("Converters").
  */
 #ifndef COROTOP_CONVERT_H
 #define COROTOP_CONVERT_H
@@ -18,6 +19,7 @@ enum convert_to {
 	CONVERT_CHROME = 0,
 	CONVERT_JSONL,
 	CONVERT_FOLDED,
+	CONVERT_SPEEDSCOPE,
 };
 
 /* A const table of the formats, for the command line and its help. */
@@ -34,7 +36,7 @@ extern const size_t convert_nformats;
  * What a conversion read and wrote.  events, coroutines, streams,
  * migrations and lost are counted the same way by chrome and jsonl (one
  * walk in start order through one definition of a coroutine), so the two
- * summaries of one file agree; folded counts events only.
+ * summaries of one file agree; folded and speedscope count events only.
  */
 struct convert_stats {
 	uint64_t events;     /* event packets read */
@@ -52,7 +54,7 @@ struct convert_stats {
 /* The name recorded for frame addr (leaf: the innermost), or NULL. */
 typedef const char *(*convert_name_fn)(void *ctx, uint64_t addr, bool leaf);
 
-/* Write f as `to` to out.  names (may be NULL) names folded frames.
+/* Write f as `to` to out.  names (may be NULL) names profile frames.
  * False with a message when out could not be written or memory ran out. */
 bool convert_write(const struct heph_file *f, enum convert_to to, FILE *out,
 		   convert_name_fn names, void *ctx, struct convert_stats *st,
@@ -80,7 +82,7 @@ struct convert_result {
  *   convert_create opens the Heph trace at path in (mapped; jsonl in start
  *   order) and tells problem() (may be NULL) about the packets it could
  *   not read -- NULL with a message in err when it cannot be opened;
- *   convert_write_to writes it as `to` to out, folded frames named by
+ *   convert_write_to writes it as `to` to out, profile frames named by
  *   function from the names the recording carries -- false with a message
  *   when out could not be written;
  *   convert_destroy lets it go.
@@ -95,6 +97,16 @@ struct convert *convert_create(const char *in, enum convert_to to,
 bool convert_write_to(struct convert *c, FILE *out, struct convert_result *res,
 		      char *err, size_t errlen);
 void convert_destroy(struct convert *c);
+
+/* folded and speedscope: the parked intervals' stacks of f, weighted by
+ * their nanoseconds, folded to distinct stacks and written to out by fmt
+ * (engine/export/profile.h); st counts events, and stacks as written.
+ * False when memory ran out or out could not be written.
+ * (convert_parked.c) */
+struct profile_format;
+bool convert_parked(const struct heph_file *f, const struct profile_format *fmt,
+		    FILE *out, convert_name_fn names, void *ctx,
+		    struct convert_stats *st);
 
 /* corotop convert --to heph: the plain Heph bytes of the trace at in to
  * out -- a compressed recording decompressed frame by frame (frames that

@@ -1,5 +1,6 @@
 /*
- * convert_cmd: corotop convert --to chrome|jsonl|folded|heph FILE [-o OUT].
+ * convert_cmd: corotop convert --to chrome|jsonl|folded|speedscope|heph FILE
+ * [-o OUT].
  *
  * The trace is indexed (hephfile.c) and written in the chosen format to
  * OUT, or to standard output without -o (or with -o -).  OUT is written
@@ -37,7 +38,8 @@ static const char convert_usage[] =
 	"Rewrite a Heph trace (corotop --record, or any Heph writer's) for "
 	"other tools.\n"
 	"\n"
-	"  -t, --to FORMAT      chrome, jsonl, folded or heph (see below)\n"
+	"  -t, --to FORMAT      chrome, jsonl, folded, speedscope or heph (see "
+	"below)\n"
 	"  -o, --output OUT     write OUT (atomically); default or '-': "
 	"standard output\n"
 	"  -q, --quiet          no summary line on stderr\n"
@@ -49,9 +51,9 @@ static void convert_help(FILE *f)
 {
 	fputs(convert_usage, f);
 	for (size_t i = 0; i < convert_nformats; i++)
-		fprintf(f, "  %-8s %s\n", convert_formats[i].name,
+		fprintf(f, "  %-10s %s\n", convert_formats[i].name,
 			convert_formats[i].what);
-	fprintf(f, "  %-8s %s\n", "heph",
+	fprintf(f, "  %-10s %s\n", "heph",
 		"plain Heph (a compressed recording, FILE.zst, decompressed)");
 }
 
@@ -307,9 +309,11 @@ static int convert_run(const char *in, const struct convert_format *fmt,
 		return 1;
 	}
 	ok = convert_write_to(c, convert_out.f, &res, err, sizeof(err));
-	/* Folded stacks of a recording that holds none: say so, rather
+	/* Parked stacks of a recording that holds none: say so, rather
 	 * than leave an empty profile that looks like a result. */
-	if (ok && fmt->to == CONVERT_FOLDED && res.st.written == 0) {
+	if (ok &&
+	    (fmt->to == CONVERT_FOLDED || fmt->to == CONVERT_SPEEDSCOPE) &&
+	    res.st.written == 0) {
 		snprintf(err, sizeof(err),
 			 "%.300s holds no parked stacks to fold (record with "
 			 "--parked-stacks); nothing written",
@@ -364,8 +368,8 @@ int convert_cmd_main(int argc, char **argv)
 					fmt = &convert_formats[i];
 			if (!fmt && !heph)
 				return convert_usage_error(
-					"--to expects chrome, jsonl, folded or "
-					"heph, got",
+					"--to expects chrome, jsonl, folded, "
+					"speedscope or heph, got",
 					optarg);
 			break;
 		case 'o':
@@ -387,7 +391,7 @@ int convert_cmd_main(int argc, char **argv)
 	}
 	if (!fmt && !heph)
 		return convert_usage_error("give the format: --to chrome, "
-					   "jsonl, folded or heph",
+					   "jsonl, folded, speedscope or heph",
 					   NULL);
 	if (optind != argc - 1)
 		return convert_usage_error(

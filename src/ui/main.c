@@ -96,6 +96,11 @@ static const uint32_t *main_order(struct main_loop *m, size_t *n)
 		m->idx = idx;
 		m->cap_idx = m->snap.count;
 	}
+	/* The text table is the TUI's (filter.h: a live one waits for a
+	 * coroutine's first switch); JSON lists every coroutine. */
+	m->filter.unswitched_ns = m->cli.format == CLI_JSON || m->cli.replay
+					  ? 0
+					  : FILTER_UNSWITCHED_NS;
 	*n = filter_select(&m->filter, &m->snap, m->idx);
 	if (!order_sort(&m->order, &m->snap, m->idx, *n, m->sort_column, false,
 			false))

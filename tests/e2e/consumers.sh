@@ -17,6 +17,12 @@
 #       only once speedscope has imported the profile and drawn it (a
 #       file it can not import leaves the title alone and opens an alert,
 #       which keeps headless Chromium waiting: no negative run here).
+#   consumers.sh convert-schema  COROTOP CACHE DEMO   the same checks of
+#   consumers.sh convert-render  COROTOP CACHE DEMO   `corotop convert
+#       --to speedscope` of a recording of the demo made with
+#       --parked-stacks; first, that file is the profile `--to folded`
+#       gives of the same recording: the same stacks (frame names root
+#       first), the same weights, the same total and frame names.
 #
 # Exit 77 (meson: skipped) with the reason when npm, the registry,
 # python3-jsonschema or chromium is not there, or when chromium can not
@@ -75,6 +81,91 @@ speedscope_file() {
 	[ -s "$tmp/profile.json" ] || fail "no speedscope file written"
 }
 
+# A speedscope file converted from a recording of the demo ($1) made with
+# --parked-stacks, in $tmp/profile.json, checked against --to folded of
+# the same recording.  The demo runs until it is ended here (SIGTERM; its
+# -d 120 only ends it if this failed): once four snapshots came and one
+# shows a parked stack (walked while the demo lives, so the recording
+# holds some), waited for with a 60 s deadline, never a fixed sleep.
+converted_file() {
+	python3 - "$corotop" "$1" "$tmp/rec.heph" "$tmp/record.err" <<'PY' ||
+import json, os, signal, subprocess, sys, time
+corotop, demo, rec, err = sys.argv[1:5]
+p = subprocess.Popen([corotop, "-b", "-f", "json", "-d", "5", "--record",
+                      rec, "--parked-stacks", "--", demo, "-d", "120",
+                      "-c", "300"], stdout=subprocess.PIPE,
+                     stderr=open(err, "w"), text=True)
+end = time.monotonic() + 60
+snaps, ready, pid = 0, False, 0
+for line in p.stdout:
+    v = json.loads(line)
+    pid = v["target"]["pid"] or pid
+    snaps += 1
+    ready = snaps >= 4 and any("parked_stack" in c for c in v["coroutines"])
+    if ready or time.monotonic() > end:
+        break
+if pid:
+    os.kill(pid, signal.SIGTERM)  # the demo exits 0, corotop after it
+p.stdout.read()
+code = p.wait(timeout=60)
+if not ready or code:
+    sys.exit("consumers.sh: FAIL: recording the demo: %d snapshots, parked "
+             "stack: %s, exit %d" % (snaps, ready, code))
+PY
+		fail "corotop --record: $(tail -3 "$tmp/record.err")"
+	"$corotop" convert --to folded "$tmp/rec.heph" -o "$tmp/parked.folded" \
+		2>"$tmp/folded.err" || fail "convert: $(cat "$tmp/folded.err")"
+	"$corotop" convert --to speedscope "$tmp/rec.heph" \
+		-o "$tmp/profile.json" 2>"$tmp/speedscope.err" ||
+		fail "convert: $(cat "$tmp/speedscope.err")"
+	cat "$tmp/folded.err" "$tmp/speedscope.err"
+	python3 - "$tmp/parked.folded" "$tmp/profile.json" <<'PY' || exit 1
+import json, sys
+folded = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    stack, w = line.rstrip("\n").rsplit(" ", 1)
+    folded[stack] = folded.get(stack, 0) + int(w)
+doc = json.load(open(sys.argv[2], encoding="utf-8"))
+frames = [f["name"] for f in doc["shared"]["frames"]]
+prof = doc["profiles"][0]
+got = {}
+for s, w in zip(prof["samples"], prof["weights"]):
+    stack = ";".join(frames[i] for i in s)
+    got[stack] = got.get(stack, 0) + w
+words = {f for stack in folded for f in stack.split(";")}
+faults = []
+if got != folded:
+    faults.append("stacks differ: %d in folded, %d in speedscope, %d "
+                  "not in both" % (len(folded), len(got),
+                                   len(set(folded) ^ set(got))))
+if sum(folded.values()) != prof["endValue"] or \
+        sum(got.values()) != prof["endValue"]:
+    faults.append("totals: folded %d, speedscope weights %d, endValue %d"
+                  % (sum(folded.values()), sum(got.values()),
+                     prof["endValue"]))
+if set(frames) != words:
+    faults.append("frame names: %d only in folded, %d only in speedscope"
+                  % (len(words - set(frames)), len(set(frames) - words)))
+if len(prof["samples"]) != len(folded):
+    faults.append("%d samples for %d distinct stacks"
+                  % (len(prof["samples"]), len(folded)))
+if faults:
+    sys.exit("consumers.sh: FAIL: --to speedscope is not --to folded's "
+             "profile: " + "; ".join(faults))
+print("consumers.sh: --to speedscope is --to folded's profile: %d stacks, "
+      "%d frames, %d ns parked" % (len(got), len(frames), prof["endValue"]))
+PY
+}
+
+# The profile the mode checks, in $tmp/profile.json: the live export's
+# (schema, render) or a converted recording's (convert-*).
+profile_file() {
+	case $mode in
+	convert-*) converted_file "$1" ;;
+	*) speedscope_file "$1" ;;
+	esac
+}
+
 case $mode in
 chrome)
 	"$corotop" -b -n 4 -d 5 --record "$tmp/rec.heph" -- "$@" \
@@ -110,21 +201,21 @@ if got != want:
 print("consumers.sh chrome: the summary is the file's own: %s" % (want,))
 PY
 	;;
-schema)
+schema | convert-schema)
 	cache=$1
 	python3 -c 'import jsonschema' 2>/dev/null ||
 		skip "python3-jsonschema is not installed"
 	release=$(speedscope_release "$cache")
-	speedscope_file "$2"
+	profile_file "$2"
 	python3 "$check/speedscope_check.py" \
 		"$release/file-format-schema.json" "$tmp/profile.json"
 	;;
-render)
+render | convert-render)
 	cache=$1
 	browser=$(command -v chromium || command -v chromium-browser || true)
 	[ -n "$browser" ] || skip "chromium is not installed"
 	release=$(speedscope_release "$cache")
-	speedscope_file "$2"
+	profile_file "$2"
 	mkdir "$tmp/www"
 	cp -r "$release/." "$tmp/www/"
 	cp "$tmp/profile.json" "$tmp/www/profile.json"
@@ -167,7 +258,7 @@ render)
 		fail "speedscope did not render our file (title '$got', want '$name - speedscope'); chromium said: $(tail -3 "$tmp/chromium-profile.err")"
 	;;
 *)
-	echo "usage: consumers.sh chrome|schema|render COROTOP ..." >&2
+	echo "usage: consumers.sh chrome|schema|render|convert-schema|convert-render COROTOP ..." >&2
 	exit 2
 	;;
 esac

@@ -2,7 +2,7 @@
  * fuzz-replay: a Heph recording from untrusted bytes, all the way to what
  * replay and corotop convert make of it -- the index (hephfile.c), the
  * coroutines, losses, births and options (replay.c), the recorded names
- * (hephnames.c) and the three converters (convert.c).
+ * (hephnames.c) and every converter (convert.c, convert_parked.c).
  *
  * Input byte 0 picks the mode (a multiple of 4: raw).  Mode "raw" indexes
  * the rest as it is.  Mode "built" reads the rest 4 bytes at a time as

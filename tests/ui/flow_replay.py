@@ -201,6 +201,37 @@ def past(t):
     return m
 
 
+def check_same_loss(fl, s, path):
+    """The TUI and batch mode report the same loss on the same run: the
+    TUI's header at the end, batch JSON's events.lost and batch text's
+    "N lost" at the end of the same recording are one number (one
+    counter, the model's), LOSSES' total."""
+    m = re.search(r'  lost (\d+)  ', s.text[1])
+    env = dict(os.environ, HOME=fl.dir,
+               XDG_CONFIG_HOME=os.path.join(fl.dir, 'no-config'))
+    got = {'tui': int(m.group(1)) if m else None}
+    for fmt in ('json', 'text'):
+        r = subprocess.run([fl.args.corotop, '--replay', path, '-b', '-f',
+                            fmt], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=env, encoding='utf-8', timeout=60)
+        if fmt == 'json':
+            last = r.stdout.strip().split('\n')[-1]
+            lm = re.search(r'"events":\{"harvested":\d+,"lost":(\d+)', last)
+        else:
+            lm = None
+            for line in r.stdout.split('\n'):
+                lm = re.match(r'^Events: \d+ total, [0-9.]+/s, (\d+) lost',
+                              line) or lm
+        got['batch ' + fmt] = int(lm.group(1)) if r.returncode == 0 and \
+            lm else None
+    want = sum(c for _, _, c in LOSSES)
+    fl.check(set(got.values()) == {want},
+             'the TUI and batch (JSON and text) report the same loss of '
+             'one recording: %d' % want,
+             ', '.join('%s: %s' % kv for kv in sorted(got.items())))
+
+
 # ---- the flow --------------------------------------------------------------
 
 def flow_replay(fl):
@@ -226,6 +257,7 @@ def flow_replay(fl):
     check_at(fl, s, 0, 'start')
     s = fl.step('end', keys=['}'], marker=message('end: 0:10.000000'))
     check_at(fl, s, END, 'end')
+    check_same_loss(fl, s, path)
     fl.step('goto-prompt', keys=['T'], text='4s',
             marker=h.has(r'^ Go to \(.*\): 4s$'))
     s = fl.step('at-4s', keys=['Enter'], marker=message('at: 0:04.000000'))

@@ -19,6 +19,11 @@
  * folded  parked stacks weighted by their nanoseconds, outermost first,
  *         named by the callback (recorded names through hephnames,
  *         sanitized, as corotop convert does) or in hex.
+ * speedscope  the profile folded gives, as a speedscope file: parsed
+ *         strictly, each sample (root first) is one of folded's lines
+ *         with its weight, in the same order, the frames are folded's
+ *         words, endValue is folded's total, the name the recorded
+ *         command's.
  * errors  an unknown format; an output that can not be written (every
  *         format says so, none says "out of memory").
  */
@@ -1073,6 +1078,129 @@ static void test_folded(void **state)
 	heph_file_close(&f);
 }
 
+/* The speedscope file of a trace as folded lines: each sample's frame
+ * names root first joined by ';', then its weight; *total: endValue. */
+static char *speedscope_as_folded(const char *json, const char *name,
+				  uint64_t *total)
+{
+	const struct jv *frames, *prof, *samples, *weights;
+	char *s = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+	uint64_t sum = 0;
+	struct jv v;
+
+	assert_non_null(m);
+	json_must_parse(json, &v);
+	want_str(&v, "$schema",
+		 "https://www.speedscope.app/file-format-schema.json");
+	frames = json_need(&v, "shared.frames", J_ARR);
+	prof = json_need(&v, "profiles", J_ARR);
+	assert_int_equal(prof->n, 1);
+	prof = item(prof, 0);
+	want_str(prof, "type", "sampled");
+	want_str(prof, "name", name);
+	want_str(&v, "name", name);
+	samples = json_need(prof, "samples", J_ARR);
+	weights = json_need(prof, "weights", J_ARR);
+	assert_int_equal(samples->n, weights->n);
+	for (size_t i = 0; i < samples->n; i++) {
+		const struct jv *smp = item(samples, i);
+
+		assert_int_equal(smp->t, J_ARR);
+		for (size_t k = 0; k < smp->n; k++) {
+			uint64_t at = json_u64(item(smp, k), "");
+			const struct jv *fr = item(frames, (size_t)at);
+
+			assert_null(json_get(fr, "file"));
+			fprintf(m, "%s%s", k ? ";" : "",
+				json_need(fr, "name", J_STR)->s);
+		}
+		fprintf(m, " %s\n", item(weights, i)->s);
+		sum += json_u64(item(weights, i), "");
+	}
+	assert_int_equal(sum, json_u64(prof, "endValue"));
+	assert_int_equal(json_u64(prof, "startValue"), 0);
+	*total = sum;
+	/* Every frame is a sample's: no name folded has not. */
+	for (size_t f = 0; f < frames->n; f++) {
+		bool used = false;
+
+		for (size_t i = 0; i < samples->n && !used; i++)
+			for (size_t k = 0; k < samples->items[i].n; k++)
+				used |= json_u64(&samples->items[i].items[k],
+						 "") == f;
+		assert_true(used);
+	}
+	json_free(&v);
+	fclose(m);
+	return s;
+}
+
+/* The sum of a folded text's weights (each line's last word). */
+static uint64_t folded_total(const char *folded)
+{
+	const char *l = folded, *nl;
+	uint64_t sum = 0;
+
+	while ((nl = strchr(l, '\n')) != NULL) {
+		const char *w = nl;
+
+		while (w > l && w[-1] != ' ')
+			w--;
+		sum += strtoull(w, NULL, 10);
+		l = nl + 1;
+	}
+	return sum;
+}
+
+static void test_speedscope(void **state)
+{
+	struct convert_stats st, sf;
+	struct heph_names names;
+	struct heph_file f;
+	struct heph_enc e;
+	char err[64], *folded, *json, *got;
+	uint64_t total;
+
+	(void)state;
+	assert_true(heph_file_index_bytes(&f, buf, build_folded(), err,
+					  sizeof(err)));
+	heph_names_init(&names, &f);
+	/* Named frames, and hex ones: the same words as folded's. */
+	for (int named = 1; named >= 0; named--) {
+		folded = convert(&f, CONVERT_FOLDED, named ? name_of : NULL,
+				 named ? &names : NULL, &sf);
+		json = convert(&f, CONVERT_SPEEDSCOPE, named ? name_of : NULL,
+			       named ? &names : NULL, &st);
+		got = speedscope_as_folded(json, "parked", &total);
+		assert_string_equal(got, folded);
+		assert_int_equal(total, folded_total(folded));
+		assert_int_equal(total, 300 + 100 + 50 + 20);
+		assert_int_equal(st.written, sf.written);
+		assert_int_equal(st.events, sf.events);
+		free(got);
+		free(json);
+		free(folded);
+	}
+	heph_names_finish(&names);
+	heph_file_close(&f);
+
+	/* A recording says what it traced: the profile's name. */
+	heph_enc_init(&e, buf, sizeof(buf));
+	assert_true(heph_enc_meta(&e, "corotop", "1", 1));
+	assert_true(heph_enc_meta(&e, "corotop_command", "./srv -p\n1", 10));
+	parked(&e, 10, 30, "suspended", (const uint64_t[]){0xabc}, 1);
+	parked(&e, 40, 45, "suspended", (const uint64_t[]){0xabc}, 1);
+	index_bytes(&f, &e);
+	json = convert(&f, CONVERT_SPEEDSCOPE, NULL, NULL, &st);
+	got = speedscope_as_folded(json, "parked: ./srv -p?1", &total);
+	assert_string_equal(got, "0xabc 25\n");
+	free(got);
+	free(json);
+	heph_file_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1085,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_write_errors),
 		cmocka_unit_test(test_jsonl),
 		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_speedscope),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,11 @@
  *   speedscope  golden text, and parsed strictly (tests/common/json-check):
  *               frames numbered by first appearance, samples root first,
  *               weights summed to endValue, every index in range;
+ *   fold        samples of one stack (names and files) merged, weights
+ *               summed, in folded's order (names root first, a prefix
+ *               first); same names with other files stay apart; the total
+ *               kept; the writers' output of a folded profile is the same
+ *               as before folding (folded) or has one sample per stack;
  *   write       atomic: the file appears complete under its name, no
  *               temporary left behind; a failure says what and where and
  *               leaves the old file alone;
@@ -157,6 +162,51 @@ static void test_empty_profiles(void **state)
 	profile_finish(&p);
 }
 
+static void test_fold(void **state)
+{
+	struct profile p;
+	char *before, *after;
+
+	(void)state;
+	sample_profile(&p);
+	/* The same names as leaf1's stack, another file: another frame. */
+	assert_true(profile_add(&p, (const char *[]){"leaf1", "mid", "main"},
+				(const char *[]){"z.c", NULL, "m.c"}, 3, 4));
+	before = render(&p, &profile_folded);
+	assert_true(profile_fold(&p));
+	assert_int_equal(p.ns, 4);
+	assert_int_equal(p.total, 15);
+	/* main;mid, then main;mid;leaf1 a.c (5 + 2), z.c, then leaf2. */
+	assert_int_equal(p.s[0].n, 2);
+	assert_int_equal(p.s[0].weight, 1);
+	assert_int_equal(p.s[1].weight, 7);
+	assert_string_equal(p.frames[p.s[1].first].file, "a.c");
+	assert_int_equal(p.s[2].weight, 4);
+	assert_string_equal(p.frames[p.s[2].first].file, "z.c");
+	assert_int_equal(p.s[3].weight, 3);
+	assert_string_equal(p.frames[p.s[3].first].name, "leaf2");
+	assert_int_equal(p.nframes, 2 + 3 + 3 + 3);
+	after = render(&p, &profile_folded);
+	assert_string_equal(after, before);
+	assert_string_equal(after, "main;mid 1\n"
+				   "main;mid;leaf1 11\n"
+				   "main;mid;leaf2 3\n");
+	free(after);
+	free(before);
+	/* Folding twice changes nothing; more samples may follow. */
+	assert_true(profile_fold(&p));
+	assert_int_equal(p.ns, 4);
+	assert_true(profile_add(&p, (const char *[]){"idle"}, NULL, 1, 2));
+	assert_int_equal(p.total, 17);
+	profile_finish(&p);
+	/* An empty profile folds to one. */
+	assert_true(profile_init(&p, "empty"));
+	assert_true(profile_fold(&p));
+	assert_int_equal(p.ns, 0);
+	assert_int_equal(p.nframes, 0);
+	profile_finish(&p);
+}
+
 static int dir_entries(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -277,6 +327,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded_golden),
 		cmocka_unit_test(test_speedscope_golden_and_valid),
+		cmocka_unit_test(test_fold),
 		cmocka_unit_test(test_empty_profiles),
 		cmocka_unit_test(test_atomic_write),
 		cmocka_unit_test(test_frame_names),

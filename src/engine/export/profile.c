@@ -9,7 +9,9 @@
  * are entries of a const table (struct profile_format) that only turn a
  * profile into bytes.  profile_write owns the file: temporary file next to
  * the target, written, flushed and closed with every error checked, then
- * renamed into place.
+ * renamed into place.  A profile filled one sample per event (corotop
+ * convert's parked time) is folded to its distinct stacks by profile_fold
+ * before it is written.
  */
 #define _GNU_SOURCE
 #include "engine/export/profile.h"
@@ -74,6 +76,81 @@ bool profile_add(struct profile *p, const char *const *names,
 		f->file = files ? profile_intern(p, files[i]) : NULL;
 	}
 	p->total += weight;
+	return true;
+}
+
+/* Two samples' stacks compared root first: names, then files (NULL
+ * first), a prefix first.  Equal pointers are equal strings (interned). */
+struct profile_ref {
+	const struct profile *p;
+	const struct profile_sample *s;
+};
+
+static int profile_str_cmp(const char *a, const char *b)
+{
+	if (a == b)
+		return 0;
+	if (!a || !b)
+		return a ? 1 : -1;
+	return strcmp(a, b);
+}
+
+static int profile_cmp(const void *x, const void *y)
+{
+	const struct profile_ref *a = x, *b = y;
+	const struct profile_frame *fa = a->p->frames, *fb = b->p->frames;
+
+	for (uint32_t i = 0; i < a->s->n && i < b->s->n; i++) {
+		const struct profile_frame *u =
+			&fa[a->s->first + a->s->n - 1 - i];
+		const struct profile_frame *v =
+			&fb[b->s->first + b->s->n - 1 - i];
+		int c = profile_str_cmp(u->name, v->name);
+
+		if (!c)
+			c = profile_str_cmp(u->file, v->file);
+		if (c)
+			return c;
+	}
+	return (a->s->n > b->s->n) - (a->s->n < b->s->n);
+}
+
+bool profile_fold(struct profile *p)
+{
+	struct profile_ref *r = malloc((p->ns ? p->ns : 1) * sizeof(*r));
+	struct profile_sample *s = malloc((p->ns ? p->ns : 1) * sizeof(*s));
+	struct profile_frame *f =
+		malloc((p->nframes ? p->nframes : 1) * sizeof(*f));
+	size_t ns = 0, nf = 0;
+
+	if (!r || !s || !f) {
+		free(r);
+		free(s);
+		free(f);
+		return false;
+	}
+	for (size_t i = 0; i < p->ns; i++)
+		r[i] = (struct profile_ref){p, &p->s[i]};
+	qsort(r, p->ns, sizeof(*r), profile_cmp);
+	for (size_t i = 0; i < p->ns;) {
+		const struct profile_ref key = r[i];
+		uint64_t w = 0;
+
+		for (; i < p->ns && !profile_cmp(&r[i], &key); i++)
+			w += r[i].s->weight;
+		memcpy(&f[nf], &p->frames[key.s->first], key.s->n * sizeof(*f));
+		s[ns++] = (struct profile_sample){
+			.weight = w, .first = (uint32_t)nf, .n = key.s->n};
+		nf += key.s->n;
+	}
+	free(r);
+	free(p->s);
+	free(p->frames);
+	p->s = s;
+	p->ns = p->cap_s = ns;
+	p->frames = f;
+	p->nframes = nf;
+	p->cap_frames = nf;
 	return true;
 }
 

@@ -52,6 +52,15 @@ bool profile_add(struct profile *p, const char *const *names,
 		 const char *const *files, uint32_t n, uint64_t weight);
 
 /*
+ * Merge the samples whose stacks are the same frames (names and files)
+ * into one that carries their summed weight, ordered by their names root
+ * first (the order of folded's lines): a profile of one sample per event
+ * becomes one of its distinct stacks, as speedscope.c's writer expects
+ * from a profile.  The total stays.  False when out of memory (p as it was).
+ */
+bool profile_fold(struct profile *p);
+
+/*
  * Write p in format fmt to path atomically: into a temporary file in the
  * same directory (0600), then renamed over path, so a reader never sees a
  * half-written profile and a failed write leaves path as it was.  False

@@ -22,6 +22,14 @@
  * Keys are column names (column.c), so every column is filterable.  Terms on
  * integer columns compare numbers, not text.
  *
+ * Before any filter, a live table's rows leave out the coroutines just made:
+ * no transition harvested yet and younger than unswitched_ns (filter.h).
+ * A program that makes a thousand fibers at start would otherwise paint a
+ * first screen of rows whose TID and WHERE read "-" (a record opened from
+ * its station before its first switch was harvested); htop shows a process
+ * once it has values, not before.  A coroutine that stays unswitched past
+ * that age never ran, and its row says so with "-"; a dead one is shown.
+ *
  * Speed.  filter_select runs over every coroutine on every refresh, 100k of
  * them, and on a busy program every record changes between two refreshes.
  * A cell-by-cell match (regex, or text without a space) therefore remembers
@@ -129,6 +137,7 @@ static void filter_adopt(struct filter *f, struct filter *nf)
 	nf->memo_cap = f->memo_cap;
 	nf->memo_gen = f->memo_gen + 1 ? f->memo_gen + 1 : 1;
 	nf->memo_symgen = f->memo_symgen;
+	nf->unswitched_ns = f->unswitched_ns; /* the table's, not the text's */
 	f->memo = NULL;
 	for (size_t k = 0; k < sizeof(mine) / sizeof(mine[0]); k++) {
 		matchcache_finish(theirs[k]);
@@ -508,15 +517,30 @@ static bool filter_prepare(struct filter *f, const struct snapshot *s)
 	return memo;
 }
 
+/* Made just now: no transition harvested yet (TID "-"), alive, and
+ * younger than the table waits for one. */
+static bool filter_just_made(const struct filter *f, const struct snapshot *s,
+			     const struct model_coro *c)
+{
+	return f->unswitched_ns && !c->last_tid && c->state != MODEL_DEAD &&
+	       snapshot_age_ns(s, c) < f->unswitched_ns;
+}
+
 size_t filter_select(struct filter *f, const struct snapshot *s, uint32_t *idx)
 {
 	bool text = f->regex_on || f->substr[0];
 	bool memo = f->active && text && filter_prepare(f, s);
 	size_t n = 0;
 
+	f->held = 0;
 	for (size_t i = 0; i < s->count; i++) {
 		const struct model_coro *c = &s->coro[i];
 		bool ok = true;
+
+		if (filter_just_made(f, s, c)) {
+			f->held++;
+			continue;
+		}
 
 		/* The address cache is megabytes and its buckets are random:
 		 * ask for a later row's bucket now (hides most of the misses

@@ -32,8 +32,20 @@ struct filter_memo {
 	bool match;
 };
 
+/* A live table leaves out a coroutine that has no transition harvested
+ * yet (its TID and WHERE would read "-") while it is younger than this:
+ * it was just made, and its first switch may be on its way.  Once it is
+ * this old without one, "-" is a fact -- it never ran -- and it is shown.
+ * The engine's rate window (its tick), and the default refresh. */
+#define FILTER_UNSWITCHED_NS 1000000000ull
+
 struct filter {
 	char text[128]; /* as typed */
+	/* FILTER_UNSWITCHED_NS in the TUI and batch text of a live run, 0
+	 * (every coroutine) in JSON, serve and replay; filter_select counts
+	 * the coroutines it left out for it in `held`. */
+	uint64_t unswitched_ns;
+	size_t held;
 	bool active;
 	bool regex_on;
 	regex_t regex;
@@ -58,7 +70,8 @@ bool filter_set(struct filter *f, const char *text, char *err, size_t n);
 bool filter_match(const struct filter *f, const struct snapshot *s,
 		  const struct model_coro *c);
 /* Indexes (into s->coro) of the records that match, in snapshot order;
- * returns how many.  idx has room for s->count. */
+ * returns how many.  idx has room for s->count.  A coroutine just made
+ * (unswitched_ns) is not one of them, whatever the filter. */
 size_t filter_select(struct filter *f, const struct snapshot *s, uint32_t *idx);
 /* Case-insensitive substring match of `needle` (lowercase) in the name
  * cells (ID, TID, NAME, WHERE, WARN); search uses it too. */

@@ -745,7 +745,11 @@ void table_view_draw(struct tui *t)
 		table_draw_row(t, first + i, &t->rows[t->list.top + (size_t)i],
 			       &lay,
 			       t->list.top + (size_t)i == t->list.selected);
-	if (!t->nrows)
+	if (!t->nrows && t->filter.held && !t->filter.active)
+		term_text(first, 1, A_NORMAL,
+			  "%zu coroutine%s just made, not switched yet",
+			  t->filter.held, t->filter.held == 1 ? "" : "s");
+	else if (!t->nrows)
 		term_text(first, 1, A_NORMAL, "%s",
 			  t->filter.active ? "no coroutine matches the filter"
 					   : "no coroutines yet");

@@ -509,6 +509,9 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	t.lints = opt->lints;
 	memcpy(t.hidden, opt->hidden, sizeof(t.hidden));
 	filter_init(&t.filter);
+	/* A live table waits for a coroutine's first switch (filter.h). */
+	if (!t.replay)
+		t.filter.unswitched_ns = FILTER_UNSWITCHED_NS;
 	order_init(&t.order);
 	if (opt->filter &&
 	    !filter_set(&t.filter, opt->filter, err, sizeof(err))) {
