@@ -3,8 +3,11 @@
  * a profile for flame graphs -- corotop convert --to folded and --to
  * speedscope.
  *
- * Each `suspended` interval with a `stack` attribute (u64 array,
- * innermost first; a recording made with --parked-stacks) is one sample,
+ * Each `suspended` interval with a stack -- a `stack` attribute (u64
+ * array, innermost first; a recording made with --parked-stacks), or a
+ * `stack_id` naming a `corotop_stack` written later (hephstacks.c: a
+ * coroutine that died parked before the engine collected its stack) --
+ * is one sample,
  * weighted by the interval's length in nanoseconds; its frames are named
  * by the caller (the names recorded in the trace, function only), else
  * hex.  The samples are folded into their distinct stacks (profile_fold)
@@ -23,6 +26,7 @@
 #include <string.h>
 
 #include "engine/export/profile.h"
+#include "engine/heph/hephstacks.h"
 
 #define CV_FRAMES 256 /* frames of a stack kept, innermost first */
 
@@ -46,50 +50,47 @@ static bool cv_parked_init(struct profile *prof, const struct heph_file *hf)
 }
 
 /* p's stack, if it is a parked interval with one, added to prof. */
-static bool cv_parked_add(struct profile *prof, const struct heph_packet *p,
-			  convert_name_fn fn, void *ctx,
-			  struct convert_stats *st)
+static bool cv_parked_add(struct profile *prof, const struct heph_file *hf,
+			  const struct heph_stacks *hs,
+			  const struct heph_packet *p, convert_name_fn fn,
+			  void *ctx, struct convert_stats *st)
 {
 	static char buf[CV_FRAMES][256];
 	const char *names[CV_FRAMES];
-	struct heph_attr a;
-	uint32_t pos = 0;
+	uint64_t frames[CV_FRAMES];
+	size_t n;
 
 	if (!convert_desc_is(p, "suspended") || p->end <= p->start)
 		return true;
-	while (heph_attr_next(p, &pos, &a)) {
-		uint16_t n = a.count < CV_FRAMES ? a.count : CV_FRAMES;
+	n = heph_stacks_of(hs, hf, p, frames, CV_FRAMES);
+	if (!n)
+		return true;
+	for (size_t k = 0; k < n; k++) {
+		const char *name = fn ? fn(ctx, frames[k], !k) : NULL;
 
-		if (a.name_len != 5 || memcmp(a.name, "stack", 5) ||
-		    a.type != (HEPH_U64 | HEPH_ARRAY) || !n)
-			continue;
-		for (uint16_t k = 0; k < n; k++) {
-			uint64_t addr = heph_attr_u64(&a, k);
-			const char *name = fn ? fn(ctx, addr, !k) : NULL;
-
-			/* A copy: fn may reuse its buffer. */
-			if (name)
-				snprintf(buf[k], sizeof(buf[k]), "%s", name);
-			else
-				snprintf(buf[k], sizeof(buf[k]), "0x%" PRIx64,
-					 addr);
-			names[k] = buf[k];
-		}
-		st->written++;
-		return profile_add(prof, names, NULL, n, p->end - p->start);
+		/* A copy: fn may reuse its buffer. */
+		if (name)
+			snprintf(buf[k], sizeof(buf[k]), "%s", name);
+		else
+			snprintf(buf[k], sizeof(buf[k]), "0x%" PRIx64,
+				 frames[k]);
+		names[k] = buf[k];
 	}
-	return true;
+	st->written++;
+	return profile_add(prof, names, NULL, n, p->end - p->start);
 }
 
 bool convert_parked(const struct heph_file *hf,
 		    const struct profile_format *fmt, FILE *out,
 		    convert_name_fn fn, void *ctx, struct convert_stats *st)
 {
+	struct heph_stacks hs;
 	struct profile prof;
 	bool ok = true;
 
 	if (!cv_parked_init(&prof, hf))
 		return false;
+	heph_stacks_init(&hs, hf);
 	for (size_t i = 0; i < hf->nev && ok; i++) {
 		struct heph_packet p;
 
@@ -98,8 +99,9 @@ bool convert_parked(const struct heph_file *hf,
 			continue;
 		}
 		st->events++;
-		ok = cv_parked_add(&prof, &p, fn, ctx, st);
+		ok = cv_parked_add(&prof, hf, &hs, &p, fn, ctx, st);
 	}
+	heph_stacks_finish(&hs);
 	if (ok)
 		ok = profile_fold(&prof) && fmt->write(out, &prof);
 	profile_finish(&prof);

@@ -17,6 +17,14 @@
       the program's lambda; and unless `--at end` (the last moment the
       program ran) shows its fibers parked, not all dead.
 
+  replay_live.py short CORTOP DEMO
+      The bundled demo for one second, recorded with --parked-stacks: its
+      stuck sessions park at the start and are closed at its exit, before
+      the engine's rotation collected their stacks.  The recording still
+      holds them: `convert --to folded` has the stuck sessions' stack, no
+      frame of it in hex (the makecontext trampoline at its root named),
+      and the replay at the end shows session-1's parked stack.
+
   replay_live.py fixture CORTOP FILE
       A recording made by an earlier corotop (before names, kinds and
       WHERE were recorded; tests/e2e/fixtures/demo-v0.heph.zst, the bundled
@@ -133,6 +141,38 @@ def test_live(corotop, target):
         fail('--at end: no fiber parked (%s)' % end['counts'])
 
 
+def test_short(corotop, demo):
+    with tempfile.TemporaryDirectory(prefix='corotop-replay.') as tmp:
+        rec = os.path.join(tmp, 'demo.heph')
+        folded = os.path.join(tmp, 'demo.folded')
+        r = subprocess.run([corotop, '-b', '-f', 'json', '-d', '5',
+                            '--parked-stacks', '--record', rec, '--', demo,
+                            '-c', '40', '--stuck', '2', '--spawn-rate', '20',
+                            '-d', '1'], capture_output=True, text=True,
+                           timeout=120)
+        if r.returncode != 0:
+            fail('demo run: status %d: %s' % (r.returncode, r.stderr))
+        r = subprocess.run([corotop, 'convert', '--to', 'folded', rec, '-o',
+                            folded], capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode != 0:
+            fail('convert: status %d: %s' % (r.returncode, r.stderr))
+        lines = open(folded).read().splitlines()
+        end = replay_at(corotop, rec, 'end')[0]
+    stuck = [ln for ln in lines if ';stuck_wait_for_reply;' in ln]
+    if not stuck:
+        fail('folded: no stuck session among %d stacks:\n%s' % (
+            len(lines), '\n'.join(lines)))
+    frames = stuck[0].rsplit(' ', 1)[0].split(';')
+    if any(f.startswith('0x') for f in frames):
+        fail('folded: a frame in hex: %s' % stuck[0])
+    s1 = [c for c in end['coroutines'] if c['name'] == 'session-1']
+    if not s1 or not stack(s1[0]):
+        fail('--at end: session-1 without its parked stack: %s' % s1)
+    print('replay_live.py: short: %d folded stacks, the stuck one %s' % (
+        len(lines), ';'.join(frames)))
+
+
 def test_fixture(corotop, path):
     snaps = replay_at(corotop, path, '50%,end')
     mid, end = snaps
@@ -158,11 +198,14 @@ def test_fixture(corotop, path):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ('live', 'fixture'):
+    if len(sys.argv) != 4 or sys.argv[1] not in ('live', 'short',
+                                                  'fixture'):
         print(__doc__)
         sys.exit(2)
     if sys.argv[1] == 'live':
         test_live(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == 'short':
+        test_short(sys.argv[2], sys.argv[3])
     else:
         test_fixture(sys.argv[2], sys.argv[3])
 
