@@ -109,6 +109,13 @@
 #define CTP_ENV_SHM "CTP_SHM_PATH"
 #define CTP_ENV_SOCK "CTP_SOCK_PATH"
 #define CTP_ENV_MAX "CTP_MAX_STATIONS"
+/* corotop's, not the cTP's: the pid of the process corotop launched.  A
+ * corotop probe whose process has that pid copies its /proc/self/maps,
+ * once, at its start, into CTP_MAPS_FILE beside the region (in its
+ * private directory), so that a program that exits before corotop read
+ * its mappings can still be named (docs/WIRE.md, "The target's maps"). */
+#define CTP_ENV_MAPS_PID "COROTOP_MAPS_PID"
+#define CTP_MAPS_FILE "target.maps"
 
 /* One coroutine state transition. */
 struct ctp_epoch {

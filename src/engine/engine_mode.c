@@ -127,6 +127,8 @@ static bool launch_start(struct engine *e, char *err, size_t errlen)
 		return false;
 	}
 	e->target.pid = pid;
+	/* Its mappings, even if it exits before we read them (keptmaps.c). */
+	(void)symtab_expect(&e->symtab, pid, e->region.maps_path);
 	if (e->output)
 		ko = (struct keeper_output){output_source(e->output), sink,
 					    output_copy_end(e->output)};

@@ -277,6 +277,7 @@ COROTOP_API bool corotop_probe_init(void)
 	}
 	if (!probe_attach_region(shm, sock, max, false))
 		return false;
+	probe_maps_copy(shm);
 	sampler_autostart();
 	return true;
 }

@@ -121,6 +121,9 @@ static inline struct probe_region *probe_region(void)
  * (the environment) and by rendezvous.c (the rendezvous). */
 bool probe_attach_region(const char *shm, const char *sock, uint32_t max,
 			 bool late);
+/* mapscopy.c: the launched program's maps, once, beside the region at
+ * shm (CTP_ENV_MAPS_PID).  errno is kept. */
+void probe_maps_copy(const char *shm);
 /* probe.c: this process's station in r (CTP_STX_PROCESS), taken and
  * published; r->proc_station says which (0: none). */
 void probe_process_station(struct probe_region *r);

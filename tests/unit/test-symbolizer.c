@@ -368,6 +368,51 @@ static void run_kept(const char *path, const char *exe_name, bool zombie)
 	keptmaps_finish(&k);
 }
 
+/* A program that exited before anything kept its maps: the copy its
+ * probe wrote at its start (probe/mapscopy.c; made here from the live
+ * maps) stands in, /proc/PID opened when it was launched. */
+static void test_kept_from_probe_file(void **state)
+{
+	char file[] = "/tmp/corotop-maps.XXXXXX", src[64], err[256];
+	struct keptmaps k;
+	struct keptmaps_copy *c;
+	struct fixture f;
+	struct symbolizer *s;
+	FILE *in, *out;
+	int fd, ch;
+
+	(void)state;
+	keptmaps_init(&k);
+	fixture_start(&f, FIX_PIE);
+	assert_true(keptmaps_expect(&k, f.pid, file));
+	fd = mkstemp(file);
+	assert_true(fd >= 0);
+	assert_true(keptmaps_expect(&k, f.pid, file)); /* its name now */
+	snprintf(src, sizeof(src), "/proc/%d/maps", (int)f.pid);
+	in = fopen(src, "r");
+	out = fdopen(fd, "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((ch = fgetc(in)) != EOF)
+		fputc(ch, out);
+	fclose(in);
+	fclose(out);
+	assert_true(WIFEXITED(fixture_stop(&f))); /* reaped, nothing kept */
+	assert_null(keptmaps_get(&k, f.pid));
+	assert_true(keptmaps_keep(&k, f.pid, clock_now_ns(CLOCK_MONOTONIC), 0));
+	c = keptmaps_get(&k, f.pid);
+	assert_non_null(c);
+	s = symbolizer_create_kept(f.pid, &c->view, err, sizeof(err));
+	keptmaps_put(&k, c);
+	if (!s)
+		fail_msg("symbolizer_create_kept(%d): %s", (int)f.pid, err);
+	check_fn(s, &f, FN_MAIN, "symfix-pie", "symfix_main.c");
+	check_fn(s, &f, FN_LIB, "libsymfix.so", "symfix_lib.c");
+	symbolizer_destroy(s);
+	unlink(file);
+	keptmaps_finish(&k);
+}
+
 static void test_kept_reaped(void **state)
 {
 	(void)state;
@@ -791,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
 		cmocka_unit_test(test_kept_reaped),
+		cmocka_unit_test(test_kept_from_probe_file),
 		cmocka_unit_test(test_kept_zombie),
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_cxx_names),

@@ -109,6 +109,8 @@ bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 	r->owner = true;
 	snprintf(r->shm_path, sizeof(r->shm_path), "%s/ctp.shm", r->dir);
 	snprintf(r->sock_path, sizeof(r->sock_path), "%s/ctp.sock", r->dir);
+	snprintf(r->maps_path, sizeof(r->maps_path), "%s/%s", r->dir,
+		 CTP_MAPS_FILE);
 	/* Room for hubs: what the budget allows, a power of two. */
 	r->hub_depth = depth ? REGION_HUB_DEPTH : 0;
 	while (r->hub_depth > depth &&
@@ -293,6 +295,7 @@ void region_unlink(const struct region *r)
 		return;
 	unlink(r->sock_path);
 	unlink(r->shm_path);
+	unlink(r->maps_path);
 	rmdir(r->dir);
 }
 

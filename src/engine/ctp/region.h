@@ -20,6 +20,9 @@ struct region {
 	char dir[256];	   /* private directory (owner only) */
 	char shm_path[320];
 	char sock_path[320];
+	/* The launched target's maps as its probe copied them at its start
+	 * (CTP_ENV_MAPS_PID; keptmaps.c reads it once /proc has none). */
+	char maps_path[320];
 	/* Deep rings after the stations (ctp.h), or NULL / 0; hub_depth
 	 * when its rings are that far apart (DEP2), else 0. */
 	struct ctp_deep *deep;

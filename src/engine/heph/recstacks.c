@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/cttable.h"
+#include "common/hash.h"
 
-#define RECSTACKS_SLOTS (1u << 16)
+#define RECSTACKS_BITS 16
+#define RECSTACKS_SLOTS (1u << RECSTACKS_BITS)
 #define RECSTACKS_FRAMES 64
 
 enum { RS_EMPTY, RS_WAITING, RS_GIVEN };
@@ -50,7 +51,7 @@ bool recstacks_wait(struct recstacks *s, uint64_t id)
 			return false;
 		}
 	}
-	for (i = (uint32_t)ct_mix64(id) & (RECSTACKS_SLOTS - 1);
+	for (i = (uint32_t)hash_fib(id, 64 - RECSTACKS_BITS);
 	     s->slot[i].state != RS_EMPTY && s->slot[i].id != id;
 	     i = (i + 1) & (RECSTACKS_SLOTS - 1))
 		;

@@ -18,6 +18,15 @@
  * swaps the new copy in.  keptmaps_stats times each keep (tens of
  * microseconds for a Boost program's hundred mappings).
  *
+ * A program can exit before any of corotop's threads ran.  For the one
+ * corotop launched (keptmaps_expect, right after the exec), /proc/PID is
+ * opened at once, and the copy of its maps its probe wrote at its start
+ * (CTP_MAPS_FILE, probe/mapscopy.c) stands in when /proc/PID/maps reads
+ * empty or is gone.  That file is the program's word, in corotop's
+ * private directory (0700: no other uid can put it there); a lie in it
+ * can only name the program's own addresses wrongly, from files corotop
+ * may read anyway.  /proc/PID/exe is read again at each keep.
+ *
  * Copies are immutable and reference counted.  `lock` is held only to
  * swap the pointer or to take or drop a reference, never across a read
  * of /proc nor while a symbolizer is built, so the harvest thread never
@@ -93,6 +102,7 @@ static bool keptmaps_open(struct keptmaps *k, pid_t pid)
 	k->proc_fd = -1;
 	k->pid = pid;
 	k->refused = false;
+	k->file[0] = '\0'; /* keptmaps_expect's, for the pid it opened */
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	k->proc_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (k->proc_fd < 0 || fstat(k->proc_fd, &st) < 0)
@@ -117,11 +127,23 @@ static bool keptmaps_open(struct keptmaps *k, pid_t pid)
 /* The read: a new copy, or NULL. */
 static struct keptmaps_copy *keptmaps_read(struct keptmaps *k, uint64_t at)
 {
-	size_t len, elen = strlen(k->exe);
+	char exe[sizeof(k->exe)];
+	ssize_t n = readlinkat(k->proc_fd, "exe", exe, sizeof(exe) - 1);
+	size_t len, elen;
 	char *maps = procfs_slurp(k->proc_fd, "maps", KEPTMAPS_MAX, &len);
 	struct keptmaps_copy *c;
 
-	/* Empty: a zombie's (every live process maps something). */
+	if (n > 0) { /* an exec since, or the first look after one */
+		exe[n] = '\0';
+		memcpy(k->exe, exe, (size_t)n + 1);
+	}
+	elen = strlen(k->exe);
+	/* Empty: a zombie's (every live process maps something); then the
+	 * copy its probe made, when it is the one we launched. */
+	if ((!maps || !len) && k->file[0] && !k->seq) {
+		free(maps);
+		maps = procfs_slurp(AT_FDCWD, k->file, KEPTMAPS_MAX, &len);
+	}
 	if (!maps || !len) {
 		free(maps);
 		return NULL;
@@ -146,6 +168,20 @@ static struct keptmaps_copy *keptmaps_read(struct keptmaps *k, uint64_t at)
 	c->seq = ++k->seq;
 	c->refs = 1; /* cur's */
 	return c;
+}
+
+bool keptmaps_expect(struct keptmaps *k, pid_t pid, const char *file)
+{
+	bool ok;
+
+	if (pid <= 0)
+		return false;
+	pthread_mutex_lock(&k->keeper);
+	ok = keptmaps_open(k, pid);
+	snprintf(k->file, sizeof(k->file), "%s", ok && file ? file : "");
+	k->next_ns = 0;
+	pthread_mutex_unlock(&k->keeper);
+	return ok;
 }
 
 bool keptmaps_keep(struct keptmaps *k, pid_t pid, uint64_t now,

@@ -48,6 +48,9 @@ struct keptmaps {
 	uint64_t next_ns; /* CLOCK_MONOTONIC of the next read due */
 	uint64_t seq;	  /* copies made */
 	char exe[4096];	  /* where /proc/PID/exe linked at the open */
+	/* The copy its probe made at its start (CTP_MAPS_FILE), read when
+	 * /proc/PID/maps has none; "": none (keptmaps_expect). */
+	char file[512];
 };
 
 void keptmaps_init(struct keptmaps *k);
@@ -63,6 +66,15 @@ void keptmaps_finish(struct keptmaps *k);
  */
 bool keptmaps_keep(struct keptmaps *k, pid_t pid, uint64_t now,
 		   uint64_t every_ns);
+
+/*
+ * pid was just launched by us: open /proc/PID now, while it surely is
+ * the process we started (the owner checked then stands for later, when
+ * it may be reaped), and take `file` (the copy its probe makes at its
+ * start, in our private directory; NULL: none) for its maps when /proc
+ * has none.  False when pid can not be opened.
+ */
+bool keptmaps_expect(struct keptmaps *k, pid_t pid, const char *file);
 
 /* The newest copy of pid's maps, referenced until keptmaps_put; NULL
  * when none was kept.  Any thread. */

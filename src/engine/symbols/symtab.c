@@ -250,6 +250,11 @@ bool symtab_prime(struct symtab *t)
 	return symtab_try_tick(t, true, &gen);
 }
 
+bool symtab_expect(struct symtab *t, pid_t pid, const char *file)
+{
+	return keptmaps_expect(&t->kept, pid, file);
+}
+
 bool symtab_keep_maps(struct symtab *t, pid_t pid, uint64_t now)
 {
 	return keptmaps_keep(&t->kept, pid, now, SYMTAB_KEEP_NS);
@@ -262,6 +267,11 @@ void symtab_kept_stats(struct symtab *t, struct keptmaps_stats *out)
 
 void symtab_settle(struct symtab *t)
 {
+	/* One last keep: none may have been made while it ran (then the
+	 * copy its probe made at its start: keptmaps_expect). */
+	if (t->pid > 0)
+		(void)keptmaps_keep(&t->kept, t->pid,
+				    clock_now_ns(CLOCK_MONOTONIC), 0);
 	pthread_mutex_lock(&t->lock);
 	if (t->pid && !t->recorded && (!t->failed || symtab_retry(t))) {
 		t->refreshed_ns = 0; /* due now */

@@ -78,6 +78,9 @@ bool symtab_prime(struct symtab *t);
  */
 #define SYMTAB_KEEP_NS 100000000ull
 bool symtab_keep_maps(struct symtab *t, pid_t pid, uint64_t now);
+/* pid was just launched (keptmaps_expect): its /proc opened now, and
+ * `file` its probe's copy of its maps, for when /proc has none. */
+bool symtab_expect(struct symtab *t, pid_t pid, const char *file);
 void symtab_kept_stats(struct symtab *t, struct keptmaps_stats *out);
 
 /*

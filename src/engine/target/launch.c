@@ -54,7 +54,7 @@ static void launch_child(int fd, char *const *argv, const char *shm,
 			 const struct launch_stdio *io)
 {
 	unsigned sample_hz = probe ? probe->sample_hz : 0;
-	char max[16], hz[16];
+	char max[16], hz[16], self[16];
 	sigset_t none;
 	int e;
 
@@ -66,10 +66,12 @@ static void launch_child(int fd, char *const *argv, const char *shm,
 	signal(SIGXFSZ, SIG_DFL);
 	snprintf(max, sizeof(max), "%u", stations);
 	snprintf(hz, sizeof(hz), "%u", sample_hz);
+	snprintf(self, sizeof(self), "%d", (int)getpid());
 	if ((io && launch_stdio_set(io) < 0) ||
 	    setenv(CTP_ENV_SHM, shm, 1) < 0 ||
 	    setenv(CTP_ENV_SOCK, sock, 1) < 0 ||
 	    setenv(CTP_ENV_MAX, max, 1) < 0 ||
+	    setenv(CTP_ENV_MAPS_PID, self, 1) < 0 ||
 	    (sample_hz && setenv("COROTOP_SAMPLE_HZ", hz, 1) < 0) ||
 	    (probe && probe->parked_stacks &&
 	     setenv("COROTOP_PARKED_STACKS", "1", 1) < 0) ||
