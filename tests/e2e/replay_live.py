@@ -107,6 +107,23 @@ def compare(live, rp):
     return bad, seen
 
 
+def converted_words(corotop, rec, tmp):
+    """The chrome tracks' names and the folded lines of the recording."""
+    chrome = os.path.join(tmp, 'trace.json')
+    folded = os.path.join(tmp, 'trace.folded')
+    for to, out in (('chrome', chrome), ('folded', folded)):
+        r = subprocess.run([corotop, 'convert', '--to', to, rec, '-o', out],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            fail('convert --to %s: status %d: %s' % (to, r.returncode,
+                                                      r.stderr))
+    d = json.load(open(chrome))
+    ev = d['traceEvents'] if isinstance(d, dict) else d
+    tracks = {e['args'].get('name') for e in ev
+              if e.get('ph') == 'M' and e.get('name') == 'thread_name'}
+    return tracks, open(folded).read().splitlines()
+
+
 def test_live(corotop, target):
     with tempfile.TemporaryDirectory(prefix='corotop-replay.') as tmp:
         rec = os.path.join(tmp, 'fiber.heph')
@@ -126,6 +143,7 @@ def test_live(corotop, target):
             fail('%d replayed snapshots for %d live' % (len(rp), len(live)))
         bad, seen = compare(live, rp)
         end = replay_at(corotop, rec, 'end')[0]
+        words = converted_words(corotop, rec, tmp)
     print('replay_live.py: live: %d snapshots compared: %s' % (
         len(live), ', '.join('%s %d' % kv for kv in sorted(seen.items()))))
     if bad:
@@ -139,6 +157,19 @@ def test_live(corotop, target):
               and c['kind'] == 'coroutine']
     if not parked:
         fail('--at end: no fiber parked (%s)' % end['counts'])
+    tracks, folded = words
+    for want in ('stuck_wait_for_signal()', 'main::{lambda()#2}',
+                 'main::{lambda()#3}', 'boost.fiber dispatcher', 'root'):
+        if want not in tracks:
+            fail('convert --to chrome: no track named %r (%s)' % (
+                want, sorted(tracks)))
+    if any('fiber_entry' in t for t in tracks):
+        fail('convert --to chrome: a track named by Boost: %s' % tracks)
+    if not any(';stuck_wait_for_signal()' in ln for ln in folded):
+        fail('convert --to folded: the stuck fiber is missing')
+    if any(f.startswith('0x') for ln in folded
+           for f in ln.rsplit(' ', 1)[0].split(';')):
+        fail('convert --to folded: a frame in hex')
 
 
 def test_short(corotop, demo):
