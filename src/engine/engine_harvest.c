@@ -205,8 +205,7 @@ static void engine_on_close(void *ctx, uint32_t station)
 	const struct model_coro *c = engine_rec_coro(e, station);
 
 	/* Parked at a stored stack: kept for the recording (engine_ct). */
-	if (e->rec && c && e->model.parked[c->slot] &&
-	    !(e->model.parked[c->slot] & PARKED_OWN_ID) && e->ct.dead_parked &&
+	if (e->rec && c && e->model.parked[c->slot] && e->ct.dead_parked &&
 	    e->ct.ndead_parked < ENGINE_CT_DEAD_MAX)
 		e->ct.dead_parked[e->ct.ndead_parked++] =
 			e->model.parked[c->slot];

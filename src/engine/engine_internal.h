@@ -145,11 +145,12 @@ struct engine_ct {
 	size_t seen_slots;
 	uint64_t *owner; /* per union entry: the model id its tag names */
 	size_t cap_owner;
-	/* CallTrace ids coroutines died parked at since the last rotation
+	/* Stack ids coroutines died parked at since the last rotation
 	 * (engine lock; at most ENGINE_CT_DEAD_MAX): preserved by it once
 	 * more, so that a recording still finds the stack a coroutine parked
-	 * at before it died -- the probe stored it, the rotation had not
-	 * read it yet (a program's exit closes its parked coroutines). */
+	 * at before it died -- the probe stored it and the rotation had not
+	 * read it yet, or the engine walked it (a program's exit, a kill at
+	 * the end, close its parked coroutines). */
 	uint64_t *dead_parked;
 	size_t ndead_parked;
 };

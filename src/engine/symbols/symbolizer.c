@@ -200,10 +200,19 @@ static int sym_open_target(const struct symbolizer *s, const char *path)
 
 	if (path[0] != '/' || n < 0 || (size_t)n >= sizeof(buf))
 		return -1;
+	int fd;
+
 	/* It exited: /proc/PID/root is gone, its paths are ours. */
 	if (s->own_root)
 		return procfs_open_regular(AT_FDCWD, path);
-	return procfs_open_regular(s->proc_fd, buf);
+	fd = procfs_open_regular(s->proc_fd, buf);
+	/* It exited while we read it (a program of a few milliseconds):
+	 * by its path, when it saw our file system (kept->same_root), or
+	 * the module would stay unnamed for good. */
+	if (fd < 0 && (errno == ENOENT || errno == ESRCH) && s->kept &&
+	    s->kept->same_root)
+		fd = procfs_open_regular(AT_FDCWD, path);
+	return fd;
 }
 
 /* Copy our own vDSO, once, if the target can use it.  False if not. */
