@@ -46,6 +46,11 @@
  *                 (one clock read); their numbers are per switch, not per
  *                 record.  Target (issue 15): a switch adds at most one
  *                 clock read + 15 ns.
+ *   traced-switch-saved
+ *                 traced-switch, then corotop_coro_set_saved for the side
+ *                 that suspended, as libcorotop-preload does after a Boost
+ *                 fcontext switch: its difference is what publishing the
+ *                 saved fcontext costs a switch (set_saved_ns).
  * The writer records flat out into one station, the worst case for
  * contention with the harvester.  Traced lines also report the function-
  * call IPIs the writer's CPU received per second (membarrier is delivered
@@ -175,7 +180,20 @@ __attribute__((always_inline)) static inline void switch_one(void)
 		corotop_coro_switch_(&coro, &other, k);
 }
 
-enum traced_op { OP_RECORD, OP_PAIR, OP_SWITCH };
+/* The switch, then what libcorotop-preload tells the probe after a Boost
+ * fcontext switch: where the suspended side's registers were saved
+ * (corotop_coro_set_saved, on the side that resumed). */
+__attribute__((always_inline)) static inline void switch_saved_one(void)
+{
+	uint64_t k = counter++;
+	struct corotop_coro *from = k & 1 ? &other : &coro;
+
+	corotop_coro_switch_(from, k & 1 ? &coro : &other, k);
+	corotop_coro_set_saved(from, COROTOP_SAVED_FCONTEXT,
+			       0x7f0000001000u + (k & 0xff0));
+}
+
+enum traced_op { OP_RECORD, OP_PAIR, OP_SWITCH, OP_SWITCH_SAVED };
 
 static void result_fill(struct result *r)
 {
@@ -367,6 +385,8 @@ static void traced(const char *name, bool no_membarrier, bool advertise_dirty,
 		MEASURE(r, pair_one());
 	else if (op == OP_SWITCH)
 		MEASURE(r, switch_one());
+	else if (op == OP_SWITCH_SAVED)
+		MEASURE(r, switch_saved_one());
 	else
 		MEASURE(r, record_one());
 	ipi1 = bench_ipis(0);
@@ -458,8 +478,8 @@ int main(int argc, char **argv)
 {
 	struct result r;
 	double clock_med, coarse_med, traced_med, flat_med, nomb_med,
-		nodirty_med, ct_med, pair_med, switch_med, untraced_med,
-		untraced_switch_med;
+		nodirty_med, ct_med, pair_med, switch_med, switch_saved_med,
+		untraced_med, untraced_switch_med;
 	bool hub = argc > 1 && !strcmp(argv[1], "hub");
 
 	if ((argc > 1 && !hub) || argc > 3)
@@ -523,6 +543,9 @@ int main(int argc, char **argv)
 	traced("traced-pair", false, true, 500, false, OP_PAIR, &pair_med);
 	traced("traced-switch", false, true, 500, false, OP_SWITCH,
 	       &switch_med);
+	/* ... and the saved fcontext an interposer publishes after it. */
+	traced("traced-switch-saved", false, true, 500, false, OP_SWITCH_SAVED,
+	       &switch_saved_med);
 
 	printf("probe_record target traced_median=%.2f clock_median=%.2f "
 	       "overhead_ns=%.2f limit_ns=5.00 %s\n",
@@ -540,6 +563,9 @@ int main(int argc, char **argv)
 	       switch_med, pair_med, pair_med - switch_med, clock_med,
 	       switch_med - clock_med,
 	       switch_med <= clock_med + 15.0 ? "PASS" : "MISS");
+	printf("probe_record switch_saved traced_switch_saved_median=%.2f "
+	       "traced_switch_median=%.2f set_saved_ns=%.2f\n",
+	       switch_saved_med, switch_med, switch_saved_med - switch_med);
 	printf("probe_record untraced_switch median=%.2f two_notes=%.2f "
 	       "saved_ns=%.2f clock_coarse_median=%.2f\n",
 	       untraced_switch_med, 2 * untraced_med,

@@ -77,6 +77,16 @@
  *   Same Dekker shape as M/N: a probe that saw its bit still set (and so
  *   skipped P) had its seq store ordered before the engine's scan.  Full
  *   scans at least every 100 ms and at sleep entry bound any other case.
+ *
+ *   (R) after the switch: saved_kind,      (T) saved_ts acquire-load, equal
+ *       relaxed; saved_at, release;            to the park's last_ts read in
+ *       (S) saved_ts = that park's             the target; (U) saved_at
+ *       last_ts, release                       acquire-load; read the area,
+ *                                              then last_ts again in the
+ *                                              target: moved => drop it
+ *   S pairs with T (the park's saved_at and its save area are visible);
+ *   R pairs with U (a saved_at of a later park implies that park's
+ *   last_ts store, which the re-read then sees).
  */
 #ifndef COROTOP_CTP_H
 #define COROTOP_CTP_H
@@ -248,6 +258,13 @@ struct ctp_header {
 #define CTP_STX_ROOT (1u << 6)
 /* Bytes of ctp_station_ext.name, the NUL included (COROTOP_NAME_MAX). */
 #define CTP_STX_NAME_LEN 48u
+/* ctp_station_ext.saved_kind: the layout of the area saved_at points to.
+ * CTP_SAVED_FCONTEXT: Boost.Context's fcontext_t, the stack pointer its
+ * jump_fcontext or ontop_fcontext left after pushing the registers it
+ * keeps (whose layout depends on Boost's version and the architecture:
+ * the engine knows which, docs/TRACING.md). */
+#define CTP_SAVED_NONE 0u
+#define CTP_SAVED_FCONTEXT 1u
 
 /*
  * Where a coroutine parked before an attach can have its stack walked, in
@@ -311,6 +328,18 @@ struct ctp_station_ext {
 	 * this field, a scheduler that did not say).  Written with the
 	 * header, before (G); untrusted: only an address to symbolize. */
 	uint64_t entry;
+	/* Where the occupant's switch saved its registers at its last
+	 * suspend, in the writing process (corotop_coro_set_saved): the
+	 * layout (CTP_SAVED_*; 0 = none), its address (Boost.Context's
+	 * fcontext_t), and which park it is (the occupant's last_ts at
+	 * that suspend, in its struct corotop_coro).  Written after the
+	 * switch, (R) and (S); zeroed with the header, before (G).
+	 * Untrusted: an engine checks the area against the stack and the
+	 * code before it walks from it (docs/TRACING.md). */
+	CTP_ATOMIC(uint32_t) saved_kind;
+	uint32_t _saved_pad;
+	CTP_ATOMIC(uint64_t) saved_at;
+	CTP_ATOMIC(uint64_t) saved_ts;
 };
 
 struct ctp_station {
@@ -382,7 +411,13 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, contexts_untracked) == 152,
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, switches_unseen) == 160,
 		  "switches_unseen");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, entry) == 168, "entry");
-CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 176, "station ext");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, saved_kind) == 176,
+		  "saved_kind");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, saved_at) == 184,
+		  "saved_at");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, saved_ts) == 192,
+		  "saved_ts");
+CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 200, "station ext");
 
 /* Size in bytes of a region with n stations. */
 static inline uint64_t ctp_region_size(uint32_t n)

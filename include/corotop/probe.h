@@ -289,6 +289,22 @@ COROTOP_API void corotop_coro_set_stack(struct corotop_coro *c, const void *lo,
 					const void *hi);
 
 /*
+ * Where the switch that just suspended c saved its registers: `at`, an
+ * area whose layout `kind` names -- COROTOP_SAVED_FCONTEXT: Boost.Context's
+ * fcontext_t, the stack pointer jump_fcontext or ontop_fcontext left after
+ * pushing the registers it keeps (docs/TRACING.md).  For an interposer
+ * (libcorotop-preload), called after the switch on the side it resumed,
+ * before the fcontext_t is handed to anyone: corotop then walks c's parked
+ * stack from the registers the switch saved -- checked against the stack
+ * and the code first -- instead of the ones the probe took at the suspend.
+ * Traced only (it goes on c's station; untraced it does nothing), and only
+ * while c is suspended.  No lock, no syscall: three stores.
+ */
+#define COROTOP_SAVED_FCONTEXT 1u
+COROTOP_API void corotop_coro_set_saved(struct corotop_coro *c, unsigned kind,
+					uint64_t at);
+
+/*
  * Sampler: a CPU profile per coroutine.  Every thread that records a
  * transition while the sampler runs gets a timer on its own CPU clock
  * (timer_create(CLOCK_THREAD_CPUTIME_ID), SIGEV_THREAD_ID) that sends it

@@ -29,6 +29,7 @@
 #include "engine/ppt/perfctr.h"
 #include "engine/ppt/pptagent.h"
 #include "engine/ppt/pptfind.h"
+#include "engine/target/fcsave.h"
 #include "engine/target/procmem.h"
 #include "engine/ctp/region.h"
 #include "engine/symbols/namecache.h"
@@ -184,6 +185,15 @@ struct engine_ppt {
 
 #define ENGINE_UNWIND_PROCS 8
 
+/* The Boost.Context layout a process maps (engine/target/fcsave.h), read
+ * from its maps when first needed and again at most every
+ * ENGINE_UNWIND_LAYOUT_NS (the walker thread's). */
+struct engine_fcsave {
+	pid_t pid;			    /* 0: not read */
+	const struct fcsave_layout *layout; /* NULL: none known */
+	uint64_t read_ns;
+};
+
 /* Walks of parked stacks made while watching (engine_unwind.c): its own
  * thread's, the fields below `jobs` under the engine lock. */
 struct engine_unwind_job;
@@ -202,6 +212,7 @@ struct engine_unwind_state {
 		pid_t pid; /* 0: unused */
 		struct procmem pm;
 		struct framecheck *fc; /* its frames' check, or NULL */
+		struct engine_fcsave fcs;
 		bool open;
 		uint64_t used;
 	} procs[ENGINE_UNWIND_PROCS];
@@ -213,6 +224,12 @@ struct engine_unwind_state {
 	uint32_t cursor; /* round robin over the park marks */
 	uint64_t walks;	 /* walks believed */
 	uint64_t raced;	 /* parks that ended before their copy */
+	/* Walks believed, by where they started: the registers Boost's
+	 * switch saved (fcsave), the probe's because the switch saved none
+	 * for that park, the probe's because the saved ones were refused
+	 * (a layout not checked, or fcsave_check). */
+	uint64_t from_saved, from_probe, saved_refused;
+	struct engine_fcsave fcs; /* the target's */
 	/* (coroutine, switch address) -> the program frame its walk found,
 	 * shown for the parks too short to walk (engine/ctp/learned.c). */
 	struct learned learned;

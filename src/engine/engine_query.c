@@ -160,7 +160,8 @@ static void engine_name(struct engine *e, struct snapshot *out, bool all)
 }
 
 /* The walks stopped at a refused frame: the target's, and its children's
- * (engine_unwind.c's slots, under the engine lock). */
+ * (engine_unwind.c's slots, under the engine lock); and where the parked
+ * walks started. */
 static void engine_frames_rejected(struct engine *e, struct snapshot *out)
 {
 	struct framecheck_stats st;
@@ -169,6 +170,9 @@ static void engine_frames_rejected(struct engine *e, struct snapshot *out)
 	out->frames_not_code = st.not_code;
 	out->frames_not_after_call = st.not_after_call;
 	pthread_mutex_lock(&e->lock);
+	out->walks_from_saved = e->unwind.from_saved;
+	out->walks_from_probe = e->unwind.from_probe;
+	out->walks_saved_refused = e->unwind.saved_refused;
 	for (size_t k = 0; k < ENGINE_UNWIND_PROCS; k++) {
 		framecheck_stats(e->unwind.procs[k].fc, &st);
 		out->frames_not_code += st.not_code;

@@ -10,7 +10,14 @@
  * scheduler declared.  While the coroutine stays parked that stack is
  * frozen, so the walk finds the frames it had when it parked.  A stack
  * nobody declared (a thread's own, a stackless coroutine) is not walked:
- * what lay below a suspend there has been overwritten since.
+ * what lay below a suspend there has been overwritten since.  A Boost
+ * fcontext's park whose switch published where it saved the registers
+ * (the station's saved_*, for that very park: libcorotop-preload) starts
+ * from those instead -- the exact sp, frame pointer and return address
+ * of the switch -- when its Boost.Context is a version whose layout
+ * engine/target/fcsave.c checked and the area passes its check; else
+ * from the probe's, as any other park.  JSON's frames.walk_from counts
+ * which way each walk went.
  *
  * How.  With the target's CFI first (symtab_unwind: libdwfl, on the
  * symbolizer's modules), which sees through code built without frame
@@ -73,6 +80,7 @@
 #include "common/clock.h"
 #include "corotop/probe.h"
 
+#include "engine/target/fcsave.h"
 #include "engine/target/framecheck.h"
 #include "engine/target/stackwalk.h"
 
@@ -232,7 +240,8 @@ static struct procmem *engine_unwind_pm(struct engine *e)
  * the next walks, the least recently used replaced; NULL when it cannot
  * be opened (gone). */
 static struct procmem *engine_unwind_child_pm(struct engine *e, pid_t pid,
-					      struct framecheck **fc)
+					      struct framecheck **fc,
+					      struct engine_fcsave **fcs)
 {
 	struct engine_unwind_state *u = &e->unwind;
 	struct engine_unwind_proc *p = NULL, *lru = &u->procs[0];
@@ -250,6 +259,7 @@ static struct procmem *engine_unwind_child_pm(struct engine *e, pid_t pid,
 			procmem_finish(&p->pm);
 		p->pid = pid;
 		p->open = procmem_open(&p->pm, pid, err, sizeof(err));
+		p->fcs = (struct engine_fcsave){0};
 		/* The slot's check, for the new process (its counts go on). */
 		if (!p->fc)
 			p->fc = framecheck_create(pid);
@@ -258,22 +268,31 @@ static struct procmem *engine_unwind_child_pm(struct engine *e, pid_t pid,
 	}
 	p->used = ++u->procs_used;
 	*fc = p->fc;
+	*fcs = &p->fcs;
 	return p->open ? &p->pm : NULL;
 }
 
 /* One walk of a tick: picked under the lock (the record, and what tells
  * whether it is still the same park), made without it, then applied. */
 struct engine_unwind_job {
-	struct procmem *pm;    /* its process's memory */
-	struct framecheck *fc; /* ... and its frames' check */
-	pid_t pid;	       /* its process, 0: the target */
-	uint32_t r;	       /* the model record */
-	uint64_t id;	       /* its coroutine (model_coro.id) */
-	uint64_t state_ts;     /* the park picked (model_coro.state_ts) */
-	uint64_t probe_id;     /* what the struct read must say */
-	uint64_t at;	       /* its struct corotop_coro in the target */
+	struct procmem *pm;	   /* its process's memory */
+	struct framecheck *fc;	   /* ... and its frames' check */
+	struct engine_fcsave *fcs; /* ... and its Boost.Context */
+	pid_t pid;		   /* its process, 0: the target */
+	uint32_t station;	   /* its station (the saved registers) */
+	uint32_t r;		   /* the model record */
+	uint64_t id;		   /* its coroutine (model_coro.id) */
+	uint64_t state_ts;	   /* the park picked (model_coro.state_ts) */
+	uint64_t probe_id;	   /* what the struct read must say */
+	uint64_t at;		   /* its struct corotop_coro in the target */
 	/* the walk's result */
 	enum { UNWIND_SKIP, UNWIND_RACED, UNWIND_BUSY, UNWIND_DONE } got;
+	/* where the walk started (engine_unwind_saved) */
+	enum {
+		UNWIND_FROM_PROBE,
+		UNWIND_FROM_SAVED,
+		UNWIND_SAVED_REFUSED
+	} from;
 	uint64_t last_ts;   /* the park walked (the struct's last_ts) */
 	uint64_t switch_at; /* ... at this switch (the struct's last_addr) */
 	size_t n;
@@ -326,6 +345,92 @@ static void engine_unwind_trim_own(struct engine *e,
 	m->inlined_at = m->inlined_at >= (int)k ? m->inlined_at - (int)k : -1;
 }
 
+/* How often a process's maps are read again for its Boost.Context. */
+#define ENGINE_UNWIND_LAYOUT_NS 1000000000ull
+
+/* The saved-registers words of station i (corotop_coro_set_saved), read
+ * in the engine's mapping of the region -- which the target may
+ * truncate: under a SIGBUS landing pad of its own (savemask 0: the
+ * handler runs with SA_NODEFER, so no mask needs restoring).  False when
+ * the station is not mapped or faulted. */
+static bool engine_unwind_station_saved(struct engine *e, uint32_t i,
+					uint32_t *kind, uint64_t *at,
+					uint64_t *ts)
+{
+	sigjmp_buf jb;
+	sigjmp_buf *volatile outer = engine_guard;
+	struct ctp_station *st;
+
+	if (!e->harvest.stations || i >= e->harvest.max)
+		return false;
+	st = &e->harvest.stations[i];
+	if (sigsetjmp(jb, 0)) {
+		engine_guard = outer;
+		return false;
+	}
+	engine_guard = &jb;
+	/* (T) acquire: pairs with the probe's release store of saved_ts
+	 * (S): this park's saved_at, and its area, are visible. */
+	*ts = atomic_load_explicit(&st->ext.saved_ts, memory_order_acquire);
+	/* (U) acquire: pairs with the probe's release store of saved_at
+	 * (R): an address of a later park comes with that park's last_ts,
+	 * which the walk's re-read of last_ts sees (engine_unwind_moved). */
+	*at = atomic_load_explicit(&st->ext.saved_at, memory_order_acquire);
+	/* relaxed: published with saved_at (R). */
+	*kind = atomic_load_explicit(&st->ext.saved_kind, memory_order_relaxed);
+	engine_guard = outer;
+	return true;
+}
+
+/* The Boost.Context layout of the job's process (walker thread only). */
+static const struct fcsave_layout *
+engine_unwind_layout(struct engine *e, const struct engine_unwind_job *j)
+{
+	struct engine_fcsave *f = j->fcs;
+	pid_t pid = j->pid ? j->pid : e->target.pid;
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+
+	if (f->pid != pid || now - f->read_ns >= ENGINE_UNWIND_LAYOUT_NS) {
+		f->pid = pid;
+		f->read_ns = now;
+		f->layout = fcsave_layout_of(pid);
+	}
+	return f->layout;
+}
+
+/* Where the job's park is walked from: the registers Boost's switch
+ * saved for that very park (its station says where, cc->last_ts which
+ * park), when their layout is one fcsave knows and they pass its check
+ * -- else the probe's (*s as it is).  One process_vm_readv of the area. */
+static void engine_unwind_saved(struct engine *e, struct engine_unwind_job *j,
+				const struct corotop_coro *cc,
+				struct stackwalk_start *s)
+{
+	unsigned char area[FCSAVE_AREA_MAX];
+	const struct fcsave_layout *l;
+	struct stackwalk_start from;
+	uint64_t at, ts;
+	uint32_t kind;
+	bool read;
+	char err[160];
+
+	j->from = UNWIND_FROM_PROBE;
+	if (!engine_unwind_station_saved(e, j->station, &kind, &at, &ts) ||
+	    kind != CTP_SAVED_FCONTEXT || !at || ts != cc->last_ts)
+		return; /* none for this park */
+	j->from = UNWIND_SAVED_REFUSED;
+	l = engine_unwind_layout(e, j);
+	if (!l || l->size > sizeof(area))
+		return;
+	read = fcsave_in_stack(l, at, cc->stack_lo, cc->stack_hi) &&
+	       procmem_read(j->pm, at, area, l->size, err, sizeof(err));
+	if (fcsave_check(l, at, read ? area : NULL, cc->stack_lo, cc->stack_hi,
+			 j->fc, &from) != FCSAVE_OK)
+		return;
+	*s = from;
+	j->from = UNWIND_FROM_SAVED;
+}
+
 /* The job's park, walked from the registers its probe saved in its
  * struct corotop_coro (read from the target, untrusted: it must still be
  * this coroutine, parked at the park picked).  The stack's top is copied
@@ -353,9 +458,17 @@ static void engine_unwind_walk(struct engine *e, struct engine_unwind_job *j)
 		j->got = UNWIND_RACED; /* a later park is a later tick's */
 		return;
 	}
-	copy.at = cc.park_sp;
-	copy.len = cc.stack_hi - cc.park_sp < ENGINE_UNWIND_COPY
-			   ? (size_t)(cc.stack_hi - cc.park_sp)
+	s = (struct stackwalk_start){
+		.sp = cc.park_sp,
+		.fp = cc.park_fp,
+		.pc = cc.park_pc,
+		.stack_lo = cc.stack_lo,
+		.stack_hi = cc.stack_hi,
+	};
+	engine_unwind_saved(e, j, &cc, &s);
+	copy.at = s.sp;
+	copy.len = cc.stack_hi - s.sp < ENGINE_UNWIND_COPY
+			   ? (size_t)(cc.stack_hi - s.sp)
 			   : ENGINE_UNWIND_COPY;
 	copy.bytes = e->unwind.copy;
 	if (!e->unwind.copy || !procmem_read(pm, copy.at, e->unwind.copy,
@@ -365,13 +478,6 @@ static void engine_unwind_walk(struct engine *e, struct engine_unwind_job *j)
 		j->got = UNWIND_RACED;
 		return;
 	}
-	s = (struct stackwalk_start){
-		.sp = cc.park_sp,
-		.fp = cc.park_fp,
-		.pc = cc.park_pc,
-		.stack_lo = cc.stack_lo,
-		.stack_hi = cc.stack_hi,
-	};
 	j->n = engine_unwind(e, pm, j->pid, j->fc, &s, j->frames,
 			     ENGINE_UNWIND_MAX, false, &j->marks, &busy, &copy);
 	if (busy) {
@@ -411,6 +517,9 @@ static void engine_unwind_apply(struct engine *e,
 	    c->id != j->id)
 		return;
 	e->unwind.walks++;
+	e->unwind.from_saved += j->from == UNWIND_FROM_SAVED;
+	e->unwind.from_probe += j->from == UNWIND_FROM_PROBE;
+	e->unwind.saved_refused += j->from == UNWIND_SAVED_REFUSED;
 	name_was = c->name;
 	kind_was = c->kind;
 	if (marks->entry >= 0)
@@ -537,8 +646,10 @@ static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 		}
 		bool child = c->pid && (pid_t)c->pid != e->target.pid;
 		struct framecheck *fc = e->framecheck;
+		struct engine_fcsave *fcs = &e->unwind.fcs;
 		struct procmem *in =
-			child ? engine_unwind_child_pm(e, (pid_t)c->pid, &fc)
+			child ? engine_unwind_child_pm(e, (pid_t)c->pid, &fc,
+						       &fcs)
 			      : pm;
 
 		if (!in)
@@ -547,7 +658,9 @@ static unsigned engine_unwind_pick(struct engine *e, uint64_t now,
 		job[n++] = (struct engine_unwind_job){
 			.pm = in,
 			.fc = fc,
+			.fcs = fcs,
 			.pid = child ? (pid_t)c->pid : 0,
+			.station = c->station,
 			.r = r,
 			.id = c->id,
 			.state_ts = c->state_ts,

@@ -715,6 +715,16 @@ static struct preload_pending preload_pending_take(void)
 	return p;
 }
 
+/* Context i suspended at fctx, its registers pushed there by Boost's
+ * jump_fcontext or ontop_fcontext: told to the probe at every park (the
+ * address is often the same as the last one, the registers in it are
+ * not), so that corotop walks the parked stack from them. */
+static void preload_fc_saved(uint32_t i, fcontext_t fctx)
+{
+	corotop_coro_set_saved(&preload_ctx(i)->coro, COROTOP_SAVED_FCONTEXT,
+			       (uint64_t)fctx);
+}
+
 /* After a switch returned into a context: whoever switched to it is now
  * suspended at t.fctx -- or, when it was exiting, freed by the function
  * ontop_fcontext ran (Boost's fiber_exit); a null t.fctx otherwise means
@@ -740,6 +750,7 @@ static PRELOAD_NOIPA void preload_arrived(fcontext_t fctx,
 				preload_close(from);
 		} else if (fctx) {
 			preload_saved(from, (uint64_t)fctx, false);
+			preload_fc_saved(from, fctx);
 		}
 	}
 	if (p && (p->from != CTXTABLE_NONE || p->ontop)) {
@@ -760,8 +771,10 @@ static PRELOAD_NOIPA transfer_t preload_ontop(transfer_t t)
 	/* Not taken by a handler's switch: that one puts it back. */
 	if (preload_enter()) {
 		preload_ontop_fn = NULL;
-		if (preload_from != CTXTABLE_NONE && t.fctx)
+		if (preload_from != CTXTABLE_NONE && t.fctx) {
 			preload_saved(preload_from, (uint64_t)t.fctx, false);
+			preload_fc_saved(preload_from, t.fctx);
+		}
 		preload_leave();
 	}
 	return fn(t);

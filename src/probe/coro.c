@@ -288,6 +288,37 @@ COROTOP_API void corotop_coro_set_context(struct corotop_coro *c)
 	c->settings |= CORO_CONTEXT;
 }
 
+_Static_assert(COROTOP_SAVED_FCONTEXT == CTP_SAVED_FCONTEXT,
+	       "probe.h and ctp.h name the same layouts");
+
+/* After the switch that suspended c (on the thread that made it: c's
+ * last_ts is that park's): where the switch saved c's registers, on c's
+ * station -- none untraced, nor on a station of an earlier attachment,
+ * which must never be written.  Three stores, no fence on x86-64. */
+COROTOP_API void corotop_coro_set_saved(struct corotop_coro *c, unsigned kind,
+					uint64_t at)
+{
+	struct ctp_station *s = c->station;
+	struct probe_region *r;
+
+	if (!s || c->last_active || !c->last_ts)
+		return;
+	r = probe_region();
+	if (COROTOP_UNLIKELY(!r || c->attach != r->attach))
+		return;
+	/* (R) relaxed: kind is published by saved_at's release below. */
+	atomic_store_explicit(&s->ext.saved_kind, (uint32_t)kind,
+			      memory_order_relaxed);
+	/* (R) release: pairs with the engine's acquire load of saved_at
+	 * (U): an address of a later park comes with that park's last_ts
+	 * store, which the engine's re-read of last_ts then sees. */
+	atomic_store_explicit(&s->ext.saved_at, at, memory_order_release);
+	/* (S) release: pairs with the engine's acquire load of saved_ts
+	 * (T): this park's address and save area are visible with it. */
+	atomic_store_explicit(&s->ext.saved_ts, c->last_ts,
+			      memory_order_release);
+}
+
 COROTOP_API void corotop_coro_set_long_waits(struct corotop_coro *c, bool on)
 {
 	c->settings = (uint8_t)((c->settings & ~CORO_LONG_WAITS) |

@@ -128,6 +128,11 @@ static inline void station_header(struct probe_region *p, uint32_t idx,
 	 * racing a reuse gets a torn name, which it checks anyway. */
 	__atomic_store_n(&s->ext.coro, who->coro, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->ext.entry, who->entry, __ATOMIC_RELAXED);
+	/* No saved registers yet (corotop_coro_set_saved): an earlier
+	 * occupant's never pass for this one's. */
+	__atomic_store_n(&s->ext.saved_ts, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ext.saved_at, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ext.saved_kind, CTP_SAVED_NONE, __ATOMIC_RELAXED);
 	for (unsigned k = 0; k < CTP_STX_NAME_LEN; k++)
 		__atomic_store_n(&s->ext.name[k], who->name[k],
 				 __ATOMIC_RELAXED);

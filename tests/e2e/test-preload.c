@@ -361,7 +361,10 @@ static const char *coro_name(const struct jv *c)
  * dispatcher") only once a walk caught one parked: counted, not required.
  * Every suspended fiber's WHERE becomes the program's (the lambda's:
  * inlined into Boost's worker_context<F>::run_), though most of their
- * parks last microseconds: walked, or learned at an earlier park.
+ * parks last microseconds: walked, or learned at an earlier park.  Walks
+ * start from the registers Boost's jump_fcontext saved (Debian's 1.74, a
+ * layout corotop checks: JSON's frames.walk_from.saved), and their WHERE
+ * is still the program's.
  */
 static void test_fiber_live_names(void **state)
 {
@@ -383,6 +386,7 @@ static void test_fiber_live_names(void **state)
 	bool stuck = false, stacked = false, done = false;
 	unsigned prod = 0, cons = 0, roots = 0, disp = 0, fibers = 0, progw = 0,
 		 learned = 0;
+	uint64_t saved = 0, probe = 0, refused = 0;
 	long tids[2] = {0, 0};
 	struct proc p;
 	struct jv v;
@@ -442,16 +446,25 @@ static void test_fiber_live_names(void **state)
 			else if (tid != tids[0])
 				tids[1] = tid;
 		}
+		/* Parked fibers walked from the registers Boost's
+		 * jump_fcontext saved (Debian's 1.74: a checked layout,
+		 * engine/target/fcsave.c), not only from the probe's. */
+		saved = json_u64(&v, "frames.walk_from.saved");
+		probe = json_u64(&v, "frames.walk_from.probe");
+		refused = json_u64(&v, "frames.walk_from.saved_refused");
 		json_free(&v);
 		done = stuck && stacked && prod == 4 && cons == 4 &&
-		       roots == 2 && tids[1] && fibers && progw == fibers;
+		       roots == 2 && tids[1] && fibers && progw == fibers &&
+		       saved > 0;
 	}
 	print_message("producers %u, consumers %u, roots %u, dispatchers %u, "
 		      "stuck %d (stack walked %d), fibers on threads %ld and "
 		      "%ld; %u of %u suspended with the program's WHERE (%u "
-		      "learned)\n",
+		      "learned); walks from the saved fcontext %" PRIu64
+		      ", from the probe's registers %" PRIu64
+		      " (saved ones refused %" PRIu64 ")\n",
 		      prod, cons, roots, disp, stuck, stacked, tids[0], tids[1],
-		      progw, fibers, learned);
+		      progw, fibers, learned, saved, probe, refused);
 	/* Stopped before any assertion: a failure leaves nothing running. */
 	kill(p.pid, SIGINT);
 	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);

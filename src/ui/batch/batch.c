@@ -416,7 +416,8 @@ static void batch_json_parked(FILE *f, const struct batch_hot *hot,
 	fputs("]}", f);
 }
 
-/* "contexts":{"untracked":N,"switches_unseen":N},"frames":{...},
+/* "contexts":{"untracked":N,"switches_unseen":N},"frames":{...,
+ * "walk_from":{...}},
  * "processes":[...], */
 static void batch_json_procs(FILE *f, const struct snapshot *s)
 {
@@ -425,9 +426,12 @@ static void batch_json_procs(FILE *f, const struct snapshot *s)
 		",\"switches_unseen\":%" PRIu64
 		"},\"frames\":{\"not_code\":%" PRIu64
 		",\"not_after_call\":%" PRIu64
-		"},\"processes\":{\"seen\":%zu,\"list\":[",
+		",\"walk_from\":{\"saved\":%" PRIu64 ",\"probe\":%" PRIu64
+		",\"saved_refused\":%" PRIu64
+		"}},\"processes\":{\"seen\":%zu,\"list\":[",
 		s->contexts_untracked, s->switches_unseen, s->frames_not_code,
-		s->frames_not_after_call, s->procs_total);
+		s->frames_not_after_call, s->walks_from_saved,
+		s->walks_from_probe, s->walks_saved_refused, s->procs_total);
 	for (size_t k = 0; k < s->nprocs; k++) {
 		const struct snapshot_proc *p = &s->procs[k];
 
