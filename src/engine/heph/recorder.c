@@ -1,5 +1,8 @@
 /*
  * recorder: --record FILE, a Heph trace written off the harvest thread.
+ * This file is the writer thread; rechandover.c the harvest side's
+ * hand-over, recoptions.c the option packets, recorder_internal.h what
+ * they share.
  *
  * Hand-over.  The harvest side (engine callbacks, under the engine lock, so
  * one producer at a time) copies each event, open, close and loss into a
@@ -96,16 +99,11 @@
 #include "engine/heph/hephnames.h"
 #include "engine/heph/recfile.h"
 #include "engine/heph/recnames.h"
+#include "engine/heph/recorder_internal.h"
 #include "engine/heph/recstacks.h"
 #include "common/clock.h"
 
-#define REC_RING (1u << 18) /* items; 14 MiB of 56-byte items */
-#define REC_BUF (256u << 10)
-#define REC_FLUSH (REC_BUF * 3 / 4)
-#define REC_FRAMES 64
-#define REC_STREAMS 4096     /* per-stream counters at first (they grow) */
-#define REC_WAKE_BATCH 8192u /* items waiting before a sleeper is woken */
-#define REC_NICE 19	     /* the writer thread's niceness */
+#define REC_NICE 19 /* the writer thread's niceness */
 /* Stacks not collected yet when their interval was written: asked again
  * at most this often (recstacks.c). */
 #define REC_STACK_RETRY_NS 100000000ull
@@ -113,110 +111,6 @@
 #ifdef RECORDER_TEST_HOOKS
 void (*recorder_test_before_drain)(struct recorder *r);
 #endif
-
-enum rec_kind {
-	REC_EVENT = 1,
-	REC_OPEN,
-	REC_CLOSE,
-	REC_LOST,
-	REC_PID,   /* the target's pid (value): a corotop_pid option */
-	REC_EXIT,  /* its exit (value: status, tid: signal): corotop_exit */
-	REC_NAME,  /* the name of the coroutine the station's REC_OPEN
-		      just opened (name): corotop_name */
-	REC_NAMED, /* a name found later (ts, addr: its entry pc, or 0):
-		      corotop_named, with REC_NAMED_TEXT after it when the
-		      name is a text */
-	REC_NAMED_TEXT, /* ... that text (name) */
-	REC_KIND,	/* what it is (value: enum model_kind) from ts:
-			   corotop_kind */
-	REC_WHERE,	/* its park at ts was walked (addr: the program
-			   frame, trace: the walked stack's id) or a frame
-			   learned at an earlier park (flags 1, addr), as
-			   of `value` */
-};
-
-struct rec_item {
-	uint8_t kind;
-	uint8_t is_active;
-	uint8_t flags; /* REC_EVENT: CTP_EPF_* of the transition */
-	uint32_t station;
-	union {
-		struct {
-			uint64_t ts;
-			uint64_t tid;
-			uint64_t addr;
-			uint64_t seq; /* corotop's id (open) */
-			uint64_t trace;
-			uint64_t value; /* probe id (open), count (lost) */
-		};
-		char name[48]; /* REC_NAME, NUL-terminated */
-	};
-};
-
-_Static_assert(sizeof(struct rec_item) == 56, "56-byte items");
-
-/* What the writer remembers per station: the transition that started the
- * coroutine's current interval. */
-struct rec_station {
-	bool live; /* a coroutine occupies it */
-	bool have; /* ...and one transition of it was seen */
-	uint8_t is_active;
-	uint8_t flags; /* CTP_EPF_* of that transition */
-	uint64_t probe_id;
-	uint64_t id; /* corotop's id for it (its corotop_birth's) */
-	uint64_t ts, tid, addr, seq, trace;
-	/* Where that interval (a park) is, in the program's code: a walk's
-	 * frame, or one learned at an earlier park (where_learned); 0:
-	 * none.  named_ts: when the last REC_NAMED said so. */
-	uint64_t where, where_at, named_ts;
-	uint64_t before, before_at; /* a learned where a walk replaced */
-	uint64_t trace_at; /* when a walk gave trace (0: the probe did) */
-	bool where_learned;
-};
-
-struct rec_stream {
-	uint32_t id;
-	uint32_t counter;
-	bool used;
-};
-
-struct recorder {
-	struct rec_item *ring;
-	/* Producer's and consumer's words on their own lines. */
-	_Alignas(64) _Atomic uint64_t head;
-	_Atomic uint64_t dropped;
-	uint64_t phead;	    /* producer only: head as it will be published */
-	uint64_t pdropped;  /* producer only: dropped */
-	uint64_t tail_seen; /* producer only: tail as last read */
-	uint64_t woken_at;  /* producer only: head at the last wake check */
-	_Alignas(64) _Atomic uint64_t tail;
-	_Atomic uint32_t sleeping; /* the writer waits on it (futex) */
-	_Atomic bool stop;
-	uint64_t stop_ts;
-	pthread_t thread;
-	bool running;
-	struct recfile *file;
-	struct recorder_hooks hooks;
-	/* Writer thread only. */
-	struct rec_station *st;
-	uint32_t nst;
-	struct rec_stream *streams; /* open addressing, at most half full */
-	uint32_t cap_streams, nstreams;
-	struct recnames names;	 /* asked once per address (recnames.c) */
-	struct recstacks stacks; /* waited for (recstacks.c) */
-	uint64_t stacks_retried;
-	uint8_t *buf;
-	struct heph_enc enc;
-	uint64_t dropped_done;
-	/* Packets in buf, counted in the statistics once written; held: those
-	 * handed to a compressed file whose frame is not written yet. */
-	uint64_t pend_intervals, pend_lost;
-	uint64_t held_intervals, held_lost;
-	/* Statistics (relaxed; read by recorder_stats). */
-	_Atomic uint64_t intervals, lost, bytes;
-	_Atomic bool failed;
-	char error[160];
-};
 
 /* ---- writer: file ---- */
 
@@ -288,7 +182,7 @@ static void rec_flush(struct recorder *r)
 }
 
 /* Room for one more packet of up to `need` bytes. */
-static void rec_room(struct recorder *r, size_t need)
+void rec_room(struct recorder *r, size_t need)
 {
 	if (r->enc.len + need > REC_FLUSH)
 		rec_flush(r);
@@ -434,94 +328,6 @@ static void rec_lost(struct recorder *r, uint32_t stream, uint64_t substream,
 	heph_enc_u64(&r->enc, "count", count);
 	if (heph_enc_event_end(&r->enc))
 		r->pend_lost++; /* counted when written (rec_flush) */
-}
-
-static void rec_be64(uint8_t *be, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		be[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-
-static void rec_meta_u64(struct recorder *r, const char *option, uint64_t v)
-{
-	uint8_t be[8];
-
-	rec_be64(be, v);
-	rec_room(r, HEPH_META_FIXED + 32 + sizeof(be));
-	heph_enc_meta(&r->enc, option, be, sizeof(be));
-}
-
-/* A coroutine was born: corotop_birth = substream, time and corotop's id
- * for it (u64 each).  A
- * probe id is reused, so this is where replay cuts a substream's
- * intervals into coroutines (the death's time is the harvest's, which may
- * come after the next coroutine's first transition). */
-static void rec_birth(struct recorder *r, uint64_t probe_id, uint64_t ts,
-		      uint64_t id)
-{
-	uint8_t be[24];
-
-	rec_be64(be, probe_id);
-	rec_be64(be + 8, ts);
-	rec_be64(be + 16, id);
-	rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
-	heph_enc_meta(&r->enc, "corotop_birth", be, sizeof(be));
-}
-
-/* Its name (a probe's, cleaned by the harvest): corotop_name = corotop's
- * id (u64, as in its corotop_birth), then the name, right after the
- * birth. */
-static void rec_coro_name(struct recorder *r, uint64_t id, const char *name)
-{
-	uint8_t val[8 + sizeof(((struct rec_item *)0)->name)];
-	size_t n = strnlen(name, sizeof(val) - 8 - 1);
-
-	rec_be64(val, id);
-	memcpy(val + 8, name, n);
-	rec_room(r, HEPH_META_FIXED + 16 + 8 + n);
-	heph_enc_meta(&r->enc, "corotop_name", val, 8 + n);
-}
-
-/* An option of two u64s (option: at most 16 bytes of name). */
-static void rec_meta_pair(struct recorder *r, const char *option, uint64_t a,
-			  uint64_t b)
-{
-	uint8_t be[16];
-
-	rec_be64(be, a);
-	rec_be64(be + 8, b);
-	rec_room(r, HEPH_META_FIXED + 16 + sizeof(be));
-	heph_enc_meta(&r->enc, option, be, sizeof(be));
-}
-
-/* The process a coroutine lives in, when not the target:
- * corotop_coro_pid = corotop's id and the pid, right after the birth. */
-static void rec_coro_pid(struct recorder *r, uint64_t id, uint64_t pid)
-{
-	rec_meta_pair(r, "corotop_coro_pid", id, pid);
-}
-
-/* An option of three u64s, then text (at most 47 bytes; option: at most
- * 16 bytes of name). */
-static void rec_meta_triple(struct recorder *r, const char *option, uint64_t a,
-			    uint64_t b, uint64_t c, const char *text)
-{
-	uint8_t val[24 + sizeof(((struct rec_item *)0)->name)];
-	size_t n = text ? strnlen(text, sizeof(val) - 24 - 1) : 0;
-
-	rec_be64(val, a);
-	rec_be64(val + 8, b);
-	rec_be64(val + 16, c);
-	memcpy(val + 24, text, n);
-	rec_room(r, HEPH_META_FIXED + 16 + 24 + n);
-	heph_enc_meta(&r->enc, option, val, 24 + n);
-}
-
-/* A coroutine that never ran died: corotop_death = substream and time.
- * One that ran needs none: its last interval ends there. */
-static void rec_death(struct recorder *r, uint64_t probe_id, uint64_t ts)
-{
-	rec_meta_pair(r, "corotop_death", probe_id, ts);
 }
 
 /* One item: the interval it ends, and what it starts. */
@@ -775,164 +581,6 @@ static void *rec_main(void *arg)
 			rec_books(r, recfile_given(r->file));
 	}
 	return NULL;
-}
-
-/* ---- harvest side ---- */
-
-static void rec_push(struct recorder *r, const struct rec_item *it)
-{
-	uint64_t h = r->phead;
-
-	/* relaxed: only a shortcut, pairs with nothing: once the writer
-	 * has failed it lets every item go, so one handed over before we
-	 * see the flag is merely wasted.  After that: no more books. */
-	if (atomic_load_explicit(&r->failed, memory_order_relaxed))
-		return;
-	if (h - r->tail_seen >= REC_RING) {
-		/* acquire: pairs with the writer's release of tail: the slot
-		 * is free once the writer has moved past it. */
-		r->tail_seen =
-			atomic_load_explicit(&r->tail, memory_order_acquire);
-		if (h - r->tail_seen >= REC_RING) {
-			/* relaxed: a count the writer reads after the items
-			 * before it (drain orders by head). */
-			atomic_store_explicit(&r->dropped, ++r->pdropped,
-					      memory_order_relaxed);
-			return;
-		}
-	}
-	r->ring[h % REC_RING] = *it;
-	r->phead = h + 1;
-	/* release: pairs with the writer's acquire of head in rec_drain: the
-	 * item is written before head says so. */
-	atomic_store_explicit(&r->head, h + 1, memory_order_release);
-}
-
-void recorder_publish(struct recorder *r)
-{
-	uint32_t one = 1;
-	uint64_t h;
-
-	if (!r || r->phead - r->woken_at < REC_WAKE_BATCH)
-		return;
-	h = r->phead;
-	r->woken_at = h;
-	/* seq_cst fence between our head store (rec_push) and the load of
-	 * sleeping: pairs with the writer's seq_cst store of sleeping and
-	 * load of head in rec_sleep (Dekker): either we see it asleep, or
-	 * it sees these items and does not sleep.  The load and the CAS
-	 * are relaxed: the fence orders them; the CAS only decides who
-	 * wakes it (one FUTEX_WAKE, not one per pass). */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
-	    atomic_compare_exchange_strong_explicit(&r->sleeping, &one, 0,
-						    memory_order_relaxed,
-						    memory_order_relaxed))
-		syscall(SYS_futex, &r->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL,
-			NULL, 0);
-}
-
-void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
-		   uint64_t ts, uint64_t id, const char *name, uint32_t pid)
-{
-	struct rec_item it = {.kind = REC_OPEN,
-			      .station = station,
-			      .ts = ts,
-			      .tid = pid, /* REC_OPEN: the pid */
-			      .seq = id,
-			      .value = probe_id};
-
-	rec_push(r, &it);
-	if (!name || !*name)
-		return;
-	/* A second item: the name is as long as an item's payload. */
-	it = (struct rec_item){.kind = REC_NAME, .station = station};
-	memcpy(it.name, name, strnlen(name, sizeof(it.name) - 1));
-	rec_push(r, &it);
-}
-
-void recorder_event(struct recorder *r, const struct harvest_event *ev)
-{
-	struct rec_item it = {.kind = REC_EVENT,
-			      .is_active = ev->is_active,
-			      .flags = ev->flags,
-			      .station = ev->station,
-			      .ts = ev->ts,
-			      .tid = ev->tid,
-			      .addr = ev->addr,
-			      .seq = ev->seq,
-			      .trace = ev->trace};
-
-	rec_push(r, &it);
-}
-
-void recorder_lost(struct recorder *r, uint32_t station, uint64_t count,
-		   uint64_t ts)
-{
-	struct rec_item it = {
-		.kind = REC_LOST, .station = station, .ts = ts, .value = count};
-
-	rec_push(r, &it);
-}
-
-void recorder_close(struct recorder *r, uint32_t station, uint64_t ts)
-{
-	struct rec_item it = {.kind = REC_CLOSE, .station = station, .ts = ts};
-
-	rec_push(r, &it);
-}
-
-void recorder_named(struct recorder *r, uint32_t station, uint64_t ts,
-		    uint64_t pc, const char *text)
-{
-	struct rec_item it = {
-		.kind = REC_NAMED, .station = station, .ts = ts, .addr = pc};
-
-	rec_push(r, &it);
-	if (pc || !text || !*text)
-		return;
-	it = (struct rec_item){.kind = REC_NAMED_TEXT, .station = station};
-	memcpy(it.name, text, strnlen(text, sizeof(it.name) - 1));
-	rec_push(r, &it);
-}
-
-void recorder_kind(struct recorder *r, uint32_t station, uint64_t ts,
-		   unsigned kind)
-{
-	struct rec_item it = {
-		.kind = REC_KIND, .station = station, .ts = ts, .value = kind};
-
-	rec_push(r, &it);
-}
-
-void recorder_where(struct recorder *r, uint32_t station, uint64_t park_ts,
-		    uint64_t now, uint64_t where, uint64_t trace, bool learned)
-{
-	struct rec_item it = {.kind = REC_WHERE,
-			      .flags = learned,
-			      .station = station,
-			      .ts = park_ts,
-			      .addr = where,
-			      .trace = trace,
-			      .value = now};
-
-	rec_push(r, &it);
-}
-
-void recorder_target(struct recorder *r, int64_t pid)
-{
-	struct rec_item it = {.kind = REC_PID, .value = (uint64_t)pid};
-
-	rec_push(r, &it);
-}
-
-void recorder_exit(struct recorder *r, int status, int sig)
-{
-	struct rec_item it = {.kind = REC_EXIT,
-			      .value = (uint64_t)(int64_t)status,
-			      .tid = (uint64_t)(int64_t)sig};
-
-	rec_push(r, &it);
 }
 
 /* ---- lifecycle ---- */
