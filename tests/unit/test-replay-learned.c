@@ -49,7 +49,8 @@ static void opt(struct heph_enc *e, const char *name, const uint64_t *v, int n,
 	for (int k = 0; k < n; k++)
 		for (int i = 0; i < 8; i++)
 			val[8 * k + i] = (uint8_t)(v[k] >> (56 - 8 * i));
-	memcpy(val + 8 * n, text, len);
+	if (len)
+		memcpy(val + 8 * n, text, len);
 	assert_true(heph_enc_meta(e, name, val, (uint32_t)(8 * n + len)));
 }
 

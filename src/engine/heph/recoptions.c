@@ -85,7 +85,8 @@ void rec_meta_triple(struct recorder *r, const char *option, uint64_t a,
 	rec_be64(val, a);
 	rec_be64(val + 8, b);
 	rec_be64(val + 16, c);
-	memcpy(val + 24, text, n);
+	if (n) /* text NULL: none (memcpy of NULL is undefined) */
+		memcpy(val + 24, text, n);
 	rec_room(r, HEPH_META_FIXED + 16 + 24 + n);
 	heph_enc_meta(&r->enc, option, val, 24 + n);
 }
