@@ -43,7 +43,9 @@
  * again (changed: the copy is not that park's, and is dropped), and the
  * copy walked, after the coroutine may have moved on.  Round robin, once
  * per park (the model marks each park: no scan of the records that did
- * not move), within 1/ENGINE_UNWIND_SHARE of the time (5% of a core).
+ * not move), within 1/ENGINE_UNWIND_SHARE of the time (5% of a core),
+ * once the first ENGINE_UNWIND_BURST_NS of walking (each module's CFI and
+ * symbols read for the first time) are done.
  * Most parks of a fiber ping-ponging on a channel last microseconds, and
  * end before their copy: what a walk found is learned per (coroutine,
  * switch address) (engine/ctp/learned.c), and a snapshot shows it for a
@@ -211,6 +213,11 @@ size_t engine_unwind(struct engine *e, struct procmem *pm, pid_t pid,
 #define ENGINE_UNWIND_PERIOD_NS 10000000ull
 #define ENGINE_UNWIND_IDLE_NS 160000000ull
 #define ENGINE_UNWIND_SHARE 20u
+/* The first walks read each module's CFI and symbols for the first time,
+ * once: this much of the walker's busy time is not paced, so that a
+ * program's first second is walked too (a first tick of 50 ms would
+ * otherwise wait a second). */
+#define ENGINE_UNWIND_BURST_NS 300000000ull
 #define ENGINE_UNWIND_BUDGET 64u
 /* A prime that found the symbols held is tried again this soon. */
 #define ENGINE_UNWIND_RETRY_NS 1000000ull
@@ -712,6 +719,7 @@ static void *engine_unwind_main(void *arg)
 	struct engine *e = arg;
 	struct engine_unwind_state *u = &e->unwind;
 	uint64_t idle_ns = ENGINE_UNWIND_PERIOD_NS;
+	uint64_t burst = ENGINE_UNWIND_BURST_NS; /* busy time left unpaced */
 	bool retry = false; /* a prime found the symbols held */
 
 	pthread_mutex_lock(&u->mu);
@@ -737,7 +745,9 @@ static void *engine_unwind_main(void *arg)
 			    : (idle_ns * 2 < ENGINE_UNWIND_IDLE_NS
 				       ? idle_ns * 2
 				       : ENGINE_UNWIND_IDLE_NS);
-		wait = took * (ENGINE_UNWIND_SHARE - 1);
+		wait = took > burst ? (took - burst) * (ENGINE_UNWIND_SHARE - 1)
+				    : 0;
+		burst = took > burst ? 0 : burst - took;
 		if (wait < idle_ns)
 			wait = idle_ns;
 		if (retry && wait > ENGINE_UNWIND_RETRY_NS)
