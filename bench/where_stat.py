@@ -8,7 +8,7 @@ assembly or hex), and of those the ones learned at an earlier park
 (`where_learned`).  Prints a line per snapshot, the totals, and the most
 frequent WHERE that was not the program's.
 
-  corotop -b -f json -d 10 -n 10 -- fiber-target 4 1000000 --stuck --pace \\
+  corotop -b -f json -d 10 -n 10 -- fiber-target 4 1000000 --stuck --pace \
       | bench/where_stat.py
 """
 import json
@@ -26,12 +26,12 @@ def main():
         v = json.loads(line)
         st = sp = sl = 0
         for c in v.get('coroutines', []):
-            if c.get('state') != 'suspended' or \\
+            if c.get('state') != 'suspended' or \
                     c.get('kind', 'coroutine') != 'coroutine':
                 continue
             w = c.get('where', '')
             st += 1
-            if w.startswith(NOT_PROGRAM) or 'jump_fcontext' in w or \\
+            if w.startswith(NOT_PROGRAM) or 'jump_fcontext' in w or \
                     'ontop_fcontext' in w:
                 k = w.split('+')[0]
                 bad[k] = bad.get(k, 0) + 1
@@ -45,7 +45,7 @@ def main():
     print('TOTAL suspended %d program %d (%.1f%%) learned %d' % (
         tot, prog, 100.0 * prog / max(tot, 1), learned))
     for k, n in sorted(bad.items(), key=lambda x: -x[1])[:8]:
-        print(' not the program\\'s: %d %s' % (n, k))
+        print(' not the program\'s: %d %s' % (n, k))
 
 
 if __name__ == '__main__':
