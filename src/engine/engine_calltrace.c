@@ -262,7 +262,33 @@ static bool engine_ct_is_id(uint64_t id)
 	return id >> 32 != 0;
 }
 
-/* The distinct trace ids live coroutines are parked at, sorted. */
+/* id into the preserved list, once (the seen set has room for twice as
+ * many as there can be). */
+static void engine_ct_take(void *ctx, uint64_t id)
+{
+	struct engine_ct *ct = ctx;
+	size_t i, slots = ct->seen_slots;
+
+	if (!engine_ct_is_id(id) || ct->npreserve == ct->cap_preserve)
+		return;
+	for (i = ct_mix64(id) & (slots - 1); ct->seen[i] && ct->seen[i] != id;
+	     i = (i + 1) & (slots - 1))
+		;
+	if (ct->seen[i])
+		return;
+	ct->seen[i] = id;
+	ct->preserve[ct->npreserve++] = id;
+}
+
+static void engine_ct_count(void *ctx, uint64_t id)
+{
+	(void)id;
+	(*(size_t *)ctx)++;
+}
+
+/* The distinct trace ids live coroutines are parked at, sorted: those of
+ * the records, of coroutines that died parked since the last rotation,
+ * and the walked stacks the learned WHERE of short parks shows. */
 static void engine_ct_parked_ids(struct engine *e)
 {
 	struct engine_ct *ct = &e->ct;
@@ -273,6 +299,7 @@ static void engine_ct_parked_ids(struct engine *e)
 	for (uint32_t r = 0; r < m->used; r++)
 		cand += engine_ct_is_id(m->parked[r]);
 	cand += ct->ndead_parked;
+	learned_stacks(&e->unwind.learned, engine_ct_count, &cand);
 	if (!cand)
 		return;
 	while (slots < 2 * cand)
@@ -288,24 +315,12 @@ static void engine_ct_parked_ids(struct engine *e)
 	if (!grow_array((void **)&ct->preserve, &ct->cap_preserve, cand,
 			sizeof(*ct->preserve)))
 		return;
-	slots = ct->seen_slots;
-	memset(ct->seen, 0, slots * sizeof(*ct->seen));
-	for (uint32_t r = 0; r < m->used + ct->ndead_parked; r++) {
-		uint64_t id = r < m->used ? m->parked[r]
-					  : ct->dead_parked[r - m->used];
-		size_t i;
-
-		if (!engine_ct_is_id(id))
-			continue;
-		for (i = ct_mix64(id) & (slots - 1);
-		     ct->seen[i] && ct->seen[i] != id;
-		     i = (i + 1) & (slots - 1))
-			;
-		if (ct->seen[i])
-			continue;
-		ct->seen[i] = id;
-		ct->preserve[ct->npreserve++] = id;
-	}
+	memset(ct->seen, 0, ct->seen_slots * sizeof(*ct->seen));
+	for (uint32_t r = 0; r < m->used; r++)
+		engine_ct_take(ct, m->parked[r]);
+	for (size_t k = 0; k < ct->ndead_parked; k++)
+		engine_ct_take(ct, ct->dead_parked[k]);
+	learned_stacks(&e->unwind.learned, engine_ct_take, ct);
 	ct->ndead_parked = 0; /* preserved by this rotation, once */
 	qsort(ct->preserve, ct->npreserve, sizeof(*ct->preserve),
 	      engine_ct_u64_cmp);

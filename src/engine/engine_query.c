@@ -193,7 +193,7 @@ static void engine_where_learned(struct engine *e, struct model_coro *c,
 
 	if (r < e->unwind.cap && e->unwind.where_ts[r] == c->state_ts)
 		return;
-	f = learned_get(&e->unwind.learned, c->id, c->last_addr);
+	f = learned_get(&e->unwind.learned, c->id, c->last_addr, NULL);
 	if (f && f != c->last_addr) {
 		c->last_addr = f;
 		c->where_learned = 1;
@@ -472,6 +472,19 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 		r = model_id ? model_find(&e->model, model_id) : MODEL_NONE;
 	if (r != MODEL_NONE)
 		id = e->model.parked[r];
+	/* A park no walk caught, whose WHERE is learned: the stack of the
+	 * walk it was learned from (engine_where_learned). */
+	if (r != MODEL_NONE && !id &&
+	    e->model.coro[r].state == MODEL_SUSPENDED &&
+	    !(r < e->unwind.cap &&
+	      e->unwind.where_ts[r] == e->model.coro[r].state_ts)) {
+		const struct model_coro *mc = &e->model.coro[r];
+		uint64_t s, f = learned_get(&e->unwind.learned, mc->id,
+					    mc->last_addr, &s);
+
+		if (f && f != mc->last_addr)
+			id = s;
+	}
 	pthread_mutex_unlock(&e->lock);
 	if (trace_id)
 		*trace_id = id;

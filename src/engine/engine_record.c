@@ -141,7 +141,7 @@ void engine_rec_event(struct engine *e, const struct harvest_event *ev,
 		      uint32_t name_was, unsigned kind_was)
 {
 	const struct model_coro *c;
-	uint64_t f;
+	uint64_t f, stack;
 
 	recorder_event(e->rec, ev);
 	c = engine_rec_coro(e, ev->station);
@@ -155,9 +155,10 @@ void engine_rec_event(struct engine *e, const struct harvest_event *ev,
 	if (ev->census) {
 		if (c->last_addr != ev->addr)
 			engine_rec_where(e, c, c->last_addr, 0, false);
-	} else if ((f = learned_get(&e->unwind.learned, c->id, ev->addr)) &&
+	} else if ((f = learned_get(&e->unwind.learned, c->id, ev->addr,
+				    &stack)) &&
 		   f != ev->addr) {
-		engine_rec_where(e, c, f, 0, true);
+		engine_rec_where(e, c, f, stack, true);
 	}
 }
 

@@ -515,7 +515,7 @@ static void engine_unwind_apply(struct engine *e,
 	const struct symtab_unwound *marks = &j->marks;
 	const uint64_t *frames = j->frames;
 	size_t n = j->n;
-	uint64_t where = 0, id = 0;
+	uint64_t where = 0, id = 0, walked = 0;
 	uint32_t name_was;
 	unsigned kind_was;
 
@@ -541,9 +541,17 @@ static void engine_unwind_apply(struct engine *e,
 		where = frames[marks->where];
 	else if (marks->inlined_at > 0)
 		where = frames[marks->inlined_at];
+	/* The walked stack, kept in the parked store under its own id:
+	 * the park's, or, learned, the next parks' at the same switch. */
+	if (n && e->ct.parked) {
+		walked = parked_own_id(frames, (uint32_t)n);
+		pthread_mutex_lock(&e->ct.hot_lock);
+		parked_put(e->ct.parked, walked, frames, (uint32_t)n);
+		pthread_mutex_unlock(&e->ct.hot_lock);
+	}
 	/* Learned for this coroutine's next parks at the same switch, which
 	 * may be too short to walk. */
-	learned_put(&e->unwind.learned, c->id, j->switch_at, where);
+	learned_put(&e->unwind.learned, c->id, j->switch_at, where, walked);
 	if (j->last_ts != c->state_ts) {
 		/* Parked since at that switch: the live view shows this frame,
 		 * learned, from now on (engine_where_learned). */
@@ -552,7 +560,7 @@ static void engine_unwind_apply(struct engine *e,
 		    where != j->switch_at &&
 		    (j->r >= e->unwind.cap ||
 		     e->unwind.where_ts[j->r] != c->state_ts))
-			engine_rec_where(e, c, where, 0, true);
+			engine_rec_where(e, c, where, walked, true);
 		return;
 	}
 	if (where) {
@@ -570,11 +578,9 @@ static void engine_unwind_apply(struct engine *e,
 		if (m->parked[j->r])
 			nhad = parked_frames(e->ct.parked, m->parked[j->r], had,
 					     ENGINE_UNWIND_MAX);
-		if (n > nhad) {
-			id = parked_own_id(frames, (uint32_t)n);
-			parked_put(e->ct.parked, id, frames, (uint32_t)n);
-		}
 		pthread_mutex_unlock(&e->ct.hot_lock);
+		if (n > nhad)
+			id = walked;
 		if (id)
 			model_park(m, c->station, id);
 	}

@@ -385,7 +385,7 @@ static void test_fiber_live_names(void **state)
 	uint64_t end = it_now() + 60ull * 1000000000u;
 	bool stuck = false, stacked = false, done = false;
 	unsigned prod = 0, cons = 0, roots = 0, disp = 0, fibers = 0, progw = 0,
-		 learned = 0;
+		 learned = 0, nostack = 0;
 	uint64_t saved = 0, probe = 0, refused = 0;
 	long tids[2] = {0, 0};
 	struct proc p;
@@ -399,6 +399,7 @@ static void test_fiber_live_names(void **state)
 
 		co = json_need(&v, "coroutines", J_ARR);
 		prod = cons = roots = disp = fibers = progw = learned = 0;
+		nostack = 0;
 		stuck = stacked = false;
 		for (size_t i = 0; i < co->n; i++) {
 			const struct jv *c = &co->items[i];
@@ -440,6 +441,9 @@ static void test_fiber_live_names(void **state)
 					 strstr(w, "(fiber_target.cpp:");
 				learned += json_need(c, "where_learned", J_BOOL)
 						   ->b;
+				/* Learned or walked: the stack it was found
+				 * at (a frame at least). */
+				nostack += !stack_has(c, "");
 			}
 			if (!tids[0])
 				tids[0] = tid;
@@ -455,16 +459,17 @@ static void test_fiber_live_names(void **state)
 		json_free(&v);
 		done = stuck && stacked && prod == 4 && cons == 4 &&
 		       roots == 2 && tids[1] && fibers && progw == fibers &&
-		       saved > 0;
+		       !nostack && saved > 0;
 	}
 	print_message("producers %u, consumers %u, roots %u, dispatchers %u, "
 		      "stuck %d (stack walked %d), fibers on threads %ld and "
 		      "%ld; %u of %u suspended with the program's WHERE (%u "
-		      "learned); walks from the saved fcontext %" PRIu64
+		      "learned, %u without a parked stack); walks from the "
+		      "saved fcontext %" PRIu64
 		      ", from the probe's registers %" PRIu64
 		      " (saved ones refused %" PRIu64 ")\n",
 		      prod, cons, roots, disp, stuck, stacked, tids[0], tids[1],
-		      progw, fibers, learned, saved, probe, refused);
+		      progw, fibers, learned, nostack, saved, probe, refused);
 	/* Stopped before any assertion: a failure leaves nothing running. */
 	kill(p.pid, SIGINT);
 	assert_int_equal(exit_code(proc_finish(&p, 30000)), 130);

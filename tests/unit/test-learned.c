@@ -18,33 +18,46 @@
 
 #include "engine/ctp/learned.h"
 
+static void count_stack(void *ctx, uint64_t stack)
+{
+	assert_int_equal(stack, 0x77);
+	(*(unsigned *)ctx)++;
+}
+
 static void test_get_put(void **state)
 {
 	struct learned l;
+	uint64_t stack = 1;
+	unsigned nstacks = 0;
 
 	(void)state;
 	assert_true(learned_init(&l, 100));
-	assert_int_equal(learned_get(&l, 7, 0x1000), 0);
-	learned_put(&l, 7, 0x1000, 0x4242);
-	learned_put(&l, 8, 0x1000, 0x4343);
-	learned_put(&l, 7, 0x2000, 0x4444);
-	assert_int_equal(learned_get(&l, 7, 0x1000), 0x4242);
-	assert_int_equal(learned_get(&l, 8, 0x1000), 0x4343);
-	assert_int_equal(learned_get(&l, 7, 0x2000), 0x4444);
-	assert_int_equal(learned_get(&l, 9, 0x1000), 0);
-	/* The last walk wins. */
-	learned_put(&l, 7, 0x1000, 0x5555);
-	assert_int_equal(learned_get(&l, 7, 0x1000), 0x5555);
-	learned_put(&l, 0, 0x1000, 1);
-	learned_put(&l, 10, 0, 1);
-	learned_put(&l, 11, 0x1000, 0);
-	assert_int_equal(learned_get(&l, 11, 0x1000), 0);
+	assert_int_equal(learned_get(&l, 7, 0x1000, NULL), 0);
+	learned_put(&l, 7, 0x1000, 0x4242, 0);
+	learned_put(&l, 8, 0x1000, 0x4343, 0);
+	learned_put(&l, 7, 0x2000, 0x4444, 0);
+	assert_int_equal(learned_get(&l, 7, 0x1000, NULL), 0x4242);
+	assert_int_equal(learned_get(&l, 8, 0x1000, NULL), 0x4343);
+	assert_int_equal(learned_get(&l, 7, 0x2000, NULL), 0x4444);
+	assert_int_equal(learned_get(&l, 9, 0x1000, NULL), 0);
+	/* The last walk wins, its stack with it. */
+	learned_put(&l, 7, 0x1000, 0x5555, 0x77);
+	assert_int_equal(learned_get(&l, 7, 0x1000, &stack), 0x5555);
+	assert_int_equal(stack, 0x77);
+	learned_stacks(&l, count_stack, &nstacks);
+	assert_int_equal(nstacks, 1); /* only 7's has one */
+	assert_int_equal(learned_get(&l, 9, 0x1000, &stack), 0);
+	assert_int_equal(stack, 0);
+	learned_put(&l, 0, 0x1000, 1, 0);
+	learned_put(&l, 10, 0, 1, 0);
+	learned_put(&l, 11, 0x1000, 0, 0);
+	assert_int_equal(learned_get(&l, 11, 0x1000, NULL), 0);
 	assert_int_equal(l.puts, 4);
 	assert_int_equal(l.replaced, 0);
 	learned_finish(&l);
 	/* Finished (or never initialised): answers 0, keeps nothing. */
-	learned_put(&l, 7, 0x1000, 1);
-	assert_int_equal(learned_get(&l, 7, 0x1000), 0);
+	learned_put(&l, 7, 0x1000, 1, 0);
+	assert_int_equal(learned_get(&l, 7, 0x1000, NULL), 0);
 }
 
 static void test_bound(void **state)
@@ -55,11 +68,12 @@ static void test_bound(void **state)
 	(void)state;
 	assert_true(learned_init(&l, 64));
 	for (uint64_t id = 1; id <= 10000; id++) {
-		learned_put(&l, id, 0x1000 + id % 3, id * 16);
-		assert_int_equal(learned_get(&l, id, 0x1000 + id % 3), id * 16);
+		learned_put(&l, id, 0x1000 + id % 3, id * 16, 0);
+		assert_int_equal(learned_get(&l, id, 0x1000 + id % 3, NULL),
+				 id * 16);
 	}
 	for (uint64_t id = 1; id <= 10000; id++) {
-		uint64_t f = learned_get(&l, id, 0x1000 + id % 3);
+		uint64_t f = learned_get(&l, id, 0x1000 + id % 3, NULL);
 
 		assert_true(f == 0 || f == id * 16);
 		found += f != 0;

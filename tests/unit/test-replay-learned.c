@@ -84,6 +84,8 @@ static void park(struct heph_enc *e, uint64_t sub, uint64_t start, uint64_t end,
 		assert_true(heph_enc_u64(e, "where_before_at", before_at));
 		assert_true(heph_enc_u64_array(e, "stack", stack, 3));
 		assert_true(heph_enc_u64(e, "stack_at", where_at));
+		/* The stack the learned WHERE was found at, by id. */
+		assert_true(heph_enc_u64(e, "stack_before_id", 88));
 	}
 	assert_true(heph_enc_event_end(e) > 0);
 }
@@ -138,6 +140,7 @@ static size_t build(void)
 	assert_true(heph_enc_u64(&e, "stack_id", 77));
 	assert_true(heph_enc_event_end(&e) > 0);
 	opt(&e, "corotop_stack", (uint64_t[]){77, 0xa1, 0xa2}, 3, NULL);
+	opt(&e, "corotop_stack", (uint64_t[]){88, 0xb1}, 2, NULL);
 	opt(&e, "corotop_stack", (uint64_t[]){77, 0xbad}, 2, NULL);
 	park(&e, 3, 50 * MS, 102 * MS, 0, 0, false, 0, 0);
 	opt(&e, "corotop_end", &end, 1, NULL);
@@ -242,7 +245,10 @@ static void test_where_as_live(void **state)
 	c = at(f, 30 * MS, 11);
 	assert_int_equal(c->last_addr, WHERE_A);
 	assert_true(c->where_learned);
-	assert_int_equal(replay_parked_stack(&f->r, 11, 30 * MS, fr, 4), 0);
+	/* ... with the stack it was learned at, until the walk's. */
+	assert_int_equal(replay_parked_stack(&f->r, 11, 30 * MS, fr, 4), 1);
+	assert_int_equal(fr[0], 0xb1);
+	assert_int_equal(replay_parked_stack(&f->r, 11, 20 * MS, fr, 4), 0);
 	c = at(f, 45 * MS, 11);
 	assert_int_equal(c->last_addr, WHERE_B);
 	assert_false(c->where_learned);

@@ -57,7 +57,8 @@ void learned_finish(struct learned *l)
 	l->mask = 0;
 }
 
-void learned_put(struct learned *l, uint64_t id, uint64_t at, uint64_t frame)
+void learned_put(struct learned *l, uint64_t id, uint64_t at, uint64_t frame,
+		 uint64_t stack)
 {
 	struct learned_slot *s = NULL;
 	uint32_t h;
@@ -79,22 +80,37 @@ void learned_put(struct learned *l, uint64_t id, uint64_t at, uint64_t frame)
 		s = &l->slot[(h + LEARNED_PROBES - 1) & l->mask];
 		l->replaced++;
 	}
-	*s = (struct learned_slot){.id = id, .at = at, .frame = frame};
+	*s = (struct learned_slot){
+		.id = id, .at = at, .frame = frame, .stack = stack};
 	l->puts++;
 }
 
-uint64_t learned_get(const struct learned *l, uint64_t id, uint64_t at)
+uint64_t learned_get(const struct learned *l, uint64_t id, uint64_t at,
+		     uint64_t *stack)
 {
 	uint32_t h;
 
+	if (stack)
+		*stack = 0;
 	if (!l->slot || !id || !at)
 		return 0;
 	h = learned_hash(l, id, at);
 	for (uint32_t k = 0; k < LEARNED_PROBES; k++) {
 		const struct learned_slot *p = &l->slot[(h + k) & l->mask];
 
-		if (p->id == id && p->at == at)
+		if (p->id == id && p->at == at) {
+			if (stack)
+				*stack = p->stack;
 			return p->frame;
+		}
 	}
 	return 0;
+}
+
+void learned_stacks(const struct learned *l, void (*f)(void *, uint64_t),
+		    void *ctx)
+{
+	for (uint32_t k = 0; l->slot && k <= l->mask; k++)
+		if (l->slot[k].id && l->slot[k].stack)
+			f(ctx, l->slot[k].stack);
 }

@@ -12,6 +12,7 @@ struct learned_slot {
 	uint64_t id; /* model id (never reused); 0: empty */
 	uint64_t at; /* the switch's address (the event's) */
 	uint64_t frame;
+	uint64_t stack; /* the walked stack's id in the parked store, 0 */
 };
 
 struct learned {
@@ -27,9 +28,16 @@ bool learned_init(struct learned *l, uint32_t want);
 void learned_finish(struct learned *l);
 
 /* Coroutine id parked at switch address `at` was found parked in the
- * program's `frame`. */
-void learned_put(struct learned *l, uint64_t id, uint64_t at, uint64_t frame);
-/* The frame learned for (id, at), or 0. */
-uint64_t learned_get(const struct learned *l, uint64_t id, uint64_t at);
+ * program's `frame`, at the walked stack `stack` (its id in the engine's
+ * parked store; 0: none kept). */
+void learned_put(struct learned *l, uint64_t id, uint64_t at, uint64_t frame,
+		 uint64_t stack);
+/* The frame learned for (id, at), or 0; its stack into *stack (may be
+ * NULL; 0: none). */
+uint64_t learned_get(const struct learned *l, uint64_t id, uint64_t at,
+		     uint64_t *stack);
+/* Each stack id the table holds, to f (repeats possible). */
+void learned_stacks(const struct learned *l, void (*f)(void *, uint64_t),
+		    void *ctx);
 
 #endif

@@ -57,14 +57,30 @@ void heph_stacks_finish(struct heph_stacks *s)
 	memset(s, 0, sizeof(*s));
 }
 
+size_t heph_stacks_find(const struct heph_stacks *s, const struct heph_file *f,
+			uint64_t id, uint64_t *frames, size_t max)
+{
+	struct heph_packet o;
+	size_t k, n = 0;
+
+	if (!s->n)
+		return 0;
+	LOWER_BOUND(k, s->v, s->n, id, id);
+	if (k == s->n || s->v[k].id != id ||
+	    !heph_file_option(f, s->v[k].opt, &o))
+		return 0;
+	for (; n < (o.value_len - 8) / 8 && n < max; n++)
+		frames[n] = heph_be64(o.value + 8 * (n + 1));
+	return n;
+}
+
 size_t heph_stacks_of(const struct heph_stacks *s, const struct heph_file *f,
 		      const struct heph_packet *p, uint64_t *frames, size_t max)
 {
-	struct heph_packet o;
 	struct heph_attr a;
 	uint32_t pos = 0;
 	uint64_t id = 0;
-	size_t k, n = 0;
+	size_t n = 0;
 
 	while (heph_attr_next(p, &pos, &a)) {
 		if (a.name_len != 5 || memcmp(a.name, "stack", 5) ||
@@ -74,13 +90,7 @@ size_t heph_stacks_of(const struct heph_stacks *s, const struct heph_file *f,
 			frames[n] = heph_attr_u64(&a, (uint16_t)n);
 		return n;
 	}
-	if (!s->n || !heph_packet_u64(p, "stack_id", &id))
+	if (!heph_packet_u64(p, "stack_id", &id))
 		return 0;
-	LOWER_BOUND(k, s->v, s->n, id, id);
-	if (k == s->n || s->v[k].id != id ||
-	    !heph_file_option(f, s->v[k].opt, &o))
-		return 0;
-	for (; n < (o.value_len - 8) / 8 && n < max; n++)
-		frames[n] = heph_be64(o.value + 8 * (n + 1));
-	return n;
+	return heph_stacks_find(s, f, id, frames, max);
 }

@@ -27,6 +27,9 @@ struct heph_stacks {
  * what fitted). */
 void heph_stacks_init(struct heph_stacks *s, const struct heph_file *f);
 void heph_stacks_finish(struct heph_stacks *s);
+/* The frames of the corotop_stack of `id`, at most max; 0: none. */
+size_t heph_stacks_find(const struct heph_stacks *s, const struct heph_file *f,
+			uint64_t id, uint64_t *frames, size_t max);
 /* The frames of event p's stack: its `stack` attribute, else the
  * corotop_stack its `stack_id` names; innermost first, at most max.
  * 0: none. */

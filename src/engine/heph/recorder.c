@@ -286,7 +286,7 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 	 * as a caller frame's is (framename_key). */
 	sym = rec_name(r, framename_key(s->addr, false), &sym_len);
 	rec_room(r,
-		 HEPH_EVENT_FIXED + 16 + 10 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
+		 HEPH_EVENT_FIXED + 16 + 11 * 20 + HEPH_NAME_LEN + 16 + nf * 8);
 	heph_enc_event_begin(&r->enc, stream, rec_counter(r, stream),
 			     s->probe_id, s->ts, end < s->ts ? s->ts : end,
 			     s->is_active ? "running" : "suspended");
@@ -300,6 +300,12 @@ static void rec_interval(struct recorder *r, struct rec_station *s,
 		heph_enc_u64(&r->enc, "stack_at", s->trace_at);
 	if (wait)
 		heph_enc_u64(&r->enc, "stack_id", s->trace);
+	/* The learned stack shown before this park's walk: by id, its
+	 * frames in a corotop_stack (recstacks.c). */
+	if (s->before && s->before_trace &&
+	    (recstacks_wait(&r->stacks, s->before_trace) ||
+	     recstacks_given(&r->stacks, s->before_trace)))
+		heph_enc_u64(&r->enc, "stack_before_id", s->before_trace);
 	/* The park's place in the program's code (the live WHERE). */
 	if (!s->is_active && s->where) {
 		heph_enc_u64(&r->enc, "where", s->where);
@@ -398,12 +404,15 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 			if (!it->flags && s->where_learned) {
 				s->before = s->where;
 				s->before_at = s->where_at;
+				s->before_trace = s->trace_at ? s->trace : 0;
 			}
 			s->where = it->addr;
 			s->where_at = it->value;
 			s->where_learned = it->flags != 0;
 		}
-		if (it->trace) {
+		/* A walk's replaces any (the model's does: model_park); a
+		 * learned one not a stack the probe stored (trace_at 0). */
+		if (it->trace && (!it->flags || !s->trace || s->trace_at)) {
 			s->trace = it->trace;
 			s->trace_at = it->value;
 		}
@@ -420,7 +429,7 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 		s->seq = it->seq;
 		s->trace = it->trace;
 		s->where = s->where_at = s->trace_at = 0;
-		s->before = s->before_at = 0;
+		s->before = s->before_at = s->before_trace = 0;
 		s->where_learned = false;
 		break;
 	case REC_CLOSE:

@@ -82,7 +82,8 @@ struct rec_station {
 	 * none.  named_ts: when the last REC_NAMED said so. */
 	uint64_t where, where_at, named_ts;
 	uint64_t before, before_at; /* a learned where a walk replaced */
-	uint64_t trace_at; /* when a walk gave trace (0: the probe did) */
+	uint64_t trace_at;     /* when a walk gave trace (0: the probe did) */
+	uint64_t before_trace; /* a learned stack a walk's replaced */
 	bool where_learned;
 };
 

@@ -68,6 +68,19 @@ bool recstacks_wait(struct recstacks *s, uint64_t id)
 	return true;
 }
 
+bool recstacks_given(const struct recstacks *s, uint64_t id)
+{
+	uint32_t i;
+
+	if (!s->slot || !id)
+		return false;
+	for (i = (uint32_t)hash_fib(id, 64 - RECSTACKS_BITS);
+	     s->slot[i].state != RS_EMPTY; i = (i + 1) & (RECSTACKS_SLOTS - 1))
+		if (s->slot[i].id == id)
+			return s->slot[i].state == RS_GIVEN;
+	return false;
+}
+
 void recstacks_retry(struct recstacks *s, const struct recstacks_io *io)
 {
 	uint64_t frames[RECSTACKS_FRAMES];

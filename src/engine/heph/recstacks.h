@@ -35,6 +35,8 @@ void recstacks_finish(struct recstacks *s);
 /* An interval named id without its frames: wait for them (once per id;
  * false when the set is full or out of memory: the id stays unresolved). */
 bool recstacks_wait(struct recstacks *s, uint64_t id);
+/* Whether id's frames were written already. */
+bool recstacks_given(const struct recstacks *s, uint64_t id);
 /* Ask for every id waited for; those answered are written, once. */
 void recstacks_retry(struct recstacks *s, const struct recstacks_io *io);
 

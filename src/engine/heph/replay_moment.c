@@ -337,9 +337,17 @@ size_t replay_parked_stack(const struct replay *r, uint64_t id, uint64_t t,
 	    (c->dead && i == c->n && t >= c->end) ||
 	    !heph_file_event(&r->f, r->iv[c->first + i - 1].ev, &p))
 		return 0;
-	/* A walk's stack: from when the live view had it. */
-	if (heph_packet_u64(&p, "stack_at", &at) && at > t)
-		return 0;
+	/* A walk's stack: from when the live view had it; before, the one
+	 * its WHERE was learned from, if any (recorder.c). */
+	if (heph_packet_u64(&p, "stack_at", &at) && at > t) {
+		uint64_t before = 0, before_at = 0;
+
+		if (!heph_packet_u64(&p, "stack_before_id", &before) ||
+		    !heph_packet_u64(&p, "where_before_at", &before_at) ||
+		    before_at > t)
+			return 0;
+		return heph_stacks_find(&r->stacks, &r->f, before, frames, max);
+	}
 	return heph_stacks_of(&r->stacks, &r->f, &p, frames, max);
 }
 
