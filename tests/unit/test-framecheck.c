@@ -27,8 +27,7 @@
 #include <cmocka.h>
 
 #include "engine/target/framecheck.h"
-
-#define PAGE 4096u
+#include "fakecode.h"
 
 static bool x86(const char *hex)
 {
@@ -125,34 +124,9 @@ static struct framecheck *fc;
 
 static int setup(void **state)
 {
-	size_t i = 0;
-
 	(void)state;
-	code = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (code == MAP_FAILED)
-		return -1;
-#if defined(__aarch64__)
-	static const uint32_t nop = 0xd503201fu, bl = 0x94000010u;
-
-	for (; i < 256; i += 4)
-		memcpy(code + i, &nop, 4);
-	memcpy(code + i, &bl, 4);
-	i += 4;
-	after_call = (uint64_t)(uintptr_t)(code + i);
-	for (; i < 512; i += 4)
-		memcpy(code + i, &nop, 4);
-#else
-	memset(code, 0x90, 512);
-	i = 256;
-	code[i++] = 0xe8; /* call .+0x10 */
-	code[i++] = 0x10;
-	memset(code + i, 0, 3);
-	i += 3;
-	after_call = (uint64_t)(uintptr_t)(code + i);
-#endif
-	after_nops = (uint64_t)(uintptr_t)(code + 128);
-	if (mprotect(code, PAGE, PROT_READ | PROT_EXEC))
+	code = fakecode_create(&after_call, &after_nops);
+	if (!code)
 		return -1;
 	fc = framecheck_create(getpid());
 	return fc ? 0 : -1;
@@ -162,7 +136,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	framecheck_destroy(fc);
-	munmap(code, PAGE);
+	munmap(code, FAKECODE_PAGE);
 	return 0;
 }
 
