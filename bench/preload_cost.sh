@@ -8,7 +8,8 @@
 #               writing every transition; the engine harvests meanwhile)
 # Each line is the program's own (median per switch or per message).
 #
-# usage: preload_cost.sh COROTOP PRELOAD_LIB FCONTEXT_SWITCH [FIBER_PINGPONG]
+# usage: preload_cost.sh COROTOP PRELOAD_LIB FCONTEXT_SWITCH [PROGRAM...]
+#        (free_cost, fiber_pingpong, fiber_spawn)
 #        (RUNS in the environment, default 5)
 set -u
 corotop=$1 lib=$2

@@ -340,6 +340,15 @@ struct ctp_station_ext {
 	uint32_t _saved_pad;
 	CTP_ATOMIC(uint64_t) saved_at;
 	CTP_ATOMIC(uint64_t) saved_ts;
+	/* The program's function the occupant's entry was made for, when
+	 * the entry is a runtime's template that names only its type (a
+	 * Boost.Fiber fiber of a plain function: worker_context<F>'s fn_),
+	 * as an address in the writing process
+	 * (corotop_coro_open_made_for); 0 = none.  Written with the header,
+	 * before (G); untrusted, a candidate only: an engine names the
+	 * occupant after it only when the entry's F is a function type and
+	 * this is the start of a function (docs/TRACING.md, "Names"). */
+	uint64_t made_for;
 };
 
 struct ctp_station {
@@ -417,7 +426,9 @@ CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, saved_at) == 184,
 		  "saved_at");
 CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, saved_ts) == 192,
 		  "saved_ts");
-CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 200, "station ext");
+CTP_STATIC_ASSERT(offsetof(struct ctp_station_ext, made_for) == 200,
+		  "made_for");
+CTP_STATIC_ASSERT(sizeof(struct ctp_station_ext) == 208, "station ext");
 
 /* Size in bytes of a region with n stations. */
 static inline uint64_t ctp_region_size(uint32_t n)

@@ -221,6 +221,20 @@ COROTOP_API void corotop_coro_open_named(struct corotop_coro *c,
 COROTOP_API void corotop_coro_open_entry(struct corotop_coro *c,
 					 uint64_t probe_id, const char *name,
 					 unsigned flags, void (*entry)(void));
+/*
+ * corotop_coro_open_entry, and the program's function that entry was made
+ * for, when the entry is a runtime's template whose name gives only the
+ * function's type (Boost.Fiber's worker_context<F> with F a function:
+ * `fiber f(fn, args...)`; NULL: none).  corotop names the coroutine after
+ * it when the entry's name says F is a function type and made_for is a
+ * function's first instruction; otherwise as corotop_coro_open_entry
+ * (docs/TRACING.md, "Names").  Only the address is kept and sent
+ * (ctp_station_ext.made_for); never called nor read.
+ */
+COROTOP_API void corotop_coro_open_made_for(struct corotop_coro *c,
+					    uint64_t probe_id, const char *name,
+					    unsigned flags, void (*entry)(void),
+					    void (*made_for)(void));
 COROTOP_API void corotop_coro_close(struct corotop_coro *c);
 /* Out-of-line record; use the inline wrappers below.  _record_ writes the
  * transition (traced, or an agent knocking); _note_ only keeps it in c

@@ -27,4 +27,18 @@
 		(out) = lb_lo_;                                                \
 	} while (0)
 
+/* The same over an array of scalars: the first a[i] >= key. */
+#define LOWER_BOUND_ARRAY(out, a, n, key)                                      \
+	do {                                                                   \
+		size_t lb_lo_ = 0, lb_hi_ = (n);                               \
+		while (lb_lo_ < lb_hi_) {                                      \
+			size_t lb_mid_ = lb_lo_ + (lb_hi_ - lb_lo_) / 2;       \
+			if ((a)[lb_mid_] < (key))                              \
+				lb_lo_ = lb_mid_ + 1;                          \
+			else                                                   \
+				lb_hi_ = lb_mid_;                              \
+		}                                                              \
+		(out) = lb_lo_;                                                \
+	} while (0)
+
 #endif

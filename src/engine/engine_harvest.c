@@ -104,7 +104,10 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 	 * stack finds the program's first frame (engine_unwind_apply).  An
 	 * address only, untrusted: kept when it can be one. */
 	if (who.entry && SNAPSHOT_ADDR_NAMEABLE(who.entry))
-		model_name_pc(&e->model, station, who.entry);
+		model_name_made(&e->model, station, who.entry,
+				SNAPSHOT_ADDR_NAMEABLE(who.made_for)
+					? who.made_for
+					: 0);
 	model_kind(&e->model, station,
 		   who.role == CTP_STX_DISPATCHER ? MODEL_DISPATCHER
 		   : who.role == CTP_STX_ROOT	  ? MODEL_ROOT

@@ -121,8 +121,15 @@ static void engine_name_now(struct engine *e, struct snapshot *out, bool all)
 		if (c->name &&
 		    namepool_get(out->coro_names, c->name, name, sizeof(name),
 				 &pc) &&
-		    !name[0] && SNAPSHOT_ADDR_NAMEABLE(pc) && pc)
+		    !name[0] && SNAPSHOT_ADDR_NAMEABLE(pc) && pc) {
+			uint64_t made =
+				namepool_made_for(out->coro_names, c->name);
+
 			namecache_ensure(e->names, SNAPSHOT_KEY_IN(pc, space));
+			if (made && SNAPSHOT_ADDR_NAMEABLE(made))
+				namecache_ensure(e->names,
+						 SNAPSHOT_KEY_IN(made, space));
+		}
 		if ((c->last_addr == prev && space == prev_space) ||
 		    !c->last_addr || !SNAPSHOT_ADDR_NAMEABLE(c->last_addr))
 			continue;

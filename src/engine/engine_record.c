@@ -112,7 +112,11 @@ void engine_rec_learned(struct engine *e, const struct model_coro *c,
 	if (c->name != name_was &&
 	    namepool_get(e->model.names, c->name, text, sizeof(text), &pc) &&
 	    (text[0] || pc))
-		recorder_named(e->rec, c->station, now, text[0] ? 0 : pc, text);
+		recorder_named(
+			e->rec, c->station, now, text[0] ? 0 : pc,
+			text[0] ? 0
+				: namepool_made_for(e->model.names, c->name),
+			text);
 	if (c->kind != kind_was)
 		recorder_kind(e->rec, c->station, now, c->kind);
 }

@@ -92,6 +92,7 @@
 
 #include "corotop/probe.h"
 #include "preload/ctxtable.h"
+#include "preload/fiberfn.h"
 #include "preload/jmpbuf.h"
 #include "preload/resolve.h"
 #include "preload/testpoint.h"
@@ -212,7 +213,8 @@ static struct ctx *preload_ctx(uint32_t i)
  * the function the context was made to run (NULL for a root), which
  * names it in corotop until a walk finds better. */
 static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi,
-			     bool dispatcher, void (*entry)(void))
+			     bool dispatcher, void (*entry)(void),
+			     uint64_t made_for)
 {
 	uint32_t i = ctxtable_alloc(&preload_table, kind);
 	struct ctx *c;
@@ -226,7 +228,7 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi,
 	 * context is named by corotop after its entry (the program's
 	 * function a Boost entry template was made for), then after the
 	 * program's first frame its entry runs. */
-	corotop_coro_open_entry(
+	corotop_coro_open_made_for(
 		&c->coro,
 		/* relaxed: unique ids, no ordering. */
 		atomic_fetch_add_explicit(&preload_table.next_id, 1,
@@ -241,7 +243,7 @@ static uint32_t preload_open(enum ctx_kind kind, uint64_t lo, uint64_t hi,
 			(kind == CTX_ROOT ? COROTOP_CORO_HUB | COROTOP_CORO_ROOT
 					  : 0u) |
 			(dispatcher ? COROTOP_CORO_DISPATCHER : 0u),
-		entry);
+		entry, (void (*)(void))(uintptr_t)made_for);
 	if (hi > lo) {
 		corotop_coro_set_stack(&c->coro, (const void *)lo,
 				       (const void *)hi);
@@ -355,7 +357,7 @@ static uint32_t preload_current(uint64_t addr)
 	if (preload_cur != CTXTABLE_NONE)
 		return preload_cur;
 	if (preload_root == CTXTABLE_NONE) {
-		preload_root = preload_open(CTX_ROOT, 0, 0, false, NULL);
+		preload_root = preload_open(CTX_ROOT, 0, 0, false, NULL, 0);
 		if (preload_root == CTXTABLE_NONE)
 			return CTXTABLE_NONE;
 		corotop_coro_resume(&preload_ctx(preload_root)->coro, addr);
@@ -581,7 +583,7 @@ PRELOAD_MAKECONTEXT(ucontext_t *ucp, void (*func)(void), int argc, ...)
 		preload_close(old);
 	i = argc > CTX_MAX_ARGS
 		    ? CTXTABLE_NONE
-		    : preload_open(CTX_UCONTEXT, lo, hi, false, func);
+		    : preload_open(CTX_UCONTEXT, lo, hi, false, func, 0);
 	if (i == CTXTABLE_NONE) {
 		preload_leave();
 		preload_makecontext(real, ucp, func, n, a);
@@ -845,16 +847,18 @@ PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
 	make_fcontext_fn real =
 		(make_fcontext_fn)PRELOAD_BOOST(RESOLVE_MAKE_FCONTEXT);
 	uint64_t hi = (uint64_t)sp;
+	bool dispatcher;
 	uint32_t i;
 	fcontext_t f;
 
 	if (!preload_enter())
 		return real(sp, size, fn);
 	preload_stack_reused(hi - size, hi);
-	i = preload_open(
-		CTX_FCONTEXT, hi - size, hi,
-		preload_fiber_runtime((uint64_t)__builtin_return_address(0)),
-		(void (*)(void))fn);
+	dispatcher =
+		preload_fiber_runtime((uint64_t)__builtin_return_address(0));
+	/* A fiber of a plain function: which one (fiberfn.c). */
+	i = preload_open(CTX_FCONTEXT, hi - size, hi, dispatcher,
+			 (void (*)(void))fn, dispatcher ? 0 : fiberfn_of(hi, (uint64_t)fn));
 	if (i == CTXTABLE_NONE) {
 		preload_leave();
 		return real(sp, size, fn);

@@ -149,6 +149,7 @@ static void census_fill(struct probe_region *r, uint32_t idx,
 			.stack_hi = c->stack_hi,
 		};
 	who.entry = registry_entry(slot + 1);
+	who.made_for = registry_made_for(slot + 1);
 	(void)registry_name(slot + 1, who.name, true);
 	station_header(r, idx, c->probe_id, c->birth_ts, n,
 		       (ran ? CTP_STX_CENSUS : 0u) | coro_stx_hub(c, r) |

@@ -184,6 +184,7 @@ static bool coro_acquire(struct corotop_coro *c, struct probe_region *p)
 	c->attach = p->attach;
 	who.coro = (uint64_t)(uintptr_t)c;
 	who.entry = registry_entry(c->reg);
+	who.made_for = registry_made_for(c->reg);
 	(void)registry_name(c->reg, who.name, false);
 	station_header(p, idx, c->probe_id, c->birth_ts, c->n,
 		       coro_stx_hub(c, p) | coro_stx_role(c), NULL, &who);
@@ -341,6 +342,14 @@ COROTOP_API void corotop_coro_open_entry(struct corotop_coro *c,
 					 uint64_t probe_id, const char *name,
 					 unsigned flags, void (*entry)(void))
 {
+	corotop_coro_open_made_for(c, probe_id, name, flags, entry, NULL);
+}
+
+COROTOP_API void corotop_coro_open_made_for(struct corotop_coro *c,
+					    uint64_t probe_id, const char *name,
+					    unsigned flags, void (*entry)(void),
+					    void (*made_for)(void))
+{
 	struct probe_region *r;
 
 	c->station = NULL;
@@ -368,7 +377,8 @@ COROTOP_API void corotop_coro_open_entry(struct corotop_coro *c,
 		c->settings |= CORO_ROOT;
 	/* Registered before the attachment is looked at (W): a census that
 	 * published its attachment before this look finds c. */
-	c->reg = registry_add_named(c, name, flags, (uint64_t)(uintptr_t)entry);
+	c->reg = registry_add_named(c, name, flags, (uint64_t)(uintptr_t)entry,
+				    (uint64_t)(uintptr_t)made_for);
 	atomic_signal_fence(memory_order_seq_cst);
 	r = probe_region();
 	if (!r)

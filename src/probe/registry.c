@@ -84,6 +84,7 @@ struct registry_name {
 	char text[COROTOP_NAME_MAX]; /* a copied name, NUL-terminated */
 	const char *ptr;	     /* a static name (COROTOP_NAME_STATIC) */
 	uint64_t entry;		     /* the entry's address, 0 = none */
+	uint64_t made_for; /* the function it was made for, 0 = none */
 };
 
 _Static_assert(COROTOP_NAME_MAX == CTP_STX_NAME_LEN, "one name length");
@@ -227,8 +228,15 @@ uint64_t registry_entry(uint32_t reg)
 	return registry_names[reg - 1].entry;
 }
 
+uint64_t registry_made_for(uint32_t reg)
+{
+	if (!reg || reg > REGISTRY_MAX || !registry_names)
+		return 0;
+	return registry_names[reg - 1].made_for;
+}
+
 uint32_t registry_add_named(struct corotop_coro *c, const char *name,
-			    unsigned flags, uint64_t entry)
+			    unsigned flags, uint64_t entry, uint64_t made_for)
 {
 	uint32_t i;
 
@@ -258,6 +266,7 @@ uint32_t registry_add_named(struct corotop_coro *c, const char *name,
 		nm->ptr = NULL;
 		nm->text[0] = '\0';
 		nm->entry = entry;
+		nm->made_for = made_for;
 		if (name && *name && (flags & COROTOP_NAME_STATIC)) {
 			nm->ptr = name;
 		} else if (name && *name) {

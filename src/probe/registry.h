@@ -53,10 +53,10 @@ bool registry_init(void);
  * walker holds it.  claim: the owner's first record under `attach` (a
  * non-zero attachment number). */
 uint32_t registry_add_named(struct corotop_coro *c, const char *name,
-			    unsigned flags, uint64_t entry);
+			    unsigned flags, uint64_t entry, uint64_t made_for);
 static inline uint32_t registry_add(struct corotop_coro *c)
 {
-	return registry_add_named(c, NULL, COROTOP_NAME_COPY, 0);
+	return registry_add_named(c, NULL, COROTOP_NAME_COPY, 0, 0);
 }
 uint64_t registry_remove(uint32_t reg);
 enum registry_claim registry_claim(uint32_t reg, uint32_t attach,
@@ -86,6 +86,9 @@ size_t registry_name(uint32_t reg, char out[COROTOP_NAME_MAX], bool checked);
 /* The entry of registered coroutine reg (slot + 1), as add kept it; 0:
  * none, or reg is 0.  The owner's call, or a walker's on a pinned slot. */
 uint64_t registry_entry(uint32_t reg);
+/* The function that entry was made for (corotop_coro_open_made_for's),
+ * the same way; 0: none. */
+uint64_t registry_made_for(uint32_t reg);
 
 /* The bytes of name s to keep: at most COROTOP_NAME_MAX - 1 of the `len`
  * readable (a NUL ends it sooner), cut back to a UTF-8 character

@@ -102,11 +102,12 @@ static inline uint64_t station_next_n(struct probe_region *p, uint32_t idx)
 
 /* Who occupies a station, beside its probe id and birth: the address of
  * its struct corotop_coro, its name (CTP_STX_NAME_LEN bytes, NUL-padded;
- * all zeros: none) and the function its context was made to run (0:
- * unknown). */
+ * all zeros: none), the function its context was made to run and the
+ * program's function that entry was made for (0: unknown). */
 struct station_who {
 	uint64_t coro;
 	uint64_t entry;
+	uint64_t made_for;
 	char name[CTP_STX_NAME_LEN];
 };
 
@@ -128,6 +129,7 @@ static inline void station_header(struct probe_region *p, uint32_t idx,
 	 * racing a reuse gets a torn name, which it checks anyway. */
 	__atomic_store_n(&s->ext.coro, who->coro, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->ext.entry, who->entry, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ext.made_for, who->made_for, __ATOMIC_RELAXED);
 	/* No saved registers yet (corotop_coro_set_saved): an earlier
 	 * occupant's never pass for this one's. */
 	__atomic_store_n(&s->ext.saved_ts, 0, __ATOMIC_RELAXED);

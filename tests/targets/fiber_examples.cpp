@@ -1,14 +1,16 @@
 /*
  * fiber-examples: a short Boost.Fiber program in the shapes of Boost's own
  * examples (libs/fiber/examples: ping_pong, join, a function object as a
- * fiber), which knows nothing of corotop and lives a few milliseconds --
- * what corotop's final snapshot must still name (issue 28).
+ * fiber, simple.cpp's fiber of a plain function with arguments), which knows
+ * nothing of corotop and lives a few milliseconds -- what corotop's final
+ * snapshot must still name (issue 28).
  *
  * usage: fiber-examples [ROUNDS]
  *
  * A pinger and a ponger lambda bounce ROUNDS (default 100) messages over
  * two unbuffered channels; three fibers of a function object (struct
- * counter) and two of a lambda count and yield, and main joins them all.
+ * counter), two of a lambda and two of a plain function (count_by, as
+ * `fiber f(fn, args...)`) count and yield, and main joins them all.
  * On stdout: "pings=P counted=C"; exit 0.
  */
 #include <boost/fiber/all.hpp>
@@ -32,6 +34,16 @@ struct counter {
 		}
 	}
 };
+
+/* A fiber's plain function with arguments, like simple.cpp's fn: the
+ * entry template names only its type, void (&)(int*, int). */
+void count_by(int *total, int n)
+{
+	for (int i = 0; i < n; i++) {
+		++*total;
+		boost::this_fiber::yield();
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -70,6 +82,8 @@ int main(int argc, char **argv)
 				boost::this_fiber::yield();
 			}
 		});
+	for (int k = 0; k < 2; k++)
+		workers.emplace_back(count_by, &counted, 10);
 	for (auto &w : workers)
 		w.join();
 	pinger.join();

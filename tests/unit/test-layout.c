@@ -22,7 +22,7 @@ _Static_assert(offsetof(struct ctp_header, ext) == 0x18, "ext at reserved");
 _Static_assert(offsetof(struct ctp_station, ext) == 0x240, "stx at flexible");
 _Static_assert(sizeof(struct ctp_header_ext) == 40 + 8 * CTP_HX_DIRTY_WORDS,
 	       "header ext size");
-_Static_assert(sizeof(struct ctp_station_ext) == 200, "station ext size");
+_Static_assert(sizeof(struct ctp_station_ext) == 208, "station ext size");
 
 static void test_epoch_layout(void **state)
 {
@@ -131,8 +131,9 @@ static void test_station_ext_layout(void **state)
 	assert_int_equal(offsetof(struct ctp_station_ext, saved_kind), 176);
 	assert_int_equal(offsetof(struct ctp_station_ext, saved_at), 184);
 	assert_int_equal(offsetof(struct ctp_station_ext, saved_ts), 192);
+	assert_int_equal(offsetof(struct ctp_station_ext, made_for), 200);
 	assert_int_equal(CTP_SAVED_FCONTEXT, 1);
-	assert_int_equal(sizeof(struct ctp_station_ext), 200);
+	assert_int_equal(sizeof(struct ctp_station_ext), 208);
 	assert_int_equal(CTP_STX_PROCESS, 8);
 	/* The probe's per-coroutine state is embedded by schedulers: ABI. */
 	assert_int_equal(sizeof(struct corotop_coro), 144);

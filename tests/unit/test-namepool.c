@@ -238,6 +238,24 @@ static void test_model_names(void **state)
 			    "0x401000");
 	copy = m.coro[m.by_station[1]];
 	assert_string_equal(snapshot_name(&s, &copy, buf, sizeof(buf)), "");
+	/* The function its entry was made for rides with the pc: another
+	 * id, the same pc; model_name_pc (a walk's) drops it. */
+	{
+		uint32_t was = m.coro[m.by_station[2]].name;
+
+		model_name_made(&m, 2, 0x401000, 0x403000);
+		assert_int_not_equal(m.coro[m.by_station[2]].name, was);
+		assert_true(namepool_made_for(m.names,
+					      m.coro[m.by_station[2]].name) ==
+			    0x403000);
+		assert_true(namepool_made_for(m.names, was) == 0);
+		model_name_pc(&m, 2, 0x401000);
+		assert_true(namepool_made_for(m.names,
+					      m.coro[m.by_station[2]].name) ==
+			    0);
+		/* Without a pc, none is kept. */
+		assert_int_equal(namepool_intern_made(m.names, "", 0, 0x5), 0);
+	}
 
 	/* Dead and reclaimed: every reference goes. */
 	for (uint32_t k = 0; k < 3; k++)

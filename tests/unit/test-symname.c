@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "engine/symbols/framekind.h"
 #include "engine/symbols/symname.h"
 
 struct pair {
@@ -521,6 +522,58 @@ static void test_entry_text(void **state)
 	assert_string_equal(f, "Fn");
 }
 
+/* A fiber of a plain function (Boost's simple.cpp: fiber f(fn, "abc", 5)):
+ * its entry names only fn's type, and the name comes from the function the
+ * probe found (made_for) -- only when made_for is a function's first byte
+ * and the program's, and never over a name the entry gives itself. */
+static void test_made_for(void **state)
+{
+	static const char by_type[] =
+		"void boost::context::detail::fiber_entry<boost::context::"
+		"detail::fiber_record<...> >(boost::context::detail::"
+		"transfer_t)+0x0 (fiber_fcontext.hpp:71)";
+	static const char lambda[] =
+		"void boost::context::detail::fiber_entry<...main::{lambda()#2}"
+		"...>(boost::context::detail::transfer_t)+0x0";
+	char out[64];
+
+	(void)state;
+	framekind_coro_name_made(by_type, "fn(int)+0x0 (simple.cpp:8)", out,
+				 sizeof(out));
+	assert_string_equal(out, "fn(int)");
+	framekind_coro_name_made(by_type, "fn(int)+0x0", out, sizeof(out));
+	assert_string_equal(out, "fn(int)");
+	/* Not at a function's start: a word that only looks like code. */
+	framekind_coro_name_made(by_type, "fn(int)+0x10 (simple.cpp:9)", out,
+				 sizeof(out));
+	assert_string_equal(out, "");
+	framekind_coro_name_made(by_type, "fn(int)+0x0x", out, sizeof(out));
+	assert_string_equal(out, "");
+	/* Unnamed code, a runtime's function, none at all. */
+	framekind_coro_name_made(by_type, "0x401000", out, sizeof(out));
+	assert_string_equal(out, "");
+	framekind_coro_name_made(by_type,
+				 "boost::fibers::context::resume()+0x0", out,
+				 sizeof(out));
+	assert_string_equal(out, "");
+	framekind_coro_name_made(by_type, NULL, out, sizeof(out));
+	assert_string_equal(out, "");
+	/* The entry names the program's function itself: that one. */
+	framekind_coro_name_made(lambda, "fn(int)+0x0", out, sizeof(out));
+	assert_string_equal(out, "main::{lambda()#2}");
+	/* Not an entry template (a function run directly): its own name. */
+	framekind_coro_name_made("worker(void*)+0x0", "fn(int)+0x0", out,
+				 sizeof(out));
+	assert_string_equal(out, "worker(void*)");
+	/* A runtime's function that is no entry: nothing, made_for or not. */
+	framekind_coro_name_made("boost::fibers::context::resume()+0x4",
+				 "fn(int)+0x0", out, sizeof(out));
+	assert_string_equal(out, "");
+	/* Cut to the buffer. */
+	framekind_coro_name_made(by_type, "fn(int)+0x0", out, 3);
+	assert_string_equal(out, "fn");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -536,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_function_len),
 		cmocka_unit_test(test_entry),
 		cmocka_unit_test(test_entry_text),
+		cmocka_unit_test(test_made_for),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

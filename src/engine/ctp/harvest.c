@@ -312,6 +312,7 @@ void harvest_who(const struct harvest *h, uint32_t i, struct harvest_who *out)
 		return;
 	out->coro = __atomic_load_n(&s->ext.coro, __ATOMIC_RELAXED);
 	out->entry = __atomic_load_n(&s->ext.entry, __ATOMIC_RELAXED);
+	out->made_for = __atomic_load_n(&s->ext.made_for, __ATOMIC_RELAXED);
 	for (unsigned k = 0; k < CTP_STX_NAME_LEN; k++)
 		raw[k] = __atomic_load_n(&s->ext.name[k], __ATOMIC_RELAXED);
 	/* The copy is done before the generation is looked at again. */

@@ -204,6 +204,9 @@ struct harvest_who {
 	/* The function its context was made to run (ctp_station_ext.entry),
 	 * an address in the writing process, untrusted; 0: unknown. */
 	uint64_t entry;
+	/* The program's function that entry was made for
+	 * (ctp_station_ext.made_for), a candidate; 0: none. */
+	uint64_t made_for;
 	char name[CTP_STX_NAME_LEN]; /* cleaned (printable ASCII); "": none */
 	uint32_t pid;		     /* the writing process, 0: unknown */
 	uint64_t image; /* its image (ctp_station_ext.image), 0: unknown */

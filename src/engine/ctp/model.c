@@ -196,6 +196,12 @@ void model_pid(struct model *m, uint32_t station, uint32_t pid)
 
 void model_name_pc(struct model *m, uint32_t station, uint64_t pc)
 {
+	model_name_made(m, station, pc, 0);
+}
+
+void model_name_made(struct model *m, uint32_t station, uint64_t pc,
+		     uint64_t made_for)
+{
 	struct model_coro *c = model_at(m, station);
 	char text[NAMEPOOL_TEXT_MAX];
 	uint64_t had;
@@ -205,9 +211,9 @@ void model_name_pc(struct model *m, uint32_t station, uint64_t pc)
 		return;
 	old = c->name;
 	namepool_get(m->names, old, text, sizeof(text), &had);
-	if (had == pc)
+	if (had == pc && namepool_made_for(m->names, old) == made_for)
 		return;
-	c->name = namepool_intern(m->names, text, pc);
+	c->name = namepool_intern_made(m->names, text, pc, made_for);
 	namepool_drop(m->names, old);
 }
 

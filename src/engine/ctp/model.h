@@ -74,6 +74,11 @@ void model_pid(struct model *m, uint32_t station, uint32_t pid);
  * probe gave none (its entry, say; 0: none), which snapshot_name shows by
  * its symbol. */
 void model_name_pc(struct model *m, uint32_t station, uint64_t pc);
+/* The same, with the program's function that entry was made for
+ * (ctp_station_ext.made_for; 0: none), which snapshot_name shows when
+ * the entry's name gives only its type. */
+void model_name_made(struct model *m, uint32_t station, uint64_t pc,
+		     uint64_t made_for);
 /* A name the engine derived for the station's coroutine (the function a
  * runtime frame runs inlined, say), kept only when the probe gave none.
  * A name that says what a runtime made the context for (framekind_role:

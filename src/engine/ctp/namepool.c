@@ -37,8 +37,9 @@
 struct np_entry {
 	char text[NAMEPOOL_TEXT_MAX];
 	uint64_t pc;
-	uint32_t refs; /* 0: free */
-	uint32_t next; /* its bucket's chain, or the free list: entry + 1 */
+	uint64_t made_for; /* the function pc's entry was made for, 0: none */
+	uint32_t refs;	   /* 0: free */
+	uint32_t next;	   /* its bucket's chain, or the free list: entry + 1 */
 	uint32_t hash;
 	uint32_t gen; /* the id's generation while referenced */
 };
@@ -171,6 +172,12 @@ static uint32_t np_alloc(struct namepool *p)
 
 uint32_t namepool_intern(struct namepool *p, const char *text, uint64_t pc)
 {
+	return namepool_intern_made(p, text, pc, 0);
+}
+
+uint32_t namepool_intern_made(struct namepool *p, const char *text, uint64_t pc,
+			      uint64_t made_for)
+{
 	char t[NAMEPOOL_TEXT_MAX];
 	uint32_t h, i, id = 0;
 	struct np_entry *e;
@@ -178,11 +185,14 @@ uint32_t namepool_intern(struct namepool *p, const char *text, uint64_t pc)
 	namepool_clean(t, text, NAMEPOOL_TEXT_MAX);
 	if (!p || (!t[0] && !pc))
 		return 0;
-	h = np_hash(t, pc);
+	if (!pc)
+		made_for = 0;
+	h = np_hash(t, pc ^ made_for);
 	pthread_mutex_lock(&p->lock);
 	for (i = p->bucket[h & (p->nbucket - 1)]; i; i = e->next) {
 		e = &p->e[i - 1];
-		if (e->hash == h && e->pc == pc && !strcmp(e->text, t)) {
+		if (e->hash == h && e->pc == pc && e->made_for == made_for &&
+		    !strcmp(e->text, t)) {
 			e->refs++;
 			id = np_id(p, i - 1);
 			goto out;
@@ -199,6 +209,7 @@ uint32_t namepool_intern(struct namepool *p, const char *text, uint64_t pc)
 	e = &p->e[i];
 	memcpy(e->text, t, sizeof(t));
 	e->pc = pc;
+	e->made_for = made_for;
 	e->refs = 1;
 	e->hash = h;
 	e->next = p->bucket[h & (p->nbucket - 1)];
@@ -274,6 +285,21 @@ bool namepool_get(struct namepool *p, uint32_t id, char *buf, size_t n,
 	}
 	pthread_mutex_unlock(&p->lock);
 	return e != NULL;
+}
+
+uint64_t namepool_made_for(struct namepool *p, uint32_t id)
+{
+	const struct np_entry *e;
+	uint64_t made_for = 0;
+
+	if (!p || !id)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	e = np_find_id(p, id);
+	if (e)
+		made_for = e->made_for;
+	pthread_mutex_unlock(&p->lock);
+	return made_for;
 }
 
 void namepool_stats(struct namepool *p, struct namepool_stats *out)

@@ -40,6 +40,11 @@ size_t namepool_clean(char out[NAMEPOOL_TEXT_MAX], const void *in, size_t len);
  * counted): the coroutine shows none.
  */
 uint32_t namepool_intern(struct namepool *p, const char *text, uint64_t pc);
+/* The same, with the function pc's entry was made for (made_for, 0: none;
+ * kept only with a pc): a runtime's entry template whose name gives only
+ * that function's type (snapshot_name). */
+uint32_t namepool_intern_made(struct namepool *p, const char *text,
+			      uint64_t pc, uint64_t made_for);
 /* One reference more, or less: the last drop frees the entry, and the id
  * is never valid again (a later name in its place has another id). */
 void namepool_hold(struct namepool *p, uint32_t id);
@@ -52,6 +57,9 @@ void namepool_drop(struct namepool *p, uint32_t id);
  */
 bool namepool_get(struct namepool *p, uint32_t id, char *buf, size_t n,
 		  uint64_t *pc);
+/* id's made_for (namepool_intern_made); 0 when it has none or id is not
+ * valid.  Thread-safe like namepool_get. */
+uint64_t namepool_made_for(struct namepool *p, uint32_t id);
 
 struct namepool_stats {
 	uint32_t names; /* entries referenced now */

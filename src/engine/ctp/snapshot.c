@@ -277,8 +277,9 @@ const char *snapshot_name_settled(const struct snapshot *s,
 				  const struct model_coro *c, char *buf,
 				  size_t n, bool *settled)
 {
-	char where[NAMECACHE_NAME_MAX];
-	uint64_t pc = 0;
+	char where[NAMECACHE_NAME_MAX], made[NAMECACHE_NAME_MAX];
+	uint64_t pc = 0, made_for;
+	bool made_settled = true;
 
 	*settled = true;
 	if (!n)
@@ -286,10 +287,17 @@ const char *snapshot_name_settled(const struct snapshot *s,
 	if (!namepool_get(s->coro_names, c->name, buf, n, &pc) || buf[0] || !pc)
 		return buf;
 	/* An entry: named at itself, not at a call site; by its function,
-	 * or the program's function a runtime's template was made for. */
+	 * or the program's function a runtime's template was made for --
+	 * by name, or by type and the function the probe found (made_for). */
+	made_for = namepool_made_for(s->coro_names, c->name);
 	snapshot_code_settled(s, SNAPSHOT_KEY_IN(pc, snapshot_space(s, c)), pc,
 			      false, where, sizeof(where), settled);
-	framekind_coro_name(where, buf, n);
+	if (made_for)
+		snapshot_code_settled(
+			s, SNAPSHOT_KEY_IN(made_for, snapshot_space(s, c)),
+			made_for, false, made, sizeof(made), &made_settled);
+	framekind_coro_name_made(where, made_for ? made : NULL, buf, n);
+	*settled = *settled && made_settled;
 	return buf;
 }
 

@@ -94,57 +94,119 @@ static int hc_named_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int hc_named_pc_cmp(const void *a, const void *b)
+static int hc_u64_cmp(const void *a, const void *b)
 {
-	const struct heph_coronamed *const *x = a, *const *y = b;
+	const uint64_t *x = a, *y = b;
 
-	return (*x)->pc < (*y)->pc ? -1 : (*x)->pc > (*y)->pc;
+	return *x < *y ? -1 : *x > *y;
 }
 
-/* The function's name of each pc named without text: one more pass over
- * the options, for the corotop_symbol of those pcs. */
-static void hc_named_pcs(struct heph_coronames *cn, const struct heph_file *f)
+/* The recording's corotop_symbol text of each of the n sorted, distinct
+ * addresses at[] into sym[k] (HEPH_NAME_LEN + 1 bytes each; "" when it
+ * has none): one pass over the options. */
+static void hc_symbols(const struct heph_file *f, const uint64_t *at, size_t n,
+		       char (*sym)[HEPH_NAME_LEN + 1])
 {
-	struct heph_coronamed **by_pc;
-	size_t n = 0;
-
-	by_pc = calloc(cn->nnamed ? cn->nnamed : 1, sizeof(*by_pc));
-	if (!by_pc)
-		return;
-	for (size_t i = 0; i < cn->nnamed; i++)
-		if (cn->named[i].pc && !cn->named[i].text[0])
-			by_pc[n++] = &cn->named[i];
-	if (n)
-		qsort(by_pc, n, sizeof(*by_pc), hc_named_pc_cmp);
 	for (size_t i = 0; n && i < f->nmeta_off; i++) {
-		char sym[HEPH_NAME_LEN + 1], name[NAMEPOOL_TEXT_MAX];
 		struct heph_packet p;
 		uint64_t addr;
-		size_t lo, hi, len;
+		size_t k, len;
 
 		if (!hc_option(f, i, "corotop_symbol", &p) || p.value_len <= 8)
 			continue;
 		addr = heph_be64(p.value);
-		for (lo = 0, hi = n; lo < hi;) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (by_pc[mid]->pc < addr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == n || by_pc[lo]->pc != addr)
+		LOWER_BOUND_ARRAY(k, at, n, addr);
+		if (k == n || at[k] != addr)
 			continue;
-		len = p.value_len - 8 < sizeof(sym) - 1 ? p.value_len - 8
-							: sizeof(sym) - 1;
-		memcpy(sym, p.value + 8, len);
-		sym[len] = '\0';
-		framekind_coro_name(sym, name, sizeof(name));
-		for (; lo < n && by_pc[lo]->pc == addr; lo++)
-			namepool_clean(by_pc[lo]->text, (const uint8_t *)name,
-				       strlen(name));
+		len = p.value_len - 8 < HEPH_NAME_LEN ? p.value_len - 8
+						      : HEPH_NAME_LEN;
+		memcpy(sym[k], p.value + 8, len);
+		sym[k][len] = '\0';
 	}
-	free(by_pc);
+}
+
+/* The sorted, distinct pcs (and made_for functions) of the names named
+ * without text; their count. */
+static size_t hc_named_addrs(const struct heph_coronames *cn, uint64_t *at)
+{
+	size_t n = 0, w = 0;
+
+	for (size_t i = 0; i < cn->nnamed; i++) {
+		const struct heph_coronamed *nm = &cn->named[i];
+
+		if (!nm->pc || nm->text[0])
+			continue;
+		at[n++] = nm->pc;
+		if (nm->made_for)
+			at[n++] = nm->made_for;
+	}
+	qsort(at, n, sizeof(*at), hc_u64_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!w || at[w - 1] != at[i])
+			at[w++] = at[i];
+	return w;
+}
+
+/* The function's name of each pc named without text, the way the live
+ * view names it (framekind_coro_name_made): one more pass over the
+ * options, for the corotop_symbol of those pcs and of the functions
+ * their entries were made for. */
+static void hc_named_pcs(struct heph_coronames *cn, const struct heph_file *f)
+{
+	char(*sym)[HEPH_NAME_LEN + 1] = NULL;
+	uint64_t *at;
+	size_t n;
+
+	at = calloc(cn->nnamed ? 2 * cn->nnamed : 1, sizeof(*at));
+	if (!at)
+		return;
+	n = hc_named_addrs(cn, at);
+	if (n)
+		sym = calloc(n, sizeof(*sym));
+	if (!sym) {
+		free(at);
+		return;
+	}
+	hc_symbols(f, at, n, sym);
+	for (size_t i = 0; i < cn->nnamed; i++) {
+		struct heph_coronamed *nm = &cn->named[i];
+		char name[NAMEPOOL_TEXT_MAX];
+		size_t k, m = n;
+
+		if (!nm->pc || nm->text[0])
+			continue;
+		LOWER_BOUND_ARRAY(k, at, n, nm->pc);
+		if (k == n || !sym[k][0])
+			continue;
+		if (nm->made_for)
+			LOWER_BOUND_ARRAY(m, at, n, nm->made_for);
+		framekind_coro_name_made(sym[k], m < n ? sym[m] : NULL, name,
+					 sizeof(name));
+		namepool_clean(nm->text, (const uint8_t *)name, strlen(name));
+	}
+	free(sym);
+	free(at);
+}
+
+/* Each corotop_made_for (id, time, pc) onto the name with a pc it came
+ * with: the same id and time (cn->named sorted). */
+static void hc_made_for(struct heph_coronames *cn, const struct heph_file *f)
+{
+	for (size_t i = 0; i < f->nmeta_off; i++) {
+		struct heph_packet p;
+		uint64_t id, ts;
+		size_t k;
+
+		if (!hc_option(f, i, "corotop_made_for", &p) ||
+		    p.value_len != 24)
+			continue;
+		id = heph_be64(p.value);
+		ts = heph_be64(p.value + 8);
+		LOWER_BOUND(k, cn->named, cn->nnamed, id, id);
+		for (; k < cn->nnamed && cn->named[k].id == id; k++)
+			if (cn->named[k].ts == ts && cn->named[k].pc)
+				cn->named[k].made_for = heph_be64(p.value + 16);
+	}
 }
 
 static void hc_named(struct heph_coronames *cn, const struct heph_file *f)
@@ -177,6 +239,7 @@ static void hc_named(struct heph_coronames *cn, const struct heph_file *f)
 	if (!cn->nnamed)
 		return;
 	qsort(cn->named, cn->nnamed, sizeof(*cn->named), hc_named_cmp);
+	hc_made_for(cn, f);
 	hc_named_pcs(cn, f);
 }
 

@@ -31,6 +31,9 @@ struct heph_corobirth {
  * the text itself. */
 struct heph_coronamed {
 	uint64_t id, ts, pc;
+	/* The function the entry at pc was made for (corotop_made_for at
+	 * the same id and ts), 0: none. */
+	uint64_t made_for;
 	size_t seq; /* its place in the file: the later of two at one ts */
 	char text[NAMEPOOL_TEXT_MAX];
 };

@@ -119,10 +119,13 @@ void recorder_close(struct recorder *r, uint32_t station, uint64_t ts)
 }
 
 void recorder_named(struct recorder *r, uint32_t station, uint64_t ts,
-		    uint64_t pc, const char *text)
+		    uint64_t pc, uint64_t made_for, const char *text)
 {
-	struct rec_item it = {
-		.kind = REC_NAMED, .station = station, .ts = ts, .addr = pc};
+	struct rec_item it = {.kind = REC_NAMED,
+			      .station = station,
+			      .ts = ts,
+			      .addr = pc,
+			      .value = pc ? made_for : 0};
 
 	rec_push(r, &it);
 	if (pc || !text || !*text)

@@ -44,7 +44,9 @@
  * i64 signal) when the target had exited, and last `corotop_end` (u64): when
  * recording stopped.  What the engine learns after a birth goes in as it
  * learns it, so that a replay shows what the live view showed then:
- * `corotop_named` (u64 id, time, entry pc, then a text when the pc is 0)
+ * `corotop_named` (u64 id, time, entry pc, then a text when the pc is 0),
+ * after one with a pc the `corotop_made_for` (u64 id, time, pc) of the
+ * function its entry was made for when the probe sent one,
  * and `corotop_kind` (u64 id, time, kind) options; on a suspended interval
  * `where` (the program's frame of the park, a return address) from
  * `where_at` on, `where_learned` when it is the frame of an earlier park,
@@ -382,6 +384,16 @@ static void rec_apply(struct recorder *r, const struct rec_item *it)
 		}
 		rec_meta_triple(r, "corotop_named", s->id, it->ts, it->addr,
 				NULL);
+		/* ... and corotop_made_for = id, time, the function the
+		 * entry was made for (the station's made_for; a symbol for
+		 * it first), when the probe sent one. */
+		if (it->value) {
+			uint32_t unused;
+
+			rec_name(r, framename_key(it->value, true), &unused);
+			rec_meta_triple(r, "corotop_made_for", s->id, it->ts,
+					it->value, NULL);
+		}
 		break;
 	case REC_NAMED_TEXT: /* ... or a text, pc 0 */
 		if (s->live && s->id)

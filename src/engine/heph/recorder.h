@@ -56,11 +56,12 @@ void recorder_open(struct recorder *r, uint32_t station, uint64_t probe_id,
 		   uint64_t ts, uint64_t id, const char *name, uint32_t pid);
 void recorder_event(struct recorder *r, const struct harvest_event *ev);
 /* What the engine learned about the station's coroutine after its birth:
- * its name from ts on -- the function at its entry pc, or (pc 0) a text,
- * at most 47 bytes -- and what it is (enum model_kind, from ts on; at
- * its birth, ts is the birth's). */
+ * its name from ts on -- the function at its entry pc (with made_for, the
+ * function the probe said that entry was made for, 0: none), or (pc 0) a
+ * text, at most 47 bytes -- and what it is (enum model_kind, from ts on;
+ * at its birth, ts is the birth's). */
 void recorder_named(struct recorder *r, uint32_t station, uint64_t ts,
-		    uint64_t pc, const char *text);
+		    uint64_t pc, uint64_t made_for, const char *text);
 void recorder_kind(struct recorder *r, uint32_t station, uint64_t ts,
 		   unsigned kind);
 /* Its park that began at park_ts is, from `now` on, at `where` in the

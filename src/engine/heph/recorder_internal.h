@@ -35,9 +35,10 @@ enum rec_kind {
 	REC_EXIT,  /* its exit (value: status, tid: signal): corotop_exit */
 	REC_NAME,  /* the name of the coroutine the station's REC_OPEN
 		      just opened (name): corotop_name */
-	REC_NAMED, /* a name found later (ts, addr: its entry pc, or 0):
-		      corotop_named, with REC_NAMED_TEXT after it when the
-		      name is a text */
+	REC_NAMED, /* a name found later (ts, addr: its entry pc, or 0;
+		      value: the function that entry was made for, or 0):
+		      corotop_named (and corotop_made_for), with
+		      REC_NAMED_TEXT after it when the name is a text */
 	REC_NAMED_TEXT, /* ... that text (name) */
 	REC_KIND,	/* what it is (value: enum model_kind) from ts:
 			   corotop_kind */

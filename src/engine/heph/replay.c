@@ -177,9 +177,9 @@ static void rp_births_link(struct replay *r)
 		     k++)
 			r->named[r->nnamed++] = (struct replay_named){
 				.ts = nm[k].ts,
-				.name = namepool_intern(
+				.name = namepool_intern_made(
 					r->names, nm[k].pc ? "" : nm[k].text,
-					nm[k].pc),
+					nm[k].pc, nm[k].made_for),
 			};
 		b->nnamed = (uint32_t)r->nnamed - b->named;
 		LOWER_BOUND(k, r->kinds, r->nkinds, id, b->id + 1);

@@ -277,3 +277,34 @@ void framekind_coro_name(const char *where, char *out, size_t n)
 	else
 		snprintf(out, n, "%s", fn);
 }
+
+/* Whether `where` ("func+0xOFF (file:N)") is at its function's first
+ * byte: its offset is 0. */
+static bool framekind_at_start(const char *where)
+{
+	size_t len = symname_function_len(where);
+
+	return len < strlen(where) && !strncmp(where + len, "+0x0", 4) &&
+	       (where[len + 4] == '\0' || where[len + 4] == ' ');
+}
+
+void framekind_coro_name_made(const char *where, const char *made, char *out,
+			      size_t n)
+{
+	char fn[FRAMEKIND_NAME_MAX], f[FRAMEKIND_NAME_MAX];
+	size_t len;
+
+	framekind_coro_name(where, out, n);
+	if (!n || out[0] || !made || !framekind_at_start(made))
+		return;
+	len = symname_function_len(where);
+	if (len >= sizeof(fn))
+		len = sizeof(fn) - 1;
+	memcpy(fn, where, len);
+	fn[len] = '\0';
+	/* An entry template that names none of the program's functions
+	 * (made for a function's type, a std::function or a bind of one):
+	 * the function the probe found, when it is the program's. */
+	if (symname_entry(fn, f, sizeof(f)) && !f[0])
+		framekind_coro_name(made, out, n);
+}

@@ -60,6 +60,18 @@ bool framekind_inlined(const char *function, char *out, size_t n);
  * (snapshot_name) and a recording's readers (hephcoronames) both name so.
  */
 void framekind_coro_name(const char *where, char *out, size_t n);
+/*
+ * The same, where the entry is a runtime's template that names none of
+ * the program's functions (symname_entry: made for a function's type --
+ * Boost.Fiber's worker_context<void (&)(int)> -- or for a std::function
+ * or a bind), from `made` (NULL: none), the symbol of the function the
+ * probe said the entry was made for (ctp_station_ext.made_for): that
+ * function's name, when made is a function's first byte
+ * ("fn(int)+0x0 (file:N)") and the function is the program's.  Else as
+ * framekind_coro_name.
+ */
+void framekind_coro_name_made(const char *where, const char *made, char *out,
+			      size_t n);
 
 /* True when `name` is one framekind_inlined gives a context a runtime made
  * for itself ("boost.fiber dispatcher"), not a function of the program's. */
