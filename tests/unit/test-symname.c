@@ -444,6 +444,27 @@ static const struct {
 	 "recordINS0_5fiberENS0_21basic_fixedsize_stackINS0_12stack_traitsEEE"
 	 "Z4mainEUlOS4_E_EEEEvPv",
 	 "main::{lambda(boost::context::fiber&&)#1}"},
+	/* A lambda in a function with parameters (its name holds them). */
+	{"_ZN5boost7context6detail11fiber_entryINS1_12fiber_recordINS0_5fibe"
+	 "rENS0_21basic_fixedsize_stackINS0_12stack_traitsEEESt5_BindIFMNS_6"
+	 "fibers14worker_contextIZ13start_workersiPiEUlvE_JEEEFS4_OS4_EPSD_S"
+	 "t12_PlaceholderILi1EEEEEEEEvNS1_10transfer_tE",
+	 "start_workers(...)::{lambda()#1}"},
+	/* A std::bind of the program's lambda (Boost's wait_stuff.cpp),
+	 * shortened without cutting into a bracket. */
+	{"_ZN5boost7context6detail11fiber_entryINS1_12fiber_recordINS0_5fibe"
+	 "rENS0_21basic_fixedsize_stackINS0_12stack_traitsEEESt5_BindIFMNS_6"
+	 "fibers14worker_contextIS8_IFZ20wait_all_simple_implIZNK3wasMUlvE_c"
+	 "lEvEUlvE0_JZNKSC_clEvEUlvE1_EEvSt10shared_ptrINS9_7barrierEEOT_DpO"
+	 "T0_EUlRSH_RSD_E_SH_SD_EEJEEEFS4_OS4_EPSS_St12_PlaceholderILi1EEEEE"
+	 "EEEvNS1_10transfer_tE",
+	 "wait_all_simple_...::{lambda(...)#1}"},
+	/* boost::fibers::async's fiber (Boost's future.cpp): what it runs. */
+	{"_ZN5boost7context6detail11fiber_entryINS1_12fiber_recordINS0_5fibe"
+	 "rENS0_21basic_fixedsize_stackINS0_12stack_traitsEEESt5_BindIFMNS_6"
+	 "fibers14worker_contextINS9_13packaged_taskIFivEEEJEEEFS4_OS4_EPSE_"
+	 "St12_PlaceholderILi1EEEEEEEEvNS1_10transfer_tE",
+	 "packaged_task<int ()>"},
 };
 
 static void test_entry(void **state)
@@ -520,6 +541,39 @@ static void test_entry_text(void **state)
 				  "void (*)(), 3, std::x, Fn>(t)",
 				  f, sizeof(f)));
 	assert_string_equal(f, "Fn");
+	/* A reference to the program's object names its type (Boost's
+	 * priority.cpp: launch(Fn&& func) makes fiber(func), F = Fn&); one
+	 * to a function, or to a runtime's object, names nothing. */
+	assert_true(symname_entry("boost::context::detail::fiber_entry<boost::"
+				  "context::detail::fiber_record<"
+				  "boost::fibers::worker_context<main::{"
+				  "lambda()#1}&> > >(t)",
+				  f, sizeof(f)));
+	assert_string_equal(f, "main::{lambda()#1}");
+	assert_true(symname_entry("boost::context::detail::fiber_entry<boost::"
+				  "context::detail::fiber_record<"
+				  "boost::fibers::worker_context<counter "
+				  "const&> > >(t)",
+				  f, sizeof(f)));
+	assert_string_equal(f, "counter");
+	assert_true(
+		symname_entry("boost::context::detail::fiber_entry<boost::"
+			      "context::detail::fiber_record<"
+			      "boost::fibers::worker_context<work&&> > >(t)",
+			      f, sizeof(f)));
+	assert_string_equal(f, "work");
+	assert_true(symname_entry("boost::context::detail::fiber_entry<boost::"
+				  "context::detail::fiber_record<"
+				  "boost::fibers::worker_context<void (&)(int)"
+				  "> > >(t)",
+				  f, sizeof(f)));
+	assert_string_equal(f, "");
+	assert_true(symname_entry("boost::context::detail::fiber_entry<boost::"
+				  "context::detail::fiber_record<"
+				  "boost::fibers::worker_context<boost::fibers:"
+				  ":packaged_task<int ()>&, int&> > >(t)",
+				  f, sizeof(f)));
+	assert_string_equal(f, "");
 }
 
 /* A fiber of a plain function (Boost's simple.cpp: fiber f(fn, "abc", 5)):

@@ -357,11 +357,11 @@ static size_t symname_collapse(const char *t, size_t len, char *out, char open,
 
 /* Shorten w->text (w->len bytes) to at most max bytes, with spare as the
  * second buffer collapsing needs. */
-static void symname_fit(struct symname_work *w, char *spare, size_t max)
+/* symname_fit's first step: the deepest brackets collapsed first, '<'
+ * before '(', until the text fits in max or none is left; its length. */
+static size_t symname_collapse_to(char *t, size_t len, char *spare, size_t max)
 {
 	static const char brackets[][2] = {{'<', '>'}, {'(', ')'}};
-	size_t head, tail, len = w->len;
-	char *t = w->text;
 
 	for (size_t k = 0; k < 2 && len > max; k++)
 		for (int d = symname_depth(t, len, brackets[k][0],
@@ -371,6 +371,15 @@ static void symname_fit(struct symname_work *w, char *spare, size_t max)
 					       brackets[k][1], d);
 			memcpy(t, spare, len);
 		}
+	return len;
+}
+
+static void symname_fit(struct symname_work *w, char *spare, size_t max)
+{
+	size_t head, tail, len;
+	char *t = w->text;
+
+	len = symname_collapse_to(t, w->len, spare, max);
 	if (len > max && max < 4) {
 		len = max; /* no room for "x...": the first bytes */
 	} else if (len > max) {
@@ -496,8 +505,17 @@ static bool symname_program_arg(const char *t, size_t len, const char **at,
 		t += 3, len -= 3;
 	if (len >= 3 && !memcmp(t + len - 3, "...", 3))
 		len -= 3;
-	/* A value (3, -1, (char)1), a pointer or a reference (to a
-	 * function, or to a runtime's object), none at all. */
+	/* A reference to the program's object names its type (a fiber of
+	 * a function object passed on by a template as Fn&: Boost's
+	 * priority.cpp, worker_context<main::{lambda()#1}&>). */
+	if (len && t[len - 1] == '&' && (len < 2 || t[len - 2] != ')')) {
+		while (len && (t[len - 1] == '&' || t[len - 1] == ' '))
+			len--;
+		if (len >= 6 && !memcmp(t + len - 6, " const", 6))
+			len -= 6;
+	}
+	/* A value (3, -1, (char)1), a pointer, a reference to a function,
+	 * none at all. */
 	if (!len || (t[0] >= '0' && t[0] <= '9') || t[0] == '-' ||
 	    t[0] == '(' || t[len - 1] == '*' || t[len - 1] == '&')
 		return false;
@@ -511,12 +529,23 @@ static bool symname_program_arg(const char *t, size_t len, const char **at,
 		     strchr(" (*&<", t[wl])))
 			return false;
 	}
-	/* A function's type ("void (int)"): a list outside any bracket. */
+	/* A function's type ("void (int)"): a list outside any bracket --
+	 * but for the function a local entity is in, whose list is followed
+	 * by "::" ("start(int)::{lambda()#1}", "f() const::{lambda()#2}"). */
 	for (size_t i = 0; i < len; i += skip) {
 		int b = symname_any_bracket(t, len, i, &skip);
 
-		if (b > 0 && !depth && t[i] == '(')
-			return false;
+		if (b > 0 && !depth && t[i] == '(') {
+			size_t c = symname_close(t, len, i), q = c + 1;
+
+			if (c < len && len - q >= 6 &&
+			    !memcmp(t + q, " const", 6))
+				q += 6;
+			if (c == len || len - q < 2 || memcmp(t + q, "::", 2))
+				return false;
+			skip = q - i;
+			continue;
+		}
 		depth += b;
 	}
 	*at = t;
@@ -554,6 +583,48 @@ static bool symname_list_find(const char *t, size_t start, size_t end,
 	return false;
 }
 
+/* F of worker_context<F> is the program's: F itself, or the callee of a
+ * std::bind (std::_Bind<CALLEE (ARGS)>, Boost's wait_stuff.cpp: a lambda
+ * bound to its arguments).  Its text in *at, *alen. */
+static bool symname_worker_arg(const char *t, size_t len, const char **at,
+			       size_t *alen)
+{
+	static const char bind[] = "std::_Bind<";
+	static const char task[] = "boost::fibers::packaged_task<";
+	const size_t bl = sizeof(bind) - 1, tl = sizeof(task) - 1;
+	size_t end, open = 0, skip;
+	int depth = 0;
+
+	if (symname_program_arg(t, len, at, alen))
+		return true;
+	while (len && t[0] == ' ')
+		t++, len--;
+	/* boost::fibers::async's fiber (or one made for a packaged_task):
+	 * named for what it runs, "packaged_task<int ()>" -- the function
+	 * is in the task's heap object, out of reach of its name. */
+	if (len > tl && !memcmp(t, task, tl) &&
+	    symname_close(t, len, tl - 1) == len - 1) {
+		*at = t + tl - sizeof("packaged_task<") + 1;
+		*alen = len - (size_t)(*at - t);
+		return true;
+	}
+	if (len <= bl || memcmp(t, bind, bl))
+		return false;
+	end = symname_close(t, len, bl - 1);
+	if (end == len)
+		return false;
+	/* CALLEE (ARGS): the last list outside brackets, after a blank. */
+	for (size_t i = bl; i < end; i += skip) {
+		int b = symname_any_bracket(t, end, i, &skip);
+
+		if (b > 0 && !depth && t[i] == '(' && t[i - 1] == ' ')
+			open = i;
+		depth += b;
+	}
+	return open > bl + 1 &&
+	       symname_program_arg(t + bl, open - 1 - bl, at, alen);
+}
+
 /* The program's function in the arguments t[0..len) of an entry: see
  * symname_entry.  Its text in *at, *alen; false when none is. */
 static bool symname_entry_find(const char *t, size_t len, const char **at,
@@ -569,8 +640,10 @@ static bool symname_entry_find(const char *t, size_t len, const char **at,
 
 			end = symname_close(t, len, lt);
 			if (end < len &&
-			    symname_program_arg(t + lt + 1, end - lt - 1, at,
-						alen))
+			    symname_worker_arg(t + lt + 1,
+					       symname_arg_end(t, end, lt + 1) -
+						       lt - 1,
+					       at, alen))
 				return true;
 		}
 	/* The entry's own list, then every template list in it, outer ones
@@ -625,6 +698,37 @@ bool symname_entry(const char *function, char *out, size_t n)
 	return true;
 }
 
+/* A function kept in an entry (symname_keep_entry) fitted to max without
+ * cutting into a bracket, so that it still reads as a name: collapsed as
+ * symname_fit does, then, still too long, the name before its first
+ * bracket cut and joined to a local entity's tail
+ * ("wait_first_simple_i...::{lambda()#1}"); symname_fit's cut when it has
+ * no such tail or no room for one. */
+static void symname_fit_kept(struct symname_work *f, char *spare, size_t max)
+{
+	size_t len = symname_collapse_to(f->text, f->len, spare, max);
+	size_t base = strcspn(f->text, "<({"), tail = len, keep;
+
+	f->len = len;
+	for (size_t i = len; i-- > 2;)
+		if (!memcmp(f->text + i - 2, "::{", 3)) {
+			tail = i - 2;
+			break;
+		}
+	if (len <= max || tail == len || max < 4 + 3 + (len - tail)) {
+		symname_fit(f, spare, max);
+		return;
+	}
+	keep = max - 3 - (len - tail);
+	if (keep > base)
+		keep = base;
+	if (keep > tail)
+		keep = tail;
+	memmove(f->text + keep + 3, f->text + tail, len - tail);
+	memcpy(f->text + keep, "...", 3);
+	f->len = keep + 3 + (len - tail);
+}
+
 /* An entry too long to show whole keeps the program's function it was made
  * for: "void boost::context::detail::fiber_entry<...main::{lambda()#2}
  * ...>(boost::context::detail::transfer_t)", the rest of its arguments
@@ -650,7 +754,7 @@ static void symname_keep_entry(struct symname_work *w, char *spare, size_t max)
 		return;
 	memcpy(f.text, at, alen);
 	f.len = alen;
-	symname_fit(&f, spare, room);
+	symname_fit_kept(&f, spare, room);
 	memcpy(spare, w->text, lt + 1);
 	o = lt + 1;
 	memcpy(spare + o, "...", 3);
