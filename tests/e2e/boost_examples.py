@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""e2e-boost-examples (opt-in 'slow' suite): Boost.Fiber's own examples, as
-Debian ships them (libboost1.74-doc, /usr/share/doc/libboost1.74-doc/
-examples/libs/fiber/examples), built and run under `corotop -b -f json
+"""e2e-boost-examples (opt-in 'slow' suite): Boost.Fiber's and
+Boost.Context's own examples, as Debian ships them (libboost1.74-doc,
+/usr/share/doc/libboost1.74-doc/examples/libs/{fiber/examples,
+context/example/fiber}), built and run under `corotop -b -f json
 -d 600 --` (issue 28: "Boost.Fiber's own examples leave a named final
 state").  Each program lives milliseconds, so its final snapshot, printed
 after it exits, is the only one: every context in it must be named and no
@@ -19,13 +20,19 @@ import subprocess
 import sys
 import tempfile
 
-EXAMPLES = "/usr/share/doc/libboost1.74-doc/examples/libs/fiber/examples"
+DOC = "/usr/share/doc/libboost1.74-doc/examples/libs"
+EXAMPLES = DOC + "/fiber/examples"
+CONTEXT = DOC + "/context/example/fiber"
 # The examples that run on their own, end, and make fibers or use them
-# (the asio, numa, hip and cuda ones need servers or hardware).
-NAMES = ["simple", "ping_pong", "join", "barrier", "range_for", "priority",
-         "future", "wait_stuff", "work_sharing", "work_stealing",
-         "segmented_stack", "adapt_callbacks", "adapt_method_calls",
-         "adapt_nonblocking"]
+# (the asio, numa, hip and cuda ones need servers or hardware; circle and
+# endless_loop never end).
+NAMES = [(EXAMPLES, n) for n in [
+    "simple", "ping_pong", "join", "barrier", "range_for", "priority",
+    "future", "wait_stuff", "work_sharing", "work_stealing",
+    "segmented_stack", "adapt_callbacks", "adapt_method_calls",
+    "adapt_nonblocking"]] + [(CONTEXT, n) for n in [
+    "jump", "jump_void", "jump_mov", "ontop", "ontop_void", "fibonacci",
+    "parser", "throw", "stack", "echosse"]]
 
 
 def last_snapshot(text):
@@ -45,15 +52,15 @@ def main():
     work = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(
         prefix="corotop-boost-examples.")
     failed = []
-    for name in NAMES:
-        src = os.path.join(EXAMPLES, name + ".cpp")
+    for where, name in NAMES:
+        src = os.path.join(where, name + ".cpp")
         exe = os.path.join(work, name)
         if not os.path.exists(src):
             print("%s: not shipped, skipped" % name)
             continue
         if not os.path.exists(exe):
             subprocess.run([cxx, "-O2", "-g", "-std=c++17", "-pthread",
-                            "-I", EXAMPLES, src, "-o", exe,
+                            "-I", where, src, "-o", exe,
                             "-lboost_fiber", "-lboost_context"],
                            check=True)
         run = subprocess.run([corotop, "-b", "-f", "json", "-d", "600",

@@ -25,7 +25,7 @@
 #include "e2e.h"
 
 struct fiber_names {
-	unsigned lambdas, objects, functions;
+	unsigned lambdas, objects, functions, contexts;
 };
 
 static const char *coro_str(const struct jv *c, const char *key)
@@ -57,6 +57,8 @@ static struct fiber_names count_names(const struct jv *snap, const char *what)
 			n.objects++;
 		else if (!strcmp(name, "count_by(int*, int)"))
 			n.functions++;
+		else if (!strcmp(name, "step(boost::context::fiber&&)"))
+			n.contexts++;
 		else
 			fail_msg("%s: a fiber named '%s' (where %s)", what,
 				 name, where);
@@ -106,10 +108,12 @@ static void test_short_program_named(void **state)
 	last_snapshot(live, &last);
 	n = count_names(&last, "live");
 	/* pinger, ponger, two lambda workers; three counters; two of a
-	 * plain function, named after it (made_for). */
+	 * plain function, named after it (made_for); Boost.Context's fiber
+	 * of a plain function, the same way. */
 	assert_int_equal(n.lambdas, 4);
 	assert_int_equal(n.objects, 3);
 	assert_int_equal(n.functions, 2);
+	assert_int_equal(n.contexts, 1);
 	json_free(&last);
 
 	/* The recording, at the last moment the program ran: the same. */
@@ -119,6 +123,7 @@ static void test_short_program_named(void **state)
 	assert_int_equal(n.lambdas, 4);
 	assert_int_equal(n.objects, 3);
 	assert_int_equal(n.functions, 2);
+	assert_int_equal(n.contexts, 1);
 	json_free(&last);
 	unlink(rec);
 }

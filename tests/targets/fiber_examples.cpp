@@ -1,8 +1,9 @@
 /*
  * fiber-examples: a short Boost.Fiber program in the shapes of Boost's own
  * examples (libs/fiber/examples: ping_pong, join, a function object as a
- * fiber, simple.cpp's fiber of a plain function with arguments), which knows
- * nothing of corotop and lives a few milliseconds -- what corotop's final
+ * fiber, simple.cpp's fiber of a plain function with arguments; and
+ * Boost.Context's jump_void.cpp, a context fiber of a plain function), which
+ * knows nothing of corotop and lives a few milliseconds -- what corotop's final
  * snapshot must still name (issue 28).
  *
  * usage: fiber-examples [ROUNDS]
@@ -10,9 +11,12 @@
  * A pinger and a ponger lambda bounce ROUNDS (default 100) messages over
  * two unbuffered channels; three fibers of a function object (struct
  * counter), two of a lambda and two of a plain function (count_by, as
- * `fiber f(fn, args...)`) count and yield, and main joins them all.
+ * `fiber f(fn, args...)`) count and yield, and main joins them all; then
+ * a Boost.Context fiber of a plain function (step) is resumed until it
+ * returns.
  * On stdout: "pings=P counted=C"; exit 0.
  */
+#include <boost/context/fiber.hpp>
 #include <boost/fiber/all.hpp>
 
 #include <cstdio>
@@ -43,6 +47,15 @@ void count_by(int *total, int n)
 		++*total;
 		boost::this_fiber::yield();
 	}
+}
+
+/* A Boost.Context fiber's plain function, like jump_void.cpp's f1: the
+ * entry template names only its type, fiber (*)(fiber&&). */
+boost::context::fiber step(boost::context::fiber &&back)
+{
+	for (int i = 0; i < 3; i++)
+		back = std::move(back).resume();
+	return std::move(back);
 }
 
 int main(int argc, char **argv)
@@ -88,6 +101,12 @@ int main(int argc, char **argv)
 		w.join();
 	pinger.join();
 	ponger.join();
+	{
+		boost::context::fiber f{step};
+
+		for (int i = 0; i < 4 && f; i++)
+			f = std::move(f).resume();
+	}
 	std::printf("pings=%d counted=%d\n", pings, counted);
 	return 0;
 }

@@ -33,6 +33,8 @@ static const struct fiberfn_layout l174 = {
 	.sctx_sp_at = 8,
 	.worker_at = 256,
 	.fn_at = 232,
+	.record_fn_at = 24,
+	.record_top_max = 384,
 };
 
 static __attribute__((noinline)) void fiber_fn(void)
@@ -58,14 +60,28 @@ static uint64_t lay_out(uint8_t *buf, uint64_t fn, int this_at)
 	return (uint64_t)(uintptr_t)buf + 256 - 64;
 }
 
-/* peek (the safe read) and read (the direct one) agree. */
-static uint64_t both(uint64_t sp, bool want_worker)
+/* A Boost.Context fiber's own record at the top of the page that ends m's
+ * mapping (create_fiber1), fn_ = fn; returns make_fcontext's sp. */
+static uint64_t lay_out_record(uint8_t *page_end, uint64_t fn)
 {
-	bool worker = !want_worker;
-	uint64_t fn = fiberfn_peek(&l174, sp, &worker);
+	uint64_t *rec = (uint64_t *)(page_end - 256);
 
-	assert_true(worker == want_worker);
-	assert_true(fiberfn_read(&l174, sp) == fn);
+	rec[0] = 65536;				 /* stack_context.size */
+	rec[1] = (uint64_t)(uintptr_t)(rec + 4); /* top: past the record */
+	rec[2] = 65536;				 /* the allocator */
+	rec[3] = fn;				 /* fn_ */
+	return (uint64_t)(uintptr_t)rec - 64;
+}
+
+/* peek (the safe read) and read (the direct one) agree. */
+static uint64_t both(uint64_t sp, enum fiberfn_kind want)
+{
+	enum fiberfn_kind kind = FIBERFN_RECORD + 1;
+	uint64_t fn = fiberfn_peek(&l174, sp, &kind);
+
+	assert_int_equal(kind, want);
+	if (want != FIBERFN_NONE)
+		assert_true(fiberfn_read(&l174, sp, want) == fn);
 	return fn;
 }
 
@@ -74,38 +90,39 @@ static void test_found(void **state)
 	uint8_t *buf = aligned_alloc(256, 1024);
 	uint64_t fn = (uint64_t)(uintptr_t)fiber_fn, sp;
 	uint64_t *rec = (uint64_t *)(buf + 256);
-	bool worker;
+	enum fiberfn_kind kind;
 
 	(void)state;
 	assert_non_null(buf);
 	/* `this` anywhere in the record's first 128 bytes. */
 	for (int at = 3; at < 16; at++)
-		assert_true(both(lay_out(buf, fn, at), true) == fn);
+		assert_true(both(lay_out(buf, fn, at), FIBERFN_WORKER) == fn);
 	/* A record that does not point at the worker: not Boost.Fiber's. */
-	assert_true(both(lay_out(buf, fn, -1), false) == 0);
+	assert_true(both(lay_out(buf, fn, -1), FIBERFN_NONE) == 0);
 	/* ... nor beyond the bytes searched. */
 	sp = lay_out(buf, fn, -1);
 	rec[16] = (uint64_t)(uintptr_t)(buf + 512);
-	assert_true(both(sp, false) == 0);
+	assert_true(both(sp, FIBERFN_NONE) == 0);
 	/* A stack_context that does not hold the worker's fn_ (its top
 	 * under it, its bottom over the record, a size past 0). */
 	sp = lay_out(buf, fn, 5);
 	rec[1] = (uint64_t)(uintptr_t)(buf + 512 + 239);
-	assert_true(both(sp, false) == 0);
+	assert_true(both(sp, FIBERFN_NONE) == 0);
 	sp = lay_out(buf, fn, 5);
 	rec[0] = 64;
-	assert_true(both(sp, false) == 0);
+	assert_true(both(sp, FIBERFN_NONE) == 0);
 	sp = lay_out(buf, fn, 5);
 	rec[0] = rec[1] + 1;
-	assert_true(both(sp, false) == 0);
+	assert_true(both(sp, FIBERFN_NONE) == 0);
 	/* sp where no fiber's is (its record would not be 256-aligned). */
 	sp = lay_out(buf, fn, 5);
-	assert_true(both(sp + 16, false) == 0);
+	assert_true(both(sp + 16, FIBERFN_NONE) == 0);
 	assert_true(fiberfn_of(sp + 16, 0x1000) == 0);
 	/* No layout, and an sp at the top of the address space. */
-	assert_true(fiberfn_peek(NULL, sp, &worker) == 0 && !worker);
-	assert_true(fiberfn_read(NULL, sp) == 0);
-	assert_true(fiberfn_peek(&l174, UINT64_MAX - 64 - 255, &worker) == 0);
+	assert_true(fiberfn_peek(NULL, sp, &kind) == 0 && !kind);
+	assert_true(fiberfn_read(NULL, sp, FIBERFN_WORKER) == 0);
+	assert_true(fiberfn_read(&l174, sp, FIBERFN_NONE) == 0);
+	assert_true(fiberfn_peek(&l174, UINT64_MAX - 64 - 255, &kind) == 0);
 	free(buf);
 }
 
@@ -124,17 +141,48 @@ static void test_unmapped(void **state)
 	assert_true(m != MAP_FAILED);
 	assert_int_equal(munmap(m + page, (size_t)page), 0);
 	rec = (uint64_t *)(m + page - 256);
-	bool worker;
+	enum fiberfn_kind kind;
 
 	rec[0] = 2 * (uint64_t)page;
 	rec[1] = (uint64_t)(uintptr_t)(m + 2 * page); /* a top that lies */
 	rec[5] = (uint64_t)(uintptr_t)(m + page);     /* this: unmapped */
 	sp = (uint64_t)(uintptr_t)rec - 64;
-	assert_true(fiberfn_peek(&l174, sp, &worker) == 0 && !worker);
+	assert_true(fiberfn_peek(&l174, sp, &kind) == 0 && !kind);
 	/* The record on the unmapped page. */
 	assert_true(fiberfn_peek(&l174, (uint64_t)(uintptr_t)(m + page),
-				 &worker) == 0);
-	assert_false(worker);
+				 &kind) == 0);
+	assert_int_equal(kind, FIBERFN_NONE);
+	munmap(m, (size_t)page);
+}
+
+/* A Boost.Context fiber's own record at the top of its allocation (Boost's
+ * jump_void.cpp: fiber f{fn}): its fn_, read past it though the worker's
+ * place is unmapped; refused when its stack_context does not end just past
+ * it or does not reach under sp. */
+static void test_record(void **state)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t fn = (uint64_t)(uintptr_t)fiber_fn, sp, *rec;
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(munmap(m + page, (size_t)page), 0);
+	sp = lay_out_record(m + page, fn);
+	rec = (uint64_t *)(uintptr_t)(sp + 64);
+	assert_true(both(sp, FIBERFN_RECORD) == fn);
+	/* The top farther than a record's place under it: not create_fiber1's.
+	 */
+	rec[1] = (uint64_t)(uintptr_t)rec + 385;
+	assert_true(both(sp, FIBERFN_NONE) == 0);
+	/* ... or before the record's fn_ ends. */
+	rec[1] = (uint64_t)(uintptr_t)rec + 31;
+	assert_true(both(sp, FIBERFN_NONE) == 0);
+	/* A size that leaves sp outside the allocation. */
+	sp = lay_out_record(m + page, fn);
+	rec[0] = 64;
+	assert_true(both(sp, FIBERFN_NONE) == 0);
 	munmap(m, (size_t)page);
 }
 
@@ -154,7 +202,7 @@ static void test_layout(void **state)
 	}
 	l = fiberfn_layout();
 	assert_non_null(l);
-	assert_string_equal(l->lib, "libboost_fiber.so.1.74.0");
+	assert_string_equal(l->lib, "libboost_context.so.1.74.0");
 	assert_int_equal(l->fn_at, 232);
 	/* Kept: the same answer without asking again. */
 	assert_ptr_equal(fiberfn_layout(), l);
@@ -187,6 +235,22 @@ static void test_verdict_per_entry(void **state)
 	/* No entry, or one that is no user-space address: never read. */
 	assert_true(fiberfn_of(lay_out(b, fn, 5), 0) == 0);
 	assert_true(fiberfn_of(lay_out(b, fn, 5), 1ull << 63) == 0);
+	/* A Boost.Context record's entry: read again directly, as a record
+	 * (a worker's layout there is not taken for one). */
+	{
+		long page = sysconf(_SC_PAGESIZE);
+		uint8_t *m = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		const uint64_t record_entry = 0x7020;
+
+		assert_true(m != MAP_FAILED);
+		assert_true(fiberfn_of(lay_out_record(m + page, fn),
+				       record_entry) == fn);
+		assert_true(fiberfn_of(lay_out_record(m + page, fn + 32),
+				       record_entry) == fn + 32);
+		assert_true(fiberfn_of(lay_out(a, fn, 5), record_entry) == 0);
+		munmap(m, (size_t)page);
+	}
 	dlclose(h);
 	free(a);
 	free(b);
@@ -197,6 +261,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_found),
 		cmocka_unit_test(test_unmapped),
+		cmocka_unit_test(test_record),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_verdict_per_entry),
 	};
