@@ -24,6 +24,14 @@
  * names the functions of the exited child, reaped or a zombie, as a
  * symbolizer made in life does; made without them, it can not.
  *
+ * A fixture that exits while it is read, at a set point (procfs's test
+ * hooks, no timing): after the first page of its maps (spread over
+ * several pages: its libraries' lines come in a later read, which then
+ * says end of file), the symbolizer names its library from the maps kept
+ * before, and a keep takes the copy its probe wrote, not the part it
+ * read; and right before its first file is opened, a symbolizer made
+ * with no maps kept opens its files by their paths.
+ *
  * The rest runs on this process itself: unmapped addresses, the vDSO,
  * the cache (identical results, bounded size), a library dlopen'ed after
  * the symbolizer was created, and the refusals (another uid's process, no
@@ -42,6 +50,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -53,6 +62,7 @@
 #include "common/clock.h"
 #include "engine/symbols/keptmaps.h"
 #include "engine/symbols/symbolizer.h"
+#include "engine/target/procfs.h"
 
 #define FIX_PIE SYMFIX_DIR "/symfix-pie"
 #define FIX_NOPIE SYMFIX_DIR "/symfix-nopie"
@@ -90,8 +100,9 @@ struct fixture {
 	int line[FN_COUNT];
 };
 
-/* Start the fixture program at path, its stdin and stdout on pipes. */
-static void fixture_spawn(struct fixture *f, const char *path)
+/* Start the fixture program at path (with arg unless NULL), its stdin
+ * and stdout on pipes. */
+static void fixture_spawn(struct fixture *f, const char *path, const char *arg)
 {
 	int to_child[2], from_child[2];
 
@@ -105,7 +116,7 @@ static void fixture_spawn(struct fixture *f, const char *path)
 		dup2(from_child[1], 1);
 		close(to_child[1]);
 		close(from_child[0]);
-		execl(path, path, (char *)NULL);
+		execl(path, path, arg, (char *)NULL);
 		_exit(127);
 	}
 	close(to_child[0]);
@@ -121,12 +132,13 @@ static bool fixture_line(struct fixture *f, char *buf, int n)
 	return fgets(buf, n, f->out) && strcmp(buf, "ready\n");
 }
 
-static void fixture_start(struct fixture *f, const char *path)
+static void fixture_start_arg(struct fixture *f, const char *path,
+			      const char *arg)
 {
 	char buf[256];
 	unsigned seen = 0;
 
-	fixture_spawn(f, path);
+	fixture_spawn(f, path, arg);
 	while (fixture_line(f, buf, sizeof(buf))) {
 		char key[32];
 		uint64_t addr;
@@ -143,6 +155,11 @@ static void fixture_start(struct fixture *f, const char *path)
 			}
 	}
 	assert_int_equal(seen, (1u << FN_COUNT) - 1);
+}
+
+static void fixture_start(struct fixture *f, const char *path)
+{
+	fixture_start_arg(f, path, NULL);
 }
 
 /* EOF on its stdin: the child exits.  Returns its exit status. */
@@ -368,27 +385,16 @@ static void run_kept(const char *path, const char *exe_name, bool zombie)
 	keptmaps_finish(&k);
 }
 
-/* A program that exited before anything kept its maps: the copy its
- * probe wrote at its start (probe/mapscopy.c; made here from the live
- * maps) stands in, /proc/PID opened when it was launched. */
-static void test_kept_from_probe_file(void **state)
+/* The copy of pid's maps its probe writes at its start (probe/mapscopy.c),
+ * made here: into a new file named from `file` (a mkstemp template). */
+static void write_maps_file(pid_t pid, char *file)
 {
-	char file[] = "/tmp/corotop-maps.XXXXXX", src[64], err[256];
-	struct keptmaps k;
-	struct keptmaps_copy *c;
-	struct fixture f;
-	struct symbolizer *s;
+	char src[64];
+	int fd = mkstemp(file), ch;
 	FILE *in, *out;
-	int fd, ch;
 
-	(void)state;
-	keptmaps_init(&k);
-	fixture_start(&f, FIX_PIE);
-	assert_true(keptmaps_expect(&k, f.pid, file));
-	fd = mkstemp(file);
 	assert_true(fd >= 0);
-	assert_true(keptmaps_expect(&k, f.pid, file)); /* its name now */
-	snprintf(src, sizeof(src), "/proc/%d/maps", (int)f.pid);
+	snprintf(src, sizeof(src), "/proc/%d/maps", (int)pid);
 	in = fopen(src, "r");
 	out = fdopen(fd, "w");
 	assert_non_null(in);
@@ -397,6 +403,25 @@ static void test_kept_from_probe_file(void **state)
 		fputc(ch, out);
 	fclose(in);
 	fclose(out);
+}
+
+/* A program that exited before anything kept its maps: the copy its
+ * probe wrote at its start (probe/mapscopy.c; made here from the live
+ * maps) stands in, /proc/PID opened when it was launched. */
+static void test_kept_from_probe_file(void **state)
+{
+	char file[] = "/tmp/corotop-maps.XXXXXX", err[256];
+	struct keptmaps k;
+	struct keptmaps_copy *c;
+	struct fixture f;
+	struct symbolizer *s;
+
+	(void)state;
+	keptmaps_init(&k);
+	fixture_start(&f, FIX_PIE);
+	assert_true(keptmaps_expect(&k, f.pid, file));
+	write_maps_file(f.pid, file);
+	assert_true(keptmaps_expect(&k, f.pid, file)); /* its name now */
 	assert_true(WIFEXITED(fixture_stop(&f))); /* reaped, nothing kept */
 	assert_null(keptmaps_get(&k, f.pid));
 	assert_true(keptmaps_keep(&k, f.pid, clock_now_ns(CLOCK_MONOTONIC), 0));
@@ -423,6 +448,158 @@ static void test_kept_zombie(void **state)
 {
 	(void)state;
 	run_kept(FIX_NOPIE, "symfix-nopie", true);
+}
+
+/* The fixture procfs's hooks stop, once; what its maps' first read got. */
+static struct fixture *cut_fixture;
+static size_t cut_got;
+
+/* The fixture exits now, and is left a zombie: its memory is gone, its
+ * /proc/PID/root too (the exit of a program of a few milliseconds). */
+static void cut_now(void)
+{
+	struct fixture *f = cut_fixture;
+	siginfo_t si;
+
+	cut_fixture = NULL;
+	close(f->in_fd); /* EOF: it exits */
+	f->in_fd = -1;
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)f->pid, &si, WEXITED | WNOWAIT),
+			 0);
+}
+
+/* procfs_read_hook: after the first read of its maps. */
+static void cut_after_maps_read(const char *name, size_t got)
+{
+	if (!cut_fixture || strcmp(name, "maps"))
+		return;
+	cut_got = got;
+	cut_now();
+}
+
+/* procfs_open_hook: before the first file of it is opened. */
+static void cut_before_open(const char *path)
+{
+	if (cut_fixture && !strncmp(path, "root/", 5))
+		cut_now();
+}
+
+/* Reap the zombie cut_now left. */
+static void cut_reap(struct fixture *f)
+{
+	fclose(f->out);
+	assert_int_equal(waitpid(f->pid, NULL, 0), f->pid);
+}
+
+/*
+ * The fixture exits after the first page of its maps was read, while a
+ * symbolizer is made from them (a program of a few milliseconds exits
+ * while the walker or the recorder makes the first one): the rest of
+ * the read says end of file, and the text read holds its executable's
+ * lines, not its library's.  That text is not taken for its maps: the
+ * maps kept while it ran are, and its library is named.
+ */
+static void test_exit_while_maps_read(void **state)
+{
+	struct keptmaps k;
+	struct keptmaps_copy *c;
+	struct keptmaps_stats st;
+	struct fixture f;
+	struct symbolizer *s;
+	char err[256];
+
+	(void)state;
+	keptmaps_init(&k);
+	fixture_start_arg(&f, FIX_PIE, "spread");
+	assert_true(keptmaps_keep(&k, f.pid, clock_now_ns(CLOCK_MONOTONIC), 0));
+	keptmaps_get_stats(&k, &st);
+	c = keptmaps_get(&k, f.pid);
+	assert_non_null(c);
+	cut_fixture = &f;
+	procfs_read_hook = cut_after_maps_read;
+	s = symbolizer_create_kept(f.pid, &c->view, err, sizeof(err));
+	procfs_read_hook = NULL;
+	keptmaps_put(&k, c);
+	assert_null(cut_fixture);	 /* it exited during the read */
+	assert_true(cut_got < st.bytes); /* after a part of its maps */
+	if (!s)
+		fail_msg("symbolizer_create_kept(%d): %s", (int)f.pid, err);
+	check_fn(s, &f, FN_MAIN, "symfix-pie", "symfix_main.c");
+	check_fn(s, &f, FN_LIB, "libsymfix.so", "symfix_lib.c");
+	check_program(s, &f);
+	symbolizer_destroy(s);
+	cut_reap(&f);
+	keptmaps_finish(&k);
+}
+
+/*
+ * The same exit during the first keep of a program launched with its
+ * probe's copy of its maps (the waker or harvest thread keeps while it
+ * exits): the part read is no copy; the probe's file stands in, and its
+ * library is named.
+ */
+static void test_keep_while_exiting(void **state)
+{
+	char file[] = "/tmp/corotop-maps.XXXXXX", err[256];
+	struct keptmaps k;
+	struct keptmaps_copy *c;
+	struct fixture f;
+	struct symbolizer *s;
+	size_t whole;
+
+	(void)state;
+	keptmaps_init(&k);
+	fixture_start_arg(&f, FIX_PIE, "spread");
+	write_maps_file(f.pid, file);
+	assert_true(keptmaps_expect(&k, f.pid, file));
+	cut_fixture = &f;
+	procfs_read_hook = cut_after_maps_read;
+	assert_true(keptmaps_keep(&k, f.pid, clock_now_ns(CLOCK_MONOTONIC), 0));
+	procfs_read_hook = NULL;
+	assert_null(cut_fixture);
+	c = keptmaps_get(&k, f.pid);
+	assert_non_null(c);
+	free(procfs_slurp(AT_FDCWD, file, 1u << 20, &whole));
+	assert_true(cut_got < whole);		   /* the read was cut */
+	assert_int_equal(c->view.maps_len, whole); /* the file's */
+	s = symbolizer_create_kept(f.pid, &c->view, err, sizeof(err));
+	keptmaps_put(&k, c);
+	if (!s)
+		fail_msg("symbolizer_create_kept(%d): %s", (int)f.pid, err);
+	check_fn(s, &f, FN_MAIN, "symfix-pie", "symfix_main.c");
+	check_fn(s, &f, FN_LIB, "libsymfix.so", "symfix_lib.c");
+	symbolizer_destroy(s);
+	cut_reap(&f);
+	unlink(file);
+	keptmaps_finish(&k);
+}
+
+/*
+ * The fixture exits after its maps were read whole, before its files are
+ * opened, while a symbolizer is made with no maps kept (made before any
+ * keep): /proc/PID/root is gone, and its files are opened by their paths
+ * (it saw our root directory), its functions named.
+ */
+static void test_exit_before_files_opened(void **state)
+{
+	struct fixture f;
+	struct symbolizer *s;
+	char err[256];
+
+	(void)state;
+	fixture_start(&f, FIX_PIE);
+	cut_fixture = &f;
+	procfs_open_hook = cut_before_open;
+	s = symbolizer_create(f.pid, err, sizeof(err));
+	procfs_open_hook = NULL;
+	assert_null(cut_fixture); /* it exited before the first open */
+	if (!s)
+		fail_msg("symbolizer_create(%d): %s", (int)f.pid, err);
+	check_fn(s, &f, FN_MAIN, "symfix-pie", "symfix_main.c");
+	check_fn(s, &f, FN_LIB, "libsymfix.so", "symfix_lib.c");
+	symbolizer_destroy(s);
+	cut_reap(&f);
 }
 
 static void test_pie(void **state)
@@ -487,7 +664,7 @@ static void cxx_start(struct fixture *f, uint64_t addr[CXX_N])
 	char buf[256];
 	unsigned seen = 0;
 
-	fixture_spawn(f, SYMFIX_CORO);
+	fixture_spawn(f, SYMFIX_CORO, NULL);
 	while (fixture_line(f, buf, sizeof(buf))) {
 		char key[32];
 		uint64_t a;
@@ -838,6 +1015,9 @@ int main(void)
 		cmocka_unit_test(test_kept_reaped),
 		cmocka_unit_test(test_kept_from_probe_file),
 		cmocka_unit_test(test_kept_zombie),
+		cmocka_unit_test(test_exit_while_maps_read),
+		cmocka_unit_test(test_keep_while_exiting),
+		cmocka_unit_test(test_exit_before_files_opened),
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_cxx_names),
 		cmocka_unit_test(test_self),

@@ -27,6 +27,12 @@
  * can only name the program's own addresses wrongly, from files corotop
  * may read anyway.  /proc/PID/exe is read again at each keep.
  *
+ * A keep that reads the maps while the program exits gets the first part
+ * of them only (procfs.c, "A maps text read whole"): such a read is taken
+ * as the zombie's empty one, so the copy before it stays, or the probe's
+ * file stands in -- never a part of the maps that would name the modules
+ * it lacks in hex for good.
+ *
  * Copies are immutable and reference counted.  `lock` is held only to
  * swap the pointer or to take or drop a reference, never across a read
  * of /proc nor while a symbolizer is built, so the harvest thread never
@@ -78,17 +84,6 @@ void keptmaps_finish(struct keptmaps *k)
 	k->proc_fd = -1;
 }
 
-/* Whether two paths name the same file: 1, 0, or -1 when either can not
- * be looked at. */
-static int keptmaps_same(int dirfd, const char *path, const char *ours)
-{
-	struct stat a, b;
-
-	if (fstatat(dirfd, path, &a, 0) < 0 || stat(ours, &b) < 0)
-		return -1;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 /* Open /proc/PID for a new pid: ours, its exe, its root.  False when it
  * can not be kept (gone, or another uid's: refused for good). */
 static bool keptmaps_open(struct keptmaps *k, pid_t pid)
@@ -120,7 +115,7 @@ static bool keptmaps_open(struct keptmaps *k, pid_t pid)
 	 * 100 us, more than the rest of the keep; a namespace of its own
 	 * with our root and other mounts over its libraries' directories
 	 * would have them named from our files.) */
-	k->same_root = keptmaps_same(k->proc_fd, "root", "/") == 1;
+	k->same_root = procfs_same_file(k->proc_fd, "root", "/") == 1;
 	return true;
 }
 
@@ -130,7 +125,8 @@ static struct keptmaps_copy *keptmaps_read(struct keptmaps *k, uint64_t at)
 	char exe[sizeof(k->exe)];
 	ssize_t n = readlinkat(k->proc_fd, "exe", exe, sizeof(exe) - 1);
 	size_t len, elen;
-	char *maps = procfs_slurp(k->proc_fd, "maps", KEPTMAPS_MAX, &len);
+	/* Whole or empty: a read its exit cut short is no copy. */
+	char *maps = procfs_slurp_maps(k->proc_fd, KEPTMAPS_MAX, &len);
 	struct keptmaps_copy *c;
 
 	if (n > 0) { /* an exec since, or the first look after one */

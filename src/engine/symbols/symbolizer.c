@@ -44,7 +44,9 @@
  *
  * A process that exited first.  A short program can exit before its
  * symbolizer is made: its /proc/PID/maps then reads empty (a zombie) or
- * is gone (reaped).  symbolizer_create_kept takes what keptmaps.c kept
+ * is gone (reaped); and a read of it that spans the exit holds only its
+ * first mappings (procfs_slurp_maps drops such a read: it is taken as
+ * the zombie's).  symbolizer_create_kept takes what keptmaps.c kept
  * while it ran -- its /proc/PID fd, found ours then, and its maps text --
  * and reports the kept maps instead; its files, still on disk, are opened
  * by their paths in our own file system (own_root), which is only done
@@ -52,7 +54,10 @@
  * main executable is the kept exe path (no auxv to read); the vDSO is
  * lent when that file is of our ABI.  A symbolizer made live that finds
  * the process gone at a refresh reports a kept copy read after its own
- * last read the same way, once.
+ * last read the same way, once.  A module whose file is opened after
+ * the exit (the process read live, gone before its modules were opened)
+ * is opened by its path when the process saw our root directory, kept
+ * maps or not.
  *
  * The main executable.  The module that holds the program's entry point
  * (AT_ENTRY in /proc/PID/auxv, when the target's words are ours), else the
@@ -151,6 +156,9 @@ struct symbolizer {
 	 * exited, and saw our file system: symbolizer_kept.same_root). */
 	const struct symbolizer_kept *kept;
 	bool own_root;
+	/* It saw our root directory when it was made (kept->same_root, or
+	 * looked at then): its paths are ours once /proc/PID/root is gone. */
+	bool same_root;
 	uint64_t maps_ns;   /* CLOCK_MONOTONIC of the last live maps read */
 	uint64_t vm_sig;    /* VmExe and VmLib when the maps were last read */
 	unsigned refreshes; /* calls since the last maps read */
@@ -207,10 +215,10 @@ static int sym_open_target(const struct symbolizer *s, const char *path)
 		return procfs_open_regular(AT_FDCWD, path);
 	fd = procfs_open_regular(s->proc_fd, buf);
 	/* It exited while we read it (a program of a few milliseconds):
-	 * by its path, when it saw our file system (kept->same_root), or
-	 * the module would stay unnamed for good. */
-	if (fd < 0 && (errno == ENOENT || errno == ESRCH) && s->kept &&
-	    s->kept->same_root)
+	 * by its path, when it saw our file system (same_root), or the
+	 * module would stay unnamed for good -- with maps kept or not (a
+	 * symbolizer made before any keep). */
+	if (fd < 0 && (errno == ENOENT || errno == ESRCH) && s->same_root)
 		fd = procfs_open_regular(AT_FDCWD, path);
 	return fd;
 }
@@ -539,7 +547,8 @@ static int sym_report(struct symbolizer *s)
 {
 	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 	size_t len;
-	char *maps = procfs_slurp(s->proc_fd, "maps", SYM_MAPS_MAX, &len);
+	/* Whole or empty: a read its exit cut short lacks modules. */
+	char *maps = procfs_slurp_maps(s->proc_fd, SYM_MAPS_MAX, &len);
 	int rc = maps ? 0 : errno ? errno : EIO;
 
 	if (maps && !len) { /* a zombie's: every live process maps something */
@@ -738,6 +747,8 @@ struct symbolizer *symbolizer_create_kept(pid_t pid,
 		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
 		goto err_free;
 	}
+	s->same_root = kept ? kept->same_root
+			    : procfs_same_file(s->proc_fd, "root", "/") == 1;
 	abi = procfs_elf_abi(s->proc_fd, "exe");
 	/* Gone: its executable's file, when its paths are ours. */
 	if (!abi && kept && kept->same_root && kept->exe && kept->exe[0] == '/')

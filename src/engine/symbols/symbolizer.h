@@ -66,7 +66,10 @@ struct symbolizer_stats {
 /*
  * A symbolizer for process `pid`: reads /proc/PID/maps once.  Returns NULL
  * and a message in err (always terminated when errlen > 0) when the process
- * does not exist, belongs to another uid, or its maps can not be read.
+ * does not exist, belongs to another uid, or its maps can not be read (or
+ * it exited while they were read).  A module whose file it opens after
+ * the process exited is opened by its path when the process saw our root
+ * directory.
  */
 struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen);
 
@@ -91,10 +94,11 @@ struct symbolizer_kept {
 /*
  * symbolizer_create, reading the process through kept->proc_fd (NULL:
  * as symbolizer_create).  When the live maps are empty or gone (it
- * exited: a zombie, or reaped), its modules are the kept maps', their
- * files opened by path (kept->same_root), and the main executable is
- * kept->exe; the vDSO is named when our own is of the same ABI.  Such a
- * symbolizer is gone from the start (symbolizer_refresh reads nothing).
+ * exited: a zombie, or reaped, or while they were read), its modules are
+ * the kept maps', their files opened by path (kept->same_root), and the
+ * main executable is kept->exe; the vDSO is named when our own is of the
+ * same ABI.  Such a symbolizer is gone from the start (symbolizer_refresh
+ * reads nothing).
  */
 struct symbolizer *symbolizer_create_kept(pid_t pid,
 					  const struct symbolizer_kept *kept,

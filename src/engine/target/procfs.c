@@ -12,6 +12,16 @@
  * kernel writes it and return "not found" for anything else; one line of
  * /proc/PID/maps is parsed in one place (procfs_maps_line), for pptfind
  * and framecheck.
+ *
+ * A maps text read whole.  The kernel hands /proc/PID/maps out a page or
+ * so per read and lets the process run between reads; once it has exited
+ * (a zombie's memory is gone) the next read says end of file, so a read
+ * that spans the exit holds only the first mappings, ending at a line's
+ * end like any other.  procfs_slurp_maps looks at statm after the read:
+ * memory still there means no read was cut; none means the text may be
+ * a part, and it is dropped (empty, a zombie's), so that callers use what
+ * they kept from before instead.  (An exec between the reads swaps the
+ * memory for another: not seen here.)
  */
 #define _GNU_SOURCE
 #include "engine/target/procfs.h"
@@ -27,12 +37,18 @@
 #include "common/grow.h"
 
 #define PROCFS_FIRST_BUF 16384u
+#define PROCFS_STATM_MAX 256u
+
+void (*procfs_read_hook)(const char *name, size_t got);
+void (*procfs_open_hook)(const char *path);
 
 int procfs_open_regular(int dirfd, const char *path)
 {
 	struct stat st;
 	int fd;
 
+	if (procfs_open_hook)
+		procfs_open_hook(path);
 	/* Look before opening: opening a device node (a target maps
 	 * /dev/dri/..., /dev/nvidia...) can have effects of its own.  The
 	 * fstat below still catches one swapped in between. */
@@ -82,6 +98,8 @@ char *procfs_slurp(int dirfd, const char *name, size_t max, size_t *len)
 		if (got == 0)
 			break;
 		n += (size_t)got;
+		if (procfs_read_hook)
+			procfs_read_hook(name, (size_t)got);
 	}
 	if (n > max) {
 		e = EFBIG;
@@ -192,6 +210,42 @@ bool procfs_maps_line(const char *p, size_t len, struct procfs_maps_line *m)
 		m->path_len -= dlen;
 	}
 	return true;
+}
+
+/* Whether the process of dirfd (/proc/PID) has its memory: statm's first
+ * field, its size in pages, is 0 once it exited, and statm is gone once
+ * it was reaped. */
+static bool procfs_has_memory(int dirfd)
+{
+	size_t len;
+	char *st = procfs_slurp(dirfd, "statm", PROCFS_STATM_MAX, &len);
+	bool has = st && strtoull(st, NULL, 10) != 0;
+
+	free(st);
+	return has;
+}
+
+char *procfs_slurp_maps(int dirfd, size_t max, size_t *len)
+{
+	char *maps = procfs_slurp(dirfd, "maps", max, len);
+	int e = errno;
+
+	/* Read before the exit and still there after: whole. */
+	if (maps && *len && !procfs_has_memory(dirfd)) {
+		maps[0] = '\0';
+		*len = 0;
+	}
+	errno = e;
+	return maps;
+}
+
+int procfs_same_file(int dirfd, const char *path, const char *ours)
+{
+	struct stat a, b;
+
+	if (fstatat(dirfd, path, &a, 0) < 0 || stat(ours, &b) < 0)
+		return -1;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 bool procfs_maps_find(const char *maps, const char *name, uint64_t *start,

@@ -23,6 +23,26 @@ int procfs_open_regular(int dirfd, const char *path);
 char *procfs_slurp(int dirfd, const char *name, size_t max, size_t *len);
 
 /*
+ * The maps of the process whose /proc/PID directory is dirfd, as
+ * procfs_slurp(dirfd, "maps", ...), but whole or empty: a text its exit
+ * may have cut short (the process had no memory left once it was read)
+ * comes back empty, as a zombie's does.
+ */
+char *procfs_slurp_maps(int dirfd, size_t max, size_t *len);
+
+/* Tests only: called after each read of procfs_slurp that got bytes,
+ * with the name it reads and how many it got; and before each
+ * procfs_open_regular, with the path it opens. */
+extern void (*procfs_read_hook)(const char *name, size_t got);
+extern void (*procfs_open_hook)(const char *path);
+
+/*
+ * Whether `path` (relative to dirfd, or absolute) and our own `ours` are
+ * the same file: 1, 0, or -1 when either can not be looked at.
+ */
+int procfs_same_file(int dirfd, const char *path, const char *ours);
+
+/*
  * The [start, end) of the first line of a maps text whose path field is
  * exactly `name` ("[vdso]").  False if there is none or it does not parse.
  */
