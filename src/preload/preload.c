@@ -858,7 +858,8 @@ PRELOAD_API fcontext_t make_fcontext(void *sp, size_t size,
 		preload_fiber_runtime((uint64_t)__builtin_return_address(0));
 	/* A fiber of a plain function: which one (fiberfn.c). */
 	i = preload_open(CTX_FCONTEXT, hi - size, hi, dispatcher,
-			 (void (*)(void))fn, dispatcher ? 0 : fiberfn_of(hi, (uint64_t)fn));
+			 (void (*)(void))fn,
+			 dispatcher ? 0 : fiberfn_of(hi, (uint64_t)fn));
 	if (i == CTXTABLE_NONE) {
 		preload_leave();
 		return real(sp, size, fn);

@@ -66,6 +66,17 @@ static struct fiber_names count_names(const struct jv *snap, const char *what)
 	return n;
 }
 
+/* pinger, ponger, two lambda workers; three counters; two of a plain
+ * function, named after it (made_for); Boost.Context's fiber of a plain
+ * function, the same way. */
+static void expect_all(struct fiber_names n)
+{
+	assert_int_equal(n.lambdas, 4);
+	assert_int_equal(n.objects, 3);
+	assert_int_equal(n.functions, 2);
+	assert_int_equal(n.contexts, 1);
+}
+
 /* The last snapshot argv prints, in *last; exit 0. */
 static void last_snapshot(char *const argv[], struct jv *last)
 {
@@ -99,31 +110,19 @@ static void test_short_program_named(void **state)
 		NULL};
 	char *replay[] = {ITEST_COROTOP, "--replay", rec,   "-b", "-f",
 			  "json",	 "--at",     "end", NULL};
-	struct fiber_names n;
 	struct jv last = {0};
 
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
 	last_snapshot(live, &last);
-	n = count_names(&last, "live");
-	/* pinger, ponger, two lambda workers; three counters; two of a
-	 * plain function, named after it (made_for); Boost.Context's fiber
-	 * of a plain function, the same way. */
-	assert_int_equal(n.lambdas, 4);
-	assert_int_equal(n.objects, 3);
-	assert_int_equal(n.functions, 2);
-	assert_int_equal(n.contexts, 1);
+	expect_all(count_names(&last, "live"));
 	json_free(&last);
 
 	/* The recording, at the last moment the program ran: the same. */
 	memset(&last, 0, sizeof(last));
 	last_snapshot(replay, &last);
-	n = count_names(&last, "replay");
-	assert_int_equal(n.lambdas, 4);
-	assert_int_equal(n.objects, 3);
-	assert_int_equal(n.functions, 2);
-	assert_int_equal(n.contexts, 1);
+	expect_all(count_names(&last, "replay"));
 	json_free(&last);
 	unlink(rec);
 }

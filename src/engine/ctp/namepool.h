@@ -43,8 +43,8 @@ uint32_t namepool_intern(struct namepool *p, const char *text, uint64_t pc);
 /* The same, with the function pc's entry was made for (made_for, 0: none;
  * kept only with a pc): a runtime's entry template whose name gives only
  * that function's type (snapshot_name). */
-uint32_t namepool_intern_made(struct namepool *p, const char *text,
-			      uint64_t pc, uint64_t made_for);
+uint32_t namepool_intern_made(struct namepool *p, const char *text, uint64_t pc,
+			      uint64_t made_for);
 /* One reference more, or less: the last drop frees the entry, and the id
  * is never valid again (a later name in its place has another id). */
 void namepool_hold(struct namepool *p, uint32_t id);
