@@ -84,7 +84,7 @@ static const struct fiberfn_layout fiberfn_table[] = {
 #if defined(__x86_64__)
 	/* Debian's 1.74: sizeof(boost::fibers::context) == 232 in its
 	 * headers; e2e-preload-fiber names a Boost.Fiber fiber of a plain
-	 * function through it, e2e-preload a Boost.Context one. */
+	 * function through it, and a Boost.Context one (step). */
 	{
 		.lib = "libboost_context.so.1.74.0",
 		.record_at = FIBERFN_RECORD_AT,

@@ -168,19 +168,21 @@ BOOST_CUT = h.has(r'^\s+\d+ \[[^]]*\] boost::')
 
 
 def flow_fiber_meters(fl):
-    """corotop -- fiber-target 4 100000 --stuck --pace (Boost.Fiber, two
+    """corotop -- fiber-target 4 10000000 --stuck (Boost.Fiber, two
     threads, traced through the preload): the thread meters name the fiber
     running on each thread in a way that says which it is -- a lambda's
     name whole, a WHERE by its function (context::resume) -- and no meter
     shows Boost's namespaces cut at the label's width.  Which fiber runs
     at a capture is the program's business: the flow waits (with a
     deadline) for a screen that shows one, and checks each screen it saw
-    on the way.  q ends corotop and the program."""
+    on the way.  Unpaced, so that the producers and consumers run most of
+    the time: paced (--pace), the idle dispatchers ran at most captures,
+    and a busy machine could go 30 s without a lambda's.  q ends corotop
+    and the program."""
     if not fl.args.fiber_target:
         raise h.Skip('no --fiber-target')
     fl.open()
-    type_traced(fl, [fl.args.fiber_target, '4', '100000', '--stuck',
-                     '--pace'])
+    type_traced(fl, [fl.args.fiber_target, '4', '10000000', '--stuck'])
     seen = []
 
     def meters(s):
