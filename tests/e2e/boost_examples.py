@@ -78,6 +78,10 @@ def main():
             if not c.get("name"):
                 bad.append("unnamed %s at %s" % (c.get("kind"),
                                                  c.get("where")))
+            # Named after its module: the program's symbols were lost.
+            if c.get("name") == name or "+0x" in c.get("name", ""):
+                bad.append("%s named by its module: %s" % (c.get("kind"),
+                                                            c.get("name")))
             if c.get("where", "").startswith("0x"):
                 bad.append("%s: WHERE in hex %s" % (c.get("name"),
                                                    c.get("where")))

@@ -438,6 +438,29 @@ static void test_kept_from_probe_file(void **state)
 	keptmaps_finish(&k);
 }
 
+/* Whether a process saw our root is the keeper's from its launch, before
+ * any copy is kept, and after the process is gone: a symbolizer made
+ * before a copy, whose own look at /proc/PID/root failed at the exit,
+ * takes it (symtab_tick, symbolizer_saw_root) and opens the files by
+ * their paths. */
+static void test_kept_root_known_early(void **state)
+{
+	struct keptmaps k;
+	struct fixture f;
+
+	(void)state;
+	keptmaps_init(&k);
+	fixture_start(&f, FIX_PIE);
+	assert_false(keptmaps_same_root(&k, f.pid)); /* not opened yet */
+	assert_true(keptmaps_expect(&k, f.pid, ""));
+	assert_null(keptmaps_get(&k, f.pid)); /* no copy */
+	assert_true(keptmaps_same_root(&k, f.pid));
+	assert_false(keptmaps_same_root(&k, f.pid + 1)); /* another pid */
+	assert_true(WIFEXITED(fixture_stop(&f)));
+	assert_true(keptmaps_same_root(&k, f.pid)); /* found while it ran */
+	keptmaps_finish(&k);
+}
+
 static void test_kept_reaped(void **state)
 {
 	(void)state;
@@ -1013,6 +1036,7 @@ int main(void)
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
 		cmocka_unit_test(test_kept_reaped),
+		cmocka_unit_test(test_kept_root_known_early),
 		cmocka_unit_test(test_kept_from_probe_file),
 		cmocka_unit_test(test_kept_zombie),
 		cmocka_unit_test(test_exit_while_maps_read),

@@ -226,6 +226,18 @@ bool keptmaps_keep(struct keptmaps *k, pid_t pid, uint64_t now,
 	return have;
 }
 
+bool keptmaps_same_root(struct keptmaps *k, pid_t pid)
+{
+	bool same = false;
+
+	/* Tried, never waited for: a keep in progress answers no. */
+	if (pthread_mutex_trylock(&k->keeper))
+		return false;
+	same = k->pid == pid && k->proc_fd >= 0 && k->same_root;
+	pthread_mutex_unlock(&k->keeper);
+	return same;
+}
+
 struct keptmaps_copy *keptmaps_get(struct keptmaps *k, pid_t pid)
 {
 	struct keptmaps_copy *c;

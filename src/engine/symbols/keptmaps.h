@@ -76,6 +76,13 @@ bool keptmaps_keep(struct keptmaps *k, pid_t pid, uint64_t now,
  */
 bool keptmaps_expect(struct keptmaps *k, pid_t pid, const char *file);
 
+/* Whether pid, opened by the keeper (keptmaps_expect at the launch, or a
+ * keep), saw our root directory then -- known before any copy is kept, so
+ * a symbolizer made before one can still open the files of a process
+ * that exits under it by their paths.  False when not known (another
+ * pid, a keep in progress). */
+bool keptmaps_same_root(struct keptmaps *k, pid_t pid);
+
 /* The newest copy of pid's maps, referenced until keptmaps_put; NULL
  * when none was kept.  Any thread. */
 struct keptmaps_copy *keptmaps_get(struct keptmaps *k, pid_t pid);

@@ -57,7 +57,9 @@
  * last read the same way, once.  A module whose file is opened after
  * the exit (the process read live, gone before its modules were opened)
  * is opened by its path when the process saw our root directory, kept
- * maps or not.
+ * maps or not: its own look at /proc/PID/root at the creation, or, when
+ * that came after the exit, the keeper's from the launch (symtab_tick,
+ * symbolizer_saw_root).
  *
  * The main executable.  The module that holds the program's entry point
  * (AT_ENTRY in /proc/PID/auxv, when the target's words are ours), else the
@@ -687,6 +689,12 @@ static void sym_reload(struct symbolizer *s)
 }
 
 /* ---- the API ------------------------------------------------------------ */
+
+void symbolizer_saw_root(struct symbolizer *s)
+{
+	if (s)
+		s->same_root = true;
+}
 
 struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen)
 {

@@ -107,6 +107,12 @@ struct symbolizer *symbolizer_create_kept(pid_t pid,
 /* Frees everything; NULL is a no-op. */
 void symbolizer_destroy(struct symbolizer *s);
 
+/* The process saw our root directory, as its keeper found at its launch
+ * (keptmaps_same_root): a symbolizer made before any maps were kept, whose
+ * own look at /proc/PID/root came after the exit, opens the files of
+ * modules it reports by their paths too, once /proc/PID/root is gone. */
+void symbolizer_saw_root(struct symbolizer *s);
+
 /*
  * Symbolize `addr` into *out (out must not be NULL; s may be, which gives
  * false).  True when it lies in a mapped ELF file (or the vDSO):

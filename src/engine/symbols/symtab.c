@@ -143,6 +143,10 @@ static struct symbolizer *symtab_tick(struct symtab *t)
 		c = keptmaps_get(&t->kept, t->pid);
 		t->sym = symbolizer_create_kept(t->pid, c ? &c->view : NULL,
 						t->error, sizeof(t->error));
+		/* Made before any copy: whether its paths are ours is the
+		 * keeper's, found while it ran. */
+		if (!c && keptmaps_same_root(&t->kept, t->pid))
+			symbolizer_saw_root(t->sym);
 		t->failed = !t->sym;
 		t->failed_seq = c ? c->seq : 0;
 		keptmaps_put(&t->kept, c);
