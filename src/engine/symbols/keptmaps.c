@@ -61,6 +61,7 @@ void keptmaps_init(struct keptmaps *k)
 	memset(k, 0, sizeof(*k));
 	pthread_mutex_init(&k->lock, NULL);
 	pthread_mutex_init(&k->keeper, NULL);
+	atomic_init(&k->root_of, 0);
 	k->proc_fd = -1;
 }
 
@@ -116,6 +117,10 @@ static bool keptmaps_open(struct keptmaps *k, pid_t pid)
 	 * with our root and other mounts over its libraries' directories
 	 * would have them named from our files.) */
 	k->same_root = procfs_same_file(k->proc_fd, "root", "/") == 1;
+	/* relaxed: read by keptmaps_same_root alone, the one word. */
+	atomic_store_explicit(&k->root_of,
+			      (uint64_t)pid << 1 | (k->same_root ? 1u : 0u),
+			      memory_order_relaxed);
 	return true;
 }
 
@@ -228,14 +233,11 @@ bool keptmaps_keep(struct keptmaps *k, pid_t pid, uint64_t now,
 
 bool keptmaps_same_root(struct keptmaps *k, pid_t pid)
 {
-	bool same = false;
+	/* relaxed: one word, the pid and the answer together (written by
+	 * keptmaps_open); no other data is published with it. */
+	uint64_t r = atomic_load_explicit(&k->root_of, memory_order_relaxed);
 
-	/* Tried, never waited for: a keep in progress answers no. */
-	if (pthread_mutex_trylock(&k->keeper))
-		return false;
-	same = k->pid == pid && k->proc_fd >= 0 && k->same_root;
-	pthread_mutex_unlock(&k->keeper);
-	return same;
+	return pid > 0 && r == ((uint64_t)pid << 1 | 1u);
 }
 
 struct keptmaps_copy *keptmaps_get(struct keptmaps *k, pid_t pid)

@@ -7,6 +7,7 @@
 #define COROTOP_KEPTMAPS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,10 +42,13 @@ struct keptmaps {
 	/* The keeper's own: held (tried, never waited for) by the thread
 	 * in keptmaps_keep, guarding the fields below. */
 	pthread_mutex_t keeper;
-	pid_t pid;	  /* the process proc_fd is; 0: none */
-	int proc_fd;	  /* /proc/PID, found ours when opened; -1: none */
-	bool refused;	  /* pid is not ours: never kept */
-	bool same_root;	  /* it sees our file system */
+	pid_t pid;	/* the process proc_fd is; 0: none */
+	int proc_fd;	/* /proc/PID, found ours when opened; -1: none */
+	bool refused;	/* pid is not ours: never kept */
+	bool same_root; /* it sees our file system */
+	/* pid << 1 | same_root, as last opened: read without the keeper's
+	 * lock (keptmaps_same_root), which a keep holds while it reads. */
+	_Atomic uint64_t root_of;
 	uint64_t next_ns; /* CLOCK_MONOTONIC of the next read due */
 	uint64_t seq;	  /* copies made */
 	char exe[4096];	  /* where /proc/PID/exe linked at the open */
