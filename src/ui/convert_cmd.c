@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "common/tmpbeside.h"
-#include "engine/convert.h"
+#include "convert/convert.h"
 
 static const char convert_usage[] =
 	"usage: corotop convert --to FORMAT FILE [-o OUT]\n"

@@ -46,16 +46,16 @@ ALLOWED = {
                'ui/settings'],
     'ui/memview': ['common', 'engine/cacheray', 'ui/term'],
     'ui/serve': ['common', 'engine', 'engine/ctp', 'ui/rows', 'ui/batch'],
+    'convert': ['common', 'engine/heph', 'engine/export', 'engine/symbols'],
     'ui': ['common', 'engine', 'engine/ctp', 'engine/cacheray', 'ui/rows',
            'ui/settings', 'ui/batch', 'ui/term', 'ui/tui', 'ui/memview',
-           'ui/serve'],
+           'ui/serve', 'convert'],
     'demo': [],
 }
 
 # What the UI may include of the engine.
 FACADE = {
     'engine/engine.h',          # the facade
-    'engine/convert.h',         # corotop convert's entry point
     'engine/ctp/snapshot.h',    # what a snapshot holds
     'engine/ctp/coro.h',        # ... its records (data only)
     'engine/ctp/lint.h',        # the lints' names and settings

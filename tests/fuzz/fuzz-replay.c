@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/convert.h"
+#include "convert/convert.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
 #include "engine/heph/replay.h"

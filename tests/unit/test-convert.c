@@ -1,6 +1,6 @@
 /*
  * test-convert: a Heph trace rewritten for other tools
- * (src/engine/convert.c), on traces built in memory and written with
+ * (src/convert/convert.c), on traces built in memory and written with
  * convert_write into open_memstream.
  *
  * chrome  the output is parsed by the strict checker (tests/common):
@@ -40,7 +40,7 @@
 #include <cmocka.h>
 
 #include "common/jsonstr.h"
-#include "engine/convert.h"
+#include "convert/convert.h"
 #include "engine/symbols/framenames.h"
 #include "engine/symbols/symname.h"
 #include "engine/heph/heph.h"

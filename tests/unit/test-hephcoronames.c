@@ -26,7 +26,7 @@
 
 #include <unistd.h>
 
-#include "engine/convert.h"
+#include "convert/convert.h"
 #include "engine/ctp/snapshot.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephcoronames.h"

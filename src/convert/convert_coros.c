@@ -13,7 +13,7 @@
  * are kept.
  */
 #define _GNU_SOURCE
-#include "engine/convert_coros.h"
+#include "convert/convert_coros.h"
 
 #include <stdlib.h>
 #include <string.h>

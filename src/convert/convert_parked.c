@@ -18,8 +18,8 @@
  * until it is folded.
  */
 #define _GNU_SOURCE
-#include "engine/convert.h"
-#include "engine/convert_coros.h"
+#include "convert/convert.h"
+#include "convert/convert_coros.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * reader of the compressed file sees them).  A plain trace is copied.
  */
 #define _GNU_SOURCE
-#include "engine/convert.h"
+#include "convert/convert.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -53,8 +53,8 @@
  * one entry per coroutine (with its WHERE, at most 120 bytes).
  */
 #define _GNU_SOURCE
-#include "engine/convert.h"
-#include "engine/convert_coros.h"
+#include "convert/convert.h"
+#include "convert/convert_coros.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/convert.h"
+#include "convert/convert.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephcoronames.h"
 #include "engine/heph/hephfile.h"
