@@ -37,7 +37,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "engine/cacheray/cacheray.h"
+#include "cacheray/cacheray.h"
 #include "ui/batch/batch_cacheray.h"
 
 #define GEN_BUF (1u << 20)

@@ -33,21 +33,20 @@ ALLOWED = {
     'engine/ppt': ['common', 'wire', 'engine/target'],
     'engine/heph': ['common', 'engine/ctp', 'engine/symbols'],
     'engine/export': ['common', 'wire'],
-    'engine/cacheray': ['common'],
+    'cacheray': ['common'],
     'engine': ['common', 'wire', 'engine/target', 'engine/symbols',
                'engine/ctp', 'engine/calltrace', 'engine/ppt',
-               'engine/heph', 'engine/export', 'engine/cacheray'],
+               'engine/heph', 'engine/export'],
     'ui/rows': ['common', 'engine', 'engine/ctp'],
     'ui/settings': ['common', 'engine', 'engine/ctp'],
-    'ui/batch': ['common', 'engine', 'engine/ctp', 'engine/cacheray',
-                 'ui/rows'],
+    'ui/batch': ['common', 'engine', 'engine/ctp', 'cacheray', 'ui/rows'],
     'ui/term': ['common'],
     'ui/tui': ['common', 'engine', 'engine/ctp', 'ui/term', 'ui/rows',
                'ui/settings'],
-    'ui/memview': ['common', 'engine/cacheray', 'ui/term'],
+    'ui/memview': ['common', 'cacheray', 'ui/term'],
     'ui/serve': ['common', 'engine', 'engine/ctp', 'ui/rows', 'ui/batch'],
     'convert': ['common', 'engine/heph', 'engine/export', 'engine/symbols'],
-    'ui': ['common', 'engine', 'engine/ctp', 'engine/cacheray', 'ui/rows',
+    'ui': ['common', 'engine', 'engine/ctp', 'cacheray', 'ui/rows',
            'ui/settings', 'ui/batch', 'ui/term', 'ui/tui', 'ui/memview',
            'ui/serve', 'convert'],
     'demo': [],
@@ -59,10 +58,6 @@ FACADE = {
     'engine/ctp/snapshot.h',    # what a snapshot holds
     'engine/ctp/coro.h',        # ... its records (data only)
     'engine/ctp/lint.h',        # the lints' names and settings
-    'engine/cacheray/cacheray.h',     # the memory report's reader
-    'engine/cacheray/cray_source.h',  # the memory view's input
-    'engine/cacheray/cray_snap.h',    # ... and what it draws from
-    'engine/cacheray/linetab.h',      # ... whose rows are cache lines
 }
 
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cacheray/cacheray.h"
+#include "cacheray/cacheray.h"
 #include "ui/batch/batch_cacheray.h"
 
 #define FUZZ_TRACE_MAX (1u << 16)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cacheray/cacheray.h"
+#include "cacheray/cacheray.h"
 #include "ui/batch/batch_cacheray.h"
 
 struct tw {

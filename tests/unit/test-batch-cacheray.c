@@ -25,7 +25,7 @@
 
 #include "json-check.h"
 #include "cacheray-trace.h"
-#include "engine/cacheray/cray_source.h"
+#include "cacheray/cray_source.h"
 
 static void test_json(void **state)
 {

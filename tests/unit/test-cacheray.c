@@ -1,5 +1,5 @@
 /*
- * cacheray: the Cacheray trace reader (src/engine/cacheray/cacheray.c,
+ * cacheray: the Cacheray trace reader (src/cacheray/cacheray.c,
  * cacheray_query.c, linetab.c).
  *
  * The main synthetic trace (cacheray-trace.h) has two threads writing two

@@ -18,7 +18,7 @@
 
 #include "cacheray-trace.h"
 #include "cray-fixture.h"
-#include "engine/cacheray/cray_snap.h"
+#include "cacheray/cray_snap.h"
 
 static struct cacheray *feed(const struct tw *w)
 {

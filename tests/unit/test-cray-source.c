@@ -26,7 +26,7 @@
 
 #include "cacheray-trace.h"
 #include "cray-fixture.h"
-#include "engine/cacheray/cray_source.h"
+#include "cacheray/cray_source.h"
 
 static char dir[64];
 

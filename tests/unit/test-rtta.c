@@ -1,6 +1,6 @@
 /*
  * rtta: the interval map behind Cacheray's type annotations
- * (src/engine/cacheray/rtta.c), against a byte-per-address model: random adds
+ * (src/cacheray/rtta.c), against a byte-per-address model: random adds
  * (overlapping ones drop the older regions whole), removes of live starts
  * and of random addresses, and after each step a lookup of every address --
  * the right region, or a gap that is free and as large as it can be.
@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "engine/cacheray/rtta.h"
+#include "cacheray/rtta.h"
 
 /* The interval map against a byte-per-address model. */
 static void test_rtta_model(void **state)

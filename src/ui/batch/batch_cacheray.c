@@ -5,7 +5,7 @@
  * The trace is read with read(2) in 256 KiB chunks (they stay in the
  * cache while the reader goes over them) until end of file, so a
  * regular file, stdin ("-") or a FIFO whose writer is still running all
- * work the same; each chunk goes to the streaming reader (engine/cacheray),
+ * work the same; each chunk goes to the streaming reader (src/cacheray),
  * which keeps only counters.  The report then has five parts: Totals,
  * Types (with per-offset member rows), Threads, Hot lines (the most
  * accessed 64-byte lines) and False-sharing suspects (lines written by one
@@ -26,7 +26,7 @@
 #include "ui/batch/batch_cacheray.h"
 
 #include "common/jsonstr.h"
-#include "engine/cacheray/cray_source.h"
+#include "cacheray/cray_source.h"
 
 #include <errno.h>
 #include <fcntl.h>

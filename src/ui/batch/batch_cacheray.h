@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "engine/cacheray/cacheray.h"
+#include "cacheray/cacheray.h"
 
 /* Rows per section in the text report (and hot lines / suspects in JSON). */
 #define BATCH_CACHERAY_ROWS 20

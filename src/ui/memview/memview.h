@@ -25,8 +25,8 @@
 
 #include "ui/memview/memview_keys.h"
 #include "ui/memview/memview_rows.h"
-#include "engine/cacheray/cray_snap.h"
-#include "engine/cacheray/cray_source.h"
+#include "cacheray/cray_snap.h"
+#include "cacheray/cray_source.h"
 #include "ui/term/keys.h"
 #include "ui/term/list.h"
 

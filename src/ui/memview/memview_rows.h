@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/cacheray/cray_snap.h"
+#include "cacheray/cray_snap.h"
 #include "ui/memview/memview_tabs.h"
 
 struct memview_rows {

@@ -6,9 +6,9 @@
 #ifndef COROTOP_CACHERAY_INTERNAL_H
 #define COROTOP_CACHERAY_INTERNAL_H
 
-#include "engine/cacheray/cacheray.h"
+#include "cacheray/cacheray.h"
 #include "common/hashidx.h"
-#include "engine/cacheray/rtta.h"
+#include "cacheray/rtta.h"
 
 #define CACHERAY_FLAGS                                                         \
 	(CACHERAY_EVENT_MASK_ATOMIC | CACHERAY_EVENT_MASK_UNALIGNED)

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/cacheray/linetab.h"
+#include "cacheray/linetab.h"
 
 /* The record type byte. */
 enum cacheray_event {

@@ -11,7 +11,7 @@
  * a pause stands on, which has them all (cray_snap_take_all), since a
  * type opened later must show counts of the same moment as the rest.
  */
-#include "engine/cacheray/cray_snap.h"
+#include "cacheray/cray_snap.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * cray_source: where the memory view's Cacheray trace comes from -- a
  * regular file, stdin ("-") or a FIFO still being written -- read without
  * blocking, a budget at a time, into the streaming reader
- * (engine/cacheray), with the reading's state for the header.  No curses,
+ * (src/cacheray), with the reading's state for the header.  No curses,
  * no event loop: the view decides when to call cray_source_read.  See
  * cray_source.c.
  */
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "engine/cacheray/cacheray.h"
+#include "cacheray/cacheray.h"
 
 enum cray_state {
 	CRAY_READING = 0,

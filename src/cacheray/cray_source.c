@@ -26,7 +26,7 @@
  * closed so that its writer gets EPIPE rather than blocking forever.
  */
 #define _GNU_SOURCE
-#include "engine/cacheray/cray_source.h"
+#include "cacheray/cray_source.h"
 
 #include <errno.h>
 #include <fcntl.h>

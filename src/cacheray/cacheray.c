@@ -43,7 +43,7 @@
  * Only a record cut by the end of a chunk is copied (into `pend`, at most
  * CACHERAY_RECORD_MAX bytes) and completed by the next chunk.
  */
-#include "engine/cacheray/cacheray.h"
+#include "cacheray/cacheray.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -51,7 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cacheray/cacheray_internal.h"
+#include "cacheray/cacheray_internal.h"
 #include "common/hash.h"
 
 __attribute__((format(printf, 3, 4))) static void

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cacheray/cacheray_internal.h"
+#include "cacheray/cacheray_internal.h"
 
 const char *cacheray_error(const struct cacheray *c, uint64_t *offset)
 {

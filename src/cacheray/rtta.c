@@ -24,7 +24,7 @@
  * neighbouring regions, so the caller's one-entry cache also catches runs
  * of untyped accesses.
  */
-#include "engine/cacheray/rtta.h"
+#include "cacheray/rtta.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/cacheray/cacheray.h"
+#include "cacheray/cacheray.h"
 
 /* Lines kept per list (hot, suspects). */
 #define CRAY_SNAP_LINES 1000u

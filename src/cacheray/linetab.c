@@ -17,7 +17,7 @@
  * Selection of the hottest lines happens at report time: one pass with a
  * min-heap of the N best, O(lines log N).
  */
-#include "engine/cacheray/linetab.h"
+#include "cacheray/linetab.h"
 
 #include <stdlib.h>
 #include <string.h>
