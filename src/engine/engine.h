@@ -561,4 +561,35 @@ const char *engine_output_error(void);
 /* --record: the recording's statistics (zeros without one). */
 void engine_record_stats(struct engine *e, struct recorder_stats *out);
 
+/*
+ * One frame of the engine's state, as a front-end draws it: the snapshot,
+ * the statistics, the ppt buffers' states, the CallTrace statistics and
+ * the top hot stacks -- one call (engine_frame_take) instead of six, the
+ * same for batch output and corotop serve.  The frame's arrays are reused
+ * from take to take.
+ */
+struct engine_frame {
+	struct snapshot snap;
+	struct engine_stats stats;
+	struct engine_ppt_info ppt;
+	struct engine_ppt_buffer buf[ENGINE_PPT_MAX_BUFFERS];
+	size_t nbuf;
+	struct engine_calltrace_stats ct;
+	struct engine_hot_stack *hot; /* hot_max of them (NULL: none) */
+	size_t nhot;
+	/* What take asks for the hot stacks: at most hot_max, every
+	 * coroutine's by total weight; merged into rows at hot_by
+	 * (engine_hot_rows), or the stacks as kept (engine_hot_stacks). */
+	size_t hot_max;
+	bool hot_merged;
+	enum engine_hot_by hot_by;
+};
+
+/* A frame with room for hot_max hot stacks; false: out of memory. */
+bool engine_frame_init(struct engine_frame *f, size_t hot_max, bool merged,
+		       enum engine_hot_by by);
+void engine_frame_finish(struct engine_frame *f);
+/* The engine's state now, into f. */
+void engine_frame_take(struct engine *e, struct engine_frame *f);
+
 #endif

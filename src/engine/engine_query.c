@@ -509,3 +509,44 @@ void engine_symbolize_pid(struct engine *e, pid_t pid)
 	symtab_set_pid(&e->symtab, pid);
 	namecache_clear(e->names);
 }
+
+bool engine_frame_init(struct engine_frame *f, size_t hot_max, bool merged,
+		       enum engine_hot_by by)
+{
+	memset(f, 0, sizeof(*f));
+	snapshot_init(&f->snap);
+	f->hot_merged = merged;
+	f->hot_by = by;
+	if (!hot_max)
+		return true;
+	f->hot = calloc(hot_max, sizeof(*f->hot));
+	f->hot_max = f->hot ? hot_max : 0;
+	return f->hot != NULL;
+}
+
+void engine_frame_finish(struct engine_frame *f)
+{
+	snapshot_finish(&f->snap);
+	free(f->hot);
+	f->hot = NULL;
+	f->hot_max = f->nhot = 0;
+}
+
+void engine_frame_take(struct engine *e, struct engine_frame *f)
+{
+	engine_snapshot(e, &f->snap);
+	engine_stats(e, &f->stats);
+	engine_calltrace_stats(e, &f->ct);
+	f->nhot = 0;
+	if (f->ct.enabled && f->hot_max)
+		f->nhot =
+			f->hot_merged
+				? engine_hot_rows(e, 0, ENGINE_HOT_BY_TOTAL,
+						  f->hot_by, f->hot, f->hot_max)
+				: engine_hot_stacks(e, 0, ENGINE_HOT_BY_TOTAL,
+						    f->hot, f->hot_max);
+	engine_ppt_info(e, &f->ppt);
+	f->nbuf = f->ppt.enabled ? engine_ppt_buffers(e, f->buf,
+						      ENGINE_PPT_MAX_BUFFERS)
+				 : 0;
+}

@@ -204,7 +204,7 @@ static void test_help_version_and_reparse(void **state)
 	assert_int_equal(PARSE("--help"), CLI_HELP);
 	assert_int_equal(PARSE("-V"), CLI_VERSION);
 	assert_int_equal(PARSE("--version"), CLI_VERSION);
-	assert_non_null(strstr(cli_usage, "--shm"));
+	assert_non_null(strstr(cli_usage_text(), "--shm"));
 	/* A second parse starts from scratch (getopt state reset). */
 	assert_int_equal(PARSE("-n", "2", "-b", "x"), CLI_OK);
 	assert_int_equal(PARSE("-d", "4", "y"), CLI_OK);
@@ -393,8 +393,8 @@ static void test_runtime_patterns(void **state)
 	expect_error(PARSE("--runtime=a", "--runtime=b", "x"), "given twice");
 	expect_error(PARSE("--runtime"), "needs a value");
 	expect_error(PARSE("--runtime=a", "--replay", "r.heph"), "--runtime");
-	assert_non_null(strstr(cli_usage, "--runtime LIST"));
-	assert_non_null(strstr(cli_usage, "--own-lib LIST"));
+	assert_non_null(strstr(cli_usage_text(), "--runtime LIST"));
+	assert_non_null(strstr(cli_usage_text(), "--own-lib LIST"));
 }
 
 static void test_mode_errors(void **state)

@@ -83,5 +83,8 @@ void batch_print_buffers_json(FILE *f, int pid,
 			      const struct engine_buffer_list *l);
 void batch_print_buffers_text(FILE *f, int pid,
 			      const struct engine_buffer_list *l);
+/* corotop -p PID --list-buffers: read-only, text or JSON, on out; the
+ * exit status (1: the process could not be read, said on stderr). */
+int batch_list_buffers(int pid, bool json, FILE *out);
 
 #endif

@@ -284,3 +284,20 @@ void batch_print_buffers_text(FILE *f, int pid,
 	if (l->warning[0])
 		fprintf(f, "skipped: %s\n", l->warning);
 }
+
+int batch_list_buffers(int pid, bool json, FILE *out)
+{
+	struct engine_buffer_list l;
+	char err[512];
+
+	if (!engine_list_buffers(pid, &l, err, sizeof(err))) {
+		fprintf(stderr, "corotop: %s\n", err);
+		return 1;
+	}
+	if (json)
+		batch_print_buffers_json(out, pid, &l);
+	else
+		batch_print_buffers_text(out, pid, &l);
+	engine_buffer_list_finish(&l);
+	return 0;
+}

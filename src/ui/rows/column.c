@@ -313,3 +313,21 @@ int column_find(const char *name)
 			return i;
 	return -1;
 }
+
+void column_hide_unlisted(const char *list, bool *hidden)
+{
+	char buf[256], *save = NULL;
+
+	if (!*list)
+		return;
+	for (int c = 0; c < COL_COUNT; c++)
+		hidden[c] = c != COL_ID;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *w = strtok_r(buf, ",", &save); w;
+	     w = strtok_r(NULL, ",", &save)) {
+		int c = column_find(w);
+
+		if (c >= 0)
+			hidden[c] = false;
+	}
+}

@@ -51,5 +51,8 @@ extern const struct column column_table[COL_COUNT];
 
 /* Column by name or title (case-insensitive), or -1. */
 int column_find(const char *name);
+/* Hide (hidden[c] true) the columns not named in list, comma-separated
+ * (a config's "columns"); "" hides none.  ID is always shown. */
+void column_hide_unlisted(const char *list, bool *hidden);
 
 #endif

@@ -35,7 +35,9 @@
 
 #include "common/clock.h"
 #include "ui/batch/batch.h"
-#include "ui/rows/order.h"
+#include "ui/batch/batch_loop.h"
+#include "ui/batch/ticker.h"
+#include "ui/rows/rowset.h"
 #include "ui/serve/http.h"
 #include "ui/serve/metrics.h"
 
@@ -43,16 +45,9 @@
 #define SERVE_JSON_MAX 2
 
 struct serve_state {
-	unsigned refs; /* under serve.lock */
-	struct snapshot snap;
-	struct engine_stats stats;
-	struct engine_ppt_info ppt;
-	struct engine_ppt_buffer buf[ENGINE_PPT_MAX_BUFFERS];
-	size_t nbuf;
-	struct engine_calltrace_stats ct;
-	struct engine_hot_stack *hot; /* options.hot_stacks of them */
-	size_t nhot;
-	char *text[2]; /* metrics, by enum metrics_format */
+	unsigned refs;		   /* under serve.lock */
+	struct engine_frame frame; /* options.hot_stacks stacks, as kept */
+	char *text[2];		   /* metrics, by enum metrics_format */
 	size_t len[2];
 	struct serve_json *json; /* its /snapshot, once asked for */
 };
@@ -65,9 +60,7 @@ struct serve {
 	struct serve_state *cur, *spare;
 	/* One /snapshot render at a time; engine_stop takes it too. */
 	pthread_mutex_t json_lock;
-	struct order order; /* json_lock */
-	uint32_t *idx;
-	size_t cap_idx;
+	struct rowset rows;   /* json_lock */
 	struct webconfig web; /* --web-config (empty without) */
 	/* Rendered /snapshot bodies alive, and the newest (lock). */
 	unsigned njson;
@@ -82,8 +75,7 @@ static void serve_state_free(struct serve_state *st)
 	if (!st)
 		return;
 	serve_json_put(st->json);
-	snapshot_finish(&st->snap);
-	free(st->hot);
+	engine_frame_finish(&st->frame);
 	free(st->text[0]);
 	free(st->text[1]);
 	free(st);
@@ -95,9 +87,9 @@ static struct serve_state *serve_state_new(const struct serve *s)
 
 	if (!st)
 		return NULL;
-	snapshot_init(&st->snap);
-	if (s->o.hot_stacks)
-		st->hot = calloc(s->o.hot_stacks, sizeof(*st->hot));
+	/* Without memory for the hot stacks, /snapshot has none. */
+	engine_frame_init(&st->frame, s->o.hot_stacks, false,
+			  ENGINE_HOT_BY_FUNCTION);
 	return st;
 }
 
@@ -122,11 +114,11 @@ static bool serve_render(struct serve_state *st, unsigned top_where,
 			 enum metrics_format fmt)
 {
 	struct metrics_input in = {
-		.s = &st->snap,
-		.stats = &st->stats,
-		.ppt = &st->ppt,
-		.buf = st->buf,
-		.nbuf = st->nbuf,
+		.s = &st->frame.snap,
+		.stats = &st->frame.stats,
+		.ppt = &st->frame.ppt,
+		.buf = st->frame.buf,
+		.nbuf = st->frame.nbuf,
 		.top_where = top_where,
 	};
 	char *text = NULL;
@@ -169,17 +161,7 @@ void serve_refresh(struct serve *s, struct engine *e)
 		st = serve_state_new(s);
 	if (!st)
 		return; /* out of memory: the previous state stays */
-	engine_snapshot(e, &st->snap);
-	engine_stats(e, &st->stats);
-	engine_ppt_info(e, &st->ppt);
-	st->nbuf = st->ppt.enabled ? engine_ppt_buffers(e, st->buf,
-							ENGINE_PPT_MAX_BUFFERS)
-				   : 0;
-	engine_calltrace_stats(e, &st->ct);
-	st->nhot = st->ct.enabled && st->hot
-			   ? engine_hot_stacks(e, 0, ENGINE_HOT_BY_TOTAL,
-					       st->hot, s->o.hot_stacks)
-			   : 0;
+	engine_frame_take(e, &st->frame);
 	if (!serve_render(st, s->o.top_where, METRICS_PROMETHEUS) ||
 	    !serve_render(st, s->o.top_where, METRICS_OPENMETRICS)) {
 		fprintf(stderr, "corotop serve: out of memory rendering the "
@@ -212,48 +194,6 @@ static bool serve_metrics(void *ctx, enum metrics_format fmt, char **body,
 	}
 	pthread_mutex_unlock(&s->lock);
 	return ok;
-}
-
-static const char *serve_frame_name(void *ctx, uint64_t addr, bool leaf,
-				    bool full, char *buf, size_t len)
-{
-	return engine_frame_name(ctx, addr, leaf, full, buf, len);
-}
-
-static size_t serve_parked(void *ctx, const struct model_coro *c,
-			   uint64_t *frames, size_t max, uint64_t *trace_id)
-{
-	return engine_parked_stack_of(ctx, c, frames, max, trace_id);
-}
-
-/* The rows as batch mode prints them (json_lock held); NULL: all, in
- * snapshot order (no memory). */
-static const uint32_t *serve_rows(struct serve *s, const struct snapshot *snap,
-				  size_t *n)
-{
-	struct filter none;
-	struct filter *f = s->o.filter;
-	const uint32_t *idx = NULL;
-
-	if (snap->count > s->cap_idx) {
-		uint32_t *p = realloc(s->idx, snap->count * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		s->idx = p;
-		s->cap_idx = snap->count;
-	}
-	if (!f) {
-		filter_init(&none);
-		f = &none;
-	}
-	*n = filter_select(f, snap, s->idx);
-	if (order_sort(&s->order, snap, s->idx, *n, s->o.sort_column, false,
-		       false))
-		idx = s->idx;
-	if (f == &none)
-		filter_finish(&none);
-	return idx;
 }
 
 /* One /snapshot rendered: every answer that sends it holds a reference,
@@ -298,8 +238,9 @@ static struct serve_json *serve_json_render(struct serve *s,
 					    struct serve_state *st)
 {
 	struct batch_ppt_buffer pb[ENGINE_PPT_MAX_BUFFERS];
-	struct batch_ppt ppt = {0};
-	struct batch_hot hot = {0};
+	struct batch_ppt ppt;
+	struct batch_hot hot;
+	struct rowset_order order = {.column = s->o.sort_column};
 	struct serve_json *j = calloc(1, sizeof(*j));
 	const uint32_t *idx;
 	size_t n = 0;
@@ -313,20 +254,11 @@ static struct serve_json *serve_json_render(struct serve *s,
 		free(j);
 		return NULL;
 	}
-	ppt.info = st->ppt;
-	for (size_t i = 0; i < st->nbuf; i++)
-		pb[i] = (struct batch_ppt_buffer){
-			.b = st->buf[i], .desc = engine_ppt_desc(s->engine, i)};
-	ppt.buf = pb;
-	ppt.n = st->nbuf;
-	hot = (struct batch_hot){.s = st->hot,
-				 .n = st->nhot,
-				 .ct = &st->ct,
-				 .name = serve_frame_name,
-				 .parked = serve_parked,
-				 .ctx = s->engine};
-	idx = serve_rows(s, &st->snap, &n);
-	batch_print_json(f, &st->snap, idx, n, &hot, &ppt);
+	batch_ppt_of(&ppt, pb, s->engine, &st->frame);
+	batch_hot_of(&hot, s->engine, &st->frame, false);
+	/* The rows as batch mode prints them. */
+	idx = rowset_rows(&s->rows, &st->frame.snap, s->o.filter, &order, &n);
+	batch_print_json(f, &st->frame.snap, idx, n, &hot, &ppt);
 	if (fclose(f)) {
 		free(j->data);
 		free(j);
@@ -390,8 +322,8 @@ static const char *serve_unhealthy(void *ctx)
 	pthread_mutex_lock(&s->lock);
 	if (!s->cur)
 		why = "starting";
-	else if (s->cur->snap.error)
-		why = s->cur->snap.error; /* engine-owned: outlives us */
+	else if (s->cur->frame.snap.error)
+		why = s->cur->frame.snap.error; /* engine-owned: outlives us */
 	pthread_mutex_unlock(&s->lock);
 	return why;
 }
@@ -411,7 +343,7 @@ struct serve *serve_create(const struct serve_options *o, bool *usage,
 	s->o = *o;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->json_lock, NULL);
-	order_init(&s->order);
+	rowset_init(&s->rows);
 	src = (struct http_source){.metrics = serve_metrics,
 				   .snapshot = serve_snapshot,
 				   .unhealthy = serve_unhealthy,
@@ -449,11 +381,11 @@ static int serve_status(const struct snapshot *snap)
 
 int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 {
-	uint64_t period = (uint64_t)s->o.delay_tenths * 100000000u;
-	uint64_t next = clock_now_ns(CLOCK_MONOTONIC) + period;
+	struct ticker t;
 	bool ended = false;
 	int status = 0;
 
+	ticker_init(&t, s->o.delay_tenths, true);
 	s->engine = e;
 	serve_refresh(s, e);
 	/* Said once there is something to serve: a client that waits for
@@ -461,21 +393,12 @@ int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 	fprintf(stderr, "corotop serve: listening on %s://%s/\n",
 		http_scheme(s->http), http_address(s->http));
 	for (;;) {
-		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
-		/* At least once a second: the connections' deadlines. */
-		struct timespec wait = {ended ? 1 : 0, 0};
-		siginfo_t si;
 		int sig;
 
 		http_sweep(s->http);
-		if (!ended && now < next) {
-			wait.tv_sec = (time_t)((next - now) / 1000000000u);
-			wait.tv_nsec = (long)((next - now) % 1000000000u);
-		}
-		if (wait.tv_sec >= 1)
-			wait = (struct timespec){1, 0};
-		sig = sigtimedwait(sigs, &si, &wait);
-		if (sig == SIGCHLD) {
+		/* At least once a second: the connections' deadlines. */
+		switch (ticker_wait(&t, sigs, 1000000000u, !ended, &sig)) {
+		case TICKER_CHILD:
 			if (ended || !engine_reap(e))
 				continue;
 			/* Its last words harvested, then kept as they are. */
@@ -485,7 +408,7 @@ int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 			serve_refresh(s, e);
 			ended = true;
 			pthread_mutex_lock(&s->lock);
-			status = s->cur ? serve_status(&s->cur->snap) : 1;
+			status = s->cur ? serve_status(&s->cur->frame.snap) : 1;
 			pthread_mutex_unlock(&s->lock);
 			fprintf(stderr,
 				"corotop serve: the target exited (status "
@@ -493,21 +416,16 @@ int serve_run(struct serve *s, struct engine *e, const sigset_t *sigs)
 				"SIGTERM\n",
 				status);
 			continue;
-		}
-		if (sig == SIGWINCH)
-			continue;
-		if (sig > 0)
+		case TICKER_SIGNAL:
 			return ended ? status : 128 + sig;
-		if (sig < 0 && errno != EAGAIN && errno != EINTR)
+		case TICKER_FAILED:
 			return 1;
-		if (ended || clock_now_ns(CLOCK_MONOTONIC) < next)
+		case TICKER_IDLE:
 			continue;
-		next += period;
-		/* Behind by more than a period (a stopped process): start
-		 * the schedule over rather than refresh in a burst. */
-		if (next < clock_now_ns(CLOCK_MONOTONIC))
-			next = clock_now_ns(CLOCK_MONOTONIC) + period;
-		serve_refresh(s, e);
+		case TICKER_TICK:
+			serve_refresh(s, e);
+			continue;
+		}
 	}
 }
 
@@ -519,8 +437,7 @@ void serve_destroy(struct serve *s)
 	if (s->cur)
 		serve_state_free(s->cur);
 	serve_state_free(s->spare);
-	order_finish(&s->order);
-	free(s->idx);
+	rowset_finish(&s->rows);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->json_lock);
 	webconfig_finish(&s->web);

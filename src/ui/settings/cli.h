@@ -75,6 +75,22 @@ struct cli {
 
 enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 			  size_t errlen);
-extern const char cli_usage[];
+/* --help: the synopsis, then a line or more per option of cli.c's table. */
+const char *cli_usage_text(void);
+/* The engine_config fields the options given fill in (the rest keep what
+ * cfg had: engine_config_defaults). */
+struct engine_config;
+void cli_engine_config(const struct cli *c, struct engine_config *cfg);
+/* The paths on the command line, before anything opens them (and before
+ * the signals are blocked): a FIFO given as a file would make the open
+ * wait forever, and a profile that can not be written would be lost at
+ * the end of a long run.  --cacheray reads a FIFO on purpose.  False
+ * with the message in err (a usage error). */
+bool cli_check_paths(const struct cli *cli, char *err, size_t errlen);
+/* corotop serve watches a target: --listen, --web-config and --top-where
+ * are its own, and what only prints (-n) or reads a file has no place in
+ * it.  False with the message in err (a usage error). */
+bool cli_check_serve(const struct cli *cli, bool serve, char *err,
+		     size_t errlen);
 
 #endif
