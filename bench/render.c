@@ -310,6 +310,7 @@ int main(int argc, char **argv)
 	t.selected_id = UINT64_MAX;
 	t.lints = cfg.lints; /* every column shown: t.hidden stays false */
 	filter_init(&t.filter);
+	rowset_init(&t.rowset);
 	snapshot_init(&t.snap);
 
 	t0 = clock_now_ns(CLOCK_MONOTONIC);
@@ -347,8 +348,7 @@ int main(int argc, char **argv)
 	filter_finish(&t.filter);
 	snapshot_finish(&t.snap);
 	free(t.rows);
-	free(t.idx);
-	order_finish(&t.order);
+	rowset_finish(&t.rowset);
 	free(c);
 	for (int p = 0; p < P_COUNT; p++)
 		free(samples[p]);

@@ -58,26 +58,24 @@ static const struct model_coro *table_view_selected(const struct tui *t)
 static bool table_grow(struct tui *t, size_t need)
 {
 	return grow_array((void **)&t->rows, &t->cap_rows, need,
-			  sizeof(*t->rows)) &&
-	       grow_array((void **)&t->idx, &t->cap_idx, need, sizeof(*t->idx));
+			  sizeof(*t->rows));
 }
 
-/* t->rows from the sorted indexes, with a header row before each thread's
- * rows when grouping. */
-static size_t table_fill(struct tui *t, size_t n)
+/* t->rows from the sorted indexes idx[0..n), with a header row before
+ * each thread's rows when grouping. */
+static size_t table_fill(struct tui *t, const uint32_t *idx, size_t n)
 {
 	const struct model_coro *c = t->snap.coro;
 	size_t out = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		uint32_t k = t->idx[i];
+		uint32_t k = idx[i];
 
 		if (t->group_by_thread &&
-		    (!i || c[t->idx[i - 1]].last_tid != c[k].last_tid)) {
+		    (!i || c[idx[i - 1]].last_tid != c[k].last_tid)) {
 			size_t end = i + 1;
 
-			while (end < n &&
-			       c[t->idx[end]].last_tid == c[k].last_tid)
+			while (end < n && c[idx[end]].last_tid == c[k].last_tid)
 				end++;
 			t->rows[out++] = (struct tui_row){
 				.coro = UINT32_MAX,
@@ -92,6 +90,9 @@ static size_t table_fill(struct tui *t, size_t n)
 
 void table_view_rebuild(struct tui *t)
 {
+	struct rowset_order order = {.column = t->sort_column,
+				     .invert = t->sort_invert,
+				     .group = t->group_by_thread};
 	size_t n, i;
 
 	/* Worst case: every coroutine on its own thread, plus headers. */
@@ -102,12 +103,10 @@ void table_view_rebuild(struct tui *t)
 	t->named = false;
 	for (i = 0; i < t->snap.count && !t->named; i++)
 		t->named = t->snap.coro[i].name != 0;
-	n = filter_select(&t->filter, &t->snap, t->idx);
-	if (!order_sort(&t->order, &t->snap, t->idx, n, t->sort_column,
-			t->sort_invert, t->group_by_thread))
+	if (!rowset_select(&t->rowset, &t->snap, &t->filter, &order, &n))
 		snprintf(t->message, sizeof(t->message),
 			 "out of memory: rows are not sorted");
-	n = t->nrows = table_fill(t, n);
+	n = t->nrows = table_fill(t, t->rowset.idx, n);
 	/* Keep the selection on the same coroutine: find its record (one
 	 * sequential pass), then its row (rows are small), rather than
 	 * chasing every row into the snapshot. */

@@ -512,7 +512,7 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	/* A live table waits for a coroutine's first switch (filter.h). */
 	if (!t.replay)
 		t.filter.unswitched_ns = FILTER_UNSWITCHED_NS;
-	order_init(&t.order);
+	rowset_init(&t.rowset);
 	if (opt->filter &&
 	    !filter_set(&t.filter, opt->filter, err, sizeof(err))) {
 		fprintf(stderr, "corotop: -F: %s\n", err);
@@ -582,8 +582,7 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 					: t.snap.target.exit_code;
 	snapshot_finish(&t.snap);
 	free(t.rows);
-	free(t.idx);
-	order_finish(&t.order);
+	rowset_finish(&t.rowset);
 	tui_views_destroy(&t);
 	return t.exit_status;
 }

@@ -36,7 +36,7 @@
 #include "ui/rows/column.h"
 #include "ui/rows/filter.h"
 #include "ui/tui/keymap.h"
-#include "ui/rows/order.h"
+#include "ui/rows/rowset.h"
 #include "ui/term/keys.h"
 #include "ui/term/list.h"
 #include "ui/term/text.h"
@@ -100,9 +100,7 @@ struct tui {
 	 * bench/render.c sets them to draw the table alone.) */
 	struct tui_row *rows;
 	size_t nrows, cap_rows;
-	size_t cap_idx;	    /* idx's capacity (grow_array) */
-	uint32_t *idx;	    /* rebuild's scratch: filtered, then sorted */
-	struct order order; /* the sort's buffers */
+	struct rowset rowset; /* rebuild's: filtered, then sorted */
 	/* The table's cursor: a term_list, whose two fields bench/render.c
 	 * also sets by name. */
 	union {
