@@ -46,7 +46,7 @@ struct engine;
  * What differs between the engine's modes -- launch (start the target on a
  * region we create), observe (borrow another's region), attach (a running
  * process, through its ppt buffers), replay (a recording, no threads) and
- * serve (a region for a probe in this very process: tests, benchmarks):
+ * in-process (a region for a probe in this very process: tests, benchmarks):
  * one const table (engine_mode.c) instead of tests of the mode.
  */
 struct engine_mode {

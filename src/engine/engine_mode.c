@@ -43,7 +43,7 @@ enum engine_mode_id {
 	ENGINE_OBSERVE,
 	ENGINE_ATTACH,
 	ENGINE_REPLAY,
-	ENGINE_SERVE,
+	ENGINE_IN_PROCESS, /* a region for a probe in this very process */
 };
 
 /* Where the target's stdin, stdout and stderr go (enum engine_output);
@@ -222,9 +222,9 @@ static const struct engine_mode engine_modes[] = {
 			   .history = engine_rp_snapshot,
 			   .watch = engine_rp_watch,
 			   .parked = replay_parked},
-	[ENGINE_SERVE] = {.name = "serve",
-			  .start = engine_live_start,
-			  ENGINE_LIVE_OPS},
+	[ENGINE_IN_PROCESS] = {.name = "in-process",
+			       .start = engine_live_start,
+			       ENGINE_LIVE_OPS},
 };
 
 const struct engine_mode *engine_mode_of(const struct engine_config *cfg)
@@ -237,5 +237,5 @@ const struct engine_mode *engine_mode_of(const struct engine_config *cfg)
 		return &engine_modes[ENGINE_OBSERVE];
 	if (cfg->argv)
 		return &engine_modes[ENGINE_LAUNCH];
-	return &engine_modes[ENGINE_SERVE];
+	return &engine_modes[ENGINE_IN_PROCESS];
 }
