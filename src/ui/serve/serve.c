@@ -2,17 +2,18 @@
  * serve: the engine published over HTTP.
  *
  * The main thread owns the engine, as in batch mode: every refresh period
- * it takes one snapshot (engine_snapshot: the only time the model's lock
- * is held), the engine's statistics, the ppt buffers and the hot stacks,
- * renders the metrics in both formats, and publishes the lot as one
+ * (ticker.c) it takes one frame (engine_frame_take: the snapshot -- the
+ * only time the model's lock is held -- the engine's statistics, the ppt
+ * buffers and the hot stacks), renders the metrics in both formats, and
+ * publishes the lot as one
  * immutable, reference-counted state.  A scrape only copies the rendered
  * text of the latest state under serve's own lock: however many scrapes
  * come, and however slowly they read, the engine's lock is taken once per
  * refresh, and the harvest thread never waits for a client.
  *
  * /snapshot renders batch mode's JSON object from the state it holds a
- * reference to (the rows ordered as batch mode orders them: -F and
- * --sort), one render at a time (json_lock: the frame names and parked
+ * reference to (the rows chosen as batch mode chooses them, rowset.c: -F
+ * and --sort), one render at a time (json_lock: the frame names and parked
  * stacks it asks the engine for are asked by one thread at a time, as in
  * batch mode; engine_stop waits for it).  Its "ppt" member has each
  * buffer's state but no frames: those are batch mode's "since the
