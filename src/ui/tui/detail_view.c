@@ -25,6 +25,42 @@
 #include "engine/ctp/lint.h"
 #include "ui/tui/tui.h"
 
+/* The view's own state (t->view_state[VIEW_DETAIL]): its vertical and
+ * horizontal scroll, its content's height and width when last drawn, and
+ * whether its parked stack lists every frame (E) or the first few and
+ * "...". */
+struct detail_view {
+	int top;
+	int height;
+	int left;
+	int width;
+	bool all_frames;
+};
+
+static struct detail_view *detail_of(const struct tui *t)
+{
+	return t->view_state[VIEW_DETAIL];
+}
+
+static void *detail_view_create(struct tui *t)
+{
+	(void)t;
+	return calloc(1, sizeof(struct detail_view));
+}
+
+static void detail_view_destroy(void *state)
+{
+	free(state);
+}
+
+void detail_view_forget(struct tui *t)
+{
+	struct detail_view *d = detail_of(t);
+
+	if (d)
+		d->top = 0;
+}
+
 static const struct model_coro *detail_find(const struct tui *t)
 {
 	for (size_t i = 0; i < t->snap.count; i++)
@@ -251,11 +287,12 @@ static int detail_lints(struct tui *t, const struct model_coro *c, int y)
 /* Where it is parked (the captured stack) and where its CPU went. */
 static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
 {
+	struct detail_view *d = detail_of(t);
 	uint64_t frames[DETAIL_PARKED_MAX], trace = 0;
 	struct engine_hot_stack hs[DETAIL_HOT_STACKS];
 	char line[512];
-	size_t n, shown = t->detail_all_frames ? DETAIL_PARKED_MAX
-					       : DETAIL_PARKED_FRAMES;
+	size_t n, shown = d->all_frames ? DETAIL_PARKED_MAX
+					: DETAIL_PARKED_FRAMES;
 	bool parked;
 
 	n = c->state == MODEL_SUSPENDED
@@ -301,6 +338,7 @@ static int detail_stacks(struct tui *t, const struct model_coro *c, int y)
  * the screen. */
 static void detail_draw_bar(struct tui *t, int shown)
 {
+	struct detail_view *d = detail_of(t);
 	static const struct {
 		const char *key, *label;
 	} bar[] = {
@@ -308,10 +346,10 @@ static void detail_draw_bar(struct tui *t, int shown)
 		{"F1", "Help"},	 {"q", "Quit"},
 	};
 	char where[48], cols[32] = "";
-	int right = t->detail_left + t->cols;
+	int right = d->left + t->cols;
 
-	if (right > t->detail_width)
-		right = t->detail_width;
+	if (right > d->width)
+		right = d->width;
 
 	move(t->lines - 1, 0);
 	clrtoeol();
@@ -321,13 +359,13 @@ static void detail_draw_bar(struct tui *t, int shown)
 			return;
 	/* Scrolled right: from which column, as "lines" says from which
 	 * line. */
-	if (t->detail_left)
-		snprintf(cols, sizeof(cols), "cols %d-%d of %d",
-			 t->detail_left + 1, right, t->detail_width);
-	if (t->detail_height > shown)
+	if (d->left)
+		snprintf(cols, sizeof(cols), "cols %d-%d of %d", d->left + 1,
+			 right, d->width);
+	if (d->height > shown)
 		snprintf(where, sizeof(where), "lines %d-%d of %d%s%s",
-			 t->detail_top + 1, t->detail_top + shown,
-			 t->detail_height, cols[0] ? ", " : "", cols);
+			 d->top + 1, d->top + shown, d->height,
+			 cols[0] ? ", " : "", cols);
 	else if (cols[0])
 		snprintf(where, sizeof(where), "%s", cols);
 	else
@@ -335,8 +373,8 @@ static void detail_draw_bar(struct tui *t, int shown)
 	/* (On a narrow screen the columns alone, short, when both do not
 	 * fit.) */
 	if (getcurx(stdscr) + (int)strlen(where) >= t->cols && cols[0])
-		snprintf(where, sizeof(where), "cols %d-%d/%d",
-			 t->detail_left + 1, right, t->detail_width);
+		snprintf(where, sizeof(where), "cols %d-%d/%d", d->left + 1,
+			 right, d->width);
 	if (getcurx(stdscr) + (int)strlen(where) < t->cols)
 		term_text(t->lines - 1, t->cols - 1 - (int)strlen(where),
 			  A_NORMAL, "%s", where);
@@ -347,8 +385,9 @@ static void detail_draw_bar(struct tui *t, int shown)
  * back (tui.c). */
 static int detail_view_hscroll(struct tui *t, int dir)
 {
-	int most = t->detail_width - t->cols;
-	int to = t->detail_left + dir * DETAIL_HSCROLL_STEP;
+	struct detail_view *d = detail_of(t);
+	int most = d->width - t->cols;
+	int to = d->left + dir * DETAIL_HSCROLL_STEP;
 
 	if (most < 0)
 		most = 0;
@@ -356,9 +395,9 @@ static int detail_view_hscroll(struct tui *t, int dir)
 		to = most;
 	if (to < 0)
 		to = 0;
-	if (to == t->detail_left)
+	if (to == d->left)
 		return dir < 0 ? -1 : REACT_NONE;
-	t->detail_left = to;
+	d->left = to;
 	return REACT_REDRAW;
 }
 
@@ -367,8 +406,9 @@ static int detail_view_hscroll(struct tui *t, int dir)
  * coroutine, as J and K always do. */
 static int detail_view_action(struct tui *t, enum tui_action a, int page)
 {
+	struct detail_view *d = detail_of(t);
 	int shown = t->lines - 1 - DETAIL_TOP;
-	int most = t->detail_height - shown, to = t->detail_top;
+	int most = d->height - shown, to = d->top;
 
 	(void)page;
 	if (most < 0)
@@ -381,7 +421,7 @@ static int detail_view_action(struct tui *t, enum tui_action a, int page)
 	case ACT_EXPAND_ALL:
 	case ACT_COLLAPSE:
 	case ACT_COLLAPSE_ALL:
-		t->detail_all_frames = a == ACT_EXPAND || a == ACT_EXPAND_ALL;
+		d->all_frames = a == ACT_EXPAND || a == ACT_EXPAND_ALL;
 		return REACT_REDRAW;
 	case ACT_UP:
 		to--;
@@ -402,14 +442,15 @@ static int detail_view_action(struct tui *t, enum tui_action a, int page)
 		to = most;
 	if (to < 0)
 		to = 0;
-	if (to == t->detail_top)
+	if (to == d->top)
 		return -1;
-	t->detail_top = to;
+	d->top = to;
 	return REACT_REDRAW;
 }
 
 static void detail_view_draw(struct tui *t)
 {
+	struct detail_view *d = detail_of(t);
 	const struct model_coro *c = detail_find(t);
 	char age[16], in[16], where[256], name[176] = "";
 	int y = DETAIL_TOP, shown = t->lines - 1 - DETAIL_TOP;
@@ -420,11 +461,10 @@ static void detail_view_draw(struct tui *t)
 			  "expired). Esc goes back.");
 		return;
 	}
-	if (t->detail_top > t->detail_height - shown)
-		t->detail_top =
-			t->detail_height > shown ? t->detail_height - shown : 0;
+	if (d->top > d->height - shown)
+		d->top = d->height > shown ? d->height - shown : 0;
 	/* All of it is drawn; the window shows the lines scrolled to. */
-	term_window(DETAIL_TOP, t->lines - 1, t->detail_top, t->detail_left);
+	term_window(DETAIL_TOP, t->lines - 1, d->top, d->left);
 	duration_format(age, sizeof(age), snapshot_age_ns(&t->snap, c));
 	duration_format(in, sizeof(in), snapshot_in_state_ns(&t->snap, c));
 	/* Its name, quoted after the id: Coroutine 7f10 "worker-3". */
@@ -466,8 +506,8 @@ static void detail_view_draw(struct tui *t)
 	y = detail_ring(t, c, y);
 	y++;
 	y = detail_timeline(t, c, y);
-	t->detail_width = term_window_end();
-	t->detail_height = y - DETAIL_TOP;
+	d->width = term_window_end();
+	d->height = y - DETAIL_TOP;
 	detail_draw_bar(t, shown);
 }
 
@@ -475,9 +515,10 @@ static void detail_view_draw(struct tui *t)
  * top. */
 static void detail_view_open(struct tui *t, enum tui_view from)
 {
+	struct detail_view *d = detail_of(t);
 	if (from != VIEW_HELP) {
-		t->detail_top = t->detail_left = 0;
-		t->detail_all_frames = false;
+		d->top = d->left = 0;
+		d->all_frames = false;
 	}
 }
 
@@ -487,6 +528,8 @@ static void detail_view_open(struct tui *t, enum tui_view from)
 const struct tui_view_impl detail_view_impl = {
 	.name = "detail",
 	.follows = true,
+	.create = detail_view_create,
+	.destroy = detail_view_destroy,
 	.draw = detail_view_draw,
 	.action = detail_view_action,
 	.open = detail_view_open,

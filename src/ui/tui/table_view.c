@@ -328,7 +328,7 @@ unsigned table_view_move(struct tui *t, long delta)
 			break;
 	}
 	t->list.selected = (size_t)sel;
-	t->detail_top = 0; /* another coroutine's detail starts at its top */
+	detail_view_forget(t); /* another coroutine's starts at its top */
 	if (t->rows[sel].coro != UINT32_MAX)
 		t->selected_id = t->snap.coro[t->rows[sel].coro].id;
 	return REACT_REDRAW;

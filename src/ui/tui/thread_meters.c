@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "ui/rows/shortname.h"
+#include "ui/tui/thread_meters.h"
 #include "ui/tui/tui.h"
 
 #define THREAD_METERS_MIN_NS 500000000ull
@@ -97,35 +98,36 @@ void thread_meters_update(struct tui *t)
 	struct engine_thread th[TUI_METERS_MAX];
 	uint64_t now = thread_meters_now(), tids[TUI_METERS_MAX];
 	size_t n = 0, ntids = thread_meters_tids(t, tids);
-	bool same = ntids == t->nmeter_tids &&
-		    !memcmp(tids, t->meter_tids, ntids * sizeof(*tids));
+	bool same = ntids == t->threads.ntids &&
+		    !memcmp(tids, t->threads.tids, ntids * sizeof(*tids));
 
-	memcpy(t->meter_tids, tids, ntids * sizeof(*tids));
-	t->nmeter_tids = ntids;
-	if (same && t->meters_ns && now - t->meters_ns < THREAD_METERS_MIN_NS &&
-	    t->nthreads) {
+	memcpy(t->threads.tids, tids, ntids * sizeof(*tids));
+	t->threads.ntids = ntids;
+	if (same && t->threads.sampled_ns &&
+	    now - t->threads.sampled_ns < THREAD_METERS_MIN_NS &&
+	    t->threads.n) {
 		/* Too soon for a share: keep it, and find who runs now. */
-		for (size_t k = 0; k < t->nmeters; k++)
-			thread_meters_coro(t, t->meters[k].tid,
-					   &t->meters[k].coro);
+		for (size_t k = 0; k < t->threads.nmeters; k++)
+			thread_meters_coro(t, t->threads.meters[k].tid,
+					   &t->threads.meters[k].coro);
 		return;
 	}
-	t->meters_ns = now;
-	t->nthreads = engine_threads(t->engine, th, TUI_METERS_MAX);
-	t->nmeters = 0;
-	if (t->nthreads) {
-		for (size_t k = 0; k < t->nthreads; k++) {
+	t->threads.sampled_ns = now;
+	t->threads.n = engine_threads(t->engine, th, TUI_METERS_MAX);
+	t->threads.nmeters = 0;
+	if (t->threads.n) {
+		for (size_t k = 0; k < t->threads.n; k++) {
 			uint32_t coro;
 
 			if (!thread_meters_coro(t, th[k].tid, &coro))
 				continue;
-			t->meters[n++] = (struct tui_meter){
+			t->threads.meters[n++] = (struct tui_meter){
 				.tid = th[k].tid,
 				.pct = th[k].cpu_pct,
 				.coro = coro,
 			};
 		}
-		t->nmeters = n;
+		t->threads.nmeters = n;
 		return;
 	}
 	/* No live target: the running coroutines' threads, no share (not
@@ -138,18 +140,20 @@ void thread_meters_update(struct tui *t)
 
 		if (c->state != MODEL_RUNNING || !c->last_tid)
 			continue;
-		for (k = 0; k < n && t->meters[k].tid != c->last_tid; k++)
+		for (k = 0; k < n && t->threads.meters[k].tid != c->last_tid;
+		     k++)
 			;
 		if (k < n)
 			continue;
 		/* In tid order, as procfs lists them. */
-		for (k = n; k > 0 && t->meters[k - 1].tid > c->last_tid; k--)
-			t->meters[k] = t->meters[k - 1];
-		t->meters[k] = (struct tui_meter){
+		for (k = n; k > 0 && t->threads.meters[k - 1].tid > c->last_tid;
+		     k--)
+			t->threads.meters[k] = t->threads.meters[k - 1];
+		t->threads.meters[k] = (struct tui_meter){
 			.tid = c->last_tid, .pct = -1, .coro = (uint32_t)i};
 		n++;
 	}
-	t->nmeters = n;
+	t->threads.nmeters = n;
 }
 
 static int thread_meters_per_line(const struct tui *t)
@@ -166,7 +170,7 @@ int thread_meters_lines(const struct tui *t)
 		   : t->lines >= 16 ? 1
 				    : 0;
 	int per = thread_meters_per_line(t);
-	int need = (int)((t->nmeters + (size_t)per - 1) / (size_t)per);
+	int need = (int)((t->threads.nmeters + (size_t)per - 1) / (size_t)per);
 
 	return need < most ? need : most;
 }
@@ -219,15 +223,16 @@ void thread_meters_draw(struct tui *t, int y)
 	int lines = thread_meters_lines(t), per = thread_meters_per_line(t);
 	size_t room = (size_t)lines * (size_t)per;
 
-	for (size_t k = 0; k < t->nmeters && k < room; k++) {
+	for (size_t k = 0; k < t->threads.nmeters && k < room; k++) {
 		int row = (int)(k / (size_t)per), col = (int)(k % (size_t)per);
 
-		if (k + 1 == room && t->nmeters > room) {
+		if (k + 1 == room && t->threads.nmeters > room) {
 			term_text(y + row, col * THREAD_METER_WIDTH, A_DIM,
-				  "   +%zu more threads", t->nmeters - k);
+				  "   +%zu more threads",
+				  t->threads.nmeters - k);
 			break;
 		}
 		thread_meter_draw(t, y + row, col * THREAD_METER_WIDTH,
-				  &t->meters[k]);
+				  &t->threads.meters[k]);
 	}
 }

@@ -36,6 +36,7 @@
 #include "ui/rows/column.h"
 #include "ui/rows/filter.h"
 #include "ui/tui/keymap.h"
+#include "ui/tui/thread_meters.h"
 #include "ui/rows/rowset.h"
 #include "ui/term/keys.h"
 #include "ui/term/list.h"
@@ -70,15 +71,6 @@ struct tui_options {
 	const char *config_path; /* where setup saves, or NULL */
 	const char *folded_path; /* x writes here (--folded), or NULL */
 	unsigned hot_by;	 /* --hot-by: the hot view's first rows */
-};
-
-/* One thread meter above the table (thread_meters.c). */
-#define TUI_METERS_MAX 64
-struct tui_meter {
-	uint64_t tid;
-	double pct;    /* CPU, of one CPU; < 0: not known */
-	uint32_t coro; /* running on it now: index into snap.coro, or
-			  UINT32_MAX */
 };
 
 /* One displayed line of the table: a coroutine or a thread group header. */
@@ -119,23 +111,7 @@ struct tui {
 	/* Right/Left: the table's horizontal scroll, in screen columns; 0 is
 	 * the fitted table, more the full one shifted (table_view.c). */
 	int hscroll;
-	/* The thread meters (thread_meters.c): the target's threads seen
-	 * last (nthreads: procfs listed them), when, and the meters shown. */
-	size_t nthreads, nmeters;
-	uint64_t meters_ns;
-	struct tui_meter meters[TUI_METERS_MAX];
-	/* The coroutines' threads at the last refresh: a change samples at
-	 * once. */
-	size_t nmeter_tids;
-	uint64_t meter_tids[TUI_METERS_MAX];
-	/* The detail view's vertical and horizontal scroll, its content's
-	 * height and width when last drawn, and whether its parked stack
-	 * lists every frame (E) or the first few and "..." (detail_view.c). */
-	int detail_top;
-	int detail_height;
-	int detail_left;
-	int detail_width;
-	bool detail_all_frames;
+	struct thread_meters threads; /* the meters above the table */
 
 	enum tui_view view;		  /* shown (view.h) */
 	enum tui_view under;		  /* an overlay's: the view under it */
@@ -199,13 +175,6 @@ static inline const struct tui_view_impl *tui_view_under(const struct tui *t)
 	return tui_view(t)->overlay ? tui_views[t->under] : tui_view(t);
 }
 
-/* thread_meters.c: after a refresh, sample the threads' CPU (at most
- * every half second) and see who runs on them; how many lines the meters
- * take on this screen; draw them from line y. */
-void thread_meters_update(struct tui *t);
-int thread_meters_lines(const struct tui *t);
-void thread_meters_draw(struct tui *t, int y);
-
 /* table_view.c: the table's rows, which every view stands on. */
 /* The header's lines: title, two meters, status. */
 #define TABLE_HEADER_LINES 4
@@ -218,6 +187,10 @@ int table_view_visible_rows(const struct tui *t);
 unsigned table_view_move(struct tui *t, long delta);
 /* Sort by the next (dir 1) or previous (-1) column, or again (0). */
 unsigned table_view_sort(struct tui *t, int dir);
+
+/* detail_view.c: the selection moved to another coroutine, whose detail
+ * opens at its top. */
+void detail_view_forget(struct tui *t);
 
 /* hot_view.c, for the detail view and the export key (x, any view). */
 /* "leaf <- caller <- ..." by function name, into b. */
