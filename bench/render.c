@@ -186,13 +186,13 @@ static void run_case(struct engine *e, struct tui *t,
 	struct bench_load load;
 	char err[160];
 
-	t->sort_column = rc->sort_column;
-	t->sort_invert = rc->invert;
-	t->group_by_thread = rc->group;
-	if (!filter_set(&t->filter, rc->filter, err, sizeof(err)))
+	t->table.sort_column = rc->sort_column;
+	t->table.sort_invert = rc->invert;
+	t->table.group_by_thread = rc->group;
+	if (!filter_set(&t->table.filter, rc->filter, err, sizeof(err)))
 		bench_die("filter '%s': %s", rc->filter, err);
-	t->selected = 0;
-	t->top = 0;
+	t->table.selected = 0;
+	t->table.top = 0;
 	t->selected_id = UINT64_MAX;
 	bench_load_start(&load);
 	for (unsigned i = 0; i < WARMUP + iters; i++) {
@@ -220,7 +220,7 @@ static void run_case(struct engine *e, struct tui *t,
 	for (int p = 0; p < P_COUNT; p++)
 		d[p] = bench_dist(samples[p], iters);
 	printf("render case=%s coroutines=%zu rows=%zu iters=%u", rc->name,
-	       t->snap.count, t->nrows, iters);
+	       t->snap.count, t->table.nrows, iters);
 	for (int p = 0; p < P_COUNT; p++)
 		printf(" %s_p50_ms=%.2f %s_p99_ms=%.2f", part_name[p], d[p].p50,
 		       part_name[p], d[p].p99);
@@ -306,11 +306,11 @@ int main(int argc, char **argv)
 	t.opt.mouse = false;
 	t.opt.sort_column = -1;
 	t.opt.lints = cfg.lints;
-	t.sort_column = COL_ID;
+	t.table.sort_column = COL_ID;
 	t.selected_id = UINT64_MAX;
 	t.lints = cfg.lints; /* every column shown: t.hidden stays false */
-	filter_init(&t.filter);
-	rowset_init(&t.rowset);
+	filter_init(&t.table.filter);
+	rowset_init(&t.table.rowset);
 	snapshot_init(&t.snap);
 
 	t0 = clock_now_ns(CLOCK_MONOTONIC);
@@ -345,10 +345,10 @@ int main(int argc, char **argv)
 		corotop_coro_close(&c[i]);
 	corotop_probe_shutdown();
 	engine_destroy(e);
-	filter_finish(&t.filter);
+	filter_finish(&t.table.filter);
 	snapshot_finish(&t.snap);
-	free(t.rows);
-	rowset_finish(&t.rowset);
+	free(t.table.rows);
+	rowset_finish(&t.table.rowset);
 	free(c);
 	for (int p = 0; p < P_COUNT; p++)
 		free(samples[p]);

@@ -49,19 +49,19 @@ int table_view_visible_rows(const struct tui *t)
 
 static const struct model_coro *table_view_selected(const struct tui *t)
 {
-	if (t->list.selected >= t->nrows ||
-	    t->rows[t->list.selected].coro == UINT32_MAX)
+	if (t->table.list.selected >= t->table.nrows ||
+	    t->table.rows[t->table.list.selected].coro == UINT32_MAX)
 		return NULL;
-	return &t->snap.coro[t->rows[t->list.selected].coro];
+	return &t->snap.coro[t->table.rows[t->table.list.selected].coro];
 }
 
 static bool table_grow(struct tui *t, size_t need)
 {
-	return grow_array((void **)&t->rows, &t->cap_rows, need,
-			  sizeof(*t->rows));
+	return grow_array((void **)&t->table.rows, &t->table.cap_rows, need,
+			  sizeof(*t->table.rows));
 }
 
-/* t->rows from the sorted indexes idx[0..n), with a header row before
+/* t->table.rows from the sorted indexes idx[0..n), with a header row before
  * each thread's rows when grouping. */
 static size_t table_fill(struct tui *t, const uint32_t *idx, size_t n)
 {
@@ -71,42 +71,43 @@ static size_t table_fill(struct tui *t, const uint32_t *idx, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t k = idx[i];
 
-		if (t->group_by_thread &&
+		if (t->table.group_by_thread &&
 		    (!i || c[idx[i - 1]].last_tid != c[k].last_tid)) {
 			size_t end = i + 1;
 
 			while (end < n && c[idx[end]].last_tid == c[k].last_tid)
 				end++;
-			t->rows[out++] = (struct tui_row){
+			t->table.rows[out++] = (struct tui_row){
 				.coro = UINT32_MAX,
 				.tid = c[k].last_tid,
 				.count = (uint32_t)(end - i),
 			};
 		}
-		t->rows[out++] = (struct tui_row){.coro = k};
+		t->table.rows[out++] = (struct tui_row){.coro = k};
 	}
 	return out;
 }
 
 void table_view_rebuild(struct tui *t)
 {
-	struct rowset_order order = {.column = t->sort_column,
-				     .invert = t->sort_invert,
-				     .group = t->group_by_thread};
+	struct rowset_order order = {.column = t->table.sort_column,
+				     .invert = t->table.sort_invert,
+				     .group = t->table.group_by_thread};
 	size_t n, i;
 
 	/* Worst case: every coroutine on its own thread, plus headers. */
 	if (!table_grow(t, 2 * t->snap.count + 1)) {
-		t->nrows = 0;
+		t->table.nrows = 0;
 		return;
 	}
-	t->named = false;
-	for (i = 0; i < t->snap.count && !t->named; i++)
-		t->named = t->snap.coro[i].name != 0;
-	if (!rowset_select(&t->rowset, &t->snap, &t->filter, &order, &n))
+	t->table.named = false;
+	for (i = 0; i < t->snap.count && !t->table.named; i++)
+		t->table.named = t->snap.coro[i].name != 0;
+	if (!rowset_select(&t->table.rowset, &t->snap, &t->table.filter, &order,
+			   &n))
 		snprintf(t->message, sizeof(t->message),
 			 "out of memory: rows are not sorted");
-	n = t->nrows = table_fill(t, t->rowset.idx, n);
+	n = t->table.nrows = table_fill(t, t->table.rowset.idx, n);
 	/* Keep the selection on the same coroutine: find its record (one
 	 * sequential pass), then its row (rows are small), rather than
 	 * chasing every row into the snapshot. */
@@ -114,35 +115,38 @@ void table_view_rebuild(struct tui *t)
 		if (t->snap.coro[i].id == t->selected_id)
 			break;
 	for (size_t r = 0; i < t->snap.count && r < n; r++)
-		if (t->rows[r].coro == i) {
-			t->list.selected = r;
+		if (t->table.rows[r].coro == i) {
+			t->table.list.selected = r;
 			return;
 		}
-	if (t->list.selected >= n)
-		t->list.selected = n ? n - 1 : 0;
+	if (t->table.list.selected >= n)
+		t->table.list.selected = n ? n - 1 : 0;
 	/* The table moves on to a neighbour; the detail view keeps asking
 	 * for its own coroutine, and says so when it is gone. */
-	if (n && t->rows[t->list.selected].coro != UINT32_MAX &&
+	if (n && t->table.rows[t->table.list.selected].coro != UINT32_MAX &&
 	    !tui_view(t)->follows)
 		t->selected_id =
-			t->snap.coro[t->rows[t->list.selected].coro].id;
+			t->snap.coro[t->table.rows[t->table.list.selected].coro]
+				.id;
 }
 
 /* Move the selection to the next (dir 1) or previous (-1) search match. */
 static bool table_view_search(struct tui *t, int dir, bool include_current)
 {
-	size_t n = t->nrows;
+	size_t n = t->table.nrows;
 
 	for (size_t k = include_current ? 0 : 1; k <= n && n; k++) {
-		size_t i = (t->list.selected + (dir > 0 ? k : n - k % n)) % n;
+		size_t i =
+			(t->table.list.selected + (dir > 0 ? k : n - k % n)) %
+			n;
 
-		if (t->rows[i].coro == UINT32_MAX)
+		if (t->table.rows[i].coro == UINT32_MAX)
 			continue;
 		if (filter_row_contains(&t->snap,
-					&t->snap.coro[t->rows[i].coro],
+					&t->snap.coro[t->table.rows[i].coro],
 					t->search)) {
-			t->list.selected = i;
-			t->selected_id = t->snap.coro[t->rows[i].coro].id;
+			t->table.list.selected = i;
+			t->selected_id = t->snap.coro[t->table.rows[i].coro].id;
 			return true;
 		}
 	}
@@ -163,12 +167,12 @@ static void table_view_find(struct tui *t, int dir, bool include_current)
 static bool table_view_filter(struct tui *t, const char *text, char *err,
 			      size_t errlen)
 {
-	return filter_set(&t->filter, text, err, errlen);
+	return filter_set(&t->table.filter, text, err, errlen);
 }
 
 static const char *table_view_filter_text(const struct tui *t)
 {
-	return t->filter.text;
+	return t->table.filter.text;
 }
 
 /* ---- layout ---- */
@@ -188,15 +192,16 @@ static int table_where_wide(const struct tui *t)
 {
 	int most = TABLE_WHERE_WIDE, rows = table_view_visible_rows(t);
 
-	for (size_t i = t->list.top;
-	     i < t->nrows && i < t->list.top + (size_t)rows; i++) {
+	for (size_t i = t->table.list.top;
+	     i < t->table.nrows && i < t->table.list.top + (size_t)rows; i++) {
 		char cell[TABLE_WHERE_MAX + 1];
 		int len;
 
-		if (t->rows[i].coro == UINT32_MAX)
+		if (t->table.rows[i].coro == UINT32_MAX)
 			continue;
-		column_table[COL_WHERE].cell(cell, sizeof(cell), &t->snap,
-					     &t->snap.coro[t->rows[i].coro]);
+		column_table[COL_WHERE].cell(
+			cell, sizeof(cell), &t->snap,
+			&t->snap.coro[t->table.rows[i].coro]);
 		len = (int)strlen(cell);
 		if (len > most)
 			most = len;
@@ -230,7 +235,7 @@ static void table_layout(const struct tui *t, struct term_layout *lay,
 			.least = where,
 			.priority = wide ? 0 : column_table[c].priority,
 			.hidden = t->hidden[c] ||
-				  (c == COL_NAME && !t->named) ||
+				  (c == COL_NAME && !t->table.named) ||
 				  (c == COL_PID && !multi),
 		};
 		if (!col[c].hidden)
@@ -258,19 +263,19 @@ static int table_full_width(const struct tui *t)
 static unsigned table_view_hscroll(struct tui *t, int dir)
 {
 	int most = table_full_width(t) - t->cols + 1;
-	int to = t->hscroll + dir * TABLE_HSCROLL_STEP;
+	int to = t->table.hscroll + dir * TABLE_HSCROLL_STEP;
 
 	if (to > most)
 		to = most;
 	if (to < 0)
 		to = 0;
-	if (to == t->hscroll) {
+	if (to == t->table.hscroll) {
 		if (dir > 0 && to == 0)
 			snprintf(t->message, sizeof(t->message),
 				 "the whole table fits: nothing to scroll");
 		return dir > 0 && to == 0 ? REACT_REDRAW : REACT_NONE;
 	}
-	t->hscroll = to;
+	t->table.hscroll = to;
 	return REACT_REDRAW;
 }
 
@@ -285,7 +290,7 @@ static void table_cell(const struct tui *t, int y, int x, int w, int attr,
 	if (w > (int)sizeof(buf) - 1)
 		w = (int)sizeof(buf) - 1;
 	snprintf(buf, sizeof(buf), left ? "%-*.*s" : "%*.*s", w, w, text);
-	x -= t->hscroll;
+	x -= t->table.hscroll;
 	skip = x < 0 ? -x : 0;
 	while (skip < w && (buf[skip] & 0xc0) == 0x80)
 		skip++; /* not into a UTF-8 sequence */
@@ -311,26 +316,26 @@ unsigned table_view_move(struct tui *t, long delta)
 {
 	long sel;
 
-	if (!term_list_move(&t->list, t->nrows, delta))
+	if (!term_list_move(&t->table.list, t->table.nrows, delta))
 		return REACT_NONE;
-	sel = (long)t->list.selected;
+	sel = (long)t->table.list.selected;
 	/* Group headers are not selectable: step on to a coroutine in the
 	 * direction of travel, or back if the header is the last row. */
-	while (t->rows[sel].coro == UINT32_MAX) {
+	while (t->table.rows[sel].coro == UINT32_MAX) {
 		long next = sel + (delta < 0 && sel > 0 ? -1 : 1);
 
 		if (delta < 0 && sel == 0)
 			next = 1;
-		if (next < 0 || next >= (long)t->nrows)
+		if (next < 0 || next >= (long)t->table.nrows)
 			break;
 		sel = next;
 		if (delta < 0 && sel == 0)
 			break;
 	}
-	t->list.selected = (size_t)sel;
+	t->table.list.selected = (size_t)sel;
 	detail_view_forget(t); /* another coroutine's starts at its top */
-	if (t->rows[sel].coro != UINT32_MAX)
-		t->selected_id = t->snap.coro[t->rows[sel].coro].id;
+	if (t->table.rows[sel].coro != UINT32_MAX)
+		t->selected_id = t->snap.coro[t->table.rows[sel].coro].id;
 	return REACT_REDRAW;
 }
 
@@ -338,11 +343,12 @@ unsigned table_view_sort(struct tui *t, int dir)
 {
 	/* PID is skipped while the program is one process (not shown). */
 	do
-		t->sort_column = (t->sort_column + dir + COL_COUNT) % COL_COUNT;
-	while (t->sort_column == COL_PID && !table_multiprocess(t));
+		t->table.sort_column =
+			(t->table.sort_column + dir + COL_COUNT) % COL_COUNT;
+	while (t->table.sort_column == COL_PID && !table_multiprocess(t));
 	snprintf(t->message, sizeof(t->message), "sorted by %s%s",
-		 column_table[t->sort_column].title,
-		 t->sort_invert ? " (inverted)" : "");
+		 column_table[t->table.sort_column].title,
+		 t->table.sort_invert ? " (inverted)" : "");
 	return REACT_REBUILD | REACT_REDRAW;
 }
 
@@ -362,7 +368,7 @@ static int table_view_action(struct tui *t, enum tui_action a, int page)
 		return (int)table_view_hscroll(t, -1);
 	case ACT_TREE:
 		/* htop's F5 is its tree; the table's tree is by thread. */
-		t->group_by_thread = !t->group_by_thread;
+		t->table.group_by_thread = !t->table.group_by_thread;
 		return REACT_REBUILD | REACT_REDRAW;
 	case ACT_BACK:
 		/* Esc clears the search line, then the filter. */
@@ -370,9 +376,9 @@ static int table_view_action(struct tui *t, enum tui_action a, int page)
 			t->search[0] = '\0';
 			return REACT_REDRAW;
 		}
-		if (!t->filter.active)
+		if (!t->table.filter.active)
 			return -1;
-		filter_set(&t->filter, "", NULL, 0);
+		filter_set(&t->table.filter, "", NULL, 0);
 		return REACT_REBUILD | REACT_REDRAW;
 	default:
 		return -1;
@@ -384,8 +390,8 @@ static int table_view_column_at(const struct tui *t, int x)
 {
 	struct term_layout lay;
 
-	table_layout(t, &lay, t->hscroll > 0);
-	x += t->hscroll;
+	table_layout(t, &lay, t->table.hscroll > 0);
+	x += t->table.hscroll;
 	for (int c = 0; c < COL_COUNT; c++)
 		if (lay.shown[c] && x >= lay.x[c] &&
 		    x <= lay.x[c] + lay.width[c])
@@ -410,15 +416,16 @@ static unsigned table_view_mouse(struct tui *t, const MEVENT *ev)
 
 		if (col < 0)
 			return REACT_NONE;
-		if (col == t->sort_column)
-			t->sort_invert = !t->sort_invert;
-		t->sort_column = col;
+		if (col == t->table.sort_column)
+			t->table.sort_invert = !t->table.sort_invert;
+		t->table.sort_column = col;
 		return table_view_sort(t, 0);
 	}
-	if (ev->y >= first && (size_t)(ev->y - first) + t->list.top < t->nrows)
+	if (ev->y >= first &&
+	    (size_t)(ev->y - first) + t->table.list.top < t->table.nrows)
 		return table_view_move(
-			t, (long)(t->list.top + (size_t)(ev->y - first)) -
-				   (long)t->list.selected);
+			t, (long)(t->table.list.top + (size_t)(ev->y - first)) -
+				   (long)t->table.list.selected);
 	return REACT_NONE;
 }
 
@@ -446,12 +453,12 @@ static void table_record_mark(struct tui *t, int x,
 static const char *table_sort_off(const struct tui *t)
 {
 	struct term_layout lay;
-	int k = t->sort_column, x;
+	int k = t->table.sort_column, x;
 
 	if (t->hidden[k])
 		return "hidden (F2 shows it)";
-	table_layout(t, &lay, t->hscroll > 0);
-	x = lay.x[k] - t->hscroll;
+	table_layout(t, &lay, t->table.hscroll > 0);
+	x = lay.x[k] - t->table.hscroll;
 	/* (Some of it on the screen is enough: its cells say what they
 	 * are.) */
 	if (lay.shown[k] && x + lay.width[k] > 0 && x < t->cols)
@@ -476,9 +483,10 @@ static void table_state_line(struct tui *t, const char *filter)
 			      t->search);
 	if (off)
 		x = term_text(3, x, TUI_NORMAL, " %ssorted by %s%s: %s",
-			      x ? " " : "", column_table[t->sort_column].title,
-			      t->sort_invert ? " (inverted)" : "", off);
-	if (t->group_by_thread && t->view == VIEW_TABLE)
+			      x ? " " : "",
+			      column_table[t->table.sort_column].title,
+			      t->table.sort_invert ? " (inverted)" : "", off);
+	if (t->table.group_by_thread && t->view == VIEW_TABLE)
 		term_text(3, x, TUI_NORMAL, " %sgrouped by thread (t ungroups)",
 			  x ? " " : "");
 }
@@ -703,14 +711,14 @@ void table_view_draw(struct tui *t)
 	int title = tui_attr(t, PAIR_TITLE);
 	size_t sel;
 
-	table_layout(t, &lay, t->hscroll > 0);
+	table_layout(t, &lay, t->table.hscroll > 0);
 	thread_meters_draw(t, TABLE_HEADER_LINES);
 	term_fill(first - 1, title);
 	attron(title);
 	/* The arrow points the way the rows go: down for a rate's busiest
 	 * first (order.c). */
-	bool down =
-		t->sort_invert != column_table[t->sort_column].busiest_first;
+	bool down = t->table.sort_invert !=
+		    column_table[t->table.sort_column].busiest_first;
 	const char *arrow = down ? (t->ascii ? "v" : "\u25bc")
 				 : (t->ascii ? "^" : "\u25b2");
 
@@ -725,33 +733,39 @@ void table_view_draw(struct tui *t)
 		if (!(column_table[k].width < 0 || column_table[k].left))
 			x += w - (int)strlen(name);
 		table_title(t, first - 1, x, title, name,
-			    k == t->sort_column ? arrow : NULL);
+			    k == t->table.sort_column ? arrow : NULL);
 	}
 	/* More to the left, more to the right. */
-	if (t->hscroll > 0)
+	if (t->table.hscroll > 0)
 		term_text(first - 1, 0, title, "<");
-	if (table_full_width(t) - t->hscroll > t->cols - 1 && t->hscroll > 0)
+	if (table_full_width(t) - t->table.hscroll > t->cols - 1 &&
+	    t->table.hscroll > 0)
 		term_text(first - 1, t->cols - 1, title, ">");
 	attroff(title);
 	/* Scroll so the selection stays visible, a group's header together
 	 * with its first row. */
-	sel = t->list.selected;
-	term_list_follow(&t->list, rows,
-			 sel && sel < t->nrows &&
-				 t->rows[sel - 1].coro == UINT32_MAX);
-	term_list_fill(&t->list, t->nrows, rows);
-	for (int i = 0; i < rows && t->list.top + (size_t)i < t->nrows; i++)
-		table_draw_row(t, first + i, &t->rows[t->list.top + (size_t)i],
+	sel = t->table.list.selected;
+	term_list_follow(&t->table.list, rows,
+			 sel && sel < t->table.nrows &&
+				 t->table.rows[sel - 1].coro == UINT32_MAX);
+	term_list_fill(&t->table.list, t->table.nrows, rows);
+	for (int i = 0;
+	     i < rows && t->table.list.top + (size_t)i < t->table.nrows; i++)
+		table_draw_row(t, first + i,
+			       &t->table.rows[t->table.list.top + (size_t)i],
 			       &lay,
-			       t->list.top + (size_t)i == t->list.selected);
-	if (!t->nrows && t->filter.held && !t->filter.active)
+			       t->table.list.top + (size_t)i ==
+				       t->table.list.selected);
+	if (!t->table.nrows && t->table.filter.held && !t->table.filter.active)
 		term_text(first, 1, A_NORMAL,
 			  "%zu coroutine%s just made, not switched yet",
-			  t->filter.held, t->filter.held == 1 ? "" : "s");
-	else if (!t->nrows)
+			  t->table.filter.held,
+			  t->table.filter.held == 1 ? "" : "s");
+	else if (!t->table.nrows)
 		term_text(first, 1, A_NORMAL, "%s",
-			  t->filter.active ? "no coroutine matches the filter"
-					   : "no coroutines yet");
+			  t->table.filter.active
+				  ? "no coroutine matches the filter"
+				  : "no coroutines yet");
 	table_draw_bar(t);
 }
 

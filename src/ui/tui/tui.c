@@ -166,7 +166,7 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 	if (m != TERM_MOTION_NONE)
 		return table_view_move(t,
 				       term_motion_step(m, term_list_page(page),
-							(long)t->nrows));
+							(long)t->table.nrows));
 	switch (a) {
 	case ACT_BACK:
 		return tui_view_show(t, VIEW_TABLE);
@@ -179,7 +179,7 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 	case ACT_SORT_PREV:
 		return table_view_sort(t, -1);
 	case ACT_INVERT:
-		t->sort_invert = !t->sort_invert;
+		t->table.sort_invert = !t->table.sort_invert;
 		return table_view_sort(t, 0);
 	case ACT_SEARCH:
 	case ACT_FILTER:
@@ -192,7 +192,7 @@ static unsigned tui_dispatch(struct tui *t, enum tui_action a)
 					 false);
 		return REACT_REDRAW;
 	case ACT_GROUP:
-		t->group_by_thread = !t->group_by_thread;
+		t->table.group_by_thread = !t->table.group_by_thread;
 		return REACT_REBUILD | REACT_REDRAW;
 	case ACT_PAUSE:
 		t->paused = !t->paused;
@@ -503,18 +503,18 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 				 ri.command[0] ? ")" : "");
 		}
 	}
-	t.sort_column = opt->sort_column >= 0 ? opt->sort_column : COL_ID;
-	t.sort_invert = opt->sort_invert;
+	t.table.sort_column = opt->sort_column >= 0 ? opt->sort_column : COL_ID;
+	t.table.sort_invert = opt->sort_invert;
 	t.selected_id = UINT64_MAX;
 	t.lints = opt->lints;
 	memcpy(t.hidden, opt->hidden, sizeof(t.hidden));
-	filter_init(&t.filter);
+	filter_init(&t.table.filter);
 	/* A live table waits for a coroutine's first switch (filter.h). */
 	if (!t.replay)
-		t.filter.unswitched_ns = FILTER_UNSWITCHED_NS;
-	rowset_init(&t.rowset);
+		t.table.filter.unswitched_ns = FILTER_UNSWITCHED_NS;
+	rowset_init(&t.table.rowset);
 	if (opt->filter &&
-	    !filter_set(&t.filter, opt->filter, err, sizeof(err))) {
+	    !filter_set(&t.table.filter, opt->filter, err, sizeof(err))) {
 		fprintf(stderr, "corotop: -F: %s\n", err);
 		return 2;
 	}
@@ -575,14 +575,14 @@ int tui_run(struct engine *e, const struct tui_options *opt)
 	engine_stop(e);
 	term_finish();
 	ev_loop_destroy(l.loop);
-	filter_finish(&t.filter);
+	filter_finish(&t.table.filter);
 	if (!t.exit_status && t.snap.target.exited)
 		t.exit_status = t.snap.target.term_signal
 					? 128 + t.snap.target.term_signal
 					: t.snap.target.exit_code;
 	snapshot_finish(&t.snap);
-	free(t.rows);
-	rowset_finish(&t.rowset);
+	free(t.table.rows);
+	rowset_finish(&t.table.rowset);
 	tui_views_destroy(&t);
 	return t.exit_status;
 }

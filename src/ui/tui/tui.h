@@ -80,16 +80,12 @@ struct tui_row {
 	uint32_t count; /* group headers: coroutines in the group */
 };
 
-struct tui {
-	struct engine *engine;
-	struct tui_options opt;
-	struct snapshot snap;
-	bool have_snap;
-	bool paused;
-
-	/* The table's rows (table_view.c): what every view stands on.  (Its
-	 * fields are named here, not in a struct of the table's own, since
-	 * bench/render.c sets them to draw the table alone.) */
+/*
+ * The coroutine table's state (table_view.c), which every view stands on:
+ * its rows, cursor, order, filter and scroll.  (bench/render.c sets these
+ * fields to draw the table alone.)
+ */
+struct tui_table {
 	struct tui_row *rows;
 	size_t nrows, cap_rows;
 	struct rowset rowset; /* rebuild's: filtered, then sorted */
@@ -102,8 +98,6 @@ struct tui {
 			size_t top;	 /* first row shown */
 		};
 	};
-	uint64_t selected_id; /* model id kept across refreshes */
-	uint64_t watching;    /* model id whose history the engine keeps */
 	int sort_column;
 	bool sort_invert;
 	bool group_by_thread;
@@ -111,6 +105,21 @@ struct tui {
 	/* Right/Left: the table's horizontal scroll, in screen columns; 0 is
 	 * the fitted table, more the full one shifted (table_view.c). */
 	int hscroll;
+	/* Some coroutine of the snapshot has a name (rebuild): NAME is shown
+	 * only then, so programs that name none keep its width. */
+	bool named;
+};
+
+struct tui {
+	struct engine *engine;
+	struct tui_options opt;
+	struct snapshot snap;
+	bool have_snap;
+	bool paused;
+
+	struct tui_table table; /* table_view.c: what every view stands on */
+	uint64_t selected_id;	/* model id kept across refreshes */
+	uint64_t watching;	/* model id whose history the engine keeps */
 	struct thread_meters threads; /* the meters above the table */
 
 	enum tui_view view;		  /* shown (view.h) */
@@ -127,9 +136,6 @@ struct tui {
 
 	struct lint_config lints; /* as sent to the engine */
 	bool hidden[COL_COUNT];
-	/* Some coroutine of the snapshot has a name (rebuild): NAME is shown
-	 * only then, so programs that name none keep its width. */
-	bool named;
 
 	/* The launched target's output is captured (engine_output_lines),
 	 * drained by the loop.  output_seen: its lines when the output view
