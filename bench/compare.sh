@@ -32,9 +32,12 @@
 #                       (200,000 x 5), fiber_pingpong 200,000 messages x 11
 #                       (50,000 x 5), fiber_spawn 20,000 fibers x 11
 #                       (5,000 x 5), free_cost its fixed sizes in both modes
-# On the 2-vCPU host of docs/PERFORMANCE.md, quiet, a round takes about
-# 3.5 min (short: about 1.5 min): 5 rounds about 17 min (short: about 7);
-# the time of the first round and an estimate of the rest go to stderr.
+# On the 2-vCPU host of docs/PERFORMANCE.md, quiet, a round should take
+# about 3.5 min (short: about 1.5 min), so 5 rounds about 17 min (short:
+# about 7) -- estimated from short runs on a loaded machine, where one short
+# round took 7.5 min.  probe_record (~8 s a run) and free_cost (~10 s for
+# its three ways) have fixed sizes and are most of a short round.  The
+# time of the first round and an estimate of the rest go to stderr.
 #
 # Output: the machine, the two builds (source directory, commit, "+N
 # modified" when the tree differs from it), the machine's load before
@@ -394,7 +397,7 @@ for b in "${BENCHES[@]}"; do
 	if [ "$b" = preload_cost ]; then
 		what="bare / interposed / traced per program"
 	else
-		what="$b ${ARGS[$b]:-}"
+		what="$b${ARGS[$b]:+ ${ARGS[$b]}}"
 	fi
 	echo "## $b ($what)"
 	awk -F'\t' -v bench="$b" -v runs="$runs" '
@@ -409,7 +412,7 @@ for b in "${BENCHES[@]}"; do
 	}
 	function fmt(v) {
 		v = v + 0
-		return v >= 1e6 ? sprintf("%.3g", v) : v >= 100 ? sprintf("%.1f", v) : sprintf("%.3f", v)
+		return v >= 1e6 ? sprintf("%.3g", v) : v >= 1000 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : v >= 1 ? sprintf("%.2f", v) : sprintf("%.3f", v)
 	}
 	function side(s, n,   m, sp) {
 		if (n == 0)
@@ -426,7 +429,7 @@ for b in "${BENCHES[@]}"; do
 	}
 	END {
 		if (!nk) { print "(no numbers: see the runs above and the raw output)"; exit }
-		printf "%-44s %-32s %-32s %-12s %s\n", "metric (" (dir[order[1]] == "high" ? "higher" : "lower") " is better)", "before median [min-max] spread", "after median [min-max] spread", "after/before", "verdict"
+		printf "%-48s %-32s %-32s %-12s %s\n", "metric (" (dir[order[1]] == "high" ? "higher" : "lower") " is better)", "before median [min-max] spread", "after median [min-max] spread", "after/before", "verdict"
 		for (i = 1; i <= nk; i++) {
 			k = order[i]; nb = cnt[k, "before"] + 0; na = cnt[k, "after"] + 0
 			sb = side(vals[k, "before"], nb); mb = nb ? med(vals[k, "before"]) : 0
@@ -441,7 +444,7 @@ for b in "${BENCHES[@]}"; do
 			}
 			if (nb != runs || na != runs)
 				verdict = verdict " (" nb "+" na " of " runs "+" runs " runs)"
-			printf "%-44s %s %s %-12s %s\n", k, sb, sa, ratio, verdict
+			printf "%-48s %s %s %-12s %s\n", k, sb, sa, ratio, verdict
 		}
 	}' "$values"
 	echo
