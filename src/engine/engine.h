@@ -19,8 +19,8 @@
 
 #include "corotop/calltrace.h"
 #include "corotop/ppt.h"
-#include "engine/ctp/lint.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/lint.h"
+#include "engine/model/snapshot.h"
 
 /* Opaque here: what event_hook sees (engine/ctp/harvest.h, for tests), a
  * ppt buffer's description (read through engine_ppt_type and friends) and

@@ -23,8 +23,8 @@
 #include "engine/calltrace/traceset.h"
 #include "engine/ctp/harvest.h"
 #include "engine/export/jsonl.h"
-#include "engine/ctp/learned.h"
-#include "engine/ctp/model.h"
+#include "engine/model/learned.h"
+#include "engine/model/model.h"
 #include "engine/heph/recorder.h"
 #include "engine/ppt/perfctr.h"
 #include "engine/ppt/pptagent.h"
@@ -231,7 +231,7 @@ struct engine_unwind_state {
 	uint64_t from_saved, from_probe, saved_refused;
 	struct engine_fcsave fcs; /* the target's */
 	/* (coroutine, switch address) -> the program frame its walk found,
-	 * shown for the parks too short to walk (engine/ctp/learned.c). */
+	 * shown for the parks too short to walk (engine/model/learned.c). */
 	struct learned learned;
 };
 

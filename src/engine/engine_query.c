@@ -14,7 +14,7 @@
 
 #include "engine/engine_internal.h"
 #include "engine/calltrace/parked.h"
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "engine/target/framecheck.h"
 #include "engine/target/kwait.h"
 #include "common/clock.h"

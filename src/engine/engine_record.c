@@ -11,7 +11,7 @@
 
 #include "engine/engine_internal.h"
 #include "engine/calltrace/parked.h"
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "common/clock.h"
 
 /* The writer thread asks these. */

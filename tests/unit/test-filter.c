@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "engine/symbols/namecache.h"
 #include "ui/rows/column.h"
 #include "ui/rows/filter.h"

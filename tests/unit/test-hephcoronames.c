@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "convert/convert.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephcoronames.h"
 #include "engine/heph/recorder.h"

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 #include "engine/symbols/namecache.h"
 
 struct fake {

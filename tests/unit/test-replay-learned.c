@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephcoronames.h"
 #include "engine/heph/hephnames.h"

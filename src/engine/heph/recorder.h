@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/ctp/harvest.h"
+#include "engine/model/event.h"
 
 struct recorder;
 

@@ -33,7 +33,7 @@
 
 #include "common/grow.h"
 #include "common/lowerbound.h"
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "engine/heph/hephcoronames.h"
 #include "engine/heph/streammap.h"
 

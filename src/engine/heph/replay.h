@@ -14,7 +14,7 @@
 
 #include "engine/heph/hephfile.h"
 #include "engine/heph/hephstacks.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 
 /* One state interval of one coroutine (24 bytes). */
 struct replay_iv {

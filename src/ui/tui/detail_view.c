@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "common/duration.h"
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 #include "ui/tui/tui.h"
 
 static const struct model_coro *detail_find(const struct tui *t)

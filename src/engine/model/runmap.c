@@ -11,7 +11,7 @@
  *
  * Not thread-safe: the model's users serialise access.
  */
-#include "engine/ctp/runmap.h"
+#include "engine/model/runmap.h"
 
 #include <stdlib.h>
 

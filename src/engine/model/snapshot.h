@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 #include "corotop/ctp.h"
-#include "engine/ctp/coro.h"
+#include "engine/model/coro.h"
 
 struct snapshot_target {
 	pid_t pid; /* 0 in observer mode */
@@ -36,7 +36,7 @@ struct snapshot_replay {
 /* The engine's names of code addresses (engine/symbols/namecache.h):
  * text only, thread-safe, never a symbolizer (see snapshot_where). */
 struct namecache;
-/* The coroutines' names (engine/ctp/namepool.h): thread-safe, read
+/* The coroutines' names (engine/model/namepool.h): thread-safe, read
  * through snapshot_name. */
 struct namepool;
 

@@ -79,7 +79,7 @@ struct model_coro {
 	uint32_t slot; /* index of the record in the model: stable for the
 			  record's life, below every snapshot's count of
 			  records ever handed out (struct model.used) */
-	/* Its name: an id in the model's name pool (engine/ctp/namepool.h,
+	/* Its name: an id in the model's name pool (engine/model/namepool.h,
 	 * read through snapshot_name), 0 = none.  The pool holds the name
 	 * the probe gave and the code address a name can come from instead
 	 * (name_pc): there is no room for those here. */
@@ -116,7 +116,7 @@ struct model_coro {
 	unsigned in_kernel : 1;
 	/* Suspended, and WHERE (last_addr) is the program frame learned at
 	 * an earlier park at the same switch address, not this park's own
-	 * (engine/ctp/learned.c).  Set on snapshot copies only. */
+	 * (engine/model/learned.c).  Set on snapshot copies only. */
 	unsigned where_learned : 1;
 	/* enum model_kind: what its probe said it is (CTP_STX_DISPATCHER,
 	 * CTP_STX_ROOT), or a dispatcher by the role a walk found

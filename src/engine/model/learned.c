@@ -22,7 +22,7 @@
  *
  * Not thread-safe: the engine calls it under its lock.
  */
-#include "engine/ctp/learned.h"
+#include "engine/model/learned.h"
 
 #include <stdlib.h>
 

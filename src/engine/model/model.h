@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/ctp/coro.h"
-#include "engine/ctp/runmap.h"
+#include "engine/model/coro.h"
+#include "engine/model/runmap.h"
 
 /* Shortest interval model_tick computes rates over. */
 #define MODEL_RATE_MIN_NS 50000000ull

@@ -22,7 +22,7 @@
  * a probe and a 48-byte copy.  The UI's filter asks once per distinct id,
  * not once per row (filter.c).
  */
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 
 #include <pthread.h>
 #include <stdlib.h>

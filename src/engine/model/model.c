@@ -50,13 +50,13 @@
  *
  * The model is not thread-safe; the engine serialises access with a mutex.
  */
-#include "engine/ctp/model.h"
+#include "engine/model/model.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "engine/symbols/framekind.h"
 
 bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)

@@ -6,7 +6,7 @@
  * thresholds without a new snapshot.
  */
 #define _GNU_SOURCE
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 
 #include <unistd.h>
 
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/numtext.h"
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "engine/target/kwait.h"
 #include "engine/symbols/framekind.h"
 #include "engine/symbols/namecache.h"

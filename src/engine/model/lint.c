@@ -32,7 +32,7 @@
  * storm.  dead-station is about the station, not the context, and holds
  * for every kind.
  */
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/ctp/coro.h"
+#include "engine/model/coro.h"
 
 enum lint_kind {
 	LINT_LOST_WAKEUP = 0,
