@@ -30,8 +30,8 @@
 #include "engine/model/snapshot.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephcoronames.h"
-#include "engine/heph/recorder.h"
-#include "engine/heph/replay.h"
+#include "engine/record/recorder.h"
+#include "engine/replay/replay.h"
 
 #define MS 1000000ull
 

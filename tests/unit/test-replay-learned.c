@@ -30,7 +30,7 @@
 #include "engine/heph/heph.h"
 #include "engine/heph/hephcoronames.h"
 #include "engine/heph/hephnames.h"
-#include "engine/heph/replay.h"
+#include "engine/replay/replay.h"
 
 #define MS 1000000ull
 #define PC_ENTRY 0x5000ull

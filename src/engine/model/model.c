@@ -551,6 +551,17 @@ uint32_t model_find_at(const struct model *m, uint64_t id, uint32_t slot)
 	return MODEL_NONE;
 }
 
+const struct model_coro *model_station_coro(const struct model *m,
+					    uint32_t station)
+{
+	uint32_t r;
+
+	if (station >= m->stations)
+		return NULL;
+	r = m->by_station[station];
+	return r == MODEL_NONE ? NULL : &m->coro[r];
+}
+
 uint32_t model_find(const struct model *m, uint64_t id)
 {
 	for (uint32_t r = 0; r < m->used; r++)

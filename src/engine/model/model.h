@@ -147,6 +147,9 @@ uint32_t model_find(const struct model *m, uint64_t id);
 /* The same for a record whose slot is known (a snapshot's copy carries
  * it): O(1), MODEL_NONE when that record is gone. */
 uint32_t model_find_at(const struct model *m, uint64_t id, uint32_t slot);
+/* The record of station's coroutine, or NULL (none, or out of range). */
+const struct model_coro *model_station_coro(const struct model *m,
+					    uint32_t station);
 
 /* Start the rate windows over at `now` (the UI's z key). */
 void model_reset_rates(struct model *m, uint64_t now);

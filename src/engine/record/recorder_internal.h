@@ -14,10 +14,10 @@
 #include <stdint.h>
 
 #include "engine/heph/heph.h"
-#include "engine/heph/recfile.h"
-#include "engine/heph/recnames.h"
-#include "engine/heph/recorder.h"
-#include "engine/heph/recstacks.h"
+#include "engine/record/recfile.h"
+#include "engine/record/recnames.h"
+#include "engine/record/recorder.h"
+#include "engine/record/recstacks.h"
 
 #define REC_RING (1u << 18) /* items; 14 MiB of 56-byte items */
 #define REC_BUF (256u << 10)

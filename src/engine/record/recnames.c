@@ -11,7 +11,7 @@
  * that a name known by then is in the file (replay reads the names of the
  * whole file).  Used by the recorder's writer thread only.
  */
-#include "engine/heph/recnames.h"
+#include "engine/record/recnames.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -78,7 +78,7 @@
  * stops handing items over.
  */
 #define _GNU_SOURCE
-#include "engine/heph/recorder.h"
+#include "engine/record/recorder.h"
 
 #include "corotop/ctp.h"
 
@@ -99,10 +99,10 @@
 #include "engine/symbols/framenames.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
-#include "engine/heph/recfile.h"
-#include "engine/heph/recnames.h"
-#include "engine/heph/recorder_internal.h"
-#include "engine/heph/recstacks.h"
+#include "engine/record/recfile.h"
+#include "engine/record/recnames.h"
+#include "engine/record/recorder_internal.h"
+#include "engine/record/recstacks.h"
 #include "common/clock.h"
 
 #define REC_NICE 19 /* the writer thread's niceness */

@@ -15,7 +15,7 @@
  * and counts from it only bound loops over what is in memory.
  */
 #define _GNU_SOURCE
-#include "engine/heph/replay.h"
+#include "engine/replay/replay.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * buffer (recorder.c) after making room for them.
  */
 #define _GNU_SOURCE
-#include "engine/heph/recorder_internal.h"
+#include "engine/record/recorder_internal.h"
 
 #include <string.h>
 

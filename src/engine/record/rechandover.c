@@ -6,7 +6,7 @@
  * wait.  No call here blocks or makes a syscall in the common case.
  */
 #define _GNU_SOURCE
-#include "engine/heph/recorder_internal.h"
+#include "engine/record/recorder_internal.h"
 
 #include <linux/futex.h>
 #include <string.h>

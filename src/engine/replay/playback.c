@@ -1,6 +1,6 @@
 /*
- * engine_replay: the engine in replay mode (corotop --replay FILE).  No
- * region, no target, no threads: snapshots are computed from a recording
+ * playback: the engine's replay mode (corotop --replay FILE).  No region,
+ * no target, no threads: snapshots are computed from a recording
  * (replay.c) at the replay's position, which a clock moves while playing:
  *
  *   position = base + (now - since) x speed, within [t0, t1]
@@ -8,23 +8,27 @@
  * Pausing, seeking, stepping and changing speed re-base the clock, so the
  * position never jumps.  Reaching the end pauses.  The recording is a
  * mapped file another process may truncate: every read of it runs under
- * the engine's SIGBUS guard, and a fault leaves the last snapshot's data
- * with the error set, never a crash.
+ * the engine's SIGBUS guard (playback_inputs.guard), and a fault leaves the
+ * last snapshot's data with the error set, never a crash.
  */
 #define _GNU_SOURCE
+#include "engine/replay/playback.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine_internal.h"
-#include "engine/heph/hephnames.h"
-#include "engine/heph/replay.h"
 #include "common/clock.h"
+#include "engine/heph/hephnames.h"
+#include "engine/model/model.h"
+#include "engine/replay/replay.h"
+#include "engine/symbols/symtab.h"
 
-static const char engine_rp_sigbus[] =
+static const char playback_sigbus[] =
 	"the recording was truncated while being read (SIGBUS); replay stopped";
 
-struct engine_rp {
+struct playback {
+	struct playback_inputs in;
 	struct replay r;
 	struct heph_names names; /* the recording's symbols (symtab's) */
 	uint64_t base, since;	 /* position `base` at monotonic `since` */
@@ -37,8 +41,8 @@ struct engine_rp {
 	struct snapshot scratch, good;
 };
 
-/* With e->lock held: the position now. */
-static uint64_t rp_pos(struct engine_rp *p)
+/* With the lock held: the position now. */
+static uint64_t rp_pos(struct playback *p)
 {
 	uint64_t now = clock_now_ns(CLOCK_MONOTONIC), pos = p->base;
 
@@ -61,104 +65,101 @@ static const char *rp_name(void *ctx, uint64_t addr)
 }
 
 /* Open under the SIGBUS guard: the file may shrink while it is indexed. */
-static bool rp_open(struct engine *e, struct engine_rp *p, char *err,
-		    size_t errlen)
+static bool rp_open(struct playback *p, char *err, size_t errlen)
 {
 	sigjmp_buf jb;
 	bool ok;
 
 	if (sigsetjmp(jb, 1)) {
-		engine_guard = NULL;
+		p->in.guard(NULL);
 		replay_close(&p->r); /* what was built so far */
-		snprintf(err, errlen, "%s: %s", e->cfg.replay_path,
-			 engine_rp_sigbus);
+		snprintf(err, errlen, "%s: %s", p->in.path, playback_sigbus);
 		return false;
 	}
-	engine_guard = &jb;
-	ok = replay_open(&p->r, e->cfg.replay_path, e->cfg.linger_ns, err,
-			 errlen);
+	p->in.guard(&jb);
+	ok = replay_open(&p->r, p->in.path, p->in.linger_ns, err, errlen);
 	if (ok)
 		heph_names_init(&p->names, &p->r.f);
-	engine_guard = NULL;
+	p->in.guard(NULL);
 	return ok;
 }
 
-bool engine_rp_create(struct engine *e, char *err, size_t errlen)
+struct playback *playback_create(const struct playback_inputs *in, char *err,
+				 size_t errlen)
 {
-	struct engine_rp *p = calloc(1, sizeof(*p));
+	struct playback *p = calloc(1, sizeof(*p));
 
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
-		return false;
+		return NULL;
 	}
-	/* engine_create installed the guard's SIGBUS handler first. */
-	if (!rp_open(e, p, err, errlen)) {
+	p->in = *in;
+	/* The engine installed the guard's SIGBUS handler first. */
+	if (!rp_open(p, err, errlen)) {
 		free(p);
-		return false;
+		return NULL;
 	}
 	if (!p->r.f.nev) {
-		snprintf(err, errlen, "%s: no events in it%s%s",
-			 e->cfg.replay_path, p->r.f.nproblems ? ": " : "",
+		snprintf(err, errlen, "%s: no events in it%s%s", in->path,
+			 p->r.f.nproblems ? ": " : "",
 			 p->r.f.nproblems ? p->r.f.problems[0].what : "");
 		replay_close(&p->r);
 		free(p);
-		return false;
+		return NULL;
 	}
-	symtab_set_recorded(&e->symtab, rp_name, &p->names);
+	symtab_set_recorded(in->symtab, rp_name, &p->names);
 	p->speed = 1.0;
 	p->base = p->r.t0;
 	p->since = clock_now_ns(CLOCK_MONOTONIC);
-	p->playing = e->cfg.replay_play;
-	e->rp = p;
-	return true;
+	p->playing = in->play;
+	return p;
 }
 
-void engine_rp_destroy(struct engine *e)
+void playback_destroy(struct playback *p)
 {
-	if (!e->rp)
+	if (!p)
 		return;
-	symtab_set_recorded(&e->symtab, NULL, NULL);
-	snapshot_finish(&e->rp->scratch);
-	snapshot_finish(&e->rp->good);
-	heph_names_finish(&e->rp->names);
-	replay_close(&e->rp->r);
-	free(e->rp);
-	e->rp = NULL;
+	symtab_set_recorded(p->in.symtab, NULL, NULL);
+	snapshot_finish(&p->scratch);
+	snapshot_finish(&p->good);
+	heph_names_finish(&p->names);
+	replay_close(&p->r);
+	free(p);
 }
 
-/* Run fn(e, arg) under the SIGBUS guard; false after a fault. */
-static bool rp_guarded(struct engine *e, void (*fn)(struct engine *, void *),
-		       void *arg)
+/* Run fn(p, arg) under the SIGBUS guard; false after a fault. */
+static bool rp_guarded(struct playback *p,
+		       void (*fn)(struct playback *, void *), void *arg)
 {
 	sigjmp_buf jb;
 
-	if (e->rp->error)
+	if (p->error)
 		return false;
 	if (sigsetjmp(jb, 1)) {
-		engine_guard = NULL;
-		e->rp->error = engine_rp_sigbus;
-		e->rp->playing = false;
+		p->in.guard(NULL);
+		p->error = playback_sigbus;
+		p->playing = false;
 		return false;
 	}
-	engine_guard = &jb;
-	fn(e, arg);
-	engine_guard = NULL;
+	p->in.guard(&jb);
+	fn(p, arg);
+	p->in.guard(NULL);
 	return true;
 }
 
-static void rp_snap(struct engine *e, void *arg)
+static void rp_snap(struct playback *p, void *arg)
 {
 	struct snapshot *out = arg;
-	uint64_t pos = rp_pos(e->rp);
+	uint64_t pos = rp_pos(p);
 
-	replay_snapshot(&e->rp->r, pos, out);
+	replay_snapshot(&p->r, pos, out);
 	out->history_id = 0;
 	out->nhistory = 0;
-	if (e->rp->watch && !out->history)
+	if (p->watch && !out->history)
 		out->history = malloc(MODEL_WATCH_MAX * sizeof(*out->history));
-	if (e->rp->watch && out->history) {
-		out->history_id = e->rp->watch;
-		out->nhistory = replay_history(&e->rp->r, e->rp->watch, pos,
+	if (p->watch && out->history) {
+		out->history_id = p->watch;
+		out->nhistory = replay_history(&p->r, p->watch, pos,
 					       out->history, MODEL_WATCH_MAX);
 	}
 }
@@ -192,14 +193,13 @@ static void rp_copy(const struct snapshot *from, struct snapshot *out)
 		memcpy(hist, from->history, out->nhistory * sizeof(*hist));
 }
 
-void engine_rp_snapshot(struct engine *e, struct snapshot *out)
+void playback_snapshot(struct playback *p, struct snapshot *out)
 {
-	struct engine_rp *p = e->rp;
 	struct lint_config lints;
 
-	pthread_mutex_lock(&e->lock);
-	lints = e->cfg.lints;
-	if (rp_guarded(e, rp_snap, &p->scratch)) {
+	pthread_mutex_lock(p->in.lock);
+	lints = *p->in.lints;
+	if (rp_guarded(p, rp_snap, &p->scratch)) {
 		struct snapshot t = p->good;
 
 		p->good = p->scratch;
@@ -207,7 +207,7 @@ void engine_rp_snapshot(struct engine *e, struct snapshot *out)
 	}
 	rp_copy(&p->good, out);
 	out->error = p->error;
-	out->target = e->target;
+	out->target = *p->in.target;
 	out->target.pid = p->r.pid > 0 ? (pid_t)p->r.pid : 0;
 	/* The target runs until the recording's end, and then had exited
 	 * if the recording says so. */
@@ -224,15 +224,15 @@ void engine_rp_snapshot(struct engine *e, struct snapshot *out)
 		.t0 = p->r.t0,
 		.t1 = p->r.t1,
 	};
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(p->in.lock);
 	snapshot_lint(out, &lints);
 }
 
-void engine_rp_watch(struct engine *e, uint64_t id)
+void playback_watch(struct playback *p, uint64_t id)
 {
-	pthread_mutex_lock(&e->lock);
-	e->rp->watch = id;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_lock(p->in.lock);
+	p->watch = id;
+	pthread_mutex_unlock(p->in.lock);
 }
 
 struct rp_stack_arg {
@@ -240,35 +240,30 @@ struct rp_stack_arg {
 	size_t max, n;
 };
 
-static void rp_stack(struct engine *e, void *arg)
+static void rp_stack(struct playback *p, void *arg)
 {
 	struct rp_stack_arg *a = arg;
 
-	a->n = replay_parked_stack(&e->rp->r, a->id, rp_pos(e->rp), a->frames,
-				   a->max);
+	a->n = replay_parked_stack(&p->r, a->id, rp_pos(p), a->frames, a->max);
 }
 
-size_t engine_rp_parked_stack(struct engine *e, uint64_t id, uint64_t *frames,
-			      size_t max)
+size_t playback_parked_stack(struct playback *p, uint64_t id, uint64_t *frames,
+			     size_t max)
 {
 	struct rp_stack_arg a = {id, frames, max, 0};
 
-	pthread_mutex_lock(&e->lock);
-	rp_guarded(e, rp_stack, &a);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_lock(p->in.lock);
+	rp_guarded(p, rp_stack, &a);
+	pthread_mutex_unlock(p->in.lock);
 	return a.n;
 }
 
 /* ---- the controls (engine.h) ---- */
 
-bool engine_replay_info(struct engine *e, struct engine_replay_info *out)
+void playback_info(struct playback *p, struct playback_info *out)
 {
-	struct engine_rp *p = e->rp;
-
 	memset(out, 0, sizeof(*out));
-	if (!p)
-		return false;
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(p->in.lock);
 	out->pos = rp_pos(p);
 	out->t0 = p->r.t0;
 	out->t1 = p->r.t1;
@@ -288,51 +283,36 @@ bool engine_replay_info(struct engine *e, struct engine_replay_info *out)
 			 p->r.f.problems[0].what);
 	snprintf(out->path, sizeof(out->path), "%s", p->r.path);
 	snprintf(out->command, sizeof(out->command), "%s", p->r.command);
-	pthread_mutex_unlock(&e->lock);
-	return true;
+	pthread_mutex_unlock(p->in.lock);
 }
 
-void engine_replay_play(struct engine *e, bool play)
+void playback_play(struct playback *p, bool play)
 {
-	struct engine_rp *p = e->rp;
-
-	if (!p)
-		return;
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(p->in.lock);
 	p->base = rp_pos(p);
 	p->since = clock_now_ns(CLOCK_MONOTONIC);
 	/* Play at the end starts over. */
 	if (play && p->base >= p->r.t1)
 		p->base = p->r.t0;
 	p->playing = play;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(p->in.lock);
 }
 
-void engine_replay_speed(struct engine *e, double speed)
+void playback_speed(struct playback *p, double speed)
 {
-	struct engine_rp *p = e->rp;
-
-	if (!p || !(speed > 0))
-		return;
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(p->in.lock);
 	p->base = rp_pos(p);
 	p->since = clock_now_ns(CLOCK_MONOTONIC);
-	p->speed = speed < ENGINE_REPLAY_SPEED_MIN   ? ENGINE_REPLAY_SPEED_MIN
-		   : speed > ENGINE_REPLAY_SPEED_MAX ? ENGINE_REPLAY_SPEED_MAX
-						     : speed;
-	pthread_mutex_unlock(&e->lock);
+	p->speed = speed;
+	pthread_mutex_unlock(p->in.lock);
 }
 
-void engine_replay_seek(struct engine *e, uint64_t t)
+void playback_seek(struct playback *p, uint64_t t)
 {
-	struct engine_rp *p = e->rp;
-
-	if (!p)
-		return;
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(p->in.lock);
 	p->base = t < p->r.t0 ? p->r.t0 : t > p->r.t1 ? p->r.t1 : t;
 	p->since = clock_now_ns(CLOCK_MONOTONIC);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(p->in.lock);
 }
 
 struct rp_step_arg {
@@ -341,27 +321,24 @@ struct rp_step_arg {
 	uint64_t to;
 };
 
-static void rp_step(struct engine *e, void *arg)
+static void rp_step(struct playback *p, void *arg)
 {
 	struct rp_step_arg *a = arg;
 
-	a->to = replay_step(&e->rp->r, a->id, rp_pos(e->rp), a->dir);
+	a->to = replay_step(&p->r, a->id, rp_pos(p), a->dir);
 }
 
-uint64_t engine_replay_step(struct engine *e, uint64_t id, int dir)
+uint64_t playback_step(struct playback *p, uint64_t id, int dir)
 {
-	struct engine_rp *p = e->rp;
 	struct rp_step_arg a = {id, dir, 0};
 
-	if (!p)
-		return 0;
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(p->in.lock);
 	/* Where playing got to, then paused there: the step is from it. */
 	a.to = rp_pos(p);
 	p->playing = false;
-	rp_guarded(e, rp_step, &a);
+	rp_guarded(p, rp_step, &a);
 	p->base = a.to;
 	p->since = clock_now_ns(CLOCK_MONOTONIC);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(p->in.lock);
 	return a.to;
 }

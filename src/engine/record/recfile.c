@@ -27,7 +27,7 @@
  * Used by the recorder's writer thread only.
  */
 #define _GNU_SOURCE
-#include "engine/heph/recfile.h"
+#include "engine/record/recfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

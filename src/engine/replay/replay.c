@@ -25,7 +25,7 @@
  * file only ever bound loops over what is in memory.
  */
 #define _GNU_SOURCE
-#include "engine/heph/replay.h"
+#include "engine/replay/replay.h"
 
 #include <stdio.h>
 #include <stdlib.h>

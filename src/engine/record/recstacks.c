@@ -9,7 +9,7 @@
  * replay shows no parked stack there, as it did before.
  */
 #define _GNU_SOURCE
-#include "engine/heph/recstacks.h"
+#include "engine/record/recstacks.h"
 
 #include <stdlib.h>
 #include <string.h>
