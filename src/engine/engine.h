@@ -507,7 +507,7 @@ const char *engine_autotrace_note(const struct engine *e);
 /*
  * Launch mode with ENGINE_OUTPUT_CAPTURE: the target's output, read on one
  * thread of the caller's (the TUI's loop), and kept as its last lines
- * (engine/target/output.h).  Its descriptor to poll for reading, -1 when
+ * (engine/launch/output.h).  Its descriptor to poll for reading, -1 when
  * there is none or it ended; drain reads what is there without waiting
  * and returns the lines it completed.
  */

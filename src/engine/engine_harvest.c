@@ -53,7 +53,7 @@
 #include "common/clock.h"
 #include "engine/calltrace/parked.h"
 #include "engine/engine_internal.h"
-#include "engine/target/keeper.h"
+#include "engine/launch/keeper.h"
 
 __thread sigjmp_buf *engine_guard;
 const char engine_sigbus_msg[] =

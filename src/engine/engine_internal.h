@@ -32,7 +32,7 @@
 #include "engine/target/fcsave.h"
 #include "engine/target/procmem.h"
 #include "engine/ctp/region.h"
-#include "engine/symbols/namecache.h"
+#include "engine/names/namecache.h"
 #include "engine/symbols/symtab.h"
 
 #define ENGINE_MAX_CLIENTS 64

@@ -36,9 +36,9 @@
 #include "engine/symbols/symtab.h"
 #include "engine/target/autotrace.h"
 #include "engine/target/framecheck.h"
-#include "engine/target/keeper.h"
-#include "engine/target/launch.h"
-#include "engine/target/output.h"
+#include "engine/launch/keeper.h"
+#include "engine/launch/launch.h"
+#include "engine/launch/output.h"
 
 enum engine_mode_id {
 	ENGINE_LAUNCH = 0,

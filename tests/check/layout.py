@@ -27,22 +27,26 @@ ALLOWED = {
     'probe': ['wire'],
     'preload': [],
     'engine/target': ['common'],
-    'engine/symbols': ['common', 'engine/target', 'wire'],
-    'engine/model': ['common', 'engine/target', 'engine/symbols'],
+    'engine/launch': ['common', 'engine/target'],
+    'engine/names': ['common'],
+    'engine/symbols': ['common', 'engine/target', 'engine/names', 'wire'],
+    'engine/model': ['common', 'engine/target', 'engine/names',
+                     'engine/symbols'],
     'engine/ctp': ['common', 'wire', 'engine/target', 'engine/model'],
     'engine/calltrace': ['common', 'wire'],
     'engine/ppt': ['common', 'wire', 'engine/target'],
-    'engine/heph': ['common', 'engine/model', 'engine/symbols'],
+    'engine/heph': ['common', 'engine/model', 'engine/names',
+                    'engine/symbols'],
     'engine/record': ['common', 'engine/heph', 'engine/model',
                       'engine/symbols'],
     'engine/replay': ['common', 'engine/heph', 'engine/model',
                       'engine/symbols'],
     'engine/export': ['common', 'wire'],
     'cacheray': ['common'],
-    'engine': ['common', 'wire', 'engine/target', 'engine/symbols',
-               'engine/model', 'engine/ctp', 'engine/calltrace', 'engine/ppt',
-               'engine/heph', 'engine/record', 'engine/replay',
-               'engine/export'],
+    'engine': ['common', 'wire', 'engine/target', 'engine/launch',
+               'engine/names', 'engine/symbols', 'engine/model', 'engine/ctp',
+               'engine/calltrace', 'engine/ppt', 'engine/heph',
+               'engine/record', 'engine/replay', 'engine/export'],
     'ui/rows': ['common', 'engine', 'engine/model'],
     'ui/settings': ['common', 'engine', 'engine/model'],
     'ui/batch': ['common', 'engine', 'engine/model', 'cacheray', 'ui/rows'],
@@ -51,7 +55,8 @@ ALLOWED = {
                'ui/settings'],
     'ui/memview': ['common', 'cacheray', 'ui/term'],
     'ui/serve': ['common', 'engine', 'engine/model', 'ui/rows', 'ui/batch'],
-    'convert': ['common', 'engine/heph', 'engine/export', 'engine/symbols'],
+    'convert': ['common', 'engine/heph', 'engine/export', 'engine/names',
+                'engine/symbols'],
     'ui': ['common', 'engine', 'engine/model', 'cacheray', 'ui/rows',
            'ui/settings', 'ui/batch', 'ui/term', 'ui/tui', 'ui/memview',
            'ui/serve', 'convert'],
@@ -61,9 +66,9 @@ ALLOWED = {
 # What the UI may include of the engine.
 FACADE = {
     'engine/engine.h',          # the facade
-    'engine/model/snapshot.h',    # what a snapshot holds
-    'engine/model/coro.h',        # ... its records (data only)
-    'engine/model/lint.h',        # the lints' names and settings
+    'engine/model/snapshot.h',  # what a snapshot holds
+    'engine/model/coro.h',      # ... its records (data only)
+    'engine/model/lint.h',      # the lints' names and settings
 }
 
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

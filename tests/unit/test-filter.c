@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "engine/model/namepool.h"
-#include "engine/symbols/namecache.h"
+#include "engine/names/namecache.h"
 #include "ui/rows/column.h"
 #include "ui/rows/filter.h"
 

@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "engine/model/snapshot.h"
-#include "engine/symbols/namecache.h"
+#include "engine/names/namecache.h"
 
 struct fake {
 	pthread_mutex_t lock;

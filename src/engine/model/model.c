@@ -57,7 +57,7 @@
 
 #include "common/grow.h"
 #include "engine/model/namepool.h"
-#include "engine/symbols/framekind.h"
+#include "engine/names/framekind.h"
 
 bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)
 {

@@ -17,9 +17,9 @@
 #include "common/numtext.h"
 #include "engine/model/namepool.h"
 #include "engine/target/kwait.h"
-#include "engine/symbols/framekind.h"
-#include "engine/symbols/namecache.h"
-#include "engine/symbols/symname.h"
+#include "engine/names/framekind.h"
+#include "engine/names/namecache.h"
+#include "engine/names/symname.h"
 
 void snapshot_init(struct snapshot *s)
 {

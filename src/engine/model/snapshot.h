@@ -33,7 +33,7 @@ struct snapshot_replay {
 	uint64_t t0, t1; /* the recording's first and last moments */
 };
 
-/* The engine's names of code addresses (engine/symbols/namecache.h):
+/* The engine's names of code addresses (engine/names/namecache.h):
  * text only, thread-safe, never a symbolizer (see snapshot_where). */
 struct namecache;
 /* The coroutines' names (engine/model/namepool.h): thread-safe, read

@@ -7,7 +7,7 @@
  * file or directory" instead of pretending a target ran and exited 127.
  */
 #define _GNU_SOURCE
-#include "engine/target/launch.h"
+#include "engine/launch/launch.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -52,7 +52,7 @@
  * quits; without a destination, that output is read and dropped.
  */
 #define _GNU_SOURCE
-#include "engine/target/keeper.h"
+#include "engine/launch/keeper.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -56,7 +56,7 @@
  * "std::vector<...>::push_back(std::pair<...> const&)" when it must.
  */
 #define _GNU_SOURCE
-#include "engine/symbols/symname.h"
+#include "engine/names/symname.h"
 
 #include <libiberty/demangle.h>
 #include <setjmp.h>

@@ -24,7 +24,7 @@
  * caller (the UI) never waits for the thread at all.
  */
 #define _GNU_SOURCE
-#include "engine/symbols/namecache.h"
+#include "engine/names/namecache.h"
 
 #include <errno.h>
 #include <pthread.h>

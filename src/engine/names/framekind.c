@@ -40,8 +40,8 @@
  * type, whose target has a frame of its own).  A context the runtime made
  * for itself (Boost.Fiber's dispatcher) is named for what it is.
  */
-#include "engine/symbols/framekind.h"
-#include "engine/symbols/symname.h"
+#include "engine/names/framekind.h"
+#include "engine/names/symname.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -38,7 +38,7 @@
  * above pass (UTF-8); the drawing decides what it can show.
  */
 #define _GNU_SOURCE
-#include "engine/target/output.h"
+#include "engine/launch/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
