@@ -26,7 +26,7 @@
 
 #include <stdatomic.h>
 
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 #include "probe/census.h"
 
 static _Atomic bool stop;

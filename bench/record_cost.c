@@ -45,7 +45,7 @@
 #include <sys/stat.h>
 
 #include "engine/heph/hephfile.h"
-#include "engine/heph/recorder.h"
+#include "engine/record/recorder.h"
 
 #define MAX_WRITERS 4
 #define MAX_ROUNDS 32

@@ -44,7 +44,7 @@
 
 #include "engine/heph/hephfile.h"
 #include "engine/heph/hephnames.h"
-#include "engine/heph/replay.h"
+#include "engine/replay/replay.h"
 #include "replay_gen.h"
 
 /* Random moments to seek to (xorshift64*). */

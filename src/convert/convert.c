@@ -69,7 +69,7 @@
 #include "engine/heph/hephfile.h"
 #include "engine/heph/hephnames.h"
 #include "engine/symbols/framenames.h"
-#include "engine/symbols/symname.h"
+#include "engine/names/symname.h"
 #include "engine/heph/streammap.h"
 
 const struct convert_format convert_formats[] = {

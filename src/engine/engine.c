@@ -23,11 +23,11 @@
 
 #include "common/clock.h"
 #include "engine/engine_internal.h"
-#include "engine/symbols/framekind.h"
+#include "engine/names/framekind.h"
 #include "engine/target/framecheck.h"
-#include "engine/target/keeper.h"
-#include "engine/target/launch.h"
-#include "engine/target/output.h"
+#include "engine/launch/keeper.h"
+#include "engine/launch/launch.h"
+#include "engine/launch/output.h"
 #include "engine/target/threadcpu.h"
 
 void engine_config_defaults(struct engine_config *cfg)

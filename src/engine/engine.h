@@ -19,12 +19,12 @@
 
 #include "corotop/calltrace.h"
 #include "corotop/ppt.h"
-#include "engine/ctp/lint.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/lint.h"
+#include "engine/model/snapshot.h"
 
 /* Opaque here: what event_hook sees (engine/ctp/harvest.h, for tests), a
  * ppt buffer's description (read through engine_ppt_type and friends) and
- * the recorder's books (engine/heph/recorder.h, for benchmarks). */
+ * the recorder's books (engine/record/recorder.h, for benchmarks). */
 struct harvest_event;
 struct ppt_desc;
 struct recorder_stats;
@@ -66,7 +66,7 @@ struct engine_config {
 	const char *jsonl_path;	   /* append every event here, or NULL */
 	const char *record_path;   /* --record: a Heph trace, or NULL */
 	/* Replay mode (corotop --replay): a recording instead of a target;
-	 * no region, no threads (engine_replay.c). */
+	 * no region, no threads (engine/replay/playback.c). */
 	const char *replay_path;
 	bool replay_play;    /* start playing (else paused at the start) */
 	uint64_t linger_ns;  /* dead coroutines stay visible this long */
@@ -463,7 +463,7 @@ void engine_buffer_list_finish(struct engine_buffer_list *l);
 bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
 		       size_t errlen);
 
-/* ---- replay (engine_replay.c): --replay's position and clock ----
+/* ---- replay (engine/replay/playback.c): --replay's position and clock ----
  * The position moves at `speed` x wall time while playing and pauses at
  * the end; snapshots are the recording at the position. */
 
@@ -507,7 +507,7 @@ const char *engine_autotrace_note(const struct engine *e);
 /*
  * Launch mode with ENGINE_OUTPUT_CAPTURE: the target's output, read on one
  * thread of the caller's (the TUI's loop), and kept as its last lines
- * (engine/target/output.h).  Its descriptor to poll for reading, -1 when
+ * (engine/launch/output.h).  Its descriptor to poll for reading, -1 when
  * there is none or it ended; drain reads what is there without waiting
  * and returns the lines it completed.
  */

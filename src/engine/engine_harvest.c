@@ -53,7 +53,7 @@
 #include "common/clock.h"
 #include "engine/calltrace/parked.h"
 #include "engine/engine_internal.h"
-#include "engine/target/keeper.h"
+#include "engine/launch/keeper.h"
 
 __thread sigjmp_buf *engine_guard;
 const char engine_sigbus_msg[] =
@@ -121,11 +121,13 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 				      memory_order_relaxed);
 	(void)engine_space(e, who.pid);
 	if (e->rec) {
-		const struct model_coro *c = engine_rec_coro(e, station);
+		const struct model_coro *c =
+			model_station_coro(&e->model, station);
 
-		recorder_open(e->rec, station, probe_id, birth_ts,
-			      e->model.next_id - 1, who.name,
-			      who.pid != (uint32_t)e->target.pid ? who.pid : 0);
+		recording_open(e->rec, station, probe_id, birth_ts,
+			       e->model.next_id - 1, who.name,
+			       who.pid != (uint32_t)e->target.pid ? who.pid
+								  : 0);
 		/* A name the probe gave is the birth's (corotop_name); one
 		 * from its entry, and its kind, are learned at the birth (the
 		 * name it had before: none). */
@@ -141,7 +143,7 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 	struct harvest_event census;
 	const struct harvest_event *ev = in;
 	const struct model_coro *was =
-		e->rec ? engine_rec_coro(e, in->station) : NULL;
+		e->rec ? model_station_coro(&e->model, in->station) : NULL;
 	uint32_t name_was = was ? was->name : 0;
 	unsigned kind_was = was ? was->kind : 0;
 
@@ -176,7 +178,7 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 		jsonl_write(&e->jsonl, ev->probe_id, ev->tid, ev->addr, ev->seq,
 			    ev->is_active, ev->ts);
 	if (e->rec)
-		engine_rec_event(e, ev, name_was, kind_was);
+		recording_event(e->rec, ev, name_was, kind_was);
 	if (e->cfg.event_hook)
 		e->cfg.event_hook(e->cfg.hook_ctx, ev);
 }
@@ -187,8 +189,8 @@ static void engine_on_lost(void *ctx, uint32_t station, uint64_t count)
 
 	model_lost(&e->model, station, count);
 	if (e->rec)
-		recorder_lost(e->rec, station, count,
-			      clock_now_ns(CLOCK_MONOTONIC));
+		recording_lost(e->rec, station, count,
+			       clock_now_ns(CLOCK_MONOTONIC));
 }
 
 /*
@@ -205,7 +207,7 @@ static void engine_on_close(void *ctx, uint32_t station)
 	bool recycled = e->harvest.recycle && station < e->harvest.max &&
 			harvest_station_ours(&e->harvest.state[station]);
 	uint64_t now = engine_now(e);
-	const struct model_coro *c = engine_rec_coro(e, station);
+	const struct model_coro *c = model_station_coro(&e->model, station);
 
 	/* Parked at a stored stack: kept for the recording (engine_ct). */
 	if (e->rec && c && e->model.parked[c->slot] && e->ct.dead_parked &&
@@ -214,7 +216,7 @@ static void engine_on_close(void *ctx, uint32_t station)
 			e->model.parked[c->slot];
 	model_close(&e->model, station, now, recycled);
 	if (e->rec)
-		recorder_close(e->rec, station, now);
+		recording_close(e->rec, station, now);
 }
 
 static struct harvest_sink engine_sink(struct engine *e);
@@ -241,7 +243,7 @@ static struct harvest_sink engine_sink(struct engine *e)
 
 /* Called with lock held, on the harvest thread (or after it stopped), at
  * the end of every pass: region words for snapshots, and the recording's
- * hand-over published (recorder_publish). */
+ * hand-over published (recording_publish). */
 static void engine_pass_done(struct engine *e)
 {
 	struct ctp_header *hdr = e->region.hdr;
@@ -252,7 +254,62 @@ static void engine_pass_done(struct engine *e)
 		e->untraced = atomic_load_explicit(&hdr->ext.untraced,
 						   memory_order_relaxed);
 	if (e->rec)
-		recorder_publish(e->rec);
+		recording_publish(e->rec);
+}
+
+/*
+ * --record: the sink above feeds the recording (engine/record/recording.c);
+ * these are the questions it asks of the engine -- a parked stack's frames
+ * (under the hot lock, on its writer thread), the engine's clock and the
+ * frame learned at a switch (engine lock held) -- and what it is given.
+ */
+static size_t engine_rec_stack(void *ctx, uint64_t trace, uint64_t *frames,
+			       size_t max)
+{
+	struct engine *e = ctx;
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->ct.hot_lock);
+	if (e->ct.parked)
+		n = parked_frames(e->ct.parked, trace, frames, max);
+	pthread_mutex_unlock(&e->ct.hot_lock);
+	return n;
+}
+
+static uint64_t engine_rec_now(void *ctx)
+{
+	return engine_now(ctx);
+}
+
+static uint64_t engine_rec_learned_at(void *ctx, uint64_t id, uint64_t at,
+				      uint64_t *stack)
+{
+	struct engine *e = ctx;
+
+	return learned_get(&e->unwind.learned, id, at, stack);
+}
+
+bool engine_rec_create(struct engine *e, char *err, size_t errlen)
+{
+	const struct recording_inputs in = {
+		.path = e->cfg.record_path,
+		.argv = e->cfg.argv,
+		.attach_pid = e->cfg.attach_pid,
+		.shm_path = e->cfg.shm_path,
+		.stations = e->region.stations,
+		.symtab = &e->symtab,
+		.model = &e->model,
+		.lock = &e->lock,
+		.stack = engine_rec_stack,
+		.now = engine_rec_now,
+		.learned = engine_rec_learned_at,
+		.ctx = e,
+	};
+
+	if (!e->cfg.record_path)
+		return true;
+	e->rec = recording_create(&in, err, errlen);
+	return e->rec != NULL;
 }
 
 /* A full scan of every allocated station. */

@@ -23,22 +23,22 @@
 #include "engine/calltrace/traceset.h"
 #include "engine/ctp/harvest.h"
 #include "engine/export/jsonl.h"
-#include "engine/ctp/learned.h"
-#include "engine/ctp/model.h"
-#include "engine/heph/recorder.h"
+#include "engine/model/learned.h"
+#include "engine/model/model.h"
+#include "engine/record/recording.h"
 #include "engine/ppt/perfctr.h"
 #include "engine/ppt/pptagent.h"
 #include "engine/ppt/pptfind.h"
 #include "engine/target/fcsave.h"
 #include "engine/target/procmem.h"
 #include "engine/ctp/region.h"
-#include "engine/symbols/namecache.h"
+#include "engine/names/namecache.h"
 #include "engine/symbols/symtab.h"
 
 #define ENGINE_MAX_CLIENTS 64
 
 struct framenames;
-struct engine_rp;
+struct playback;
 struct output;
 struct engine;
 
@@ -231,7 +231,7 @@ struct engine_unwind_state {
 	uint64_t from_saved, from_probe, saved_refused;
 	struct engine_fcsave fcs; /* the target's */
 	/* (coroutine, switch address) -> the program frame its walk found,
-	 * shown for the parks too short to walk (engine/ctp/learned.c). */
+	 * shown for the parks too short to walk (engine/model/learned.c). */
 	struct learned learned;
 };
 
@@ -261,8 +261,7 @@ struct engine {
 	struct harvest harvest;
 	struct model model;
 	struct jsonl jsonl;
-	struct recorder *rec;  /* --record, or NULL */
-	char rec_warning[200]; /* engine_rec_warning's text, once failed */
+	struct recording *rec; /* --record, or NULL */
 	struct symtab symtab;  /* the target's symbols (own lock) */
 	/* Which words of the target's stacks are return addresses into its
 	 * code (own lock; launch and attach, else NULL): every walk's
@@ -285,7 +284,7 @@ struct engine {
 	 * numbered for names (snapshot_space - 1; append-only, lock). */
 	uint32_t spaces[SNAPSHOT_SPACES_MAX];
 	uint32_t nspaces;
-	struct engine_rp *rp; /* replay mode (engine_replay.c), or NULL */
+	struct playback *rp;  /* replay mode (engine_mode.c), or NULL */
 	pthread_mutex_t lock; /* guards model, harvest counters, target,
 			       cfg.lints */
 	pthread_t harvest_thread;
@@ -448,42 +447,47 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen);
 void engine_ppt_stop(struct engine *e);
 void engine_ppt_destroy(struct engine *e);
 
-/* engine_replay.c: replay mode.  create opens cfg.replay_path; the others
- * stand in for their live counterparts when e->rp is set. */
+/* engine_mode.c: replay mode (engine/replay/playback.c does the work):
+ * create opens cfg.replay_path; the mode table's replay entries stand in
+ * for their live counterparts. */
 bool engine_rp_create(struct engine *e, char *err, size_t errlen);
-void engine_rp_destroy(struct engine *e);
-void engine_rp_snapshot(struct engine *e, struct snapshot *out);
-void engine_rp_watch(struct engine *e, uint64_t id);
-size_t engine_rp_parked_stack(struct engine *e, uint64_t id, uint64_t *frames,
-			      size_t max);
 
-/* engine_record.c: --record.  create: open the file (nothing without
- * --record); target: the pid once known; destroy: flush and close, false
- * with the reason when the file could not be written. */
+/* --record (engine/record/recording.c does the work).  create, in
+ * engine_harvest.c: open the file with what the recording asks of the
+ * engine (nothing without --record).  The rest are thin calls, no-ops
+ * without --record: target, the pid once known; learned and where, what
+ * the model learned of record c (lock held; recording.h); stop, after the
+ * threads stopped: the exit, if any, and the end; destroy: flush and
+ * close, false with the reason when the file could not be written. */
 bool engine_rec_create(struct engine *e, char *err, size_t errlen);
-void engine_rec_target(struct engine *e, pid_t pid);
-/* What the model learned of record c (lock held), for the recording:
- * its name, when no longer name_was, and its kind, when no longer
- * kind_was; a park's place in the program and its walked stack (where: a
- * return address; learned: found at an earlier park).  No-ops without
- * --record. */
-void engine_rec_learned(struct engine *e, const struct model_coro *c,
-			uint32_t name_was, unsigned kind_was);
-void engine_rec_where(struct engine *e, const struct model_coro *c,
-		      uint64_t where, uint64_t trace, bool learned);
-/* The record of station's coroutine, or NULL (lock held). */
-const struct model_coro *engine_rec_coro(struct engine *e, uint32_t station);
-/* A harvested event, after the model took it: to the recording, with
- * what the model learned from it (a census walk's name and WHERE; a
- * suspend's learned WHERE).  name_was, kind_was: the record's before. */
-void engine_rec_event(struct engine *e, const struct harvest_event *ev,
-		      uint32_t name_was, unsigned kind_was);
-/* After the threads stopped: the exit, if any, and the end. */
-void engine_rec_stop(struct engine *e);
-/* Why recording stopped early, or NULL (the UI's thread). */
-const char *engine_rec_warning(struct engine *e);
-/* The recorder's books for a snapshot (on = false when not recording). */
-void engine_rec_snapshot(struct engine *e, struct snapshot_record *out);
-bool engine_rec_destroy(struct engine *e, char *err, size_t errlen);
+static inline void engine_rec_target(struct engine *e, pid_t pid)
+{
+	recording_target(e->rec, pid);
+}
+static inline void engine_rec_learned(struct engine *e,
+				      const struct model_coro *c,
+				      uint32_t name_was, unsigned kind_was)
+{
+	recording_learned(e->rec, c, name_was, kind_was);
+}
+static inline void engine_rec_where(struct engine *e,
+				    const struct model_coro *c, uint64_t where,
+				    uint64_t trace, bool learned)
+{
+	recording_where(e->rec, c, where, trace, learned);
+}
+static inline void engine_rec_stop(struct engine *e)
+{
+	recording_stop(e->rec, e->target.exited, e->target.exit_code,
+		       e->target.term_signal);
+}
+static inline bool engine_rec_destroy(struct engine *e, char *err,
+				      size_t errlen)
+{
+	bool ok = recording_destroy(e->rec, err, errlen);
+
+	e->rec = NULL;
+	return ok;
+}
 
 #endif

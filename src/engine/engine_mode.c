@@ -6,7 +6,8 @@
  *   attach   corotop -p PID: a running process, through its ppt buffers
  *            (engine_ppt.c), and a region its probe joins by rendezvous
  *   replay   corotop --replay FILE: a recording, no region, no threads
- *            (engine_replay.c)
+ *            (engine/replay/playback.c; its entries and the replay
+ *            controls below are thin calls into it)
  *   serve    no command, region or process: create a region and start
  *            nothing -- a program that links the engine and the probe
  *            (tests, benchmarks) attaches its own probe to it
@@ -31,12 +32,13 @@
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
+#include "engine/replay/playback.h"
 #include "engine/symbols/symtab.h"
 #include "engine/target/autotrace.h"
 #include "engine/target/framecheck.h"
-#include "engine/target/keeper.h"
-#include "engine/target/launch.h"
-#include "engine/target/output.h"
+#include "engine/launch/keeper.h"
+#include "engine/launch/launch.h"
+#include "engine/launch/output.h"
 
 enum engine_mode_id {
 	ENGINE_LAUNCH = 0,
@@ -181,10 +183,44 @@ static void replay_stop(struct engine *e)
 	(void)e;
 }
 
+/* The calling thread's SIGBUS landing pad (engine_harvest.c). */
+static void replay_guard(sigjmp_buf *jb)
+{
+	engine_guard = jb;
+}
+
+bool engine_rp_create(struct engine *e, char *err, size_t errlen)
+{
+	const struct playback_inputs in = {
+		.path = e->cfg.replay_path,
+		.linger_ns = e->cfg.linger_ns,
+		.play = e->cfg.replay_play,
+		.symtab = &e->symtab,
+		.lock = &e->lock,
+		.lints = &e->cfg.lints,
+		.target = &e->target,
+		.guard = replay_guard,
+	};
+
+	e->rp = playback_create(&in, err, errlen);
+	return e->rp != NULL;
+}
+
 static bool replay_destroy(struct engine *e)
 {
-	engine_rp_destroy(e);
+	playback_destroy(e->rp);
+	e->rp = NULL;
 	return true;
+}
+
+static void replay_snapshot(struct engine *e, struct snapshot *out)
+{
+	playback_snapshot(e->rp, out);
+}
+
+static void replay_watch(struct engine *e, uint64_t id)
+{
+	playback_watch(e->rp, id);
 }
 
 static size_t replay_parked(struct engine *e, uint64_t model_id,
@@ -193,7 +229,7 @@ static size_t replay_parked(struct engine *e, uint64_t model_id,
 {
 	(void)c;
 	*trace_id = 0; /* a recording keeps frames, not trace ids */
-	return engine_rp_parked_stack(e, model_id, frames, max);
+	return playback_parked_stack(e->rp, model_id, frames, max);
 }
 
 #define ENGINE_LIVE_OPS                                                        \
@@ -218,9 +254,9 @@ static const struct engine_mode engine_modes[] = {
 			   .stop = replay_stop,
 			   .destroy = replay_destroy,
 			   /* The moment and the history go together. */
-			   .snapshot = engine_rp_snapshot,
-			   .history = engine_rp_snapshot,
-			   .watch = engine_rp_watch,
+			   .snapshot = replay_snapshot,
+			   .history = replay_snapshot,
+			   .watch = replay_watch,
 			   .parked = replay_parked},
 	[ENGINE_IN_PROCESS] = {.name = "in-process",
 			       .start = engine_live_start,
@@ -238,4 +274,60 @@ const struct engine_mode *engine_mode_of(const struct engine_config *cfg)
 	if (cfg->argv)
 		return &engine_modes[ENGINE_LAUNCH];
 	return &engine_modes[ENGINE_IN_PROCESS];
+}
+
+/* ---- the replay controls (engine.h): no-ops unless replaying ---- */
+
+bool engine_replay_info(struct engine *e, struct engine_replay_info *out)
+{
+	struct playback_info pi;
+
+	memset(out, 0, sizeof(*out));
+	if (!e->rp)
+		return false;
+	playback_info(e->rp, &pi);
+	out->pos = pi.pos;
+	out->t0 = pi.t0;
+	out->t1 = pi.t1;
+	out->ran = pi.ran;
+	out->epoch_ns = pi.epoch_ns;
+	out->speed = pi.speed;
+	out->playing = pi.playing;
+	out->ours = pi.ours;
+	out->truncated = pi.truncated;
+	out->pid = pi.pid;
+	out->events = pi.events;
+	out->coroutines = pi.coroutines;
+	out->problems = pi.problems;
+	memcpy(out->problem, pi.problem, sizeof(out->problem));
+	memcpy(out->path, pi.path, sizeof(out->path));
+	memcpy(out->command, pi.command, sizeof(out->command));
+	return true;
+}
+
+void engine_replay_play(struct engine *e, bool play)
+{
+	if (e->rp)
+		playback_play(e->rp, play);
+}
+
+void engine_replay_speed(struct engine *e, double speed)
+{
+	if (!e->rp || !(speed > 0))
+		return;
+	speed = speed < ENGINE_REPLAY_SPEED_MIN	  ? ENGINE_REPLAY_SPEED_MIN
+		: speed > ENGINE_REPLAY_SPEED_MAX ? ENGINE_REPLAY_SPEED_MAX
+						  : speed;
+	playback_speed(e->rp, speed);
+}
+
+void engine_replay_seek(struct engine *e, uint64_t t)
+{
+	if (e->rp)
+		playback_seek(e->rp, t);
+}
+
+uint64_t engine_replay_step(struct engine *e, uint64_t id, int dir)
+{
+	return e->rp ? playback_step(e->rp, id, dir) : 0;
 }

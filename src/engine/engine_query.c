@@ -14,7 +14,7 @@
 
 #include "engine/engine_internal.h"
 #include "engine/calltrace/parked.h"
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "engine/target/framecheck.h"
 #include "engine/target/kwait.h"
 #include "common/clock.h"
@@ -312,8 +312,8 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	out->error = e->error;
 	/* The recorder's books first: one that says "stopped" is followed
 	 * by its warning, never the other way round. */
-	engine_rec_snapshot(e, &out->record);
-	out->warning = engine_rec_warning(e);
+	recording_snapshot(e->rec, &out->record);
+	out->warning = recording_warning(e->rec);
 	lints = e->cfg.lints;
 	out->t.running = out->t.suspended = out->t.dead = 0;
 	/* Room for every record ever handed out (not the model's capacity:
@@ -508,6 +508,11 @@ void engine_symbolize_pid(struct engine *e, pid_t pid)
 {
 	symtab_set_pid(&e->symtab, pid);
 	namecache_clear(e->names);
+}
+
+void engine_record_stats(struct engine *e, struct recorder_stats *out)
+{
+	recording_stats(e->rec, out);
 }
 
 bool engine_frame_init(struct engine_frame *f, size_t hot_max, bool merged,

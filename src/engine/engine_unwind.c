@@ -48,7 +48,7 @@
  * symbols read for the first time) are done.
  * Most parks of a fiber ping-ponging on a channel last microseconds, and
  * end before their copy: what a walk found is learned per (coroutine,
- * switch address) (engine/ctp/learned.c), and a snapshot shows it for a
+ * switch address) (engine/model/learned.c), and a snapshot shows it for a
  * park at the same switch that no walk caught, marked as learned
  * (model_coro.where_learned; engine_snapshot).
  * The walk gives WHERE (when the switch was recorded inside a runtime),

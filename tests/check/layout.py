@@ -27,26 +27,37 @@ ALLOWED = {
     'probe': ['wire'],
     'preload': [],
     'engine/target': ['common'],
-    'engine/symbols': ['common', 'engine/target', 'wire'],
-    'engine/ctp': ['common', 'wire', 'engine/target', 'engine/symbols'],
+    'engine/launch': ['common', 'engine/target'],
+    'engine/names': ['common'],
+    'engine/symbols': ['common', 'engine/target', 'engine/names', 'wire'],
+    'engine/model': ['common', 'engine/target', 'engine/names',
+                     'engine/symbols'],
+    'engine/ctp': ['common', 'wire', 'engine/target', 'engine/model'],
     'engine/calltrace': ['common', 'wire'],
     'engine/ppt': ['common', 'wire', 'engine/target'],
-    'engine/heph': ['common', 'engine/ctp', 'engine/symbols'],
+    'engine/heph': ['common', 'engine/model', 'engine/names',
+                    'engine/symbols'],
+    'engine/record': ['common', 'engine/heph', 'engine/model',
+                      'engine/symbols'],
+    'engine/replay': ['common', 'engine/heph', 'engine/model',
+                      'engine/symbols'],
     'engine/export': ['common', 'wire'],
     'cacheray': ['common'],
-    'engine': ['common', 'wire', 'engine/target', 'engine/symbols',
-               'engine/ctp', 'engine/calltrace', 'engine/ppt',
-               'engine/heph', 'engine/export'],
-    'ui/rows': ['common', 'engine', 'engine/ctp'],
-    'ui/settings': ['common', 'engine', 'engine/ctp'],
-    'ui/batch': ['common', 'engine', 'engine/ctp', 'cacheray', 'ui/rows'],
+    'engine': ['common', 'wire', 'engine/target', 'engine/launch',
+               'engine/names', 'engine/symbols', 'engine/model', 'engine/ctp',
+               'engine/calltrace', 'engine/ppt', 'engine/heph',
+               'engine/record', 'engine/replay', 'engine/export'],
+    'ui/rows': ['common', 'engine', 'engine/model'],
+    'ui/settings': ['common', 'engine', 'engine/model'],
+    'ui/batch': ['common', 'engine', 'engine/model', 'cacheray', 'ui/rows'],
     'ui/term': ['common'],
-    'ui/tui': ['common', 'engine', 'engine/ctp', 'ui/term', 'ui/rows',
+    'ui/tui': ['common', 'engine', 'engine/model', 'ui/term', 'ui/rows',
                'ui/settings'],
     'ui/memview': ['common', 'cacheray', 'ui/term'],
-    'ui/serve': ['common', 'engine', 'engine/ctp', 'ui/rows', 'ui/batch'],
-    'convert': ['common', 'engine/heph', 'engine/export', 'engine/symbols'],
-    'ui': ['common', 'engine', 'engine/ctp', 'cacheray', 'ui/rows',
+    'ui/serve': ['common', 'engine', 'engine/model', 'ui/rows', 'ui/batch'],
+    'convert': ['common', 'engine/heph', 'engine/export', 'engine/names',
+                'engine/symbols'],
+    'ui': ['common', 'engine', 'engine/model', 'cacheray', 'ui/rows',
            'ui/settings', 'ui/batch', 'ui/term', 'ui/tui', 'ui/memview',
            'ui/serve', 'convert'],
     'demo': [],
@@ -55,9 +66,9 @@ ALLOWED = {
 # What the UI may include of the engine.
 FACADE = {
     'engine/engine.h',          # the facade
-    'engine/ctp/snapshot.h',    # what a snapshot holds
-    'engine/ctp/coro.h',        # ... its records (data only)
-    'engine/ctp/lint.h',        # the lints' names and settings
+    'engine/model/snapshot.h',  # what a snapshot holds
+    'engine/model/coro.h',      # ... its records (data only)
+    'engine/model/lint.h',      # the lints' names and settings
 }
 
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
@@ -143,10 +154,10 @@ def self_test():
             os.makedirs(os.path.dirname(os.path.join(d, p)), exist_ok=True)
             open(os.path.join(d, p), 'w').write(text)
         put('common/a.h', '')
-        put('engine/ctp/model.h', '#include "common/a.h"\n')
-        put('engine/engine.h', '#include "engine/ctp/model.h"\n')
+        put('engine/model/model.h', '#include "common/a.h"\n')
+        put('engine/engine.h', '#include "engine/model/model.h"\n')
         put('ui/tui/v.c', '#include "engine/engine.h"\n'
-            '#include "engine/ctp/model.h"\n')
+            '#include "engine/model/model.h"\n')
         put('common/b.c', '#include "engine/engine.h"\n')
         put('probe/p.c', '#include "a.h"\n')
         put('newdir/x.c', '#include "common/a.h"\n')

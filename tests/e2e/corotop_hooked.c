@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "engine/target/output.h"
+#include "engine/launch/output.h"
 
 static unsigned long kill_at, reads;
 

@@ -3,7 +3,7 @@
  *
  *   - A target on the upstream SDKs (keeper_target.c) must survive it: its
  *     next wake is a plain write() to the socket of a dead engine, which
- *     without the keeper (src/engine/target/keeper.c) raises SIGPIPE (status
+ *     without the keeper (src/engine/launch/keeper.c) raises SIGPIPE (status
  * 141).
  *   - The run directory corotop leaves behind (ctp.shm, calltrace.shm, the
  *     socket) is kept by the next corotop while the target or the keeper

@@ -40,7 +40,7 @@
 #include "convert/convert.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
-#include "engine/heph/replay.h"
+#include "engine/replay/replay.h"
 
 #define FUZZ_TRACE_MAX (1u << 19)
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/symbols/symname.h"
+#include "engine/names/symname.h"
 
 #define FUZZ_NAME_MAX (SYMNAME_MANGLED_MAX + 64)
 #define FUZZ_CANARY 16

@@ -56,7 +56,7 @@
 #include "../common/itest.h"
 #include "corotop/ppt.h"
 #include "corotop/probe.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 #include "engine/engine.h"
 #include "probe/census.h"
 #include "probe/probe_internal.h"

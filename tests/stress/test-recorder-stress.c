@@ -44,7 +44,7 @@
 #include <cmocka.h>
 
 #include "engine/heph/heph.h"
-#include "engine/heph/recorder.h"
+#include "engine/record/recorder.h"
 
 #define STATIONS 64
 #define TARGET_EVENTS 3000000u

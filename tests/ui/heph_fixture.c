@@ -3,12 +3,12 @@
  * (harness.py, flow 'replay').  `heph-fixture PATH` writes it; the same
  * bytes every time, so the replayed screens can be golden.
  *
- * The recording is laid out as corotop's recorder (src/engine/heph/recorder.c)
- * writes one: the epoch, options corotop = "1", corotop_command,
- * corotop_birth (probe id, time, id) per coroutine and corotop_pid first;
- * then each state interval as an event packet ("running"/"suspended" with
- * addr, seq and symbol; a parked stack as `stack`) in the order the
- * recorder closes them (by end time), each address named by a
+ * The recording is laid out as corotop's recorder
+ * (src/engine/record/recorder.c) writes one: the epoch, options corotop = "1",
+ * corotop_command, corotop_birth (probe id, time, id) per coroutine and
+ * corotop_pid first; then each state interval as an event packet
+ * ("running"/"suspended" with addr, seq and symbol; a parked stack as `stack`)
+ * in the order the recorder closes them (by end time), each address named by a
  * corotop_symbol option before its first use (stack frames other than the
  * innermost by their call instruction, address - 1); a "lost" event with
  * count 3; at the end corotop_exit (0, 0) and corotop_end.

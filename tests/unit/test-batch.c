@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "ui/batch/batch.h"
 
 #include "json-check.h"

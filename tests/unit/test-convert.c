@@ -42,7 +42,7 @@
 #include "common/jsonstr.h"
 #include "convert/convert.h"
 #include "engine/symbols/framenames.h"
-#include "engine/symbols/symname.h"
+#include "engine/names/symname.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephnames.h"
 #include "json-check.h"

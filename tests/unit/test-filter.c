@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "engine/ctp/namepool.h"
-#include "engine/symbols/namecache.h"
+#include "engine/model/namepool.h"
+#include "engine/names/namecache.h"
 #include "ui/rows/column.h"
 #include "ui/rows/filter.h"
 

@@ -27,11 +27,11 @@
 #include <unistd.h>
 
 #include "convert/convert.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephcoronames.h"
-#include "engine/heph/recorder.h"
-#include "engine/heph/replay.h"
+#include "engine/record/recorder.h"
+#include "engine/replay/replay.h"
 
 #define MS 1000000ull
 

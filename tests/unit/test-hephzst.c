@@ -21,7 +21,7 @@
 
 #include "engine/heph/hephfile.h"
 #include "engine/heph/hephzst.h"
-#include "engine/heph/recfile.h"
+#include "engine/record/recfile.h"
 
 #define NEV 40000
 

@@ -1,6 +1,6 @@
 /*
  * learned: the program frame last found per (coroutine, switch address)
- * (src/engine/ctp/learned.c).
+ * (src/engine/model/learned.c).
  *
  *   get/put   a pair found is the frame last put for it; another
  *             coroutine at the same switch, or the same one at another
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "engine/ctp/learned.h"
+#include "engine/model/learned.h"
 
 static void count_stack(void *ctx, uint64_t stack)
 {

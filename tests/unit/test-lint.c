@@ -1,5 +1,5 @@
 /*
- * lint: the per-coroutine warnings (src/engine/ctp/lint.c), their evaluation
+ * lint: the per-coroutine warnings (src/engine/model/lint.c), their evaluation
  * over a snapshot (snapshot_lint) and inside the engine (engine_snapshot,
  * engine_set_lints, the recycled flag set by its close callback).
  *
@@ -38,8 +38,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/ctp/lint.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/lint.h"
+#include "engine/model/snapshot.h"
 
 #define SEC 1000000000ull
 #define T0 (100 * SEC)

@@ -1,6 +1,6 @@
 /*
  * model: the per-coroutine records built from harvested events
- * (src/engine/ctp/model.c).  Driven directly with open/event/lost/close calls
+ * (src/engine/model/model.c).  Driven directly with open/event/lost/close calls
  * at chosen timestamps: time is charged to the state being left, a watched
  * record keeps its transitions oldest first after its seed, losses attach
  * to the next transition, dead records linger and are then reused, rates come
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "engine/ctp/model.h"
+#include "engine/model/model.h"
 
 #define LINGER 500
 

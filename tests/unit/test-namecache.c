@@ -22,8 +22,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/ctp/snapshot.h"
-#include "engine/symbols/namecache.h"
+#include "engine/model/snapshot.h"
+#include "engine/names/namecache.h"
 
 struct fake {
 	pthread_mutex_t lock;

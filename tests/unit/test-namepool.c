@@ -1,5 +1,5 @@
 /*
- * namepool: coroutine names behind 32-bit ids (src/engine/ctp/namepool.c),
+ * namepool: coroutine names behind 32-bit ids (src/engine/model/namepool.c),
  * and how the model and a snapshot use them:
  *   - a name from untrusted bytes is cut at 47 bytes and shows printable
  *     ASCII only; no name and no pc is id 0;
@@ -26,9 +26,9 @@
 
 #include <pthread.h>
 
-#include "engine/ctp/model.h"
-#include "engine/ctp/namepool.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/model.h"
+#include "engine/model/namepool.h"
+#include "engine/model/snapshot.h"
 
 static void test_clean(void **state)
 {

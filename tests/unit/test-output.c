@@ -1,6 +1,6 @@
 /*
  * test-output: the target's output through a pty (or pipe) corotop makes
- * and the keeper relays (engine/target/output.c, keeper.c).  A forked
+ * and the keeper relays (engine/launch/output.c, keeper.c).  A forked
  * child plays the target: it writes through the descriptors output_create
  * hands out; a keeper started for it relays to the destination and copies
  * to the view, which the test drains until the end is read (with a
@@ -32,8 +32,8 @@
 
 #include <cmocka.h>
 
-#include "engine/target/keeper.h"
-#include "engine/target/output.h"
+#include "engine/launch/keeper.h"
+#include "engine/launch/output.h"
 
 static uint64_t now_ms(void)
 {

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "engine/heph/recstacks.h"
+#include "engine/record/recstacks.h"
 
 static uint64_t known; /* the one id the "engine" has frames for */
 static unsigned asked, emitted;

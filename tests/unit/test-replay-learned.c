@@ -26,11 +26,11 @@
 
 #include <cmocka.h>
 
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "engine/heph/heph.h"
 #include "engine/heph/hephcoronames.h"
 #include "engine/heph/hephnames.h"
-#include "engine/heph/replay.h"
+#include "engine/replay/replay.h"
 
 #define MS 1000000ull
 #define PC_ENTRY 0x5000ull

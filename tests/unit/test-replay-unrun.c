@@ -34,7 +34,7 @@
 #include <cmocka.h>
 
 #include "engine/heph/heph.h"
-#include "engine/heph/replay.h"
+#include "engine/replay/replay.h"
 
 #define MS 1000000ull
 

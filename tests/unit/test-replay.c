@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "engine/heph/heph.h"
-#include "engine/heph/replay.h"
+#include "engine/replay/replay.h"
 
 #define MS 1000000ull
 #define EPOCH 1700000000000000000ull

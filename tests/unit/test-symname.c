@@ -1,5 +1,5 @@
 /*
- * symname: symbols as people read them (src/engine/symbols/symname.c).
+ * symname: symbols as people read them (src/engine/names/symname.c).
  *
  * Real mangled names, as GCC 12, Clang 14 and rustc 1.95 made them (nm of
  * small programs; the C++ ones also come out of symfix-coro in
@@ -23,8 +23,8 @@
 
 #include <cmocka.h>
 
-#include "engine/symbols/framekind.h"
-#include "engine/symbols/symname.h"
+#include "engine/names/framekind.h"
+#include "engine/names/symname.h"
 
 struct pair {
 	const char *mangled;

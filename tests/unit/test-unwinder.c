@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "engine/symbols/framekind.h"
+#include "engine/names/framekind.h"
 #include "engine/symbols/symbolizer.h"
 
 #define NOFP __attribute__((noinline, optimize("omit-frame-pointer")))

@@ -56,7 +56,7 @@
 #include "wire/freelist.h"
 #include "common/hash.h"
 #include "common/clock.h"
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 
 #ifdef HARVEST_TEST_HOOKS
 void (*harvest_test_after_copy)(struct ctp_epoch *e);

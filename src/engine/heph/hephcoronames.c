@@ -24,7 +24,7 @@
 #include "common/grow.h"
 #include "common/lowerbound.h"
 #include "engine/heph/hephnames.h"
-#include "engine/symbols/framekind.h"
+#include "engine/names/framekind.h"
 
 #define HEPH_CORONAMES_MAX (1u << 24)
 

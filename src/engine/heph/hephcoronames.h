@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/ctp/namepool.h"
+#include "engine/model/namepool.h"
 #include "engine/heph/hephfile.h"
 
 struct heph_coroname {

@@ -102,7 +102,7 @@
 #include "engine/symbols/callsite.h"
 #include "engine/symbols/debugfetch.h"
 #include "engine/symbols/symindex.h"
-#include "engine/symbols/symname.h"
+#include "engine/names/symname.h"
 #include "engine/symbols/unwinder.h"
 
 #include <elfutils/libdwelf.h>

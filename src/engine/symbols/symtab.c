@@ -31,9 +31,9 @@
 #include <time.h>
 
 #include "common/numtext.h"
-#include "engine/symbols/framekind.h"
+#include "engine/names/framekind.h"
 #include "engine/symbols/symbolizer.h"
-#include "engine/symbols/symname.h"
+#include "engine/names/symname.h"
 #include "common/clock.h"
 
 #define SYMTAB_REFRESH_NS 1000000000ull

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 
 /* The hot stacks a batch snapshot prints: a top list (engine_hot_rows,
  * ENGINE_HOT_BY_TOTAL) merged `by` granularity, the CallTrace statistics,

@@ -13,7 +13,7 @@
 
 #include "common/duration.h"
 #include "common/numtext.h"
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 
 static void cell_id(char *b, size_t n, const struct snapshot *s,
 		    const struct model_coro *c)

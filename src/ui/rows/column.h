@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 
 enum column_id {
 	COL_ID = 0,

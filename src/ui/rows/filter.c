@@ -51,7 +51,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 #include "ui/rows/column.h"
 #include "ui/rows/matchcache.h"
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 #include "ui/rows/matchcache.h"
 
 #define FILTER_MAX_TERMS 8

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 
 struct order {
 	uint64_t *key, *key2; /* sort keys, and the scatter buffer */

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
-#include "engine/ctp/snapshot.h"
+#include "engine/model/snapshot.h"
 
 enum metrics_format {
 	METRICS_PROMETHEUS = 0, /* text/plain; version=0.0.4 */

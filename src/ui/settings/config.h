@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 
 struct config {
 	unsigned delay_tenths; /* "delay", 1..36000 */

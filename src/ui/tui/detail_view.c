@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "common/duration.h"
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 #include "ui/tui/tui.h"
 
 /* The view's own state (t->view_state[VIEW_DETAIL]): its vertical and

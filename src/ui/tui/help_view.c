@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 #include "ui/tui/keymap.h"
 #include "ui/tui/tui.h"
 

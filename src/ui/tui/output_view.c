@@ -1,6 +1,6 @@
 /*
  * output_view: what the launched target printed (o).  Its stdout and
- * stderr come through a pty corotop owns (engine/target/output.c), so they
+ * stderr come through a pty corotop owns (engine/launch/output.c), so they
  * never draw over the table; this view shows the last OUTPUT_LINES lines,
  * as a pager that follows the end as `tail -f` does until it is scrolled
  * up, and follows again at End.  It reads them through the engine's

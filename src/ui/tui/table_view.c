@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 #include "ui/tui/replay_ctl.h"
 #include "ui/term/layout.h"
 #include "common/grow.h"

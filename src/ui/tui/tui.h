@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 #include "ui/rows/column.h"
 #include "ui/rows/filter.h"
 #include "ui/tui/keymap.h"

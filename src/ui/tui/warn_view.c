@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "common/duration.h"
-#include "engine/ctp/lint.h"
+#include "engine/model/lint.h"
 #include "ui/tui/tui.h"
 
 #define WARN_SHOWN 5 /* offenders listed per lint */
