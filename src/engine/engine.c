@@ -264,30 +264,6 @@ bool engine_start(struct engine *e, char *err, size_t errlen)
 	return e->mode->start(e, err, errlen);
 }
 
-uint64_t engine_now(struct engine *e)
-{
-	/* relaxed: a value on its own; the lock orders what goes with it. */
-	uint64_t x = atomic_load_explicit(&e->exit_ns, memory_order_relaxed);
-
-	return x ? x : clock_now_ns(CLOCK_MONOTONIC);
-}
-
-void engine_mark_exit(struct engine *e)
-{
-	uint64_t zero = 0;
-
-	/* relaxed: see engine_now; the first exit seen wins. */
-	if (atomic_compare_exchange_strong_explicit(
-		    &e->exit_ns, &zero, clock_now_ns(CLOCK_MONOTONIC),
-		    memory_order_relaxed, memory_order_relaxed))
-		/* The rates up to the exit, at once: every snapshot from
-		 * the first that says "exited" shows the same final state
-		 * (later ticks, at the stopped clock, change no rate). */
-		model_tick(&e->model, engine_now(e));
-	e->target.running = false;
-	e->target.exited = true;
-}
-
 static void engine_set_status(struct engine *e, int status)
 {
 	pthread_mutex_lock(&e->lock);

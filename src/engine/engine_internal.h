@@ -328,7 +328,8 @@ void engine_sigbus(int sig, siginfo_t *si, void *uc);
 void *engine_harvest_main(void *arg);
 void *engine_waker_main(void *arg);
 size_t engine_scan(struct engine *e);
-/* The engine's clock: CLOCK_MONOTONIC, stopped at the target's exit. */
+/* engine_clock.c: the engine's clock: CLOCK_MONOTONIC, stopped at the
+ * target's exit. */
 uint64_t engine_now(struct engine *e);
 /* The target's exit was seen: stop the clock (under e->lock). */
 void engine_mark_exit(struct engine *e);
