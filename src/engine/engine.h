@@ -21,6 +21,7 @@
 #include "corotop/ppt.h"
 #include "engine/ctp/lint.h"
 #include "engine/ctp/snapshot.h"
+#include "engine/stacks/hotview.h"
 
 /* Opaque here: what event_hook sees (engine/ctp/harvest.h, for tests), a
  * ppt buffer's description (read through engine_ppt_type and friends) and
@@ -163,90 +164,17 @@ void engine_set_lints(struct engine *e, const struct lint_config *c);
  * any thread while the harvest thread rotates; without a CallTrace region
  * (observer mode, ct_traces 0) they return nothing. */
 
-struct engine_calltrace_stats {
-	bool enabled;	   /* the engine owns a CallTrace region */
-	bool failed;	   /* abandoned after a fault in its mapping */
-	char warning[256]; /* the last rotation's or failure's message, or "" */
-	struct {	   /* the rotations, as of the last */
-		uint64_t rotations; /* completed swaps of the active table */
-		uint64_t traces, weight; /* what they collected, summed */
-		uint64_t preserved; /* parked ids carried into a new table */
-		uint64_t dropped, dropped_weight; /* puts the writers dropped */
-	} rotor;
-	struct {		 /* the hot-stacks aggregate */
-		uint64_t stacks; /* kept now */
-		uint64_t weight; /* taken in since start (zero included) */
-		uint64_t attributed, unattributed; /* tagged weight credited
-						      to a coroutine, or not */
-		uint64_t evicted_weight; /* totals of stacks dropped */
-		unsigned window_s;	 /* the window weights count over */
-		unsigned half_life_s;	 /* ... halved every (0: no decay) */
-	} hot;
-	struct {
-		uint64_t kept; /* parked stacks kept now */
-	} parked;
-	struct {	      /* CPU samples walked by the engine */
-		bool enabled; /* a snapshot ring exists (--sample) */
-		bool failed;  /* abandoned after a fault in its mapping */
-		/* Tickets: taken (walked), lapped, torn (overwritten while
-		 * read), skipped (never finished), bad (counts out of
-		 * range); busy: writers that found their record busy and
-		 * used CallTrace instead. */
-		uint64_t taken, lapped, torn, skipped, bad, busy;
-		/* How taken stacks were made: the CFI walk of the copy,
-		 * ... with the frame walk spliced on, the frame walk
-		 * alone; overflow: not kept (too many distinct stacks). */
-		uint64_t cfi, spliced, fp, overflow;
-		uint64_t walk_ns; /* the harvest thread's time walking them */
-	} snapshots;
-	uint64_t names; /* frame names kept (readable after the target exits) */
-};
-
 void engine_calltrace_stats(struct engine *e,
 			    struct engine_calltrace_stats *out);
 /* Samples lost on the way: puts the writers dropped, and snapshot-ring
  * tickets lapped, torn, skipped or bad (weight 1 each). */
 uint64_t engine_calltrace_lost(const struct engine_calltrace_stats *s);
 
-/* What a top list is sorted by, and what its percentages are of. */
-enum engine_hot_order {
-	ENGINE_HOT_BY_WINDOW = 0, /* window weight (decayed); pct of it */
-	ENGINE_HOT_BY_TOTAL,	  /* raw weight since start or zero */
-};
-
-/* One stack of a top list: a copy, the caller's to keep. */
-struct engine_hot_stack {
-	uint64_t stack_id; /* stable while the stack is kept, never reused */
-	uint64_t trace_id; /* the CallTrace id last merged into it */
-	uint64_t total;	   /* raw weight since start or the last zero */
-	double weight;	   /* over the window, decayed */
-	/* Of the list's basis, over the same set (all stacks, or one
-	 * coroutine's), 0..100.  self: this stack exactly; total: this
-	 * stack and every stack it is a caller of. */
-	double self_pct, total_pct;
-	/* engine_hot_rows: what the row is merged by (a hash, stable across
-	 * calls) and how many stacks it holds; frames, stack_id and trace_id
-	 * are its heaviest stack's.  engine_hot_stacks: the stack id, 1. */
-	uint64_t key;
-	uint32_t merged;
-	uint32_t nframes;
-	uint64_t frames[CT_MAX_FRAMES]; /* innermost first, tag removed */
-};
-
 /* The top `max` stacks of every coroutine (model_id 0) or of one, sorted
  * and weighed by `order`.  Returns how many. */
 size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 			 enum engine_hot_order order,
 			 struct engine_hot_stack *out, size_t max);
-
-/* What the rows of a hot list are: stacks whose frames are equal at this
- * granularity are one row. */
-enum engine_hot_by {
-	ENGINE_HOT_BY_FUNCTION = 0, /* each frame's function (its start) */
-	ENGINE_HOT_BY_LINE,	    /* ... its file:line */
-	ENGINE_HOT_BY_ADDRESS,	    /* ... its address: stacks as sampled */
-};
-#define ENGINE_HOT_BY_COUNT 3
 
 /* "function", "line", "address"; NULL when out of range. */
 const char *engine_hot_by_name(enum engine_hot_by by);
@@ -264,7 +192,6 @@ bool engine_hot_by_parse(const char *s, enum engine_hot_by *out);
  * Merged from the heaviest ENGINE_HOT_MERGE_STACKS stacks (the rest, a
  * long tail, count in the basis only).  Returns how many.
  */
-#define ENGINE_HOT_MERGE_STACKS 4096u
 size_t engine_hot_rows(struct engine *e, uint64_t model_id,
 		       enum engine_hot_order order, enum engine_hot_by by,
 		       struct engine_hot_stack *out, size_t max);
@@ -275,18 +202,6 @@ size_t engine_hot_rows(struct engine *e, uint64_t model_id,
  * Returns buf. */
 const char *engine_hot_frame_label(struct engine *e, uint64_t addr, bool leaf,
 				   enum engine_hot_by by, char *buf, size_t n);
-
-/* One node of the caller -> callee tree, in pre-order. */
-struct hot_node {
-	uint64_t addr;	    /* a frame address the node stands for */
-	uint32_t depth;	    /* 0: outermost frames */
-	uint32_t subtree;   /* out[i + 1 .. i + subtree) are its descendants */
-	bool leaf;	    /* addr is an innermost frame (an exact pc) */
-	double self, total; /* window weights (decayed) */
-	double self_pct, total_pct; /* of the window's total, 0..100 */
-	char name[112];		    /* by function: the function; by address: as
-				       engine_frame_name full ("func+0xOFF (f.c:N)") */
-};
 
 /* The tree of the window's stacks (every coroutine's, or model_id's):
  * frames merged by function name (by_function) or by address, children
@@ -315,11 +230,6 @@ void engine_hot_window(struct engine *e, unsigned window_s,
  * looked up now, else hex.  Returns buf. */
 const char *engine_frame_name(struct engine *e, uint64_t addr, bool leaf,
 			      bool full, char *buf, size_t n);
-
-enum engine_export_format {
-	ENGINE_EXPORT_FOLDED = 0, /* flamegraph.pl folded stacks */
-	ENGINE_EXPORT_SPEEDSCOPE, /* speedscope JSON, one sampled profile */
-};
 
 /* Write every stack's total since start or zero (model_id 0), or one
  * coroutine's, to path atomically.  False with a message in err. */

@@ -56,13 +56,8 @@ static size_t engine_rec_stack(void *ctx, uint64_t trace, uint64_t *frames,
 			       size_t max)
 {
 	struct engine *e = ctx;
-	size_t n = 0;
 
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.parked)
-		n = parked_frames(e->ct.parked, trace, frames, max);
-	pthread_mutex_unlock(&e->ct.hot_lock);
-	return n;
+	return stacks_parked_frames(e->stacks, trace, frames, max);
 }
 
 bool engine_rec_create(struct engine *e, char *err, size_t errlen)
@@ -153,14 +148,13 @@ void engine_rec_event(struct engine *e, const struct harvest_event *ev,
 		return;
 	if (c->name != name_was || c->kind != kind_was)
 		engine_rec_learned(e, c, name_was, kind_was);
-	/* A census walk put WHERE on the record (engine_census.c); a short
-	 * park shows the frame learned at an earlier one at that switch,
+	/* A census walk put WHERE on the record (engine/stacks/census.c); a
+	 * short park shows the frame learned at an earlier one at that switch,
 	 * as engine_where_learned does for the live view. */
 	if (ev->census) {
 		if (c->last_addr != ev->addr)
 			engine_rec_where(e, c, c->last_addr, 0, false);
-	} else if ((f = learned_get(&e->unwind.learned, c->id, ev->addr,
-				    &stack)) &&
+	} else if ((f = stacks_learned(e->stacks, c->id, ev->addr, &stack)) &&
 		   f != ev->addr) {
 		engine_rec_where(e, c, f, stack, true);
 	}

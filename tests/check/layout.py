@@ -33,10 +33,12 @@ ALLOWED = {
     'engine/ppt': ['common', 'wire', 'engine/target'],
     'engine/heph': ['common', 'engine/ctp', 'engine/symbols'],
     'engine/export': ['common', 'wire'],
+    'engine/stacks': ['common', 'wire', 'engine/target', 'engine/symbols',
+                      'engine/ctp', 'engine/calltrace', 'engine/export'],
     'cacheray': ['common'],
     'engine': ['common', 'wire', 'engine/target', 'engine/symbols',
                'engine/ctp', 'engine/calltrace', 'engine/ppt',
-               'engine/heph', 'engine/export'],
+               'engine/heph', 'engine/export', 'engine/stacks'],
     'ui/rows': ['common', 'engine', 'engine/ctp'],
     'ui/settings': ['common', 'engine', 'engine/ctp'],
     'ui/batch': ['common', 'engine', 'engine/ctp', 'cacheray', 'ui/rows'],
@@ -58,6 +60,7 @@ FACADE = {
     'engine/ctp/snapshot.h',    # what a snapshot holds
     'engine/ctp/coro.h',        # ... its records (data only)
     'engine/ctp/lint.h',        # the lints' names and settings
+    'engine/stacks/hotview.h',  # the hot queries' answers (data only)
 }
 
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
