@@ -117,6 +117,43 @@ static void engine_catch_sigbus(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
+/* ---- attach mode (engine/attach): what it reads of the engine ---- */
+
+/* The attached process exited (the ppt thread): the clock stops. */
+static void engine_attach_gone(void *ctx)
+{
+	struct engine *e = ctx;
+
+	pthread_mutex_lock(&e->lock);
+	engine_mark_exit(e);
+	e->target.exit_code = 0;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static struct attach *engine_attach_create(struct engine *e, char *err,
+					   size_t errlen)
+{
+	const struct engine_config *cfg = &e->cfg;
+	const struct attach_env env = {
+		.stop = &e->stop,
+		.stop_fd = &e->stop_pipe[0],
+		.region = &e->region,
+		.ctx = e,
+		.gone = engine_attach_gone,
+	};
+	const struct attach_config ac = {
+		.attach_pid = cfg->attach_pid,
+		.ppt_buffer = cfg->ppt_buffer,
+		.counters = cfg->counters,
+		.force_attach = cfg->force_attach,
+		.ppt_block_frames = cfg->ppt_block_frames,
+		.sample_hz = cfg->sample_hz,
+		.parked_stacks = cfg->parked_stacks,
+	};
+
+	return attach_create(&env, &ac, err, errlen);
+}
+
 bool engine_live_create(struct engine *e, char *err, size_t errlen)
 {
 	const struct engine_config *cfg = &e->cfg;
@@ -135,7 +172,8 @@ bool engine_live_create(struct engine *e, char *err, size_t errlen)
 	}
 	/* Attach mode: refuse a process we may not touch, or one without
 	 * buffers, before anything is created. */
-	if (!engine_ppt_create(e, err, errlen))
+	e->attach = engine_attach_create(e, err, errlen);
+	if (!e->attach)
 		goto err_ppt;
 	/* An observed region may shrink while we validate and read its
 	 * header: SIGBUS is caught from here on (engine_sigbus). */
@@ -171,7 +209,8 @@ err_region:
 	model_finish(&e->model);
 	region_finish(&e->region);
 err_ppt:
-	engine_ppt_destroy(e);
+	attach_destroy(e->attach);
+	e->attach = NULL;
 	return false;
 }
 
@@ -198,7 +237,7 @@ static struct procmem *engine_stacks_attach_pm(void *ctx)
 {
 	struct engine *e = ctx;
 
-	return e->ppt.enabled ? &e->ppt.pm : NULL;
+	return attach_pm(e->attach);
 }
 
 static void engine_stacks_rec_where(void *ctx, const struct model_coro *c,
@@ -327,7 +366,7 @@ bool engine_live_start(struct engine *e, char *err, size_t errlen)
 		return false;
 	/* After the harvest runs: the probe may start writing the moment its
 	 * buffer is attached. */
-	return engine_ppt_start(e, err, errlen);
+	return attach_start(e->attach, err, errlen);
 }
 
 bool engine_start(struct engine *e, char *err, size_t errlen)
@@ -522,7 +561,7 @@ void engine_live_stop(struct engine *e)
 		pthread_join(e->harvest_thread, NULL);
 	if (e->waker_running)
 		pthread_join(e->waker_thread, NULL);
-	engine_ppt_stop(e);
+	attach_stop(e->attach);
 	e->harvest_running = e->waker_running = false;
 	/* Drain what the target wrote last.  Only in regions we own: a
 	 * borrowed one may be truncated, and only the harvest thread is
@@ -588,7 +627,8 @@ bool engine_live_destroy(struct engine *e)
 		ok = false;
 	/* Detach first: the probe stops writing to the region before it
 	 * goes. */
-	engine_ppt_destroy(e);
+	attach_destroy(e->attach);
+	e->attach = NULL;
 	if (e->jsonl.f && !jsonl_close(&e->jsonl)) {
 		snprintf(engine_out_err, sizeof(engine_out_err),
 			 "writing the --jsonl file failed: %s",

@@ -21,6 +21,7 @@
 #include "corotop/ppt.h"
 #include "engine/ctp/lint.h"
 #include "engine/ctp/snapshot.h"
+#include "engine/attach/pptview.h"
 #include "engine/stacks/hotview.h"
 
 /* Opaque here: what event_hook sees (engine/ctp/harvest.h, for tests), a
@@ -57,7 +58,7 @@ struct engine_config {
 	int output_cols, output_rows; /* the pty's size (0: 80x24) */
 	const char *shm_path;	      /* observer mode: an existing region */
 	/* Attach mode (corotop -p): a running process, through its ppt
-	 * buffers (engine_ppt.c). */
+	 * buffers (engine/attach). */
 	pid_t attach_pid;
 	bool force_attach;	   /* take over buffers another agent holds */
 	const char *counters;	   /* -c: perf counters per frame, or NULL */
@@ -102,7 +103,7 @@ struct engine_config {
 	const char *own_libs;
 	struct lint_config lints; /* warnings computed into every snapshot */
 	/* CallTrace (launch mode): the region's size, the rotation cadence and
-	 * the hot-stacks aggregate (engine_calltrace.c). */
+	 * the hot-stacks aggregate (engine/stacks). */
 	uint32_t ct_traces;	    /* stacks per table (65536); 0: no region */
 	unsigned ct_rotate_ms;	    /* rotate this often while writers put
 				       or coroutines switch (1000) */
@@ -159,7 +160,7 @@ void engine_reset_rates(struct engine *e);
 /* Replace the lint thresholds and switches; the next snapshot uses them. */
 void engine_set_lints(struct engine *e, const struct lint_config *c);
 
-/* ---- CallTrace hot stacks (engine_hot.c) ----
+/* ---- CallTrace hot stacks (engine/stacks) ----
  * All of these copy out under the engine's hot lock and may be called from
  * any thread while the harvest thread rotates; without a CallTrace region
  * (observer mode, ct_traces 0) they return nothing. */
@@ -237,58 +238,8 @@ bool engine_export(struct engine *e, enum engine_export_format fmt,
 		   const char *path, uint64_t model_id, char *err,
 		   size_t errlen);
 
-/* ---- ppt (engine_ppt.c): attach mode's buffers ----
+/* ---- ppt (engine/attach): attach mode's buffers ----
  * Copies under the engine's ppt lock; any thread. */
-
-struct engine_ppt_info {
-	bool enabled;	    /* attach mode */
-	pid_t pid;	    /* the process attached to */
-	pid_t agent_pid;    /* ours, as written to each _stat */
-	bool target_gone;   /* it exited; buffers are frozen */
-	size_t nbuffers;    /* buffers attached (or tried) */
-	bool traced;	    /* the probe's buffer took the rendezvous */
-	bool probe_said;    /* ... as its last "probe" frame says */
-	int probe_errno;    /* why it could not map the region, or 0 */
-	uint32_t ncounters; /* -c counters the kernel accepted */
-	char counters[PPT_MAX_COUNTERS][32];
-	char warning[512]; /* refused counters, buffers that failed */
-	char refused[512]; /* the counters the kernel refused, and why */
-};
-
-/* Buffers attached at most (the first, by name; --buffer picks one). */
-#define ENGINE_PPT_MAX_BUFFERS 64
-
-/* Where the engine stands with a buffer. */
-enum engine_ppt_state {
-	ENGINE_PPT_DETACHED = 0,
-	ENGINE_PPT_UNHOOKING, /* --force-attach: waiting for the client to let
-				 go of the old segment */
-	ENGINE_PPT_WAITING,   /* our segment published; no client yet */
-	ENGINE_PPT_ATTACHED,  /* the client took it */
-	ENGINE_PPT_GONE,      /* the target exited */
-	ENGINE_PPT_LOST,      /* another agent took the buffer over */
-};
-
-/* One delivered frame's place and time (its bytes travel beside it). */
-struct engine_ppt_frame {
-	uint64_t pos;	/* delivery position: 0, 1, 2... (never reused) */
-	uint32_t index; /* the frame's seqno */
-	uint64_t ts;	/* CLOCK_MONOTONIC ns when it was read */
-};
-
-struct engine_ppt_buffer {
-	char name[64];
-	char object[256];
-	enum engine_ppt_state state;
-	bool dynamic, rendezvous, counters_setup;
-	uint32_t frame_size, ntypes;
-	uint64_t nframes;
-	uint64_t delivered, lost, torn, resizes;
-	double fps;		    /* frames per second over the last tick */
-	uint64_t attach_latency_ns; /* _hmem written -> first frame, or 0 */
-	uint64_t next_pos;	    /* positions 0 .. next_pos - 1 delivered */
-	char warning[256];
-};
 
 void engine_ppt_info(struct engine *e, struct engine_ppt_info *out);
 /* The buffers, in pptfind's order.  Returns how many (at most max). */
@@ -313,12 +264,6 @@ const char *engine_ppt_column(const struct ppt_desc *d, size_t t, size_t c);
 size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
 			 struct engine_ppt_frame *meta, size_t max,
 			 uint64_t *next, uint64_t *skipped);
-/* One decoded member of a frame: its name (the description's, valid while
- * the description is) and its value as text. */
-struct engine_ppt_cell {
-	const char *name;
-	char text[64];
-};
 
 /*
  * Frame bytes of a buffer described by d, decoded: its type's name in
@@ -340,30 +285,7 @@ bool engine_runtime_valid(const char *runtime, const char *own_libs, char *why,
 			  size_t n);
 
 /* ---- corotop -p PID --list-buffers: a process's ppt buffers, read
- * without writing a byte to it (engine_ppt.c) ---- */
-
-struct engine_listed_buffer {
-	char name[64];
-	bool spec_spelling; /* __ppt_NAME_* (else the generator's _ppt_*_NAME)
-			     */
-	char object[256];   /* the file that defines it, as in maps */
-	uint64_t hmem_addr, stat_addr, json_addr;
-	int32_t agent_pid; /* _stat: 0 = free */
-	bool agent_alive;  /* that agent still runs */
-	int32_t hmem;	   /* _hmem: 0 = no segment published */
-	bool described;	   /* _json read and valid */
-	char abi[16];
-	uint32_t frame_size;
-	bool resize, rendezvous;
-	char types[512]; /* "tick(count load work) io(fd cost[0] ...)" */
-	char error[256]; /* why it is not described, or "" */
-};
-
-struct engine_buffer_list {
-	struct engine_listed_buffer *e;
-	size_t n;
-	char warning[512]; /* objects skipped, and why */
-};
+ * without writing a byte to it (engine/attach) ---- */
 
 bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out, char *err,
 			 size_t errlen);

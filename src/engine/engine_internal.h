@@ -16,13 +16,11 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "engine/attach/attach.h"
 #include "engine/ctp/harvest.h"
 #include "engine/export/jsonl.h"
 #include "engine/ctp/model.h"
 #include "engine/heph/recorder.h"
-#include "engine/ppt/perfctr.h"
-#include "engine/ppt/pptagent.h"
-#include "engine/ppt/pptfind.h"
 #include "engine/target/procmem.h"
 #include "engine/ctp/region.h"
 #include "engine/symbols/namecache.h"
@@ -65,31 +63,6 @@ struct engine_mode {
 
 /* The mode cfg asks for (engine_mode.c). */
 const struct engine_mode *engine_mode_of(const struct engine_config *cfg);
-
-/*
- * Attach mode's ppt side (engine_ppt.c).  The agents are polled by the ppt
- * thread under `lock`; readers copy under it too.
- */
-struct engine_ppt {
-	bool enabled;
-	pid_t pid;
-	int pidfd; /* -1: liveness by polling /proc */
-	struct procmem pm;
-	struct pptfind_result found;
-	struct pptagent *agents; /* found.n of them; state DETACHED = failed */
-	char (*errors)[256];	 /* per agent: why it is not attached */
-	size_t n;
-	struct perfctr_set ctr;
-	struct corotop_rendezvous rdv;
-	pthread_mutex_t lock;
-	pthread_t thread;
-	bool running;
-	bool gone;
-	uint64_t tick_at;
-	uint64_t *tick_delivered; /* per agent, at tick_at */
-	double *fps;
-	char warning[512];
-};
 
 /* The processes the traced program runs as (engine_procs.c), under the
  * engine lock. */
@@ -136,7 +109,9 @@ struct engine {
 	/* CallTrace rotation, hot stacks, samples and parked-stack walks
 	 * (engine/stacks): made with the engine, in every mode. */
 	struct stacks *stacks;
-	struct engine_ppt ppt;	   /* attach mode */
+	/* Attach mode's ppt buffers (engine/attach); NULL in the other modes
+	 * and before the mode creates it. */
+	struct attach *attach;
 	struct engine_procs procs; /* processes seen (lock) */
 	/* The processes other than the target whose coroutines were seen,
 	 * numbered for names (snapshot_space - 1; append-only, lock). */
@@ -209,13 +184,6 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 			  size_t max, uint64_t *trace_id);
 bool engine_replay_create(struct engine *e, char *err, size_t errlen);
 
-/* engine_doorbell.c: connect to pid's doorbell (corotop/ppt.h) and hang
- * up, so that a program in which nothing transitions notices corotop -p
- * at once.  True when a listener of pid's answered; false when there is
- * none (an older probe, another network namespace): the probe then
- * attaches at its next transition. */
-bool engine_doorbell_ring(pid_t pid);
-
 /* engine_procs.c: a process station opened (the sink's process callback,
  * lock held); once a tick, processes that ended (lock held); the list in
  * a snapshot (lock held); at destroy. */
@@ -227,14 +195,6 @@ void engine_procs_snapshot(struct engine *e, struct snapshot *out);
  * ended (corotop ends the target: they are the program too). */
 void engine_procs_terminate(struct engine *e);
 void engine_procs_finish(struct engine *e);
-
-/* engine_ppt.c: attach mode.  create: find the buffers (before the region
- * exists: a process without any is refused early); start: attach them and
- * start the ppt thread; stop: join it; destroy: detach and free. */
-bool engine_ppt_create(struct engine *e, char *err, size_t errlen);
-bool engine_ppt_start(struct engine *e, char *err, size_t errlen);
-void engine_ppt_stop(struct engine *e);
-void engine_ppt_destroy(struct engine *e);
 
 /* engine_replay.c: replay mode.  create opens cfg.replay_path; the others
  * stand in for their live counterparts when e->rp is set. */

@@ -594,3 +594,79 @@ bool engine_export(struct engine *e, enum engine_export_format fmt,
 {
 	return stacks_export(e->stacks, fmt, path, model_id, err, errlen);
 }
+
+/* ---- attach mode's ppt buffers: engine/attach answers ---- */
+
+void engine_ppt_info(struct engine *e, struct engine_ppt_info *out)
+{
+	attach_info(e->attach, out);
+}
+
+size_t engine_ppt_buffers(struct engine *e, struct engine_ppt_buffer *out,
+			  size_t max)
+{
+	return attach_buffers(e->attach, out, max);
+}
+
+const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i)
+{
+	return attach_desc(e->attach, i);
+}
+
+size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
+			 struct engine_ppt_frame *meta, size_t max,
+			 uint64_t *next, uint64_t *skipped)
+{
+	return attach_frames(e->attach, i, from, bytes, meta, max, next,
+			     skipped);
+}
+
+bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
+		       size_t errlen)
+{
+	return attach_resize(e->attach, i, nframes, err, errlen);
+}
+
+uint32_t engine_ppt_frame_size(const struct ppt_desc *d)
+{
+	return attach_frame_size(d);
+}
+
+size_t engine_ppt_types(const struct ppt_desc *d)
+{
+	return attach_types(d);
+}
+
+const char *engine_ppt_type(const struct ppt_desc *d, size_t t,
+			    size_t *ncolumns)
+{
+	return attach_type(d, t, ncolumns);
+}
+
+const char *engine_ppt_column(const struct ppt_desc *d, size_t t, size_t c)
+{
+	return attach_column(d, t, c);
+}
+
+size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame, bool json,
+			const char **type, struct engine_ppt_cell *out,
+			size_t max)
+{
+	return attach_cells(d, frame, json, type, out, max);
+}
+
+bool engine_ppt_counters_valid(const char *list, char *why, size_t n)
+{
+	return attach_counters_valid(list, why, n);
+}
+
+bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out, char *err,
+			 size_t errlen)
+{
+	return attach_list_buffers(pid, out, err, errlen);
+}
+
+void engine_buffer_list_finish(struct engine_buffer_list *l)
+{
+	attach_buffer_list_finish(l);
+}

@@ -35,10 +35,13 @@ ALLOWED = {
     'engine/export': ['common', 'wire'],
     'engine/stacks': ['common', 'wire', 'engine/target', 'engine/symbols',
                       'engine/ctp', 'engine/calltrace', 'engine/export'],
+    'engine/attach': ['common', 'wire', 'engine/target', 'engine/ctp',
+                      'engine/ppt'],
     'cacheray': ['common'],
     'engine': ['common', 'wire', 'engine/target', 'engine/symbols',
                'engine/ctp', 'engine/calltrace', 'engine/ppt',
-               'engine/heph', 'engine/export', 'engine/stacks'],
+               'engine/heph', 'engine/export', 'engine/stacks',
+               'engine/attach'],
     'ui/rows': ['common', 'engine', 'engine/ctp'],
     'ui/settings': ['common', 'engine', 'engine/ctp'],
     'ui/batch': ['common', 'engine', 'engine/ctp', 'cacheray', 'ui/rows'],
@@ -61,6 +64,7 @@ FACADE = {
     'engine/ctp/coro.h',        # ... its records (data only)
     'engine/ctp/lint.h',        # the lints' names and settings
     'engine/stacks/hotview.h',  # the hot queries' answers (data only)
+    'engine/attach/pptview.h',  # the ppt queries' answers (data only)
 }
 
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
