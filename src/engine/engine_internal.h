@@ -1,8 +1,10 @@
 /*
- * engine_internal: the engine's state and its mode table, shared by the
- * facade's files -- engine.c (lifecycle), engine_mode.c (the modes),
- * engine_harvest.c (threads), engine_query.c and engine_hot.c (what callers
- * read).  Not for use outside src/engine.
+ * engine_internal: the engine's state, shared by the root's files --
+ * engine.c (lifecycle), engine_clock.c (the clock), engine_harvest.c
+ * (threads), engine_query.c (what callers read), engine_mode.c (the mode
+ * table: engine_mode.h) and engine_procs.c (engine_procs.h).  The stacks
+ * and attach mode are subsystems of their own (engine/stacks,
+ * engine/attach), held here by pointer.  Not for use outside src/engine.
  */
 #ifndef COROTOP_ENGINE_INTERNAL_H
 #define COROTOP_ENGINE_INTERNAL_H
@@ -16,6 +18,8 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "engine/engine_mode.h"
+#include "engine/engine_procs.h"
 #include "engine/attach/attach.h"
 #include "engine/ctp/harvest.h"
 #include "engine/export/jsonl.h"
@@ -29,59 +33,9 @@
 
 #define ENGINE_MAX_CLIENTS 64
 
-struct framenames;
 struct engine_rp;
 struct output;
 struct engine;
-
-/*
- * What differs between the engine's modes -- launch (start the target on a
- * region we create), observe (borrow another's region), attach (a running
- * process, through its ppt buffers), replay (a recording, no threads) and
- * serve (a region for a probe in this very process: tests, benchmarks):
- * one const table (engine_mode.c) instead of tests of the mode.
- */
-struct engine_mode {
-	const char *name;
-	/* Open what the mode reads: a region, or a recording. */
-	bool (*create)(struct engine *e, char *err, size_t errlen);
-	/* Start the target (launch), take the process (attach) and the
-	 * threads (live modes). */
-	bool (*start)(struct engine *e, char *err, size_t errlen);
-	/* After the stop flag is set: join the threads, drain, end. */
-	void (*stop)(struct engine *e);
-	/* Everything create made; false when an output file failed. */
-	bool (*destroy)(struct engine *e);
-	void (*snapshot)(struct engine *e, struct snapshot *out);
-	void (*history)(struct engine *e, struct snapshot *out);
-	void (*watch)(struct engine *e, uint64_t id);
-	/* Where coroutine model_id (c: a snapshot row, or NULL) is parked. */
-	size_t (*parked)(struct engine *e, uint64_t model_id,
-			 const struct model_coro *c, uint64_t *frames,
-			 size_t max, uint64_t *trace_id);
-};
-
-/* The mode cfg asks for (engine_mode.c). */
-const struct engine_mode *engine_mode_of(const struct engine_config *cfg);
-
-/* The processes the traced program runs as (engine_procs.c), under the
- * engine lock. */
-struct engine_proc {
-	uint32_t station; /* its process station */
-	uint32_t pid;
-	uint64_t image;
-	char name[CTP_STX_NAME_LEN];
-	int pidfd; /* -1: none (the target, or no pidfd_open) */
-	bool gone; /* ended, or its image replaced by an exec */
-	/* Its interposer's counts: contexts it could not track, switches
-	 * made where it could not see them. */
-	struct harvest_interposer counts;
-};
-
-struct engine_procs {
-	struct engine_proc *p;
-	size_t n, cap;
-};
 
 struct engine {
 	struct engine_config cfg;
@@ -167,34 +121,6 @@ uint64_t engine_now(struct engine *e);
 void engine_mark_exit(struct engine *e);
 void engine_tick(struct engine *e);
 void engine_kick(struct engine *e);
-
-/* The live modes' operations (engine.c, engine_query.c), shared by
- * launch, observe and attach in the mode table. */
-bool engine_live_create(struct engine *e, char *err, size_t errlen);
-bool engine_live_start(struct engine *e, char *err, size_t errlen);
-void engine_live_stop(struct engine *e);
-bool engine_live_destroy(struct engine *e);
-/* The names thread (or not: cfg.names_later), for engine_create. */
-struct namecache *engine_names_create(struct engine *e);
-void engine_live_snapshot(struct engine *e, struct snapshot *out);
-void engine_live_history(struct engine *e, struct snapshot *out);
-void engine_live_watch(struct engine *e, uint64_t id);
-size_t engine_live_parked(struct engine *e, uint64_t model_id,
-			  const struct model_coro *c, uint64_t *frames,
-			  size_t max, uint64_t *trace_id);
-bool engine_replay_create(struct engine *e, char *err, size_t errlen);
-
-/* engine_procs.c: a process station opened (the sink's process callback,
- * lock held); once a tick, processes that ended (lock held); the list in
- * a snapshot (lock held); at destroy. */
-void engine_on_process(struct engine *e, uint32_t station,
-		       const struct harvest_sink *sink);
-void engine_procs_tick(struct engine *e, const struct harvest_sink *sink);
-void engine_procs_snapshot(struct engine *e, struct snapshot *out);
-/* SIGTERM to the program's processes other than the target that have not
- * ended (corotop ends the target: they are the program too). */
-void engine_procs_terminate(struct engine *e);
-void engine_procs_finish(struct engine *e);
 
 /* engine_replay.c: replay mode.  create opens cfg.replay_path; the others
  * stand in for their live counterparts when e->rp is set. */
