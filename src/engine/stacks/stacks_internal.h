@@ -78,7 +78,7 @@ struct stacks_ct {
 	struct parked *parked;
 	struct framenames *names;
 	struct rotor_stats rs; /* copied after each rotation */
-	struct hot_stack *top; /* engine_hot_stacks' scratch, top_cap rows */
+	struct hot_stack *top; /* stacks_hot_stacks' scratch, top_cap rows */
 	size_t top_cap;
 	bool failed; /* SIGBUS in the mapping: rotor abandoned */
 	char warning[256];
