@@ -1,6 +1,6 @@
 /*
  * hot_ingest: what one CallTrace rotation costs the engine's harvest
- * thread, from the swap to the hot-stacks aggregate (engine_calltrace.c
+ * thread, from the swap to the hot-stacks aggregate (engine/stacks/rotation.c
  * does exactly these calls; the tag -> coroutine resolution between them
  * is one array pass and is left out).
  *

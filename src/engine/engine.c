@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "engine/calltrace/hotstacks.h"
 #include "engine/engine_internal.h"
 #include "engine/names/framekind.h"
 #include "engine/target/framecheck.h"
@@ -116,6 +117,43 @@ static void engine_catch_sigbus(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
+/* ---- attach mode (engine/attach): what it reads of the engine ---- */
+
+/* The attached process exited (the ppt thread): the clock stops. */
+static void engine_attach_gone(void *ctx)
+{
+	struct engine *e = ctx;
+
+	pthread_mutex_lock(&e->lock);
+	engine_mark_exit(e);
+	e->target.exit_code = 0;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static struct attach *engine_attach_create(struct engine *e, char *err,
+					   size_t errlen)
+{
+	const struct engine_config *cfg = &e->cfg;
+	const struct attach_env env = {
+		.stop = &e->stop,
+		.stop_fd = &e->stop_pipe[0],
+		.region = &e->region,
+		.ctx = e,
+		.gone = engine_attach_gone,
+	};
+	const struct attach_config ac = {
+		.attach_pid = cfg->attach_pid,
+		.ppt_buffer = cfg->ppt_buffer,
+		.counters = cfg->counters,
+		.force_attach = cfg->force_attach,
+		.ppt_block_frames = cfg->ppt_block_frames,
+		.sample_hz = cfg->sample_hz,
+		.parked_stacks = cfg->parked_stacks,
+	};
+
+	return attach_create(&env, &ac, err, errlen);
+}
+
 bool engine_live_create(struct engine *e, char *err, size_t errlen)
 {
 	const struct engine_config *cfg = &e->cfg;
@@ -134,7 +172,8 @@ bool engine_live_create(struct engine *e, char *err, size_t errlen)
 	}
 	/* Attach mode: refuse a process we may not touch, or one without
 	 * buffers, before anything is created. */
-	if (!engine_ppt_create(e, err, errlen))
+	e->attach = engine_attach_create(e, err, errlen);
+	if (!e->attach)
 		goto err_ppt;
 	/* An observed region may shrink while we validate and read its
 	 * header: SIGBUS is caught from here on (engine_sigbus). */
@@ -147,7 +186,7 @@ bool engine_live_create(struct engine *e, char *err, size_t errlen)
 		goto err_region;
 	}
 	/* Before the target starts: the probe reads the announcement once. */
-	if (!engine_ct_create(e, err, errlen))
+	if (!stacks_open(e->stacks, err, errlen))
 		goto err_region;
 	/* Rates count from now, not from the first tick. */
 	model_tick(&e->model, clock_now_ns(CLOCK_MONOTONIC));
@@ -165,12 +204,13 @@ bool engine_live_create(struct engine *e, char *err, size_t errlen)
 err_region:
 	jsonl_close(&e->jsonl);
 	engine_rec_destroy(e, err, 0);
-	engine_ct_destroy(e);
+	stacks_close(e->stacks);
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
 	region_finish(&e->region);
 err_ppt:
-	engine_ppt_destroy(e);
+	attach_destroy(e->attach);
+	e->attach = NULL;
 	return false;
 }
 
@@ -179,6 +219,72 @@ bool engine_replay_create(struct engine *e, char *err, size_t errlen)
 	/* The recording is mapped: the SIGBUS guard goes first. */
 	engine_catch_sigbus();
 	return engine_rp_create(e, err, errlen);
+}
+
+/* ---- the stacks (engine/stacks): what they read of the engine ---- */
+
+static uint64_t engine_stacks_now(void *ctx)
+{
+	return engine_now(ctx);
+}
+
+static sigjmp_buf **engine_stacks_guard(void)
+{
+	return &engine_guard;
+}
+
+static struct procmem *engine_stacks_attach_pm(void *ctx)
+{
+	struct engine *e = ctx;
+
+	return attach_pm(e->attach);
+}
+
+static void engine_stacks_rec_where(void *ctx, const struct model_coro *c,
+				    uint64_t where, uint64_t trace,
+				    bool learned)
+{
+	engine_rec_where(ctx, c, where, trace, learned);
+}
+
+static void engine_stacks_rec_learned(void *ctx, const struct model_coro *c,
+				      uint32_t name_was, unsigned kind_was)
+{
+	engine_rec_learned(ctx, c, name_was, kind_was);
+}
+
+static struct stacks *engine_stacks_create(struct engine *e)
+{
+	const struct engine_config *cfg = &e->cfg;
+	const struct stacks_env env = {
+		.lock = &e->lock,
+		.model = &e->model,
+		.harvest = &e->harvest,
+		.region = &e->region,
+		.target = &e->target,
+		.symtab = &e->symtab,
+		.framecheck = &e->framecheck,
+		.ctx = e,
+		.now = engine_stacks_now,
+		.guard = engine_stacks_guard,
+		.attach_pm = engine_stacks_attach_pm,
+		.rec_where = engine_stacks_rec_where,
+		.rec_learned = engine_stacks_rec_learned,
+	};
+	const struct stacks_config sc = {
+		.ct_traces = cfg->ct_traces,
+		.ct_rotate_ms = cfg->ct_rotate_ms,
+		.ct_idle_rotate_ms = cfg->ct_idle_rotate_ms,
+		.hot = {cfg->hot.window_s, cfg->hot.half_life_s,
+			cfg->hot.max_stacks, cfg->hot.max_coro},
+		.sample_hz = cfg->sample_hz,
+		.sample_snapshots = cfg->sample_snapshots,
+		.stations = cfg->stations,
+		.record = cfg->record_path != NULL,
+		.title = cfg->argv ? cfg->argv[0] : NULL,
+	};
+
+	return stacks_create(&env, &sc);
 }
 
 struct engine *engine_create(const struct engine_config *cfg, char *err,
@@ -195,8 +301,12 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 	e->sleep_ms = cfg->sleep_timeout_ms;
 	e->stop_pipe[0] = e->stop_pipe[1] = -1;
 	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->ct.hot_lock, NULL);
 	symtab_init(&e->symtab);
+	e->stacks = engine_stacks_create(e);
+	if (!e->stacks) {
+		snprintf(err, errlen, "out of memory");
+		goto err_symtab;
+	}
 	if (cfg->runtime || cfg->own_libs) {
 		e->framekind = framekind_create(cfg->runtime, cfg->own_libs,
 						err, errlen);
@@ -216,7 +326,7 @@ struct engine *engine_create(const struct engine_config *cfg, char *err,
 err_symtab:
 	symtab_finish(&e->symtab);
 	framekind_destroy(e->framekind);
-	pthread_mutex_destroy(&e->ct.hot_lock);
+	stacks_destroy(e->stacks);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 	return NULL;
@@ -239,9 +349,9 @@ bool engine_live_start(struct engine *e, char *err, size_t errlen)
 		e->waker_running = true;
 	}
 	/* Before the harvest, which asks it to load the symbols at the first
-	 * events (engine_unwind_prime); after the target, like the samples
+	 * events (stacks_prime); after the target, like the samples
 	 * thread (a fork with it running could copy its locks held). */
-	if (!engine_unwind_start(e, err, errlen))
+	if (!stacks_start_walker(e->stacks, err, errlen))
 		return false;
 	rc = pthread_create(&e->harvest_thread, NULL, engine_harvest_main, e);
 	if (rc) {
@@ -252,40 +362,16 @@ bool engine_live_start(struct engine *e, char *err, size_t errlen)
 	e->harvest_running = true;
 	/* Started after the target (a fork with it running could copy its
 	 * locks held). */
-	if (!engine_samples_start(e, err, errlen))
+	if (!stacks_start_samples(e->stacks, err, errlen))
 		return false;
 	/* After the harvest runs: the probe may start writing the moment its
 	 * buffer is attached. */
-	return engine_ppt_start(e, err, errlen);
+	return attach_start(e->attach, err, errlen);
 }
 
 bool engine_start(struct engine *e, char *err, size_t errlen)
 {
 	return e->mode->start(e, err, errlen);
-}
-
-uint64_t engine_now(struct engine *e)
-{
-	/* relaxed: a value on its own; the lock orders what goes with it. */
-	uint64_t x = atomic_load_explicit(&e->exit_ns, memory_order_relaxed);
-
-	return x ? x : clock_now_ns(CLOCK_MONOTONIC);
-}
-
-void engine_mark_exit(struct engine *e)
-{
-	uint64_t zero = 0;
-
-	/* relaxed: see engine_now; the first exit seen wins. */
-	if (atomic_compare_exchange_strong_explicit(
-		    &e->exit_ns, &zero, clock_now_ns(CLOCK_MONOTONIC),
-		    memory_order_relaxed, memory_order_relaxed))
-		/* The rates up to the exit, at once: every snapshot from
-		 * the first that says "exited" shows the same final state
-		 * (later ticks, at the stopped clock, change no rate). */
-		model_tick(&e->model, engine_now(e));
-	e->target.running = false;
-	e->target.exited = true;
 }
 
 static void engine_set_status(struct engine *e, int status)
@@ -450,7 +536,7 @@ const char *engine_sock_path(const struct engine *e)
 
 void engine_unlink(const struct engine *e)
 {
-	engine_ct_unlink(e);
+	stacks_unlink(e->stacks);
 	region_unlink(&e->region);
 }
 
@@ -475,16 +561,16 @@ void engine_live_stop(struct engine *e)
 		pthread_join(e->harvest_thread, NULL);
 	if (e->waker_running)
 		pthread_join(e->waker_thread, NULL);
-	engine_ppt_stop(e);
+	attach_stop(e->attach);
 	e->harvest_running = e->waker_running = false;
 	/* Drain what the target wrote last.  Only in regions we own: a
 	 * borrowed one may be truncated, and only the harvest thread is
 	 * guarded against SIGBUS. */
 	if (!e->error && e->region.owner)
 		engine_scan(e);
-	engine_ct_final(e);
-	/* The last walks, on this thread, now that the walker is gone. */
-	engine_unwind_stop(e);
+	/* The last rotation; the walker joined: the last walks are on this
+	 * thread (below). */
+	stacks_stop(e->stacks);
 	/* A target that exited: its symbols made now (from the maps kept
 	 * while it ran, symtab.c), before the last walks and the final
 	 * snapshot name anything.  It is not delayed: it has exited. */
@@ -493,7 +579,7 @@ void engine_live_stop(struct engine *e)
 	pthread_mutex_unlock(&e->lock);
 	if (exited)
 		symtab_settle(&e->symtab);
-	engine_unwind_parked(e, engine_now(e));
+	stacks_walk(e->stacks, engine_now(e));
 	engine_tick(e);
 	/* Every open interval ends now: the recording is complete. */
 	engine_rec_stop(e);
@@ -518,14 +604,13 @@ bool engine_destroy(struct engine *e)
 	engine_stop(e);
 	ok = e->mode->destroy(e);
 	namecache_destroy(e->names); /* its thread reads the symtab */
-	engine_unwind_finish(e);
+	stacks_destroy(e->stacks);
 	engine_procs_finish(e);
 	framecheck_destroy(e->framecheck);
 	symtab_finish(&e->symtab);
 	framekind_destroy(e->framekind); /* after the symtab that used it */
 	output_destroy(e->output);
 	threadcpu_destroy(e->threadcpu);
-	pthread_mutex_destroy(&e->ct.hot_lock);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 	return ok;
@@ -542,7 +627,8 @@ bool engine_live_destroy(struct engine *e)
 		ok = false;
 	/* Detach first: the probe stops writing to the region before it
 	 * goes. */
-	engine_ppt_destroy(e);
+	attach_destroy(e->attach);
+	e->attach = NULL;
 	if (e->jsonl.f && !jsonl_close(&e->jsonl)) {
 		snprintf(engine_out_err, sizeof(engine_out_err),
 			 "writing the --jsonl file failed: %s",
@@ -553,7 +639,7 @@ bool engine_live_destroy(struct engine *e)
 		ok = false;
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
-	engine_ct_destroy(e); /* its file first: the directory goes next */
+	stacks_close(e->stacks); /* its file first: the directory goes next */
 	region_finish(&e->region);
 	if (e->stop_pipe[0] >= 0)
 		close(e->stop_pipe[0]);

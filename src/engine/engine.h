@@ -21,6 +21,8 @@
 #include "corotop/ppt.h"
 #include "engine/model/lint.h"
 #include "engine/model/snapshot.h"
+#include "engine/attach/pptview.h"
+#include "engine/stacks/hotview.h"
 
 /* Opaque here: what event_hook sees (engine/ctp/harvest.h, for tests), a
  * ppt buffer's description (read through engine_ppt_type and friends) and
@@ -56,7 +58,7 @@ struct engine_config {
 	int output_cols, output_rows; /* the pty's size (0: 80x24) */
 	const char *shm_path;	      /* observer mode: an existing region */
 	/* Attach mode (corotop -p): a running process, through its ppt
-	 * buffers (engine_ppt.c). */
+	 * buffers (engine/attach). */
 	pid_t attach_pid;
 	bool force_attach;	   /* take over buffers another agent holds */
 	const char *counters;	   /* -c: perf counters per frame, or NULL */
@@ -101,7 +103,7 @@ struct engine_config {
 	const char *own_libs;
 	struct lint_config lints; /* warnings computed into every snapshot */
 	/* CallTrace (launch mode): the region's size, the rotation cadence and
-	 * the hot-stacks aggregate (engine_calltrace.c). */
+	 * the hot-stacks aggregate (engine/stacks). */
 	uint32_t ct_traces;	    /* stacks per table (65536); 0: no region */
 	unsigned ct_rotate_ms;	    /* rotate this often while writers put
 				       or coroutines switch (1000) */
@@ -158,49 +160,10 @@ void engine_reset_rates(struct engine *e);
 /* Replace the lint thresholds and switches; the next snapshot uses them. */
 void engine_set_lints(struct engine *e, const struct lint_config *c);
 
-/* ---- CallTrace hot stacks (engine_hot.c) ----
+/* ---- CallTrace hot stacks (engine/stacks) ----
  * All of these copy out under the engine's hot lock and may be called from
  * any thread while the harvest thread rotates; without a CallTrace region
  * (observer mode, ct_traces 0) they return nothing. */
-
-struct engine_calltrace_stats {
-	bool enabled;	   /* the engine owns a CallTrace region */
-	bool failed;	   /* abandoned after a fault in its mapping */
-	char warning[256]; /* the last rotation's or failure's message, or "" */
-	struct {	   /* the rotations, as of the last */
-		uint64_t rotations; /* completed swaps of the active table */
-		uint64_t traces, weight; /* what they collected, summed */
-		uint64_t preserved; /* parked ids carried into a new table */
-		uint64_t dropped, dropped_weight; /* puts the writers dropped */
-	} rotor;
-	struct {		 /* the hot-stacks aggregate */
-		uint64_t stacks; /* kept now */
-		uint64_t weight; /* taken in since start (zero included) */
-		uint64_t attributed, unattributed; /* tagged weight credited
-						      to a coroutine, or not */
-		uint64_t evicted_weight; /* totals of stacks dropped */
-		unsigned window_s;	 /* the window weights count over */
-		unsigned half_life_s;	 /* ... halved every (0: no decay) */
-	} hot;
-	struct {
-		uint64_t kept; /* parked stacks kept now */
-	} parked;
-	struct {	      /* CPU samples walked by the engine */
-		bool enabled; /* a snapshot ring exists (--sample) */
-		bool failed;  /* abandoned after a fault in its mapping */
-		/* Tickets: taken (walked), lapped, torn (overwritten while
-		 * read), skipped (never finished), bad (counts out of
-		 * range); busy: writers that found their record busy and
-		 * used CallTrace instead. */
-		uint64_t taken, lapped, torn, skipped, bad, busy;
-		/* How taken stacks were made: the CFI walk of the copy,
-		 * ... with the frame walk spliced on, the frame walk
-		 * alone; overflow: not kept (too many distinct stacks). */
-		uint64_t cfi, spliced, fp, overflow;
-		uint64_t walk_ns; /* the harvest thread's time walking them */
-	} snapshots;
-	uint64_t names; /* frame names kept (readable after the target exits) */
-};
 
 void engine_calltrace_stats(struct engine *e,
 			    struct engine_calltrace_stats *out);
@@ -208,45 +171,11 @@ void engine_calltrace_stats(struct engine *e,
  * tickets lapped, torn, skipped or bad (weight 1 each). */
 uint64_t engine_calltrace_lost(const struct engine_calltrace_stats *s);
 
-/* What a top list is sorted by, and what its percentages are of. */
-enum engine_hot_order {
-	ENGINE_HOT_BY_WINDOW = 0, /* window weight (decayed); pct of it */
-	ENGINE_HOT_BY_TOTAL,	  /* raw weight since start or zero */
-};
-
-/* One stack of a top list: a copy, the caller's to keep. */
-struct engine_hot_stack {
-	uint64_t stack_id; /* stable while the stack is kept, never reused */
-	uint64_t trace_id; /* the CallTrace id last merged into it */
-	uint64_t total;	   /* raw weight since start or the last zero */
-	double weight;	   /* over the window, decayed */
-	/* Of the list's basis, over the same set (all stacks, or one
-	 * coroutine's), 0..100.  self: this stack exactly; total: this
-	 * stack and every stack it is a caller of. */
-	double self_pct, total_pct;
-	/* engine_hot_rows: what the row is merged by (a hash, stable across
-	 * calls) and how many stacks it holds; frames, stack_id and trace_id
-	 * are its heaviest stack's.  engine_hot_stacks: the stack id, 1. */
-	uint64_t key;
-	uint32_t merged;
-	uint32_t nframes;
-	uint64_t frames[CT_MAX_FRAMES]; /* innermost first, tag removed */
-};
-
 /* The top `max` stacks of every coroutine (model_id 0) or of one, sorted
  * and weighed by `order`.  Returns how many. */
 size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 			 enum engine_hot_order order,
 			 struct engine_hot_stack *out, size_t max);
-
-/* What the rows of a hot list are: stacks whose frames are equal at this
- * granularity are one row. */
-enum engine_hot_by {
-	ENGINE_HOT_BY_FUNCTION = 0, /* each frame's function (its start) */
-	ENGINE_HOT_BY_LINE,	    /* ... its file:line */
-	ENGINE_HOT_BY_ADDRESS,	    /* ... its address: stacks as sampled */
-};
-#define ENGINE_HOT_BY_COUNT 3
 
 /* "function", "line", "address"; NULL when out of range. */
 const char *engine_hot_by_name(enum engine_hot_by by);
@@ -264,7 +193,6 @@ bool engine_hot_by_parse(const char *s, enum engine_hot_by *out);
  * Merged from the heaviest ENGINE_HOT_MERGE_STACKS stacks (the rest, a
  * long tail, count in the basis only).  Returns how many.
  */
-#define ENGINE_HOT_MERGE_STACKS 4096u
 size_t engine_hot_rows(struct engine *e, uint64_t model_id,
 		       enum engine_hot_order order, enum engine_hot_by by,
 		       struct engine_hot_stack *out, size_t max);
@@ -275,18 +203,6 @@ size_t engine_hot_rows(struct engine *e, uint64_t model_id,
  * Returns buf. */
 const char *engine_hot_frame_label(struct engine *e, uint64_t addr, bool leaf,
 				   enum engine_hot_by by, char *buf, size_t n);
-
-/* One node of the caller -> callee tree, in pre-order. */
-struct hot_node {
-	uint64_t addr;	    /* a frame address the node stands for */
-	uint32_t depth;	    /* 0: outermost frames */
-	uint32_t subtree;   /* out[i + 1 .. i + subtree) are its descendants */
-	bool leaf;	    /* addr is an innermost frame (an exact pc) */
-	double self, total; /* window weights (decayed) */
-	double self_pct, total_pct; /* of the window's total, 0..100 */
-	char name[112];		    /* by function: the function; by address: as
-				       engine_frame_name full ("func+0xOFF (f.c:N)") */
-};
 
 /* The tree of the window's stacks (every coroutine's, or model_id's):
  * frames merged by function name (by_function) or by address, children
@@ -316,69 +232,14 @@ void engine_hot_window(struct engine *e, unsigned window_s,
 const char *engine_frame_name(struct engine *e, uint64_t addr, bool leaf,
 			      bool full, char *buf, size_t n);
 
-enum engine_export_format {
-	ENGINE_EXPORT_FOLDED = 0, /* flamegraph.pl folded stacks */
-	ENGINE_EXPORT_SPEEDSCOPE, /* speedscope JSON, one sampled profile */
-};
-
 /* Write every stack's total since start or zero (model_id 0), or one
  * coroutine's, to path atomically.  False with a message in err. */
 bool engine_export(struct engine *e, enum engine_export_format fmt,
 		   const char *path, uint64_t model_id, char *err,
 		   size_t errlen);
 
-/* ---- ppt (engine_ppt.c): attach mode's buffers ----
+/* ---- ppt (engine/attach): attach mode's buffers ----
  * Copies under the engine's ppt lock; any thread. */
-
-struct engine_ppt_info {
-	bool enabled;	    /* attach mode */
-	pid_t pid;	    /* the process attached to */
-	pid_t agent_pid;    /* ours, as written to each _stat */
-	bool target_gone;   /* it exited; buffers are frozen */
-	size_t nbuffers;    /* buffers attached (or tried) */
-	bool traced;	    /* the probe's buffer took the rendezvous */
-	bool probe_said;    /* ... as its last "probe" frame says */
-	int probe_errno;    /* why it could not map the region, or 0 */
-	uint32_t ncounters; /* -c counters the kernel accepted */
-	char counters[PPT_MAX_COUNTERS][32];
-	char warning[512]; /* refused counters, buffers that failed */
-	char refused[512]; /* the counters the kernel refused, and why */
-};
-
-/* Buffers attached at most (the first, by name; --buffer picks one). */
-#define ENGINE_PPT_MAX_BUFFERS 64
-
-/* Where the engine stands with a buffer. */
-enum engine_ppt_state {
-	ENGINE_PPT_DETACHED = 0,
-	ENGINE_PPT_UNHOOKING, /* --force-attach: waiting for the client to let
-				 go of the old segment */
-	ENGINE_PPT_WAITING,   /* our segment published; no client yet */
-	ENGINE_PPT_ATTACHED,  /* the client took it */
-	ENGINE_PPT_GONE,      /* the target exited */
-	ENGINE_PPT_LOST,      /* another agent took the buffer over */
-};
-
-/* One delivered frame's place and time (its bytes travel beside it). */
-struct engine_ppt_frame {
-	uint64_t pos;	/* delivery position: 0, 1, 2... (never reused) */
-	uint32_t index; /* the frame's seqno */
-	uint64_t ts;	/* CLOCK_MONOTONIC ns when it was read */
-};
-
-struct engine_ppt_buffer {
-	char name[64];
-	char object[256];
-	enum engine_ppt_state state;
-	bool dynamic, rendezvous, counters_setup;
-	uint32_t frame_size, ntypes;
-	uint64_t nframes;
-	uint64_t delivered, lost, torn, resizes;
-	double fps;		    /* frames per second over the last tick */
-	uint64_t attach_latency_ns; /* _hmem written -> first frame, or 0 */
-	uint64_t next_pos;	    /* positions 0 .. next_pos - 1 delivered */
-	char warning[256];
-};
 
 void engine_ppt_info(struct engine *e, struct engine_ppt_info *out);
 /* The buffers, in pptfind's order.  Returns how many (at most max). */
@@ -403,12 +264,6 @@ const char *engine_ppt_column(const struct ppt_desc *d, size_t t, size_t c);
 size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
 			 struct engine_ppt_frame *meta, size_t max,
 			 uint64_t *next, uint64_t *skipped);
-/* One decoded member of a frame: its name (the description's, valid while
- * the description is) and its value as text. */
-struct engine_ppt_cell {
-	const char *name;
-	char text[64];
-};
 
 /*
  * Frame bytes of a buffer described by d, decoded: its type's name in
@@ -430,30 +285,7 @@ bool engine_runtime_valid(const char *runtime, const char *own_libs, char *why,
 			  size_t n);
 
 /* ---- corotop -p PID --list-buffers: a process's ppt buffers, read
- * without writing a byte to it (engine_ppt.c) ---- */
-
-struct engine_listed_buffer {
-	char name[64];
-	bool spec_spelling; /* __ppt_NAME_* (else the generator's _ppt_*_NAME)
-			     */
-	char object[256];   /* the file that defines it, as in maps */
-	uint64_t hmem_addr, stat_addr, json_addr;
-	int32_t agent_pid; /* _stat: 0 = free */
-	bool agent_alive;  /* that agent still runs */
-	int32_t hmem;	   /* _hmem: 0 = no segment published */
-	bool described;	   /* _json read and valid */
-	char abi[16];
-	uint32_t frame_size;
-	bool resize, rendezvous;
-	char types[512]; /* "tick(count load work) io(fd cost[0] ...)" */
-	char error[256]; /* why it is not described, or "" */
-};
-
-struct engine_buffer_list {
-	struct engine_listed_buffer *e;
-	size_t n;
-	char warning[512]; /* objects skipped, and why */
-};
+ * without writing a byte to it (engine/attach) ---- */
 
 bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out, char *err,
 			 size_t errlen);

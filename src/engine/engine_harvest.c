@@ -4,9 +4,9 @@
  *
  * Threads.
  *   harvest  scans the stations, feeds the model (under `lock`), ticks rates,
- *            rotates the CallTrace region when due (engine_calltrace.c),
- *            and sleeps when the target is idle.  Nothing slow: parked
- *            stacks are walked on a thread of their own (engine_unwind.c),
+ *            rotates the CallTrace region when due (engine/stacks), and
+ *            sleeps when the target is idle.  Nothing slow: parked stacks
+ *            are walked on a thread of their own (engine/stacks/walks.c),
  *            so a walk never keeps the harvest from a ring about to lap.
  *   waker    (launch mode) accepts the probes' socket connections and turns
  *            every wake byte into a futex wake of the harvest thread, so
@@ -51,7 +51,6 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "engine/calltrace/parked.h"
 #include "engine/engine_internal.h"
 #include "engine/launch/keeper.h"
 
@@ -101,7 +100,7 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 	/* Named from birth after the function its context was made to run
 	 * (snapshot_name: the program's function, when the entry is a
 	 * runtime's template made for one), until a walk of its parked
-	 * stack finds the program's first frame (engine_unwind_apply).  An
+	 * stack finds the program's first frame (engine/stacks/walks.c).  An
 	 * address only, untrusted: kept when it can be one. */
 	if (who.entry && SNAPSHOT_ADDR_NAMEABLE(who.entry))
 		model_name_made(&e->model, station, who.entry,
@@ -114,11 +113,8 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 						  : MODEL_COROUTINE);
 	model_pid(&e->model, station,
 		  who.pid ? who.pid : (uint32_t)e->target.pid);
-	/* relaxed: a hint (engine_internal.h, engine_ct.others); the
-	 * rotations that read it run on this thread. */
 	if (who.pid && who.pid != (uint32_t)e->target.pid)
-		atomic_store_explicit(&e->ct.others, true,
-				      memory_order_relaxed);
+		stacks_others(e->stacks);
 	(void)engine_space(e, who.pid);
 	if (e->rec) {
 		const struct model_coro *c =
@@ -153,10 +149,10 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 		model_context(&e->model, in->station);
 	if (in->census) {
 		/* Found at a late attach: its state, and its parked stack
-		 * walked in the target (engine_census.c), whose id the
+		 * walked in the target (engine/stacks/census.c), whose id the
 		 * recording and the hooks see as the event's. */
 		census = *in;
-		census.trace = engine_census(e, in);
+		census.trace = stacks_census(e->stacks, in);
 		ev = &census;
 	} else {
 		model_event(&e->model, ev->station, ev->ts, ev->tid, ev->addr,
@@ -165,10 +161,8 @@ static void engine_on_event(void *ctx, const struct harvest_event *in)
 		 * transition ends the previous parking. */
 		model_park(&e->model, ev->station,
 			   ev->is_active ? 0 : ev->trace);
-		if (!ev->is_active && ev->trace &&
-		    !parked_sorted_has(e->ct.preserve, e->ct.npreserve_ct,
-				       ev->trace))
-			e->ct.parks++; /* a stack the last rotation kept not */
+		if (!ev->is_active && ev->trace)
+			(void)stacks_park(e->stacks, ev->trace);
 	}
 	/* A suspend the program marked a long wait (census events too);
 	 * the transition above cleared the previous mark. */
@@ -209,11 +203,9 @@ static void engine_on_close(void *ctx, uint32_t station)
 	uint64_t now = engine_now(e);
 	const struct model_coro *c = model_station_coro(&e->model, station);
 
-	/* Parked at a stored stack: kept for the recording (engine_ct). */
-	if (e->rec && c && e->model.parked[c->slot] && e->ct.dead_parked &&
-	    e->ct.ndead_parked < ENGINE_CT_DEAD_MAX)
-		e->ct.dead_parked[e->ct.ndead_parked++] =
-			e->model.parked[c->slot];
+	/* Parked at a stored stack: kept for the recording (stacks). */
+	if (e->rec && c && e->model.parked[c->slot])
+		stacks_died_parked(e->stacks, e->model.parked[c->slot]);
 	model_close(&e->model, station, now, recycled);
 	if (e->rec)
 		recording_close(e->rec, station, now);
@@ -267,13 +259,8 @@ static size_t engine_rec_stack(void *ctx, uint64_t trace, uint64_t *frames,
 			       size_t max)
 {
 	struct engine *e = ctx;
-	size_t n = 0;
 
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.parked)
-		n = parked_frames(e->ct.parked, trace, frames, max);
-	pthread_mutex_unlock(&e->ct.hot_lock);
-	return n;
+	return stacks_parked_frames(e->stacks, trace, frames, max);
 }
 
 static uint64_t engine_rec_now(void *ctx)
@@ -286,7 +273,7 @@ static uint64_t engine_rec_learned_at(void *ctx, uint64_t id, uint64_t at,
 {
 	struct engine *e = ctx;
 
-	return learned_get(&e->unwind.learned, id, at, stack);
+	return stacks_learned(e->stacks, id, at, stack);
 }
 
 bool engine_rec_create(struct engine *e, char *err, size_t errlen)
@@ -605,7 +592,7 @@ static void engine_harvest_loop(struct engine *e)
 			engine_tick(e);
 			next_tick = now + tick_ns;
 		}
-		engine_ct_poll(e, now);
+		stacks_poll(e->stacks, now);
 		/* The first events: the program's modules are mapped by now.
 		 * Keep its maps here, one read of tens of microseconds (a
 		 * program of 10 ms is gone before any lookup, and once it
@@ -618,7 +605,7 @@ static void engine_harvest_loop(struct engine *e)
 		if (n && e->target.pid > 0) {
 			(void)symtab_keep_maps(&e->symtab, e->target.pid, now);
 			if (!primed)
-				engine_unwind_prime(e);
+				stacks_prime(e->stacks);
 			primed = true;
 		}
 		/* A scan that only counted losses is activity too: the

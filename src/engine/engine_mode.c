@@ -4,7 +4,7 @@
  *   launch   corotop -- CMD: create a region, start CMD on it, harvest
  *   observe  corotop --shm FILE: borrow another's region, harvest it
  *   attach   corotop -p PID: a running process, through its ppt buffers
- *            (engine_ppt.c), and a region its probe joins by rendezvous
+ *            (engine/attach), and a region its probe joins by rendezvous
  *   replay   corotop --replay FILE: a recording, no region, no threads
  *            (engine/replay/playback.c; its entries and the replay
  *            controls below are thin calls into it)
@@ -159,7 +159,7 @@ static bool launch_start(struct engine *e, char *err, size_t errlen)
 }
 
 /* attach: the process runs already and is never ours to signal. */
-static bool attach_start(struct engine *e, char *err, size_t errlen)
+static bool mode_attach_start(struct engine *e, char *err, size_t errlen)
 {
 	e->target.pid = e->cfg.attach_pid;
 	e->target.attached = true;
@@ -246,7 +246,7 @@ static const struct engine_mode engine_modes[] = {
 			    .start = engine_live_start,
 			    ENGINE_LIVE_OPS},
 	[ENGINE_ATTACH] = {.name = "attach",
-			   .start = attach_start,
+			   .start = mode_attach_start,
 			   ENGINE_LIVE_OPS},
 	[ENGINE_REPLAY] = {.name = "replay",
 			   .create = engine_replay_create,

@@ -167,30 +167,27 @@ static void engine_name(struct engine *e, struct snapshot *out, bool all)
 }
 
 /* The walks stopped at a refused frame: the target's, and its children's
- * (engine_unwind.c's slots, under the engine lock); and where the parked
+ * (engine/stacks' slots, under the engine lock); and where the parked
  * walks started. */
 static void engine_frames_rejected(struct engine *e, struct snapshot *out)
 {
 	struct framecheck_stats st;
+	struct stacks_walk_stats w;
 
 	framecheck_stats(e->framecheck, &st);
-	out->frames_not_code = st.not_code;
-	out->frames_not_after_call = st.not_after_call;
 	pthread_mutex_lock(&e->lock);
-	out->walks_from_saved = e->unwind.from_saved;
-	out->walks_from_probe = e->unwind.from_probe;
-	out->walks_saved_refused = e->unwind.saved_refused;
-	for (size_t k = 0; k < ENGINE_UNWIND_PROCS; k++) {
-		framecheck_stats(e->unwind.procs[k].fc, &st);
-		out->frames_not_code += st.not_code;
-		out->frames_not_after_call += st.not_after_call;
-	}
+	stacks_walk_stats(e->stacks, &w);
 	pthread_mutex_unlock(&e->lock);
+	out->frames_not_code = st.not_code + w.not_code;
+	out->frames_not_after_call = st.not_after_call + w.not_after_call;
+	out->walks_from_saved = w.from_saved;
+	out->walks_from_probe = w.from_probe;
+	out->walks_saved_refused = w.saved_refused;
 }
 
 /* A suspended copy whose WHERE is still its switch's address (no walk
  * caught this park): the program frame a walk found at an earlier park
- * at that switch, marked as learned (engine_unwind.c; lock held).  Not
+ * at that switch, marked as learned (engine/stacks/walks.c; lock held).  Not
  * when a walk of this park set WHERE, nor when the switch's address is
  * that frame already (a switch called from the program's code). */
 static void engine_where_learned(struct engine *e, struct model_coro *c,
@@ -198,9 +195,9 @@ static void engine_where_learned(struct engine *e, struct model_coro *c,
 {
 	uint64_t f;
 
-	if (r < e->unwind.cap && e->unwind.where_ts[r] == c->state_ts)
+	if (stacks_walked(e->stacks, r, c->state_ts))
 		return;
-	f = learned_get(&e->unwind.learned, c->id, c->last_addr, NULL);
+	f = stacks_learned(e->stacks, c->id, c->last_addr, NULL);
 	if (f && f != c->last_addr) {
 		c->last_addr = f;
 		c->where_learned = 1;
@@ -470,7 +467,6 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 {
 	uint64_t id = 0;
 	uint32_t r;
-	size_t n = 0;
 
 	pthread_mutex_lock(&e->lock);
 	if (c)
@@ -483,11 +479,10 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 	 * walk it was learned from (engine_where_learned). */
 	if (r != MODEL_NONE && !id &&
 	    e->model.coro[r].state == MODEL_SUSPENDED &&
-	    !(r < e->unwind.cap &&
-	      e->unwind.where_ts[r] == e->model.coro[r].state_ts)) {
+	    !stacks_walked(e->stacks, r, e->model.coro[r].state_ts)) {
 		const struct model_coro *mc = &e->model.coro[r];
-		uint64_t s, f = learned_get(&e->unwind.learned, mc->id,
-					    mc->last_addr, &s);
+		uint64_t s, f = stacks_learned(e->stacks, mc->id, mc->last_addr,
+					       &s);
 
 		if (f && f != mc->last_addr)
 			id = s;
@@ -497,17 +492,183 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 		*trace_id = id;
 	if (!id) /* without --parked-stacks, always */
 		return 0;
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.parked)
-		n = parked_frames(e->ct.parked, id, frames, max);
-	pthread_mutex_unlock(&e->ct.hot_lock);
-	return n;
+	return stacks_parked_frames(e->stacks, id, frames, max);
 }
 
 void engine_symbolize_pid(struct engine *e, pid_t pid)
 {
 	symtab_set_pid(&e->symtab, pid);
 	namecache_clear(e->names);
+}
+
+/* ---- the hot stacks: engine/stacks answers ---- */
+
+void engine_calltrace_stats(struct engine *e,
+			    struct engine_calltrace_stats *out)
+{
+	stacks_stats(e->stacks, out);
+}
+
+uint64_t engine_calltrace_lost(const struct engine_calltrace_stats *s)
+{
+	return s->rotor.dropped_weight + s->snapshots.lapped +
+	       s->snapshots.torn + s->snapshots.skipped + s->snapshots.bad;
+}
+
+size_t engine_parked_stack(struct engine *e, uint64_t model_id,
+			   uint64_t *frames, size_t max, uint64_t *trace_id)
+{
+	uint64_t id;
+
+	return e->mode->parked(e, model_id, NULL, frames, max,
+			       trace_id ? trace_id : &id);
+}
+
+static const char *const hot_by_names[ENGINE_HOT_BY_COUNT] = {
+	[ENGINE_HOT_BY_FUNCTION] = "function",
+	[ENGINE_HOT_BY_LINE] = "line",
+	[ENGINE_HOT_BY_ADDRESS] = "address",
+};
+
+const char *engine_hot_by_name(enum engine_hot_by by)
+{
+	return (unsigned)by < ENGINE_HOT_BY_COUNT ? hot_by_names[by] : NULL;
+}
+
+bool engine_hot_by_parse(const char *s, enum engine_hot_by *out)
+{
+	for (unsigned i = 0; s && i < ENGINE_HOT_BY_COUNT; i++)
+		if (!strcmp(s, hot_by_names[i])) {
+			*out = (enum engine_hot_by)i;
+			return true;
+		}
+	return false;
+}
+
+size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
+			 enum engine_hot_order order,
+			 struct engine_hot_stack *out, size_t max)
+{
+	return stacks_hot_stacks(e->stacks, model_id, order, out, max);
+}
+
+size_t engine_hot_rows(struct engine *e, uint64_t model_id,
+		       enum engine_hot_order order, enum engine_hot_by by,
+		       struct engine_hot_stack *out, size_t max)
+{
+	return stacks_hot_rows(e->stacks, model_id, order, by, out, max);
+}
+
+size_t engine_hot_tree(struct engine *e, uint64_t model_id, bool by_function,
+		       struct hot_node *out, size_t max)
+{
+	return stacks_hot_tree(e->stacks, model_id, by_function, out, max);
+}
+
+void engine_hot_zero(struct engine *e)
+{
+	stacks_hot_zero(e->stacks);
+}
+
+void engine_hot_window(struct engine *e, unsigned window_s,
+		       unsigned half_life_s)
+{
+	stacks_hot_window(e->stacks, window_s, half_life_s);
+}
+
+const char *engine_frame_name(struct engine *e, uint64_t addr, bool leaf,
+			      bool full, char *buf, size_t n)
+{
+	return stacks_frame_name(e->stacks, addr, leaf, full, buf, n);
+}
+
+const char *engine_hot_frame_label(struct engine *e, uint64_t addr, bool leaf,
+				   enum engine_hot_by by, char *buf, size_t n)
+{
+	return stacks_frame_label(e->stacks, addr, leaf, by, buf, n);
+}
+
+bool engine_export(struct engine *e, enum engine_export_format fmt,
+		   const char *path, uint64_t model_id, char *err,
+		   size_t errlen)
+{
+	return stacks_export(e->stacks, fmt, path, model_id, err, errlen);
+}
+
+/* ---- attach mode's ppt buffers: engine/attach answers ---- */
+
+void engine_ppt_info(struct engine *e, struct engine_ppt_info *out)
+{
+	attach_info(e->attach, out);
+}
+
+size_t engine_ppt_buffers(struct engine *e, struct engine_ppt_buffer *out,
+			  size_t max)
+{
+	return attach_buffers(e->attach, out, max);
+}
+
+const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i)
+{
+	return attach_desc(e->attach, i);
+}
+
+size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
+			 struct engine_ppt_frame *meta, size_t max,
+			 uint64_t *next, uint64_t *skipped)
+{
+	return attach_frames(e->attach, i, from, bytes, meta, max, next,
+			     skipped);
+}
+
+bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
+		       size_t errlen)
+{
+	return attach_resize(e->attach, i, nframes, err, errlen);
+}
+
+uint32_t engine_ppt_frame_size(const struct ppt_desc *d)
+{
+	return attach_frame_size(d);
+}
+
+size_t engine_ppt_types(const struct ppt_desc *d)
+{
+	return attach_types(d);
+}
+
+const char *engine_ppt_type(const struct ppt_desc *d, size_t t,
+			    size_t *ncolumns)
+{
+	return attach_type(d, t, ncolumns);
+}
+
+const char *engine_ppt_column(const struct ppt_desc *d, size_t t, size_t c)
+{
+	return attach_column(d, t, c);
+}
+
+size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame, bool json,
+			const char **type, struct engine_ppt_cell *out,
+			size_t max)
+{
+	return attach_cells(d, frame, json, type, out, max);
+}
+
+bool engine_ppt_counters_valid(const char *list, char *why, size_t n)
+{
+	return attach_counters_valid(list, why, n);
+}
+
+bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out, char *err,
+			 size_t errlen)
+{
+	return attach_list_buffers(pid, out, err, errlen);
+}
+
+void engine_buffer_list_finish(struct engine_buffer_list *l)
+{
+	attach_buffer_list_finish(l);
 }
 
 void engine_record_stats(struct engine *e, struct recorder_stats *out)

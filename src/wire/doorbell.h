@@ -1,7 +1,7 @@
 /*
  * doorbell: the address of a probe's doorbell (corotop/ppt.h), built the
  * same way by the probe that listens (src/probe/doorbell.c) and the engine
- * that rings (src/engine/engine_doorbell.c).  Header-only.
+ * that rings (src/engine/attach/doorbell.c).  Header-only.
  */
 #ifndef COROTOP_WIRE_DOORBELL_H
 #define COROTOP_WIRE_DOORBELL_H

@@ -42,11 +42,17 @@ ALLOWED = {
     'engine/replay': ['common', 'engine/heph', 'engine/model',
                       'engine/symbols'],
     'engine/export': ['common', 'wire'],
+    'engine/stacks': ['common', 'wire', 'engine/target', 'engine/symbols',
+                      'engine/model', 'engine/ctp', 'engine/calltrace',
+                      'engine/export'],
+    'engine/attach': ['common', 'wire', 'engine/target', 'engine/ctp',
+                      'engine/ppt'],
     'cacheray': ['common'],
     'engine': ['common', 'wire', 'engine/target', 'engine/launch',
                'engine/names', 'engine/symbols', 'engine/model', 'engine/ctp',
                'engine/calltrace', 'engine/ppt', 'engine/heph',
-               'engine/record', 'engine/replay', 'engine/export'],
+               'engine/record', 'engine/replay', 'engine/export',
+               'engine/stacks', 'engine/attach'],
     'ui/rows': ['common', 'engine', 'engine/model'],
     'ui/settings': ['common', 'engine', 'engine/model'],
     'ui/batch': ['common', 'engine', 'engine/model', 'cacheray', 'ui/rows'],
@@ -69,6 +75,8 @@ FACADE = {
     'engine/model/snapshot.h',  # what a snapshot holds
     'engine/model/coro.h',      # ... its records (data only)
     'engine/model/lint.h',      # the lints' names and settings
+    'engine/stacks/hotview.h',  # the hot queries' answers (data only)
+    'engine/attach/pptview.h',  # the ppt queries' answers (data only)
 }
 
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

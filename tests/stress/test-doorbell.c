@@ -1,6 +1,6 @@
 /*
  * test-doorbell: corotop -p reaches a program in which nothing transitions
- * -- the probe's doorbell (src/probe/doorbell.c, src/engine/engine_doorbell.c)
+ * -- the probe's doorbell (src/probe/doorbell.c, src/engine/attach/doorbell.c)
  * -- over and over, in one process so that TSan sees every side: the
  * engine's threads, the doorbell's thread running the attach check, the
  * census thread walking the coroutines, and the retire at the detach.

@@ -13,9 +13,9 @@
  * rewritten.
  *
  * The engine also keeps stacks it walked itself in the target's memory
- * (a coroutine parked before a late attach: engine_census.c; a long park:
- * engine_unwind.c), under ids of its own (parked_own_id), swept by the
- * same list.  Such a stack may be put by the walker's thread after the
+ * (a coroutine parked before a late attach: engine/stacks/census.c; a long
+ * park: engine/stacks/walks.c), under ids of its own (parked_own_id), swept by
+ * the same list.  Such a stack may be put by the walker's thread after the
  * engine made the list the next sweep uses (engine_ct_rotate takes it
  * under the engine lock, sweeps later under the hot lock): a stack put
  * since the last sweep is young, and a sweep keeps a young stack even when
@@ -24,7 +24,7 @@
  * together with its put.
  *
  * A stored stack is cut, when first kept, after the frames the engine's
- * check accepts (every frame in the target's code: engine_calltrace.c);
+ * check accepts (every frame in the target's code: engine/stacks/rotation.c);
  * a stack the engine walked itself was checked by its walk.
  *
  * Bounded: at most `max` stacks, in a fixed array with a hash index

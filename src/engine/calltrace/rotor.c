@@ -42,7 +42,7 @@
  * rotor_rotate checks the size first, which catches a truncation that
  * happened before the rotation, not one racing it; the engine runs every
  * call that touches the mapping under a SIGBUS landing pad of its own
- * (engine_calltrace.c) and abandons the rotor after a fault.
+ * (engine/stacks/rotation.c) and abandons the rotor after a fault.
  */
 #define _GNU_SOURCE
 #include "engine/calltrace/rotor.h"

@@ -5,7 +5,7 @@
  * Names are interned (strpool), so two frames name the same function
  * exactly when their pointers are equal: the writers merge stacks and
  * number frames by pointer, never by comparing text twice.  The engine
- * fills a profile from a copy of its stacks (engine_calltrace.c); formats
+ * fills a profile from a copy of its stacks (engine/stacks/rotation.c); formats
  * are entries of a const table (struct profile_format) that only turn a
  * profile into bytes.  profile_write owns the file: temporary file next to
  * the target, written, flushed and closed with every error checked, then

@@ -4,14 +4,14 @@
  *
  * Why.  A coroutine's WHERE is the first frame of the program's own code
  * in its parked stack, found by walking that stack in the target
- * (engine_unwind.c).  A park of a few microseconds -- a fiber ping-ponging
- * on a channel -- usually ends before a walk can copy the stack, and then
- * only the switch's address is known: Boost's `context::resume()+0x52`,
- * the same for every fiber.  But a coroutine that parks at the same switch
- * address again mostly parks from the same place of the program: what
- * the last walk of that (coroutine, address) found is shown instead,
- * marked as learned (model_coro.where_learned), until a walk of the park
- * itself replaces it.
+ * (engine/stacks/walks.c).  A park of a few microseconds -- a fiber
+ * ping-ponging on a channel -- usually ends before a walk can copy the stack,
+ * and then only the switch's address is known: Boost's
+ * `context::resume()+0x52`, the same for every fiber.  But a coroutine that
+ * parks at the same switch address again mostly parks from the same place of
+ * the program: what the last walk of that (coroutine, address) found is shown
+ * instead, marked as learned (model_coro.where_learned), until a walk of the
+ * park itself replaces it.
  *
  * Shape.  An open-addressing table of (id, at) -> frame, a fixed number of
  * slots chosen at init, probed LEARNED_PROBES slots from the key's hash.

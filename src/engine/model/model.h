@@ -37,7 +37,7 @@ struct model {
 	uint64_t *coro_at;
 	/* A bit per record: suspended since the walker last took it
 	 * (model_take_parks): what it walks, without scanning every record
-	 * (engine_unwind.c). */
+	 * (engine/stacks/walks.c). */
 	uint64_t *parks;
 	/* The records' names (struct model_coro.name); NULL: none (out of
 	 * memory at init).  Snapshots read it (snapshot_name). */

@@ -129,10 +129,10 @@ struct snapshot {
 	 * the program's code (engine/target/framecheck.c), since start, by
 	 * why: not in an executable mapping; in one, after no call. */
 	uint64_t frames_not_code, frames_not_after_call;
-	/* Parked walks made while watching (engine_unwind.c), since start,
-	 * by where they started: the registers Boost.Context's switch saved
-	 * (engine/target/fcsave.c); the probe's, no saved ones published for
-	 * that park; the probe's, the saved ones refused (a layout not
+	/* Parked walks made while watching (engine/stacks/walks.c), since
+	 * start, by where they started: the registers Boost.Context's switch
+	 * saved (engine/target/fcsave.c); the probe's, no saved ones published
+	 * for that park; the probe's, the saved ones refused (a layout not
 	 * checked, or a check failed). */
 	uint64_t walks_from_saved, walks_from_probe, walks_saved_refused;
 	struct snapshot_replay replay; /* on: ts is a moment of a recording */

@@ -178,8 +178,8 @@ void recording_event(struct recording *r, const struct harvest_event *ev,
 		return;
 	if (c->name != name_was || c->kind != kind_was)
 		recording_learned(r, c, name_was, kind_was);
-	/* A census walk put WHERE on the record (engine_census.c); a short
-	 * park shows the frame learned at an earlier one at that switch,
+	/* A census walk put WHERE on the record (engine/stacks/census.c); a
+	 * short park shows the frame learned at an earlier one at that switch,
 	 * as engine_where_learned does for the live view. */
 	if (ev->census) {
 		if (c->last_addr != ev->addr)

@@ -6,8 +6,8 @@
  * /proc entry (and so its module map) is gone and every address shows in
  * hex.  But profiles are written on exit.  So the engine names each new
  * stack's frames soon after a rotation brings it (a bounded amount per
- * rotation, engine_calltrace.c), and on demand, and keeps the answers here,
- * keyed by the address that names the frame (framename_key: a return
+ * rotation, engine/stacks/rotation.c), and on demand, and keeps the answers
+ * here, keyed by the address that names the frame (framename_key: a return
  * address is named by its call instruction, addr - 1, so the line is the
  * call's and a call at the very end of a function is not mistaken for the
  * next one).

@@ -10,7 +10,7 @@
  * calls before, in the interposer's wrapper) are close to them only.
  * libcorotop-preload publishes the fcontext_t of each park on the
  * context's station (corotop_coro_set_saved, docs/WIRE.md), and the
- * walker (engine_unwind.c) starts from the area when both hold:
+ * walker (engine/stacks/walks.c) starts from the area when both hold:
  *
  *   - the layout is known: the area differs between Boost versions and
  *     architectures (later versions add a shadow-stack slot, aarch64 saves

@@ -6,9 +6,9 @@
  * running/suspended timeline over the span those transitions cover, and the
  * time-in-state distribution of the intervals between them.
  *
- * With CallTrace (engine_hot.c), above those: the stack the coroutine is
- * parked on, fully symbolized (its first frames and "...", E or + lists
- * them all, C or - folds them again), and its own hottest stacks (the
+ * With CallTrace (engine/stacks/hotquery.c), above those: the stack the
+ * coroutine is parked on, fully symbolized (its first frames and "...", E or +
+ * lists them all, C or - folds them again), and its own hottest stacks (the
  * samples taken while it ran).
  *
  * Taller or wider than the screen, it scrolls: Up and Down, Right and Left

@@ -1,6 +1,6 @@
 /*
  * hot_view: where the CPU goes (H).  The engine's hot stacks (CallTrace
- * samples, engine_hot.c) shown two ways:
+ * samples, engine/stacks/hotquery.c) shown two ways:
  *
  *   list  the top rows by window weight, each as "leaf <- caller <- ...":
  *         one per function stack (L cycles function, line, address; the

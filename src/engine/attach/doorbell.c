@@ -1,5 +1,5 @@
 /*
- * engine_doorbell: the agent's side of the probe's doorbell
+ * doorbell: the agent's side of the probe's doorbell
  * (src/probe/doorbell.c, corotop/ppt.h).  corotop -p rings right after it wrote
  * _hmem and right after it wrote it back to 0; the probe's thread then runs the
  * attach check that a transition would have run.
@@ -11,7 +11,7 @@
  * by any other process (or another uid) is not counted as an answer.
  */
 #define _GNU_SOURCE
-#include "engine/engine_internal.h"
+#include "engine/attach/doorbell.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 
 #include "wire/doorbell.h"
 
-bool engine_doorbell_ring(pid_t pid)
+bool doorbell_ring(pid_t pid)
 {
 	struct sockaddr_un sa;
 	socklen_t alen = doorbell_addr(pid, &sa);

@@ -1,5 +1,5 @@
 /*
- * engine_calltrace: the engine's CallTrace side over time.
+ * rotation: the engine's CallTrace side over time.
  *
  * Lifecycle.  In launch mode the engine creates the CallTrace region
  * (rotor.c) in the cTP region's private directory and announces it in the
@@ -38,7 +38,7 @@
  * One rotation.
  *   1. Under the engine lock: the trace ids live coroutines are parked at
  *      (model.parked, set from the suspend events' CTP_EPOCH_TRACE_OFFSET
- *      word, or by engine_census.c for a stack the engine walked itself),
+ *      word, or by census.c for a stack the engine walked itself),
  *      deduplicated and sorted: the liveness list (the engine's own ids
  *      last: the rotor preserves only the CallTrace ones).
  *   2. rotor_rotate with that list, so those traces keep their ids (the
@@ -72,7 +72,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine_internal.h"
+#include "engine/stacks/stacks_internal.h"
 #include "engine/symbols/framenames.h"
 #include "engine/calltrace/hotstacks.h"
 #include "engine/calltrace/parked.h"
@@ -102,61 +102,61 @@
  * stores copy a stack: the hot stacks on every rotation a stack gains weight
  * in, the parked store once per stack.
  */
-static size_t engine_ct_keep(void *ctx, const uint64_t *frames, size_t n)
+static size_t stacks_ct_keep(void *ctx, const uint64_t *frames, size_t n)
 {
-	struct engine *e = ctx;
+	struct stacks *sk = ctx;
 	enum framecheck_verdict why;
 	size_t k;
 
 	/* relaxed: a hint, set on this (the harvest) thread (others). */
-	if (atomic_load_explicit(&e->ct.others, memory_order_relaxed))
+	if (atomic_load_explicit(&sk->ct.others, memory_order_relaxed))
 		return n; /* maybe another process's: its own mappings */
-	k = framecheck_walk(e->framecheck, frames, n, FRAMECHECK_IN_CODE, &why);
-	framecheck_count(e->framecheck, why);
+	k = framecheck_walk(stacks_fc(sk), frames, n, FRAMECHECK_IN_CODE, &why);
+	framecheck_count(stacks_fc(sk), why);
 	return k;
 }
 
-bool engine_ct_create(struct engine *e, char *err, size_t errlen)
+bool stacks_ct_create(struct stacks *sk, char *err, size_t errlen)
 {
-	struct engine_ct *ct = &e->ct;
+	struct stacks_ct *ct = &sk->ct;
 	struct rotor_config rc;
-	uint64_t frames = 16ull * e->cfg.ct_traces;
+	uint64_t frames = 16ull * sk->cfg.ct_traces;
 
 	ct->last_rotate = clock_now_ns(CLOCK_MONOTONIC);
-	if (!e->region.owner || !e->cfg.ct_traces)
+	if (!sk->env.region->owner || !sk->cfg.ct_traces)
 		return true;
 	rotor_config_defaults(&rc);
-	rc.max_traces = e->cfg.ct_traces;
+	rc.max_traces = sk->cfg.ct_traces;
 	rc.pool_frames = frames > CT_POOL_FRAMES_LIMIT ? CT_POOL_FRAMES_LIMIT
 						       : (uint32_t)frames;
 	ct->hot = hotstacks_create(&(struct hotstacks_config){
-		.window_s = e->cfg.hot.window_s,
-		.half_life_s = e->cfg.hot.half_life_s,
-		.max_stacks = e->cfg.hot.max_stacks,
-		.max_coro = e->cfg.hot.max_coro,
-		.keep = engine_ct_keep,
-		.keep_ctx = e,
+		.window_s = sk->cfg.hot.window_s,
+		.half_life_s = sk->cfg.hot.half_life_s,
+		.max_stacks = sk->cfg.hot.max_stacks,
+		.max_coro = sk->cfg.hot.max_coro,
+		.keep = stacks_ct_keep,
+		.keep_ctx = sk,
 	});
-	ct->parked = parked_create(e->cfg.hot.max_stacks, engine_ct_keep, e);
+	ct->parked = parked_create(sk->cfg.hot.max_stacks, stacks_ct_keep, sk);
 	ct->names = framenames_create(CT_NAMES_MAX, CT_NAMES_BYTES);
-	if (e->cfg.record_path)
+	if (sk->cfg.record)
 		ct->dead_parked =
-			calloc(ENGINE_CT_DEAD_MAX, sizeof(*ct->dead_parked));
+			calloc(STACKS_CT_DEAD_MAX, sizeof(*ct->dead_parked));
 	if (!ct->hot || !ct->parked || !ct->names ||
-	    (e->cfg.record_path && !ct->dead_parked)) {
+	    (sk->cfg.record && !ct->dead_parked)) {
 		snprintf(err, errlen, "out of memory for the hot stacks");
 		return false;
 	}
-	ct->rotor =
-		rotor_create(e->region.dir, e->region.hdr, &rc, err, errlen);
-	return ct->rotor != NULL && engine_samples_create(e, err, errlen);
+	ct->rotor = rotor_create(sk->env.region->dir, sk->env.region->hdr, &rc,
+				 err, errlen);
+	return ct->rotor != NULL && stacks_samples_create(sk, err, errlen);
 }
 
-void engine_ct_destroy(struct engine *e)
+void stacks_ct_destroy(struct stacks *sk)
 {
-	struct engine_ct *ct = &e->ct;
+	struct stacks_ct *ct = &sk->ct;
 
-	engine_samples_destroy(e);
+	stacks_samples_destroy(sk);
 	rotor_destroy(ct->rotor);
 	hotstacks_destroy(ct->hot);
 	parked_destroy(ct->parked);
@@ -177,17 +177,17 @@ void engine_ct_destroy(struct engine *e)
 	ct->preserve = ct->seen = ct->owner = NULL;
 }
 
-void engine_ct_unlink(const struct engine *e)
+void stacks_ct_unlink(const struct stacks *sk)
 {
-	rotor_unlink(e->ct.rotor);
-	engine_samples_unlink(e);
+	rotor_unlink(sk->ct.rotor);
+	stacks_samples_unlink(sk);
 }
 
 /* ---- faults ---- */
 
-static void engine_ct_fail(struct engine *e, const char *what)
+static void stacks_ct_fail(struct stacks *sk, const char *what)
 {
-	struct engine_ct *ct = &e->ct;
+	struct stacks_ct *ct = &sk->ct;
 
 	ct->dead = true;
 	pthread_mutex_lock(&ct->hot_lock);
@@ -200,45 +200,45 @@ static void engine_ct_fail(struct engine *e, const char *what)
 }
 
 /*
- * fn(e, arg) under a SIGBUS landing pad of its own; false when it faulted
+ * fn(sk, arg) under a SIGBUS landing pad of its own; false when it faulted
  * (the rotor is then abandoned).  The thread's outer pad (the harvest
  * loop's, or none) is put back either way.
  */
-static bool engine_ct_guard(struct engine *e, const char *what,
-			    void (*fn)(struct engine *e, void *arg), void *arg)
+static bool stacks_ct_guard(struct stacks *sk, const char *what,
+			    void (*fn)(struct stacks *sk, void *arg), void *arg)
 {
 	sigjmp_buf jb;
-	sigjmp_buf *volatile outer = engine_guard;
+	sigjmp_buf *volatile outer = *sk->env.guard();
 
 	if (sigsetjmp(jb, 1)) {
-		engine_guard = outer;
-		engine_ct_fail(e, what);
+		*sk->env.guard() = outer;
+		stacks_ct_fail(sk, what);
 		return false;
 	}
-	engine_guard = &jb;
-	fn(e, arg);
-	engine_guard = outer;
+	*sk->env.guard() = &jb;
+	fn(sk, arg);
+	*sk->env.guard() = outer;
 	return true;
 }
 
-struct engine_ct_rot {
+struct stacks_ct_rot {
 	bool rotated;
 	uint64_t active, dropped;
 	struct rotor_stats rs;
 	char warning[256];
 };
 
-static void engine_ct_do_peek(struct engine *e, void *arg)
+static void stacks_ct_do_peek(struct stacks *sk, void *arg)
 {
-	struct engine_ct_rot *o = arg;
+	struct stacks_ct_rot *o = arg;
 
-	rotor_peek(e->ct.rotor, &o->active, &o->dropped);
+	rotor_peek(sk->ct.rotor, &o->active, &o->dropped);
 }
 
-static void engine_ct_do_rotate(struct engine *e, void *arg)
+static void stacks_ct_do_rotate(struct stacks *sk, void *arg)
 {
-	struct engine_ct *ct = &e->ct;
-	struct engine_ct_rot *o = arg;
+	struct stacks_ct *ct = &sk->ct;
+	struct stacks_ct_rot *o = arg;
 
 	o->rotated = rotor_rotate(ct->rotor, ct->preserve, ct->npreserve_ct);
 	rotor_stats(ct->rotor, &o->rs);
@@ -249,7 +249,7 @@ static void engine_ct_do_rotate(struct engine *e, void *arg)
 
 /* ---- the liveness list (engine lock held) ---- */
 
-static int engine_ct_u64_cmp(const void *a, const void *b)
+static int stacks_ct_u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -257,19 +257,19 @@ static int engine_ct_u64_cmp(const void *a, const void *b)
 }
 
 /* Real trace ids have an epoch (>= 1) in the high half. */
-static bool engine_ct_is_id(uint64_t id)
+static bool stacks_ct_is_id(uint64_t id)
 {
 	return id >> 32 != 0;
 }
 
 /* id into the preserved list, once (the seen set has room for twice as
  * many as there can be). */
-static void engine_ct_take(void *ctx, uint64_t id)
+static void stacks_ct_take(void *ctx, uint64_t id)
 {
-	struct engine_ct *ct = ctx;
+	struct stacks_ct *ct = ctx;
 	size_t i, slots = ct->seen_slots;
 
-	if (!engine_ct_is_id(id) || ct->npreserve == ct->cap_preserve)
+	if (!stacks_ct_is_id(id) || ct->npreserve == ct->cap_preserve)
 		return;
 	for (i = ct_mix64(id) & (slots - 1); ct->seen[i] && ct->seen[i] != id;
 	     i = (i + 1) & (slots - 1))
@@ -280,7 +280,7 @@ static void engine_ct_take(void *ctx, uint64_t id)
 	ct->preserve[ct->npreserve++] = id;
 }
 
-static void engine_ct_count(void *ctx, uint64_t id)
+static void stacks_ct_count(void *ctx, uint64_t id)
 {
 	(void)id;
 	(*(size_t *)ctx)++;
@@ -289,17 +289,17 @@ static void engine_ct_count(void *ctx, uint64_t id)
 /* The distinct trace ids live coroutines are parked at, sorted: those of
  * the records, of coroutines that died parked since the last rotation,
  * and the walked stacks the learned WHERE of short parks shows. */
-static void engine_ct_parked_ids(struct engine *e)
+static void stacks_ct_parked_ids(struct stacks *sk)
 {
-	struct engine_ct *ct = &e->ct;
-	const struct model *m = &e->model;
+	struct stacks_ct *ct = &sk->ct;
+	const struct model *m = sk->env.model;
 	size_t cand = 0, slots = 16;
 
 	ct->npreserve = ct->npreserve_ct = 0;
 	for (uint32_t r = 0; r < m->used; r++)
-		cand += engine_ct_is_id(m->parked[r]);
+		cand += stacks_ct_is_id(m->parked[r]);
 	cand += ct->ndead_parked;
-	learned_stacks(&e->unwind.learned, engine_ct_count, &cand);
+	learned_stacks(&sk->unwind.learned, stacks_ct_count, &cand);
 	if (!cand)
 		return;
 	while (slots < 2 * cand)
@@ -317,13 +317,13 @@ static void engine_ct_parked_ids(struct engine *e)
 		return;
 	memset(ct->seen, 0, ct->seen_slots * sizeof(*ct->seen));
 	for (uint32_t r = 0; r < m->used; r++)
-		engine_ct_take(ct, m->parked[r]);
+		stacks_ct_take(ct, m->parked[r]);
 	for (size_t k = 0; k < ct->ndead_parked; k++)
-		engine_ct_take(ct, ct->dead_parked[k]);
-	learned_stacks(&e->unwind.learned, engine_ct_take, ct);
+		stacks_ct_take(ct, ct->dead_parked[k]);
+	learned_stacks(&sk->unwind.learned, stacks_ct_take, ct);
 	ct->ndead_parked = 0; /* preserved by this rotation, once */
 	qsort(ct->preserve, ct->npreserve, sizeof(*ct->preserve),
-	      engine_ct_u64_cmp);
+	      stacks_ct_u64_cmp);
 	/* The engine's own ids (census stacks, PARKED_OWN_ID) sort last:
 	 * the parked store keeps them, the rotor has never seen them. */
 	ct->npreserve_ct = ct->npreserve;
@@ -336,24 +336,24 @@ static void engine_ct_parked_ids(struct engine *e)
 
 /* The model id of the coroutine a CT_TAG_CORO tag names, if it is still
  * the station's occupant; else 0. */
-static uint64_t engine_ct_owner(struct engine *e, uint64_t tag)
+static uint64_t stacks_ct_owner(struct stacks *sk, uint64_t tag)
 {
 	uint32_t st = CT_TAG_CORO_INDEX(tag), r;
 	const struct harvest_station *hs;
 
-	if (st >= e->harvest.max || st >= e->model.stations)
+	if (st >= sk->env.harvest->max || st >= sk->env.model->stations)
 		return 0;
-	hs = &e->harvest.state[st];
+	hs = &sk->env.harvest->state[st];
 	if (hs->state != HARVEST_LIVE || !harvest_station_ours(hs) ||
 	    (uint16_t)hs->gen != CT_TAG_CORO_GEN16(tag))
 		return 0;
-	r = e->model.by_station[st];
-	return r == MODEL_NONE ? 0 : e->model.coro[r].id;
+	r = sk->env.model->by_station[st];
+	return r == MODEL_NONE ? 0 : sk->env.model->coro[r].id;
 }
 
-uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u)
+uint64_t *stacks_ct_resolve(struct stacks *sk, const struct traceset *u)
 {
-	struct engine_ct *ct = &e->ct;
+	struct stacks_ct *ct = &sk->ct;
 
 	if (!grow_array((void **)&ct->owner, &ct->cap_owner, u->n ? u->n : 1,
 			sizeof(*ct->owner)))
@@ -364,7 +364,7 @@ uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u)
 			t->nframes && t->frames ? t->frames[t->nframes - 1] : 0;
 
 		ct->owner[i] = (tag & CT_TAG_MASK) == CT_TAG_CORO
-				       ? engine_ct_owner(e, tag)
+				       ? stacks_ct_owner(sk, tag)
 				       : 0;
 	}
 	return ct->owner;
@@ -372,9 +372,9 @@ uint64_t *engine_ct_resolve(struct engine *e, const struct traceset *u)
 
 /* ---- naming new frames while the target lives ---- */
 
-static void engine_ct_name(struct engine *e, uint64_t now, uint64_t budget)
+static void stacks_ct_name(struct stacks *sk, uint64_t now, uint64_t budget)
 {
-	struct engine_ct *ct = &e->ct;
+	struct stacks_ct *ct = &sk->ct;
 	struct hot_frame todo[CT_NAME_CHUNK];
 	struct symtab_sym sym[CT_NAME_CHUNK];
 	uint64_t key[CT_NAME_CHUNK];
@@ -382,7 +382,7 @@ static void engine_ct_name(struct engine *e, uint64_t now, uint64_t budget)
 	uint64_t deadline = now + budget;
 
 	/* target.pid is written before the threads start. */
-	if (!e->target.pid)
+	if (!sk->env.target->pid)
 		return;
 	while (clock_now_ns(CLOCK_MONOTONIC) < deadline) {
 		struct framename have;
@@ -400,7 +400,7 @@ static void engine_ct_name(struct engine *e, uint64_t now, uint64_t budget)
 		if (!n)
 			return;
 		for (size_t i = 0; i < k; i++)
-			ok[i] = symtab_lookup(&e->symtab, key[i], &sym[i]);
+			ok[i] = symtab_lookup(sk->env.symtab, key[i], &sym[i]);
 		pthread_mutex_lock(&ct->hot_lock);
 		for (size_t i = 0; i < k; i++)
 			if (ok[i])
@@ -411,26 +411,26 @@ static void engine_ct_name(struct engine *e, uint64_t now, uint64_t budget)
 
 /* ---- rotation ---- */
 
-static void engine_ct_rotate(struct engine *e, uint64_t now, uint64_t budget)
+static void stacks_ct_rotate(struct stacks *sk, uint64_t now, uint64_t budget)
 {
-	struct engine_ct *ct = &e->ct;
-	struct engine_ct_rot o;
+	struct stacks_ct *ct = &sk->ct;
+	struct stacks_ct_rot o;
 	const struct traceset *u;
 	uint64_t *owner;
 
-	pthread_mutex_lock(&e->lock);
-	engine_ct_parked_ids(e);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_lock(sk->env.lock);
+	stacks_ct_parked_ids(sk);
+	pthread_mutex_unlock(sk->env.lock);
 	ct->parks_mark = ct->parks;
-	if (!engine_ct_guard(e, "rotation", engine_ct_do_rotate, &o))
+	if (!stacks_ct_guard(sk, "rotation", stacks_ct_do_rotate, &o))
 		return;
 	ct->last_rotate = now;
 	ct->active_mark = o.active;
 	ct->dropped_mark = o.dropped;
 	u = rotor_traces(ct->rotor);
-	pthread_mutex_lock(&e->lock);
-	owner = engine_ct_resolve(e, u);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_lock(sk->env.lock);
+	owner = stacks_ct_resolve(sk, u);
+	pthread_mutex_unlock(sk->env.lock);
 	pthread_mutex_lock(&ct->hot_lock);
 	hotstacks_ingest(ct->hot, u, owner, now);
 	parked_update(ct->parked, u, rotor_prev_traces(ct->rotor), ct->preserve,
@@ -439,32 +439,32 @@ static void engine_ct_rotate(struct engine *e, uint64_t now, uint64_t budget)
 	if (o.warning[0] || o.rotated)
 		snprintf(ct->warning, sizeof(ct->warning), "%s", o.warning);
 	pthread_mutex_unlock(&ct->hot_lock);
-	engine_samples_ingest(e, now);
-	engine_ct_name(e, now, budget);
+	stacks_samples_ingest(sk, now);
+	stacks_ct_name(sk, now, budget);
 }
 
-void engine_ct_poll(struct engine *e, uint64_t now)
+void stacks_ct_poll(struct stacks *sk, uint64_t now)
 {
-	struct engine_ct *ct = &e->ct;
-	struct engine_ct_rot p;
+	struct stacks_ct *ct = &sk->ct;
+	struct stacks_ct_rot p;
 	uint64_t since, grown;
 	bool moved, idle;
 
 	if (!ct->rotor || ct->dead || now < ct->next_check)
 		return;
 	ct->next_check = now + CT_CHECK_NS;
-	if (!engine_ct_guard(e, "a peek at the CallTrace region",
-			     engine_ct_do_peek, &p))
+	if (!stacks_ct_guard(sk, "a peek at the CallTrace region",
+			     stacks_ct_do_peek, &p))
 		return;
 	/* A target that put stacks gets its symbols made (and refreshed
 	 * each second) while it runs: it may exit before the next rotation,
 	 * whose stacks are then named from the modules it had. */
 	if (p.active || p.dropped)
-		symtab_prime(&e->symtab);
+		symtab_prime(sk->env.symtab);
 	since = now - ct->last_rotate;
 	grown = p.active > ct->active_mark ? p.active - ct->active_mark : 0;
 	moved = p.active != ct->active_mark || p.dropped != ct->dropped_mark ||
-		ct->parks != ct->parks_mark || engine_samples_waiting(e);
+		ct->parks != ct->parks_mark || stacks_samples_waiting(sk);
 	/* Idle rotations only when something could be waiting: a weight-only
 	 * put needs a stack already in ACTIVE (the preserved ones), preserved
 	 * stacks reach ACTIVE a rotation after they are first named, and a
@@ -472,18 +472,18 @@ void engine_ct_poll(struct engine *e, uint64_t now)
 	idle = ct->active_mark || ct->npreserve ||
 	       ct->rs.quarantined != ct->rs.late;
 	if (grown >= rotor_max_traces(ct->rotor) / 2 ||
-	    (idle && since >= (uint64_t)e->cfg.ct_idle_rotate_ms * 1000000u) ||
-	    (moved && since >= (uint64_t)e->cfg.ct_rotate_ms * 1000000u))
-		engine_ct_rotate(e, now, CT_NAME_BUDGET_NS);
+	    (idle && since >= (uint64_t)sk->cfg.ct_idle_rotate_ms * 1000000u) ||
+	    (moved && since >= (uint64_t)sk->cfg.ct_rotate_ms * 1000000u))
+		stacks_ct_rotate(sk, now, CT_NAME_BUDGET_NS);
 }
 
-void engine_ct_final(struct engine *e)
+void stacks_ct_final(struct stacks *sk)
 {
 	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 
-	if (!e->ct.rotor || e->ct.dead)
+	if (!sk->ct.rotor || sk->ct.dead)
 		return;
 	/* What the sampler left in the snapshot ring. */
-	engine_samples_final(e);
-	engine_ct_rotate(e, now, CT_FINAL_NAME_BUDGET_NS);
+	stacks_samples_final(sk);
+	stacks_ct_rotate(sk, now, CT_FINAL_NAME_BUDGET_NS);
 }

@@ -1,5 +1,5 @@
 /*
- * engine_samples: CPU samples whose stacks the engine walks -- the probe's
+ * samples: CPU samples whose stacks the engine walks -- the probe's
  * sampler leaves each sample's registers and a copy of the stack's top in
  * the snapshot ring (corotop/snapring.h); here they are drained, unwound
  * with the target's CFI, and added to the hot stacks like the samples that
@@ -40,14 +40,16 @@
  * the rotor), with a message.
  *
  * Locks.  `lock` is a leaf: nothing else is taken while it is held (the
- * rotation takes e->lock and hot_lock only after releasing it).
+ * rotation takes the engine lock and hot_lock only after releasing it).
  */
 #define _GNU_SOURCE
-#include "engine/engine_internal.h"
+#include "engine/stacks/stacks_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/calltrace/hotstacks.h"
+#include "engine/calltrace/parked.h"
 #include "engine/calltrace/snapring.h"
 #include "engine/target/framecheck.h"
 #include "wire/cttable.h"
@@ -94,17 +96,18 @@ static size_t samples_splice(uint64_t *out, size_t n, size_t max,
 static void samples_one(void *ctx, const struct snap_sample *s)
 {
 	struct samples_walk_scratch *w = ctx;
-	struct engine *e = w->e;
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks *sk = w->sk;
+	struct stacks_samples *sm = &sk->ct.samples;
 	struct unwinder_regs regs = {.pc = s->pc, .sp = s->sp, .fp = s->fp};
 	size_t max = CT_MAX_FRAMES - 1, n = 0, walked = 0, sp;
 	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC), *cnt;
 	enum framecheck_verdict why;
 	bool kept;
 
-	if (s->ncopy && symtab_unwind_frames(&e->symtab, &regs, samples_read,
-					     (void *)s, w->frames, max, true,
-					     &walked) == SYMTAB_UNWIND_DONE)
+	if (s->ncopy &&
+	    symtab_unwind_frames(sk->env.symtab, &regs, samples_read, (void *)s,
+				 w->frames, max, true,
+				 &walked) == SYMTAB_UNWIND_DONE)
 		n = walked;
 	if (n >= 2 && n >= s->nframes) {
 		cnt = &sm->st.cfi;
@@ -122,12 +125,12 @@ static void samples_one(void *ctx, const struct snap_sample *s)
 	}
 	/* The pc, then return addresses: cut at the first that is not one
 	 * -- in the target's mappings, while it is the only process
-	 * sampled.  relaxed: a hint (engine_ct.others); a child's first
+	 * sampled.  relaxed: a hint (stacks_ct.others); a child's first
 	 * samples may be walked before it is seen, and cut. */
-	if (!atomic_load_explicit(&e->ct.others, memory_order_relaxed)) {
-		n = framecheck_walk(e->framecheck, w->frames, n,
+	if (!atomic_load_explicit(&sk->ct.others, memory_order_relaxed)) {
+		n = framecheck_walk(stacks_fc(sk), w->frames, n,
 				    FRAMECHECK_FROM_PC, &why);
-		framecheck_count(e->framecheck, why);
+		framecheck_count(stacks_fc(sk), why);
 	}
 	w->frames[n++] = s->tag;
 	pthread_mutex_lock(&sm->lock);
@@ -149,19 +152,19 @@ static void samples_one(void *ctx, const struct snap_sample *s)
  * leaves the mask as it was.  Returns the tickets the poll consumed (0:
  * none waiting, or the ring is dead).
  */
-static uint64_t samples_poll(struct engine *e, uint64_t now)
+static uint64_t samples_poll(struct stacks *sk, uint64_t now)
 {
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks_samples *sm = &sk->ct.samples;
 	struct snapreader *rd = snapring_reader(sm->ring);
 	struct snapreader_stats st;
 	sigjmp_buf jb;
-	sigjmp_buf *volatile outer = engine_guard;
+	sigjmp_buf *volatile outer = *sk->env.guard();
 	volatile uint64_t tail0 = rd->st.tail;
 
 	if (sm->dead)
 		return 0;
 	if (sigsetjmp(jb, 0)) {
-		engine_guard = outer;
+		*sk->env.guard() = outer;
 		sm->dead = true;
 		pthread_mutex_lock(&sm->lock);
 		snprintf(sm->error, sizeof(sm->error),
@@ -173,15 +176,15 @@ static uint64_t samples_poll(struct engine *e, uint64_t now)
 		pthread_mutex_unlock(&sm->lock);
 		return 0;
 	}
-	engine_guard = &jb;
-	sm->scratch.e = e;
+	*sk->env.guard() = &jb;
+	sm->scratch.sk = sk;
 	if (!snapreader_pending(rd)) {
-		engine_guard = outer;
+		*sk->env.guard() = outer;
 		return 0;
 	}
 	snapreader_poll(rd, now, samples_one, &sm->scratch, SAMPLES_PER_POLL);
 	snapreader_stats(rd, &st);
-	engine_guard = outer;
+	*sk->env.guard() = outer;
 	pthread_mutex_lock(&sm->lock);
 	sm->ring_st = st;
 	pthread_mutex_unlock(&sm->lock);
@@ -190,26 +193,26 @@ static uint64_t samples_poll(struct engine *e, uint64_t now)
 
 static void *samples_main(void *arg)
 {
-	struct engine *e = arg;
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks *sk = arg;
+	struct stacks_samples *sm = &sk->ct.samples;
 	struct timespec idle = {0, SAMPLES_IDLE_NS};
 
-	/* acquire: pairs with engine_samples_stop's release store. */
+	/* acquire: pairs with stacks_samples_stop's release store. */
 	while (!atomic_load_explicit(&sm->stop, memory_order_acquire) &&
 	       !sm->dead)
-		if (!samples_poll(e, clock_now_ns(CLOCK_MONOTONIC)))
+		if (!samples_poll(sk, clock_now_ns(CLOCK_MONOTONIC)))
 			nanosleep(&idle, NULL);
 	return NULL;
 }
 
-bool engine_samples_create(struct engine *e, char *err, size_t errlen)
+bool stacks_samples_create(struct stacks *sk, char *err, size_t errlen)
 {
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks_samples *sm = &sk->ct.samples;
 
-	if (!e->cfg.sample_hz || !e->cfg.sample_snapshots || !e->ct.rotor)
+	if (!sk->cfg.sample_hz || !sk->cfg.sample_snapshots || !sk->ct.rotor)
 		return true;
 	sm->ring =
-		snapring_create(e->region.dir, rotor_base(e->ct.rotor),
+		snapring_create(sk->env.region->dir, rotor_base(sk->ct.rotor),
 				SAMPLES_RECORDS, SAMPLES_GRACE_NS, err, errlen);
 	if (!sm->ring)
 		return false;
@@ -221,14 +224,14 @@ bool engine_samples_create(struct engine *e, char *err, size_t errlen)
 	return true;
 }
 
-bool engine_samples_start(struct engine *e, char *err, size_t errlen)
+bool stacks_samples_start(struct stacks *sk, char *err, size_t errlen)
 {
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks_samples *sm = &sk->ct.samples;
 	int rc;
 
 	if (!sm->inited || sm->running)
 		return true;
-	rc = pthread_create(&sm->thread, NULL, samples_main, e);
+	rc = pthread_create(&sm->thread, NULL, samples_main, sk);
 	if (rc) {
 		snprintf(err, errlen, "cannot start a thread: %s",
 			 strerror(rc));
@@ -238,9 +241,9 @@ bool engine_samples_start(struct engine *e, char *err, size_t errlen)
 	return true;
 }
 
-void engine_samples_stop(struct engine *e)
+void stacks_samples_stop(struct stacks *sk)
 {
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks_samples *sm = &sk->ct.samples;
 
 	if (!sm->running)
 		return;
@@ -250,11 +253,11 @@ void engine_samples_stop(struct engine *e)
 	sm->running = false;
 }
 
-void engine_samples_destroy(struct engine *e)
+void stacks_samples_destroy(struct stacks *sk)
 {
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks_samples *sm = &sk->ct.samples;
 
-	engine_samples_stop(e);
+	stacks_samples_stop(sk);
 	snapring_destroy(sm->ring);
 	if (sm->inited) {
 		for (int i = 0; i < 2; i++)
@@ -264,14 +267,14 @@ void engine_samples_destroy(struct engine *e)
 	memset(sm, 0, sizeof(*sm));
 }
 
-void engine_samples_unlink(const struct engine *e)
+void stacks_samples_unlink(const struct stacks *sk)
 {
-	snapring_unlink(e->ct.samples.ring);
+	snapring_unlink(sk->ct.samples.ring);
 }
 
-bool engine_samples_waiting(struct engine *e)
+bool stacks_samples_waiting(struct stacks *sk)
 {
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks_samples *sm = &sk->ct.samples;
 	bool waiting;
 
 	if (!sm->inited)
@@ -282,24 +285,24 @@ bool engine_samples_waiting(struct engine *e)
 	return waiting;
 }
 
-void engine_samples_final(struct engine *e)
+void stacks_samples_final(struct stacks *sk)
 {
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks_samples *sm = &sk->ct.samples;
 	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 
 	if (!sm->inited)
 		return;
-	engine_samples_stop(e);
+	stacks_samples_stop(sk);
 	/* What is left, on this thread now (a ticket still being written is
 	 * not waited for); bounded: a ring's worth, a poll at a time. */
 	for (unsigned i = 0; i <= SAMPLES_RECORDS / SAMPLES_PER_POLL; i++)
-		if (!samples_poll(e, now))
+		if (!samples_poll(sk, now))
 			break;
 }
 
-void engine_samples_ingest(struct engine *e, uint64_t now)
+void stacks_samples_ingest(struct stacks *sk, uint64_t now)
 {
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks_samples *sm = &sk->ct.samples;
 	struct traceset *full;
 	uint64_t *owner;
 
@@ -311,19 +314,19 @@ void engine_samples_ingest(struct engine *e, uint64_t now)
 	pthread_mutex_unlock(&sm->lock);
 	if (full->n) {
 		traceset_seal(full);
-		pthread_mutex_lock(&e->lock);
-		owner = engine_ct_resolve(e, full);
-		pthread_mutex_unlock(&e->lock);
-		pthread_mutex_lock(&e->ct.hot_lock);
-		hotstacks_ingest(e->ct.hot, full, owner, now);
-		pthread_mutex_unlock(&e->ct.hot_lock);
+		pthread_mutex_lock(sk->env.lock);
+		owner = stacks_ct_resolve(sk, full);
+		pthread_mutex_unlock(sk->env.lock);
+		pthread_mutex_lock(&sk->ct.hot_lock);
+		hotstacks_ingest(sk->ct.hot, full, owner, now);
+		pthread_mutex_unlock(&sk->ct.hot_lock);
 		traceset_clear(full);
 	}
 }
 
-void engine_samples_stats(struct engine *e, struct engine_calltrace_stats *out)
+void stacks_samples_stats(struct stacks *sk, struct engine_calltrace_stats *out)
 {
-	struct engine_samples *sm = &e->ct.samples;
+	struct stacks_samples *sm = &sk->ct.samples;
 
 	if (!sm->inited)
 		return;

@@ -1,5 +1,5 @@
 /*
- * engine_ppt: attach mode (corotop -p PID).  The engine finds the ppt
+ * attach: attach mode (corotop -p PID).  The engine finds the ppt
  * buffers the process publishes, attaches an agent to each, polls them on
  * a thread of its own, and watches the process through a pidfd.
  *
@@ -24,10 +24,9 @@
  * process, which both output loops already wait for.
  */
 #define _GNU_SOURCE
-#include "engine/engine.h"
-
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,18 +34,47 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "engine/engine_internal.h"
+#include "engine/attach/attach.h"
+#include "engine/attach/doorbell.h"
+#include "engine/ctp/region.h"
 #include "engine/ppt/perfctr.h"
+#include "engine/ppt/pptagent.h"
+#include "engine/ppt/pptfind.h"
 #include "engine/ppt/pptframe.h"
-#include "engine/ppt/pptlist.h"
 #include "engine/target/autotrace.h"
+#include "engine/target/procmem.h"
 #include "common/clock.h"
 
 #define PPT_POLL_MIN_MS 1
 #define PPT_POLL_MAX_MS 10
 #define PPT_TICK_NS 1000000000ull
 
-static void engine_ppt_warn(struct engine_ppt *p, const char *msg)
+/* The agents are polled by the ppt thread under `lock`; readers copy
+ * under it too. */
+struct attach {
+	struct attach_env env;
+	struct attach_config cfg;
+	bool enabled;
+	pid_t pid;
+	int pidfd; /* -1: liveness by polling /proc */
+	struct procmem pm;
+	struct pptfind_result found;
+	struct pptagent *agents; /* found.n of them; state DETACHED = failed */
+	char (*errors)[256];	 /* per agent: why it is not attached */
+	size_t n;
+	struct perfctr_set ctr;
+	struct corotop_rendezvous rdv;
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool running;
+	bool gone;
+	uint64_t tick_at;
+	uint64_t *tick_delivered; /* per agent, at tick_at */
+	double *fps;
+	char warning[512];
+};
+
+static void attach_warn(struct attach *p, const char *msg)
 {
 	size_t len = strlen(p->warning);
 
@@ -57,34 +85,27 @@ static void engine_ppt_warn(struct engine_ppt *p, const char *msg)
 		p->warning[len] = '\0';
 }
 
-bool engine_ppt_create(struct engine *e, char *err, size_t errlen)
+static bool attach_find(struct attach *p, char *err, size_t errlen)
 {
-	struct engine_ppt *p = &e->ppt;
 	char why[512];
 
-	p->pidfd = -1;
-	if (!e->cfg.attach_pid)
-		return true;
-	p->enabled = true;
-	p->pid = e->cfg.attach_pid;
-	pthread_mutex_init(&p->lock, NULL);
 	if (!procmem_open(&p->pm, p->pid, err, errlen))
 		return false;
 	if (!pptfind_scan(p->pid, &p->found, why, sizeof(why))) {
 		snprintf(err, errlen, "process %d: %s", (int)p->pid, why);
 		return false;
 	}
-	if (e->cfg.ppt_buffer) {
+	if (p->cfg.ppt_buffer) {
 		size_t k = 0;
 
 		for (size_t i = 0; i < p->found.n; i++)
-			if (!strcmp(p->found.buf[i].name, e->cfg.ppt_buffer))
+			if (!strcmp(p->found.buf[i].name, p->cfg.ppt_buffer))
 				p->found.buf[k++] = p->found.buf[i];
 		if (!k) {
 			snprintf(err, errlen,
 				 "process %d has no ppt buffer named '%s' "
 				 "(corotop -p %d --list-buffers lists them)",
-				 (int)p->pid, e->cfg.ppt_buffer, (int)p->pid);
+				 (int)p->pid, p->cfg.ppt_buffer, (int)p->pid);
 			return false;
 		}
 		p->found.n = k;
@@ -105,15 +126,15 @@ bool engine_ppt_create(struct engine *e, char *err, size_t errlen)
 			 p->found.warning);
 		return false;
 	}
-	if (e->cfg.counters) {
-		if (!perfctr_parse(e->cfg.counters, &p->ctr, why,
+	if (p->cfg.counters) {
+		if (!perfctr_parse(p->cfg.counters, &p->ctr, why,
 				   sizeof(why))) {
 			snprintf(err, errlen, "-c: %s", why);
 			return false;
 		}
 		perfctr_probe(&p->ctr, p->pid);
 		if (p->ctr.refused[0])
-			engine_ppt_warn(p, p->ctr.refused);
+			attach_warn(p, p->ctr.refused);
 	}
 	if (p->found.n > ENGINE_PPT_MAX_BUFFERS) {
 		char w[128];
@@ -122,7 +143,7 @@ bool engine_ppt_create(struct engine *e, char *err, size_t errlen)
 			 "%zu buffers found; the first %d (by name) are "
 			 "attached (--buffer NAME picks one)",
 			 p->found.n, ENGINE_PPT_MAX_BUFFERS);
-		engine_ppt_warn(p, w);
+		attach_warn(p, w);
 		p->found.n = ENGINE_PPT_MAX_BUFFERS;
 	}
 	p->n = p->found.n;
@@ -135,34 +156,60 @@ bool engine_ppt_create(struct engine *e, char *err, size_t errlen)
 		return false;
 	}
 	if (p->found.warning[0])
-		engine_ppt_warn(p, p->found.warning);
+		attach_warn(p, p->found.warning);
 	return true;
+}
+
+struct attach *attach_create(const struct attach_env *env,
+			     const struct attach_config *cfg, char *err,
+			     size_t errlen)
+{
+	struct attach *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->env = *env;
+	p->cfg = *cfg;
+	p->pidfd = -1;
+	if (!cfg->attach_pid)
+		return p;
+	p->enabled = true;
+	p->pid = cfg->attach_pid;
+	pthread_mutex_init(&p->lock, NULL);
+	if (!attach_find(p, err, errlen)) {
+		attach_destroy(p);
+		return NULL;
+	}
+	return p;
 }
 
 /* What the probe's buffer hands the probe: our region, as the CTP_*
  * environment would have named it in launch mode. */
-static void engine_ppt_rendezvous(struct engine *e)
+static void attach_rendezvous(struct attach *p)
 {
-	struct corotop_rendezvous *r = &e->ppt.rdv;
+	const struct region *g = p->env.region;
+	struct corotop_rendezvous *r = &p->rdv;
 
 	memset(r, 0, sizeof(*r));
 	r->magic = COROTOP_RDV_MAGIC;
 	r->version = COROTOP_RDV_VERSION;
 	r->size = sizeof(*r);
-	r->max_stations = e->region.stations;
-	r->sample_hz = e->cfg.sample_hz;
-	r->flags = e->cfg.parked_stacks ? COROTOP_RDV_PARKED_STACKS : 0;
+	r->max_stations = g->stations;
+	r->sample_hz = p->cfg.sample_hz;
+	r->flags = p->cfg.parked_stacks ? COROTOP_RDV_PARKED_STACKS : 0;
 	r->engine_pid = (uint32_t)getpid();
 	/* A path that does not fit makes the rendezvous invalid (the probe
 	 * then checks the magic and stays untraced), never a wrong path. */
-	if (snprintf(r->shm_path, sizeof(r->shm_path), "%s",
-		     e->region.shm_path) >= (int)sizeof(r->shm_path) ||
-	    snprintf(r->sock_path, sizeof(r->sock_path), "%s",
-		     e->region.sock_path) >= (int)sizeof(r->sock_path))
+	if (snprintf(r->shm_path, sizeof(r->shm_path), "%s", g->shm_path) >=
+		    (int)sizeof(r->shm_path) ||
+	    snprintf(r->sock_path, sizeof(r->sock_path), "%s", g->sock_path) >=
+		    (int)sizeof(r->sock_path))
 		r->magic = 0;
 }
 
-static bool engine_ppt_alive(struct engine_ppt *p)
+static bool attach_alive(struct attach *p)
 {
 	struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
 
@@ -172,24 +219,19 @@ static bool engine_ppt_alive(struct engine_ppt *p)
 }
 
 /* The process exited: freeze the buffers, tell the output loop. */
-static void engine_ppt_gone(struct engine *e)
+static void attach_gone(struct attach *p)
 {
-	struct engine_ppt *p = &e->ppt;
-
 	pthread_mutex_lock(&p->lock);
 	p->gone = true;
 	for (size_t i = 0; i < p->n; i++)
 		if (pptagent_live(p->agents[i].state))
 			pptagent_forget(&p->agents[i]);
 	pthread_mutex_unlock(&p->lock);
-	pthread_mutex_lock(&e->lock);
-	engine_mark_exit(e);
-	e->target.exit_code = 0;
-	pthread_mutex_unlock(&e->lock);
+	p->env.gone(p->env.ctx);
 	kill(getpid(), SIGCHLD);
 }
 
-static void engine_ppt_tick(struct engine_ppt *p, uint64_t now)
+static void attach_tick(struct attach *p, uint64_t now)
 {
 	double secs = (double)(now - p->tick_at) / 1e9;
 
@@ -203,16 +245,15 @@ static void engine_ppt_tick(struct engine_ppt *p, uint64_t now)
 	p->tick_at = now;
 }
 
-static void *engine_ppt_main(void *arg)
+static void *attach_main(void *arg)
 {
-	struct engine *e = arg;
-	struct engine_ppt *p = &e->ppt;
+	struct attach *p = arg;
 	int wait_ms = PPT_POLL_MIN_MS;
 
 	/* acquire: pairs with engine_stop's acq_rel exchange (engine.c). */
-	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
+	while (!atomic_load_explicit(p->env.stop, memory_order_acquire)) {
 		struct pollfd pf[2] = {
-			{.fd = e->stop_pipe[0], .events = POLLIN},
+			{.fd = *p->env.stop_fd, .events = POLLIN},
 			{.fd = p->pidfd, .events = POLLIN},
 		};
 		uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
@@ -223,7 +264,7 @@ static void *engine_ppt_main(void *arg)
 		 * pairs with engine_stop's acq_rel exchange. */
 		for (size_t i = 0;
 		     i < p->n &&
-		     !atomic_load_explicit(&e->stop, memory_order_acquire);
+		     !atomic_load_explicit(p->env.stop, memory_order_acquire);
 		     i++) {
 			pthread_mutex_lock(&p->lock);
 			got += pptagent_poll(&p->agents[i], now);
@@ -231,7 +272,7 @@ static void *engine_ppt_main(void *arg)
 		}
 		pthread_mutex_lock(&p->lock);
 		if (now - p->tick_at >= PPT_TICK_NS)
-			engine_ppt_tick(p, now);
+			attach_tick(p, now);
 		pthread_mutex_unlock(&p->lock);
 		if (got)
 			wait_ms = PPT_POLL_MIN_MS;
@@ -242,20 +283,19 @@ static void *engine_ppt_main(void *arg)
 		if (poll(pf, p->pidfd >= 0 ? 2 : 1, wait_ms) < 0 &&
 		    errno != EINTR)
 			break;
-		if (!engine_ppt_alive(p)) {
-			engine_ppt_gone(e);
+		if (!attach_alive(p)) {
+			attach_gone(p);
 			break;
 		}
 	}
 	return NULL;
 }
 
-bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
+bool attach_start(struct attach *p, char *err, size_t errlen)
 {
-	struct engine_ppt *p = &e->ppt;
 	struct pptagent_config cfg = {
-		.force = e->cfg.force_attach,
-		.nframes = e->cfg.ppt_block_frames,
+		.force = p->cfg.force_attach,
+		.nframes = p->cfg.ppt_block_frames,
 		.auto_grow = true,
 		.max_frames = PPTAGENT_MAX_FRAMES,
 	};
@@ -263,9 +303,9 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 	bool rdv = false;
 	int rc;
 
-	if (!p->enabled)
+	if (!p || !p->enabled)
 		return true;
-	engine_ppt_rendezvous(e);
+	attach_rendezvous(p);
 	cfg.rdv = &p->rdv;
 	cfg.ncounters = p->ctr.n;
 	memcpy(cfg.counters, p->ctr.attrs, sizeof(cfg.counters));
@@ -275,12 +315,12 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 			ok++;
 			rdv |= p->agents[i].rendezvous;
 		} else {
-			engine_ppt_warn(p, p->errors[i]);
+			attach_warn(p, p->errors[i]);
 		}
 	}
 	/* A program in which nothing transitions hears us now. */
 	if (rdv)
-		(void)engine_doorbell_ring(p->pid);
+		(void)doorbell_ring(p->pid);
 	if (!ok) {
 		/* The first failure is the one worth reading. */
 		snprintf(err, errlen, "%s", p->errors[0]);
@@ -288,7 +328,7 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 	}
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	p->tick_at = clock_now_ns(CLOCK_MONOTONIC);
-	rc = pthread_create(&p->thread, NULL, engine_ppt_main, e);
+	rc = pthread_create(&p->thread, NULL, attach_main, p);
 	if (rc) {
 		snprintf(err, errlen, "cannot start a thread: %s",
 			 strerror(rc));
@@ -298,29 +338,31 @@ bool engine_ppt_start(struct engine *e, char *err, size_t errlen)
 	return true;
 }
 
-void engine_ppt_stop(struct engine *e)
+void attach_stop(struct attach *p)
 {
-	struct engine_ppt *p = &e->ppt;
-
+	if (!p)
+		return;
 	if (p->running)
 		pthread_join(p->thread, NULL);
 	p->running = false;
 }
 
-void engine_ppt_destroy(struct engine *e)
+void attach_destroy(struct attach *p)
 {
-	struct engine_ppt *p = &e->ppt;
-
-	if (!p->enabled)
-		return;
 	bool rdv = false;
 
-	engine_ppt_stop(e);
+	if (!p)
+		return;
+	if (!p->enabled) {
+		free(p);
+		return;
+	}
+	attach_stop(p);
 	for (size_t i = 0; p->agents && i < p->n; i++) {
 		struct pptagent *a = &p->agents[i];
 
 		if (pptagent_live(a->state)) {
-			if (engine_ppt_alive(p)) {
+			if (attach_alive(p)) {
 				rdv |= a->rendezvous;
 				pptagent_detach(a);
 			} else {
@@ -331,7 +373,7 @@ void engine_ppt_destroy(struct engine *e)
 	}
 	/* The probe retires the region now, not at its next transition. */
 	if (rdv)
-		(void)engine_doorbell_ring(p->pid);
+		(void)doorbell_ring(p->pid);
 	free(p->agents);
 	free(p->errors);
 	free(p->tick_delivered);
@@ -341,7 +383,12 @@ void engine_ppt_destroy(struct engine *e)
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	pthread_mutex_destroy(&p->lock);
-	memset(p, 0, sizeof(*p));
+	free(p);
+}
+
+struct procmem *attach_pm(struct attach *p)
+{
+	return p && p->enabled ? &p->pm : NULL;
 }
 
 /* ---- what callers read ---- */
@@ -351,8 +398,7 @@ void engine_ppt_destroy(struct engine *e)
  * mapped our region, 2 = it was traced already (by an engine that launched
  * it), 0 = it could not; its errno then.  Under the ppt lock.
  */
-static void engine_ppt_traced(const struct pptagent *a,
-			      struct engine_ppt_info *out)
+static void attach_traced(const struct pptagent *a, struct engine_ppt_info *out)
 {
 	struct ppt_value v[PPTDESC_MAX_MEMBERS];
 	const struct ppt_layout *l;
@@ -375,12 +421,10 @@ static void engine_ppt_traced(const struct pptagent *a,
 	out->probe_said = true;
 }
 
-void engine_ppt_info(struct engine *e, struct engine_ppt_info *out)
+void attach_info(struct attach *p, struct engine_ppt_info *out)
 {
-	struct engine_ppt *p = &e->ppt;
-
 	memset(out, 0, sizeof(*out));
-	if (!p->enabled)
+	if (!p || !p->enabled)
 		return;
 	pthread_mutex_lock(&p->lock);
 	out->enabled = true;
@@ -390,7 +434,7 @@ void engine_ppt_info(struct engine *e, struct engine_ppt_info *out)
 	out->nbuffers = p->n;
 	for (size_t i = 0; i < p->n; i++)
 		if (p->agents[i].rendezvous)
-			engine_ppt_traced(&p->agents[i], out);
+			attach_traced(&p->agents[i], out);
 	out->ncounters = p->ctr.n;
 	for (uint32_t i = 0; i < p->ctr.n; i++)
 		snprintf(out->counters[i], sizeof(out->counters[i]), "%s",
@@ -410,13 +454,12 @@ static const enum engine_ppt_state engine_ppt_states[] = {
 	[PPTAGENT_LOST] = ENGINE_PPT_LOST,
 };
 
-size_t engine_ppt_buffers(struct engine *e, struct engine_ppt_buffer *out,
-			  size_t max)
+size_t attach_buffers(struct attach *p, struct engine_ppt_buffer *out,
+		      size_t max)
 {
-	struct engine_ppt *p = &e->ppt;
 	size_t n = 0;
 
-	if (!p->enabled)
+	if (!p || !p->enabled)
 		return 0;
 	pthread_mutex_lock(&p->lock);
 	for (; n < p->n && n < max; n++) {
@@ -455,56 +498,26 @@ size_t engine_ppt_buffers(struct engine *e, struct engine_ppt_buffer *out,
 	return n;
 }
 
-const struct ppt_desc *engine_ppt_desc(struct engine *e, size_t i)
+const struct ppt_desc *attach_desc(struct attach *p, size_t i)
 {
-	struct engine_ppt *p = &e->ppt;
-
 	/* The description is written once, by attach, before the ppt thread
 	 * starts, and freed only by engine_destroy. */
-	if (!p->enabled || i >= p->n || !p->agents[i].have_desc)
+	if (!p || !p->enabled || i >= p->n || !p->agents[i].have_desc)
 		return NULL;
 	return &p->agents[i].desc;
 }
 
-uint32_t engine_ppt_frame_size(const struct ppt_desc *d)
+size_t attach_frames(struct attach *p, size_t i, uint64_t from, void *bytes,
+		     struct engine_ppt_frame *meta, size_t max, uint64_t *next,
+		     uint64_t *skipped)
 {
-	return d ? d->frame_size : 0;
-}
-
-size_t engine_ppt_types(const struct ppt_desc *d)
-{
-	return d ? d->ntypes : 0;
-}
-
-const char *engine_ppt_type(const struct ppt_desc *d, size_t t,
-			    size_t *ncolumns)
-{
-	*ncolumns = 0;
-	if (!d || t >= d->ntypes)
-		return NULL;
-	*ncolumns = d->types[t].ncols;
-	return d->types[t].name;
-}
-
-const char *engine_ppt_column(const struct ppt_desc *d, size_t t, size_t c)
-{
-	if (!d || t >= d->ntypes || c >= d->types[t].ncols)
-		return NULL;
-	return d->types[t].cols[c].name;
-}
-
-size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
-			 struct engine_ppt_frame *meta, size_t max,
-			 uint64_t *next, uint64_t *skipped)
-{
-	struct engine_ppt *p = &e->ppt;
 	const struct pptagent *a;
 	uint64_t oldest, pos;
 	size_t n = 0, fs;
 
 	*next = from;
 	*skipped = 0;
-	if (!p->enabled || i >= p->n)
+	if (!p || !p->enabled || i >= p->n)
 		return 0;
 	pthread_mutex_lock(&p->lock);
 	a = &p->agents[i];
@@ -527,13 +540,12 @@ size_t engine_ppt_frames(struct engine *e, size_t i, uint64_t from, void *bytes,
 	return n;
 }
 
-bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
-		       size_t errlen)
+bool attach_resize(struct attach *p, size_t i, uint64_t nframes, char *err,
+		   size_t errlen)
 {
-	struct engine_ppt *p = &e->ppt;
 	bool ok;
 
-	if (!p->enabled || i >= p->n) {
+	if (!p || !p->enabled || i >= p->n) {
 		snprintf(err, errlen, "no ppt buffer %zu", i);
 		return false;
 	}
@@ -541,86 +553,4 @@ bool engine_ppt_resize(struct engine *e, size_t i, uint64_t nframes, char *err,
 	ok = pptagent_resize(&p->agents[i], nframes, err, errlen);
 	pthread_mutex_unlock(&p->lock);
 	return ok;
-}
-
-/* ---- what the UI reads of frames and buffers without an engine ---- */
-
-size_t engine_ppt_cells(const struct ppt_desc *d, const void *frame, bool json,
-			const char **type, struct engine_ppt_cell *out,
-			size_t max)
-{
-	struct ppt_value v[PPTDESC_MAX_MEMBERS];
-	int ty = pptframe_type(d, frame);
-	size_t n;
-
-	*type = ty < 0 ? NULL : d->types[ty].name;
-	if (ty < 0)
-		return 0;
-	n = pptframe_decode(d, ty, frame, v,
-			    max < PPTDESC_MAX_MEMBERS ? max
-						      : PPTDESC_MAX_MEMBERS);
-	for (size_t c = 0; c < n; c++) {
-		out[c].name = d->types[ty].cols[c].name;
-		if (json)
-			pptframe_json(&v[c], out[c].text, sizeof(out[c].text));
-		else
-			pptframe_format(&v[c], out[c].text,
-					sizeof(out[c].text));
-	}
-	return n;
-}
-
-bool engine_ppt_counters_valid(const char *list, char *why, size_t n)
-{
-	struct perfctr_set ctr;
-
-	return perfctr_parse(list, &ctr, why, n);
-}
-
-bool engine_list_buffers(pid_t pid, struct engine_buffer_list *out, char *err,
-			 size_t errlen)
-{
-	struct pptlist l;
-
-	memset(out, 0, sizeof(*out));
-	if (!pptlist_collect(pid, &l, err, errlen))
-		return false;
-	out->e = l.n ? calloc(l.n, sizeof(*out->e)) : NULL;
-	if (l.n && !out->e) {
-		snprintf(err, errlen, "out of memory listing %zu buffers", l.n);
-		pptlist_finish(&l);
-		return false;
-	}
-	out->n = l.n;
-	snprintf(out->warning, sizeof(out->warning), "%s", l.warning);
-	for (size_t i = 0; i < l.n; i++) {
-		const struct pptlist_entry *s = &l.e[i];
-		struct engine_listed_buffer *d = &out->e[i];
-
-		snprintf(d->name, sizeof(d->name), "%s", s->sym.name);
-		d->spec_spelling = s->sym.spelling == PPTFIND_SPEC;
-		snprintf(d->object, sizeof(d->object), "%s", s->sym.object);
-		d->hmem_addr = s->sym.hmem_addr;
-		d->stat_addr = s->sym.stat_addr;
-		d->json_addr = s->sym.json_addr;
-		d->agent_pid = s->agent_pid;
-		d->agent_alive = s->agent_alive;
-		d->hmem = s->hmem;
-		d->described = s->described;
-		snprintf(d->abi, sizeof(d->abi), "%s", s->abi);
-		d->frame_size = s->frame_size;
-		d->resize = s->resize;
-		d->rendezvous = s->rendezvous;
-		snprintf(d->types, sizeof(d->types), "%s", s->types);
-		snprintf(d->error, sizeof(d->error), "%s", s->error);
-	}
-	pptlist_finish(&l);
-	return true;
-}
-
-void engine_buffer_list_finish(struct engine_buffer_list *l)
-{
-	free(l->e);
-	l->e = NULL;
-	l->n = 0;
 }

@@ -1,11 +1,11 @@
 /*
- * engine_hot: what callers read of the hot stacks -- the top stacks, the
- * caller -> callee tree, a coroutine's parked stack, frame names, zero,
+ * hotquery: what callers read of the hot stacks -- the top stacks, the
+ * caller -> callee tree, frame names, zero,
  * window, the top list merged by function, line or address (hotmerge),
  * and the folded / speedscope exports.
  *
  * Every answer is a copy taken under the hot lock, which the harvest
- * thread holds only while it feeds one rotation in (engine_calltrace.c);
+ * thread holds only while it feeds one rotation in (rotation.c);
  * naming frames and writing files happen after the lock is released.  A
  * frame is named from framenames (kept while the target lived) first, then
  * by a live lookup (kept for next time), else in hex.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine_internal.h"
+#include "engine/stacks/stacks_internal.h"
 #include "engine/symbols/framenames.h"
 #include "engine/calltrace/hotmerge.h"
 #include "engine/calltrace/hotstacks.h"
@@ -30,16 +30,9 @@
 #define HOT_TREE_NODES 65536u /* nodes a tree is built with at most */
 #define HOT_MEMO 4096u	      /* frame -> key memo of one tree build */
 
-uint64_t engine_calltrace_lost(const struct engine_calltrace_stats *s)
+void stacks_stats(struct stacks *sk, struct engine_calltrace_stats *out)
 {
-	return s->rotor.dropped_weight + s->snapshots.lapped +
-	       s->snapshots.torn + s->snapshots.skipped + s->snapshots.bad;
-}
-
-void engine_calltrace_stats(struct engine *e,
-			    struct engine_calltrace_stats *out)
-{
-	struct engine_ct *ct = &e->ct;
+	struct stacks_ct *ct = &sk->ct;
 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&ct->hot_lock);
@@ -73,7 +66,7 @@ void engine_calltrace_stats(struct engine *e,
 	if (ct->names)
 		out->names = framenames_count(ct->names);
 	pthread_mutex_unlock(&ct->hot_lock);
-	engine_samples_stats(e, out);
+	stacks_samples_stats(sk, out);
 }
 
 static void hot_stack_out(const struct hot_stack *h, struct engine_hot_stack *o)
@@ -92,11 +85,11 @@ static void hot_stack_out(const struct hot_stack *h, struct engine_hot_stack *o)
 	memcpy(o->frames, h->frames, h->nframes * sizeof(h->frames[0]));
 }
 
-size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
+size_t stacks_hot_stacks(struct stacks *sk, uint64_t model_id,
 			 enum engine_hot_order order,
 			 struct engine_hot_stack *out, size_t max)
 {
-	struct engine_ct *ct = &e->ct;
+	struct stacks_ct *ct = &sk->ct;
 	size_t n = 0;
 
 	pthread_mutex_lock(&ct->hot_lock);
@@ -107,47 +100,38 @@ size_t engine_hot_stacks(struct engine *e, uint64_t model_id,
 		n = hotstacks_top(ct->hot, model_id,
 				  order == ENGINE_HOT_BY_TOTAL ? HOT_BY_TOTAL
 							       : HOT_BY_WINDOW,
-				  engine_now(e), ct->top, max);
+				  stacks_now(sk), ct->top, max);
 	for (size_t i = 0; i < n; i++)
 		hot_stack_out(&ct->top[i], &out[i]);
 	pthread_mutex_unlock(&ct->hot_lock);
 	return n;
 }
 
-size_t engine_parked_stack(struct engine *e, uint64_t model_id,
-			   uint64_t *frames, size_t max, uint64_t *trace_id)
+void stacks_hot_zero(struct stacks *sk)
 {
-	uint64_t id;
-
-	return e->mode->parked(e, model_id, NULL, frames, max,
-			       trace_id ? trace_id : &id);
+	pthread_mutex_lock(&sk->ct.hot_lock);
+	if (sk->ct.hot)
+		hotstacks_zero(sk->ct.hot, stacks_now(sk));
+	pthread_mutex_unlock(&sk->ct.hot_lock);
 }
 
-void engine_hot_zero(struct engine *e)
-{
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.hot)
-		hotstacks_zero(e->ct.hot, engine_now(e));
-	pthread_mutex_unlock(&e->ct.hot_lock);
-}
-
-void engine_hot_window(struct engine *e, unsigned window_s,
+void stacks_hot_window(struct stacks *sk, unsigned window_s,
 		       unsigned half_life_s)
 {
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.hot)
-		hotstacks_set_window(e->ct.hot, window_s, half_life_s);
-	pthread_mutex_unlock(&e->ct.hot_lock);
+	pthread_mutex_lock(&sk->ct.hot_lock);
+	if (sk->ct.hot)
+		hotstacks_set_window(sk->ct.hot, window_s, half_life_s);
+	pthread_mutex_unlock(&sk->ct.hot_lock);
 }
 
 /* ---- names ---- */
 
 /* Name frame addr into *n (strings in the kept names, or in *scratch);
  * false when nothing knows it. */
-static bool engine_frame_lookup(struct engine *e, uint64_t addr, bool leaf,
+static bool stacks_frame_lookup(struct stacks *sk, uint64_t addr, bool leaf,
 				struct framename *n, struct symtab_sym *scratch)
 {
-	struct engine_ct *ct = &e->ct;
+	struct stacks_ct *ct = &sk->ct;
 	uint64_t key = framename_key(addr, leaf);
 	bool have = false;
 
@@ -155,7 +139,7 @@ static bool engine_frame_lookup(struct engine *e, uint64_t addr, bool leaf,
 	if (ct->names)
 		have = framenames_get(ct->names, key, n);
 	pthread_mutex_unlock(&ct->hot_lock);
-	if (have || !symtab_lookup(&e->symtab, key, scratch))
+	if (have || !symtab_lookup(sk->env.symtab, key, scratch))
 		return have;
 	pthread_mutex_lock(&ct->hot_lock);
 	if (ct->names)
@@ -171,39 +155,18 @@ static bool engine_frame_lookup(struct engine *e, uint64_t addr, bool leaf,
 	return true;
 }
 
-const char *engine_frame_name(struct engine *e, uint64_t addr, bool leaf,
+const char *stacks_frame_name(struct stacks *sk, uint64_t addr, bool leaf,
 			      bool full, char *buf, size_t n)
 {
 	struct symtab_sym scratch;
 	struct framename nm;
-	bool have = engine_frame_lookup(e, addr, leaf, &nm, &scratch);
+	bool have = stacks_frame_lookup(sk, addr, leaf, &nm, &scratch);
 
 	return full ? framename_full(have ? &nm : NULL, addr, leaf, buf, n)
 		    : framename_function(have ? &nm : NULL, addr, leaf, buf, n);
 }
 
 /* ---- merged rows ---- */
-
-static const char *const hot_by_names[ENGINE_HOT_BY_COUNT] = {
-	[ENGINE_HOT_BY_FUNCTION] = "function",
-	[ENGINE_HOT_BY_LINE] = "line",
-	[ENGINE_HOT_BY_ADDRESS] = "address",
-};
-
-const char *engine_hot_by_name(enum engine_hot_by by)
-{
-	return (unsigned)by < ENGINE_HOT_BY_COUNT ? hot_by_names[by] : NULL;
-}
-
-bool engine_hot_by_parse(const char *s, enum engine_hot_by *out)
-{
-	for (unsigned i = 0; s && i < ENGINE_HOT_BY_COUNT; i++)
-		if (!strcmp(s, hot_by_names[i])) {
-			*out = (enum engine_hot_by)i;
-			return true;
-		}
-	return false;
-}
 
 /* The heaviest stacks, copied out under the lock for hotmerge. */
 struct hot_merge_copy {
@@ -241,7 +204,7 @@ static void hot_merge_take(void *ctx, const struct hot_ref *r)
 }
 
 struct hot_keyer {
-	struct engine *e;
+	struct stacks *sk;
 	enum engine_hot_by by;
 };
 
@@ -263,7 +226,7 @@ static uint64_t hot_frame_key(void *ctx, uint64_t addr, bool leaf)
 	uint64_t h;
 
 	if (k->by == ENGINE_HOT_BY_ADDRESS ||
-	    !engine_frame_lookup(k->e, addr, leaf, &nm, &scratch) ||
+	    !stacks_frame_lookup(k->sk, addr, leaf, &nm, &scratch) ||
 	    !nm.function)
 		return ct_mix64(addr << 1 | (uint64_t)leaf);
 	h = hot_fnv(0xcbf29ce484222325ull, nm.function) ^
@@ -273,14 +236,14 @@ static uint64_t hot_frame_key(void *ctx, uint64_t addr, bool leaf)
 	return h;
 }
 
-size_t engine_hot_rows(struct engine *e, uint64_t model_id,
+size_t stacks_hot_rows(struct stacks *sk, uint64_t model_id,
 		       enum engine_hot_order order, enum engine_hot_by by,
 		       struct engine_hot_stack *out, size_t max)
 {
-	struct engine_ct *ct = &e->ct;
+	struct stacks_ct *ct = &sk->ct;
 	enum hot_order o =
 		order == ENGINE_HOT_BY_TOTAL ? HOT_BY_TOTAL : HOT_BY_WINDOW;
-	struct hot_keyer k = {.e = e, .by = by};
+	struct hot_keyer k = {.sk = sk, .by = by};
 	struct hot_merge_copy c = {0};
 	struct hot_stack *rows = NULL;
 	double sum = 0.0;
@@ -290,7 +253,7 @@ size_t engine_hot_rows(struct engine *e, uint64_t model_id,
 		return 0;
 	pthread_mutex_lock(&ct->hot_lock);
 	if (ct->hot)
-		hotstacks_heaviest(ct->hot, model_id, o, engine_now(e),
+		hotstacks_heaviest(ct->hot, model_id, o, stacks_now(sk),
 				   ENGINE_HOT_MERGE_STACKS, hot_merge_take, &c,
 				   &sum);
 	pthread_mutex_unlock(&ct->hot_lock);
@@ -315,18 +278,18 @@ size_t engine_hot_rows(struct engine *e, uint64_t model_id,
 	return n;
 }
 
-const char *engine_hot_frame_label(struct engine *e, uint64_t addr, bool leaf,
-				   enum engine_hot_by by, char *buf, size_t n)
+const char *stacks_frame_label(struct stacks *sk, uint64_t addr, bool leaf,
+			       enum engine_hot_by by, char *buf, size_t n)
 {
 	struct symtab_sym scratch;
 	struct framename nm;
 
 	if (by == ENGINE_HOT_BY_ADDRESS)
-		return engine_frame_name(e, addr, leaf, leaf, buf, n);
+		return stacks_frame_name(sk, addr, leaf, leaf, buf, n);
 	if (by != ENGINE_HOT_BY_LINE ||
-	    !engine_frame_lookup(e, addr, leaf, &nm, &scratch) ||
+	    !stacks_frame_lookup(sk, addr, leaf, &nm, &scratch) ||
 	    !nm.function || !nm.file || nm.line <= 0)
-		return engine_frame_name(e, addr, leaf, false, buf, n);
+		return stacks_frame_name(sk, addr, leaf, false, buf, n);
 	if (leaf)
 		snprintf(buf, n, "%s (%s:%d)", nm.function, nm.file, nm.line);
 	else
@@ -372,16 +335,16 @@ static void hot_copy_one(void *ctx, const uint64_t *frames, uint32_t n,
 }
 
 /* Copy model_id's (0: every) stacks out under the lock. */
-static bool hot_copy_take(struct engine *e, uint64_t model_id, bool window,
+static bool hot_copy_take(struct stacks *sk, uint64_t model_id, bool window,
 			  struct hot_copy *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->window = window;
-	pthread_mutex_lock(&e->ct.hot_lock);
-	if (e->ct.hot)
-		hotstacks_each(e->ct.hot, model_id, engine_now(e), hot_copy_one,
-			       c);
-	pthread_mutex_unlock(&e->ct.hot_lock);
+	pthread_mutex_lock(&sk->ct.hot_lock);
+	if (sk->ct.hot)
+		hotstacks_each(sk->ct.hot, model_id, stacks_now(sk),
+			       hot_copy_one, c);
+	pthread_mutex_unlock(&sk->ct.hot_lock);
 	return !c->oom;
 }
 
@@ -399,7 +362,7 @@ struct hot_memo {
 };
 
 /* What merges frame addr in a tree by function: its name's hash. */
-static uint64_t hot_function_key(struct engine *e, struct hot_memo *m,
+static uint64_t hot_function_key(struct stacks *sk, struct hot_memo *m,
 				 uint64_t addr, bool leaf)
 {
 	uint64_t tagged = addr ^ (uint64_t)leaf;
@@ -409,7 +372,7 @@ static uint64_t hot_function_key(struct engine *e, struct hot_memo *m,
 
 	if (m->addr[at] == tagged && m->key[at])
 		return m->key[at];
-	engine_frame_name(e, addr, leaf, false, name, sizeof(name));
+	stacks_frame_name(sk, addr, leaf, false, name, sizeof(name));
 	for (const char *p = name; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
 	h = h ? h : 1;
@@ -418,7 +381,7 @@ static uint64_t hot_function_key(struct engine *e, struct hot_memo *m,
 	return h;
 }
 
-static void hot_tree_fill(struct engine *e, const struct stacktree *t,
+static void hot_tree_fill(struct stacks *sk, const struct stacktree *t,
 			  const uint32_t *order, size_t n, bool by_function,
 			  struct hot_node *out)
 {
@@ -435,12 +398,12 @@ static void hot_tree_fill(struct engine *e, const struct stacktree *t,
 		o->total = v->total;
 		o->self_pct = t->sum > 0.0 ? 100.0 * v->self / t->sum : 0.0;
 		o->total_pct = t->sum > 0.0 ? 100.0 * v->total / t->sum : 0.0;
-		engine_frame_name(e, v->addr, v->leaf, !by_function, o->name,
+		stacks_frame_name(sk, v->addr, v->leaf, !by_function, o->name,
 				  sizeof(o->name));
 	}
 }
 
-size_t engine_hot_tree(struct engine *e, uint64_t model_id, bool by_function,
+size_t stacks_hot_tree(struct stacks *sk, uint64_t model_id, bool by_function,
 		       struct hot_node *out, size_t max)
 {
 	uint64_t keys[CT_MAX_FRAMES], addrs[CT_MAX_FRAMES];
@@ -452,7 +415,7 @@ size_t engine_hot_tree(struct engine *e, uint64_t model_id, bool by_function,
 
 	if (!max)
 		return 0;
-	if (!hot_copy_take(e, model_id, true, &c) || !c.ns)
+	if (!hot_copy_take(sk, model_id, true, &c) || !c.ns)
 		goto out_copy;
 	if (!stacktree_init(&t, HOT_TREE_NODES))
 		goto out_copy;
@@ -469,14 +432,14 @@ size_t engine_hot_tree(struct engine *e, uint64_t model_id, bool by_function,
 			bool leaf = k + 1 == s->n;
 
 			addrs[k] = c.frames[at];
-			keys[k] = by_function ? hot_function_key(e, memo,
+			keys[k] = by_function ? hot_function_key(sk, memo,
 								 addrs[k], leaf)
 					      : addrs[k];
 		}
 		stacktree_add(&t, keys, addrs, s->n, s->weight);
 	}
 	n = stacktree_order(&t, order, max);
-	hot_tree_fill(e, &t, order, n, by_function, out);
+	hot_tree_fill(sk, &t, order, n, by_function, out);
 out_tree:
 	free(order);
 	free(memo);
@@ -495,7 +458,7 @@ struct hot_names {
 	const char *namep[CT_MAX_FRAMES], *filep[CT_MAX_FRAMES];
 };
 
-static bool hot_profile_fill(struct engine *e, const struct hot_copy *c,
+static bool hot_profile_fill(struct stacks *sk, const struct hot_copy *c,
 			     struct profile *p)
 {
 	struct hot_names *b = malloc(sizeof(*b));
@@ -508,7 +471,7 @@ static bool hot_profile_fill(struct engine *e, const struct hot_copy *c,
 		for (uint32_t k = 0; k < s->n; k++) {
 			uint64_t addr = c->frames[s->first + k];
 			struct framename nm;
-			bool have = engine_frame_lookup(e, addr, k == 0, &nm,
+			bool have = stacks_frame_lookup(sk, addr, k == 0, &nm,
 							&scratch);
 
 			b->namep[k] = framename_function(
@@ -527,7 +490,7 @@ static bool hot_profile_fill(struct engine *e, const struct hot_copy *c,
 	return ok;
 }
 
-bool engine_export(struct engine *e, enum engine_export_format fmt,
+bool stacks_export(struct stacks *sk, enum engine_export_format fmt,
 		   const char *path, uint64_t model_id, char *err,
 		   size_t errlen)
 {
@@ -539,7 +502,7 @@ bool engine_export(struct engine *e, enum engine_export_format fmt,
 	struct hot_copy c;
 	bool ok = false;
 
-	if (!e->ct.hot) {
+	if (!sk->ct.hot) {
 		snprintf(err, errlen,
 			 "cannot write the %s profile %s: no CallTrace region "
 			 "(only a target corotop launches has one)",
@@ -547,8 +510,8 @@ bool engine_export(struct engine *e, enum engine_export_format fmt,
 		return false;
 	}
 	snprintf(title, sizeof(title), "corotop: %s",
-		 e->cfg.argv && e->cfg.argv[0] ? e->cfg.argv[0] : "target");
-	if (!hot_copy_take(e, model_id, false, &c) ||
+		 sk->cfg.title ? sk->cfg.title : "target");
+	if (!hot_copy_take(sk, model_id, false, &c) ||
 	    !profile_init(&p, title)) {
 		snprintf(err, errlen,
 			 "cannot write the %s profile %s: out "
@@ -557,7 +520,7 @@ bool engine_export(struct engine *e, enum engine_export_format fmt,
 		hot_copy_free(&c);
 		return false;
 	}
-	if (!hot_profile_fill(e, &c, &p))
+	if (!hot_profile_fill(sk, &c, &p))
 		snprintf(err, errlen,
 			 "cannot write the %s profile %s: out "
 			 "of memory",

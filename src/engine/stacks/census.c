@@ -1,5 +1,5 @@
 /*
- * engine_census: the engine's side of the census -- a coroutine a late
+ * census: the engine's side of the census -- a coroutine a late
  * attach found (the probe's census event, src/probe/census.c) enters the
  * model in the state it was in, since the time it entered it, and when
  * that is a suspend, with its parked stack: walked here, in the target's
@@ -17,19 +17,18 @@
  * process_vm_readv per parked coroutine, once, at the attach.
  */
 #define _GNU_SOURCE
-#include "engine/engine.h"
-
-#include "engine/engine_internal.h"
+#include "engine/stacks/stacks_internal.h"
+#include "engine/calltrace/parked.h"
 #include "engine/target/stackwalk.h"
 #include "corotop/calltrace.h"
 
 /* Frames kept of a census stack (as many as the probe's parked stacks). */
-#define ENGINE_CENSUS_FRAMES ENGINE_UNWIND_MAX
+#define STACKS_CENSUS_FRAMES STACKS_UNWIND_MAX
 
 /* The parked stack of a census event, kept; its id, or 0.  WHERE becomes
  * the first frame of the program's own code in it when the switch was
  * recorded in a runtime's (model_where). */
-static uint64_t engine_census_stack(struct engine *e,
+static uint64_t stacks_census_stack(struct stacks *sk,
 				    const struct harvest_event *ev)
 {
 	struct stackwalk_start s = {
@@ -39,43 +38,45 @@ static uint64_t engine_census_stack(struct engine *e,
 		.stack_lo = ev->where.stack_lo,
 		.stack_hi = ev->where.stack_hi,
 	};
-	uint64_t frames[ENGINE_CENSUS_FRAMES], id;
+	uint64_t frames[STACKS_CENSUS_FRAMES], id;
 	struct symtab_unwound marks;
+	struct procmem *pm;
 	bool busy;
 	size_t n;
 
-	if (ev->is_active || !e->ppt.enabled)
+	if (ev->is_active || !(pm = sk->env.attach_pm(sk->env.ctx)))
 		return 0;
 	/* Once, at the attach: worth waiting for the names thread. */
-	n = engine_unwind(e, &e->ppt.pm, 0, e->framecheck, &s, frames,
-			  ENGINE_CENSUS_FRAMES, true, &marks, &busy, NULL);
+	n = stacks_unwind(sk, pm, 0, stacks_fc(sk), &s, frames,
+			  STACKS_CENSUS_FRAMES, true, &marks, &busy, NULL);
 	/* Only when the switch was recorded inside a runtime (the preload,
 	 * called by Boost): a scheduler that calls the probe itself chose
 	 * its address, and frame 0 is its own code. */
 	if (marks.where > 0)
-		model_where(&e->model, ev->station, frames[marks.where]);
+		model_where(sk->env.model, ev->station, frames[marks.where]);
 	else if (marks.inlined_at > 0)
-		model_where(&e->model, ev->station, frames[marks.inlined_at]);
+		model_where(sk->env.model, ev->station,
+			    frames[marks.inlined_at]);
 	if (marks.entry >= 0)
-		model_name_pc(&e->model, ev->station, frames[marks.entry]);
+		model_name_pc(sk->env.model, ev->station, frames[marks.entry]);
 	else if (marks.inlined[0])
-		model_name_text(&e->model, ev->station, marks.inlined);
-	if (!n || !e->ct.parked)
+		model_name_text(sk->env.model, ev->station, marks.inlined);
+	if (!n || !sk->ct.parked)
 		return 0;
 	id = parked_own_id(frames, (uint32_t)n);
-	pthread_mutex_lock(&e->ct.hot_lock);
-	parked_put(e->ct.parked, id, frames, (uint32_t)n);
-	pthread_mutex_unlock(&e->ct.hot_lock);
+	pthread_mutex_lock(&sk->ct.hot_lock);
+	parked_put(sk->ct.parked, id, frames, (uint32_t)n);
+	pthread_mutex_unlock(&sk->ct.hot_lock);
 	return id;
 }
 
-uint64_t engine_census(struct engine *e, const struct harvest_event *ev)
+uint64_t stacks_census(struct stacks *sk, const struct harvest_event *ev)
 {
 	uint64_t id;
 
-	model_census(&e->model, ev->station, ev->ts, ev->tid, ev->addr, ev->seq,
-		     ev->is_active);
-	id = engine_census_stack(e, ev);
-	model_park(&e->model, ev->station, id);
+	model_census(sk->env.model, ev->station, ev->ts, ev->tid, ev->addr,
+		     ev->seq, ev->is_active);
+	id = stacks_census_stack(sk, ev);
+	model_park(sk->env.model, ev->station, id);
 	return id;
 }
