@@ -203,7 +203,8 @@ bool engine_live_create(struct engine *e, char *err, size_t errlen)
 
 err_region:
 	jsonl_close(&e->jsonl);
-	engine_rec_destroy(e, err, 0);
+	recording_destroy(e->rec, err, 0);
+	e->rec = NULL;
 	stacks_close(e->stacks);
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
@@ -244,13 +245,17 @@ static void engine_stacks_rec_where(void *ctx, const struct model_coro *c,
 				    uint64_t where, uint64_t trace,
 				    bool learned)
 {
-	engine_rec_where(ctx, c, where, trace, learned);
+	struct engine *e = ctx;
+
+	recording_where(e->rec, c, where, trace, learned);
 }
 
 static void engine_stacks_rec_learned(void *ctx, const struct model_coro *c,
 				      uint32_t name_was, unsigned kind_was)
 {
-	engine_rec_learned(ctx, c, name_was, kind_was);
+	struct engine *e = ctx;
+
+	recording_learned(e->rec, c, name_was, kind_was);
 }
 
 static struct stacks *engine_stacks_create(struct engine *e)
@@ -337,7 +342,7 @@ bool engine_live_start(struct engine *e, char *err, size_t errlen)
 	int rc;
 
 	if (e->target.pid)
-		engine_rec_target(e, e->target.pid);
+		recording_target(e->rec, e->target.pid);
 	if (e->region.owner) {
 		rc = pthread_create(&e->waker_thread, NULL, engine_waker_main,
 				    e);
@@ -582,7 +587,8 @@ void engine_live_stop(struct engine *e)
 	stacks_walk(e->stacks, engine_now(e));
 	engine_tick(e);
 	/* Every open interval ends now: the recording is complete. */
-	engine_rec_stop(e);
+	recording_stop(e->rec, e->target.exited, e->target.exit_code,
+		       e->target.term_signal);
 }
 
 static char engine_out_err[600];
@@ -635,8 +641,9 @@ bool engine_live_destroy(struct engine *e)
 			 strerror(errno));
 		ok = false;
 	}
-	if (!engine_rec_destroy(e, engine_out_err, sizeof(engine_out_err)))
+	if (!recording_destroy(e->rec, engine_out_err, sizeof(engine_out_err)))
 		ok = false;
+	e->rec = NULL;
 	harvest_finish(&e->harvest);
 	model_finish(&e->model);
 	stacks_close(e->stacks); /* its file first: the directory goes next */

@@ -128,8 +128,8 @@ static void engine_on_open(void *ctx, uint32_t station, uint64_t probe_id,
 		 * from its entry, and its kind, are learned at the birth (the
 		 * name it had before: none). */
 		if (c)
-			engine_rec_learned(e, c, who.name[0] ? c->name : 0,
-					   MODEL_COROUTINE);
+			recording_learned(e->rec, c, who.name[0] ? c->name : 0,
+					  MODEL_COROUTINE);
 	}
 }
 

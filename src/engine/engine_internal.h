@@ -126,42 +126,9 @@ void engine_kick(struct engine *e);
  * for their live counterparts. */
 bool engine_rp_create(struct engine *e, char *err, size_t errlen);
 
-/* --record (engine/record/recording.c does the work).  create, in
- * engine_harvest.c: open the file with what the recording asks of the
- * engine (nothing without --record).  The rest are thin calls, no-ops
- * without --record: target, the pid once known; learned and where, what
- * the model learned of record c (lock held; recording.h); stop, after the
- * threads stopped: the exit, if any, and the end; destroy: flush and
- * close, false with the reason when the file could not be written. */
+/* --record (engine/record/recording.c does the work; the root calls it
+ * with e->rec, a no-op without --record): open the file with what the
+ * recording asks of the engine (engine_harvest.c). */
 bool engine_rec_create(struct engine *e, char *err, size_t errlen);
-static inline void engine_rec_target(struct engine *e, pid_t pid)
-{
-	recording_target(e->rec, pid);
-}
-static inline void engine_rec_learned(struct engine *e,
-				      const struct model_coro *c,
-				      uint32_t name_was, unsigned kind_was)
-{
-	recording_learned(e->rec, c, name_was, kind_was);
-}
-static inline void engine_rec_where(struct engine *e,
-				    const struct model_coro *c, uint64_t where,
-				    uint64_t trace, bool learned)
-{
-	recording_where(e->rec, c, where, trace, learned);
-}
-static inline void engine_rec_stop(struct engine *e)
-{
-	recording_stop(e->rec, e->target.exited, e->target.exit_code,
-		       e->target.term_signal);
-}
-static inline bool engine_rec_destroy(struct engine *e, char *err,
-				      size_t errlen)
-{
-	bool ok = recording_destroy(e->rec, err, errlen);
-
-	e->rec = NULL;
-	return ok;
-}
 
 #endif
