@@ -103,23 +103,34 @@ static bool jsonl_drain(struct jsonl *j)
 	return false;
 }
 
+int jsonl_format(char *buf, size_t n, uint64_t probe_id, uint64_t tid,
+		 uint64_t addr, uint64_t seq, bool is_active, uint64_t ts)
+{
+	return snprintf(buf, n,
+			"{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu64
+			",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
+			",\"is_active\":%s,\"ts\":%" PRIu64,
+			probe_id, tid, addr, seq, is_active ? "true" : "false",
+			ts);
+}
+
 void jsonl_write(struct jsonl *j, uint64_t probe_id, uint64_t tid,
 		 uint64_t addr, uint64_t seq, bool is_active, uint64_t ts)
 {
+	size_t room;
 	int n;
 
 	if (!j->f || j->failed)
 		return;
 	if (JSONL_BUF - j->len < JSONL_LINE_MAX && !jsonl_drain(j))
 		return;
-	n = snprintf(j->buf + j->len, JSONL_BUF - j->len,
-		     "{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu64
-		     ",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
-		     ",\"is_active\":%s,\"ts\":%" PRIu64 "}\n",
-		     probe_id, tid, addr, seq, is_active ? "true" : "false",
-		     ts);
-	if (n > 0 && (size_t)n < JSONL_BUF - j->len)
-		j->len += (size_t)n;
+	room = JSONL_BUF - j->len;
+	n = jsonl_format(j->buf + j->len, room, probe_id, tid, addr, seq,
+			 is_active, ts);
+	if (n > 0 && (size_t)n + 2 < room) {
+		memcpy(j->buf + j->len + n, "}\n", 2);
+		j->len += (size_t)n + 2;
+	}
 	j->written++;
 }
 
