@@ -128,16 +128,13 @@ static void batch_json_buffer(struct json_writer *w,
 	json_writer_object_end(w);
 }
 
-void batch_json_ppt(FILE *f, const struct batch_ppt *ppt)
+void batch_json_ppt(struct json_writer *w, const struct batch_ppt *ppt)
 {
 	const struct engine_ppt_info *in;
-	struct json_writer jw, *w = &jw;
 
-	fputs(",\"ppt\":", f);
-	json_writer_init(w, f);
+	json_writer_key(w, "ppt");
 	if (!ppt || !ppt->info.enabled) {
 		json_writer_null(w);
-		json_writer_finish(w);
 		return;
 	}
 	in = &ppt->info;
@@ -159,7 +156,6 @@ void batch_json_ppt(FILE *f, const struct batch_ppt *ppt)
 		batch_json_buffer(w, &ppt->buf[i]);
 	json_writer_array_end(w);
 	json_writer_object_end(w);
-	json_writer_finish(w);
 }
 
 static void batch_text_frame(FILE *f, const struct ppt_desc *d,
