@@ -12,6 +12,8 @@
 #define _GNU_SOURCE
 #include "engine/export/jsonl.h"
 
+#include "common/appendfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,26 +28,20 @@
 bool jsonl_open(struct jsonl *j, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
+	bool refused;
 	int fd;
 
 	memset(j, 0, sizeof(*j));
-	/* O_NONBLOCK: a FIFO must not wait for a reader (ENXIO, or refused
-	 * below); writes block again once it is known to be a file. */
-	fd = open(path,
-		  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
-			  O_NONBLOCK,
-		  0600);
+	/* A FIFO does not wait for a reader: refused (common/appendfile.h). */
+	fd = appendfile_open(path, &st, &refused);
+	if (fd < 0 && refused) {
+		snprintf(err, errlen,
+			 "--jsonl %s: not a regular file; give a file", path);
+		return false;
+	}
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open --jsonl file %s: %s", path,
 			 strerror(errno));
-		return false;
-	}
-	if (fstat(fd, &st) < 0 ||
-	    !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) ||
-	    fcntl(fd, F_SETFL, O_APPEND) < 0) {
-		snprintf(err, errlen,
-			 "--jsonl %s: not a regular file; give a file", path);
-		close(fd);
 		return false;
 	}
 	j->f = fdopen(fd, "a");
