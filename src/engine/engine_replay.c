@@ -20,6 +20,7 @@
 #include "engine/heph/hephnames.h"
 #include "engine/heph/replay.h"
 #include "common/clock.h"
+#include "common/grow.h"
 
 static const char engine_rp_sigbus[] =
 	"the recording was truncated while being read (SIGBUS); replay stopped";
@@ -170,14 +171,7 @@ static void rp_copy(const struct snapshot *from, struct snapshot *out)
 	struct model_transition *hist = out->history;
 	size_t cap = out->cap;
 
-	if (cap < from->count) {
-		struct model_coro *c = realloc(coro, from->count * sizeof(*c));
-
-		if (c) {
-			coro = c;
-			cap = from->count;
-		}
-	}
+	grow_array_fit((void **)&coro, &cap, from->count, sizeof(*coro));
 	if (from->nhistory && !hist)
 		hist = malloc(MODEL_WATCH_MAX * sizeof(*hist));
 	*out = *from;

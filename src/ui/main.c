@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/grow.h"
 #include "common/pathcheck.h"
 #include "engine/engine.h"
 #include "ui/batch/batch.h"
@@ -88,14 +89,9 @@ struct main_loop {
  * (every row, snapshot order) without memory. */
 static const uint32_t *main_order(struct main_loop *m, size_t *n)
 {
-	if (m->snap.count > m->cap_idx) {
-		uint32_t *idx = realloc(m->idx, m->snap.count * sizeof(*idx));
-
-		if (!idx)
-			return NULL;
-		m->idx = idx;
-		m->cap_idx = m->snap.count;
-	}
+	if (!grow_array_fit((void **)&m->idx, &m->cap_idx, m->snap.count,
+			    sizeof(*m->idx)))
+		return NULL;
 	/* The text table is the TUI's (filter.h: a live one waits for a
 	 * coroutine's first switch); JSON lists every coroutine. */
 	m->filter.unswitched_ns = m->cli.format == CLI_JSON || m->cli.replay

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/grow.h"
 #include "ui/batch/batch.h"
 #include "ui/rows/order.h"
 #include "ui/serve/http.h"
@@ -235,14 +236,9 @@ static const uint32_t *serve_rows(struct serve *s, const struct snapshot *snap,
 	struct filter *f = s->o.filter;
 	const uint32_t *idx = NULL;
 
-	if (snap->count > s->cap_idx) {
-		uint32_t *p = realloc(s->idx, snap->count * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		s->idx = p;
-		s->cap_idx = snap->count;
-	}
+	if (!grow_array_fit((void **)&s->idx, &s->cap_idx, snap->count,
+			    sizeof(*s->idx)))
+		return NULL;
 	if (!f) {
 		filter_init(&none);
 		f = &none;
