@@ -6,8 +6,10 @@
  * quotes, backslashes and control characters escaped); integers at both
  * ends of their range, doubles in the format given, formatted values,
  * true, false and null; breaks and raw whitespace where the caller puts
- * them.  Each document is compared byte for byte and parsed as strict
- * JSON.
+ * them; documents far longer than the writer's buffer (many small
+ * tokens, a long string, a long formatted value, escaped strings between
+ * buffered ones) come out in order.  Each document is compared byte for
+ * byte and parsed as strict JSON.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -184,6 +186,41 @@ static void test_breaks(void **state)
 	doc_expect(&d, "{\"e\":[\n{\"i\":0},\n{\"i\":1},\n{\"i\":2}\n]}\n");
 }
 
+static void test_past_the_buffer(void **state)
+{
+	size_t cap = 64 * 1024, n = 0;
+	char *want = malloc(cap), *big = malloc(3001);
+	struct doc d;
+
+	(void)state;
+	assert_non_null(want);
+	assert_non_null(big);
+	memset(big, 'x', 3000);
+	big[3000] = 0;
+	doc_begin(&d);
+	json_writer_array_begin(&d.w);
+	n += (size_t)snprintf(want + n, cap - n, "[");
+	for (unsigned i = 0; i < 2000; i++) {
+		json_writer_uint(&d.w, i * 7919u);
+		n += (size_t)snprintf(want + n, cap - n, "%s%u", i ? "," : "",
+				      i * 7919u);
+		if (i % 300 == 0) { /* escaped: written past the buffer */
+			json_writer_string(&d.w, "q\"\x01");
+			n += (size_t)snprintf(want + n, cap - n,
+					      ",\"q\\\"\\u0001\"");
+		}
+	}
+	json_writer_string(&d.w, big);
+	n += (size_t)snprintf(want + n, cap - n, ",\"%s\"", big);
+	json_writer_valuef(&d.w, "\"%s\"", big);
+	n += (size_t)snprintf(want + n, cap - n, ",\"%s\"", big);
+	json_writer_array_end(&d.w);
+	snprintf(want + n, cap - n, "]");
+	doc_expect(&d, want);
+	free(want);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_breaks),
+		cmocka_unit_test(test_past_the_buffer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
