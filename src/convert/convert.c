@@ -63,7 +63,9 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/json_writer.h"
 #include "common/jsonstr.h"
+#include "engine/export/jsonl.h"
 #include "engine/export/profile.h"
 #include "engine/heph/hephcoronames.h"
 #include "engine/heph/hephfile.h"
@@ -88,65 +90,69 @@ const size_t convert_nformats =
 
 /* ---- JSON values ---- */
 
-static void cv_us(FILE *f, uint64_t ns)
+/* Microseconds with nanosecond decimals. */
+static void cv_us(struct json_writer *w, uint64_t ns)
 {
-	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+	json_writer_valuef(w, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
 }
 
-static void cv_u64(FILE *f, uint64_t v)
+/* Beyond 2^53 a decimal string: no JavaScript reader rounds it. */
+static void cv_u64(struct json_writer *w, uint64_t v)
 {
-	fprintf(f, v < CONVERT_EXACT ? "%" PRIu64 : "\"%" PRIu64 "\"", v);
+	if (v < CONVERT_EXACT)
+		json_writer_uint(w, v);
+	else
+		json_writer_valuef(w, "\"%" PRIu64 "\"", v);
 }
 
-static void cv_i64(FILE *f, int64_t v)
+static void cv_i64(struct json_writer *w, int64_t v)
 {
-	bool exact = v > -(int64_t)CONVERT_EXACT && v < (int64_t)CONVERT_EXACT;
-
-	fprintf(f, exact ? "%" PRId64 : "\"%" PRId64 "\"", v);
+	if (v > -(int64_t)CONVERT_EXACT && v < (int64_t)CONVERT_EXACT)
+		json_writer_int(w, v);
+	else
+		json_writer_valuef(w, "\"%" PRId64 "\"", v);
 }
 
-static void cv_f64(FILE *f, double v)
+static void cv_f64(struct json_writer *w, double v)
 {
 	if (isfinite(v))
-		fprintf(f, "%.17g", v);
+		json_writer_double(w, "%.17g", v);
 	else
-		fputs("null", f);
+		json_writer_null(w);
 }
 
 /* One attribute value (array or not). */
-static void cv_value(FILE *f, const struct heph_attr *a)
+static void cv_value(struct json_writer *w, const struct heph_attr *a)
 {
 	uint8_t base = a->type & (uint8_t)~HEPH_ARRAY;
 	bool array = a->type & HEPH_ARRAY;
 	uint32_t pos = 0;
 
 	if (array)
-		fputc('[', f);
+		json_writer_array_begin(w);
 	for (uint16_t i = 0; i < a->count; i++) {
 		uint16_t len = 0;
 		const char *s;
 
-		if (i)
-			fputc(',', f);
 		switch (base) {
 		case HEPH_U64:
-			cv_u64(f, heph_attr_u64(a, i));
+			cv_u64(w, heph_attr_u64(a, i));
 			break;
 		case HEPH_I64:
-			cv_i64(f, heph_attr_i64(a, i));
+			cv_i64(w, heph_attr_i64(a, i));
 			break;
 		case HEPH_F64:
-			cv_f64(f, heph_attr_f64(a, i));
+			cv_f64(w, heph_attr_f64(a, i));
 			break;
 		default:
 			s = array ? heph_attr_str_next(a, &pos, &len)
 				  : heph_attr_str(a, 0, &len);
-			jsonstr_write(f, s ? s : "", s ? len : 0);
+			json_writer_string_len(w, s ? s : "", s ? len : 0);
 			break;
 		}
 	}
 	if (array)
-		fputc(']', f);
+		json_writer_array_end(w);
 }
 
 struct cv_name {
@@ -208,8 +214,8 @@ static bool cv_has(const struct heph_packet *p, const char *name)
 /* args: every attribute; a name seen before in the packet gets "#2"...;
  * then the stream it ran on (as `where`: "os_tid" or "stream"), the
  * stream a migration came from (from >= 0), and the coroutine's name. */
-static void cv_args(FILE *f, const struct heph_packet *p, const char *where,
-		    const char *coro, int64_t from)
+static void cv_args(struct json_writer *w, const struct heph_packet *p,
+		    const char *where, const char *coro, int64_t from)
 {
 	struct heph_attr a, b;
 	uint32_t pos = 0, k = 0, n = 0, *dups = NULL;
@@ -226,7 +232,8 @@ static void cv_args(FILE *f, const struct heph_packet *p, const char *where,
 			dups = NULL;
 		}
 	}
-	fputs(",\"args\":{", f);
+	json_writer_key(w, "args");
+	json_writer_object_begin(w);
 	while (heph_attr_next(p, &pos, &a)) {
 		uint32_t dup = 0, pos2 = 0;
 
@@ -238,52 +245,43 @@ static void cv_args(FILE *f, const struct heph_packet *p, const char *where,
 				if (b.name_len == a.name_len &&
 				    !memcmp(b.name, a.name, a.name_len))
 					dup++;
-		if (k)
-			fputc(',', f);
 		if (dup) {
 			char name[80];
-			int w = snprintf(name, sizeof(name), "%.*s#%u",
-					 a.name_len > 60 ? 60 : a.name_len,
-					 a.name, dup + 1);
+			int nw = snprintf(name, sizeof(name), "%.*s#%u",
+					  a.name_len > 60 ? 60 : a.name_len,
+					  a.name, dup + 1);
 
-			jsonstr_write(f, name, (size_t)w);
+			json_writer_key_len(w, name, (size_t)nw);
 		} else {
-			jsonstr_write(f, a.name, a.name_len);
+			json_writer_key_len(w, a.name, a.name_len);
 		}
-		fputc(':', f);
-		cv_value(f, &a);
+		cv_value(w, &a);
 		k++;
 	}
 	/* Ours after the packet's own, unless it has them (one key once). */
 	if (!cv_has(p, where))
-		fprintf(f, "%s\"%s\":%" PRIu32, k++ ? "," : "", where,
-			p->stream);
+		json_writer_uint_field(w, where, p->stream);
 	if (from >= 0 && !cv_has(p, "migrated_from"))
-		fprintf(f, "%s\"migrated_from\":%" PRId64, k++ ? "," : "",
-			from);
-	if (coro && !cv_has(p, "coroutine")) {
-		fputs(k ? ",\"coroutine\":" : "\"coroutine\":", f);
-		jsonstr_write_cstr(f, coro);
-	}
-	fputc('}', f);
+		json_writer_int_field(w, "migrated_from", from);
+	if (coro && !cv_has(p, "coroutine"))
+		json_writer_string_field(w, "coroutine", coro);
+	json_writer_object_end(w);
 	free(dups);
 }
 
 struct cv_chrome {
-	FILE *f;
+	struct json_writer w;
 	struct convert_coros cs;
 	uint32_t pid;
 	uint64_t flows; /* flow ids handed out */
-	bool first;
 	convert_name_fn fn;
 	void *ctx;
 };
 
-/* The separator before the next trace event. */
+/* The separator before the next trace event: one per line. */
 static void cv_next(struct cv_chrome *ch)
 {
-	fputs(ch->first ? "\n" : ",\n", ch->f);
-	ch->first = false;
+	json_writer_break(&ch->w, "\n");
 }
 
 /* The process a coroutine's track is in: its own (a child of the
@@ -298,16 +296,23 @@ static void cv_meta(struct cv_chrome *ch, const char *what, uint32_t pid,
 		    uint32_t tid, const char *key, const char *text,
 		    uint64_t num)
 {
+	struct json_writer *w = &ch->w;
+
 	cv_next(ch);
-	fprintf(ch->f,
-		"{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRIu32
-		",\"tid\":%" PRIu32 ",\"args\":{\"%s\":",
-		what, pid, tid, key);
+	json_writer_object_begin(w);
+	json_writer_string_field(w, "ph", "M");
+	json_writer_string_field(w, "name", what);
+	json_writer_uint_field(w, "pid", pid);
+	json_writer_uint_field(w, "tid", tid);
+	json_writer_key(w, "args");
+	json_writer_object_begin(w);
+	json_writer_key(w, key);
 	if (text)
-		jsonstr_write_cstr(ch->f, text);
+		json_writer_string(w, text);
 	else
-		fprintf(ch->f, "%" PRIu64, num);
-	fputs("}}", ch->f);
+		json_writer_uint(w, num);
+	json_writer_object_end(w);
+	json_writer_object_end(w);
 }
 
 /* One half of a migration's flow: "s" on the interval it left, "f" on
@@ -315,14 +320,21 @@ static void cv_meta(struct cv_chrome *ch, const char *what, uint32_t pid,
 static void cv_flow(struct cv_chrome *ch, const struct convert_coro *c,
 		    bool end, uint64_t ts)
 {
+	struct json_writer *w = &ch->w;
+
 	cv_next(ch);
-	fprintf(ch->f,
-		"{\"name\":\"migration\",\"cat\":\"migration\",\"ph\":\"%s\","
-		"\"id\":%" PRIu64 ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-		",\"ts\":",
-		end ? "f\",\"bp\":\"e" : "s", ch->flows, cv_pid(ch, c), c->tid);
-	cv_us(ch->f, ts);
-	fputc('}', ch->f);
+	json_writer_object_begin(w);
+	json_writer_string_field(w, "name", "migration");
+	json_writer_string_field(w, "cat", "migration");
+	json_writer_string_field(w, "ph", end ? "f" : "s");
+	if (end)
+		json_writer_string_field(w, "bp", "e");
+	json_writer_uint_field(w, "id", ch->flows);
+	json_writer_uint_field(w, "pid", cv_pid(ch, c));
+	json_writer_uint_field(w, "tid", c->tid);
+	json_writer_key(w, "ts");
+	cv_us(w, ts);
+	json_writer_object_end(w);
 }
 
 static bool cv_chrome_event(struct cv_chrome *ch, const struct heph_packet *p,
@@ -333,7 +345,7 @@ static bool cv_chrome_event(struct cv_chrome *ch, const struct heph_packet *p,
 		 dur = p->end > p->start ? p->end - p->start : 0;
 	int64_t from;
 	struct convert_coro *c = convert_coro_of(&ch->cs, p, lost, &from);
-	FILE *f = ch->f;
+	struct json_writer *w = &ch->w;
 
 	if (!c)
 		return false;
@@ -363,17 +375,19 @@ static bool cv_chrome_event(struct cv_chrome *ch, const struct heph_packet *p,
 	if (convert_desc_is(p, "running"))
 		c->ran_ts = start;
 	cv_next(ch);
-	fputs("{\"name\":", f);
-	jsonstr_write(f, p->desc, p->desc_len);
-	fprintf(f,
-		",\"cat\":\"heph\",\"ph\":\"X\",\"pid\":%" PRIu32
-		",\"tid\":%" PRIu32 ",\"ts\":",
-		cv_pid(ch, c), c->tid);
-	cv_us(f, start);
-	fputs(",\"dur\":", f);
-	cv_us(f, dur);
-	cv_args(f, p, ch->cs.ours ? "os_tid" : "stream", c->name, from);
-	fputc('}', f);
+	json_writer_object_begin(w);
+	json_writer_key(w, "name");
+	json_writer_string_len(w, p->desc, p->desc_len);
+	json_writer_string_field(w, "cat", "heph");
+	json_writer_string_field(w, "ph", "X");
+	json_writer_uint_field(w, "pid", cv_pid(ch, c));
+	json_writer_uint_field(w, "tid", c->tid);
+	json_writer_key(w, "ts");
+	cv_us(w, start);
+	json_writer_key(w, "dur");
+	cv_us(w, dur);
+	cv_args(w, p, ch->cs.ours ? "os_tid" : "stream", c->name, from);
+	json_writer_object_end(w);
 	st->written++;
 	return true;
 }
@@ -399,10 +413,11 @@ static bool cv_chrome(const struct heph_file *hf,
 		      const struct heph_coronames *cn, FILE *f,
 		      convert_name_fn fn, void *ctx, struct convert_stats *st)
 {
-	struct cv_chrome ch = {.f = f, .first = true, .fn = fn, .ctx = ctx};
+	struct cv_chrome ch = {.fn = fn, .ctx = ctx};
 	char name[200];
 	bool ok = true;
 
+	json_writer_init(&ch.w, f);
 	convert_coros_init(&ch.cs, hf, cn, st);
 	/* One process: the traced program, by its pid when it fits. */
 	ch.pid = ch.cs.pid && ch.cs.pid <= INT32_MAX ? (uint32_t)ch.cs.pid : 1;
@@ -415,7 +430,10 @@ static bool cv_chrome(const struct heph_file *hf,
 		snprintf(name, sizeof(name), "%s",
 			 ch.cs.command[0] ? ch.cs.command
 					  : "corotop recording");
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
+	json_writer_object_begin(&ch.w);
+	json_writer_string_field(&ch.w, "displayTimeUnit", "ns");
+	json_writer_key(&ch.w, "traceEvents");
+	json_writer_array_begin(&ch.w);
 	cv_meta(&ch, "process_name", ch.pid, 0, "name", name, 0);
 	for (size_t k = 0; k < hf->nev && ok; k++) {
 		struct heph_packet p;
@@ -448,7 +466,11 @@ static bool cv_chrome(const struct heph_file *hf,
 		cv_meta(&ch, "thread_sort_index", cv_pid(&ch, c), c->tid,
 			"sort_index", NULL, i);
 	}
-	fputs("\n]}\n", f);
+	json_writer_raw(&ch.w, "\n");
+	json_writer_array_end(&ch.w);
+	json_writer_object_end(&ch.w);
+	json_writer_raw(&ch.w, "\n");
+	json_writer_finish(&ch.w);
 	convert_coros_finish(&ch.cs);
 	return ok;
 }
@@ -459,15 +481,14 @@ static void cv_line(FILE *f, const struct heph_packet *p, bool active,
 		    uint64_t ts, const char *name)
 {
 	uint64_t addr = 0, seq = 0;
+	char line[256];
 
 	heph_packet_u64(p, "addr", &addr);
 	heph_packet_u64(p, "seq", &seq);
-	fprintf(f,
-		"{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu32
-		",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
-		",\"is_active\":%s,\"ts\":%" PRIu64,
-		p->substream, p->stream, addr, seq, active ? "true" : "false",
-		ts);
+	/* The live --jsonl log's formatting, then the name it lacks. */
+	jsonl_format(line, sizeof(line), p->substream, p->stream, addr, seq,
+		     active, ts);
+	fputs(line, f);
 	if (name) {
 		fputs(",\"name\":", f);
 		jsonstr_write_cstr(f, name);

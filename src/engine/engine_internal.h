@@ -96,7 +96,7 @@ struct engine {
 	/* Statistics, written by their owning thread, read relaxed. */
 	_Atomic uint64_t sleeps;
 	_Atomic uint64_t futex_wakes;
-	_Atomic uint64_t uds_bytes;
+	_Atomic uint64_t uds_bytes; /* relaxed statistic: orders nothing */
 	_Atomic uint64_t timeouts;
 	/* The longest wait between the starts of two passes of the harvest
 	 * thread, a sleep on the futex aside (a write ends that one). */

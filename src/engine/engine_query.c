@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "common/grow.h"
 #include "engine/calltrace/parked.h"
 #include "engine/model/namepool.h"
 #include "engine/target/framecheck.h"
@@ -315,13 +316,8 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	out->t.running = out->t.suspended = out->t.dead = 0;
 	/* Room for every record ever handed out (not the model's capacity:
 	 * the copy is the bigger half of corotop's memory). */
-	if (out->cap < m->used) {
-		struct model_coro *c = realloc(out->coro, m->used * sizeof(*c));
-		if (c) {
-			out->coro = c;
-			out->cap = m->used;
-		}
-	}
+	grow_array_fit((void **)&out->coro, &out->cap, m->used,
+		       sizeof(*out->coro));
 	/* Each record is linted as it is copied, while it is in the cache:
 	 * a second pass over 100k copies costs more than the checks. */
 	memset(out->warn_counts, 0, sizeof(out->warn_counts));

@@ -31,6 +31,13 @@
  * in the dynamic layout one acquire load of data_block_hmem (F), a
  * fetch_add for the frame index, and the frame (D).  No lock, no syscall,
  * no allocation.
+ *
+ * Atomics, one style: the __atomic builtins (GCC, Clang).  The words the
+ * client shares with the agent are plain integers in the ABI
+ * (include/corotop/ppt.h, which C++ and other clients include too), and
+ * only the builtins access a plain object atomically -- Clang refuses
+ * them on an _Atomic one -- so the client's own words are plain and
+ * accessed with them too, in the orders C11 would name.
  */
 #define _GNU_SOURCE
 #include "probe/ppt_internal.h"
@@ -50,24 +57,31 @@ struct ppt_block {
 	struct ppt_block *next; /* the client's list */
 };
 
+/* Every field down to `ncounters` is accessed atomically only. */
 struct corotop_ppt_client {
 	/* Read by every save; written only in transitions. */
-	_Atomic(const struct ppt_block *) block; /* NULL: detached */
-	_Atomic int hmem_at;			 /* attached control id */
-	_Atomic uint64_t data_at;		 /* attached data id */
-	_Atomic uint64_t data_refused;		 /* data id not retried */
-	_Atomic int refused;			 /* control id not retried */
+	const struct ppt_block *block; /* NULL: detached */
+	int hmem_at;		       /* attached control id */
+	uint64_t data_at;	       /* attached data id */
+	uint64_t data_refused;	       /* data id not retried */
+	int refused;		       /* control id not retried */
 	uint32_t frame_size, back_off;
 	struct ppt_layout lay;
 
 	/* Frame index, 64 bits so `saved` needs no counter of its own; the
 	 * wire index is its low 32 bits, never 0. */
-	CTP_ALIGNAS(64) _Atomic uint64_t next;
-	_Atomic uint64_t wraps; /* indexes skipped because they were 0 */
+	CTP_ALIGNAS(64) uint64_t next;
+	/* Indexes skipped because they were 0: a relaxed statistic that
+	 * orders nothing. */
+	uint64_t wraps;
 
-	CTP_ALIGNAS(64) _Atomic int busy; /* the transition trylock */
-	_Atomic uint64_t skipped, attaches, detaches, resizes, failures;
-	_Atomic uint32_t ncounters;
+	CTP_ALIGNAS(64) int busy; /* the transition trylock */
+	/* Statistics: relaxed fetch_adds (count()), read relaxed by
+	 * corotop_ppt_stats; they order nothing. */
+	uint64_t skipped, attaches, detaches, resizes, failures;
+	/* Counters the attach set up, for the statistics: a relaxed hint,
+	 * ordered by nothing. */
+	uint32_t ncounters;
 
 	/* Transition state: only with busy held. */
 	struct ppt_maps maps;
@@ -103,9 +117,9 @@ static void clients_atfork_child(void)
 	for (struct corotop_ppt_client *c = clients; c; c = c->next_client) {
 		struct corotop_ppt_buffer *b = c->buffer;
 
-		atomic_store_explicit(&c->busy, 0, memory_order_relaxed);
+		__atomic_store_n(&c->busy, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->live, 0, __ATOMIC_RELAXED);
-		atomic_store_explicit(&c->block, NULL, memory_order_relaxed);
+		__atomic_store_n(&c->block, NULL, __ATOMIC_RELAXED);
 		if (c->ctl) {
 			client_retire(c, c->prev_map);
 			client_retire(c, c->data_map);
@@ -113,9 +127,9 @@ static void clients_atfork_child(void)
 		}
 		c->prev_map = c->data_map = NULL;
 		c->ctl = NULL;
-		atomic_store_explicit(&c->hmem_at, 0, memory_order_relaxed);
-		atomic_store_explicit(&c->data_at, 0, memory_order_relaxed);
-		atomic_store_explicit(&c->refused, 0, memory_order_relaxed);
+		__atomic_store_n(&c->hmem_at, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->data_at, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->refused, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(b->hmem, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->stat->ppt_agent_pid, 0, __ATOMIC_RELAXED);
 	}
@@ -132,18 +146,17 @@ static bool client_trylock(struct corotop_ppt_client *c)
 {
 	/* acquire: pairs with client_unlock's release, so the transition
 	 * state below is the last holder's. */
-	return atomic_exchange_explicit(&c->busy, 1, memory_order_acquire) == 0;
+	return __atomic_exchange_n(&c->busy, 1, __ATOMIC_ACQUIRE) == 0;
 }
 
 static void client_unlock(struct corotop_ppt_client *c)
 {
-	atomic_store_explicit(&c->busy, 0, memory_order_release);
+	__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
 }
 
-static void count(_Atomic uint64_t *stat)
+static void count(uint64_t *stat)
 {
-	/* relaxed: statistics; nobody orders against them. */
-	atomic_fetch_add_explicit(stat, 1, memory_order_relaxed);
+	__atomic_fetch_add(stat, 1, __ATOMIC_RELAXED); /* a statistic */
 }
 
 /* A block {base, nframes, ctl, dynamic}: an existing identical one, else
@@ -201,7 +214,7 @@ static void client_detach(struct corotop_ppt_buffer *b,
 	/* release: savers that see live 0 or no block stop here; those that
 	 * loaded the block before finish on pages that stay mapped. */
 	__atomic_store_n(&b->live, 0, __ATOMIC_RELEASE);
-	atomic_store_explicit(&c->block, NULL, memory_order_release);
+	__atomic_store_n(&c->block, NULL, __ATOMIC_RELEASE);
 	if (c->hooks.detached)
 		c->hooks.detached(b, c->hooks.ctx);
 	/* relaxed: a courtesy to an agent that still looks. */
@@ -210,14 +223,14 @@ static void client_detach(struct corotop_ppt_buffer *b,
 		~(PPT_CLIENT_FLAG_ATTACHED | PPT_CLIENT_FLAG_COUNTERS_SETUP),
 		__ATOMIC_RELAXED);
 	ppt_counters_clear(&c->counters);
-	atomic_store_explicit(&c->ncounters, 0, memory_order_relaxed);
+	__atomic_store_n(&c->ncounters, 0, __ATOMIC_RELAXED);
 	client_retire(c, c->prev_map);
 	client_retire(c, c->data_map);
 	client_retire(c, c->ctl);
 	c->prev_map = c->data_map = NULL;
 	c->ctl = NULL;
-	atomic_store_explicit(&c->hmem_at, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->data_at, 0, memory_order_relaxed);
+	__atomic_store_n(&c->hmem_at, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->data_at, 0, __ATOMIC_RELAXED);
 	count(&c->detaches);
 }
 
@@ -267,7 +280,7 @@ static bool client_attach(struct corotop_ppt_buffer *b,
 		return false;
 	/* (B) acquire: pairs with the agent's (A); the control block it
 	 * wrote before _hmem is what we read below. */
-	atomic_thread_fence(memory_order_acquire);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&ctl->control_blk_sz, __ATOMIC_RELAXED) !=
 	    sizeof(struct ppt_control))
 		goto fail;
@@ -288,7 +301,7 @@ static bool client_attach(struct corotop_ppt_buffer *b,
 	client_tell(ctl, blk);
 	if (ppt_counters_setup(&c->counters, ctl, &ncnt))
 		flags |= PPT_CLIENT_FLAG_COUNTERS_SETUP;
-	atomic_store_explicit(&c->ncounters, ncnt, memory_order_relaxed);
+	__atomic_store_n(&c->ncounters, ncnt, __ATOMIC_RELAXED);
 	/* release: data_block and data_block_sz are in place for an agent
 	 * that sees the flag. */
 	__atomic_store_n(&ctl->client_flags, flags, __ATOMIC_RELEASE);
@@ -297,12 +310,12 @@ static bool client_attach(struct corotop_ppt_buffer *b,
 	c->data_map = data;
 	c->prev_map = NULL;
 	/* relaxed: published to savers by the block's release below. */
-	atomic_store_explicit(&c->hmem_at, h, memory_order_relaxed);
-	atomic_store_explicit(&c->data_at, d, memory_order_relaxed);
-	atomic_store_explicit(&c->data_refused, 0, memory_order_relaxed);
+	__atomic_store_n(&c->hmem_at, h, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->data_at, d, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->data_refused, 0, __ATOMIC_RELAXED);
 	/* release: pairs with the savers' acquire load of the block; the
 	 * mapping and the fields above come with it. */
-	atomic_store_explicit(&c->block, blk, memory_order_release);
+	__atomic_store_n(&c->block, blk, __ATOMIC_RELEASE);
 	__atomic_store_n(&b->live, 1, __ATOMIC_RELEASE);
 	/* (F) release: the ack, after the block is in use; pairs with the
 	 * agent's acquire (G). */
@@ -320,14 +333,13 @@ fail:
 
 static void client_resize(struct corotop_ppt_client *c, uint64_t d)
 {
-	int h = atomic_load_explicit(&c->hmem_at, memory_order_relaxed);
+	int h = __atomic_load_n(&c->hmem_at, __ATOMIC_RELAXED);
 	const struct ppt_block *blk;
 	void *data;
 
 	blk = client_data(c, c->ctl, h, d, &data);
 	if (!blk) {
-		atomic_store_explicit(&c->data_refused, d,
-				      memory_order_relaxed);
+		__atomic_store_n(&c->data_refused, d, __ATOMIC_RELAXED);
 		count(&c->failures);
 		return;
 	}
@@ -338,8 +350,8 @@ static void client_resize(struct corotop_ppt_client *c, uint64_t d)
 	c->data_map = data;
 	client_tell(c->ctl, blk);
 	/* relaxed: published to savers by the block's release below. */
-	atomic_store_explicit(&c->data_at, d, memory_order_relaxed);
-	atomic_store_explicit(&c->block, blk, memory_order_release);
+	__atomic_store_n(&c->data_at, d, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->block, blk, __ATOMIC_RELEASE);
 	/* (F) release: pairs with the agent's acquire (G); data_block and
 	 * data_block_sz come with it. */
 	__atomic_store_n(&c->ctl->data_block_hmem_attached, d,
@@ -353,9 +365,9 @@ static void client_transition(struct corotop_ppt_buffer *b,
 {
 	/* relaxed (B): the fence after shmat orders the rest. */
 	int h = __atomic_load_n(b->hmem, __ATOMIC_RELAXED);
-	int at = atomic_load_explicit(&c->hmem_at, memory_order_relaxed);
+	int at = __atomic_load_n(&c->hmem_at, __ATOMIC_RELAXED);
 	const struct ppt_block *blk =
-		atomic_load_explicit(&c->block, memory_order_relaxed);
+		__atomic_load_n(&c->block, __ATOMIC_RELAXED);
 	uint64_t d;
 
 	if (blk && h != at) {
@@ -363,22 +375,21 @@ static void client_transition(struct corotop_ppt_buffer *b,
 		blk = NULL;
 	}
 	if (h == 0)
-		atomic_store_explicit(&c->refused, 0, memory_order_relaxed);
+		__atomic_store_n(&c->refused, 0, __ATOMIC_RELAXED);
 	if (!blk && h != 0 &&
-	    h != atomic_load_explicit(&c->refused, memory_order_relaxed)) {
+	    h != __atomic_load_n(&c->refused, __ATOMIC_RELAXED)) {
 		if (!client_attach(b, c, h)) {
-			atomic_store_explicit(&c->refused, h,
-					      memory_order_relaxed);
+			__atomic_store_n(&c->refused, h, __ATOMIC_RELAXED);
 			count(&c->failures);
 		}
-		blk = atomic_load_explicit(&c->block, memory_order_relaxed);
+		blk = __atomic_load_n(&c->block, __ATOMIC_RELAXED);
 	}
 	if (!blk || !blk->dynamic)
 		return;
 	/* acquire (F): pairs with the agent's release (E). */
 	d = __atomic_load_n(&c->ctl->data_block_hmem, __ATOMIC_ACQUIRE);
-	if (d != atomic_load_explicit(&c->data_at, memory_order_relaxed) &&
-	    d != atomic_load_explicit(&c->data_refused, memory_order_relaxed))
+	if (d != __atomic_load_n(&c->data_at, __ATOMIC_RELAXED) &&
+	    d != __atomic_load_n(&c->data_refused, __ATOMIC_RELAXED))
 		client_resize(c, d);
 }
 
@@ -392,21 +403,17 @@ static const struct ppt_block *client_sync(struct corotop_ppt_buffer *b,
 					   bool skip_counts)
 {
 	/* relaxed: hints; the transition re-reads them with the lock. */
-	if (blk &&
-	    h == atomic_load_explicit(&c->hmem_at, memory_order_relaxed)) {
+	if (blk && h == __atomic_load_n(&c->hmem_at, __ATOMIC_RELAXED)) {
 		if (!blk->dynamic)
 			return blk;
 		uint64_t d = __atomic_load_n(&blk->ctl->data_block_hmem,
 					     __ATOMIC_ACQUIRE);
 
-		if (d == atomic_load_explicit(&c->data_at,
-					      memory_order_relaxed) ||
-		    d == atomic_load_explicit(&c->data_refused,
-					      memory_order_relaxed))
+		if (d == __atomic_load_n(&c->data_at, __ATOMIC_RELAXED) ||
+		    d == __atomic_load_n(&c->data_refused, __ATOMIC_RELAXED))
 			return blk;
-	} else if (!blk && (h == 0 ||
-			    h == atomic_load_explicit(&c->refused,
-						      memory_order_relaxed))) {
+	} else if (!blk && (h == 0 || h == __atomic_load_n(&c->refused,
+							   __ATOMIC_RELAXED))) {
 		return NULL;
 	}
 	if (!client_trylock(c)) {
@@ -417,7 +424,7 @@ static const struct ppt_block *client_sync(struct corotop_ppt_buffer *b,
 	client_transition(b, c);
 	client_unlock(c);
 	/* acquire: as in the save (the block may be new). */
-	return atomic_load_explicit(&c->block, memory_order_acquire);
+	return __atomic_load_n(&c->block, __ATOMIC_ACQUIRE);
 }
 
 /* ---- the save ---- */
@@ -460,24 +467,23 @@ static inline void client_write(struct corotop_ppt_client *c,
 {
 	/* relaxed: the index only has to be unique; the frame's own fences
 	 * order what a reader sees. */
-	uint64_t n =
-		atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed);
+	uint64_t n = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED);
 	uint32_t idx = (uint32_t)n;
 	uint8_t *f;
 	uint32_t *front, *back;
 
 	if (COROTOP_UNLIKELY(idx == 0)) {
 		count(&c->wraps);
-		idx = (uint32_t)atomic_fetch_add_explicit(&c->next, 1,
-							  memory_order_relaxed);
+		idx = (uint32_t)__atomic_fetch_add(&c->next, 1,
+						   __ATOMIC_RELAXED);
 	}
 	/* acquire: pairs with the transition's release of the block.  A
 	 * saver that loaded the block before a detach, a resize or a new
 	 * attach would write an old geometry into what may be a new
 	 * segment: it drops the frame instead (its index is then lost,
 	 * which the agent counts). */
-	if (COROTOP_UNLIKELY(atomic_load_explicit(
-				     &c->block, memory_order_acquire) != blk)) {
+	if (COROTOP_UNLIKELY(__atomic_load_n(&c->block, __ATOMIC_ACQUIRE) !=
+			     blk)) {
 		count(&c->skipped);
 		return;
 	}
@@ -488,9 +494,9 @@ static inline void client_write(struct corotop_ppt_client *c,
 	 * release fence; back.  Pairs with the reader's (C). */
 	__atomic_store_n(front, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(back, 0, __ATOMIC_RELAXED);
-	atomic_thread_fence(memory_order_release);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(front, idx, __ATOMIC_RELAXED);
-	atomic_thread_fence(memory_order_release);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (plan->discrim)
 		__atomic_store_n((uint32_t *)(void *)(f + PPT_SEQNO_SIZE),
 				 plan->discrim, __ATOMIC_RELAXED);
@@ -499,7 +505,7 @@ static inline void client_write(struct corotop_ppt_client *c,
 	for (uint32_t i = 0; i < plan->nops; i++)
 		copy_run(f + plan->ops[i].dst, src + plan->ops[i].src,
 			 plan->ops[i].len);
-	atomic_thread_fence(memory_order_release);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(back, idx, __ATOMIC_RELAXED);
 }
 
@@ -514,20 +520,18 @@ COROTOP_API void corotop_ppt_save_(struct corotop_ppt_buffer *b, unsigned type,
 		return;
 	/* acquire: pairs with the release that published the block; its
 	 * fields and the mapping are visible. */
-	blk = atomic_load_explicit(&c->block, memory_order_acquire);
+	blk = __atomic_load_n(&c->block, __ATOMIC_ACQUIRE);
 	/* relaxed (B): a change is handled by the transition. */
 	h = __atomic_load_n(b->hmem, __ATOMIC_RELAXED);
 	/* relaxed: hmem_at and data_at came with the block's acquire;
 	 * data_block_hmem is acquired (F) before the block is used. */
 	if (COROTOP_UNLIKELY(
 		    !blk ||
-		    h != atomic_load_explicit(&c->hmem_at,
-					      memory_order_relaxed) ||
+		    h != __atomic_load_n(&c->hmem_at, __ATOMIC_RELAXED) ||
 		    (blk->dynamic &&
 		     __atomic_load_n(&blk->ctl->data_block_hmem,
 				     __ATOMIC_ACQUIRE) !=
-			     atomic_load_explicit(&c->data_at,
-						  memory_order_relaxed)))) {
+			     __atomic_load_n(&c->data_at, __ATOMIC_RELAXED)))) {
 		blk = client_sync(b, c, blk, h, true);
 		if (!blk)
 			return;
@@ -561,7 +565,7 @@ int ppt_client_init(struct corotop_ppt_buffer *b,
 	}
 	c->frame_size = c->lay.frame_size;
 	c->back_off = c->lay.back_off;
-	atomic_init(&c->next, 1);
+	c->next = 1; /* before the client is published */
 	if (hooks)
 		c->hooks = *hooks;
 	c->buffer = b;
@@ -595,7 +599,7 @@ COROTOP_API void corotop_ppt_buffer_finish(struct corotop_ppt_buffer *b)
 	 * caller's bug, but is waited out rather than raced. */
 	while (!client_trylock(c))
 		;
-	if (atomic_load_explicit(&c->block, memory_order_relaxed))
+	if (__atomic_load_n(&c->block, __ATOMIC_RELAXED))
 		client_detach(b, c);
 	ppt_map_finish(&c->maps);
 	while (c->blocks) {
@@ -630,7 +634,7 @@ bool ppt_client_poll(struct corotop_ppt_buffer *b)
 	if (!c)
 		return false;
 	/* acquire / relaxed: as in the save. */
-	blk = atomic_load_explicit(&c->block, memory_order_acquire);
+	blk = __atomic_load_n(&c->block, __ATOMIC_ACQUIRE);
 	blk = client_sync(b, c, blk, __atomic_load_n(b->hmem, __ATOMIC_RELAXED),
 			  false);
 	return blk != NULL;
@@ -665,22 +669,19 @@ COROTOP_API void corotop_ppt_stats(const struct corotop_ppt_buffer *b,
 	if (!c)
 		return;
 	/* relaxed: statistics (each read on its own). */
-	out->saved = atomic_load_explicit(&c->next, memory_order_relaxed) - 1 -
-		     atomic_load_explicit(&c->wraps, memory_order_relaxed);
-	out->skipped = atomic_load_explicit(&c->skipped, memory_order_relaxed);
-	out->attaches =
-		atomic_load_explicit(&c->attaches, memory_order_relaxed);
-	out->detaches =
-		atomic_load_explicit(&c->detaches, memory_order_relaxed);
-	out->resizes = atomic_load_explicit(&c->resizes, memory_order_relaxed);
-	out->failures =
-		atomic_load_explicit(&c->failures, memory_order_relaxed);
+	out->saved = __atomic_load_n(&c->next, __ATOMIC_RELAXED) - 1 -
+		     __atomic_load_n(&c->wraps, __ATOMIC_RELAXED);
+	out->skipped = __atomic_load_n(&c->skipped, __ATOMIC_RELAXED);
+	out->attaches = __atomic_load_n(&c->attaches, __ATOMIC_RELAXED);
+	out->detaches = __atomic_load_n(&c->detaches, __ATOMIC_RELAXED);
+	out->resizes = __atomic_load_n(&c->resizes, __ATOMIC_RELAXED);
+	out->failures = __atomic_load_n(&c->failures, __ATOMIC_RELAXED);
 	/* acquire: the block's fields (pairs with its publication). */
-	blk = atomic_load_explicit(&c->block, memory_order_acquire);
+	blk = __atomic_load_n(&c->block, __ATOMIC_ACQUIRE);
 	if (blk) {
 		out->attached = 1;
 		out->nframes = blk->nframes;
-		out->counters = atomic_load_explicit(&c->ncounters,
-						     memory_order_relaxed);
+		out->counters =
+			__atomic_load_n(&c->ncounters, __ATOMIC_RELAXED);
 	}
 }

@@ -75,12 +75,13 @@ static inline uint64_t probe_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Process-wide statistics (relaxed; nobody orders against them). */
+/* Process-wide statistics: relaxed counters that order nothing (each
+ * fetch_add and each read needs no pairing). */
 struct probe {
-	_Atomic uint64_t untraced;
-	_Atomic uint64_t opened;
-	_Atomic uint64_t recycled;
-	_Atomic uint64_t wakes;
+	_Atomic uint64_t untraced; /* events of untraced threads */
+	_Atomic uint64_t opened;   /* stations taken */
+	_Atomic uint64_t recycled; /* ... of them, reused ones */
+	_Atomic uint64_t wakes;	   /* engine wake-ups sent */
 	/* Contexts the interposer could not track (its table full):
 	 * corotop_probe_context_untracked_. */
 	_Atomic uint64_t contexts_untracked;

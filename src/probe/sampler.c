@@ -107,11 +107,13 @@ static bool sampler_installed;
 static pthread_key_t sampler_key;
 static bool sampler_key_ok;
 
-/* Statistics: relaxed fetch_adds, read relaxed. */
-static _Atomic uint64_t st_signals, st_stored, st_dropped, st_overruns;
-static _Atomic uint64_t st_handler_ns; /* relaxed: statistics */
+/* Statistics: relaxed counters that order nothing (fetch_adds in the
+ * handler and the thread hooks, relaxed loads in the stats call). */
+static _Atomic uint64_t st_signals; /* SIGPROF deliveries handled */
+static _Atomic uint64_t st_stored, st_dropped, st_overruns;
+static _Atomic uint64_t st_handler_ns;
 static _Atomic uint64_t st_timers, st_no_timer;
-static _Atomic uint32_t st_threads;
+static _Atomic uint32_t st_threads; /* threads with a timer armed now */
 
 static void sampler_on_signal(int sig, siginfo_t *si, void *ucv);
 

@@ -61,7 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/calltrace/shmfile.h"
+#include "common/shmfile.h"
 #include "wire/ctslot.h"
 #include "wire/cttable.h"
 #include "common/clock.h"

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/calltrace/shmfile.h"
+#include "common/shmfile.h"
 
 #define SNAPRING_FILE "snapshots.shm"
 

@@ -18,6 +18,8 @@
 #include "engine/ctp/region.h"
 #include "engine/target/rundir.h"
 
+#include "common/shmfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -72,6 +74,8 @@ static int region_listen(struct region *r, char *err, size_t errlen)
 	return fd;
 }
 
+#define REGION_SHM_FILE "ctp.shm" /* in the private directory */
+
 bool region_create(struct region *r, uint32_t stations, uint32_t hx_flags,
 		   char *err, size_t errlen)
 {
@@ -82,7 +86,8 @@ bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 			uint32_t depth, char *err, size_t errlen)
 {
 	struct ctp_header *hdr;
-	int fd;
+	struct shmfile shm;
+	bool ok;
 
 	rundir_sweep(region_base_dir()); /* what a killed corotop left */
 	region_clear(r);
@@ -107,7 +112,8 @@ bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 		return false;
 	}
 	r->owner = true;
-	snprintf(r->shm_path, sizeof(r->shm_path), "%s/ctp.shm", r->dir);
+	snprintf(r->shm_path, sizeof(r->shm_path), "%s/%s", r->dir,
+		 REGION_SHM_FILE);
 	snprintf(r->sock_path, sizeof(r->sock_path), "%s/ctp.sock", r->dir);
 	snprintf(r->maps_path, sizeof(r->maps_path), "%s/%s", r->dir,
 		 CTP_MAPS_FILE);
@@ -123,28 +129,22 @@ bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 		  (depth ? ctp_deep_size(stations,
 					 r->hub_depth ? r->hub_depth : depth)
 			 : 0);
-	fd = open(r->shm_path,
-		  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	/* A file that size may not be allowed (RLIMIT_FSIZE, a small
 	 * filesystem): without the hubs' room, the region is what it was. */
-	if (fd >= 0 && r->hub_depth && ftruncate(fd, (off_t)r->size) < 0) {
+	ok = shmfile_create(&shm, r->dir, REGION_SHM_FILE, r->size, err,
+			    errlen);
+	if (!ok && r->hub_depth) {
 		r->hub_depth = 0;
 		r->size = ctp_region_size(stations) +
 			  ctp_deep_size(stations, depth);
+		ok = shmfile_create(&shm, r->dir, REGION_SHM_FILE, r->size, err,
+				    errlen);
 	}
-	if (fd < 0 || ftruncate(fd, (off_t)r->size) < 0) {
-		snprintf(err, errlen, "cannot create %s: %s", r->shm_path,
-			 strerror(errno));
+	if (!ok)
 		goto err_file;
-	}
-	hdr = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (hdr == MAP_FAILED) {
-		snprintf(err, errlen, "cannot map %s (%zu bytes): %s",
-			 r->shm_path, r->size, strerror(errno));
-		goto err_file;
-	}
-	close(fd);
-	fd = -1;
+	/* The region unmaps and unlinks it itself (region_unlink is
+	 * signal-safe): the fd is not needed once it is mapped. */
+	hdr = shmfile_release(&shm);
 	r->hdr = hdr;
 	r->stations = stations;
 	hdr->magic = CTP_MAGIC;
@@ -178,8 +178,6 @@ bool region_create_deep(struct region *r, uint32_t stations, uint32_t hx_flags,
 	return true;
 
 err_file:
-	if (fd >= 0)
-		close(fd);
 	region_finish(r);
 	return false;
 }

@@ -12,6 +12,8 @@
 #define _GNU_SOURCE
 #include "engine/export/jsonl.h"
 
+#include "common/appendfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,26 +28,20 @@
 bool jsonl_open(struct jsonl *j, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
+	bool refused;
 	int fd;
 
 	memset(j, 0, sizeof(*j));
-	/* O_NONBLOCK: a FIFO must not wait for a reader (ENXIO, or refused
-	 * below); writes block again once it is known to be a file. */
-	fd = open(path,
-		  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
-			  O_NONBLOCK,
-		  0600);
+	/* A FIFO does not wait for a reader: refused (common/appendfile.h). */
+	fd = appendfile_open(path, &st, &refused);
+	if (fd < 0 && refused) {
+		snprintf(err, errlen,
+			 "--jsonl %s: not a regular file; give a file", path);
+		return false;
+	}
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open --jsonl file %s: %s", path,
 			 strerror(errno));
-		return false;
-	}
-	if (fstat(fd, &st) < 0 ||
-	    !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) ||
-	    fcntl(fd, F_SETFL, O_APPEND) < 0) {
-		snprintf(err, errlen,
-			 "--jsonl %s: not a regular file; give a file", path);
-		close(fd);
 		return false;
 	}
 	j->f = fdopen(fd, "a");
@@ -103,23 +99,34 @@ static bool jsonl_drain(struct jsonl *j)
 	return false;
 }
 
+int jsonl_format(char *buf, size_t n, uint64_t probe_id, uint64_t tid,
+		 uint64_t addr, uint64_t seq, bool is_active, uint64_t ts)
+{
+	return snprintf(buf, n,
+			"{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu64
+			",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
+			",\"is_active\":%s,\"ts\":%" PRIu64,
+			probe_id, tid, addr, seq, is_active ? "true" : "false",
+			ts);
+}
+
 void jsonl_write(struct jsonl *j, uint64_t probe_id, uint64_t tid,
 		 uint64_t addr, uint64_t seq, bool is_active, uint64_t ts)
 {
+	size_t room;
 	int n;
 
 	if (!j->f || j->failed)
 		return;
 	if (JSONL_BUF - j->len < JSONL_LINE_MAX && !jsonl_drain(j))
 		return;
-	n = snprintf(j->buf + j->len, JSONL_BUF - j->len,
-		     "{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu64
-		     ",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
-		     ",\"is_active\":%s,\"ts\":%" PRIu64 "}\n",
-		     probe_id, tid, addr, seq, is_active ? "true" : "false",
-		     ts);
-	if (n > 0 && (size_t)n < JSONL_BUF - j->len)
-		j->len += (size_t)n;
+	room = JSONL_BUF - j->len;
+	n = jsonl_format(j->buf + j->len, room, probe_id, tid, addr, seq,
+			 is_active, ts);
+	if (n > 0 && (size_t)n + 2 < room) {
+		memcpy(j->buf + j->len + n, "}\n", 2);
+		j->len += (size_t)n + 2;
+	}
 	j->written++;
 }
 

@@ -26,6 +26,12 @@ struct jsonl {
 bool jsonl_open(struct jsonl *j, const char *path, char *err, size_t errlen);
 void jsonl_write(struct jsonl *j, uint64_t probe_id, uint64_t tid,
 		 uint64_t addr, uint64_t seq, bool is_active, uint64_t ts);
+/* The one formatting of a record, for the live log and corotop convert:
+ * buf gets the line from '{' through "ts":N, NUL-terminated, the closing
+ * "}\n" left to the caller (convert adds "name" before it).  snprintf's
+ * result. */
+int jsonl_format(char *buf, size_t n, uint64_t probe_id, uint64_t tid,
+		 uint64_t addr, uint64_t seq, bool is_active, uint64_t ts);
 /* Flush to the kernel; false (with errno set) if any write failed.  After
  * a failure nothing more is written. */
 bool jsonl_flush(struct jsonl *j);

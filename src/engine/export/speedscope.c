@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "wire/cttable.h"
-#include "common/jsonstr.h"
+#include "common/json_writer.h"
 #include "common/hashidx.h"
 #include "engine/export/profile.h"
 
@@ -54,7 +54,7 @@ static bool speedscope_write(FILE *f, const struct profile *p)
 	uint32_t *num = malloc((p->nframes ? p->nframes : 1) * sizeof(*num));
 	struct hashidx idx;
 	uint32_t distinct = 0;
-	bool first;
+	struct json_writer w;
 
 	x.first = malloc((p->nframes ? p->nframes : 1) * sizeof(*x.first));
 	if (!num || !x.first || !hashidx_init(&idx, p->nframes)) {
@@ -76,44 +76,58 @@ static bool speedscope_write(FILE *f, const struct profile *p)
 		}
 		num[i] = r;
 	}
-	fputs("{\"$schema\":\"https://www.speedscope.app/"
-	      "file-format-schema.json\",\"shared\":{\"frames\":[",
-	      f);
+	json_writer_init(&w, f);
+	json_writer_object_begin(&w);
+	json_writer_string_field(
+		&w, "$schema",
+		"https://www.speedscope.app/file-format-schema.json");
+	json_writer_key(&w, "shared");
+	json_writer_object_begin(&w);
+	json_writer_key(&w, "frames");
+	json_writer_array_begin(&w);
 	for (uint32_t r = 0; r < distinct; r++) {
 		const struct profile_frame *fr = &p->frames[x.first[r]];
 
-		fputs(r ? ",{\"name\":" : "{\"name\":", f);
-		jsonstr_write_cstr(f, fr->name);
-		if (fr->file) {
-			fputs(",\"file\":", f);
-			jsonstr_write_cstr(f, fr->file);
-		}
-		fputc('}', f);
+		json_writer_object_begin(&w);
+		json_writer_string_field(&w, "name", fr->name);
+		if (fr->file)
+			json_writer_string_field(&w, "file", fr->file);
+		json_writer_object_end(&w);
 	}
-	fputs("]},\"profiles\":[{\"type\":\"sampled\",\"name\":", f);
-	jsonstr_write_cstr(f, p->name);
-	fprintf(f,
-		",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64
-		",\"samples\":[",
-		p->total);
+	json_writer_array_end(&w);
+	json_writer_object_end(&w);
+	json_writer_key(&w, "profiles");
+	json_writer_array_begin(&w);
+	json_writer_object_begin(&w);
+	json_writer_string_field(&w, "type", "sampled");
+	json_writer_string_field(&w, "name", p->name);
+	json_writer_string_field(&w, "unit", "none");
+	json_writer_uint_field(&w, "startValue", 0);
+	json_writer_uint_field(&w, "endValue", p->total);
+	json_writer_key(&w, "samples");
+	json_writer_array_begin(&w);
 	for (size_t i = 0; i < p->ns; i++) {
 		const struct profile_sample *s = &p->s[i];
 
-		fputs(i ? ",[" : "[", f);
-		first = true;
-		for (uint32_t k = s->n; k-- > 0;) {
-			fprintf(f, first ? "%" PRIu32 : ",%" PRIu32,
-				num[s->first + k]);
-			first = false;
-		}
-		fputc(']', f);
+		json_writer_array_begin(&w);
+		for (uint32_t k = s->n; k-- > 0;)
+			json_writer_uint(&w, num[s->first + k]);
+		json_writer_array_end(&w);
 	}
-	fputs("],\"weights\":[", f);
+	json_writer_array_end(&w);
+	json_writer_key(&w, "weights");
+	json_writer_array_begin(&w);
 	for (size_t i = 0; i < p->ns; i++)
-		fprintf(f, i ? ",%" PRIu64 : "%" PRIu64, p->s[i].weight);
-	fputs("]}],\"name\":", f);
-	jsonstr_write_cstr(f, p->name);
-	fputs(",\"activeProfileIndex\":0,\"exporter\":\"corotop\"}\n", f);
+		json_writer_uint(&w, p->s[i].weight);
+	json_writer_array_end(&w);
+	json_writer_object_end(&w);
+	json_writer_array_end(&w);
+	json_writer_string_field(&w, "name", p->name);
+	json_writer_uint_field(&w, "activeProfileIndex", 0);
+	json_writer_string_field(&w, "exporter", "corotop");
+	json_writer_object_end(&w);
+	json_writer_raw(&w, "\n");
+	json_writer_finish(&w);
 	hashidx_finish(&idx);
 	free(num);
 	free(x.first);

@@ -40,6 +40,8 @@
 #define _GNU_SOURCE
 #include "engine/launch/output.h"
 
+#include "common/appendfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -83,24 +85,14 @@ struct output {
 int output_file_open(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd = open(path,
-		      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
-			      O_NONBLOCK,
-		      0600);
+	bool refused;
+	int fd = appendfile_open(path, &st, &refused);
 
-	if (fd < 0) {
+	if (fd < 0 && refused)
+		snprintf(err, errlen, "--output %s: not a regular file", path);
+	else if (fd < 0)
 		snprintf(err, errlen, "cannot open --output file %s: %s", path,
 			 strerror(errno));
-		return -1;
-	}
-	/* A FIFO would block the keeper, a directory is a mistake. */
-	if (fstat(fd, &st) < 0 ||
-	    !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) ||
-	    fcntl(fd, F_SETFL, O_APPEND) < 0) {
-		snprintf(err, errlen, "--output %s: not a regular file", path);
-		close(fd);
-		return -1;
-	}
 	return fd;
 }
 

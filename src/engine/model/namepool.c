@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/hash.h"
 
 #define NP_ENTRY_BITS 20
@@ -48,7 +49,7 @@ struct namepool {
 	pthread_mutex_t lock;
 	struct np_entry *e;
 	uint32_t used; /* entries ever handed out */
-	uint32_t cap;  /* entries allocated */
+	size_t cap;    /* entries allocated */
 	uint32_t max;
 	uint32_t free;	  /* free list head: entry + 1, 0 = empty */
 	uint32_t *bucket; /* chain heads: entry + 1 */
@@ -154,18 +155,9 @@ static uint32_t np_alloc(struct namepool *p)
 	}
 	if (p->used >= p->max)
 		return UINT32_MAX;
-	if (p->used == p->cap) {
-		uint32_t cap = p->cap ? p->cap * 2 : 256;
-		struct np_entry *e;
-
-		if (cap > p->max)
-			cap = p->max;
-		e = realloc(p->e, (size_t)cap * sizeof(*e));
-		if (!e)
-			return UINT32_MAX;
-		p->e = e;
-		p->cap = cap;
-	}
+	if (!grow_array_max((void **)&p->e, &p->cap, (size_t)p->used + 1,
+			    p->max, sizeof(*p->e)))
+		return UINT32_MAX;
 	p->e[p->used].gen = 0;
 	return p->used++;
 }

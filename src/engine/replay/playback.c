@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/grow.h"
 #include "engine/heph/hephnames.h"
 #include "engine/model/model.h"
 #include "engine/replay/replay.h"
@@ -171,14 +172,7 @@ static void rp_copy(const struct snapshot *from, struct snapshot *out)
 	struct model_transition *hist = out->history;
 	size_t cap = out->cap;
 
-	if (cap < from->count) {
-		struct model_coro *c = realloc(coro, from->count * sizeof(*c));
-
-		if (c) {
-			coro = c;
-			cap = from->count;
-		}
-	}
+	grow_array_fit((void **)&coro, &cap, from->count, sizeof(*coro));
 	if (from->nhistory && !hist)
 		hist = malloc(MODEL_WATCH_MAX * sizeof(*hist));
 	*out = *from;

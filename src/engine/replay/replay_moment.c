@@ -17,6 +17,8 @@
 #define _GNU_SOURCE
 #include "engine/replay/replay.h"
 
+#include "common/grow.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,15 +245,8 @@ void replay_snapshot(const struct replay *r, uint64_t t, struct snapshot *out)
 	out->coro_names = r->names;
 	memset(&out->t, 0, sizeof(out->t));
 	memset(out->warn_counts, 0, sizeof(out->warn_counts));
-	if (out->cap < r->ncoro) {
-		struct model_coro *c =
-			realloc(out->coro, r->ncoro * sizeof(*c));
-
-		if (c) {
-			out->coro = c;
-			out->cap = r->ncoro;
-		}
-	}
+	grow_array_fit((void **)&out->coro, &out->cap, r->ncoro,
+		       sizeof(*out->coro));
 	old = t >= 1000000000u ? t - 1000000000u : 0;
 	for (size_t i = 0; i < r->ncoro && k < out->cap; i++) {
 		const struct replay_coro *rc = &r->coro[i];

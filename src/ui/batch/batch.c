@@ -23,7 +23,7 @@
 #include "ui/batch/batch.h"
 #include "ui/rows/column.h"
 
-#include "common/jsonstr.h"
+#include "common/json_writer.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -235,113 +235,138 @@ void batch_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	fputc('\n', f);
 }
 
-static void batch_json_target(FILE *f, const struct snapshot *s)
+static void batch_json_target(struct json_writer *w, const struct snapshot *s)
 {
-	fprintf(f, "\"target\":{\"pid\":%d,\"attached\":%s,\"running\":%s,",
-		(int)s->target.pid, s->target.attached ? "true" : "false",
-		s->target.running ? "true" : "false");
-	if (s->target.exited && !s->target.term_signal)
-		fprintf(f, "\"exit_status\":%d,\"term_signal\":null}",
-			s->target.exit_code);
-	else if (s->target.exited)
-		fprintf(f, "\"exit_status\":null,\"term_signal\":%d}",
-			s->target.term_signal);
-	else
-		fprintf(f, "\"exit_status\":null,\"term_signal\":null}");
-}
-
-/* The lint names of a mask, as JSON strings separated by commas. */
-static void batch_json_warn(FILE *f, uint32_t mask)
-{
-	bool first = true;
-
-	for (int k = 0; k < LINT_COUNT; k++) {
-		if (!(mask & (1u << k)))
-			continue;
-		fprintf(f, "%s\"%s\"", first ? "" : ",", lint_name(k));
-		first = false;
+	json_writer_key(w, "target");
+	json_writer_object_begin(w);
+	json_writer_int_field(w, "pid", (int)s->target.pid);
+	json_writer_bool_field(w, "attached", s->target.attached);
+	json_writer_bool_field(w, "running", s->target.running);
+	if (s->target.exited && !s->target.term_signal) {
+		json_writer_int_field(w, "exit_status", s->target.exit_code);
+		json_writer_null_field(w, "term_signal");
+	} else if (s->target.exited) {
+		json_writer_null_field(w, "exit_status");
+		json_writer_int_field(w, "term_signal", s->target.term_signal);
+	} else {
+		json_writer_null_field(w, "exit_status");
+		json_writer_null_field(w, "term_signal");
 	}
+	json_writer_object_end(w);
 }
 
-static void batch_json_calltrace(FILE *f, const struct batch_hot *hot)
+/* The lint names of a mask, as an array of JSON strings. */
+static void batch_json_warn(struct json_writer *w, uint32_t mask)
+{
+	json_writer_array_begin(w);
+	for (int k = 0; k < LINT_COUNT; k++)
+		if (mask & (1u << k))
+			json_writer_string(w, lint_name(k));
+	json_writer_array_end(w);
+}
+
+/* A string member, or null when there is none. */
+static void batch_json_text(struct json_writer *w, const char *key,
+			    const char *text)
+{
+	json_writer_key(w, key);
+	if (text)
+		json_writer_string(w, text);
+	else
+		json_writer_null(w);
+}
+
+static void batch_json_calltrace(struct json_writer *w,
+				 const struct batch_hot *hot)
 {
 	const struct engine_calltrace_stats *ct = hot ? hot->ct : NULL;
 
-	fputs(",\"calltrace\":", f);
+	json_writer_key(w, "calltrace");
 	if (!ct || !ct->enabled) {
-		fputs("null", f);
+		json_writer_null(w);
 		return;
 	}
-	fprintf(f,
-		"{\"rotations\":%" PRIu64 ",\"collected\":%" PRIu64
-		",\"dropped\":%" PRIu64 ",\"dropped_weight\":%" PRIu64
-		",\"stacks\":%" PRIu64 ",\"weight\":%" PRIu64
-		",\"attributed\":%" PRIu64 ",\"unattributed\":%" PRIu64
-		",\"evicted_weight\":%" PRIu64 ",\"parked\":%" PRIu64
-		",\"error\":",
-		ct->rotor.rotations, ct->rotor.weight, ct->rotor.dropped,
-		ct->rotor.dropped_weight, ct->hot.stacks, ct->hot.weight,
-		ct->hot.attributed, ct->hot.unattributed,
-		ct->hot.evicted_weight, ct->parked.kept);
-	if (ct->failed || ct->warning[0])
-		jsonstr_write_cstr(f, ct->warning);
-	else
-		fputs("null", f);
-	fputs(",\"snapshots\":", f);
-	if (ct->snapshots.enabled)
-		fprintf(f,
-			"{\"taken\":%" PRIu64 ",\"lapped\":%" PRIu64
-			",\"torn\":%" PRIu64 ",\"skipped\":%" PRIu64
-			",\"bad\":%" PRIu64 ",\"busy\":%" PRIu64
-			",\"cfi\":%" PRIu64 ",\"spliced\":%" PRIu64
-			",\"fp\":%" PRIu64 ",\"overflow\":%" PRIu64
-			",\"walk_ns\":%" PRIu64 ",\"failed\":%s}",
-			ct->snapshots.taken, ct->snapshots.lapped,
-			ct->snapshots.torn, ct->snapshots.skipped,
-			ct->snapshots.bad, ct->snapshots.busy,
-			ct->snapshots.cfi, ct->snapshots.spliced,
-			ct->snapshots.fp, ct->snapshots.overflow,
-			ct->snapshots.walk_ns,
-			ct->snapshots.failed ? "true" : "false");
-	else
-		fputs("null", f);
-	fputc('}', f);
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "rotations", ct->rotor.rotations);
+	json_writer_uint_field(w, "collected", ct->rotor.weight);
+	json_writer_uint_field(w, "dropped", ct->rotor.dropped);
+	json_writer_uint_field(w, "dropped_weight", ct->rotor.dropped_weight);
+	json_writer_uint_field(w, "stacks", ct->hot.stacks);
+	json_writer_uint_field(w, "weight", ct->hot.weight);
+	json_writer_uint_field(w, "attributed", ct->hot.attributed);
+	json_writer_uint_field(w, "unattributed", ct->hot.unattributed);
+	json_writer_uint_field(w, "evicted_weight", ct->hot.evicted_weight);
+	json_writer_uint_field(w, "parked", ct->parked.kept);
+	batch_json_text(w, "error",
+			ct->failed || ct->warning[0] ? ct->warning : NULL);
+	json_writer_key(w, "snapshots");
+	if (ct->snapshots.enabled) {
+		json_writer_object_begin(w);
+		json_writer_uint_field(w, "taken", ct->snapshots.taken);
+		json_writer_uint_field(w, "lapped", ct->snapshots.lapped);
+		json_writer_uint_field(w, "torn", ct->snapshots.torn);
+		json_writer_uint_field(w, "skipped", ct->snapshots.skipped);
+		json_writer_uint_field(w, "bad", ct->snapshots.bad);
+		json_writer_uint_field(w, "busy", ct->snapshots.busy);
+		json_writer_uint_field(w, "cfi", ct->snapshots.cfi);
+		json_writer_uint_field(w, "spliced", ct->snapshots.spliced);
+		json_writer_uint_field(w, "fp", ct->snapshots.fp);
+		json_writer_uint_field(w, "overflow", ct->snapshots.overflow);
+		json_writer_uint_field(w, "walk_ns", ct->snapshots.walk_ns);
+		json_writer_bool_field(w, "failed", ct->snapshots.failed);
+		json_writer_object_end(w);
+	} else {
+		json_writer_null(w);
+	}
+	json_writer_object_end(w);
 }
 
-static void batch_json_hot(FILE *f, const struct batch_hot *hot)
+/* One frame of a stack: its address and its symbol. */
+static void batch_json_frame(struct json_writer *w, const struct batch_hot *hot,
+			     uint64_t addr, bool leaf)
 {
 	char sym[256];
 
-	fputs(",\"hot_by\":", f);
+	json_writer_object_begin(w);
+	json_writer_key(w, "addr");
+	json_writer_valuef(w, "\"0x%016" PRIx64 "\"", addr);
+	json_writer_string_field(
+		w, "symbol",
+		hot->name(hot->ctx, addr, leaf, true, sym, sizeof(sym)));
+	json_writer_object_end(w);
+}
+
+static void batch_json_hot(struct json_writer *w, const struct batch_hot *hot)
+{
+	json_writer_key(w, "hot_by");
 	if (hot)
-		fprintf(f, "\"%s\"", engine_hot_by_name(hot->by));
+		json_writer_string(w, engine_hot_by_name(hot->by));
 	else
-		fputs("null", f);
-	fputs(",\"hot_stacks\":[", f);
+		json_writer_null(w);
+	json_writer_key(w, "hot_stacks");
+	json_writer_array_begin(w);
 	for (size_t i = 0; hot && i < hot->n; i++) {
 		const struct engine_hot_stack *h = &hot->s[i];
 
-		fprintf(f,
-			"%s{\"id\":%" PRIu64 ",\"stack_id\":%" PRIu64
-			",\"weight\":%" PRIu64
-			",\"window_weight\":%.1f,\"self_pct\":%.1f,"
-			"\"total_pct\":%.1f,\"merged\":%" PRIu32
-			",\"frames\":[",
-			i ? "," : "", h->trace_id, h->stack_id, h->total,
-			h->weight, h->self_pct, h->total_pct,
-			h->merged ? h->merged : 1);
-		for (uint32_t k = 0; k < h->nframes; k++) {
-			fprintf(f,
-				"%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
-				k ? "," : "", h->frames[k]);
-			jsonstr_write_cstr(f, hot->name(hot->ctx, h->frames[k],
-							k == 0, true, sym,
-							sizeof(sym)));
-			fputc('}', f);
-		}
-		fputs("]}", f);
+		json_writer_object_begin(w);
+		json_writer_uint_field(w, "id", h->trace_id);
+		json_writer_uint_field(w, "stack_id", h->stack_id);
+		json_writer_uint_field(w, "weight", h->total);
+		json_writer_key(w, "window_weight");
+		json_writer_double(w, "%.1f", h->weight);
+		json_writer_key(w, "self_pct");
+		json_writer_double(w, "%.1f", h->self_pct);
+		json_writer_key(w, "total_pct");
+		json_writer_double(w, "%.1f", h->total_pct);
+		json_writer_uint_field(w, "merged", h->merged ? h->merged : 1);
+		json_writer_key(w, "frames");
+		json_writer_array_begin(w);
+		for (uint32_t k = 0; k < h->nframes; k++)
+			batch_json_frame(w, hot, h->frames[k], k == 0);
+		json_writer_array_end(w);
+		json_writer_object_end(w);
 	}
-	fputc(']', f);
+	json_writer_array_end(w);
 }
 
 void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
@@ -391,13 +416,13 @@ void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 
 #define BATCH_PARKED_FRAMES 32
 
-/* ,"parked_stack":{"id":N,"frames":[...]} when the stack the coroutine is
+/* "parked_stack":{"id":N,"frames":[...]} when the stack the coroutine is
  * parked on was captured (--parked-stacks) and collected; else nothing. */
-static void batch_json_parked(FILE *f, const struct batch_hot *hot,
+static void batch_json_parked(struct json_writer *w,
+			      const struct batch_hot *hot,
 			      const struct model_coro *c)
 {
 	uint64_t frames[BATCH_PARKED_FRAMES], trace = 0;
-	char sym[256];
 	size_t n;
 
 	if (!hot || !hot->parked || !hot->name || c->state != MODEL_SUSPENDED)
@@ -405,173 +430,197 @@ static void batch_json_parked(FILE *f, const struct batch_hot *hot,
 	n = hot->parked(hot->ctx, c, frames, BATCH_PARKED_FRAMES, &trace);
 	if (!n)
 		return;
-	fprintf(f, ",\"parked_stack\":{\"id\":%" PRIu64 ",\"frames\":[", trace);
-	for (size_t k = 0; k < n; k++) {
-		fprintf(f, "%s{\"addr\":\"0x%016" PRIx64 "\",\"symbol\":",
-			k ? "," : "", frames[k]);
-		jsonstr_write_cstr(f, hot->name(hot->ctx, frames[k], k == 0,
-						true, sym, sizeof(sym)));
-		fputc('}', f);
-	}
-	fputs("]}", f);
+	json_writer_key(w, "parked_stack");
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "id", trace);
+	json_writer_key(w, "frames");
+	json_writer_array_begin(w);
+	for (size_t k = 0; k < n; k++)
+		batch_json_frame(w, hot, frames[k], k == 0);
+	json_writer_array_end(w);
+	json_writer_object_end(w);
 }
 
 /* "contexts":{"untracked":N,"switches_unseen":N},"frames":{...,
  * "walk_from":{...}},
- * "processes":[...], */
-static void batch_json_procs(FILE *f, const struct snapshot *s)
+ * "processes":[...] */
+static void batch_json_procs(struct json_writer *w, const struct snapshot *s)
 {
-	fprintf(f,
-		"\"contexts\":{\"untracked\":%" PRIu64
-		",\"switches_unseen\":%" PRIu64
-		"},\"frames\":{\"not_code\":%" PRIu64
-		",\"not_after_call\":%" PRIu64
-		",\"walk_from\":{\"saved\":%" PRIu64 ",\"probe\":%" PRIu64
-		",\"saved_refused\":%" PRIu64
-		"}},\"processes\":{\"seen\":%zu,\"list\":[",
-		s->contexts_untracked, s->switches_unseen, s->frames_not_code,
-		s->frames_not_after_call, s->walks_from_saved,
-		s->walks_from_probe, s->walks_saved_refused, s->procs_total);
+	json_writer_key(w, "contexts");
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "untracked", s->contexts_untracked);
+	json_writer_uint_field(w, "switches_unseen", s->switches_unseen);
+	json_writer_object_end(w);
+	json_writer_key(w, "frames");
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "not_code", s->frames_not_code);
+	json_writer_uint_field(w, "not_after_call", s->frames_not_after_call);
+	json_writer_key(w, "walk_from");
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "saved", s->walks_from_saved);
+	json_writer_uint_field(w, "probe", s->walks_from_probe);
+	json_writer_uint_field(w, "saved_refused", s->walks_saved_refused);
+	json_writer_object_end(w);
+	json_writer_object_end(w);
+	json_writer_key(w, "processes");
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "seen", s->procs_total);
+	json_writer_key(w, "list");
+	json_writer_array_begin(w);
 	for (size_t k = 0; k < s->nprocs; k++) {
 		const struct snapshot_proc *p = &s->procs[k];
 
-		fprintf(f, "%s{\"pid\":%" PRIu32 ",\"name\":", k ? "," : "",
-			p->pid);
-		jsonstr_write_cstr(f, p->name);
-		fprintf(f,
-			",\"gone\":%s,\"contexts_untracked\":%" PRIu64
-			",\"switches_unseen\":%" PRIu64 "}",
-			p->gone ? "true" : "false", p->contexts_untracked,
-			p->switches_unseen);
+		json_writer_object_begin(w);
+		json_writer_uint_field(w, "pid", p->pid);
+		json_writer_string_field(w, "name", p->name);
+		json_writer_bool_field(w, "gone", p->gone);
+		json_writer_uint_field(w, "contexts_untracked",
+				       p->contexts_untracked);
+		json_writer_uint_field(w, "switches_unseen",
+				       p->switches_unseen);
+		json_writer_object_end(w);
 	}
-	fputs("]},", f);
+	json_writer_array_end(w);
+	json_writer_object_end(w);
 }
 
-/* Where a running coroutine's thread waits in the kernel (its syscall),
- * or null. */
-static void batch_json_kernel(FILE *f, const struct snapshot *s,
-			      const struct model_coro *c)
+/* One coroutine's row. */
+static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
+			    const struct model_coro *c,
+			    const struct batch_hot *hot)
 {
-	char buf[32];
-	const char *t = snapshot_kernel_text(s, c, buf, sizeof(buf));
+	char where[256], name[256], kbuf[32];
 
-	if (t)
-		jsonstr_write_cstr(f, t);
-	else
-		fputs("null", f);
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "id", c->id);
+	json_writer_uint_field(w, "probe_id", c->probe_id);
+	json_writer_key(w, "probe_id_hex");
+	json_writer_valuef(w, "\"%" PRIx64 "\"", c->probe_id);
+	json_writer_uint_field(w, "station", c->station);
+	json_writer_uint_field(w, "pid",
+			       c->pid ? c->pid : (uint32_t)s->target.pid);
+	json_writer_string_field(w, "state", snapshot_state_name(c->state));
+	json_writer_uint_field(w, "tid", c->last_tid);
+	json_writer_key(w, "addr");
+	json_writer_valuef(w, "\"0x%016" PRIx64 "\"", c->last_addr);
+	json_writer_uint_field(w, "seq", c->last_seq);
+	json_writer_uint_field(w, "switches", c->switches);
+	json_writer_uint_field(w, "lost", c->lost);
+	json_writer_key(w, "sw_per_sec");
+	json_writer_double(w, "%.1f", c->sw_per_sec);
+	json_writer_key(w, "run_pct");
+	json_writer_double(w, "%.1f", snapshot_run_pct(s, c));
+	json_writer_uint_field(w, "age_ns", snapshot_age_ns(s, c));
+	json_writer_uint_field(w, "in_state_ns", snapshot_in_state_ns(s, c));
+	json_writer_key(w, "warn");
+	batch_json_warn(w, c->warn);
+	/* A suspend the program marked a long wait: why a long suspension
+	 * is not a lost-wakeup. */
+	json_writer_bool_field(w, "long_wait", c->long_wait);
+	json_writer_bool_field(w, "at_exit", c->at_exit);
+	json_writer_bool_field(w, "inferred", c->inferred);
+	/* Where a running coroutine's thread waits in the kernel (its
+	 * syscall), or null. */
+	batch_json_text(w, "kernel",
+			snapshot_kernel_text(s, c, kbuf, sizeof(kbuf)));
+	/* One of the program's coroutines, or the scheduler's own. */
+	json_writer_string_field(w, "kind", snapshot_kind_name(c->kind));
+	json_writer_string_field(w, "name",
+				 snapshot_name(s, c, name, sizeof(name)));
+	json_writer_string_field(w, "where",
+				 snapshot_where_of(s, c, c->last_addr, true,
+						   where, sizeof(where)));
+	/* WHERE learned at an earlier park at the same switch. */
+	json_writer_bool_field(w, "where_learned", c->where_learned);
+	batch_json_parked(w, hot, c);
+	json_writer_object_end(w);
 }
 
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, const struct batch_hot *hot,
 		      const struct batch_ppt *ppt)
 {
-	char where[256], name[256];
+	struct json_writer jw, *w = &jw;
 
-	fprintf(f,
-		"{\"ts\":%" PRIu64 ",\"wall_ns\":%" PRIu64
-		",\"stations\":{\"allocated\":%u,\"max\":%u,\"recycled\":"
-		"%" PRIu64 "},",
-		s->ts, s->wall_ns, s->t.stations_allocated, s->t.stations_max,
-		s->t.recycled);
-	fprintf(f,
-		"\"events\":{\"harvested\":%" PRIu64 ",\"lost\":%" PRIu64
-		",\"untraced\":%" PRIu64 ",\"torn\":%" PRIu64
-		",\"before_start\":%" PRIu64 ",\"inferred\":%" PRIu64
-		",\"per_sec\":%.1f},",
-		s->t.events, s->t.lost, s->t.untraced, s->t.torn,
-		s->t.before_start, s->t.inferred, s->t.events_per_sec);
-	fprintf(f,
-		"\"engine\":{\"sleeping\":%s,\"observer\":%s,"
-		"\"pass_gap_max_ms\":%.3f,\"error\":",
-		s->sleeping ? "true" : "false", s->observer ? "true" : "false",
-		(double)s->pass_gap_max_ns / 1e6);
-	if (s->error)
-		jsonstr_write_cstr(f, s->error);
-	else
-		fputs("null", f);
-	fputs(",\"warning\":", f);
-	if (s->warning)
-		jsonstr_write_cstr(f, s->warning);
-	else
-		fputs("null", f);
+	json_writer_init(w, f);
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "ts", s->ts);
+	json_writer_uint_field(w, "wall_ns", s->wall_ns);
+	json_writer_key(w, "stations");
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "allocated", s->t.stations_allocated);
+	json_writer_uint_field(w, "max", s->t.stations_max);
+	json_writer_uint_field(w, "recycled", s->t.recycled);
+	json_writer_object_end(w);
+	json_writer_key(w, "events");
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "harvested", s->t.events);
+	json_writer_uint_field(w, "lost", s->t.lost);
+	json_writer_uint_field(w, "untraced", s->t.untraced);
+	json_writer_uint_field(w, "torn", s->t.torn);
+	json_writer_uint_field(w, "before_start", s->t.before_start);
+	json_writer_uint_field(w, "inferred", s->t.inferred);
+	json_writer_key(w, "per_sec");
+	json_writer_double(w, "%.1f", s->t.events_per_sec);
+	json_writer_object_end(w);
+	json_writer_key(w, "engine");
+	json_writer_object_begin(w);
+	json_writer_bool_field(w, "sleeping", s->sleeping);
+	json_writer_bool_field(w, "observer", s->observer);
+	json_writer_key(w, "pass_gap_max_ms");
+	json_writer_double(w, "%.3f", (double)s->pass_gap_max_ns / 1e6);
+	batch_json_text(w, "error", s->error);
+	batch_json_text(w, "warning", s->warning);
 	if (s->record.on) {
-		fputs(",\"record\":{\"path\":", f);
-		jsonstr_write_cstr(f, s->record.path ? s->record.path : "");
-		fprintf(f,
-			",\"bytes\":%" PRIu64 ",\"intervals\":%" PRIu64
-			",\"dropped\":%" PRIu64 ",\"stopped\":%s}",
-			s->record.bytes, s->record.intervals, s->record.dropped,
-			s->record.stopped ? "true" : "false");
+		json_writer_key(w, "record");
+		json_writer_object_begin(w);
+		json_writer_string_field(w, "path", s->record.path);
+		json_writer_uint_field(w, "bytes", s->record.bytes);
+		json_writer_uint_field(w, "intervals", s->record.intervals);
+		json_writer_uint_field(w, "dropped", s->record.dropped);
+		json_writer_bool_field(w, "stopped", s->record.stopped);
+		json_writer_object_end(w);
 	}
-	fputs("},", f);
-	batch_json_target(f, s);
-	fprintf(f,
-		",\"counts\":{\"running\":%u,\"suspended\":%u,\"dead\":%u,"
-		"\"seen\":%" PRIu64 "},",
-		s->t.running, s->t.suspended, s->t.dead, s->t.coroutines_seen);
-	batch_json_procs(f, s);
-	fputs("\"warnings\":{", f);
+	json_writer_object_end(w);
+	batch_json_target(w, s);
+	json_writer_key(w, "counts");
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "running", s->t.running);
+	json_writer_uint_field(w, "suspended", s->t.suspended);
+	json_writer_uint_field(w, "dead", s->t.dead);
+	json_writer_uint_field(w, "seen", s->t.coroutines_seen);
+	json_writer_object_end(w);
+	batch_json_procs(w, s);
+	json_writer_key(w, "warnings");
+	json_writer_object_begin(w);
 	for (int k = 0; k < LINT_COUNT; k++)
-		fprintf(f, "%s\"%s\":%u", k ? "," : "", lint_name(k),
-			s->warn_counts[k]);
-	fputs("},\"coroutines\":[", f);
+		json_writer_uint_field(w, lint_name(k), s->warn_counts[k]);
+	json_writer_object_end(w);
+	json_writer_key(w, "coroutines");
+	json_writer_array_begin(w);
 	if (!idx)
 		n = s->count;
 	for (size_t i = 0; i < n; i++) {
-		const struct model_coro *c = &s->coro[idx ? idx[i] : i];
-
 		if (i && i % BATCH_POLL_ROWS == 0 && hot && hot->interrupted &&
 		    hot->interrupted(hot->ctx))
 			break;
-		fprintf(f,
-			"%s{\"id\":%" PRIu64 ",\"probe_id\":%" PRIu64
-			",\"probe_id_hex\":\"%" PRIx64 "\""
-			",\"station\":%u,\"pid\":%" PRIu32
-			",\"state\":\"%s\",\"tid\":%" PRIu64
-			",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
-			",\"switches\":%" PRIu64 ",\"lost\":%" PRIu64
-			",\"sw_per_sec\":%.1f,\"run_pct\":%.1f,\"age_ns\":"
-			"%" PRIu64 ",\"in_state_ns\":%" PRIu64 ",\"warn\":[",
-			i ? "," : "", c->id, c->probe_id, c->probe_id,
-			c->station, c->pid ? c->pid : (uint32_t)s->target.pid,
-			snapshot_state_name(c->state), c->last_tid,
-			c->last_addr, c->last_seq, c->switches, c->lost,
-			c->sw_per_sec, snapshot_run_pct(s, c),
-			snapshot_age_ns(s, c), snapshot_in_state_ns(s, c));
-		batch_json_warn(f, c->warn);
-		/* A suspend the program marked a long wait: why a long
-		 * suspension is not a lost-wakeup. */
-		fprintf(f,
-			"],\"long_wait\":%s,\"at_exit\":%s,\"inferred\":%s,"
-			"\"kernel\":",
-			c->long_wait ? "true" : "false",
-			c->at_exit ? "true" : "false",
-			c->inferred ? "true" : "false");
-		batch_json_kernel(f, s, c);
-		/* One of the program's coroutines, or the scheduler's own. */
-		fprintf(f, ",\"kind\":\"%s\"", snapshot_kind_name(c->kind));
-		fputs(",\"name\":", f);
-		jsonstr_write_cstr(f, snapshot_name(s, c, name, sizeof(name)));
-		fputs(",\"where\":", f);
-		jsonstr_write_cstr(f,
-				   snapshot_where_of(s, c, c->last_addr, true,
-						     where, sizeof(where)));
-		/* WHERE learned at an earlier park at the same switch. */
-		fprintf(f, ",\"where_learned\":%s",
-			c->where_learned ? "true" : "false");
-		batch_json_parked(f, hot, c);
-		fputs("}", f);
+		batch_json_coro(w, s, &s->coro[idx ? idx[i] : i], hot);
 	}
-	fputc(']', f);
-	batch_json_calltrace(f, hot);
-	batch_json_hot(f, hot);
-	batch_json_ppt(f, ppt);
-	if (s->replay.on)
-		fprintf(f,
-			",\"replay\":{\"pos_ns\":%" PRIu64 ",\"t0\":%" PRIu64
-			",\"t1\":%" PRIu64 "}",
-			s->ts - s->replay.t0, s->replay.t0, s->replay.t1);
-	else
-		fputs(",\"replay\":null", f);
-	fputs("}\n", f);
+	json_writer_array_end(w);
+	batch_json_calltrace(w, hot);
+	batch_json_hot(w, hot);
+	batch_json_ppt(w, ppt);
+	json_writer_key(w, "replay");
+	if (s->replay.on) {
+		json_writer_object_begin(w);
+		json_writer_uint_field(w, "pos_ns", s->ts - s->replay.t0);
+		json_writer_uint_field(w, "t0", s->replay.t0);
+		json_writer_uint_field(w, "t1", s->replay.t1);
+		json_writer_object_end(w);
+	} else {
+		json_writer_null(w);
+	}
+	json_writer_object_end(w);
+	json_writer_raw(w, "\n");
+	json_writer_finish(w);
 }

@@ -72,9 +72,10 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 void batch_print_hot_text(FILE *f, const struct batch_hot *hot,
 			  unsigned max_rows);
 
-/* batch_ppt.c: the "ppt" member of a JSON snapshot (after a comma), and
- * the text section (max_rows frames per buffer, newest first). */
-void batch_json_ppt(FILE *f, const struct batch_ppt *ppt);
+/* batch_ppt.c: the "ppt" member of a JSON snapshot, and the text section
+ * (max_rows frames per buffer, newest first). */
+struct json_writer;
+void batch_json_ppt(struct json_writer *w, const struct batch_ppt *ppt);
 void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
 			  unsigned max_rows);
 /* ... and --list-buffers: the buffers of process pid (engine_list_buffers)

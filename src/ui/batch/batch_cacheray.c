@@ -19,13 +19,14 @@
  *
  * Typenames come from the trace and may hold any byte: text shows bytes
  * outside printable ASCII as '?'; JSON writes them as every corotop JSON
- * does (common/jsonstr.h): valid UTF-8 as it is, other bytes as U+FFFD,
- * control characters escaped, so the output is always valid UTF-8 JSON.
+ * does (common/json_writer.h, common/jsonstr.h): valid UTF-8 as it is, other
+ * bytes as U+FFFD, control characters escaped, so the output is always valid
+ * UTF-8 JSON.
  */
 #define _GNU_SOURCE /* O_CLOEXEC */
 #include "ui/batch/batch_cacheray.h"
 
-#include "common/jsonstr.h"
+#include "common/json_writer.h"
 #include "cacheray/cray_source.h"
 
 #include <errno.h>
@@ -314,118 +315,139 @@ void batch_cacheray_print_text(FILE *f, const struct cacheray *c,
 
 /* ---- JSON ---- */
 
-static void json_thread_id(FILE *f, const struct cacheray_thread *t)
+static void json_thread_id(struct json_writer *w,
+			   const struct cacheray_thread *t)
 {
+	json_writer_key(w, "id");
 	if (t->other)
-		fputs("null", f);
+		json_writer_null(w);
 	else
-		fprintf(f, "%" PRIu64, t->id);
+		json_writer_uint(w, t->id);
 }
 
-static void json_types(FILE *f, const struct cacheray *c)
+static void json_types(struct json_writer *w, const struct cacheray *c)
 {
 	size_t n;
 	const void **v = sorted(c, false, &n);
 
-	fputs(",\"types\":[", f);
+	json_writer_key(w, "types");
+	json_writer_array_begin(w);
 	for (size_t i = 0; v && i < n; i++) {
 		const struct cacheray_type *t = v[i];
-		bool first = true;
 
-		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		jsonstr_write(f, t->name, t->name_len);
-		fprintf(f,
-			",\"elemsize\":%" PRIu32 ",\"special\":%s"
-			",\"regions\":%" PRIu64 ",\"accesses\":%" PRIu64
-			",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64
-			",\"members\":",
-			t->elemsize, t->special ? "true" : "false", t->regions,
-			type_accesses(t), t->n[0], t->n[1]);
+		json_writer_object_begin(w);
+		json_writer_key(w, "name");
+		json_writer_string_len(w, t->name, t->name_len);
+		json_writer_uint_field(w, "elemsize", t->elemsize);
+		json_writer_bool_field(w, "special", t->special);
+		json_writer_uint_field(w, "regions", t->regions);
+		json_writer_uint_field(w, "accesses", type_accesses(t));
+		json_writer_uint_field(w, "reads", t->n[0]);
+		json_writer_uint_field(w, "writes", t->n[1]);
+		json_writer_key(w, "members");
 		if (!t->members) {
-			fputs("null}", f);
+			json_writer_null(w);
+			json_writer_object_end(w);
 			continue;
 		}
-		fputc('[', f);
+		json_writer_array_begin(w);
 		for (uint32_t o = 0; o < t->elemsize; o++) {
 			const struct cacheray_member *m = &t->members[o];
 
 			if (!m->n[0] && !m->n[1])
 				continue;
-			fprintf(f,
-				"%s{\"offset\":%" PRIu32 ",\"reads\":%" PRIu64
-				",\"writes\":%" PRIu64 "}",
-				first ? "" : ",", o, m->n[0], m->n[1]);
-			first = false;
+			json_writer_object_begin(w);
+			json_writer_uint_field(w, "offset", o);
+			json_writer_uint_field(w, "reads", m->n[0]);
+			json_writer_uint_field(w, "writes", m->n[1]);
+			json_writer_object_end(w);
 		}
-		fputs("]}", f);
+		json_writer_array_end(w);
+		json_writer_object_end(w);
 	}
-	fputc(']', f);
+	json_writer_array_end(w);
 	free(v);
 }
 
-static void json_threads(FILE *f, const struct cacheray *c)
+static void json_threads(struct json_writer *w, const struct cacheray *c)
 {
 	size_t n;
 	const void **v = sorted(c, true, &n);
 
-	fputs(",\"threads\":[", f);
+	json_writer_key(w, "threads");
+	json_writer_array_begin(w);
 	for (size_t i = 0; v && i < n; i++) {
 		const struct cacheray_thread *t = v[i];
 
-		fputs(i ? ",{\"id\":" : "{\"id\":", f);
-		json_thread_id(f, t);
-		fprintf(f,
-			",\"other\":%s,\"accesses\":%" PRIu64
-			",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 "}",
-			t->other ? "true" : "false", t->n[0] + t->n[1], t->n[0],
-			t->n[1]);
+		json_writer_object_begin(w);
+		json_thread_id(w, t);
+		json_writer_bool_field(w, "other", t->other);
+		json_writer_uint_field(w, "accesses", t->n[0] + t->n[1]);
+		json_writer_uint_field(w, "reads", t->n[0]);
+		json_writer_uint_field(w, "writes", t->n[1]);
+		json_writer_object_end(w);
 	}
-	fputc(']', f);
+	json_writer_array_end(w);
 	free(v);
 }
 
-static void json_line(FILE *f, const struct cacheray_line *l)
+/* An address or a byte mask: a string, so that no reader rounds it. */
+static void json_hex_field(struct json_writer *w, const char *key, uint64_t v)
 {
-	fprintf(f,
-		"{\"addr\":\"0x%016" PRIx64 "\",\"accesses\":%" PRIu64
-		",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64
-		",\"layout\":\"%s\",\"bytes_disjoint\":%s,\"threads\":[",
-		l->addr, l->reads + l->writes, l->reads, l->writes,
-		layout_name[l->layout],
-		l->nthreads < 2 || l->more_threads ? "null"
-		: l->disjoint			   ? "true"
-						   : "false");
-	for (unsigned s = 0; s < l->nthreads; s++) {
-		fputs(s ? ",{\"id\":" : "{\"id\":", f);
-		json_thread_id(f, l->thread[s].t);
-		fprintf(f, ",\"wrote\":%s,\"bytes\":\"0x%016" PRIx64 "\"}",
-			l->thread[s].wrote ? "true" : "false",
-			l->thread[s].bytes);
-	}
-	fprintf(f,
-		"],\"more_threads\":%s,\"more_threads_wrote\":%s,\"types\":[",
-		l->more_threads ? "true" : "false",
-		l->more_threads_wrote ? "true" : "false");
-	for (unsigned s = 0; s < l->ntypes; s++) {
-		fputs(s ? ",{\"name\":" : "{\"name\":", f);
-		jsonstr_write(f, l->type[s]->name, l->type[s]->name_len);
-		fprintf(f, ",\"elemsize\":%" PRIu32 "}", l->type[s]->elemsize);
-	}
-	fprintf(f, "],\"more_types\":%s}", l->more_types ? "true" : "false");
+	json_writer_key(w, key);
+	json_writer_valuef(w, "\"0x%016" PRIx64 "\"", v);
 }
 
-static void json_lines(FILE *f, const struct cacheray *c, bool shared)
+static void json_line(struct json_writer *w, const struct cacheray_line *l)
+{
+	json_writer_object_begin(w);
+	json_hex_field(w, "addr", l->addr);
+	json_writer_uint_field(w, "accesses", l->reads + l->writes);
+	json_writer_uint_field(w, "reads", l->reads);
+	json_writer_uint_field(w, "writes", l->writes);
+	json_writer_string_field(w, "layout", layout_name[l->layout]);
+	if (l->nthreads < 2 || l->more_threads)
+		json_writer_null_field(w, "bytes_disjoint");
+	else
+		json_writer_bool_field(w, "bytes_disjoint", l->disjoint);
+	json_writer_key(w, "threads");
+	json_writer_array_begin(w);
+	for (unsigned s = 0; s < l->nthreads; s++) {
+		json_writer_object_begin(w);
+		json_thread_id(w, l->thread[s].t);
+		json_writer_bool_field(w, "wrote", l->thread[s].wrote);
+		json_hex_field(w, "bytes", l->thread[s].bytes);
+		json_writer_object_end(w);
+	}
+	json_writer_array_end(w);
+	json_writer_bool_field(w, "more_threads", l->more_threads);
+	json_writer_bool_field(w, "more_threads_wrote", l->more_threads_wrote);
+	json_writer_key(w, "types");
+	json_writer_array_begin(w);
+	for (unsigned s = 0; s < l->ntypes; s++) {
+		json_writer_object_begin(w);
+		json_writer_key(w, "name");
+		json_writer_string_len(w, l->type[s]->name,
+				       l->type[s]->name_len);
+		json_writer_uint_field(w, "elemsize", l->type[s]->elemsize);
+		json_writer_object_end(w);
+	}
+	json_writer_array_end(w);
+	json_writer_bool_field(w, "more_types", l->more_types);
+	json_writer_object_end(w);
+}
+
+static void json_lines(struct json_writer *w, const struct cacheray *c,
+		       bool shared)
 {
 	struct cacheray_line l[BATCH_CACHERAY_ROWS];
 	size_t n = cacheray_top_lines(c, shared, l, BATCH_CACHERAY_ROWS);
 
-	fputs(shared ? ",\"false_sharing\":[" : ",\"hot_lines\":[", f);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputc(',', f);
-		json_line(f, &l[i]);
-	}
-	fputc(']', f);
+	json_writer_key(w, shared ? "false_sharing" : "hot_lines");
+	json_writer_array_begin(w);
+	for (size_t i = 0; i < n; i++)
+		json_line(w, &l[i]);
+	json_writer_array_end(w);
 }
 
 void batch_cacheray_print_json(FILE *f, const struct cacheray *c,
@@ -435,54 +457,73 @@ void batch_cacheray_print_json(FILE *f, const struct cacheray *c,
 	uint64_t off;
 	const char *err = cacheray_error(c, &off);
 	const char *note = threads_note(c);
+	struct json_writer w;
 
 	cacheray_totals(c, &t);
-	fputs("{\"source\":", f);
-	jsonstr_write(f, source, strlen(source));
-	fprintf(f, ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64 ",\"error\":",
-		t.bytes_read, t.records);
+	json_writer_init(&w, f);
+	json_writer_object_begin(&w);
+	json_writer_string_field(&w, "source", source);
+	json_writer_uint_field(&w, "bytes", t.bytes_read);
+	json_writer_uint_field(&w, "records", t.records);
+	json_writer_key(&w, "error");
 	if (err) {
-		fprintf(f, "{\"offset\":%" PRIu64 ",\"message\":", off);
-		jsonstr_write(f, err, strlen(err));
-		fputc('}', f);
+		json_writer_object_begin(&w);
+		json_writer_uint_field(&w, "offset", off);
+		json_writer_string_field(&w, "message", err);
+		json_writer_object_end(&w);
 	} else {
-		fputs("null", f);
+		json_writer_null(&w);
 	}
-	if (cacheray_pending(c) && !err)
-		fprintf(f,
-			",\"truncated\":{\"offset\":%" PRIu64 ",\"bytes\":%zu}",
-			t.bytes_read, cacheray_pending(c));
-	else
-		fputs(",\"truncated\":null", f);
-	fputs(",\"threads_note\":", f);
+	json_writer_key(&w, "truncated");
+	if (cacheray_pending(c) && !err) {
+		json_writer_object_begin(&w);
+		json_writer_uint_field(&w, "offset", t.bytes_read);
+		json_writer_uint_field(&w, "bytes", cacheray_pending(c));
+		json_writer_object_end(&w);
+	} else {
+		json_writer_null(&w);
+	}
+	json_writer_key(&w, "threads_note");
 	if (note)
-		jsonstr_write(f, note, strlen(note));
+		json_writer_string(&w, note);
 	else
-		fputs("null", f);
-	fprintf(f,
-		",\"totals\":{\"accesses\":%" PRIu64 ",\"reads\":%" PRIu64
-		",\"writes\":%" PRIu64 ",\"atomics\":%" PRIu64
-		",\"atomic_rmw\":%" PRIu64 ",\"unaligned\":%" PRIu64
-		",\"access_bytes\":%" PRIu64 ",\"cross_line\":%" PRIu64
-		",\"untyped\":%" PRIu64 "}",
-		t.accesses, t.reads, t.writes, t.atomics, t.atomic_rmw,
-		t.unaligned, t.access_bytes, t.cross_line, t.untyped);
-	fprintf(f,
-		",\"rtta\":{\"adds\":%" PRIu64 ",\"removes\":%" PRIu64
-		",\"live\":%" PRIu64 ",\"empty\":%" PRIu64
-		",\"overlaps\":%" PRIu64 ",\"remove_unknown\":%" PRIu64
-		",\"refused\":%" PRIu64 "}",
-		t.rtta_adds, t.rtta_removes, t.rtta_live, t.rtta_empty,
-		t.rtta_overlaps, t.rtta_remove_unknown, t.rtta_full);
-	fprintf(f,
-		",\"lines\":{\"distinct\":%" PRIu64 ",\"max\":%" PRIu64
-		",\"dropped_accesses\":%" PRIu64 "}",
-		t.lines, t.lines_max, t.lines_dropped_accesses);
-	json_types(f, c);
-	json_threads(f, c);
-	json_lines(f, c, false);
-	json_lines(f, c, true);
-	fputs("}\n", f);
+		json_writer_null(&w);
+	json_writer_key(&w, "totals");
+	json_writer_object_begin(&w);
+	json_writer_uint_field(&w, "accesses", t.accesses);
+	json_writer_uint_field(&w, "reads", t.reads);
+	json_writer_uint_field(&w, "writes", t.writes);
+	json_writer_uint_field(&w, "atomics", t.atomics);
+	json_writer_uint_field(&w, "atomic_rmw", t.atomic_rmw);
+	json_writer_uint_field(&w, "unaligned", t.unaligned);
+	json_writer_uint_field(&w, "access_bytes", t.access_bytes);
+	json_writer_uint_field(&w, "cross_line", t.cross_line);
+	json_writer_uint_field(&w, "untyped", t.untyped);
+	json_writer_object_end(&w);
+	json_writer_key(&w, "rtta");
+	json_writer_object_begin(&w);
+	json_writer_uint_field(&w, "adds", t.rtta_adds);
+	json_writer_uint_field(&w, "removes", t.rtta_removes);
+	json_writer_uint_field(&w, "live", t.rtta_live);
+	json_writer_uint_field(&w, "empty", t.rtta_empty);
+	json_writer_uint_field(&w, "overlaps", t.rtta_overlaps);
+	json_writer_uint_field(&w, "remove_unknown", t.rtta_remove_unknown);
+	json_writer_uint_field(&w, "refused", t.rtta_full);
+	json_writer_object_end(&w);
+	json_writer_key(&w, "lines");
+	json_writer_object_begin(&w);
+	json_writer_uint_field(&w, "distinct", t.lines);
+	json_writer_uint_field(&w, "max", t.lines_max);
+	json_writer_uint_field(&w, "dropped_accesses",
+			       t.lines_dropped_accesses);
+	json_writer_object_end(&w);
+	json_types(&w, c);
+	json_threads(&w, c);
+	json_lines(&w, c, false);
+	json_lines(&w, c, true);
+	json_writer_object_end(&w);
+	json_writer_raw(&w, "\n");
+	json_writer_finish(&w);
 }
 
 /* ---- reading ---- */

@@ -15,7 +15,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "common/jsonstr.h"
+#include "common/json_writer.h"
 #include "ui/batch/batch.h"
 
 /* Members printed per frame: every member a description may hold
@@ -40,27 +40,27 @@ static const char *batch_ppt_state(enum engine_ppt_state s)
 	}
 }
 
-static void batch_json_columns(FILE *f, const struct ppt_desc *d)
+static void batch_json_columns(struct json_writer *w, const struct ppt_desc *d)
 {
-	fputs(",\"types\":[", f);
+	json_writer_key(w, "types");
+	json_writer_array_begin(w);
 	for (size_t t = 0; t < engine_ppt_types(d); t++) {
 		size_t ncols;
 		const char *name = engine_ppt_type(d, t, &ncols);
 
-		fputs(t ? ",{\"name\":" : "{\"name\":", f);
-		jsonstr_write_cstr(f, name);
-		fputs(",\"columns\":[", f);
-		for (size_t c = 0; c < ncols; c++) {
-			if (c)
-				fputc(',', f);
-			jsonstr_write_cstr(f, engine_ppt_column(d, t, c));
-		}
-		fputs("]}", f);
+		json_writer_object_begin(w);
+		json_writer_string_field(w, "name", name);
+		json_writer_key(w, "columns");
+		json_writer_array_begin(w);
+		for (size_t c = 0; c < ncols; c++)
+			json_writer_string(w, engine_ppt_column(d, t, c));
+		json_writer_array_end(w);
+		json_writer_object_end(w);
 	}
-	fputc(']', f);
+	json_writer_array_end(w);
 }
 
-static void batch_json_frame(FILE *f, const struct ppt_desc *d,
+static void batch_json_frame(struct json_writer *w, const struct ppt_desc *d,
 			     const unsigned char *bytes,
 			     const struct engine_ppt_frame *m)
 {
@@ -69,90 +69,93 @@ static void batch_json_frame(FILE *f, const struct ppt_desc *d,
 	size_t n =
 		engine_ppt_cells(d, bytes, true, &type, cell, BATCH_PPT_CELLS);
 
-	fprintf(f, "{\"pos\":%" PRIu64 ",\"seq\":%u,\"ts\":%" PRIu64 ",",
-		m->pos, m->index, m->ts);
-	if (!type) {
-		fputs("\"type\":null,\"values\":{}}", f);
-		return;
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "pos", m->pos);
+	json_writer_uint_field(w, "seq", m->index);
+	json_writer_uint_field(w, "ts", m->ts);
+	json_writer_key(w, "type");
+	if (type)
+		json_writer_string(w, type);
+	else
+		json_writer_null(w);
+	json_writer_key(w, "values");
+	json_writer_object_begin(w);
+	for (size_t c = 0; type && c < n; c++) {
+		/* The cell's text is JSON already (engine_ppt_cells). */
+		json_writer_key(w, cell[c].name);
+		json_writer_valuef(w, "%s", cell[c].text);
 	}
-	fputs("\"type\":", f);
-	jsonstr_write_cstr(f, type);
-	fputs(",\"values\":{", f);
-	for (size_t c = 0; c < n; c++) {
-		if (c)
-			fputc(',', f);
-		jsonstr_write_cstr(f, cell[c].name);
-		fprintf(f, ":%s", cell[c].text);
-	}
-	fputs("}}", f);
+	json_writer_object_end(w);
+	json_writer_object_end(w);
 }
 
-static void batch_json_buffer(FILE *f, const struct batch_ppt_buffer *p)
+static void batch_json_buffer(struct json_writer *w,
+			      const struct batch_ppt_buffer *p)
 {
 	const struct engine_ppt_buffer *b = &p->b;
 
-	fputs("{\"name\":", f);
-	jsonstr_write_cstr(f, b->name);
-	fputs(",\"object\":", f);
-	jsonstr_write_cstr(f, b->object);
-	fprintf(f,
-		",\"state\":\"%s\",\"layout\":\"%s\",\"rendezvous\":%s,"
-		"\"frame_size\":%u,\"nframes\":%" PRIu64
-		",\"delivered\":%" PRIu64 ",\"lost\":%" PRIu64
-		",\"torn\":%" PRIu64 ",\"resizes\":%" PRIu64
-		",\"frames_per_sec\":%.1f,\"counters_setup\":%s,"
-		"\"attach_latency_ns\":",
-		batch_ppt_state(b->state), b->dynamic ? "dynamic" : "static",
-		b->rendezvous ? "true" : "false", b->frame_size, b->nframes,
-		b->delivered, b->lost, b->torn, b->resizes, b->fps,
-		b->counters_setup ? "true" : "false");
+	json_writer_object_begin(w);
+	json_writer_string_field(w, "name", b->name);
+	json_writer_string_field(w, "object", b->object);
+	json_writer_string_field(w, "state", batch_ppt_state(b->state));
+	json_writer_string_field(w, "layout",
+				 b->dynamic ? "dynamic" : "static");
+	json_writer_bool_field(w, "rendezvous", b->rendezvous);
+	json_writer_uint_field(w, "frame_size", b->frame_size);
+	json_writer_uint_field(w, "nframes", b->nframes);
+	json_writer_uint_field(w, "delivered", b->delivered);
+	json_writer_uint_field(w, "lost", b->lost);
+	json_writer_uint_field(w, "torn", b->torn);
+	json_writer_uint_field(w, "resizes", b->resizes);
+	json_writer_key(w, "frames_per_sec");
+	json_writer_double(w, "%.1f", b->fps);
+	json_writer_bool_field(w, "counters_setup", b->counters_setup);
+	json_writer_key(w, "attach_latency_ns");
 	if (b->attach_latency_ns)
-		fprintf(f, "%" PRIu64, b->attach_latency_ns);
+		json_writer_uint(w, b->attach_latency_ns);
 	else
-		fputs("null", f);
-	fputs(",\"warning\":", f);
-	jsonstr_write_cstr(f, b->warning);
-	batch_json_columns(f, p->desc);
-	fprintf(f, ",\"frames_omitted\":%" PRIu64 ",\"frames\":[", p->omitted);
-	for (size_t i = 0; p->desc && i < p->n; i++) {
-		if (i)
-			fputc(',', f);
-		batch_json_frame(f, p->desc,
+		json_writer_null(w);
+	json_writer_string_field(w, "warning", b->warning);
+	batch_json_columns(w, p->desc);
+	json_writer_uint_field(w, "frames_omitted", p->omitted);
+	json_writer_key(w, "frames");
+	json_writer_array_begin(w);
+	for (size_t i = 0; p->desc && i < p->n; i++)
+		batch_json_frame(w, p->desc,
 				 p->bytes + i * engine_ppt_frame_size(p->desc),
 				 &p->meta[i]);
-	}
-	fputs("]}", f);
+	json_writer_array_end(w);
+	json_writer_object_end(w);
 }
 
-void batch_json_ppt(FILE *f, const struct batch_ppt *ppt)
+void batch_json_ppt(struct json_writer *w, const struct batch_ppt *ppt)
 {
 	const struct engine_ppt_info *in;
 
+	json_writer_key(w, "ppt");
 	if (!ppt || !ppt->info.enabled) {
-		fputs(",\"ppt\":null", f);
+		json_writer_null(w);
 		return;
 	}
 	in = &ppt->info;
-	fprintf(f,
-		",\"ppt\":{\"pid\":%d,\"agent_pid\":%d,\"target_gone\":%s,"
-		"\"traced\":%s,\"probe_errno\":%d,\"counters\":[",
-		(int)in->pid, (int)in->agent_pid,
-		in->target_gone ? "true" : "false",
-		in->traced ? "true" : "false", in->probe_errno);
-	for (uint32_t i = 0; i < in->ncounters; i++) {
-		if (i)
-			fputc(',', f);
-		jsonstr_write_cstr(f, in->counters[i]);
-	}
-	fputs("],\"warning\":", f);
-	jsonstr_write_cstr(f, in->warning);
-	fputs(",\"buffers\":[", f);
-	for (size_t i = 0; i < ppt->n; i++) {
-		if (i)
-			fputc(',', f);
-		batch_json_buffer(f, &ppt->buf[i]);
-	}
-	fputs("]}", f);
+	json_writer_object_begin(w);
+	json_writer_int_field(w, "pid", (int)in->pid);
+	json_writer_int_field(w, "agent_pid", (int)in->agent_pid);
+	json_writer_bool_field(w, "target_gone", in->target_gone);
+	json_writer_bool_field(w, "traced", in->traced);
+	json_writer_int_field(w, "probe_errno", in->probe_errno);
+	json_writer_key(w, "counters");
+	json_writer_array_begin(w);
+	for (uint32_t i = 0; i < in->ncounters; i++)
+		json_writer_string(w, in->counters[i]);
+	json_writer_array_end(w);
+	json_writer_string_field(w, "warning", in->warning);
+	json_writer_key(w, "buffers");
+	json_writer_array_begin(w);
+	for (size_t i = 0; i < ppt->n; i++)
+		batch_json_buffer(w, &ppt->buf[i]);
+	json_writer_array_end(w);
+	json_writer_object_end(w);
 }
 
 static void batch_text_frame(FILE *f, const struct ppt_desc *d,
@@ -218,38 +221,50 @@ void batch_print_ppt_text(FILE *f, const struct batch_ppt *ppt,
 	}
 }
 
+/* An address: a string, so that no reader rounds it. */
+static void batch_json_addr(struct json_writer *w, const char *key,
+			    uint64_t addr)
+{
+	json_writer_key(w, key);
+	json_writer_valuef(w, "\"0x%llx\"", (unsigned long long)addr);
+}
+
 /* corotop -p PID --list-buffers -f json: one object, the buffers found. */
 void batch_print_buffers_json(FILE *f, int pid,
 			      const struct engine_buffer_list *l)
 {
-	fprintf(f, "{\"pid\":%d,\"buffers\":[", pid);
+	struct json_writer jw, *w = &jw;
+
+	json_writer_init(w, f);
+	json_writer_object_begin(w);
+	json_writer_int_field(w, "pid", pid);
+	json_writer_key(w, "buffers");
+	json_writer_array_begin(w);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct engine_listed_buffer *e = &l->e[i];
 
-		fprintf(f, "%s{\"name\":", i ? "," : "");
-		jsonstr_write_cstr(f, e->name);
-		fprintf(f, ",\"spelling\":\"%s\",\"object\":",
-			e->spec_spelling ? "spec" : "generator");
-		jsonstr_write_cstr(f, e->object);
-		fprintf(f,
-			",\"hmem_addr\":\"0x%llx\",\"stat_addr\":"
-			"\"0x%llx\",\"json_addr\":\"0x%llx\","
-			"\"agent_pid\":%d,\"agent_alive\":%s,"
-			"\"hmem\":%d,\"abi\":",
-			(unsigned long long)e->hmem_addr,
-			(unsigned long long)e->stat_addr,
-			(unsigned long long)e->json_addr, (int)e->agent_pid,
-			e->agent_alive ? "true" : "false", (int)e->hmem);
-		jsonstr_write_cstr(f, e->abi);
-		fprintf(f, ",\"frame_size\":%u,\"types\":", e->frame_size);
-		jsonstr_write_cstr(f, e->types);
-		fprintf(f, ",\"error\":");
-		jsonstr_write_cstr(f, e->error);
-		fprintf(f, "}");
+		json_writer_object_begin(w);
+		json_writer_string_field(w, "name", e->name);
+		json_writer_string_field(
+			w, "spelling", e->spec_spelling ? "spec" : "generator");
+		json_writer_string_field(w, "object", e->object);
+		batch_json_addr(w, "hmem_addr", e->hmem_addr);
+		batch_json_addr(w, "stat_addr", e->stat_addr);
+		batch_json_addr(w, "json_addr", e->json_addr);
+		json_writer_int_field(w, "agent_pid", (int)e->agent_pid);
+		json_writer_bool_field(w, "agent_alive", e->agent_alive);
+		json_writer_int_field(w, "hmem", (int)e->hmem);
+		json_writer_string_field(w, "abi", e->abi);
+		json_writer_uint_field(w, "frame_size", e->frame_size);
+		json_writer_string_field(w, "types", e->types);
+		json_writer_string_field(w, "error", e->error);
+		json_writer_object_end(w);
 	}
-	fprintf(f, "],\"warning\":");
-	jsonstr_write_cstr(f, l->warning);
-	fprintf(f, "}\n");
+	json_writer_array_end(w);
+	json_writer_string_field(w, "warning", l->warning);
+	json_writer_object_end(w);
+	json_writer_raw(w, "\n");
+	json_writer_finish(w);
 }
 
 /* ... and as text, a few lines per buffer. */

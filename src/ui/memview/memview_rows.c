@@ -131,19 +131,18 @@ static void memview_sort(const struct memview_sort_ctx *k, uint32_t *v,
 
 static bool memview_rows_grow(struct memview_rows *r, size_t need, size_t nidx)
 {
+	size_t cap;
+
 	if (!grow_array((void **)&r->row, &r->cap, need, sizeof(*r->row)))
 		return false;
-	if (nidx > r->cap_idx) {
-		uint32_t *a = realloc(r->idx, nidx * sizeof(*a));
-
-		if (a)
-			r->idx = a;
-		a = a ? realloc(r->tmp, nidx * sizeof(*a)) : NULL;
-		if (!a)
-			return false;
-		r->tmp = a;
-		r->cap_idx = nidx;
-	}
+	/* idx and tmp: one capacity, set once both have it. */
+	cap = r->cap_idx;
+	if (!grow_array_fit((void **)&r->idx, &cap, nidx, sizeof(*r->idx)))
+		return false;
+	cap = r->cap_idx;
+	if (!grow_array_fit((void **)&r->tmp, &cap, nidx, sizeof(*r->tmp)))
+		return false;
+	r->cap_idx = cap;
 	return true;
 }
 

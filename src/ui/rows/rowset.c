@@ -29,8 +29,8 @@ bool rowset_select(struct rowset *r, const struct snapshot *s, struct filter *f,
 		   const struct rowset_order *o, size_t *n)
 {
 	*n = 0;
-	if (!grow_array((void **)&r->idx, &r->cap, s->count ? s->count : 1,
-			sizeof(*r->idx)))
+	if (!grow_array_fit((void **)&r->idx, &r->cap, s->count ? s->count : 1,
+			    sizeof(*r->idx)))
 		return false;
 	*n = filter_select(f ? f : &r->none, s, r->idx);
 	return order_sort(&r->order, s, r->idx, *n, o->column, o->invert,

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "ui/rows/shortname.h"
 #include "ui/tui/thread_meters.h"
 #include "ui/tui/tui.h"
@@ -39,14 +40,6 @@
 /* "  12345 [|||||  42.1%] label         " and a gap */
 #define THREAD_METER_WIDTH                                                     \
 	(7 + 2 + THREAD_METER_BAR + 2 + THREAD_METER_LABEL + 2)
-
-static uint64_t thread_meters_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Whether some coroutine's last switch was on thread tid, and the one
  * running there now (UINT32_MAX when none). */
@@ -96,7 +89,7 @@ static size_t thread_meters_tids(const struct tui *t, uint64_t *tid)
 void thread_meters_update(struct tui *t)
 {
 	struct engine_thread th[TUI_METERS_MAX];
-	uint64_t now = thread_meters_now(), tids[TUI_METERS_MAX];
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC), tids[TUI_METERS_MAX];
 	size_t n = 0, ntids = thread_meters_tids(t, tids);
 	bool same = ntids == t->threads.ntids &&
 		    !memcmp(tids, t->threads.tids, ntids * sizeof(*tids));

@@ -7,7 +7,7 @@
  * until written; the target maps it by name after the engine announced it.
  */
 #define _GNU_SOURCE
-#include "engine/calltrace/shmfile.h"
+#include "common/shmfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +48,17 @@ bool shmfile_create(struct shmfile *f, const char *dir, const char *name,
 		return false;
 	}
 	return true;
+}
+
+void *shmfile_release(struct shmfile *f)
+{
+	void *base = f->base;
+
+	if (f->fd >= 0)
+		close(f->fd);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	return base;
 }
 
 void shmfile_unlink(const struct shmfile *f)

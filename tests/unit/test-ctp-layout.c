@@ -1,7 +1,7 @@
 /*
- * layout: the cTP wire contract in include/corotop/ctp.h.  Sizes, offsets
- * and alignments are checked at compile time (a padding change fails the
- * build) and again at run time with offsetof so a failure names the field.
+ * test-ctp-layout: the cTP wire contract in include/corotop/ctp.h.  Sizes,
+ * offsets and alignments are checked at compile time (a padding change fails
+ * the build) and again at run time with offsetof so a failure names the field.
  * The byte order of the magics, the region size arithmetic and both seq
  * numbering styles (station: 2n+1/2n+2; upstream slot: k-th write to slot s
  * is seq 2k, event 8(k-1)+s) are checked against hand-computed values.

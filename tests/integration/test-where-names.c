@@ -1,5 +1,5 @@
 /*
- * test-names: the engine names the addresses a snapshot carries, and the
+ * test-where-names: the engine names the addresses a snapshot carries, and the
  * snapshot carries the names as text (engine_query.c, namecache.c).
  *
  * The target is the bundled demo: its switch sites are its own functions,

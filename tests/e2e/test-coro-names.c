@@ -1,5 +1,5 @@
 /*
- * test-names: coroutine names through the corotop binary, against the
+ * test-coro-names: coroutine names through the corotop binary, against the
  * writer's `named` mode (tests/targets/writer.c): "acceptor" (a static
  * name), "conn 42" (copied, its buffer overwritten after the open),
  * "bad\x1b[31m\x7f" (control bytes), 60 'x' (too long) and one unnamed.
@@ -166,8 +166,8 @@ static void test_json_names(void **state)
 
 /* As above, corotop held still for 3 s from its start: longer than the
  * 1 s the reader once waited for a line before it gave up and sent SIGINT
- * (which killed a corotop that had not yet blocked it: e2e-names on a
- * loaded machine). */
+ * (which killed a corotop that had not yet blocked it: e2e-coro-names, then
+ * e2e-names, on a loaded machine). */
 static void test_json_names_slow_start(void **state)
 {
 	char *argv[] = {ITEST_COROTOP, "-b",	"-d", "2", "-f", "json", "--",
