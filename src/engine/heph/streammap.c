@@ -9,14 +9,13 @@
 
 #include "common/grow.h"
 #include "common/hash.h"
-#include "common/hashseed.h"
 
 #define STREAMMAP_FIRST_SLOTS 512u
 
 void streammap_init(struct streammap *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->seed = hashseed();
+	m->seed = hash_seed();
 }
 
 void streammap_finish(struct streammap *m)

@@ -7,7 +7,7 @@
  * Open addressing over the numbers (slot: number + 1, 0 empty), at most
  * half full; the pairs themselves are kept in order, so the number of a
  * pair and the pair of a number are both one step.  The keys come from an
- * untrusted file: the hash is seeded per map (common/hashseed.h), so no
+ * untrusted file: the hash is seeded per map (hash_seed, common/hash.h), so no
  * file can make its keys land in one slot.
  */
 #ifndef COROTOP_STREAMMAP_H
