@@ -191,14 +191,11 @@ static void engine_frames_rejected(struct engine *e, struct snapshot *out)
  * at that switch, marked as learned (engine/stacks/walks.c; lock held).  Not
  * when a walk of this park set WHERE, nor when the switch's address is
  * that frame already (a switch called from the program's code). */
-static void engine_where_learned(struct engine *e, struct model_coro *c,
-				 uint32_t r)
+static void engine_where_learned(const struct stacks_where *v,
+				 struct model_coro *c, uint32_t r)
 {
-	uint64_t f;
+	uint64_t f = stacks_where_learned(v, c, r);
 
-	if (stacks_walked(e->stacks, r, c->state_ts))
-		return;
-	f = stacks_learned(e->stacks, c->id, c->last_addr, NULL);
 	if (f && f != c->last_addr) {
 		c->last_addr = f;
 		c->where_learned = 1;
@@ -282,6 +279,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 {
 	struct model *m = &e->model;
 	struct lint_config lints;
+	struct stacks_where where;
 	size_t k = 0;
 
 	pthread_mutex_lock(&e->lock);
@@ -321,6 +319,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	/* Each record is linted as it is copied, while it is in the cache:
 	 * a second pass over 100k copies costs more than the checks. */
 	memset(out->warn_counts, 0, sizeof(out->warn_counts));
+	stacks_where_view(e->stacks, &where);
 	for (uint32_t r = 0; r < m->used && k < out->cap; r++) {
 		const struct model_coro *c = &m->coro[r];
 
@@ -328,7 +327,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 			continue;
 		out->coro[k] = *c;
 		if (c->state == MODEL_SUSPENDED)
-			engine_where_learned(e, &out->coro[k], r);
+			engine_where_learned(&where, &out->coro[k], r);
 		if (e->target.exited)
 			engine_at_exit(&out->coro[k], out->ts,
 				       (uint32_t)e->target.pid);

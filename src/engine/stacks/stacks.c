@@ -126,6 +126,13 @@ uint64_t stacks_learned(struct stacks *sk, uint64_t id, uint64_t addr,
 	return learned_get(&sk->unwind.learned, id, addr, stack);
 }
 
+void stacks_where_view(const struct stacks *sk, struct stacks_where *out)
+{
+	*out = (struct stacks_where){.where_ts = sk->unwind.where_ts,
+				     .cap = sk->unwind.cap,
+				     .learned = &sk->unwind.learned};
+}
+
 bool stacks_walked(const struct stacks *sk, uint32_t r, uint64_t state_ts)
 {
 	return r < sk->unwind.cap && sk->unwind.where_ts[r] == state_ts;
