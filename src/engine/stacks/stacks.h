@@ -131,8 +131,9 @@ uint64_t stacks_learned(struct stacks *sk, uint64_t id, uint64_t addr,
 bool stacks_walked(const struct stacks *sk, uint32_t r, uint64_t state_ts);
 /* The same two answers for a whole snapshot's copy (lock held while it is
  * used): the walks' per-record park times and the learned table, read
- * inline per record (stacks_where_learned) -- two calls per suspended
- * record cost a 100k-coroutine snapshot a tenth of its time. */
+ * inline per record (stacks_where_learned), rather than two calls into
+ * this library per suspended record of the copy (docs/PERFORMANCE.md
+ * §29). */
 struct stacks_where {
 	const uint64_t *where_ts; /* cap of them */
 	uint32_t cap;
