@@ -5,8 +5,10 @@
  * (bench.h), as bench/json_snapshot sets it up.
  *
  *   lock_ms     the model lock held by one snapshot copy (the engine's
- *               snapshot operation, engine_live_snapshot, whose body runs
- *               under the lock), min / median / max of 21;
+ *               books, snapshot_lock_ns), min / median / max of 21, a
+ *               snapshot copied again with nothing changed; then (ss_lock)
+ *               a whole copy's, a plain memcpy of the records, and a copy
+ *               after 1 in 100 coroutines switched, in the same run;
  *   snapshot    engine_snapshot alone (the copy and the names);
  *   refresh     serve_refresh: what serve does once per refresh period
  *               (engine_snapshot with names, statistics, hot stacks, both
@@ -55,6 +57,105 @@ static int ss_cmp(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+#define SS_RUNS 21
+
+/* The median of SS_RUNS values (sorts them). */
+static double ss_p50_ms(uint64_t *v)
+{
+	qsort(v, SS_RUNS, sizeof(*v), ss_cmp);
+	return (double)v[SS_RUNS / 2] / 1e6;
+}
+
+/*
+ * The model's lock as a snapshot holds it (the engine's books:
+ * snapshot_lock_ns), the harvest thread running, against a plain memcpy
+ * of the records it copies, in the same run:
+ *   whole    a snapshot that holds no copy (every record copied);
+ *   steady   the same snapshot again, nothing changed (the first line,
+ *            lock_ms_min/p50/max, as before);
+ *   changed  the same, after `changed` coroutines (1 in 100, others each
+ *            time) switched twice, harvested before the copy.
+ */
+static void ss_lock(struct engine *e, struct snapshot *s,
+		    struct corotop_coro *c, long n)
+{
+	uint64_t whole[SS_RUNS], mem[SS_RUNS], steady[SS_RUNS],
+		changed[SS_RUNS], copied[SS_RUNS], t0, want;
+	long nchanged = n / 100 ? n / 100 : 1, next = 0;
+	size_t bytes;
+	void *dst;
+
+	e->mode->snapshot(e, s); /* the arrays allocated */
+	bytes = s->count * sizeof(*s->coro);
+	dst = malloc(bytes ? bytes : 1);
+	if (!dst)
+		bench_die("out of memory");
+	memcpy(dst, s->coro, bytes); /* its pages mapped */
+	for (int i = 0; i < SS_RUNS; i++) {
+		s->copy_of = 0; /* no copy to build on */
+		e->mode->snapshot(e, s);
+		whole[i] = e->snapshot_lock_ns;
+		t0 = clock_now_ns(CLOCK_MONOTONIC);
+		memcpy(dst, s->coro, bytes);
+		mem[i] = clock_now_ns(CLOCK_MONOTONIC) - t0;
+		/* The compiler must not drop the copy. */
+		__asm__ volatile("" : : "r"(dst) : "memory");
+	}
+	for (int i = 0; i < SS_RUNS; i++) {
+		e->mode->snapshot(e, s);
+		steady[i] = e->snapshot_lock_ns;
+	}
+	for (int i = 0; i < SS_RUNS; i++) {
+		uint64_t end = clock_now_ns(CLOCK_MONOTONIC) + 60000000000ull;
+
+		/* Harvested: every switch in the model (under its lock). */
+		pthread_mutex_lock(&e->lock);
+		want = e->model.t.events + 2 * (uint64_t)nchanged;
+		pthread_mutex_unlock(&e->lock);
+		for (long k = 0; k < nchanged; k++, next = (next + 97) % n) {
+			corotop_coro_resume(&c[next], 0);
+			corotop_coro_suspend(&c[next],
+					     0x401000u + (uint64_t)next * 16);
+		}
+		for (;;) {
+			uint64_t got;
+
+			pthread_mutex_lock(&e->lock);
+			got = e->model.t.events;
+			pthread_mutex_unlock(&e->lock);
+			if (got >= want)
+				break;
+			if (clock_now_ns(CLOCK_MONOTONIC) > end)
+				bench_die("switches not harvested in 60 s");
+			usleep(1000);
+		}
+		e->mode->snapshot(e, s);
+		changed[i] = e->snapshot_lock_ns;
+		copied[i] = s->ncopied;
+	}
+	free(dst);
+	printf("serve_scrape coroutines=%ld rows=%zu lock_ms_min=%.3f "
+	       "p50=%.3f max=%.3f (steady copies)\n",
+	       n, s->count, (double)steady[0] / 1e6, ss_p50_ms(steady),
+	       (double)steady[SS_RUNS - 1] / 1e6);
+	{
+		double wm = ss_p50_ms(whole), mm = ss_p50_ms(mem),
+		       sm = (double)steady[SS_RUNS / 2] / 1e6,
+		       cm = ss_p50_ms(changed);
+
+		qsort(copied, SS_RUNS, sizeof(*copied), ss_cmp);
+		printf("serve_scrape copy record_bytes=%zu "
+		       "whole_lock_ms_p50=%.3f "
+		       "memcpy_ms_p50=%.3f steady_lock_ms_p50=%.3f "
+		       "changed=%ld changed_lock_ms_p50=%.3f "
+		       "changed_copied_p50=%llu steady_vs_memcpy=%.3f "
+		       "changed_vs_memcpy=%.3f (medians of %d)\n",
+		       sizeof(*s->coro), wm, mm, sm, nchanged, cm,
+		       (unsigned long long)copied[SS_RUNS / 2],
+		       mm > 0 ? sm / mm : 0, mm > 0 ? cm / mm : 0, SS_RUNS);
+	}
 }
 
 /* The child: scrapes GETs of /metrics; prints the median round trip and
@@ -107,7 +208,7 @@ static void ss_run(long n, long scrapes)
 				  .sort_column = -1};
 	struct serve *sv;
 	struct engine *e;
-	uint64_t lock[21], t0, c0, w, cpu, r0;
+	uint64_t lock[5], t0, c0, w, cpu, r0;
 	char err[256];
 	bool usage;
 	pid_t pid;
@@ -122,20 +223,7 @@ static void ss_run(long n, long scrapes)
 	snapshot_init(&snap);
 	snapshot_init(&scratch);
 	bench_wait_harvested(e, &snap, n);
-	/* The lock: the mode's snapshot copy, the harvest thread running;
-	 * once first, so that the copy's array is allocated (serve reuses
-	 * its states' arrays). */
-	e->mode->snapshot(e, &scratch);
-	for (int i = 0; i < 21; i++) {
-		t0 = clock_now_ns(CLOCK_MONOTONIC);
-		e->mode->snapshot(e, &scratch);
-		lock[i] = clock_now_ns(CLOCK_MONOTONIC) - t0;
-	}
-	qsort(lock, 21, sizeof(*lock), ss_cmp);
-	printf("serve_scrape coroutines=%ld rows=%zu lock_ms_min=%.3f "
-	       "p50=%.3f max=%.3f\n",
-	       n, scratch.count, (double)lock[0] / 1e6, (double)lock[10] / 1e6,
-	       (double)lock[20] / 1e6);
+	ss_lock(e, &scratch, c, n);
 	w = cpu = 0;
 	for (int i = 0; i < 5; i++) {
 		t0 = clock_now_ns(CLOCK_MONOTONIC);
@@ -159,10 +247,13 @@ static void ss_run(long n, long scrapes)
 		serve_refresh(sv, e);
 		cpu += ss_cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		w += clock_now_ns(CLOCK_MONOTONIC) - t0;
+		lock[i] = e->snapshot_lock_ns;
 	}
+	qsort(lock, 5, sizeof(*lock), ss_cmp);
 	printf("serve_scrape refresh_wall_ms=%.2f refresh_cpu_ms=%.2f "
-	       "(mean of 5)\n",
-	       (double)w / 5e6, (double)cpu / 5e6);
+	       "(mean of 5) refresh_lock_ms_p50=%.3f max=%.3f\n",
+	       (double)w / 5e6, (double)cpu / 5e6, (double)lock[2] / 1e6,
+	       (double)lock[4] / 1e6);
 	fflush(stdout);
 	r0 = ss_rusage_ns();
 	c0 = ss_cpu_ns(CLOCK_THREAD_CPUTIME_ID);

@@ -91,6 +91,9 @@ struct engine {
 	 * thread under `lock`, so snapshots never touch the mapping. */
 	uint64_t untraced;
 	uint32_t allocated;
+	/* How long the last snapshot held `lock` (ns; lock): what a harvest
+	 * pass may wait for a refresh (bench/serve_scrape). */
+	uint64_t snapshot_lock_ns;
 	atomic_bool asleep;
 	unsigned sleep_ms; /* current sleep bound (harvest thread only) */
 	/* Statistics, written by their owning thread, read relaxed. */

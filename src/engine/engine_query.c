@@ -16,6 +16,7 @@
 #include "common/grow.h"
 #include "engine/calltrace/parked.h"
 #include "engine/model/namepool.h"
+#include "engine/model/snapcopy.h"
 #include "engine/target/framecheck.h"
 #include "engine/target/kwait.h"
 #include "common/clock.h"
@@ -275,14 +276,59 @@ static void engine_kernel_waits(struct engine *e, struct snapshot *out,
 	}
 }
 
+/* The engine's fix-ups of a record's copy, lock held (snapcopy_fix). */
+struct engine_fix {
+	struct stacks_where where;
+	bool exited;
+	uint64_t exit_ns;
+	uint32_t target;
+};
+
+static void engine_fix_copy(void *ctx, struct model_coro *c, uint32_t r)
+{
+	const struct engine_fix *x = ctx;
+
+	if (c->state == MODEL_SUSPENDED)
+		engine_where_learned(&x->where, c, r);
+	if (x->exited)
+		engine_at_exit(c, x->exit_ns, x->target);
+}
+
+/* Without the lock: each record's lints at ts and the totals by state,
+ * every record (the ones not copied again included: a lint is a matter of
+ * time too, and in_kernel is this snapshot's to set). */
+static void engine_lint_copy(struct snapshot *out,
+			     const struct lint_config *lints)
+{
+	out->t.running = out->t.suspended = out->t.dead = 0;
+	memset(out->warn_counts, 0, sizeof(out->warn_counts));
+	for (size_t k = 0; k < out->count; k++) {
+		struct model_coro *c = &out->coro[k];
+
+		c->in_kernel = 0;
+		model_totals_count(&out->t, c);
+		snapshot_lint_record(out, lints, c);
+	}
+}
+
 void engine_live_snapshot(struct engine *e, struct snapshot *out)
 {
 	struct model *m = &e->model;
 	struct lint_config lints;
-	struct stacks_where where;
-	size_t k = 0;
+	struct engine_fix fix;
+	uint64_t t0;
+	size_t used;
 
+	/* A whole copy coming: its array made and faulted in first, not
+	 * under the lock (m->uid is set once, at init). */
+	if (!out->copy_of || out->copy_of != m->uid) {
+		pthread_mutex_lock(&e->lock);
+		used = m->used;
+		pthread_mutex_unlock(&e->lock);
+		snapcopy_reserve(out, m, used);
+	}
 	pthread_mutex_lock(&e->lock);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	/* Stopped at the target's exit: the final state. */
 	out->ts = engine_now(e);
 	out->wall_ns = clock_now_ns(CLOCK_REALTIME);
@@ -311,33 +357,20 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	recording_snapshot(e->rec, &out->record);
 	out->warning = recording_warning(e->rec);
 	lints = e->cfg.lints;
-	out->t.running = out->t.suspended = out->t.dead = 0;
-	/* Room for every record ever handed out (not the model's capacity:
-	 * the copy is the bigger half of corotop's memory). */
-	grow_array_fit((void **)&out->coro, &out->cap, m->used,
-		       sizeof(*out->coro));
-	/* Each record is linted as it is copied, while it is in the cache:
-	 * a second pass over 100k copies costs more than the checks. */
-	memset(out->warn_counts, 0, sizeof(out->warn_counts));
-	stacks_where_view(e->stacks, &where);
-	for (uint32_t r = 0; r < m->used && k < out->cap; r++) {
-		const struct model_coro *c = &m->coro[r];
-
-		if (!c->in_use)
-			continue;
-		out->coro[k] = *c;
-		if (c->state == MODEL_SUSPENDED)
-			engine_where_learned(&where, &out->coro[k], r);
-		if (e->target.exited)
-			engine_at_exit(&out->coro[k], out->ts,
-				       (uint32_t)e->target.pid);
-		model_totals_count(&out->t, &out->coro[k]);
-		snapshot_lint_record(out, &lints, &out->coro[k++]);
-	}
-	out->count = k;
+	/* Only the records changed since out's last copy (snapcopy.c); all
+	 * of them once the target exited, whose state at exit every copy
+	 * shows. */
+	fix = (struct engine_fix){.exited = e->target.exited,
+				  .exit_ns = out->ts,
+				  .target = (uint32_t)e->target.pid};
+	stacks_where_view(e->stacks, &fix.where);
+	snapcopy_take(out, m, e->target.exited, engine_fix_copy, &fix);
 	out->coro_names = m->names;
 	engine_copy_history(e, out);
+	e->snapshot_lock_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
 	pthread_mutex_unlock(&e->lock);
+	snapcopy_settle(out);
+	engine_lint_copy(out, &lints);
 	engine_kernel_waits(e, out, &lints);
 }
 

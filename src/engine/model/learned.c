@@ -57,14 +57,14 @@ void learned_finish(struct learned *l)
 	l->mask = 0;
 }
 
-void learned_put(struct learned *l, uint64_t id, uint64_t at, uint64_t frame,
-		 uint64_t stack)
+uint32_t learned_put(struct learned *l, uint64_t id, uint32_t r, uint64_t at,
+		     uint64_t frame, uint64_t stack)
 {
 	struct learned_slot *s = NULL;
-	uint32_t h;
+	uint32_t h, was = LEARNED_NONE;
 
 	if (!l->slot || !id || !at || !frame)
-		return;
+		return LEARNED_NONE;
 	h = learned_hash(l, id, at);
 	for (uint32_t k = 0; k < LEARNED_PROBES; k++) {
 		struct learned_slot *p = &l->slot[(h + k) & l->mask];
@@ -79,10 +79,13 @@ void learned_put(struct learned *l, uint64_t id, uint64_t at, uint64_t frame,
 	if (!s) {
 		s = &l->slot[(h + LEARNED_PROBES - 1) & l->mask];
 		l->replaced++;
+		if (s->id != id)
+			was = s->r;
 	}
 	*s = (struct learned_slot){
-		.id = id, .at = at, .frame = frame, .stack = stack};
+		.id = id, .at = at, .frame = frame, .stack = stack, .r = r};
 	l->puts++;
+	return was;
 }
 
 uint64_t learned_get(const struct learned *l, uint64_t id, uint64_t at,

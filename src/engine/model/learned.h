@@ -13,7 +13,12 @@ struct learned_slot {
 	uint64_t at; /* the switch's address (the event's) */
 	uint64_t frame;
 	uint64_t stack; /* the walked stack's id in the parked store, 0 */
+	uint32_t r;	/* the model record id had (what a replacement
+			   changes: learned_put) */
 };
+
+/* learned_put replaced no other coroutine's pair. */
+#define LEARNED_NONE UINT32_MAX
 
 struct learned {
 	struct learned_slot *slot;
@@ -27,11 +32,13 @@ struct learned {
 bool learned_init(struct learned *l, uint32_t want);
 void learned_finish(struct learned *l);
 
-/* Coroutine id parked at switch address `at` was found parked in the
- * program's `frame`, at the walked stack `stack` (its id in the engine's
- * parked store; 0: none kept). */
-void learned_put(struct learned *l, uint64_t id, uint64_t at, uint64_t frame,
-		 uint64_t stack);
+/* Coroutine id (model record r) parked at switch address `at` was found
+ * parked in the program's `frame`, at the walked stack `stack` (its id in
+ * the engine's parked store; 0: none kept).  Returns the record whose pair
+ * this put replaced -- its lookups answer 0 from now on -- or LEARNED_NONE
+ * (a slot free, or the pair's own). */
+uint32_t learned_put(struct learned *l, uint64_t id, uint32_t r, uint64_t at,
+		     uint64_t frame, uint64_t stack);
 /* The frame learned for (id, at), or 0; its stack into *stack (may be
  * NULL; 0: none). */
 uint64_t learned_get(const struct learned *l, uint64_t id, uint64_t at,

@@ -52,6 +52,7 @@
  */
 #include "engine/model/model.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,9 +60,16 @@
 #include "engine/model/namepool.h"
 #include "engine/names/framekind.h"
 
+/* The models made in this process so far: each one's uid (relaxed: only
+ * the values' uniqueness matters, nothing is published through it). */
+static atomic_uint_fast64_t model_uids;
+
 bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns)
 {
 	memset(m, 0, sizeof(*m));
+	m->uid = atomic_fetch_add_explicit(&model_uids, 1,
+					   memory_order_relaxed) +
+		 1;
 	m->stations = stations;
 	m->linger_ns = linger_ns;
 	m->by_station = malloc((size_t)(stations ? stations : 1) *
@@ -85,6 +93,7 @@ void model_finish(struct model *m)
 	free(m->parked);
 	free(m->coro_at);
 	free(m->parks);
+	free(m->gen_of);
 	namepool_destroy(m->names);
 	free(m->free);
 	free(m->by_station);
@@ -100,10 +109,10 @@ void model_finish(struct model *m)
 static bool model_grow(struct model *m)
 {
 	uint32_t cap = m->cap ? m->cap * 2 : 1024;
-	/* Each array holds m->cap until all five have grown; cap is 1024
+	/* Each array holds m->cap until all six have grown; cap is 1024
 	 * times a power of two, so each grows to exactly cap. */
 	size_t c_coro = m->cap, c_sw = m->cap, c_parked = m->cap, c_at = m->cap,
-	       c_free = m->cap;
+	       c_free = m->cap, c_gen = m->cap;
 
 	if (!grow_array((void **)&m->coro, &c_coro, cap, sizeof(*m->coro)) ||
 	    !grow_array((void **)&m->sw_mark, &c_sw, cap,
@@ -112,7 +121,8 @@ static bool model_grow(struct model *m)
 			sizeof(*m->parked)) ||
 	    !grow_array((void **)&m->coro_at, &c_at, cap,
 			sizeof(*m->coro_at)) ||
-	    !grow_array((void **)&m->free, &c_free, cap, sizeof(*m->free)))
+	    !grow_array((void **)&m->free, &c_free, cap, sizeof(*m->free)) ||
+	    !grow_array((void **)&m->gen_of, &c_gen, cap, sizeof(*m->gen_of)))
 		return false;
 	/* The park marks: every bit of the new records clear. */
 	uint64_t *parks = realloc(m->parks, cap / 64 * sizeof(*parks));
@@ -128,6 +138,7 @@ static bool model_grow(struct model *m)
 	return true;
 }
 
+/* The station's record, to be written: touched (model_touch). */
 static struct model_coro *model_at(struct model *m, uint32_t station)
 {
 	uint32_t r;
@@ -135,7 +146,10 @@ static struct model_coro *model_at(struct model *m, uint32_t station)
 	if (station >= m->stations)
 		return NULL;
 	r = m->by_station[station];
-	return r == MODEL_NONE ? NULL : &m->coro[r];
+	if (r == MODEL_NONE)
+		return NULL;
+	model_touch(m, r);
+	return &m->coro[r];
 }
 
 void model_open(struct model *m, uint32_t station, uint64_t probe_id,
@@ -169,6 +183,7 @@ void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 	c->station = station;
 	c->state = MODEL_SUSPENDED;
 	m->by_station[station] = r;
+	model_touch(m, r);
 	m->t.coroutines_seen++;
 }
 
@@ -286,6 +301,7 @@ static void model_one_running(struct model *m, struct model_coro *c,
 				return; /* h runs there now */
 			}
 			model_infer_suspend(m, h);
+			model_touch(m, h->slot);
 		}
 	}
 	e->slot = c->slot;
@@ -508,11 +524,17 @@ void model_tick(struct model *m, uint64_t now)
 			namepool_drop(m->names, c->name);
 			c->name = 0;
 			m->free[m->nfree++] = r;
+			model_touch(m, r);
 			continue;
 		}
 		if (rates) {
-			c->sw_per_sec =
+			double rate =
 				(double)(c->switches - m->sw_mark[r]) / secs;
+
+			if (rate != c->sw_per_sec) {
+				c->sw_per_sec = rate;
+				model_touch(m, r);
+			}
 			m->sw_mark[r] = c->switches;
 		} else if (!m->tick_ts) {
 			m->sw_mark[r] = c->switches;
@@ -535,6 +557,7 @@ void model_reset_rates(struct model *m, uint64_t now)
 			continue;
 		m->sw_mark[r] = m->coro[r].switches;
 		m->coro[r].sw_per_sec = 0;
+		model_touch(m, r);
 	}
 	m->t.events_per_sec = 0;
 	m->tick_events = m->t.events;

@@ -39,6 +39,14 @@ struct model {
 	 * (model_take_parks): what it walks, without scanning every record
 	 * (engine/stacks/walks.c). */
 	uint64_t *parks;
+	/* Per record: the value of `gen` when it last changed in a way a
+	 * snapshot's copy shows (model_touch): a field of its record, its
+	 * birth or reclaim, or its learned WHERE (engine/stacks/walks.c).
+	 * A copy taken at generation g is stale for exactly the records
+	 * whose gen_of is above g (snapcopy.c). */
+	uint64_t *gen_of;
+	uint64_t gen;
+	uint64_t uid; /* this model's, unique in the process (snapcopy.c) */
 	/* The records' names (struct model_coro.name); NULL: none (out of
 	 * memory at init).  Snapshots read it (snapshot_name). */
 	struct namepool *names;
@@ -59,6 +67,15 @@ struct model {
 
 bool model_init(struct model *m, uint32_t stations, uint64_t linger_ns);
 void model_finish(struct model *m);
+
+/* Record r changed where a snapshot's copy shows it (every model_ call
+ * that writes a record does this itself; a caller that writes one
+ * directly, or changes what a copy derives from it, says so). */
+static inline void model_touch(struct model *m, uint32_t r)
+{
+	if (r < m->used)
+		m->gen_of[r] = ++m->gen;
+}
 
 void model_open(struct model *m, uint32_t station, uint64_t probe_id,
 		uint64_t birth_ts);

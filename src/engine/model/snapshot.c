@@ -29,6 +29,7 @@ void snapshot_init(struct snapshot *s)
 void snapshot_finish(struct snapshot *s)
 {
 	free(s->coro);
+	free(s->changed);
 	free(s->kernel);
 	free(s->history);
 	memset(s, 0, sizeof(*s));

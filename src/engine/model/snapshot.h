@@ -100,6 +100,14 @@ struct snapshot {
 	struct model_coro *coro; /* count records, in slot order */
 	size_t count;
 	size_t cap; /* allocated; also bounds every record's slot */
+	/* Which copy of the model the records are (snapcopy.c): the model's
+	 * uid (0: none to build on) and its generation when copied; the
+	 * records the last copy took (all, or those changed), and the
+	 * changed ones until they are merged in. */
+	uint64_t copy_of, copy_gen;
+	size_t ncopied;
+	struct model_coro *changed;
+	size_t nchanged, changed_cap;
 	/* Per record (cap of them, or NULL when none waits): for one whose
 	 * thread waits in the kernel (in_kernel), 1 + 1 + the syscall
 	 * number, or 1 when the call is not known; 0 otherwise.  Read with

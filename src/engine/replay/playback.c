@@ -168,9 +168,9 @@ static void rp_snap(struct playback *p, void *arg)
 /* Copy the last complete snapshot into out (its own buffers). */
 static void rp_copy(const struct snapshot *from, struct snapshot *out)
 {
-	struct model_coro *coro = out->coro;
+	struct model_coro *coro = out->coro, *changed = out->changed;
 	struct model_transition *hist = out->history;
-	size_t cap = out->cap;
+	size_t cap = out->cap, changed_cap = out->changed_cap;
 
 	grow_array_fit((void **)&coro, &cap, from->count, sizeof(*coro));
 	if (from->nhistory && !hist)
@@ -178,6 +178,11 @@ static void rp_copy(const struct snapshot *from, struct snapshot *out)
 	*out = *from;
 	out->coro = coro;
 	out->cap = cap;
+	/* Not a copy of a live model (snapcopy.c). */
+	out->copy_of = 0;
+	out->changed = changed;
+	out->changed_cap = changed_cap;
+	out->nchanged = 0;
 	out->count = from->count < cap ? from->count : cap;
 	if (out->count)
 		memcpy(out->coro, from->coro, out->count * sizeof(*coro));

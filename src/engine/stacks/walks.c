@@ -96,6 +96,9 @@ static void stacks_unwind_apply(struct stacks *sk,
 	if (j->got != UNWIND_DONE || j->r >= m->used || !c->in_use ||
 	    c->id != j->id)
 		return;
+	/* What the snapshots' copies show of it may change below (its
+	 * name, WHERE, learned WHERE): model_touch. */
+	model_touch(m, j->r);
 	sk->unwind.walks++;
 	sk->unwind.from_saved += j->from == UNWIND_FROM_SAVED;
 	sk->unwind.from_probe += j->from == UNWIND_FROM_PROBE;
@@ -124,7 +127,10 @@ static void stacks_unwind_apply(struct stacks *sk,
 	}
 	/* Learned for this coroutine's next parks at the same switch, which
 	 * may be too short to walk. */
-	learned_put(&sk->unwind.learned, c->id, j->switch_at, where, walked);
+	/* A pair of another coroutine's replaced: its learned WHERE is gone
+	 * (engine_where_learned), which its copies must show. */
+	model_touch(m, learned_put(&sk->unwind.learned, c->id, j->r,
+				   j->switch_at, where, walked));
 	if (j->last_ts != c->state_ts) {
 		/* Parked since at that switch: the live view shows this frame,
 		 * learned, from now on (engine_where_learned). */

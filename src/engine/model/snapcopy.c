@@ -1,0 +1,175 @@
+/*
+ * snapcopy: a snapshot's records copied from the model, only those that
+ * changed since that snapshot's last copy.
+ *
+ * Why.  The copy is made under the model's lock, which the harvest thread
+ * needs for every event.  A whole copy is 128 bytes a record: 12 MiB and
+ * a millisecond or more at 100k coroutines, once per refresh for each
+ * reader (the TUI, batch, each of serve's states).  Most records do not
+ * change between two refreshes -- a server's parked connections.
+ *
+ * How.  The model counts its changes: every write to a record a copy
+ * shows sets the record's gen_of to the next value of the model's gen
+ * (model_touch).  A snapshot remembers which model it copied (its uid)
+ * and the gen it copied at.  The next take, under the lock, reads only
+ * the dense gen_of array (8 bytes a record, sequential) and copies the
+ * records whose gen_of is above that: births, deaths, reclaims, switches.
+ * The copies go to a change list, in slot order; the lock is let go; then
+ * settle merges the list into the copy without the lock: first dropping
+ * every record the list names, then merging the list's live records in
+ * from the back.  The copy is again the records in use, in slot order,
+ * exactly what a whole copy would have given.
+ *
+ * A whole copy is still made for a snapshot that holds none of this model
+ * (new, another model's, a replay's), when the caller asks (the target
+ * exited: every record's copy changes), when more than half the records
+ * changed (the list would cost more than it saves), and after running out
+ * of memory.
+ *
+ * Not thread-safe: take runs under the caller's lock, settle on the
+ * snapshot's owner's thread.
+ */
+#include "engine/model/snapcopy.h"
+
+#include <string.h>
+
+#include "common/grow.h"
+
+/* Every record in use, into s->coro (lock held). */
+static void snapcopy_whole(struct snapshot *s, const struct model *m,
+			   snapcopy_fix fix, void *ctx)
+{
+	size_t k = 0, live = 0;
+
+	/* Room for every record ever handed out (not the model's capacity:
+	 * the copy is the bigger half of corotop's memory); made before the
+	 * lock was taken, mostly (snapcopy_reserve). */
+	grow_array_fit((void **)&s->coro, &s->cap, m->used, sizeof(*s->coro));
+	for (uint32_t r = 0; r < m->used; r++) {
+		const struct model_coro *c = &m->coro[r];
+
+		if (!c->in_use)
+			continue;
+		live++;
+		if (k == s->cap)
+			continue;
+		s->coro[k] = *c;
+		if (fix)
+			fix(ctx, &s->coro[k], r);
+		k++;
+	}
+	s->count = k;
+	s->ncopied = k;
+	s->nchanged = 0;
+	/* Only a copy of every record is one the next take can build on. */
+	s->copy_of = k == live ? m->uid : 0;
+	s->copy_gen = m->gen;
+}
+
+void snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
+		   snapcopy_fix fix, void *ctx)
+{
+	size_t n = 0;
+
+	if (whole || !m->uid || s->copy_of != m->uid) {
+		snapcopy_whole(s, m, fix, ctx);
+		return;
+	}
+	/* Most records changed (every coroutine switched since): a whole
+	 * copy holds the lock no longer and copies each record once, where
+	 * the list would copy it twice (into the list, then into place). */
+	for (uint32_t r = 0; r < m->used; r++)
+		n += m->gen_of[r] > s->copy_gen;
+	if (n > m->used / 2) {
+		snapcopy_whole(s, m, fix, ctx);
+		return;
+	}
+	n = 0;
+	for (uint32_t r = 0; r < m->used; r++) {
+		if (m->gen_of[r] <= s->copy_gen)
+			continue;
+		if (!grow_array((void **)&s->changed, &s->changed_cap, n + 1,
+				sizeof(*s->changed))) {
+			snapcopy_whole(s, m, fix, ctx);
+			return;
+		}
+		s->changed[n] = m->coro[r];
+		/* A reclaimed record keeps its slot (the merge drops the copy
+		 * of that slot); a live one is fixed as a whole copy's is. */
+		s->changed[n].slot = r;
+		if (fix && m->coro[r].in_use)
+			fix(ctx, &s->changed[n], r);
+		n++;
+	}
+	s->nchanged = n;
+	s->ncopied = n;
+	s->copy_gen = m->gen;
+}
+
+bool snapcopy_reserve(struct snapshot *s, const struct model *m, size_t used)
+{
+	size_t had = s->cap, want = used + used / 16 + 256;
+
+	if (m->uid && s->copy_of == m->uid)
+		return false;
+	/* Some room to spare: records born before the lock is taken. */
+	if (grow_array_fit((void **)&s->coro, &s->cap, want,
+			   sizeof(*s->coro)) &&
+	    s->cap > had)
+		memset(s->coro + had, 0, (s->cap - had) * sizeof(*s->coro));
+	return true;
+}
+
+size_t snapcopy_settle(struct snapshot *s)
+{
+	size_t w = 0, j = 0, live = 0, n, i, at;
+
+	if (!s->nchanged)
+		return s->ncopied;
+	/* Every record the list names leaves the copy (its new self, if it
+	 * has one, comes from the list); the others close up, in order. */
+	for (i = 0; i < s->count; i++) {
+		uint32_t slot = s->coro[i].slot;
+
+		while (j < s->nchanged && s->changed[j].slot < slot)
+			j++;
+		if (j < s->nchanged && s->changed[j].slot == slot)
+			continue;
+		if (w != i)
+			s->coro[w] = s->coro[i];
+		w++;
+	}
+	for (j = 0; j < s->nchanged; j++)
+		live += s->changed[j].in_use;
+	n = w + live;
+	/* Out of memory: the highest slots are left out, as a whole copy
+	 * leaves them, and the next take is whole. */
+	if (n > s->cap &&
+	    !grow_array((void **)&s->coro, &s->cap, n, sizeof(*s->coro)))
+		s->copy_of = 0;
+	/* The list's live records merged in from the back: a record moves
+	 * only up, into room no record still to be read holds. */
+	i = w;
+	at = n;
+	for (j = s->nchanged; j > 0;) {
+		const struct model_coro *d = &s->changed[j - 1];
+
+		if (!d->in_use) {
+			j--;
+			continue;
+		}
+		at--;
+		if (i > 0 && s->coro[i - 1].slot > d->slot) {
+			if (at < s->cap)
+				s->coro[at] = s->coro[i - 1];
+			i--;
+		} else {
+			if (at < s->cap)
+				s->coro[at] = *d;
+			j--;
+		}
+	}
+	s->count = n < s->cap ? n : s->cap;
+	s->nchanged = 0;
+	return s->ncopied;
+}
