@@ -136,9 +136,11 @@ static void ss_lock(struct engine *e, struct snapshot *s,
 		copied[i] = s->ncopied;
 	}
 	free(dst);
+	qsort(steady, SS_RUNS, sizeof(*steady), ss_cmp);
 	printf("serve_scrape coroutines=%ld rows=%zu lock_ms_min=%.3f "
 	       "p50=%.3f max=%.3f (steady copies)\n",
-	       n, s->count, (double)steady[0] / 1e6, ss_p50_ms(steady),
+	       n, s->count, (double)steady[0] / 1e6,
+	       (double)steady[SS_RUNS / 2] / 1e6,
 	       (double)steady[SS_RUNS - 1] / 1e6);
 	{
 		double wm = ss_p50_ms(whole), mm = ss_p50_ms(mem),
