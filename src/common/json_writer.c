@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -188,6 +189,23 @@ void json_writer_uint(struct json_writer *w, uint64_t v)
 	json_writer_put(w, p, (size_t)(d + sizeof(d) - p));
 }
 
+void json_writer_hex(struct json_writer *w, const char *prefix, uint64_t v,
+		     unsigned width)
+{
+	char d[16], *p = d + sizeof(d);
+
+	json_writer_sep(w);
+	json_writer_putc(w, '"');
+	json_writer_put(w, prefix, strlen(prefix));
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	for (size_t n = (size_t)(d + sizeof(d) - p); n < width; n++)
+		json_writer_putc(w, '0');
+	json_writer_put(w, p, (size_t)(d + sizeof(d) - p));
+	json_writer_putc(w, '"');
+}
+
 void json_writer_int(struct json_writer *w, int64_t v)
 {
 	json_writer_sep(w);
@@ -198,6 +216,33 @@ void json_writer_double(struct json_writer *w, const char *fmt, double v)
 {
 	json_writer_sep(w);
 	json_writer_printf(w, fmt, v);
+}
+
+void json_writer_fixed(struct json_writer *w, double v, unsigned digits)
+{
+	double a = v < 0 ? -v : v;
+	char d[20], *p = d + sizeof(d);
+	uint64_t u;
+
+	/* Not integral (or not a number, or too large): printf's. */
+	if (!(a < 1e15) || (double)(u = (uint64_t)a) != a) {
+		json_writer_sep(w);
+		json_writer_printf(w, "%.*f", (int)digits, v);
+		return;
+	}
+	/* Its digits, a point and zeros: what %.Nf writes for an integral
+	 * value, "-0.0" for minus zero included. */
+	json_writer_sep(w);
+	if (signbit(v))
+		json_writer_putc(w, '-');
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	json_writer_put(w, p, (size_t)(d + sizeof(d) - p));
+	if (digits)
+		json_writer_putc(w, '.');
+	for (unsigned k = 0; k < digits; k++)
+		json_writer_putc(w, '0');
 }
 
 void json_writer_bool(struct json_writer *w, bool v)

@@ -66,8 +66,16 @@ void json_writer_string_len(struct json_writer *w, const char *s, size_t len);
 void json_writer_uint(struct json_writer *w, uint64_t v);
 void json_writer_int(struct json_writer *w, int64_t v);
 void json_writer_double(struct json_writer *w, const char *fmt, double v);
+/* v as printf's "%.<digits>f" writes it (an integral value, as most rates
+ * and shares are, without a printf). */
+void json_writer_fixed(struct json_writer *w, double v, unsigned digits);
 void json_writer_bool(struct json_writer *w, bool v);
 void json_writer_null(struct json_writer *w);
+/* A string of `prefix` (written as it is: no quotes nor backslashes) and
+ * v in lowercase hex, zero-padded to `width` digits (0: as few as v
+ * needs): "0x%016" PRIx64 without a printf. */
+void json_writer_hex(struct json_writer *w, const char *prefix, uint64_t v,
+		     unsigned width);
 /* A value formatted by the caller, written as it is (it must be JSON). */
 void json_writer_valuef(struct json_writer *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -151,10 +151,15 @@ static void test_numbers(void **state)
 	json_writer_double(&d.w, "%.3f", -0.0005);
 	json_writer_valuef(&d.w, "\"0x%016llx\"", 0xabcULL);
 	json_writer_valuef(&d.w, "%u.%03u", 12u, 7u);
+	json_writer_hex(&d.w, "0x", 0xabc, 16);
+	json_writer_hex(&d.w, "", 0, 0);
+	json_writer_hex(&d.w, "0x", UINT64_MAX, 16);
+	json_writer_hex(&d.w, "0x", 0x7f00deadbeefULL, 4);
 	json_writer_array_end(&d.w);
 	doc_expect(&d, "[0,18446744073709551615,-9223372036854775808,-1,"
 		       "2.2,0.10000000000000001,-0.001,"
-		       "\"0x0000000000000abc\",12.007]");
+		       "\"0x0000000000000abc\",12.007,\"0x0000000000000abc\","
+		       "\"0\",\"0xffffffffffffffff\",\"0x7f00deadbeef\"]");
 
 	doc_begin(&d);
 	json_writer_object_begin(&d.w);
@@ -162,6 +167,31 @@ static void test_numbers(void **state)
 	json_writer_uint_field(&d.w, "u", 42);
 	json_writer_object_end(&d.w);
 	doc_expect(&d, "{\"i\":-42,\"u\":42}");
+}
+
+/* json_writer_fixed writes what printf's %.Nf writes, integral or not. */
+static void test_fixed(void **state)
+{
+	static const double v[] = {
+		0.0,	-0.0,	 1.0,  -1.0, 100.0, 0.05,
+		0.25,	2.25,	 -2.5, 1e14, 1e15,  1e300,
+		-1e300, 123.456, 0.1,  1e-9, 99.95, 4503599627370496.0,
+		9.5};
+	char want[520], got[512];
+	struct doc d;
+
+	(void)state;
+	for (unsigned digits = 0; digits <= 3; digits++) {
+		for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++) {
+			doc_begin(&d);
+			json_writer_array_begin(&d.w);
+			json_writer_fixed(&d.w, v[i], digits);
+			json_writer_array_end(&d.w);
+			snprintf(got, sizeof(got), "%.*f", (int)digits, v[i]);
+			snprintf(want, sizeof(want), "[%s]", got);
+			doc_expect(&d, want);
+		}
+	}
 }
 
 static void test_breaks(void **state)
@@ -228,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_nesting_and_commas),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_fixed),
 		cmocka_unit_test(test_breaks),
 		cmocka_unit_test(test_past_the_buffer),
 	};

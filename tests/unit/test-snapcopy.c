@@ -12,7 +12,10 @@
  *            switch, one; with more than half the records changed, or
  *            asked for, a whole copy copies every record;
  *   other    a snapshot that holds another model's copy, or a truncated
- *            one, gets a whole copy.
+ *            one, gets a whole copy;
+ *   seed     a snapshot given another's settled records (snapshot_seed)
+ *            copies only what changed since that one's copy; one that
+ *            holds no copy seeds nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,9 +38,10 @@
  * changes (touching the record, as engine/stacks does). */
 static uint64_t fix_where[4 * STATIONS];
 
-static void fix(void *ctx, struct model_coro *c, uint32_t r)
+static void fix(void *ctx, struct model_coro *c, uint32_t r, bool whole)
 {
 	(void)ctx;
+	(void)whole;
 	if (c->state == MODEL_SUSPENDED && r < 4 * STATIONS && fix_where[r]) {
 		c->last_addr = fix_where[r];
 		c->where_learned = 1;
@@ -272,12 +276,45 @@ static void test_other(void **state)
 	model_finish(&b);
 }
 
+static void test_seed(void **state)
+{
+	struct model m;
+	struct snapshot a, b, none;
+	uint64_t ts = 10;
+
+	(void)state;
+	memset(fix_where, 0, sizeof(fix_where));
+	assert_true(model_init(&m, STATIONS, LINGER));
+	snapshot_init(&a);
+	snapshot_init(&b);
+	snapshot_init(&none);
+	for (uint32_t st = 0; st < 150; st++)
+		model_open(&m, st, st + 1, ts);
+	assert_int_equal(check_same(&a, &m), 150);
+	model_event(&m, 3, ++ts, 1, 0x1000, 1, 1, 0, true);
+	model_close(&m, 9, ++ts, false);
+	/* b starts from a's records: its first copy takes the two changed
+	 * since a's, and is then a whole copy's equal. */
+	assert_true(snapshot_seed(&b, &a));
+	assert_int_equal(check_same(&b, &m), 2);
+	/* From a snapshot that holds no copy: nothing to build on, b as it
+	 * was. */
+	assert_false(snapshot_seed(&b, &none));
+	assert_int_equal(b.count, 150);
+	assert_int_equal(check_same(&b, &m), 0);
+	snapshot_finish(&a);
+	snapshot_finish(&b);
+	snapshot_finish(&none);
+	model_finish(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same),
 		cmocka_unit_test(test_less),
 		cmocka_unit_test(test_other),
+		cmocka_unit_test(test_seed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

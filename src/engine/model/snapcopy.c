@@ -55,7 +55,7 @@ static void snapcopy_whole(struct snapshot *s, const struct model *m,
 			continue;
 		s->coro[k] = *c;
 		if (fix)
-			fix(ctx, &s->coro[k], r);
+			fix(ctx, &s->coro[k], r, true);
 		k++;
 	}
 	s->count = k;
@@ -66,14 +66,14 @@ static void snapcopy_whole(struct snapshot *s, const struct model *m,
 	s->copy_gen = m->gen;
 }
 
-void snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
+bool snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
 		   snapcopy_fix fix, void *ctx)
 {
 	size_t n = 0;
 
 	if (whole || !m->uid || s->copy_of != m->uid) {
 		snapcopy_whole(s, m, fix, ctx);
-		return;
+		return true;
 	}
 	/* Most records changed (every coroutine switched since): a whole
 	 * copy holds the lock no longer and copies each record once, where
@@ -82,7 +82,7 @@ void snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
 		n += m->gen_of[r] > s->copy_gen;
 	if (n > m->used / 2) {
 		snapcopy_whole(s, m, fix, ctx);
-		return;
+		return true;
 	}
 	n = 0;
 	for (uint32_t r = 0; r < m->used; r++) {
@@ -91,19 +91,20 @@ void snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
 		if (!grow_array((void **)&s->changed, &s->changed_cap, n + 1,
 				sizeof(*s->changed))) {
 			snapcopy_whole(s, m, fix, ctx);
-			return;
+			return true;
 		}
 		s->changed[n] = m->coro[r];
 		/* A reclaimed record keeps its slot (the merge drops the copy
 		 * of that slot); a live one is fixed as a whole copy's is. */
 		s->changed[n].slot = r;
 		if (fix && m->coro[r].in_use)
-			fix(ctx, &s->changed[n], r);
+			fix(ctx, &s->changed[n], r, false);
 		n++;
 	}
 	s->nchanged = n;
 	s->ncopied = n;
 	s->copy_gen = m->gen;
+	return false;
 }
 
 bool snapcopy_reserve(struct snapshot *s, const struct model *m, size_t used)

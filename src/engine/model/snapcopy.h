@@ -13,8 +13,11 @@
 
 /* The copier's own fix-ups of one record's copy, made while the lock is
  * held (the engine's: the learned WHERE, the state at the target's exit);
- * r is the record's index in the model. */
-typedef void (*snapcopy_fix)(void *ctx, struct model_coro *copy, uint32_t r);
+ * r is the record's index in the model; whole: the copy is a whole copy's,
+ * in place (what is done to each record of the snapshot can be done now,
+ * while it is in the cache), else a changed one's, in the list. */
+typedef void (*snapcopy_fix)(void *ctx, struct model_coro *copy, uint32_t r,
+			     bool whole);
 
 /*
  * With the model's lock held: s's records brought up to date with m.  A
@@ -23,9 +26,10 @@ typedef void (*snapcopy_fix)(void *ctx, struct model_coro *copy, uint32_t r);
  * any other -- new, another model's, a replay's -- or `whole` gets every
  * record, as a full copy.  fix (may be NULL) sees each record copied.
  * Call snapcopy_settle after letting the lock go.  Out of memory, the copy
- * holds as many records as fit and the next one is whole.
+ * holds as many records as fit and the next one is whole.  Returns whether
+ * the copy was whole.
  */
-void snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
+bool snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
 		   snapcopy_fix fix, void *ctx);
 /* Without the lock, before a take: whether that take will copy every
  * record (s holds no copy of m to build on), and if so, room for about

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/numtext.h"
 #include "engine/model/namepool.h"
 #include "engine/target/kwait.h"
@@ -33,6 +34,21 @@ void snapshot_finish(struct snapshot *s)
 	free(s->kernel);
 	free(s->history);
 	memset(s, 0, sizeof(*s));
+}
+
+bool snapshot_seed(struct snapshot *s, const struct snapshot *from)
+{
+	if (!from->copy_of || from->nchanged ||
+	    !grow_array_fit((void **)&s->coro, &s->cap, from->count,
+			    sizeof(*s->coro)))
+		return false;
+	if (from->count)
+		memcpy(s->coro, from->coro, from->count * sizeof(*s->coro));
+	s->count = from->count;
+	s->nchanged = 0;
+	s->copy_of = from->copy_of;
+	s->copy_gen = from->copy_gen;
+	return true;
 }
 
 static uint64_t snapshot_end(const struct snapshot *s,

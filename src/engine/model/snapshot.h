@@ -149,6 +149,12 @@ struct snapshot {
 
 void snapshot_init(struct snapshot *s);
 void snapshot_finish(struct snapshot *s);
+/* s given the records `from` holds (a settled snapshot of the same
+ * engine's: a reader's previous one), so that the engine's next snapshot
+ * into s copies only the records changed since from's
+ * (engine/model/snapcopy.c) instead of every one under its lock.  False,
+ * s as it was, when from holds no copy to build on or memory ran out. */
+bool snapshot_seed(struct snapshot *s, const struct snapshot *from);
 
 /* Derived values, all at the snapshot's ts. */
 uint64_t snapshot_age_ns(const struct snapshot *s, const struct model_coro *c);

@@ -329,7 +329,7 @@ static void batch_json_frame(struct json_writer *w, const struct batch_hot *hot,
 
 	json_writer_object_begin(w);
 	json_writer_key(w, "addr");
-	json_writer_valuef(w, "\"0x%016" PRIx64 "\"", addr);
+	json_writer_hex(w, "0x", addr, 16);
 	json_writer_string_field(
 		w, "symbol",
 		hot->name(hot->ctx, addr, leaf, true, sym, sizeof(sym)));
@@ -353,11 +353,11 @@ static void batch_json_hot(struct json_writer *w, const struct batch_hot *hot)
 		json_writer_uint_field(w, "stack_id", h->stack_id);
 		json_writer_uint_field(w, "weight", h->total);
 		json_writer_key(w, "window_weight");
-		json_writer_double(w, "%.1f", h->weight);
+		json_writer_fixed(w, h->weight, 1);
 		json_writer_key(w, "self_pct");
-		json_writer_double(w, "%.1f", h->self_pct);
+		json_writer_fixed(w, h->self_pct, 1);
 		json_writer_key(w, "total_pct");
-		json_writer_double(w, "%.1f", h->total_pct);
+		json_writer_fixed(w, h->total_pct, 1);
 		json_writer_uint_field(w, "merged", h->merged ? h->merged : 1);
 		json_writer_key(w, "frames");
 		json_writer_array_begin(w);
@@ -495,21 +495,21 @@ static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
 	json_writer_uint_field(w, "id", c->id);
 	json_writer_uint_field(w, "probe_id", c->probe_id);
 	json_writer_key(w, "probe_id_hex");
-	json_writer_valuef(w, "\"%" PRIx64 "\"", c->probe_id);
+	json_writer_hex(w, "", c->probe_id, 0);
 	json_writer_uint_field(w, "station", c->station);
 	json_writer_uint_field(w, "pid",
 			       c->pid ? c->pid : (uint32_t)s->target.pid);
 	json_writer_string_field(w, "state", snapshot_state_name(c->state));
 	json_writer_uint_field(w, "tid", c->last_tid);
 	json_writer_key(w, "addr");
-	json_writer_valuef(w, "\"0x%016" PRIx64 "\"", c->last_addr);
+	json_writer_hex(w, "0x", c->last_addr, 16);
 	json_writer_uint_field(w, "seq", c->last_seq);
 	json_writer_uint_field(w, "switches", c->switches);
 	json_writer_uint_field(w, "lost", c->lost);
 	json_writer_key(w, "sw_per_sec");
-	json_writer_double(w, "%.1f", c->sw_per_sec);
+	json_writer_fixed(w, c->sw_per_sec, 1);
 	json_writer_key(w, "run_pct");
-	json_writer_double(w, "%.1f", snapshot_run_pct(s, c));
+	json_writer_fixed(w, snapshot_run_pct(s, c), 1);
 	json_writer_uint_field(w, "age_ns", snapshot_age_ns(s, c));
 	json_writer_uint_field(w, "in_state_ns", snapshot_in_state_ns(s, c));
 	json_writer_key(w, "warn");
@@ -561,14 +561,14 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	json_writer_uint_field(w, "before_start", s->t.before_start);
 	json_writer_uint_field(w, "inferred", s->t.inferred);
 	json_writer_key(w, "per_sec");
-	json_writer_double(w, "%.1f", s->t.events_per_sec);
+	json_writer_fixed(w, s->t.events_per_sec, 1);
 	json_writer_object_end(w);
 	json_writer_key(w, "engine");
 	json_writer_object_begin(w);
 	json_writer_bool_field(w, "sleeping", s->sleeping);
 	json_writer_bool_field(w, "observer", s->observer);
 	json_writer_key(w, "pass_gap_max_ms");
-	json_writer_double(w, "%.3f", (double)s->pass_gap_max_ns / 1e6);
+	json_writer_fixed(w, (double)s->pass_gap_max_ns / 1e6, 3);
 	batch_json_text(w, "error", s->error);
 	batch_json_text(w, "warning", s->warning);
 	if (s->record.on) {

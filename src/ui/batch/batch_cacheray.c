@@ -395,7 +395,7 @@ static void json_threads(struct json_writer *w, const struct cacheray *c)
 static void json_hex_field(struct json_writer *w, const char *key, uint64_t v)
 {
 	json_writer_key(w, key);
-	json_writer_valuef(w, "\"0x%016" PRIx64 "\"", v);
+	json_writer_hex(w, "0x", v, 16);
 }
 
 static void json_line(struct json_writer *w, const struct cacheray_line *l)

@@ -108,7 +108,7 @@ static void batch_json_buffer(struct json_writer *w,
 	json_writer_uint_field(w, "torn", b->torn);
 	json_writer_uint_field(w, "resizes", b->resizes);
 	json_writer_key(w, "frames_per_sec");
-	json_writer_double(w, "%.1f", b->fps);
+	json_writer_fixed(w, b->fps, 1);
 	json_writer_bool_field(w, "counters_setup", b->counters_setup);
 	json_writer_key(w, "attach_latency_ns");
 	if (b->attach_latency_ns)
@@ -226,7 +226,7 @@ static void batch_json_addr(struct json_writer *w, const char *key,
 			    uint64_t addr)
 {
 	json_writer_key(w, key);
-	json_writer_valuef(w, "\"0x%llx\"", (unsigned long long)addr);
+	json_writer_hex(w, "0x", addr, 0);
 }
 
 /* corotop -p PID --list-buffers -f json: one object, the buffers found. */

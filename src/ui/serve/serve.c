@@ -140,6 +140,25 @@ static bool serve_render(struct serve_state *st, unsigned top_where,
 	return true;
 }
 
+/* A new state's records seeded from the current state's (read-only, as
+ * the request threads read it), so that its first snapshot copies under
+ * the engine's lock only what changed since (snapshot_seed), not every
+ * record: the first refresh, and one while a slow /snapshot reader holds
+ * the spare, would otherwise. */
+static void serve_seed(struct serve *s, struct serve_state *st)
+{
+	struct serve_state *cur;
+
+	pthread_mutex_lock(&s->lock);
+	if ((cur = s->cur))
+		cur->refs++;
+	pthread_mutex_unlock(&s->lock);
+	if (!cur)
+		return;
+	snapshot_seed(&st->frame.snap, &cur->frame.snap);
+	serve_release(s, cur);
+}
+
 /* Main thread: a new state from the engine, published. */
 void serve_refresh(struct serve *s, struct engine *e)
 {
@@ -158,8 +177,8 @@ void serve_refresh(struct serve *s, struct engine *e)
 		serve_json_put(st->json);
 		st->json = NULL;
 	}
-	if (!st)
-		st = serve_state_new(s);
+	if (!st && (st = serve_state_new(s)))
+		serve_seed(s, st);
 	if (!st)
 		return; /* out of memory: the previous state stays */
 	engine_frame_take(e, &st->frame);
