@@ -15,8 +15,10 @@
  * the dense gen_of array (8 bytes a record, sequential) and copies the
  * records whose gen_of is above that: births, deaths, reclaims, switches.
  * The copies go to a change list, in slot order; the lock is let go; then
- * settle merges the list into the copy without the lock: first dropping
- * every record the list names, then merging the list's live records in
+ * settle merges the list into the copy without the lock.  A changed record
+ * the copy holds, alive still, is put in its place (found by its slot);
+ * with births or reclaims among them, every record the list names is
+ * dropped from the first one on, and the list's live records merged in
  * from the back.  The copy is again the records in use, in slot order,
  * exactly what a whole copy would have given.
  *
@@ -121,15 +123,50 @@ bool snapcopy_reserve(struct snapshot *s, const struct model *m, size_t used)
 	return true;
 }
 
+/* The first of s's records whose slot is `slot` or above (s->count: none). */
+static size_t snapcopy_find(const struct snapshot *s, uint32_t slot)
+{
+	size_t lo = 0, hi = s->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->coro[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 size_t snapcopy_settle(struct snapshot *s)
 {
-	size_t w = 0, j = 0, live = 0, n, i, at;
+	size_t w, j, live = 0, n, i, at;
 
 	if (!s->nchanged)
 		return s->ncopied;
+	/* Most changed records are ones the copy holds, alive still (a
+	 * switch, a rate): each goes in its place, and the rest of the copy
+	 * is not touched.  Stopped by the first birth or reclaim; what was
+	 * put in place by then, the merge below puts there again. */
+	for (j = 0; j < s->nchanged; j++) {
+		const struct model_coro *d = &s->changed[j];
+
+		at = snapcopy_find(s, d->slot);
+		if (!d->in_use || at == s->count || s->coro[at].slot != d->slot)
+			break;
+		s->coro[at] = *d;
+	}
+	if (j == s->nchanged) {
+		s->nchanged = 0;
+		return s->ncopied;
+	}
 	/* Every record the list names leaves the copy (its new self, if it
-	 * has one, comes from the list); the others close up, in order. */
-	for (i = 0; i < s->count; i++) {
+	 * has one, comes from the list); the others close up, in order,
+	 * from the first one the list names. */
+	w = snapcopy_find(s, s->changed[0].slot);
+	j = 0;
+	for (i = w; i < s->count; i++) {
 		uint32_t slot = s->coro[i].slot;
 
 		while (j < s->nchanged && s->changed[j].slot < slot)

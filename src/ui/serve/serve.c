@@ -3,7 +3,9 @@
  *
  * The main thread owns the engine, as in batch mode: every refresh period
  * (ticker.c) it takes one frame (engine_frame_take: the snapshot -- the
- * only time the model's lock is held -- the engine's statistics, the ppt
+ * only time the model's lock is held, to copy the records changed since
+ * that state's previous snapshot; a new state starts from the current
+ * one's records, serve_seed -- the engine's statistics, the ppt
  * buffers and the hot stacks), renders the metrics in both formats, and
  * publishes the lot as one
  * immutable, reference-counted state.  A scrape only copies the rendered
