@@ -316,7 +316,9 @@ static void engine_lint_copy(struct snapshot *out,
 	for (size_t k = 0; k < out->count; k++) {
 		struct model_coro *c = &out->coro[k];
 
-		c->in_kernel = 0;
+		if (c->in_kernel) /* this snapshot's to set (not written
+				     when clear: see snapshot_lint_record) */
+			c->in_kernel = 0;
 		model_totals_count(&out->t, c);
 		snapshot_lint_record(out, lints, c);
 	}

@@ -115,7 +115,11 @@ void snapshot_lint_record(struct snapshot *s, const struct lint_config *c,
 {
 	uint32_t w = lint_check(c, r, s->ts);
 
-	r->warn = (uint8_t)w;
+	/* Written only when it changed: a copy made again from the changed
+	 * records is linted whole, and a line not written is not written
+	 * back. */
+	if (r->warn != (uint8_t)w)
+		r->warn = (uint8_t)w;
 	for (; w; w &= w - 1)
 		s->warn_counts[__builtin_ctz(w)]++;
 }
