@@ -71,7 +71,7 @@ static void snapcopy_whole(struct snapshot *s, const struct model *m,
 bool snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
 		   snapcopy_fix fix, void *ctx)
 {
-	size_t n = 0;
+	size_t n = 0, want;
 
 	if (whole || !m->uid || s->copy_of != m->uid) {
 		snapcopy_whole(s, m, fix, ctx);
@@ -82,19 +82,19 @@ bool snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
 	 * the list would copy it twice (into the list, then into place). */
 	for (uint32_t r = 0; r < m->used; r++)
 		n += m->gen_of[r] > s->copy_gen;
-	if (n > m->used / 2) {
+	/* Room for them, once (the lock is held: what grows, grows in one
+	 * step); out of memory, a whole copy needs none. */
+	if (n > m->used / 2 ||
+	    !grow_array((void **)&s->changed, &s->changed_cap, n ? n : 1,
+			sizeof(*s->changed))) {
 		snapcopy_whole(s, m, fix, ctx);
 		return true;
 	}
+	want = n;
 	n = 0;
-	for (uint32_t r = 0; r < m->used; r++) {
+	for (uint32_t r = 0; r < m->used && n < want; r++) {
 		if (m->gen_of[r] <= s->copy_gen)
 			continue;
-		if (!grow_array((void **)&s->changed, &s->changed_cap, n + 1,
-				sizeof(*s->changed))) {
-			snapcopy_whole(s, m, fix, ctx);
-			return true;
-		}
 		s->changed[n] = m->coro[r];
 		/* A reclaimed record keeps its slot (the merge drops the copy
 		 * of that slot); a live one is fixed as a whole copy's is. */
