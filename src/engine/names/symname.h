@@ -2,7 +2,7 @@
  * symname: a function's symbol as people read it -- C++ and Rust names
  * demangled, a C++20 coroutine's clones named after the coroutine, long
  * names shortened -- and the function part found again in the text corotop
- * prints.  See symname.c.
+ * prints.  See symname.c (symname_entry: symentry.c).
  */
 #ifndef COROTOP_SYMNAME_H
 #define COROTOP_SYMNAME_H
