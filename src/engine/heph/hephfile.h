@@ -3,7 +3,8 @@
  * its packets indexed on open (where each event is, its stream, substream
  * and times), problems recorded with their byte offsets, and reading going
  * on past a lying packet where the next one can be found.  A compressed
- * recording (zstd frames, hephzst.h) reads the same.  See hephfile.c.
+ * recording (zstd frames, hephzst.h) reads the same.  See hephfile.c
+ * (and hephindex.c, the walk that builds the index).
  */
 #ifndef COROTOP_HEPHFILE_H
 #define COROTOP_HEPHFILE_H

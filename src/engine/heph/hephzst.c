@@ -12,7 +12,7 @@
  * The walk (heph_zst_next) goes from byte 0, frame header after frame
  * header, decompressing each frame into a buffer of at most its content
  * size -- never the whole file into memory -- and hands the Heph bytes to
- * hephfile.c's packet walk.  The frames it found (file offset, offset in
+ * hephindex.c's packet walk.  The frames it found (file offset, offset in
  * the Heph bytes, both sizes) are its own frame table: the seek table is
  * not needed to read and is only checked against them (heph_zst_seek_check);
  * a recording cut short (corotop killed) has none, and reads up to its last
