@@ -7,7 +7,8 @@
  *            deaths, reclaims with reuse, rates, rate resets) and by the
  *            copier's own fix-ups, a snapshot copied again and again
  *            always equals a whole copy of the model at that moment,
- *            record for record, in slot order;
+ *            record for record, in slot order, with room for every
+ *            record's slot;
  *   less     a copy with nothing changed copies no record; with one
  *            switch, one; with more than half the records changed, or
  *            asked for, a whole copy copies every record;
@@ -100,6 +101,9 @@ static size_t check_same(struct snapshot *s, const struct model *m)
 	snapcopy_take(&whole, m, true, fix, NULL);
 	assert_int_equal(snapcopy_settle(&whole), whole.count);
 	assert_int_equal(s->count, whole.count);
+	/* The room bounds every record's slot (snapshot.h), as a whole
+	 * copy's does. */
+	assert_true(s->cap >= m->used);
 	for (size_t k = 0; k < s->count; k++)
 		same_record(&s->coro[k], &whole.coro[k]);
 	snapshot_finish(&whole);

@@ -63,6 +63,7 @@ static void snapcopy_whole(struct snapshot *s, const struct model *m,
 	s->count = k;
 	s->ncopied = k;
 	s->nchanged = 0;
+	s->copy_used = m->used;
 	/* Only a copy of every record is one the next take can build on. */
 	s->copy_of = k == live ? m->uid : 0;
 	s->copy_gen = m->gen;
@@ -106,20 +107,31 @@ bool snapcopy_take(struct snapshot *s, const struct model *m, bool whole,
 	s->nchanged = n;
 	s->ncopied = n;
 	s->copy_gen = m->gen;
+	s->copy_used = m->used;
 	return false;
+}
+
+/* Without the lock: room for `used` records and some to spare (records
+ * born before the next take), its new pages touched, so that a whole copy
+ * neither allocates nor faults them in under the lock.  Out of memory,
+ * the room stays as it was (the whole copy tries again). */
+static void snapcopy_room(struct snapshot *s, size_t used)
+{
+	size_t had = s->cap;
+
+	if (had >= used)
+		return;
+	if (grow_array_fit((void **)&s->coro, &s->cap, used + used / 16 + 256,
+			   sizeof(*s->coro)) &&
+	    s->cap > had)
+		memset(s->coro + had, 0, (s->cap - had) * sizeof(*s->coro));
 }
 
 bool snapcopy_reserve(struct snapshot *s, const struct model *m, size_t used)
 {
-	size_t had = s->cap, want = used + used / 16 + 256;
-
 	if (m->uid && s->copy_of == m->uid)
 		return false;
-	/* Some room to spare: records born before the lock is taken. */
-	if (grow_array_fit((void **)&s->coro, &s->cap, want,
-			   sizeof(*s->coro)) &&
-	    s->cap > had)
-		memset(s->coro + had, 0, (s->cap - had) * sizeof(*s->coro));
+	snapcopy_room(s, used);
 	return true;
 }
 
@@ -143,6 +155,10 @@ size_t snapcopy_settle(struct snapshot *s)
 {
 	size_t w, j, live = 0, n, i, at;
 
+	/* The cap bounds every record's slot: room for every record handed
+	 * out at the take, made now rather than by a whole copy, under the
+	 * lock. */
+	snapcopy_room(s, s->copy_used);
 	if (!s->nchanged)
 		return s->ncopied;
 	/* Most changed records are ones the copy holds, alive still (a

@@ -38,8 +38,10 @@ void snapshot_finish(struct snapshot *s)
 
 bool snapshot_seed(struct snapshot *s, const struct snapshot *from)
 {
+	/* As much room as from has: its cap bounds every record's slot. */
 	if (!from->copy_of || from->nchanged ||
-	    !grow_array_fit((void **)&s->coro, &s->cap, from->count,
+	    !grow_array_fit((void **)&s->coro, &s->cap,
+			    from->cap > from->count ? from->cap : from->count,
 			    sizeof(*s->coro)))
 		return false;
 	if (from->count)
@@ -48,6 +50,7 @@ bool snapshot_seed(struct snapshot *s, const struct snapshot *from)
 	s->nchanged = 0;
 	s->copy_of = from->copy_of;
 	s->copy_gen = from->copy_gen;
+	s->copy_used = from->copy_used;
 	return true;
 }
 

@@ -102,9 +102,12 @@ struct snapshot {
 	size_t cap; /* allocated; also bounds every record's slot */
 	/* Which copy of the model the records are (snapcopy.c): the model's
 	 * uid (0: none to build on) and its generation when copied; the
-	 * records the last copy took (all, or those changed), and the
-	 * changed ones until they are merged in. */
+	 * model's records ever handed out then (cap is made at least that
+	 * by settle, outside the lock); the records the last copy took (all,
+	 * or those changed), and the changed ones until they are merged
+	 * in. */
 	uint64_t copy_of, copy_gen;
+	size_t copy_used;
 	size_t ncopied;
 	struct model_coro *changed;
 	size_t nchanged, changed_cap;

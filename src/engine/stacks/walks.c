@@ -105,10 +105,14 @@ static void stacks_unwind_apply(struct stacks *sk,
 	sk->unwind.saved_refused += j->from == UNWIND_SAVED_REFUSED;
 	name_was = c->name;
 	kind_was = c->kind;
-	if (marks->entry >= 0)
-		model_name_pc(m, c->station, frames[marks->entry]);
-	else if (marks->inlined[0])
-		model_name_text(m, c->station, marks->inlined);
+	/* Named through its station only while the station is still its
+	 * own: a dead coroutine's station may have its next occupant. */
+	if (c->station < m->stations && m->by_station[c->station] == j->r) {
+		if (marks->entry >= 0)
+			model_name_pc(m, c->station, frames[marks->entry]);
+		else if (marks->inlined[0])
+			model_name_text(m, c->station, marks->inlined);
+	}
 	if (c->name != name_was || c->kind != kind_was)
 		sk->env.rec_learned(sk->env.ctx, c, name_was, kind_was);
 	/* No frame of the program's own: the runtime frame that runs its
