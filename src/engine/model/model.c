@@ -438,10 +438,13 @@ void model_kind(struct model *m, uint32_t station, enum model_kind kind)
 
 void model_park(struct model *m, uint32_t station, uint64_t trace)
 {
-	struct model_coro *c = model_at(m, station);
+	/* The side array only, which copies do not hold: not a touch (the
+	 * suspend it follows touched the record already). */
+	uint32_t r =
+		station < m->stations ? m->by_station[station] : MODEL_NONE;
 
-	if (c)
-		m->parked[c->slot] = trace;
+	if (r != MODEL_NONE)
+		m->parked[r] = trace;
 }
 
 void model_long_wait(struct model *m, uint32_t station, bool long_wait)
