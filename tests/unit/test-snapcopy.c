@@ -312,13 +312,37 @@ static void test_seed(void **state)
 	model_finish(&m);
 }
 
+/* A seeded copy has room for every record's slot, the reclaimed ones'
+ * included (its count is below the model's records handed out). */
+static void test_seed_room(void **state)
+{
+	struct model m;
+	struct snapshot a, b;
+	uint64_t ts = 10;
+
+	(void)state;
+	memset(fix_where, 0, sizeof(fix_where));
+	assert_true(model_init(&m, STATIONS, LINGER));
+	snapshot_init(&a);
+	snapshot_init(&b);
+	for (uint32_t st = 0; st < 150; st++)
+		model_open(&m, st, st + 1, ts);
+	model_close(&m, 149, ++ts, false);
+	model_tick(&m, ts + 10 * LINGER); /* reclaimed: 149 live of 150 */
+	assert_int_equal(check_same(&a, &m), 149);
+	assert_true(snapshot_seed(&b, &a));
+	assert_int_equal(check_same(&b, &m), 0);
+	snapshot_finish(&a);
+	snapshot_finish(&b);
+	model_finish(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_same),
-		cmocka_unit_test(test_less),
-		cmocka_unit_test(test_other),
-		cmocka_unit_test(test_seed),
+		cmocka_unit_test(test_same),	  cmocka_unit_test(test_less),
+		cmocka_unit_test(test_other),	  cmocka_unit_test(test_seed),
+		cmocka_unit_test(test_seed_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
