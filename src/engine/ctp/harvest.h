@@ -44,7 +44,7 @@ enum harvest_style {
 	HARVEST_STYLE_LITERAL,	   /* the spec's text: seq 1, 2, 3, ... */
 };
 
-/* Evidence about a foreign station, sticky (harvest_classify). */
+/* Evidence about a foreign station, sticky (style.c). */
 #define HARVEST_EV_NOT_LITERAL (1u << 0) /* a seq in the wrong slot */
 #define HARVEST_EV_NOT_SEQLOCK (1u << 1) /* slot counts out of step */
 #define HARVEST_EV_ODD_STABLE (1u << 2)	 /* an odd seq that stayed put */
