@@ -4,7 +4,7 @@
 # serve_scrape, harvest_throughput, probe_record and preload_cost -- and a
 # table per benchmark of the medians of each side.
 #
-#   bench/compare.sh BEFORE_BUILD AFTER_BUILD [-r RUNS] [-s]
+#   bench/compare.sh BEFORE_BUILD AFTER_BUILD [-r RUNS] [-s] [-b LIST]
 #
 #   BEFORE_BUILD, AFTER_BUILD  meson build directories configured with
 #               -Dbuildtype=release -Dbenchmarks=true (scripts/bench's
@@ -12,6 +12,7 @@
 #               shows the machine's noise)
 #   -r RUNS     rounds (default 5)
 #   -s          short sizes (see below): about a third of the time
+#   -b LIST     only these benchmarks, comma-separated (default: all six)
 #
 # Each round runs every benchmark once per build, the two runs of one
 # benchmark back to back: before then after in odd rounds, after then before
@@ -61,7 +62,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 die_usage() {
@@ -71,6 +72,7 @@ die_usage() {
 
 runs=5
 short=false
+only=
 pos=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -86,6 +88,11 @@ while [ $# -gt 0 ]; do
 	-s)
 		short=true
 		shift
+		;;
+	-b)
+		[ $# -ge 2 ] || usage
+		only=$2
+		shift 2
 		;;
 	-h | --help) usage ;;
 	--)
@@ -116,6 +123,16 @@ done < <(compgen -e)
 
 BENCHES=(render json_snapshot serve_scrape harvest_throughput probe_record
 	preload_cost)
+if [ -n "$only" ]; then
+	picked=()
+	IFS=, read -ra want <<<"$only"
+	for w in "${want[@]}"; do
+		[[ " ${BENCHES[*]} " == *" $w "* ]] ||
+			die_usage "-b: no benchmark '$w' (one of: ${BENCHES[*]})"
+		picked+=("$w")
+	done
+	BENCHES=("${picked[@]}")
+fi
 # Programs preload_cost.sh runs, by file name: their arguments here.
 if $short; then
 	declare -A ARGS=([render]="20 100000" [json_snapshot]=100000
