@@ -334,8 +334,9 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	bool whole;
 
 	/* A whole copy coming: its array made and faulted in first, not
-	 * under the lock (m->uid is set once, at init). */
-	if (!out->copy_of || out->copy_of != m->uid) {
+	 * under the lock (m->uid is set once, at init, and never 0: a
+	 * snapshot that holds no copy has copy_of 0). */
+	if (out->copy_of != m->uid) {
 		pthread_mutex_lock(&e->lock);
 		used = m->used;
 		pthread_mutex_unlock(&e->lock);

@@ -308,6 +308,18 @@ static void model_one_running(struct model *m, struct model_coro *c,
 	e->id = c->id;
 }
 
+/* The time from c's last transition to `to`, charged to the state it was
+ * in (model_charged); nothing when `to` is not later. */
+static inline void model_charge(struct model_coro *c, uint64_t to)
+{
+	if (to <= c->state_ts)
+		return;
+	if (model_charged(c) == MODEL_RUNNING)
+		c->run_ns += to - c->state_ts;
+	else
+		c->susp_ns += to - c->state_ts;
+}
+
 void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 		 uint64_t addr, uint64_t seq, uint64_t n, uint32_t slot,
 		 bool is_active)
@@ -317,12 +329,7 @@ void model_event(struct model *m, uint32_t station, uint64_t ts, uint64_t tid,
 	m->t.events++;
 	if (!c)
 		return;
-	if (ts > c->state_ts) {
-		if (model_charged(c) == MODEL_RUNNING)
-			c->run_ns += ts - c->state_ts;
-		else
-			c->susp_ns += ts - c->state_ts;
-	}
+	model_charge(c, ts);
 	if (ts > c->state_ts || !c->switches)
 		c->state_ts = ts;
 	c->state = is_active ? MODEL_RUNNING : MODEL_SUSPENDED;
@@ -489,13 +496,9 @@ void model_close(struct model *m, uint32_t station, uint64_t now, bool recycled)
 
 	if (!c)
 		return;
-	if (now > c->state_ts) {
-		if (model_charged(c) == MODEL_RUNNING)
-			c->run_ns += now - c->state_ts;
-		else
-			c->susp_ns += now - c->state_ts;
+	model_charge(c, now);
+	if (now > c->state_ts)
 		c->state_ts = now;
-	}
 	c->state = MODEL_DEAD;
 	model_seen(m, c);
 	c->long_wait = 0;
