@@ -1,0 +1,451 @@
+/*
+ * ctxscan: the parked Boost.Context contexts of a process that was never
+ * prepared -- no probe, no preload -- found by reading its memory (issue
+ * 30's fallback, for runtimes whose lists are not walked).
+ *
+ * What a parked context leaves.  jump_fcontext and ontop_fcontext push
+ * the registers they keep onto the stack they leave and return that
+ * stack pointer as the fcontext_t (engine/target/fcsave.c has the layout
+ * per Boost build).  So a parked context is a saved area in some
+ * writable region -- a thread's stack, an mmap'd fiber stack, or the heap
+ * that Boost's fixedsize_stack takes its stacks from -- whose return
+ * address slot holds an address in code right after a call.
+ *
+ * Why that is not enough.  Every park a fiber ever made leaves such an
+ * area on its stack, and an ordinary frame with a frame pointer looks
+ * like one too (saved rbp, then the return address).  What sets a live
+ * park apart is that its fcontext_t is kept: the runtime stores it (a
+ * boost::context::fiber, a Boost.Fiber context's c_ member) to resume it
+ * later.  So the scan makes two passes over every writable region:
+ *
+ *   1. areas: at each 8-byte aligned address p, the area of layout l at p
+ *      must lie, with the sp after it, inside p's region, and its return
+ *      address in an executable region right after a call (the reader's
+ *      after_call, asked once per distinct pc).  Unlike fcsave_check's
+ *      rule for a published area, the frame pointer is not judged: a
+ *      program built without frame pointers parks with anything in it;
+ *   2. stores: every aligned word of writable memory is looked up among
+ *      the areas; an area some word outside itself points at is found.
+ *
+ * A store in a dead part of a stack (below a thread's sp, or a parked
+ * context's) still counts here: telling those apart needs the threads'
+ * registers, which the caller has and this scan does not.  The result
+ * is a candidate list, ordered by address, with the store's count.
+ *
+ * Untrusted input.  The maps text may lie: regions are sorted, overlaps
+ * cut, and every region is read in chunks, each read checked; a chunk
+ * that cannot be read is counted and skipped.  Memory is bounded: the
+ * areas kept between the passes (CTXSCAN_AREAS_MAX), the regions
+ * (CTXSCAN_REGIONS_MAX) and one chunk buffer.  The target is only read.
+ */
+#include "engine/scan/ctxscan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "engine/target/fcsave.h"
+#include "engine/target/procfs.h"
+
+#define CTXSCAN_CHUNK (256u << 10)
+/* A chunk's tail read again at the next chunk's head, so that an area
+ * across the boundary is seen whole (FCSAVE_AREA_MAX, rounded up). */
+#define CTXSCAN_OVERLAP 64u
+
+/* An area kept between the passes (open addressing on `at`). */
+struct ctxscan_area {
+	uint64_t at; /* 0: empty */
+	uint64_t fp, pc;
+	uint32_t region; /* index into the sorted writable regions */
+	uint32_t stored;
+	uint64_t stored_at;
+};
+
+/* A pc's verdict, cached (open addressing; pc 0: empty). */
+struct ctxscan_pc {
+	uint64_t pc;
+	bool ok;
+};
+#define CTXSCAN_PCS_BITS 16
+#define CTXSCAN_PCS (1u << CTXSCAN_PCS_BITS)
+
+struct ctxscan {
+	const struct fcsave_layout *l;
+	const struct ctxscan_reader *rd;
+	struct ctxscan_region *w, *x, *d; /* writable, executable, dead */
+	size_t nw, nx, nd;		  /* (sorted, disjoint) */
+	struct ctxscan_area *areas;
+	uint32_t areas_cap, nareas;
+	struct ctxscan_pc *pcs;
+	uint64_t seed;	     /* hash_seed: the hashes' */
+	uint64_t x_lo, x_hi; /* the executable regions' span */
+	uint64_t lo, hi;     /* the areas' address range, for pass 2 */
+	unsigned char *buf;
+	struct ctxscan_stats st;
+};
+
+static int ctxscan_cmp(const void *a, const void *b)
+{
+	const struct ctxscan_region *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The regions with any of `flags`, sorted, overlaps cut off. */
+static struct ctxscan_region *ctxscan_pick(const struct ctxscan_region *r,
+					   size_t n, unsigned flags,
+					   size_t *count)
+{
+	struct ctxscan_region *out = malloc((n ? n : 1) * sizeof(*out));
+	size_t k = 0, kept = 0;
+	uint64_t top = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if ((r[i].flags & flags) && r[i].lo < r[i].hi)
+			out[k++] = r[i];
+	qsort(out, k, sizeof(*out), ctxscan_cmp);
+	/* Each byte in one region: what an earlier region covers is cut
+	 * off (top: the highest end kept), a region left empty dropped. */
+	for (size_t i = 0; i < k; i++) {
+		if (out[i].lo < top)
+			out[i].lo = top;
+		if (out[i].lo >= out[i].hi)
+			continue;
+		top = out[i].hi;
+		out[kept++] = out[i];
+	}
+	*count = kept;
+	return out;
+}
+
+/* The index of the region holding addr, or -1. */
+static long ctxscan_find(const struct ctxscan_region *r, size_t n,
+			 uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < r[mid].lo)
+			hi = mid;
+		else if (addr >= r[mid].hi)
+			lo = mid + 1;
+		else
+			return (long)mid;
+	}
+	return -1;
+}
+
+static uint64_t ctxscan_word(const unsigned char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+static bool ctxscan_code(struct ctxscan *s, uint64_t pc)
+{
+	struct ctxscan_pc *e;
+	uint32_t h;
+
+	if (!pc || ctxscan_find(s->x, s->nx, pc) < 0)
+		return false;
+	h = (uint32_t)hash_fib(pc ^ s->seed, 64 - CTXSCAN_PCS_BITS);
+	for (uint32_t k = 0; k < CTXSCAN_PCS; k++) {
+		e = &s->pcs[(h + k) & (CTXSCAN_PCS - 1)];
+		if (e->pc == pc)
+			return e->ok;
+		if (!e->pc)
+			break;
+	}
+	s->st.code_checks++;
+	bool ok = s->rd->after_call(s->rd->ctx, pc);
+
+	/* Full: answered, not kept (a probe sequence never runs away). */
+	if (!e->pc) {
+		e->pc = pc;
+		e->ok = ok;
+	}
+	return ok;
+}
+
+static struct ctxscan_area *ctxscan_slot(struct ctxscan *s, uint64_t at)
+{
+	uint32_t mask = s->areas_cap - 1;
+	/* The addresses are the target's: seeded, so none can pick slots. */
+	uint32_t h = (uint32_t)hash_fib(
+		at ^ s->seed, 64 - (unsigned)__builtin_ctz(s->areas_cap));
+
+	for (;; h = (h + 1) & mask)
+		if (s->areas[h].at == at || !s->areas[h].at)
+			return &s->areas[h];
+}
+
+/* Twice the room for areas (kept at most half full), up to
+ * CTXSCAN_AREAS_MAX of them; false when it may not or can not. */
+static bool ctxscan_grow(struct ctxscan *s)
+{
+	struct ctxscan_area *old = s->areas;
+	uint32_t cap = s->areas_cap;
+
+	if (cap >= 2 * CTXSCAN_AREAS_MAX)
+		return false;
+	s->areas = calloc((size_t)cap * 2, sizeof(*s->areas));
+	if (!s->areas) {
+		s->areas = old;
+		return false;
+	}
+	s->areas_cap = cap * 2;
+	for (uint32_t i = 0; i < cap; i++)
+		if (old[i].at)
+			*ctxscan_slot(s, old[i].at) = old[i];
+	free(old);
+	return true;
+}
+
+/* Pass 1 on one chunk: [base, base + len) of writable region wi, the
+ * areas that start before `end` (the rest are the next chunk's). */
+static void ctxscan_areas_in(struct ctxscan *s, size_t wi, uint64_t base,
+			     const unsigned char *b, size_t len, uint64_t end)
+{
+	const struct fcsave_layout *l = s->l;
+	const struct ctxscan_region *r = &s->w[wi];
+
+	for (size_t off = (8 - (base & 7)) & 7; off + l->size <= len;
+	     off += 8) {
+		uint64_t at = base + off, fp, pc;
+		struct ctxscan_area *a;
+
+		if (at >= end)
+			break;
+		if (!fcsave_in_stack(l, at, r->lo, r->hi))
+			continue;
+		pc = ctxscan_word(b + off + l->pc_at);
+		if (pc < s->x_lo || pc >= s->x_hi ||
+		    ctxscan_find(s->x, s->nx, pc) < 0)
+			continue;
+		/* The frame pointer is not judged: code built without frame
+		 * pointers keeps anything in it (a live park's rbp can hold
+		 * an address in libboost_context itself). */
+		fp = ctxscan_word(b + off + l->fp_at);
+		if (!ctxscan_code(s, pc))
+			continue;
+		s->st.areas++;
+		if (ctxscan_find(s->d, s->nd, at) >= 0) {
+			s->st.dead++;
+			continue;
+		}
+		if (s->nareas >= s->areas_cap / 2 && !ctxscan_grow(s)) {
+			s->st.areas_lost++;
+			continue;
+		}
+		a = ctxscan_slot(s, at);
+		*a = (struct ctxscan_area){
+			.at = at, .fp = fp, .pc = pc, .region = (uint32_t)wi};
+		s->nareas++;
+		if (at < s->lo)
+			s->lo = at;
+		if (at > s->hi)
+			s->hi = at;
+	}
+}
+
+/* Pass 2 on one chunk: the words that point at a kept area. */
+static void ctxscan_stores_in(struct ctxscan *s, uint64_t base,
+			      const unsigned char *b, size_t len)
+{
+	for (size_t off = (8 - (base & 7)) & 7; off + 8 <= len; off += 8) {
+		uint64_t v = ctxscan_word(b + off), where = base + off;
+		struct ctxscan_area *a;
+
+		if (v < s->lo || v > s->hi || (v & 7))
+			continue;
+		a = ctxscan_slot(s, v);
+		if (!a->at)
+			continue;
+		/* A word of the area itself keeps nothing, nor one in dead
+		 * stack. */
+		if ((where >= v && where - v < s->l->size) ||
+		    ctxscan_find(s->d, s->nd, where) >= 0)
+			continue;
+		if (!a->stored || where < a->stored_at)
+			a->stored_at = where;
+		a->stored++;
+	}
+}
+
+/* Each writable region in chunks, overlapping by CTXSCAN_OVERLAP;
+ * pass 1 (areas) or 2 (stores). */
+static void ctxscan_pass(struct ctxscan *s, int pass)
+{
+	for (size_t i = 0; i < s->nw; i++) {
+		const struct ctxscan_region *r = &s->w[i];
+
+		if (pass == 1)
+			s->st.regions++;
+		for (uint64_t at = r->lo; at < r->hi;) {
+			uint64_t left = r->hi - at;
+			size_t len = left < CTXSCAN_CHUNK ? (size_t)left
+							  : CTXSCAN_CHUNK;
+			uint64_t next = at + len;
+
+			if (pass == 1)
+				s->st.bytes += len;
+			if (!s->rd->read(s->rd->ctx, at, s->buf, len)) {
+				if (pass == 1)
+					s->st.unread += len;
+			} else if (pass == 1) {
+				/* Areas starting in [at, next - overlap),
+				 * unless this is the region's last chunk. */
+				uint64_t end = next < r->hi
+						       ? next - CTXSCAN_OVERLAP
+						       : next;
+
+				ctxscan_areas_in(s, i, at, s->buf, len, end);
+				next = end;
+			} else {
+				ctxscan_stores_in(s, at, s->buf, len);
+			}
+			at = next;
+		}
+	}
+}
+
+static int ctxscan_area_cmp(const void *a, const void *b)
+{
+	const struct ctxscan_area *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* After both passes: the kept areas something stores, lowest first, into
+ * out (at most max); the table is not a table any more after it. */
+static size_t ctxscan_take(struct ctxscan *s, struct ctxscan_found *out,
+			   size_t max)
+{
+	uint32_t n = 0;
+	size_t k = 0;
+
+	for (uint32_t i = 0; i < s->areas_cap; i++) {
+		const struct ctxscan_area *a = &s->areas[i];
+
+		if (!a->at)
+			continue;
+		if (!a->stored)
+			s->st.not_stored++;
+		else
+			s->areas[n++] = *a; /* n <= i */
+	}
+	qsort(s->areas, n, sizeof(*s->areas), ctxscan_area_cmp);
+	s->st.found = n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ctxscan_area *a = &s->areas[i];
+
+		if (k == max) {
+			s->st.found_lost = n - i;
+			break;
+		}
+		out[k++] = (struct ctxscan_found){
+			.at = a->at,
+			.sp = a->at + s->l->sp_after,
+			.fp = a->fp,
+			.pc = a->pc,
+			.stack_lo = s->w[a->region].lo,
+			.stack_hi = s->w[a->region].hi,
+			.stored_at = a->stored_at,
+			.stored = a->stored,
+		};
+	}
+	return k;
+}
+
+size_t ctxscan_fcontext(const struct ctxscan_input *in,
+			struct ctxscan_found *out, size_t max,
+			struct ctxscan_stats *st)
+{
+	struct ctxscan s = {.lo = UINT64_MAX, .seed = hash_seed()};
+	struct ctxscan_region *dead = NULL;
+	size_t k = 0;
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	if (!in || !in->layout || !in->reader.read || !in->reader.after_call ||
+	    (!in->regions && in->nregions) || (!in->dead && in->ndead) ||
+	    in->nregions > CTXSCAN_REGIONS_MAX ||
+	    in->ndead > CTXSCAN_REGIONS_MAX)
+		return 0;
+	s.l = in->layout;
+	s.rd = &in->reader;
+	/* The dead ranges as regions, to share the sort and the search. */
+	dead = malloc((in->ndead ? in->ndead : 1) * sizeof(*dead));
+	if (dead)
+		for (size_t i = 0; i < in->ndead; i++)
+			dead[i] = (struct ctxscan_region){.lo = in->dead[i].lo,
+							  .hi = in->dead[i].hi,
+							  .flags = CTXSCAN_W};
+	s.d = dead ? ctxscan_pick(dead, in->ndead, CTXSCAN_W, &s.nd) : NULL;
+	free(dead);
+	s.w = ctxscan_pick(in->regions, in->nregions, CTXSCAN_W, &s.nw);
+	s.x = ctxscan_pick(in->regions, in->nregions, CTXSCAN_X, &s.nx);
+	s.areas_cap = 4096; /* grows to 2 * CTXSCAN_AREAS_MAX */
+	s.areas = calloc(s.areas_cap, sizeof(*s.areas));
+	s.pcs = calloc(CTXSCAN_PCS, sizeof(*s.pcs));
+	s.buf = malloc(CTXSCAN_CHUNK);
+	if (s.d && s.w && s.x && s.areas && s.pcs && s.buf) {
+		if (s.nx) {
+			s.x_lo = s.x[0].lo;
+			s.x_hi = s.x[s.nx - 1].hi;
+		}
+		ctxscan_pass(&s, 1);
+		if (s.nareas)
+			ctxscan_pass(&s, 2);
+		k = ctxscan_take(&s, out, max);
+	} else {
+		s.st.oom = true;
+	}
+	free(s.buf);
+	free(s.pcs);
+	free(s.areas);
+	free(s.x);
+	free(s.w);
+	free(s.d);
+	if (st)
+		*st = s.st;
+	return k;
+}
+
+size_t ctxscan_regions(const char *maps, size_t len, struct ctxscan_region *out,
+		       size_t max)
+{
+	const char *p = maps, *end = maps + len;
+	size_t k = 0;
+
+	while (p < end && k < max) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		struct procfs_maps_line m;
+
+		if (procfs_maps_line(p, (size_t)(eol - p), &m) &&
+		    !(m.path_len == 10 && !memcmp(m.path, "[vsyscall]", 10)) &&
+		    !(m.path_len == 6 && !memcmp(m.path, "[vvar]", 6))) {
+			/* The perms follow the range's space (the line
+			 * parsed, so they are there). */
+			const char *perms =
+				memchr(p, ' ', (size_t)(eol - p)) + 1;
+
+			out[k++] = (struct ctxscan_region){
+				.lo = m.start,
+				.hi = m.end,
+				.flags = (perms[0] == 'r' ? CTXSCAN_R : 0u) |
+					 (perms[1] == 'w' ? CTXSCAN_W : 0u) |
+					 (perms[2] == 'x' ? CTXSCAN_X : 0u),
+			};
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return k;
+}

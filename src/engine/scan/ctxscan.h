@@ -1,0 +1,103 @@
+/*
+ * ctxscan: the parked Boost.Context contexts of a process that was never
+ * prepared, found by reading its memory.  See ctxscan.c.
+ */
+#ifndef COROTOP_ENGINE_SCAN_CTXSCAN_H
+#define COROTOP_ENGINE_SCAN_CTXSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fcsave_layout;
+
+/* One mapping of the target (its /proc/PID/maps line). */
+#define CTXSCAN_R 1u
+#define CTXSCAN_W 2u
+#define CTXSCAN_X 4u
+
+struct ctxscan_region {
+	uint64_t lo, hi; /* [lo, hi) */
+	unsigned flags;	 /* CTXSCAN_R, _W, _X */
+};
+
+/* How the scan reads the target. */
+struct ctxscan_reader {
+	/* n bytes at addr into buf; false when they cannot all be read. */
+	bool (*read)(void *ctx, uint64_t addr, void *buf, size_t n);
+	/* Whether pc is a return address: in code, right after a call
+	 * (framecheck_frame's rule).  Only asked of a pc that lies in an
+	 * executable region. */
+	bool (*after_call)(void *ctx, uint64_t pc);
+	void *ctx;
+};
+
+/* A parked context: a saved area that passes fcsave_check, whose address
+ * (the fcontext_t) is stored in the target's writable memory, outside
+ * the area itself. */
+struct ctxscan_found {
+	uint64_t at;		     /* the fcontext_t */
+	uint64_t sp, fp, pc;	     /* where a walk of it starts */
+	uint64_t stack_lo, stack_hi; /* the writable region it lies in */
+	uint64_t stored_at;	     /* the lowest address holding `at` */
+	uint32_t stored;	     /* how many words hold it */
+};
+
+struct ctxscan_stats {
+	uint64_t regions;     /* writable regions read */
+	uint64_t bytes;	      /* bytes of them (each read twice) */
+	uint64_t unread;      /* ... that could not be read */
+	uint64_t areas;	      /* saved areas that pass the checks */
+	uint64_t areas_lost;  /* ... more than the scan keeps */
+	uint64_t dead;	      /* ... in dead stack: not kept */
+	uint64_t not_stored;  /* areas whose address nothing holds */
+	uint64_t found;	      /* areas whose address something holds */
+	uint64_t found_lost;  /* ... more than `max` */
+	uint64_t code_checks; /* after_call asked */
+	bool oom;	      /* the scan's own memory was refused */
+};
+
+/* At most this many saved areas are kept between the two passes. */
+#define CTXSCAN_AREAS_MAX (1u << 20)
+/* Regions of a maps text taken (more: an error). */
+#define CTXSCAN_REGIONS_MAX 65536u
+
+/* A range of addresses, [lo, hi). */
+struct ctxscan_range {
+	uint64_t lo, hi;
+};
+
+/* What a scan reads. */
+struct ctxscan_input {
+	const struct ctxscan_region *regions; /* any order, may overlap */
+	size_t nregions;
+	/* Dead stack: below each running thread's sp, down to its stack's
+	 * start.  Areas there are old parks, and a word there keeps
+	 * nothing (the red zone's 128 bytes are the running leaf
+	 * function's scratch, which keeps no parked context).  Any order. */
+	const struct ctxscan_range *dead;
+	size_t ndead;
+	const struct fcsave_layout *layout;
+	struct ctxscan_reader reader;
+};
+
+/*
+ * The saved areas of in->layout in the writable regions that some word of
+ * writable memory (outside the area, outside dead stack) points at: into
+ * out, at most max, lowest address first.  Returns how many were
+ * written; *st (may be NULL) counts the rest.  Out of memory: 0, with
+ * st->oom set.  The regions may lie (a maps text is the target's).
+ */
+size_t ctxscan_fcontext(const struct ctxscan_input *in,
+			struct ctxscan_found *out, size_t max,
+			struct ctxscan_stats *st);
+
+/*
+ * A maps text's regions (untrusted: malformed lines are skipped) into
+ * out, at most max; the count of lines taken.  [vsyscall] and
+ * [vvar] are skipped: they can not be read.
+ */
+size_t ctxscan_regions(const char *maps, size_t len, struct ctxscan_region *out,
+		       size_t max);
+
+#endif

@@ -1,0 +1,259 @@
+/*
+ * test-ctxscan: the memory scan (src/engine/scan/ctxscan.c) on a live
+ * process that was never prepared -- tests/targets/fctx_parked.c, raw
+ * Boost.Context tasks on Debian's libboost_context, each parked twice so
+ * that its stack keeps a dead saved area below the live one.  The target
+ * prints the fcontext_t it keeps for each task: the truth.  The scan
+ * reads the target with procmem and framecheck, as corotop would, and
+ * takes the dead stack below each thread's sp from /proc/PID/task/TID/
+ * syscall (the thread waits in read()).
+ *
+ * Asserted: every kept context found (no false negative), nothing else
+ * found (no false positive), the tasks' dead parks and main's old parks
+ * not taken; the target then exits 0 as it would have.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "engine/scan/ctxscan.h"
+#include "engine/target/fcsave.h"
+#include "engine/target/framecheck.h"
+#include "engine/target/procmem.h"
+
+#define TASKS 64
+#define MAX_REGIONS 4096
+
+struct live {
+	pid_t pid;
+	int in; /* the target's stdin: closed to end it */
+	FILE *out;
+	uint64_t kept[TASKS];
+	struct procmem pm;
+	struct framecheck *fc;
+};
+
+static bool live_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct live *l = ctx;
+	char err[128];
+
+	return procmem_read(&l->pm, addr, buf, n, err, sizeof(err));
+}
+
+static bool live_after_call(void *ctx, uint64_t pc)
+{
+	struct live *l = ctx;
+
+	return framecheck_frame(l->fc, pc, false) == FRAMECHECK_OK;
+}
+
+static void live_start(struct live *l)
+{
+	int in[2], out[2];
+	char line[128];
+	size_t n = 0;
+
+	memset(l, 0, sizeof(*l));
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	l->pid = fork();
+	assert_true(l->pid >= 0);
+	if (l->pid == 0) {
+		char count[16];
+
+		snprintf(count, sizeof(count), "%d", TASKS);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execl(ITEST_FCTX_PARKED, ITEST_FCTX_PARKED, count,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	l->in = in[1];
+	l->out = fdopen(out[0], "r");
+	assert_non_null(l->out);
+	/* The target prints once every task is parked (a pipe read: no
+	 * deadline of ours, the meson timeout ends a hang). */
+	assert_non_null(fgets(line, sizeof(line), l->out));
+	assert_string_equal(line, "parked=64\n");
+	while (n < TASKS && fgets(line, sizeof(line), l->out)) {
+		unsigned long long v;
+
+		assert_int_equal(sscanf(line, "fctx=%llx", &v), 1);
+		l->kept[n++] = v;
+	}
+	assert_int_equal(n, TASKS);
+}
+
+static int live_stop(struct live *l)
+{
+	int status;
+
+	close(l->in);
+	fclose(l->out);
+	assert_int_equal(waitpid(l->pid, &status, 0), l->pid);
+	return status;
+}
+
+/* Each thread's dead stack: below its sp, down to its region's start.
+ * The threads wait in a syscall, so
+ * /proc/PID/task/TID/syscall gives the sp ("nr args... sp pc"). */
+static size_t live_dead(pid_t pid, const struct ctxscan_region *r, size_t nr,
+			struct ctxscan_range *dead, size_t max)
+{
+	char path[64];
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	assert_non_null(dir);
+	while ((d = readdir(dir)) && n < max) {
+		char file[96], text[512];
+		unsigned long long f[9];
+		ssize_t got;
+		int fd;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/task/%s/syscall",
+			 (int)pid, d->d_name);
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		got = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		assert_true(got > 0);
+		text[got] = '\0';
+		/* "running" would give no sp: this target's threads wait. */
+		assert_int_equal(sscanf(text,
+					"%llu %llx %llx %llx %llx %llx %llx "
+					"%llx %llx",
+					&f[0], &f[1], &f[2], &f[3], &f[4],
+					&f[5], &f[6], &f[7], &f[8]),
+				 9);
+		for (size_t i = 0; i < nr; i++)
+			if (f[7] >= r[i].lo && f[7] < r[i].hi &&
+			    (r[i].flags & CTXSCAN_W) && f[7] > r[i].lo)
+				dead[n++] =
+					(struct ctxscan_range){r[i].lo, f[7]};
+	}
+	closedir(dir);
+	return n;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_live(void **state)
+{
+	static struct ctxscan_region regions[MAX_REGIONS];
+	struct ctxscan_found found[TASKS * 2];
+	struct ctxscan_range dead[16];
+	struct ctxscan_stats st;
+	const struct fcsave_layout *layout;
+	struct live l;
+	char path[64], err[256];
+	char *maps;
+	size_t len = 0, nr, n;
+	FILE *f;
+	int status;
+
+	(void)state;
+	live_start(&l);
+	layout = fcsave_layout_of(l.pid);
+	if (!layout) {
+		live_stop(&l);
+		skip(); /* a Boost.Context whose layout fcsave does not list */
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)l.pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	maps = malloc(1 << 20);
+	assert_non_null(maps);
+	len = fread(maps, 1, (1 << 20) - 1, f);
+	fclose(f);
+	nr = ctxscan_regions(maps, len, regions, MAX_REGIONS);
+	free(maps);
+	assert_true(nr > 0);
+	assert_true(procmem_open(&l.pm, l.pid, err, sizeof(err)));
+	l.fc = framecheck_create(l.pid);
+	assert_non_null(l.fc);
+
+	const struct ctxscan_input in = {
+		.regions = regions,
+		.nregions = nr,
+		.dead = dead,
+		.ndead = live_dead(l.pid, regions, nr, dead, 16),
+		.layout = layout,
+		.reader = {.read = live_read,
+			   .after_call = live_after_call,
+			   .ctx = &l},
+	};
+
+	assert_int_equal(in.ndead, 1); /* one thread */
+	n = ctxscan_fcontext(&in, found, TASKS * 2, &st);
+	print_message("ctxscan: %zu found (%d kept), %" PRIu64
+		      " areas, %" PRIu64 " dead, %" PRIu64
+		      " not stored, %" PRIu64 " MiB read, %" PRIu64
+		      " code checks\n",
+		      n, TASKS, st.areas, st.dead, st.not_stored,
+		      st.bytes >> 20, st.code_checks);
+	qsort(l.kept, TASKS, sizeof(*l.kept), u64_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!bsearch(&found[i].at, l.kept, TASKS, sizeof(*l.kept),
+			     u64_cmp))
+			print_message("ctxscan: not kept: at %#" PRIx64
+				      " pc %#" PRIx64 " fp %#" PRIx64
+				      " region %#" PRIx64 "-%#" PRIx64
+				      " stored %u at %#" PRIx64 "\n",
+				      found[i].at, found[i].pc, found[i].fp,
+				      found[i].stack_lo, found[i].stack_hi,
+				      found[i].stored, found[i].stored_at);
+	/* Exactly the kept ones: no false negative, no false positive. */
+	assert_int_equal(n, TASKS);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(found[i].at, l.kept[i]);
+		assert_int_equal(found[i].sp, l.kept[i] + layout->sp_after);
+		assert_true(found[i].stored >= 1);
+	}
+	/* Each task's first park is still on its stack, kept by nothing;
+	 * main's parks lie below its sp. */
+	assert_true(st.not_stored >= TASKS);
+	assert_true(st.dead >= 1);
+	assert_false(st.oom);
+	framecheck_destroy(l.fc);
+	procmem_finish(&l.pm);
+	status = live_stop(&l);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_live),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,97 @@
+/*
+ * fctx-parked: tasks on Boost.Context's raw fcontext (libboost_context's
+ * make_fcontext and jump_fcontext) left parked, in a program that knows
+ * nothing of corotop -- the truth for the memory scan's test
+ * (integration-ctxscan).
+ *
+ * usage: fctx-parked N
+ *
+ * Each task first parks DEEP frames down (a recursion of its own), is
+ * resumed, unwinds, and parks again near its entry, where it stays: its
+ * stack keeps the first park's saved area, dead, below the live one.
+ * Every task's fcontext_t is kept in one heap array, as a scheduler
+ * keeps its queue.  On stdout, once all are parked:
+ *   parked=N
+ *   fctx=0x...        (one line per task: the value kept)
+ * then the program waits until its stdin closes, and exits 0.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef void *fcontext_t;
+typedef struct {
+	fcontext_t fctx;
+	void *data;
+} transfer_t;
+
+extern transfer_t jump_fcontext(fcontext_t const to, void *vp);
+extern fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
+
+#define STACK (64 * 1024)
+#define DEEP 6
+
+static fcontext_t *kept;  /* the tasks' contexts: the "queue" */
+static fcontext_t back;	  /* main's, while a task runs */
+static volatile int sink; /* keeps the recursion a recursion */
+
+static void park(void)
+{
+	transfer_t t = jump_fcontext(back, NULL);
+
+	back = t.fctx;
+}
+
+static __attribute__((noinline)) void descend(int depth)
+{
+	volatile char frame[96];
+
+	frame[0] = (char)depth;
+	if (depth)
+		descend(depth - 1);
+	else
+		park(); /* the first park: dead once the task returns here */
+	sink += frame[0];
+}
+
+static void task(transfer_t t)
+{
+	back = t.fctx;
+	descend(DEEP);
+	park(); /* the last park: it stays */
+	for (;;)
+		park();
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 0;
+	char c;
+
+	if (n < 1 || n > 100000) {
+		fprintf(stderr, "usage: fctx-parked N (1 to 100000)\n");
+		return 2;
+	}
+	kept = calloc((size_t)n, sizeof(*kept));
+	if (!kept)
+		return 1;
+	for (long i = 0; i < n; i++) {
+		char *stack = malloc(STACK);
+		transfer_t t;
+
+		if (!stack)
+			return 1;
+		t = jump_fcontext(make_fcontext(stack + STACK, STACK, task),
+				  NULL);
+		t = jump_fcontext(t.fctx, NULL); /* the second park */
+		kept[i] = t.fctx;
+	}
+	printf("parked=%ld\n", n);
+	for (long i = 0; i < n; i++)
+		printf("fctx=%p\n", kept[i]);
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	return 0;
+}
