@@ -126,7 +126,7 @@ static size_t live_dead(pid_t pid, const struct ctxscan_region *r, size_t nr,
 	dir = opendir(path);
 	assert_non_null(dir);
 	while ((d = readdir(dir)) && n < max) {
-		char file[96], text[512];
+		char file[320], text[512];
 		unsigned long long f[9];
 		ssize_t got;
 		int fd;
