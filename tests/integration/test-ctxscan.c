@@ -216,9 +216,9 @@ static void test_live(void **state)
 	print_message("ctxscan: %zu found (%d kept), %" PRIu64
 		      " areas, %" PRIu64 " dead, %" PRIu64
 		      " not stored, %" PRIu64 " MiB read, %" PRIu64
-		      " code checks\n",
+		      " GiB skipped, %" PRIu64 " code checks\n",
 		      n, TASKS, st.areas, st.dead, st.not_stored,
-		      st.bytes >> 20, st.code_checks);
+		      st.bytes >> 20, st.skipped >> 30, st.code_checks);
 	qsort(l.kept, TASKS, sizeof(*l.kept), u64_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (!bsearch(&found[i].at, l.kept, TASKS, sizeof(*l.kept),

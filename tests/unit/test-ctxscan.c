@@ -279,6 +279,18 @@ static void test_lying_regions(void **state)
 	assert_int_equal(out[0].stored, 1);
 	assert_int_equal(st.regions, 2);
 	assert_int_equal(st.unread, 0x10000);
+	assert_int_equal(st.skipped, 0);
+	/* A reservation of terabytes: skipped, not read (the reader would
+	 * refuse it anyway: unbacked). */
+	f.reg[f.n] = (struct ctxscan_region){.lo = 1ull << 40,
+					     .hi = (1ull << 40) + (16ull << 40),
+					     .flags = CTXSCAN_R | CTXSCAN_W};
+	f.mem[f.n++] = (struct fx_mem){.lo = 1ull << 40,
+				       .hi = (1ull << 40) + (16ull << 40)};
+	assert_int_equal(fx_scan(&f, out, 4, &st), 1);
+	assert_int_equal(st.skipped, 16ull << 40);
+	assert_int_equal(st.regions, 2);
+	assert_int_equal(st.unread, 0x10000);
 	fx_free(&f);
 }
 

@@ -34,7 +34,9 @@
  *
  * Untrusted input.  The maps text may lie: regions are sorted, overlaps
  * cut, and every region is read in chunks, each read checked; a chunk
- * that cannot be read is counted and skipped.  Memory is bounded: the
+ * that cannot be read is counted and skipped, and so is a region larger
+ * than CTXSCAN_REGION_MAX (an ASan process maps 14 TiB of shadow
+ * read-write).  Memory is bounded: the
  * areas kept between the passes (CTXSCAN_AREAS_MAX), the regions
  * (CTXSCAN_REGIONS_MAX) and one chunk buffer.  The target is only read.
  */
@@ -285,6 +287,11 @@ static void ctxscan_pass(struct ctxscan *s, int pass)
 	for (size_t i = 0; i < s->nw; i++) {
 		const struct ctxscan_region *r = &s->w[i];
 
+		if (r->hi - r->lo > CTXSCAN_REGION_MAX) {
+			if (pass == 1)
+				s->st.skipped += r->hi - r->lo;
+			continue;
+		}
 		if (pass == 1)
 			s->st.regions++;
 		for (uint64_t at = r->lo; at < r->hi;) {

@@ -47,6 +47,7 @@ struct ctxscan_stats {
 	uint64_t regions;     /* writable regions read */
 	uint64_t bytes;	      /* bytes of them (each read twice) */
 	uint64_t unread;      /* ... that could not be read */
+	uint64_t skipped;     /* ... in regions past CTXSCAN_REGION_MAX */
 	uint64_t areas;	      /* saved areas that pass the checks */
 	uint64_t areas_lost;  /* ... more than the scan keeps */
 	uint64_t dead;	      /* ... in dead stack: not kept */
@@ -59,6 +60,10 @@ struct ctxscan_stats {
 
 /* At most this many saved areas are kept between the two passes. */
 #define CTXSCAN_AREAS_MAX (1u << 20)
+/* A writable region larger than this is a reservation (a sanitizer's
+ * shadow, a collector's arena: terabytes, nearly all never touched), not
+ * read: its bytes are counted skipped. */
+#define CTXSCAN_REGION_MAX (16ull << 30)
 /* Regions of a maps text taken (more: an error). */
 #define CTXSCAN_REGIONS_MAX 65536u
 
