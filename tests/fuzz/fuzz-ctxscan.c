@@ -18,8 +18,9 @@
  *     the sp after it inside, its pc in an executable region and "after a
  *     call", not in a dead range, whose value some aligned word of a
  *     readable writable region holds, outside [p, p + size) and outside
- *     the dead ranges -- lowest first, with the store count and the
- *     lowest store address.
+ *     the dead ranges -- lowest first, with the store count, the lowest
+ *     store address, and unsure when every store lies in its region
+ *     within CTXSCAN_NEAR below it.
  *
  * Built as a libFuzzer target with clang (-Dfuzz=true) and, always, with
  * tests/fuzz/driver.c, which replays a seeded pseudo-random corpus.
@@ -127,6 +128,7 @@ static size_t fz_expect(const struct fz *f, const struct ctxscan_range *dead,
 		     p += 8) {
 			uint64_t pc = fz_word(m, p + fz_layout.pc_at);
 			struct ctxscan_found e = {0};
+			uint32_t near = 0;
 
 			if (!fz_exec(f, pc) || !fz_after_call((void *)f, pc) ||
 			    fz_in_ranges(dead, ndead, p))
@@ -146,6 +148,8 @@ static size_t fz_expect(const struct fz *f, const struct ctxscan_range *dead,
 					if (!e.stored || w < e.stored_at)
 						e.stored_at = w;
 					e.stored++;
+					near += j == i && w < p &&
+						p - w <= CTXSCAN_NEAR;
 				}
 			}
 			if (!e.stored)
@@ -156,6 +160,7 @@ static size_t fz_expect(const struct fz *f, const struct ctxscan_range *dead,
 			e.pc = pc;
 			e.stack_lo = m->lo;
 			e.stack_hi = m->hi;
+			e.unsure = near == e.stored;
 			(*found)++;
 			if (k < max)
 				out[k++] = e;
@@ -171,7 +176,7 @@ static bool fz_same(const struct ctxscan_found *a,
 	return a->at == b->at && a->sp == b->sp && a->fp == b->fp &&
 	       a->pc == b->pc && a->stack_lo == b->stack_lo &&
 	       a->stack_hi == b->stack_hi && a->stored_at == b->stored_at &&
-	       a->stored == b->stored;
+	       a->stored == b->stored && a->unsure == b->unsure;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -175,7 +175,7 @@ static void test_live(void **state)
 	struct live l;
 	char path[64], err[256];
 	char *maps;
-	size_t len = 0, nr, n;
+	size_t len = 0, nr, n, sure;
 	FILE *f;
 	int status;
 
@@ -213,30 +213,42 @@ static void test_live(void **state)
 
 	assert_int_equal(in.ndead, 1); /* one thread */
 	n = ctxscan_fcontext(&in, found, TASKS * 2, &st);
-	print_message("ctxscan: %zu found (%d kept), %" PRIu64
-		      " areas, %" PRIu64 " dead, %" PRIu64
-		      " not stored, %" PRIu64 " MiB read, %" PRIu64
-		      " GiB skipped, %" PRIu64 " code checks\n",
-		      n, TASKS, st.areas, st.dead, st.not_stored,
-		      st.bytes >> 20, st.skipped >> 30, st.code_checks);
+	print_message(
+		"ctxscan: %zu found (%" PRIu64 " unsure; %d kept), %" PRIu64
+		" areas, %" PRIu64 " dead, %" PRIu64 " not stored, %" PRIu64
+		" MiB read, %" PRIu64 " GiB skipped, %" PRIu64 " code checks\n",
+		n, st.unsure, TASKS, st.areas, st.dead, st.not_stored,
+		st.bytes >> 20, st.skipped >> 30, st.code_checks);
 	qsort(l.kept, TASKS, sizeof(*l.kept), u64_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (!bsearch(&found[i].at, l.kept, TASKS, sizeof(*l.kept),
 			     u64_cmp))
-			print_message("ctxscan: not kept: at %#" PRIx64
+			print_message("ctxscan: not kept (%s): at %#" PRIx64
 				      " pc %#" PRIx64 " fp %#" PRIx64
-				      " region %#" PRIx64 "-%#" PRIx64
 				      " stored %u at %#" PRIx64 "\n",
+				      found[i].unsure ? "unsure" : "SURE",
 				      found[i].at, found[i].pc, found[i].fp,
-				      found[i].stack_lo, found[i].stack_hi,
 				      found[i].stored, found[i].stored_at);
-	/* Exactly the kept ones: no false negative, no false positive. */
-	assert_int_equal(n, TASKS);
+	/* The sure ones are exactly the kept ones: no false negative, no
+	 * false positive. */
+	sure = 0;
 	for (size_t i = 0; i < n; i++) {
-		assert_int_equal(found[i].at, l.kept[i]);
-		assert_int_equal(found[i].sp, l.kept[i] + layout->sp_after);
+		if (found[i].unsure)
+			continue;
+		assert_true(sure < TASKS);
+		assert_int_equal(found[i].at, l.kept[sure]);
+		assert_int_equal(found[i].sp, l.kept[sure] + layout->sp_after);
 		assert_true(found[i].stored >= 1);
+		sure++;
 	}
+	assert_int_equal(sure, TASKS);
+	assert_int_equal(st.unsure, n - sure);
+#ifndef __SANITIZE_ADDRESS__
+	/* Unsure ones come from old frames' pointers to their callers'
+	 * locals: ASan's builds (frame pointers, its own frame records)
+	 * leave one per task; this build leaves none. */
+	assert_int_equal(n, TASKS);
+#endif
 	/* Each task's first park is still on its stack, kept by nothing;
 	 * main's parks lie below its sp. */
 	assert_true(st.not_stored >= TASKS);

@@ -188,6 +188,8 @@ static void test_found(void **state)
 	assert_int_equal(st.not_stored, 1);
 	assert_int_equal(st.found, 3);
 	assert_int_equal(st.found_lost, 0);
+	assert_false(out[0].unsure || out[1].unsure);
+	assert_int_equal(st.unsure, 0);
 	assert_int_equal(st.regions, 2);
 	assert_int_equal(st.unread, 0);
 	assert_false(st.oom);
@@ -217,6 +219,42 @@ static void test_self_store(void **state)
 	assert_int_equal(out[0].at, 0x1d000);
 	assert_int_equal(out[0].stored_at, 0x57ff8);
 	assert_int_equal(st.not_stored, 1);
+	fx_free(&f);
+}
+
+/* Kept only by words just below it in its own stack (an old frame's
+ * pointer to its caller's locals looks so): found, unsure; kept from
+ * further away or from another region: sure. */
+static void test_near(void **state)
+{
+	struct ctxscan_found out[4];
+	struct ctxscan_stats st;
+	struct fx f;
+
+	(void)state;
+	fx_process(&f);
+	fx_area(&f, 0x1f000, 0, CODE_LO + 0x105);
+	fx_put(&f, 0x1f000 - 0xd0, 0x1f000); /* just below: unsure */
+	fx_put(&f, 0x1f000 - 4096, 0x1f000); /* at the reach: still */
+	fx_area(&f, 0x1e000, 0, CODE_LO + 0x115);
+	fx_put(&f, 0x1e000 - 0x10, 0x1e000);
+	fx_put(&f, 0x1e000 - 4104, 0x1e000); /* past the reach: sure */
+	fx_area(&f, 0x1b000, 0, CODE_LO + 0x125);
+	fx_put(&f, 0x1b000 - 0x10, 0x1b000);
+	fx_put(&f, HEAP_LO, 0x1b000); /* another region: sure */
+	fx_area(&f, 0x19000, 0, CODE_LO + 0x135);
+	fx_put(&f, 0x19000 + 0x48, 0x19000); /* above it: sure */
+	assert_int_equal(fx_scan(&f, out, 4, &st), 4);
+	assert_int_equal(out[0].at, 0x19000);
+	assert_false(out[0].unsure);
+	assert_int_equal(out[1].at, 0x1b000);
+	assert_false(out[1].unsure);
+	assert_int_equal(out[2].at, 0x1e000);
+	assert_false(out[2].unsure);
+	assert_int_equal(out[3].at, 0x1f000);
+	assert_true(out[3].unsure);
+	assert_int_equal(out[3].stored, 2);
+	assert_int_equal(st.unsure, 1);
 	fx_free(&f);
 }
 
@@ -402,6 +440,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_found),
 		cmocka_unit_test(test_self_store),
+		cmocka_unit_test(test_near),
 		cmocka_unit_test(test_chunks),
 		cmocka_unit_test(test_lying_regions),
 		cmocka_unit_test(test_limits),

@@ -27,10 +27,18 @@
  *   2. stores: every aligned word of writable memory is looked up among
  *      the areas; an area some word outside itself points at is found.
  *
- * A store in a dead part of a stack (below a thread's sp, or a parked
- * context's) still counts here: telling those apart needs the threads'
- * registers, which the caller has and this scan does not.  The result
- * is a candidate list, ordered by address, with the store's count.
+ * Dead stack.  Below a running thread's sp nothing is kept: the caller
+ * passes those ranges (it has the threads' registers), and areas and
+ * words there do not count.  Below a parked context's saved area its
+ * stack is dead too, but where a stack that lives in the heap begins is
+ * not known here, and its old frames keep pointers to their callers'
+ * locals -- which look like stores of the ordinary frames above them
+ * (seen with ASan's frame-pointer builds: one such frame per task).  So a
+ * context kept only by words of its own region just below it (within
+ * CTXSCAN_NEAR) is found but marked unsure; a runtime keeps a parked
+ * context's handle elsewhere (a queue in the heap, a global, another
+ * context's frame).  The result is ordered by address, with the stores'
+ * count.
  *
  * Untrusted input.  The maps text may lie: regions are sorted, overlaps
  * cut, and every region is read in chunks, each read checked; a chunk
@@ -60,6 +68,7 @@ struct ctxscan_area {
 	uint64_t fp, pc;
 	uint32_t region; /* index into the sorted writable regions */
 	uint32_t stored;
+	uint32_t stored_near; /* ... of them just below it, in its region */
 	uint64_t stored_at;
 };
 
@@ -257,7 +266,7 @@ static void ctxscan_areas_in(struct ctxscan *s, size_t wi, uint64_t base,
 }
 
 /* Pass 2 on one chunk: the words that point at a kept area. */
-static void ctxscan_stores_in(struct ctxscan *s, uint64_t base,
+static void ctxscan_stores_in(struct ctxscan *s, size_t wi, uint64_t base,
 			      const unsigned char *b, size_t len)
 {
 	for (size_t off = (8 - (base & 7)) & 7; off + 8 <= len; off += 8) {
@@ -277,6 +286,8 @@ static void ctxscan_stores_in(struct ctxscan *s, uint64_t base,
 		if (!a->stored || where < a->stored_at)
 			a->stored_at = where;
 		a->stored++;
+		if (a->region == wi && where < v && v - where <= CTXSCAN_NEAR)
+			a->stored_near++;
 	}
 }
 
@@ -315,7 +326,7 @@ static void ctxscan_pass(struct ctxscan *s, int pass)
 				ctxscan_areas_in(s, i, at, s->buf, len, end);
 				next = end;
 			} else {
-				ctxscan_stores_in(s, at, s->buf, len);
+				ctxscan_stores_in(s, i, at, s->buf, len);
 			}
 			at = next;
 		}
@@ -365,7 +376,9 @@ static size_t ctxscan_take(struct ctxscan *s, struct ctxscan_found *out,
 			.stack_hi = s->w[a->region].hi,
 			.stored_at = a->stored_at,
 			.stored = a->stored,
+			.unsure = a->stored == a->stored_near,
 		};
+		s->st.unsure += a->stored == a->stored_near;
 	}
 	return k;
 }

@@ -41,7 +41,15 @@ struct ctxscan_found {
 	uint64_t stack_lo, stack_hi; /* the writable region it lies in */
 	uint64_t stored_at;	     /* the lowest address holding `at` */
 	uint32_t stored;	     /* how many words hold it */
+	/* Every word that holds it lies just below it, in its own region
+	 * (within CTXSCAN_NEAR): maybe an old frame's pointer to its
+	 * caller's locals, in dead stack -- not proven live. */
+	bool unsure;
 };
+
+/* "Just below" an area: the reach of a frame's pointer to its caller's
+ * locals. */
+#define CTXSCAN_NEAR 4096u
 
 struct ctxscan_stats {
 	uint64_t regions;     /* writable regions read */
@@ -53,6 +61,7 @@ struct ctxscan_stats {
 	uint64_t dead;	      /* ... in dead stack: not kept */
 	uint64_t not_stored;  /* areas whose address nothing holds */
 	uint64_t found;	      /* areas whose address something holds */
+	uint64_t unsure;      /* ... of those written, unsure ones */
 	uint64_t found_lost;  /* ... more than `max` */
 	uint64_t code_checks; /* after_call asked */
 	bool oom;	      /* the scan's own memory was refused */
