@@ -11,12 +11,12 @@
  * that overlap the others.  The code check says "after a call" for pcs
  * whose low nibble the input chose.  Nothing may crash or read outside a
  * region, and:
- *   - areas == dead + areas_lost + not_stored + found, and the count
+ *   - areas == dead + running + areas_lost + not_stored + found, and the count
  *     returned is min(found, max), found_lost the rest;
  *   - without lying regions, the result is exactly a brute-force scan's:
  *     every 8-aligned p in a readable writable region with the area and
  *     the sp after it inside, its pc in an executable region and "after a
- *     call", not in a dead range, whose value some aligned word of a
+ *     call", not in a dead or running range, whose value some word of a
  *     readable writable region holds, outside [p, p + size) and outside
  *     the dead ranges -- lowest first, with the store count, the lowest
  *     store address, and unsure when every store lies in its region
@@ -113,8 +113,10 @@ static bool fz_exec(const struct fz *f, uint64_t pc)
 
 /* The brute-force scan (regions disjoint): what ctxscan must find. */
 static size_t fz_expect(const struct fz *f, const struct ctxscan_range *dead,
-			size_t ndead, struct ctxscan_found *out, size_t max,
+			size_t ndead, const struct ctxscan_range *run,
+			size_t nrun, struct ctxscan_found *out, size_t max,
 			uint64_t *found)
+
 {
 	size_t k = 0;
 
@@ -131,7 +133,8 @@ static size_t fz_expect(const struct fz *f, const struct ctxscan_range *dead,
 			uint32_t near = 0;
 
 			if (!fz_exec(f, pc) || !fz_after_call((void *)f, pc) ||
-			    fz_in_ranges(dead, ndead, p))
+			    fz_in_ranges(dead, ndead, p) ||
+			    fz_in_ranges(run, nrun, p))
 				continue;
 			for (unsigned j = 0; j < f->nmem; j++) {
 				const struct fz_mem *s = &f->mem[j];
@@ -186,10 +189,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct fz f;
 	struct fz_in in = {.d = data, .n = size};
 	struct ctxscan_region reg[FZ_REGIONS + 2];
-	struct ctxscan_range dead[2];
+	struct ctxscan_range dead[2], run[2];
 	struct ctxscan_found got[FZ_OUT], want[FZ_OUT];
 	struct ctxscan_stats st;
-	size_t nreg, ndead, max, n, nw;
+	size_t nreg, ndead, nrun, max, n, nw;
 	uint64_t found;
 	bool lying;
 
@@ -250,6 +253,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		dead[i] = (struct ctxscan_range){a, a + fz_u16(&in) % FZ_SPAN};
 	}
+	nrun = fz_u8(&in) % 3;
+	for (size_t i = 0; i < nrun; i++) {
+		const struct fz_mem *t = &f.mem[fz_u8(&in) % f.nmem];
+		uint64_t a = t->lo + fz_u16(&in) % FZ_SPAN;
+
+		run[i] = (struct ctxscan_range){a, a + fz_u16(&in) % FZ_SPAN};
+	}
 	max = fz_u8(&in) % (FZ_OUT + 1);
 
 	const struct ctxscan_input input = {
@@ -257,6 +267,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.nregions = nreg,
 		.dead = dead,
 		.ndead = ndead,
+		.running = run,
+		.nrunning = nrun,
 		.layout = &fz_layout,
 		.reader = {.read = fz_read,
 			   .after_call = fz_after_call,
@@ -266,7 +278,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = ctxscan_fcontext(&input, got, max, &st);
 	if (st.oom)
 		return 0;
-	if (st.areas != st.dead + st.areas_lost + st.not_stored + st.found ||
+	if (st.areas != st.dead + st.running + st.areas_lost + st.not_stored +
+				st.found ||
 	    n != (st.found < max ? st.found : max) ||
 	    st.found_lost != st.found - n)
 		abort();
@@ -275,7 +288,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	if (lying)
 		return 0;
-	nw = fz_expect(&f, dead, ndead, want, max, &found);
+	nw = fz_expect(&f, dead, ndead, run, nrun, want, max, &found);
 	if (found != st.found || nw != n)
 		abort();
 	for (size_t i = 0; i < n; i++)

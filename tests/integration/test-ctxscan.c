@@ -111,11 +111,13 @@ static int live_stop(struct live *l)
 	return status;
 }
 
-/* Each thread's dead stack: below its sp, down to its region's start.
+/* Each thread's dead stack: below its sp, down to its region's start;
+ * and its running frames, from its sp up.
  * The threads wait in a syscall, so
  * /proc/PID/task/TID/syscall gives the sp ("nr args... sp pc"). */
 static size_t live_dead(pid_t pid, const struct ctxscan_region *r, size_t nr,
-			struct ctxscan_range *dead, size_t max)
+			struct ctxscan_range *dead,
+			struct ctxscan_range *running, size_t max)
 {
 	char path[64];
 	struct dirent *d;
@@ -150,9 +152,12 @@ static size_t live_dead(pid_t pid, const struct ctxscan_region *r, size_t nr,
 				 9);
 		for (size_t i = 0; i < nr; i++)
 			if (f[7] >= r[i].lo && f[7] < r[i].hi &&
-			    (r[i].flags & CTXSCAN_W) && f[7] > r[i].lo)
-				dead[n++] =
-					(struct ctxscan_range){r[i].lo, f[7]};
+			    (r[i].flags & CTXSCAN_W) && f[7] > r[i].lo) {
+				dead[n] = (struct ctxscan_range){r[i].lo, f[7]};
+				/* Its own stack ([stack]): its frames. */
+				running[n++] =
+					(struct ctxscan_range){f[7], r[i].hi};
+			}
 	}
 	closedir(dir);
 	return n;
@@ -169,7 +174,7 @@ static void test_live(void **state)
 {
 	static struct ctxscan_region regions[MAX_REGIONS];
 	static struct ctxscan_found found[TASKS * 16];
-	struct ctxscan_range dead[16];
+	struct ctxscan_range dead[16], running[16];
 	struct ctxscan_stats st;
 	const struct fcsave_layout *layout;
 	struct live l;
@@ -200,11 +205,12 @@ static void test_live(void **state)
 	l.fc = framecheck_create(l.pid);
 	assert_non_null(l.fc);
 
-	const struct ctxscan_input in = {
+	struct ctxscan_input in = {
 		.regions = regions,
 		.nregions = nr,
 		.dead = dead,
-		.ndead = live_dead(l.pid, regions, nr, dead, 16),
+		.ndead = live_dead(l.pid, regions, nr, dead, running, 16),
+		.running = running,
 		.layout = layout,
 		.reader = {.read = live_read,
 			   .after_call = live_after_call,
@@ -212,13 +218,15 @@ static void test_live(void **state)
 	};
 
 	assert_int_equal(in.ndead, 1); /* one thread */
+	in.nrunning = in.ndead;
 	n = ctxscan_fcontext(&in, found, TASKS * 16, &st);
 	print_message(
 		"ctxscan: %zu found (%" PRIu64 " unsure; %d kept), %" PRIu64
 		" areas, %" PRIu64 " dead, %" PRIu64 " not stored, %" PRIu64
-		" MiB read, %" PRIu64 " GiB skipped, %" PRIu64 " code checks\n",
+		" running, %" PRIu64 " MiB read, %" PRIu64
+		" GiB skipped, %" PRIu64 " code checks\n",
 		n, st.unsure, TASKS, st.areas, st.dead, st.not_stored,
-		st.bytes >> 20, st.skipped >> 30, st.code_checks);
+		st.running, st.bytes >> 20, st.skipped >> 30, st.code_checks);
 	qsort(l.kept, TASKS, sizeof(*l.kept), u64_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (!bsearch(&found[i].at, l.kept, TASKS, sizeof(*l.kept),

@@ -39,8 +39,8 @@ struct fx {
 	struct fx_mem mem[FX_MAX];
 	struct ctxscan_region reg[FX_MAX];
 	size_t n;
-	struct ctxscan_range dead[4];
-	size_t ndead;
+	struct ctxscan_range dead[4], running[4];
+	size_t ndead, nrunning;
 	uint64_t calls_pc[64]; /* pcs whose after_call was asked */
 	size_t ncalls;
 };
@@ -119,6 +119,8 @@ static size_t fx_scan(struct fx *f, struct ctxscan_found *out, size_t max,
 		.nregions = f->n,
 		.dead = f->dead,
 		.ndead = f->ndead,
+		.running = f->running,
+		.nrunning = f->nrunning,
 		.layout = &fx_layout,
 		.reader = {.read = fx_read,
 			   .after_call = fx_after_call,
@@ -405,6 +407,35 @@ static void test_dead_stack(void **state)
 	fx_free(&f);
 }
 
+/* A running thread's frames above its sp: a frame's return address slot
+ * makes an area of the bytes before it, and a pointer to a local just
+ * there keeps it -- not a parked context.  A word there still keeps a
+ * parked context elsewhere. */
+static void test_running(void **state)
+{
+	struct ctxscan_found out[4];
+	struct ctxscan_stats st;
+	struct fx f;
+
+	(void)state;
+	fx_process(&f);
+	f.dead[f.ndead++] = (struct ctxscan_range){STACK_LO, 0x1a000};
+	f.running[f.nrunning++] = (struct ctxscan_range){0x1a000, STACK_HI};
+	fx_area(&f, 0x1a100, 0x1a200, CODE_LO + 0x105); /* a live frame */
+	fx_put(&f, HEAP_LO, 0x1a100);
+	assert_int_equal(fx_scan(&f, out, 4, &st), 0);
+	assert_int_equal(st.running, 1);
+	assert_int_equal(st.areas, 1);
+	/* A parked context in the heap, kept by the running frame. */
+	fx_area(&f, HEAP_LO + 0x800, 0, CODE_LO + 0x125);
+	fx_put(&f, 0x1a300, HEAP_LO + 0x800);
+	assert_int_equal(fx_scan(&f, out, 4, &st), 1);
+	assert_int_equal(out[0].at, HEAP_LO + 0x800);
+	assert_false(out[0].unsure);
+	assert_int_equal(st.running, 1);
+	fx_free(&f);
+}
+
 /* A maps text into regions: perms taken, [vsyscall] and [vvar] and
  * malformed lines left out, the bound kept. */
 static void test_regions(void **state)
@@ -445,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_lying_regions),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_dead_stack),
+		cmocka_unit_test(test_running),
 		cmocka_unit_test(test_regions),
 	};
 

@@ -83,8 +83,9 @@ struct ctxscan_pc {
 struct ctxscan {
 	const struct fcsave_layout *l;
 	const struct ctxscan_reader *rd;
-	struct ctxscan_region *w, *x, *d; /* writable, executable, dead */
-	size_t nw, nx, nd;		  /* (sorted, disjoint) */
+	/* writable, executable, dead, running: sorted, disjoint */
+	struct ctxscan_region *w, *x, *d, *run;
+	size_t nw, nx, nd, nrun;
 	struct ctxscan_area *areas;
 	uint32_t areas_cap, nareas;
 	struct ctxscan_pc *pcs;
@@ -128,6 +129,24 @@ static struct ctxscan_region *ctxscan_pick(const struct ctxscan_region *r,
 		out[kept++] = out[i];
 	}
 	*count = kept;
+	return out;
+}
+
+/* Ranges as regions, sorted, disjoint (to share the sort and the
+ * search); NULL when out of memory. */
+static struct ctxscan_region *ctxscan_ranges(const struct ctxscan_range *r,
+					     size_t n, size_t *count)
+{
+	struct ctxscan_region *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	struct ctxscan_region *out;
+
+	if (!tmp)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = (struct ctxscan_region){
+			.lo = r[i].lo, .hi = r[i].hi, .flags = CTXSCAN_W};
+	out = ctxscan_pick(tmp, n, CTXSCAN_W, count);
+	free(tmp);
 	return out;
 }
 
@@ -248,6 +267,10 @@ static void ctxscan_areas_in(struct ctxscan *s, size_t wi, uint64_t base,
 		s->st.areas++;
 		if (ctxscan_find(s->d, s->nd, at) >= 0) {
 			s->st.dead++;
+			continue;
+		}
+		if (ctxscan_find(s->run, s->nrun, at) >= 0) {
+			s->st.running++;
 			continue;
 		}
 		if (s->nareas >= s->areas_cap / 2 && !ctxscan_grow(s)) {
@@ -388,34 +411,28 @@ size_t ctxscan_fcontext(const struct ctxscan_input *in,
 			struct ctxscan_stats *st)
 {
 	struct ctxscan s = {.lo = UINT64_MAX, .seed = hash_seed()};
-	struct ctxscan_region *dead = NULL;
 	size_t k = 0;
 
 	if (st)
 		memset(st, 0, sizeof(*st));
 	if (!in || !in->layout || !in->reader.read || !in->reader.after_call ||
 	    (!in->regions && in->nregions) || (!in->dead && in->ndead) ||
+	    (!in->running && in->nrunning) ||
 	    in->nregions > CTXSCAN_REGIONS_MAX ||
-	    in->ndead > CTXSCAN_REGIONS_MAX)
+	    in->ndead > CTXSCAN_REGIONS_MAX ||
+	    in->nrunning > CTXSCAN_REGIONS_MAX)
 		return 0;
 	s.l = in->layout;
 	s.rd = &in->reader;
-	/* The dead ranges as regions, to share the sort and the search. */
-	dead = malloc((in->ndead ? in->ndead : 1) * sizeof(*dead));
-	if (dead)
-		for (size_t i = 0; i < in->ndead; i++)
-			dead[i] = (struct ctxscan_region){.lo = in->dead[i].lo,
-							  .hi = in->dead[i].hi,
-							  .flags = CTXSCAN_W};
-	s.d = dead ? ctxscan_pick(dead, in->ndead, CTXSCAN_W, &s.nd) : NULL;
-	free(dead);
+	s.d = ctxscan_ranges(in->dead, in->ndead, &s.nd);
+	s.run = ctxscan_ranges(in->running, in->nrunning, &s.nrun);
 	s.w = ctxscan_pick(in->regions, in->nregions, CTXSCAN_W, &s.nw);
 	s.x = ctxscan_pick(in->regions, in->nregions, CTXSCAN_X, &s.nx);
 	s.areas_cap = 4096; /* grows to 2 * CTXSCAN_AREAS_MAX */
 	s.areas = calloc(s.areas_cap, sizeof(*s.areas));
 	s.pcs = calloc(CTXSCAN_PCS, sizeof(*s.pcs));
 	s.buf = malloc(CTXSCAN_CHUNK);
-	if (s.d && s.w && s.x && s.areas && s.pcs && s.buf) {
+	if (s.d && s.run && s.w && s.x && s.areas && s.pcs && s.buf) {
 		if (s.nx) {
 			s.x_lo = s.x[0].lo;
 			s.x_hi = s.x[s.nx - 1].hi;
@@ -433,6 +450,7 @@ size_t ctxscan_fcontext(const struct ctxscan_input *in,
 	free(s.x);
 	free(s.w);
 	free(s.d);
+	free(s.run);
 	if (st)
 		*st = s.st;
 	return k;

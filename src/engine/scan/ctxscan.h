@@ -59,6 +59,7 @@ struct ctxscan_stats {
 	uint64_t areas;	      /* saved areas that pass the checks */
 	uint64_t areas_lost;  /* ... more than the scan keeps */
 	uint64_t dead;	      /* ... in dead stack: not kept */
+	uint64_t running;     /* ... in running frames: not kept */
 	uint64_t not_stored;  /* areas whose address nothing holds */
 	uint64_t found;	      /* areas whose address something holds */
 	uint64_t unsure;      /* ... of those written, unsure ones */
@@ -91,6 +92,13 @@ struct ctxscan_input {
 	 * function's scratch, which keeps no parked context).  Any order. */
 	const struct ctxscan_range *dead;
 	size_t ndead;
+	/* Running frames: from a running thread's sp up to its stack's
+	 * top, when that stack is the thread's own mapping.  Its frames'
+	 * return address slots look like areas, so areas there are not
+	 * taken; its words keep (a running frame holds the handles it will
+	 * resume).  Any order. */
+	const struct ctxscan_range *running;
+	size_t nrunning;
 	const struct fcsave_layout *layout;
 	struct ctxscan_reader reader;
 };
