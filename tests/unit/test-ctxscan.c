@@ -260,6 +260,43 @@ static void test_near(void **state)
 	fx_free(&f);
 }
 
+/* With a layout that saves MXCSR (Boost 1.74 x86_64 does, at +0): an
+ * area whose first word has the register's reserved bits set (an array
+ * of return addresses, a stack trace kept by a sanitizer) is no park. */
+static void test_mxcsr(void **state)
+{
+	struct fcsave_layout l = fx_layout;
+	struct ctxscan_found out[4];
+	struct ctxscan_stats st;
+	struct fx f;
+
+	(void)state;
+	fx_process(&f);
+	fx_area(&f, 0x1f000, 0, CODE_LO + 0x105);
+	fx_put(&f, 0x1f000, 0x37f00001f80ull); /* x87 CW 0x37f, MXCSR 0x1f80 */
+	fx_put(&f, HEAP_LO, 0x1f000);
+	fx_area(&f, 0x1e000, 0, CODE_LO + 0x115);
+	fx_put(&f, 0x1e000, CODE_LO + 0x1234); /* a trace's first pc */
+	fx_put(&f, HEAP_LO + 8, 0x1e000);
+	assert_int_equal(fx_scan(&f, out, 4, &st), 2); /* not checked */
+	l.has_mxcsr = true;
+	l.mxcsr_at = 0;
+
+	const struct ctxscan_input in = {
+		.regions = f.reg,
+		.nregions = f.n,
+		.layout = &l,
+		.reader = {.read = fx_read,
+			   .after_call = fx_after_call,
+			   .ctx = &f},
+	};
+
+	assert_int_equal(ctxscan_fcontext(&in, out, 4, &st), 1);
+	assert_int_equal(out[0].at, 0x1f000);
+	assert_int_equal(st.areas, 1);
+	fx_free(&f);
+}
+
 /* A region longer than the scan's chunk: an area across a chunk's end is
  * found once, and so are those at the region's two ends. */
 static void test_chunks(void **state)
@@ -472,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_found),
 		cmocka_unit_test(test_self_store),
 		cmocka_unit_test(test_near),
+		cmocka_unit_test(test_mxcsr),
 		cmocka_unit_test(test_chunks),
 		cmocka_unit_test(test_lying_regions),
 		cmocka_unit_test(test_limits),

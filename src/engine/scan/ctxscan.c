@@ -21,7 +21,8 @@
  *   1. areas: at each 8-byte aligned address p, the area of layout l at p
  *      must lie, with the sp after it, inside p's region, and its return
  *      address in an executable region right after a call (the reader's
- *      after_call, asked once per distinct pc).  Unlike fcsave_check's
+ *      after_call, asked once per distinct pc); where the layout has a
+ *      saved MXCSR, its reserved high half must be 0.  Unlike fcsave_check's
  *      rule for a published area, the frame pointer is not judged: a
  *      program built without frame pointers parks with anything in it;
  *   2. stores: every aligned word of writable memory is looked up among
@@ -177,6 +178,14 @@ static uint64_t ctxscan_word(const unsigned char *p)
 	return w;
 }
 
+static uint32_t ctxscan_u32(const unsigned char *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
 static bool ctxscan_code(struct ctxscan *s, uint64_t pc)
 {
 	struct ctxscan_pc *e;
@@ -253,6 +262,11 @@ static void ctxscan_areas_in(struct ctxscan *s, size_t wi, uint64_t base,
 		if (at >= end)
 			break;
 		if (!fcsave_in_stack(l, at, r->lo, r->hi))
+			continue;
+		/* A saved MXCSR has its reserved bits clear: an array of
+		 * return addresses (a sanitizer's or profiler's stack
+		 * traces) does not. */
+		if (l->has_mxcsr && ctxscan_u32(b + off + l->mxcsr_at) >> 16)
 			continue;
 		pc = ctxscan_word(b + off + l->pc_at);
 		if (pc < s->x_lo || pc >= s->x_hi ||

@@ -54,6 +54,8 @@ static const struct fcsave_layout fcsave_table[] = {
 		.fp_at = 0x30,
 		.pc_at = 0x38,
 		.sp_after = 0x40,
+		.has_mxcsr = true,
+		.mxcsr_at = 0x00,
 	},
 #endif
 	/* a sentinel, so that the table is never empty */

@@ -23,6 +23,10 @@ struct fcsave_layout {
 	uint32_t fp_at;	   /* the frame pointer register's slot */
 	uint32_t pc_at;	   /* the return address into the switch's caller */
 	uint32_t sp_after; /* the caller's sp: fcontext_t + sp_after */
+	/* The saved MXCSR's slot (32 bits; the register's reserved high 16
+	 * bits are 0 in any value it held), when has_mxcsr. */
+	bool has_mxcsr;
+	uint32_t mxcsr_at;
 };
 
 /* The largest area of any layout. */
