@@ -180,7 +180,7 @@ static void test_live(void **state)
 	struct live l;
 	char path[64], err[256];
 	char *maps;
-	size_t len = 0, nr, n, sure;
+	size_t len = 0, nr, n, sure, false_sure;
 	FILE *f;
 	int status;
 
@@ -237,26 +237,33 @@ static void test_live(void **state)
 				      found[i].unsure ? "unsure" : "SURE",
 				      found[i].at, found[i].pc, found[i].fp,
 				      found[i].stored, found[i].stored_at);
-	/* The sure ones are exactly the kept ones: no false negative, no
-	 * false positive. */
-	sure = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (found[i].unsure)
-			continue;
-		assert_true(sure < TASKS);
-		assert_int_equal(found[i].at, l.kept[sure]);
-		assert_int_equal(found[i].sp, l.kept[sure] + layout->sp_after);
-		assert_true(found[i].stored >= 1);
-		sure++;
+	/* Every kept one found, and sure: no false negative. */
+	sure = false_sure = 0;
+	for (size_t i = 0; i < TASKS; i++) {
+		const struct ctxscan_found *hit = NULL;
+
+		for (size_t k = 0; k < n && !hit; k++)
+			if (found[k].at == l.kept[i])
+				hit = &found[k];
+		assert_non_null(hit);
+		assert_false(hit->unsure);
+		assert_int_equal(hit->sp, l.kept[i] + layout->sp_after);
+		assert_true(hit->stored >= 1);
 	}
-	assert_int_equal(sure, TASKS);
+	for (size_t i = 0; i < n; i++)
+		if (!found[i].unsure)
+			sure++;
+	false_sure = sure - TASKS;
 	assert_int_equal(st.found_lost, 0);
 	assert_int_equal(st.unsure, n - sure);
+	print_message("ctxscan: false positives: %zu sure, %zu unsure\n",
+		      false_sure, n - sure);
 #ifndef __SANITIZE_ADDRESS__
-	/* Unsure ones come from old frames' pointers to their callers'
-	 * locals: ASan's builds (frame pointers, its own frame records)
-	 * leave one per frame of each task's dead recursion; this build
-	 * leaves none. */
+	/* No false positive at all.  An ASan build has both kinds: its
+	 * frame records leave old frames' pointers to their callers'
+	 * locals below each task's park (unsure), and its stack depot
+	 * keeps arrays of return addresses whose first words are small
+	 * numbers (sure: only unwinding them would tell). */
 	assert_int_equal(n, TASKS);
 #endif
 	/* Each task's first park is still on its stack, kept by nothing;
