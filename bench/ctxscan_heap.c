@@ -1,0 +1,281 @@
+/*
+ * ctxscan_heap: what the memory scan for parked contexts costs
+ * (src/engine/scan/ctxscan.c) on a process that was never prepared, with
+ * a large heap of unrelated data -- issue 30's "time to the first
+ * snapshot, with 1 GiB of unrelated heap".
+ *
+ * A child process allocates HEAP MiB in 1 MiB blocks and fills them with
+ * pseudo-random words, one in 16 a pointer into the blocks (8-byte
+ * aligned, as a heap's are), then parks TASKS raw Boost.Context tasks
+ * (16 KiB stacks, their fcontext_t kept in one array) and waits in read().
+ * The parent reads its maps, takes the dead stack and running frames from
+ * /proc/PID/task/TID/syscall, and scans it with procmem and framecheck, as
+ * corotop would; the child runs on, untouched.  It prints the scan's wall
+ * and CPU time, the bytes read, the rate, what it found, and "exact" when
+ * the sure contexts found are exactly the kept ones.
+ *
+ * Usage: ctxscan_heap [HEAP_MIB [TASKS]]   (1024 10000)
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "common/hash.h"
+#include "engine/scan/ctxscan.h"
+#include "engine/target/fcsave.h"
+#include "engine/target/framecheck.h"
+#include "engine/target/procmem.h"
+
+typedef void *fcontext_t;
+typedef struct {
+	fcontext_t fctx;
+	void *data;
+} transfer_t;
+
+extern transfer_t jump_fcontext(fcontext_t const to, void *vp);
+extern fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
+
+#define CH_STACK (16 * 1024)
+#define CH_MAPS_MAX (64u << 20)
+
+static fcontext_t ch_back;
+
+static void ch_task(transfer_t t)
+{
+	ch_back = t.fctx;
+	for (;;)
+		ch_back = jump_fcontext(ch_back, NULL).fctx;
+}
+
+/* The child: the heap, the tasks, their contexts written to `out` (the
+ * pipe), then a wait on stdin. */
+static void ch_child(long mib, long tasks, int out)
+{
+	uint64_t **blocks = calloc((size_t)mib, sizeof(*blocks));
+	fcontext_t *kept = calloc((size_t)tasks, sizeof(*kept));
+	uint64_t x = HASH_GOLDEN;
+	char c;
+
+	if (!blocks || !kept)
+		_exit(1);
+	for (long b = 0; b < mib; b++)
+		if (!(blocks[b] = malloc(1u << 20)))
+			_exit(1);
+	for (long b = 0; b < mib; b++)
+		for (size_t w = 0; w < (1u << 20) / 8; w++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			blocks[b][w] = (x & 15) ? x
+						: (uint64_t)(uintptr_t)&blocks
+							  [x % (uint64_t)mib]
+							  [(x >> 20) % 131072];
+		}
+	for (long i = 0; i < tasks; i++) {
+		char *stack = malloc(CH_STACK);
+
+		if (!stack)
+			_exit(1);
+		kept[i] = jump_fcontext(make_fcontext(stack + CH_STACK,
+						      CH_STACK, ch_task),
+					NULL)
+				  .fctx;
+	}
+	if (write(out, &tasks, sizeof(tasks)) != (ssize_t)sizeof(tasks) ||
+	    write(out, kept, (size_t)tasks * sizeof(*kept)) !=
+		    (ssize_t)((size_t)tasks * sizeof(*kept)))
+		_exit(1);
+	while (read(0, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+struct ch_reader {
+	struct procmem pm;
+	struct framecheck *fc;
+};
+
+static bool ch_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct ch_reader *r = ctx;
+	char err[128];
+
+	return procmem_read(&r->pm, addr, buf, n, err, sizeof(err));
+}
+
+static bool ch_after_call(void *ctx, uint64_t pc)
+{
+	struct ch_reader *r = ctx;
+
+	return framecheck_frame(r->fc, pc, false) == FRAMECHECK_OK;
+}
+
+/* Each waiting thread's dead stack and running frames (its sp from
+ * /proc/PID/task/TID/syscall). */
+static size_t ch_threads(pid_t pid, const struct ctxscan_region *r, size_t nr,
+			 struct ctxscan_range *dead,
+			 struct ctxscan_range *running, size_t max)
+{
+	char path[64];
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(dir = opendir(path)))
+		bench_die("cannot open %s", path);
+	while ((d = readdir(dir)) && n < max) {
+		char file[320], text[512];
+		unsigned long long f[9];
+		ssize_t got;
+		int fd;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/task/%s/syscall",
+			 (int)pid, d->d_name);
+		if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		got = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		if (got <= 0)
+			continue;
+		text[got] = '\0';
+		if (sscanf(text, "%llu %llx %llx %llx %llx %llx %llx %llx %llx",
+			   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6],
+			   &f[7], &f[8]) != 9)
+			continue;
+		for (size_t i = 0; i < nr && n < max; i++)
+			if (f[7] > r[i].lo && f[7] < r[i].hi &&
+			    (r[i].flags & CTXSCAN_W)) {
+				dead[n] = (struct ctxscan_range){r[i].lo, f[7]};
+				running[n++] =
+					(struct ctxscan_range){f[7], r[i].hi};
+			}
+	}
+	closedir(dir);
+	return n;
+}
+
+static int ch_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	long mib = argc > 1 ? atol(argv[1]) : 1024;
+	long tasks = argc > 2 ? atol(argv[2]) : 10000;
+	static struct ctxscan_region regions[CTXSCAN_REGIONS_MAX];
+	struct ctxscan_range dead[64], running[64];
+	struct ctxscan_found *found;
+	struct ctxscan_stats st;
+	struct ch_reader rd;
+	uint64_t *kept, t0, c0, wall, cpu;
+	int in[2], out[2], status;
+	size_t nr, n, len, sure = 0, match = 0;
+	long got;
+	char path[64], err[256], *maps;
+	pid_t pid;
+	FILE *f;
+
+	if (mib < 1 || mib > 65536 || tasks < 1 || tasks > 1000000)
+		bench_die("usage: ctxscan_heap [HEAP_MIB [TASKS]]");
+	if (pipe(in) || pipe(out))
+		bench_die("pipe failed");
+	pid = fork();
+	if (pid < 0)
+		bench_die("fork failed");
+	if (pid == 0) {
+		dup2(in[0], 0);
+		close(in[1]);
+		close(out[0]);
+		ch_child(mib, tasks, out[1]);
+	}
+	close(in[0]);
+	close(out[1]);
+	kept = calloc((size_t)tasks, sizeof(*kept));
+	found = calloc((size_t)tasks * 2 + 1024, sizeof(*found));
+	if (!kept || !found)
+		bench_die("out of memory");
+	if (read(out[0], &got, sizeof(got)) != (ssize_t)sizeof(got) ||
+	    got != tasks)
+		bench_die("the child did not get ready");
+	for (size_t done = 0; done < (size_t)tasks * sizeof(*kept);) {
+		ssize_t r = read(out[0], (char *)kept + done,
+				 (size_t)tasks * sizeof(*kept) - done);
+
+		if (r <= 0)
+			bench_die("the child's contexts were cut short");
+		done += (size_t)r;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "r")) || !(maps = malloc(CH_MAPS_MAX)))
+		bench_die("cannot read %s", path);
+	len = fread(maps, 1, CH_MAPS_MAX - 1, f);
+	fclose(f);
+	nr = ctxscan_regions(maps, len, regions, CTXSCAN_REGIONS_MAX);
+	free(maps);
+	if (!procmem_open(&rd.pm, pid, err, sizeof(err)))
+		bench_die("procmem: %s", err);
+	if (!(rd.fc = framecheck_create(pid)))
+		bench_die("framecheck_create failed");
+
+	struct ctxscan_input input = {
+		.regions = regions,
+		.nregions = nr,
+		.dead = dead,
+		.running = running,
+		.layout = fcsave_layout_of(pid),
+		.reader = {.read = ch_read,
+			   .after_call = ch_after_call,
+			   .ctx = &rd},
+	};
+
+	if (!input.layout)
+		bench_die("no checked Boost.Context layout in the child");
+	input.ndead = input.nrunning =
+		ch_threads(pid, regions, nr, dead, running, 64);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
+	c0 = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	n = ctxscan_fcontext(&input, found, (size_t)tasks * 2 + 1024, &st);
+	cpu = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	wall = clock_now_ns(CLOCK_MONOTONIC) - t0;
+	qsort(kept, (size_t)tasks, sizeof(*kept), ch_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (found[i].unsure)
+			continue;
+		sure++;
+		match += bsearch(&found[i].at, kept, (size_t)tasks,
+				 sizeof(*kept), ch_cmp) != NULL;
+	}
+	printf("ctxscan_heap heap_mib=%ld tasks=%ld regions=%zu "
+	       "read_mib=%.0f skipped_gib=%.0f wall_ms=%.0f cpu_ms=%.0f "
+	       "mib_per_s=%.0f areas=%llu code_checks=%llu found=%zu "
+	       "unsure=%llu sure=%zu false_negatives=%zu "
+	       "false_positives=%zu result=%s\n",
+	       mib, tasks, nr, (double)st.bytes / 1048576.0,
+	       (double)st.skipped / 1073741824.0, (double)wall / 1e6,
+	       (double)cpu / 1e6,
+	       (double)st.bytes * 2 / 1048576.0 / ((double)wall / 1e9),
+	       (unsigned long long)st.areas, (unsigned long long)st.code_checks,
+	       n, (unsigned long long)st.unsure, sure, (size_t)tasks - match,
+	       sure - match,
+	       match == (size_t)tasks && sure == match ? "exact" : "MISMATCH");
+	fflush(stdout);
+	framecheck_destroy(rd.fc);
+	procmem_finish(&rd.pm);
+	close(in[1]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		bench_die("the child did not exit 0");
+	free(found);
+	free(kept);
+	return 0;
+}
