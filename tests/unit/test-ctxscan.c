@@ -32,7 +32,8 @@ static const struct fcsave_layout fx_layout = {
 
 struct fx_mem {
 	uint64_t lo, hi;
-	unsigned char *bytes; /* NULL: mapped but unreadable */
+	unsigned char *bytes;	 /* NULL: mapped but unreadable */
+	uint64_t bad_lo, bad_hi; /* a part that cannot be read */
 };
 
 struct fx {
@@ -53,7 +54,8 @@ static bool fx_read(void *ctx, uint64_t addr, void *buf, size_t n)
 		const struct fx_mem *m = &f->mem[i];
 
 		if (addr >= m->lo && addr < m->hi && n <= m->hi - addr) {
-			if (!m->bytes)
+			if (!m->bytes ||
+			    (addr < m->bad_hi && addr + n > m->bad_lo))
 				return false;
 			memcpy(buf, m->bytes + (addr - m->lo), n);
 			return true;
@@ -167,7 +169,8 @@ static void test_found(void **state)
 	fx_put(&f, HEAP_LO + 0x30, 0x14000);
 	fx_area(&f, 0x13000, CODE_LO, CODE_LO + 0x405); /* fp: not a stack's */
 	fx_put(&f, HEAP_LO + 0x38, 0x13000);
-	fx_put(&f, HEAP_LO + 0x40, 0x12000); /* points at nothing */
+	fx_put(&f, HEAP_LO + 0x40, 0x12000);	  /* points at nothing */
+	fx_area(&f, 0x16000, 0, CODE_LO + 0x305); /* 305 again, dead too */
 	n = fx_scan(&f, out, 8, &st);
 	assert_int_equal(n, 3);
 	assert_int_equal(out[0].at, 0x13000);
@@ -186,8 +189,8 @@ static void test_found(void **state)
 	assert_int_equal(out[1].fp, 0x1f100);
 	assert_int_equal(out[1].stored, 1);
 	assert_int_equal(out[1].stored_at, HEAP_LO + 0x10);
-	assert_int_equal(st.areas, 4);
-	assert_int_equal(st.not_stored, 1);
+	assert_int_equal(st.areas, 5);
+	assert_int_equal(st.not_stored, 2);
 	assert_int_equal(st.found, 3);
 	assert_int_equal(st.found_lost, 0);
 	assert_false(out[0].unsure || out[1].unsure);
@@ -195,9 +198,9 @@ static void test_found(void **state)
 	assert_int_equal(st.regions, 2);
 	assert_int_equal(st.unread, 0);
 	assert_false(st.oom);
-	/* One question per distinct pc in code: 105, 215, 305, 100, 405,
-	 * and CODE_LO itself (0x13000's frame pointer slot holds it: the
-	 * word 0x38 past 0x12ff8). */
+	/* One question per distinct pc in code (305 twice, asked once):
+	 * 105, 215, 305, 100, 405, and CODE_LO itself (0x13000's frame
+	 * pointer slot holds it: the word 0x38 past 0x12ff8). */
 	assert_int_equal(st.code_checks, 6);
 	assert_int_equal(f.ncalls, 6);
 	fx_free(&f);
@@ -327,6 +330,90 @@ static void test_chunks(void **state)
 	fx_free(&f);
 }
 
+/* Every placement of an area across a chunk's end: found once. */
+static void test_chunk_ends(void **state)
+{
+	const uint64_t lo = 0x1000000, chunk = 256u << 10;
+	struct ctxscan_found out[4];
+	struct ctxscan_stats st;
+	struct fx f;
+
+	(void)state;
+	for (uint64_t d = 8; d <= 136; d += 8) {
+		memset(&f, 0, sizeof(f));
+		fx_add(&f, lo, lo + 3 * chunk, CTXSCAN_R | CTXSCAN_W, true);
+		fx_add(&f, CODE_LO, CODE_LO + 0x1000, CTXSCAN_X, true);
+		fx_add(&f, HEAP_LO, HEAP_LO + 0x1000, CTXSCAN_W, true);
+		fx_area(&f, lo + chunk - d, 0, CODE_LO + 0x105);
+		fx_put(&f, HEAP_LO, lo + chunk - d);
+		assert_int_equal(fx_scan(&f, out, 4, &st), 1);
+		assert_int_equal(out[0].at, lo + chunk - d);
+		assert_int_equal(st.areas, 1);
+		fx_free(&f);
+	}
+}
+
+/* A page that cannot be read in the middle of a chunk costs that page
+ * only: the areas before and after it in the same chunk are found, and
+ * a store in it is not seen. */
+static void test_bad_page(void **state)
+{
+	const uint64_t lo = 0x1000000;
+	struct ctxscan_found out[4];
+	struct ctxscan_stats st;
+	struct fx f;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	fx_add(&f, lo, lo + (1u << 20), CTXSCAN_R | CTXSCAN_W, true);
+	fx_add(&f, CODE_LO, CODE_LO + 0x1000, CTXSCAN_X, true);
+	fx_area(&f, lo + 0x8000, 0, CODE_LO + 0x105);
+	fx_area(&f, lo + 0x18000, 0, CODE_LO + 0x115);
+	fx_area(&f, lo + 0x20000, 0, CODE_LO + 0x125);
+	fx_put(&f, lo + 0x30000, lo + 0x8000);
+	fx_put(&f, lo + 0x30008, lo + 0x18000);
+	fx_put(&f, lo + 0x10008, lo + 0x20000); /* in the bad page */
+	f.mem[0].bad_lo = lo + 0x10000;
+	f.mem[0].bad_hi = lo + 0x11000;
+	assert_int_equal(fx_scan(&f, out, 4, &st), 2);
+	assert_int_equal(out[0].at, lo + 0x8000);
+	assert_int_equal(out[1].at, lo + 0x18000);
+	assert_int_equal(st.unread, 0x1000);
+	assert_int_equal(st.not_stored, 1);
+	fx_free(&f);
+}
+
+/* More areas than the table's first size: it grows, and every one is
+ * found with its own store. */
+static void test_grow(void **state)
+{
+	const uint64_t lo = 0x1000000, heap = 0x2000000;
+	const unsigned n = 5000;
+	static struct ctxscan_found out[5000];
+	struct ctxscan_stats st;
+	struct fx f;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	fx_add(&f, lo, lo + (uint64_t)n * 0x40 + 0x40, CTXSCAN_R | CTXSCAN_W,
+	       true);
+	fx_add(&f, heap, heap + (uint64_t)n * 8, CTXSCAN_R | CTXSCAN_W, true);
+	fx_add(&f, CODE_LO, CODE_LO + 0x1000, CTXSCAN_X, true);
+	for (unsigned i = 0; i < n; i++) {
+		fx_area(&f, lo + (uint64_t)i * 0x40, 0, CODE_LO + 0x105);
+		fx_put(&f, heap + (uint64_t)i * 8, lo + (uint64_t)i * 0x40);
+	}
+	assert_int_equal(fx_scan(&f, out, n, &st), n);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(out[i].at, lo + (uint64_t)i * 0x40);
+		assert_int_equal(out[i].stored_at, heap + (uint64_t)i * 8);
+	}
+	assert_int_equal(st.areas, n);
+	assert_int_equal(st.areas_lost, 0);
+	assert_int_equal(st.code_checks, 1);
+	fx_free(&f);
+}
+
 /* A lying maps text: regions out of order, overlapping, empty and
  * inverted; one that cannot be read.  Nothing is read twice as two
  * regions, nothing unbacked is trusted, and the unread bytes are
@@ -408,7 +495,17 @@ static void test_limits(void **state)
 	in.nregions = f.n;
 	in.ndead = 1; /* and no dead array */
 	assert_int_equal(ctxscan_fcontext(&in, out, 3, &st), 0);
+	assert_true(st.refused);
 	assert_int_equal(ctxscan_fcontext(NULL, out, 3, &st), 0);
+	assert_true(st.refused);
+	in.ndead = 0;
+	/* Nowhere to write: refused; nothing asked: counted. */
+	assert_int_equal(ctxscan_fcontext(&in, NULL, 3, &st), 0);
+	assert_true(st.refused);
+	assert_int_equal(ctxscan_fcontext(&in, NULL, 0, &st), 0);
+	assert_false(st.refused);
+	assert_int_equal(st.found, 5);
+	assert_int_equal(st.found_lost, 5);
 	fx_free(&f);
 }
 
@@ -424,9 +521,8 @@ static void test_dead_stack(void **state)
 
 	(void)state;
 	fx_process(&f);
-	/* The thread runs with sp 0x1a000: [STACK_LO, 0x1a000 - 128) is
-	 * dead. */
-	f.dead[f.ndead++] = (struct ctxscan_range){STACK_LO, 0x1a000 - 128};
+	/* The thread runs with sp 0x1a000: [STACK_LO, 0x1a000) is dead. */
+	f.dead[f.ndead++] = (struct ctxscan_range){STACK_LO, 0x1a000};
 	fx_area(&f, 0x11000, 0, CODE_LO + 0x105); /* its old park */
 	fx_put(&f, HEAP_LO, 0x11000);
 	fx_area(&f, 0x1b000, 0, CODE_LO + 0x115); /* live, above sp */
@@ -511,6 +607,9 @@ int main(void)
 		cmocka_unit_test(test_near),
 		cmocka_unit_test(test_mxcsr),
 		cmocka_unit_test(test_chunks),
+		cmocka_unit_test(test_chunk_ends),
+		cmocka_unit_test(test_bad_page),
+		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_lying_regions),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_dead_stack),

@@ -58,10 +58,26 @@
 #include "engine/target/fcsave.h"
 #include "engine/target/procfs.h"
 
+/* The bytes read at once; a chunk that cannot be read whole is read
+ * again page by page (CTXSCAN_PAGE), the pages that fail as zeros.  Both
+ * can be set smaller for a test (the fuzz target's build). */
+#ifndef CTXSCAN_CHUNK
 #define CTXSCAN_CHUNK (256u << 10)
+#endif
+#ifndef CTXSCAN_PAGE
+#define CTXSCAN_PAGE 4096u
+#endif
 /* A chunk's tail read again at the next chunk's head, so that an area
- * across the boundary is seen whole (FCSAVE_AREA_MAX, rounded up). */
-#define CTXSCAN_OVERLAP 64u
+ * across the boundary is seen whole: the largest area of any layout. */
+#define CTXSCAN_OVERLAP FCSAVE_AREA_MAX
+_Static_assert(CTXSCAN_OVERLAP % 8 == 0 && CTXSCAN_CHUNK > CTXSCAN_OVERLAP &&
+		       CTXSCAN_CHUNK % CTXSCAN_PAGE == 0 &&
+		       CTXSCAN_PAGE % 8 == 0,
+	       "chunks overlap by whole words, and hold whole pages");
+/* At most this many slots looked at for one pc, and the pc table kept
+ * at most half full: a miss costs little however many pcs a target
+ * holds (past that, a pc is asked again each time). */
+#define CTXSCAN_PC_PROBES 32u
 
 /* An area kept between the passes (open addressing on `at`). */
 struct ctxscan_area {
@@ -90,6 +106,7 @@ struct ctxscan {
 	struct ctxscan_area *areas;
 	uint32_t areas_cap, nareas;
 	struct ctxscan_pc *pcs;
+	uint32_t npcs;	     /* pcs kept */
 	uint64_t seed;	     /* hash_seed: the hashes' */
 	uint64_t x_lo, x_hi; /* the executable regions' span */
 	uint64_t lo, hi;     /* the areas' address range, for pass 2 */
@@ -106,7 +123,7 @@ static int ctxscan_cmp(const void *a, const void *b)
 
 /* The regions with any of `flags`, sorted, overlaps cut off. */
 static struct ctxscan_region *ctxscan_pick(const struct ctxscan_region *r,
-					   size_t n, unsigned flags,
+					   size_t n, unsigned flags, bool words,
 					   size_t *count)
 {
 	struct ctxscan_region *out = malloc((n ? n : 1) * sizeof(*out));
@@ -115,9 +132,20 @@ static struct ctxscan_region *ctxscan_pick(const struct ctxscan_region *r,
 
 	if (!out)
 		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if ((r[i].flags & flags) && r[i].lo < r[i].hi)
-			out[k++] = r[i];
+	/* Whole words only (words): a lying maps text may give any
+	 * bounds, and the passes read aligned words from a region's
+	 * start.  Ranges to test addresses against stay as given. */
+	for (size_t i = 0; i < n; i++) {
+		struct ctxscan_region a = r[i];
+
+		if (words) {
+			a.lo = a.lo > UINT64_MAX - 7 ? UINT64_MAX & ~7ull
+						     : (a.lo + 7) & ~7ull;
+			a.hi &= ~7ull;
+		}
+		if ((a.flags & flags) && a.lo < a.hi)
+			out[k++] = a;
+	}
 	qsort(out, k, sizeof(*out), ctxscan_cmp);
 	/* Each byte in one region: what an earlier region covers is cut
 	 * off (top: the highest end kept), a region left empty dropped. */
@@ -133,6 +161,15 @@ static struct ctxscan_region *ctxscan_pick(const struct ctxscan_region *r,
 	return out;
 }
 
+/* A layout the scan can read: its area within the chunks' overlap, its
+ * slots inside it. */
+static bool ctxscan_layout_ok(const struct fcsave_layout *l)
+{
+	return l && l->size <= CTXSCAN_OVERLAP && l->size >= 8 &&
+	       l->pc_at <= l->size - 8 && l->fp_at <= l->size - 8 &&
+	       (!l->has_mxcsr || l->mxcsr_at <= l->size - 4);
+}
+
 /* Ranges as regions, sorted, disjoint (to share the sort and the
  * search); NULL when out of memory. */
 static struct ctxscan_region *ctxscan_ranges(const struct ctxscan_range *r,
@@ -146,7 +183,7 @@ static struct ctxscan_region *ctxscan_ranges(const struct ctxscan_range *r,
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = (struct ctxscan_region){
 			.lo = r[i].lo, .hi = r[i].hi, .flags = CTXSCAN_W};
-	out = ctxscan_pick(tmp, n, CTXSCAN_W, count);
+	out = ctxscan_pick(tmp, n, CTXSCAN_W, false, count);
 	free(tmp);
 	return out;
 }
@@ -188,26 +225,28 @@ static uint32_t ctxscan_u32(const unsigned char *p)
 
 static bool ctxscan_code(struct ctxscan *s, uint64_t pc)
 {
-	struct ctxscan_pc *e;
+	struct ctxscan_pc *e, *empty = NULL;
 	uint32_t h;
+	bool ok;
 
 	if (!pc || ctxscan_find(s->x, s->nx, pc) < 0)
 		return false;
 	h = (uint32_t)hash_fib(pc ^ s->seed, 64 - CTXSCAN_PCS_BITS);
-	for (uint32_t k = 0; k < CTXSCAN_PCS; k++) {
+	for (uint32_t k = 0; k < CTXSCAN_PC_PROBES; k++) {
 		e = &s->pcs[(h + k) & (CTXSCAN_PCS - 1)];
 		if (e->pc == pc)
 			return e->ok;
-		if (!e->pc)
+		if (!e->pc) {
+			empty = e;
 			break;
+		}
 	}
 	s->st.code_checks++;
-	bool ok = s->rd->after_call(s->rd->ctx, pc);
-
-	/* Full: answered, not kept (a probe sequence never runs away). */
-	if (!e->pc) {
-		e->pc = pc;
-		e->ok = ok;
+	ok = s->rd->after_call(s->rd->ctx, pc);
+	if (empty && s->npcs < CTXSCAN_PCS / 2) {
+		empty->pc = pc;
+		empty->ok = ok;
+		s->npcs++;
 	}
 	return ok;
 }
@@ -261,6 +300,8 @@ static void ctxscan_areas_in(struct ctxscan *s, size_t wi, uint64_t base,
 
 		if (at >= end)
 			break;
+		if (!at) /* 0 marks an empty slot (a lying maps text) */
+			continue;
 		if (!fcsave_in_stack(l, at, r->lo, r->hi))
 			continue;
 		/* A saved MXCSR has its reserved bits clear: an array of
@@ -322,9 +363,38 @@ static void ctxscan_stores_in(struct ctxscan *s, size_t wi, uint64_t base,
 			continue;
 		if (!a->stored || where < a->stored_at)
 			a->stored_at = where;
+		/* Saturating: one value in 2^32 words (a page mapped many
+		 * times) must not wrap to "kept by nothing". */
+		if (a->stored == UINT32_MAX)
+			continue;
 		a->stored++;
 		if (a->region == wi && where < v && v - where <= CTXSCAN_NEAR)
 			a->stored_near++;
+	}
+}
+
+/* Each writable region in chunks, overlapping by CTXSCAN_OVERLAP;
+ * pass 1 (areas) or 2 (stores). */
+/* len bytes at `at` into the buffer: whole, or else page by page, a page
+ * that cannot be read left as zeros (no pc, no store: nothing).  The
+ * bytes that could not be read are counted in pass 1. */
+static void ctxscan_fill(struct ctxscan *s, int pass, uint64_t at, size_t len)
+{
+	if (s->rd->read(s->rd->ctx, at, s->buf, len))
+		return;
+	for (size_t off = 0; off < len;) {
+		/* To the next page boundary (at is 8-aligned, maybe not
+		 * page-aligned). */
+		size_t n = CTXSCAN_PAGE - (size_t)((at + off) % CTXSCAN_PAGE);
+
+		if (n > len - off)
+			n = len - off;
+		if (!s->rd->read(s->rd->ctx, at + off, s->buf + off, n)) {
+			memset(s->buf + off, 0, n);
+			if (pass == 1)
+				s->st.unread += n;
+		}
+		off += n;
 	}
 }
 
@@ -350,10 +420,8 @@ static void ctxscan_pass(struct ctxscan *s, int pass)
 
 			if (pass == 1)
 				s->st.bytes += len;
-			if (!s->rd->read(s->rd->ctx, at, s->buf, len)) {
-				if (pass == 1)
-					s->st.unread += len;
-			} else if (pass == 1) {
+			ctxscan_fill(s, pass, at, len);
+			if (pass == 1) {
 				/* Areas starting in [at, next - overlap),
 				 * unless this is the region's last chunk. */
 				uint64_t end = next < r->hi
@@ -429,19 +497,23 @@ size_t ctxscan_fcontext(const struct ctxscan_input *in,
 
 	if (st)
 		memset(st, 0, sizeof(*st));
-	if (!in || !in->layout || !in->reader.read || !in->reader.after_call ||
+	if (!in || !ctxscan_layout_ok(in->layout) || (!out && max) ||
+	    !in->reader.read || !in->reader.after_call ||
 	    (!in->regions && in->nregions) || (!in->dead && in->ndead) ||
 	    (!in->running && in->nrunning) ||
 	    in->nregions > CTXSCAN_REGIONS_MAX ||
 	    in->ndead > CTXSCAN_REGIONS_MAX ||
-	    in->nrunning > CTXSCAN_REGIONS_MAX)
+	    in->nrunning > CTXSCAN_REGIONS_MAX) {
+		if (st)
+			st->refused = true;
 		return 0;
+	}
 	s.l = in->layout;
 	s.rd = &in->reader;
 	s.d = ctxscan_ranges(in->dead, in->ndead, &s.nd);
 	s.run = ctxscan_ranges(in->running, in->nrunning, &s.nrun);
-	s.w = ctxscan_pick(in->regions, in->nregions, CTXSCAN_W, &s.nw);
-	s.x = ctxscan_pick(in->regions, in->nregions, CTXSCAN_X, &s.nx);
+	s.w = ctxscan_pick(in->regions, in->nregions, CTXSCAN_W, true, &s.nw);
+	s.x = ctxscan_pick(in->regions, in->nregions, CTXSCAN_X, true, &s.nx);
 	s.areas_cap = 4096; /* grows to 2 * CTXSCAN_AREAS_MAX */
 	s.areas = calloc(s.areas_cap, sizeof(*s.areas));
 	s.pcs = calloc(CTXSCAN_PCS, sizeof(*s.pcs));

@@ -32,9 +32,13 @@ struct ctxscan_reader {
 	void *ctx;
 };
 
-/* A parked context: a saved area that passes fcsave_check, whose address
- * (the fcontext_t) is stored in the target's writable memory, outside
- * the area itself. */
+/* A parked context: a saved area of the layout (in one writable region
+ * with the sp after it, its return address right after a call, its saved
+ * MXCSR plausible; its frame pointer not judged, so fcsave_check may
+ * refuse what the scan found), whose address (the fcontext_t) some word
+ * of writable memory outside the area and outside dead stack holds.  A
+ * context made but never started (make_fcontext's trampoline in the pc
+ * slot, after no call) is not found. */
 struct ctxscan_found {
 	uint64_t at;		     /* the fcontext_t */
 	uint64_t sp, fp, pc;	     /* where a walk of it starts */
@@ -53,8 +57,8 @@ struct ctxscan_found {
 
 struct ctxscan_stats {
 	uint64_t regions;     /* writable regions read */
-	uint64_t bytes;	      /* bytes of them (each read twice) */
-	uint64_t unread;      /* ... that could not be read */
+	uint64_t bytes;	      /* bytes pass 1 read (chunks overlap by 64) */
+	uint64_t unread;      /* ... that could not be read (pass 1) */
 	uint64_t skipped;     /* ... in regions past CTXSCAN_REGION_MAX */
 	uint64_t areas;	      /* saved areas that pass the checks */
 	uint64_t areas_lost;  /* ... more than the scan keeps */
@@ -66,6 +70,8 @@ struct ctxscan_stats {
 	uint64_t found_lost;  /* ... more than `max` */
 	uint64_t code_checks; /* after_call asked */
 	bool oom;	      /* the scan's own memory was refused */
+	bool refused;	      /* the input was refused: too many ranges,
+			       * no layout it can read, out NULL */
 };
 
 /* At most this many saved areas are kept between the two passes. */
@@ -108,7 +114,10 @@ struct ctxscan_input {
  * writable memory (outside the area, outside dead stack) points at: into
  * out, at most max, lowest address first.  Returns how many were
  * written; *st (may be NULL) counts the rest.  Out of memory: 0, with
- * st->oom set.  The regions may lie (a maps text is the target's).
+ * st->oom set; input refused (more than CTXSCAN_REGIONS_MAX of a kind of
+ * range, a layout it cannot read, out NULL with max): 0, with
+ * st->refused set.  The regions may lie (a maps text is the target's):
+ * their bounds are taken to whole words, overlaps cut.
  */
 size_t ctxscan_fcontext(const struct ctxscan_input *in,
 			struct ctxscan_found *out, size_t max,
