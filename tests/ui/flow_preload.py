@@ -135,14 +135,18 @@ def flow_preload(fl):
     """corotop -- uctx-target (a ucontext scheduler knowing nothing of
     corotop, traced through libcorotop-preload): the table once the workers
     finished -- the stuck coroutine named and parked in stuck_wait, the
-    thread's root running; Enter shows the stuck one's parked stack; q
-    ends corotop and the program."""
+    thread's root running; Home, then Enter shows the stuck one's parked
+    stack; q ends corotop and the program."""
     if not fl.args.uctx_target:
         raise h.Skip('no --uctx-target')
     fl.write_config(linger=3)
     fl.open()
     start_preload(fl)
-    fl.step('table', marker=PRELOAD_TABLE)
+    # Home: the selection follows its coroutine, and where it stood when
+    # the two workers' rows went (one refresh or two: the machine's
+    # speed) decides which row it is on now; the first row is the stuck
+    # one whichever it was.
+    fl.step('table', keys=['Home'], marker=PRELOAD_TABLE)
     s = fl.step('detail', keys=['Enter'],
                 marker=h.both(h.has(r'^ Coroutine 3 "stuck_wait" '),
                               h.has(r'^ Parked stack')),
