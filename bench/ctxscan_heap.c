@@ -20,7 +20,6 @@
 #define _GNU_SOURCE
 #include "bench.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -29,6 +28,7 @@
 #include "engine/scan/ctxscan.h"
 #include "engine/target/fcsave.h"
 #include "engine/target/framecheck.h"
+#include "engine/target/procfs.h"
 #include "engine/target/procmem.h"
 
 typedef void *fcontext_t;
@@ -115,57 +115,33 @@ static bool ch_after_call(void *ctx, uint64_t pc)
 	return framecheck_frame(r->fc, pc, false) == FRAMECHECK_OK;
 }
 
-/* Each waiting thread's dead stack and running frames (its sp from
- * /proc/PID/task/TID/syscall). */
+/* Each waiting thread's dead stack and running frames, split at its sp.
+ * Until the child blocks in read() its thread is "running": wait for it,
+ * 30 s at most. */
 static size_t ch_threads(pid_t pid, const struct ctxscan_region *r, size_t nr,
 			 struct ctxscan_range *dead,
 			 struct ctxscan_range *running, size_t max)
 {
+	uint64_t sps[64];
+	size_t nsp, busy = 0, n = 0;
 	char path[64];
-	struct dirent *d;
-	size_t n = 0;
-	DIR *dir;
+	int dirfd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(dir = opendir(path)))
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if ((dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		bench_die("cannot open %s", path);
-	while ((d = readdir(dir)) && n < max) {
-		char file[320], text[512];
-		unsigned long long f[9];
-		ssize_t got;
-		int fd;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "/proc/%d/task/%s/syscall",
-			 (int)pid, d->d_name);
-		/* Until the child blocks in read() the file says "running":
-		 * wait for it, 30 s at most. */
-		for (int tries = 0;; tries++) {
-			if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
-				bench_die("cannot open %s", file);
-			got = read(fd, text, sizeof(text) - 1);
-			close(fd);
-			text[got > 0 ? got : 0] = '\0';
-			if (sscanf(text,
-				   "%llu %llx %llx %llx %llx %llx %llx %llx "
-				   "%llx",
-				   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5],
-				   &f[6], &f[7], &f[8]) == 9)
-				break;
-			if (tries >= 30000)
-				bench_die("thread %s never waited", d->d_name);
-			bench_sleep_ns(1000000);
-		}
-		for (size_t i = 0; i < nr && n < max; i++)
-			if (f[7] > r[i].lo && f[7] < r[i].hi &&
-			    (r[i].flags & CTXSCAN_W)) {
-				dead[n] = (struct ctxscan_range){r[i].lo, f[7]};
-				running[n++] =
-					(struct ctxscan_range){f[7], r[i].hi};
-			}
+	for (int tries = 0;; tries++) {
+		nsp = procfs_thread_sps(dirfd, sps, 64, &busy);
+		if (!busy && nsp)
+			break;
+		if (tries >= 30000)
+			bench_die("the child's threads never waited");
+		bench_sleep_ns(1000000);
 	}
-	closedir(dir);
+	close(dirfd);
+	for (size_t i = 0; i < nsp && n < max; i++)
+		if (ctxscan_split(r, nr, sps[i], &dead[n], &running[n]))
+			n++;
 	return n;
 }
 

@@ -14,7 +14,6 @@
  * old parks not taken; the target then exits 0 as it would have.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -34,6 +33,7 @@
 #include "engine/scan/ctxscan.h"
 #include "engine/target/fcsave.h"
 #include "engine/target/framecheck.h"
+#include "engine/target/procfs.h"
 #include "engine/target/procmem.h"
 
 #define TASKS 64
@@ -112,63 +112,34 @@ static int live_stop(struct live *l)
 	return status;
 }
 
-/* Each thread's dead stack: below its sp, down to its region's start;
- * and its running frames, from its sp up.
- * The threads wait in a syscall, so
- * /proc/PID/task/TID/syscall gives the sp ("nr args... sp pc"). */
+/* Each thread's dead stack and running frames, split at its sp
+ * (procfs_thread_sps).  The target prints, then blocks in read(): until
+ * it does, its thread is "running" (no sp).  Wait for it, within a
+ * deadline (a slow machine, not a race). */
 static size_t live_dead(pid_t pid, const struct ctxscan_region *r, size_t nr,
 			struct ctxscan_range *dead,
 			struct ctxscan_range *running, size_t max)
 {
+	uint64_t sps[16];
+	size_t nsp, busy = 0, n = 0;
 	char path[64];
-	struct dirent *d;
-	size_t n = 0;
-	DIR *dir;
+	int dirfd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	assert_non_null(dir);
-	while ((d = readdir(dir)) && n < max) {
-		char file[320], text[512];
-		unsigned long long f[9];
-		ssize_t got;
-		int fd;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "/proc/%d/task/%s/syscall",
-			 (int)pid, d->d_name);
-		/* The target prints, then blocks in read(): until it does,
-		 * the file says "running" (no sp).  Wait for the syscall,
-		 * within a deadline (a slow machine, not a race). */
-		for (int tries = 0;; tries++) {
-			fd = open(file, O_RDONLY | O_CLOEXEC);
-			assert_true(fd >= 0);
-			got = read(fd, text, sizeof(text) - 1);
-			close(fd);
-			assert_true(got > 0);
-			text[got] = '\0';
-			if (sscanf(text,
-				   "%llu %llx %llx %llx %llx %llx %llx %llx "
-				   "%llx",
-				   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5],
-				   &f[6], &f[7], &f[8]) == 9)
-				break;
-			if (tries >= 30000)
-				fail_msg("thread %s never waited: %s",
-					 d->d_name, text);
-			usleep(1000);
-		}
-		for (size_t i = 0; i < nr; i++)
-			if (f[7] >= r[i].lo && f[7] < r[i].hi &&
-			    (r[i].flags & CTXSCAN_W) && f[7] > r[i].lo) {
-				dead[n] = (struct ctxscan_range){r[i].lo, f[7]};
-				/* Its own stack ([stack]): its frames. */
-				running[n++] =
-					(struct ctxscan_range){f[7], r[i].hi};
-			}
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dirfd >= 0);
+	for (int tries = 0;; tries++) {
+		nsp = procfs_thread_sps(dirfd, sps, 16, &busy);
+		if (!busy && nsp)
+			break;
+		if (tries >= 30000)
+			fail_msg("the target's threads never waited");
+		usleep(1000);
 	}
-	closedir(dir);
+	close(dirfd);
+	for (size_t i = 0; i < nsp && n < max; i++)
+		if (ctxscan_split(r, nr, sps[i], &dead[n], &running[n]))
+			n++;
 	return n;
 }
 

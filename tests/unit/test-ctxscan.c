@@ -599,6 +599,27 @@ static void test_regions(void **state)
 	assert_int_equal(ctxscan_regions(maps, 0, r, 8), 0);
 }
 
+/* A waiting thread's region split at its sp: below dead, above running;
+ * an sp in no writable region: nothing. */
+static void test_split(void **state)
+{
+	struct ctxscan_region r[2] = {
+		{CODE_LO, CODE_LO + 0x1000, CTXSCAN_X},
+		{STACK_LO, STACK_HI, CTXSCAN_R | CTXSCAN_W},
+	};
+	struct ctxscan_range dead, run;
+
+	(void)state;
+	assert_true(ctxscan_split(r, 2, 0x1a000, &dead, &run));
+	assert_int_equal(dead.lo, STACK_LO);
+	assert_int_equal(dead.hi, 0x1a000);
+	assert_int_equal(run.lo, 0x1a000);
+	assert_int_equal(run.hi, STACK_HI);
+	assert_false(ctxscan_split(r, 2, CODE_LO + 8, &dead, &run));
+	assert_false(ctxscan_split(r, 2, STACK_LO, &dead, &run));
+	assert_false(ctxscan_split(r, 2, 0, &dead, &run));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -615,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_dead_stack),
 		cmocka_unit_test(test_running),
 		cmocka_unit_test(test_regions),
+		cmocka_unit_test(test_split),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

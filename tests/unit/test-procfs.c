@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,6 +132,73 @@ static void test_elf_abi(void **state)
 	assert_true(procfs_elf_abi(AT_FDCWD, "/nonexistent") == 0);
 }
 
+/* A thread's sp and pc from its syscall file's text: waiting in a
+ * syscall, stopped outside one, running, and malformed. */
+static void test_syscall_sp(void **state)
+{
+	uint64_t sp = 1, pc = 1;
+
+	(void)state;
+	assert_true(procfs_syscall_sp("0 0x0 0x7ffc1000 0x1 0x0 0x0 0x0 "
+				      "0x7ffc0f80 0x7f0012345678\n",
+				      &sp, &pc));
+	assert_int_equal(sp, 0x7ffc0f80);
+	assert_int_equal(pc, 0x7f0012345678);
+	assert_true(procfs_syscall_sp("-1 0x7ffc0e00 0x401000\n", &sp, &pc));
+	assert_int_equal(sp, 0x7ffc0e00);
+	assert_int_equal(pc, 0x401000);
+	assert_false(procfs_syscall_sp("running\n", &sp, &pc));
+	assert_false(procfs_syscall_sp("", &sp, &pc));
+	assert_false(procfs_syscall_sp("0 0x1 0x2\n0x3", &sp, &pc));
+	assert_false(procfs_syscall_sp("0 0x1 0x2 0x3 0x4", &sp, &pc));
+	assert_false(procfs_syscall_sp("0 1 2 3 4 5 6 7 8\n", &sp, &pc));
+	assert_false(procfs_syscall_sp("x 0x1 0x2\n", &sp, &pc));
+	assert_false(procfs_syscall_sp(
+		"0 0x1 0x2 0x3 0x4 0x5 0x6 0x7 0x8 0x9\n", &sp, &pc));
+	assert_false(procfs_syscall_sp("0 0x1 0xffffffffffffffffff 0x3\n", &sp,
+				       &pc));
+}
+
+static void *blocked_reader(void *arg)
+{
+	char c;
+
+	return (void *)(intptr_t)read(*(int *)arg, &c, 1);
+}
+
+/* This process: a thread blocked in read() has its sp read (inside the
+ * buffer it reads into's neighbourhood: its stack); the calling thread,
+ * running, is counted as such. */
+static void test_thread_sps(void **state)
+{
+	uint64_t sps[8];
+	size_t n = 0, running = 0;
+	pthread_t th;
+	int p[2], dirfd;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pthread_create(&th, NULL, blocked_reader, &p[0]), 0);
+	dirfd = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dirfd >= 0);
+	/* Until the thread reaches read() it runs: wait, with a deadline. */
+	for (int tries = 0; tries < 30000; tries++) {
+		n = procfs_thread_sps(dirfd, sps, 8, &running);
+		if (n == 1)
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(n, 1);
+	assert_true(running >= 1); /* this thread, reading the files */
+	assert_true(sps[0] != 0);
+	assert_int_equal(procfs_thread_sps(dirfd, sps, 0, NULL), 0);
+	close(dirfd);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	pthread_join(th, NULL);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +207,8 @@ int main(void)
 		cmocka_unit_test(test_slurp_bound),
 		cmocka_unit_test(test_open_regular),
 		cmocka_unit_test(test_elf_abi),
+		cmocka_unit_test(test_syscall_sp),
+		cmocka_unit_test(test_thread_sps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -573,3 +573,15 @@ size_t ctxscan_regions(const char *maps, size_t len, struct ctxscan_region *out,
 	}
 	return k;
 }
+
+bool ctxscan_split(const struct ctxscan_region *r, size_t n, uint64_t sp,
+		   struct ctxscan_range *dead, struct ctxscan_range *running)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((r[i].flags & CTXSCAN_W) && sp > r[i].lo && sp < r[i].hi) {
+			*dead = (struct ctxscan_range){r[i].lo, sp};
+			*running = (struct ctxscan_range){sp, r[i].hi};
+			return true;
+		}
+	return false;
+}

@@ -124,6 +124,16 @@ size_t ctxscan_fcontext(const struct ctxscan_input *in,
 			struct ctxscan_stats *st);
 
 /*
+ * A waiting thread whose sp is `sp` (procfs_thread_sps): the writable
+ * region that holds it, split there -- below it into *dead, from it up
+ * into *running (running frames: when the region is the thread's own
+ * stack, which the caller knows).  false when no writable region holds
+ * sp.
+ */
+bool ctxscan_split(const struct ctxscan_region *r, size_t n, uint64_t sp,
+		   struct ctxscan_range *dead, struct ctxscan_range *running);
+
+/*
  * A maps text's regions (untrusted: malformed lines are skipped) into
  * out, at most max; the count of lines taken.  [vsyscall] and
  * [vvar] are skipped: they can not be read.

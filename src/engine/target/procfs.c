@@ -26,9 +26,11 @@
 #define _GNU_SOURCE
 #include "engine/target/procfs.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -299,4 +301,84 @@ uint32_t procfs_elf_abi(int dirfd, const char *path)
 		return 0;
 	return (uint32_t)h[EI_CLASS] << 24 | (uint32_t)h[EI_DATA] << 16 |
 	       (uint32_t)h[EI_NIDENT + 2] << 8 | h[EI_NIDENT + 3];
+}
+
+bool procfs_syscall_sp(const char *text, uint64_t *sp, uint64_t *pc)
+{
+	uint64_t v[9];
+	const char *p = text;
+	long long nr;
+	char *end;
+	int n = 0;
+
+	/* Decimal number first (maybe -1), then 0x-prefixed hex words. */
+	if (!strncmp(p, "running", 7))
+		return false;
+	errno = 0;
+	nr = strtoll(p, &end, 10);
+	if (end == p || errno)
+		return false;
+	for (p = end; n < 9; n++) {
+		while (*p == ' ')
+			p++;
+		if (*p == '\n' || !*p)
+			break;
+		if (p[0] != '0' || p[1] != 'x')
+			return false;
+		errno = 0;
+		v[n] = strtoull(p + 2, &end, 16);
+		if (end == p + 2 || errno)
+			return false;
+		p = end;
+	}
+	while (*p == ' ')
+		p++;
+	/* A syscall's number and its six arguments; or -1, outside one. */
+	if ((*p != '\n' && *p) || (nr >= 0 ? n != 8 : nr != -1 || n != 2))
+		return false;
+	/* "NR" + 6 args + sp + pc, or "-1" + sp + pc. */
+	*sp = v[n - 2];
+	*pc = v[n - 1];
+	return true;
+}
+
+size_t procfs_thread_sps(int dirfd, uint64_t *sps, size_t max, size_t *running)
+{
+	int tfd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = tfd >= 0 ? fdopendir(tfd) : NULL;
+	struct dirent *d;
+	size_t n = 0, busy = 0;
+
+	if (!dir) {
+		if (tfd >= 0)
+			close(tfd);
+		if (running)
+			*running = 0;
+		return 0;
+	}
+	while ((d = readdir(dir)) && n < max) {
+		char name[300], text[512];
+		uint64_t sp, pc;
+		ssize_t got;
+		int fd;
+
+		if (d->d_name[0] < '0' || d->d_name[0] > '9' ||
+		    strlen(d->d_name) > 20)
+			continue;
+		snprintf(name, sizeof(name), "%s/syscall", d->d_name);
+		fd = procfs_open_regular(tfd, name);
+		if (fd < 0)
+			continue; /* the thread is gone */
+		got = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		text[got > 0 ? got : 0] = '\0';
+		if (procfs_syscall_sp(text, &sp, &pc))
+			sps[n++] = sp;
+		else if (!strncmp(text, "running", 7))
+			busy++;
+	}
+	closedir(dir); /* closes tfd */
+	if (running)
+		*running = busy;
+	return n;
 }

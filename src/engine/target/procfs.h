@@ -72,6 +72,22 @@ bool procfs_maps_line(const char *p, size_t len, struct procfs_maps_line *m);
 uint64_t procfs_status_value(const char *status, const char *key);
 
 /*
+ * A thread's stack pointer and pc from the text of its
+ * /proc/PID/task/TID/syscall: true when the thread waits in the kernel
+ * ("NR ARG1..ARG6 SP PC", or "-1 SP PC" when it is stopped outside a
+ * syscall); false when it runs ("running") or the text is not that.
+ */
+bool procfs_syscall_sp(const char *text, uint64_t *sp, uint64_t *pc);
+
+/*
+ * The stack pointers of the threads of the process whose /proc/PID
+ * directory is dirfd that wait in the kernel: into sps, at most max; the
+ * count.  *running (may be NULL): the threads that were running, whose sp
+ * a read of the file does not give (the caller may wait and ask again).
+ */
+size_t procfs_thread_sps(int dirfd, uint64_t *sps, size_t max, size_t *running);
+
+/*
  * The ELF class, data encoding and machine of an ELF file, packed into one
  * number to compare with another's; 0 when it is not a readable ELF file.
  */
