@@ -447,11 +447,10 @@ void model_park(struct model *m, uint32_t station, uint64_t trace)
 {
 	/* The side array only, which copies do not hold: not a touch (the
 	 * suspend it follows touched the record already). */
-	uint32_t r =
-		station < m->stations ? m->by_station[station] : MODEL_NONE;
+	const struct model_coro *c = model_station_coro(m, station);
 
-	if (r != MODEL_NONE)
-		m->parked[r] = trace;
+	if (c)
+		m->parked[c->slot] = trace;
 }
 
 void model_long_wait(struct model *m, uint32_t station, bool long_wait)

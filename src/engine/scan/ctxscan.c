@@ -21,7 +21,7 @@
  *   1. areas: at each 8-byte aligned address p, the area of layout l at p
  *      must lie, with the sp after it, inside p's region, and its return
  *      address in an executable region right after a call (the reader's
- *      after_call, asked once per distinct pc); where the layout has a
+ *      after_call, its answers kept); where the layout has a
  *      saved MXCSR, its reserved high half must be 0.  Unlike fcsave_check's
  *      rule for a published area, the frame pointer is not judged: a
  *      program built without frame pointers parks with anything in it;
@@ -41,13 +41,15 @@
  * context's frame).  The result is ordered by address, with the stores'
  * count.
  *
- * Untrusted input.  The maps text may lie: regions are sorted, overlaps
- * cut, and every region is read in chunks, each read checked; a chunk
- * that cannot be read is counted and skipped, and so is a region larger
+ * Untrusted input.  The maps text may lie: regions are taken to whole
+ * words, sorted, overlaps cut, and every region is read in chunks, each
+ * read checked; a chunk that cannot be read whole is read again page by
+ * page, a page that fails counted and read as zeros; a region larger
  * than CTXSCAN_REGION_MAX (an ASan process maps 14 TiB of shadow
- * read-write).  Memory is bounded: the
- * areas kept between the passes (CTXSCAN_AREAS_MAX), the regions
- * (CTXSCAN_REGIONS_MAX) and one chunk buffer.  The target is only read.
+ * read-write) is counted and skipped.  Memory is bounded: the areas kept
+ * between the passes (CTXSCAN_AREAS_MAX), the code checks kept (half of
+ * CTXSCAN_PCS), the regions (CTXSCAN_REGIONS_MAX) and one chunk buffer.
+ * The target is only read.
  */
 #include "engine/scan/ctxscan.h"
 
@@ -223,14 +225,14 @@ static uint32_t ctxscan_u32(const unsigned char *p)
 	return w;
 }
 
+/* Whether pc (already found in an executable region) follows a call:
+ * the reader's answer, kept in a small table. */
 static bool ctxscan_code(struct ctxscan *s, uint64_t pc)
 {
 	struct ctxscan_pc *e, *empty = NULL;
 	uint32_t h;
 	bool ok;
 
-	if (!pc || ctxscan_find(s->x, s->nx, pc) < 0)
-		return false;
 	h = (uint32_t)hash_fib(pc ^ s->seed, 64 - CTXSCAN_PCS_BITS);
 	for (uint32_t k = 0; k < CTXSCAN_PC_PROBES; k++) {
 		e = &s->pcs[(h + k) & (CTXSCAN_PCS - 1)];
@@ -373,8 +375,6 @@ static void ctxscan_stores_in(struct ctxscan *s, size_t wi, uint64_t base,
 	}
 }
 
-/* Each writable region in chunks, overlapping by CTXSCAN_OVERLAP;
- * pass 1 (areas) or 2 (stores). */
 /* len bytes at `at` into the buffer: whole, or else page by page, a page
  * that cannot be read left as zeros (no pc, no store: nothing).  The
  * bytes that could not be read are counted in pass 1. */
@@ -555,20 +555,14 @@ size_t ctxscan_regions(const char *maps, size_t len, struct ctxscan_region *out,
 
 		if (procfs_maps_line(p, (size_t)(eol - p), &m) &&
 		    !(m.path_len == 10 && !memcmp(m.path, "[vsyscall]", 10)) &&
-		    !(m.path_len == 6 && !memcmp(m.path, "[vvar]", 6))) {
-			/* The perms follow the range's space (the line
-			 * parsed, so they are there). */
-			const char *perms =
-				memchr(p, ' ', (size_t)(eol - p)) + 1;
-
+		    !(m.path_len == 6 && !memcmp(m.path, "[vvar]", 6)))
 			out[k++] = (struct ctxscan_region){
 				.lo = m.start,
 				.hi = m.end,
-				.flags = (perms[0] == 'r' ? CTXSCAN_R : 0u) |
-					 (perms[1] == 'w' ? CTXSCAN_W : 0u) |
-					 (perms[2] == 'x' ? CTXSCAN_X : 0u),
+				.flags = (m.read ? CTXSCAN_R : 0u) |
+					 (m.write ? CTXSCAN_W : 0u) |
+					 (m.exec ? CTXSCAN_X : 0u),
 			};
-		}
 		p = nl ? nl + 1 : end;
 	}
 	return k;

@@ -107,7 +107,7 @@ static void stacks_unwind_apply(struct stacks *sk,
 	kind_was = c->kind;
 	/* Named through its station only while the station is still its
 	 * own: a dead coroutine's station may have its next occupant. */
-	if (c->station < m->stations && m->by_station[c->station] == j->r) {
+	if (model_station_coro(m, c->station) == c) {
 		if (marks->entry >= 0)
 			model_name_pc(m, c->station, frames[marks->entry]);
 		else if (marks->inlined[0])

@@ -190,6 +190,8 @@ bool procfs_maps_line(const char *p, size_t len, struct procfs_maps_line *m)
 	    (p[1] != 'w' && p[1] != '-') || (p[2] != 'x' && p[2] != '-') ||
 	    (p[3] != 'p' && p[3] != 's'))
 		return false;
+	m->read = p[0] == 'r';
+	m->write = p[1] == 'w';
 	m->exec = p[2] == 'x';
 	p += 4;
 	if (!take_char(&p, end, ' ') || !take_hex(&p, end, &m->offset) ||

@@ -53,9 +53,9 @@ bool procfs_maps_find(const char *maps, const char *name, uint64_t *start,
 struct procfs_maps_line {
 	uint64_t start, end, offset, inode;
 	uint32_t dev_major, dev_minor;
-	bool exec, deleted;
-	const char *path; /* not NUL-terminated */
-	size_t path_len;  /* without " (deleted)" */
+	bool read, write, exec, deleted; /* the perms' r, w, x */
+	const char *path;		 /* not NUL-terminated */
+	size_t path_len;		 /* without " (deleted)" */
 };
 /* The longest maps line procfs_maps_line takes: a path of PATH_MAX (4096
  * on Linux) and the fields before it. */
