@@ -159,38 +159,66 @@ static void test_syscall_sp(void **state)
 				       &pc));
 }
 
+/* A thread that says where its stack is, then blocks in read(). */
+struct blocked {
+	int fd;
+	uint64_t lo, hi; /* its stack */
+	int ready;	 /* set (release) once lo and hi are */
+};
+
 static void *blocked_reader(void *arg)
 {
+	struct blocked *b = arg;
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
 	char c;
 
-	return (void *)(intptr_t)read(*(int *)arg, &c, 1);
+	if (!pthread_getattr_np(pthread_self(), &a)) {
+		if (!pthread_attr_getstack(&a, &addr, &size)) {
+			b->lo = (uint64_t)(uintptr_t)addr;
+			b->hi = b->lo + size;
+		}
+		pthread_attr_destroy(&a);
+	}
+	/* release: pairs with the test's acquire load of ready. */
+	__atomic_store_n(&b->ready, 1, __ATOMIC_RELEASE);
+	return (void *)(intptr_t)read(b->fd, &c, 1);
 }
 
-/* This process: a thread blocked in read() has its sp read (inside the
- * buffer it reads into's neighbourhood: its stack); the calling thread,
- * running, is counted as such. */
+/* This process: a thread blocked in read() has its sp read, inside its
+ * own stack.  (The thread reading the files is in a syscall too, its own
+ * read: the kernel reports it, so it is among the sps, not "running".) */
 static void test_thread_sps(void **state)
 {
+	struct blocked b = {0};
 	uint64_t sps[8];
 	size_t n = 0, running = 0;
+	bool found = false;
 	pthread_t th;
 	int p[2], dirfd;
 
 	(void)state;
 	assert_int_equal(pipe(p), 0);
-	assert_int_equal(pthread_create(&th, NULL, blocked_reader, &p[0]), 0);
+	b.fd = p[0];
+	assert_int_equal(pthread_create(&th, NULL, blocked_reader, &b), 0);
 	dirfd = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(dirfd >= 0);
-	/* Until the thread reaches read() it runs: wait, with a deadline. */
-	for (int tries = 0; tries < 30000; tries++) {
-		n = procfs_thread_sps(dirfd, sps, 8, &running);
-		if (n == 1)
-			break;
-		usleep(1000);
+	/* Until the thread reaches read() it runs: wait for its sp, with a
+	 * deadline. */
+	for (int tries = 0; tries < 30000 && !found; tries++) {
+		/* acquire: pairs with the thread's release store. */
+		if (__atomic_load_n(&b.ready, __ATOMIC_ACQUIRE)) {
+			n = procfs_thread_sps(dirfd, sps, 8, &running);
+			for (size_t i = 0; i < n && !found; i++)
+				found = sps[i] >= b.lo && sps[i] < b.hi;
+		}
+		if (!found)
+			usleep(1000);
 	}
-	assert_int_equal(n, 1);
-	assert_true(running >= 1); /* this thread, reading the files */
-	assert_true(sps[0] != 0);
+	assert_true(b.hi > b.lo);
+	assert_true(found);
+	assert_true(n >= 1 && n <= 2);
 	assert_int_equal(procfs_thread_sps(dirfd, sps, 0, NULL), 0);
 	close(dirfd);
 	assert_int_equal(write(p[1], "x", 1), 1);
