@@ -31,14 +31,7 @@
 #include "engine/target/procfs.h"
 #include "engine/target/procmem.h"
 
-typedef void *fcontext_t;
-typedef struct {
-	fcontext_t fctx;
-	void *data;
-} transfer_t;
-
-extern transfer_t jump_fcontext(fcontext_t const to, void *vp);
-extern fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
+#include "fcontext.h"
 
 #define CH_STACK (16 * 1024)
 #define CH_MAPS_MAX (64u << 20)

@@ -19,14 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-typedef void *fcontext_t;
-typedef struct {
-	fcontext_t fctx;
-	void *data;
-} transfer_t;
-
-extern transfer_t jump_fcontext(fcontext_t const to, void *vp);
-extern fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
+#include "fcontext.h"
 
 #define STACK (64 * 1024)
 

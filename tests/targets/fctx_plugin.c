@@ -21,14 +21,7 @@
 #error "PLUGIN_NAME must be set"
 #endif
 
-typedef void *fcontext_t;
-typedef struct {
-	fcontext_t fctx;
-	void *data;
-} transfer_t;
-
-extern fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
-extern transfer_t jump_fcontext(fcontext_t to, void *vp);
+#include "fcontext.h"
 #ifdef PLUGIN_COUNTS
 extern uint64_t fcontext_b_jumps;
 #endif

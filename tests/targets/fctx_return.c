@@ -11,14 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef void *fcontext_t;
-typedef struct {
-	fcontext_t fctx;
-	void *data;
-} transfer_t;
-
-extern fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
-extern transfer_t jump_fcontext(fcontext_t to, void *vp);
+#include "fcontext.h"
 
 static void entry(transfer_t t)
 {

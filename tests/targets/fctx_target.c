@@ -24,16 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-typedef void *fcontext_t;
-typedef struct {
-	fcontext_t fctx;
-	void *data;
-} transfer_t;
-
-extern transfer_t jump_fcontext(fcontext_t const to, void *vp);
-extern fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
-extern transfer_t ontop_fcontext(fcontext_t const to, void *vp,
-				 transfer_t (*fn)(transfer_t));
+#include "fcontext.h"
 
 #define STACK (128 * 1024)
 

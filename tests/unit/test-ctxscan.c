@@ -40,6 +40,7 @@ struct fx {
 	struct fx_mem mem[FX_MAX];
 	struct ctxscan_region reg[FX_MAX];
 	size_t n;
+	const struct fcsave_layout *layout; /* NULL: fx_layout */
 	struct ctxscan_range dead[4], running[4];
 	size_t ndead, nrunning;
 	uint64_t calls_pc[64]; /* pcs whose after_call was asked */
@@ -123,7 +124,7 @@ static size_t fx_scan(struct fx *f, struct ctxscan_found *out, size_t max,
 		.ndead = f->ndead,
 		.running = f->running,
 		.nrunning = f->nrunning,
-		.layout = &fx_layout,
+		.layout = f->layout ? f->layout : &fx_layout,
 		.reader = {.read = fx_read,
 			   .after_call = fx_after_call,
 			   .ctx = f},
@@ -284,17 +285,8 @@ static void test_mxcsr(void **state)
 	assert_int_equal(fx_scan(&f, out, 4, &st), 2); /* not checked */
 	l.has_mxcsr = true;
 	l.mxcsr_at = 0;
-
-	const struct ctxscan_input in = {
-		.regions = f.reg,
-		.nregions = f.n,
-		.layout = &l,
-		.reader = {.read = fx_read,
-			   .after_call = fx_after_call,
-			   .ctx = &f},
-	};
-
-	assert_int_equal(ctxscan_fcontext(&in, out, 4, &st), 1);
+	f.layout = &l;
+	assert_int_equal(fx_scan(&f, out, 4, &st), 1);
 	assert_int_equal(out[0].at, 0x1f000);
 	assert_int_equal(st.areas, 1);
 	fx_free(&f);
