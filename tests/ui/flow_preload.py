@@ -142,10 +142,9 @@ def flow_preload(fl):
     fl.write_config(linger=3)
     fl.open()
     start_preload(fl)
-    # Home: the selection follows its coroutine, and where it stood when
-    # the two workers' rows went (one refresh or two: the machine's
-    # speed) decides which row it is on now; the first row is the stuck
-    # one whichever it was.
+    # Home: before any key the cursor stays on the first row (tui.h,
+    # chosen) whatever the refreshes showed; Home says so explicitly,
+    # and the first row is the stuck one once the workers' rows went.
     fl.step('table', keys=['Home'], marker=PRELOAD_TABLE)
     s = fl.step('detail', keys=['Enter'],
                 marker=h.both(h.has(r'^ Coroutine 3 "stuck_wait" '),

@@ -6,11 +6,14 @@
  * toggles, help lies over the view it was opened from (which goes on
  * following its coroutine) and goes back to it as it was; search and
  * filter act on the ppt view's rows there, on the table's elsewhere.
+ * The table's cursor stays on the first row until the first key, then
+ * follows its coroutine through refreshes and sorts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -92,12 +95,65 @@ static void test_moving(void **state)
 	tui_views_destroy(&t); /* twice: a no-op */
 }
 
+/* The snapshot holds the records of ids[0..n), in that order. */
+static void cursor_snap(struct tui *t, struct model_coro *recs,
+			const uint64_t *ids, size_t n)
+{
+	memset(recs, 0, 4 * sizeof(*recs));
+	for (size_t i = 0; i < n; i++) {
+		recs[i].id = ids[i];
+		recs[i].last_tid = 1;
+		recs[i].slot = (uint32_t)i;
+	}
+	t->snap.coro = recs;
+	t->snap.count = t->snap.cap = n;
+	table_view_rebuild(t);
+}
+
+static uint64_t cursor_id(const struct tui *t)
+{
+	return t->snap.coro[t->table.rows[t->table.list.selected].coro].id;
+}
+
+static void test_cursor_waits_for_a_key(void **state)
+{
+	struct model_coro recs[4];
+	struct tui t;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.table.sort_column = COL_ID;
+	t.selected_id = UINT64_MAX;
+	filter_init(&t.table.filter);
+	rowset_init(&t.table.rowset);
+	assert_true(tui_views_create(&t));
+	/* The first refresh saw one coroutine, the next all three: the
+	 * cursor is on the first row, not on the one seen first. */
+	cursor_snap(&t, recs, (uint64_t[]){3}, 1);
+	assert_int_equal(cursor_id(&t), 3);
+	cursor_snap(&t, recs, (uint64_t[]){3, 1, 2}, 3);
+	assert_int_equal(t.table.list.selected, 0);
+	assert_int_equal(cursor_id(&t), 1);
+	/* Once the user moves, the cursor follows its coroutine. */
+	assert_int_equal(table_view_move(&t, 1), REACT_REDRAW);
+	assert_int_equal(cursor_id(&t), 2);
+	cursor_snap(&t, recs, (uint64_t[]){3, 1, 2, 0}, 4);
+	assert_int_equal(t.table.list.selected, 2);
+	assert_int_equal(cursor_id(&t), 2);
+	t.snap.coro = NULL;
+	t.snap.count = 0;
+	free(t.table.rows);
+	rowset_finish(&t.table.rowset);
+	tui_views_destroy(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_shape),
 		cmocka_unit_test(test_opened_by),
 		cmocka_unit_test(test_moving),
+		cmocka_unit_test(test_cursor_waits_for_a_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

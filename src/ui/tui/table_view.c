@@ -108,6 +108,12 @@ void table_view_rebuild(struct tui *t)
 		snprintf(t->message, sizeof(t->message),
 			 "out of memory: rows are not sorted");
 	n = t->table.nrows = table_fill(t, t->table.rowset.idx, n);
+	if (!t->table.chosen && !tui_view(t)->follows) {
+		t->table.list.selected = 0;
+		if (n && t->table.rows[0].coro != UINT32_MAX)
+			t->selected_id = t->snap.coro[t->table.rows[0].coro].id;
+		return;
+	}
 	/* Keep the selection on the same coroutine: find its record (one
 	 * sequential pass), then its row (rows are small), rather than
 	 * chasing every row into the snapshot. */
@@ -146,6 +152,7 @@ static bool table_view_search(struct tui *t, int dir, bool include_current)
 					&t->snap.coro[t->table.rows[i].coro],
 					t->search)) {
 			t->table.list.selected = i;
+			t->table.chosen = true;
 			t->selected_id = t->snap.coro[t->table.rows[i].coro].id;
 			return true;
 		}
@@ -333,6 +340,7 @@ unsigned table_view_move(struct tui *t, long delta)
 			break;
 	}
 	t->table.list.selected = (size_t)sel;
+	t->table.chosen = true;
 	detail_view_forget(t); /* another coroutine's starts at its top */
 	if (t->table.rows[sel].coro != UINT32_MAX)
 		t->selected_id = t->snap.coro[t->table.rows[sel].coro].id;
@@ -361,6 +369,7 @@ static int table_view_action(struct tui *t, enum tui_action a, int page)
 	case ACT_ENTER:
 		if (!table_view_selected(t))
 			return REACT_NONE;
+		t->table.chosen = true;
 		return (int)tui_view_show(t, VIEW_DETAIL);
 	case ACT_RIGHT:
 		return (int)table_view_hscroll(t, 1);

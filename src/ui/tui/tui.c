@@ -303,6 +303,9 @@ static unsigned tui_key(struct tui *t, int key)
 		term_size(&t->lines, &t->cols);
 		return REACT_REDRAW;
 	}
+	/* From the first key on, the table's cursor follows its coroutine
+	 * through sorts, groups and refreshes (tui.h, chosen). */
+	t->table.chosen = true;
 	if (t->input != INPUT_NONE)
 		return tui_input_key(t, key);
 	if (v->key)

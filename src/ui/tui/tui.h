@@ -108,6 +108,11 @@ struct tui_table {
 	/* Some coroutine of the snapshot has a name (rebuild): NAME is shown
 	 * only then, so programs that name none keep its width. */
 	bool named;
+	/* The user has pressed a key or moved the cursor. Until then the
+	 * cursor stays on the first row while the rows arrive, instead of
+	 * following whichever coroutine the first refresh happened to list
+	 * first; from then on it follows its coroutine. */
+	bool chosen;
 };
 
 struct tui {

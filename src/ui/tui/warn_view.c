@@ -149,6 +149,7 @@ static int warn_view_action(struct tui *t, enum tui_action a, int page)
 		if (v->cursor >= v->nshown)
 			return REACT_NONE;
 		t->selected_id = v->shown[v->cursor];
+		t->table.chosen = true;
 		return (int)(tui_view_show(t, VIEW_DETAIL) | REACT_REBUILD);
 	default:
 		return -1;
