@@ -25,6 +25,8 @@
 #include "engine/calltrace/hotstacks.h"
 #include "engine/engine_internal.h"
 #include "engine/names/framekind.h"
+#include "engine/scan/scanner.h"
+#include "engine/target/fcsave.h"
 #include "engine/target/framecheck.h"
 #include "engine/launch/keeper.h"
 #include "engine/launch/launch.h"
@@ -149,6 +151,10 @@ static struct attach *engine_attach_create(struct engine *e, char *err,
 		.ppt_block_frames = cfg->ppt_block_frames,
 		.sample_hz = cfg->sample_hz,
 		.parked_stacks = cfg->parked_stacks,
+		/* Its contexts can be found in its memory only when it
+		 * maps a Boost.Context whose saved areas fcsave knows. */
+		.scan_fallback = cfg->attach_pid > 0 && !cfg->no_scan &&
+				 fcsave_layout_of(cfg->attach_pid) != NULL,
 	};
 
 	return attach_create(&env, &ac, err, errlen);
@@ -357,6 +363,9 @@ bool engine_live_start(struct engine *e, char *err, size_t errlen)
 	 * events (stacks_prime); after the target, like the samples
 	 * thread (a fork with it running could copy its locks held). */
 	if (!stacks_start_walker(e->stacks, err, errlen))
+		return false;
+	if (attach_scanning(e->attach) &&
+	    !engine_scanner_create(e, err, errlen))
 		return false;
 	rc = pthread_create(&e->harvest_thread, NULL, engine_harvest_main, e);
 	if (rc) {
@@ -633,6 +642,8 @@ bool engine_live_destroy(struct engine *e)
 		ok = false;
 	/* Detach first: the probe stops writing to the region before it
 	 * goes. */
+	scanner_destroy(e->scanner);
+	e->scanner = NULL;
 	attach_destroy(e->attach);
 	e->attach = NULL;
 	if (e->jsonl.f && !jsonl_close(&e->jsonl)) {

@@ -61,6 +61,9 @@ struct engine_config {
 	 * buffers (engine/attach). */
 	pid_t attach_pid;
 	bool force_attach;	   /* take over buffers another agent holds */
+	/* Attach: a process that publishes no ppt buffer is refused, not
+	 * scanned for its contexts (engine/scan). */
+	bool no_scan;
 	const char *counters;	   /* -c: perf counters per frame, or NULL */
 	uint64_t ppt_block_frames; /* data block size in frames (0: default) */
 	const char *ppt_buffer;	   /* attach only this buffer (NULL: all) */

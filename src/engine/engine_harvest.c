@@ -53,6 +53,7 @@
 #include "common/clock.h"
 #include "engine/engine_internal.h"
 #include "engine/launch/keeper.h"
+#include "engine/scan/scanner.h"
 
 __thread sigjmp_buf *engine_guard;
 const char engine_sigbus_msg[] =
@@ -212,6 +213,41 @@ static void engine_on_close(void *ctx, uint32_t station)
 }
 
 static struct harvest_sink engine_sink(struct engine *e);
+
+/* ---- scan mode: a process without buffers, its contexts scanned ---- */
+
+/* How often the memory is scanned again. */
+#define ENGINE_MEMSCAN_NS (1000u * 1000000u)
+
+bool engine_scanner_create(struct engine *e, char *err, size_t errlen)
+{
+	const struct scanner_env env = {
+		.model = &e->model,
+		.pm = attach_pm(e->attach),
+		.fc = e->framecheck,
+		.stations = e->region.stations,
+		.ctx = e,
+		.event = engine_on_event,
+	};
+
+	e->scanner = scanner_create(e->target.pid, &env, err, errlen);
+	return e->scanner != NULL;
+}
+
+/* One scan (without the lock: it reads the process's memory, which can
+ * take a second), then its contexts into the model (under it). */
+static void engine_scan_memory(struct engine *e)
+{
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+
+	if (!scanner_pass(e->scanner))
+		return; /* gone: the ppt thread sees its exit */
+	/* Its modules, for the census walks' names. */
+	(void)symtab_keep_maps(&e->symtab, e->target.pid, now);
+	pthread_mutex_lock(&e->lock);
+	scanner_apply(e->scanner, engine_now(e));
+	pthread_mutex_unlock(&e->lock);
+}
 
 static void engine_on_proc(void *ctx, uint32_t station)
 {
@@ -547,6 +583,7 @@ static void engine_harvest_loop(struct engine *e)
 	uint64_t chase_until = 0;
 	/* The start of the last pass (0: the loop slept since). */
 	uint64_t pass_at = 0;
+	uint64_t next_memscan = 0; /* scan mode: the next memory scan */
 
 	/* acquire: pairs with engine_stop's acq_rel exchange; what the
 	 * stopper wrote before it is visible to the last pass. */
@@ -588,6 +625,11 @@ static void engine_harvest_loop(struct engine *e)
 		pthread_mutex_unlock(&e->lock);
 		now = clock_now_ns(CLOCK_MONOTONIC);
 
+		if (e->scanner && now >= next_memscan) {
+			engine_scan_memory(e);
+			now = clock_now_ns(CLOCK_MONOTONIC);
+			next_memscan = now + ENGINE_MEMSCAN_NS;
+		}
 		if (now >= next_tick) {
 			engine_tick(e);
 			next_tick = now + tick_ns;

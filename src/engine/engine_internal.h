@@ -65,6 +65,10 @@ struct engine {
 	/* Attach mode's ppt buffers (engine/attach); NULL in the other modes
 	 * and before the mode creates it. */
 	struct attach *attach;
+	/* Attach mode on a process that publishes no ppt buffer: its
+	 * contexts, scanned in its memory (engine/scan), else NULL.  The
+	 * harvest thread's. */
+	struct scanner *scanner;
 	struct engine_procs procs; /* processes seen (lock) */
 	/* The processes other than the target whose coroutines were seen,
 	 * numbered for names (snapshot_space - 1; append-only, lock). */
@@ -116,6 +120,9 @@ void engine_sigbus(int sig, siginfo_t *si, void *uc);
 void *engine_harvest_main(void *arg);
 void *engine_waker_main(void *arg);
 size_t engine_scan(struct engine *e);
+/* Attach mode without buffers: make the scanner (before the harvest
+ * thread starts). */
+bool engine_scanner_create(struct engine *e, char *err, size_t errlen);
 /* engine_clock.c: the engine's clock: CLOCK_MONOTONIC, stopped at the
  * target's exit. */
 uint64_t engine_now(struct engine *e);

@@ -67,6 +67,7 @@ struct attach {
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool running;
+	bool scanning; /* no buffer: scanned instead (attach_scanning) */
 	bool gone;
 	uint64_t tick_at;
 	uint64_t *tick_delivered; /* per agent, at tick_at */
@@ -109,6 +110,10 @@ static bool attach_find(struct attach *p, char *err, size_t errlen)
 			return false;
 		}
 		p->found.n = k;
+	}
+	if (!p->found.n && p->cfg.scan_fallback && !p->cfg.ppt_buffer) {
+		p->scanning = true;
+		return true;
 	}
 	if (!p->found.n) {
 		char lib[4096];
@@ -321,7 +326,7 @@ bool attach_start(struct attach *p, char *err, size_t errlen)
 	/* A program in which nothing transitions hears us now. */
 	if (rdv)
 		(void)doorbell_ring(p->pid);
-	if (!ok) {
+	if (!ok && !p->scanning) {
 		/* The first failure is the one worth reading. */
 		snprintf(err, errlen, "%s", p->errors[0]);
 		return false;
@@ -384,6 +389,11 @@ void attach_destroy(struct attach *p)
 		close(p->pidfd);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
+}
+
+bool attach_scanning(const struct attach *p)
+{
+	return p && p->enabled && p->scanning;
 }
 
 struct procmem *attach_pm(struct attach *p)

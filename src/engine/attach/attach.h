@@ -53,6 +53,9 @@ struct attach_config {
 	uint64_t ppt_block_frames; /* data block size in frames (0: default) */
 	unsigned sample_hz;	   /* told to the probe at the rendezvous */
 	bool parked_stacks; /* ... and whether to capture parked stacks */
+	/* A process without any ppt buffer is not refused: its contexts
+	 * are scanned instead (engine/scan; attach_scanning). */
+	bool scan_fallback;
 };
 
 /* Lifecycle.  create: find the buffers (before the region exists: a
@@ -65,6 +68,9 @@ struct attach *attach_create(const struct attach_env *env,
 bool attach_start(struct attach *p, char *err, size_t errlen);
 void attach_stop(struct attach *p);
 void attach_destroy(struct attach *p);
+/* The process publishes no ppt buffer, and scan_fallback let it in:
+ * nothing is attached, its memory is read and its exit watched. */
+bool attach_scanning(const struct attach *p);
 /* The process's memory (the census walks in it), or NULL when not
  * attached to one. */
 struct procmem *attach_pm(struct attach *p);

@@ -122,6 +122,13 @@ struct model_coro {
 	 * CTP_STX_ROOT), or a dispatcher by the role a walk found
 	 * (model_name_text). */
 	unsigned kind : 2;
+	/* Found by a scan of a process's memory (engine/scan), not by its
+	 * events: its switches and its age are not known, and IN-STATE
+	 * counts from the first scan that saw it (model_found). */
+	unsigned scanned : 1;
+	/* ... and nothing proves it live: every word that keeps its context
+	 * may be a dead frame's (ctxscan_found.unsure). */
+	unsigned unsure : 1;
 };
 
 _Static_assert(sizeof(struct model_coro) == 128,

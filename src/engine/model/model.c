@@ -209,6 +209,16 @@ void model_pid(struct model *m, uint32_t station, uint32_t pid)
 		c->pid = pid;
 }
 
+void model_found(struct model *m, uint32_t station, bool unsure)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (c) {
+		c->scanned = 1;
+		c->unsure = unsure;
+	}
+}
+
 void model_name_pc(struct model *m, uint32_t station, uint64_t pc)
 {
 	model_name_made(m, station, pc, 0);

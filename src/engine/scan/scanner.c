@@ -1,0 +1,312 @@
+/*
+ * scanner: the coroutines of a running process that was never prepared
+ * (no probe, no preload, no ppt buffer), found by scanning its memory.
+ *
+ * A pass reads the process's memory map (/proc/PID/maps), the stack
+ * pointer of each thread that waits in the kernel (procfs_thread_sps:
+ * below it lies dead stack, above it running frames), and scans every
+ * writable mapping for Boost.Context's parked contexts (ctxscan.c).  The
+ * threads are never stopped: a pass reads memory that changes under it,
+ * so a context that moved while it was read is seen at the next pass.
+ *
+ * Identity.  A context is known by its saved area's address (the
+ * fcontext_t): a coroutine that parks again at the same depth, as a loop
+ * that yields does, saves at the same address and stays the same record;
+ * one that parks at another depth is a new record, the old one closed.
+ * Nothing in memory says how often it switched or since when it exists:
+ * its record carries the scan's mark (model_found), which the views and
+ * the JSON show as "unknown" for AGE and SWITCHES, and IN-STATE counts
+ * from the first pass that saw it (a lower bound).
+ *
+ * Apply.  The pass's list, sorted by address, is merged with the previous
+ * one (sorted too) under the engine lock: new ones are opened on a free
+ * station of the model and sent as census events (the engine walks their
+ * parked stacks and names them as it does a late attach's census), those
+ * whose saved pc changed are sent again, and the missing are closed.
+ */
+#define _GNU_SOURCE
+#include "engine/scan/scanner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/grow.h"
+#include "engine/model/event.h"
+#include "engine/model/model.h"
+#include "engine/target/fcsave.h"
+#include "engine/target/framecheck.h"
+#include "engine/target/procfs.h"
+#include "engine/target/procmem.h"
+
+/* The threads whose stacks a pass splits (more: their stacks are not). */
+#define SCANNER_THREADS_MAX 1024u
+/* A maps text longer than this is cut (65536 regions of ~100 bytes). */
+#define SCANNER_MAPS_MAX (8u << 20)
+
+/* One context the model holds: its area, its station, its saved pc. */
+struct scanner_known {
+	uint64_t at, pc;
+	uint32_t station;
+	bool unsure;
+};
+
+struct scanner {
+	struct scanner_env env;
+	pid_t pid;
+	int dirfd; /* /proc/PID */
+	char *maps;
+	size_t maps_cap;
+	struct ctxscan_region *regions;
+	size_t regions_cap;
+	struct ctxscan_found *found; /* the last pass's, env.stations max */
+	size_t nfound;
+	struct scanner_known *known, *next; /* sorted by at */
+	size_t nknown;
+	uint32_t *free; /* stations not in use, a stack */
+	uint32_t nfree;
+	uint64_t sps[SCANNER_THREADS_MAX];
+	struct ctxscan_range dead[SCANNER_THREADS_MAX];
+	struct ctxscan_range running[SCANNER_THREADS_MAX];
+	struct scanner_stats st;
+};
+
+struct scanner *scanner_create(pid_t pid, const struct scanner_env *env,
+			       char *err, size_t errlen)
+{
+	struct scanner *s = calloc(1, sizeof(*s));
+	char path[64];
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory for the scan");
+		return NULL;
+	}
+	s->env = *env;
+	s->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	s->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+			 strerror(errno));
+		free(s);
+		return NULL;
+	}
+	s->found = calloc(env->stations ? env->stations : 1, sizeof(*s->found));
+	s->known = calloc(env->stations ? env->stations : 1, sizeof(*s->known));
+	s->next = calloc(env->stations ? env->stations : 1, sizeof(*s->next));
+	s->free = calloc(env->stations ? env->stations : 1, sizeof(*s->free));
+	if (!s->found || !s->known || !s->next || !s->free) {
+		snprintf(err, errlen, "out of memory for the scan");
+		scanner_destroy(s);
+		return NULL;
+	}
+	/* Lowest stations first. */
+	for (uint32_t i = env->stations; i > 0; i--)
+		s->free[s->nfree++] = i - 1;
+	return s;
+}
+
+void scanner_destroy(struct scanner *s)
+{
+	if (!s)
+		return;
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	free(s->maps);
+	free(s->regions);
+	free(s->found);
+	free(s->known);
+	free(s->next);
+	free(s->free);
+	free(s);
+}
+
+/* The maps text, whole (up to SCANNER_MAPS_MAX), NUL-terminated: its
+ * length, or -1 when it cannot be read. */
+static long scanner_read_maps(struct scanner *s)
+{
+	size_t len = 0;
+	int fd = openat(s->dirfd, "maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t got;
+
+		if (len + 4096 + 1 > s->maps_cap &&
+		    (len + 4096 + 1 > SCANNER_MAPS_MAX ||
+		     !grow_array((void **)&s->maps, &s->maps_cap,
+				 len + 4096 + 1, 1)))
+			break;
+		got = read(fd, s->maps + len, s->maps_cap - len - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got < 0 && !len) {
+				close(fd);
+				return -1;
+			}
+			break;
+		}
+		len += (size_t)got;
+	}
+	close(fd);
+	if (!s->maps)
+		return -1;
+	s->maps[len] = '\0';
+	return (long)len;
+}
+
+static bool scanner_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct scanner *s = ctx;
+	char err[128];
+
+	return procmem_read(s->env.pm, addr, buf, n, err, sizeof(err));
+}
+
+static bool scanner_after_call(void *ctx, uint64_t pc)
+{
+	struct scanner *s = ctx;
+
+	return framecheck_frame(s->env.fc, pc, false) == FRAMECHECK_OK;
+}
+
+bool scanner_pass(struct scanner *s)
+{
+	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
+	const struct fcsave_layout *layout;
+	size_t lines = 1, nr, nsp, busy = 0, nd = 0;
+	long len = scanner_read_maps(s);
+
+	if (len < 0)
+		return false;
+	for (long i = 0; i < len; i++)
+		lines += s->maps[i] == '\n';
+	if (lines > CTXSCAN_REGIONS_MAX)
+		lines = CTXSCAN_REGIONS_MAX;
+	if (!grow_array_fit((void **)&s->regions, &s->regions_cap, lines,
+			    sizeof(*s->regions)))
+		return false;
+	nr = ctxscan_regions(s->maps, (size_t)len, s->regions, lines);
+	layout = fcsave_layout_in_maps(s->maps);
+	s->st.no_layout = !layout;
+	nsp = procfs_thread_sps(s->dirfd, s->sps, SCANNER_THREADS_MAX, &busy);
+	for (size_t i = 0; i < nsp; i++)
+		if (ctxscan_split(s->regions, nr, s->sps[i], &s->dead[nd],
+				  &s->running[nd]))
+			nd++;
+	s->st.threads = (uint32_t)nsp;
+	s->st.busy = (uint32_t)busy;
+	s->nfound = 0;
+	memset(&s->st.scan, 0, sizeof(s->st.scan));
+	if (layout) {
+		const struct ctxscan_input in = {
+			.regions = s->regions,
+			.nregions = nr,
+			.dead = s->dead,
+			.ndead = nd,
+			.running = s->running,
+			.nrunning = nd,
+			.layout = layout,
+			.reader = {.read = scanner_read,
+				   .after_call = scanner_after_call,
+				   .ctx = s},
+		};
+
+		s->nfound = ctxscan_fcontext(&in, s->found, s->env.stations,
+					     &s->st.scan);
+	}
+	s->st.pass_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+	if (!s->st.passes++)
+		s->st.first_ns = s->st.pass_ns;
+	return true;
+}
+
+/* Found context f, on station `station`, into the model: its census. */
+static void scanner_send(struct scanner *s, const struct ctxscan_found *f,
+			 uint32_t station, uint64_t now)
+{
+	struct harvest_event ev = {
+		.ts = now,
+		.addr = f->pc,
+		.probe_id = f->at,
+		.station = station,
+		.census = 1,
+		.where = {.sp = f->sp,
+			  .fp = f->fp,
+			  .pc = f->pc,
+			  .stack_lo = f->stack_lo,
+			  .stack_hi = f->stack_hi},
+	};
+
+	model_found(s->env.model, station, f->unsure);
+	s->env.event(s->env.ctx, &ev);
+}
+
+void scanner_apply(struct scanner *s, uint64_t now)
+{
+	size_t i = 0, k = 0, n = 0;
+	uint32_t unsure = 0;
+
+	/* Both lists are sorted by address (ctxscan_fcontext's order). */
+	while (i < s->nfound || k < s->nknown) {
+		const struct ctxscan_found *f =
+			i < s->nfound ? &s->found[i] : NULL;
+		struct scanner_known *o = k < s->nknown ? &s->known[k] : NULL;
+
+		if (o && (!f || o->at < f->at)) {
+			/* Gone: not found at this pass. */
+			model_close(s->env.model, o->station, now, true);
+			s->free[s->nfree++] = o->station;
+			k++;
+			continue;
+		}
+		if (o && o->at == f->at) {
+			struct scanner_known kn = *o;
+
+			if (kn.pc != f->pc || kn.unsure != f->unsure)
+				scanner_send(s, f, kn.station, now);
+			kn.pc = f->pc;
+			kn.unsure = f->unsure;
+			s->next[n++] = kn;
+			i++, k++;
+		} else {
+			/* New.  No station left: not listed (the stats say
+			 * how many were found). */
+			if (s->nfree) {
+				uint32_t st = s->free[--s->nfree];
+
+				model_open(s->env.model, st, f->at, now);
+				scanner_send(s, f, st, now);
+				s->next[n++] = (struct scanner_known){
+					.at = f->at,
+					.pc = f->pc,
+					.station = st,
+					.unsure = f->unsure};
+			}
+			i++;
+		}
+	}
+	for (size_t j = 0; j < n; j++)
+		unsure += s->next[j].unsure;
+	/* The new list becomes the known one. */
+	{
+		struct scanner_known *t = s->known;
+
+		s->known = s->next;
+		s->next = t;
+		s->nknown = n;
+	}
+	s->st.found = (uint32_t)n;
+	s->st.unsure = unsure;
+}
+
+void scanner_stats(const struct scanner *s, struct scanner_stats *out)
+{
+	*out = s->st;
+}

@@ -1,0 +1,67 @@
+/*
+ * scanner: the coroutines of a running process that was never prepared,
+ * found by scanning its memory (ctxscan) again and again, and fed into the
+ * model as coroutines of their own.  See scanner.c.
+ */
+#ifndef COROTOP_ENGINE_SCAN_SCANNER_H
+#define COROTOP_ENGINE_SCAN_SCANNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/scan/ctxscan.h"
+
+struct framecheck;
+struct harvest_event;
+struct model;
+struct procmem;
+
+/* What the scanner reads of the engine, and calls back. */
+struct scanner_env {
+	struct model *model;   /* written under the caller's lock */
+	struct procmem *pm;    /* the target's memory (attach's) */
+	struct framecheck *fc; /* the target's code (after a call) */
+	uint32_t stations;     /* the model's records: at most these */
+	void *ctx;	       /* event's first argument */
+	/* A census event (struct harvest_event.census) for a context found:
+	 * the engine's path for one (its parked stack walked, recorded). */
+	void (*event)(void *ctx, const struct harvest_event *ev);
+};
+
+/* What the last pass saw (scanner_stats). */
+struct scanner_stats {
+	uint64_t passes;
+	uint64_t pass_ns;  /* the last pass's length */
+	uint64_t first_ns; /* the first pass's length */
+	uint32_t found;	   /* contexts listed now */
+	uint32_t unsure;   /* ... of them not proven live */
+	uint32_t threads;  /* threads whose sp was read */
+	uint32_t busy;	   /* threads running: their stacks not split */
+	bool no_layout;	   /* no Boost.Context build fcsave knows mapped */
+	struct ctxscan_stats scan; /* the last pass's */
+};
+
+/* Lifecycle.  create: for process pid (NULL: out of memory, or its /proc
+ * directory cannot be opened, with err); destroy: everything (NULL: a
+ * no-op). */
+struct scanner *scanner_create(pid_t pid, const struct scanner_env *env,
+			       char *err, size_t errlen);
+void scanner_destroy(struct scanner *s);
+
+/* One scan of the process, without the lock: its contexts, kept for
+ * scanner_apply.  False when its memory map cannot be read (it is gone). */
+bool scanner_pass(struct scanner *s);
+
+/* The last pass into the model, under the caller's lock: a context seen
+ * for the first time is opened (a record of its own, source "scan") and
+ * its census event sent; one whose saved pc changed is sent again; one no
+ * longer found is closed.  A context is known by its saved area's
+ * address.  now: the engine's clock. */
+void scanner_apply(struct scanner *s, uint64_t now);
+
+/* The last pass's numbers. */
+void scanner_stats(const struct scanner *s, struct scanner_stats *out);
+
+#endif
