@@ -231,6 +231,7 @@ bool engine_scanner_create(struct engine *e, char *err, size_t errlen)
 	};
 
 	e->scanner = scanner_create(e->target.pid, &env, err, errlen);
+	e->target.scanned = e->scanner != NULL;
 	return e->scanner != NULL;
 }
 

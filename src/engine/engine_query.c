@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "engine/scan/scanner.h"
 #include "common/grow.h"
 #include "engine/calltrace/parked.h"
 #include "engine/model/namepool.h"
@@ -366,6 +367,8 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	out->observer = !e->region.owner;
 	engine_procs_snapshot(e, out);
 	out->target = e->target;
+	if (e->scanner)
+		scanner_stats(e->scanner, &out->scan);
 	out->error = e->error;
 	/* The recorder's books first: one that says "stopped" is followed
 	 * by its warning, never the other way round. */

@@ -95,6 +95,22 @@ int frontend_tui(struct frontend *r)
 	return tui_run(r->engine, &to);
 }
 
+void frontend_dump_argv(int argc, char **argv)
+{
+	/* Before "--": the target's own arguments are not ours. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			argv[i] = (char *)"--format=json";
+}
+
+bool frontend_dump_check(const struct cli *cli)
+{
+	if (cli->pid > 0 && !cli->command && !cli->shm && !cli->replay)
+		return true;
+	frontend_say("dump: which process? corotop dump -p PID [--json]");
+	return false;
+}
+
 int frontend_batch(struct frontend *r)
 {
 	const struct cli *cli = &r->cli;
@@ -108,6 +124,7 @@ int frontend_batch(struct frontend *r)
 		.sort_column = cli->sort ? column_find(cli->sort) : -1,
 		.filter = &r->filter,
 		.sigs = &r->sigs,
+		.dump = r->dump,
 	};
 	struct batch_loop *b = batch_loop_create(r->engine, &o);
 	uint64_t at[FRONTEND_AT_MAX];
@@ -122,6 +139,8 @@ int frontend_batch(struct frontend *r)
 		status = 2;
 	else if (cli->replay)
 		status = batch_loop_replay(b, at, nat);
+	else if (r->dump)
+		status = batch_loop_dump(b);
 	else
 		status = batch_loop_live(b);
 	/* The engine stopped on an error (a --shm region truncated under

@@ -24,6 +24,7 @@ struct frontend {
 	bool have_conf;
 	char conf_path[512];
 	bool serve, live, note;
+	bool dump; /* corotop dump: one grouped snapshot (batch_loop_dump) */
 	struct filter filter;
 	sigset_t sigs;
 	struct serve *sv; /* corotop serve: bound before the target starts */
@@ -33,7 +34,11 @@ struct frontend {
 
 /* The TUI; --at: paused at its last moment. */
 int frontend_tui(struct frontend *r);
-/* Batch output: live, or a replay's moments. */
+/* corotop dump's command line: --json is -f json (argv rewritten in
+ * place); then its checks (false: said, exit 2). */
+void frontend_dump_argv(int argc, char **argv);
+bool frontend_dump_check(const struct cli *cli);
+/* Batch output: live, or a replay's moments (dump: one). */
 int frontend_batch(struct frontend *r);
 /* corotop serve's server, bound before the target starts (an address in
  * use costs nothing); false with the message said, *usage: exit 2. */

@@ -1,6 +1,6 @@
 /*
  * main: the corotop binary.  Picks the subcommand (a table: convert,
- * serve; none: corotop itself), parses the command line (cli.c), builds
+ * serve, dump; none: corotop itself), parses the command line (cli.c), builds
  * the engine, and hands it to a front-end: the TUI (tui.c), corotop serve
  * (serve.c) or batch output (batch_loop.c).
  *
@@ -144,7 +144,10 @@ static int main_parse(struct frontend *r, int argc, char **argv)
 	if (r->cli.list_buffers)
 		return batch_list_buffers(r->cli.pid, r->cli.format == CLI_JSON,
 					  stdout);
-	r->live = !r->serve && frontend_want_live(&r->cli, &r->note);
+	if (r->dump && !frontend_dump_check(&r->cli))
+		return 2;
+	r->live =
+		!r->serve && !r->dump && frontend_want_live(&r->cli, &r->note);
 	config_defaults(&r->conf);
 	if (r->cli.cacheray && !r->live) {
 		frontend_batch_note(r->note);
@@ -192,10 +195,11 @@ static void main_signals(sigset_t *sigs)
 	signal(SIGXFSZ, SIG_IGN);
 }
 
-/* corotop itself (serve: corotop serve): the exit status. */
-static int main_corotop(int argc, char **argv, bool serve)
+/* corotop itself (serve: corotop serve, dump: corotop dump): the exit
+ * status. */
+static int main_corotop(int argc, char **argv, bool serve, bool dump)
 {
-	struct frontend r = {.serve = serve};
+	struct frontend r = {.serve = serve, .dump = dump};
 	struct engine_config cfg;
 	char err[512];
 	bool usage;
@@ -254,7 +258,13 @@ static int main_corotop(int argc, char **argv, bool serve)
 
 static int main_serve_cmd(int argc, char **argv)
 {
-	return main_corotop(argc, argv, true);
+	return main_corotop(argc, argv, true, false);
+}
+
+static int main_dump_cmd(int argc, char **argv)
+{
+	frontend_dump_argv(argc, argv);
+	return main_corotop(argc, argv, false, true);
 }
 
 /* corotop SUBCOMMAND ...: parsed by its own from argv[1] on. */
@@ -264,6 +274,7 @@ static const struct {
 } main_subcommands[] = {
 	{"convert", convert_cmd_main},
 	{"serve", main_serve_cmd},
+	{"dump", main_dump_cmd},
 };
 
 int main(int argc, char **argv)
@@ -274,5 +285,5 @@ int main(int argc, char **argv)
 	     i++)
 		if (!strcmp(argv[1], main_subcommands[i].name))
 			return main_subcommands[i].run(argc - 1, argv + 1);
-	return main_corotop(argc, argv, false);
+	return main_corotop(argc, argv, false, false);
 }

@@ -177,6 +177,10 @@ const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)
 {
 	if (s->observer)
 		snprintf(b, n, "observer");
+	else if (s->target.scanned)
+		/* No probe, no buffer: its memory is read. */
+		snprintf(b, n, "pid %d %s", (int)s->target.pid,
+			 s->target.running ? "scanned" : "exited");
 	else if (s->target.attached)
 		/* Not our child: attached through ppt as agent getpid(). */
 		snprintf(b, n, "pid %d %s, agent pid %d", (int)s->target.pid,

@@ -23,6 +23,23 @@ struct snapshot_target {
 	bool exited;	 /* waited for; exit_code/term_signal are valid */
 	int exit_code;	 /* exit status, or -1 when killed by a signal */
 	int term_signal; /* signal that killed it, or 0 */
+	/* Attach mode on a process without buffers: its contexts are found
+	 * by scanning its memory (engine/scan; struct snapshot_scan). */
+	bool scanned;
+};
+
+/* What the memory scan saw at its last pass (target.scanned). */
+struct snapshot_scan {
+	uint64_t passes;
+	uint64_t pass_ns;  /* the last pass's length */
+	uint64_t first_ns; /* the first pass's */
+	uint64_t bytes;	   /* read by the last pass */
+	uint32_t found;	   /* contexts listed */
+	uint32_t unsure;   /* ... of them not proven live */
+	uint32_t threads;  /* threads waiting in the kernel (sp read) */
+	uint32_t busy;	   /* threads running (their stacks not split) */
+	uint32_t lost;	   /* found past the model's stations: not listed */
+	bool no_layout;	   /* no Boost.Context fcsave knows is mapped now */
 };
 
 /* Replay (corotop --replay): where in the recording this snapshot is. */
@@ -93,6 +110,7 @@ struct snapshot {
 	struct namepool *coro_names;
 	struct model_totals t;
 	struct snapshot_target target;
+	struct snapshot_scan scan; /* target.scanned: its last pass */
 	/* History of the watched coroutine (engine_watch), oldest first. */
 	uint64_t history_id;		  /* 0: none */
 	struct model_transition *history; /* MODEL_WATCH_MAX entries */

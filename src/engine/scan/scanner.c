@@ -38,6 +38,7 @@
 #include "common/grow.h"
 #include "engine/model/event.h"
 #include "engine/model/model.h"
+#include "engine/model/snapshot.h"
 #include "engine/target/fcsave.h"
 #include "engine/target/framecheck.h"
 #include "engine/target/procfs.h"
@@ -72,7 +73,10 @@ struct scanner {
 	uint64_t sps[SCANNER_THREADS_MAX];
 	struct ctxscan_range dead[SCANNER_THREADS_MAX];
 	struct ctxscan_range running[SCANNER_THREADS_MAX];
-	struct scanner_stats st;
+	/* The pass's numbers (the pass's thread), and those of the last
+	 * pass applied (under the caller's lock: snapshots read them). */
+	struct snapshot_scan pass, st;
+	struct ctxscan_stats scan;
 };
 
 struct scanner *scanner_create(pid_t pid, const struct scanner_env *env,
@@ -194,16 +198,16 @@ bool scanner_pass(struct scanner *s)
 		return false;
 	nr = ctxscan_regions(s->maps, (size_t)len, s->regions, lines);
 	layout = fcsave_layout_in_maps(s->maps);
-	s->st.no_layout = !layout;
+	s->pass.no_layout = !layout;
 	nsp = procfs_thread_sps(s->dirfd, s->sps, SCANNER_THREADS_MAX, &busy);
 	for (size_t i = 0; i < nsp; i++)
 		if (ctxscan_split(s->regions, nr, s->sps[i], &s->dead[nd],
 				  &s->running[nd]))
 			nd++;
-	s->st.threads = (uint32_t)nsp;
-	s->st.busy = (uint32_t)busy;
+	s->pass.threads = (uint32_t)nsp;
+	s->pass.busy = (uint32_t)busy;
 	s->nfound = 0;
-	memset(&s->st.scan, 0, sizeof(s->st.scan));
+	memset(&s->scan, 0, sizeof(s->scan));
 	if (layout) {
 		const struct ctxscan_input in = {
 			.regions = s->regions,
@@ -219,11 +223,12 @@ bool scanner_pass(struct scanner *s)
 		};
 
 		s->nfound = ctxscan_fcontext(&in, s->found, s->env.stations,
-					     &s->st.scan);
+					     &s->scan);
 	}
-	s->st.pass_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
-	if (!s->st.passes++)
-		s->st.first_ns = s->st.pass_ns;
+	s->pass.bytes = s->scan.bytes;
+	s->pass.pass_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+	if (!s->pass.passes++)
+		s->pass.first_ns = s->pass.pass_ns;
 	return true;
 }
 
@@ -251,7 +256,7 @@ static void scanner_send(struct scanner *s, const struct ctxscan_found *f,
 void scanner_apply(struct scanner *s, uint64_t now)
 {
 	size_t i = 0, k = 0, n = 0;
-	uint32_t unsure = 0;
+	uint32_t unsure = 0, lost = 0;
 
 	/* Both lists are sorted by address (ctxscan_fcontext's order). */
 	while (i < s->nfound || k < s->nknown) {
@@ -288,6 +293,8 @@ void scanner_apply(struct scanner *s, uint64_t now)
 					.pc = f->pc,
 					.station = st,
 					.unsure = f->unsure};
+			} else {
+				lost++;
 			}
 			i++;
 		}
@@ -302,11 +309,13 @@ void scanner_apply(struct scanner *s, uint64_t now)
 		s->next = t;
 		s->nknown = n;
 	}
+	s->st = s->pass;
 	s->st.found = (uint32_t)n;
 	s->st.unsure = unsure;
+	s->st.lost = lost + (uint32_t)s->scan.found_lost;
 }
 
-void scanner_stats(const struct scanner *s, struct scanner_stats *out)
+void scanner_stats(const struct scanner *s, struct snapshot_scan *out)
 {
 	*out = s->st;
 }

@@ -30,18 +30,7 @@ struct scanner_env {
 	void (*event)(void *ctx, const struct harvest_event *ev);
 };
 
-/* What the last pass saw (scanner_stats). */
-struct scanner_stats {
-	uint64_t passes;
-	uint64_t pass_ns;  /* the last pass's length */
-	uint64_t first_ns; /* the first pass's length */
-	uint32_t found;	   /* contexts listed now */
-	uint32_t unsure;   /* ... of them not proven live */
-	uint32_t threads;  /* threads whose sp was read */
-	uint32_t busy;	   /* threads running: their stacks not split */
-	bool no_layout;	   /* no Boost.Context build fcsave knows mapped */
-	struct ctxscan_stats scan; /* the last pass's */
-};
+struct snapshot_scan;
 
 /* Lifecycle.  create: for process pid (NULL: out of memory, or its /proc
  * directory cannot be opened, with err); destroy: everything (NULL: a
@@ -61,7 +50,7 @@ bool scanner_pass(struct scanner *s);
  * address.  now: the engine's clock. */
 void scanner_apply(struct scanner *s, uint64_t now);
 
-/* The last pass's numbers. */
-void scanner_stats(const struct scanner *s, struct scanner_stats *out);
+/* The numbers of the last pass applied (under the caller's lock). */
+void scanner_stats(const struct scanner *s, struct snapshot_scan *out);
 
 #endif

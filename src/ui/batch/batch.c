@@ -120,6 +120,25 @@ static void batch_text_escaped(FILE *f, const char *str)
 	}
 }
 
+/* A process without buffers: what its memory scan found, and what it
+ * cannot know (docs/SCAN.md). */
+static void batch_text_scan(FILE *f, const struct snapshot_scan *sc)
+{
+	fprintf(f,
+		"Scan: %" PRIu32 " contexts found in memory (%" PRIu32
+		" unsure), pass %" PRIu64 " took %.1f ms, %.1f MiB read; "
+		"%" PRIu32 " threads waiting, %" PRIu32 " running",
+		sc->found, sc->unsure, sc->passes, (double)sc->pass_ns / 1e6,
+		(double)sc->bytes / (1024.0 * 1024.0), sc->threads, sc->busy);
+	if (sc->lost)
+		fprintf(f, "; %" PRIu32 " more than --stations", sc->lost);
+	if (sc->no_layout)
+		fputs("; no Boost.Context mapped that corotop can read", f);
+	fputs("\n      AGE, SWITCHES unknown (?); IN-STATE counts from the "
+	      "first pass (>); ~ID found, ?ID not proven live\n",
+	      f);
+}
+
 /* Lines only a program of several processes, a full context table, or
  * switches made out of the interposer's sight have: "Processes: ...",
  * "Contexts: N untracked ..." and "Switches: N unseen ...". */
@@ -136,6 +155,8 @@ static void batch_text_procs(FILE *f, const struct snapshot *s)
 		}
 		fputc('\n', f);
 	}
+	if (s->target.scanned)
+		batch_text_scan(f, &s->scan);
 	if (s->contexts_untracked)
 		fprintf(f,
 			"Contexts: %" PRIu64 " untracked (the interposer's "
@@ -510,7 +531,8 @@ static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
 	json_writer_fixed(w, c->sw_per_sec, 1);
 	json_writer_key(w, "run_pct");
 	json_writer_fixed(w, snapshot_run_pct(s, c), 1);
-	json_writer_uint_field(w, "age_ns", snapshot_age_ns(s, c));
+	json_writer_uint_field(w, "age_ns",
+			       c->scanned ? 0 : snapshot_age_ns(s, c));
 	json_writer_uint_field(w, "in_state_ns", snapshot_in_state_ns(s, c));
 	json_writer_key(w, "warn");
 	batch_json_warn(w, c->warn);
@@ -532,6 +554,13 @@ static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
 						   where, sizeof(where)));
 	/* WHERE learned at an earlier park at the same switch. */
 	json_writer_bool_field(w, "where_learned", c->where_learned);
+	/* Found by a memory scan (docs/JSON.md): its age_ns, switches,
+	 * sw_per_sec, run_pct, seq and lost are 0 and mean unknown, its
+	 * in_state_ns is a lower bound. */
+	if (c->scanned) {
+		json_writer_string_field(w, "source", "scan");
+		json_writer_bool_field(w, "unsure", c->unsure);
+	}
 	batch_json_parked(w, hot, c);
 	json_writer_object_end(w);
 }
@@ -552,6 +581,21 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	json_writer_uint_field(w, "max", s->t.stations_max);
 	json_writer_uint_field(w, "recycled", s->t.recycled);
 	json_writer_object_end(w);
+	if (s->target.scanned) {
+		json_writer_key(w, "scan");
+		json_writer_object_begin(w);
+		json_writer_uint_field(w, "passes", s->scan.passes);
+		json_writer_uint_field(w, "pass_ns", s->scan.pass_ns);
+		json_writer_uint_field(w, "first_pass_ns", s->scan.first_ns);
+		json_writer_uint_field(w, "bytes", s->scan.bytes);
+		json_writer_uint_field(w, "found", s->scan.found);
+		json_writer_uint_field(w, "unsure", s->scan.unsure);
+		json_writer_uint_field(w, "threads_waiting", s->scan.threads);
+		json_writer_uint_field(w, "threads_running", s->scan.busy);
+		json_writer_uint_field(w, "not_listed", s->scan.lost);
+		json_writer_bool_field(w, "no_layout", s->scan.no_layout);
+		json_writer_object_end(w);
+	}
 	json_writer_key(w, "events");
 	json_writer_object_begin(w);
 	json_writer_uint_field(w, "harvested", s->t.events);

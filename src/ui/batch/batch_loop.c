@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "ui/batch/batch_loop.h"
+#include "ui/batch/dump.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -165,17 +166,22 @@ static void batch_loop_print(struct batch_loop *b, bool live)
 	/* The text table is the TUI's (filter.h: a live one waits for a
 	 * coroutine's first switch); JSON lists every coroutine. */
 	b->o.filter->unswitched_ns =
-		b->o.json || !live ? 0 : FILTER_UNSWITCHED_NS;
+		b->o.json || b->o.dump || !live ? 0 : FILTER_UNSWITCHED_NS;
 	idx = rowset_rows(&b->rows, &f->snap, b->o.filter, &order, &n);
 	batch_ppt_of(&ppt, b->ppt, b->engine, f);
 	for (size_t i = 0; i < f->nbuf; i++)
 		batch_ppt_frames(b, i, &b->ppt[i]);
 	if (b->o.json) {
 		batch_print_json(stdout, &f->snap, idx, n, &hot, &ppt);
+	} else if (b->o.dump) {
+		dump_print_text(stdout, &f->snap, idx, n, &hot);
 	} else {
 		batch_print_text(stdout, &f->snap, idx, n, 0);
 		batch_print_hot_text(stdout, &hot, BATCH_HOT_TEXT_ROWS);
-		batch_print_ppt_text(stdout, &ppt, BATCH_PPT_TEXT_ROWS);
+		/* A scanned process has no buffer: the scan's line says
+		 * what was read instead. */
+		if (!f->snap.target.scanned)
+			batch_print_ppt_text(stdout, &ppt, BATCH_PPT_TEXT_ROWS);
 	}
 	fflush(stdout);
 	b->printed++;
@@ -227,6 +233,42 @@ int batch_loop_live(struct batch_loop *b)
 		if (b->frame.snap.observer && b->frame.snap.error)
 			return 0;
 	}
+}
+
+/* Whether a dump can be printed: the first scan is in, or, for a
+ * process the engine hears from (probe, preload, ppt), one delay has
+ * passed for its census to arrive. */
+static bool batch_dump_ready(const struct snapshot *s, uint64_t waited_ns,
+			     uint64_t delay_ns)
+{
+	if (s->target.scanned)
+		return s->scan.passes > 0 || waited_ns >= 10 * delay_ns;
+	return waited_ns >= delay_ns || !s->target.running;
+}
+
+int batch_loop_dump(struct batch_loop *b)
+{
+	const uint64_t step_ns = 50u * 1000000u;
+	uint64_t delay_ns = (uint64_t)b->o.delay_tenths * 100000000u;
+	uint64_t waited = 0;
+
+	for (;;) {
+		struct timespec ts = {0, (long)step_ns};
+		siginfo_t si;
+		int sig;
+
+		engine_frame_take(b->engine, &b->frame);
+		if (batch_dump_ready(&b->frame.snap, waited, delay_ns))
+			break;
+		sig = sigtimedwait(b->o.sigs, &si, &ts);
+		if (sig > 0 && sig != SIGWINCH && sig != SIGCHLD)
+			return 128 + sig;
+		if (sig == SIGCHLD)
+			(void)engine_reap(b->engine);
+		waited += step_ns;
+	}
+	batch_loop_print(b, true);
+	return 0;
 }
 
 int batch_loop_replay(struct batch_loop *b, const uint64_t *at, size_t nat)

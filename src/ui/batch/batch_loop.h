@@ -27,6 +27,9 @@ struct batch_options {
 	int sort_column;       /* --sort (enum column_id), < 0: by model id */
 	struct filter *filter; /* -F (the caller's; never NULL) */
 	const sigset_t *sigs;  /* blocked: taken by the loop */
+	/* corotop dump: one snapshot once the target's coroutines are in
+	 * (a scan's first pass, else one delay), text grouped by state. */
+	bool dump;
 };
 
 struct batch_loop;
@@ -38,6 +41,8 @@ void batch_loop_destroy(struct batch_loop *b);
 /* A live run: the exit status (the target's, 128+N for signal N, 0 after
  * -n snapshots or when an observer's engine stopped, 1 on failure). */
 int batch_loop_live(struct batch_loop *b);
+/* corotop dump (o.dump): 0 once printed, 128+N for signal N. */
+int batch_loop_dump(struct batch_loop *b);
 /* A replay: at the moments at[0..nat) (trace ns), or with none, every
  * delay of trace time and the end; 128+N when signal N stops it. */
 int batch_loop_replay(struct batch_loop *b, const uint64_t *at, size_t nat);

@@ -19,6 +19,13 @@ static void cell_id(char *b, size_t n, const struct snapshot *s,
 		    const struct model_coro *c)
 {
 	(void)s;
+	/* Found by a memory scan: "~" before its saved area's address, "?"
+	 * when nothing proves it live (docs/SCAN.md). */
+	if (c->scanned && n > 1) {
+		b[0] = c->unsure ? '?' : '~';
+		numtext_hex(b + 1, n - 1, c->probe_id);
+		return;
+	}
 	numtext_hex(b, n, c->probe_id);
 }
 
@@ -63,15 +70,32 @@ static void cell_tid(char *b, size_t n, const struct snapshot *s,
 		snprintf(b, n, "-");
 }
 
+/* What memory does not say of a context a scan found (its age, its
+ * switches): "?". */
+static bool cell_unknown(char *b, size_t n, const struct model_coro *c)
+{
+	if (!c->scanned)
+		return false;
+	snprintf(b, n, "?");
+	return true;
+}
+
 static void cell_age(char *b, size_t n, const struct snapshot *s,
 		     const struct model_coro *c)
 {
-	duration_format(b, n, snapshot_age_ns(s, c));
+	if (!cell_unknown(b, n, c))
+		duration_format(b, n, snapshot_age_ns(s, c));
 }
 
+/* A scan's: since the first scan that saw it, at least (">"). */
 static void cell_in_state(char *b, size_t n, const struct snapshot *s,
 			  const struct model_coro *c)
 {
+	if (c->scanned && n > 1) {
+		b[0] = '>';
+		duration_format(b + 1, n - 1, snapshot_in_state_ns(s, c));
+		return;
+	}
 	duration_format(b, n, snapshot_in_state_ns(s, c));
 }
 
@@ -79,34 +103,39 @@ static void cell_switches(char *b, size_t n, const struct snapshot *s,
 			  const struct model_coro *c)
 {
 	(void)s;
-	numtext_dec(b, n, c->switches);
+	if (!cell_unknown(b, n, c))
+		numtext_dec(b, n, c->switches);
 }
 
 static void cell_swps(char *b, size_t n, const struct snapshot *s,
 		      const struct model_coro *c)
 {
 	(void)s;
-	snprintf(b, n, "%.0f", c->sw_per_sec);
+	if (!cell_unknown(b, n, c))
+		snprintf(b, n, "%.0f", c->sw_per_sec);
 }
 
 static void cell_run(char *b, size_t n, const struct snapshot *s,
 		     const struct model_coro *c)
 {
-	snprintf(b, n, "%.1f", snapshot_run_pct(s, c));
+	if (!cell_unknown(b, n, c))
+		snprintf(b, n, "%.1f", snapshot_run_pct(s, c));
 }
 
 static void cell_seq(char *b, size_t n, const struct snapshot *s,
 		     const struct model_coro *c)
 {
 	(void)s;
-	numtext_dec(b, n, c->last_seq);
+	if (!cell_unknown(b, n, c))
+		numtext_dec(b, n, c->last_seq);
 }
 
 static void cell_lost(char *b, size_t n, const struct snapshot *s,
 		      const struct model_coro *c)
 {
 	(void)s;
-	numtext_dec(b, n, c->lost);
+	if (!cell_unknown(b, n, c))
+		numtext_dec(b, n, c->lost);
 }
 
 /* The probe's name, else its entry's function (snapshot_name). */
@@ -262,7 +291,10 @@ static uint64_t key_warn(const struct snapshot *s, const struct model_coro *c)
 
 const struct column column_table[COL_COUNT] = {
 	[COL_ID] = {"id", "ID", 14, false, 0,
-		    "probe id given by the program (hex)", cell_id, key_id},
+		    "probe id given by the program (hex); ~: found by a "
+		    "memory scan (its saved context's address), ?: found, "
+		    "not proven live",
+		    cell_id, key_id},
 	[COL_STATE] = {"state", "S", 1, false, 0,
 		       "R running (K: its thread waits in the kernel), S "
 		       "suspended (s: implied, its suspend was lost), D dead",

@@ -522,7 +522,8 @@ static bool filter_prepare(struct filter *f, const struct snapshot *s)
 static bool filter_just_made(const struct filter *f, const struct snapshot *s,
 			     const struct model_coro *c)
 {
-	return f->unswitched_ns && !c->last_tid && c->state != MODEL_DEAD &&
+	return f->unswitched_ns && !c->last_tid && !c->scanned &&
+	       c->state != MODEL_DEAD &&
 	       snapshot_age_ns(s, c) < f->unswitched_ns;
 }
 
