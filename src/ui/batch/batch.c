@@ -262,6 +262,8 @@ static void batch_json_target(struct json_writer *w, const struct snapshot *s)
 	json_writer_object_begin(w);
 	json_writer_int_field(w, "pid", (int)s->target.pid);
 	json_writer_bool_field(w, "attached", s->target.attached);
+	/* No probe, no buffer: its contexts are found in its memory. */
+	json_writer_bool_field(w, "scanned", s->target.scanned);
 	json_writer_bool_field(w, "running", s->target.running);
 	if (s->target.exited && !s->target.term_signal) {
 		json_writer_int_field(w, "exit_status", s->target.exit_code);

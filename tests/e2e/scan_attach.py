@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""scan_attach: corotop -p on a process that was never prepared (no probe,
+no preload, no ppt buffer) that runs raw Boost.Context tasks: it scans the
+process's memory and lists every parked task, named by its function, as
+`corotop dump -p PID`, `corotop dump -p PID --json` and batch JSON show
+it; the process runs on and ends as it would have.
+
+    scan_attach.py COROTOP FCTX_PARKED
+
+FCTX_PARKED (tests/targets/fctx_parked.c) prints each parked task's
+fcontext_t: the truth the scan is held to.  In a sanitizer build the scan
+also finds contexts nobody parked (ASan's own frames: docs/SCAN.md); only
+the plain build asserts there are none.  Every wait has a deadline of
+60 s (a bound for a hung run, not a speed expectation).
+Exit status: 0 every check holds, 1 one does not (printed), 77 skipped.
+"""
+import json
+import os
+import subprocess
+import sys
+
+TASKS = 16
+DEADLINE = 60
+
+
+def fail(msg):
+    print('FAIL ' + msg)
+    sys.exit(1)
+
+
+def corotop(args):
+    r = subprocess.run(args, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=DEADLINE, encoding='utf-8', errors='replace')
+    return r.returncode, r.stdout, r.stderr
+
+
+def check_rows(what, rows, kept, sanitized):
+    scanned = [c for c in rows if c.get('source') == 'scan']
+    if len(scanned) != len(rows):
+        fail('%s: %d of %d rows without "source":"scan"'
+             % (what, len(rows) - len(scanned), len(rows)))
+    by_id = {c['probe_id']: c for c in rows}
+    for at in kept:
+        c = by_id.get(at)
+        if c is None:
+            fail('%s: task at %#x not listed' % (what, at))
+        if c['unsure'] or c['state'] != 'suspended' or c['name'] != 'task':
+            fail('%s: task at %#x listed as %s' % (what, at, json.dumps(c)))
+        if not c['where'].startswith('task+'):
+            fail('%s: task at %#x parked at %s' % (what, at, c['where']))
+        frames = c.get('parked_stack', {}).get('frames', [])
+        if not frames or not frames[0]['symbol'].startswith('task+'):
+            fail('%s: task at %#x has stack %s' % (what, at, frames))
+        if c['age_ns'] != 0 or c['switches'] != 0:
+            fail('%s: task at %#x: age and switches not 0 (unknown)'
+                 % (what, at))
+    extra = [c for c in rows if c['probe_id'] not in kept]
+    print('ok   %s: %d tasks listed, %d other contexts (%d unsure)'
+          % (what, len(kept), len(extra), sum(c['unsure'] for c in extra)))
+    if extra and not sanitized:
+        fail('%s: contexts nobody parked: %s'
+             % (what, [hex(c['probe_id']) for c in extra]))
+
+
+def main():
+    cor, target = sys.argv[1], sys.argv[2]
+    with open(target, 'rb') as f:
+        sanitized = b'__asan_init' in f.read()
+    p = subprocess.Popen([target, str(TASKS)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, encoding='utf-8')
+    try:
+        first = p.stdout.readline().strip()
+        if first != 'parked=%d' % TASKS:
+            fail('the target said %r' % first)
+        kept = set()
+        for _ in range(TASKS):
+            line = p.stdout.readline().strip()
+            if not line.startswith('fctx='):
+                fail('the target said %r' % line)
+            kept.add(int(line[5:], 16))
+
+        rc, out, err = corotop([cor, 'dump', '-p', str(p.pid), '--json'])
+        if rc != 0:
+            fail('dump --json: exit %d: %s' % (rc, err))
+        snap = json.loads(out.splitlines()[0])
+        if not snap['target']['attached'] or not snap['target']['scanned']:
+            fail('dump --json: target %s' % snap['target'])
+        if snap['scan']['passes'] < 1 or snap['scan']['found'] < TASKS:
+            fail('dump --json: scan %s' % snap['scan'])
+        check_rows('dump --json', snap['coroutines'], kept, sanitized)
+
+        rc, out, err = corotop([cor, 'dump', '-p', str(p.pid)])
+        if rc != 0:
+            fail('dump: exit %d: %s' % (rc, err))
+        tasks = [l for l in out.splitlines() if '"task" suspended' in l]
+        frames = [l for l in out.splitlines()
+                  if l.startswith('      task+')]
+        if len(tasks) < TASKS or len(frames) < TASKS:
+            fail('dump: %d task lines, %d frames:\n%s'
+                 % (len(tasks), len(frames), out))
+        if not sanitized and 'Suspended (%d)' % TASKS not in out:
+            fail('dump: no "Suspended (%d)":\n%s' % (TASKS, out))
+        if 'scanned' not in out.splitlines()[0]:
+            fail('dump: first line %r' % out.splitlines()[0])
+        print('ok   dump: %d tasks with their stacks' % len(tasks))
+
+        rc, out, err = corotop([cor, '-b', '-n', '1', '-d', '5', '-f',
+                                'json', '-p', str(p.pid)])
+        if rc != 0:
+            fail('batch json: exit %d: %s' % (rc, err))
+        check_rows('batch json', json.loads(out.splitlines()[0])
+                   ['coroutines'], kept, sanitized)
+    finally:
+        p.stdin.close()
+    rest = p.stdout.read()
+    rc = p.wait(timeout=DEADLINE)
+    if rc != 0 or rest:
+        fail('the target ended with %d, then said %r' % (rc, rest))
+    print('ok   the target ran on and exited 0')
+
+    # A process with no Boost.Context mapped: nothing to scan, the old
+    # refusal with its advice.
+    s = subprocess.Popen(['sleep', '60'])
+    try:
+        rc, out, err = corotop([cor, 'dump', '-p', str(s.pid)])
+    finally:
+        s.kill()
+        s.wait()
+    if rc != 1 or 'publishes no ppt buffer' not in err:
+        fail('dump of sleep: exit %d: %s' % (rc, err))
+    print('ok   a process without Boost.Context is refused, as before')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
