@@ -309,6 +309,9 @@ static void test_framekind_inlined(void **state)
 		{"boost::fibers::dispatcher_context::run_(boost::context::"
 		 "fiber&&)",
 		 "boost.fiber dispatcher"},
+		{"boost::fibers::scheduler::dispatch()",
+		 "boost.fiber dispatcher"},
+		{"boost::fibers::scheduler::dispatch_later()", NULL},
 		{"boost::fibers::context::resume()", NULL},
 		{"main", NULL},
 		{NULL, NULL},

@@ -101,6 +101,10 @@ static const struct {
 	const char *prefix, *name;
 } framekind_roles[] = {
 	{"boost::fibers::dispatcher_context::", "boost.fiber dispatcher"},
+	/* Only the dispatcher's run_ calls it: the frame that names the
+	 * dispatcher where run_, a local symbol, is stripped (Debian's
+	 * libboost_fiber), as a memory scan walks it. */
+	{"boost::fibers::scheduler::dispatch()", "boost.fiber dispatcher"},
 };
 
 bool framekind_inlined(const char *function, char *out, size_t n)

@@ -18,12 +18,36 @@
  */
 #define _GNU_SOURCE
 #include "engine/stacks/stacks_internal.h"
+
+#include <string.h>
 #include "engine/calltrace/parked.h"
 #include "engine/target/stackwalk.h"
 #include "corotop/calltrace.h"
 
 /* Frames kept of a census stack (as many as the probe's parked stacks). */
 #define STACKS_CENSUS_FRAMES STACKS_UNWIND_MAX
+
+/* Whether a walk of n frames ends in a thread's start (start_thread, or
+ * the main thread's __libc_start_call_main): the context is that thread's
+ * own, its root.  Asked of a context a memory scan found, whose kind no
+ * probe told: its outermost frames (clone3 may follow start_thread). */
+static bool stacks_census_root(struct stacks *sk, const uint64_t *frames,
+			       size_t n)
+{
+	static const char *const starts[] = {
+		"start_thread", "__libc_start_call_main", "__libc_start_main"};
+	struct symtab_sym sym;
+
+	for (size_t k = n > 3 ? n - 3 : 0; k < n; k++) {
+		if (!frames[k] ||
+		    !symtab_lookup(sk->env.symtab, frames[k] - 1, &sym))
+			continue;
+		for (size_t i = 0; i < sizeof(starts) / sizeof(*starts); i++)
+			if (!strcmp(sym.function, starts[i]))
+				return true;
+	}
+	return false;
+}
 
 /* The parked stack of a census event, kept; its id, or 0.  WHERE becomes
  * the first frame of the program's own code in it when the switch was
@@ -40,6 +64,7 @@ static uint64_t stacks_census_stack(struct stacks *sk,
 	};
 	uint64_t frames[STACKS_CENSUS_FRAMES], id;
 	struct symtab_unwound marks;
+	const struct model_coro *c;
 	struct procmem *pm;
 	bool busy;
 	size_t n;
@@ -57,7 +82,10 @@ static uint64_t stacks_census_stack(struct stacks *sk,
 	else if (marks.inlined_at > 0)
 		model_where(sk->env.model, ev->station,
 			    frames[marks.inlined_at]);
-	if (marks.entry >= 0)
+	c = model_station_coro(sk->env.model, ev->station);
+	if (c && c->scanned && stacks_census_root(sk, frames, n))
+		model_kind(sk->env.model, ev->station, MODEL_ROOT);
+	else if (marks.entry >= 0)
 		model_name_pc(sk->env.model, ev->station, frames[marks.entry]);
 	else if (marks.inlined[0])
 		model_name_text(sk->env.model, ev->station, marks.inlined);
