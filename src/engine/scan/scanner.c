@@ -165,6 +165,30 @@ static long scanner_read_maps(struct scanner *s)
 	return (long)len;
 }
 
+/* Whether the mapping that starts at lo may hold the stacks of many
+ * contexts, not one thread's: the heap ([heap]), or a malloc arena's heap
+ * (an anonymous mapping aligned to glibc's HEAP_MAX_SIZE, 64 MiB, where
+ * fixedsize stacks of other threads' fibers lie).  A thread that waits
+ * with its sp there does not make the memory below it dead nor above it
+ * its own frames: other contexts' stacks lie on both sides. */
+static bool scanner_shared(const char *maps, size_t len, uint64_t lo)
+{
+	const char *p = maps, *end = maps + len;
+
+	if (!(lo & ((64ull << 20) - 1)))
+		return true;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		struct procfs_maps_line m;
+
+		if (procfs_maps_line(p, n, &m) && m.start == lo)
+			return m.path_len == 6 && !memcmp(m.path, "[heap]", 6);
+		p += n + 1;
+	}
+	return false;
+}
+
 static bool scanner_read(void *ctx, uint64_t addr, void *buf, size_t n)
 {
 	struct scanner *s = ctx;
@@ -202,7 +226,8 @@ bool scanner_pass(struct scanner *s)
 	nsp = procfs_thread_sps(s->dirfd, s->sps, SCANNER_THREADS_MAX, &busy);
 	for (size_t i = 0; i < nsp; i++)
 		if (ctxscan_split(s->regions, nr, s->sps[i], &s->dead[nd],
-				  &s->running[nd]))
+				  &s->running[nd]) &&
+		    !scanner_shared(s->maps, (size_t)len, s->dead[nd].lo))
 			nd++;
 	s->pass.threads = (uint32_t)nsp;
 	s->pass.busy = (uint32_t)busy;
