@@ -26,7 +26,6 @@
 #include "engine/engine_internal.h"
 #include "engine/names/framekind.h"
 #include "engine/scan/scanner.h"
-#include "engine/target/fcsave.h"
 #include "engine/target/framecheck.h"
 #include "engine/launch/keeper.h"
 #include "engine/launch/launch.h"
@@ -151,10 +150,9 @@ static struct attach *engine_attach_create(struct engine *e, char *err,
 		.ppt_block_frames = cfg->ppt_block_frames,
 		.sample_hz = cfg->sample_hz,
 		.parked_stacks = cfg->parked_stacks,
-		/* Its contexts can be found in its memory only when it
-		 * maps a Boost.Context whose saved areas fcsave knows. */
-		.scan_fallback = cfg->attach_pid > 0 && !cfg->no_scan &&
-				 fcsave_layout_of(cfg->attach_pid) != NULL,
+		/* Its contexts are looked for in its memory (engine/scan):
+		 * Boost.Context's saved areas, glibc's ucontext_t. */
+		.scan_fallback = cfg->attach_pid > 0 && !cfg->no_scan,
 	};
 
 	return attach_create(&env, &ac, err, errlen);

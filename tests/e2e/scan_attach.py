@@ -3,9 +3,12 @@
 no preload, no ppt buffer) that runs raw Boost.Context tasks: it scans the
 process's memory and lists every parked task, named by its function, as
 `corotop dump -p PID`, `corotop dump -p PID --json` and batch JSON show
-it; the process runs on and ends as it would have.
+it; the process runs on and ends as it would have.  A ucontext scheduler
+(UCTX_TARGET --stuck --hold, glibc's swapcontext) shows its stuck
+coroutine the same way.  `sleep`, which has no coroutine, is scanned and
+shows none; `--no-scan` refuses it, as before.
 
-    scan_attach.py COROTOP FCTX_PARKED
+    scan_attach.py COROTOP FCTX_PARKED UCTX_TARGET
 
 FCTX_PARKED (tests/targets/fctx_parked.c) prints each parked task's
 fcontext_t: the truth the scan is held to.  In a sanitizer build the scan
@@ -119,17 +122,50 @@ def main():
         fail('the target ended with %d, then said %r' % (rc, rest))
     print('ok   the target ran on and exited 0')
 
-    # A process with no Boost.Context mapped: nothing to scan, the old
-    # refusal with its advice.
+    # A ucontext scheduler: its stuck coroutine, parked in stuck_wait
+    # forever, is found and named; its workers ended after their last
+    # yield without calling anything more, so their ucontext_t still look
+    # parked (docs/SCAN.md counts them): only their names are checked.
+    u = subprocess.Popen([sys.argv[3], '3', '2', '--stuck', '--hold'],
+                         stdout=subprocess.PIPE, encoding='utf-8')
+    try:
+        line = u.stdout.readline()
+        if not line.startswith('coroutines=3 '):
+            fail('uctx-target said %r' % line)
+        rc, out, err = corotop([cor, 'dump', '-p', str(u.pid), '--json'])
+    finally:
+        u.kill()
+        u.wait()
+    if rc != 0:
+        fail('dump --json of uctx-target: exit %d: %s' % (rc, err))
+    rows = json.loads(out.splitlines()[0])['coroutines']
+    stuck = [c for c in rows if c['name'] == 'stuck_wait']
+    if len(stuck) != 1 or not stuck[0]['where'].startswith('stuck_wait+') \
+            or stuck[0]['state'] != 'suspended' or stuck[0]['unsure']:
+        fail('uctx-target: stuck_wait not found as one sure row: %s'
+             % json.dumps(rows))
+    others = [c['name'] for c in rows if c['name'] != 'stuck_wait']
+    if any(n != 'worker' for n in others) and not sanitized:
+        fail('uctx-target: rows %s' % others)
+    print('ok   uctx-target: stuck_wait found; %d ended workers listed too'
+          % len(others))
+
+    # A process with no coroutine at all: scanned, nothing found; with
+    # --no-scan, the old refusal with its advice.
     s = subprocess.Popen(['sleep', '60'])
     try:
         rc, out, err = corotop([cor, 'dump', '-p', str(s.pid)])
+        rc2, out2, err2 = corotop([cor, 'dump', '--no-scan', '-p',
+                                   str(s.pid)])
     finally:
         s.kill()
         s.wait()
-    if rc != 1 or 'publishes no ppt buffer' not in err:
-        fail('dump of sleep: exit %d: %s' % (rc, err))
-    print('ok   a process without Boost.Context is refused, as before')
+    if rc != 0 or 'No coroutine found.' not in out:
+        fail('dump of sleep: exit %d: %s%s' % (rc, out, err))
+    if rc2 != 1 or 'publishes no ppt buffer' not in err2:
+        fail('dump --no-scan of sleep: exit %d: %s' % (rc2, err2))
+    print('ok   a process without coroutines: none found; --no-scan '
+          'refuses it, as before')
     return 0
 
 

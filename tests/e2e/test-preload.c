@@ -919,14 +919,15 @@ static void test_missing_preload_steps_aside(void **state)
 }
 
 /*
- * corotop -p on a process that publishes no ppt buffer (a program that
- * neither links the probe nor was started with the preload): the error
+ * corotop -p --no-scan on a process that publishes no ppt buffer (a
+ * program that neither links the probe nor was started with the preload;
+ * without --no-scan its memory is scanned: e2e-scan-attach): the error
  * names the LD_PRELOAD route, with the library's path.
  */
 static void test_attach_names_preload(void **state)
 {
 	char *tgt[] = {ITEST_UCTX_TARGET, "2", "3", "--hold", NULL};
-	char *att[] = {ITEST_COROTOP, "-b", "-p", NULL, NULL};
+	char *att[] = {ITEST_COROTOP, "-b", "--no-scan", "-p", NULL, NULL};
 	char pid_s[16], want[600];
 	struct proc t, c;
 	size_t off = 0;
@@ -939,7 +940,7 @@ static void test_attach_names_preload(void **state)
 	line = proc_next_line(&t, &off, 60000);
 	free(line);
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)t.pid);
-	att[3] = pid_s;
+	att[4] = pid_s;
 	rc = run(&c, att, 60000);
 	kill(t.pid, SIGKILL);
 	proc_finish(&t, 30000);

@@ -5,13 +5,16 @@
  * that says "after a call" for a chosen set of return addresses.  Every
  * case knows exactly which areas are parked contexts, which are dead or
  * ordinary frames, and which words keep them, and checks the counts.
+ * The same for glibc's ucontext_t, as swapcontext leaves one.
  */
+#define _GNU_SOURCE /* ucontext_t's field names, REG_RSP */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include <cmocka.h>
 
@@ -41,6 +44,8 @@ struct fx {
 	struct ctxscan_region reg[FX_MAX];
 	size_t n;
 	const struct fcsave_layout *layout; /* NULL: fx_layout */
+	bool no_layout;			    /* ... or none at all */
+	bool uc;			    /* ucontext_t looked for */
 	struct ctxscan_range dead[4], running[4];
 	size_t ndead, nrunning;
 	uint64_t calls_pc[64]; /* pcs whose after_call was asked */
@@ -108,6 +113,21 @@ static void fx_area(struct fx *f, uint64_t at, uint64_t fp, uint64_t pc)
 	fx_put(f, at + fx_layout.pc_at, pc);
 }
 
+/* A ucontext_t at `at` as swapcontext fills it: its fpregs pointer at
+ * its own __fpregs_mem, saved sp and pc; with `parked`, the stack's top
+ * word (sp - 8) still the return address the call pushed. */
+static void fx_uc(struct fx *f, uint64_t at, uint64_t sp, uint64_t pc,
+		  bool parked)
+{
+	fx_put(f, at + offsetof(ucontext_t, uc_mcontext.fpregs),
+	       at + offsetof(ucontext_t, __fpregs_mem));
+	fx_put(f, at + offsetof(ucontext_t, uc_mcontext.gregs) + 8 * REG_RSP,
+	       sp);
+	fx_put(f, at + offsetof(ucontext_t, uc_mcontext.gregs) + 8 * REG_RIP,
+	       pc);
+	fx_put(f, sp - 8, parked ? pc : pc + 0x100);
+}
+
 static void fx_free(struct fx *f)
 {
 	for (size_t i = 0; i < f->n; i++)
@@ -124,7 +144,10 @@ static size_t fx_scan(struct fx *f, struct ctxscan_found *out, size_t max,
 		.ndead = f->ndead,
 		.running = f->running,
 		.nrunning = f->nrunning,
-		.layout = f->layout ? f->layout : &fx_layout,
+		.layout = f->no_layout ? NULL
+			  : f->layout  ? f->layout
+				       : &fx_layout,
+		.ucontext = f->uc,
 		.reader = {.read = fx_read,
 			   .after_call = fx_after_call,
 			   .ctx = f},
@@ -505,6 +528,58 @@ static void test_limits(void **state)
  * parked context though a global still points at it (a scheduler's
  * "where I came from" after it resumed), and a word there keeps
  * nothing. */
+/* ucontext_t (x86_64 glibc): one parked, found with its saved sp and pc
+ * and kept by itself; one whose context moved on (its stack's top no
+ * longer holds its pc), one in dead stack, one whose sp lies in running
+ * frames (it runs), one whose fpregs pointer points elsewhere and one
+ * whose pc follows no call are not.  Without the flag, none is looked
+ * for; without a layout, only they are. */
+static void test_ucontext(void **state)
+{
+	struct ctxscan_found out[8];
+	struct ctxscan_stats st;
+	struct fx f;
+	size_t n;
+
+	(void)state;
+	fx_process(&f);
+	f.uc = true;
+	f.dead[f.ndead++] = (struct ctxscan_range){STACK_LO, 0x14000};
+	f.running[f.nrunning++] = (struct ctxscan_range){0x1e000, STACK_HI};
+	fx_uc(&f, HEAP_LO + 0x100, 0x1b008, CODE_LO + 0x135, true);
+	fx_uc(&f, HEAP_LO + 0x500, 0x1c008, CODE_LO + 0x145, false);
+	fx_uc(&f, 0x11000, 0x1d008, CODE_LO + 0x155, true); /* dead */
+	fx_uc(&f, HEAP_LO + 0x900, 0x1e108, CODE_LO + 0x165, true);
+	fx_uc(&f, HEAP_LO + 0xc00, 0x1d808, CODE_LO + 0x175, true);
+	fx_put(&f, HEAP_LO + 0xc00 + offsetof(ucontext_t, uc_mcontext.fpregs),
+	       HEAP_LO + 0xc00 + offsetof(ucontext_t, __fpregs_mem) + 8);
+	fx_uc(&f, 0x18000, 0x1a808, CODE_LO + 0x184, true); /* no call */
+	f.no_layout = true;
+	n = fx_scan(&f, out, 8, &st);
+	assert_int_equal(n, 1);
+	assert_true(out[0].ucontext);
+	assert_false(out[0].unsure);
+	assert_int_equal(out[0].at, HEAP_LO + 0x100);
+	assert_int_equal(out[0].sp, 0x1b008);
+	assert_int_equal(out[0].pc, CODE_LO + 0x135);
+	assert_int_equal(out[0].stack_lo, STACK_LO);
+	assert_int_equal(out[0].stored, 1);
+	assert_int_equal(st.ucontexts, 4);
+	assert_int_equal(st.moved, 1);
+	assert_int_equal(st.dead, 1);
+	assert_int_equal(st.running, 1);
+	/* Not asked for: none. */
+	f.uc = false;
+	f.no_layout = false;
+	assert_int_equal(fx_scan(&f, out, 8, &st), 0);
+	assert_int_equal(st.ucontexts, 0);
+	/* Neither kind asked for: refused. */
+	f.no_layout = true;
+	assert_int_equal(fx_scan(&f, out, 8, &st), 0);
+	assert_true(st.refused);
+	fx_free(&f);
+}
+
 static void test_dead_stack(void **state)
 {
 	struct ctxscan_found out[4];
@@ -629,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_running),
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_ucontext),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,10 +51,18 @@
  * CTXSCAN_PCS), the regions (CTXSCAN_REGIONS_MAX) and one chunk buffer.
  * The target is only read.
  */
+#define _GNU_SOURCE /* ucontext_t's field names, REG_RSP */
 #include "engine/scan/ctxscan.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GLIBC__)
+#include <ucontext.h>
+#define CTXSCAN_HAVE_UC 1
+#else
+#define CTXSCAN_HAVE_UC 0
+#endif
 
 #include "common/hash.h"
 #include "engine/target/fcsave.h"
@@ -69,9 +77,30 @@
 #ifndef CTXSCAN_PAGE
 #define CTXSCAN_PAGE 4096u
 #endif
+/* glibc's ucontext_t, as swapcontext and getcontext fill it: the bytes
+ * read of one (up to its fpregs pointer's end), the pointer's offset and
+ * where it points (its own __fpregs_mem: each save writes the pointer),
+ * and the saved registers' offsets.  0 where glibc's x86_64 layout is not
+ * the one built against: no ucontext is looked for. */
+#if CTXSCAN_HAVE_UC
+#define CTXSCAN_UC_FPREGS offsetof(ucontext_t, uc_mcontext.fpregs)
+#define CTXSCAN_UC_FPMEM offsetof(ucontext_t, __fpregs_mem)
+#define CTXSCAN_UC_GREG(r)                                                     \
+	(offsetof(ucontext_t, uc_mcontext.gregs) + 8u * (size_t)(r))
+#define CTXSCAN_UC_SIZE (CTXSCAN_UC_FPREGS + 8u)
+#define CTXSCAN_UC_SP CTXSCAN_UC_GREG(REG_RSP)
+#define CTXSCAN_UC_FP CTXSCAN_UC_GREG(REG_RBP)
+#define CTXSCAN_UC_PC CTXSCAN_UC_GREG(REG_RIP)
+#else
+#define CTXSCAN_UC_SIZE 0u
+#endif
 /* A chunk's tail read again at the next chunk's head, so that an area
- * across the boundary is seen whole: the largest area of any layout. */
-#define CTXSCAN_OVERLAP FCSAVE_AREA_MAX
+ * across the boundary is seen whole: the largest area of any layout, or
+ * the part of a ucontext_t read. */
+#define CTXSCAN_OVERLAP                                                        \
+	((FCSAVE_AREA_MAX > CTXSCAN_UC_SIZE ? FCSAVE_AREA_MAX                  \
+					    : CTXSCAN_UC_SIZE + 7u) &          \
+	 ~7u)
 _Static_assert(CTXSCAN_OVERLAP % 8 == 0 && CTXSCAN_CHUNK > CTXSCAN_OVERLAP &&
 		       CTXSCAN_CHUNK % CTXSCAN_PAGE == 0 &&
 		       CTXSCAN_PAGE % 8 == 0,
@@ -85,6 +114,8 @@ _Static_assert(CTXSCAN_OVERLAP % 8 == 0 && CTXSCAN_CHUNK > CTXSCAN_OVERLAP &&
 struct ctxscan_area {
 	uint64_t at; /* 0: empty */
 	uint64_t fp, pc;
+	uint64_t sp;	 /* a ucontext_t's saved sp (fcontext: from at) */
+	bool uc;	 /* a ucontext_t at `at`, not a saved area */
 	uint32_t region; /* index into the sorted writable regions */
 	uint32_t stored;
 	uint32_t stored_near; /* ... of them just below it, in its region */
@@ -100,7 +131,8 @@ struct ctxscan_pc {
 #define CTXSCAN_PCS (1u << CTXSCAN_PCS_BITS)
 
 struct ctxscan {
-	const struct fcsave_layout *l;
+	const struct fcsave_layout *l; /* NULL: no saved areas looked for */
+	bool uc;		       /* ucontext_t looked for */
 	const struct ctxscan_reader *rd;
 	/* writable, executable, dead, running: sorted, disjoint */
 	struct ctxscan_region *w, *x, *d, *run;
@@ -287,61 +319,133 @@ static bool ctxscan_grow(struct ctxscan *s)
 	return true;
 }
 
-/* Pass 1 on one chunk: [base, base + len) of writable region wi, the
- * areas that start before `end` (the rest are the next chunk's). */
-static void ctxscan_areas_in(struct ctxscan *s, size_t wi, uint64_t base,
-			     const unsigned char *b, size_t len, uint64_t end)
+/* Keep a found context (an area, or a ucontext_t) for pass 2. */
+static void ctxscan_keep(struct ctxscan *s, const struct ctxscan_area *in)
+{
+	struct ctxscan_area *a;
+
+	if (s->nareas >= s->areas_cap / 2 && !ctxscan_grow(s)) {
+		s->st.areas_lost++;
+		return;
+	}
+	a = ctxscan_slot(s, in->at);
+	*a = *in;
+	s->nareas++;
+	if (in->at < s->lo)
+		s->lo = in->at;
+	if (in->at > s->hi)
+		s->hi = in->at;
+}
+
+/* A saved area of the layout at `at` (its bytes at b), in region wi. */
+static void ctxscan_area_at(struct ctxscan *s, size_t wi, uint64_t at,
+			    const unsigned char *b)
 {
 	const struct fcsave_layout *l = s->l;
 	const struct ctxscan_region *r = &s->w[wi];
+	uint64_t fp, pc;
 
-	for (size_t off = (8 - (base & 7)) & 7; off + l->size <= len;
-	     off += 8) {
-		uint64_t at = base + off, fp, pc;
-		struct ctxscan_area *a;
+	if (!fcsave_in_stack(l, at, r->lo, r->hi))
+		return;
+	/* A saved MXCSR has its reserved bits clear: an array of return
+	 * addresses (a sanitizer's or profiler's stack traces) does not. */
+	if (l->has_mxcsr && ctxscan_u32(b + l->mxcsr_at) >> 16)
+		return;
+	pc = ctxscan_word(b + l->pc_at);
+	if (pc < s->x_lo || pc >= s->x_hi || ctxscan_find(s->x, s->nx, pc) < 0)
+		return;
+	/* The frame pointer is not judged: code built without frame
+	 * pointers keeps anything in it (a live park's rbp can hold an
+	 * address in libboost_context itself). */
+	fp = ctxscan_word(b + l->fp_at);
+	if (!ctxscan_code(s, pc))
+		return;
+	s->st.areas++;
+	if (ctxscan_find(s->d, s->nd, at) >= 0) {
+		s->st.dead++;
+		return;
+	}
+	if (ctxscan_find(s->run, s->nrun, at) >= 0) {
+		s->st.running++;
+		return;
+	}
+	ctxscan_keep(s, &(struct ctxscan_area){.at = at,
+					       .fp = fp,
+					       .pc = pc,
+					       .region = (uint32_t)wi});
+}
+
+#if CTXSCAN_HAVE_UC
+/* A ucontext_t at `at` (its first CTXSCAN_UC_SIZE bytes at b), that
+ * swapcontext or getcontext filled: its fpregs pointer points into
+ * itself, its saved sp lies in a writable region, its saved pc right
+ * after a call.  The struct is the context: it keeps itself (stored
+ * once, at itself), unless it lies in dead stack; one whose sp lies in
+ * dead stack or running frames is running, or was left behind. */
+static void ctxscan_uc_at(struct ctxscan *s, uint64_t at,
+			  const unsigned char *b)
+{
+	uint64_t sp, pc, ret;
+	long wi;
+
+	if (ctxscan_word(b + CTXSCAN_UC_FPREGS) != at + CTXSCAN_UC_FPMEM)
+		return;
+	sp = ctxscan_word(b + CTXSCAN_UC_SP);
+	pc = ctxscan_word(b + CTXSCAN_UC_PC);
+	if ((sp & 7) || (wi = ctxscan_find(s->w, s->nw, sp)) < 0 ||
+	    pc < s->x_lo || pc >= s->x_hi ||
+	    ctxscan_find(s->x, s->nx, pc) < 0 || !ctxscan_code(s, pc))
+		return;
+	s->st.ucontexts++;
+	/* swapcontext saved its return address from the stack's top (pc at
+	 * sp - 8): a context that resumed has since called something else
+	 * from there, one still parked has not.  (A coroutine that ended
+	 * right after its last resume, calling nothing, still passes.) */
+	if (!s->rd->read(s->rd->ctx, sp - 8, &ret, sizeof(ret)) || ret != pc) {
+		s->st.moved++;
+		return;
+	}
+	if (ctxscan_find(s->d, s->nd, at) >= 0 ||
+	    ctxscan_find(s->d, s->nd, sp) >= 0) {
+		s->st.dead++;
+		return;
+	}
+	if (ctxscan_find(s->run, s->nrun, sp) >= 0) {
+		s->st.running++;
+		return;
+	}
+	ctxscan_keep(
+		s, &(struct ctxscan_area){.at = at,
+					  .sp = sp,
+					  .fp = ctxscan_word(b + CTXSCAN_UC_FP),
+					  .pc = pc,
+					  .uc = true,
+					  .region = (uint32_t)wi,
+					  .stored = 1,
+					  .stored_at = at});
+}
+#endif
+
+/* Pass 1 on one chunk: [base, base + len) of writable region wi, the
+ * areas (and ucontext_t) that start before `end` (the rest are the next
+ * chunk's). */
+static void ctxscan_areas_in(struct ctxscan *s, size_t wi, uint64_t base,
+			     const unsigned char *b, size_t len, uint64_t end)
+{
+	for (size_t off = (8 - (base & 7)) & 7; off + 8 <= len; off += 8) {
+		uint64_t at = base + off;
 
 		if (at >= end)
 			break;
 		if (!at) /* 0 marks an empty slot (a lying maps text) */
 			continue;
-		if (!fcsave_in_stack(l, at, r->lo, r->hi))
-			continue;
-		/* A saved MXCSR has its reserved bits clear: an array of
-		 * return addresses (a sanitizer's or profiler's stack
-		 * traces) does not. */
-		if (l->has_mxcsr && ctxscan_u32(b + off + l->mxcsr_at) >> 16)
-			continue;
-		pc = ctxscan_word(b + off + l->pc_at);
-		if (pc < s->x_lo || pc >= s->x_hi ||
-		    ctxscan_find(s->x, s->nx, pc) < 0)
-			continue;
-		/* The frame pointer is not judged: code built without frame
-		 * pointers keeps anything in it (a live park's rbp can hold
-		 * an address in libboost_context itself). */
-		fp = ctxscan_word(b + off + l->fp_at);
-		if (!ctxscan_code(s, pc))
-			continue;
-		s->st.areas++;
-		if (ctxscan_find(s->d, s->nd, at) >= 0) {
-			s->st.dead++;
-			continue;
-		}
-		if (ctxscan_find(s->run, s->nrun, at) >= 0) {
-			s->st.running++;
-			continue;
-		}
-		if (s->nareas >= s->areas_cap / 2 && !ctxscan_grow(s)) {
-			s->st.areas_lost++;
-			continue;
-		}
-		a = ctxscan_slot(s, at);
-		*a = (struct ctxscan_area){
-			.at = at, .fp = fp, .pc = pc, .region = (uint32_t)wi};
-		s->nareas++;
-		if (at < s->lo)
-			s->lo = at;
-		if (at > s->hi)
-			s->hi = at;
+		if (s->l && off + s->l->size <= len)
+			ctxscan_area_at(s, wi, at, b + off);
+#if CTXSCAN_HAVE_UC
+		if (s->uc && off + CTXSCAN_UC_SIZE <= len &&
+		    at + CTXSCAN_UC_SIZE <= s->w[wi].hi)
+			ctxscan_uc_at(s, at, b + off);
+#endif
 	}
 }
 
@@ -360,7 +464,8 @@ static void ctxscan_stores_in(struct ctxscan *s, size_t wi, uint64_t base,
 			continue;
 		/* A word of the area itself keeps nothing, nor one in dead
 		 * stack. */
-		if ((where >= v && where - v < s->l->size) ||
+		if ((where >= v &&
+		     where - v < (a->uc ? CTXSCAN_UC_SIZE : s->l->size)) ||
 		    ctxscan_find(s->d, s->nd, where) >= 0)
 			continue;
 		if (!a->stored || where < a->stored_at)
@@ -474,7 +579,7 @@ static size_t ctxscan_take(struct ctxscan *s, struct ctxscan_found *out,
 		}
 		out[k++] = (struct ctxscan_found){
 			.at = a->at,
-			.sp = a->at + s->l->sp_after,
+			.sp = a->uc ? a->sp : a->at + s->l->sp_after,
 			.fp = a->fp,
 			.pc = a->pc,
 			.stack_lo = s->w[a->region].lo,
@@ -482,6 +587,7 @@ static size_t ctxscan_take(struct ctxscan *s, struct ctxscan_found *out,
 			.stored_at = a->stored_at,
 			.stored = a->stored,
 			.unsure = a->stored == a->stored_near,
+			.ucontext = a->uc,
 		};
 		s->st.unsure += a->stored == a->stored_near;
 	}
@@ -497,7 +603,8 @@ size_t ctxscan_fcontext(const struct ctxscan_input *in,
 
 	if (st)
 		memset(st, 0, sizeof(*st));
-	if (!in || !ctxscan_layout_ok(in->layout) || (!out && max) ||
+	if (!in || (in->layout && !ctxscan_layout_ok(in->layout)) ||
+	    (!in->layout && !in->ucontext) || (!out && max) ||
 	    !in->reader.read || !in->reader.after_call ||
 	    (!in->regions && in->nregions) || (!in->dead && in->ndead) ||
 	    (!in->running && in->nrunning) ||
@@ -509,6 +616,7 @@ size_t ctxscan_fcontext(const struct ctxscan_input *in,
 		return 0;
 	}
 	s.l = in->layout;
+	s.uc = in->ucontext && CTXSCAN_HAVE_UC;
 	s.rd = &in->reader;
 	s.d = ctxscan_ranges(in->dead, in->ndead, &s.nd);
 	s.run = ctxscan_ranges(in->running, in->nrunning, &s.nrun);

@@ -49,6 +49,9 @@ struct ctxscan_found {
 	 * (within CTXSCAN_NEAR): maybe an old frame's pointer to its
 	 * caller's locals, in dead stack -- not proven live. */
 	bool unsure;
+	/* A ucontext_t at `at` (CTXSCAN_INPUT ucontext), not a saved area:
+	 * kept by itself (stored 1, stored_at = at), sp from its gregs. */
+	bool ucontext;
 };
 
 /* "Just below" an area: the reach of a frame's pointer to its caller's
@@ -69,6 +72,8 @@ struct ctxscan_stats {
 	uint64_t unsure;      /* ... of those written, unsure ones */
 	uint64_t found_lost;  /* ... more than `max` */
 	uint64_t code_checks; /* after_call asked */
+	uint64_t ucontexts;   /* ucontext_t that pass the checks */
+	uint64_t moved;	      /* ... whose stack no longer holds their pc */
 	bool oom;	      /* the scan's own memory was refused */
 	bool refused;	      /* the input was refused: too many ranges,
 			       * no layout it can read, out NULL */
@@ -105,7 +110,12 @@ struct ctxscan_input {
 	 * resume).  Any order. */
 	const struct ctxscan_range *running;
 	size_t nrunning;
+	/* The saved areas' layout, or NULL: none looked for. */
 	const struct fcsave_layout *layout;
+	/* Also look for glibc's ucontext_t as swapcontext and getcontext
+	 * fill it (x86_64 glibc only): its fpregs pointer points into
+	 * itself, its saved pc right after a call. */
+	bool ucontext;
 	struct ctxscan_reader reader;
 };
 

@@ -233,7 +233,7 @@ bool scanner_pass(struct scanner *s)
 	s->pass.busy = (uint32_t)busy;
 	s->nfound = 0;
 	memset(&s->scan, 0, sizeof(s->scan));
-	if (layout) {
+	{
 		const struct ctxscan_input in = {
 			.regions = s->regions,
 			.nregions = nr,
@@ -242,6 +242,7 @@ bool scanner_pass(struct scanner *s)
 			.running = s->running,
 			.nrunning = nd,
 			.layout = layout,
+			.ucontext = true,
 			.reader = {.read = scanner_read,
 				   .after_call = scanner_after_call,
 				   .ctx = s},

@@ -62,6 +62,7 @@ enum {
 	OPT_PARKED,
 	OPT_LIST_BUFFERS,
 	OPT_FORCE_ATTACH,
+	OPT_NO_SCAN,
 	OPT_BUFFER,
 	OPT_PPT_BLOCK,
 	OPT_PPT_FRAMES,
@@ -258,7 +259,11 @@ static const struct cli_opt cli_opts[] = {
 	       "through its ucontext/Boost.Context switches (LD_PRELOAD)"),
 	NUMBER("pid", 'p', "PID", INT, pid, CLI_NO_FLAG, 1, INT_MAX,
 	       "a process id", CFG(INT, attach_pid),
-	       "attach to running process PID through its ppt buffers"),
+	       "attach to running process PID through its ppt buffers\n"
+	       "(none: its memory is scanned for parked contexts)"),
+	SWITCH("no-scan", OPT_NO_SCAN, no_scan, CFG(BOOL, no_scan),
+	       "with -p: refuse a process that publishes no ppt buffer\n"
+	       "instead of scanning its memory"),
 	SWITCH("list-buffers", OPT_LIST_BUFFERS, list_buffers, NOCFG,
 	       "with -p: list its ppt buffers and exit"),
 	SWITCH("force-attach", OPT_FORCE_ATTACH, force_attach,

@@ -60,6 +60,7 @@ struct cli {
 	int pid;		   /* 0: none */
 	bool list_buffers;	   /* --list-buffers: print them and exit */
 	bool force_attach;	   /* --force-attach */
+	bool no_scan;		   /* --no-scan */
 	const char *counters;	   /* -c LIST */
 	const char *buffer;	   /* --buffer NAME: only this one */
 	uint32_t ppt_block_frames; /* --ppt-block N: data block size in frames
