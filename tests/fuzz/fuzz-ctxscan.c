@@ -314,6 +314,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   .ctx = &f},
 	};
 
+	struct ctxscan_input with_uc = input;
+
+	/* With glibc's ucontext_t looked for too: every struct found is
+	 * accounted for (kept by itself: never "not stored"), the result
+	 * stays ordered and bounded; the oracle below knows saved areas
+	 * only. */
+	with_uc.ucontext = true;
+	n = ctxscan_fcontext(&with_uc, got, max, &st);
+	if (!st.oom && (st.areas + st.ucontexts - st.moved !=
+				st.dead + st.running + st.areas_lost +
+					st.not_stored + st.found ||
+			n != (st.found < max ? st.found : max)))
+		abort();
+	for (size_t i = 1; i < n; i++)
+		if (got[i].at <= got[i - 1].at)
+			abort();
 	n = ctxscan_fcontext(&input, got, max, &st);
 	if (st.oom)
 		return 0;

@@ -329,6 +329,12 @@ static void ctxscan_keep(struct ctxscan *s, const struct ctxscan_area *in)
 		return;
 	}
 	a = ctxscan_slot(s, in->at);
+	/* A saved area and a ucontext_t at one address (only bytes made
+	 * up can be both): the first is kept, the other counted lost. */
+	if (a->at) {
+		s->st.areas_lost++;
+		return;
+	}
 	*a = *in;
 	s->nareas++;
 	if (in->at < s->lo)
