@@ -15,13 +15,29 @@
  * theirs over the wall time), what it found, and "exact" when the sure
  * contexts found are exactly the kept ones.
  *
- * Usage: ctxscan_heap [HEAP_MIB [TASKS]]   (1024 10000)
+ * With --attach COROTOP [SECONDS], what corotop itself costs the child
+ * (issue 30's "pause per refresh" and "throughput while attached"): the
+ * child then starts a worker thread that does small units of work,
+ * counting them and the longest gap between two (its pause: a thread
+ * that was stopped, or waited for a CPU), in shared memory.  The parent
+ * measures the worker SECONDS (default 5) unattached, then times
+ * `COROTOP dump -p CHILD --json` (the time to the first snapshot, and
+ * the scan's first pass as it reports it), then SECONDS with `COROTOP -b
+ * -p CHILD` attached (a scan every second), then SECONDS unattached again,
+ * and prints the rates, their ratio to the mean unattached rate, and the
+ * longest gaps.  corotop never stops the child's threads; on a machine of
+ * 2 CPUs the worker and corotop's scan compete for them.
+ *
+ * Usage: ctxscan_heap [HEAP_MIB [TASKS [--attach COROTOP [SECONDS]]]]
+ *        (1024 10000)
  */
 #define _GNU_SOURCE
 #include "bench.h"
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "common/hash.h"
@@ -37,6 +53,48 @@
 #define CH_MAPS_MAX (64u << 20)
 
 static fcontext_t ch_back;
+
+/* The child's worker's books, in memory both processes map.  Relaxed:
+ * counters read for a rate, ordering nothing. */
+struct ch_meter {
+	_Atomic uint64_t units;
+	_Atomic uint64_t max_gap_ns;
+	_Atomic int reset; /* the parent asks for a new max */
+};
+
+static struct ch_meter *ch_meter;
+
+/* Units of about 20 us of arithmetic, forever; the longest gap between
+ * two ends of a unit, since the parent last reset it. */
+static void *ch_worker(void *arg)
+{
+	uint64_t x = HASH_GOLDEN, last = clock_now_ns(CLOCK_MONOTONIC);
+
+	(void)arg;
+	for (;;) {
+		uint64_t now, gap;
+
+		for (int i = 0; i < 20000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+		}
+		now = clock_now_ns(CLOCK_MONOTONIC);
+		gap = now - last;
+		last = now;
+		if (atomic_exchange_explicit(&ch_meter->reset, 0,
+					     memory_order_relaxed))
+			atomic_store_explicit(&ch_meter->max_gap_ns, 0,
+					      memory_order_relaxed);
+		else if (gap > atomic_load_explicit(&ch_meter->max_gap_ns,
+						    memory_order_relaxed))
+			atomic_store_explicit(&ch_meter->max_gap_ns, gap,
+					      memory_order_relaxed);
+		atomic_fetch_add_explicit(&ch_meter->units, 1 + (x == 0),
+					  memory_order_relaxed);
+	}
+	return NULL;
+}
 
 static void ch_task(transfer_t t)
 {
@@ -83,8 +141,14 @@ static void ch_child(long mib, long tasks, int out)
 	    write(out, kept, (size_t)tasks * sizeof(*kept)) !=
 		    (ssize_t)((size_t)tasks * sizeof(*kept)))
 		_exit(1);
-	while (read(0, &c, 1) > 0)
-		;
+	/* 'w': start the worker (--attach); end of input: exit. */
+	while (read(0, &c, 1) > 0) {
+		pthread_t t;
+
+		if (c == 'w' && ch_meter &&
+		    pthread_create(&t, NULL, ch_worker, NULL))
+			_exit(1);
+	}
 	_exit(0);
 }
 
@@ -145,10 +209,118 @@ static int ch_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The worker's units over `secs` seconds, per second, and its longest
+ * gap in that time (ms). */
+static double ch_rate(double secs, double *max_gap_ms)
+{
+	uint64_t u0, u1;
+
+	atomic_store_explicit(&ch_meter->reset, 1, memory_order_relaxed);
+	u0 = atomic_load_explicit(&ch_meter->units, memory_order_relaxed);
+	bench_sleep_ns((uint64_t)(secs * 1e9));
+	u1 = atomic_load_explicit(&ch_meter->units, memory_order_relaxed);
+	*max_gap_ms = (double)atomic_load_explicit(&ch_meter->max_gap_ns,
+						   memory_order_relaxed) /
+		      1e6;
+	return (double)(u1 - u0) / secs;
+}
+
+/* argv run with stdout on a pipe (out_fd, else /dev/null), stderr on
+ * /dev/null; its pid. */
+static pid_t ch_spawn(char *const *argv, int *out_fd)
+{
+	int p[2] = {-1, -1};
+	pid_t pid;
+
+	if (out_fd && pipe(p))
+		bench_die("pipe failed");
+	pid = fork();
+	if (pid < 0)
+		bench_die("fork failed");
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(out_fd ? p[1] : null, 1);
+		dup2(null, 2);
+		if (out_fd) {
+			close(p[0]);
+			close(p[1]);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (out_fd) {
+		close(p[1]);
+		*out_fd = p[0];
+	}
+	return pid;
+}
+
+/* --attach: the child's worker unattached, corotop dump's time, the
+ * worker with corotop attached, unattached again. */
+static void ch_attach(const char *corotop, pid_t child, int child_in,
+		      double secs, long mib, long tasks)
+{
+	char pid_s[16], buf[1 << 16], sink[4096];
+	char *dump[] = {(char *)corotop, "dump", "-p", pid_s, "--json", NULL};
+	char *batch[] = {(char *)corotop, "-b", "-d",  "10", "-f",
+			 "json",	  "-p", pid_s, NULL};
+	double r0, r1, r2, g0, g1, g2, mean;
+	uint64_t t0, dump_ns, first_pass = 0;
+	size_t len = 0;
+	int fd, status;
+	ssize_t got;
+	const char *at;
+	pid_t c;
+
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)child);
+	if (write(child_in, "w", 1) != 1)
+		bench_die("cannot start the child's worker");
+	bench_sleep_ns(500000000);
+	r0 = ch_rate(secs, &g0);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
+	c = ch_spawn(dump, &fd);
+	/* All of it (a JSON line with every stack), the first 64 KiB kept:
+	 * the scan's numbers come first. */
+	while ((got = read(fd, len < sizeof(buf) - 1 ? buf + len : sink,
+			   len < sizeof(buf) - 1 ? sizeof(buf) - 1 - len
+						 : sizeof(sink))) > 0)
+		if (len < sizeof(buf) - 1)
+			len += (size_t)got;
+	buf[len] = '\0';
+	close(fd);
+	if (waitpid(c, &status, 0) != c || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		bench_die("corotop dump failed");
+	dump_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+	if ((at = strstr(buf, "\"first_pass_ns\":")))
+		first_pass = strtoull(at + 16, NULL, 10);
+	c = ch_spawn(batch, NULL);
+	bench_sleep_ns(2000000000); /* its first pass done */
+	r1 = ch_rate(secs, &g1);
+	kill(c, SIGTERM);
+	waitpid(c, &status, 0);
+	r2 = ch_rate(secs, &g2);
+	mean = (r0 + r2) / 2;
+	printf("ctxscan_heap attach heap_mib=%ld tasks=%ld seconds=%.0f "
+	       "dump_ms=%.0f first_pass_ms=%.0f units_per_s_before=%.0f "
+	       "units_per_s_attached=%.0f units_per_s_after=%.0f "
+	       "throughput_ratio=%.3f max_gap_ms_before=%.2f "
+	       "max_gap_ms_attached=%.2f max_gap_ms_after=%.2f\n",
+	       mib, tasks, secs, (double)dump_ns / 1e6,
+	       (double)first_pass / 1e6, r0, r1, r2, mean > 0 ? r1 / mean : 0,
+	       g0, g1, g2);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	long mib = argc > 1 ? atol(argv[1]) : 1024;
 	long tasks = argc > 2 ? atol(argv[2]) : 10000;
+	const char *corotop =
+		argc > 4 && !strcmp(argv[3], "--attach") ? argv[4] : NULL;
+	double secs = argc > 5 ? atof(argv[5]) : 5;
 	static struct ctxscan_region regions[CTXSCAN_REGIONS_MAX];
 	struct ctxscan_range dead[64], running[64];
 	struct ctxscan_found *found;
@@ -163,7 +335,15 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	if (mib < 1 || mib > 65536 || tasks < 1 || tasks > 1000000)
-		bench_die("usage: ctxscan_heap [HEAP_MIB [TASKS]]");
+		bench_die("usage: ctxscan_heap [HEAP_MIB [TASKS [--attach "
+			  "COROTOP [SECONDS]]]]");
+	if (corotop) {
+		ch_meter = mmap(NULL, sizeof(*ch_meter), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (ch_meter == MAP_FAILED || secs < 1 || secs > 600)
+			bench_die("--attach: no shared memory, or SECONDS "
+				  "not in 1..600");
+	}
 	if (pipe(in) || pipe(out))
 		bench_die("pipe failed");
 	pid = fork();
@@ -248,6 +428,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	framecheck_destroy(rd.fc);
 	procmem_finish(&rd.pm);
+	if (corotop)
+		ch_attach(corotop, pid, in[1], secs, mib, tasks);
 	close(in[1]);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status))
