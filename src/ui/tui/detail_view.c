@@ -159,8 +159,10 @@ static int detail_ring(struct tui *t, const struct model_coro *c, int y)
 	}
 	if (!n)
 		term_text(y++, 1, A_NORMAL, "%s",
-			  c->switches ? "  (none left in its station's ring)"
-				      : "  (no transition harvested yet)");
+			  c->scanned	? "  (none: found in memory, it sends "
+					  "no events)"
+			  : c->switches ? "  (none left in its station's ring)"
+					: "  (no transition harvested yet)");
 	if (c->pending_lost) {
 		attron(tui_attr(t, PAIR_WARN));
 		term_text(y++, 1, A_NORMAL, "%s %" PRIu32 " more lost since %s",
@@ -482,14 +484,24 @@ static void detail_view_draw(struct tui *t)
 			  ", station %u)",
 			  c->probe_id, name, c->id, c->station);
 	attroff(A_BOLD);
-	term_text(y++, 1, A_NORMAL,
-		  "%s for %s, age %s, %" PRIu64 " switches (%.0f/s), "
-		  "%.1f%% running, %" PRIu64 " lost%s",
-		  snapshot_state_name(c->state), in, age, c->switches,
-		  c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost,
-		  c->at_exit ? " (the state at the program's exit)" : "");
-	/* A transition is known: harvested, or found at a late attach. */
-	if (c->switches || c->last_tid)
+	if (c->scanned) /* memory says where it waits, not since when */
+		term_text(y++, 1, A_NORMAL,
+			  "%s for at least %s; found by a scan of its "
+			  "process's memory%s: its age and switches are not "
+			  "known",
+			  snapshot_state_name(c->state), in,
+			  c->unsure ? ", not proven live" : "");
+	else
+		term_text(y++, 1, A_NORMAL,
+			  "%s for %s, age %s, %" PRIu64 " switches (%.0f/s), "
+			  "%.1f%% running, %" PRIu64 " lost%s",
+			  snapshot_state_name(c->state), in, age, c->switches,
+			  c->sw_per_sec, snapshot_run_pct(&t->snap, c), c->lost,
+			  c->at_exit ? " (the state at the program's exit)"
+				     : "");
+	/* A transition is known: harvested, found at a late attach, or
+	 * where a scan found it parked. */
+	if (c->switches || c->last_tid || c->scanned)
 		term_text(y++, 1, A_NORMAL, "%s at %s",
 			  c->state == MODEL_RUNNING ? "Last switch" : "Parked",
 			  snapshot_where_of(&t->snap, c, c->last_addr, true,
