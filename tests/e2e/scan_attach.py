@@ -8,7 +8,16 @@ it; the process runs on and ends as it would have.  A ucontext scheduler
 coroutine the same way.  `sleep`, which has no coroutine, is scanned and
 shows none; `--no-scan` refuses it, as before.
 
-    scan_attach.py COROTOP FCTX_PARKED UCTX_TARGET
+    scan_attach.py COROTOP FCTX_PARKED UCTX_TARGET [CORO2_PARKED|-
+                   [ASIO_ECHO]]
+
+CORO2_PARKED (Boost.Coroutine2 generators, each parked inside
+gen_values, one three frames deep in stuck_deeper) and ASIO_ECHO
+(boost::asio::spawn: an acceptor and one coroutine per connection) are
+checked when given: every parked coroutine found and named; Coroutine2's
+extra rows are each generator's first park at its entry (fiber_entry),
+kept by its control block at its stack's top (docs/SCAN.md counts them);
+asio's are none.
 
 FCTX_PARKED (tests/targets/fctx_parked.c) prints each parked task's
 fcontext_t: the truth the scan is held to.  In a sanitizer build the scan
@@ -64,6 +73,74 @@ def check_rows(what, rows, kept, sanitized):
     if extra and not sanitized:
         fail('%s: contexts nobody parked: %s'
              % (what, [hex(c['probe_id']) for c in extra]))
+
+
+def check_coro2(cor, target, sanitized):
+    gens = 6
+    p = subprocess.Popen([target, str(gens)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, encoding='utf-8')
+    try:
+        line = p.stdout.readline().strip()
+        if line != 'parked=%d' % (gens + 1):
+            fail('coro2-parked said %r' % line)
+        rc, out, err = corotop([cor, 'dump', '-p', str(p.pid), '--json'])
+    finally:
+        p.stdin.close()
+    if p.wait(timeout=DEADLINE) != 0:
+        fail('coro2-parked did not exit 0')
+    if rc != 0:
+        fail('dump --json of coro2-parked: exit %d: %s' % (rc, err))
+    rows = json.loads(out.splitlines()[0])['coroutines']
+    named = [c['name'] for c in rows]
+    if named.count('gen_values(boost::coroutines2::detail::push_coroutine'
+                   '<int>&)') != gens or \
+            named.count('stuck_deeper(boost::coroutines2::detail::'
+                        'push_coroutine<int>&, int)') != 1:
+        fail('coro2-parked: rows %s' % named)
+    extra = [c for c in rows if not c['name']]
+    for c in extra:
+        if 'fiber_entry' not in c['where'] and not sanitized:
+            fail('coro2-parked: an extra row parked at %s' % c['where'])
+    print('ok   coro2-parked: %d generators found and named; %d entry '
+          'parks listed too' % (gens + 1, len(extra)))
+
+
+def check_asio(cor, target):
+    import socket
+    p = subprocess.Popen([target], stdout=subprocess.PIPE,
+                         encoding='utf-8')
+    socks = []
+    try:
+        line = p.stdout.readline().split()
+        if len(line) != 2 or line[0] != 'listening':
+            fail('asio-echo said %r' % line)
+        for _ in range(3):
+            s = socket.create_connection(('127.0.0.1', int(line[1])),
+                                         timeout=DEADLINE)
+            s.sendall(b'ping')
+            if s.recv(16) != b'ping':
+                fail('asio-echo did not echo')
+            socks.append(s)
+        rc, out, err = corotop([cor, 'dump', '-p', str(p.pid), '--json'])
+    finally:
+        for s in socks:
+            s.close()
+        p.terminate()
+    if p.wait(timeout=DEADLINE) != 0:
+        fail('asio-echo did not exit 0 on SIGTERM')
+    if rc != 0:
+        fail('dump --json of asio-echo: exit %d: %s' % (rc, err))
+    rows = json.loads(out.splitlines()[0])['coroutines']
+    stacks = [' '.join(f['symbol'] for f in
+                       c.get('parked_stack', {}).get('frames', []))
+              for c in rows]
+    echo = sum('asio_echo.cpp:29' in st for st in stacks)
+    accept = sum('asio_echo.cpp:58' in st for st in stacks)
+    if echo != 3 or accept != 1 or len(rows) != 4 or \
+            any(c['unsure'] for c in rows):
+        fail('asio-echo: %d echo, %d accept of %d rows: %s'
+             % (echo, accept, len(rows), stacks))
+    print('ok   asio-echo: the acceptor and 3 connections, nothing else')
 
 
 def main():
@@ -149,6 +226,11 @@ def main():
         fail('uctx-target: rows %s' % others)
     print('ok   uctx-target: stuck_wait found; %d ended workers listed too'
           % len(others))
+
+    if len(sys.argv) > 4 and sys.argv[4] != '-':
+        check_coro2(cor, sys.argv[4], sanitized)
+    if len(sys.argv) > 5:
+        check_asio(cor, sys.argv[5])
 
     # A process with no coroutine at all: scanned, nothing found; with
     # --no-scan, the old refusal with its advice.
