@@ -25,6 +25,7 @@ and the held program with it.
 """
 import os
 import shlex
+import signal
 import time
 
 import harness as h
@@ -203,3 +204,52 @@ def flow_fiber_meters(fl):
              h.screen_dump(bad[0]) if bad else '')
     fl.keys('q')
     fl.wait_prompt('quit: the shell prompt is back')
+
+SCAN_TABLE = h.both(
+    h.has(r'^ corotop  pid \d+ scanned '),
+    h.has(r'Coroutines 3: R 0 +S 3 +D 0 '),
+    h.has(r'^ +~[0-9a-f]+ S +- +>\S+ +\? stuck_wait +stuck_wait\+0x'),
+    h.has(r'^ +~[0-9a-f]+ S +- +>\S+ +\? worker +worker\+0x'))
+
+
+def flow_scan(fl):
+    """corotop -p on uctx-target started alone (no probe, no preload, no
+    ppt buffer): its memory scanned -- the stuck coroutine and the two
+    workers that ended after their last yield (their ucontext_t still look
+    parked: docs/SCAN.md), IDs their saved contexts' addresses marked ~,
+    AGE and the counts ?, IN-STATE a lower bound (>); End and Enter show
+    the stuck one's detail: found by a scan, parked in stuck_wait; q ends
+    corotop and leaves the program running."""
+    if not fl.args.uctx_target:
+        raise h.Skip('no --uctx-target')
+    fl.open()
+    fl.run_no += 1
+    n = fl.run_no
+    f = {k: os.path.join(fl.dir, '%s%d' % (k, n))
+         for k in ('rc', 'stty-before', 'stty-after')}
+    q = shlex.quote
+    fl.files = f
+    fl.type('%s 2 3 --stuck --hold > /dev/null & PID=$!' %
+            q(fl.args.uctx_target))
+    fl.keys('Enter')
+    fl.wait_prompt('uctx-target runs in the background')
+    fl.type('stty -a > %s; %s -d 2 -p $PID; echo corotop-rc=$? > %s; '
+            'stty -a > %s' % (q(f['stty-before']), q(fl.args.corotop),
+                              q(f['rc']), q(f['stty-after'])))
+    fl.keys('Enter')
+    fl.wait(SCAN_TABLE, 'corotop shows the scanned coroutines')
+    fl.corotop_pid = h.child_running(fl.shell_pid(), fl.args.corotop)
+    fl.workload_pid = h.child_running(fl.shell_pid(), fl.args.uctx_target)
+    fl.workload_exe = fl.args.uctx_target
+    if not fl.workload_pid:
+        raise h.Abort('no uctx-target in the background')
+    fl.info = nz.Info('pid %d\ntid1 %d\n' %
+                      (fl.workload_pid, fl.workload_pid))
+    fl.step('table', marker=SCAN_TABLE)
+    fl.step('detail', keys=['End', 'Enter'],
+            marker=h.both(h.has(r'^ Coroutine ~[0-9a-f]+ "stuck_wait" '),
+                          h.has(r'found by a scan'),
+                          h.has(r'#0 +stuck_wait\+0x')))
+    fl.keys('q')
+    fl.finish(0, 'quit', attached=True, buffers=False)
+    os.kill(fl.workload_pid, signal.SIGKILL)

@@ -624,10 +624,11 @@ class Flow:
                 raise Abort('%s: the screen did not settle' % label)
             time.sleep(POLL)
 
-    def finish(self, rc_expected, what, attached=False):
+    def finish(self, rc_expected, what, attached=False, buffers=True):
         """corotop has been told to end: check it did, with rc_expected,
         and that the shell and the terminal are back as they were.  Then
-        the workload is gone -- or, attached (-p), still runs, detached."""
+        the workload is gone -- or, attached (-p), still runs, detached
+        (its ppt buffers given back, unless it had none: scanned)."""
         s = self.wait_prompt(what + ': the shell prompt is back')
         self.check(not s.has(r'^ corotop  ') and not s.has('F10Quit'),
                    what + ': no corotop text left on the screen',
@@ -653,6 +654,8 @@ class Flow:
         if attached:
             self.check(workload_alive(self.workload_pid),
                        what + ': the target still runs')
+            if not buffers:
+                return
             state = self.ppt('state')
             self.check(state == 'ok hmem=0 stat=0 grow=0,0',
                        what + ': every buffer detached (_ppt_hmem and '
@@ -1971,6 +1974,7 @@ FLOWS = {
     'preload': flow_preload.flow_preload,
     'preload-procs': flow_preload.flow_preload_procs,
     'fiber-meters': flow_preload.flow_fiber_meters,
+    'scan': flow_preload.flow_scan,
     'cacheray': flow_cacheray,
 }
 

@@ -30,7 +30,9 @@ count, an address or a title can never be masked by accident):
                 info file; any other tid -> ?N, which no golden has), PID ->
                 P1/P2 (the program's processes, from the same), AGE and
                 IN-STATE -> DUR, SW/s -> N, RUN% -> P; each right-aligned in
-                its cell so the layout stays exact
+                its cell so the layout stays exact.  A context a memory scan
+                found: its ID (~ or ? and its address) -> ~ADDR, its
+                IN-STATE (a lower bound) -> >DUR, its unknown '?' kept
     groups      "thread 1234:" -> "thread T1:"
     ppt view    the books line's "N/s" meter and "first frame DUR" (the
                 time from attach to the first frame; "-" before it is
@@ -41,6 +43,8 @@ count, an address or a title can never be masked by accident):
                 brackets); the running coroutine after it is kept
     warnings    an offender's IN-STATE (DUR) and tid (T1)
     detail      "<state> for DUR, age DUR, 4 switches (N/s), P% running",
+                a scanned one's "<state> for at least DUR" and its
+                "Coroutine ~ADDR" title,
                 the ring's "WHEN ago" and TID cells, "Timeline, last DUR",
                 the timeline bar (-> <bar utf8|ascii W>), and p50/p90/p99/max
 
@@ -287,10 +291,15 @@ def _right(text, start, end, label):
 
 
 CELL_MASKS = {
-    'AGE': lambda v, info: 'DUR',
-    'IN-STATE': lambda v, info: 'DUR',
-    'SW/s': lambda v, info: 'N',
-    'RUN%': lambda v, info: 'P',
+    # A context a memory scan found: its ID is its saved context's
+    # address (~: sure, ?: not proven live), which ASLR moves.
+    'ID': lambda v, info: v[0] + 'ADDR' if v[0] in '~?' else v,
+    'AGE': lambda v, info: 'DUR' if v != '?' else v,
+    # A scan's IN-STATE is a lower bound: >DUR.
+    'IN-STATE': lambda v, info: '>DUR' if v.startswith('>') else 'DUR',
+    # ... and its counts are not known: '?' is kept.
+    'SW/s': lambda v, info: 'N' if v != '?' else v,
+    'RUN%': lambda v, info: 'P' if v != '?' else v,
     'TID': lambda v, info: info.tid(v),
     'PID': lambda v, info: info.pid_cell(v),
 }
@@ -299,7 +308,7 @@ CELL_MASKS = {
 def mask_row(text, titles, info):
     toks = [(m.group(), m.start(), m.end()) for m in re.finditer(r'\S+', text)]
     if len(toks) < 2 or \
-            not re.fullmatch('[0-9a-f]+', toks[0][0]) or \
+            not re.fullmatch('[~?]?[0-9a-f]+|[~?]ADDR', toks[0][0]) or \
             toks[1][0] not in ('R', 'S', 'D', 'K', 's'):
         return text  # not a coroutine row: left as is, so it shows
     # Right to left, so earlier offsets stay valid.  The masked cells come
@@ -366,6 +375,11 @@ def mask_detail(text, info):
             if g[4] else ''
         g[3] = tid
         return ''.join(g)
+    m = re.match(r'^( (?:running|suspended|dead) for at least )(\S+?)'
+                 r'(; found by a scan .*)$', text)
+    if m:
+        return m.group(1) + 'DUR' + m.group(3)
+    text = re.sub(r'^( Coroutine [~?])[0-9a-f]+(?= )', r'\1ADDR', text)
     m = re.match(r'^( (?:running|suspended|dead) for )(\S+)(, age )(\S+)'
                  r'(, \d+ switches \()(\S+)(/s\), )(\S+)(% running.*)$', text)
     if m:

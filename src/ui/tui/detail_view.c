@@ -480,8 +480,11 @@ static void detail_view_draw(struct tui *t)
 			  c->probe_id, name, c->id);
 	else
 		term_text(y++, 1, A_NORMAL,
-			  "Coroutine %" PRIx64 "%s  (corotop id %" PRIu64
+			  "Coroutine %s%" PRIx64 "%s  (corotop id %" PRIu64
 			  ", station %u)",
+			  !c->scanned ? ""
+			  : c->unsure ? "?"
+				      : "~",
 			  c->probe_id, name, c->id, c->station);
 	attroff(A_BOLD);
 	if (c->scanned) /* memory says where it waits, not since when */
