@@ -48,21 +48,11 @@ def type_traced(fl, argv):
     LD_PRELOAD is inherited) so that only corotop draws on the terminal;
     its status and the terminal's modes before and after go to the flow's
     files."""
-    fl.run_no += 1
-    n = fl.run_no
-    f = {k: os.path.join(fl.dir, '%s%d' % (k, n))
-         for k in ('rc', 'stty-before', 'stty-after')}
     q = shlex.quote
-    fl.files = f
     fl.workload_pid = None
     fl.workload_exe = argv[0]
-    fl.type('stty -a > %s; %s -d 2 -- sh -c %s %s; '
-            'echo corotop-rc=$? > %s; stty -a > %s' % (
-                q(f['stty-before']), q(fl.args.corotop),
-                q('exec "$0" "$@" >/dev/null'),
-                ' '.join(q(a) for a in argv),
-                q(f['rc']), q(f['stty-after'])))
-    fl.keys('Enter')
+    fl.type_corotop('-d 2 -- sh -c %s %s' % (
+        q('exec "$0" "$@" >/dev/null'), ' '.join(q(a) for a in argv)))
 
 
 def start_preload(fl):
@@ -223,20 +213,11 @@ def flow_scan(fl):
     if not fl.args.uctx_target:
         raise h.Skip('no --uctx-target')
     fl.open()
-    fl.run_no += 1
-    n = fl.run_no
-    f = {k: os.path.join(fl.dir, '%s%d' % (k, n))
-         for k in ('rc', 'stty-before', 'stty-after')}
-    q = shlex.quote
-    fl.files = f
     fl.type('%s 2 3 --stuck --hold > /dev/null & PID=$!' %
-            q(fl.args.uctx_target))
+            shlex.quote(fl.args.uctx_target))
     fl.keys('Enter')
     fl.wait_prompt('uctx-target runs in the background')
-    fl.type('stty -a > %s; %s -d 2 -p $PID; echo corotop-rc=$? > %s; '
-            'stty -a > %s' % (q(f['stty-before']), q(fl.args.corotop),
-                              q(f['rc']), q(f['stty-after'])))
-    fl.keys('Enter')
+    fl.type_corotop('-d 2 -p $PID')
     fl.wait(SCAN_TABLE, 'corotop shows the scanned coroutines')
     fl.corotop_pid = h.child_running(fl.shell_pid(), fl.args.corotop)
     fl.workload_pid = h.child_running(fl.shell_pid(), fl.args.uctx_target)

@@ -342,6 +342,24 @@ class Flow:
     def type(self, text):
         self.tmux('send-keys', '-t', 'ui', '-l', text)
 
+    def type_corotop(self, args, env='', cd=''):
+        """Type `[cd CD;] ENV corotop ARGS` (shell words, quoted by the
+        caller) into the shell and Enter; its exit status and the
+        terminal's modes before and after go to the flow's files
+        (self.files)."""
+        self.run_no += 1
+        n = self.run_no
+        f = {k: os.path.join(self.dir, '%s%d' % (k, n))
+             for k in ('rc', 'stty-before', 'stty-after')}
+        q = shlex.quote
+        self.files = f
+        self.type('%sstty -a > %s; %s%s %s; echo corotop-rc=$? > %s; '
+                  'stty -a > %s%s' % (
+                      'cd %s; ' % q(cd) if cd else '', q(f['stty-before']),
+                      env, q(self.args.corotop), args, q(f['rc']),
+                      q(f['stty-after']), '; cd ..' if cd else ''))
+        self.keys('Enter')
+
     def resize(self, w, h):
         self.tmux('resize-window', '-t', 'ui', '-x', str(w), '-y', str(h))
 
@@ -468,19 +486,9 @@ class Flow:
     def start_replay(self, recording, opts='', wait=None):
         """Type corotop --replay RECORDING (no workload) into the shell;
         wait for `wait` (default: the replay header)."""
-        self.run_no += 1
-        n = self.run_no
-        f = {k: os.path.join(self.dir, '%s%d' % (k, n))
-             for k in ('rc', 'stty-before', 'stty-after')}
-        q = shlex.quote
-        self.files = f
         self.workload_pid = None
-        self.type('stty -a > %s; %s -d 2 --replay %s%s; '
-                  'echo corotop-rc=$? > %s; stty -a > %s' % (
-                      q(f['stty-before']), q(self.args.corotop),
-                      q(recording), ' ' + opts if opts else '',
-                      q(f['rc']), q(f['stty-after'])))
-        self.keys('Enter')
+        self.type_corotop('-d 2 --replay %s%s' % (
+            shlex.quote(recording), ' ' + opts if opts else ''))
         s = self.wait(wait or has(r'^ corotop  replay '), 'corotop replays')
         self.corotop_pid = child_running(self.shell_pid(), self.args.corotop)
         return s
@@ -1743,18 +1751,9 @@ CRAY_DONE = both(has(r'^ corotop  memory  fixture\.cray  complete$'),
 def cray_start(fl, trace, opts='', env='', cd='', wait=CRAY_BAR):
     """Type `corotop -d 2 [opts] --cacheray TRACE` (in directory cd, when
     given) into the shell; wait for `wait`."""
-    fl.run_no += 1
-    n = fl.run_no
-    f = {k: os.path.join(fl.dir, '%s%d' % (k, n))
-         for k in ('rc', 'stty-before', 'stty-after')}
-    q = shlex.quote
-    fl.files = f
-    fl.type('%sstty -a > %s; %s%s -d 2 %s--cacheray %s; '
-            'echo corotop-rc=$? > %s; stty -a > %s%s' % (
-                'cd %s; ' % q(cd) if cd else '', q(f['stty-before']), env,
-                q(fl.args.corotop), opts + ' ' if opts else '', q(trace),
-                q(f['rc']), q(f['stty-after']), '; cd ..' if cd else ''))
-    fl.keys('Enter')
+    fl.type_corotop('-d 2 %s--cacheray %s' % (opts + ' ' if opts else '',
+                                               shlex.quote(trace)),
+                    env=env, cd=cd)
     s = fl.wait(wait, 'corotop shows the memory view')
     fl.corotop_pid = child_running(fl.shell_pid(), fl.args.corotop)
     fl.workload_pid = fl.corotop_pid

@@ -567,6 +567,25 @@ static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
 	json_writer_object_end(w);
 }
 
+/* "scan":{...}: a scanned process's last pass (docs/JSON.md). */
+static void batch_json_scan(struct json_writer *w,
+			    const struct snapshot_scan *sc)
+{
+	json_writer_key(w, "scan");
+	json_writer_object_begin(w);
+	json_writer_uint_field(w, "passes", sc->passes);
+	json_writer_uint_field(w, "pass_ns", sc->pass_ns);
+	json_writer_uint_field(w, "first_pass_ns", sc->first_ns);
+	json_writer_uint_field(w, "bytes", sc->bytes);
+	json_writer_uint_field(w, "found", sc->found);
+	json_writer_uint_field(w, "unsure", sc->unsure);
+	json_writer_uint_field(w, "threads_waiting", sc->threads);
+	json_writer_uint_field(w, "threads_running", sc->busy);
+	json_writer_uint_field(w, "not_listed", sc->lost);
+	json_writer_bool_field(w, "no_layout", sc->no_layout);
+	json_writer_object_end(w);
+}
+
 void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		      size_t n, const struct batch_hot *hot,
 		      const struct batch_ppt *ppt)
@@ -583,21 +602,8 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	json_writer_uint_field(w, "max", s->t.stations_max);
 	json_writer_uint_field(w, "recycled", s->t.recycled);
 	json_writer_object_end(w);
-	if (s->target.scanned) {
-		json_writer_key(w, "scan");
-		json_writer_object_begin(w);
-		json_writer_uint_field(w, "passes", s->scan.passes);
-		json_writer_uint_field(w, "pass_ns", s->scan.pass_ns);
-		json_writer_uint_field(w, "first_pass_ns", s->scan.first_ns);
-		json_writer_uint_field(w, "bytes", s->scan.bytes);
-		json_writer_uint_field(w, "found", s->scan.found);
-		json_writer_uint_field(w, "unsure", s->scan.unsure);
-		json_writer_uint_field(w, "threads_waiting", s->scan.threads);
-		json_writer_uint_field(w, "threads_running", s->scan.busy);
-		json_writer_uint_field(w, "not_listed", s->scan.lost);
-		json_writer_bool_field(w, "no_layout", s->scan.no_layout);
-		json_writer_object_end(w);
-	}
+	if (s->target.scanned)
+		batch_json_scan(w, &s->scan);
 	json_writer_key(w, "events");
 	json_writer_object_begin(w);
 	json_writer_uint_field(w, "harvested", s->t.events);
