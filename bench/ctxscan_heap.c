@@ -263,9 +263,12 @@ static void ch_attach(const char *corotop, pid_t child, int child_in,
 		      double secs, long mib, long tasks)
 {
 	char pid_s[16], buf[1 << 16], sink[4096];
-	char *dump[] = {(char *)corotop, "dump", "-p", pid_s, "--json", NULL};
-	char *batch[] = {(char *)corotop, "-b", "-d",  "10", "-f",
-			 "json",	  "-p", pid_s, NULL};
+	char stations[24];
+	/* A station per context, and some (the default is 4096). */
+	char *dump[] = {(char *)corotop, "dump",   "--stations", stations, "-p",
+			pid_s,		 "--json", NULL};
+	char *batch[] = {(char *)corotop, "-b",	    "-d", "10",	 "-f", "json",
+			 "--stations",	  stations, "-p", pid_s, NULL};
 	double r0, r1, r2, g0, g1, g2, mean;
 	uint64_t t0, dump_ns, first_pass = 0;
 	size_t len = 0;
@@ -275,6 +278,8 @@ static void ch_attach(const char *corotop, pid_t child, int child_in,
 	pid_t c;
 
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)child);
+	snprintf(stations, sizeof(stations), "%ld",
+		 tasks + 4096 < 1048576 ? tasks + 4096 : 1048576);
 	if (write(child_in, "w", 1) != 1)
 		bench_die("cannot start the child's worker");
 	bench_sleep_ns(500000000);
