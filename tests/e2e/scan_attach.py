@@ -21,8 +21,8 @@ asio's are none.
 
 FCTX_PARKED (tests/targets/fctx_parked.c) prints each parked task's
 fcontext_t: the truth the scan is held to.  In a sanitizer build the scan
-also finds contexts nobody parked (ASan's own frames: docs/SCAN.md); only
-the plain build asserts there are none.  Every wait has a deadline of
+also finds contexts nobody parked (ASan's own frames, TSan's runtime:
+docs/SCAN.md); only the plain build asserts there are none.  Every wait has a deadline of
 60 s (a bound for a hung run, not a speed expectation).
 Exit status: 0 every check holds, 1 one does not (printed), 77 skipped.
 """
@@ -116,10 +116,14 @@ def check_coro2(cor, target, sanitized):
         fail('dump --json of coro2-parked: exit %d: %s' % (rc, err))
     rows = json.loads(out.splitlines()[0])['coroutines']
     named = [c['name'] for c in rows]
-    if named.count('gen_values(boost::coroutines2::detail::push_coroutine'
-                   '<int>&)') != gens or \
-            named.count('stuck_deeper(boost::coroutines2::detail::'
-                        'push_coroutine<int>&, int)') != 1:
+    gen = named.count('gen_values(boost::coroutines2::detail::'
+                      'push_coroutine<int>&)')
+    stuck = named.count('stuck_deeper(boost::coroutines2::detail::'
+                        'push_coroutine<int>&, int)')
+    # A sanitizer's frames keep old parks of stuck_deeper's recursion
+    # too: there, none may be missing; in the plain build, none extra.
+    if gen < gens or stuck < 1 or \
+            (not sanitized and (gen != gens or stuck != 1)):
         fail('coro2-parked: rows %s' % named)
     extra = [c for c in rows if not c['name']]
     for c in extra:
@@ -170,7 +174,8 @@ def check_asio(cor, target):
 def main():
     cor, target = sys.argv[1], sys.argv[2]
     with open(target, 'rb') as f:
-        sanitized = b'__asan_init' in f.read()
+        text = f.read()
+        sanitized = b'__asan_init' in text or b'__tsan_init' in text
     p = subprocess.Popen([target, str(TASKS)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, encoding='utf-8')
     try:

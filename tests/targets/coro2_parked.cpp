@@ -11,8 +11,11 @@
  * a vector.  One more, gen_stuck, parks three frames deeper and is never
  * pulled.  On stdout, once all are parked:
  *   parked=N+1
- * then the program waits until its stdin closes, destroys the generators
- * (unwinding their stacks) and exits 0.
+ * then the program waits until its stdin closes and exits 0 at once,
+ * without destroying the generators: that would unwind their stacks by an
+ * exception thrown on each, which ASan (blind to Boost.Context's stack
+ * switches) reports as a stack-buffer-overflow in its own sigaltstack
+ * call -- a false report in the target, not the scan's concern.
  */
 #include <boost/coroutine2/all.hpp>
 
@@ -71,6 +74,5 @@ int main(int argc, char **argv)
 	std::fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;
-	gens.clear();
-	return 0;
+	_exit(0);
 }
