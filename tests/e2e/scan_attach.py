@@ -30,7 +30,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 TASKS = 16
 DEADLINE = 60
@@ -77,26 +76,19 @@ def check_rows(what, rows, kept, sanitized):
 
 
 def first_scanned(cor, pid):
-    """The rows of the first batch JSON snapshot (-b -d 5 -p PID) taken
-    after the scan's first pass: the snapshots before it (a sanitizer's
-    process takes a while to scan) list nothing yet."""
-    c = subprocess.Popen([cor, '-b', '-d', '5', '-f', 'json', '-p',
-                          str(pid)], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         encoding='utf-8', errors='replace')
-    try:
-        deadline = time.monotonic() + DEADLINE
-        while time.monotonic() < deadline:
-            line = c.stdout.readline()
-            if not line:
-                fail('batch json: ended: %s' % c.stderr.read())
-            snap = json.loads(line)
-            if snap['scan']['passes'] >= 1:
-                return snap['coroutines']
-        fail('batch json: no scan within %d s' % DEADLINE)
-    finally:
-        c.terminate()
-        c.wait(timeout=DEADLINE)
+    """The rows of `corotop -b -n 1 -d 5 -f json -p PID`'s one snapshot:
+    batch mode holds a scanned process's first snapshot until the first
+    scan is in (a sanitizer's process takes a while to scan), so it lists
+    what the scan found, never an empty table."""
+    rc, out, err = corotop([cor, '-b', '-n', '1', '-d', '5', '-f', 'json',
+                            '-p', str(pid)])
+    if rc != 0:
+        fail('batch json: exit %d: %s' % (rc, err))
+    snap = json.loads(out.splitlines()[0])
+    if snap['scan']['passes'] < 1:
+        fail('batch json: the snapshot came before the first scan: %s'
+             % snap['scan'])
+    return snap['coroutines']
 
 
 def check_coro2(cor, target, sanitized):

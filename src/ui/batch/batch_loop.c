@@ -199,9 +199,18 @@ static int batch_target_status(const struct snapshot *s)
 	return s->target.exit_code;
 }
 
+/* The engine scans the target's memory and has not finished a pass. */
+static bool batch_scan_pending(struct batch_loop *b)
+{
+	engine_frame_take(b->engine, &b->frame);
+	return b->frame.snap.target.scanned && !b->frame.snap.scan.passes &&
+	       b->frame.snap.target.running;
+}
+
 int batch_loop_live(struct batch_loop *b)
 {
 	struct ticker t;
+	unsigned waits = 0; /* ticks the first snapshot waited for a scan */
 
 	ticker_init(&t, b->o.delay_tenths, false);
 	for (;;) {
@@ -223,6 +232,13 @@ int batch_loop_live(struct batch_loop *b)
 			continue;
 		case TICKER_TICK:
 			break;
+		}
+		/* A scanned process's first snapshot waits for its first
+		 * scan (a large process takes seconds): an empty table
+		 * before it would say it has no coroutine. */
+		if (!b->printed && batch_scan_pending(b)) {
+			if (++waits < 10 * 10)
+				continue;
 		}
 		batch_loop_print(b, true);
 		if (batch_loop_done(b))
