@@ -5,7 +5,8 @@ process's memory and lists every parked task, named by its function, as
 `corotop dump -p PID`, `corotop dump -p PID --json` and batch JSON show
 it; the process runs on and ends as it would have.  A ucontext scheduler
 (UCTX_TARGET --stuck --hold, glibc's swapcontext) shows its stuck
-coroutine the same way.  `sleep`, which has no coroutine, is scanned and
+coroutine the same way, and `corotop serve -p` serves it.  `sleep`, which
+has no coroutine, is scanned and
 shows none; `--no-scan` refuses it, as before.
 
     scan_attach.py COROTOP FCTX_PARKED UCTX_TARGET [CORO2_PARKED|-
@@ -89,6 +90,53 @@ def first_scanned(cor, pid):
         fail('batch json: the snapshot came before the first scan: %s'
              % snap['scan'])
     return snap['coroutines']
+
+
+def check_serve(cor, pid):
+    """corotop serve -p PID on the same process: /snapshot lists the
+    stuck coroutine with "source":"scan" once the first scan is in (polled
+    within a deadline), and /metrics counts suspended coroutines."""
+    import re
+    import time
+    import urllib.request
+    c = subprocess.Popen([cor, 'serve', '--listen', '127.0.0.1:0', '-p',
+                          str(pid)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         encoding='utf-8', errors='replace')
+    try:
+        line = c.stderr.readline()
+        m = re.search(r'listening on (http://127\.0\.0\.1:\d+)/', line)
+        if not m:
+            fail('serve: said %r' % line)
+        url = m.group(1)
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            with urllib.request.urlopen(url + '/snapshot',
+                                        timeout=DEADLINE) as r:
+                snap = json.loads(r.read())
+            if snap['scan']['passes'] >= 1:
+                break
+            if time.monotonic() > deadline:
+                fail('serve: no scan within %d s' % DEADLINE)
+            time.sleep(0.1)
+        with urllib.request.urlopen(url + '/metrics', timeout=DEADLINE) as r:
+            metrics = r.read().decode()
+    finally:
+        c.terminate()
+        c.wait(timeout=DEADLINE)
+    rows = snap['coroutines']
+    stuck = [x for x in rows if x['name'] == 'stuck_wait']
+    if len(stuck) != 1 or stuck[0].get('source') != 'scan' or \
+            not snap['target']['scanned']:
+        fail('serve: /snapshot %s' % json.dumps(rows))
+    # At least the stuck one: a refresh between the two requests may
+    # have rescanned (a sanitizer's extra contexts come and go).
+    m = re.search(r'^corotop_coroutines\{state="suspended"\} (\d+)$',
+                  metrics, re.M)
+    if not m or int(m.group(1)) < 1:
+        fail('serve: /metrics counts no suspended coroutine')
+    print('ok   serve -p: /snapshot lists stuck_wait from the scan, '
+          '/metrics counts %s suspended' % m.group(1))
 
 
 def check_coro2(cor, target, sanitized):
@@ -227,6 +275,7 @@ def main():
         if not line.startswith('coroutines=3 '):
             fail('uctx-target said %r' % line)
         rc, out, err = corotop([cor, 'dump', '-p', str(u.pid), '--json'])
+        check_serve(cor, u.pid)
     finally:
         u.kill()
         u.wait()
