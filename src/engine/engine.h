@@ -60,7 +60,7 @@ struct engine_config {
 	/* Attach mode (corotop -p): a running process, through its ppt
 	 * buffers (engine/attach). */
 	pid_t attach_pid;
-	bool force_attach;	   /* take over buffers another agent holds */
+	bool force_attach; /* take over buffers another agent holds */
 	/* Attach: a process that publishes no ppt buffer is refused, not
 	 * scanned for its contexts (engine/scan). */
 	bool no_scan;

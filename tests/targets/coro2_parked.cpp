@@ -37,8 +37,8 @@ static void __attribute__((noinline)) gen_values(gen_t::push_type &out)
 	}
 }
 
-static void __attribute__((noinline)) stuck_deeper(gen_t::push_type &out,
-						    int depth)
+static void __attribute__((noinline))
+stuck_deeper(gen_t::push_type &out, int depth)
 {
 	if (depth > 0) {
 		stuck_deeper(out, depth - 1);
