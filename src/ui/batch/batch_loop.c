@@ -199,12 +199,16 @@ static int batch_target_status(const struct snapshot *s)
 	return s->target.exit_code;
 }
 
-/* The engine scans the target's memory and has not finished a pass. */
-static bool batch_scan_pending(struct batch_loop *b)
+/* A scanned process's first snapshot waits for its first scan (a large
+ * process takes seconds: an empty table before it would say it has no
+ * coroutine), at most this many delays. */
+#define BATCH_SCAN_WAIT_DELAYS 100u
+
+/* The engine scans the live target's memory and has not finished a
+ * pass. */
+static bool batch_scan_pending(const struct snapshot *s)
 {
-	engine_frame_take(b->engine, &b->frame);
-	return b->frame.snap.target.scanned && !b->frame.snap.scan.passes &&
-	       b->frame.snap.target.running;
+	return s->target.scanned && !s->scan.passes && s->target.running;
 }
 
 int batch_loop_live(struct batch_loop *b)
@@ -233,11 +237,10 @@ int batch_loop_live(struct batch_loop *b)
 		case TICKER_TICK:
 			break;
 		}
-		/* A scanned process's first snapshot waits for its first
-		 * scan (a large process takes seconds): an empty table
-		 * before it would say it has no coroutine. */
-		if (!b->printed && batch_scan_pending(b)) {
-			if (++waits < 10 * 10)
+		if (!b->printed) {
+			engine_frame_take(b->engine, &b->frame);
+			if (batch_scan_pending(&b->frame.snap) &&
+			    ++waits < BATCH_SCAN_WAIT_DELAYS)
 				continue;
 		}
 		batch_loop_print(b, true);
@@ -258,7 +261,8 @@ static bool batch_dump_ready(const struct snapshot *s, uint64_t waited_ns,
 			     uint64_t delay_ns)
 {
 	if (s->target.scanned)
-		return s->scan.passes > 0 || waited_ns >= 10 * delay_ns;
+		return !batch_scan_pending(s) ||
+		       waited_ns >= BATCH_SCAN_WAIT_DELAYS * delay_ns;
 	return waited_ns >= delay_ns || !s->target.running;
 }
 
