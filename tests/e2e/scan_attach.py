@@ -28,9 +28,12 @@ docs/SCAN.md); only the plain build asserts there are none.  Every wait has a de
 Exit status: 0 every check holds, 1 one does not (printed), 77 skipped.
 """
 import json
-import os
+import re
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 
 TASKS = 16
 DEADLINE = 60
@@ -96,9 +99,6 @@ def check_serve(cor, pid):
     """corotop serve -p PID on the same process: /snapshot lists the
     stuck coroutine with "source":"scan" once the first scan is in (polled
     within a deadline), and /metrics counts suspended coroutines."""
-    import re
-    import time
-    import urllib.request
     c = subprocess.Popen([cor, 'serve', '--listen', '127.0.0.1:0', '-p',
                           str(pid)], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -174,7 +174,6 @@ def check_coro2(cor, target, sanitized):
 
 
 def check_asio(cor, target):
-    import socket
     p = subprocess.Popen([target], stdout=subprocess.PIPE,
                          encoding='utf-8')
     socks = []
