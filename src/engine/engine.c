@@ -242,7 +242,7 @@ static struct procmem *engine_stacks_attach_pm(void *ctx)
 {
 	struct engine *e = ctx;
 
-	return attach_pm(e->attach);
+	return e->core ? &e->core_pm : attach_pm(e->attach);
 }
 
 static void engine_stacks_rec_where(void *ctx, const struct model_coro *c,

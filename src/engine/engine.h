@@ -64,6 +64,10 @@ struct engine_config {
 	/* Attach: a process that publishes no ppt buffer is refused, not
 	 * scanned for its contexts (engine/scan). */
 	bool no_scan;
+	/* Core mode (corotop --core): a core file instead of a process, and
+	 * the program to read its code from (NULL: the path it names). */
+	const char *core_path;
+	const char *core_exe;
 	const char *counters;	   /* -c: perf counters per frame, or NULL */
 	uint64_t ppt_block_frames; /* data block size in frames (0: default) */
 	const char *ppt_buffer;	   /* attach only this buffer (NULL: all) */

@@ -223,28 +223,30 @@ bool engine_scanner_create(struct engine *e, char *err, size_t errlen)
 {
 	const struct scanner_env env = {
 		.model = &e->model,
-		.pm = attach_pm(e->attach),
+		.pm = e->core ? &e->core_pm : attach_pm(e->attach),
 		.fc = e->framecheck,
 		.stations = e->region.stations,
 		.ctx = e,
 		.event = engine_on_event,
 	};
 
-	e->scanner = scanner_create(e->target.pid, &env, err, errlen);
+	e->scanner = e->core ? scanner_create_core(e->core, &env, err, errlen)
+			     : scanner_create(e->target.pid, &env, err, errlen);
 	e->target.scanned = e->scanner != NULL;
 	return e->scanner != NULL;
 }
 
 /* One scan (without the lock: it reads the process's memory, which can
  * take a second), then its contexts into the model (under it). */
-static void engine_scan_memory(struct engine *e)
+void engine_scan_memory(struct engine *e)
 {
 	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 
 	if (!scanner_pass(e->scanner))
 		return; /* gone: the ppt thread sees its exit */
-	/* Its modules, for the census walks' names. */
-	(void)symtab_keep_maps(&e->symtab, e->target.pid, now);
+	/* Its modules, for the census walks' names (a core's are given). */
+	if (!e->core)
+		(void)symtab_keep_maps(&e->symtab, e->target.pid, now);
 	pthread_mutex_lock(&e->lock);
 	scanner_apply(e->scanner, engine_now(e));
 	pthread_mutex_unlock(&e->lock);
@@ -626,7 +628,7 @@ static void engine_harvest_loop(struct engine *e)
 		pthread_mutex_unlock(&e->lock);
 		now = clock_now_ns(CLOCK_MONOTONIC);
 
-		if (e->scanner && now >= next_memscan) {
+		if (e->scanner && !e->core && now >= next_memscan) {
 			uint64_t took = now;
 
 			engine_scan_memory(e);

@@ -69,6 +69,10 @@ struct engine {
 	 * contexts, scanned in its memory (engine/scan), else NULL.  The
 	 * harvest thread's. */
 	struct scanner *scanner;
+	/* Core mode: the core file (engine_core.c) and its memory, which
+	 * the scanner and the census walks read; else NULL. */
+	struct corefile *core;
+	struct procmem core_pm;
 	struct engine_procs procs; /* processes seen (lock) */
 	/* The processes other than the target whose coroutines were seen,
 	 * numbered for names (snapshot_space - 1; append-only, lock). */
@@ -123,6 +127,10 @@ size_t engine_scan(struct engine *e);
 /* Attach mode without buffers: make the scanner (before the harvest
  * thread starts). */
 bool engine_scanner_create(struct engine *e, char *err, size_t errlen);
+/* Core mode: what the core says of the process (engine_core.c). */
+void engine_core_info(struct engine *e, struct snapshot_core *out);
+/* One scan of the target's memory (or of the core's), into the model. */
+void engine_scan_memory(struct engine *e);
 /* engine_clock.c: the engine's clock: CLOCK_MONOTONIC, stopped at the
  * target's exit. */
 uint64_t engine_now(struct engine *e);

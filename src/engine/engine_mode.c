@@ -8,6 +8,8 @@
  *   replay   corotop --replay FILE: a recording, no region, no threads
  *            (engine/replay/playback.c; its entries and the replay
  *            controls below are thin calls into it)
+ *   core     corotop --core FILE: a core file's process, scanned once
+ *            and frozen (engine_core.c)
  *   serve    no command, region or process: create a region and start
  *            nothing -- a program that links the engine and the probe
  *            (tests, benchmarks) attaches its own probe to it
@@ -46,6 +48,7 @@ enum engine_mode_id {
 	ENGINE_ATTACH,
 	ENGINE_REPLAY,
 	ENGINE_IN_PROCESS, /* a region for a probe in this very process */
+	ENGINE_CORE,	   /* a core file (engine_core.c) */
 };
 
 /* Where the target's stdin, stdout and stderr go (enum engine_output);
@@ -261,12 +264,24 @@ static const struct engine_mode engine_modes[] = {
 	[ENGINE_IN_PROCESS] = {.name = "in-process",
 			       .start = engine_live_start,
 			       ENGINE_LIVE_OPS},
+	/* The live queries, on a core's model. */
+	[ENGINE_CORE] = {.name = "core",
+			 .create = engine_core_create,
+			 .start = engine_core_start,
+			 .stop = engine_live_stop,
+			 .destroy = engine_core_destroy,
+			 .snapshot = engine_live_snapshot,
+			 .history = engine_live_history,
+			 .watch = engine_live_watch,
+			 .parked = engine_live_parked},
 };
 
 const struct engine_mode *engine_mode_of(const struct engine_config *cfg)
 {
 	if (cfg->replay_path)
 		return &engine_modes[ENGINE_REPLAY];
+	if (cfg->core_path)
+		return &engine_modes[ENGINE_CORE];
 	if (cfg->attach_pid)
 		return &engine_modes[ENGINE_ATTACH];
 	if (cfg->shm_path)

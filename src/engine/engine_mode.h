@@ -62,5 +62,9 @@ size_t engine_live_parked(struct engine *e, uint64_t model_id,
 			  const struct model_coro *c, uint64_t *frames,
 			  size_t max, uint64_t *trace_id);
 bool engine_replay_create(struct engine *e, char *err, size_t errlen);
+/* The core mode's (engine_core.c). */
+bool engine_core_create(struct engine *e, char *err, size_t errlen);
+bool engine_core_start(struct engine *e, char *err, size_t errlen);
+bool engine_core_destroy(struct engine *e);
 
 #endif

@@ -369,6 +369,8 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	out->target = e->target;
 	if (e->scanner)
 		scanner_stats(e->scanner, &out->scan);
+	if (e->core)
+		engine_core_info(e, &out->core);
 	out->error = e->error;
 	/* The recorder's books first: one that says "stopped" is followed
 	 * by its warning, never the other way round. */

@@ -105,9 +105,11 @@ void frontend_dump_argv(int argc, char **argv)
 
 bool frontend_dump_check(const struct cli *cli)
 {
-	if (cli->pid > 0 && !cli->command && !cli->shm && !cli->replay)
+	if ((cli->pid > 0 || cli->core) && !cli->command && !cli->shm &&
+	    !cli->replay)
 		return true;
-	frontend_say("dump: which process? corotop dump -p PID [--json]");
+	frontend_say("dump: which process? corotop dump -p PID [--json], or "
+		     "corotop dump --core FILE [--exe PROGRAM] [--json]");
 	return false;
 }
 

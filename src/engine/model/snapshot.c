@@ -177,6 +177,10 @@ const char *snapshot_target_text(const struct snapshot *s, char *b, size_t n)
 {
 	if (s->observer)
 		snprintf(b, n, "observer");
+	else if (s->target.core)
+		/* Frozen at its dump. */
+		snprintf(b, n, "core of pid %d (%s)", (int)s->target.pid,
+			 s->core.command[0] ? s->core.command : "?");
 	else if (s->target.scanned)
 		/* No probe, no buffer: its memory is read. */
 		snprintf(b, n, "pid %d %s", (int)s->target.pid,

@@ -26,6 +26,9 @@ struct snapshot_target {
 	/* Attach mode on a process without buffers: its contexts are found
 	 * by scanning its memory (engine/scan; struct snapshot_scan). */
 	bool scanned;
+	/* Core mode (corotop --core): a core file's process, scanned once,
+	 * frozen at its dump (also scanned and exited; pid is the core's). */
+	bool core;
 };
 
 /* What the memory scan saw at its last pass (target.scanned). */
@@ -40,6 +43,16 @@ struct snapshot_scan {
 	uint32_t busy;	   /* threads running (their stacks not split) */
 	uint32_t lost;	   /* found past the model's stations: not listed */
 	bool no_layout;	   /* no Boost.Context fcsave knows is mapped now */
+};
+
+/* Core mode (target.core): what the core file says of the process. */
+struct snapshot_core {
+	char command[17];  /* its command (pr_fname) */
+	char exe[512];	   /* where its code was read from */
+	uint32_t threads;  /* threads in the core */
+	uint32_t unreadable; /* files it maps that could not be opened */
+	uint64_t dumped;   /* bytes of memory the core holds */
+	bool truncated;	   /* the core ends before its segments do */
 };
 
 /* Replay (corotop --replay): where in the recording this snapshot is. */
@@ -111,6 +124,7 @@ struct snapshot {
 	struct model_totals t;
 	struct snapshot_target target;
 	struct snapshot_scan scan; /* target.scanned: its last pass */
+	struct snapshot_core core; /* target.core: the core file's */
 	/* History of the watched coroutine (engine_watch), oldest first. */
 	uint64_t history_id;		  /* 0: none */
 	struct model_transition *history; /* MODEL_WATCH_MAX entries */

@@ -18,6 +18,10 @@
  * the JSON show as "unknown" for AGE and SWITCHES, and IN-STATE counts
  * from the first pass that saw it (a lower bound).
  *
+ * A core file (scanner_create_core, corotop --core) is scanned the same
+ * way, its maps text and memory from corefile.c, and the stack pointer
+ * of every thread from its registers: a core's threads all stopped.
+ *
  * Apply.  The pass's list, sorted by address, is merged with the previous
  * one (sorted too) under the engine lock: new ones are opened on a free
  * station of the model and sent as census events (the engine walks their
@@ -39,6 +43,7 @@
 #include "engine/model/event.h"
 #include "engine/model/model.h"
 #include "engine/model/snapshot.h"
+#include "engine/target/corefile.h"
 #include "engine/target/fcsave.h"
 #include "engine/target/framecheck.h"
 #include "engine/target/procfs.h"
@@ -59,7 +64,8 @@ struct scanner_known {
 struct scanner {
 	struct scanner_env env;
 	pid_t pid;
-	int dirfd; /* /proc/PID */
+	int dirfd; /* /proc/PID; -1: a core's (core) */
+	const struct corefile *core;
 	char *maps;
 	size_t maps_cap;
 	struct ctxscan_region *regions;
@@ -79,26 +85,18 @@ struct scanner {
 	struct ctxscan_stats scan;
 };
 
-struct scanner *scanner_create(pid_t pid, const struct scanner_env *env,
-			       char *err, size_t errlen)
+/* The scanner's arrays, for env's stations; NULL when out of memory. */
+static struct scanner *scanner_alloc(const struct scanner_env *env,
+				     char *err, size_t errlen)
 {
 	struct scanner *s = calloc(1, sizeof(*s));
-	char path[64];
 
 	if (!s) {
 		snprintf(err, errlen, "out of memory for the scan");
 		return NULL;
 	}
 	s->env = *env;
-	s->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	s->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->dirfd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path,
-			 strerror(errno));
-		free(s);
-		return NULL;
-	}
+	s->dirfd = -1;
 	s->found = calloc(env->stations ? env->stations : 1, sizeof(*s->found));
 	s->known = calloc(env->stations ? env->stations : 1, sizeof(*s->known));
 	s->next = calloc(env->stations ? env->stations : 1, sizeof(*s->next));
@@ -111,6 +109,37 @@ struct scanner *scanner_create(pid_t pid, const struct scanner_env *env,
 	/* Lowest stations first. */
 	for (uint32_t i = env->stations; i > 0; i--)
 		s->free[s->nfree++] = i - 1;
+	return s;
+}
+
+struct scanner *scanner_create(pid_t pid, const struct scanner_env *env,
+			       char *err, size_t errlen)
+{
+	struct scanner *s = scanner_alloc(env, err, errlen);
+	char path[64];
+
+	if (!s)
+		return NULL;
+	s->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	s->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+			 strerror(errno));
+		scanner_destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct scanner *scanner_create_core(const struct corefile *core,
+				    const struct scanner_env *env, char *err,
+				    size_t errlen)
+{
+	struct scanner *s = scanner_alloc(env, err, errlen);
+
+	if (s)
+		s->core = core;
 	return s;
 }
 
@@ -134,8 +163,19 @@ void scanner_destroy(struct scanner *s)
 static long scanner_read_maps(struct scanner *s)
 {
 	size_t len = 0;
-	int fd = openat(s->dirfd, "maps", O_RDONLY | O_CLOEXEC);
+	int fd;
 
+	if (s->core) { /* a core's: its text */
+		const char *text = corefile_maps(s->core, &len);
+
+		if (len >= SCANNER_MAPS_MAX ||
+		    !grow_array((void **)&s->maps, &s->maps_cap, len + 1, 1))
+			return -1;
+		memcpy(s->maps, text, len);
+		s->maps[len] = '\0';
+		return (long)len;
+	}
+	fd = openat(s->dirfd, "maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	for (;;) {
@@ -223,7 +263,16 @@ bool scanner_pass(struct scanner *s)
 	nr = ctxscan_regions(s->maps, (size_t)len, s->regions, lines);
 	layout = fcsave_layout_in_maps(s->maps);
 	s->pass.no_layout = !layout;
-	nsp = procfs_thread_sps(s->dirfd, s->sps, SCANNER_THREADS_MAX, &busy);
+	if (s->core) { /* every thread of a core stopped, its sp known */
+		const struct corefile_thread *t;
+		size_t n = corefile_threads(s->core, &t);
+
+		for (nsp = 0; nsp < n && nsp < SCANNER_THREADS_MAX; nsp++)
+			s->sps[nsp] = t[nsp].sp;
+	} else {
+		nsp = procfs_thread_sps(s->dirfd, s->sps, SCANNER_THREADS_MAX,
+					&busy);
+	}
 	for (size_t i = 0; i < nsp; i++)
 		if (ctxscan_split(s->regions, nr, s->sps[i], &s->dead[nd],
 				  &s->running[nd]) &&

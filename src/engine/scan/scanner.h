@@ -37,6 +37,13 @@ struct snapshot_scan;
  * no-op). */
 struct scanner *scanner_create(pid_t pid, const struct scanner_env *env,
 			       char *err, size_t errlen);
+/* The same for the process a core file holds (it outlives the scanner):
+ * its maps and memory from the core, every thread's sp from its
+ * registers. */
+struct corefile;
+struct scanner *scanner_create_core(const struct corefile *core,
+				    const struct scanner_env *env, char *err,
+				    size_t errlen);
 void scanner_destroy(struct scanner *s);
 
 /* One scan of the process, without the lock: its contexts, kept for

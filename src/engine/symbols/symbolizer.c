@@ -787,6 +787,55 @@ err_free:
 	return NULL;
 }
 
+struct symbolizer *symbolizer_create_image(const struct symbolizer_image *img,
+					   char *err, size_t errlen)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+	uint32_t abi;
+	int rc;
+
+	if (errlen)
+		err[0] = '\0';
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->pid = img->pid > 0 ? img->pid : 1;
+	s->proc_fd = -1;
+	s->cache = calloc(SYM_CACHE_SLOTS, sizeof(*s->cache));
+	s->pool = strpool_create(SYM_POOL_MAX);
+	if (!s->cache || !s->pool) {
+		snprintf(err, errlen, "out of memory");
+		goto err_free;
+	}
+	elf_version(EV_CURRENT);
+	s->dwfl = dwfl_begin(&sym_callbacks);
+	if (!s->dwfl) {
+		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
+		goto err_free;
+	}
+	/* Its files are ours, by their paths. */
+	s->same_root = s->own_root = true;
+	abi = img->exe ? procfs_elf_abi(AT_FDCWD, img->exe) : 0;
+	s->vdso_same_abi =
+		abi && abi == procfs_elf_abi(AT_FDCWD, "/proc/self/exe");
+	s->entry = img->entry;
+	snprintf(s->exe, sizeof(s->exe), "%s", img->exe ? img->exe : "");
+	s->fetch = debugfetch_create();
+	rc = sym_report_text(s, img->maps, img->maps_len);
+	sym_gone(s);
+	if (rc) {
+		snprintf(err, errlen, "cannot report the core's modules: %s",
+			 strerror(rc));
+		goto err_free;
+	}
+	s->stats.capacity = SYM_CACHE_LIMIT;
+	return s;
+err_free:
+	symbolizer_destroy(s);
+	return NULL;
+}
+
 void symbolizer_destroy(struct symbolizer *s)
 {
 	if (!s)

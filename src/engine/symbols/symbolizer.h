@@ -104,6 +104,23 @@ struct symbolizer *symbolizer_create_kept(pid_t pid,
 					  const struct symbolizer_kept *kept,
 					  char *err, size_t errlen);
 
+/*
+ * A process that runs no more and was never seen running: a core file's
+ * (corotop --core).  Its modules are those of a maps text, their files
+ * opened by their paths in our file system; entry: AT_ENTRY (0: unknown),
+ * exe: the program's path.  Gone from the start.  pid: the core's, for
+ * the unwinder's thread only (/proc/PID is never opened).
+ */
+struct symbolizer_image {
+	pid_t pid;
+	const char *maps;
+	size_t maps_len;
+	const char *exe;
+	uint64_t entry;
+};
+struct symbolizer *symbolizer_create_image(const struct symbolizer_image *img,
+					   char *err, size_t errlen);
+
 /* Frees everything; NULL is a no-op. */
 void symbolizer_destroy(struct symbolizer *s);
 

@@ -63,10 +63,22 @@ void symtab_set_pid(struct symtab *t, pid_t pid)
 	if (pid != t->pid) {
 		symbolizer_destroy(t->sym);
 		t->sym = NULL;
+		t->fixed = false;
 		t->failed = false;
 		t->pid = pid;
 		t->gen++;
 	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void symtab_set_symbolizer(struct symtab *t, struct symbolizer *sym)
+{
+	pthread_mutex_lock(&t->lock);
+	symbolizer_destroy(t->sym);
+	t->sym = sym;
+	t->fixed = true;
+	t->failed = !sym;
+	t->gen++;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -187,6 +199,8 @@ static bool symtab_retry(struct symtab *t)
 /* With the lock held: a usable symbolizer, or NULL. */
 static struct symbolizer *symtab_get(struct symtab *t)
 {
+	if (t->fixed)
+		return t->sym;
 	if (!t->pid || (t->failed && !symtab_retry(t)))
 		return NULL;
 	/* The clock is read every SYMTAB_CLOCK_EVERY lookups: a filter over
@@ -239,8 +253,8 @@ static bool symtab_try_tick(struct symtab *t, bool make, uint32_t *gen)
 {
 	if (pthread_mutex_trylock(&t->lock))
 		return false;
-	if (t->pid && (!t->failed || symtab_retry(t)) && !t->recorded &&
-	    (make || t->sym))
+	if (!t->fixed && t->pid && (!t->failed || symtab_retry(t)) &&
+	    !t->recorded && (make || t->sym))
 		(void)symtab_tick(t);
 	*gen = t->gen;
 	pthread_mutex_unlock(&t->lock);
@@ -273,6 +287,8 @@ void symtab_settle(struct symtab *t)
 {
 	/* One last keep: none may have been made while it ran (then the
 	 * copy its probe made at its start: keptmaps_expect). */
+	if (t->fixed)
+		return;
 	if (t->pid > 0)
 		(void)keptmaps_keep(&t->kept, t->pid,
 				    clock_now_ns(CLOCK_MONOTONIC), 0);

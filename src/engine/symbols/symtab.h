@@ -23,6 +23,9 @@ struct symtab {
 	pthread_mutex_t lock; /* guards everything below */
 	pid_t pid;	      /* 0: no target to symbolize */
 	struct symbolizer *sym;
+	/* sym was given (symtab_set_symbolizer: a core's): never made,
+	 * refreshed nor replaced; every pid's. */
+	bool fixed;
 	bool failed; /* symbolizer_create refused; retried only with maps
 			kept since (failed_seq: the kept copy it had) */
 	uint64_t failed_seq;
@@ -58,6 +61,9 @@ void symtab_finish(struct symtab *t);
 /* The process whose addresses to name (0: none).  Symbols load lazily, on
  * the first lookup. */
 void symtab_set_pid(struct symtab *t, pid_t pid);
+/* The target's symbolizer is sym, made by the caller (a core file's:
+ * symbolizer_create_image), owned by t from now on; no pid is read. */
+void symtab_set_symbolizer(struct symtab *t, struct symbolizer *sym);
 
 /*
  * Make the symbolizer now, or refresh it when it is a second old, unless

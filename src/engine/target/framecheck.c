@@ -45,6 +45,9 @@
  * at most once a second, when an address lies in none (a library loaded
  * since); the cache is emptied when they changed.
  *
+ * A core file (framecheck_create_core) is checked the same way: its maps
+ * text and its memory (corefile.c, the code read from the mapped files).
+ *
  * What it cannot check, it keeps: a process whose maps were never read
  * (gone before the first check), code that cannot be read (an
  * execute-only mapping) -- the mapping check alone there.  A recording or
@@ -64,6 +67,7 @@
 
 #include "common/clock.h"
 #include "common/grow.h"
+#include "engine/target/corefile.h"
 #include "engine/target/procfs.h"
 #include "engine/target/procmem.h"
 
@@ -198,7 +202,13 @@ static bool framecheck_read_maps(struct framecheck *fc, uint64_t now)
 
 	fc->maps_at = now;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)fc->pid);
-	maps = procfs_slurp(AT_FDCWD, path, FRAMECHECK_MAPS_MAX, &len);
+	if (fc->pm.core) { /* a core's: its text, copied */
+		const char *text = corefile_maps(fc->pm.core, &len);
+
+		maps = len ? strndup(text, len) : NULL;
+	} else {
+		maps = procfs_slurp(AT_FDCWD, path, FRAMECHECK_MAPS_MAX, &len);
+	}
 	if (!maps || !len) {
 		free(maps);
 		return false;
@@ -327,6 +337,24 @@ struct framecheck *framecheck_create(pid_t pid)
 	}
 	fc->pid = pid;
 	fc->pm_open = procmem_open(&fc->pm, pid, err, sizeof(err));
+	pthread_mutex_init(&fc->lock, NULL);
+	return fc;
+}
+
+struct framecheck *framecheck_create_core(const struct corefile *core)
+{
+	struct framecheck *fc = calloc(1, sizeof(*fc));
+
+	if (!fc)
+		return NULL;
+	fc->slot = calloc(FRAMECHECK_SLOTS, sizeof(*fc->slot));
+	if (!fc->slot) {
+		free(fc);
+		return NULL;
+	}
+	procmem_open_core(&fc->pm, core);
+	fc->pid = fc->pm.pid;
+	fc->pm_open = true;
 	pthread_mutex_init(&fc->lock, NULL);
 	return fc;
 }

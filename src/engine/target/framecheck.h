@@ -31,6 +31,9 @@ struct framecheck;
 /* Checks for the frames of process pid (its maps are read at the first
  * check).  NULL when out of memory or pid <= 0.  Thread-safe. */
 struct framecheck *framecheck_create(pid_t pid);
+/* The same for the process a core file holds (it outlives fc). */
+struct corefile;
+struct framecheck *framecheck_create_core(const struct corefile *core);
 void framecheck_destroy(struct framecheck *fc);
 /* The same checks for another process (what was learnt is dropped, the
  * counts go on): the slot of a process that was replaced. */

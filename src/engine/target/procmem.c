@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/target/corefile.h"
 #include "engine/target/procfs.h"
 
 #define PM_STATUS_MAX (64u * 1024u) /* /proc/PID/status is ~1.5 KiB */
@@ -175,6 +176,15 @@ void procmem_finish(struct procmem *pm)
 {
 	procmem_release(pm);
 	pm->pid = 0;
+	pm->core = NULL;
+}
+
+void procmem_open_core(struct procmem *pm, const struct corefile *core)
+{
+	struct corefile_info info;
+
+	corefile_info(core, &info);
+	*pm = (struct procmem){.pid = info.pid, .core = core};
 }
 
 /* The message for a transfer that failed with errnum at addr. */
@@ -205,9 +215,15 @@ static void transfer_error(const struct procmem *pm, const char *verb,
 static bool range_ok(const struct procmem *pm, const char *verb, uint64_t addr,
 		     size_t len, char *err, size_t errlen)
 {
-	if (pm->pid <= 0) {
+	if (pm->pid <= 0 && !pm->core) {
 		snprintf(err, errlen,
 			 "cannot %s 0x%" PRIx64 ": no process open", verb,
+			 addr);
+		return false;
+	}
+	if (pm->core && verb[0] == 'w') {
+		snprintf(err, errlen,
+			 "cannot write 0x%" PRIx64 ": a core file is read only",
 			 addr);
 		return false;
 	}
@@ -233,6 +249,15 @@ bool procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len,
 		return false;
 	if (len == 0)
 		return true;
+	if (pm->core) {
+		if (corefile_read(pm->core, addr, buf, len))
+			return true;
+		snprintf(err, errlen,
+			 "cannot read %zu bytes at 0x%" PRIx64
+			 ": the core holds no such memory",
+			 len, addr);
+		return false;
+	}
 	got = process_vm_readv(pm->pid, &local, 1, &remote, 1, 0);
 	if (got < 0) {
 		transfer_error(pm, "read", addr, len, errno, err, errlen);
@@ -305,8 +330,8 @@ int procmem_seize(struct procmem *pm)
 
 	if (pm->seized)
 		return 0;
-	if (pm->pid <= 0)
-		return -ESRCH;
+	if (pm->pid <= 0 || pm->core)
+		return pm->core ? -EPERM : -ESRCH;
 	/* A zombie main thread (it called pthread_exit) never stops. */
 	st = status_read(pm->pid);
 	state = st ? status_state(st) : 0;
@@ -465,6 +490,8 @@ bool procmem_writable(struct procmem *pm, uint64_t addr, size_t len)
 
 	if (end < addr)
 		return false;
+	if (pm->core)
+		return corefile_writable(pm->core, addr, len);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pm->pid);
 	/* 64 MiB: a process with a million mappings still fits. */
 	maps = procfs_slurp(AT_FDCWD, path, 64u << 20, &size);

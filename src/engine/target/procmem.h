@@ -2,6 +2,8 @@
  * procmem: another process's memory, read and written only at addresses the
  * caller has validated (the ppt agent's symbol addresses).  See procmem.c.
  *
+ * A core file's memory reads the same (procmem_open_core, corefile.c).
+ *
  * Reads and writes go through process_vm_readv/process_vm_writev; a write
  * that the kernel refuses there because the page is not writable from
  * outside (EFAULT on a mapping without write permission, as .rodata or a
@@ -23,15 +25,23 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct corefile;
+
 struct procmem {
 	pid_t pid;
 	bool seized; /* between procmem_seize and procmem_release */
+	/* A core file's memory instead of a process's (procmem_open_core):
+	 * reads come from it, writes and seizes are refused. */
+	const struct corefile *core;
 };
 
 /* Check that pid exists and belongs to us; nothing is read or written.
  * False with a message (no such process / another user's process). */
 bool procmem_open(struct procmem *pm, pid_t pid, char *err, size_t errlen);
 void procmem_finish(struct procmem *pm);
+/* The memory of the process a core file holds (corotop --core): read
+ * only, the caller's core outliving pm.  Nothing is ever written. */
+void procmem_open_core(struct procmem *pm, const struct corefile *core);
 
 /* Exactly len bytes at addr, or false with a message naming the address. */
 bool procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len,

@@ -139,6 +139,22 @@ static void batch_text_scan(FILE *f, const struct snapshot_scan *sc)
 	      f);
 }
 
+/* A core file's line: what it held. */
+static void batch_text_core(FILE *f, const struct snapshot_core *co)
+{
+	fprintf(f,
+		"Core: %" PRIu32 " threads, %.1f MiB of memory dumped; code "
+		"read from %s",
+		co->threads, (double)co->dumped / (1024.0 * 1024.0), co->exe);
+	if (co->unreadable)
+		fprintf(f, "; %" PRIu32 " mapped files not found (their code "
+			   "is not read)",
+			co->unreadable);
+	if (co->truncated)
+		fputs("; TRUNCATED: the file ends before its memory does", f);
+	fputc('\n', f);
+}
+
 /* Lines only a program of several processes, a full context table, or
  * switches made out of the interposer's sight have: "Processes: ...",
  * "Contexts: N untracked ..." and "Switches: N unseen ...". */
@@ -155,6 +171,8 @@ static void batch_text_procs(FILE *f, const struct snapshot *s)
 		}
 		fputc('\n', f);
 	}
+	if (s->target.core)
+		batch_text_core(f, &s->core);
 	if (s->target.scanned)
 		batch_text_scan(f, &s->scan);
 	if (s->contexts_untracked)
@@ -264,6 +282,8 @@ static void batch_json_target(struct json_writer *w, const struct snapshot *s)
 	json_writer_bool_field(w, "attached", s->target.attached);
 	/* No probe, no buffer: its contexts are found in its memory. */
 	json_writer_bool_field(w, "scanned", s->target.scanned);
+	/* A core file's process, frozen at its dump. */
+	json_writer_bool_field(w, "core", s->target.core);
 	json_writer_bool_field(w, "running", s->target.running);
 	if (s->target.exited && !s->target.term_signal) {
 		json_writer_int_field(w, "exit_status", s->target.exit_code);
@@ -535,7 +555,11 @@ static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
 	json_writer_fixed(w, snapshot_run_pct(s, c), 1);
 	json_writer_uint_field(w, "age_ns",
 			       c->scanned ? 0 : snapshot_age_ns(s, c));
-	json_writer_uint_field(w, "in_state_ns", snapshot_in_state_ns(s, c));
+	/* A core's scanned row: not known since when (0). */
+	json_writer_uint_field(w, "in_state_ns",
+			       c->scanned && s->target.core
+				       ? 0
+				       : snapshot_in_state_ns(s, c));
 	json_writer_key(w, "warn");
 	batch_json_warn(w, c->warn);
 	/* A suspend the program marked a long wait: why a long suspension
@@ -558,12 +582,27 @@ static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
 	json_writer_bool_field(w, "where_learned", c->where_learned);
 	/* Found by a memory scan (docs/JSON.md): its age_ns, switches,
 	 * sw_per_sec, run_pct, seq and lost are 0 and mean unknown, its
-	 * in_state_ns is a lower bound. */
+	 * in_state_ns is a lower bound (0, unknown, in a core). */
 	if (c->scanned) {
 		json_writer_string_field(w, "source", "scan");
 		json_writer_bool_field(w, "unsure", c->unsure);
 	}
 	batch_json_parked(w, hot, c);
+	json_writer_object_end(w);
+}
+
+/* "core":{...}: what a core file held (docs/JSON.md). */
+static void batch_json_core(struct json_writer *w,
+			    const struct snapshot_core *co)
+{
+	json_writer_key(w, "core");
+	json_writer_object_begin(w);
+	json_writer_string_field(w, "command", co->command);
+	json_writer_string_field(w, "exe", co->exe);
+	json_writer_uint_field(w, "threads", co->threads);
+	json_writer_uint_field(w, "dumped_bytes", co->dumped);
+	json_writer_uint_field(w, "files_unreadable", co->unreadable);
+	json_writer_bool_field(w, "truncated", co->truncated);
 	json_writer_object_end(w);
 }
 
@@ -604,6 +643,8 @@ void batch_print_json(FILE *f, const struct snapshot *s, const uint32_t *idx,
 	json_writer_object_end(w);
 	if (s->target.scanned)
 		batch_json_scan(w, &s->scan);
+	if (s->target.core)
+		batch_json_core(w, &s->core);
 	json_writer_key(w, "events");
 	json_writer_object_begin(w);
 	json_writer_uint_field(w, "harvested", s->t.events);

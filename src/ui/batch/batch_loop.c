@@ -244,7 +244,8 @@ int batch_loop_live(struct batch_loop *b)
 				continue;
 		}
 		batch_loop_print(b, true);
-		if (batch_loop_done(b))
+		/* A core file's process is frozen: one snapshot says it all. */
+		if (batch_loop_done(b) || b->frame.snap.target.core)
 			return 0;
 		/* An observer whose engine stopped (a region truncated under
 		 * it) has nothing more to show: end now, the caller turns the

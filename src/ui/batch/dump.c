@@ -58,8 +58,10 @@ static void dump_coro(FILE *f, const struct snapshot *s,
 	column_table[COL_TID].cell(tid, sizeof(tid), s, c);
 	column_table[COL_IN_STATE].cell(state, sizeof(state), s, c);
 	column_table[COL_NAME].cell(name, sizeof(name), s, c);
-	fprintf(f, "  %s \"%s\" %s, thread %s, for %s", id, name,
-		snapshot_state_name(c->state), tid, state);
+	fprintf(f, "  %s \"%s\" %s, thread %s", id, name,
+		snapshot_state_name(c->state), tid);
+	if (!(c->scanned && s->target.core)) /* a core: not since when */
+		fprintf(f, ", for %s", state);
 	if (c->scanned)
 		fputs(c->unsure ? " [found by a scan, not proven live]"
 				: " [found by a scan]",
@@ -92,7 +94,14 @@ void dump_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		"suspended, %zu dead\n",
 		n, count[DUMP_SUSPECT], count[DUMP_RUNNING],
 		count[DUMP_SUSPENDED], count[DUMP_DEAD]);
-	if (s->target.scanned)
+	if (s->target.core)
+		fprintf(f,
+			"Found by scanning the core's memory: %" PRIu32
+			" contexts, %" PRIu32
+			" not proven live (?ID); their age, switches and time "
+			"in state are unknown\n",
+			s->scan.found, s->scan.unsure);
+	else if (s->target.scanned)
 		fprintf(f,
 			"Found by scanning its memory (no probe, no ppt "
 			"buffer): %" PRIu32 " contexts, %" PRIu32

@@ -87,10 +87,15 @@ static void cell_age(char *b, size_t n, const struct snapshot *s,
 		duration_format(b, n, snapshot_age_ns(s, c));
 }
 
-/* A scan's: since the first scan that saw it, at least (">"). */
+/* A scan's: since the first scan that saw it, at least (">"); a
+ * core's: unknown. */
 static void cell_in_state(char *b, size_t n, const struct snapshot *s,
 			  const struct model_coro *c)
 {
+	if (c->scanned && s->target.core) { /* a core says not since when */
+		snprintf(b, n, "?");
+		return;
+	}
 	if (c->scanned && n > 1) {
 		b[0] = '>';
 		duration_format(b + 1, n - 1, snapshot_in_state_ns(s, c));

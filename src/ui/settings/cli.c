@@ -33,10 +33,14 @@ static const char cli_synopsis[] =
 	"existing cTP region\n"
 	"       corotop [options] -p PID               attach to a running "
 	"process (ppt)\n"
+	"       corotop [options] --core FILE [--exe PROGRAM]  a core "
+	"dump's coroutines\n"
 	"       corotop [options] --replay FILE        replay a recording "
 	"(--record)\n"
 	"       corotop [options] --cacheray FILE|-    memory accesses of a "
 	"Cacheray trace\n"
+	"       corotop dump (-p PID | --core FILE) [--json]  every "
+	"coroutine, once\n"
 	"       corotop convert --to chrome|jsonl|folded|speedscope|heph FILE\n"
 	"                                              [-o OUT]\n"
 	"       corotop serve [--listen ADDR:PORT] [--top-where K] [options] "
@@ -67,6 +71,8 @@ enum {
 	OPT_PPT_BLOCK,
 	OPT_PPT_FRAMES,
 	OPT_REPLAY,
+	OPT_CORE,
+	OPT_EXE,
 	OPT_PAUSED,
 	OPT_AT,
 	OPT_CACHERAY,
@@ -264,6 +270,12 @@ static const struct cli_opt cli_opts[] = {
 	SWITCH("no-scan", OPT_NO_SCAN, no_scan, CFG(BOOL, no_scan),
 	       "with -p: refuse a process that publishes no ppt buffer\n"
 	       "instead of scanning its memory"),
+	TEXT("core", OPT_CORE, "FILE", core, CFG(TEXT, core_path),
+	     "the coroutines of a core file (gcore's, the kernel's),\n"
+	     "frozen at the moment of the dump"),
+	TEXT("exe", OPT_EXE, "PROGRAM", exe, CFG(TEXT, core_exe),
+	     "with --core: read the program's code and symbols from\n"
+	     "PROGRAM (default: the path the core names)"),
 	SWITCH("list-buffers", OPT_LIST_BUFFERS, list_buffers, NOCFG,
 	       "with -p: list its ppt buffers and exit"),
 	SWITCH("force-attach", OPT_FORCE_ATTACH, force_attach,
@@ -575,6 +587,28 @@ static enum cli_result cli_check_file_mode(struct cli *out, char *err,
 	return CLI_OK;
 }
 
+/* --core reads a file: nothing runs, nothing attaches. */
+static enum cli_result cli_check_core(struct cli *out, char *err, size_t errlen)
+{
+	if (out->command || out->shm || out->pid || out->replay ||
+	    out->cacheray)
+		return cli_fail(err, errlen, "%s",
+				"--core reads a core file: give no command, "
+				"-p, --shm, --replay or --cacheray with it");
+	if (out->record || out->jsonl || out->sample_hz ||
+	    out->parked_stacks || out->output || out->list_buffers ||
+	    out->force_attach || out->counters || out->buffer ||
+	    out->ppt_block_frames || out->no_scan)
+		return cli_fail(err, errlen, "%s",
+				"--core reads a core file: --record, --jsonl, "
+				"--sample, --parked-stacks, --output and the "
+				"-p options need a running target");
+	if (out->paused || out->at)
+		return cli_fail(err, errlen, "%s goes with --replay FILE",
+				out->paused ? "--paused" : "--at");
+	return CLI_OK;
+}
+
 /* -f text|json. */
 static enum cli_result cli_parse_format(struct cli *out,
 					const struct cli_opt *o,
@@ -712,6 +746,11 @@ enum cli_result cli_parse(int argc, char **argv, struct cli *out, char *err,
 	}
 	if (optind < argc)
 		out->command = &argv[optind];
+	if (out->exe && !out->core)
+		return cli_fail(err, errlen, "%s",
+				"--exe PROGRAM goes with --core FILE");
+	if (out->core)
+		return cli_check_core(out, err, errlen);
 	if (out->replay || out->cacheray)
 		return cli_check_file_mode(out, err, errlen);
 	if (out->paused || out->at)
@@ -761,6 +800,7 @@ bool cli_check_paths(const struct cli *cli, char *err, size_t errlen)
 	return (!cli->shm || pathcheck_input("--shm", cli->shm, err, errlen)) &&
 	       (!cli->replay ||
 		pathcheck_input("--replay", cli->replay, err, errlen)) &&
+	       (!cli->core || pathcheck_input("--core", cli->core, err, errlen)) &&
 	       (!cli->record ||
 		pathcheck_output("--record", cli->record, err, errlen)) &&
 	       (!cli->jsonl ||
@@ -783,11 +823,11 @@ bool cli_check_serve(const struct cli *cli, bool serve, char *err,
 			 "corotop serve");
 		return false;
 	}
-	if (serve && (cli->replay || cli->cacheray || cli->list_buffers ||
-		      cli->iterations)) {
+	if (serve && (cli->replay || cli->cacheray || cli->core ||
+		      cli->list_buffers || cli->iterations)) {
 		snprintf(err, errlen,
 			 "corotop serve watches a target (-- COMMAND, -p PID "
-			 "or --shm PATH): --replay, --cacheray, "
+			 "or --shm PATH): --replay, --cacheray, --core, "
 			 "--list-buffers and -n are not for it");
 		return false;
 	}

@@ -31,6 +31,8 @@ struct cli {
 	bool paused;	      /* --paused: replay starts paused */
 	const char *at;	      /* --at LIST: replay at these moments */
 	const char *cacheray; /* --cacheray FILE (- : stdin) */
+	const char *core;     /* --core FILE: a core file's process */
+	const char *exe;      /* --exe PROGRAM: its code (with --core) */
 	bool batch;
 	unsigned iterations; /* 0 = forever */
 	unsigned delay_tenths;
