@@ -28,8 +28,9 @@ COROTOP_PKGS=(meson ninja-build pkg-config gcc g++ python3
 # openssl makes the certificate the --web-config test serves with.
 # debuginfod: the server e2e-debuginfod names a stripped program through;
 # binutils (objcopy, strip) makes that program.
+# gdb: gcore takes the core files e2e-core opens with corotop --core.
 COROTOP_TEST_PKGS=(python3-jsonschema prometheus python3-prometheus-client
-	openssl debuginfod binutils)
+	openssl debuginfod binutils gdb)
 command -v npm >/dev/null 2>&1 || COROTOP_TEST_PKGS+=(npm)
 
 ensure_deps() {

@@ -36,8 +36,8 @@ bool engine_core_create(struct engine *e, char *err, size_t errlen)
 {
 	/* The core first: a file that is not one is refused before any
 	 * region is made. */
-	e->core = corefile_create(e->cfg.core_path, e->cfg.core_exe, err,
-				  errlen);
+	e->core =
+		corefile_create(e->cfg.core_path, e->cfg.core_exe, err, errlen);
 	if (!e->core)
 		return false;
 	if (engine_live_create(e, err, errlen))
@@ -55,9 +55,8 @@ bool engine_core_start(struct engine *e, char *err, size_t errlen)
 	char why[256];
 
 	corefile_info(e->core, &info);
-	im = (struct symbolizer_image){.pid = info.pid,
-				       .exe = info.exe,
-				       .entry = info.entry};
+	im = (struct symbolizer_image){
+		.pid = info.pid, .exe = info.exe, .entry = info.entry};
 	im.maps = corefile_maps(e->core, &im.maps_len);
 	/* No symbols is no reason to refuse: the frames stay addresses. */
 	sym = symbolizer_create_image(&im, why, sizeof(why));

@@ -59,7 +59,7 @@
 #define COREFILE_SEGMENTS_MAX (1u << 20) /* PT_LOADs and PT_NOTEs */
 #define COREFILE_NOTES_MAX (64u << 20)	 /* bytes of notes, all told */
 #define COREFILE_THREADS_MAX (1u << 16)
-#define COREFILE_FILES_MAX 4096u   /* distinct files NT_FILE names */
+#define COREFILE_FILES_MAX 4096u	 /* distinct files NT_FILE names */
 #define COREFILE_HEAP_SPAN (32ull << 20) /* arch_randomize_brk's range */
 
 #if defined(__x86_64__)
@@ -93,9 +93,9 @@ struct corefile_file {
 };
 
 struct corefile {
-	int fd;		     /* the core; -1: bytes */
-	const uint8_t *mem;  /* corefile_create_bytes: the core */
-	uint64_t size;	     /* of the core */
+	int fd;			  /* the core; -1: bytes */
+	const uint8_t *mem;	  /* corefile_create_bytes: the core */
+	uint64_t size;		  /* of the core */
 	struct corefile_seg *seg; /* sorted by start */
 	size_t nseg, seg_cap;
 	struct corefile_fmap *fmap; /* NT_FILE's, in its order */
@@ -114,8 +114,7 @@ struct corefile {
 /* ---- the core's bytes -------------------------------------------------- */
 
 /* Exactly n bytes at offset off of the core. */
-static bool core_at(const struct corefile *c, uint64_t off, void *buf,
-		    size_t n)
+static bool core_at(const struct corefile *c, uint64_t off, void *buf, size_t n)
 {
 	if (off > c->size || n > c->size - off)
 		return false;
@@ -164,8 +163,8 @@ static void core_prstatus(struct corefile *c, const uint8_t *d, size_t n)
 	struct corefile_thread t = {0};
 
 	if (n != sizeof(ps) || c->nthreads >= COREFILE_THREADS_MAX ||
-	    !grow_array((void **)&c->threads, &c->threads_cap,
-			c->nthreads + 1, sizeof(*c->threads)))
+	    !grow_array((void **)&c->threads, &c->threads_cap, c->nthreads + 1,
+			sizeof(*c->threads)))
 		return;
 	memcpy(&ps, d, sizeof(ps));
 	t.tid = ps.pr_pid;
@@ -221,8 +220,7 @@ static void core_auxv(struct corefile *c, const uint8_t *d, size_t n)
 }
 
 /* The index of path among the files (added when new), or -1. */
-static int32_t core_file_index(struct corefile *c, const char *path,
-			       size_t len)
+static int32_t core_file_index(struct corefile *c, const char *path, size_t len)
 {
 	for (size_t k = 0; k < c->nfiles; k++)
 		if (!strncmp(c->files[k].path, path, len) &&
@@ -239,10 +237,11 @@ static int32_t core_file_index(struct corefile *c, const char *path,
 	return (int32_t)c->nfiles++;
 }
 
-/* The index of the first segment that ends after a (nseg: none). */
-static size_t core_seg_from(const struct corefile *c, uint64_t a)
+/* The index of the first of the first n segments (sorted) that ends
+ * after a (n: none). */
+static size_t core_seg_from(const struct corefile *c, size_t n, uint64_t a)
 {
-	size_t lo = 0, hi = c->nseg;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -360,6 +359,21 @@ static int core_seg_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The segments sorted by address; of overlapping ones (a made-up core)
+ * the first kept, the others dropped. */
+static void core_seg_sort(struct corefile *c)
+{
+	size_t w = 0;
+
+	if (!c->nseg)
+		return;
+	qsort(c->seg, c->nseg, sizeof(*c->seg), core_seg_cmp);
+	for (size_t k = 0; k < c->nseg; k++)
+		if (!w || c->seg[k].start >= c->seg[w - 1].end)
+			c->seg[w++] = c->seg[k];
+	c->nseg = w;
+}
+
 /* The program headers: segments sorted, notes read (after the segments:
  * NT_FILE names theirs).  False with a message. */
 static bool core_headers(struct corefile *c, char *err, size_t errlen)
@@ -443,16 +457,7 @@ static bool core_headers(struct corefile *c, char *err, size_t errlen)
 			goto out;
 		c->seg[c->nseg++] = s;
 	}
-	qsort(c->seg, c->nseg, sizeof(*c->seg), core_seg_cmp);
-	/* Overlapping segments (a made-up core): the later ones dropped. */
-	{
-		size_t w = 0;
-
-		for (size_t k = 0; k < c->nseg; k++)
-			if (!w || c->seg[k].start >= c->seg[w - 1].end)
-				c->seg[w++] = c->seg[k];
-		c->nseg = w;
-	}
+	core_seg_sort(c);
 	for (uint64_t k = 0; k < phnum; k++) {
 		const Elf64_Phdr *p = &ph[k];
 		uint8_t *d;
@@ -483,16 +488,22 @@ out:
 	return ok;
 }
 
-/* ---- the files ------------------------------------------------------------ */
+/* ---- the files ------------------------------------------------------------
+ */
 
 /* The permissions (PF_*) of the bytes at offset off of ELF file fd: its
- * PT_LOAD's that holds them; PF_R when it is no ELF file or none does. */
+ * PT_LOAD's that holds them; PF_R when it is no ELF file or none does.
+ * A file that is gone (fd < 0) may have held code there: r-x, so that
+ * return addresses into it are still believed (their bytes cannot be
+ * read: framecheck keeps what it cannot check). */
 static uint32_t core_file_flags(int fd, uint64_t off)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
 
-	if (fd < 0 || !file_at(fd, 0, &eh, sizeof(eh)) ||
+	if (fd < 0)
+		return PF_R | PF_X;
+	if (!file_at(fd, 0, &eh, sizeof(eh)) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256)
@@ -513,8 +524,6 @@ static uint32_t core_file_flags(int fd, uint64_t off)
 	return PF_R;
 }
 
-static int core_seg_cmp(const void *a, const void *b);
-
 /* NT_FILE's mappings onto the segments: a segment inside one is that
  * file's, at its offset; the parts of one that no segment covers (gcore
  * writes no PT_LOAD for the code it leaves out, the kernel an empty one)
@@ -527,14 +536,14 @@ static void core_file_segments(struct corefile *c)
 	for (size_t k = 0; k < c->nfmap; k++) {
 		const struct corefile_fmap *m = &c->fmap[k];
 		uint64_t at = m->start;
-		size_t i = core_seg_from(c, m->start);
+		size_t i = core_seg_from(c, nseg, m->start);
 
 		/* The first nseg are sorted: the added ones follow. */
 		for (; at < m->end; i++) {
-			const struct corefile_seg *s = i < nseg ? &c->seg[i]
-								: NULL;
-			uint64_t gap_end = s && s->start < m->end ? s->start
-								  : m->end;
+			const struct corefile_seg *s =
+				i < nseg ? &c->seg[i] : NULL;
+			uint64_t gap_end =
+				s && s->start < m->end ? s->start : m->end;
 
 			if (gap_end > at &&
 			    grow_array((void **)&c->seg, &c->seg_cap,
@@ -554,13 +563,16 @@ static void core_file_segments(struct corefile *c)
 				break;
 			if (s->start >= m->start && s->end <= m->end) {
 				c->seg[i].file = m->file;
-				c->seg[i].file_off = m->off + (s->start - m->start);
+				c->seg[i].file_off =
+					m->off + (s->start - m->start);
 			}
 			at = s->end;
 			/* core_seg_from found i: s may begin before m. */
 		}
 	}
-	qsort(c->seg, c->nseg, sizeof(*c->seg), core_seg_cmp);
+	/* NT_FILE entries that overlap (a made-up core) made overlapping
+	 * segments: sorted, the later dropped. */
+	core_seg_sort(c);
 }
 
 /* The program's file: the one NT_FILE maps at AT_ENTRY, else its
@@ -615,7 +627,8 @@ static void core_open_files(struct corefile *c)
 	}
 }
 
-/* ---- the maps text ---------------------------------------------------------- */
+/* ---- the maps text ----------------------------------------------------------
+ */
 
 /* The segments as /proc/PID/maps lines. */
 static bool core_write_maps(struct corefile *c)
@@ -636,15 +649,14 @@ static bool core_write_maps(struct corefile *c)
 	}
 	for (size_t k = 0; k < c->nseg; k++) {
 		const struct corefile_seg *s = &c->seg[k];
-		const char *path = s->file >= 0	  ? c->files[s->file].path
+		const char *path = s->file >= 0 ? c->files[s->file].path
 				   : s->start == c->vdso ? "[vdso]"
 				   : s->start == heap	 ? "[heap]"
 							 : "";
 		size_t need = strlen(path) + 128;
 		int n;
 
-		if (!grow_array((void **)&c->maps, &cap, c->maps_len + need,
-				1))
+		if (!grow_array((void **)&c->maps, &cap, c->maps_len + need, 1))
 			return false;
 		n = snprintf(c->maps + c->maps_len, need,
 			     "%" PRIx64 "-%" PRIx64 " %c%c%cp %08" PRIx64
@@ -666,7 +678,8 @@ static bool core_write_maps(struct corefile *c)
 	return true;
 }
 
-/* ---- the whole ------------------------------------------------------------- */
+/* ---- the whole -------------------------------------------------------------
+ */
 
 static struct corefile *core_make(struct corefile *c, const char *exe,
 				  char *err, size_t errlen)
@@ -701,10 +714,11 @@ err:
 	return NULL;
 }
 
-struct corefile *corefile_create(const char *path, const char *exe,
-				 char *err, size_t errlen)
+struct corefile *corefile_create(const char *path, const char *exe, char *err,
+				 size_t errlen)
 {
 	struct corefile *c = calloc(1, sizeof(*c));
+	char *abs = NULL;
 	struct stat st;
 
 	if (!c) {
@@ -719,13 +733,15 @@ struct corefile *corefile_create(const char *path, const char *exe,
 		return NULL;
 	}
 	c->size = (uint64_t)st.st_size;
-	if (exe && access(exe, R_OK) < 0) {
+	/* Its absolute path: the symbols open files by their paths. */
+	if (exe && (access(exe, R_OK) < 0 || !(abs = realpath(exe, NULL)))) {
 		snprintf(err, errlen, "cannot read the program %s: %s", exe,
 			 strerror(errno));
 		corefile_destroy(c);
 		return NULL;
 	}
-	c = core_make(c, exe, err, errlen);
+	c = core_make(c, abs, err, errlen);
+	free(abs);
 	if (c)
 		return c;
 	/* core_make's message, with the file named. */
@@ -738,8 +754,8 @@ struct corefile *corefile_create(const char *path, const char *exe,
 	return NULL;
 }
 
-struct corefile *corefile_create_bytes(const void *bytes, size_t len,
-				       char *err, size_t errlen)
+struct corefile *corefile_create_bytes(const void *bytes, size_t len, char *err,
+				       size_t errlen)
 {
 	struct corefile *c = calloc(1, sizeof(*c));
 
@@ -772,7 +788,8 @@ void corefile_destroy(struct corefile *c)
 	free(c);
 }
 
-/* ---- reading ----------------------------------------------------------------- */
+/* ---- reading
+ * ----------------------------------------------------------------- */
 
 bool corefile_read(const struct corefile *c, uint64_t addr, void *buf,
 		   size_t len)

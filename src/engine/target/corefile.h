@@ -43,8 +43,8 @@ struct corefile;
  * this machine's kind); exe: the program's executable to read its code
  * from (NULL: the path the core names).  destroy: NULL is a no-op.
  */
-struct corefile *corefile_create(const char *path, const char *exe,
-				 char *err, size_t errlen);
+struct corefile *corefile_create(const char *path, const char *exe, char *err,
+				 size_t errlen);
 void corefile_destroy(struct corefile *c);
 
 /* Exactly len bytes at addr of the process's memory: from the core where
@@ -69,7 +69,7 @@ void corefile_info(const struct corefile *c, struct corefile_info *out);
 /* A core's bytes in memory (fuzzing, tests): as corefile_create on a
  * file holding them; no file is opened (exe and NT_FILE's paths are not
  * read). */
-struct corefile *corefile_create_bytes(const void *bytes, size_t len,
-				       char *err, size_t errlen);
+struct corefile *corefile_create_bytes(const void *bytes, size_t len, char *err,
+				       size_t errlen);
 
 #endif

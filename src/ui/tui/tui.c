@@ -464,8 +464,11 @@ static void tui_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 		t->have_snap = true;
 		thread_meters_update(t);
 		if (t->snap.target.exited && !t->message[0])
-			snprintf(t->message, sizeof(t->message),
-				 "the target has exited; q quits");
+			snprintf(t->message, sizeof(t->message), "%s",
+				 t->snap.target.core
+					 ? "a core file: frozen at its dump; q "
+					   "quits"
+					 : "the target has exited; q quits");
 		d |= REACT_REBUILD | REACT_REDRAW;
 	}
 	if (d & REACT_REBUILD)
