@@ -487,7 +487,14 @@ static void detail_view_draw(struct tui *t)
 				      : "~",
 			  c->probe_id, name, c->id, c->station);
 	attroff(A_BOLD);
-	if (c->scanned) /* memory says where it waits, not since when */
+	if (c->scanned && t->snap.target.core) /* frozen: not since when */
+		term_text(y++, 1, A_NORMAL,
+			  "%s when the core was dumped; found by a scan of "
+			  "its memory%s: its age, switches and time in state "
+			  "are not known",
+			  snapshot_state_name(c->state),
+			  c->unsure ? ", not proven live" : "");
+	else if (c->scanned) /* memory says where, not since when */
 		term_text(y++, 1, A_NORMAL,
 			  "%s for at least %s; found by a scan of its "
 			  "process's memory%s: its age and switches are not "
