@@ -20,12 +20,17 @@ uint64_t engine_now(struct engine *e)
 
 void engine_mark_exit(struct engine *e)
 {
+	engine_mark_exit_at(e, clock_now_ns(CLOCK_MONOTONIC));
+}
+
+void engine_mark_exit_at(struct engine *e, uint64_t ns)
+{
 	uint64_t zero = 0;
 
 	/* relaxed: see engine_now; the first exit seen wins. */
 	if (atomic_compare_exchange_strong_explicit(
-		    &e->exit_ns, &zero, clock_now_ns(CLOCK_MONOTONIC),
-		    memory_order_relaxed, memory_order_relaxed))
+		    &e->exit_ns, &zero, ns ? ns : 1, memory_order_relaxed,
+		    memory_order_relaxed))
 		/* The rates up to the exit, at once: every snapshot from
 		 * the first that says "exited" shows the same final state
 		 * (later ticks, at the stopped clock, change no rate). */

@@ -214,6 +214,11 @@ static void engine_on_close(void *ctx, uint32_t station)
 
 static struct harvest_sink engine_sink(struct engine *e);
 
+void engine_census_event(struct engine *e, const struct harvest_event *ev)
+{
+	engine_on_event(e, ev);
+}
+
 /* ---- scan mode: a process without buffers, its contexts scanned ---- */
 
 /* How often the memory is scanned again. */
@@ -628,7 +633,7 @@ static void engine_harvest_loop(struct engine *e)
 		pthread_mutex_unlock(&e->lock);
 		now = clock_now_ns(CLOCK_MONOTONIC);
 
-		if (e->scanner && !e->core && now >= next_memscan) {
+		if (!e->core && e->scanner && now >= next_memscan) {
 			uint64_t took = now;
 
 			engine_scan_memory(e);

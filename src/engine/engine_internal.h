@@ -73,6 +73,11 @@ struct engine {
 	 * the scanner and the census walks read; else NULL. */
 	struct corefile *core;
 	struct procmem core_pm;
+	/* ... its probe's registry, when one was read (lock). */
+	struct core_reg_stats {
+		bool read;
+		uint32_t live, unread;
+	} core_reg;
 	struct engine_procs procs; /* processes seen (lock) */
 	/* The processes other than the target whose coroutines were seen,
 	 * numbered for names (snapshot_space - 1; append-only, lock). */
@@ -136,6 +141,12 @@ void engine_scan_memory(struct engine *e);
 uint64_t engine_now(struct engine *e);
 /* The target's exit was seen: stop the clock (under e->lock). */
 void engine_mark_exit(struct engine *e);
+/* The same, the clock stopped at ns (a core's last moment known). */
+void engine_mark_exit_at(struct engine *e, uint64_t ns);
+/* A census event into the model (lock held): what a late attach's
+ * census sends (engine_harvest.c). */
+struct harvest_event;
+void engine_census_event(struct engine *e, const struct harvest_event *ev);
 void engine_tick(struct engine *e);
 void engine_kick(struct engine *e);
 

@@ -220,12 +220,13 @@ void engine_snapshot(struct engine *e, struct snapshot *out)
  * events harvested after the exit still land on the right record.
  */
 static void engine_at_exit(struct model_coro *c, uint64_t exit_ns,
-			   uint32_t target)
+			   uint32_t target, bool core)
 {
 	if (c->state == MODEL_DEAD || (c->pid && c->pid != target))
 		return;
 	c->at_exit = 1;
-	if (c->state != MODEL_RUNNING)
+	/* A core's running one was running at the dump: it stays so. */
+	if (c->state != MODEL_RUNNING || core)
 		return;
 	c->state = MODEL_DEAD;
 	if (exit_ns > c->state_ts) {
@@ -281,6 +282,7 @@ static void engine_kernel_waits(struct engine *e, struct snapshot *out,
 struct engine_fix {
 	struct stacks_where where;
 	bool exited;
+	bool core; /* a core file's: frozen, not ended */
 	uint64_t exit_ns;
 	uint32_t target;
 	struct snapshot *out;
@@ -295,7 +297,7 @@ static void engine_fix_copy(void *ctx, struct model_coro *c, uint32_t r,
 	if (c->state == MODEL_SUSPENDED)
 		engine_where_learned(&x->where, c, r);
 	if (x->exited)
-		engine_at_exit(c, x->exit_ns, x->target);
+		engine_at_exit(c, x->exit_ns, x->target, x->core);
 	/* A whole copy's record is linted as it is copied, while it is in
 	 * the cache: a second pass over 100k copies costs more than the
 	 * checks.  A changed one's is linted with the others, after. */
@@ -381,6 +383,7 @@ void engine_live_snapshot(struct engine *e, struct snapshot *out)
 	 * of them once the target exited, whose state at exit every copy
 	 * shows. */
 	fix = (struct engine_fix){.exited = e->target.exited,
+				  .core = e->target.core,
 				  .exit_ns = out->ts,
 				  .target = (uint32_t)e->target.pid,
 				  .out = out,

@@ -60,6 +60,9 @@
 #define _GNU_SOURCE
 #include "probe/registry.h"
 
+#include "probe/probe_internal.h"
+#include "wire/regdesc.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
@@ -99,6 +102,38 @@ static _Atomic uint64_t registry_free;
 static _Atomic uint32_t registry_used;
 /* Statistics (relaxed: nobody orders against them). */
 static _Atomic uint64_t registry_live, registry_full, registry_pins;
+
+/* Where a reader outside the process finds the registry: a core's
+ * (src/wire/regdesc.h).  Exported (probe.map); never written. */
+_Static_assert(sizeof(struct registry_slot) == sizeof(struct regdesc_slot) &&
+		       offsetof(struct registry_slot, coro) ==
+			       offsetof(struct regdesc_slot, coro),
+	       "regdesc.h's slot is the registry's");
+_Static_assert(sizeof(struct registry_name) == sizeof(struct regdesc_name) &&
+		       offsetof(struct registry_name, ptr) ==
+			       offsetof(struct regdesc_name, ptr) &&
+		       offsetof(struct registry_name, entry) ==
+			       offsetof(struct regdesc_name, entry),
+	       "regdesc.h's name is the registry's");
+_Static_assert(sizeof(registry_used) == 4, "a 32-bit count");
+_Static_assert(REGDESC_CORO_LONG_WAITS == CORO_LONG_WAITS &&
+		       REGDESC_CORO_CONTEXT == CORO_CONTEXT &&
+		       REGDESC_CORO_HUB == CORO_HUB &&
+		       REGDESC_CORO_DISPATCHER == CORO_DISPATCHER &&
+		       REGDESC_CORO_ROOT == CORO_ROOT,
+	       "regdesc.h's settings are the probe's");
+__attribute__((visibility("default"), used))
+const struct regdesc corotop_registry_desc_ = {
+	.magic = REGDESC_MAGIC,
+	.version = REGDESC_VERSION,
+	.slot_size = sizeof(struct registry_slot),
+	.name_size = sizeof(struct registry_name),
+	.coro_size = sizeof(struct corotop_coro),
+	.max = REGISTRY_MAX,
+	.slots_at = (uint64_t)(uintptr_t)&registry_slots,
+	.names_at = (uint64_t)(uintptr_t)&registry_names,
+	.used_at = (uint64_t)(uintptr_t)&registry_used,
+};
 
 bool registry_init(void)
 {

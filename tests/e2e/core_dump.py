@@ -19,6 +19,11 @@ where kernel.core_pattern sends cores elsewhere than the working
 directory.  --exe: a core whose program file is gone names nothing of
 the program until --exe gives it back.
 
+Programs that ran with the probe (CENSUS_TARGET, environment) or the
+preload (COROTOP_PRELOAD_LIB: FCTX_PARKED under it) have their registry
+read from the core instead: the exact list, each coroutine with its id,
+thread, state and last address as the probe kept them.
+
 In a sanitizer build the scans also find contexts nobody parked (ASan's
 frames, TSan's runtime: docs/SCAN.md): there the truth must be in both
 lists, and the two lists are not compared whole.  Every wait has a
@@ -264,6 +269,80 @@ def check_exe(cor, target, where):
           'again from --exe')
 
 
+def check_registry_probe(cor, target, where):
+    """A program that links the probe: its core's registry is read, not
+    scanned -- every parked coroutine with its id, thread, last address
+    and state as the probe kept them (the target's `coro K` answers)."""
+    p = subprocess.Popen([target], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, encoding='utf-8')
+
+    def ask(line):
+        p.stdin.write(line + '\n')
+        p.stdin.flush()
+        return p.stdout.readline().strip()
+
+    try:
+        if not p.stdout.readline().startswith('ready '):
+            fail('census-target did not start')
+        if ask('park 3') != 'ok parked 3':
+            fail('census-target did not park')
+        truth = []
+        for k in range(3):
+            f = dict(kv.split('=') for kv in ask('coro %d' % k).split()[1:])
+            truth.append(f)
+        path = gcore(p.pid, where)
+        ask('quit')
+    finally:
+        p.stdin.close()
+    if p.wait(timeout=DEADLINE) != 0:
+        fail('census-target did not exit 0 after its gcore')
+    snap = dump_json(cor, ['--core', path], 'census-target core')
+    if not snap['core']['registry'] or snap['target']['scanned'] or \
+            snap['core']['registry_unread']:
+        fail('census-target: no registry read: %s %s'
+             % (snap['target'], snap['core']))
+    rows = {c['probe_id']: c for c in snap['coroutines']}
+    for f in truth:
+        c = rows.get(int(f['id']))
+        if not c or 'source' in c or c['state'] != 'suspended' or \
+                c['tid'] != int(f['tid']) or \
+                int(c['addr'], 16) != int(f['addr'], 0) or \
+                'census_target' not in c['where']:
+            fail('census-target: coroutine %s: %s' % (f, c))
+    print('ok   census-target (the probe linked): its registry read from '
+          'the core, %d coroutines with their ids, threads and addresses'
+          % len(truth))
+
+
+def check_registry_preload(cor, target, preload, where):
+    """A program that ran under the preload: its core's registry lists
+    every task, named, parked, on its thread, and the root running."""
+    env = dict(os.environ, LD_PRELOAD=preload)
+    p = subprocess.Popen([target, '3'], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, encoding='utf-8', env=env)
+    try:
+        if p.stdout.readline().strip() != 'parked=3':
+            fail('fctx-parked under the preload did not park')
+        for _ in range(3):
+            p.stdout.readline()
+        path = gcore(p.pid, where)
+    finally:
+        p.stdin.close()
+    if p.wait(timeout=DEADLINE) != 0:
+        fail('fctx-parked under the preload did not exit 0')
+    snap = dump_json(cor, ['--core', path], 'preload core')
+    rows = snap['coroutines']
+    tasks = [c for c in rows if c['name'] == 'task' and
+             c['state'] == 'suspended' and c['tid'] == p.pid and
+             'source' not in c]
+    roots = [c for c in rows if c['kind'] == 'root' and
+             c['state'] == 'running']
+    if not snap['core']['registry'] or len(tasks) != 3 or len(roots) != 1:
+        fail('preload core: %s %s' % (snap['core'], [key(c) for c in rows]))
+    print('ok   fctx-parked under the preload: its registry read from the '
+          'core: 3 tasks parked on thread %d, the root running' % p.pid)
+
+
 def main():
     cor, fctx, uctx = map(os.path.abspath, sys.argv[1:4])
     if not shutil.which('gcore'):
@@ -281,6 +360,11 @@ def main():
         if len(sys.argv) > 5:
             check_asio(cor, sys.argv[5], where, sanitized)
         check_exe(cor, fctx, where)
+        if os.environ.get('CENSUS_TARGET'):
+            check_registry_probe(cor, os.environ['CENSUS_TARGET'], where)
+        if os.environ.get('COROTOP_PRELOAD_LIB'):
+            check_registry_preload(cor, fctx,
+                                   os.environ['COROTOP_PRELOAD_LIB'], where)
         check_kernel(cor, fctx, where, len(kept))
         # A file that is no core: refused with the reason, exit 1.
         rc, out, err = run([cor, 'dump', '--core', fctx])

@@ -47,12 +47,17 @@ struct snapshot_scan {
 
 /* Core mode (target.core): what the core file says of the process. */
 struct snapshot_core {
-	char command[17];  /* its command (pr_fname) */
-	char exe[512];	   /* where its code was read from */
-	uint32_t threads;  /* threads in the core */
+	char command[17];    /* its command (pr_fname) */
+	char exe[512];	     /* where its code was read from */
+	uint32_t threads;    /* threads in the core */
 	uint32_t unreadable; /* files it maps that could not be opened */
-	uint64_t dumped;   /* bytes of memory the core holds */
-	bool truncated;	   /* the core ends before its segments do */
+	uint64_t dumped;     /* bytes of memory the core holds */
+	bool truncated;	     /* the core ends before its segments do */
+	/* A probe's registry was read (a program that ran with the probe
+	 * or the preload): its exact list, not a scan. */
+	bool registry;
+	uint32_t registry_live;	  /* coroutines it listed */
+	uint32_t registry_unread; /* ... whose struct could not be read */
 };
 
 /* Replay (corotop --replay): where in the recording this snapshot is. */

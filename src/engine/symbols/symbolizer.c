@@ -836,6 +836,52 @@ err_free:
 	return NULL;
 }
 
+/* dwfl_getmodules' callback of symbolizer_find_object. */
+struct sym_find {
+	const char *name;
+	uint64_t addr;
+	bool found;
+};
+
+static int sym_find_one(Dwfl_Module *mod, void **userdata, const char *mname,
+			Dwarf_Addr base, void *arg)
+{
+	struct sym_find *f = arg;
+	int n = dwfl_module_getsymtab(mod);
+
+	(void)userdata;
+	(void)mname;
+	(void)base;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							   &shndx, NULL, NULL);
+
+		if (name && shndx != SHN_UNDEF &&
+		    GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
+		    !strcmp(name, f->name)) {
+			f->addr = addr;
+			f->found = true;
+			return DWARF_CB_ABORT;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+bool symbolizer_find_object(struct symbolizer *s, const char *name,
+			    uint64_t *addr)
+{
+	struct sym_find f = {.name = name};
+
+	if (!s || !s->dwfl)
+		return false;
+	dwfl_getmodules(s->dwfl, sym_find_one, &f, 0);
+	*addr = f.addr;
+	return f.found;
+}
+
 void symbolizer_destroy(struct symbolizer *s)
 {
 	if (!s)

@@ -124,6 +124,13 @@ struct symbolizer *symbolizer_create_image(const struct symbolizer_image *img,
 /* Frees everything; NULL is a no-op. */
 void symbolizer_destroy(struct symbolizer *s);
 
+/* The address of the data object named `name` (its symbol table's, or
+ * its dynamic one's) in the first module that defines one; false when
+ * none does.  Walks every module's symbols: for a rare look-up (a core's
+ * registry descriptor), not a hot path. */
+bool symbolizer_find_object(struct symbolizer *s, const char *name,
+			    uint64_t *addr);
+
 /* The process saw our root directory, as its keeper found at its launch
  * (keptmaps_same_root): a symbolizer made before any maps were kept, whose
  * own look at /proc/PID/root came after the exit, opens the files of

@@ -82,6 +82,20 @@ void symtab_set_symbolizer(struct symtab *t, struct symbolizer *sym)
 	pthread_mutex_unlock(&t->lock);
 }
 
+static struct symbolizer *symtab_get(struct symtab *t);
+
+bool symtab_find_object(struct symtab *t, const char *name, uint64_t *addr)
+{
+	struct symbolizer *s;
+	bool ok;
+
+	pthread_mutex_lock(&t->lock);
+	s = symtab_get(t);
+	ok = s && symbolizer_find_object(s, name, addr);
+	pthread_mutex_unlock(&t->lock);
+	return ok;
+}
+
 void symtab_set_framekind(struct symtab *t, const struct framekind *k)
 {
 	pthread_mutex_lock(&t->lock);

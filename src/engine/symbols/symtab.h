@@ -64,6 +64,9 @@ void symtab_set_pid(struct symtab *t, pid_t pid);
 /* The target's symbolizer is sym, made by the caller (a core file's:
  * symbolizer_create_image), owned by t from now on; no pid is read. */
 void symtab_set_symbolizer(struct symtab *t, struct symbolizer *sym);
+/* The target's data object `name` (symbolizer_find_object); false when
+ * it has none, or no symbols. */
+bool symtab_find_object(struct symtab *t, const char *name, uint64_t *addr);
 
 /*
  * Make the symbolizer now, or refresh it when it is a second old, unless

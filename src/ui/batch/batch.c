@@ -147,11 +147,18 @@ static void batch_text_core(FILE *f, const struct snapshot_core *co)
 		"read from %s",
 		co->threads, (double)co->dumped / (1024.0 * 1024.0), co->exe);
 	if (co->unreadable)
-		fprintf(f, "; %" PRIu32 " mapped files not found (their code "
-			   "is not read)",
+		fprintf(f,
+			"; %" PRIu32 " mapped files not found (their code "
+			"is not read)",
 			co->unreadable);
 	if (co->truncated)
 		fputs("; TRUNCATED: the file ends before its memory does", f);
+	if (co->registry)
+		fprintf(f,
+			"\n      the probe's registry read: %" PRIu32
+			" coroutines listed (%" PRIu32 " unreadable); AGE and "
+			"IN-STATE count to its latest transition",
+			co->registry_live, co->registry_unread);
 	fputc('\n', f);
 }
 
@@ -556,10 +563,9 @@ static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
 	json_writer_uint_field(w, "age_ns",
 			       c->scanned ? 0 : snapshot_age_ns(s, c));
 	/* A core's scanned row: not known since when (0). */
-	json_writer_uint_field(w, "in_state_ns",
-			       c->scanned && s->target.core
-				       ? 0
-				       : snapshot_in_state_ns(s, c));
+	json_writer_uint_field(
+		w, "in_state_ns",
+		c->scanned && s->target.core ? 0 : snapshot_in_state_ns(s, c));
 	json_writer_key(w, "warn");
 	batch_json_warn(w, c->warn);
 	/* A suspend the program marked a long wait: why a long suspension
@@ -603,6 +609,10 @@ static void batch_json_core(struct json_writer *w,
 	json_writer_uint_field(w, "dumped_bytes", co->dumped);
 	json_writer_uint_field(w, "files_unreadable", co->unreadable);
 	json_writer_bool_field(w, "truncated", co->truncated);
+	/* A probe's registry read instead of a scan. */
+	json_writer_bool_field(w, "registry", co->registry);
+	json_writer_uint_field(w, "registry_live", co->registry_live);
+	json_writer_uint_field(w, "registry_unread", co->registry_unread);
 	json_writer_object_end(w);
 }
 

@@ -94,7 +94,13 @@ void dump_print_text(FILE *f, const struct snapshot *s, const uint32_t *idx,
 		"suspended, %zu dead\n",
 		n, count[DUMP_SUSPECT], count[DUMP_RUNNING],
 		count[DUMP_SUSPENDED], count[DUMP_DEAD]);
-	if (s->target.core)
+	if (s->target.core && s->core.registry)
+		fprintf(f,
+			"Read from the probe's registry in the core: %" PRIu32
+			" coroutines (%" PRIu32 " unreadable); their ages and "
+			"times in state count to its latest transition\n",
+			s->core.registry_live, s->core.registry_unread);
+	else if (s->target.core)
 		fprintf(f,
 			"Found by scanning the core's memory: %" PRIu32
 			" contexts, %" PRIu32
