@@ -19,6 +19,11 @@ where kernel.core_pattern sends cores elsewhere than the working
 directory.  --exe: a core whose program file is gone names nothing of
 the program until --exe gives it back.
 
+FIBER_TARGET (environment: Boost.Fiber on two threads, one fiber stuck on
+a condition variable) is walked through its schedulers' lists: the stuck
+fiber is proven waiting and flagged after the threshold, alone, live and
+in its gcore.
+
 Programs that ran with the probe (CENSUS_TARGET, environment) or the
 preload (COROTOP_PRELOAD_LIB: FCTX_PARKED under it) have their registry
 read from the core instead: the exact list, each coroutine with its id,
@@ -269,6 +274,65 @@ def check_exe(cor, target, where):
           'again from --exe')
 
 
+def check_fiber(cor, target, where, sanitized):
+    """Boost.Fiber on two threads, one fiber stuck on a condition variable
+    (FIBER_TARGET --stuck --hold), never prepared: its scheduler's lists
+    prove the stuck fiber waits ("waiting": true), so it alone is flagged
+    WAKE? once the threshold (1 s here) has passed; a gcore shows it
+    waiting too; the program ends on its signal as it would have."""
+    cfg = os.path.join(where, 'xdg', 'corotop')
+    os.makedirs(cfg)
+    with open(os.path.join(cfg, 'config'), 'w') as f:
+        f.write('lint.lost-wakeup.threshold = 1\n')
+    p = subprocess.Popen([target, '2', '100', '--stuck', '--hold'],
+                         stdout=subprocess.PIPE, encoding='utf-8')
+    try:
+        if not p.stdout.readline().startswith('fibers='):
+            fail('fiber-target did not start')
+        snap = dump_json(cor, ['-p', str(p.pid)], 'fiber-target')
+        stuck = [c for c in snap['coroutines']
+                 if c['name'] == 'stuck_wait_for_signal()']
+        if len(stuck) != 1 or not stuck[0]['waiting'] or \
+                stuck[0]['unsure'] or not snap['scan']['fiber_layout'] or \
+                snap['scan']['schedulers'] != 2:
+            fail('fiber-target: %s %s' % (snap['scan'],
+                                          [key(c) + (c['waiting'],)
+                                           for c in snap['coroutines']]))
+        # Flagged after the threshold, and nothing else.
+        env = dict(os.environ, XDG_CONFIG_HOME=os.path.dirname(cfg))
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            r = subprocess.run([cor, '-b', '-n', '3', '-d', '10', '-f',
+                                'json', '-p', str(p.pid)], env=env,
+                               stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, timeout=DEADLINE,
+                               encoding='utf-8')
+            last = json.loads(r.stdout.splitlines()[-1])
+            flagged = [c['name'] for c in last['coroutines']
+                       if 'lost-wakeup' in c['warn']]
+            if flagged or time.monotonic() > deadline:
+                break
+        if flagged != ['stuck_wait_for_signal()'] and not sanitized:
+            fail('fiber-target: flagged %s' % flagged)
+        if 'stuck_wait_for_signal()' not in flagged:
+            fail('fiber-target: the stuck fiber not flagged: %s' % flagged)
+        path = gcore(p.pid, where)
+        core = dump_json(cor, ['--core', path], 'fiber-target core')
+        stuck = [c for c in core['coroutines']
+                 if c['name'] == 'stuck_wait_for_signal()']
+        if len(stuck) != 1 or not stuck[0]['waiting']:
+            fail('fiber-target core: %s' % [key(c) for c in
+                                             core['coroutines']])
+    finally:
+        p.terminate()
+    if p.wait(timeout=DEADLINE) != -signal.SIGTERM:
+        fail('fiber-target ended with %d, not on its SIGTERM'
+             % p.returncode)
+    print('ok   fiber-target: the stuck fiber proven waiting by its '
+          'scheduler\'s lists, flagged WAKE? after 1 s, alone; its gcore '
+          'too; the program ended on its signal')
+
+
 def check_registry_probe(cor, target, where):
     """A program that links the probe: its core's registry is read, not
     scanned -- every parked coroutine with its id, thread, last address
@@ -360,6 +424,8 @@ def main():
         if len(sys.argv) > 5:
             check_asio(cor, sys.argv[5], where, sanitized)
         check_exe(cor, fctx, where)
+        if os.environ.get('FIBER_TARGET'):
+            check_fiber(cor, os.environ['FIBER_TARGET'], where, sanitized)
         if os.environ.get('CENSUS_TARGET'):
             check_registry_probe(cor, os.environ['CENSUS_TARGET'], where)
         if os.environ.get('COROTOP_PRELOAD_LIB'):

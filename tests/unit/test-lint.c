@@ -106,6 +106,26 @@ static void test_lost_wakeup_boundary(void **state)
 	assert_int_equal(lint_check(&cfg, &c, T0 + 1), WAKE);
 }
 
+/* A context a memory scan found is judged only when its runtime's lists
+ * prove it waits (engine/scan/fiberwalk.c): an unchanged saved state is
+ * no proof. */
+static void test_scanned_needs_proof(void **state)
+{
+	struct lint_config cfg;
+	struct model_coro c = coro(MODEL_SUSPENDED, T0);
+
+	(void)state;
+	lint_config_defaults(&cfg);
+	c.scanned = 1;
+	assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC), 0);
+	c.waiting = 1;
+	assert_int_equal(lint_check(&cfg, &c, T0 + 5 * SEC), 0);
+	assert_int_equal(lint_check(&cfg, &c, T0 + 5 * SEC + 1), WAKE);
+	/* A dispatcher or a root is not judged, proven or not. */
+	c.kind = MODEL_DISPATCHER;
+	assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC), 0);
+}
+
 static void test_long_wait_not_lost_wakeup(void **state)
 {
 	struct lint_config cfg;
@@ -660,6 +680,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_lost_wakeup_boundary),
+		cmocka_unit_test(test_scanned_needs_proof),
 		cmocka_unit_test(test_long_wait_not_lost_wakeup),
 		cmocka_unit_test(test_stall_boundary),
 		cmocka_unit_test(test_storm_boundary),

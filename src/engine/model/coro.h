@@ -129,6 +129,10 @@ struct model_coro {
 	/* ... and nothing proves it live: every word that keeps its context
 	 * may be a dead frame's (ctxscan_found.unsure). */
 	unsigned unsure : 1;
+	/* ... and its runtime's own lists say it waits for a notify (a
+	 * Boost.Fiber in a wait queue with no deadline: engine/scan/
+	 * fiberwalk.c): the lost-wakeup lint judges it. */
+	unsigned waiting : 1;
 };
 
 _Static_assert(sizeof(struct model_coro) == 128,

@@ -12,7 +12,8 @@
  *                 program marked that suspend a long wait (record flag
  *                 `long_wait`: an idle keep-alive connection is not a
  *                 lost wakeup).  Nor for a context a memory scan
- *                 found (`scanned`): nothing proves it waits.
+ *                 found (`scanned`) unless its runtime's lists prove
+ *                 it waits (`waiting`: Boost.Fiber's wait queues).
  *   stall         running for more than running_ns without a switch: a
  *                 blocking call or a busy loop inside the coroutine.
  *   storm         more than storm_per_sec switches per second over the last
@@ -111,11 +112,12 @@ uint32_t lint_check(const struct lint_config *c, const struct model_coro *co,
 
 	switch (co->state) {
 	case MODEL_SUSPENDED:
-		/* Not one a memory scan found: a saved state that stays the
-		 * same is no proof of a wait (a loop that yields at the same
-		 * depth saves the same bytes each time). */
+		/* Not one a memory scan found, unless its runtime's lists
+		 * say it waits: a saved state that stays the same is no
+		 * proof of a wait (a loop that yields at the same depth
+		 * saves the same bytes each time). */
 		if (judged && c->enabled[LINT_LOST_WAKEUP] && !co->long_wait &&
-		    !co->scanned &&
+		    (!co->scanned || co->waiting) &&
 		    lint_since(now, co->state_ts) > c->suspended_ns)
 			mask |= 1u << LINT_LOST_WAKEUP;
 		break;

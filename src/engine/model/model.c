@@ -209,13 +209,14 @@ void model_pid(struct model *m, uint32_t station, uint32_t pid)
 		c->pid = pid;
 }
 
-void model_found(struct model *m, uint32_t station, bool unsure)
+void model_found(struct model *m, uint32_t station, bool unsure, bool waiting)
 {
 	struct model_coro *c = model_at(m, station);
 
 	if (c) {
 		c->scanned = 1;
 		c->unsure = unsure;
+		c->waiting = waiting;
 	}
 }
 

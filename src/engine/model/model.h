@@ -87,7 +87,10 @@ void model_occupant(struct model *m, uint32_t station, const char *name,
 		    uint64_t coro);
 /* The station's coroutine was found by a scan of memory (engine/scan),
  * unsure: not proven live.  Call after model_open. */
-void model_found(struct model *m, uint32_t station, bool unsure);
+/* ... waiting: its runtime's lists say it waits for a notify (in a wait
+ * queue, with no deadline: engine/scan/fiberwalk.c) -- what the
+ * lost-wakeup lint needs of a scanned context. */
+void model_found(struct model *m, uint32_t station, bool unsure, bool waiting);
 /* The process the station's coroutine lives in. */
 void model_pid(struct model *m, uint32_t station, uint32_t pid);
 /* The code address the station's coroutine takes its name from when the

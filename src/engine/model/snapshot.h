@@ -43,6 +43,12 @@ struct snapshot_scan {
 	uint32_t busy;	   /* threads running (their stacks not split) */
 	uint32_t lost;	   /* found past the model's stations: not listed */
 	bool no_layout;	   /* no Boost.Context fcsave knows is mapped now */
+	/* Boost.Fiber's own lists (engine/scan/fiberwalk.c), when a
+	 * libboost_fiber whose layout corotop knows is mapped. */
+	bool fiber_layout;
+	uint32_t schedulers; /* its schedulers found */
+	uint32_t fibers;     /* contexts they list */
+	uint32_t waiting;    /* ... found and proven waiting */
 };
 
 /* Core mode (target.core): what the core file says of the process. */

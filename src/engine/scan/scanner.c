@@ -43,6 +43,7 @@
 #include "engine/model/event.h"
 #include "engine/model/model.h"
 #include "engine/model/snapshot.h"
+#include "engine/scan/fiberwalk.h"
 #include "engine/target/corefile.h"
 #include "engine/target/fcsave.h"
 #include "engine/target/framecheck.h"
@@ -58,7 +59,7 @@
 struct scanner_known {
 	uint64_t at, pc;
 	uint32_t station;
-	bool unsure;
+	bool unsure, waiting;
 };
 
 struct scanner {
@@ -72,6 +73,10 @@ struct scanner {
 	size_t regions_cap;
 	struct ctxscan_found *found; /* the last pass's, env.stations max */
 	size_t nfound;
+	/* Boost.Fiber's lists (fiberwalk.c), the last pass's, sorted by
+	 * fctx; env.stations max. */
+	struct fiberwalk_fiber *fibers;
+	size_t nfibers;
 	struct scanner_known *known, *next; /* sorted by at */
 	size_t nknown;
 	uint32_t *free; /* stations not in use, a stack */
@@ -86,8 +91,8 @@ struct scanner {
 };
 
 /* The scanner's arrays, for env's stations; NULL when out of memory. */
-static struct scanner *scanner_alloc(const struct scanner_env *env,
-				     char *err, size_t errlen)
+static struct scanner *scanner_alloc(const struct scanner_env *env, char *err,
+				     size_t errlen)
 {
 	struct scanner *s = calloc(1, sizeof(*s));
 
@@ -98,10 +103,12 @@ static struct scanner *scanner_alloc(const struct scanner_env *env,
 	s->env = *env;
 	s->dirfd = -1;
 	s->found = calloc(env->stations ? env->stations : 1, sizeof(*s->found));
+	s->fibers =
+		calloc(env->stations ? env->stations : 1, sizeof(*s->fibers));
 	s->known = calloc(env->stations ? env->stations : 1, sizeof(*s->known));
 	s->next = calloc(env->stations ? env->stations : 1, sizeof(*s->next));
 	s->free = calloc(env->stations ? env->stations : 1, sizeof(*s->free));
-	if (!s->found || !s->known || !s->next || !s->free) {
+	if (!s->found || !s->fibers || !s->known || !s->next || !s->free) {
 		snprintf(err, errlen, "out of memory for the scan");
 		scanner_destroy(s);
 		return NULL;
@@ -152,6 +159,7 @@ void scanner_destroy(struct scanner *s)
 	free(s->maps);
 	free(s->regions);
 	free(s->found);
+	free(s->fibers);
 	free(s->known);
 	free(s->next);
 	free(s->free);
@@ -244,6 +252,36 @@ static bool scanner_after_call(void *ctx, uint64_t pc)
 	return framecheck_frame(s->env.fc, pc, false) == FRAMECHECK_OK;
 }
 
+/* Boost.Fiber's lists, from the contexts found, when its layout is one
+ * fiberwalk knows. */
+static void scanner_fibers(struct scanner *s, const struct ctxscan_reader *rd)
+{
+	const struct fiberwalk_layout *l = fiberwalk_layout_in_maps(s->maps);
+	struct fiberwalk_stats st;
+
+	s->nfibers = 0;
+	s->pass.fiber_layout = l != NULL;
+	s->pass.schedulers = s->pass.fibers = 0;
+	if (!l)
+		return;
+	s->nfibers = fiberwalk_run(l, rd, s->found, s->nfound, s->fibers,
+				   s->env.stations, &st);
+	s->pass.schedulers = st.schedulers;
+	s->pass.fibers = st.fibers;
+}
+
+/* What the lists say of found context f: listed (then live), waiting. */
+static void scanner_listed(const struct scanner *s,
+			   const struct ctxscan_found *f, bool *unsure,
+			   bool *waiting)
+{
+	const struct fiberwalk_fiber *fb =
+		fiberwalk_find(s->fibers, s->nfibers, f->at);
+
+	*unsure = f->unsure && !fb;
+	*waiting = fb && fb->state == FIBERWALK_WAITING;
+}
+
 bool scanner_pass(struct scanner *s)
 {
 	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
@@ -299,6 +337,7 @@ bool scanner_pass(struct scanner *s)
 
 		s->nfound = ctxscan_fcontext(&in, s->found, s->env.stations,
 					     &s->scan);
+		scanner_fibers(s, &in.reader);
 	}
 	s->pass.bytes = s->scan.bytes;
 	s->pass.pass_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
@@ -309,7 +348,8 @@ bool scanner_pass(struct scanner *s)
 
 /* Found context f, on station `station`, into the model: its census. */
 static void scanner_send(struct scanner *s, const struct ctxscan_found *f,
-			 uint32_t station, uint64_t now)
+			 uint32_t station, uint64_t now, bool unsure,
+			 bool waiting)
 {
 	struct harvest_event ev = {
 		.ts = now,
@@ -324,21 +364,28 @@ static void scanner_send(struct scanner *s, const struct ctxscan_found *f,
 			  .stack_hi = f->stack_hi},
 	};
 
-	model_found(s->env.model, station, f->unsure);
+	model_found(s->env.model, station, unsure, waiting);
 	s->env.event(s->env.ctx, &ev);
 }
 
 void scanner_apply(struct scanner *s, uint64_t now)
 {
 	size_t i = 0, k = 0, n = 0;
-	uint32_t unsure = 0, lost = 0;
+	uint32_t unsure = 0, lost = 0, waiting = 0;
 
 	/* Both lists are sorted by address (ctxscan_fcontext's order). */
 	while (i < s->nfound || k < s->nknown) {
 		const struct ctxscan_found *f =
 			i < s->nfound ? &s->found[i] : NULL;
 		struct scanner_known *o = k < s->nknown ? &s->known[k] : NULL;
+		const struct fiberwalk_fiber *fb =
+			f ? fiberwalk_find(s->fibers, s->nfibers, f->at) : NULL;
 
+		/* Ended, its scheduler says, not yet freed: not live. */
+		if (fb && fb->state == FIBERWALK_TERMINATED) {
+			i++;
+			continue;
+		}
 		if (o && (!f || o->at < f->at)) {
 			/* Gone: not found at this pass. */
 			model_close(s->env.model, o->station, now, true);
@@ -348,11 +395,16 @@ void scanner_apply(struct scanner *s, uint64_t now)
 		}
 		if (o && o->at == f->at) {
 			struct scanner_known kn = *o;
+			bool u, w;
 
-			if (kn.pc != f->pc || kn.unsure != f->unsure)
-				scanner_send(s, f, kn.station, now);
+			scanner_listed(s, f, &u, &w);
+			if (kn.pc != f->pc || kn.unsure != u)
+				scanner_send(s, f, kn.station, now, u, w);
+			else if (kn.waiting != w)
+				model_found(s->env.model, kn.station, u, w);
 			kn.pc = f->pc;
-			kn.unsure = f->unsure;
+			kn.unsure = u;
+			kn.waiting = w;
 			s->next[n++] = kn;
 			i++, k++;
 		} else {
@@ -360,22 +412,27 @@ void scanner_apply(struct scanner *s, uint64_t now)
 			 * how many were found). */
 			if (s->nfree) {
 				uint32_t st = s->free[--s->nfree];
+				bool u, w;
 
+				scanner_listed(s, f, &u, &w);
 				model_open(s->env.model, st, f->at, now);
-				scanner_send(s, f, st, now);
-				s->next[n++] = (struct scanner_known){
-					.at = f->at,
-					.pc = f->pc,
-					.station = st,
-					.unsure = f->unsure};
+				scanner_send(s, f, st, now, u, w);
+				s->next[n++] =
+					(struct scanner_known){.at = f->at,
+							       .pc = f->pc,
+							       .station = st,
+							       .unsure = u,
+							       .waiting = w};
 			} else {
 				lost++;
 			}
 			i++;
 		}
 	}
-	for (size_t j = 0; j < n; j++)
+	for (size_t j = 0; j < n; j++) {
 		unsure += s->next[j].unsure;
+		waiting += s->next[j].waiting;
+	}
 	/* The new list becomes the known one. */
 	{
 		struct scanner_known *t = s->known;
@@ -387,6 +444,7 @@ void scanner_apply(struct scanner *s, uint64_t now)
 	s->st = s->pass;
 	s->st.found = (uint32_t)n;
 	s->st.unsure = unsure;
+	s->st.waiting = waiting;
 	s->st.lost = lost + (uint32_t)s->scan.found_lost;
 }
 

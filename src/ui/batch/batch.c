@@ -134,6 +134,12 @@ static void batch_text_scan(FILE *f, const struct snapshot_scan *sc)
 		fprintf(f, "; %" PRIu32 " more than --stations", sc->lost);
 	if (sc->no_layout)
 		fputs("; no Boost.Context mapped that corotop can read", f);
+	if (sc->fiber_layout)
+		fprintf(f,
+			"; Boost.Fiber's lists: %" PRIu32
+			" schedulers, %" PRIu32 " fibers, %" PRIu32
+			" found waiting",
+			sc->schedulers, sc->fibers, sc->waiting);
 	fputs("\n      AGE, SWITCHES unknown (?); IN-STATE counts from the "
 	      "first pass (>); ~ID found, ?ID not proven live\n",
 	      f);
@@ -592,6 +598,8 @@ static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
 	if (c->scanned) {
 		json_writer_string_field(w, "source", "scan");
 		json_writer_bool_field(w, "unsure", c->unsure);
+		/* Its runtime's lists say it waits for a notify. */
+		json_writer_bool_field(w, "waiting", c->waiting);
 	}
 	batch_json_parked(w, hot, c);
 	json_writer_object_end(w);
@@ -632,6 +640,11 @@ static void batch_json_scan(struct json_writer *w,
 	json_writer_uint_field(w, "threads_running", sc->busy);
 	json_writer_uint_field(w, "not_listed", sc->lost);
 	json_writer_bool_field(w, "no_layout", sc->no_layout);
+	/* Boost.Fiber's own lists (fiberwalk.c). */
+	json_writer_bool_field(w, "fiber_layout", sc->fiber_layout);
+	json_writer_uint_field(w, "schedulers", sc->schedulers);
+	json_writer_uint_field(w, "fibers_listed", sc->fibers);
+	json_writer_uint_field(w, "proven_waiting", sc->waiting);
 	json_writer_object_end(w);
 }
 
