@@ -227,10 +227,46 @@ static void test_thread_sps(void **state)
 	close(p[1]);
 }
 
+/* procfs_maps_lib: the one executable mapping of a library, by prefix. */
+static void test_maps_lib(void **state)
+{
+	const char one[] =
+		"1000-2000 r--p 00000000 08:01 7 "
+		"/usr/lib/libboost_fiber.so.1.74.0\n"
+		"2000-3000 r-xp 00001000 08:01 7 "
+		"/usr/lib/libboost_fiber.so.1.74.0\n"
+		"3000-4000 r-xp 00000000 08:01 8 /usr/lib/libc.so.6\n";
+	const char two[] = "2000-3000 r-xp 00001000 08:01 7 "
+			   "/usr/lib/libboost_fiber.so.1.74.0\n"
+			   "5000-6000 r-xp 00001000 08:01 9 "
+			   "/opt/libboost_fiber.so.1.83.0\n";
+	const char data_only[] = "1000-2000 rw-p 00000000 08:01 7 "
+				 "/usr/lib/libboost_fiber.so.1.74.0\n";
+	char out[64], tiny[8];
+
+	(void)state;
+	assert_string_equal(
+		procfs_maps_lib(one, "libboost_fiber.so.", out, sizeof(out)),
+		"libboost_fiber.so.1.74.0");
+	assert_string_equal(
+		procfs_maps_lib(two, "libboost_fiber.so.", out, sizeof(out)),
+		"");
+	assert_string_equal(procfs_maps_lib(data_only, "libboost_fiber.so.",
+					    out, sizeof(out)),
+			    "");
+	assert_string_equal(
+		procfs_maps_lib(one, "libboost_context", out, sizeof(out)), "");
+	/* A name that does not fit: none. */
+	assert_string_equal(
+		procfs_maps_lib(one, "libboost_fiber.so.", tiny, sizeof(tiny)),
+		"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maps_find),
+		cmocka_unit_test(test_maps_lib),
 		cmocka_unit_test(test_status_value),
 		cmocka_unit_test(test_slurp_bound),
 		cmocka_unit_test(test_open_regular),

@@ -83,36 +83,10 @@ const struct fiberwalk_layout *fiberwalk_layout_named(const char *lib)
 
 const struct fiberwalk_layout *fiberwalk_layout_in_maps(const char *maps)
 {
-	const char *line = maps, *end = maps + strlen(maps);
-	char seen[256] = "";
+	char lib[256];
 
-	while (line < end) {
-		const char *eol = memchr(line, '\n', (size_t)(end - line));
-		struct procfs_maps_line m;
-		const char *base;
-		size_t n;
-
-		if (!eol)
-			eol = end;
-		if (procfs_maps_line(line, (size_t)(eol - line), &m) &&
-		    m.exec && m.path_len) {
-			base = memrchr(m.path, '/', m.path_len);
-			base = base ? base + 1 : m.path;
-			n = m.path_len - (size_t)(base - m.path);
-			if (n > strlen(FIBERWALK_LIB) && n < sizeof(seen) &&
-			    !strncmp(base, FIBERWALK_LIB,
-				     strlen(FIBERWALK_LIB))) {
-				/* Two different ones: unknown. */
-				if (seen[0] && (strlen(seen) != n ||
-						strncmp(seen, base, n)))
-					return NULL;
-				memcpy(seen, base, n);
-				seen[n] = '\0';
-			}
-		}
-		line = eol + 1;
-	}
-	return fiberwalk_layout_named(seen[0] ? seen : NULL);
+	procfs_maps_lib(maps, FIBERWALK_LIB, lib, sizeof(lib));
+	return fiberwalk_layout_named(lib[0] ? lib : NULL);
 }
 
 /* ---- one context -------------------------------------------------------- */

@@ -701,6 +701,25 @@ struct symbolizer *symbolizer_create(pid_t pid, char *err, size_t errlen)
 	return symbolizer_create_kept(pid, NULL, err, errlen);
 }
 
+/* A new symbolizer's cache, string pool and libdwfl session; false with
+ * a message. */
+static bool sym_session(struct symbolizer *s, char *err, size_t errlen)
+{
+	s->cache = calloc(SYM_CACHE_SLOTS, sizeof(*s->cache));
+	s->pool = strpool_create(SYM_POOL_MAX);
+	if (!s->cache || !s->pool) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	elf_version(EV_CURRENT);
+	s->dwfl = dwfl_begin(&sym_callbacks);
+	if (!s->dwfl) {
+		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
+		return false;
+	}
+	return true;
+}
+
 struct symbolizer *symbolizer_create_kept(pid_t pid,
 					  const struct symbolizer_kept *kept,
 					  char *err, size_t errlen)
@@ -743,18 +762,8 @@ struct symbolizer *symbolizer_create_kept(pid_t pid,
 			 (int)pid, (unsigned)st.st_uid, (unsigned)getuid());
 		goto err_free;
 	}
-	s->cache = calloc(SYM_CACHE_SLOTS, sizeof(*s->cache));
-	s->pool = strpool_create(SYM_POOL_MAX);
-	if (!s->cache || !s->pool) {
-		snprintf(err, errlen, "out of memory");
+	if (!sym_session(s, err, errlen))
 		goto err_free;
-	}
-	elf_version(EV_CURRENT);
-	s->dwfl = dwfl_begin(&sym_callbacks);
-	if (!s->dwfl) {
-		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
-		goto err_free;
-	}
 	s->same_root = kept ? kept->same_root
 			    : procfs_same_file(s->proc_fd, "root", "/") == 1;
 	abi = procfs_elf_abi(s->proc_fd, "exe");
@@ -802,18 +811,8 @@ struct symbolizer *symbolizer_create_image(const struct symbolizer_image *img,
 	}
 	s->pid = img->pid > 0 ? img->pid : 1;
 	s->proc_fd = -1;
-	s->cache = calloc(SYM_CACHE_SLOTS, sizeof(*s->cache));
-	s->pool = strpool_create(SYM_POOL_MAX);
-	if (!s->cache || !s->pool) {
-		snprintf(err, errlen, "out of memory");
+	if (!sym_session(s, err, errlen))
 		goto err_free;
-	}
-	elf_version(EV_CURRENT);
-	s->dwfl = dwfl_begin(&sym_callbacks);
-	if (!s->dwfl) {
-		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
-		goto err_free;
-	}
 	/* Its files are ours, by their paths. */
 	s->same_root = s->own_root = true;
 	abi = img->exe ? procfs_elf_abi(AT_FDCWD, img->exe) : 0;

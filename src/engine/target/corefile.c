@@ -113,29 +113,6 @@ struct corefile {
 
 /* ---- the core's bytes -------------------------------------------------- */
 
-/* Exactly n bytes at offset off of the core. */
-static bool core_at(const struct corefile *c, uint64_t off, void *buf, size_t n)
-{
-	if (off > c->size || n > c->size - off)
-		return false;
-	if (c->mem) {
-		memcpy(buf, c->mem + off, n);
-		return true;
-	}
-	while (n) {
-		ssize_t got = pread(c->fd, buf, n, (off_t)off);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return false;
-		buf = (char *)buf + got;
-		off += (uint64_t)got;
-		n -= (size_t)got;
-	}
-	return true;
-}
-
 /* Exactly n bytes at offset off of an open file. */
 static bool file_at(int fd, uint64_t off, void *buf, size_t n)
 {
@@ -153,6 +130,18 @@ static bool file_at(int fd, uint64_t off, void *buf, size_t n)
 		n -= (size_t)got;
 	}
 	return true;
+}
+
+/* Exactly n bytes at offset off of the core. */
+static bool core_at(const struct corefile *c, uint64_t off, void *buf, size_t n)
+{
+	if (off > c->size || n > c->size - off)
+		return false;
+	if (c->mem) {
+		memcpy(buf, c->mem + off, n);
+		return true;
+	}
+	return file_at(c->fd, off, buf, n);
 }
 
 /* ---- the notes ----------------------------------------------------------- */

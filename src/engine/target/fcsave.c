@@ -72,35 +72,10 @@ const struct fcsave_layout *fcsave_layout_named(const char *name)
 
 const struct fcsave_layout *fcsave_layout_in_maps(const char *maps)
 {
-	const char *line = maps, *end = maps + strlen(maps);
-	char seen[256] = "";
+	char lib[256];
 
-	while (line < end) {
-		const char *eol = memchr(line, '\n', (size_t)(end - line));
-		struct procfs_maps_line m;
-		const char *base;
-		size_t n;
-
-		if (!eol)
-			eol = end;
-		if (procfs_maps_line(line, (size_t)(eol - line), &m) &&
-		    m.exec && m.path_len) {
-			base = memrchr(m.path, '/', m.path_len);
-			base = base ? base + 1 : m.path;
-			n = m.path_len - (size_t)(base - m.path);
-			if (n > strlen(FCSAVE_LIB) && n < sizeof(seen) &&
-			    !strncmp(base, FCSAVE_LIB, strlen(FCSAVE_LIB))) {
-				/* Two different Boost.Contexts: unknown. */
-				if (seen[0] && (strlen(seen) != n ||
-						strncmp(seen, base, n)))
-					return NULL;
-				memcpy(seen, base, n);
-				seen[n] = '\0';
-			}
-		}
-		line = eol + 1;
-	}
-	return fcsave_layout_named(seen[0] ? seen : NULL);
+	procfs_maps_lib(maps, FCSAVE_LIB, lib, sizeof(lib));
+	return fcsave_layout_named(lib[0] ? lib : NULL);
 }
 
 const struct fcsave_layout *fcsave_layout_of(pid_t pid)

@@ -173,6 +173,43 @@ static bool take_char(const char **p, const char *end, char c)
 	return true;
 }
 
+char *procfs_maps_lib(const char *maps, const char *prefix, char *out, size_t n)
+{
+	const char *line = maps, *end = maps + strlen(maps);
+	size_t plen = strlen(prefix);
+
+	if (n)
+		out[0] = '\0';
+	while (line < end) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		struct procfs_maps_line m;
+		const char *base;
+		size_t len;
+
+		if (!eol)
+			eol = end;
+		if (procfs_maps_line(line, (size_t)(eol - line), &m) &&
+		    m.exec && m.path_len) {
+			base = memrchr(m.path, '/', m.path_len);
+			base = base ? base + 1 : m.path;
+			len = m.path_len - (size_t)(base - m.path);
+			if (len > plen && len < n &&
+			    !strncmp(base, prefix, plen)) {
+				/* Two different ones: unknown. */
+				if (out[0] && (strlen(out) != len ||
+					       strncmp(out, base, len))) {
+					out[0] = '\0';
+					return out;
+				}
+				memcpy(out, base, len);
+				out[len] = '\0';
+			}
+		}
+		line = eol + 1;
+	}
+	return out;
+}
+
 bool procfs_maps_line(const char *p, size_t len, struct procfs_maps_line *m)
 {
 	static const char deleted[] = " (deleted)";

@@ -49,6 +49,15 @@ int procfs_same_file(int dirfd, const char *path, const char *ours);
 bool procfs_maps_find(const char *maps, const char *name, uint64_t *start,
 		      uint64_t *end);
 
+/*
+ * The file name (without its directory) of the one executable mapping of
+ * a maps text whose name starts with `prefix` ("libboost_context.so"),
+ * into out (n bytes); "" when none is mapped, or two different ones (or a
+ * name that does not fit).  Returns out.
+ */
+char *procfs_maps_lib(const char *maps, const char *prefix, char *out,
+		      size_t n);
+
 /* One line of a maps text, its path pointing into the line. */
 struct procfs_maps_line {
 	uint64_t start, end, offset, inode;
