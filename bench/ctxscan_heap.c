@@ -28,7 +28,13 @@
  * longest gaps.  corotop never stops the child's threads; on a machine of
  * 2 CPUs the worker and corotop's scan compete for them.
  *
- * Usage: ctxscan_heap [HEAP_MIB [TASKS [--attach COROTOP [SECONDS]]]]
+ * With --core COROTOP, the same process as a core file (issue 30, part
+ * 2): gdb's gcore dumps the child into a temporary directory (timed), then
+ * `COROTOP dump --core FILE --json` opens it (timed: the time to the first
+ * snapshot of a core), and the contexts it found are counted.
+ *
+ * Usage: ctxscan_heap [HEAP_MIB [TASKS [--attach COROTOP [SECONDS] |
+ *                                       --core COROTOP]]]
  *        (1024 10000)
  */
 #define _GNU_SOURCE
@@ -38,6 +44,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "common/hash.h"
@@ -319,12 +326,69 @@ static void ch_attach(const char *corotop, pid_t child, int child_in,
 	fflush(stdout);
 }
 
+/* --core: gcore of the child, then corotop dump --core of it. */
+static void ch_core(const char *corotop, pid_t child, long mib, long tasks)
+{
+	char dir[] = "/tmp/ctxscan-core-XXXXXX", prefix[64], core[96];
+	char pid_s[16], stations[24], buf[1 << 16], sink[4096];
+	char *gcore[] = {"/usr/bin/gcore", "-o", prefix, pid_s, NULL};
+	char *dump[] = {(char *)corotop, "dump", "--stations", stations,
+			"--core",	 core,	 "--json",     NULL};
+	uint64_t t0, gcore_ns, dump_ns;
+	unsigned long long found = 0;
+	struct stat st;
+	size_t len = 0;
+	ssize_t got;
+	const char *at;
+	int fd, status;
+	pid_t c;
+
+	if (!mkdtemp(dir))
+		bench_die("mkdtemp failed");
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)child);
+	snprintf(prefix, sizeof(prefix), "%s/core", dir);
+	snprintf(core, sizeof(core), "%s.%d", prefix, (int)child);
+	snprintf(stations, sizeof(stations), "%ld",
+		 tasks + 4096 < 1048576 ? tasks + 4096 : 1048576);
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
+	c = ch_spawn(gcore, NULL);
+	if (waitpid(c, &status, 0) != c || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) || stat(core, &st))
+		bench_die("gcore failed (is gdb installed?)");
+	gcore_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+	t0 = clock_now_ns(CLOCK_MONOTONIC);
+	c = ch_spawn(dump, &fd);
+	while ((got = read(fd, len < sizeof(buf) - 1 ? buf + len : sink,
+			   len < sizeof(buf) - 1 ? sizeof(buf) - 1 - len
+						 : sizeof(sink))) > 0)
+		if (len < sizeof(buf) - 1)
+			len += (size_t)got;
+	buf[len] = '\0';
+	close(fd);
+	if (waitpid(c, &status, 0) != c || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		bench_die("corotop dump --core failed");
+	dump_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+	if ((at = strstr(buf, "\"scan\":")) && (at = strstr(at, "\"found\":")))
+		found = strtoull(at + 8, NULL, 10);
+	printf("ctxscan_heap core heap_mib=%ld tasks=%ld gcore_ms=%.0f "
+	       "core_mib=%.0f dump_core_ms=%.0f found=%llu result=%s\n",
+	       mib, tasks, (double)gcore_ns / 1e6,
+	       (double)st.st_size / 1048576.0, (double)dump_ns / 1e6, found,
+	       found == (unsigned long long)tasks ? "exact" : "MISMATCH");
+	fflush(stdout);
+	unlink(core);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	long mib = argc > 1 ? atol(argv[1]) : 1024;
 	long tasks = argc > 2 ? atol(argv[2]) : 10000;
 	const char *corotop =
 		argc > 4 && !strcmp(argv[3], "--attach") ? argv[4] : NULL;
+	const char *core_corotop =
+		argc > 4 && !strcmp(argv[3], "--core") ? argv[4] : NULL;
 	double secs = argc > 5 ? atof(argv[5]) : 5;
 	static struct ctxscan_region regions[CTXSCAN_REGIONS_MAX];
 	struct ctxscan_range dead[64], running[64];
@@ -435,6 +499,8 @@ int main(int argc, char **argv)
 	procmem_finish(&rd.pm);
 	if (corotop)
 		ch_attach(corotop, pid, in[1], secs, mib, tasks);
+	if (core_corotop)
+		ch_core(core_corotop, pid, mib, tasks);
 	close(in[1]);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status))
