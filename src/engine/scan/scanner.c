@@ -9,10 +9,12 @@
  * threads are never stopped: a pass reads memory that changes under it,
  * so a context that moved while it was read is seen at the next pass.
  *
- * Identity.  A context is known by its saved area's address (the
- * fcontext_t): a coroutine that parks again at the same depth, as a loop
- * that yields does, saves at the same address and stays the same record;
- * one that parks at another depth is a new record, the old one closed.
+ * Identity.  A Boost.Fiber that its scheduler lists (fiberwalk.c) is
+ * known by its context object, wherever it parks.  Another context is
+ * known by its saved area's address (the fcontext_t): a coroutine that
+ * parks again at the same depth, as a loop that yields does, saves at the
+ * same address and stays the same record; one that parks at another
+ * depth is a new record, the old one closed.
  * Nothing in memory says how often it switched or since when it exists:
  * its record carries the scan's mark (model_found), which the views and
  * the JSON show as "unknown" for AGE and SWITCHES, and IN-STATE counts
@@ -57,6 +59,7 @@
 
 /* One context the model holds: its area, its station, its saved pc. */
 struct scanner_known {
+	uint64_t id; /* its identity (scanner_identify) */
 	uint64_t at, pc;
 	uint32_t station;
 	bool unsure, waiting;
@@ -77,6 +80,11 @@ struct scanner {
 	 * fctx; env.stations max. */
 	struct fiberwalk_fiber *fibers;
 	size_t nfibers;
+	/* The found ones by identity: (id, index into found), sorted. */
+	struct scanner_order {
+		uint64_t id;
+		uint32_t i;
+	} * order;
 	struct scanner_known *known, *next; /* sorted by at */
 	size_t nknown;
 	uint32_t *free; /* stations not in use, a stack */
@@ -105,10 +113,12 @@ static struct scanner *scanner_alloc(const struct scanner_env *env, char *err,
 	s->found = calloc(env->stations ? env->stations : 1, sizeof(*s->found));
 	s->fibers =
 		calloc(env->stations ? env->stations : 1, sizeof(*s->fibers));
+	s->order = calloc(env->stations ? env->stations : 1, sizeof(*s->order));
 	s->known = calloc(env->stations ? env->stations : 1, sizeof(*s->known));
 	s->next = calloc(env->stations ? env->stations : 1, sizeof(*s->next));
 	s->free = calloc(env->stations ? env->stations : 1, sizeof(*s->free));
-	if (!s->found || !s->fibers || !s->known || !s->next || !s->free) {
+	if (!s->found || !s->fibers || !s->order || !s->known || !s->next ||
+	    !s->free) {
 		snprintf(err, errlen, "out of memory for the scan");
 		scanner_destroy(s);
 		return NULL;
@@ -160,6 +170,7 @@ void scanner_destroy(struct scanner *s)
 	free(s->regions);
 	free(s->found);
 	free(s->fibers);
+	free(s->order);
 	free(s->known);
 	free(s->next);
 	free(s->free);
@@ -270,6 +281,29 @@ static void scanner_fibers(struct scanner *s, const struct ctxscan_reader *rd)
 	s->pass.fibers = st.fibers;
 }
 
+static int scanner_order_cmp(const void *a, const void *b)
+{
+	const struct scanner_order *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Each found context's identity, what keeps its record from pass to
+ * pass: a Boost.Fiber's context object, when its scheduler lists it (it
+ * stays the same wherever the fiber parks); else the saved area's
+ * address (a context that parks again at the same depth).  Sorted. */
+static void scanner_identify(struct scanner *s)
+{
+	for (size_t i = 0; i < s->nfound; i++) {
+		const struct fiberwalk_fiber *fb =
+			fiberwalk_find(s->fibers, s->nfibers, s->found[i].at);
+
+		s->order[i] = (struct scanner_order){
+			.id = fb ? fb->ctx : s->found[i].at, .i = (uint32_t)i};
+	}
+	qsort(s->order, s->nfound, sizeof(*s->order), scanner_order_cmp);
+}
+
 /* What the lists say of found context f: listed (then live), waiting. */
 static void scanner_listed(const struct scanner *s,
 			   const struct ctxscan_found *f, bool *unsure,
@@ -338,6 +372,7 @@ bool scanner_pass(struct scanner *s)
 		s->nfound = ctxscan_fcontext(&in, s->found, s->env.stations,
 					     &s->scan);
 		scanner_fibers(s, &in.reader);
+		scanner_identify(s);
 	}
 	s->pass.bytes = s->scan.bytes;
 	s->pass.pass_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
@@ -348,13 +383,13 @@ bool scanner_pass(struct scanner *s)
 
 /* Found context f, on station `station`, into the model: its census. */
 static void scanner_send(struct scanner *s, const struct ctxscan_found *f,
-			 uint32_t station, uint64_t now, bool unsure,
-			 bool waiting)
+			 uint64_t id, uint32_t station, uint64_t now,
+			 bool unsure, bool waiting)
 {
 	struct harvest_event ev = {
 		.ts = now,
 		.addr = f->pc,
-		.probe_id = f->at,
+		.probe_id = id,
 		.station = station,
 		.census = 1,
 		.where = {.sp = f->sp,
@@ -373,10 +408,11 @@ void scanner_apply(struct scanner *s, uint64_t now)
 	size_t i = 0, k = 0, n = 0;
 	uint32_t unsure = 0, lost = 0, waiting = 0;
 
-	/* Both lists are sorted by address (ctxscan_fcontext's order). */
+	/* Both lists are sorted by identity (scanner_identify). */
 	while (i < s->nfound || k < s->nknown) {
 		const struct ctxscan_found *f =
-			i < s->nfound ? &s->found[i] : NULL;
+			i < s->nfound ? &s->found[s->order[i].i] : NULL;
+		uint64_t id = f ? s->order[i].id : 0;
 		struct scanner_known *o = k < s->nknown ? &s->known[k] : NULL;
 		const struct fiberwalk_fiber *fb =
 			f ? fiberwalk_find(s->fibers, s->nfibers, f->at) : NULL;
@@ -386,22 +422,24 @@ void scanner_apply(struct scanner *s, uint64_t now)
 			i++;
 			continue;
 		}
-		if (o && (!f || o->at < f->at)) {
+		if (o && (!f || o->id < id)) {
 			/* Gone: not found at this pass. */
 			model_close(s->env.model, o->station, now, true);
 			s->free[s->nfree++] = o->station;
 			k++;
 			continue;
 		}
-		if (o && o->at == f->at) {
+		if (o && o->id == id) {
 			struct scanner_known kn = *o;
 			bool u, w;
 
 			scanner_listed(s, f, &u, &w);
-			if (kn.pc != f->pc || kn.unsure != u)
-				scanner_send(s, f, kn.station, now, u, w);
+			/* Parked elsewhere, or anew: walked again. */
+			if (kn.at != f->at || kn.pc != f->pc || kn.unsure != u)
+				scanner_send(s, f, id, kn.station, now, u, w);
 			else if (kn.waiting != w)
 				model_found(s->env.model, kn.station, u, w);
+			kn.at = f->at;
 			kn.pc = f->pc;
 			kn.unsure = u;
 			kn.waiting = w;
@@ -415,10 +453,11 @@ void scanner_apply(struct scanner *s, uint64_t now)
 				bool u, w;
 
 				scanner_listed(s, f, &u, &w);
-				model_open(s->env.model, st, f->at, now);
-				scanner_send(s, f, st, now, u, w);
+				model_open(s->env.model, st, id, now);
+				scanner_send(s, f, id, st, now, u, w);
 				s->next[n++] =
-					(struct scanner_known){.at = f->at,
+					(struct scanner_known){.id = id,
+							       .at = f->at,
 							       .pc = f->pc,
 							       .station = st,
 							       .unsure = u,
