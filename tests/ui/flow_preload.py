@@ -25,6 +25,7 @@ and the held program with it.
 """
 import os
 import shlex
+import shutil
 import signal
 import time
 
@@ -234,3 +235,45 @@ def flow_scan(fl):
     fl.keys('q')
     fl.finish(0, 'quit', attached=True, buffers=False)
     os.kill(fl.workload_pid, signal.SIGKILL)
+
+
+CORE_TABLE = h.both(
+    h.has(r'^ corotop  core of pid \d+ \(uctx-target\) '),
+    h.has(r'Coroutines 3: R 0 +S 3 +D 0 '),
+    h.has(r'a core file: frozen at its dump; q quits'),
+    h.has(r'^ +~[0-9a-f]+ S +- +\? +\? stuck_wait +stuck_wait\+0x'))
+
+
+def flow_core(fl):
+    """corotop --core on a gcore of uctx-target, started alone and ended
+    once dumped: the same rows as the live scan, frozen -- IN-STATE ?
+    too (a core says not since when), the header naming the core's pid
+    and command, the message line saying it is a core; End and Enter show
+    the stuck one's detail, "suspended when the core was dumped"; q ends
+    corotop."""
+    if not fl.args.uctx_target:
+        raise h.Skip('no --uctx-target')
+    if not shutil.which('gcore'):
+        raise h.Skip('no gcore (gdb)')
+    fl.open()
+    fl.type('%s 2 3 --stuck --hold > /dev/null & PID=$!' %
+            shlex.quote(fl.args.uctx_target))
+    fl.keys('Enter')
+    fl.wait_prompt('uctx-target runs in the background')
+    pid = h.child_running(fl.shell_pid(), fl.args.uctx_target)
+    if not pid:
+        raise h.Abort('no uctx-target in the background')
+    fl.type('sleep 0.5; gcore -o core $PID > /dev/null 2>&1; kill $PID')
+    fl.keys('Enter')
+    fl.wait_prompt('gcore dumped it, and it was ended')
+    fl.type_corotop('--core core.%d' % pid)
+    fl.wait(CORE_TABLE, 'corotop shows the core\'s coroutines')
+    fl.corotop_pid = h.child_running(fl.shell_pid(), fl.args.corotop)
+    fl.info = nz.Info('pid %d\ntid1 %d\n' % (pid, pid))
+    fl.step('table', marker=CORE_TABLE)
+    fl.step('detail', keys=['End', 'Enter'],
+            marker=h.both(h.has(r'^ Coroutine ~[0-9a-f]+ "stuck_wait" '),
+                          h.has(r'suspended when the core was dumped'),
+                          h.has(r'#0 +stuck_wait\+0x')))
+    fl.keys('q')
+    fl.finish(0, 'quit')

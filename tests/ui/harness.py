@@ -1974,6 +1974,7 @@ FLOWS = {
     'preload-procs': flow_preload.flow_preload_procs,
     'fiber-meters': flow_preload.flow_fiber_meters,
     'scan': flow_preload.flow_scan,
+    'core': flow_preload.flow_core,
     'cacheray': flow_cacheray,
 }
 

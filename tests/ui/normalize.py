@@ -33,6 +33,7 @@ count, an address or a title can never be masked by accident):
                 its cell so the layout stays exact.  A context a memory scan
                 found: its ID (~ or ? and its address) -> ~ADDR, its
                 IN-STATE (a lower bound) -> >DUR, its unknown '?' kept
+                (a core's IN-STATE too)
     groups      "thread 1234:" -> "thread T1:"
     ppt view    the books line's "N/s" meter and "first frame DUR" (the
                 time from attach to the first frame; "-" before it is
@@ -295,8 +296,9 @@ CELL_MASKS = {
     # address (~: sure, ?: not proven live), which ASLR moves.
     'ID': lambda v, info: v[0] + 'ADDR' if v[0] in '~?' else v,
     'AGE': lambda v, info: 'DUR' if v != '?' else v,
-    # A scan's IN-STATE is a lower bound: >DUR.
-    'IN-STATE': lambda v, info: '>DUR' if v.startswith('>') else 'DUR',
+    # A scan's IN-STATE is a lower bound: >DUR; a core's is not known: ?.
+    'IN-STATE': lambda v, info: ('>DUR' if v.startswith('>') else
+                                 v if v == '?' else 'DUR'),
     # ... and its counts are not known: '?' is kept.
     'SW/s': lambda v, info: 'N' if v != '?' else v,
     'RUN%': lambda v, info: 'P' if v != '?' else v,
