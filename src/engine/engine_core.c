@@ -126,6 +126,15 @@ static void core_reg_one(void *ctx, const struct probereg_coro *rc)
 	engine_census_event(e, &ev);
 }
 
+/* The core's memory, for probereg. */
+static bool core_reg_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct engine *e = ctx;
+	char err[160];
+
+	return procmem_read(&e->core_pm, addr, buf, n, err, sizeof(err));
+}
+
 /* Where the core's probe registry is, when it has one that can be read
  * (*r: its latest moment); false: none (it is scanned instead). */
 static bool core_registry_find(struct engine *e, uint64_t *desc,
@@ -135,7 +144,7 @@ static bool core_registry_find(struct engine *e, uint64_t *desc,
 	char why[256];
 
 	return symtab_find_object(&e->symtab, REGDESC_SYMBOL, desc) &&
-	       probereg_read(&e->core_pm, *desc, e->region.stations,
+	       probereg_read(core_reg_read, e, *desc, e->region.stations,
 			     core_reg_latest, r, &st, why, sizeof(why));
 }
 
@@ -149,8 +158,8 @@ static void core_registry_send(struct engine *e, uint64_t desc,
 
 	pthread_mutex_lock(&e->lock);
 	engine_mark_exit_at(e, r->latest);
-	if (probereg_read(&e->core_pm, desc, e->region.stations, core_reg_one,
-			  r, &st, why, sizeof(why)))
+	if (probereg_read(core_reg_read, e, desc, e->region.stations,
+			  core_reg_one, r, &st, why, sizeof(why)))
 		e->core_reg = (struct core_reg_stats){
 			.read = true, .live = st.live, .unread = st.unread};
 	pthread_mutex_unlock(&e->lock);

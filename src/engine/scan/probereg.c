@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "corotop/ctp.h"
-#include "engine/target/procmem.h"
 #include "wire/regdesc.h"
 
 /* Slots read at once. */
@@ -37,30 +36,52 @@ static void probereg_printable(char *s)
 			*s = '?';
 }
 
+/* A static name at p: the bytes up to its NUL, at most
+ * COROTOP_NAME_MAX - 1, read a run at a time up to the next 64-byte
+ * boundary (a short string may end a mapping); "" when unreadable or not
+ * terminated in time. */
+static void probereg_string(probereg_read_fn read, void *read_ctx, uint64_t p,
+			    char *out)
+{
+	size_t n = 0;
+
+	while (n < COROTOP_NAME_MAX) {
+		size_t run = 64 - (size_t)((p + n) & 63);
+
+		if (run > COROTOP_NAME_MAX - n)
+			run = COROTOP_NAME_MAX - n;
+		if (p + n < p || !read(read_ctx, p + n, out + n, run))
+			break;
+		if (memchr(out + n, '\0', run))
+			return;
+		n += run;
+	}
+	out[0] = '\0';
+}
+
 /* Slot k's name into rc (none when it cannot be read). */
-static void probereg_name(struct procmem *pm, uint64_t names, uint32_t k,
-			  struct probereg_coro *rc)
+static void probereg_name(probereg_read_fn read, void *read_ctx, uint64_t names,
+			  uint32_t k, struct probereg_coro *rc)
 {
 	struct regdesc_name nm;
-	char err[128];
 
 	rc->name[0] = '\0';
-	if (!names || !procmem_read(pm, names + (uint64_t)k * sizeof(nm), &nm,
-				    sizeof(nm), err, sizeof(err)))
+	if (!names ||
+	    !read(read_ctx, names + (uint64_t)k * sizeof(nm), &nm, sizeof(nm)))
 		return;
 	rc->entry = nm.entry;
 	rc->made_for = nm.made_for;
 	if (!nm.ptr) {
 		memcpy(rc->name, nm.text, sizeof(rc->name));
 		rc->name[sizeof(rc->name) - 1] = '\0';
-	} else if (!procmem_read_string(pm, nm.ptr, rc->name, sizeof(rc->name),
-					err, sizeof(err))) {
-		rc->name[0] = '\0';
+	} else {
+		probereg_string(read, read_ctx, nm.ptr, rc->name);
 	}
 	probereg_printable(rc->name);
 }
 
-bool probereg_read(struct procmem *pm, uint64_t desc, uint32_t max,
+bool probereg_read(probereg_read_fn read, void *read_ctx, uint64_t desc,
+		   uint32_t max,
 		   void (*fn)(void *ctx, const struct probereg_coro *rc),
 		   void *ctx, struct probereg_stats *st, char *err,
 		   size_t errlen)
@@ -71,8 +92,13 @@ bool probereg_read(struct procmem *pm, uint64_t desc, uint32_t max,
 	uint32_t used = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (!procmem_read(pm, desc, &d, sizeof(d), err, errlen))
+	if (!read(read_ctx, desc, &d, sizeof(d))) {
+		snprintf(err, errlen,
+			 "the probe's registry descriptor at 0x%" PRIx64
+			 " cannot be read",
+			 desc);
 		return false;
+	}
 	if (memcmp(d.magic, REGDESC_MAGIC, sizeof(d.magic)) ||
 	    d.version != REGDESC_VERSION ||
 	    d.slot_size != sizeof(struct regdesc_slot) ||
@@ -87,11 +113,13 @@ bool probereg_read(struct procmem *pm, uint64_t desc, uint32_t max,
 			 d.coro_size);
 		return false;
 	}
-	if (!procmem_read(pm, d.slots_at, &slots, sizeof(slots), err, errlen) ||
-	    !procmem_read(pm, d.used_at, &used, sizeof(used), err, errlen))
+	if (!read(read_ctx, d.slots_at, &slots, sizeof(slots)) ||
+	    !read(read_ctx, d.used_at, &used, sizeof(used))) {
+		snprintf(err, errlen, "the probe's registry cannot be read");
 		return false;
+	}
 	/* No names: a registry without them (out of address space). */
-	if (!procmem_read(pm, d.names_at, &names, sizeof(names), err, errlen))
+	if (!read(read_ctx, d.names_at, &names, sizeof(names)))
 		names = 0;
 	if (used > d.max)
 		used = d.max;
@@ -102,12 +130,14 @@ bool probereg_read(struct procmem *pm, uint64_t desc, uint32_t max,
 		uint32_t n =
 			used - k0 < PROBEREG_CHUNK ? used - k0 : PROBEREG_CHUNK;
 
-		if (!procmem_read(pm, slots + (uint64_t)k0 * sizeof(*slot),
-				  slot, n * sizeof(*slot), err, errlen))
+		if (!read(read_ctx, slots + (uint64_t)k0 * sizeof(*slot), slot,
+			  n * sizeof(*slot))) {
+			snprintf(err, errlen,
+				 "the probe's registry slots cannot be read");
 			return false;
+		}
 		for (uint32_t i = 0; i < n; i++) {
 			struct probereg_coro rc = {.at = slot[i].coro};
-			char why[128];
 
 			if (!(slot[i].word & REGDESC_LIVE) || !rc.at)
 				continue;
@@ -116,12 +146,11 @@ bool probereg_read(struct procmem *pm, uint64_t desc, uint32_t max,
 				st->past_max++;
 				continue;
 			}
-			if (!procmem_read(pm, rc.at, &rc.c, sizeof(rc.c), why,
-					  sizeof(why))) {
+			if (!read(read_ctx, rc.at, &rc.c, sizeof(rc.c))) {
 				st->unread++;
 				continue;
 			}
-			probereg_name(pm, names, k0 + i, &rc);
+			probereg_name(read, read_ctx, names, k0 + i, &rc);
 			fn(ctx, &rc);
 		}
 	}

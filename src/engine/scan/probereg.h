@@ -12,7 +12,8 @@
 
 #include "corotop/probe.h"
 
-struct procmem;
+/* The memory read: n bytes at addr into buf, all or false. */
+typedef bool (*probereg_read_fn)(void *ctx, uint64_t addr, void *buf, size_t n);
 
 /* One live coroutine of the registry. */
 struct probereg_coro {
@@ -31,13 +32,15 @@ struct probereg_stats {
 };
 
 /*
- * Read the registry whose descriptor is at `desc` in pm's memory and call
+ * Read the registry whose descriptor is at `desc` in a process's memory
+ * (read: a core's, through procmem) and call
  * fn for each live coroutine, at most max of them, lowest slot first.
  * False with a message when the descriptor is not one this corotop reads
  * (magic, version, sizes) or the registry cannot be read; true otherwise,
  * with *st filled.
  */
-bool probereg_read(struct procmem *pm, uint64_t desc, uint32_t max,
+bool probereg_read(probereg_read_fn read, void *read_ctx, uint64_t desc,
+		   uint32_t max,
 		   void (*fn)(void *ctx, const struct probereg_coro *rc),
 		   void *ctx, struct probereg_stats *st, char *err,
 		   size_t errlen);
