@@ -74,7 +74,17 @@ def dump_json(cor, args, what):
     return json.loads(out.splitlines()[0])
 
 
+# A sanitizer's process: gcore of it takes minutes (its shadow memory,
+# terabytes of address space), and ASan turns the kernel's cores off.
+SANITIZED = False
+
+
 def gcore(pid, where):
+    """gcore of pid: the core's path; None in a sanitizer build, whose
+    processes are not dumped here (the plain build checks cores; the
+    reader itself runs under ASan in unit-corefile and fuzz-corefile)."""
+    if SANITIZED:
+        return None
     prefix = os.path.join(where, 'core')
     rc, out, err = run(['gcore', '-o', prefix, str(pid)])
     path = '%s.%d' % (prefix, pid)
@@ -88,6 +98,14 @@ def live_and_core(cor, pid, where, what, sanitized, truth=None):
     both holding `truth` (a set of keys' predicates: callables)."""
     live = dump_json(cor, ['-p', str(pid)], what)['coroutines']
     path = gcore(pid, where)
+    if not path:
+        for name, pred in (truth or {}).items():
+            if not any(pred(c) for c in live):
+                fail('%s: %s missing: live %s'
+                     % (what, name, [key(c) for c in live]))
+        print('SKIP %s: no gcore of a sanitizer\'s process; the live scan '
+              'lists %d coroutines' % (what, len(live)))
+        return None, live
     snap = dump_json(cor, ['--core', path], what + ' core')
     t = snap['target']
     if not t['core'] or not t['scanned'] or t['running'] or \
@@ -113,6 +131,19 @@ def live_and_core(cor, pid, where, what, sanitized, truth=None):
     return path, rows
 
 
+def check_fctx_text(cor, path, pid):
+    """`corotop dump --core` and `corotop --core -b` on fctx-parked's
+    core: its tasks, the header naming the core, one snapshot."""
+    rc, out, err = run([cor, 'dump', '--core', path])
+    if rc != 0 or 'core of pid %d (fctx-parked)' % pid not in out \
+            or out.count('"task" suspended') < TASKS:
+        fail('dump --core: exit %d: %s%s' % (rc, out, err))
+    rc, out, err = run([cor, '--core', path, '-b'])
+    if rc != 0 or 'Core: 1 threads' not in out or \
+            out.count('task+') < TASKS:
+        fail('--core -b: exit %d: %s%s' % (rc, out, err))
+
+
 def check_fctx(cor, target, where, sanitized):
     p = subprocess.Popen([target, str(TASKS)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, encoding='utf-8')
@@ -130,14 +161,8 @@ def check_fctx(cor, target, where, sanitized):
                     not c['where'].startswith('task+'):
                 fail('fctx-parked core: task at %#x: %s' % (at, c))
         # The text forms: dump's and batch's one snapshot, which ends.
-        rc, out, err = run([cor, 'dump', '--core', path])
-        if rc != 0 or 'core of pid %d (fctx-parked)' % p.pid not in out \
-                or out.count('"task" suspended') < TASKS:
-            fail('dump --core: exit %d: %s%s' % (rc, out, err))
-        rc, out, err = run([cor, '--core', path, '-b'])
-        if rc != 0 or 'Core: 1 threads' not in out or \
-                out.count('task+') < TASKS:
-            fail('--core -b: exit %d: %s%s' % (rc, out, err))
+        if path:
+            check_fctx_text(cor, path, p.pid)
     finally:
         p.stdin.close()
     rest = p.stdout.read()
@@ -207,6 +232,10 @@ def check_asio(cor, target, where, sanitized):
 
 
 def check_kernel(cor, target, where, kept_count):
+    if SANITIZED:
+        print('SKIP kernel core: ASan turns core dumps off (its shadow '
+              'memory)')
+        return
     with open('/proc/sys/kernel/core_pattern') as f:
         pattern = f.read().strip()
     if pattern.startswith('|') or '/' in pattern:
@@ -246,6 +275,9 @@ def check_kernel(cor, target, where, kept_count):
 def check_exe(cor, target, where):
     """A program file that is gone: its frames are unnamed, and the
     core says one mapped file could not be read; --exe names them."""
+    if SANITIZED:
+        print('SKIP --exe: no gcore of a sanitizer\'s process')
+        return
     d = os.path.join(where, 'moved')
     os.mkdir(d)
     prog = os.path.join(d, 'fctx-parked')
@@ -317,7 +349,8 @@ def check_fiber(cor, target, where, sanitized):
         if 'stuck_wait_for_signal()' not in flagged:
             fail('fiber-target: the stuck fiber not flagged: %s' % flagged)
         path = gcore(p.pid, where)
-        core = dump_json(cor, ['--core', path], 'fiber-target core')
+        core = dump_json(cor, ['--core', path], 'fiber-target core') \
+            if path else snap
         stuck = [c for c in core['coroutines']
                  if c['name'] == 'stuck_wait_for_signal()']
         if len(stuck) != 1 or not stuck[0]['waiting']:
@@ -337,6 +370,9 @@ def check_registry_probe(cor, target, where):
     """A program that links the probe: its core's registry is read, not
     scanned -- every parked coroutine with its id, thread, last address
     and state as the probe kept them (the target's `coro K` answers)."""
+    if SANITIZED:
+        print('SKIP census-target core: no gcore of a sanitizer\'s process')
+        return
     p = subprocess.Popen([target], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, encoding='utf-8')
 
@@ -381,6 +417,9 @@ def check_registry_probe(cor, target, where):
 def check_registry_preload(cor, target, preload, where):
     """A program that ran under the preload: its core's registry lists
     every task, named, parked, on its thread, and the root running."""
+    if SANITIZED:
+        print('SKIP preload core: no gcore of a sanitizer\'s process')
+        return
     env = dict(os.environ, LD_PRELOAD=preload)
     p = subprocess.Popen([target, '3'], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, encoding='utf-8', env=env)
@@ -413,9 +452,11 @@ def main():
         print('SKIP gcore (gdb) is not installed: scripts/lib.sh installs '
               'it')
         return 77
+    global SANITIZED
     with open(fctx, 'rb') as f:
         text = f.read()
         sanitized = b'__asan_init' in text or b'__tsan_init' in text
+    SANITIZED = sanitized
     with tempfile.TemporaryDirectory(prefix='corotop-core-') as where:
         kept = check_fctx(cor, fctx, where, sanitized)
         check_uctx(cor, uctx, where, sanitized)

@@ -180,9 +180,13 @@ int main()
 		      fiberwalk_find(out.data(), n, found[0].at)->ctx ==
 			      reinterpret_cast<uint64_t>(waiter));
 
-		/* A found context that is no context: rejected, no walk. */
+		/* A found context that is no context (bytes of junk, as
+		 * large as a context): rejected, no walk. */
+		alignas(16) unsigned char junk[512];
+		std::memset(junk, 0x41, sizeof(junk));
+		std::memcpy(junk + l->c, &found[0].at, 8);
 		ctxscan_found bad = found[0];
-		bad.stored_at = reinterpret_cast<uint64_t>(&mu) + l->c;
+		bad.stored_at = reinterpret_cast<uint64_t>(junk) + l->c;
 		n = fiberwalk_run(l, &rd, &bad, 1, out.data(), out.size(), &st);
 		CHECK(n == 0 && st.rejected == 1 && st.schedulers == 0);
 
