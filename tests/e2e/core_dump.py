@@ -169,8 +169,8 @@ def check_fctx(cor, target, where, sanitized):
     if p.wait(timeout=DEADLINE) != 0 or rest:
         fail('fctx-parked ended with %d, then said %r'
              % (p.returncode, rest))
-    print('ok   fctx-parked: the %d tasks from its core, named; it ran on '
-          'and exited 0' % TASKS)
+    print('ok   fctx-parked: the %d tasks %s, named; it ran on and exited 0'
+          % (TASKS, 'from its core' if path else 'from the live scan'))
     return kept
 
 
@@ -362,8 +362,9 @@ def check_fiber(cor, target, where, sanitized):
         fail('fiber-target ended with %d, not on its SIGTERM'
              % p.returncode)
     print('ok   fiber-target: the stuck fiber proven waiting by its '
-          'scheduler\'s lists, flagged WAKE? after 1 s, alone; its gcore '
-          'too; the program ended on its signal')
+          'scheduler\'s lists, flagged WAKE? after 1 s%s; %sthe program '
+          'ended on its signal' % ('' if SANITIZED else ', alone',
+                                   'its gcore too; ' if path else ''))
 
 
 def check_registry_probe(cor, target, where):
