@@ -118,6 +118,16 @@ def live_and_core(cor, pid, where, what, sanitized, truth=None):
     for c in rows:
         if c.get('source') != 'scan' or c['age_ns'] or c['in_state_ns']:
             fail('%s: core row %s' % (what, json.dumps(c)))
+    # Each thread of the core: a running row, its id its tid, the stack
+    # it was running on walked from its registers.
+    threads = [c for c in rows if c['state'] == 'running']
+    rows = [c for c in rows if c['state'] != 'running']
+    if len(threads) != snap['core']['threads'] or \
+            snap['scan']['threads_listed'] != len(threads) or \
+            any(c['tid'] != c['probe_id'] or not c['tid'] or
+                not c.get('parked_stack', {}).get('frames')
+                for c in threads):
+        fail('%s: the core\'s threads: %s' % (what, json.dumps(threads)))
     if not sanitized and sorted(map(key, live)) != sorted(map(key, rows)):
         fail('%s: live and core differ:\nlive %s\ncore %s'
              % (what, sorted(map(key, live)), sorted(map(key, rows))))
@@ -126,8 +136,9 @@ def live_and_core(cor, pid, where, what, sanitized, truth=None):
             fail('%s: %s missing: live %s, core %s'
                  % (what, name, [key(c) for c in live],
                     [key(c) for c in rows]))
-    print('ok   %s: gcore lists %d coroutines, as the live scan does'
-          % (what, len(rows)))
+    print('ok   %s: gcore lists %d coroutines, as the live scan does, and '
+          'its %d threads with their stacks' % (what, len(rows),
+                                                len(threads)))
     return path, rows
 
 

@@ -239,14 +239,16 @@ def flow_scan(fl):
 
 CORE_TABLE = h.both(
     h.has(r'^ corotop  core of pid \d+ \(uctx-target\) '),
-    h.has(r'Coroutines 3: R 0 +S 3 +D 0 '),
+    h.has(r'Coroutines 4: R 1 +S 3 +D 0 '),
+    h.has(r'^ +~[0-9a-f]+ R +\d+ +\? +\? \[root\] +pause\+0x'),
     h.has(r'a core file: frozen at its dump; q quits'),
     h.has(r'^ +~[0-9a-f]+ S +- +\? +\? stuck_wait +stuck_wait\+0x'))
 
 
 def flow_core(fl):
     """corotop --core on a gcore of uctx-target, started alone and ended
-    once dumped: the same rows as the live scan, frozen -- IN-STATE ?
+    once dumped: the same rows as the live scan, and its thread, running
+    in pause (its registers in the core, TID its id), frozen -- IN-STATE ?
     too (a core says not since when), the header naming the core's pid
     and command, the message line saying it is a core; End and Enter show
     the stuck one's detail, "suspended when the core was dumped"; q ends

@@ -46,9 +46,10 @@ struct snapshot_scan {
 	/* Boost.Fiber's own lists (engine/scan/fiberwalk.c), when a
 	 * libboost_fiber whose layout corotop knows is mapped. */
 	bool fiber_layout;
-	uint32_t schedulers; /* its schedulers found */
-	uint32_t fibers;     /* contexts they list */
-	uint32_t waiting;    /* ... found and proven waiting */
+	uint32_t schedulers;	 /* its schedulers found */
+	uint32_t fibers;	 /* contexts they list */
+	uint32_t waiting;	 /* ... found and proven waiting */
+	uint32_t threads_listed; /* a core's threads, rows of their own */
 };
 
 /* Core mode (target.core): what the core file says of the process. */

@@ -73,7 +73,8 @@ struct scanner {
 	char *maps;
 	size_t maps_cap;
 	struct ctxscan_region *regions;
-	size_t regions_cap;
+	size_t regions_cap, nregions;
+	bool threads_sent;	     /* a core's threads are in the model */
 	struct ctxscan_found *found; /* the last pass's, env.stations max */
 	size_t nfound;
 	/* Boost.Fiber's lists (fiberwalk.c), the last pass's, sorted by
@@ -333,6 +334,7 @@ bool scanner_pass(struct scanner *s)
 			    sizeof(*s->regions)))
 		return false;
 	nr = ctxscan_regions(s->maps, (size_t)len, s->regions, lines);
+	s->nregions = nr;
 	layout = fcsave_layout_in_maps(s->maps);
 	s->pass.no_layout = !layout;
 	if (s->core) { /* every thread of a core stopped, its sp known */
@@ -401,6 +403,42 @@ static void scanner_send(struct scanner *s, const struct ctxscan_found *f,
 
 	model_found(s->env.model, station, unsure, waiting);
 	s->env.event(s->env.ctx, &ev);
+}
+
+/* A core's threads, each a running record of its own: its thread id
+ * for ID and TID, its stack walked from its registers (the census walks
+ * it: engine/stacks/census.c), up to the end of the mapping its sp lies
+ * in.  Once: a core does not change. */
+static void scanner_threads(struct scanner *s, uint64_t now)
+{
+	const struct corefile_thread *t;
+	size_t n = corefile_threads(s->core, &t);
+
+	s->threads_sent = true;
+	for (size_t k = 0; k < n && s->nfree; k++) {
+		uint32_t st = s->free[--s->nfree];
+		struct harvest_event ev = {
+			.ts = now,
+			.tid = (uint64_t)t[k].tid,
+			.addr = t[k].pc,
+			.probe_id = (uint64_t)t[k].tid,
+			.station = st,
+			.census = 1,
+			.is_active = 1,
+			.where = {.sp = t[k].sp, .fp = t[k].fp, .pc = t[k].pc},
+		};
+
+		for (size_t r = 0; r < s->nregions; r++)
+			if (s->regions[r].lo <= t[k].sp &&
+			    t[k].sp < s->regions[r].hi) {
+				ev.where.stack_lo = t[k].sp;
+				ev.where.stack_hi = s->regions[r].hi;
+			}
+		model_open(s->env.model, st, ev.probe_id, now);
+		model_found(s->env.model, st, false, false);
+		s->env.event(s->env.ctx, &ev);
+		s->pass.threads_listed++;
+	}
 }
 
 void scanner_apply(struct scanner *s, uint64_t now)
@@ -480,6 +518,8 @@ void scanner_apply(struct scanner *s, uint64_t now)
 		s->next = t;
 		s->nknown = n;
 	}
+	if (s->core && !s->threads_sent)
+		scanner_threads(s, now);
 	s->st = s->pass;
 	s->st.found = (uint32_t)n;
 	s->st.unsure = unsure;

@@ -61,6 +61,7 @@ static uint64_t stacks_census_stack(struct stacks *sk,
 		.pc = ev->where.pc,
 		.stack_lo = ev->where.stack_lo,
 		.stack_hi = ev->where.stack_hi,
+		.leaf = ev->is_active,
 	};
 	uint64_t frames[STACKS_CENSUS_FRAMES], id;
 	struct symtab_unwound marks;
@@ -69,7 +70,10 @@ static uint64_t stacks_census_stack(struct stacks *sk,
 	bool busy;
 	size_t n;
 
-	if (ev->is_active || !(pm = sk->env.attach_pm(sk->env.ctx)))
+	/* A running one is walked only when its registers came with it (a
+	 * core's thread: engine/scan/scanner.c). */
+	if ((ev->is_active && !ev->where.sp) ||
+	    !(pm = sk->env.attach_pm(sk->env.ctx)))
 		return 0;
 	/* Once, at the attach: worth waiting for the names thread. */
 	n = stacks_unwind(sk, pm, 0, stacks_fc(sk), &s, frames,

@@ -104,13 +104,14 @@ static bool stacks_unwind_read(void *ctx, uint64_t addr, uint64_t *word)
 struct stacks_unwind_keep {
 	struct framecheck *fc;
 	enum framecheck_verdict why;
+	enum framecheck_rule rule;
 };
 
 static size_t stacks_unwind_keep(void *ctx, const uint64_t *frames, size_t n)
 {
 	struct stacks_unwind_keep *k = ctx;
 
-	return framecheck_walk(k->fc, frames, n, FRAMECHECK_RETURNS, &k->why);
+	return framecheck_walk(k->fc, frames, n, k->rule, &k->why);
 }
 
 size_t stacks_unwind(struct stacks *sk, struct procmem *pm, pid_t pid,
@@ -121,7 +122,10 @@ size_t stacks_unwind(struct stacks *sk, struct procmem *pm, pid_t pid,
 {
 	struct stacks_unwind_reader *r;
 	struct unwinder_regs regs = {.pc = s->pc, .sp = s->sp, .fp = s->fp};
-	struct stacks_unwind_keep keep = {.fc = fc, .why = FRAMECHECK_OK};
+	struct stacks_unwind_keep keep = {.fc = fc,
+					  .why = FRAMECHECK_OK,
+					  .rule = s->leaf ? FRAMECHECK_FROM_PC
+							  : FRAMECHECK_RETURNS};
 	struct stackwalk_stats st;
 	uint64_t fp[STACKS_UNWIND_MAX];
 	size_t nfp;

@@ -18,6 +18,9 @@ struct stackwalk_start {
 	uint64_t fp;		     /* the first frame record */
 	uint64_t pc;		     /* the innermost return address */
 	uint64_t stack_lo, stack_hi; /* the declared stack; 0, 0: unknown */
+	/* pc is where a running thread was interrupted (a core's thread),
+	 * not a return address: it follows no call. */
+	bool leaf;
 };
 
 /* Largest step between two frame records, and the lowest code address: the

@@ -481,7 +481,10 @@ static void batch_json_parked(struct json_writer *w,
 	uint64_t frames[BATCH_PARKED_FRAMES], trace = 0;
 	size_t n;
 
-	if (!hot || !hot->parked || !hot->name || c->state != MODEL_SUSPENDED)
+	/* A core's running thread: the stack it was running on. */
+	if (!hot || !hot->parked || !hot->name ||
+	    (c->state != MODEL_SUSPENDED &&
+	     !(c->state == MODEL_RUNNING && c->scanned)))
 		return;
 	n = hot->parked(hot->ctx, c, frames, BATCH_PARKED_FRAMES, &trace);
 	if (!n)
@@ -645,6 +648,8 @@ static void batch_json_scan(struct json_writer *w,
 	json_writer_uint_field(w, "schedulers", sc->schedulers);
 	json_writer_uint_field(w, "fibers_listed", sc->fibers);
 	json_writer_uint_field(w, "proven_waiting", sc->waiting);
+	/* A core's threads, listed as running rows. */
+	json_writer_uint_field(w, "threads_listed", sc->threads_listed);
 	json_writer_object_end(w);
 }
 

@@ -62,12 +62,17 @@ static void dump_coro(FILE *f, const struct snapshot *s,
 		snapshot_state_name(c->state), tid);
 	if (!(c->scanned && s->target.core)) /* a core: not since when */
 		fprintf(f, ", for %s", state);
-	if (c->scanned)
+	if (c->scanned && c->state == MODEL_RUNNING && s->target.core)
+		fputs(" [a thread: its registers in the core]", f);
+	else if (c->scanned)
 		fputs(c->unsure ? " [found by a scan, not proven live]"
 				: " [found by a scan]",
 		      f);
 	fputc('\n', f);
-	if (hot && hot->parked && c->state == MODEL_SUSPENDED)
+	/* Parked, or a core's running thread (the stack it was on). */
+	if (hot && hot->parked &&
+	    (c->state == MODEL_SUSPENDED ||
+	     (c->state == MODEL_RUNNING && c->scanned)))
 		n = hot->parked(hot->ctx, c, frames, DUMP_FRAMES, &trace);
 	for (size_t k = 0; k < n; k++)
 		fprintf(f, "      %s\n",
