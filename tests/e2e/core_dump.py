@@ -341,6 +341,14 @@ def check_fiber(cor, target, where, sanitized):
             fail('fiber-target: %s %s' % (snap['scan'],
                                           [key(c) + (c['waiting'],)
                                            for c in snap['coroutines']]))
+        # dump's text says which one its scheduler shows waiting.
+        rc, out, err = run([cor, 'dump', '-p', str(p.pid)])
+        waiting = [line for line in out.splitlines()
+                   if 'its scheduler\'s lists say' in line]
+        if rc != 0 or not 1 <= len(waiting) <= 2 or \
+                not any('"stuck_wait_for_signal()"' in line
+                        for line in waiting):
+            fail('fiber-target: dump: %s%s' % (out, err))
         # Flagged after the threshold, and nothing else.
         env = dict(os.environ, XDG_CONFIG_HOME=os.path.dirname(cfg))
         deadline = time.monotonic() + DEADLINE

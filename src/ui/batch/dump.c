@@ -64,6 +64,9 @@ static void dump_coro(FILE *f, const struct snapshot *s,
 		fprintf(f, ", for %s", state);
 	if (c->scanned && c->state == MODEL_RUNNING && s->target.core)
 		fputs(" [a thread: its registers in the core]", f);
+	else if (c->scanned && c->waiting)
+		fputs(" [found by a scan; waiting, its scheduler's lists say]",
+		      f);
 	else if (c->scanned)
 		fputs(c->unsure ? " [found by a scan, not proven live]"
 				: " [found by a scan]",
