@@ -595,10 +595,10 @@ static enum cli_result cli_check_core(struct cli *out, char *err, size_t errlen)
 		return cli_fail(err, errlen, "%s",
 				"--core reads a core file: give no command, "
 				"-p, --shm, --replay or --cacheray with it");
-	if (out->record || out->jsonl || out->sample_hz ||
-	    out->parked_stacks || out->output || out->list_buffers ||
-	    out->force_attach || out->counters || out->buffer ||
-	    out->ppt_block_frames || out->no_scan)
+	if (out->record || out->jsonl || out->sample_hz || out->parked_stacks ||
+	    out->output || out->list_buffers || out->force_attach ||
+	    out->counters || out->buffer || out->ppt_block_frames ||
+	    out->no_scan)
 		return cli_fail(err, errlen, "%s",
 				"--core reads a core file: --record, --jsonl, "
 				"--sample, --parked-stacks, --output and the "
@@ -800,7 +800,8 @@ bool cli_check_paths(const struct cli *cli, char *err, size_t errlen)
 	return (!cli->shm || pathcheck_input("--shm", cli->shm, err, errlen)) &&
 	       (!cli->replay ||
 		pathcheck_input("--replay", cli->replay, err, errlen)) &&
-	       (!cli->core || pathcheck_input("--core", cli->core, err, errlen)) &&
+	       (!cli->core ||
+		pathcheck_input("--core", cli->core, err, errlen)) &&
 	       (!cli->record ||
 		pathcheck_output("--record", cli->record, err, errlen)) &&
 	       (!cli->jsonl ||
