@@ -305,18 +305,6 @@ static void scanner_identify(struct scanner *s)
 	qsort(s->order, s->nfound, sizeof(*s->order), scanner_order_cmp);
 }
 
-/* What the lists say of found context f: listed (then live), waiting. */
-static void scanner_listed(const struct scanner *s,
-			   const struct ctxscan_found *f, bool *unsure,
-			   bool *waiting)
-{
-	const struct fiberwalk_fiber *fb =
-		fiberwalk_find(s->fibers, s->nfibers, f->at);
-
-	*unsure = f->unsure && !fb;
-	*waiting = fb && fb->state == FIBERWALK_WAITING;
-}
-
 bool scanner_pass(struct scanner *s)
 {
 	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
@@ -460,6 +448,10 @@ void scanner_apply(struct scanner *s, uint64_t now)
 			i++;
 			continue;
 		}
+		/* What the lists say: listed (then live), waiting. */
+		bool u = f && f->unsure && !fb;
+		bool w = fb && fb->state == FIBERWALK_WAITING;
+
 		if (o && (!f || o->id < id)) {
 			/* Gone: not found at this pass. */
 			model_close(s->env.model, o->station, now, true);
@@ -469,9 +461,7 @@ void scanner_apply(struct scanner *s, uint64_t now)
 		}
 		if (o && o->id == id) {
 			struct scanner_known kn = *o;
-			bool u, w;
 
-			scanner_listed(s, f, &u, &w);
 			/* Parked elsewhere, or anew: walked again. */
 			if (kn.at != f->at || kn.pc != f->pc || kn.unsure != u)
 				scanner_send(s, f, id, kn.station, now, u, w);
@@ -488,9 +478,7 @@ void scanner_apply(struct scanner *s, uint64_t now)
 			 * how many were found). */
 			if (s->nfree) {
 				uint32_t st = s->free[--s->nfree];
-				bool u, w;
 
-				scanner_listed(s, f, &u, &w);
 				model_open(s->env.model, st, id, now);
 				scanner_send(s, f, id, st, now, u, w);
 				s->next[n++] =
