@@ -264,12 +264,38 @@ static pid_t ch_spawn(char *const *argv, int *out_fd)
 	return pid;
 }
 
+/* argv run to its end, its stdout read whole, the first cap - 1 bytes
+ * kept in buf (NUL-terminated: a JSON line with every stack, whose scan
+ * numbers come first); its wall time, or the bench dies with `what` when
+ * it fails. */
+static uint64_t ch_capture(char *const *argv, char *buf, size_t cap,
+			   const char *what)
+{
+	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
+	char sink[4096];
+	size_t len = 0;
+	ssize_t got;
+	int fd, status;
+	pid_t c = ch_spawn(argv, &fd);
+
+	while ((got = read(fd, len < cap - 1 ? buf + len : sink,
+			   len < cap - 1 ? cap - 1 - len : sizeof(sink))) > 0)
+		if (len < cap - 1)
+			len += (size_t)got;
+	buf[len] = '\0';
+	close(fd);
+	if (waitpid(c, &status, 0) != c || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		bench_die(what);
+	return clock_now_ns(CLOCK_MONOTONIC) - t0;
+}
+
 /* --attach: the child's worker unattached, corotop dump's time, the
  * worker with corotop attached, unattached again. */
 static void ch_attach(const char *corotop, pid_t child, int child_in,
 		      double secs, long mib, long tasks)
 {
-	char pid_s[16], buf[1 << 16], sink[4096];
+	char pid_s[16], buf[1 << 16];
 	char stations[24];
 	/* A station per context, and some (the default is 4096). */
 	char *dump[] = {(char *)corotop, "dump",   "--stations", stations, "-p",
@@ -277,10 +303,8 @@ static void ch_attach(const char *corotop, pid_t child, int child_in,
 	char *batch[] = {(char *)corotop, "-b",	    "-d", "10",	 "-f", "json",
 			 "--stations",	  stations, "-p", pid_s, NULL};
 	double r0, r1, r2, g0, g1, g2, mean;
-	uint64_t t0, dump_ns, first_pass = 0;
-	size_t len = 0;
-	int fd, status;
-	ssize_t got;
+	uint64_t dump_ns, first_pass = 0;
+	int status;
 	const char *at;
 	pid_t c;
 
@@ -291,21 +315,7 @@ static void ch_attach(const char *corotop, pid_t child, int child_in,
 		bench_die("cannot start the child's worker");
 	bench_sleep_ns(500000000);
 	r0 = ch_rate(secs, &g0);
-	t0 = clock_now_ns(CLOCK_MONOTONIC);
-	c = ch_spawn(dump, &fd);
-	/* All of it (a JSON line with every stack), the first 64 KiB kept:
-	 * the scan's numbers come first. */
-	while ((got = read(fd, len < sizeof(buf) - 1 ? buf + len : sink,
-			   len < sizeof(buf) - 1 ? sizeof(buf) - 1 - len
-						 : sizeof(sink))) > 0)
-		if (len < sizeof(buf) - 1)
-			len += (size_t)got;
-	buf[len] = '\0';
-	close(fd);
-	if (waitpid(c, &status, 0) != c || !WIFEXITED(status) ||
-	    WEXITSTATUS(status))
-		bench_die("corotop dump failed");
-	dump_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+	dump_ns = ch_capture(dump, buf, sizeof(buf), "corotop dump failed");
 	if ((at = strstr(buf, "\"first_pass_ns\":")))
 		first_pass = strtoull(at + 16, NULL, 10);
 	c = ch_spawn(batch, NULL);
@@ -330,17 +340,15 @@ static void ch_attach(const char *corotop, pid_t child, int child_in,
 static void ch_core(const char *corotop, pid_t child, long mib, long tasks)
 {
 	char dir[] = "/tmp/ctxscan-core-XXXXXX", prefix[64], core[96];
-	char pid_s[16], stations[24], buf[1 << 16], sink[4096];
+	char pid_s[16], stations[24], buf[1 << 16];
 	char *gcore[] = {"/usr/bin/gcore", "-o", prefix, pid_s, NULL};
 	char *dump[] = {(char *)corotop, "dump", "--stations", stations,
 			"--core",	 core,	 "--json",     NULL};
 	uint64_t t0, gcore_ns, dump_ns;
 	unsigned long long found = 0;
 	struct stat st;
-	size_t len = 0;
-	ssize_t got;
 	const char *at;
-	int fd, status;
+	int status;
 	pid_t c;
 
 	if (!mkdtemp(dir))
@@ -356,19 +364,8 @@ static void ch_core(const char *corotop, pid_t child, long mib, long tasks)
 	    WEXITSTATUS(status) || stat(core, &st))
 		bench_die("gcore failed (is gdb installed?)");
 	gcore_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
-	t0 = clock_now_ns(CLOCK_MONOTONIC);
-	c = ch_spawn(dump, &fd);
-	while ((got = read(fd, len < sizeof(buf) - 1 ? buf + len : sink,
-			   len < sizeof(buf) - 1 ? sizeof(buf) - 1 - len
-						 : sizeof(sink))) > 0)
-		if (len < sizeof(buf) - 1)
-			len += (size_t)got;
-	buf[len] = '\0';
-	close(fd);
-	if (waitpid(c, &status, 0) != c || !WIFEXITED(status) ||
-	    WEXITSTATUS(status))
-		bench_die("corotop dump --core failed");
-	dump_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+	dump_ns = ch_capture(dump, buf, sizeof(buf),
+			     "corotop dump --core failed");
 	if ((at = strstr(buf, "\"scan\":")) && (at = strstr(at, "\"found\":")))
 		found = strtoull(at + 8, NULL, 10);
 	printf("ctxscan_heap core heap_mib=%ld tasks=%ld gcore_ms=%.0f "
