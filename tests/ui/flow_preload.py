@@ -258,14 +258,18 @@ def flow_core(fl):
     if not shutil.which('gcore'):
         raise h.Skip('no gcore (gdb)')
     fl.open()
-    fl.type('%s 2 3 --stuck --hold > /dev/null & PID=$!' %
+    fl.type('%s 2 3 --stuck --hold > uctx.out & PID=$!' %
             shlex.quote(fl.args.uctx_target))
     fl.keys('Enter')
     fl.wait_prompt('uctx-target runs in the background')
     pid = h.child_running(fl.shell_pid(), fl.args.uctx_target)
     if not pid:
         raise h.Abort('no uctx-target in the background')
-    fl.type('sleep 0.5; gcore -o core $PID > /dev/null 2>&1; kill $PID')
+    # Dumped once its coroutines are parked (its line says so, printed
+    # before it pauses), within 60 s.
+    fl.type('for i in $(seq 600); do grep -q coroutines= uctx.out && break; '
+            'sleep 0.1; done; gcore -o core $PID > /dev/null 2>&1; '
+            'kill $PID')
     fl.keys('Enter')
     fl.wait_prompt('gcore dumped it, and it was ended')
     fl.type_corotop('--core core.%d' % pid)
