@@ -23,17 +23,28 @@
  * measures the worker SECONDS (default 5) unattached, then times
  * `COROTOP dump -p CHILD --json` (the time to the first snapshot, and
  * the scan's first pass as it reports it), then SECONDS with `COROTOP -b
- * -p CHILD` attached (a scan every second), then SECONDS unattached again,
- * and prints the rates, their ratio to the mean unattached rate, and the
- * longest gaps.  corotop never stops the child's threads; on a machine of
- * 2 CPUs the worker and corotop's scan compete for them.
+ * -p CHILD` attached (a refresh every second, which stops the worker --
+ * the child's one running thread -- while it re-reads the known contexts;
+ * a whole pass when due), then SECONDS unattached again, and prints the
+ * rates, their ratio to the mean unattached rate, the longest gaps, and
+ * the pauses corotop itself reports for its refreshes (their median and
+ * largest, from its batch JSON).  On a machine of 2 CPUs the worker and
+ * corotop compete for them.
+ *
+ * With --fibers PROGRAM after --attach's SECONDS, the child is
+ * bench/fiber_parked (PROGRAM TASKS: Boost.Fiber, two threads, TASKS
+ * fibers parked on condition variables, four workers) instead of the
+ * heap and raw tasks above: the same --attach measures, on Boost.Fiber's
+ * layout, where each fiber's holder (its context's c_) lies on a page of
+ * its own; HEAP_MIB is not used, and the scan above is not run.
  *
  * With --core COROTOP, the same process as a core file (issue 30, part
  * 2): gdb's gcore dumps the child into a temporary directory (timed), then
  * `COROTOP dump --core FILE --json` opens it (timed: the time to the first
  * snapshot of a core), and the contexts it found are counted.
  *
- * Usage: ctxscan_heap [HEAP_MIB [TASKS [--attach COROTOP [SECONDS] |
+ * Usage: ctxscan_heap [HEAP_MIB [TASKS [--attach COROTOP [SECONDS
+ *                                       [--fibers PROGRAM]] |
  *                                       --core COROTOP]]]
  *        (1024 10000)
  */
@@ -264,6 +275,74 @@ static pid_t ch_spawn(char *const *argv, int *out_fd)
 	return pid;
 }
 
+/* argv run with stdout to file descriptor fd; its pid. */
+static pid_t ch_spawn_to(char *const *argv, int fd)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		bench_die("fork failed");
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(fd, 1);
+		dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The pauses corotop's refreshes reported (its batch JSON lines in fd:
+ * "refreshes", "pause_ns", "threads_stopped" of each snapshot, each
+ * refresh counted once), their median and the largest. */
+struct ch_pauses {
+	unsigned n, stopped;
+	double median_ms, max_ms;
+};
+
+static uint64_t ch_field(const char *line, const char *key)
+{
+	const char *at = strstr(line, key);
+
+	return at ? strtoull(at + strlen(key), NULL, 10) : 0;
+}
+
+static int ch_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void ch_pauses_read(int fd, struct ch_pauses *pz)
+{
+	static uint64_t pause[4096];
+	static char line[1 << 20];
+	uint64_t last = 0;
+	FILE *f;
+
+	memset(pz, 0, sizeof(*pz));
+	if (lseek(fd, 0, SEEK_SET) < 0 || !(f = fdopen(dup(fd), "r")))
+		bench_die("cannot read corotop's output");
+	while (fgets(line, sizeof(line), f) && pz->n < 4096) {
+		uint64_t r = ch_field(line, "\"refreshes\":");
+
+		if (!r || r == last)
+			continue;
+		last = r;
+		pause[pz->n++] = ch_field(line, "\"pause_ns\":");
+		pz->stopped = (unsigned)ch_field(line, "\"threads_stopped\":");
+	}
+	fclose(f);
+	if (!pz->n)
+		return;
+	qsort(pause, pz->n, sizeof(pause[0]), ch_u64_cmp);
+	pz->median_ms = (double)pause[pz->n / 2] / 1e6;
+	pz->max_ms = (double)pause[pz->n - 1] / 1e6;
+}
+
 /* argv run to its end, its stdout read whole, the first cap - 1 bytes
  * kept in buf (NUL-terminated: a JSON line with every stack, whose scan
  * numbers come first); its wall time, or the bench dies with `what` when
@@ -300,11 +379,26 @@ static void ch_attach(const char *corotop, pid_t child, int child_in,
 	/* A station per context, and some (the default is 4096). */
 	char *dump[] = {(char *)corotop, "dump",   "--stations", stations, "-p",
 			pid_s,		 "--json", NULL};
-	char *batch[] = {(char *)corotop, "-b",	    "-d", "10",	 "-f", "json",
-			 "--stations",	  stations, "-p", pid_s, NULL};
+	/* Its running rows only (the threads): the scan's numbers per
+	 * snapshot, not 100k rows a second. */
+	char *batch[] = {(char *)corotop,
+			 "-b",
+			 "-d",
+			 "10",
+			 "-f",
+			 "json",
+			 "-F",
+			 "state=running",
+			 "--stations",
+			 stations,
+			 "-p",
+			 pid_s,
+			 NULL};
+	char out_path[] = "/tmp/ctxscan_heap.XXXXXX";
 	double r0, r1, r2, g0, g1, g2, mean;
 	uint64_t dump_ns, first_pass = 0;
-	int status;
+	struct ch_pauses pz;
+	int status, out;
 	const char *at;
 	pid_t c;
 
@@ -318,22 +412,79 @@ static void ch_attach(const char *corotop, pid_t child, int child_in,
 	dump_ns = ch_capture(dump, buf, sizeof(buf), "corotop dump failed");
 	if ((at = strstr(buf, "\"first_pass_ns\":")))
 		first_pass = strtoull(at + 16, NULL, 10);
-	c = ch_spawn(batch, NULL);
+	out = mkstemp(out_path);
+	if (out < 0)
+		bench_die("mkstemp failed");
+	c = ch_spawn_to(batch, out);
 	bench_sleep_ns(2000000000); /* its first pass done */
 	r1 = ch_rate(secs, &g1);
 	kill(c, SIGTERM);
 	waitpid(c, &status, 0);
+	ch_pauses_read(out, &pz);
+	close(out);
+	unlink(out_path);
 	r2 = ch_rate(secs, &g2);
 	mean = (r0 + r2) / 2;
 	printf("ctxscan_heap attach heap_mib=%ld tasks=%ld seconds=%.0f "
 	       "dump_ms=%.0f first_pass_ms=%.0f units_per_s_before=%.0f "
 	       "units_per_s_attached=%.0f units_per_s_after=%.0f "
 	       "throughput_ratio=%.3f max_gap_ms_before=%.2f "
-	       "max_gap_ms_attached=%.2f max_gap_ms_after=%.2f\n",
+	       "max_gap_ms_attached=%.2f max_gap_ms_after=%.2f "
+	       "refreshes=%u threads_stopped=%u pause_ms_median=%.3f "
+	       "pause_ms_max=%.3f\n",
 	       mib, tasks, secs, (double)dump_ns / 1e6,
 	       (double)first_pass / 1e6, r0, r1, r2, mean > 0 ? r1 / mean : 0,
-	       g0, g1, g2);
+	       g0, g1, g2, pz.n, pz.stopped, pz.median_ms, pz.max_ms);
 	fflush(stdout);
+}
+
+/* --fibers: bench/fiber_parked as the child, its meter a shared memory
+ * object on its fd 3; then --attach's measures. */
+static int ch_fibers(const char *corotop, const char *program, long tasks,
+		     double secs)
+{
+	char n[24], line[64];
+	char *argv[] = {(char *)program, n, NULL};
+	int in[2], out[2], status, mfd = memfd_create("ch_meter", 0);
+	ssize_t got;
+	pid_t pid;
+
+	snprintf(n, sizeof(n), "%ld", tasks);
+	if (mfd < 0 || ftruncate(mfd, sizeof(*ch_meter)) ||
+	    (ch_meter = mmap(NULL, sizeof(*ch_meter), PROT_READ | PROT_WRITE,
+			     MAP_SHARED, mfd, 0)) == MAP_FAILED)
+		bench_die("--fibers: no shared memory");
+	if (pipe(in) || pipe(out))
+		bench_die("pipe failed");
+	pid = fork();
+	if (pid < 0)
+		bench_die("fork failed");
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(mfd, 3);
+		/* Its input's other end only here: its end of input is
+		 * ours to give. */
+		close(in[1]);
+		close(out[0]);
+		execv(program, argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	close(mfd);
+	got = read(out[0], line, sizeof(line) - 1);
+	if (got <= 0 || strncmp(line, "fibers=", 7))
+		bench_die("%s did not get ready", program);
+	line[got] = '\0';
+	printf("ctxscan_heap fibers program=%s tasks=%ld\n", program, tasks);
+	fflush(stdout);
+	ch_attach(corotop, pid, in[1], secs, 0, tasks);
+	close(in[1]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		bench_die("%s did not exit 0", program);
+	return 0;
 }
 
 /* --core: gcore of the child, then corotop dump --core of it. */
@@ -387,6 +538,8 @@ int main(int argc, char **argv)
 	const char *core_corotop =
 		argc > 4 && !strcmp(argv[3], "--core") ? argv[4] : NULL;
 	double secs = argc > 5 ? atof(argv[5]) : 5;
+	const char *fibers =
+		argc > 7 && !strcmp(argv[6], "--fibers") ? argv[7] : NULL;
 	static struct ctxscan_region regions[CTXSCAN_REGIONS_MAX];
 	struct ctxscan_range dead[64], running[64];
 	struct ctxscan_found *found;
@@ -410,6 +563,8 @@ int main(int argc, char **argv)
 			bench_die("--attach: no shared memory, or SECONDS "
 				  "not in 1..600");
 	}
+	if (corotop && fibers)
+		return ch_fibers(corotop, fibers, tasks, secs);
 	if (pipe(in) || pipe(out))
 		bench_die("pipe failed");
 	pid = fork();

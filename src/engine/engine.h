@@ -64,6 +64,9 @@ struct engine_config {
 	/* Attach: a process that publishes no ppt buffer is refused, not
 	 * scanned for its contexts (engine/scan). */
 	bool no_scan;
+	/* Scan: never stop the target's threads, not even those that run
+	 * (their registers are then unknown, and reads may be torn). */
+	bool nonblocking;
 	/* Core mode (corotop --core): a core file instead of a process, and
 	 * the program to read its code from (NULL: the path it names). */
 	const char *core_path;

@@ -97,6 +97,12 @@ def live_and_core(cor, pid, where, what, sanitized, truth=None):
     """The live scan's rows and the gcore's: the same (plain build), or
     both holding `truth` (a set of keys' predicates: callables)."""
     live = dump_json(cor, ['-p', str(pid)], what)['coroutines']
+    # The live process's threads are rows of their own too (its
+    # refreshes): the core's threads are held to them below.
+    live_tids = sorted(c['probe_id'] for c in live
+                       if c['state'] == 'running' and
+                       c['probe_id'] == c['tid'])
+    live = [c for c in live if c['probe_id'] not in live_tids]
     path = gcore(pid, where)
     if not path:
         for name, pred in (truth or {}).items():
@@ -128,6 +134,9 @@ def live_and_core(cor, pid, where, what, sanitized, truth=None):
                 not c.get('parked_stack', {}).get('frames')
                 for c in threads):
         fail('%s: the core\'s threads: %s' % (what, json.dumps(threads)))
+    if sorted(c['tid'] for c in threads) != live_tids:
+        fail('%s: the core\'s threads %s, the live process\'s %s'
+             % (what, sorted(c['tid'] for c in threads), live_tids))
     if not sanitized and sorted(map(key, live)) != sorted(map(key, rows)):
         fail('%s: live and core differ:\nlive %s\ncore %s'
              % (what, sorted(map(key, live)), sorted(map(key, rows))))

@@ -7,7 +7,7 @@ it; the process runs on and ends as it would have.  A ucontext scheduler
 (UCTX_TARGET --stuck --hold, glibc's swapcontext) shows its stuck
 coroutine the same way, and `corotop serve -p` serves it.  `sleep`, which
 has no coroutine, is scanned and
-shows none; `--no-scan` refuses it, as before.
+shows none but its thread; `--no-scan` refuses it, as before.
 
     scan_attach.py COROTOP FCTX_PARKED UCTX_TARGET [CORO2_PARKED|-
                    [ASIO_ECHO]]
@@ -28,6 +28,7 @@ docs/SCAN.md); only the plain build asserts there are none.  Every wait has a de
 Exit status: 0 every check holds, 1 one does not (printed), 77 skipped.
 """
 import json
+import os
 import re
 import socket
 import subprocess
@@ -51,11 +52,25 @@ def corotop(args):
     return r.returncode, r.stdout, r.stderr
 
 
-def check_rows(what, rows, kept, sanitized):
+def split_threads(what, rows, tids):
+    """Each thread of the process (tids) is a running row of its own,
+    its id its thread's (refreshes read their registers): checked, and
+    the other rows returned."""
+    threads = {c['probe_id']: c for c in rows if c['probe_id'] in tids}
+    if set(threads) != set(tids) or any(
+            c['state'] != 'running' or c['tid'] != c['probe_id']
+            for c in threads.values()):
+        fail('%s: thread rows %s, threads %s'
+             % (what, json.dumps(list(threads.values())), sorted(tids)))
+    return [c for c in rows if c['probe_id'] not in tids]
+
+
+def check_rows(what, rows, kept, sanitized, tids):
     scanned = [c for c in rows if c.get('source') == 'scan']
     if len(scanned) != len(rows):
         fail('%s: %d of %d rows without "source":"scan"'
              % (what, len(rows) - len(scanned), len(rows)))
+    rows = split_threads(what, rows, tids)
     by_id = {c['probe_id']: c for c in rows}
     for at in kept:
         c = by_id.get(at)
@@ -77,6 +92,11 @@ def check_rows(what, rows, kept, sanitized):
     if extra and not sanitized:
         fail('%s: contexts nobody parked: %s'
              % (what, [hex(c['probe_id']) for c in extra]))
+
+
+def task_ids(pid):
+    """The thread ids of process pid."""
+    return sorted(int(t) for t in os.listdir('/proc/%d/task' % pid))
 
 
 def first_scanned(cor, pid):
@@ -147,6 +167,7 @@ def check_coro2(cor, target, sanitized):
         line = p.stdout.readline().strip()
         if line != 'parked=%d' % (gens + 1):
             fail('coro2-parked said %r' % line)
+        tids = task_ids(p.pid)
         rc, out, err = corotop([cor, 'dump', '-p', str(p.pid), '--json'])
     finally:
         p.stdin.close()
@@ -154,7 +175,8 @@ def check_coro2(cor, target, sanitized):
         fail('coro2-parked did not exit 0')
     if rc != 0:
         fail('dump --json of coro2-parked: exit %d: %s' % (rc, err))
-    rows = json.loads(out.splitlines()[0])['coroutines']
+    rows = split_threads('coro2-parked',
+                         json.loads(out.splitlines()[0])['coroutines'], tids)
     named = [c['name'] for c in rows]
     gen = named.count('gen_values(boost::coroutines2::detail::'
                       'push_coroutine<int>&)')
@@ -188,6 +210,7 @@ def check_asio(cor, target):
             if s.recv(16) != b'ping':
                 fail('asio-echo did not echo')
             socks.append(s)
+        tids = task_ids(p.pid)
         rc, out, err = corotop([cor, 'dump', '-p', str(p.pid), '--json'])
     finally:
         for s in socks:
@@ -197,7 +220,8 @@ def check_asio(cor, target):
         fail('asio-echo did not exit 0 on SIGTERM')
     if rc != 0:
         fail('dump --json of asio-echo: exit %d: %s' % (rc, err))
-    rows = json.loads(out.splitlines()[0])['coroutines']
+    rows = split_threads('asio-echo',
+                         json.loads(out.splitlines()[0])['coroutines'], tids)
     stacks = [' '.join(f['symbol'] for f in
                        c.get('parked_stack', {}).get('frames', []))
               for c in rows]
@@ -236,7 +260,8 @@ def main():
             fail('dump --json: target %s' % snap['target'])
         if snap['scan']['passes'] < 1 or snap['scan']['found'] < TASKS:
             fail('dump --json: scan %s' % snap['scan'])
-        check_rows('dump --json', snap['coroutines'], kept, sanitized)
+        check_rows('dump --json', snap['coroutines'], kept, sanitized,
+                   task_ids(p.pid))
 
         rc, out, err = corotop([cor, 'dump', '-p', str(p.pid)])
         if rc != 0:
@@ -254,7 +279,7 @@ def main():
         print('ok   dump: %d tasks with their stacks' % len(tasks))
 
         check_rows('batch json', first_scanned(cor, p.pid), kept,
-                   sanitized)
+                   sanitized, task_ids(p.pid))
     finally:
         p.stdin.close()
     rest = p.stdout.read()
@@ -280,7 +305,9 @@ def main():
         u.wait()
     if rc != 0:
         fail('dump --json of uctx-target: exit %d: %s' % (rc, err))
-    rows = json.loads(out.splitlines()[0])['coroutines']
+    rows = split_threads('uctx-target',
+                         json.loads(out.splitlines()[0])['coroutines'],
+                         [u.pid])
     stuck = [c for c in rows if c['name'] == 'stuck_wait']
     if len(stuck) != 1 or not stuck[0]['where'].startswith('stuck_wait+') \
             or stuck[0]['state'] != 'suspended' or stuck[0]['unsure']:
@@ -297,8 +324,9 @@ def main():
     if len(sys.argv) > 5:
         check_asio(cor, sys.argv[5])
 
-    # A process with no coroutine at all: scanned, nothing found; with
-    # --no-scan, the old refusal with its advice.
+    # A process with no coroutine at all: scanned, no context found, its
+    # one thread listed (running, with its stack); with --no-scan, the
+    # old refusal with its advice.
     s = subprocess.Popen(['sleep', '60'])
     try:
         rc, out, err = corotop([cor, 'dump', '-p', str(s.pid)])
@@ -307,12 +335,13 @@ def main():
     finally:
         s.kill()
         s.wait()
-    if rc != 0 or 'No coroutine found.' not in out:
+    if rc != 0 or ': 0 contexts' not in out or 'Running (1)' not in out \
+            or 'running, thread %d,' % s.pid not in out:
         fail('dump of sleep: exit %d: %s%s' % (rc, out, err))
     if rc2 != 1 or 'publishes no ppt buffer' not in err2:
         fail('dump --no-scan of sleep: exit %d: %s' % (rc2, err2))
-    print('ok   a process without coroutines: none found; --no-scan '
-          'refuses it, as before')
+    print('ok   a process without coroutines: none found, its thread '
+          'listed; --no-scan refuses it, as before')
     return 0
 
 

@@ -198,7 +198,8 @@ def flow_fiber_meters(fl):
 
 SCAN_TABLE = h.both(
     h.has(r'^ corotop  pid \d+ scanned '),
-    h.has(r'Coroutines 3: R 0 +S 3 +D 0 '),
+    h.has(r'Coroutines 4: R 1 +S 3 +D 0 '),
+    h.has(r'^ +~[0-9a-f]+ R +\d+ +>\S+ +\? \[root\] +pause\+0x'),
     h.has(r'^ +~[0-9a-f]+ S +- +>\S+ +\? stuck_wait +stuck_wait\+0x'),
     h.has(r'^ +~[0-9a-f]+ S +- +>\S+ +\? worker +worker\+0x'))
 
@@ -208,7 +209,9 @@ def flow_scan(fl):
     ppt buffer): its memory scanned -- the stuck coroutine and the two
     workers that ended after their last yield (their ucontext_t still look
     parked: docs/SCAN.md), IDs their saved contexts' addresses marked ~,
-    AGE and the counts ?, IN-STATE a lower bound (>); End and Enter show
+    AGE and the counts ?, IN-STATE a lower bound (>); its thread, a
+    running row of its own (TID its id, waiting in pause, read at each
+    refresh); End and Enter show
     the stuck one's detail: found by a scan, parked in stuck_wait; q ends
     corotop and leaves the program running."""
     if not fl.args.uctx_target:

@@ -49,7 +49,19 @@ struct snapshot_scan {
 	uint32_t schedulers;	 /* its schedulers found */
 	uint32_t fibers;	 /* contexts they list */
 	uint32_t waiting;	 /* ... found and proven waiting */
-	uint32_t threads_listed; /* a core's threads, rows of their own */
+	uint32_t threads_listed; /* threads shown as rows of their own */
+	/* The refreshes between passes (a live process's: scanner.c), and
+	 * the target's pause in them (threadstop.c). */
+	bool nonblocking; /* --nonblocking: no thread ever stopped */
+	uint64_t refreshes;
+	uint64_t pause_ns; /* the last refresh's (0: none stopped) */
+	uint64_t pause_max_ns;
+	uint32_t stopped; /* threads the last refresh stopped */
+	uint32_t resumed; /* known contexts it saw resumed */
+	uint32_t round;	  /* holders it re-read (of found) */
+	uint64_t torn;	  /* refreshes a waking thread may have torn */
+	uint64_t refused; /* stops refused (a debugger holds a thread) */
+	uint64_t late;	  /* threads that did not stop in time */
 };
 
 /* Core mode (target.core): what the core file says of the process. */

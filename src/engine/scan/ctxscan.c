@@ -93,6 +93,7 @@
 #define CTXSCAN_UC_PC CTXSCAN_UC_GREG(REG_RIP)
 #else
 #define CTXSCAN_UC_SIZE 0u
+#define CTXSCAN_UC_PC 0u
 #endif
 /* A chunk's tail read again at the next chunk's head, so that an area
  * across the boundary is seen whole: the largest area of any layout, or
@@ -588,6 +589,7 @@ static size_t ctxscan_take(struct ctxscan *s, struct ctxscan_found *out,
 			.sp = a->uc ? a->sp : a->at + s->l->sp_after,
 			.fp = a->fp,
 			.pc = a->pc,
+			.pc_at = a->at + (a->uc ? CTXSCAN_UC_PC : s->l->pc_at),
 			.stack_lo = s->w[a->region].lo,
 			.stack_hi = s->w[a->region].hi,
 			.stored_at = a->stored_at,

@@ -42,6 +42,7 @@ struct ctxscan_reader {
 struct ctxscan_found {
 	uint64_t at;		     /* the fcontext_t */
 	uint64_t sp, fp, pc;	     /* where a walk of it starts */
+	uint64_t pc_at;		     /* where its saved pc lies */
 	uint64_t stack_lo, stack_hi; /* the writable region it lies in */
 	uint64_t stored_at;	     /* the lowest address holding `at` */
 	uint32_t stored;	     /* how many words hold it */

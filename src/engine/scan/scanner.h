@@ -24,6 +24,7 @@ struct scanner_env {
 	struct procmem *pm;    /* the target's memory (attach's) */
 	struct framecheck *fc; /* the target's code (after a call) */
 	uint32_t stations;     /* the model's records: at most these */
+	bool nonblocking;      /* refreshes never stop a thread */
 	void *ctx;	       /* event's first argument */
 	/* A census event (struct harvest_event.census) for a context found:
 	 * the engine's path for one (its parked stack walked, recorded). */
@@ -56,6 +57,22 @@ bool scanner_pass(struct scanner *s);
  * longer found is closed.  A context is known by its saved area's
  * address.  now: the engine's clock. */
 void scanner_apply(struct scanner *s, uint64_t now);
+
+/* A refresh, between passes, without the lock (a live process's only):
+ * the threads looked at, those that run stopped for the time it takes
+ * to read their registers and re-read every known context's saved area
+ * (threadstop.c), then let go.  The count of known contexts whose area
+ * changed since (resumed: running now, or parked elsewhere, which only
+ * the next pass can say). */
+size_t scanner_refresh(struct scanner *s);
+
+/* The last refresh into the model, under the caller's lock: each thread
+ * a running record of its own (its id for ID and TID, its stack walked
+ * from its registers), opened, walked again when it moved, closed when
+ * it is gone; a context whose area changed is shown running (on the
+ * thread whose stack region holds it, when one does: the thread it last
+ * ran on), and parked again once a refresh or a pass finds it so. */
+void scanner_refresh_apply(struct scanner *s, uint64_t now);
 
 /* The numbers of the last pass applied (under the caller's lock). */
 void scanner_stats(const struct scanner *s, struct snapshot_scan *out);

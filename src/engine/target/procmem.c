@@ -274,6 +274,65 @@ bool procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len,
 	return true;
 }
 
+/* The iovecs of one process_vm_readv (IOV_MAX on Linux). */
+#define PM_WORDS_BATCH 1024u
+
+size_t procmem_read_words(struct procmem *pm, const uint64_t *addrs,
+			  uint64_t *out, size_t n)
+{
+	struct iovec local[PM_WORDS_BATCH], remote[PM_WORDS_BATCH];
+	size_t first[PM_WORDS_BATCH + 1];
+	size_t done = 0, ok = 0;
+
+	memset(out, 0, n * sizeof(*out));
+	if (pm->core) { /* a core's: word by word, from the file */
+		for (size_t i = 0; i < n; i++)
+			ok += corefile_read(pm->core, addrs[i], &out[i], 8);
+		return ok;
+	}
+	while (done < n) {
+		size_t k = 0, i = done, runs_read;
+		ssize_t got;
+
+		/* Runs of consecutive words (addrs sorted: an array of
+		 * holders) are one iovec each: a page is pinned once. */
+		while (i < n && k < PM_WORDS_BATCH) {
+			size_t j = i + 1;
+
+			while (j < n && addrs[j] == addrs[j - 1] + 8 &&
+			       j - i < 512)
+				j++;
+			first[k] = i;
+			local[k] = (struct iovec){&out[i], 8 * (j - i)};
+			remote[k] = (struct iovec){(void *)(uintptr_t)addrs[i],
+						   8 * (j - i)};
+			k++;
+			i = j;
+		}
+		first[k] = i;
+		got = process_vm_readv(pm->pid, local, k, remote, k, 0);
+		if (got < 0 && errno != EFAULT)
+			return ok; /* gone, or refused: none of the rest */
+		/* Whole iovecs up to the first that failed (partly read:
+		 * its words count as unread); the rest of the batch is
+		 * tried again after it. */
+		runs_read = 0;
+		for (size_t b = got > 0 ? (size_t)got : 0;
+		     runs_read < k && b >= local[runs_read].iov_len;
+		     runs_read++)
+			b -= local[runs_read].iov_len;
+		ok += first[runs_read] - done;
+		if (runs_read < k) {
+			memset(&out[first[runs_read]], 0,
+			       local[runs_read].iov_len);
+			done = first[runs_read + 1];
+		} else {
+			done = first[k];
+		}
+	}
+	return ok;
+}
+
 /*
  * Stop pid's main thread in a ptrace-stop (seized, interrupted).  A signal
  * reported first is passed on (PTRACE_CONT with it) and the wait goes on for

@@ -140,6 +140,23 @@ static void batch_text_scan(FILE *f, const struct snapshot_scan *sc)
 			" schedulers, %" PRIu32 " fibers, %" PRIu32
 			" found waiting",
 			sc->schedulers, sc->fibers, sc->waiting);
+	if (sc->nonblocking && sc->refreshes)
+		fputs("\n      Refreshes: --nonblocking, no thread stopped "
+		      "(what they read may be torn)",
+		      f);
+	else if (sc->refreshes)
+		fprintf(f,
+			"\n      Refreshes: %" PRIu64
+			", the last stopped %" PRIu32
+			" running threads for %.2f ms (at most %.2f ms); "
+			"%" PRIu32 " contexts resumed since the pass",
+			sc->refreshes, sc->stopped, (double)sc->pause_ns / 1e6,
+			(double)sc->pause_max_ns / 1e6, sc->resumed);
+	if (sc->refused)
+		fprintf(f,
+			"; %" PRIu64 " stops refused (a debugger holds a "
+			"thread)",
+			sc->refused);
 	fputs("\n      AGE, SWITCHES unknown (?); IN-STATE counts from the "
 	      "first pass (>); ~ID found, ?ID not proven live\n",
 	      f);
@@ -648,8 +665,19 @@ static void batch_json_scan(struct json_writer *w,
 	json_writer_uint_field(w, "schedulers", sc->schedulers);
 	json_writer_uint_field(w, "fibers_listed", sc->fibers);
 	json_writer_uint_field(w, "proven_waiting", sc->waiting);
-	/* A core's threads, listed as running rows. */
+	/* The threads, listed as running rows of their own. */
 	json_writer_uint_field(w, "threads_listed", sc->threads_listed);
+	/* The refreshes between passes, and the target's pause in them. */
+	json_writer_bool_field(w, "nonblocking", sc->nonblocking);
+	json_writer_uint_field(w, "refreshes", sc->refreshes);
+	json_writer_uint_field(w, "pause_ns", sc->pause_ns);
+	json_writer_uint_field(w, "pause_max_ns", sc->pause_max_ns);
+	json_writer_uint_field(w, "threads_stopped", sc->stopped);
+	json_writer_uint_field(w, "resumed", sc->resumed);
+	json_writer_uint_field(w, "holders_reread", sc->round);
+	json_writer_uint_field(w, "torn", sc->torn);
+	json_writer_uint_field(w, "stops_refused", sc->refused);
+	json_writer_uint_field(w, "stops_late", sc->late);
 	json_writer_object_end(w);
 }
 

@@ -205,10 +205,11 @@ static int batch_target_status(const struct snapshot *s)
 #define BATCH_SCAN_WAIT_DELAYS 100u
 
 /* The engine scans the live target's memory and has not finished a
- * pass. */
+ * pass, or the refresh that follows it (its threads' rows). */
 static bool batch_scan_pending(const struct snapshot *s)
 {
-	return s->target.scanned && !s->scan.passes && s->target.running;
+	return s->target.scanned && s->target.running &&
+	       (!s->scan.passes || (!s->target.core && !s->scan.refreshes));
 }
 
 int batch_loop_live(struct batch_loop *b)

@@ -67,6 +67,7 @@ enum {
 	OPT_LIST_BUFFERS,
 	OPT_FORCE_ATTACH,
 	OPT_NO_SCAN,
+	OPT_NONBLOCKING,
 	OPT_BUFFER,
 	OPT_PPT_BLOCK,
 	OPT_PPT_FRAMES,
@@ -270,6 +271,11 @@ static const struct cli_opt cli_opts[] = {
 	SWITCH("no-scan", OPT_NO_SCAN, no_scan, CFG(BOOL, no_scan),
 	       "with -p: refuse a process that publishes no ppt buffer\n"
 	       "instead of scanning its memory"),
+	SWITCH("nonblocking", OPT_NONBLOCKING, nonblocking,
+	       CFG(BOOL, nonblocking),
+	       "with -p, scanning: never stop the target's threads, not\n"
+	       "even briefly; running threads show no stack and what is\n"
+	       "read may be torn"),
 	TEXT("core", OPT_CORE, "FILE", core, CFG(TEXT, core_path),
 	     "the coroutines of a core file (gcore's, the kernel's),\n"
 	     "frozen at the moment of the dump"),
@@ -598,7 +604,7 @@ static enum cli_result cli_check_core(struct cli *out, char *err, size_t errlen)
 	if (out->record || out->jsonl || out->sample_hz || out->parked_stacks ||
 	    out->output || out->list_buffers || out->force_attach ||
 	    out->counters || out->buffer || out->ppt_block_frames ||
-	    out->no_scan)
+	    out->no_scan || out->nonblocking)
 		return cli_fail(err, errlen, "%s",
 				"--core reads a core file: --record, --jsonl, "
 				"--sample, --parked-stacks, --output and the "

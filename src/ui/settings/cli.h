@@ -63,6 +63,7 @@ struct cli {
 	bool list_buffers;	   /* --list-buffers: print them and exit */
 	bool force_attach;	   /* --force-attach */
 	bool no_scan;		   /* --no-scan */
+	bool nonblocking;	   /* --nonblocking */
 	const char *counters;	   /* -c LIST */
 	const char *buffer;	   /* --buffer NAME: only this one */
 	uint32_t ppt_block_frames; /* --ppt-block N: data block size in frames

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""scan_refresh: corotop's refreshes of a process it scans (issue 30).
+
+    scan_refresh.py COROTOP BLOCK_TARGET
+
+BLOCK_TARGET (tests/targets/block_target.c) has a thread waiting in
+epoll_wait, one in read, one running two ucontext coroutines, and its main
+thread waiting for a line.  Run natively first, then under `corotop -b -f
+json -p PID` (refreshes every second), then `--nonblocking`:
+
+- every thread is a running row of its own (ID and TID its thread id),
+  the waiters named by their functions (waiter_epoll, waiter_read);
+- refreshes stop the running thread (threads_stopped >= 1, a pause
+  reported) and never the waiting ones: the target's epoll_wait and read
+  see no EINTR, and it prints and exits exactly as natively;
+- a spin_task coroutine is seen running on the spinner's thread (its
+  stack is its own mapping), waited for with a deadline;
+- with --nonblocking no thread is ever stopped.
+
+Every wait has a deadline (60 s: a bound for a hung run, not a speed
+expectation).  Exit status: 0 every check holds, 1 one does not.
+"""
+import json
+import select
+import subprocess
+import sys
+import time
+
+DEADLINE = 60
+
+
+def fail(msg):
+    print('FAIL ' + msg)
+    sys.exit(1)
+
+
+def start(target):
+    p = subprocess.Popen([target], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, encoding='utf-8')
+    ready, _, _ = select.select([p.stdout], [], [], DEADLINE)
+    if not ready:
+        p.kill()
+        fail('block-target did not get ready')
+    line = p.stdout.readline().strip()
+    if not line.startswith('ready tids='):
+        fail('block-target said %r' % line)
+    tids = [int(t) for t in line.split('=')[1].split(',')]
+    return p, tids
+
+
+def finish(p):
+    out, _ = p.communicate('\n', timeout=DEADLINE)
+    return out.strip(), p.returncode
+
+
+def snapshots(cor, pid, extra, until):
+    """Batch JSON snapshots of pid, every half second, until until(list)
+    holds or the deadline passes; the list."""
+    b = subprocess.Popen([cor, '-b', '-f', 'json', '-d', '5', '-n', '240',
+                          '-p', str(pid)] + extra,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, encoding='utf-8')
+    got = []
+    end = time.monotonic() + DEADLINE
+    try:
+        while time.monotonic() < end:
+            ready, _, _ = select.select([b.stdout], [], [], 1)
+            if not ready:
+                if b.poll() is not None:
+                    break
+                continue
+            line = b.stdout.readline()
+            if not line:
+                break
+            got.append(json.loads(line))
+            if until(got):
+                break
+    finally:
+        b.terminate()
+        try:
+            b.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            b.kill()
+    if not got:
+        fail('corotop %s printed no snapshot: %s'
+             % (' '.join(extra), b.stderr.read()))
+    return got
+
+
+def main():
+    cor, target = sys.argv[1], sys.argv[2]
+
+    native = subprocess.Popen([target], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, encoding='utf-8')
+    out, _ = native.communicate('\n', timeout=DEADLINE)
+    want = (out.splitlines()[-1], native.returncode)
+    if want != ('epoll=1 read=1 eintr=0', 0):
+        fail('natively, block-target said %r, status %d' % want)
+    print('ok   natively: %s, status %d' % want)
+
+    p, (epoller, reader, spinner) = start(target)
+    pid = p.pid
+    threads = {pid, epoller, reader, spinner}
+
+    def rows(s):
+        return s['coroutines']
+
+    def thread_rows(s):
+        return {c['probe_id']: c for c in rows(s)
+                if c['probe_id'] in threads}
+
+    def seen_running_on_spinner(s):
+        return any(c['probe_id'] not in threads and c['state'] == 'running'
+                   and c.get('tid') == spinner
+                   and 'spin_task' in (c.get('name', '') + c.get('where', ''))
+                   for c in rows(s))
+
+    def enough(got):
+        s = got[-1]
+        return (s['scan']['refreshes'] >= 3 and
+                len(thread_rows(s)) == 4 and
+                any(g['scan']['threads_stopped'] >= 1 for g in got) and
+                any(seen_running_on_spinner(g) for g in got))
+
+    got = snapshots(cor, pid, [], enough)
+    last = got[-1]
+    sc = last['scan']
+    if sc['refreshes'] < 3:
+        fail('%d refreshes in %d snapshots' % (sc['refreshes'], len(got)))
+    tr = thread_rows(last)
+    if set(tr) != threads:
+        fail('thread rows %s, threads %s' % (sorted(tr), sorted(threads)))
+    for tid, c in tr.items():
+        if c['state'] != 'running' or c.get('tid') != tid:
+            fail('thread %d row: %s' % (tid, c))
+    for tid, fn in ((epoller, 'waiter_epoll'), (reader, 'waiter_read')):
+        frames = (tr[tid].get('parked_stack') or {}).get('frames', [])
+        if not any(fn in f['symbol'] for f in frames):
+            fail('thread %d (%s): its stack %r' % (tid, fn, tr[tid]))
+    stopped = [g['scan']['threads_stopped'] for g in got]
+    if not any(n >= 1 for n in stopped) or max(stopped) > 2:
+        fail('threads stopped per refresh: %s (the spinner, and main '
+             'when it runs)' % stopped)
+    if not any(g['scan']['pause_ns'] > 0 for g in got):
+        fail('no pause reported: %s' % [g['scan'] for g in got[-1:]])
+    if not any(seen_running_on_spinner(g) for g in got):
+        fail('no spin_task row seen running on thread %d in %d snapshots'
+             % (spinner, len(got)))
+    print('ok   %d refreshes: 4 thread rows, the spinner stopped (%s), a '
+          'spin_task seen running on it' % (sc['refreshes'],
+                                            sorted(set(stopped))))
+
+    got = snapshots(cor, pid, ['--nonblocking'],
+                    lambda g: g[-1]['scan']['refreshes'] >= 2)
+    for g in got:
+        if not g['scan']['nonblocking'] or g['scan']['threads_stopped']:
+            fail('--nonblocking: %s' % g['scan'])
+    if got[-1]['scan']['refreshes'] < 2:
+        fail('--nonblocking: %d refreshes' % got[-1]['scan']['refreshes'])
+    print('ok   --nonblocking: %d refreshes, no thread stopped'
+          % got[-1]['scan']['refreshes'])
+
+    res = finish(p)
+    if res != want:
+        fail('under corotop, block-target said %r, status %d; natively '
+             '%r, %d' % (res + want))
+    print('ok   under corotop: %s, status %d, as natively' % res)
+
+
+if __name__ == '__main__':
+    main()
