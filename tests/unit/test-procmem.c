@@ -9,7 +9,8 @@
  * unaligned, touching only its bytes; strings at the end of a mapping;
  * transfers that run past a mapping; the refusals (no such process, another
  * user, a zombie); seize/release leaving the child running and untraced;
- * procmem_explain and procmem_yama_scope.
+ * procmem_explain and procmem_yama_scope; procmem_read_words, its runs of
+ * consecutive words and an unmapped one among them.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -192,6 +193,62 @@ static void test_read_write_global(void **state)
 	/* A range that wraps the address space. */
 	assert_false(procmem_read(&pm, UINT64_MAX - 1, &v, sizeof(v), err,
 				  sizeof(err)));
+	procmem_finish(&pm);
+	child_stop(&c);
+}
+
+/* Words the child has at the addresses they have here (a fork): 3000,
+ * more than one batch of iovecs, in runs of consecutive ones. */
+#define PM_WORDS 3000
+static uint64_t pm_words[PM_WORDS];
+
+static void test_read_words(void **state)
+{
+	static uint64_t addrs[PM_WORDS + 2], out[PM_WORDS + 2];
+	struct child c;
+	struct procmem pm;
+	char err[512];
+	size_t n = 0, at_hole;
+	char *hole;
+
+	(void)state;
+	for (size_t i = 0; i < PM_WORDS; i++)
+		pm_words[i] = 0x1000 + i;
+	/* A page mapped and unmapped before the fork: the child has none
+	 * there either. */
+	hole = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(hole != MAP_FAILED);
+	assert_int_equal(munmap(hole, 4096), 0);
+	child_start(&c);
+	memset(pm_words, 0, sizeof(pm_words)); /* ours only */
+	/* Every word but each 7th (runs of 6), the hole in the middle. */
+	for (size_t i = 0; i < PM_WORDS; i++) {
+		if (i % 7 == 6)
+			continue;
+		if (i == PM_WORDS / 2)
+			addrs[n++] = (uintptr_t)hole;
+		addrs[n++] = (uintptr_t)&pm_words[i];
+	}
+	at_hole = 0;
+	while (addrs[at_hole] != (uintptr_t)hole)
+		at_hole++;
+	assert_true(procmem_open(&pm, c.pid, err, sizeof(err)));
+	memset(out, 0xff, sizeof(out));
+	assert_int_equal(procmem_read_words(&pm, addrs, out, n), n - 1);
+	for (size_t k = 0; k < n; k++) {
+		if (k == at_hole) {
+			assert_int_equal(out[k], 0);
+			continue;
+		}
+		assert_int_equal(
+			out[k],
+			0x1000 + ((uint64_t *)(uintptr_t)addrs[k] - pm_words));
+	}
+	/* None at all; only the hole. */
+	assert_int_equal(procmem_read_words(&pm, addrs, out, 0), 0);
+	assert_int_equal(procmem_read_words(&pm, &addrs[at_hole], out, 1), 0);
+	assert_int_equal(out[0], 0);
 	procmem_finish(&pm);
 	child_stop(&c);
 }
@@ -455,6 +512,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_write_global),
+		cmocka_unit_test(test_read_words),
 		cmocka_unit_test(test_write_rodata),
 		cmocka_unit_test(test_read_string),
 		cmocka_unit_test(test_no_such_process),
