@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scan_refresh: corotop's refreshes of a process it scans (issue 30).
 
-    scan_refresh.py COROTOP BLOCK_TARGET
+    scan_refresh.py COROTOP BLOCK_TARGET [FCTX_PARKED]
 
 BLOCK_TARGET (tests/targets/block_target.c) has a thread waiting in
 epoll_wait, one in read, one running two ucontext coroutines, and its main
@@ -15,7 +15,16 @@ json -p PID` (refreshes every second), then `--nonblocking`:
   see no EINTR, and it prints and exits exactly as natively;
 - a spin_task coroutine is seen running on the spinner's thread (its
   stack is its own mapping), waited for with a deadline;
-- with --nonblocking no thread is ever stopped.
+- each spin_task coroutine keeps one ID (its stack's range: a mapping of
+  its own) whether it parks in spin_task or one frame deeper in
+  spin_deeper (the runs wait, with a deadline, until both depths were
+  seen);
+- with --nonblocking no thread is ever stopped;
+- FCTX_PARKED 4 --flip (raw Boost.Context tasks on stacks of their own,
+  each 'f' on its input parking them again, alternately three frames
+  deeper and at their entry): each task keeps one ID from pass to pass,
+  its stack's range, though its saved area moves (each flip sent once a
+  pass has seen the last one's parks).
 
 Every wait has a deadline (60 s: a bound for a hung run, not a speed
 expectation).  Exit status: 0 every check holds, 1 one does not.
@@ -87,6 +96,66 @@ def snapshots(cor, pid, extra, until):
     return got
 
 
+def check_flip(cor, target):
+    tasks = 4
+    p = subprocess.Popen([target, str(tasks), '--flip'],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         encoding='utf-8')
+    ready, _, _ = select.select([p.stdout], [], [], DEADLINE)
+    if not ready or p.stdout.readline().strip() != 'parked=%d' % tasks:
+        p.kill()
+        fail('fctx-parked --flip did not get ready')
+
+    def task_rows(g):
+        return [c for c in g['coroutines'] if c.get('name') == 'task']
+
+    def deeper(c):
+        frames = (c.get('parked_stack') or {}).get('frames', [])
+        return any('descend' in f['symbol'] for f in frames)
+
+    # Parked at its entry; then, one flip ('f') after another, deeper and
+    # at its entry again, each seen by a pass after the flip.
+    want = [False, True, False]
+    state = {'step': 0, 'after': 0}
+
+    def parked_as(g, deep):
+        rows = task_rows(g)
+        return len(rows) == tasks and all(
+            c['state'] == 'suspended' and deeper(c) == deep for c in rows)
+
+    def until(got):
+        g = got[-1]
+        if g['scan']['passes'] <= state['after'] or \
+                not parked_as(g, want[state['step']]):
+            return False
+        state['step'] += 1
+        if state['step'] == len(want):
+            return True
+        state['after'] = g['scan']['passes']
+        p.stdin.write('f')
+        p.stdin.flush()
+        return False
+
+    try:
+        got = snapshots(cor, p.pid, [], until)
+    finally:
+        p.stdin.close()
+    if p.wait(timeout=DEADLINE) != 0:
+        fail('fctx-parked --flip did not exit 0')
+    if state['step'] != len(want):
+        fail('fctx-parked --flip: step %d of %d not seen in %d snapshots; '
+             'the last: %s' % (state['step'], len(want), len(got),
+                               [(c['state'], deeper(c))
+                                for c in task_rows(got[-1])]))
+    ids = {c['probe_id'] for g in got for c in task_rows(g)}
+    if len(ids) != tasks:
+        fail('fctx-parked --flip: %d task IDs over %d passes (want %d, '
+             'one per stack): %s' % (len(ids), got[-1]['scan']['passes'],
+                                     tasks, sorted(map(hex, ids))))
+    print('ok   fctx-parked --flip: %d tasks, one ID each over %d passes, '
+          'parked at both depths' % (tasks, got[-1]['scan']['passes']))
+
+
 def main():
     cor, target = sys.argv[1], sys.argv[2]
 
@@ -115,9 +184,26 @@ def main():
                    and 'spin_task' in (c.get('name', '') + c.get('where', ''))
                    for c in rows(s))
 
+    def spin_rows(g):
+        return [c for c in rows(g) if c['probe_id'] not in threads and
+                'spin_task' in c.get('name', '')]
+
+    def depths(got):
+        """The parks seen: (ID, deeper?) of each parked spin_task."""
+        seen = set()
+        for g in got:
+            for c in spin_rows(g):
+                if c['state'] != 'suspended':
+                    continue
+                frames = (c.get('parked_stack') or {}).get('frames', [])
+                seen.add((c['probe_id'],
+                          any('spin_deeper' in f['symbol'] for f in frames)))
+        return seen
+
     def enough(got):
         s = got[-1]
         return (s['scan']['refreshes'] >= 3 and
+                len({d for _, d in depths(got)}) == 2 and
                 len(thread_rows(s)) == 4 and
                 any(g['scan']['threads_stopped'] >= 1 for g in got) and
                 any(seen_running_on_spinner(g) for g in got))
@@ -133,10 +219,21 @@ def main():
     for tid, c in tr.items():
         if c['state'] != 'running' or c.get('tid') != tid:
             fail('thread %d row: %s' % (tid, c))
-    for tid, fn in ((epoller, 'waiter_epoll'), (reader, 'waiter_read')):
+    # In a sanitizer's build the walk may end in its interceptor of the
+    # call (its frames have no CFI past it): the call's own frame then.
+    with open(target, 'rb') as f:
+        text = f.read()
+        sanitized = b'__asan_init' in text or b'__tsan_init' in text
+    for tid, fn, call in ((epoller, 'waiter_epoll', 'epoll_wait'),
+                          (reader, 'waiter_read', 'read')):
         frames = (tr[tid].get('parked_stack') or {}).get('frames', [])
-        if not any(fn in f['symbol'] for f in frames):
+        if not any(fn in f['symbol'] for f in frames) and not (
+                sanitized and any(f['symbol'].startswith(call + '+')
+                                  for f in frames)):
             fail('thread %d (%s): its stack %r' % (tid, fn, tr[tid]))
+        if tr[tid]['warn']:
+            fail('thread %d (%s), waiting in the kernel, warned: %s'
+                 % (tid, fn, tr[tid]['warn']))
     stopped = [g['scan']['threads_stopped'] for g in got]
     if not any(n >= 1 for n in stopped) or max(stopped) > 2:
         fail('threads stopped per refresh: %s (the spinner, and main '
@@ -149,6 +246,13 @@ def main():
     print('ok   %d refreshes: 4 thread rows, the spinner stopped (%s), a '
           'spin_task seen running on it' % (sc['refreshes'],
                                             sorted(set(stopped))))
+    seen = depths(got)
+    ids = {i for i, _ in seen}
+    if len({d for _, d in seen}) != 2 or len(ids) > 2:
+        fail('spin_task parks seen (id, deeper): %s: two coroutines, '
+             'one ID each, at both depths' % sorted(seen))
+    print('ok   spin_task parked at both depths under %d IDs (its stack\'s '
+          'range)' % len(ids))
 
     got = snapshots(cor, pid, ['--nonblocking'],
                     lambda g: g[-1]['scan']['refreshes'] >= 2)
@@ -159,6 +263,9 @@ def main():
         fail('--nonblocking: %d refreshes' % got[-1]['scan']['refreshes'])
     print('ok   --nonblocking: %d refreshes, no thread stopped'
           % got[-1]['scan']['refreshes'])
+
+    if len(sys.argv) > 3:
+        check_flip(cor, sys.argv[3])
 
     res = finish(p)
     if res != want:

@@ -10,7 +10,8 @@
  *   epoller  epoll_wait(-1) on a pipe: woken once, at the end;
  *   reader   read() on another pipe: the same;
  *   spinner  two ucontext coroutines (spin_task, glibc's swapcontext, on
- *            mmap'd stacks of their own, below guard pages), each doing
+ *            mmap'd stacks of their own, below guard pages, every other
+ *            turn parked one frame deeper, in spin_deeper), each doing
  *            about 200 us of
  *            arithmetic per turn, until told to stop;
  *   main     prints "ready tids=E,R,S" and waits for a line on stdin.
@@ -91,15 +92,27 @@ static void *waiter_read(void *arg)
 	return NULL;
 }
 
-/* A coroutine: turns of work, parked in swapcontext between them. */
+/* A park one frame deeper than spin_task's own. */
+__attribute__((noinline)) static void spin_deeper(int which)
+{
+	swapcontext(&task_uc[which], &sched_uc);
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+/* A coroutine: turns of work, parked in swapcontext between them, every
+ * other turn from spin_deeper (its saved context then lies lower on its
+ * stack: a record kept by its stack's range stays the same). */
 static void spin_task(int which)
 {
 	volatile uint64_t x = 0x9e3779b97f4a7c15ull + (uint64_t)which;
 
-	for (;;) {
+	for (unsigned turn = 0;; turn++) {
 		for (int i = 0; i < 100000; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
-		swapcontext(&task_uc[which], &sched_uc);
+		if (turn & 1)
+			spin_deeper(which);
+		else
+			swapcontext(&task_uc[which], &sched_uc);
 	}
 }
 

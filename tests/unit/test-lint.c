@@ -124,6 +124,13 @@ static void test_scanned_needs_proof(void **state)
 	/* A dispatcher or a root is not judged, proven or not. */
 	c.kind = MODEL_DISPATCHER;
 	assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC), 0);
+	/* Running, found by a scan (a thread's row): never a stall, memory
+	 * does not say when it last switched; the same row told by events
+	 * is one. */
+	c = coro(MODEL_RUNNING, T0);
+	assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC), STALL);
+	c.scanned = 1;
+	assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC), 0);
 }
 
 static void test_long_wait_not_lost_wakeup(void **state)

@@ -15,7 +15,10 @@
  *                 found (`scanned`) unless its runtime's lists prove
  *                 it waits (`waiting`: Boost.Fiber's wait queues).
  *   stall         running for more than running_ns without a switch: a
- *                 blocking call or a busy loop inside the coroutine.
+ *                 blocking call or a busy loop inside the coroutine.  Not
+ *                 for a row a memory scan found (`scanned`: a thread, or
+ *                 a context seen running): memory does not say when it
+ *                 last switched.
  *   storm         more than storm_per_sec switches per second over the last
  *                 rate window: a resume storm (busy polling, ping-pong).
  *   dead-station  dead for more than dead_ns and its station was not
@@ -123,6 +126,7 @@ uint32_t lint_check(const struct lint_config *c, const struct model_coro *co,
 		break;
 	case MODEL_RUNNING:
 		if (judged && c->enabled[LINT_STALL] && !co->in_kernel &&
+		    !co->scanned &&
 		    lint_since(now, co->state_ts) > c->running_ns)
 			mask |= 1u << LINT_STALL;
 		break;

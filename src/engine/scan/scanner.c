@@ -78,6 +78,7 @@ static struct scanner *scanner_alloc(const struct scanner_env *env, char *err,
 	s->known = calloc(env->stations ? env->stations : 1, sizeof(*s->known));
 	s->next = calloc(env->stations ? env->stations : 1, sizeof(*s->next));
 	s->free = calloc(env->stations ? env->stations : 1, sizeof(*s->free));
+	s->alone = calloc(env->stations ? env->stations : 1, sizeof(*s->alone));
 	s->addrs = calloc(env->stations ? env->stations : 1, sizeof(*s->addrs));
 	s->got = calloc(env->stations ? env->stations : 1, sizeof(*s->got));
 	s->plan = calloc(env->stations ? env->stations : 1, sizeof(*s->plan));
@@ -92,9 +93,9 @@ static struct scanner *scanner_alloc(const struct scanner_env *env, char *err,
 	s->ran_on =
 		calloc(env->stations ? env->stations : 1, sizeof(*s->ran_on));
 	if (!s->found || !s->fibers || !s->order || !s->known || !s->next ||
-	    !s->free || !s->addrs || !s->got || !s->plan || !s->words ||
-	    !s->cand || !s->cand_addrs || !s->cand_words || !s->fate ||
-	    !s->moved || !s->ran_on) {
+	    !s->free || !s->alone || !s->addrs || !s->got || !s->plan ||
+	    !s->words || !s->cand || !s->cand_addrs || !s->cand_words ||
+	    !s->fate || !s->moved || !s->ran_on) {
 		snprintf(err, errlen, "out of memory for the scan");
 		scanner_destroy(s);
 		return NULL;
@@ -161,6 +162,7 @@ void scanner_destroy(struct scanner *s)
 	free(s->known);
 	free(s->next);
 	free(s->free);
+	free(s->alone);
 	free(s);
 }
 
@@ -217,22 +219,27 @@ static long scanner_read_maps(struct scanner *s)
  * fixedsize stacks of other threads' fibers lie).  A thread that waits
  * with its sp there does not make the memory below it dead nor above it
  * its own frames: other contexts' stacks lie on both sides. */
-bool scanner_shared(const char *maps, size_t len, uint64_t lo)
+bool scanner_shared(const struct scanner *s, uint64_t lo)
+{
+	return !(lo & ((64ull << 20) - 1)) || (s->heap_lo && lo == s->heap_lo);
+}
+
+/* Where [heap] starts in the maps text (0: none), for scanner_shared. */
+static uint64_t scanner_heap_lo(const char *maps, size_t len)
 {
 	const char *p = maps, *end = maps + len;
 
-	if (!(lo & ((64ull << 20) - 1)))
-		return true;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		struct procfs_maps_line m;
 
-		if (procfs_maps_line(p, n, &m) && m.start == lo)
-			return m.path_len == 6 && !memcmp(m.path, "[heap]", 6);
+		if (procfs_maps_line(p, n, &m) && m.path_len == 6 &&
+		    !memcmp(m.path, "[heap]", 6))
+			return m.start;
 		p += n + 1;
 	}
-	return false;
+	return 0;
 }
 
 static bool scanner_read(void *ctx, uint64_t addr, void *buf, size_t n)
@@ -278,16 +285,35 @@ static int scanner_order_cmp(const void *a, const void *b)
 
 /* Each found context's identity, what keeps its record from pass to
  * pass: a Boost.Fiber's context object, when its scheduler lists it (it
- * stays the same wherever the fiber parks); else the saved area's
- * address (a context that parks again at the same depth).  Sorted. */
+ * stays the same wherever the fiber parks); else its stack's range, when
+ * it is alone in a mapping of its own (wherever it parks on it); else
+ * the saved area's address (a context that parks again at the same
+ * depth).  Sorted. */
 static void scanner_identify(struct scanner *s)
 {
+	/* Which contexts are alone in their writable region, when it is not
+	 * the heap's: a stack of its own (mmap'd, protected stacks). */
+	for (size_t i = 0; i < s->nfound; i++)
+		s->order[i] = (struct scanner_order){.id = s->found[i].stack_lo,
+						     .i = (uint32_t)i};
+	qsort(s->order, s->nfound, sizeof(*s->order), scanner_order_cmp);
+	for (size_t i = 0, j; i < s->nfound; i = j) {
+		for (j = i + 1;
+		     j < s->nfound && s->order[j].id == s->order[i].id; j++)
+			s->alone[s->order[j].i] = false;
+		s->alone[s->order[i].i] =
+			j == i + 1 && !scanner_shared(s, s->order[i].id);
+	}
 	for (size_t i = 0; i < s->nfound; i++) {
+		const struct ctxscan_found *f = &s->found[i];
 		const struct fiberwalk_fiber *fb =
-			fiberwalk_find(s->fibers, s->nfibers, s->found[i].at);
+			fiberwalk_find(s->fibers, s->nfibers, f->at);
 
-		s->order[i] = (struct scanner_order){
-			.id = fb ? fb->ctx : s->found[i].at, .i = (uint32_t)i};
+		s->order[i] =
+			(struct scanner_order){.id = fb		   ? fb->ctx
+						     : s->alone[i] ? f->stack_lo
+								   : f->at,
+					       .i = (uint32_t)i};
 	}
 	qsort(s->order, s->nfound, sizeof(*s->order), scanner_order_cmp);
 }
@@ -312,6 +338,7 @@ bool scanner_pass(struct scanner *s)
 	s->nregions = nr;
 	layout = fcsave_layout_in_maps(s->maps);
 	s->layout = layout;
+	s->heap_lo = scanner_heap_lo(s->maps, (size_t)len);
 	s->pass.no_layout = !layout;
 	if (s->core) { /* every thread of a core stopped, its sp known */
 		const struct corefile_thread *t;
@@ -326,7 +353,7 @@ bool scanner_pass(struct scanner *s)
 	for (size_t i = 0; i < nsp; i++)
 		if (ctxscan_split(s->regions, nr, s->sps[i], &s->dead[nd],
 				  &s->running[nd]) &&
-		    !scanner_shared(s->maps, (size_t)len, s->dead[nd].lo))
+		    !scanner_shared(s, s->dead[nd].lo))
 			nd++;
 	s->pass.threads = (uint32_t)nsp;
 	s->pass.busy = (uint32_t)busy;

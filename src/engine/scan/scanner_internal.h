@@ -84,7 +84,9 @@ struct scanner {
 	} * order;
 	struct scanner_known *known, *next; /* sorted by at */
 	size_t nknown;
-	uint32_t *free; /* stations not in use, a stack */
+	uint32_t *free;	  /* stations not in use, a stack */
+	bool *alone;	  /* per found: alone in a stack of its own */
+	uint64_t heap_lo; /* [heap]'s start in the last maps (0: none) */
 	uint32_t nfree;
 	/* Refreshes (live only): the stop, the words re-read (two per known
 	 * context: its holder, its saved pc), which contexts resumed and on
@@ -126,7 +128,7 @@ struct scanner {
 };
 
 /* Shared by the pass and the refreshes (scanner.c). */
-bool scanner_shared(const char *maps, size_t len, uint64_t lo);
+bool scanner_shared(const struct scanner *s, uint64_t lo);
 bool scanner_after_call(void *ctx, uint64_t pc);
 void scanner_send(struct scanner *s, const struct ctxscan_found *f, uint64_t id,
 		  uint32_t station, uint64_t now, bool unsure, bool waiting,

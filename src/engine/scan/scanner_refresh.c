@@ -128,7 +128,7 @@ static void scanner_runs_on(struct scanner *s)
 		size_t n = 0, which = 0;
 
 		if (!t->sp || !scanner_region_of(s, t->sp, &lo, &hi) ||
-		    !s->maps || scanner_shared(s->maps, strlen(s->maps), lo))
+		    scanner_shared(s, lo))
 			continue;
 		for (size_t k = 0; k < s->nknown && n < 2; k++)
 			if (s->known[k].stack_lo == lo)
