@@ -422,6 +422,9 @@ void threadstop_end(struct threadstop *ts)
 	ts->st.stopped = stopped;
 	ts->st.waiting = waiting;
 	ts->st.running = running;
+	/* One that was late and has stopped since: let go now, not a
+	 * refresh later. */
+	threadstop_reap(ts);
 }
 
 void threadstop_stats(const struct threadstop *ts, struct threadstop_stats *out)
