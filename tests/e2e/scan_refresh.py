@@ -247,7 +247,7 @@ def main():
           'spin_task seen running on it' % (sc['refreshes'],
                                             sorted(set(stopped))))
     ids = {i for i, _ in depths(got)}
-    if len(ids) > 2:
+    if len(ids) > 2 or (not sanitized and not ids):
         fail('spin_task parks seen (id, deeper): %s: two coroutines, '
              'one ID each' % sorted(depths(got)))
 

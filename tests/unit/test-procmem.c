@@ -205,11 +205,12 @@ static uint64_t pm_words[PM_WORDS];
 static void test_read_words(void **state)
 {
 	static uint64_t addrs[PM_WORDS + 2], out[PM_WORDS + 2];
+	static uint8_t ok[PM_WORDS + 2];
 	struct child c;
 	struct procmem pm;
 	char err[512];
 	size_t n = 0, at_hole;
-	char *hole;
+	char *hole, *pair, *edge;
 
 	(void)state;
 	for (size_t i = 0; i < PM_WORDS; i++)
@@ -220,7 +221,16 @@ static void test_read_words(void **state)
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(hole != MAP_FAILED);
 	assert_int_equal(munmap(hole, 4096), 0);
+	/* Two pages, the second unmapped: edge is where the first ends. */
+	pair = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(pair != MAP_FAILED);
+	assert_int_equal(munmap(pair + 4096, 4096), 0);
+	edge = pair + 4096;
+	((uint64_t *)(void *)edge)[-2] = 0x5151;
+	((uint64_t *)(void *)edge)[-1] = 0x5252;
 	child_start(&c);
+	memset(pair, 0, 4096);		       /* ours only */
 	memset(pm_words, 0, sizeof(pm_words)); /* ours only */
 	/* Every word but each 7th (runs of 6), the hole in the middle. */
 	for (size_t i = 0; i < PM_WORDS; i++) {
@@ -235,8 +245,9 @@ static void test_read_words(void **state)
 		at_hole++;
 	assert_true(procmem_open(&pm, c.pid, err, sizeof(err)));
 	memset(out, 0xff, sizeof(out));
-	assert_int_equal(procmem_read_words(&pm, addrs, out, n), n - 1);
+	assert_int_equal(procmem_read_words(&pm, addrs, out, ok, n), n - 1);
 	for (size_t k = 0; k < n; k++) {
+		assert_int_equal(ok[k], k != at_hole);
 		if (k == at_hole) {
 			assert_int_equal(out[k], 0);
 			continue;
@@ -246,11 +257,27 @@ static void test_read_words(void **state)
 			0x1000 + ((uint64_t *)(uintptr_t)addrs[k] - pm_words));
 	}
 	/* None at all; only the hole. */
-	assert_int_equal(procmem_read_words(&pm, addrs, out, 0), 0);
-	assert_int_equal(procmem_read_words(&pm, &addrs[at_hole], out, 1), 0);
+	assert_int_equal(procmem_read_words(&pm, addrs, out, NULL, 0), 0);
+	assert_int_equal(procmem_read_words(&pm, &addrs[at_hole], out, ok, 1),
+			 0);
 	assert_int_equal(out[0], 0);
+	assert_int_equal(ok[0], 0);
+	/* A run of consecutive words that crosses into an unmapped page:
+	 * the words before it are read all the same. */
+	{
+		uint64_t run[3] = {(uintptr_t)edge - 16, (uintptr_t)edge - 8,
+				   (uintptr_t)edge};
+
+		assert_int_equal(procmem_read_words(&pm, run, out, ok, 3), 2);
+		assert_int_equal(out[0], 0x5151);
+		assert_int_equal(out[1], 0x5252);
+		assert_int_equal(out[2], 0);
+		assert_int_equal(ok[0] + ok[1] + ok[2], 2);
+		assert_int_equal(ok[2], 0);
+	}
 	procmem_finish(&pm);
 	child_stop(&c);
+	munmap(pair, 4096);
 }
 
 static void test_write_rodata(void **state)

@@ -199,13 +199,22 @@ static void child_start(struct child *c)
  * status (0: no call saw EINTR). */
 static int child_stop(struct child *c)
 {
+	uint64_t end = now_ns() + DEADLINE_NS;
 	int status;
+	pid_t w;
 
 	assert_int_equal(write(c->epoll_w, "x", 1), 1);
 	close(c->read_w);
 	close(c->main_w);
 	close(c->epoll_w);
-	assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+	while ((w = waitpid(c->pid, &status, WNOHANG)) == 0) {
+		if (now_ns() >= end) {
+			kill(c->pid, SIGKILL);
+			fail_msg("the child did not exit within the deadline");
+		}
+		usleep(1000);
+	}
+	assert_int_equal(w, c->pid);
 	close(c->dirfd);
 	munmap(c->sh, sizeof(*c->sh));
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;

@@ -81,6 +81,10 @@ static struct scanner *scanner_alloc(const struct scanner_env *env, char *err,
 	s->alone = calloc(env->stations ? env->stations : 1, sizeof(*s->alone));
 	s->addrs = calloc(env->stations ? env->stations : 1, sizeof(*s->addrs));
 	s->got = calloc(env->stations ? env->stations : 1, sizeof(*s->got));
+	s->got_ok =
+		calloc(env->stations ? env->stations : 1, sizeof(*s->got_ok));
+	s->cand_ok = calloc(3 * (env->stations ? env->stations : 1),
+			    sizeof(*s->cand_ok));
 	s->plan = calloc(env->stations ? env->stations : 1, sizeof(*s->plan));
 	s->words = calloc(env->stations ? env->stations : 1, sizeof(*s->words));
 	s->cand = calloc(env->stations ? env->stations : 1, sizeof(*s->cand));
@@ -93,9 +97,10 @@ static struct scanner *scanner_alloc(const struct scanner_env *env, char *err,
 	s->ran_on =
 		calloc(env->stations ? env->stations : 1, sizeof(*s->ran_on));
 	if (!s->found || !s->fibers || !s->order || !s->known || !s->next ||
-	    !s->free || !s->alone || !s->addrs || !s->got || !s->plan ||
-	    !s->words || !s->cand || !s->cand_addrs || !s->cand_words ||
-	    !s->fate || !s->moved || !s->ran_on) {
+	    !s->free || !s->alone || !s->addrs || !s->got || !s->got_ok ||
+	    !s->cand_ok || !s->plan || !s->words || !s->cand ||
+	    !s->cand_addrs || !s->cand_words || !s->fate || !s->moved ||
+	    !s->ran_on) {
 		snprintf(err, errlen, "out of memory for the scan");
 		scanner_destroy(s);
 		return NULL;
@@ -146,6 +151,8 @@ void scanner_destroy(struct scanner *s)
 		close(s->dirfd);
 	free(s->addrs);
 	free(s->got);
+	free(s->got_ok);
+	free(s->cand_ok);
 	free(s->plan);
 	free(s->words);
 	free(s->cand);
@@ -588,13 +595,22 @@ void scanner_apply(struct scanner *s, uint64_t now)
 bool scanner_region_of(const struct scanner *s, uint64_t addr, uint64_t *lo,
 		       uint64_t *hi)
 {
-	for (size_t r = 0; r < s->nregions; r++)
-		if (s->regions[r].lo <= addr && addr < s->regions[r].hi) {
-			*lo = s->regions[r].lo;
-			*hi = s->regions[r].hi;
-			return true;
-		}
-	return false;
+	size_t a = 0, b = s->nregions;
+
+	/* The regions are in the maps' order: by address, disjoint. */
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (s->regions[m].hi <= addr)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a == s->nregions || s->regions[a].lo > addr)
+		return false;
+	*lo = s->regions[a].lo;
+	*hi = s->regions[a].hi;
+	return true;
 }
 
 void scanner_stats(const struct scanner *s, struct snapshot_scan *out)

@@ -49,6 +49,7 @@ struct scanner_known {
 
 /* What a refresh saw of a known context. */
 enum scanner_fate {
+	SCANNER_UNKNOWN, /* not read this refresh, or not readable */
 	SCANNER_PARKED,	 /* where it was */
 	SCANNER_MOVED,	 /* its holder holds another saved area: there */
 	SCANNER_RUNNING, /* resumed (on ran_on, when known) */
@@ -97,6 +98,7 @@ struct scanner {
 		uint32_t k; /* the known context whose holder it is */
 	} * plan;	    /* sorted by address, made after each apply */
 	uint64_t *addrs, *got, *words; /* words[k]: known k's holder */
+	uint8_t *got_ok, *cand_ok;     /* ... read (procmem_read_words) */
 	/* The holders that hold another value: the saved area it may be
 	 * (three words each: its pc, fp and MXCSR slots), read in the stop
 	 * too. */

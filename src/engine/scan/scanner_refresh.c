@@ -21,8 +21,11 @@
  * running -- on the thread whose sp lies in its stack's mapping when
  * that mapping holds no other known context (a stack of its own), then
  * walked from that thread's registers; else its thread unknown.  A
- * holder that holds a saved area passing the scan's checks: parked
- * there, walked again.  Anything else: as it was, until the next pass.
+ * holder that holds a saved area passing the scan's checks (in a
+ * writable region the last pass read): parked there, walked again.
+ * Anything else -- a holder not read this refresh (the round robin), one
+ * that could not be read, one that holds something else -- leaves it
+ * as it was, until a later refresh or the next pass.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -63,10 +66,17 @@ static void scanner_candidate(struct scanner *s, size_t i)
 	const struct fcsave_layout *l = s->layout;
 	uint32_t k = s->plan[i].k;
 	const struct scanner_known *kn = &s->known[k];
-	uint64_t v = s->got[i];
+	uint64_t v = s->got[i], lo, hi;
 
 	s->words[k] = v;
-	if (!l || kn->ucontext || !v || v == kn->hold_val || (v & 7))
+	s->fate[k] = !s->got_ok[i]	  ? SCANNER_UNKNOWN
+		     : v == kn->hold_val  ? SCANNER_PARKED
+		     : !v || kn->ucontext ? SCANNER_RUNNING
+					  : SCANNER_UNKNOWN;
+	/* Another value: a saved area there, if it lies in a writable
+	 * region the last pass read (nothing else is read in the stop). */
+	if (!l || s->fate[k] != SCANNER_UNKNOWN || !s->got_ok[i] || (v & 7) ||
+	    !scanner_region_of(s, v, &lo, &hi) || v + l->size > hi)
 		return;
 	s->cand_addrs[3 * s->ncand] = v + l->pc_at;
 	s->cand_addrs[3 * s->ncand + 1] = v + l->fp_at;
@@ -102,11 +112,12 @@ static void scanner_reread(struct scanner *s, bool again)
 		if (k > n - at)
 			k = n - at;
 		(void)procmem_read_words(s->env.pm, s->addrs + at, s->got + at,
-					 k);
+					 s->got_ok + at, k);
 		for (size_t i = at; i < at + k; i++)
 			scanner_candidate(s, i);
 		(void)procmem_read_words(s->env.pm, s->cand_addrs + 3 * c0,
 					 s->cand_words + 3 * c0,
+					 s->cand_ok + 3 * c0,
 					 3 * (s->ncand - c0));
 		done += k;
 		if (!again &&
@@ -150,6 +161,9 @@ static bool scanner_area(struct scanner *s, size_t c, struct ctxscan_found *f)
 	uint64_t pc = s->cand_words[3 * c], fp = s->cand_words[3 * c + 1];
 	uint64_t mxcsr = s->cand_words[3 * c + 2];
 
+	if (!s->cand_ok[3 * c] || !s->cand_ok[3 * c + 1] ||
+	    !s->cand_ok[3 * c + 2])
+		return false;
 	if (!l || !scanner_region_of(s, at, &lo, &hi) || at + l->size > hi ||
 	    (l->has_mxcsr && (uint32_t)mxcsr >> 16) ||
 	    !scanner_after_call(s, pc))
@@ -188,6 +202,7 @@ size_t scanner_refresh(struct scanner *s)
 	 * context (a resumed one's is cleared or rewritten).  A thread that
 	 * woke meanwhile may have changed what was read: it is stopped (or
 	 * seen waiting again) and the holders read again. */
+	memset(s->fate, SCANNER_UNKNOWN, s->nknown);
 	n = threadstop_begin(s->ts, &t);
 	scanner_reread(s, false);
 	s->torn = false;
@@ -207,25 +222,16 @@ size_t scanner_refresh(struct scanner *s)
 	 * ucontext resumed: running.  One that holds a saved area: parked
 	 * there.  Anything else: as it was, until the next pass. */
 	scanner_runs_on(s);
-	memset(s->fate, SCANNER_PARKED, s->nknown);
-	for (size_t w = 0; w < s->nread; w++) {
-		uint32_t k = s->plan[(s->from + w) % s->nknown].k;
-		const struct scanner_known *kn = &s->known[k];
-		uint64_t hold = s->words[k];
-
-		if (hold != kn->hold_val && (!hold || kn->ucontext))
-			s->fate[k] = SCANNER_RUNNING;
-	}
 	for (size_t k = 0; k < s->nknown; k++)
 		if (s->ran_on[k])
 			s->fate[k] = SCANNER_RUNNING;
-	s->cursor = s->nknown ? (s->from + s->nread) % s->nknown : 0;
 	for (size_t c = 0; c < s->ncand; c++)
 		if (!s->ran_on[s->cand[c]] &&
 		    scanner_area(s, c, &s->moved[s->cand[c]]))
 			s->fate[s->cand[c]] = SCANNER_MOVED;
 	for (size_t k = 0; k < s->nknown; k++)
-		moved += s->fate[k] != SCANNER_PARKED;
+		moved += s->fate[k] == SCANNER_RUNNING ||
+			 s->fate[k] == SCANNER_MOVED;
 	return moved;
 }
 

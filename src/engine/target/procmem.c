@@ -277,18 +277,40 @@ bool procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len,
 /* The iovecs of one process_vm_readv (IOV_MAX on Linux). */
 #define PM_WORDS_BATCH 1024u
 
+/* One word at addr into *out (0 when it cannot be read). */
+static bool pm_word(struct procmem *pm, uint64_t addr, uint64_t *out)
+{
+	struct iovec local = {out, 8};
+	struct iovec remote = {(void *)(uintptr_t)addr, 8};
+
+	*out = 0;
+	if (pm->core)
+		return corefile_read(pm->core, addr, out, 8);
+	if (process_vm_readv(pm->pid, &local, 1, &remote, 1, 0) == 8)
+		return true;
+	*out = 0;
+	return false;
+}
+
 size_t procmem_read_words(struct procmem *pm, const uint64_t *addrs,
-			  uint64_t *out, size_t n)
+			  uint64_t *out, uint8_t *ok, size_t n)
 {
 	struct iovec local[PM_WORDS_BATCH], remote[PM_WORDS_BATCH];
 	size_t first[PM_WORDS_BATCH + 1];
-	size_t done = 0, ok = 0;
+	size_t done = 0, got_words = 0;
 
 	memset(out, 0, n * sizeof(*out));
+	if (ok)
+		memset(ok, 0, n);
 	if (pm->core) { /* a core's: word by word, from the file */
-		for (size_t i = 0; i < n; i++)
-			ok += corefile_read(pm->core, addrs[i], &out[i], 8);
-		return ok;
+		for (size_t i = 0; i < n; i++) {
+			bool r = pm_word(pm, addrs[i], &out[i]);
+
+			got_words += r;
+			if (ok)
+				ok[i] = r;
+		}
+		return got_words;
 	}
 	while (done < n) {
 		size_t k = 0, i = done, runs_read;
@@ -312,25 +334,33 @@ size_t procmem_read_words(struct procmem *pm, const uint64_t *addrs,
 		first[k] = i;
 		got = process_vm_readv(pm->pid, local, k, remote, k, 0);
 		if (got < 0 && errno != EFAULT)
-			return ok; /* gone, or refused: none of the rest */
-		/* Whole iovecs up to the first that failed (partly read:
-		 * its words count as unread); the rest of the batch is
-		 * tried again after it. */
+			return got_words; /* gone, or refused: none */
+		/* Whole iovecs up to the first that failed; that one's words
+		 * one by one (a run may cross into an unmapped page); the
+		 * rest of the batch after it. */
 		runs_read = 0;
 		for (size_t b = got > 0 ? (size_t)got : 0;
 		     runs_read < k && b >= local[runs_read].iov_len;
 		     runs_read++)
 			b -= local[runs_read].iov_len;
-		ok += first[runs_read] - done;
+		if (ok)
+			memset(ok + done, 1, first[runs_read] - done);
+		got_words += first[runs_read] - done;
 		if (runs_read < k) {
-			memset(&out[first[runs_read]], 0,
-			       local[runs_read].iov_len);
+			for (size_t w = first[runs_read];
+			     w < first[runs_read + 1]; w++) {
+				bool r = pm_word(pm, addrs[w], &out[w]);
+
+				got_words += r;
+				if (ok)
+					ok[w] = r;
+			}
 			done = first[runs_read + 1];
 		} else {
 			done = first[k];
 		}
 	}
-	return ok;
+	return got_words;
 }
 
 /*

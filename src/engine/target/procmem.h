@@ -48,10 +48,10 @@ bool procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len,
 		  char *err, size_t errlen);
 /* n words (8 bytes each) at addrs[i] into out[i], in batches of
  * process_vm_readv's iovecs, consecutive addresses in one (sorted addrs
- * read fastest): a word that cannot be read is 0 in out and does not
- * stop the others.  The count of words read. */
+ * read fastest): a word that cannot be read is 0 in out, ok[i] 0 (ok may
+ * be NULL), and does not stop the others.  The count of words read. */
 size_t procmem_read_words(struct procmem *pm, const uint64_t *addrs,
-			  uint64_t *out, size_t n);
+			  uint64_t *out, uint8_t *ok, size_t n);
 /* Exactly len bytes to addr (process_vm_writev, else ptrace), or false. */
 bool procmem_write(struct procmem *pm, uint64_t addr, const void *buf,
 		   size_t len, char *err, size_t errlen);

@@ -14,9 +14,10 @@
  * read before its syscall file and again at threadstop_settled: the
  * same count and the same call mean it has not run since.
  *
- * A thread that runs in the kernel when it is interrupted (entering
- * epoll_wait at that very moment) can still see EINTR: the window is
- * the few instructions before the call sleeps.  `--nonblocking`
+ * A running thread is interrupted right after its syscall file said it
+ * runs; one that enters epoll_wait in between, or is in its first
+ * instructions when interrupted, can still see EINTR: the window is two
+ * system calls of corotop's and the call's entry.  `--nonblocking`
  * (THREADSTOP nonblocking) never stops a thread; the running threads'
  * registers are then unknown and what is read may be torn.
  *
@@ -27,9 +28,11 @@
  * left as it was: detach puts the thread back in it.
  *
  * Never a hang.  A thread that does not report its stop within
- * THREADSTOP_DEADLINE_NS (it went into uninterruptible sleep) is counted
- * late and kept; it is waited for without blocking at the next stop and
- * at destroy, and detached once it reports.  The kernel lets every
+ * THREADSTOP_DEADLINE_NS, and is not runnable (it went into
+ * uninterruptible sleep), or still has not after THREADSTOP_RUNNABLE_NS,
+ * is counted late and kept; it is waited for without blocking at the
+ * end of every stop and at destroy, and detached once it reports (or
+ * reaped, when it exited meanwhile).  The kernel lets every
  * tracee go when the tracing thread exits.  Each request comes from the
  * thread that seized (ptrace's rule): one threadstop is used by one
  * thread.
@@ -55,8 +58,11 @@
 #include "common/clock.h"
 #include "engine/target/procfs.h"
 
-/* How long a stop waits for an interrupted thread to report. */
+/* How long a stop waits for an interrupted thread to report; longer,
+ * up to THREADSTOP_RUNNABLE_NS, while it is runnable (it stops as soon
+ * as it gets a CPU): one in uninterruptible sleep is left late. */
 #define THREADSTOP_DEADLINE_NS (20u * 1000000u)
+#define THREADSTOP_RUNNABLE_NS (1000u * 1000000u)
 /* How long the wait looks again at once before it naps between looks:
  * a running thread stops within microseconds of its interrupt, and a
  * sched_yield here would hand the CPU away for a whole slice on a busy
@@ -212,6 +218,11 @@ static bool threadstop_regs(struct threadstop_thread *t)
 static bool threadstop_interrupt(struct threadstop *ts,
 				 struct threadstop_thread *t)
 {
+	if (ts->nonblocking)
+		return false;
+	for (size_t i = 0; i < ts->nlate; i++)
+		if (ts->late[i] == t->tid)
+			return false; /* still ours, not reported yet */
 	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL) < 0) {
 		if (errno == EPERM)
 			ts->st.refused++;
@@ -232,9 +243,21 @@ static bool threadstop_interrupt(struct threadstop *ts,
 	return true;
 }
 
-/* Wait for every interrupted thread (how STOPPED, not yet reported:
- * *pending of them) to report, until the deadline. */
-static void threadstop_wait(struct threadstop *ts, bool *reported)
+/* Whether thread tid is runnable (stat's state R): it will stop once it
+ * gets a CPU; one in D will not until its call ends. */
+static bool threadstop_runnable(const struct threadstop *ts, pid_t tid)
+{
+	char text[512];
+	const char *p;
+
+	return threadstop_file(ts, tid, "stat", text, sizeof(text)) &&
+	       (p = strrchr(text, ')')) && p[1] == ' ' && p[2] == 'R';
+}
+
+/* Wait for every interrupted thread (how STOPPED, not yet held) to
+ * report: until THREADSTOP_DEADLINE_NS, and while one is still runnable
+ * (waiting for a CPU on a busy machine) until THREADSTOP_RUNNABLE_NS. */
+static void threadstop_wait(struct threadstop *ts)
 {
 	uint64_t start = clock_now_ns(CLOCK_MONOTONIC);
 	uint64_t deadline = start + THREADSTOP_DEADLINE_NS;
@@ -248,14 +271,13 @@ static void threadstop_wait(struct threadstop *ts, bool *reported)
 			int status;
 			pid_t w;
 
-			if (t->how != THREADSTOP_STOPPED || reported[i])
+			if (t->how != THREADSTOP_STOPPED || t->held)
 				continue;
 			w = waitpid(t->tid, &status, __WALL | WNOHANG);
 			if (w == 0) {
 				left++;
 				continue;
 			}
-			reported[i] = true;
 			t->held = w == t->tid && WIFSTOPPED(status);
 			if (!t->held) {
 				/* Exited, or not ours any more. */
@@ -272,10 +294,21 @@ static void threadstop_wait(struct threadstop *ts, bool *reported)
 			return;
 		now = clock_now_ns(CLOCK_MONOTONIC);
 		if (now >= deadline) {
+			bool runnable = false;
+
+			for (size_t i = 0; i < ts->n && !runnable; i++)
+				runnable =
+					ts->t[i].how == THREADSTOP_STOPPED &&
+					!ts->t[i].held &&
+					threadstop_runnable(ts, ts->t[i].tid);
+			if (runnable && now < start + THREADSTOP_RUNNABLE_NS) {
+				deadline = now + THREADSTOP_DEADLINE_NS;
+				continue;
+			}
 			for (size_t i = 0; i < ts->n; i++) {
 				struct threadstop_thread *t = &ts->t[i];
 
-				if (t->how != THREADSTOP_STOPPED || reported[i])
+				if (t->how != THREADSTOP_STOPPED || t->held)
 					continue;
 				t->how = THREADSTOP_RUNNING;
 				t->sp = t->pc = t->fp = 0;
@@ -293,24 +326,15 @@ static void threadstop_wait(struct threadstop *ts, bool *reported)
 	}
 }
 
-/* Stop every thread of ts->t that is RUNNING and not yet stopped. */
+/* Wait for the threads interrupted and not yet reported. */
 static void threadstop_stop_running(struct threadstop *ts)
 {
-	bool reported[THREADSTOP_MAX] = {false};
 	bool any = false;
 
-	if (ts->nonblocking)
-		return;
-	for (size_t i = 0; i < ts->n; i++) {
-		struct threadstop_thread *t = &ts->t[i];
-
-		if (t->how == THREADSTOP_RUNNING && threadstop_interrupt(ts, t))
-			any = true;
-		else if (t->how == THREADSTOP_STOPPED)
-			reported[i] = true; /* stopped by an earlier round */
-	}
+	for (size_t i = 0; i < ts->n; i++)
+		any |= ts->t[i].how == THREADSTOP_STOPPED && !ts->t[i].held;
 	if (any)
-		threadstop_wait(ts, reported);
+		threadstop_wait(ts);
 }
 
 size_t threadstop_begin(struct threadstop *ts,
@@ -345,8 +369,13 @@ size_t threadstop_begin(struct threadstop *ts,
 		memset(t, 0, sizeof(*t));
 		t->tid = (pid_t)tid;
 		t->nr = -1;
-		if (threadstop_look(ts, t))
-			ts->n++;
+		if (!threadstop_look(ts, t))
+			continue;
+		ts->n++;
+		/* Interrupted right after it was seen running: a thread
+		 * that is entering a call now would see EINTR. */
+		if (t->how == THREADSTOP_RUNNING)
+			(void)threadstop_interrupt(ts, t);
 	}
 	closedir(dir); /* closes tfd */
 	ts->open = true;
@@ -379,10 +408,14 @@ bool threadstop_settled(struct threadstop *ts)
 		    pc == t->pc)
 			continue; /* has not run since */
 		settled = false;
-		if (!threadstop_look(ts, &now))
-			now.how =
-				THREADSTOP_RUNNING; /* gone: nothing to stop */
+		if (!threadstop_look(ts, &now)) {
+			now.how = THREADSTOP_RUNNING; /* gone */
+			*t = now;
+			continue;
+		}
 		*t = now;
+		if (t->how == THREADSTOP_RUNNING) /* at once, as in begin */
+			(void)threadstop_interrupt(ts, t);
 	}
 	if (!settled)
 		threadstop_stop_running(ts);
@@ -399,11 +432,15 @@ void threadstop_end(struct threadstop *ts)
 	for (size_t i = 0; i < ts->n; i++) {
 		struct threadstop_thread *t = &ts->t[i];
 
-		if (t->held) {
-			ptrace(PTRACE_DETACH, t->tid, NULL,
-			       (void *)(uintptr_t)t->sig);
-			t->held = false;
-		}
+		/* ESRCH: killed since it reported (a kill -9, another
+		 * thread's execve): a traced thread that exits stays a
+		 * zombie until its tracer waits for it -- reaped below. */
+		if (t->held &&
+		    ptrace(PTRACE_DETACH, t->tid, NULL,
+			   (void *)(uintptr_t)t->sig) < 0 &&
+		    ts->nlate < THREADSTOP_MAX)
+			ts->late[ts->nlate++] = t->tid;
+		t->held = false;
 		stopped += t->how == THREADSTOP_STOPPED;
 		waiting += t->how == THREADSTOP_WAITING;
 		running += t->how == THREADSTOP_RUNNING;
