@@ -208,6 +208,7 @@ def main():
         s = got[-1]
         return (s['scan']['refreshes'] >= 3 and
                 len(thread_rows(s)) == 4 and
+                (sanitized or depths(got)) and
                 any(g['scan']['threads_stopped'] >= 1 for g in got) and
                 (sanitized or any(seen_running_on_spinner(g) for g in got)))
 
