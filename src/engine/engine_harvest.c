@@ -53,7 +53,6 @@
 #include "common/clock.h"
 #include "engine/engine_internal.h"
 #include "engine/launch/keeper.h"
-#include "engine/scan/scanner.h"
 
 __thread sigjmp_buf *engine_guard;
 const char engine_sigbus_msg[] =
@@ -217,61 +216,6 @@ static struct harvest_sink engine_sink(struct engine *e);
 void engine_census_event(struct engine *e, const struct harvest_event *ev)
 {
 	engine_on_event(e, ev);
-}
-
-/* ---- scan mode: a process without buffers, its contexts scanned ---- */
-
-/* How often a scanned process is refreshed (its threads' registers,
- * its known contexts' saved areas re-read: scanner_refresh), and scanned
- * whole again: at most every ENGINE_MEMSCAN_NS, and after a rest of
- * ENGINE_MEMSCAN_REST times the last pass's length, so that the passes
- * take at most a tenth of one CPU, however large the process (a 1 GiB
- * heap with 100k contexts takes seconds a pass). */
-#define ENGINE_MEMSCAN_NS (1000u * 1000000u)
-#define ENGINE_MEMSCAN_REST 9u
-
-bool engine_scanner_create(struct engine *e, char *err, size_t errlen)
-{
-	const struct scanner_env env = {
-		.model = &e->model,
-		.pm = e->core ? &e->core_pm : attach_pm(e->attach),
-		.fc = e->framecheck,
-		.stations = e->region.stations,
-		.nonblocking = e->cfg.nonblocking,
-		.ctx = e,
-		.event = engine_on_event,
-	};
-
-	e->scanner = e->core ? scanner_create_core(e->core, &env, err, errlen)
-			     : scanner_create(e->target.pid, &env, err, errlen);
-	e->target.scanned = e->scanner != NULL;
-	return e->scanner != NULL;
-}
-
-/* One scan (without the lock: it reads the process's memory, which can
- * take a second), then its contexts into the model (under it). */
-void engine_scan_memory(struct engine *e)
-{
-	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
-
-	if (!scanner_pass(e->scanner))
-		return; /* gone: the ppt thread sees its exit */
-	/* Its modules, for the census walks' names (a core's are given). */
-	if (!e->core)
-		(void)symtab_keep_maps(&e->symtab, e->target.pid, now);
-	pthread_mutex_lock(&e->lock);
-	scanner_apply(e->scanner, engine_now(e));
-	pthread_mutex_unlock(&e->lock);
-}
-
-/* A refresh (a live process's: its running threads stopped briefly,
- * without the lock), then what it saw into the model (under it). */
-static void engine_scan_refresh(struct engine *e)
-{
-	(void)scanner_refresh(e->scanner);
-	pthread_mutex_lock(&e->lock);
-	scanner_refresh_apply(e->scanner, engine_now(e));
-	pthread_mutex_unlock(&e->lock);
 }
 
 static void engine_on_proc(void *ctx, uint32_t station)
@@ -652,22 +596,8 @@ static void engine_harvest_loop(struct engine *e)
 		now = clock_now_ns(CLOCK_MONOTONIC);
 
 		if (!e->core && e->scanner && now >= next_memscan) {
-			if (now >= next_pass) {
-				uint64_t took = now, rest;
-
-				engine_scan_memory(e);
-				now = clock_now_ns(CLOCK_MONOTONIC);
-				took = now - took;
-				rest = took * ENGINE_MEMSCAN_REST;
-				next_pass = now + (rest > ENGINE_MEMSCAN_NS
-							   ? rest
-							   : ENGINE_MEMSCAN_NS);
-			}
-			/* After a pass too: what it found is checked
-			 * with the threads stopped, and they are shown. */
-			engine_scan_refresh(e);
+			next_memscan = engine_scan_step(e, &next_pass);
 			now = clock_now_ns(CLOCK_MONOTONIC);
-			next_memscan = now + ENGINE_MEMSCAN_NS;
 		}
 		if (now >= next_tick) {
 			engine_tick(e);

@@ -129,13 +129,17 @@ void engine_sigbus(int sig, siginfo_t *si, void *uc);
 void *engine_harvest_main(void *arg);
 void *engine_waker_main(void *arg);
 size_t engine_scan(struct engine *e);
-/* Attach mode without buffers: make the scanner (before the harvest
- * thread starts). */
+/* engine_scan.c: attach mode without buffers (and core mode's one
+ * scan).  Make the scanner (before the harvest thread starts). */
 bool engine_scanner_create(struct engine *e, char *err, size_t errlen);
-/* Core mode: what the core says of the process (engine_core.c). */
-void engine_core_info(struct engine *e, struct snapshot_core *out);
 /* One scan of the target's memory (or of the core's), into the model. */
 void engine_scan_memory(struct engine *e);
+/* The harvest loop's turn, when a refresh is due: a whole pass too when
+ * *next_pass has come (then set again), then a refresh; when the next
+ * refresh is due. */
+uint64_t engine_scan_step(struct engine *e, uint64_t *next_pass);
+/* Core mode: what the core says of the process (engine_core.c). */
+void engine_core_info(struct engine *e, struct snapshot_core *out);
 /* engine_clock.c: the engine's clock: CLOCK_MONOTONIC, stopped at the
  * target's exit. */
 uint64_t engine_now(struct engine *e);

@@ -61,10 +61,8 @@ void scanner_apply(struct scanner *s, uint64_t now);
 /* A refresh, between passes, without the lock (a live process's only):
  * the threads looked at, those that run stopped for the time it takes
  * to read their registers and re-read every known context's saved area
- * (threadstop.c), then let go.  The count of known contexts whose area
- * changed since (resumed: running now, or parked elsewhere, which only
- * the next pass can say). */
-size_t scanner_refresh(struct scanner *s);
+ * (threadstop.c), then let go. */
+void scanner_refresh(struct scanner *s);
 
 /* The last refresh into the model, under the caller's lock: each thread
  * a running record of its own (its id for ID and TID, its stack walked

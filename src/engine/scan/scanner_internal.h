@@ -114,7 +114,6 @@ struct scanner {
 	size_t nthreads;
 	struct scanner_trow trows[THREADSTOP_MAX], trows_next[THREADSTOP_MAX];
 	size_t ntrows;
-	uint32_t nresumed;
 	bool torn;
 	bool planned; /* plan is the known list's (a pass unsets it) */
 	/* The holders the last refresh read: plan[from] on, nread of them

@@ -183,18 +183,18 @@ static bool scanner_area(struct scanner *s, size_t c, struct ctxscan_found *f)
 	return true;
 }
 
-size_t scanner_refresh(struct scanner *s)
+void scanner_refresh(struct scanner *s)
 {
 	const struct threadstop_thread *t;
-	size_t n, moved = 0;
 	int rounds = 0;
+	size_t n;
 
 	if (s->core || s->dirfd < 0)
-		return 0;
+		return;
 	if (!s->ts) {
 		s->ts = threadstop_create(s->pid, s->dirfd, s->env.nonblocking);
 		if (!s->ts)
-			return 0;
+			return;
 	}
 	if (!s->planned)
 		scanner_plan(s);
@@ -229,10 +229,6 @@ size_t scanner_refresh(struct scanner *s)
 		if (!s->ran_on[s->cand[c]] &&
 		    scanner_area(s, c, &s->moved[s->cand[c]]))
 			s->fate[s->cand[c]] = SCANNER_MOVED;
-	for (size_t k = 0; k < s->nknown; k++)
-		moved += s->fate[k] == SCANNER_RUNNING ||
-			 s->fate[k] == SCANNER_MOVED;
-	return moved;
 }
 
 /* The refresh's thread tid (NULL: not seen). */

@@ -22,21 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Read a small procfs file into buf (NUL ended); false when it can not. */
-static bool kwait_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return true;
-}
+#include "engine/target/procfs.h"
 
 char kwait_parse_state(const char *text)
 {
@@ -68,7 +54,7 @@ bool kwait_read(pid_t pid, uint64_t tid, struct kwait *out)
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/task/%llu/stat", (int)pid,
 		 (unsigned long long)tid);
-	if (!kwait_file(path, text, sizeof(text)))
+	if (!procfs_read_text(AT_FDCWD, path, text, sizeof(text)))
 		return false;
 	out->state = kwait_parse_state(text);
 	if (!out->state)
@@ -76,7 +62,8 @@ bool kwait_read(pid_t pid, uint64_t tid, struct kwait *out)
 	out->nr = -1;
 	snprintf(path, sizeof(path), "/proc/%d/task/%llu/syscall", (int)pid,
 		 (unsigned long long)tid);
-	if (kwait_waiting(out) && kwait_file(path, text, sizeof(text)))
+	if (kwait_waiting(out) &&
+	    procfs_read_text(AT_FDCWD, path, text, sizeof(text)))
 		out->nr = kwait_parse_syscall(text);
 	return true;
 }

@@ -66,6 +66,21 @@ int procfs_open_regular(int dirfd, const char *path)
 	return fd;
 }
 
+bool procfs_read_text(int dirfd, const char *path, char *buf, size_t len)
+{
+	int fd = procfs_open_regular(dirfd, path);
+	ssize_t got;
+
+	if (fd < 0)
+		return false;
+	got = read(fd, buf, len - 1);
+	close(fd);
+	if (got <= 0)
+		return false;
+	buf[got] = '\0';
+	return true;
+}
+
 char *procfs_slurp(int dirfd, const char *name, size_t max, size_t *len)
 {
 	size_t cap = PROCFS_FIRST_BUF, n = 0;

@@ -21,6 +21,10 @@ int procfs_open_regular(int dirfd, const char *path);
  * or read, or holds more than `max` bytes (EFBIG).
  */
 char *procfs_slurp(int dirfd, const char *name, size_t max, size_t *len);
+/* A small file (procfs_open_regular: path relative to dirfd, or absolute
+ * with AT_FDCWD) into buf, at most len - 1 bytes, NUL-terminated; false
+ * when it cannot be opened or holds nothing (the thread is gone). */
+bool procfs_read_text(int dirfd, const char *path, char *buf, size_t len);
 
 /*
  * The maps of the process whose /proc/PID directory is dirfd, as

@@ -142,25 +142,14 @@ bool threadstop_parse_ran(const char *text, uint64_t *ran)
 	return true;
 }
 
-/* A file of the thread's (at most len - 1 bytes, NUL-terminated); false
- * when it cannot be read (the thread is gone). */
+/* A file of the thread's (procfs_read_text); false when it is gone. */
 static bool threadstop_file(const struct threadstop *ts, pid_t tid,
 			    const char *name, char *buf, size_t len)
 {
 	char path[64];
-	ssize_t got;
-	int fd;
 
 	snprintf(path, sizeof(path), "task/%d/%s", (int)tid, name);
-	fd = procfs_open_regular(ts->dirfd, path);
-	if (fd < 0)
-		return false;
-	got = read(fd, buf, len - 1);
-	close(fd);
-	if (got <= 0)
-		return false;
-	buf[got] = '\0';
-	return true;
+	return procfs_read_text(ts->dirfd, path, buf, len);
 }
 
 /* Where thread t is: waiting (its call, sp, pc, and its count of runs,
@@ -327,7 +316,7 @@ static void threadstop_wait(struct threadstop *ts)
 }
 
 /* Wait for the threads interrupted and not yet reported. */
-static void threadstop_stop_running(struct threadstop *ts)
+static void threadstop_wait_interrupted(struct threadstop *ts)
 {
 	bool any = false;
 
@@ -379,7 +368,7 @@ size_t threadstop_begin(struct threadstop *ts,
 	}
 	closedir(dir); /* closes tfd */
 	ts->open = true;
-	threadstop_stop_running(ts);
+	threadstop_wait_interrupted(ts);
 	*out = ts->t;
 	return ts->n;
 }
@@ -418,7 +407,7 @@ bool threadstop_settled(struct threadstop *ts)
 			(void)threadstop_interrupt(ts, t);
 	}
 	if (!settled)
-		threadstop_stop_running(ts);
+		threadstop_wait_interrupted(ts);
 	return settled;
 }
 
