@@ -38,13 +38,19 @@
  * layout, where each fiber's holder (its context's c_) lies on a page of
  * its own; HEAP_MIB is not used, and the scan above is not run.
  *
+ * With --mapped after --attach's SECONDS, each raw task's stack is a
+ * mapping of its own below a guard page (as protected_fixedsize_stack
+ * makes them) instead of malloc's: corotop watches each for its idle
+ * proofs (src/engine/scan/scanner_idle.c), whose arms, in its stops,
+ * the pauses then include.
+ *
  * With --core COROTOP, the same process as a core file (issue 30, part
  * 2): gdb's gcore dumps the child into a temporary directory (timed), then
  * `COROTOP dump --core FILE --json` opens it (timed: the time to the first
  * snapshot of a core), and the contexts it found are counted.
  *
  * Usage: ctxscan_heap [HEAP_MIB [TASKS [--attach COROTOP [SECONDS
- *                                       [--fibers PROGRAM]] |
+ *                                       [--fibers PROGRAM | --mapped]] |
  *                                       --core COROTOP]]]
  *        (1024 10000)
  */
@@ -68,6 +74,8 @@
 #include "fcontext.h"
 
 #define CH_STACK (16 * 1024)
+
+static bool ch_mapped; /* --mapped: stacks of their own mappings */
 #define CH_MAPS_MAX (64u << 20)
 
 static fcontext_t ch_back;
@@ -147,6 +155,17 @@ static void ch_child(long mib, long tasks, int out)
 		}
 	for (long i = 0; i < tasks; i++) {
 		char *stack = malloc(CH_STACK);
+
+		if (ch_mapped) {
+			char *m = mmap(NULL, CH_STACK + 4096,
+				       PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			free(stack);
+			stack = m == MAP_FAILED || mprotect(m, 4096, PROT_NONE)
+					? NULL
+					: m + 4096;
+		}
 
 		if (!stack)
 			_exit(1);
@@ -591,6 +610,8 @@ int main(int argc, char **argv)
 	double secs = argc > 5 ? atof(argv[5]) : 5;
 	const char *fibers =
 		argc > 7 && !strcmp(argv[6], "--fibers") ? argv[7] : NULL;
+
+	ch_mapped = argc > 6 && !strcmp(argv[6], "--mapped");
 	static struct ctxscan_region regions[CTXSCAN_REGIONS_MAX];
 	struct ctxscan_range dead[64], running[64];
 	struct ctxscan_found *found;

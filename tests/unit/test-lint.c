@@ -107,8 +107,8 @@ static void test_lost_wakeup_boundary(void **state)
 }
 
 /* A context a memory scan found is judged only when its runtime's lists
- * prove it waits (engine/scan/fiberwalk.c): an unchanged saved state is
- * no proof. */
+ * prove it waits (engine/scan/fiberwalk.c) or its stack's accessed bits
+ * prove it did not run (idle): an unchanged saved state is no proof. */
 static void test_scanned_needs_proof(void **state)
 {
 	struct lint_config cfg;
@@ -119,6 +119,12 @@ static void test_scanned_needs_proof(void **state)
 	c.scanned = 1;
 	assert_int_equal(lint_check(&cfg, &c, T0 + 3600 * SEC), 0);
 	c.waiting = 1;
+	assert_int_equal(lint_check(&cfg, &c, T0 + 5 * SEC), 0);
+	assert_int_equal(lint_check(&cfg, &c, T0 + 5 * SEC + 1), WAKE);
+	/* Proven idle by its untouched stack (scanner_idle.c): judged
+	 * too, from its state_ts. */
+	c.waiting = 0;
+	c.idle = 1;
 	assert_int_equal(lint_check(&cfg, &c, T0 + 5 * SEC), 0);
 	assert_int_equal(lint_check(&cfg, &c, T0 + 5 * SEC + 1), WAKE);
 	/* A dispatcher or a root is not judged, proven or not. */

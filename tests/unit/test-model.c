@@ -92,6 +92,33 @@ static void test_open_event_close(void **state)
 	assert_true(m->t.lost == 5);
 }
 
+/* A scanned record proven idle (engine/scan/scanner_idle.c): suspended
+ * since the proof's start; no longer proven, since now; a record that
+ * is not scanned, or not suspended, is left as it was. */
+static void test_idle(void **state)
+{
+	struct model *m = *state;
+	struct model_coro *c;
+
+	model_open(m, 1, 0x10, 1000);
+	c = rec(m, 1);
+	model_idle(m, 1, true, 500, 2000); /* not scanned: as it was */
+	assert_int_equal(c->idle, 0);
+	assert_true(c->state_ts == 1000);
+	model_found(m, 1, false, false);
+	model_idle(m, 1, true, 500, 2000);
+	assert_int_equal(c->idle, 1);
+	assert_true(c->state_ts == 500);
+	model_idle(m, 1, false, 2000, 3000);
+	assert_int_equal(c->idle, 0);
+	assert_true(c->state_ts == 3000);
+	ev(m, 1, 4000, 1, true); /* running: not proven idle */
+	model_idle(m, 1, true, 500, 5000);
+	assert_int_equal(c->idle, 0);
+	assert_true(c->state_ts == 4000);
+	model_idle(m, 7, true, 500, 5000); /* no record: nothing */
+}
+
 static void test_time_accounting(void **state)
 {
 	struct model *m = *state;
@@ -683,6 +710,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_long_wait_mark),
 		T(test_open_event_close),
+		T(test_idle),
 		T(test_time_accounting),
 		T(test_watch_order_and_seed),
 		T(test_record_size),

@@ -133,6 +133,10 @@ struct model_coro {
 	 * Boost.Fiber in a wait queue with no deadline: engine/scan/
 	 * fiberwalk.c): the lost-wakeup lint judges it. */
 	unsigned waiting : 1;
+	/* ... or its stack was not touched since state_ts: it has not run
+	 * since (engine/scan/scanner_idle.c): the lost-wakeup lint judges
+	 * it. */
+	unsigned idle : 1;
 };
 
 _Static_assert(sizeof(struct model_coro) == 128,

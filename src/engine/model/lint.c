@@ -13,7 +13,9 @@
  *                 `long_wait`: an idle keep-alive connection is not a
  *                 lost wakeup).  Nor for a context a memory scan
  *                 found (`scanned`) unless its runtime's lists prove
- *                 it waits (`waiting`: Boost.Fiber's wait queues).
+ *                 it waits (`waiting`: Boost.Fiber's wait queues) or
+ *                 its stack's accessed bits prove it did not run since
+ *                 state_ts (`idle`: engine/scan/scanner_idle.c).
  *   stall         running for more than running_ns without a switch: a
  *                 blocking call or a busy loop inside the coroutine.  Not
  *                 for a row a memory scan found (`scanned`: a thread, or
@@ -116,11 +118,12 @@ uint32_t lint_check(const struct lint_config *c, const struct model_coro *co,
 	switch (co->state) {
 	case MODEL_SUSPENDED:
 		/* Not one a memory scan found, unless its runtime's lists
-		 * say it waits: a saved state that stays the same is no
+		 * say it waits or its untouched stack proves it did not run:
+		 * a saved state that stays the same is no
 		 * proof of a wait (a loop that yields at the same depth
 		 * saves the same bytes each time). */
 		if (judged && c->enabled[LINT_LOST_WAKEUP] && !co->long_wait &&
-		    (!co->scanned || co->waiting) &&
+		    (!co->scanned || co->waiting || co->idle) &&
 		    lint_since(now, co->state_ts) > c->suspended_ns)
 			mask |= 1u << LINT_LOST_WAKEUP;
 		break;

@@ -220,6 +220,17 @@ void model_found(struct model *m, uint32_t station, bool unsure, bool waiting)
 	}
 }
 
+void model_idle(struct model *m, uint32_t station, bool idle, uint64_t since,
+		uint64_t now)
+{
+	struct model_coro *c = model_at(m, station);
+
+	if (!c || !c->scanned || c->state != MODEL_SUSPENDED)
+		return;
+	c->idle = idle;
+	c->state_ts = idle ? since : now;
+}
+
 void model_name_pc(struct model *m, uint32_t station, uint64_t pc)
 {
 	model_name_made(m, station, pc, 0);

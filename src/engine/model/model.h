@@ -91,6 +91,11 @@ void model_occupant(struct model *m, uint32_t station, const char *name,
  * queue, with no deadline: engine/scan/fiberwalk.c) -- what the
  * lost-wakeup lint needs of a scanned context. */
 void model_found(struct model *m, uint32_t station, bool unsure, bool waiting);
+/* A scanned context at station proven not to have run since `since`
+ * (idle), or no longer proven (its IN-STATE then counts from now: it
+ * may have run). */
+void model_idle(struct model *m, uint32_t station, bool idle, uint64_t since,
+		uint64_t now);
 /* The process the station's coroutine lives in. */
 void model_pid(struct model *m, uint32_t station, uint32_t pid);
 /* The code address the station's coroutine takes its name from when the

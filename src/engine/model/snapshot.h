@@ -62,6 +62,10 @@ struct snapshot_scan {
 	uint64_t torn;	  /* refreshes a waking thread may have torn */
 	uint64_t refused; /* stops refused (a debugger holds a thread) */
 	uint64_t late;	  /* threads that did not stop in time */
+	/* The idle proofs (engine/scan/scanner_idle.c). */
+	uint32_t idle;	  /* rows proven not to have run since a moment */
+	uint64_t arms;	  /* times the accessed bits were cleared */
+	bool idle_off;	  /* clear_refs refused: no proofs */
 };
 
 /* Core mode (target.core): what the core file says of the process. */

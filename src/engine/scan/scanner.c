@@ -96,11 +96,20 @@ static struct scanner *scanner_alloc(const struct scanner_env *env, char *err,
 	s->moved = calloc(env->stations ? env->stations : 1, sizeof(*s->moved));
 	s->ran_on =
 		calloc(env->stations ? env->stations : 1, sizeof(*s->ran_on));
+	s->watch_lo =
+		calloc(env->stations ? env->stations : 1, sizeof(*s->watch_lo));
+	s->watch_kb =
+		calloc(env->stations ? env->stations : 1, sizeof(*s->watch_kb));
+	s->watch_k =
+		calloc(env->stations ? env->stations : 1, sizeof(*s->watch_k));
+	s->frozen =
+		calloc(env->stations ? env->stations : 1, sizeof(*s->frozen));
 	if (!s->found || !s->fibers || !s->order || !s->known || !s->next ||
 	    !s->free || !s->alone || !s->addrs || !s->got || !s->got_ok ||
 	    !s->cand_ok || !s->plan || !s->words || !s->cand ||
 	    !s->cand_addrs || !s->cand_words || !s->fate || !s->moved ||
-	    !s->ran_on) {
+	    !s->ran_on || !s->watch_lo || !s->watch_kb || !s->watch_k ||
+	    !s->frozen) {
 		snprintf(err, errlen, "out of memory for the scan");
 		scanner_destroy(s);
 		return NULL;
@@ -161,6 +170,10 @@ void scanner_destroy(struct scanner *s)
 	free(s->fate);
 	free(s->moved);
 	free(s->ran_on);
+	free(s->watch_lo);
+	free(s->watch_kb);
+	free(s->watch_k);
+	free(s->frozen);
 	free(s->maps);
 	free(s->regions);
 	free(s->found);
@@ -254,6 +267,10 @@ static bool scanner_read(void *ctx, uint64_t addr, void *buf, size_t n)
 	struct scanner *s = ctx;
 	char err[128];
 
+	/* Not a stack untouched since the arm: reading it would touch it
+	 * (scanner_idle.c); its context is carried over. */
+	if (scanner_frozen(s, addr, n))
+		return false;
 	return procmem_read(s->env.pm, addr, buf, n, err, sizeof(err));
 }
 
@@ -383,6 +400,8 @@ bool scanner_pass(struct scanner *s)
 
 		s->nfound = ctxscan_fcontext(&in, s->found, s->env.stations,
 					     &s->scan);
+		s->nfound += scanner_idle_carry(s, s->found + s->nfound,
+						s->env.stations - s->nfound);
 		scanner_fibers(s, &in.reader);
 		scanner_identify(s);
 	}
@@ -466,6 +485,9 @@ static void scanner_keep_refresh(struct snapshot_scan *st,
 	st->torn = was->torn;
 	st->refused = was->refused;
 	st->late = was->late;
+	st->idle = was->idle;
+	st->arms = was->arms;
+	st->idle_off = was->idle_off;
 	if (!st->threads_listed)
 		st->threads_listed = was->threads_listed;
 }
@@ -531,10 +553,12 @@ void scanner_apply(struct scanner *s, uint64_t now)
 			/* Parked elsewhere, or anew, or parked again after a
 			 * refresh saw it resumed: walked again. */
 			if (kn.at != f->at || kn.pc != f->pc ||
-			    kn.unsure != u || kn.resumed)
+			    kn.unsure != u || kn.resumed) {
 				scanner_send(s, f, id, kn.station, now, u, w,
 					     kn.tid);
-			else if (kn.waiting != w)
+				kn.touched = true; /* it ran: no proof */
+				kn.idle = false;
+			} else if (kn.waiting != w)
 				model_found(s->env.model, kn.station, u, w);
 			scanner_keep(&kn, f);
 			scanner_fiber_holder(s, &kn, fb);

@@ -45,6 +45,13 @@ struct scanner_known {
 	bool unsure, waiting;
 	bool ucontext;
 	bool resumed; /* shown running since a refresh saw it resumed */
+	/* The proof that it did not run (scanner_idle.c): watched since
+	 * the arm at idle_from (CLOCK_MONOTONIC; 0: not watched), its stack
+	 * touched since (touched), or proven untouched by the last check
+	 * (idle), and what the model was last told (idle_sent; touch_sent:
+	 * that it may have run, its IN-STATE counted from then). */
+	uint64_t idle_from;
+	bool touched, idle, idle_sent, touch_sent;
 };
 
 /* What a refresh saw of a known context. */
@@ -97,6 +104,7 @@ struct scanner {
 		uint64_t addr;
 		uint32_t k; /* the known context whose holder it is */
 	} * plan;	    /* sorted by address, made after each apply */
+	size_t nplan;	    /* ... its words (not those in frozen stacks) */
 	uint64_t *addrs, *got, *words; /* words[k]: known k's holder */
 	uint8_t *got_ok, *cand_ok;     /* ... read (procmem_read_words) */
 	/* The holders that hold another value: the saved area it may be
@@ -122,6 +130,19 @@ struct scanner {
 	uint64_t sps[SCANNER_THREADS_MAX];
 	struct ctxscan_range dead[SCANNER_THREADS_MAX];
 	struct ctxscan_range running[SCANNER_THREADS_MAX];
+	/* The idle proofs (scanner_idle.c): the last arm (CLOCK_MONOTONIC;
+	 * 0: none yet), how long the last read of smaps took, whether this
+	 * refresh arms in its stop, whether clear_refs refused (no proofs
+	 * then); the stacks being checked (lo sorted, their contexts) and
+	 * those not to read (frozen: untouched since the arm, sorted). */
+	uint64_t armed_ns, check_ns, checked_ns;
+	bool arm_due, idle_off;
+	uint64_t *watch_lo, *watch_kb;
+	uint32_t *watch_k;
+	size_t nwatch;
+	struct ctxscan_range *frozen;
+	size_t nfrozen;
+	uint64_t arms;
 	/* The pass's numbers (the pass's thread), and those of the last
 	 * pass applied (under the caller's lock: snapshots read them). */
 	struct snapshot_scan pass, st;
@@ -137,5 +158,18 @@ void scanner_send(struct scanner *s, const struct ctxscan_found *f, uint64_t id,
 void scanner_keep(struct scanner_known *kn, const struct ctxscan_found *f);
 bool scanner_region_of(const struct scanner *s, uint64_t addr, uint64_t *lo,
 		       uint64_t *hi);
+
+/* The idle proofs (scanner_idle.c).  frozen: whether [addr, addr + n)
+ * meets a stack not to read.  check: before a refresh's stop, what the
+ * kernel says was touched since the arm, and whether this refresh arms.
+ * stop: in the stop, after the reads, the arm.  apply: into the model,
+ * under the caller's lock.  carry: into a pass's found (room: max), the
+ * contexts of the stacks it did not read; how many. */
+bool scanner_frozen(const struct scanner *s, uint64_t addr, uint64_t n);
+void scanner_idle_check(struct scanner *s);
+void scanner_idle_stop(struct scanner *s);
+void scanner_idle_apply(struct scanner *s, uint64_t now);
+size_t scanner_idle_carry(struct scanner *s, struct ctxscan_found *out,
+			  size_t max);
 
 #endif

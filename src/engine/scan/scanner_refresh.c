@@ -49,12 +49,18 @@ static int scanner_word_cmp(const void *a, const void *b)
  * (an array of them) are read as one. */
 static void scanner_plan(struct scanner *s)
 {
+	size_t n = 0;
+
+	/* Not a word in a stack untouched since the arm: reading it would
+	 * touch it (scanner_idle.c). */
 	for (size_t k = 0; k < s->nknown; k++)
-		s->plan[k] = (struct scanner_word){.addr = s->known[k].hold_at,
-						   .k = (uint32_t)k};
-	qsort(s->plan, s->nknown, sizeof(*s->plan), scanner_word_cmp);
-	for (size_t w = 0; w < s->nknown; w++)
+		if (!scanner_frozen(s, s->known[k].hold_at, 8))
+			s->plan[n++] = (struct scanner_word){
+				.addr = s->known[k].hold_at, .k = (uint32_t)k};
+	qsort(s->plan, n, sizeof(*s->plan), scanner_word_cmp);
+	for (size_t w = 0; w < n; w++)
 		s->addrs[w] = s->plan[w].addr;
+	s->nplan = n;
 	s->planned = true;
 }
 
@@ -76,7 +82,8 @@ static void scanner_candidate(struct scanner *s, size_t i)
 	/* Another value: a saved area there, if it lies in a writable
 	 * region the last pass read (nothing else is read in the stop). */
 	if (!l || s->fate[k] != SCANNER_UNKNOWN || !s->got_ok[i] || (v & 7) ||
-	    !scanner_region_of(s, v, &lo, &hi) || v + l->size > hi)
+	    !scanner_region_of(s, v, &lo, &hi) || v + l->size > hi ||
+	    scanner_frozen(s, v, l->size))
 		return;
 	s->cand_addrs[3 * s->ncand] = v + l->pc_at;
 	s->cand_addrs[3 * s->ncand + 1] = v + l->fp_at;
@@ -96,7 +103,7 @@ static void scanner_candidate(struct scanner *s, size_t i)
 static void scanner_reread(struct scanner *s, bool again)
 {
 	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
-	size_t n = s->nknown, done = 0;
+	size_t n = s->nplan, done = 0;
 
 	if (!again) {
 		s->from = n ? s->cursor % n : 0;
@@ -196,6 +203,7 @@ void scanner_refresh(struct scanner *s)
 		if (!s->ts)
 			return;
 	}
+	scanner_idle_check(s); /* may change what the plan reads */
 	if (!s->planned)
 		scanner_plan(s);
 	/* Under the stop, each holder: whether it still holds its
@@ -213,6 +221,10 @@ void scanner_refresh(struct scanner *s)
 		}
 		scanner_reread(s, true);
 	}
+	/* The next refresh goes on from where this one stopped. */
+	s->cursor = s->nplan ? (s->from + s->nread) % s->nplan : 0;
+	if (!s->torn)
+		scanner_idle_stop(s);
 	memcpy(s->threads, t, n * sizeof(*t));
 	s->nthreads = n;
 	threadstop_end(s->ts);
@@ -350,6 +362,8 @@ void scanner_refresh_apply(struct scanner *s, uint64_t now)
 				ev.where.stack_hi = kn->stack_hi;
 			}
 			kn->resumed = true;
+			kn->touched = true; /* it ran: no proof */
+			kn->idle = false;
 			kn->tid = on > 0 ? on : kn->tid;
 			s->env.event(s->env.ctx, &ev);
 		} else if (s->fate[j] == SCANNER_MOVED) {
@@ -357,7 +371,9 @@ void scanner_refresh_apply(struct scanner *s, uint64_t now)
 
 			scanner_keep(kn, &s->moved[j]);
 			kn->hold_at = hold_at; /* the same holder */
-			kn->waiting = false;   /* the next pass's lists say */
+			kn->touched = true;    /* it ran: no proof */
+			kn->idle = false;
+			kn->waiting = false; /* the next pass's lists say */
 			scanner_send(s, &s->moved[j], kn->id, kn->station, now,
 				     kn->unsure, false, kn->tid);
 		} else if (s->fate[j] == SCANNER_PARKED && kn->resumed) {
@@ -378,6 +394,7 @@ void scanner_refresh_apply(struct scanner *s, uint64_t now)
 		}
 		resumed += kn->resumed;
 	}
+	scanner_idle_apply(s, now);
 	threadstop_stats(s->ts, &ts);
 	s->st.nonblocking = s->env.nonblocking;
 	s->st.refreshes++;

@@ -157,6 +157,12 @@ static void batch_text_scan(FILE *f, const struct snapshot_scan *sc)
 			"; %" PRIu64 " stops refused (a debugger holds a "
 			"thread)",
 			sc->refused);
+	if (sc->idle)
+		fprintf(f,
+			"; %" PRIu32 " proven idle (their stacks untouched)",
+			sc->idle);
+	if (sc->idle_off)
+		fputs("; idle proofs off (/proc/PID/clear_refs refused)", f);
 	fputs("\n      AGE, SWITCHES unknown (?); IN-STATE counts from the "
 	      "first pass (>); ~ID found, ?ID not proven live\n",
 	      f);
@@ -620,6 +626,8 @@ static void batch_json_coro(struct json_writer *w, const struct snapshot *s,
 		json_writer_bool_field(w, "unsure", c->unsure);
 		/* Its runtime's lists say it waits for a notify. */
 		json_writer_bool_field(w, "waiting", c->waiting);
+		/* Its stack untouched: it has not run for in_state_ns. */
+		json_writer_bool_field(w, "idle", c->idle);
 	}
 	batch_json_parked(w, hot, c);
 	json_writer_object_end(w);
@@ -678,6 +686,10 @@ static void batch_json_scan(struct json_writer *w,
 	json_writer_uint_field(w, "torn", sc->torn);
 	json_writer_uint_field(w, "stops_refused", sc->refused);
 	json_writer_uint_field(w, "stops_late", sc->late);
+	/* The idle proofs: accessed bits (docs/SCAN.md). */
+	json_writer_uint_field(w, "proven_idle", sc->idle);
+	json_writer_uint_field(w, "idle_arms", sc->arms);
+	json_writer_bool_field(w, "idle_unavailable", sc->idle_off);
 	json_writer_object_end(w);
 }
 

@@ -67,6 +67,10 @@ static void dump_coro(FILE *f, const struct snapshot *s,
 	else if (c->scanned && c->waiting)
 		fputs(" [found by a scan; waiting, its scheduler's lists say]",
 		      f);
+	else if (c->scanned && c->idle)
+		fputs(" [found by a scan; has not run for that long: its stack "
+		      "was not touched]",
+		      f);
 	else if (c->scanned)
 		fputs(c->unsure ? " [found by a scan, not proven live]"
 				: " [found by a scan]",
