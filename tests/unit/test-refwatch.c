@@ -25,6 +25,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,14 +61,17 @@ static uint64_t now_ns(void)
 }
 
 static char *hot;
+static _Atomic uint64_t *spins; /* shared with the parent */
 
 static void *reader(void *arg)
 {
 	volatile char sum = 0;
 
 	(void)arg;
-	for (;;)
-		sum += hot[0];
+	for (;;) {
+		sum += *(volatile char *)hot; /* a load each time */
+		atomic_fetch_add_explicit(spins, 1, memory_order_relaxed);
+	}
 	return NULL;
 }
 
@@ -77,6 +81,8 @@ static void child_main(struct child *ch, int cmd_r, int ack_w)
 	pthread_t t;
 	char x;
 
+	/* C of its own (not shared with the parent since the fork). */
+	memset(ch->c, 2, MAP_LEN);
 	hot = ch->c;
 	if (pthread_create(&t, NULL, reader, NULL))
 		_exit(3);
@@ -111,6 +117,9 @@ static void child_start(struct child *ch)
 	int cmd[2], ack[2];
 	char path[64];
 
+	spins = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(spins != MAP_FAILED);
 	ch->a = map_one();
 	ch->b = map_one();
 	ch->c = map_one();
@@ -190,6 +199,12 @@ static void test_watch(void **state)
 	(void)state;
 	child_start(&ch);
 	child_say(&ch, 'x'); /* up: its reader thread runs */
+	/* ... and has read C for long enough that its CPU caches C's
+	 * translation: the arm must make it drop it. */
+	t0 = now_ns();
+	while (atomic_load_explicit(spins, memory_order_relaxed) < 10000000 &&
+	       now_ns() - t0 < DEADLINE_NS)
+		usleep(1000);
 
 	/* arm: nothing but the reader's C touched since. */
 	assert_int_equal(refwatch_arm(ch.dirfd), 0);

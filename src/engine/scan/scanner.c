@@ -400,8 +400,8 @@ bool scanner_pass(struct scanner *s)
 
 		s->nfound = ctxscan_fcontext(&in, s->found, s->env.stations,
 					     &s->scan);
-		s->nfound += scanner_idle_carry(s, s->found + s->nfound,
-						s->env.stations - s->nfound);
+		s->nfound += scanner_idle_carry(s, s->found, s->nfound,
+						s->env.stations);
 		scanner_fibers(s, &in.reader);
 		scanner_identify(s);
 	}

@@ -4,9 +4,11 @@
  * a loop that yields at the same depth saves the same bytes each time).
  * The kernel's accessed bits give it (engine/target/refwatch.c).
  *
- * Watched: a known context parked alone in a stack of its own (a
- * mapping no other known context lies in, not the heap: mmap'd,
- * guard-paged stacks).  An arm, in a refresh's stop, clears the accessed
+ * Watched: the known contexts parked in a mapping that is not the heap
+ * (mmap'd, guard-paged stacks; a large malloc'd one, which glibc mmaps),
+ * none of them running.  The proof is the mapping's: if it was not
+ * touched, none of the contexts in it ran (one that holds several errs
+ * toward no proof: any of them running touches it).  An arm, in a refresh's stop, clears the accessed
  * bits of the whole process; each later refresh reads, before its stop,
  * which watched stacks were touched since.  A context whose stack was
  * not touched did not run since the arm: it is idle, and its IN-STATE
@@ -70,40 +72,69 @@ static int scanner_watch_cmp(const void *a, const void *b, void *ctx)
 	return (x > y) - (x < y);
 }
 
-/* The known contexts alone in a stack of their own, parked (resumed
- * ones run), into watch_k, sorted by their stack's start. */
+/* The end of watch_k[i]'s group: the contexts in the same stack. */
+static size_t scanner_group_end(const struct scanner *s, size_t i)
+{
+	size_t j = i + 1;
+
+	while (j < s->nwatch && s->known[s->watch_k[j]].stack_lo ==
+					s->known[s->watch_k[i]].stack_lo)
+		j++;
+	return j;
+}
+
+/* The known contexts parked in a mapping that is not the heap, where
+ * none runs (resumed), into watch_k, sorted by their stack's start:
+ * one group per mapping. */
 static void scanner_watchable(struct scanner *s)
 {
-	size_t n = 0, m = 0;
+	size_t m = 0;
 
+	s->nwatch = 0;
 	for (size_t k = 0; k < s->nknown; k++)
 		if (!scanner_shared(s, s->known[k].stack_lo))
-			s->watch_k[n++] = (uint32_t)k;
-	qsort_r(s->watch_k, n, sizeof(*s->watch_k), scanner_watch_cmp, s);
-	for (size_t i = 0, j; i < n; i = j) {
-		const struct scanner_known *kn = &s->known[s->watch_k[i]];
+			s->watch_k[s->nwatch++] = (uint32_t)k;
+	qsort_r(s->watch_k, s->nwatch, sizeof(*s->watch_k), scanner_watch_cmp,
+		s);
+	for (size_t i = 0, j; i < s->nwatch; i = j) {
+		bool runs = false;
 
-		for (j = i + 1;
-		     j < n && s->known[s->watch_k[j]].stack_lo == kn->stack_lo;
-		     j++)
-			;
-		if (j == i + 1 && !kn->resumed)
-			s->watch_k[m++] = s->watch_k[i];
+		j = scanner_group_end(s, i);
+		for (size_t g = i; g < j; g++)
+			runs = runs || s->known[s->watch_k[g]].resumed;
+		for (size_t g = i; g < j && !runs; g++)
+			s->watch_k[m++] = s->watch_k[g];
 	}
 	s->nwatch = m;
 }
 
-/* The stacks not to read: those watched and untouched since the arm. */
+/* Whether group [i, j) is being checked (some context of it watched
+ * since the arm, not touched), or untouched throughout (all). */
+static bool scanner_group(const struct scanner *s, size_t i, size_t j, bool all)
+{
+	for (size_t g = i; g < j; g++) {
+		const struct scanner_known *kn = &s->known[s->watch_k[g]];
+		bool open = kn->idle_from && !kn->touched;
+
+		if (open != all)
+			return open;
+	}
+	return all;
+}
+
+/* The stacks not to read: those whose every context was watched since
+ * the arm and none touched. */
 static void scanner_freeze(struct scanner *s)
 {
 	size_t n = 0;
 	bool same = true;
 
-	for (size_t i = 0; i < s->nwatch; i++) {
+	for (size_t i = 0, j; i < s->nwatch; i = j) {
 		const struct scanner_known *kn = &s->known[s->watch_k[i]];
 		struct ctxscan_range r = {kn->stack_lo, kn->stack_hi};
 
-		if (!kn->idle_from || kn->touched)
+		j = scanner_group_end(s, i);
+		if (!scanner_group(s, i, j, true))
 			continue;
 		same = same && n < s->nfrozen && s->frozen[n].lo == r.lo &&
 		       s->frozen[n].hi == r.hi;
@@ -114,34 +145,43 @@ static void scanner_freeze(struct scanner *s)
 	s->nfrozen = n;
 }
 
-/* Reads smaps for the watched, untouched stacks: each touched since the
- * arm is marked so, each untouched proven idle.  False when it could
- * not be read (nothing changes then). */
+/* Reads smaps for the stacks being checked: the contexts of one touched
+ * since the arm are marked so, those of one untouched proven idle.
+ * False when it could not be read (nothing changes then). */
 static bool scanner_read_refs(struct scanner *s)
 {
 	size_t n = 0;
 	uint64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 	int e;
 
-	for (size_t i = 0; i < s->nwatch; i++) {
-		const struct scanner_known *kn = &s->known[s->watch_k[i]];
-
-		if (kn->idle_from && !kn->touched)
-			s->watch_lo[n++] = kn->stack_lo;
+	for (size_t i = 0, j; i < s->nwatch; i = j) {
+		j = scanner_group_end(s, i);
+		if (scanner_group(s, i, j, false))
+			s->watch_lo[n++] = s->known[s->watch_k[i]].stack_lo;
 	}
 	e = refwatch_read(s->dirfd, s->watch_lo, s->watch_kb, n);
 	s->checked_ns = clock_now_ns(CLOCK_MONOTONIC);
 	s->check_ns = s->checked_ns - t0;
 	if (e)
 		return false;
-	for (size_t i = 0, j = 0; i < s->nwatch && j < n; i++) {
-		struct scanner_known *kn = &s->known[s->watch_k[i]];
+	/* In the same order as watch_lo (both by stack). */
+	for (size_t i = 0, j, w = 0; i < s->nwatch && w < n; i = j) {
+		bool idle;
 
-		if (!kn->idle_from || kn->touched)
+		j = scanner_group_end(s, i);
+		if (!scanner_group(s, i, j, false))
 			continue;
-		/* In the same order as watch_lo (both by stack). */
-		kn->idle = s->watch_kb[j++] == 0;
-		kn->touched = !kn->idle;
+		idle = s->watch_kb[w++] == 0;
+		for (size_t g = i; g < j; g++) {
+			struct scanner_known *kn = &s->known[s->watch_k[g]];
+
+			if (!idle) {
+				kn->touched = true;
+				kn->idle = false;
+			} else if (kn->idle_from && !kn->touched) {
+				kn->idle = true;
+			}
+		}
 	}
 	return true;
 }
@@ -255,21 +295,37 @@ void scanner_idle_apply(struct scanner *s, uint64_t now)
 	s->st.idle_off = s->idle_off;
 }
 
-size_t scanner_idle_carry(struct scanner *s, struct ctxscan_found *out,
-			  size_t max)
+static int scanner_u64_cmp(const void *a, const void *b)
 {
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+size_t scanner_idle_carry(struct scanner *s, struct ctxscan_found *found,
+			  size_t nfound, size_t max)
+{
+	uint64_t *ats = malloc((nfound ? nfound : 1) * sizeof(*ats));
 	size_t n = 0;
 
-	for (size_t i = 0; i < s->nwatch && n < max; i++) {
+	if (!ats)
+		return 0; /* not carried: found again once touched */
+	/* Not one the pass found itself. */
+	for (size_t i = 0; i < nfound; i++)
+		ats[i] = found[i].at;
+	qsort(ats, nfound, sizeof(*ats), scanner_u64_cmp);
+	for (size_t i = 0; i < s->nwatch && nfound + n < max; i++) {
 		const struct scanner_known *kn = &s->known[s->watch_k[i]];
 		uint64_t lo, hi;
 
-		/* Frozen, and its stack still mapped as it was. */
-		if (!kn->idle_from || kn->touched ||
+		/* In a frozen stack still mapped as it was. */
+		if (!scanner_frozen(s, kn->stack_lo, 1) ||
 		    !scanner_region_of(s, kn->stack_lo, &lo, &hi) ||
-		    lo != kn->stack_lo || hi != kn->stack_hi)
+		    lo != kn->stack_lo || hi != kn->stack_hi ||
+		    bsearch(&kn->at, ats, nfound, sizeof(*ats),
+			    scanner_u64_cmp))
 			continue;
-		out[n++] = (struct ctxscan_found){
+		found[nfound + n++] = (struct ctxscan_found){
 			.at = kn->at,
 			.sp = kn->sp,
 			.fp = kn->fp,
@@ -285,5 +341,6 @@ size_t scanner_idle_carry(struct scanner *s, struct ctxscan_found *out,
 			.ucontext = kn->ucontext,
 		};
 	}
+	free(ats);
 	return n;
 }

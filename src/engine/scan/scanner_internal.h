@@ -163,13 +163,14 @@ bool scanner_region_of(const struct scanner *s, uint64_t addr, uint64_t *lo,
  * meets a stack not to read.  check: before a refresh's stop, what the
  * kernel says was touched since the arm, and whether this refresh arms.
  * stop: in the stop, after the reads, the arm.  apply: into the model,
- * under the caller's lock.  carry: into a pass's found (room: max), the
- * contexts of the stacks it did not read; how many. */
+ * under the caller's lock.  carry: after a pass's nfound in found (room:
+ * max in all), the contexts of the stacks it did not read (not found
+ * already); how many. */
 bool scanner_frozen(const struct scanner *s, uint64_t addr, uint64_t n);
 void scanner_idle_check(struct scanner *s);
 void scanner_idle_stop(struct scanner *s);
 void scanner_idle_apply(struct scanner *s, uint64_t now);
-size_t scanner_idle_carry(struct scanner *s, struct ctxscan_found *out,
-			  size_t max);
+size_t scanner_idle_carry(struct scanner *s, struct ctxscan_found *found,
+			  size_t nfound, size_t max);
 
 #endif
