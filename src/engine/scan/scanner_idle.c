@@ -8,11 +8,11 @@
  * (mmap'd, guard-paged stacks; a large malloc'd one, which glibc mmaps),
  * none of them running.  The proof is the mapping's: if it was not
  * touched, none of the contexts in it ran (one that holds several errs
- * toward no proof: any of them running touches it).  An arm, in a refresh's stop, clears the accessed
- * bits of the whole process; each later refresh reads, before its stop,
- * which watched stacks were touched since.  A context whose stack was
- * not touched did not run since the arm: it is idle, and its IN-STATE
- * counts from the arm (model_idle).  One whose stack was touched (it
+ * toward no proof: any of them running touches it).  An arm, in a refresh's
+ * stop, clears the accessed bits of the whole process; each later refresh
+ * reads, before its stop, which watched stacks were touched since.  A context
+ * whose stack was not touched did not run since the arm: it is idle, and its
+ * IN-STATE counts from the arm (model_idle).  One whose stack was touched (it
  * ran, or something read its stack) is not proven any more until the
  * next arm, and its IN-STATE counts from when that was seen: it may
  * have parked again with the same bytes.  An arm comes when a parked context is
