@@ -515,6 +515,7 @@ static void scanner_fiber_holder(const struct scanner *s,
 {
 	if (fb && s->fiber_layout && !kn->ucontext)
 		kn->hold_at = fb->ctx + s->fiber_layout->c;
+	kn->listed = fb != NULL; /* its lists prove it: not watched */
 }
 
 void scanner_apply(struct scanner *s, uint64_t now)

@@ -40,7 +40,13 @@
 #include "engine/scan/scanner_internal.h"
 #include "engine/target/refwatch.h"
 
+/* An arm clears the bits of every page of the process in its stop
+ * (about 5 ms with 10k mappings): the next comes SCANNER_REARM_NS after
+ * it, twice as late each time one proves nothing, up to
+ * SCANNER_REARM_MAX_NS; and when the proofs it would end cannot be
+ * carried across, not before SCANNER_REARM_MAX_NS. */
 #define SCANNER_REARM_NS (4000ull * 1000000ull)
+#define SCANNER_REARM_MAX_NS (64000ull * 1000000ull)
 #define SCANNER_CHECK_IN_STOP_NS (1000u * 1000u)
 /* A check comes at most once per SCANNER_CHECK_REST times the last
  * one's length: smaps walks every page of the process (50 ms with 10k
@@ -92,7 +98,8 @@ static void scanner_watchable(struct scanner *s)
 
 	s->nwatch = 0;
 	for (size_t k = 0; k < s->nknown; k++)
-		if (!scanner_shared(s, s->known[k].stack_lo))
+		if (!scanner_shared(s, s->known[k].stack_lo) &&
+		    !s->known[k].listed && s->known[k].judged)
 			s->watch_k[s->nwatch++] = (uint32_t)k;
 	qsort_r(s->watch_k, s->nwatch, sizeof(*s->watch_k), scanner_watch_cmp,
 		s);
@@ -180,6 +187,7 @@ static bool scanner_read_refs(struct scanner *s)
 				kn->idle = false;
 			} else if (kn->idle_from && !kn->touched) {
 				kn->idle = true;
+				s->proved = true;
 			}
 		}
 	}
@@ -189,7 +197,7 @@ static bool scanner_read_refs(struct scanner *s)
 void scanner_idle_check(struct scanner *s)
 {
 	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
-	bool unwatched = false;
+	bool unwatched = false, idle = false, chain;
 
 	s->arm_due = false;
 	if (s->idle_off || s->env.nonblocking || s->dirfd < 0)
@@ -199,10 +207,14 @@ void scanner_idle_check(struct scanner *s)
 		const struct scanner_known *kn = &s->known[s->watch_k[i]];
 
 		unwatched = unwatched || !kn->idle_from || kn->touched;
+		idle = idle || kn->idle;
 	}
-	s->arm_due = s->nwatch &&
-		     (!s->armed_ns ||
-		      (unwatched && now - s->armed_ns >= SCANNER_REARM_NS));
+	chain = s->check_ns < SCANNER_CHECK_IN_STOP_NS;
+	s->arm_due =
+		s->nwatch && (!s->armed_ns ||
+			      (unwatched && now - s->armed_ns >= s->rearm_ns &&
+			       (chain || !idle ||
+				now - s->armed_ns >= SCANNER_REARM_MAX_NS)));
 	/* An arm checks in its stop (when that is quick enough). */
 	if (s->armed_ns &&
 	    !(s->arm_due && s->check_ns < SCANNER_CHECK_IN_STOP_NS) &&
@@ -257,6 +269,12 @@ void scanner_idle_stop(struct scanner *s)
 		s->planned = false;
 		return;
 	}
+	/* Back off while arms prove nothing. */
+	s->rearm_ns = s->proved || !s->armed_ns ? SCANNER_REARM_NS
+		      : s->rearm_ns < SCANNER_REARM_MAX_NS / 2
+			      ? 2 * s->rearm_ns
+			      : SCANNER_REARM_MAX_NS;
+	s->proved = false;
 	s->armed_ns = now;
 	s->arms++;
 	scanner_freeze(s);
@@ -270,6 +288,12 @@ void scanner_idle_apply(struct scanner *s, uint64_t now)
 	for (size_t k = 0; k < s->nknown; k++) {
 		struct scanner_known *kn = &s->known[k];
 		bool want = kn->idle && !kn->touched && !kn->resumed;
+		const struct model_coro *c =
+			model_station_coro(s->env.model, kn->station);
+
+		/* Only a coroutine is judged by the lint: a dispatcher or
+		 * a thread's root is not watched (it would only cost arms). */
+		kn->judged = c && c->kind == MODEL_COROUTINE;
 
 		idle += want;
 		/* Touched: it may have run, and parked again with the same

@@ -52,6 +52,8 @@ struct scanner_known {
 	 * that it may have run, its IN-STATE counted from then). */
 	uint64_t idle_from;
 	bool touched, idle, idle_sent, touch_sent;
+	bool listed; /* a Boost.Fiber its scheduler's lists hold */
+	bool judged; /* the model's kind says the lint judges it */
 };
 
 /* What a refresh saw of a known context. */
@@ -136,7 +138,8 @@ struct scanner {
 	 * then); the stacks being checked (lo sorted, their contexts) and
 	 * those not to read (frozen: untouched since the arm, sorted). */
 	uint64_t armed_ns, check_ns, checked_ns;
-	bool arm_due, idle_off;
+	uint64_t rearm_ns; /* the wait before the next arm (backs off) */
+	bool arm_due, idle_off, proved; /* proved: since the last arm */
 	uint64_t *watch_lo, *watch_kb;
 	uint32_t *watch_k;
 	size_t nwatch;
