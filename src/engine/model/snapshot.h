@@ -63,9 +63,10 @@ struct snapshot_scan {
 	uint64_t refused; /* stops refused (a debugger holds a thread) */
 	uint64_t late;	  /* threads that did not stop in time */
 	/* The idle proofs (engine/scan/scanner_idle.c). */
-	uint32_t idle;	  /* rows proven not to have run since a moment */
-	uint64_t arms;	  /* times the accessed bits were cleared */
-	bool idle_off;	  /* clear_refs refused: no proofs */
+	uint32_t idle;	 /* rows proven not to have run since a moment */
+	uint64_t arms;	 /* times the accessed bits were cleared */
+	uint64_t arm_ns; /* the last clearing's length (in its stop) */
+	bool idle_off;	 /* clear_refs refused: no proofs */
 };
 
 /* Core mode (target.core): what the core file says of the process. */

@@ -487,6 +487,7 @@ static void scanner_keep_refresh(struct snapshot_scan *st,
 	st->late = was->late;
 	st->idle = was->idle;
 	st->arms = was->arms;
+	st->arm_ns = was->arm_ns;
 	st->idle_off = was->idle_off;
 	if (!st->threads_listed)
 		st->threads_listed = was->threads_listed;

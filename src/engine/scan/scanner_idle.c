@@ -4,19 +4,24 @@
  * a loop that yields at the same depth saves the same bytes each time).
  * The kernel's accessed bits give it (engine/target/refwatch.c).
  *
- * Watched: the known contexts parked in a mapping that is not the heap
- * (mmap'd, guard-paged stacks; a large malloc'd one, which glibc mmaps),
- * none of them running.  The proof is the mapping's: if it was not
- * touched, none of the contexts in it ran (one that holds several errs
- * toward no proof: any of them running touches it).  An arm, in a refresh's
- * stop, clears the accessed bits of the whole process; each later refresh
- * reads, before its stop, which watched stacks were touched since.  A context
- * whose stack was not touched did not run since the arm: it is idle, and its
- * IN-STATE counts from the arm (model_idle).  One whose stack was touched (it
- * ran, or something read its stack) is not proven any more until the
- * next arm, and its IN-STATE counts from when that was seen: it may
- * have parked again with the same bytes.  An arm comes when a parked context is
- * not watched (new, touched), at most every SCANNER_REARM_NS.
+ * Watched: the known coroutines parked in a mapping that is not the
+ * heap (mmap'd, guard-paged stacks; a large malloc'd one, which glibc
+ * mmaps), none of that mapping's contexts running, none that a
+ * Boost.Fiber list holds (its lists prove it).  The proof is the
+ * mapping's: if it was not touched, none of the contexts in it ran (one
+ * that holds several errs toward no proof).
+ *
+ * An arm clears the accessed bits of the whole process and flushes its
+ * TLBs; from its end on, every touch is seen, so it needs no stop (a
+ * touch during it is before the proof starts).  Each later refresh reads
+ * smaps before its stop.  A context whose stack was not touched did not
+ * run since the arm: it is idle, and its IN-STATE counts from the arm
+ * (model_idle).  One whose stack was touched (it ran, or something read
+ * its stack) is not proven any more until the next arm, and its IN-STATE
+ * counts from when that was seen: it may have parked again with the
+ * same bytes.  An arm comes when a watched context is unproven (new,
+ * touched), SCANNER_REARM_NS after the last at the earliest, backing off
+ * while arms prove nothing.
  *
  * Our own reads touch what they read (process_vm_readv marks the page
  * referenced).  So while a watched stack is untouched -- frozen -- no
@@ -26,10 +31,11 @@
  * since memory nobody touched still holds what it held.
  *
  * An arm ends the window the proofs stand on.  To carry an idle
- * context's proof across it, the check is done in the same stop, just
- * before the arm, with nothing running in between (when smaps reads in
- * less than SCANNER_CHECK_IN_STOP_NS: it lengthens the stop); else the
- * proofs start again at the arm.
+ * context's proof across it, the check and the arm are done in one
+ * refresh's stop, with nothing running in between -- when both take
+ * less than SCANNER_CHECK_IN_STOP_NS together, as they lengthen the
+ * stop; else such an arm waits SCANNER_REARM_MAX_NS, and the proofs
+ * start again at it.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -40,11 +46,11 @@
 #include "engine/scan/scanner_internal.h"
 #include "engine/target/refwatch.h"
 
-/* An arm clears the bits of every page of the process in its stop
- * (about 5 ms with 10k mappings): the next comes SCANNER_REARM_NS after
- * it, twice as late each time one proves nothing, up to
- * SCANNER_REARM_MAX_NS; and when the proofs it would end cannot be
- * carried across, not before SCANNER_REARM_MAX_NS. */
+/* An arm walks every page of the process twice (about 5 ms with 10k
+ * mappings, in the kernel, the process running on): the next comes
+ * SCANNER_REARM_NS after it, twice as late each time one proves
+ * nothing, up to SCANNER_REARM_MAX_NS; and when the proofs it would end
+ * cannot be carried across, not before SCANNER_REARM_MAX_NS. */
 #define SCANNER_REARM_NS (4000ull * 1000000ull)
 #define SCANNER_REARM_MAX_NS (64000ull * 1000000ull)
 #define SCANNER_CHECK_IN_STOP_NS (1000u * 1000u)
@@ -194,64 +200,16 @@ static bool scanner_read_refs(struct scanner *s)
 	return true;
 }
 
-void scanner_idle_check(struct scanner *s)
+/* The arm, at `now` (its end, CLOCK_MONOTONIC): every watched context's
+ * proof starts there, but an idle one's when chain (checked just
+ * before, with nothing run since: its proof goes on). */
+static void scanner_arm(struct scanner *s, bool chain)
 {
 	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
-	bool unwatched = false, idle = false, chain;
+	int e = refwatch_arm(s->dirfd);
 
-	s->arm_due = false;
-	if (s->idle_off || s->env.nonblocking || s->dirfd < 0)
-		return;
-	scanner_watchable(s);
-	for (size_t i = 0; i < s->nwatch; i++) {
-		const struct scanner_known *kn = &s->known[s->watch_k[i]];
-
-		unwatched = unwatched || !kn->idle_from || kn->touched;
-		idle = idle || kn->idle;
-	}
-	chain = s->check_ns < SCANNER_CHECK_IN_STOP_NS;
-	s->arm_due =
-		s->nwatch && (!s->armed_ns ||
-			      (unwatched && now - s->armed_ns >= s->rearm_ns &&
-			       (chain || !idle ||
-				now - s->armed_ns >= SCANNER_REARM_MAX_NS)));
-	/* An arm checks in its stop (when that is quick enough). */
-	if (s->armed_ns &&
-	    !(s->arm_due && s->check_ns < SCANNER_CHECK_IN_STOP_NS) &&
-	    now - s->checked_ns >= SCANNER_CHECK_REST * s->check_ns)
-		(void)scanner_read_refs(s);
-	scanner_freeze(s);
-}
-
-void scanner_idle_stop(struct scanner *s)
-{
-	bool chain = false;
-	uint64_t now;
-	int e;
-
-	if (!s->arm_due)
-		return;
-	/* Nothing runs from this check to the arm: an idle one's proof
-	 * goes on across it. */
-	if (s->armed_ns && s->check_ns < SCANNER_CHECK_IN_STOP_NS)
-		chain = scanner_read_refs(s);
-	e = refwatch_arm(s->dirfd);
-	now = clock_now_ns(CLOCK_MONOTONIC);
-	/* A thread that woke during it may have touched a page between
-	 * its two steps, unseen: this arm proves nothing, the next
-	 * refresh arms again. */
-	if (!e && !threadstop_settled(s->ts)) {
-		for (size_t i = 0; i < s->nwatch; i++) {
-			struct scanner_known *kn = &s->known[s->watch_k[i]];
-
-			kn->idle_from = 0;
-			kn->idle = kn->touched = false;
-		}
-		s->armed_ns = 0;
-		s->nfrozen = 0;
-		s->planned = false;
-		return;
-	}
+	s->arm_ns = clock_now_ns(CLOCK_MONOTONIC) - now;
+	now += s->arm_ns;
 	for (size_t i = 0; i < s->nwatch; i++) {
 		struct scanner_known *kn = &s->known[s->watch_k[i]];
 
@@ -278,6 +236,61 @@ void scanner_idle_stop(struct scanner *s)
 	s->armed_ns = now;
 	s->arms++;
 	scanner_freeze(s);
+}
+
+void scanner_idle_check(struct scanner *s)
+{
+	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
+	bool unwatched = false, idle = false, due, quick;
+
+	s->arm_due = false;
+	if (s->idle_off || s->env.nonblocking || s->dirfd < 0)
+		return;
+	scanner_watchable(s);
+	if (s->armed_ns &&
+	    now - s->checked_ns >= SCANNER_CHECK_REST * s->check_ns)
+		(void)scanner_read_refs(s);
+	for (size_t i = 0; i < s->nwatch; i++) {
+		const struct scanner_known *kn = &s->known[s->watch_k[i]];
+
+		unwatched = unwatched || !kn->idle_from || kn->touched;
+		idle = idle || kn->idle;
+	}
+	/* Carrying the idle ones' proofs across takes a check and the arm
+	 * in a stop: only when both are quick. */
+	quick = s->check_ns + s->arm_ns < SCANNER_CHECK_IN_STOP_NS;
+	due = s->nwatch &&
+	      (!s->armed_ns ||
+	       (unwatched && now - s->armed_ns >= s->rearm_ns &&
+		(quick || !idle || now - s->armed_ns >= SCANNER_REARM_MAX_NS)));
+	if (due && idle && quick)
+		s->arm_due = true; /* in the stop (scanner_idle_stop) */
+	else if (due)
+		scanner_arm(s, false); /* now, no thread stopped */
+	scanner_freeze(s);
+}
+
+void scanner_idle_stop(struct scanner *s)
+{
+	if (!s->arm_due)
+		return;
+	/* Nothing runs from this check to the arm: an idle one's proof
+	 * goes on across it. */
+	if (!scanner_read_refs(s))
+		return;
+	scanner_arm(s, true);
+	/* A thread that woke meanwhile may have touched a page between
+	 * the check and the arm, unseen: the idle ones' proofs start at
+	 * the arm, as the others'. */
+	if (!threadstop_settled(s->ts))
+		for (size_t i = 0; i < s->nwatch; i++) {
+			struct scanner_known *kn = &s->known[s->watch_k[i]];
+
+			if (kn->idle_from && kn->idle_from != s->armed_ns) {
+				kn->idle_from = s->armed_ns;
+				kn->idle = kn->touch_sent = false;
+			}
+		}
 }
 
 void scanner_idle_apply(struct scanner *s, uint64_t now)
@@ -316,6 +329,7 @@ void scanner_idle_apply(struct scanner *s, uint64_t now)
 	}
 	s->st.idle = idle;
 	s->st.arms = s->arms;
+	s->st.arm_ns = s->arm_ns;
 	s->st.idle_off = s->idle_off;
 }
 

@@ -145,7 +145,7 @@ struct scanner {
 	size_t nwatch;
 	struct ctxscan_range *frozen;
 	size_t nfrozen;
-	uint64_t arms;
+	uint64_t arms, arm_ns; /* so far; the last one's length */
 	/* The pass's numbers (the pass's thread), and those of the last
 	 * pass applied (under the caller's lock: snapshots read them). */
 	struct snapshot_scan pass, st;

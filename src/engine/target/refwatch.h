@@ -16,9 +16,9 @@
  * Clear the accessed bit of every page the process whose /proc/PID is
  * dirfd maps, then make its CPUs drop the translations they cached, so
  * that its next touch of any page sets the bit again.  0, or -errno
- * (EACCES, EPERM: not ours; ENOENT: gone).  Call it while the process's
- * threads cannot run (a stop): a touch between the two steps is not
- * seen.
+ * (EACCES, EPERM: not ours; ENOENT: gone).  From its return on, every
+ * touch is seen; one between its two steps may not be (a CPU that still
+ * caches the page's translation), nor, of course, one before it.
  */
 int refwatch_arm(int dirfd);
 

@@ -158,8 +158,7 @@ static void batch_text_scan(FILE *f, const struct snapshot_scan *sc)
 			"thread)",
 			sc->refused);
 	if (sc->idle)
-		fprintf(f,
-			"; %" PRIu32 " proven idle (their stacks untouched)",
+		fprintf(f, "; %" PRIu32 " proven idle (their stacks untouched)",
 			sc->idle);
 	if (sc->idle_off)
 		fputs("; idle proofs off (/proc/PID/clear_refs refused)", f);
@@ -689,6 +688,7 @@ static void batch_json_scan(struct json_writer *w,
 	/* The idle proofs: accessed bits (docs/SCAN.md). */
 	json_writer_uint_field(w, "proven_idle", sc->idle);
 	json_writer_uint_field(w, "idle_arms", sc->arms);
+	json_writer_uint_field(w, "idle_arm_ns", sc->arm_ns);
 	json_writer_bool_field(w, "idle_unavailable", sc->idle_off);
 	json_writer_object_end(w);
 }
