@@ -243,7 +243,7 @@ void scanner_idle_check(struct scanner *s)
 	uint64_t now = clock_now_ns(CLOCK_MONOTONIC);
 	bool unwatched = false, idle = false, due, quick;
 
-	s->arm_due = false;
+	s->arm_due = s->arm_after = false;
 	if (s->idle_off || s->env.nonblocking || s->dirfd < 0)
 		return;
 	scanner_watchable(s);
@@ -266,8 +266,15 @@ void scanner_idle_check(struct scanner *s)
 	if (due && idle && quick)
 		s->arm_due = true; /* in the stop (scanner_idle_stop) */
 	else if (due)
-		scanner_arm(s, false); /* now, no thread stopped */
+		s->arm_after = true; /* once the stop is over */
 	scanner_freeze(s);
+}
+
+void scanner_idle_after(struct scanner *s)
+{
+	if (s->arm_after)
+		scanner_arm(s, false);
+	s->arm_after = false;
 }
 
 void scanner_idle_stop(struct scanner *s)

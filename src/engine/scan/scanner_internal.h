@@ -138,8 +138,9 @@ struct scanner {
 	 * then); the stacks being checked (lo sorted, their contexts) and
 	 * those not to read (frozen: untouched since the arm, sorted). */
 	uint64_t armed_ns, check_ns, checked_ns;
-	uint64_t rearm_ns; /* the wait before the next arm (backs off) */
-	bool arm_due, idle_off, proved; /* proved: since the last arm */
+	uint64_t rearm_ns;	 /* the wait before the next arm (backs off) */
+	bool arm_due, arm_after; /* this refresh arms: in its stop, after */
+	bool idle_off, proved;	 /* proved: since the last arm */
 	uint64_t *watch_lo, *watch_kb;
 	uint32_t *watch_k;
 	size_t nwatch;
@@ -165,13 +166,15 @@ bool scanner_region_of(const struct scanner *s, uint64_t addr, uint64_t *lo,
 /* The idle proofs (scanner_idle.c).  frozen: whether [addr, addr + n)
  * meets a stack not to read.  check: before a refresh's stop, what the
  * kernel says was touched since the arm, and whether this refresh arms.
- * stop: in the stop, after the reads, the arm.  apply: into the model,
- * under the caller's lock.  carry: after a pass's nfound in found (room:
- * max in all), the contexts of the stacks it did not read (not found
+ * stop: in the stop, after the reads, an arm that carries proofs across;
+ * after: once the stop is over, any other arm (no stop needed).  apply: into
+ * the model, under the caller's lock.  carry: after a pass's nfound in found
+ * (room: max in all), the contexts of the stacks it did not read (not found
  * already); how many. */
 bool scanner_frozen(const struct scanner *s, uint64_t addr, uint64_t n);
 void scanner_idle_check(struct scanner *s);
 void scanner_idle_stop(struct scanner *s);
+void scanner_idle_after(struct scanner *s);
 void scanner_idle_apply(struct scanner *s, uint64_t now);
 size_t scanner_idle_carry(struct scanner *s, struct ctxscan_found *found,
 			  size_t nfound, size_t max);

@@ -228,6 +228,7 @@ void scanner_refresh(struct scanner *s)
 	memcpy(s->threads, t, n * sizeof(*t));
 	s->nthreads = n;
 	threadstop_end(s->ts);
+	scanner_idle_after(s); /* an arm that needs no stop */
 	/* Each known context's fate.  A holder that still holds it: parked
 	 * where it was (one that parked again at the same depth is too, until
 	 * the next pass).  One emptied (Boost.Fiber's c_ while it runs), or a
