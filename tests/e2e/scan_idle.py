@@ -3,7 +3,7 @@
 and keeps no list corotop reads -- proven by the kernel's accessed bits
 (docs/SCAN.md, "Idle proofs"), not by saved bytes that stay the same.
 
-    scan_idle.py COROTOP UCTX_TARGET FCTX_PARKED
+    scan_idle.py COROTOP UCTX_TARGET FCTX_PARKED [CORO2_PARKED]
 
 - A ucontext scheduler (UCTX_TARGET 3 0 --stuck --mmap --forever): three
   workers yield forever at the same depth, a round each millisecond,
@@ -15,6 +15,10 @@ and keeps no list corotop reads -- proven by the kernel's accessed bits
   their own): all four, truly parked, are flagged; once they run again
   (an 'f' on its stdin moves each), the same corotop stops flagging them
   (their proof ended), and the program exits 0 when its stdin closes.
+
+- Boost.Coroutine2 (CORO2_PARKED 3, when given: four generators parked
+  for good, each on Boost.Context's default 128 KiB stack, which glibc
+  maps one by one): every generator, named, is proven idle and flagged.
 
 Every wait has a deadline of 60 s (a bound for a hung run, not a speed
 expectation).  Exit status: 0 every check holds, 1 one does not
@@ -154,8 +158,38 @@ def check_fctx(cor, target, env, sanitized):
           'unflagged once they ran; exited 0')
 
 
+def check_coro2(cor, target, env):
+    p = subprocess.Popen([target, '3'], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, encoding='utf-8')
+    w = None
+    names = ('gen_values(boost::coroutines2::detail::push_coroutine<int>&)',
+             'stuck_deeper(boost::coroutines2::detail::'
+             'push_coroutine<int>&, int)')
+
+    def gens(s):
+        return [c for c in s['coroutines'] if c['name'] in names and
+                not c['unsure']]
+    try:
+        if p.stdout.readline().strip() != 'parked=4':
+            fail('coro2-parked did not start')
+        w = Watch(cor, p.pid, env)
+        w.seen = []
+        snap = w.until('coro2-parked: its generators flagged',
+                       lambda s: len(gens(s)) >= 4 and
+                       all(c['idle'] and 'lost-wakeup' in c['warn']
+                           for c in gens(s)))
+    finally:
+        if w:
+            w.end()
+        p.stdin.close()
+    if p.wait(timeout=DEADLINE) != 0:
+        fail('coro2-parked ended with %d' % p.returncode)
+    print('ok   coro2-parked: its %d generators proven idle and flagged; '
+          'exited 0' % len(gens(snap)))
+
+
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         print(__doc__)
         return 2
     cor = sys.argv[1]
@@ -170,6 +204,8 @@ def main():
         env = dict(os.environ, XDG_CONFIG_HOME=where)
         check_uctx(cor, sys.argv[2], env, sanitized)
         check_fctx(cor, sys.argv[3], env, sanitized)
+        if len(sys.argv) > 4:
+            check_coro2(cor, sys.argv[4], env)
     return 0
 
 
