@@ -11,8 +11,9 @@
  *   ours       a process_vm_readv of B marks B touched (why a scan never
  *              reads a stack it watches);
  *   hot        C, read in a loop since before the arm, reads touched;
- *   gone       a mapping unmapped, or a start that is no mapping's, reads
- *              REFWATCH_GONE;
+ *   gone       a mapping unmapped, a start that is no mapping's, or one
+ *              split since (its other parts' touches would not count),
+ *              reads REFWATCH_GONE;
  *   exited     arm and read fail on a process that is gone;
  *   parse      a crafted smaps: a line longer than the buffer skipped, a
  *              mapping without its Referenced line, numbers that do not
@@ -48,7 +49,7 @@ struct child {
 	pid_t pid;
 	int dirfd;
 	int cmd_w, ack_r;
-	uint64_t lo[3]; /* A, B, C: sorted below */
+	uint64_t lo[3], hi[3]; /* A, B, C: sorted below */
 	char *a, *b, *c;
 };
 
@@ -93,6 +94,8 @@ static void child_main(struct child *ch, int cmd_r, int ack_w)
 			v = ch->a[100];
 		else if (x == 'u')
 			munmap(ch->a, MAP_LEN);
+		else if (x == 's') /* B split in three */
+			mprotect(ch->b + 8192, 4096, PROT_READ);
 		(void)v;
 		if (write(ack_w, &x, 1) != 1)
 			_exit(4);
@@ -102,12 +105,15 @@ static void child_main(struct child *ch, int cmd_r, int ack_w)
 
 static char *map_one(void)
 {
-	char *m = mmap(NULL, MAP_LEN + 4096, PROT_READ | PROT_WRITE,
+	char *m = mmap(NULL, MAP_LEN + 8192, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	assert_true(m != MAP_FAILED);
-	/* A guard page below: a mapping of its own, as a stack's. */
+	/* A guard page below and above: a mapping of its own, as a
+	 * stack's, whatever lies next to it (a mapping like it next to
+	 * another merges with it). */
 	assert_int_equal(mprotect(m, 4096, PROT_NONE), 0);
+	assert_int_equal(mprotect(m + 4096 + MAP_LEN, 4096, PROT_NONE), 0);
 	memset(m + 4096, 1, MAP_LEN);
 	return m + 4096;
 }
@@ -181,9 +187,11 @@ static void touched(struct child *ch, uint64_t out[3])
 				order[i] = order[j];
 				order[j] = t;
 			}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		ch->lo[i] = lo[order[i]];
-	assert_int_equal(refwatch_read(ch->dirfd, ch->lo, kb, 3), 0);
+		ch->hi[i] = ch->lo[i] + MAP_LEN;
+	}
+	assert_int_equal(refwatch_read(ch->dirfd, ch->lo, ch->hi, kb, 3), 0);
 	for (int i = 0; i < 3; i++)
 		out[order[i]] = kb[i];
 }
@@ -243,16 +251,21 @@ static void test_watch(void **state)
 	assert_true(kb[0] == REFWATCH_GONE);
 	assert_int_equal(kb[1], 0);
 	{
-		uint64_t lo = (uintptr_t)ch.b + 4096, one;
+		uint64_t lo = (uintptr_t)ch.b + 4096, hi = lo + 4096, one;
 
-		assert_int_equal(refwatch_read(ch.dirfd, &lo, &one, 1), 0);
+		assert_int_equal(refwatch_read(ch.dirfd, &lo, &hi, &one, 1), 0);
 		assert_true(one == REFWATCH_GONE);
 	}
+	/* split: B is not the mapping it was (the touches of its other
+	 * parts would not be counted). */
+	child_say(&ch, 's');
+	touched(&ch, kb);
+	assert_true(kb[1] == REFWATCH_GONE);
 
 	/* exited: a process that is gone. */
 	child_end(&ch);
 	assert_true(refwatch_arm(ch.dirfd) < 0);
-	assert_true(refwatch_read(ch.dirfd, ch.lo, kb, 3) < 0);
+	assert_true(refwatch_read(ch.dirfd, ch.lo, ch.hi, kb, 3) < 0);
 	close(ch.dirfd);
 }
 
@@ -284,6 +297,8 @@ static void test_parse(void **state)
 	size_t big = 200u * 1024u, len = 0;
 	char *text = malloc(big + 4096), dir[64];
 	uint64_t lo[5] = {0x1000, 0x3000, 0x5000, 0x7000, 0x9000}, kb[5];
+	uint64_t hi[5] = {0x2000, 0x4000, 0x6000, 0x8000, 0xa000};
+	uint64_t grown = 0x1800;
 	int d;
 
 	(void)state;
@@ -306,14 +321,17 @@ static void test_parse(void **state)
 			       "a000-b000 rw-p 00000000 00:00 0\n"
 			       "Referenced:            4 kB");
 	d = fake_smaps(dir, sizeof(dir), text, len);
-	assert_int_equal(refwatch_read(d, lo, kb, 5), 0);
+	assert_int_equal(refwatch_read(d, lo, hi, kb, 5), 0);
 	assert_int_equal(kb[0], 12);
 	assert_true(kb[1] == REFWATCH_GONE);
 	assert_true(kb[2] == REFWATCH_GONE);
 	assert_true(kb[3] > 0 && kb[3] != REFWATCH_GONE);
 	assert_true(kb[4] == REFWATCH_GONE);
 	/* None asked: nothing read. */
-	assert_int_equal(refwatch_read(d, lo, kb, 0), 0);
+	assert_int_equal(refwatch_read(d, lo, hi, kb, 0), 0);
+	/* A mapping that ends elsewhere than asked: not the same one. */
+	assert_int_equal(refwatch_read(d, lo, &grown, kb, 1), 0);
+	assert_true(kb[0] == REFWATCH_GONE);
 	fake_end(d, dir);
 	/* Every cut of a short text: never more than it says. */
 	for (size_t cut = 0; cut <= 90; cut++) {
@@ -325,7 +343,7 @@ static void test_parse(void **state)
 		if (cut > sizeof(t) - 1)
 			break;
 		d = fake_smaps(dir, sizeof(dir), t, cut);
-		assert_int_equal(refwatch_read(d, lo, kb, 2), 0);
+		assert_int_equal(refwatch_read(d, lo, hi, kb, 2), 0);
 		assert_true(kb[0] == 12 || kb[0] == 1 || kb[0] == 0 ||
 			    kb[0] == REFWATCH_GONE);
 		assert_true(kb[1] == 7 || kb[1] == 0 || kb[1] == REFWATCH_GONE);

@@ -98,6 +98,8 @@ static struct scanner *scanner_alloc(const struct scanner_env *env, char *err,
 		calloc(env->stations ? env->stations : 1, sizeof(*s->ran_on));
 	s->watch_lo =
 		calloc(env->stations ? env->stations : 1, sizeof(*s->watch_lo));
+	s->watch_hi =
+		calloc(env->stations ? env->stations : 1, sizeof(*s->watch_hi));
 	s->watch_kb =
 		calloc(env->stations ? env->stations : 1, sizeof(*s->watch_kb));
 	s->watch_k =
@@ -108,8 +110,8 @@ static struct scanner *scanner_alloc(const struct scanner_env *env, char *err,
 	    !s->free || !s->alone || !s->addrs || !s->got || !s->got_ok ||
 	    !s->cand_ok || !s->plan || !s->words || !s->cand ||
 	    !s->cand_addrs || !s->cand_words || !s->fate || !s->moved ||
-	    !s->ran_on || !s->watch_lo || !s->watch_kb || !s->watch_k ||
-	    !s->frozen) {
+	    !s->ran_on || !s->watch_lo || !s->watch_hi || !s->watch_kb ||
+	    !s->watch_k || !s->frozen) {
 		snprintf(err, errlen, "out of memory for the scan");
 		scanner_destroy(s);
 		return NULL;
@@ -171,6 +173,7 @@ void scanner_destroy(struct scanner *s)
 	free(s->moved);
 	free(s->ran_on);
 	free(s->watch_lo);
+	free(s->watch_hi);
 	free(s->watch_kb);
 	free(s->watch_k);
 	free(s->frozen);

@@ -169,10 +169,12 @@ static bool scanner_read_refs(struct scanner *s)
 
 	for (size_t i = 0, j; i < s->nwatch; i = j) {
 		j = scanner_group_end(s, i);
-		if (scanner_group(s, i, j, false))
-			s->watch_lo[n++] = s->known[s->watch_k[i]].stack_lo;
+		if (scanner_group(s, i, j, false)) {
+			s->watch_lo[n] = s->known[s->watch_k[i]].stack_lo;
+			s->watch_hi[n++] = s->known[s->watch_k[i]].stack_hi;
+		}
 	}
-	e = refwatch_read(s->dirfd, s->watch_lo, s->watch_kb, n);
+	e = refwatch_read(s->dirfd, s->watch_lo, s->watch_hi, s->watch_kb, n);
 	s->checked_ns = clock_now_ns(CLOCK_MONOTONIC);
 	s->check_ns = s->checked_ns - t0;
 	if (e)

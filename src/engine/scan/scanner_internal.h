@@ -141,7 +141,7 @@ struct scanner {
 	uint64_t rearm_ns;	 /* the wait before the next arm (backs off) */
 	bool arm_due, arm_after; /* this refresh arms: in its stop, after */
 	bool idle_off, proved;	 /* proved: since the last arm */
-	uint64_t *watch_lo, *watch_kb;
+	uint64_t *watch_lo, *watch_hi, *watch_kb;
 	uint32_t *watch_k;
 	size_t nwatch;
 	struct ctxscan_range *frozen;

@@ -67,20 +67,22 @@ int refwatch_arm(int dirfd)
 
 /* The parse of smaps, line by line. */
 struct refwatch_parse {
-	const uint64_t *lo;
+	const uint64_t *lo, *hi;
 	uint64_t *kb;
 	size_t n, next; /* lo[next] the first not yet met */
 	size_t at;	/* the mapping the lines are about; n: none of ours */
 };
 
-/* "start-end ...": a mapping's first line (its start into *lo). */
-static bool refwatch_header(const char *l, size_t len, uint64_t *lo)
+/* A hex number of 1 to 16 digits at l[*i], ended by `end`; *i past
+ * it. */
+static bool refwatch_hex(const char *l, size_t len, size_t *i, char end,
+			 uint64_t *out)
 {
 	uint64_t v = 0;
-	size_t i = 0;
+	size_t at = *i, k = at;
 
-	for (; i < len && i < 16; i++) {
-		char c = l[i];
+	for (; k < len && k - at < 16; k++) {
+		char c = l[k];
 		unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
 			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
 						    : 16u;
@@ -89,25 +91,40 @@ static bool refwatch_header(const char *l, size_t len, uint64_t *lo)
 			break;
 		v = v << 4 | d;
 	}
-	if (!i || i >= len || l[i] != '-')
+	if (k == at || k >= len || l[k] != end)
 		return false;
-	*lo = v;
+	*i = k + 1;
+	*out = v;
 	return true;
+}
+
+/* "start-end ...": a mapping's first line. */
+static bool refwatch_header(const char *l, size_t len, uint64_t *lo,
+			    uint64_t *hi)
+{
+	size_t i = 0;
+
+	return refwatch_hex(l, len, &i, '-', lo) &&
+	       refwatch_hex(l, len, &i, ' ', hi);
 }
 
 static void refwatch_line(struct refwatch_parse *p, const char *l, size_t len)
 {
 	static const char key[] = "Referenced:";
-	uint64_t lo, v = 0;
+	uint64_t lo, hi, v = 0;
 	size_t i = sizeof(key) - 1;
 
-	if (refwatch_header(l, len, &lo)) {
+	if (refwatch_header(l, len, &lo, &hi)) {
 		/* Ours before it start nowhere now: gone. */
 		while (p->next < p->n && p->lo[p->next] < lo)
 			p->kb[p->next++] = REFWATCH_GONE;
 		p->at = p->n;
-		if (p->next < p->n && p->lo[p->next] == lo)
-			p->at = p->next++;
+		if (p->next < p->n && p->lo[p->next] == lo) {
+			/* Split or grown since: not the same mapping. */
+			if (p->hi[p->next] == hi)
+				p->at = p->next;
+			p->next++;
+		}
 		return;
 	}
 	if (p->at == p->n || len < i || memcmp(l, key, i))
@@ -121,9 +138,11 @@ static void refwatch_line(struct refwatch_parse *p, const char *l, size_t len)
 	p->at = p->n; /* one Referenced line per mapping */
 }
 
-int refwatch_read(int dirfd, const uint64_t *lo, uint64_t *kb, size_t n)
+int refwatch_read(int dirfd, const uint64_t *lo, const uint64_t *hi,
+		  uint64_t *kb, size_t n)
 {
-	struct refwatch_parse p = {.lo = lo, .kb = kb, .n = n, .at = n};
+	struct refwatch_parse p = {
+		.lo = lo, .hi = hi, .kb = kb, .n = n, .at = n};
 	char *buf;
 	size_t have = 0;
 	bool skipping = false; /* inside a line longer than the buffer */

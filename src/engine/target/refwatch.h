@@ -23,11 +23,14 @@
 int refwatch_arm(int dirfd);
 
 /*
- * For each of the n mappings that start at lo[0..n) (sorted, ascending):
- * kb[i], the kilobytes of it touched since the last refwatch_arm, or
- * REFWATCH_GONE when no mapping starts there now.  Reads /proc/PID/smaps,
- * up to the last of them.  0, or -errno.
+ * For each of the n mappings [lo[i], hi[i]) (sorted, ascending): kb[i],
+ * the kilobytes of it touched since the last refwatch_arm, or
+ * REFWATCH_GONE when no mapping is exactly that now (one split or grown
+ * since is not the same: its other part's touches would not be
+ * counted).  Reads /proc/PID/smaps, up to the last of them.  0, or
+ * -errno.
  */
-int refwatch_read(int dirfd, const uint64_t *lo, uint64_t *kb, size_t n);
+int refwatch_read(int dirfd, const uint64_t *lo, const uint64_t *hi,
+		  uint64_t *kb, size_t n);
 
 #endif
