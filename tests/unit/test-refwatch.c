@@ -71,6 +71,8 @@ static void *reader(void *arg)
 	(void)arg;
 	for (;;) {
 		sum += *(volatile char *)hot; /* a load each time */
+		/* relaxed: a count on its own, read by the parent's wait
+		 * (relaxed too); nothing else is published with it. */
 		atomic_fetch_add_explicit(spins, 1, memory_order_relaxed);
 	}
 	return NULL;
@@ -210,6 +212,8 @@ static void test_watch(void **state)
 	/* ... and has read C for long enough that its CPU caches C's
 	 * translation: the arm must make it drop it. */
 	t0 = now_ns();
+	/* relaxed: pairs with the reader's relaxed count; only its value
+	 * matters. */
 	while (atomic_load_explicit(spins, memory_order_relaxed) < 10000000 &&
 	       now_ns() - t0 < DEADLINE_NS)
 		usleep(1000);
