@@ -621,20 +621,28 @@ void scanner_apply(struct scanner *s, uint64_t now)
 
 /* The writable region [lo, hi) that holds addr, from the last pass's
  * regions; false when none does. */
-bool scanner_region_of(const struct scanner *s, uint64_t addr, uint64_t *lo,
-		       uint64_t *hi)
+size_t scanner_ends_after(const struct ctxscan_region *r, size_t n,
+			  uint64_t addr)
 {
-	size_t a = 0, b = s->nregions;
+	size_t a = 0, b = n;
 
-	/* The regions are in the maps' order: by address, disjoint. */
 	while (a < b) {
 		size_t m = a + (b - a) / 2;
 
-		if (s->regions[m].hi <= addr)
+		if (r[m].hi <= addr)
 			a = m + 1;
 		else
 			b = m;
 	}
+	return a;
+}
+
+bool scanner_region_of(const struct scanner *s, uint64_t addr, uint64_t *lo,
+		       uint64_t *hi)
+{
+	/* The regions are in the maps' order: by address, disjoint. */
+	size_t a = scanner_ends_after(s->regions, s->nregions, addr);
+
 	if (a == s->nregions || s->regions[a].lo > addr)
 		return false;
 	*lo = s->regions[a].lo;

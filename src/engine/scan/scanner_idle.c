@@ -61,17 +61,9 @@
 
 bool scanner_frozen(const struct scanner *s, uint64_t addr, uint64_t n)
 {
-	size_t a = 0, b = s->nfrozen;
-
 	/* Sorted, disjoint: the first that ends after addr. */
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
+	size_t a = scanner_ends_after(s->frozen, s->nfrozen, addr);
 
-		if (s->frozen[m].hi <= addr)
-			a = m + 1;
-		else
-			b = m;
-	}
 	return a < s->nfrozen && s->frozen[a].lo < addr + n;
 }
 
@@ -144,7 +136,7 @@ static void scanner_freeze(struct scanner *s)
 
 	for (size_t i = 0, j; i < s->nwatch; i = j) {
 		const struct scanner_known *kn = &s->known[s->watch_k[i]];
-		struct ctxscan_range r = {kn->stack_lo, kn->stack_hi};
+		struct ctxscan_region r = {kn->stack_lo, kn->stack_hi, 0};
 
 		j = scanner_group_end(s, i);
 		if (!scanner_group(s, i, j, true))
@@ -309,7 +301,7 @@ void scanner_idle_apply(struct scanner *s, uint64_t now)
 
 	for (size_t k = 0; k < s->nknown; k++) {
 		struct scanner_known *kn = &s->known[k];
-		bool want = kn->idle && !kn->touched && !kn->resumed;
+		bool want = kn->idle; /* never with touched or resumed */
 		const struct model_coro *c =
 			model_station_coro(s->env.model, kn->station);
 

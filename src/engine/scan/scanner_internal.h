@@ -144,7 +144,7 @@ struct scanner {
 	uint64_t *watch_lo, *watch_hi, *watch_kb;
 	uint32_t *watch_k;
 	size_t nwatch;
-	struct ctxscan_range *frozen;
+	struct ctxscan_region *frozen; /* flags 0 */
 	size_t nfrozen;
 	uint64_t arms, arm_ns; /* so far; the last one's length */
 	/* The pass's numbers (the pass's thread), and those of the last
@@ -162,6 +162,10 @@ void scanner_send(struct scanner *s, const struct ctxscan_found *f, uint64_t id,
 void scanner_keep(struct scanner_known *kn, const struct ctxscan_found *f);
 bool scanner_region_of(const struct scanner *s, uint64_t addr, uint64_t *lo,
 		       uint64_t *hi);
+/* In r[0..n) (sorted by address, disjoint): the first that ends after
+ * addr (n: none). */
+size_t scanner_ends_after(const struct ctxscan_region *r, size_t n,
+			  uint64_t addr);
 
 /* The idle proofs (scanner_idle.c).  frozen: whether [addr, addr + n)
  * meets a stack not to read.  check: before a refresh's stop, what the
