@@ -10,7 +10,10 @@ and keeps no list corotop reads -- proven by the kernel's accessed bits
   saving the same bytes each time; one coroutine is parked for good in
   stuck_wait.  Each on a stack of its own mapping.  With the threshold at
   1 s, stuck_wait alone is flagged (WAKE?, "idle": true) and no worker
-  ever is; the program ends on its SIGTERM, as it would have.
+  ever is; the program ends on its SIGTERM, as it would have.  (A worker
+  flagged would mean the kernel saw its stack untouched for over 2 s:
+  the program not given a CPU once in that time, which no busy machine
+  here comes near; it is not a speed the test waits on.)
 - Raw Boost.Context (FCTX_PARKED 4 --flip: four tasks parked on stacks of
   their own): all four, truly parked, are flagged; once they run again
   (an 'f' on its stdin moves each), the same corotop stops flagging them
@@ -53,6 +56,7 @@ class Watch:
                                    '-f', 'json', '-p', str(pid)], env=env,
                                   stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, encoding='utf-8')
+        self.seen = []
 
     def until(self, what, cond):
         """Snapshots until cond(snap) holds: that one (fail at the
@@ -69,8 +73,6 @@ class Watch:
         fail('%s: not within %d s; last: %s'
              % (what, DEADLINE, json.dumps(self.seen[-1:])))
 
-    seen = []
-
     def end(self):
         self.p.kill()
         self.p.wait()
@@ -84,7 +86,6 @@ def check_uctx(cor, target, env, sanitized):
         if u.stdout.readline() != 'coroutines=3 forever\n':
             fail('uctx-target did not start')
         w = Watch(cor, u.pid, env)
-        w.seen = []
         w.until('uctx-target: stuck_wait flagged',
                 lambda s: 'stuck_wait' in flagged(s))
         # A few more snapshots: no worker ever flagged or proven idle.
@@ -126,7 +127,6 @@ def check_fctx(cor, target, env, sanitized):
         for _ in range(4):
             p.stdout.readline()
         w = Watch(cor, p.pid, env)
-        w.seen = []
         def sure_tasks(s):
             return [c for c in s['coroutines']
                     if c['name'] == 'task' and not c['unsure']]
@@ -173,7 +173,6 @@ def check_coro2(cor, target, env):
         if p.stdout.readline().strip() != 'parked=4':
             fail('coro2-parked did not start')
         w = Watch(cor, p.pid, env)
-        w.seen = []
         snap = w.until('coro2-parked: its generators flagged',
                        lambda s: len(gens(s)) >= 4 and
                        all(c['idle'] and 'lost-wakeup' in c['warn']
