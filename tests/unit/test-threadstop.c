@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -368,6 +369,54 @@ static void test_parse(void **state)
 	assert_int_equal(ran, 789);
 }
 
+/* stat's field 39, past a name that holds spaces and ')'. */
+static void test_parse_cpu(void **state)
+{
+	char line[1024];
+	char tail[512] = "";
+
+	(void)state;
+	/* Fields 3..38 (36 of them), then 39 = 1, then two more. */
+	for (int f = 3; f <= 38; f++)
+		strcat(tail, f == 3 ? "S " : "0 ");
+	snprintf(line, sizeof(line), "4242 (a) b (c)) %s1 0 0\n", tail);
+	assert_int_equal(threadstop_parse_cpu(line), 1);
+	snprintf(line, sizeof(line), "4242 (w) %s17\n", tail);
+	assert_int_equal(threadstop_parse_cpu(line), 17);
+	snprintf(line, sizeof(line), "4242 (w) %s", tail);
+	assert_int_equal(threadstop_parse_cpu(line), -1); /* cut short */
+	snprintf(line, sizeof(line), "4242 (w) %sx 0\n", tail);
+	assert_int_equal(threadstop_parse_cpu(line), -1);
+	snprintf(line, sizeof(line), "4242 (w) %s99999999999 0\n", tail);
+	assert_int_equal(threadstop_parse_cpu(line), -1);
+	assert_int_equal(threadstop_parse_cpu("no paren"), -1);
+	assert_int_equal(threadstop_parse_cpu(""), -1);
+}
+
+/* The stat of a thread of ours names the CPU it runs on. */
+static void test_parse_cpu_live(void **state)
+{
+	char path[64], line[1024];
+	FILE *f;
+	cpu_set_t was, one;
+	int cpu;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+	cpu = sched_getcpu();
+	assert_true(cpu >= 0);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)gettid());
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+	assert_int_equal(threadstop_parse_cpu(line), cpu);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +424,8 @@ int main(void)
 		cmocka_unit_test(test_settled),
 		cmocka_unit_test(test_nonblocking),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_cpu),
+		cmocka_unit_test(test_parse_cpu_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

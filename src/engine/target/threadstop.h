@@ -75,4 +75,8 @@ void threadstop_stats(const struct threadstop *ts,
  * put on a CPU; false when the text is not that (a fuzzable parser). */
 bool threadstop_parse_ran(const char *text, uint64_t *ran);
 
+/* /proc/PID/task/TID/stat's field 39: the CPU the thread last ran on;
+ * -1 when the text is not that. */
+int threadstop_parse_cpu(const char *text);
+
 #endif
