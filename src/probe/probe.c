@@ -419,6 +419,7 @@ static void probe_atfork_child(void)
 {
 	probe_tid_cache = 0;
 	probe_pid = (uint32_t)getpid();
+	tscclock_atfork_child();
 	sampler_atfork_child();
 	registry_atfork_child();
 	census_atfork_child();
@@ -442,6 +443,7 @@ static void probe_atfork_child(void)
 __attribute__((constructor)) static void probe_autoinit(void)
 {
 	probe_pid = (uint32_t)getpid();
+	tscclock_init();
 	probe_image = probe_now();
 	pthread_atfork(NULL, NULL, probe_atfork_child);
 	/* Before any coroutine opens: the census's list of them. */

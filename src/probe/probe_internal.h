@@ -12,6 +12,7 @@
 
 #include "corotop/ctp.h"
 #include "corotop/probe.h"
+#include "probe/tscclock.h"
 
 /*
  * One attachment to a cTP region.  Filled in before it is published in
@@ -65,14 +66,12 @@ struct probe_region {
 #define CORO_DISPATCHER (1u << 3) /* opened with COROTOP_CORO_DISPATCHER */
 #define CORO_ROOT (1u << 4)	  /* opened with COROTOP_CORO_ROOT */
 
-/* CLOCK_MONOTONIC in ns: the probe's copy of common/clock.h's clock_now_ns
- * (the probe, loaded into the traced program, may include only src/wire). */
+/* CLOCK_MONOTONIC in ns, as a thread never sees it go backwards: from
+ * the TSC when the kernel's clocksource is the TSC (tscclock.h), else
+ * clock_gettime. */
 static inline uint64_t probe_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return tscclock_now();
 }
 
 /* Process-wide statistics: relaxed counters that order nothing (each
