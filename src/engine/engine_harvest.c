@@ -484,10 +484,31 @@ static void engine_pause(struct engine *e, uint64_t us)
 	atomic_store_explicit(&d->kick, 0, memory_order_relaxed);
 }
 
-/* The pause after a busy pass: the pacing interval. */
-static void engine_pace(struct engine *e)
+/* The longest pause after a busy pass, however much slack the rings
+ * leave: the model and the views stay this fresh. */
+#define ENGINE_SLACK_MAX_US 10000u
+
+/*
+ * The pause after a busy pass whose events filled `fill` (1/65536ths) of
+ * the fullest station's ring over span_ns.  Deep rings (a region we own,
+ * every station of the pass deep): as long as the fullest takes, at that
+ * rate, to fill a quarter ring more -- the probe kicks (U) at half a ring,
+ * so a burst still wakes us a quarter ring early -- but at least the
+ * pacing interval and at most ENGINE_SLACK_MAX_US.  Otherwise the pacing
+ * interval: the spec's eight slots leave no slack, and upstream writers
+ * never kick.
+ */
+uint64_t engine_slack_us(uint64_t interval_us, bool deep, uint32_t fill,
+			 bool shallow, uint64_t span_ns)
 {
-	engine_pause(e, e->cfg.scan_interval_us);
+	uint64_t us;
+
+	if (!deep || shallow || !fill || !span_ns)
+		return interval_us;
+	us = span_ns / 1000u * 16384u / fill;
+	if (us > ENGINE_SLACK_MAX_US)
+		us = ENGINE_SLACK_MAX_US;
+	return us > interval_us ? us : interval_us;
 }
 
 /* The pause after an empty pass before the sleep contract: short, since a
@@ -550,8 +571,11 @@ static void engine_harvest_loop(struct engine *e)
 	unsigned empty = 0;
 	/* No pause between busy passes until then (below). */
 	uint64_t chase_until = 0;
-	/* The start of the last pass (0: the loop slept since). */
-	uint64_t pass_at = 0;
+	/* The start of the last pass (0: the loop slept since), and of the
+	 * one before: the events of a pass came in between. */
+	uint64_t pass_at = 0, prev_at = 0;
+	uint32_t fill = 0;
+	bool shallow = false;
 	uint64_t next_memscan = 0; /* scan mode: the next refresh */
 	uint64_t next_pass = 0;	   /* ... and the next whole pass */
 
@@ -564,6 +588,7 @@ static void engine_harvest_loop(struct engine *e)
 
 		if (e->cfg.pass_hook)
 			e->cfg.pass_hook(e->cfg.hook_ctx);
+		prev_at = pass_at;
 		pass_at = engine_pass_gap(e, pass_at);
 		/* The counters under the lock: the socket thread's passes
 		 * write them too. */
@@ -592,6 +617,8 @@ static void engine_harvest_loop(struct engine *e)
 		nhot = e->harvest.nhot;
 		memcpy(hot, e->harvest.hot, nhot * sizeof(hot[0]));
 		lost1 = e->harvest.count.lost;
+		fill = e->harvest.pass_fill;
+		shallow = e->harvest.pass_shallow;
 		pthread_mutex_unlock(&e->lock);
 		now = clock_now_ns(CLOCK_MONOTONIC);
 
@@ -632,7 +659,14 @@ static void engine_harvest_loop(struct engine *e)
 			if (lost1 != lost0)
 				chase_until = now + ENGINE_CHASE_NS;
 			else if (now >= chase_until && e->cfg.scan_interval_us)
-				engine_pace(e);
+				engine_pause(e,
+					     engine_slack_us(
+						     e->cfg.scan_interval_us,
+						     e->harvest.deep &&
+							     e->region.owner,
+						     fill, shallow,
+						     prev_at ? pass_at - prev_at
+							     : 0));
 			continue;
 		}
 		if (now < chase_until) {

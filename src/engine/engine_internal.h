@@ -153,6 +153,11 @@ struct harvest_event;
 void engine_census_event(struct engine *e, const struct harvest_event *ev);
 void engine_tick(struct engine *e);
 void engine_kick(struct engine *e);
+/* engine_harvest.c: the pause after a busy pass (interval_us, or longer
+ * when deep rings' slack allows: fill is the fullest station's share of
+ * its ring, 1/65536ths, over span_ns; shallow: a station without one). */
+uint64_t engine_slack_us(uint64_t interval_us, bool deep, uint32_t fill,
+			 bool shallow, uint64_t span_ns);
 
 /* engine_mode.c: replay mode (engine/replay/playback.c does the work):
  * create opens cfg.replay_path; the mode table's replay entries stand in

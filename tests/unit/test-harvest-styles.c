@@ -8,6 +8,8 @@
  */
 #include "harvest-fixture.h"
 
+#include "engine/engine_internal.h"
+
 /* ---- writers ---- */
 
 /* Literal: the station's seq runs 1, 2, 3...; event n = seq - 1 goes to
@@ -362,6 +364,57 @@ static void test_deep_station_without_area(void **state)
 	assert_int_equal(f->h.count.lost, 0);
 }
 
+/* A scan's slack: the fullest station's share of its ring, and whether a
+ * station without a deep ring wrote (issue 31: the engine paces by it). */
+static void test_pass_slack(void **state)
+{
+	struct fx *f = *state;
+
+	deep_open(f, 0, 0xA, 0);
+	deep_open(f, 1, 0xB, 0);
+	for (uint64_t n = 0; n < 16; n++)
+		deep_write(f, 0, n);
+	for (uint64_t n = 0; n < 4; n++)
+		deep_write(f, 1, n);
+	assert_int_equal(scan(f), 20);
+	/* 16 of 64: a quarter. */
+	assert_int_equal(f->h.pass_fill, 16u << 16 >> 6);
+	assert_false(f->h.pass_shallow);
+	/* Nothing new: no slack used. */
+	assert_int_equal(scan(f), 0);
+	assert_int_equal(f->h.pass_fill, 0);
+	/* A station of the spec's eight slots: no slack to pace by. */
+	ours_open(f, 2, 0xC, 0);
+	ours_write(f, 2, 0);
+	deep_write(f, 1, 4);
+	assert_int_equal(scan(f), 2);
+	assert_true(f->h.pass_shallow);
+	assert_int_equal(f->h.pass_fill, 1u << 16 >> 3); /* 1 of 8 */
+	assert_int_equal(f->h.count.lost, 0);
+	assert_int_equal(f->r->bad, 0);
+}
+
+/* The pause after a busy pass (engine_harvest.c). */
+static void test_slack_pause(void **state)
+{
+	(void)state;
+	/* An eighth of a ring in 1 ms: a quarter more in 2 ms. */
+	assert_int_equal(engine_slack_us(500, true, 1u << 13, false, 1000000),
+			 2000);
+	/* At least the interval, at most 10 ms. */
+	assert_int_equal(engine_slack_us(500, true, 1u << 16, false, 100000),
+			 500);
+	assert_int_equal(engine_slack_us(500, true, 1, false, 1000000), 10000);
+	/* No deep area, a shallow station, no events, no span: the
+	 * interval. */
+	assert_int_equal(engine_slack_us(500, false, 1u << 13, false, 1000000),
+			 500);
+	assert_int_equal(engine_slack_us(500, true, 1u << 13, true, 1000000),
+			 500);
+	assert_int_equal(engine_slack_us(500, true, 0, false, 1000000), 500);
+	assert_int_equal(engine_slack_us(500, true, 1u << 13, false, 0), 500);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 #define TD(fn) cmocka_unit_test_setup_teardown(fn, setup_deep, teardown)
 
@@ -381,6 +434,8 @@ int main(void)
 		TD(test_deep_ring_recent),
 		TD(test_pass_done_published),
 		T(test_deep_station_without_area),
+		TD(test_pass_slack),
+		T(test_slack_pause),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

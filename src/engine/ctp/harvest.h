@@ -119,6 +119,12 @@ struct harvest {
 	uint64_t (*clock)(void);
 	uint32_t hot[HARVEST_HOT_MAX]; /* lossy stations of the last scan */
 	unsigned nhot;
+	/* The last scan's slack: the largest share of its ring that one
+	 * station's events filled (1/65536ths, capped at a whole ring), and
+	 * whether events came from a station without a deep ring (whose
+	 * eight slots leave the engine no slack to pace by). */
+	uint32_t pass_fill;
+	bool pass_shallow;
 	struct harvest_counters count;
 };
 
