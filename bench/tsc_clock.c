@@ -29,10 +29,7 @@
 
 static uint64_t gettime_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_now_ns(CLOCK_MONOTONIC);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -70,17 +67,11 @@ static void cost(void)
 	for (int k = 0; k < ROUNDS; k++)
 		for (int w = 0; w < 3; w++)
 			r[w][k] = per_read(w);
-	for (int w = 0; w < 3; w++)
-		for (int i = 1; i < ROUNDS; i++)
-			for (int j = i; j > 0 && r[w][j - 1] > r[w][j]; j--) {
-				double x = r[w][j];
-
-				r[w][j] = r[w][j - 1];
-				r[w][j - 1] = x;
-			}
 	printf("tsc_clock cost clock_gettime_ns=%.2f rdtsc_ns=%.2f "
 	       "probe_clock_ns=%.2f\n",
-	       r[0][ROUNDS / 2], r[1][ROUNDS / 2], r[2][ROUNDS / 2]);
+	       bench_quantile(r[0], ROUNDS, 0.5),
+	       bench_quantile(r[1], ROUNDS, 0.5),
+	       bench_quantile(r[2], ROUNDS, 0.5));
 }
 
 struct errrun {

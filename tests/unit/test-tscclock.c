@@ -73,6 +73,16 @@ static void force(const char *mode)
 	tscclock_init();
 }
 
+/* The TSC forced on, and calibrated (skipped where there is no TSC). */
+static void force_on(void)
+{
+#if !defined(__x86_64__)
+	skip();
+#endif
+	force("tsc");
+	assert_true(wait_on());
+}
+
 /* n reads bracketed: the largest error; fails on one that went back. */
 static uint64_t bracketed(int n)
 {
@@ -115,11 +125,7 @@ static void test_on(void **state)
 	struct tscclock_stats st;
 
 	(void)state;
-#if !defined(__x86_64__)
-	skip();
-#endif
-	force("tsc");
-	assert_true(wait_on());
+	force_on();
 	tscclock_stats(&st);
 	assert_true(st.anchors >= 1);
 	/* A slope between 0.1 and 10 GHz. */
@@ -144,11 +150,7 @@ static void test_step(void **state)
 	uint64_t t1, t2, t3, c1, c2, before;
 
 	(void)state;
-#if !defined(__x86_64__)
-	skip();
-#endif
-	force("tsc");
-	assert_true(wait_on());
+	force_on();
 	(void)tscclock_now();
 	tscclock_test_shift(5000000);
 	c1 = gettime_ns();
@@ -189,13 +191,9 @@ static void test_migrate(void **state)
 	uint64_t worst = 0;
 
 	(void)state;
-#if !defined(__x86_64__)
-	skip();
-#endif
 	if (ncpu < 2)
 		skip();
-	force("tsc");
-	assert_true(wait_on());
+	force_on();
 	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
 	for (int round = 0; round < 40; round++) {
 		uint64_t e;
@@ -271,11 +269,7 @@ static void test_stress(void **state)
 	long withdrawn = 0;
 
 	(void)state;
-#if !defined(__x86_64__)
-	skip();
-#endif
-	force("tsc");
-	assert_true(wait_on());
+	force_on();
 	tscclock_stats(&st);
 	before = st.anchors;
 	for (int i = 0; i < 2; i++)
