@@ -193,6 +193,7 @@ bool ctxtable_set_stack(struct ctxtable *t, uint32_t i, uint64_t lo,
 			uint64_t hi)
 {
 	struct ctx *c = ctxtable_ctx(t, i);
+	bool ok;
 
 	if (hi <= lo)
 		return false;
@@ -208,7 +209,10 @@ bool ctxtable_set_stack(struct ctxtable *t, uint32_t i, uint64_t lo,
 					 1ull << (b % 64),
 					 memory_order_relaxed);
 	}
-	return addrmap_set(&t->by_page, lo, hi, i);
+	ok = addrmap_set(&t->by_page, lo, hi, i);
+	/* relaxed: see ctxtable_stacks_gen. */
+	atomic_fetch_add_explicit(&t->stacks_gen, 1, memory_order_relaxed);
+	return ok;
 }
 
 uint32_t ctxtable_by_base(const struct ctxtable *t, uint64_t lo)

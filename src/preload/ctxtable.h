@@ -85,6 +85,11 @@ struct ctxtable {
 	 * map only for a block that may be a stack (ctxtable_maybe_base). */
 	_Atomic uint64_t base_bloom[CTXTABLE_BLOOM_BITS / 64];
 	struct addrmap by_uc; /* a ucontext_t -> the record saved in it */
+	/* Bumped by every ctxtable_set_stack, after its pages are in the
+	 * map: a page that no made context's stack held at one value may
+	 * be one's only once it has moved (ctxtable_stacks_gen).  On a line
+	 * of its own: makers write it, every thread's switches read it. */
+	_Atomic uint64_t stacks_gen __attribute__((aligned(64)));
 };
 
 /* Room for `cap` contexts (at most CTXTABLE_MAX), mapped as they come.
@@ -120,6 +125,15 @@ bool ctxtable_set_stack(struct ctxtable *t, uint32_t i, uint64_t lo,
 /* The live record whose stack holds addr, or whose last suspend saved
  * exactly addr (a root, whose stack is unknown); CTXTABLE_NONE. */
 uint32_t ctxtable_by_stack(const struct ctxtable *t, uint64_t addr);
+
+/* How many stacks were set so far: an answer of ctxtable_by_stack that
+ * named no made context stands while this has not moved. */
+static inline uint64_t ctxtable_stacks_gen(const struct ctxtable *t)
+{
+	/* relaxed: a hint that orders nothing; the map's own acquire
+	 * orders what a lookup reads. */
+	return atomic_load_explicit(&t->stacks_gen, memory_order_relaxed);
+}
 
 /* The filter's bit for a stack whose lowest address is lo. */
 static inline uint32_t ctxtable_base_bit(uint64_t lo)

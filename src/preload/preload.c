@@ -160,6 +160,11 @@ PRELOAD_TLS volatile sig_atomic_t preload_busy;
  * resumed yet (a signal handler may run meanwhile, on the old stack,
  * and see the switch as made): preload_here believes the records. */
 PRELOAD_TLS volatile sig_atomic_t preload_landing;
+/* The page (sp >> 12) this thread's root was last found on, with no made
+ * context's stack there, and the table's stacks_gen then (+ 1: 0 is none):
+ * preload_here's answer for that page while no stack has been set since. */
+PRELOAD_TLS uint64_t preload_root_page;
+PRELOAD_TLS uint64_t preload_root_gen;
 PRELOAD_TLS uint64_t preload_cache_key[PRELOAD_CACHE];
 PRELOAD_TLS uint32_t preload_cache_idx[PRELOAD_CACHE];
 
@@ -395,6 +400,8 @@ static uint32_t preload_owner(uint64_t sp)
  * is on no context's stack and changes nothing. */
 static uint32_t preload_here(uint64_t addr, uint64_t sp)
 {
+	/* Before the lookups: a stack set after this read moves it. */
+	uint64_t gen = ctxtable_stacks_gen(&preload_table);
 	uint32_t cur = preload_current(addr), own;
 	struct ctx *c;
 	uint64_t lo, hi;
@@ -415,10 +422,20 @@ static uint32_t preload_here(uint64_t addr, uint64_t sp)
 	/* A made context on its own stack; a root is on its own unless a
 	 * made context's holds sp (preload_owner then says so).  relaxed:
 	 * the record's kind is fixed while it is live. */
-	if (atomic_load_explicit(&c->kind, memory_order_relaxed) != CTX_ROOT &&
-	    (lo >= hi || (sp >= lo && sp < hi)))
+	if (atomic_load_explicit(&c->kind, memory_order_relaxed) != CTX_ROOT) {
+		if (lo >= hi || (sp >= lo && sp < hi))
+			return cur;
+	} else if (preload_root_gen == gen + 1 &&
+		   preload_root_page == sp >> 12) {
+		/* The root, on a page no made context's stack held when
+		 * last looked at, and none set since. */
 		return cur;
+	}
 	own = preload_owner(sp);
+	if (own == cur && cur == preload_root) {
+		preload_root_page = sp >> 12;
+		preload_root_gen = gen + 1;
+	}
 	if (own == cur ||
 	    (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)))
 		return cur;
