@@ -111,8 +111,14 @@ static void test_lookups(void **state)
 
 	(void)state;
 	assert_true(ctxtable_init(&t, 16));
+	assert_int_equal(ctxtable_stacks_gen(&t), 0);
 	a = ctxtable_alloc(&t, CTX_FCONTEXT);
 	assert_true(ctxtable_set_stack(&t, a, lo, hi));
+	/* Every stack set moves it (preload_here's root cache); a stack
+	 * refused (empty) does not. */
+	assert_int_equal(ctxtable_stacks_gen(&t), 1);
+	assert_false(ctxtable_set_stack(&t, a, hi, lo));
+	assert_int_equal(ctxtable_stacks_gen(&t), 1);
 	assert_int_equal(ctxtable_by_stack(&t, hi - 0x48), a);
 	assert_int_equal(ctxtable_by_stack(&t, lo), a);
 	assert_int_equal(ctxtable_by_stack(&t, hi), CTXTABLE_NONE);
@@ -124,6 +130,7 @@ static void test_lookups(void **state)
 	b = ctxtable_alloc(&t, CTX_FCONTEXT);
 	assert_int_equal(b, a);
 	assert_true(ctxtable_set_stack(&t, b, hi + 0x100000, hi + 0x110000));
+	assert_int_equal(ctxtable_stacks_gen(&t), 2);
 	assert_int_equal(ctxtable_by_stack(&t, hi - 0x48), CTXTABLE_NONE);
 	assert_int_equal(ctxtable_by_stack(&t, hi + 0x10fff0), b);
 	/* A ucontext_t: the record last saved in it. */
