@@ -574,8 +574,6 @@ static void engine_harvest_loop(struct engine *e)
 	/* The start of the last pass (0: the loop slept since), and of the
 	 * one before: the events of a pass came in between. */
 	uint64_t pass_at = 0, prev_at = 0;
-	uint32_t fill = 0;
-	bool shallow = false;
 	uint64_t next_memscan = 0; /* scan mode: the next refresh */
 	uint64_t next_pass = 0;	   /* ... and the next whole pass */
 
@@ -583,7 +581,8 @@ static void engine_harvest_loop(struct engine *e)
 	 * stopper wrote before it is visible to the last pass. */
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		uint64_t lost0, lost1, now;
-		bool upstream;
+		uint32_t fill; /* the pass's slack (harvest.h) */
+		bool upstream, shallow;
 		size_t n;
 
 		if (e->cfg.pass_hook)

@@ -619,8 +619,6 @@ void scanner_apply(struct scanner *s, uint64_t now)
 	s->st.lost = lost + (uint32_t)s->scan.found_lost;
 }
 
-/* The writable region [lo, hi) that holds addr, from the last pass's
- * regions; false when none does. */
 size_t scanner_ends_after(const struct ctxscan_region *r, size_t n,
 			  uint64_t addr)
 {
@@ -637,6 +635,8 @@ size_t scanner_ends_after(const struct ctxscan_region *r, size_t n,
 	return a;
 }
 
+/* The writable region [lo, hi) that holds addr, from the last pass's
+ * regions; false when none does. */
 bool scanner_region_of(const struct scanner *s, uint64_t addr, uint64_t *lo,
 		       uint64_t *hi)
 {
