@@ -6,10 +6,11 @@
  *    answers with clock_gettime, as every read does until one comes
  *    TSCCLOCK_CALIBRATE_NS later; that one measures the slope over the
  *    time between, publishes the first line and the TSC is on;
- *  - re-anchoring: a read past the span takes a fresh sample, publishes
- *    a line based there, and once the anchor is TSCCLOCK_RANGE_NS old,
- *    measures the slope again from it (tracking the clock's own slew) and
- *    moves the anchor there;
+ *  - re-anchoring: a read past the span takes a fresh sample and
+ *    publishes a line based there; it measures the slope again from the
+ *    anchor whenever the anchor is as old as the slope's baseline (up to
+ *    TSCCLOCK_RANGE_NS; tracking the clock's own slew), and moves the
+ *    anchor there once it is TSCCLOCK_MOVE_NS old (tscclock_write);
  *  - off: a slope more than TSCCLOCK_SLOPE_PPM from the last one, or
  *    counts that went backwards between samples, mean the TSC no longer
  *    tracks the clock (the kernel changed its clocksource, a VM moved):

@@ -10,13 +10,14 @@
  *
  *	ns = base_ns + ((tsc - base_tsc) * mult >> 32)
  *
- * valid for tsc - base_tsc in [0, span], span being TSCCLOCK_RANGE_NS
- * worth of counts.  A read past the span (or before the base: another
- * CPU's read) takes the slow path, which re-anchors the line at a fresh
- * sample of the clock, so no time is ever carried further than 100 ms
- * from a real clock_gettime.  The slope comes from two samples at least
- * TSCCLOCK_RANGE_NS apart; each sample is the narrowest of a few
- * rdtsc / clock_gettime / rdtsc brackets.
+ * valid for tsc - base_tsc in [0, span], span being at most
+ * TSCCLOCK_RANGE_NS worth of counts and never longer than the baseline
+ * the slope was measured over.  A read past the span (or before the
+ * base: another CPU's read) takes the slow path, which re-anchors the
+ * line at a fresh sample of the clock, so no time is ever carried
+ * further than 100 ms from a real clock_gettime.  The slope comes from
+ * two samples 10 ms to 400 ms apart; each sample is the narrowest of a
+ * few rdtsc / clock_gettime / rdtsc brackets.
  *
  * Reads are lock-free: the line is read under a seqlock (seq even and
  * unchanged around the loads).  Writers take the odd seq with a CAS; a
